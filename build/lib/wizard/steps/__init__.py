@@ -1,0 +1,1 @@
+"""Step library (installed as wizard.steps)."""

@@ -1,0 +1,293 @@
+"""The only door to the machine.
+
+A Host reads files relative to a root and runs argv lists with a timeout. Three kinds:
+
+* ``LiveHost()``: root ``/``, commands run for real (read-only ones only, during detection).
+* ``LiveHost(root=DIR, path_prefix=DIR/bin)``: the sandbox, a root directory plus stand-in programs.
+* ``BundleHost(PATH)``: a recorded machine (evidence bundle directory or ``.tar.gz``). Files are read
+  under ``PATH/root/``, captured command outputs come from ``PATH/<name>.txt``; it never runs anything.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Protocol
+
+
+class HostError(Exception):
+    """The host itself cannot be used (unreadable bundle, missing root)."""
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    returncode: int | None  # None: timed out or could not start
+    stdout: str
+    stderr: str = ""
+    timed_out: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+class Host(Protocol):
+    name: str  # "live", "bundle:<path>", "sandbox:<path>"
+
+    def read_text(self, path: str, limit: int = 4 << 20) -> str | None: ...
+    def exists(self, path: str) -> bool: ...
+    def is_dir(self, path: str) -> bool: ...
+    def listdir(self, path: str) -> list[str]: ...
+    def glob(self, pattern: str) -> list[str]: ...
+    def realpath(self, path: str) -> str: ...
+    def access(self, path: str, mode: int) -> bool | None: ...
+    def statvfs_free(self, path: str) -> int | None: ...
+    def captured(self, name: str) -> str | None: ...
+    def run(self, argv: list[str], timeout: float = 5.0) -> CommandResult: ...
+    def which(self, program: str) -> str | None: ...
+    @property
+    def environ(self) -> Mapping[str, str]: ...
+    @property
+    def is_live(self) -> bool: ...
+    def uid(self) -> int | None: ...
+
+
+def _norm(path: str) -> str:
+    """Absolute POSIX path -> path relative to a root ('/etc/x' -> 'etc/x')."""
+    return path.lstrip("/")
+
+
+class _RootedFiles:
+    """File access under a root directory; never follows a path outside it via '..'."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _p(self, path: str) -> Path:
+        rel = os.path.normpath(_norm(path))
+        if rel.startswith(".."):
+            rel = rel.lstrip("./")
+        return self.root / rel if rel != "." else self.root
+
+    def read_text(self, path: str, limit: int = 4 << 20) -> str | None:
+        try:
+            with open(self._p(path), "rb") as fh:
+                data = fh.read(limit)
+        except (OSError, ValueError):
+            return None
+        return data.decode("utf-8", errors="replace")
+
+    def exists(self, path: str) -> bool:
+        try:
+            return os.path.lexists(self._p(path))
+        except (OSError, ValueError):
+            return False
+
+    def is_dir(self, path: str) -> bool:
+        try:
+            return self._p(path).is_dir()
+        except (OSError, ValueError):
+            return False
+
+    def listdir(self, path: str) -> list[str]:
+        try:
+            return sorted(os.listdir(self._p(path)))
+        except (OSError, ValueError):
+            return []
+
+    def glob(self, pattern: str) -> list[str]:
+        """Glob an absolute pattern under the root; returns absolute (root-relative) paths."""
+        parts = [p for p in _norm(pattern).split("/") if p]
+        found = ["/"]
+        for part in parts:
+            nxt: list[str] = []
+            for base in found:
+                if any(ch in part for ch in "*?["):
+                    for name in self.listdir(base):
+                        if fnmatch.fnmatchcase(name, part):
+                            nxt.append(base.rstrip("/") + "/" + name)
+                else:
+                    cand = base.rstrip("/") + "/" + part
+                    if self.exists(cand):
+                        nxt.append(cand)
+            found = nxt
+            if not found:
+                break
+        return sorted(found)
+
+    def realpath(self, path: str) -> str:
+        """Resolve symlinks inside the root (an absolute link target is taken relative to the root)."""
+        cur = "/"
+        for part in [p for p in _norm(path).split("/") if p]:
+            cand = cur.rstrip("/") + "/" + part
+            for _ in range(20):
+                p = self._p(cand)
+                if not p.is_symlink():
+                    break
+                target = os.readlink(p)
+                cand = target if target.startswith("/") else os.path.normpath(cur.rstrip("/") + "/" + target)
+            cur = cand
+        return cur
+
+    def statvfs_free(self, path: str) -> int | None:
+        p = self._p(path)
+        while True:
+            try:
+                st = os.statvfs(p)
+                return st.f_bavail * st.f_frsize
+            except OSError:
+                if p == self.root or p.parent == p:
+                    return None
+                p = p.parent
+
+
+class LiveHost(_RootedFiles):
+    """The running machine, or a sandbox root with stand-in programs first on PATH."""
+
+    def __init__(
+        self,
+        root: Path | str = "/",
+        *,
+        path_prefix: str | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(Path(root))
+        self._environ = dict(os.environ if environ is None else environ)
+        if path_prefix:
+            self._environ["PATH"] = path_prefix + os.pathsep + self._environ.get("PATH", "")
+        self.name = "live" if str(root) == "/" else f"sandbox:{root}"
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        return self._environ
+
+    @property
+    def is_live(self) -> bool:
+        return True
+
+    def access(self, path: str, mode: int) -> bool | None:
+        try:
+            return os.access(self._p(path), mode)
+        except (OSError, ValueError):
+            return None
+
+    def uid(self) -> int | None:
+        return os.getuid()
+
+    def captured(self, name: str) -> str | None:
+        return None
+
+    def which(self, program: str) -> str | None:
+        for d in self._environ.get("PATH", "").split(os.pathsep):
+            if not d:
+                continue
+            cand = os.path.join(d, program)
+            if os.path.isfile(cand) and os.access(cand, os.X_OK):
+                return cand
+        return None
+
+    def run(self, argv: list[str], timeout: float = 5.0) -> CommandResult:
+        env = dict(self._environ)
+        env.update({"LC_ALL": "C", "LANG": "C"})
+        exe = self.which(argv[0]) if "/" not in argv[0] else argv[0]
+        if exe is None:
+            return CommandResult(tuple(argv), None, "", f"{argv[0]}: not found")
+        try:
+            proc = subprocess.run(
+                [exe, *argv[1:]],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=timeout,
+                env=env,
+                start_new_session=True,  # a wedged child cannot take our terminal
+            )
+        except subprocess.TimeoutExpired as exc:
+            out = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else ""
+            return CommandResult(tuple(argv), None, out, "timed out", timed_out=True)
+        except OSError as exc:
+            return CommandResult(tuple(argv), None, "", str(exc))
+        return CommandResult(
+            tuple(argv),
+            proc.returncode,
+            proc.stdout.decode("utf-8", "replace"),
+            proc.stderr.decode("utf-8", "replace"),
+        )
+
+
+class BundleHost(_RootedFiles):
+    """A recorded machine. Reads only; refuses to run anything."""
+
+    def __init__(self, path: Path | str) -> None:
+        p = Path(path)
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if p.is_file() and (p.name.endswith(".tar.gz") or p.name.endswith(".tgz")):
+            self._tmp = tempfile.TemporaryDirectory(prefix="rocm-wizard-bundle-")
+            try:
+                with tarfile.open(p, "r:gz") as tf:
+                    tf.extractall(self._tmp.name, filter="data")
+            except (tarfile.TarError, OSError, EOFError) as exc:
+                raise HostError(f"{path}: not a readable .tar.gz bundle ({exc})") from None
+            entries = os.listdir(self._tmp.name)
+            base = Path(self._tmp.name)
+            if len(entries) == 1 and (base / entries[0]).is_dir():
+                base = base / entries[0]
+            p = base
+        elif not p.is_dir():
+            raise HostError(f"{path}: no such bundle directory or .tar.gz file")
+        self.bundle = p
+        super().__init__(p / "root")
+        self.name = f"bundle:{path}"
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        return {}
+
+    @property
+    def is_live(self) -> bool:
+        return False
+
+    def access(self, path: str, mode: int) -> bool | None:
+        return None
+
+    def uid(self) -> int | None:
+        return None
+
+    def captured(self, name: str) -> str | None:
+        try:
+            with open(self.bundle / name, "rb") as fh:
+                return fh.read(8 << 20).decode("utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def which(self, program: str) -> str | None:
+        return None
+
+    def run(self, argv: list[str], timeout: float = 5.0) -> CommandResult:
+        return CommandResult(tuple(argv), None, "", "recorded machine: commands are not run")
+
+
+BUILTIN_EXAMPLES = Path(__file__).parent / "examples"
+
+
+def example_names() -> list[str]:
+    try:
+        return sorted(p.name for p in BUILTIN_EXAMPLES.iterdir() if p.is_dir())
+    except OSError:
+        return []
+
+
+def open_recorded(spec: str) -> BundleHost:
+    """--from PATH: a bundle directory, a .tar.gz, or the name of a built-in example machine."""
+    p = Path(spec).expanduser()
+    if p.exists():
+        return BundleHost(p)
+    if (BUILTIN_EXAMPLES / spec).is_dir():
+        return BundleHost(BUILTIN_EXAMPLES / spec)
+    names = ", ".join(example_names()) or "none"
+    raise HostError(f"{spec}: no such bundle (built-in examples: {names})")

@@ -1,0 +1,252 @@
+"""Typed values shared by every layer: Facts (what the machine is) and Actions (what a step does).
+
+Everything here is a frozen dataclass with no behaviour beyond small derived views, so the
+probes, the knowledge base, the diagnoser, the planner, the runner and both front ends can
+exchange them freely. Unknown is ``None``, never a guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+# --------------------------------------------------------------------------- evidence
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where a fact came from: a file or a command, and the line that said it."""
+
+    source: str  # e.g. "sys/class/kfd/kfd/topology/nodes/1/properties", "rocminfo.txt", "env"
+    line: int | None = None  # 1-based line number in the source, when known
+    text: str | None = None  # the line itself (stripped), when short enough to be useful
+
+    def __str__(self) -> str:
+        where = self.source if self.line is None else f"{self.source}:{self.line}"
+        return f"{where}: {self.text}" if self.text else where
+
+
+@dataclass(frozen=True)
+class ProbeError:
+    """A probe that could not read its source. Recorded on Facts; never raised through detect()."""
+
+    probe: str
+    message: str
+
+
+# --------------------------------------------------------------------------- facts
+
+
+@dataclass(frozen=True)
+class OsInfo:
+    id: str | None = None  # "ubuntu", "debian", "rhel", "fedora", "opensuse-leap", "arch" ...
+    version: str | None = None  # "22.04", "9.4", "12"
+    codename: str | None = None  # "jammy", "noble", "bookworm"
+    kernel: str | None = None  # "6.8.0-48-generic"
+    like: tuple[str, ...] = ()  # ID_LIKE
+    pretty_name: str | None = None
+    arch: str | None = None  # "x86_64"
+    package_manager: str | None = None  # "apt", "dnf", "zypper", "pacman"
+    secure_boot: bool | None = None
+    sources: tuple[Evidence, ...] = ()
+
+
+@dataclass(frozen=True)
+class Gpu:
+    name: str | None = None  # marketing name
+    gfx: str | None = None  # the hardware's own target, e.g. "gfx1100"
+    gfx_reported: str | None = None  # what the runtime reports (differs when an override is in force)
+    pci_id: str | None = None  # "1002:744c"
+    bdf: str | None = None  # "0000:03:00.0"
+    integrated: bool | None = None
+    vram_bytes: int | None = None
+    family: str | None = None  # "RDNA3", "RDNA3.5", "CDNA3", "GCN5" ...
+    hip_index: int | None = None  # HIP ordinal when it can be known
+    kfd_node: int | None = None
+    render_node: str | None = None  # "renderD128"
+    sources: tuple[Evidence, ...] = ()
+
+
+@dataclass(frozen=True)
+class Driver:
+    loaded: bool | None = None  # amdgpu module loaded
+    kind: str | None = None  # "in-tree" | "dkms"
+    version: str | None = None  # /sys/module/amdgpu/version (DKMS sets it) or dkms status
+    dkms_packages: tuple[str, ...] = ()  # e.g. ("amdgpu-dkms 1:6.8.5.60204-...",)
+    kfd_present: bool | None = None
+    kfd_accessible: bool | None = None  # the current user can open /dev/kfd read-write
+    render_nodes: tuple[str, ...] = ()
+    render_accessible: bool | None = None
+    user: str | None = None
+    groups: tuple[str, ...] = ()  # the user's groups
+    in_render_group: bool | None = None
+    in_video_group: bool | None = None
+    sources: tuple[Evidence, ...] = ()
+
+
+@dataclass(frozen=True)
+class RocmInstall:
+    version: str | None
+    stream: str  # "legacy" | "core-sdk" | "pip" | "distro"
+    path: str | None = None  # "/opt/rocm-6.2.0", "/opt/rocm/core-10.0", a venv's site-packages
+    how: str = ""  # "version-file", "package", "pip", "rocminfo"
+    packages: tuple[str, ...] = ()  # installed package names that belong to it (exact)
+    sources: tuple[Evidence, ...] = ()
+
+
+@dataclass(frozen=True)
+class Rocm:
+    version: str | None = None  # the release /opt/rocm points at (or the only one)
+    stream: str | None = None
+    installs: tuple[RocmInstall, ...] = ()
+    apt_sources: tuple[str, ...] = ()  # repo lines mentioning repo.radeon.com / repo.amd.com
+    pins: tuple[str, ...] = ()  # /etc/apt/preferences.d files that pin AMD repos
+
+
+@dataclass(frozen=True)
+class PythonEnv:
+    path: str | None  # venv / conda prefix; None when only recorded output is known
+    python: str | None = None  # interpreter path (live) or version (bundle)
+    python_version: str | None = None  # "3.12"
+    torch: str | None = None  # "2.5.1+rocm6.2"
+    torchvision: str | None = None
+    torchaudio: str | None = None
+    triton: str | None = None  # pytorch-triton-rocm / triton version
+    hip: str | None = None  # torch.version.hip as recorded in the wheel ("6.2.41133-dd7f95766")
+    build: str | None = None  # "rocm" | "cuda" | "cpu" | None
+    gfx_targets: tuple[str, ...] = ()  # gfx targets the wheel carries (read from its files)
+    rocm_sdk: str | None = None  # TheRock pip ROCm (rocm / _rocm_sdk_core) version, if any
+    rocm_sdk_targets: tuple[str, ...] = ()  # device packages installed (gfx targets)
+    numpy: str | None = None
+    kind: str | None = None  # "venv" | "conda" | "system" | "user-site" | "recorded"
+    sources: tuple[Evidence, ...] = ()
+
+
+@dataclass(frozen=True)
+class EnvSetting:
+    """One assignment of a relevant variable, and where it is made."""
+
+    name: str
+    value: str
+    where: str  # "environment", "/etc/environment:3", "~/.bashrc:12", "<venv>/bin/activate:40", "env.txt"
+
+
+@dataclass(frozen=True)
+class Docker:
+    docker: str | None = None  # path of the docker client, or None
+    podman: str | None = None
+    in_docker_group: bool | None = None
+    sources: tuple[Evidence, ...] = ()
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """Two views of the machine that disagree (e.g. runtime gfx vs hardware gfx)."""
+
+    id: str
+    message: str
+    evidence: tuple[Evidence, ...] = ()
+
+
+@dataclass(frozen=True)
+class Facts:
+    os: OsInfo = field(default_factory=OsInfo)
+    gpus: tuple[Gpu, ...] = ()
+    driver: Driver = field(default_factory=Driver)
+    rocm: Rocm = field(default_factory=Rocm)
+    python_envs: tuple[PythonEnv, ...] = ()
+    env: tuple[EnvSetting, ...] = ()  # every relevant assignment found, in precedence order
+    docker: Docker = field(default_factory=Docker)
+    disk_free_bytes: int | None = None  # free space where ROCm installs (/opt, else /)
+    home_free_bytes: int | None = None  # free space where venvs live
+    is_root: bool | None = None
+    ssh_session: bool | None = None
+    in_container: bool | None = None
+    other_gpus: tuple[str, ...] = ()  # non-AMD display controllers ("10de:2684 NVIDIA ...")
+    dmesg: tuple[str, ...] = ()  # amdgpu/kfd lines, when recorded
+    error_text: str | None = None  # traceback.txt of a bundle
+    origin: str = "live"  # "live", "bundle:<path>", "sandbox:<path>"
+    conflicts: tuple[Conflict, ...] = ()
+    errors: tuple[ProbeError, ...] = ()
+
+    # -- derived views -------------------------------------------------------------
+    @property
+    def env_values(self) -> dict[str, str]:
+        """The value in force for each variable: the first assignment wins (precedence order)."""
+        out: dict[str, str] = {}
+        for s in self.env:
+            out.setdefault(s.name, s.value)
+        return out
+
+    @property
+    def amd_gpus(self) -> tuple[Gpu, ...]:
+        return self.gpus
+
+    @property
+    def discrete_gpus(self) -> tuple[Gpu, ...]:
+        return tuple(g for g in self.gpus if g.integrated is not True)
+
+
+# --------------------------------------------------------------------------- actions
+
+
+@dataclass(frozen=True)
+class Action:
+    """One command a step wants run. Steps build these; only the runner executes them."""
+
+    argv: tuple[str, ...]
+    description: str = ""
+    root: bool = False  # needs root: run through `sudo -n --` when not root
+    as_user: bool = False  # user-scope (venv, pip): run as the invoking user even under sudo
+    check: tuple[str, ...] | None = None  # argv whose exit 0 means "already done" (re-probed on resume)
+    changes: tuple[str, ...] = ()  # what it changes (paths, packages, "dpkg", "venv:<path>")
+    undo: tuple[str, ...] | None = None  # argv that reverts it, where one exists
+    destructive: bool = False  # removes something; must come after a backup
+    env: tuple[tuple[str, str], ...] = ()  # extra environment for this action
+    ok_codes: tuple[int, ...] = (0,)
+    timeout: float | None = None  # seconds; None = no limit
+    redact: tuple[int, ...] = ()  # argv positions shown as *** in logs and scripts
+    idempotent: bool = True  # safe to repeat if interrupted mid-way
+
+    def shown(self) -> str:
+        import shlex
+
+        parts = ["***" if i in self.redact else a for i, a in enumerate(self.argv)]
+        return shlex.join(parts)
+
+
+@dataclass(frozen=True)
+class StepPlan:
+    """A step resolved against the facts: its actions, in order."""
+
+    kind: str  # "backup", "purge", "rocm_install", "pip_pin", "env", "groups", "reboot", "verify", ...
+    title: str
+    actions: tuple[Action, ...] = ()
+    params: tuple[tuple[str, Any], ...] = ()
+    reboot: bool = False  # this step ends in a reboot
+    destructive: bool = False
+    notes: tuple[str, ...] = ()  # shown in review and as comments in the dry-run script
+    skipped_reason: str | None = None  # set when the step has nothing to do on this machine
+
+
+@dataclass(frozen=True)
+class ResolvedPlan:
+    name: str
+    title: str
+    why: str
+    target: tuple[tuple[str, Any], ...]  # ("rocm", "6.2.4"), ("torch", "2.5.1"), ("index", "rocm6.2") ...
+    steps: tuple[StepPlan, ...]
+    preflight: tuple[Action, ...] = ()  # checks that must pass before the first change
+    source_file: str | None = None
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Dataclasses -> plain JSON types (tuples become lists)."""
+    if hasattr(obj, "__dataclass_fields__"):
+        return {k: to_jsonable(v) for k, v in asdict(obj).items()}
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    return obj
