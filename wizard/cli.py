@@ -1,2 +1,110 @@
-def main(argv=None):
-    return 0
+"""Command line: argparse only; every sub-command lives in wizard/commands/<name>.py.
+
+`rocm-wizard --version` must stay cheap: this module imports the standard library only, and each
+command module is imported when (and only when) it is chosen. Command modules expose
+``add_arguments(parser)`` and ``run(args, ctx) -> int`` and import heavy things inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import NoReturn, Sequence
+
+from wizard import __version__, exit_codes
+
+PROG = "rocm-wizard"
+
+# name -> (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "detect": ("wizard.commands.detect", "show the GPUs, driver, ROCm and Python environments of a machine"),
+    "diagnose": ("wizard.commands.diagnose", "find what is wrong, with cause, fix and sources"),
+    "plans": ("wizard.commands.plans", "list every plan, whether it fits this machine, and the recommended one"),
+    "verify": ("wizard.commands.verify", "run the matmul + conv verification suite in a Python env or image"),
+    "resume": ("wizard.commands.resume", "continue an interrupted or rebooted run"),
+    "status": ("wizard.commands.status", "where the current or last run stands"),
+    "rollback": ("wizard.commands.rollback", "restore what the run's backup allows"),
+    "report": ("wizard.commands.report", "write this machine's evidence bundle for a bug report"),
+}
+
+
+class UsageError(Exception):
+    """Bad usage or unreadable input: one line on stderr, exit 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, never the usage block
+        raise UsageError(message)
+
+
+def _machine_options(p: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """Options that say which machine to look at; accepted before and after the sub-command."""
+    d = argparse.SUPPRESS if suppress else None
+    p.add_argument("--from", dest="from_", metavar="PATH", default=d,
+                   help="a recorded machine: bundle directory, .tar.gz, or a built-in example name")
+    p.add_argument("--python", dest="pythons", metavar="PATH", action="append",
+                   default=argparse.SUPPRESS if suppress else [],
+                   help="also inspect this Python interpreter or venv (repeatable)")
+    p.add_argument("--sandbox", metavar="DIR", default=d,
+                   help="use DIR as the machine's root, with stand-in programs (a rehearsal)")
+    p.add_argument("--profile", metavar="NAME", default=d,
+                   help="sandbox profile used when DIR is first created (e.g. seed-7900xt)")
+    p.add_argument("--state-dir", metavar="DIR", default=d, help=argparse.SUPPRESS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=PROG,
+        description="Detect, diagnose, plan, run and verify PyTorch on AMD GPUs. "
+        "Without a sub-command it opens the interactive wizard.",
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    _machine_options(parser, suppress=False)
+    parser.add_argument("--plan", metavar="NAME|FILE", help="run (or with --dry-run, print) this plan")
+    parser.add_argument("--yes", action="store_true", help="unattended: no questions")
+    parser.add_argument("--dry-run", action="store_true", help="change nothing; print the plan as a bash script")
+    parser.add_argument("--verify-python", metavar="PATH",
+                        help="in a sandbox, run the verify step with this (CPU) torch interpreter")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, (module, help_text) in COMMANDS.items():
+        sp = sub.add_parser(name, help=help_text, description=help_text)
+        _machine_options(sp, suppress=True)
+        importlib.import_module(module).add_arguments(sp)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list == ["--version"]:  # fast path: no command module is imported
+        print(f"{PROG} {__version__}")
+        return exit_codes.OK
+    from wizard.commands import Context, CommandError
+
+    try:
+        args = build_parser().parse_args(args_list)
+        ctx = Context(args)
+        if args.command:
+            module = importlib.import_module(COMMANDS[args.command][0])
+            return int(module.run(args, ctx))
+        if args.plan:
+            name = "wizard.commands.dry_run" if args.dry_run else "wizard.commands.run_plan"
+            return int(importlib.import_module(name).run(args, ctx))
+        if args.dry_run:
+            raise UsageError("--dry-run needs --plan NAME|FILE (see `rocm-wizard plans`)")
+        return int(importlib.import_module("wizard.commands.tui").run(args, ctx))
+    except UsageError as exc:
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        return exit_codes.USAGE
+    except CommandError as exc:
+        print(f"{PROG}: {exc.message}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return exit_codes.OK
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

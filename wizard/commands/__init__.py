@@ -1,0 +1,71 @@
+"""Sub-commands. Each module: ``add_arguments(parser)`` and ``run(args, ctx) -> int``.
+
+Modules import only the standard library at their top; heavy imports go inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from wizard import exit_codes
+
+if TYPE_CHECKING:
+    from wizard.host import Host
+    from wizard.model import Facts
+
+
+class CommandError(Exception):
+    """A command ends with a one-line message and an exit code (no traceback)."""
+
+    def __init__(self, message: str, code: int = exit_codes.FAILURE) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+def usage_error(message: str) -> CommandError:
+    return CommandError(f"error: {message}", exit_codes.USAGE)
+
+
+class Context:
+    """What every command shares: which machine to look at, and its facts (computed once)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.from_: str | None = getattr(args, "from_", None)
+        self.pythons: list[str] = list(getattr(args, "pythons", None) or [])
+        self.sandbox: str | None = getattr(args, "sandbox", None)
+        self.profile: str | None = getattr(args, "profile", None)
+        self.state_dir: str | None = getattr(args, "state_dir", None)
+        if self.from_ and self.sandbox:
+            raise usage_error("--from and --sandbox name two different machines; give one")
+        if self.profile and not self.sandbox:
+            raise usage_error("--profile goes with --sandbox DIR")
+
+    @property
+    def read_only(self) -> bool:
+        """A recorded machine can be looked at, planned for and exported, never changed."""
+        return self.from_ is not None
+
+    @cached_property
+    def host(self) -> Host:
+        from wizard.host import HostError, LiveHost, open_recorded
+
+        try:
+            if self.from_:
+                return open_recorded(self.from_)
+            if self.sandbox:
+                from wizard.sandbox import open_sandbox
+
+                return open_sandbox(self.sandbox, self.profile)
+        except HostError as exc:
+            raise usage_error(str(exc)) from None
+        return LiveHost()
+
+    @cached_property
+    def facts(self) -> Facts:
+        from wizard.probes import detect
+
+        return detect(self.host, pythons=self.pythons)
