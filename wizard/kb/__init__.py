@@ -1,0 +1,340 @@
+"""The knowledge base: sourced facts about GPUs, ROCm releases, torch wheels, Docker images and
+known issues, read from ``wizard/kb/*.json``.
+
+``load_kb()`` returns a cached :class:`KnowledgeBase`; each file is read and validated on first use.
+A malformed file raises :class:`KbError` with one line naming the file, the entry and the key.
+``python -m wizard.kb check`` lists every problem in every file.
+
+Only the standard library and ``packaging`` are imported here, so importing is cheap.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Callable
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from .families import family_of_gfx as _family_of_gfx
+from .parse import (
+    INDEX_BASE,
+    PREDICATES,
+    Problems,
+    parse_docker,
+    parse_gpus,
+    parse_issues,
+    parse_releases,
+    parse_wheels,
+)
+from .records import (
+    FAMILIES,
+    PLANS,
+    SEVERITIES,
+    Distro,
+    DockerImage,
+    Fix,
+    GfxSupport,
+    GpuInfo,
+    HsaOverride,
+    KnownIssue,
+    Release,
+    TheRock,
+    Wheel,
+)
+
+__all__ = [
+    "FAMILIES", "PLANS", "PREDICATES", "SEVERITIES", "Distro", "DockerImage", "Fix", "GfxSupport", "GpuInfo",
+    "HsaOverride", "KbError", "KnownIssue", "KnowledgeBase", "Release", "TheRock", "Wheel", "KB_DIR", "load_kb",
+]
+
+KB_DIR = Path(__file__).resolve().parent
+FILES = ("gpus.json", "rocm_releases.json", "torch_wheels.json", "docker_images.json", "known_issues.json")
+OPTIONAL_FILES = frozenset({"gpus.json"})  # written by another engineer; absent/empty means "no GPUs known"
+
+# os-release ID -> how amdgpu-install keys its packages: Ubuntu by codename, EL by "el<major.minor>",
+# SLES by "sle<major.minor>" (docs/contracts.md; AMD's amdgpu-install pages for 6.0.2, 6.1.1, 6.2.0).
+_EL_IDS = frozenset({"rhel", "ol", "rocky", "almalinux", "centos"})
+_SLE_IDS = frozenset({"sles", "sled", "opensuse-leap"})
+
+
+class KbError(ValueError):
+    """A knowledge-base file is missing or malformed. The message is one line."""
+
+
+def _public(v: str) -> Version | None:
+    try:
+        return Version(Version(v.strip()).public)
+    except (InvalidVersion, AttributeError):
+        return None
+
+
+def _version_matches(have: str, want: str) -> bool:
+    """``want`` is an exact version ("2.5.1", local part ignored) or a specifier ("<2.6", ">=2.7,<2.9")."""
+    hv = _public(have)
+    if hv is None:
+        return False
+    want = want.strip()
+    if want[:1] in "<>=!~":
+        try:
+            return hv in SpecifierSet(want)
+        except InvalidSpecifier:
+            return False
+    wv = _public(want)
+    return wv is not None and hv == wv
+
+
+class KnowledgeBase:
+    """Read-only view of the knowledge files in one directory. Each file is parsed on first use."""
+
+    def __init__(self, directory: Path | str = KB_DIR) -> None:
+        self.directory = Path(directory)
+
+    # ------------------------------------------------------------------ loading
+
+    def _read(self, name: str) -> Any:
+        path = self.directory / name
+        if not path.exists():
+            if name in OPTIONAL_FILES:
+                return None
+            raise KbError(f"{name}: file missing in {self.directory}")
+        text = path.read_text(encoding="utf-8")
+        if not text.strip():
+            if name in OPTIONAL_FILES:
+                return None
+            raise KbError(f"{name}: file is empty")
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise KbError(f"{name}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+
+    def _parse(self, name: str, parser: Callable[[Any, Problems], Any]) -> Any:
+        problems = Problems(name)
+        result = parser(self._read(name), problems)
+        if problems.lines:
+            more = len(problems.lines) - 1
+            tail = f" (and {more} more; run 'python -m wizard.kb check')" if more else ""
+            raise KbError(problems.lines[0] + tail)
+        return result
+
+    @cached_property
+    def _gpus(self) -> tuple[GpuInfo, ...]:
+        if self._read("gpus.json") is None:
+            return ()
+        return self._parse("gpus.json", parse_gpus)
+
+    @cached_property
+    def _gpu_index(self) -> dict[str, GpuInfo]:
+        return {g.pci_id: g for g in self._gpus}
+
+    @cached_property
+    def _releases(self) -> tuple[Release, ...]:
+        return self._parse("rocm_releases.json", parse_releases)
+
+    @cached_property
+    def _wheel_file(self) -> tuple[tuple[Wheel, ...], TheRock | None, tuple[HsaOverride, ...], tuple[dict, ...]]:
+        return self._parse("torch_wheels.json", parse_wheels)
+
+    @cached_property
+    def _docker_file(self) -> tuple[tuple[DockerImage, ...], tuple[str, ...], tuple[str, ...]]:
+        return self._parse("docker_images.json", parse_docker)
+
+    @cached_property
+    def _issues(self) -> tuple[KnownIssue, ...]:
+        return self._parse("known_issues.json", parse_issues)
+
+    # ------------------------------------------------------------------ GPUs
+
+    def gpus(self) -> tuple[GpuInfo, ...]:
+        return self._gpus
+
+    def gpu_by_pci(self, pci_id: str) -> GpuInfo | None:
+        """``pci_id`` as "1002:744c" (case-insensitive; "0x" prefixes tolerated)."""
+        key = pci_id.strip().lower().replace("0x", "")
+        return self._gpu_index.get(key)
+
+    @staticmethod
+    def family_of_gfx(gfx: str | None) -> str | None:
+        return _family_of_gfx(gfx)
+
+    # ------------------------------------------------------------------ wheels
+
+    def wheels(self) -> tuple[Wheel, ...]:
+        return self._wheel_file[0]
+
+    def wheel(self, torch: str, index: str) -> Wheel | None:
+        """The row for one torch version on one index ("2.5.1", "rocm6.2"); local versions are ignored."""
+        for w in self.wheels():
+            if w.index == index and _version_matches(w.torch, torch):
+                return w
+        return None
+
+    def wheels_for(self, torch: str | None = None, index: str | None = None, gfx: str | None = None,
+                   python: str | None = None) -> tuple[Wheel, ...]:
+        """Rows matching every given filter. ``torch`` is a version or a specifier (">=2.7");
+        ``gfx`` keeps rows whose compiled-in list is known and contains it."""
+        out = []
+        for w in self.wheels():
+            if torch is not None and not _version_matches(w.torch, torch):
+                continue
+            if index is not None and w.index != index:
+                continue
+            if gfx is not None and (w.gfx is None or gfx not in w.gfx):
+                continue
+            if python is not None and python not in w.python:
+                continue
+            out.append(w)
+        return tuple(out)
+
+    def index_url(self, index: str) -> str | None:
+        """URL of a download.pytorch.org ROCm index the knowledge base has rows for, else None."""
+        for w in self.wheels():
+            if w.index == index:
+                return w.index_url
+        return None
+
+    def therock(self) -> TheRock | None:
+        return self._wheel_file[1]
+
+    def hsa_overrides(self) -> tuple[HsaOverride, ...]:
+        return self._wheel_file[2]
+
+    def unresolved_wheels(self) -> tuple[dict[str, Any], ...]:
+        """torch releases whose ROCm indexes are not known (each with 'uncertain' and sources)."""
+        return self._wheel_file[3]
+
+    def override_for(self, gfx: str, wheel: Wheel | None = None) -> str | None:
+        """The HSA_OVERRIDE_GFX_VERSION value that is a documented, ISA-compatible override for ``gfx``.
+
+        None when the target needs none (a wheel carries it natively: ``wheel``'s list when given,
+        else any current wheel), or when no override is safe (gfx101x, gfx1103: see the data's reasons).
+        """
+        if wheel is not None and wheel.gfx is not None and gfx in wheel.gfx:
+            return None
+        for o in self.hsa_overrides():
+            if gfx in o.gfx:
+                if o.value is None:
+                    return None
+                if o.only_when_wheel_lacks and (wheel is None or wheel.gfx is None):
+                    return None
+                return o.value
+        return None
+
+    def override_entry(self, gfx: str) -> HsaOverride | None:
+        for o in self.hsa_overrides():
+            if gfx in o.gfx:
+                return o
+        return None
+
+    # ------------------------------------------------------------------ releases
+
+    def releases(self, stream: str | None = None) -> tuple[Release, ...]:
+        rels = self._releases
+        return rels if stream is None else tuple(r for r in rels if r.stream == stream)
+
+    def release(self, version: str) -> Release | None:
+        """"6.2" finds 6.2.0; "6.2.4" finds 6.2.4."""
+        want = _public(version)
+        if want is None:
+            return None
+        for r in self._releases:
+            if Version(r.version) == want:
+                return r
+        return None
+
+    @staticmethod
+    def amdgpu_install_key(os_id: str | None, os_version: str | None, codename: str | None) -> str | None:
+        """The distro key amdgpu-install URLs are stored under: "jammy", "el9.4", "sle15.6"."""
+        os_id = (os_id or "").lower()
+        if os_id == "ubuntu":
+            return codename.lower() if codename else None
+        if os_id in _EL_IDS and os_version and "." in os_version:
+            return "el" + os_version
+        if os_id in _SLE_IDS and os_version and "." in os_version:
+            return "sle" + os_version
+        return None
+
+    def amdgpu_install_url(self, version: str, os_id: str | None, os_version: str | None,
+                           codename: str | None) -> str | None:
+        rel = self.release(version)
+        key = self.amdgpu_install_key(os_id, os_version, codename)
+        if rel is None or key is None:
+            return None
+        return rel.amdgpu_install.get(key)
+
+    # ------------------------------------------------------------------ docker and issues
+
+    def docker_images(self) -> tuple[DockerImage, ...]:
+        return self._docker_file[0]
+
+    def docker_image(self, tag: str) -> DockerImage | None:
+        t = tag.strip()
+        if not t.startswith("rocm/"):
+            t = "rocm/pytorch:" + t
+        for im in self.docker_images():
+            if im.tag == t:
+                return im
+        return None
+
+    def docker_run_flags(self) -> tuple[str, ...]:
+        return self._docker_file[1]
+
+    def known_issues(self) -> tuple[KnownIssue, ...]:
+        return self._issues
+
+    def known_issue(self, issue_id: str) -> KnownIssue | None:
+        for k in self._issues:
+            if k.id == issue_id:
+                return k
+        return None
+
+    # ------------------------------------------------------------------ checking
+
+    def problems(self) -> list[str]:
+        """Every problem in every file, one line each (empty when all is well)."""
+        out: list[str] = []
+        parsers = {"gpus.json": parse_gpus, "rocm_releases.json": parse_releases, "torch_wheels.json": parse_wheels,
+                   "docker_images.json": parse_docker, "known_issues.json": parse_issues}
+        for name, parser in parsers.items():
+            try:
+                doc = self._read(name)
+            except KbError as exc:
+                out.append(str(exc))
+                continue
+            if doc is None:
+                continue
+            problems = Problems(name)
+            parser(doc, problems)
+            out.extend(problems.lines)
+        if not out:
+            out.extend(self._cross_problems())
+        return out
+
+    def _cross_problems(self) -> list[str]:
+        out: list[str] = []
+        for w in self.wheels():
+            if w.index_url.rstrip("/") != INDEX_BASE + w.index:
+                out.append(f"torch_wheels.json: wheels ({w.torch} {w.index}): index_url does not match index")
+        for o in self.hsa_overrides():
+            for g in o.gfx:
+                if o.value is not None and any(w.gfx and g in w.gfx for w in self.wheels()) \
+                        and not o.only_when_wheel_lacks:
+                    out.append(f"torch_wheels.json: hsa_overrides ({g}): a wheel carries {g} natively; "
+                               "set only_when_wheel_lacks")
+        for r in self.releases():
+            if r.stream == "core-sdk" and r.amdgpu_install:
+                out.append(f"rocm_releases.json: releases ({r.version}): core-sdk release with amdgpu_install URLs")
+        for g in self.gpus():
+            if g.gfx and g.family and _family_of_gfx(g.gfx) not in (None, g.family):
+                out.append(f"gpus.json: gpus ({g.pci_id}): family {g.family} disagrees with {g.gfx} "
+                           f"({_family_of_gfx(g.gfx)})")
+        return out
+
+
+@functools.cache
+def load_kb(directory: str | None = None) -> KnowledgeBase:
+    """The knowledge base (cached per directory). Files are read lazily on first use."""
+    return KnowledgeBase(Path(directory) if directory else KB_DIR)

@@ -1,0 +1,548 @@
+"""Strict parsers: JSON of one knowledge-base file -> frozen records, or one-line problems.
+
+Each problem names the file, the entry and the key ("torch_wheels.json: wheels[3] (2.5.1 rocm6.2):
+unknown key 'foo'"). Parsers collect every problem they can find; an entry with a problem is
+dropped from the result, so ``check`` can list all of them while ``load`` refuses the file.
+"""
+
+from __future__ import annotations
+
+import re
+from types import MappingProxyType
+from typing import Any, Callable
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from .records import (
+    FAMILIES,
+    PLANS,
+    SEVERITIES,
+    STREAMS,
+    Distro,
+    DockerImage,
+    Fix,
+    GfxSupport,
+    GpuInfo,
+    HsaOverride,
+    KnownIssue,
+    Release,
+    TheRock,
+    Wheel,
+)
+
+_GFX = re.compile(r"^gfx[0-9]{2,3}[0-9a-f]$")
+_PCI = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{4}$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_MISSING = object()
+
+# Predicate -> argument kind, exactly the vocabulary of docs/contracts.md.
+PREDICATES: dict[str, str] = {
+    "gpu_gfx_in": "gfx-list",
+    "gpu_family_in": "family-list",
+    "override_set": "bool",
+    "override_empty": "true",
+    "override_on_native": "true",
+    "wheel_lacks_gfx": "true",
+    "torch_build": "build",
+    "torch_version": "specifier",
+    "rocm_version": "specifier",
+    "igpu_and_dgpu": "true",
+    "kfd_inaccessible": "true",
+    "not_in_render_group": "true",
+    "secure_boot_dkms": "true",
+    "distro_rocm_packages": "true",
+    "mixed_rocm_repos": "true",
+    "therock_missing_device": "true",
+    "triton_missing": "true",
+    "numpy_major": "specifier",
+    "multi_gpu": "true",
+    "os_id_in": "str-list",
+}
+
+
+class Problems:
+    """Collects one-line problems for one file."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.lines: list[str] = []
+
+    def add(self, where: str, message: str) -> None:
+        self.lines.append(f"{self.file}: {where}: {message}" if where else f"{self.file}: {message}")
+
+
+class _Bad(Exception):
+    """Raised inside one entry; the entry is dropped, the problem already recorded."""
+
+
+class Entry:
+    """A JSON object with a fixed set of keys, read field by field."""
+
+    def __init__(self, problems: Problems, where: str, raw: Any, keys: set[str]) -> None:
+        self.p = problems
+        self.where = where
+        if not isinstance(raw, dict):
+            self.fail(None, f"expected an object, got {type(raw).__name__}")
+        self.raw: dict[str, Any] = raw
+        bad = False
+        for k in raw:
+            if k not in keys:
+                self.p.add(where, f"unknown key {k!r}")
+                bad = True
+        if bad:
+            raise _Bad
+
+    def fail(self, key: str | None, message: str) -> None:
+        self.p.add(self.where, f"key {key!r}: {message}" if key else message)
+        raise _Bad
+
+    def get(self, key: str, required: bool) -> Any:
+        if key not in self.raw:
+            if required:
+                self.fail(key, "missing")
+            return _MISSING
+        return self.raw[key]
+
+    def str(self, key: str, *, required: bool = True, null: bool = False) -> str | None:
+        v = self.get(key, required)
+        if v is _MISSING:
+            return None
+        if v is None:
+            if null:
+                return None
+            self.fail(key, "must not be null")
+        if not isinstance(v, str) or not v.strip():
+            self.fail(key, f"expected a non-empty string, got {v!r}")
+        return v
+
+    def bool(self, key: str, *, required: bool = True, null: bool = False, default: bool | None = None) -> bool | None:
+        v = self.get(key, required)
+        if v is _MISSING:
+            return default
+        if v is None and null:
+            return None
+        if not isinstance(v, bool):
+            self.fail(key, f"expected true/false, got {v!r}")
+        return v
+
+    def number(self, key: str) -> float | None:
+        v = self.get(key, False)
+        if v is _MISSING or v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            self.fail(key, f"expected a number, got {v!r}")
+        return float(v)
+
+    def strs(self, key: str, *, required: bool = True, null: bool = False,
+             check: Callable[[str], str | None] | None = None) -> tuple[str, ...] | None:
+        v = self.get(key, required)
+        if v is _MISSING:
+            return None if null else ()
+        if v is None:
+            if null:
+                return None
+            self.fail(key, "must not be null")
+        if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
+            self.fail(key, "expected a list of non-empty strings")
+        if check:
+            for x in v:
+                msg = check(x)
+                if msg:
+                    self.fail(key, msg)
+        return tuple(v)
+
+    def gfx_list(self, key: str, *, required: bool = True, null: bool = False) -> tuple[str, ...] | None:
+        return self.strs(key, required=required, null=null, check=_gfx_problem)
+
+    def version(self, key: str, *, required: bool = True, null: bool = False) -> str | None:
+        v = self.str(key, required=required, null=null)
+        if v is not None:
+            try:
+                Version(v)
+            except InvalidVersion:
+                self.fail(key, f"not a version: {v!r}")
+        return v
+
+    def date(self, key: str) -> str | None:
+        v = self.str(key, null=True)
+        if v is not None and not _DATE.match(v):
+            self.fail(key, f"expected YYYY-MM-DD, got {v!r}")
+        return v
+
+    def url(self, key: str, *, required: bool = True, null: bool = False) -> str | None:
+        v = self.str(key, required=required, null=null)
+        if v is not None and not _is_https(v):
+            self.fail(key, f"expected an https:// URL, got {v!r}")
+        return v
+
+    def sources(self, key: str = "sources") -> tuple[str, ...]:
+        v = self.get(key, True)
+        if not isinstance(v, list) or not v:
+            self.fail(key, "needs at least one source URL")
+        for s in v:
+            if not isinstance(s, str) or not _is_https(s):
+                self.fail(key, f"source is not an https:// URL: {s!r}")
+        return tuple(v)
+
+
+def _is_https(s: str) -> bool:
+    return s.startswith("https://") and " " not in s and len(s) > len("https://x")
+
+
+def _gfx_problem(s: str) -> str | None:
+    return None if _GFX.match(s) else f"not a gfx target: {s!r}"
+
+
+def _each(problems: Problems, items: Any, where: str, build: Callable[[str, Any], Any]) -> list[Any]:
+    out: list[Any] = []
+    if not isinstance(items, list):
+        problems.add(where, "expected a list")
+        return out
+    for i, raw in enumerate(items):
+        label = f"{where}[{i}]"
+        if isinstance(raw, dict):
+            for k in ("id", "tag", "version", "pci_id"):
+                if isinstance(raw.get(k), str):
+                    label += f" ({raw[k]})"
+                    break
+            else:
+                if isinstance(raw.get("torch"), str):
+                    label += f" ({raw['torch']} {raw.get('index')})"
+        try:
+            out.append(build(label, raw))
+        except _Bad:
+            pass
+    return out
+
+
+def _top(problems: Problems, doc: Any, keys: set[str], required: set[str]) -> dict[str, Any] | None:
+    if not isinstance(doc, dict):
+        problems.add("", "top level must be an object")
+        return None
+    for k in doc:
+        if k not in keys:
+            problems.add("", f"unknown top-level key {k!r}")
+    for k in required:
+        if k not in doc:
+            problems.add("", f"missing top-level key {k!r}")
+    return doc
+
+
+def _meta_ok(problems: Problems, meta: Any) -> None:
+    if meta is not None and not isinstance(meta, dict):
+        problems.add("_meta", "expected an object")
+
+
+# --------------------------------------------------------------------------- gpus.json
+
+
+def parse_gpus(doc: Any, problems: Problems) -> tuple[GpuInfo, ...]:
+    top = _top(problems, doc, {"_meta", "gpus"}, {"gpus"})
+    if top is None:
+        return ()
+    _meta_ok(problems, top.get("_meta"))
+
+    def build(where: str, raw: Any) -> GpuInfo:
+        e = Entry(problems, where, raw,
+                  {"pci_id", "name", "codename", "gfx", "family", "integrated", "sources", "peak_tflops", "note"})
+        pci = e.str("pci_id")
+        if not _PCI.match(pci.lower()):
+            e.fail("pci_id", f"expected vendor:device hex, got {pci!r}")
+        gfx = e.str("gfx", null=True)
+        if gfx is not None and not _GFX.match(gfx):
+            e.fail("gfx", f"not a gfx target: {gfx!r}")
+        family = e.str("family", null=True)
+        if family is not None and family not in FAMILIES:
+            e.fail("family", f"unknown family {family!r} (known: {', '.join(FAMILIES)})")
+        return GpuInfo(
+            pci_id=pci.lower(), name=e.str("name"), codename=e.str("codename", null=True, required=False),
+            gfx=gfx, family=family, integrated=e.bool("integrated", null=True),
+            sources=e.sources(), peak_tflops=e.number("peak_tflops"), note=e.str("note", required=False, null=True),
+        )
+
+    gpus = _each(problems, top.get("gpus", []), "gpus", build)
+    seen: set[str] = set()
+    for g in gpus:
+        if g.pci_id in seen:
+            problems.add(f"gpus ({g.pci_id})", "duplicate pci_id")
+        seen.add(g.pci_id)
+    return tuple(gpus)
+
+
+# --------------------------------------------------------------------------- rocm_releases.json
+
+
+def parse_releases(doc: Any, problems: Problems) -> tuple[Release, ...]:
+    top = _top(problems, doc, {"_meta", "releases"}, {"releases"})
+    if top is None:
+        return ()
+    _meta_ok(problems, top.get("_meta"))
+
+    def build(where: str, raw: Any) -> Release:
+        e = Entry(problems, where, raw, {
+            "version", "stream", "date", "amdgpu_install", "filename_verified", "distros", "kernels", "gfx",
+            "kmd_compat", "install_path", "packages", "uncertain", "notes", "sources"})
+        stream = e.str("stream")
+        if stream not in STREAMS:
+            e.fail("stream", f"expected one of {STREAMS}, got {stream!r}")
+        ai = e.get("amdgpu_install", True)
+        if not isinstance(ai, dict):
+            e.fail("amdgpu_install", "expected an object (distro key -> URL); {} when there is none")
+        for k, u in ai.items():
+            if not isinstance(u, str) or not _is_https(u):
+                e.fail("amdgpu_install", f"{k!r}: expected an https:// URL, got {u!r}")
+        distros = None
+        raw_d = e.get("distros", True)
+        if raw_d is not None:
+            if not isinstance(raw_d, list):
+                e.fail("distros", "expected a list of {id, version, codename} or null")
+            distros = []
+            for i, d in enumerate(raw_d):
+                de = Entry(problems, f"{where}: distros[{i}]", d, {"id", "version", "codename"})
+                distros.append(Distro(id=de.str("id"), version=de.str("version"),
+                                      codename=de.str("codename", required=False, null=True)))
+            distros = tuple(distros)
+        gfx = None
+        raw_g = e.get("gfx", True)
+        if raw_g is not None:
+            ge = Entry(problems, f"{where}: gfx", raw_g, {"official", "unofficial", "unsupported", "note"})
+            gfx = GfxSupport(official=ge.gfx_list("official", required=False),
+                             unofficial=ge.gfx_list("unofficial", required=False),
+                             unsupported=ge.gfx_list("unsupported", required=False),
+                             note=ge.str("note", required=False, null=True))
+        return Release(
+            version=e.version("version"), stream=stream, date=e.date("date"),
+            amdgpu_install=MappingProxyType(dict(ai)),
+            filename_verified=e.bool("filename_verified", null=True),
+            distros=distros, kernels=e.strs("kernels", null=True), gfx=gfx,
+            kmd_compat=e.strs("kmd_compat", null=True),
+            install_path=e.str("install_path", null=True), packages=e.strs("packages") or (),
+            uncertain=e.str("uncertain", required=False, null=True),
+            notes=e.str("notes", required=False, null=True), sources=e.sources(),
+        )
+
+    rels = _each(problems, top.get("releases", []), "releases", build)
+    seen: set[str] = set()
+    for r in rels:
+        if r.version in seen:
+            problems.add(f"releases ({r.version})", "duplicate version")
+        seen.add(r.version)
+    return tuple(rels)
+
+
+# --------------------------------------------------------------------------- torch_wheels.json
+
+INDEX_BASE = "https://download.pytorch.org/whl/"
+
+
+def parse_wheels(doc: Any, problems: Problems) -> tuple[tuple[Wheel, ...], TheRock | None,
+                                                         tuple[HsaOverride, ...], tuple[dict[str, Any], ...]]:
+    top = _top(problems, doc, {"_meta", "wheels", "therock", "hsa_overrides", "unresolved"},
+               {"wheels", "therock", "hsa_overrides"})
+    if top is None:
+        return (), None, (), ()
+    _meta_ok(problems, top.get("_meta"))
+
+    def build(where: str, raw: Any) -> Wheel:
+        e = Entry(problems, where, raw, {
+            "torch", "index", "index_url", "torchvision", "torchaudio", "triton", "python", "gfx", "rocm",
+            "bundles_rocm", "uncertain", "notes", "sources"})
+        index = e.str("index")
+        if not re.match(r"^rocm\d+\.\d+(\.\d+)?$", index):
+            e.fail("index", f"expected rocmX.Y[.Z], got {index!r}")
+        url = e.url("index_url")
+        if url.rstrip("/") != INDEX_BASE + index:
+            e.fail("index_url", f"{url!r} does not match index {index!r}")
+        py = e.strs("python", check=lambda s: None if re.match(r"^3\.\d+t?$", s) else f"not a python version {s!r}")
+        return Wheel(
+            torch=e.version("torch"), index=index, index_url=url,
+            torchvision=e.version("torchvision", null=True), torchaudio=e.version("torchaudio", null=True),
+            triton=e.version("triton", null=True), python=py or (), gfx=e.gfx_list("gfx", null=True),
+            rocm=e.version("rocm", null=True), bundles_rocm=e.bool("bundles_rocm", null=True),
+            uncertain=e.str("uncertain", required=False, null=True),
+            notes=e.str("notes", required=False, null=True), sources=e.sources(),
+        )
+
+    wheels = _each(problems, top.get("wheels", []), "wheels", build)
+    seen: set[tuple[str, str]] = set()
+    for w in wheels:
+        if (w.torch, w.index) in seen:
+            problems.add(f"wheels ({w.torch} {w.index})", "duplicate (torch, index) row")
+        seen.add((w.torch, w.index))
+
+    therock = None
+    try:
+        t = Entry(problems, "therock", top.get("therock"), {
+            "multi_arch_index", "multi_arch_index_nightly", "rocm10_index", "device_extras", "install_example",
+            "legacy_family_indexes", "notes", "sources"})
+        therock = TheRock(
+            multi_arch_index=t.url("multi_arch_index"),
+            multi_arch_index_nightly=t.url("multi_arch_index_nightly", null=True),
+            rocm10_index=t.url("rocm10_index", null=True), device_extras=t.gfx_list("device_extras") or (),
+            install_example=t.str("install_example", null=True),
+            legacy_family_indexes=t.strs("legacy_family_indexes", required=False,
+                                         check=lambda s: None if _is_https(s) else f"not an https URL {s!r}") or (),
+            notes=t.str("notes", required=False, null=True), sources=t.sources(),
+        )
+    except _Bad:
+        pass
+
+    def build_override(where: str, raw: Any) -> HsaOverride:
+        e = Entry(problems, where, raw, {"gfx", "value", "only_when_wheel_lacks", "reason", "sources"})
+        value = e.str("value", null=True)
+        if value is not None and not re.match(r"^\d+\.\d+\.\d+$", value):
+            e.fail("value", f"expected major.minor.stepping, got {value!r}")
+        return HsaOverride(gfx=e.gfx_list("gfx") or (), value=value,
+                           only_when_wheel_lacks=bool(e.bool("only_when_wheel_lacks", required=False, default=False)),
+                           reason=e.str("reason"), sources=e.sources())
+
+    overrides = _each(problems, top.get("hsa_overrides", []), "hsa_overrides", build_override)
+    seen_gfx: set[str] = set()
+    for o in overrides:
+        for g in o.gfx:
+            if g in seen_gfx:
+                problems.add(f"hsa_overrides ({g})", "gfx listed twice")
+            seen_gfx.add(g)
+
+    def build_unresolved(where: str, raw: Any) -> dict[str, Any]:
+        e = Entry(problems, where, raw, {"torch", "torchvision", "python", "uncertain", "sources"})
+        return {"torch": e.version("torch"), "torchvision": e.version("torchvision", null=True),
+                "python": e.strs("python", required=False), "uncertain": e.str("uncertain"),
+                "sources": e.sources()}
+
+    unresolved = _each(problems, top.get("unresolved", []), "unresolved", build_unresolved)
+    return tuple(wheels), therock, tuple(overrides), tuple(unresolved)
+
+
+# --------------------------------------------------------------------------- docker_images.json
+
+
+def parse_docker(doc: Any, problems: Problems) -> tuple[tuple[DockerImage, ...], tuple[str, ...], tuple[str, ...]]:
+    top = _top(problems, doc, {"_meta", "images", "run_flags", "sources"}, {"images", "run_flags", "sources"})
+    if top is None:
+        return (), (), ()
+    _meta_ok(problems, top.get("_meta"))
+
+    def build(where: str, raw: Any) -> DockerImage:
+        e = Entry(problems, where, raw, {
+            "tag", "exists", "rocm", "torch", "ubuntu", "python", "confidence", "note", "sources"})
+        tag = e.str("tag")
+        if not tag.startswith("rocm/"):
+            e.fail("tag", f"expected a rocm/ image, got {tag!r}")
+        conf = e.str("confidence")
+        if conf not in ("high", "medium"):
+            e.fail("confidence", f"expected high or medium, got {conf!r}")
+        return DockerImage(tag=tag, exists=e.bool("exists", null=True), rocm=e.version("rocm", null=True),
+                           torch=e.version("torch", null=True), ubuntu=e.str("ubuntu", null=True),
+                           python=e.str("python", null=True), confidence=conf,
+                           note=e.str("note", required=False, null=True), sources=e.sources())
+
+    images = _each(problems, top.get("images", []), "images", build)
+    flags: tuple[str, ...] = ()
+    srcs: tuple[str, ...] = ()
+    rf = top.get("run_flags")
+    if not isinstance(rf, list) or not all(isinstance(x, str) and x.startswith("--") for x in rf):
+        problems.add("run_flags", "expected a list of --flags")
+    else:
+        flags = tuple(rf)
+    s = top.get("sources")
+    if not isinstance(s, list) or not s or not all(isinstance(x, str) and _is_https(x) for x in s):
+        problems.add("sources", "needs at least one https:// source URL")
+    else:
+        srcs = tuple(s)
+    seen: set[str] = set()
+    for im in images:
+        if im.tag in seen:
+            problems.add(f"images ({im.tag})", "duplicate tag")
+        seen.add(im.tag)
+    return tuple(images), flags, srcs
+
+
+# --------------------------------------------------------------------------- known_issues.json
+
+
+def _predicate(e: Entry, i: int, raw: Any) -> tuple[str, Any]:
+    if not isinstance(raw, dict) or len(raw) != 1:
+        e.fail("when", f"[{i}] must be an object with exactly one predicate")
+    (name, arg), = raw.items()
+    kind = PREDICATES.get(name)
+    if kind is None:
+        e.fail("when", f"[{i}] unknown predicate {name!r}")
+    ok = True
+    if kind in ("gfx-list", "family-list", "str-list"):
+        ok = isinstance(arg, list) and bool(arg) and all(isinstance(x, str) and x for x in arg)
+        if ok and kind == "gfx-list":
+            ok = all(_GFX.match(x) for x in arg)
+        if ok and kind == "family-list":
+            ok = all(x in FAMILIES for x in arg)
+        if ok:
+            arg = tuple(arg)
+    elif kind == "bool":
+        ok = isinstance(arg, bool)
+    elif kind == "true":
+        ok = arg is True
+    elif kind == "build":
+        ok = arg in ("cuda", "cpu", "rocm")
+    elif kind == "specifier":
+        try:
+            SpecifierSet(arg)
+        except (InvalidSpecifier, TypeError):
+            ok = False
+    if not ok:
+        e.fail("when", f"[{i}] bad argument for {name!r} ({kind}): {arg!r}")
+    return name, arg
+
+
+def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
+    top = _top(problems, doc, {"_meta", "issues"}, {"issues"})
+    if top is None:
+        return ()
+    _meta_ok(problems, top.get("_meta"))
+
+    def build(where: str, raw: Any) -> KnownIssue:
+        e = Entry(problems, where, raw, {
+            "id", "severity", "title", "signatures", "when", "predict", "cause", "fix", "uncertain", "sources"})
+        iid = e.str("id")
+        if not re.match(r"^[a-z0-9][a-z0-9-]*$", iid):
+            e.fail("id", f"expected lower-case-with-dashes, got {iid!r}")
+        sev = e.str("severity")
+        if sev not in SEVERITIES:
+            e.fail("severity", f"expected one of {SEVERITIES}, got {sev!r}")
+        sigs = []
+        for s in e.strs("signatures") or ():
+            try:
+                sigs.append(re.compile(s, re.IGNORECASE))
+            except re.error as exc:
+                e.fail("signatures", f"bad regex {s!r}: {exc}")
+        raw_when = e.get("when", True)
+        if not isinstance(raw_when, list):
+            e.fail("when", "expected a list of {predicate: argument}")
+        when = tuple(_predicate(e, i, w) for i, w in enumerate(raw_when))
+        predict = e.bool("predict")
+        if predict and not when:
+            e.fail("predict", "true needs a non-empty 'when'")
+        if not sigs and not predict:
+            e.fail("signatures", "an issue with no signatures must be predictable (predict: true)")
+        fe = Entry(problems, f"{where}: fix", e.get("fix", True), {"summary", "commands", "env", "plan"})
+        env = fe.get("env", False)
+        if env is _MISSING:
+            env = {}
+        if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+            fe.fail("env", "expected an object of NAME: value strings")
+        plan = fe.str("plan", required=False, null=True)
+        if plan is not None and plan not in PLANS:
+            fe.fail("plan", f"unknown plan {plan!r} (known: {', '.join(PLANS)})")
+        fix = Fix(summary=fe.str("summary"), commands=fe.strs("commands", required=False) or (),
+                  env=MappingProxyType(dict(env)), plan=plan)
+        return KnownIssue(id=iid, severity=sev, title=e.str("title"), signatures=tuple(sigs), when=when,
+                          predict=bool(predict), cause=e.str("cause"), fix=fix, sources=e.sources(),
+                          uncertain=e.str("uncertain", required=False, null=True))
+
+    issues = _each(problems, top.get("issues", []), "issues", build)
+    seen: set[str] = set()
+    for k in issues:
+        if k.id in seen:
+            problems.add(f"issues ({k.id})", "duplicate id")
+        seen.add(k.id)
+    return tuple(issues)

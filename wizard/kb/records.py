@@ -1,0 +1,154 @@
+"""Frozen records the knowledge base hands out. Built only by ``wizard.kb.parse``.
+
+Unknown values are ``None``; ``uncertain`` carries the reason when a value is not confirmed.
+Mappings are read-only views and are left out of hashing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+FAMILIES = (
+    "GCN5",
+    "RDNA1",
+    "RDNA2",
+    "RDNA3",
+    "RDNA3.5",
+    "RDNA4",
+    "CDNA1",
+    "CDNA2",
+    "CDNA3",
+    "CDNA4",
+)
+SEVERITIES = ("info", "warning", "error", "critical")
+PLANS = ("downgrade-6.2", "upgrade-6.4", "upgrade-7.2", "therock", "therock-pip", "pip-only", "docker")
+STREAMS = ("legacy", "core-sdk")
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    pci_id: str  # "1002:744c"
+    name: str
+    codename: str | None
+    gfx: str | None
+    family: str | None
+    integrated: bool | None
+    sources: tuple[str, ...]
+    peak_tflops: float | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Distro:
+    id: str  # os-release ID: "ubuntu", "rhel", "sles", "debian", "ol", ...
+    version: str  # "22.04", "9.4", "15.6"
+    codename: str | None = None  # "jammy"; None where the distro has none
+
+
+@dataclass(frozen=True)
+class GfxSupport:
+    official: tuple[str, ...] = ()
+    unofficial: tuple[str, ...] = ()
+    unsupported: tuple[str, ...] = ()
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str  # "6.2.4"
+    stream: str  # "legacy" | "core-sdk"
+    date: str | None  # ISO date
+    amdgpu_install: Mapping[str, str] = field(hash=False)  # "jammy" / "el9.4" / "sle15.6" -> URL
+    filename_verified: bool | None  # amdgpu-install file name seen in AMD's own docs
+    distros: tuple[Distro, ...] | None  # None: list not known
+    kernels: tuple[str, ...] | None
+    gfx: GfxSupport | None
+    kmd_compat: tuple[str, ...] | None  # user-space release lines this kernel driver supports
+    install_path: str | None  # "/opt/rocm-6.2.4", "/opt/rocm/core-10.0"
+    packages: tuple[str, ...]  # core/meta package names, e.g. ("rocm-core", "rocm")
+    uncertain: str | None
+    notes: str | None
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Wheel:
+    torch: str  # "2.5.1"
+    index: str  # "rocm6.2"
+    index_url: str
+    torchvision: str | None
+    torchaudio: str | None
+    triton: str | None  # pytorch-triton-rocm
+    python: tuple[str, ...]
+    gfx: tuple[str, ...] | None  # None: not a fixed list (TheRock device packages) or unknown
+    rocm: str | None  # ROCm version bundled / required
+    bundles_rocm: bool | None  # True: ROCm user space inside the wheel; False: from pip packages
+    uncertain: str | None
+    notes: str | None
+    sources: tuple[str, ...]
+
+    @property
+    def gfx_known(self) -> bool:
+        return self.gfx is not None
+
+
+@dataclass(frozen=True)
+class TheRock:
+    multi_arch_index: str
+    multi_arch_index_nightly: str | None
+    rocm10_index: str | None
+    device_extras: tuple[str, ...]  # gfx targets that have a device-gfxNNNN extra
+    install_example: str | None
+    legacy_family_indexes: tuple[str, ...]
+    notes: str | None
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class HsaOverride:
+    gfx: tuple[str, ...]
+    value: str | None  # None: no safe value (the reason says why)
+    only_when_wheel_lacks: bool  # a workaround for old wheels; newer wheels carry the target
+    reason: str
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DockerImage:
+    tag: str
+    exists: bool | None  # False: documented as (very likely) non-existent
+    rocm: str | None
+    torch: str | None
+    ubuntu: str | None
+    python: str | None
+    confidence: str  # "high" | "medium"
+    note: str | None
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Fix:
+    summary: str
+    commands: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict, hash=False)
+    plan: str | None = None
+
+
+@dataclass(frozen=True)
+class KnownIssue:
+    id: str
+    severity: str
+    title: str
+    signatures: tuple[re.Pattern[str], ...]
+    when: tuple[tuple[str, Any], ...]  # (predicate, argument); lists become tuples
+    predict: bool
+    cause: str
+    fix: Fix
+    sources: tuple[str, ...]
+    uncertain: str | None = None
+
+    def matches_text(self, text: str) -> bool:
+        """True when one of the signatures is found in ``text`` (predicates not checked)."""
+        return any(p.search(text) for p in self.signatures)
