@@ -1,0 +1,145 @@
+"""Shared clean-up for pasted command output: decoding, ANSI colours, CRLF, fences, prompts.
+
+Every parser starts from :func:`lines`, which never raises and keeps 1-based line numbers of
+the original text, so a Fact can point at the line that said it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# CSI (colours, cursor moves), OSC (titles, hyperlinks) and two-byte escapes.
+_ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# Control characters other than tab; CR and LF are handled before this runs.
+_CTRL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_FENCE_RE = re.compile(r"^\s*(?:```|~~~)")
+# A shell prompt followed by a command: "$ rocminfo", "user@host:~/x$ lspci -nn",
+# "(venv) user@host:~$ pip freeze", "root@box:/# cat ...", "❯ rocminfo", "➜  ~ lspci".
+_PROMPT_RE = re.compile(
+    r"^\s*(?:\([^()\s]{1,64}\)\s*)?"
+    r"(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#%]|\[[^\]\n]{1,80}\][$#%]|[$%❯➜»]|>>>|PS [^>]{0,80}>)"
+    r"\s*(?P<cmd>\S.*)?$"
+)
+
+
+def to_text(data: object) -> str:
+    """Best-effort text from str, bytes or None; anything else is empty."""
+    if data is None:
+        return ""
+    if isinstance(data, str):
+        return data
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return bytes(data).decode("utf-8", errors="replace")
+    return ""
+
+
+def clean_line(line: str) -> str:
+    """Strip ANSI escapes and stray control characters; keep tabs."""
+    if "\x1b" in line:
+        line = _ANSI_RE.sub("", line)
+    return _CTRL_RE.sub("", line)
+
+
+def lines(data: object) -> list[tuple[int, str]]:
+    """(1-based line number, cleaned line) pairs; markdown fence lines become empty."""
+    text = to_text(data)
+    if not text:
+        return []
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    out: list[tuple[int, str]] = []
+    for no, raw in enumerate(text.split("\n"), start=1):
+        line = clean_line(raw).rstrip()
+        while line.startswith("> ") or line == ">":  # markdown block quote
+            line = line[2:]
+        if _FENCE_RE.match(line):
+            line = ""
+        out.append((no, line))
+    return out
+
+
+def prompt_command(line: str) -> str | None:
+    """The command of a pasted prompt line ("" for a bare prompt), or None if not a prompt."""
+    m = _PROMPT_RE.match(line)
+    if not m:
+        return None
+    return (m.group("cmd") or "").strip()
+
+
+def int_or_none(text: str | None, base: int = 10) -> int | None:
+    """int(text) or None; never raises."""
+    if text is None:
+        return None
+    try:
+        return int(text.strip(), base)
+    except (ValueError, TypeError):
+        return None
+
+
+def leading_int(text: str | None) -> int | None:
+    """The leading decimal integer of e.g. "29772(0x744c)" or "8096068KB"."""
+    if not text:
+        return None
+    m = _LEADING_INT_RE.match(text)
+    return int(m.group(1)) if m else None
+
+
+_LEADING_INT_RE = re.compile(r"\s*(\d+)")
+
+_NORMALISE_RE = re.compile(r"[-_.]+")
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 normalised project name (same result as packaging.utils.canonicalize_name)."""
+    return _NORMALISE_RE.sub("-", name).lower()
+
+
+def none_if_na(value: str | None) -> str | None:
+    """Map the placeholders tools print for "unknown" to None."""
+    if value is None:
+        return None
+    v = value.strip()
+    if not v or v.lower() in _NA_VALUES:
+        return None
+    return v
+
+
+_NA_VALUES = frozenset({"n/a", "na", "none", "null", "unknown", "could not collect", "no cuda", "-"})
+
+
+def bdf_from_location(location: int | None, domain: int | None = None) -> tuple[str | None, str | None]:
+    """(full BDF or None, "bb:dd.f" or None) from a KFD location_id / rocminfo BDFID.
+
+    bus = location >> 8, device = (location >> 3) & 0x1f, function = location & 7; the full form
+    needs the PCI domain, which a location id does not carry.
+    """
+    if location is None or location < 0 or location > 0xFFFF:
+        return None, None
+    short = f"{(location >> 8) & 0xFF:02x}:{(location >> 3) & 0x1F:02x}.{location & 7}"
+    if domain is None or domain < 0 or domain > 0xFFFFFFFF:
+        return None, short
+    return f"{domain:04x}:{short}", short
+
+
+def never_raises(default: Callable[[], T]) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """Guard a public parser: any exception yields ``default()``.
+
+    The unguarded function stays reachable as ``parser.__wrapped__``; the property tests run
+    that one, so a bug is a failing test rather than silently empty facts.
+    """
+
+    def wrap(func: Callable[..., T]) -> Callable[..., T]:
+        @functools.wraps(func)
+        def guarded(*args: object, **kwargs: object) -> T:
+            try:
+                return func(*args, **kwargs)
+            except Exception:  # noqa: BLE001 - parsers must never take detect() down
+                return default()
+
+        return guarded
+
+    return wrap
