@@ -1,0 +1,73 @@
+"""Facts -> the `detect --json` document (schema 1). Field names here are a public contract."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wizard.model import Evidence, Facts, to_jsonable
+
+SCHEMA = 1
+
+
+def _ev(sources: tuple[Evidence, ...]) -> list[str]:
+    return [str(e) for e in sources]
+
+
+def facts_to_json(facts: Facts) -> dict[str, Any]:
+    os_ = facts.os
+    env_sources: dict[str, list[str]] = {}
+    for s in facts.env:
+        env_sources.setdefault(s.name, []).append(f"{s.where}={s.value}")
+    return {
+        "schema": SCHEMA,
+        "origin": facts.origin,
+        "os": {
+            "id": os_.id, "version": os_.version, "codename": os_.codename, "kernel": os_.kernel,
+            "like": list(os_.like), "pretty_name": os_.pretty_name, "arch": os_.arch,
+            "package_manager": os_.package_manager, "secure_boot": os_.secure_boot,
+        },
+        "gpus": [
+            {
+                "name": g.name, "gfx": g.gfx, "gfx_reported": g.gfx_reported, "pci_id": g.pci_id,
+                "bdf": g.bdf, "integrated": g.integrated, "vram_bytes": g.vram_bytes, "family": g.family,
+                "hip_index": g.hip_index, "kfd_node": g.kfd_node, "render_node": g.render_node,
+                "sources": _ev(g.sources),
+            }
+            for g in facts.gpus
+        ],
+        "other_gpus": list(facts.other_gpus),
+        "driver": {k: v for k, v in to_jsonable(facts.driver).items() if k != "sources"}
+        | {"sources": _ev(facts.driver.sources)},
+        "rocm": {
+            "version": facts.rocm.version,
+            "stream": facts.rocm.stream,
+            "installs": [
+                {"version": i.version, "stream": i.stream, "path": i.path, "how": i.how,
+                 "packages": list(i.packages), "sources": _ev(i.sources)}
+                for i in facts.rocm.installs
+            ],
+            "apt_sources": list(facts.rocm.apt_sources),
+            "pins": list(facts.rocm.pins),
+        },
+        "python_envs": [
+            {
+                "path": e.path, "python": e.python, "python_version": e.python_version, "torch": e.torch,
+                "torchvision": e.torchvision, "torchaudio": e.torchaudio, "triton": e.triton, "hip": e.hip,
+                "build": e.build, "gfx_targets": list(e.gfx_targets), "rocm_sdk": e.rocm_sdk,
+                "rocm_sdk_targets": list(e.rocm_sdk_targets), "numpy": e.numpy, "kind": e.kind,
+                "sources": _ev(e.sources),
+            }
+            for e in facts.python_envs
+        ],
+        "env": facts.env_values,
+        "env_sources": env_sources,
+        "docker": {"docker": facts.docker.docker, "podman": facts.docker.podman,
+                   "in_docker_group": facts.docker.in_docker_group},
+        "disk_free_bytes": facts.disk_free_bytes,
+        "home_free_bytes": facts.home_free_bytes,
+        "is_root": facts.is_root,
+        "ssh_session": facts.ssh_session,
+        "in_container": facts.in_container,
+        "conflicts": [{"id": c.id, "message": c.message, "evidence": _ev(c.evidence)} for c in facts.conflicts],
+        "errors": [{"probe": e.probe, "message": e.message} for e in facts.errors],
+    }

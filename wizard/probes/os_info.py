@@ -1,0 +1,74 @@
+"""Operating system: os-release, kernel, architecture, package manager, Secure Boot."""
+
+from __future__ import annotations
+
+import os
+
+from wizard.host import Host
+from wizard.model import Evidence, OsInfo
+from wizard.parsers.os_release import parse_os_release
+from wizard.parsers.uname import parse_uname
+
+# EFI global variable GUID; the last byte of SecureBoot-<guid> is 1 when Secure Boot is on.
+_SB_VAR = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+
+
+def _secure_boot(host: Host) -> bool | None:
+    text = host.captured("mokutil.txt")
+    if text:
+        low = text.lower()
+        if "secureboot enabled" in low:
+            return True
+        if "secureboot disabled" in low:
+            return False
+    data = host.read_text(_SB_VAR, 64)
+    if data:
+        return data[-1] == "\x01"
+    if host.is_live and not host.exists("/sys/firmware/efi"):
+        return False  # legacy BIOS boot: no Secure Boot
+    return None
+
+def _package_manager(host: Host, os_id: str | None, like: tuple[str, ...]) -> str | None:
+    family = {os_id or "", *like}
+    if host.exists("/var/lib/dpkg/status") or host.captured("dpkg.txt") or family & {"debian", "ubuntu"}:
+        return "apt"
+    if host.captured("rpm.txt") or family & {"rhel", "fedora", "centos", "rocky", "almalinux", "ol"}:
+        return "dnf"
+    if family & {"suse", "sles", "opensuse", "opensuse-leap", "opensuse-tumbleweed"}:
+        return "zypper"
+    if family & {"arch"}:
+        return "pacman"
+    return None
+
+
+def probe_os(host: Host) -> OsInfo:
+    sources: list[Evidence] = []
+    text = host.read_text("/etc/os-release")
+    src = "/etc/os-release"
+    if text is None:
+        text = host.read_text("/usr/lib/os-release")
+        src = "/usr/lib/os-release"
+    if text is None:
+        text, src = host.captured("os-release.txt"), "os-release.txt"
+    rel = parse_os_release(text)
+    if text:
+        sources.append(Evidence(src, None, rel.pretty_name))
+    kernel = arch = None
+    uname_text = host.captured("uname.txt")
+    if uname_text:
+        u = parse_uname(uname_text)
+        kernel, arch = u.kernel_release, u.arch
+        sources.append(Evidence("uname.txt", u.line or None, kernel))
+    elif host.is_live and host.name == "live":
+        u2 = os.uname()
+        kernel, arch = u2.release, u2.machine
+        sources.append(Evidence("uname", None, kernel))
+    elif host.is_live:  # sandbox: its recorded kernel
+        kernel = (host.read_text("/proc/sys/kernel/osrelease", 256) or "").strip() or None
+        arch = os.uname().machine
+    return OsInfo(
+        id=rel.id, version=rel.version_id, codename=rel.version_codename, kernel=kernel,
+        like=rel.id_like, pretty_name=rel.pretty_name, arch=arch,
+        package_manager=_package_manager(host, rel.id, rel.id_like),
+        secure_boot=_secure_boot(host), sources=tuple(sources),
+    )

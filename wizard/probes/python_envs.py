@@ -1,0 +1,262 @@
+"""Python environments and the torch stack inside them, read from installed files.
+
+Never imports torch and never runs the interpreter of an environment we can read from disk:
+versions come from ``*.dist-info`` folder names and ``torch/version.py``; the gfx targets a ROCm
+wheel carries come from the rocBLAS / hipBLASLt kernel library file names shipped inside it
+(``torch/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat`` ...), and for TheRock wheels from
+the device packages installed beside it (``rocm_sdk_device_gfx1100``, ``amd_torch_device_gfx1100``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from wizard.host import Host
+from wizard.model import Evidence, PythonEnv
+
+_GFX = re.compile(r"gfx[0-9]{2,4}[0-9a-f]?(?![0-9a-z])")
+_GFX_IN_NAME = re.compile(r"gfx([0-9]{2,4}[0-9a-f]?)(?:[^0-9a-z]|$)")
+_DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+?)\.(?:dist|egg)-info$")
+_PY_VERSION_DIR = re.compile(r"^python(\d+(?:\.\d+)?)t?$")
+_VERSION_PY_FIELD = re.compile(r"^(?P<key>__version__|hip|cuda|git_version)\s*(?::\s*[^=]+)?=\s*(?P<val>.+?)\s*$", re.M)
+_DEVICE_PKG = re.compile(r"^(?:rocm_sdk_device|amd_torch_device|_rocm_sdk_device)_(gfx[0-9a-f]+)$", re.I)
+
+# Distributions we report, by normalised name.
+_WANTED = {
+    "torch": "torch",
+    "torchvision": "torchvision",
+    "torchaudio": "torchaudio",
+    "pytorch_triton_rocm": "triton",
+    "triton": "triton",
+    "numpy": "numpy",
+    "rocm": "rocm_sdk",
+    "rocm_sdk_core": "rocm_sdk",
+}
+
+
+def _norm_name(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def site_packages_dirs(host: Host, prefix: str) -> list[str]:
+    """lib/pythonX.Y/site-packages (and dist-packages) under a prefix, newest Python first."""
+    out: list[str] = []
+    for lib in ("lib", "lib64", "local/lib"):
+        base = f"{prefix.rstrip('/')}/{lib}"
+        for d in sorted(host.listdir(base), reverse=True):
+            if _PY_VERSION_DIR.match(d):
+                for leaf in ("site-packages", "dist-packages"):
+                    p = f"{base}/{d}/{leaf}"
+                    if host.is_dir(p) and p not in out:
+                        out.append(p)
+    return out
+
+
+def gfx_targets_in_torch(host: Host, torch_dir: str) -> tuple[str, ...]:
+    """gfx targets whose BLAS kernel libraries ship inside a ROCm torch wheel."""
+    found: set[str] = set()
+    for sub in ("lib/rocblas/library", "lib/hipblaslt/library"):
+        for name in host.listdir(f"{torch_dir}/{sub}"):
+            for m in _GFX_IN_NAME.finditer(name):
+                found.add("gfx" + m.group(1))
+    return tuple(sorted(found, key=_gfx_sort_key))
+
+
+def _gfx_sort_key(gfx: str) -> tuple[int, str]:
+    digits = gfx[3:]
+    return (len(digits), digits)
+
+
+def _read_version_py(host: Host, torch_dir: str) -> dict[str, str | None]:
+    text = host.read_text(f"{torch_dir}/version.py", limit=64 << 10) or ""
+    out: dict[str, str | None] = {}
+    for m in _VERSION_PY_FIELD.finditer(text):
+        raw = m.group("val").strip()
+        if raw in ("None", "''", '""'):
+            out[m.group("key")] = None
+        else:
+            out[m.group("key")] = raw.strip("'\"")
+    return out
+
+
+def read_site_packages(host: Host, site: str) -> dict[str, object] | None:
+    """What a site-packages directory holds of interest, or None when it has no torch/rocm."""
+    versions: dict[str, str] = {}
+    device_targets: set[str] = set()
+    for entry in host.listdir(site):
+        m = _DIST_INFO.match(entry)
+        if m:
+            name = _norm_name(m.group("name"))
+            key = _WANTED.get(name)
+            if key and key not in versions:
+                versions[key] = m.group("version")
+            dm = _DEVICE_PKG.match(name)
+            if dm:
+                device_targets.add(dm.group(1).lower())
+        else:
+            dm = _DEVICE_PKG.match(_norm_name(entry))
+            if dm:
+                device_targets.add(dm.group(1).lower())
+    if "torch" not in versions and "rocm_sdk" not in versions:
+        return None
+    info: dict[str, object] = dict(versions)
+    torch_dir = f"{site}/torch"
+    if "torch" in versions and host.is_dir(torch_dir):
+        vp = _read_version_py(host, torch_dir)
+        info["torch"] = vp.get("__version__") or versions["torch"]
+        hip, cuda = vp.get("hip"), vp.get("cuda")
+        info["hip"] = hip
+        info["build"] = "rocm" if hip else ("cuda" if cuda else ("cpu" if "__version__" in vp else None))
+        info["gfx_targets"] = gfx_targets_in_torch(host, torch_dir)
+    info["device_targets"] = tuple(sorted(device_targets, key=_gfx_sort_key))
+    return info
+
+
+def _python_version_of(site: str) -> str | None:
+    m = re.search(r"/python(\d+\.\d+)t?/", site + "/")
+    return m.group(1) if m else None
+
+
+def env_from_prefix(host: Host, prefix: str, kind: str, python: str | None = None) -> PythonEnv | None:
+    for site in site_packages_dirs(host, prefix):
+        info = read_site_packages(host, site)
+        if info is None:
+            continue
+        targets = tuple(info.get("gfx_targets", ()))  # type: ignore[arg-type]
+        device = tuple(info.get("device_targets", ()))  # type: ignore[arg-type]
+        return PythonEnv(
+            path=prefix,
+            python=python or (f"{prefix.rstrip('/')}/bin/python" if kind in ("venv", "conda") else None),
+            python_version=_python_version_of(site),
+            torch=info.get("torch"),  # type: ignore[arg-type]
+            torchvision=info.get("torchvision"),  # type: ignore[arg-type]
+            torchaudio=info.get("torchaudio"),  # type: ignore[arg-type]
+            triton=info.get("triton"),  # type: ignore[arg-type]
+            hip=info.get("hip"),  # type: ignore[arg-type]
+            build=info.get("build"),  # type: ignore[arg-type]
+            gfx_targets=targets or device,
+            rocm_sdk=info.get("rocm_sdk"),  # type: ignore[arg-type]
+            rocm_sdk_targets=device,
+            numpy=info.get("numpy"),  # type: ignore[arg-type]
+            kind=kind,
+            sources=(Evidence(site),),
+        )
+    return None
+
+
+def home_dirs(host: Host) -> list[str]:
+    """Homes to look in: the user's (HOME; SUDO_USER's when elevated), else every /home/* on a recording."""
+    homes: list[str] = []
+    env = host.environ
+    if host.is_live:
+        if env.get("SUDO_USER") and env.get("SUDO_USER") != "root":
+            homes.append(f"/home/{env['SUDO_USER']}")
+        if env.get("HOME"):
+            homes.append(env["HOME"])
+    else:
+        homes.extend(f"/home/{d}" for d in host.listdir("/home"))
+        homes.append("/root")
+    seen: list[str] = []
+    for h in homes:
+        if h not in seen and host.is_dir(h):
+            seen.append(h)
+    return seen
+
+
+_CONDA_ROOTS = ("anaconda3", "miniconda3", "miniforge3", "mambaforge", ".conda", "micromamba")
+
+
+def candidate_prefixes(host: Host) -> list[tuple[str, str]]:
+    """(prefix, kind) of every environment worth reading, most relevant first."""
+    env = host.environ
+    out: list[tuple[str, str]] = []
+
+    def add(prefix: str, kind: str) -> None:
+        prefix = prefix.rstrip("/") or "/"
+        if all(prefix != p for p, _ in out):
+            out.append((prefix, kind))
+
+    if env.get("VIRTUAL_ENV"):
+        add(env["VIRTUAL_ENV"], "venv")
+    if env.get("CONDA_PREFIX"):
+        add(env["CONDA_PREFIX"], "conda")
+    for home in home_dirs(host):
+        for name in host.listdir(home):
+            d = f"{home}/{name}"
+            if host.exists(f"{d}/pyvenv.cfg"):
+                add(d, "venv")
+            elif host.exists(f"{d}/.venv/pyvenv.cfg"):
+                add(f"{d}/.venv", "venv")
+        for group in ("venvs", ".venvs", ".virtualenvs", ".pyenv/versions"):
+            for name in host.listdir(f"{home}/{group}"):
+                if host.exists(f"{home}/{group}/{name}/pyvenv.cfg") or host.is_dir(f"{home}/{group}/{name}/lib"):
+                    add(f"{home}/{group}/{name}", "venv")
+        for root in _CONDA_ROOTS:
+            base = f"{home}/{root}"
+            if host.is_dir(f"{base}/conda-meta"):
+                add(base, "conda")
+            for name in host.listdir(f"{base}/envs"):
+                add(f"{base}/envs/{name}", "conda")
+        text = host.read_text(f"{home}/.conda/environments.txt") or ""
+        for line in text.splitlines():
+            if line.strip().startswith("/"):
+                add(line.strip(), "conda")
+        if host.is_dir(f"{home}/.local/lib"):
+            add(f"{home}/.local", "user-site")
+    for system in ("/usr", "/usr/local"):
+        add(system, "system")
+    return out
+
+
+def resolve_python_arg(host: Host, spec: str) -> tuple[str, str] | None:
+    """--python PATH: an interpreter or an environment directory -> (prefix, interpreter)."""
+    path = spec.rstrip("/")
+    if host.is_dir(path):
+        for exe in ("bin/python", "bin/python3"):
+            if host.exists(f"{path}/{exe}"):
+                return path, f"{path}/{exe}"
+        return (path, f"{path}/bin/python") if site_packages_dirs(host, path) else None
+    if not host.exists(path):
+        return None
+    parent = path.rsplit("/", 1)[0]
+    grand = parent.rsplit("/", 1)[0] or "/"
+    if parent.endswith("/bin") and (host.exists(f"{grand}/pyvenv.cfg") or site_packages_dirs(host, grand)):
+        return grand, path
+    if host.is_live:  # a system interpreter: ask it where its prefix is (not importing torch)
+        res = host.run([path, "-I", "-S", "-c", "import sys; print(sys.prefix)"], timeout=5.0)
+        if res.ok and res.stdout.strip():
+            return res.stdout.strip().splitlines()[-1], path
+    return None
+
+
+def probe_live_envs(host: Host, pythons: list[str]) -> tuple[list[PythonEnv], list[str]]:
+    """Environments named with --python first (all kept), then discovered ones that hold torch/ROCm."""
+    envs: list[PythonEnv] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for spec in pythons:
+        resolved = resolve_python_arg(host, spec)
+        if resolved is None:
+            problems.append(f"--python {spec}: not an interpreter or environment")
+            continue
+        prefix, exe = resolved
+        kind = "venv" if host.exists(f"{prefix}/pyvenv.cfg") else "system"
+        env = env_from_prefix(host, prefix, kind, python=exe) or PythonEnv(path=prefix, python=exe, kind=kind)
+        envs.append(env)
+        seen.add(prefix)
+    for prefix, kind in candidate_prefixes(host):
+        if prefix in seen:
+            continue
+        env = env_from_prefix(host, prefix, kind)
+        if env is not None:
+            seen.add(prefix)
+            envs.append(env)
+    return envs, problems
+
+
+def with_gfx_fallback(env: PythonEnv, kb_targets: tuple[str, ...] | None) -> PythonEnv:
+    """Recorded envs carry no files: take the gfx list the KB gives for that exact wheel."""
+    if env.gfx_targets or not kb_targets:
+        return env
+    return replace(env, gfx_targets=kb_targets)

@@ -1,0 +1,83 @@
+"""Rich renderables shared by the CLI commands (the TUI has its own widgets over the same data)."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from rich.table import Table
+from rich.text import Text
+
+from wizard.model import Facts
+
+
+def _gib(n: int | None) -> str:
+    return f"{n / (1 << 30):.1f} GiB" if n else "?"
+
+
+def _yn(v: bool | None, yes: str = "yes", no: str = "no") -> str:
+    return "?" if v is None else (yes if v else no)
+
+
+def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[object]:
+    o = facts.os
+    head = Text.assemble(("Machine ", "bold"), (facts.origin, "cyan"), "  ",
+                         f"{o.pretty_name or (o.id or '?') + ' ' + (o.version or '')}",
+                         f"  kernel {o.kernel or '?'}  {o.arch or ''}")
+    yield head
+    gpus = Table(title="GPUs", title_justify="left", expand=False)
+    for col in ("#", "name", "gfx", "runtime says", "PCI id", "BDF", "kind", "VRAM", "family"):
+        gpus.add_column(col)
+    if evidence:
+        gpus.add_column("evidence")
+    for i, g in enumerate(facts.gpus):
+        reported = g.gfx_reported or "?"
+        if g.gfx and g.gfx_reported and g.gfx != g.gfx_reported:
+            reported = f"{g.gfx_reported} (override!)"
+        row = [str(g.hip_index if g.hip_index is not None else "-"), g.name or "?", g.gfx or "?", reported,
+               g.pci_id or "?", g.bdf or "?", _yn(g.integrated, "iGPU", "dGPU"), _gib(g.vram_bytes), g.family or "?"]
+        if evidence:
+            row.append("\n".join(str(e) for e in g.sources))
+        gpus.add_row(*row)
+    if not facts.gpus:
+        gpus.add_row("-", "no AMD GPU found", *[""] * (8 + evidence))
+    yield gpus
+    d = facts.driver
+    drv = Table(title="Driver and access", title_justify="left", show_header=False)
+    drv.add_column()
+    drv.add_column()
+    drv.add_row("amdgpu loaded", _yn(d.loaded))
+    drv.add_row("driver", f"{d.kind or '?'} {d.version or ''}".strip())
+    drv.add_row("/dev/kfd", f"{_yn(d.kfd_present, 'present', 'missing')}, accessible: {_yn(d.kfd_accessible)}")
+    drv.add_row("user / groups", f"{d.user or '?'}: render {_yn(d.in_render_group)}, video {_yn(d.in_video_group)}")
+    drv.add_row("Secure Boot", _yn(o.secure_boot, "on", "off"))
+    yield drv
+    rocm = Table(title=f"ROCm (in use: {facts.rocm.version or 'none'})", title_justify="left")
+    for col in ("version", "stream", "where", "packages"):
+        rocm.add_column(col)
+    for inst in facts.rocm.installs:
+        pk = ", ".join(inst.packages[:4]) + (f" +{len(inst.packages) - 4}" if len(inst.packages) > 4 else "")
+        rocm.add_row(inst.version or "?", inst.stream, inst.path or inst.how, pk)
+    if not facts.rocm.installs:
+        rocm.add_row("-", "", "no system ROCm found", "")
+    yield rocm
+    py = Table(title="Python environments", title_justify="left")
+    for col in ("path", "python", "torch", "build", "HIP", "gfx in wheel"):
+        py.add_column(col)
+    for e in facts.python_envs:
+        py.add_row(e.path or "(recorded)", e.python_version or "?", e.torch or "-", e.build or "?", e.hip or "-",
+                   " ".join(e.gfx_targets) or "-")
+    if not facts.python_envs:
+        py.add_row("-", "", "no environment with torch found", "", "", "")
+    yield py
+    if facts.env:
+        env = Table(title="Environment", title_justify="left")
+        env.add_column("variable")
+        env.add_column("value")
+        env.add_column("set in")
+        for s in facts.env:
+            env.add_row(s.name, s.value if s.value else '"" (empty!)', s.where)
+        yield env
+    for c in facts.conflicts:
+        yield Text(f"! {c.message}", style="bold yellow")
+    for e in facts.errors:
+        yield Text(f"probe {e.probe}: {e.message}", style="dim")
