@@ -110,6 +110,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return exit_codes.OK
+    except Exception as exc:  # noqa: BLE001 - a bug must still end in one line, not a traceback
+        import os
+
+        if os.environ.get("ROCM_WIZARD_DEBUG"):
+            raise
+        print(f"{PROG}: internal error: {type(exc).__name__}: {exc} "
+              "(ROCM_WIZARD_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return exit_codes.FAILURE
 
 
 if __name__ == "__main__":

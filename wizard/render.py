@@ -81,3 +81,38 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[object]:
         yield Text(f"! {c.message}", style="bold yellow")
     for e in facts.errors:
         yield Text(f"probe {e.probe}: {e.message}", style="dim")
+
+
+_SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
+
+
+def findings_renderables(findings: list) -> Iterable[object]:  # type: ignore[type-arg]
+    from rich.panel import Panel
+
+    if not findings:
+        yield Text("No known problem matches this machine.", style="green")
+        return
+    for f in findings:
+        body = Text()
+        body.append("Cause: ", style="bold")
+        body.append(f.cause + "\n")
+        body.append("Fix: ", style="bold")
+        body.append(f.fix + "\n")
+        for cmd in f.fix_commands:
+            body.append(f"  $ {cmd}\n", style="green")
+        for name, value in f.fix_env:
+            body.append(f"  export {name}={value}\n", style="green")
+        if f.fix_plan:
+            body.append(f"  plan: rocm-wizard --plan {f.fix_plan} --dry-run\n", style="green")
+        if f.evidence:
+            body.append("Evidence:\n", style="bold")
+            for e in f.evidence:
+                body.append(f"  - {e}\n")
+        if f.sources:
+            body.append("Sources:\n", style="bold")
+            for s in f.sources:
+                body.append(f"  {s}\n", style="blue")
+        style = _SEVERITY_STYLE.get(f.severity, "")
+        body.rstrip()
+        yield Panel(body, title=f"[{style}]{f.severity.upper()}[/] {f.title}", title_align="left",
+                    subtitle=f.id, subtitle_align="right", border_style=style)
