@@ -290,7 +290,10 @@ def test_release_layouts_and_streams(kb: KnowledgeBase) -> None:
     assert r.filename_verified is True
     assert {"id": "ubuntu", "version": "24.04", "codename": "noble"} in [vars(d) for d in r.distros]
     assert "gfx900" in r.gfx.unsupported and "gfx1100" in r.gfx.official
-    assert kb.release("6.4.0").filename_verified is False  # file name only in third-party scripts
+    assert kb.release("6.4.1").filename_verified is False  # file name only in third-party scripts
+    assert kb.release("6.4.0").filename_verified is True  # AMD's 6.4.0 Oracle Linux installer page
+    assert kb.amdgpu_install_url("6.4.0", "ol", "9.5", None) == \
+        "https://repo.radeon.com/amdgpu-install/6.4/el/9.5/amdgpu-install-6.4.60400-1.el9.noarch.rpm"
     assert kb.release("7.0.0").gfx.unsupported == ("gfx906",)
 
 

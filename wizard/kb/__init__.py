@@ -57,7 +57,7 @@ OPTIONAL_FILES = frozenset({"gpus.json"})  # written by another engineer; absent
 
 # os-release ID -> how amdgpu-install keys its packages: Ubuntu by codename, EL by "el<major.minor>",
 # SLES by "sle<major.minor>" (docs/contracts.md; AMD's amdgpu-install pages for 6.0.2, 6.1.1, 6.2.0).
-_EL_IDS = frozenset({"rhel", "ol", "rocky", "almalinux", "centos"})
+_EL_IDS = frozenset({"rhel", "ol", "centos"})  # AMD documents el/ (rhel/ before 6.2) URLs for RHEL and Oracle Linux
 _SLE_IDS = frozenset({"sles", "sled", "opensuse-leap"})
 
 
