@@ -1,0 +1,99 @@
+"""One wizard per machine: an flock'ed lock file that names its holder.
+
+The kernel drops an flock when its holder dies (even by ``kill -9``), so a lock file whose flock
+can be taken is stale by definition; its old content still says who left it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Holder:
+    pid: int
+    start_time: str  # ISO time the holder started
+    command: str
+    proc_start: str | None = None  # /proc/<pid>/stat field 22, to tell a reused pid apart
+
+    def describe(self) -> str:
+        return f"pid {self.pid}, started {self.start_time}: {self.command}"
+
+
+class LockHeld(Exception):
+    def __init__(self, holder: Holder | None, path: Path) -> None:
+        who = holder.describe() if holder else "unknown holder"
+        super().__init__(f"another rocm-wizard run holds the lock ({who}); lock file: {path}")
+        self.holder = holder
+        self.path = path
+
+
+def _proc_start(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read().decode("ascii", "replace")
+        return data[data.rfind(")") + 2 :].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def read_holder(path: Path) -> Holder | None:
+    try:
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+        return Holder(int(d["pid"]), str(d["start_time"]), str(d["command"]), d.get("proc_start"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+class Lock:
+    """``with Lock(path): ...``; raises :class:`LockHeld` when another live process holds it."""
+
+    def __init__(self, path: Path, command: str | None = None) -> None:
+        self.path = Path(path)
+        self.command = command or " ".join(["rocm-wizard", *sys.argv[1:]])
+        self._fd: int | None = None
+        self.stale: Holder | None = None  # set when a dead holder's lock was taken over
+
+    def acquire(self) -> "Lock":
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise LockHeld(read_holder(self.path), self.path) from None
+        self.stale = read_holder(self.path)
+        pid = os.getpid()
+        info = {
+            "pid": pid,
+            "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "command": self.command,
+            "proc_start": _proc_start(pid),
+        }
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, (json.dumps(info) + "\n").encode(), 0)
+        os.fsync(fd)
+        self._fd = fd
+        return self
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        try:
+            os.ftruncate(self._fd, 0)
+        except OSError:
+            pass
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> "Lock":
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

@@ -1,0 +1,66 @@
+"""Where runs keep their state and logs.
+
+* ``--state-dir DIR`` or ``ROCM_WIZARD_STATE_DIR``: state in DIR, logs in DIR/logs (tests, CI).
+* a sandbox: the sandbox machine's own /var/lib/rocm-wizard and /var/log/rocm-wizard under its root.
+* root: /var/lib/rocm-wizard and /var/log/rocm-wizard.
+* a user: $XDG_STATE_HOME/rocm-wizard (default ~/.local/state/rocm-wizard), logs in its logs/.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Mapping
+
+ENV_VAR = "ROCM_WIZARD_STATE_DIR"
+ROOT_STATE = "/var/lib/rocm-wizard"
+ROOT_LOG = "/var/log/rocm-wizard"
+
+
+def _explicit(explicit: str | os.PathLike[str] | None, environ: Mapping[str, str]) -> Path | None:
+    if explicit:
+        return Path(explicit).expanduser().absolute()
+    if environ.get(ENV_VAR):
+        return Path(environ[ENV_VAR]).expanduser().absolute()
+    return None
+
+
+def state_dir(
+    explicit: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    is_root: bool | None = None,
+    machine_root: str | os.PathLike[str] | None = None,
+) -> Path:
+    """The directory holding runs/, the lock and the current-run pointer."""
+    env = os.environ if environ is None else environ
+    given = _explicit(explicit, env)
+    if given is not None:
+        return given
+    if machine_root is not None and str(machine_root) != "/":
+        return Path(machine_root) / ROOT_STATE.lstrip("/")
+    root = (os.geteuid() == 0) if is_root is None else is_root
+    if root:
+        return Path(ROOT_STATE)
+    xdg = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
+    return Path(xdg) / "rocm-wizard"
+
+
+def log_dir(
+    explicit: str | os.PathLike[str] | None = None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    is_root: bool | None = None,
+    machine_root: str | os.PathLike[str] | None = None,
+) -> Path:
+    """The directory holding one folder of per-step logs per run."""
+    env = os.environ if environ is None else environ
+    given = _explicit(explicit, env)
+    if given is not None:
+        return given / "logs"
+    if machine_root is not None and str(machine_root) != "/":
+        return Path(machine_root) / ROOT_LOG.lstrip("/")
+    root = (os.geteuid() == 0) if is_root is None else is_root
+    if root:
+        return Path(ROOT_LOG)
+    return state_dir(environ=env, is_root=False) / "logs"

@@ -1,0 +1,86 @@
+"""The replayable resolved-plan file: a ResolvedPlan as JSON, and back.
+
+Every run writes one (``runs/<id>/plan.json``); ``rocm-wizard --plan FILE.json --yes`` replays it
+on an identical machine without resolving anything again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from wizard.model import Action, ResolvedPlan, StepPlan, to_jsonable
+
+FORMAT = "rocm-wizard-resolved-plan/1"
+
+
+class PlanFileError(Exception):
+    pass
+
+
+def dumps(plan: ResolvedPlan) -> str:
+    return json.dumps({"format": FORMAT, "plan": to_jsonable(plan)}, indent=1) + "\n"
+
+
+def is_plan_file(path: str) -> bool:
+    p = Path(path)
+    if p.suffix != ".json" or not p.is_file():
+        return False
+    try:
+        with open(p, encoding="utf-8") as fh:
+            head = fh.read(200)
+    except OSError:
+        return False
+    return FORMAT in head
+
+
+def _tuple(v: Any) -> Any:
+    if isinstance(v, list):
+        return tuple(_tuple(x) for x in v)
+    return v
+
+
+def _action(d: dict[str, Any]) -> Action:
+    kw = {k: _tuple(v) for k, v in d.items() if k in Action.__dataclass_fields__}
+    kw["argv"] = tuple(str(a) for a in kw.get("argv", ()))
+    if not kw["argv"]:
+        raise PlanFileError("an action has an empty argv")
+    return Action(**kw)
+
+
+def _step(d: dict[str, Any]) -> StepPlan:
+    kw = {k: v for k, v in d.items() if k in StepPlan.__dataclass_fields__}
+    kw["actions"] = tuple(_action(a) for a in d.get("actions", ()))
+    kw["params"] = tuple((str(k), _tuple(v)) for k, v in d.get("params", ()))
+    kw["notes"] = tuple(d.get("notes", ()))
+    return StepPlan(**kw)
+
+
+def loads(text: str, where: str = "plan file") -> ResolvedPlan:
+    try:
+        doc = json.loads(text)
+        if doc.get("format") != FORMAT:
+            raise PlanFileError(f"{where}: key 'format': expected {FORMAT!r}")
+        d = doc["plan"]
+        return ResolvedPlan(
+            name=str(d["name"]),
+            title=str(d.get("title", d["name"])),
+            why=str(d.get("why", "")),
+            target=tuple((str(k), _tuple(v)) for k, v in d.get("target", ())),
+            steps=tuple(_step(s) for s in d["steps"]),
+            preflight=tuple(_action(a) for a in d.get("preflight", ())),
+            source_file=d.get("source_file"),
+        )
+    except PlanFileError:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise PlanFileError(f"{where}: not a readable resolved plan ({type(exc).__name__}: {exc})") from None
+
+
+def load(path: str | Path) -> ResolvedPlan:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise PlanFileError(f"{path}: cannot read ({exc.strerror})") from None
+    return loads(text, str(path))

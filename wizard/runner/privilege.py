@@ -1,0 +1,69 @@
+"""Who runs each action: root actions through ``sudo -n --``, user-scope actions as the invoking user.
+
+The wizard itself runs as the user. Before the first change it asks for root once (``sudo -v`` in
+the foreground, or ``sudo -n -v`` in ``--yes`` mode, which must not prompt); every root action then
+runs as ``sudo -n -- argv`` and can never wait on a password. Started with sudo, ``as_user`` actions
+(venvs, pip) run as ``SUDO_USER`` through ``sudo -n -u USER -H --``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from wizard.model import Action
+
+YES_NEEDS_ROOT = (
+    "--yes needs root or passwordless sudo (sudo -n failed): run it as root, with sudo, "
+    "or without --yes to be asked for the password once"
+)
+
+
+class PrivilegeError(Exception):
+    """Root is needed and cannot be had without a prompt."""
+
+
+@dataclass(frozen=True)
+class Privilege:
+    is_root: bool
+    sudo_user: str | None = None  # the invoking user when started through sudo
+    sudo: str = "sudo"
+
+    @classmethod
+    def detect(cls, environ: Mapping[str, str] | None = None) -> "Privilege":
+        env = os.environ if environ is None else environ
+        root = os.geteuid() == 0
+        user = env.get("SUDO_USER") if root else None
+        return cls(is_root=root, sudo_user=user if user and user != "root" else None)
+
+    def wrap(self, action: Action, argv: Sequence[str] | None = None) -> list[str]:
+        """The argv that really runs for ``action`` (its own argv unless one is given)."""
+        cmd = list(action.argv if argv is None else argv)
+        extra = [f"{k}={v}" for k, v in action.env]
+        if action.root and not self.is_root:
+            return [self.sudo, "-n", "--", *(["env", *extra] if extra else []), *cmd]
+        if action.as_user and self.is_root and self.sudo_user:
+            return [self.sudo, "-n", "-u", self.sudo_user, "-H", "--", *(["env", *extra] if extra else []), *cmd]
+        return cmd
+
+    def needs_sudo(self, actions: Sequence[Action]) -> bool:
+        return not self.is_root and any(a.root for a in actions)
+
+    def authenticate(self, *, yes: bool, environ: Mapping[str, str]) -> None:
+        """Ask for root once. ``--yes``: ``sudo -n -v`` only; otherwise ``sudo -v`` on the terminal."""
+        argv = [self.sudo, "-n", "-v"] if yes else [self.sudo, "-v"]
+        try:
+            rc = subprocess.run(
+                argv,
+                env=dict(environ),
+                stdin=subprocess.DEVNULL if yes else None,
+                stdout=subprocess.DEVNULL if yes else None,
+                stderr=subprocess.DEVNULL if yes else None,
+                timeout=None if not yes else 30,
+            ).returncode
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise PrivilegeError(YES_NEEDS_ROOT if yes else f"sudo could not run: {exc}") from None
+        if rc != 0:
+            raise PrivilegeError(YES_NEEDS_ROOT if yes else "sudo -v failed: administrator rights were not granted")

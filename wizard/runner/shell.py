@@ -1,0 +1,173 @@
+"""Runs one argv list with its output streamed in chunks. The only module that imports ``sh``.
+
+stdout and stderr are merged into one pipe that a reader thread drains with ``os.read`` (64 KiB at a
+time), so a flood costs one callback per chunk, not per line, and memory stays bounded whatever the
+child prints. stdin is /dev/null, so nothing can wait on a prompt. The child gets its own process
+group (not its own session: sudo's tty ticket stays valid), so a timeout or a cancel ends the whole
+tree: SIGTERM, a grace period, then SIGKILL for whatever ignored it.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import sh
+
+CHUNK = 65536
+
+
+@dataclass(frozen=True)
+class ShellResult:
+    exit_code: int | None  # None: could not start; negative: killed by that signal
+    duration: float
+    timed_out: bool = False
+    cancelled: bool = False
+    error: str | None = None  # why it could not start
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out and not self.cancelled
+
+
+def resolve(program: str, environ: Mapping[str, str]) -> str | None:
+    if "/" in program:
+        return program if os.access(program, os.X_OK) and os.path.isfile(program) else None
+    return shutil.which(program, path=environ.get("PATH", ""))
+
+
+def _killpg(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    on_output: Callable[[bytes], None],
+    timeout: float | None = None,
+    cancel: threading.Event | None = None,
+    cwd: str | None = None,
+    kill_grace: float = 3.0,
+) -> ShellResult:
+    """Run ``argv``; every chunk of merged stdout/stderr goes to ``on_output`` (which must not raise)."""
+    start = time.monotonic()
+    exe = resolve(argv[0], env)
+    if exe is None:
+        msg = f"{argv[0]}: command not found"
+        on_output((msg + "\n").encode())
+        return ShellResult(127, time.monotonic() - start, error=msg)
+    r, w = os.pipe()
+    devnull = open(os.devnull, "rb")
+    try:
+        try:
+            proc = sh.Command(exe)(
+                *argv[1:],
+                _bg=True,
+                _bg_exc=False,
+                _out=w,
+                _err_to_out=True,
+                _in=devnull,
+                _tty_out=False,
+                _new_group=True,
+                _return_cmd=True,
+                _env=dict(env),
+                _cwd=cwd,
+                _ok_code=list(range(256)),
+            )
+        except (OSError, sh.CommandNotFound) as exc:
+            os.close(r)
+            msg = f"{argv[0]}: cannot start: {exc}"
+            on_output((msg + "\n").encode())
+            return ShellResult(126, time.monotonic() - start, error=msg)
+        finally:
+            os.close(w)
+        pgid = proc.pid
+        reader_done = threading.Event()
+        stop_reader = threading.Event()
+
+        def _read() -> None:
+            try:
+                while True:
+                    ready, _, _ = select.select([r], [], [], 0.2)
+                    if not ready:
+                        if stop_reader.is_set():
+                            return
+                        continue
+                    data = os.read(r, CHUNK)
+                    if not data:
+                        return
+                    on_output(data)
+            except OSError:
+                return
+            finally:
+                reader_done.set()
+
+        reader = threading.Thread(target=_read, name=f"output of {argv[0]}", daemon=True)
+        reader.start()
+        deadline = None if timeout is None else start + timeout
+        timed_out = cancelled = False
+        delay = 0.001
+        while True:
+            if not _alive(proc):
+                break
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                timed_out = True
+            elif cancel is not None and cancel.is_set():
+                cancelled = True
+            if timed_out or cancelled:
+                _terminate(proc, pgid, kill_grace)
+                break
+        code = _exit_code(proc)
+        if timed_out or cancelled:
+            _killpg(pgid, signal.SIGKILL)  # leftovers of the group
+        # a daemonised grandchild may keep the pipe open: stop reading shortly after exit
+        reader_done.wait(2.0)
+        stop_reader.set()
+        reader.join(5.0)
+        os.close(r)
+        return ShellResult(code, time.monotonic() - start, timed_out=timed_out, cancelled=cancelled)
+    finally:
+        devnull.close()
+
+
+def _exit_code(proc: "sh.RunningCommand") -> int | None:
+    try:
+        proc.wait()
+    except sh.ErrorReturnCode:
+        pass
+    return proc.exit_code
+
+
+def _alive(proc: "sh.RunningCommand") -> bool:
+    alive, _ = proc.process.is_alive()
+    return bool(alive)
+
+
+def _wait_gone(proc: "sh.RunningCommand", seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if not _alive(proc):
+            return True
+        time.sleep(0.02)
+    return not _alive(proc)
+
+
+def _terminate(proc: "sh.RunningCommand", pgid: int, grace: float) -> None:
+    _killpg(pgid, signal.SIGTERM)
+    if _wait_gone(proc, grace):
+        return
+    _killpg(pgid, signal.SIGKILL)
+    _wait_gone(proc, 5.0)
