@@ -14,6 +14,13 @@ def _gib(n: int | None) -> str:
     return f"{n / (1 << 30):.1f} GiB" if n else "?"
 
 
+def _short_list(items: tuple[str, ...], most: int = 4) -> str:
+    if not items:
+        return "-"
+    shown = " ".join(items[-most:])
+    return f"{shown} (+{len(items) - most} more)" if len(items) > most else shown
+
+
 def _yn(v: bool | None, yes: str = "yes", no: str = "no") -> str:
     return "?" if v is None else (yes if v else no)
 
@@ -65,7 +72,7 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[object]:
         py.add_column(col)
     for e in facts.python_envs:
         py.add_row(e.path or "(recorded)", e.python_version or "?", e.torch or "-", e.build or "?", e.hip or "-",
-                   " ".join(e.gfx_targets) or "-")
+                   _short_list(e.gfx_targets))
     if not facts.python_envs:
         py.add_row("-", "", "no environment with torch found", "", "", "")
     yield py

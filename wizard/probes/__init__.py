@@ -120,7 +120,9 @@ def detect(host: Host, pythons: list[str] | tuple[str, ...] = ()) -> Facts:
     else:
         envs = []
     if not host.is_live:
-        envs = envs + _guard(errors, "python", lambda: _recorded_python(host), [])
+        recorded = _guard(errors, "python", lambda: _recorded_python(host), [])
+        known = {e.torch for e in envs}
+        envs = envs + [r for r in recorded if r.torch is None or r.torch not in known]
     envs = [_wheel_gfx_from_kb(e) for e in envs]
 
     venv_prefixes = [e.path for e in envs if e.path and e.kind in ("venv", "conda")]

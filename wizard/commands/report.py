@@ -1,0 +1,35 @@
+"""rocm-wizard report --bundle OUT: this machine's evidence, redacted, for a bug report."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from wizard import exit_codes
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bundle", metavar="OUT", required=True,
+                   help="write the evidence to OUT (a directory, or a .tar.gz when OUT ends so)")
+
+
+def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
+    from wizard.commands import CommandError, usage_error
+    from wizard.evidence import Redactor, collect, write_bundle
+
+    if ctx.read_only:
+        raise usage_error("report collects the live machine's evidence; --from names a recording already")
+    host = ctx.host
+    env = host.environ
+    users = {env.get(k, "") for k in ("USER", "LOGNAME", "SUDO_USER")}
+    users.add(os.path.basename(env.get("HOME", "").rstrip("/")))
+    redact = Redactor(tuple(sorted(u for u in users if u)), os.uname().nodename if host.name == "live" else None)
+    try:
+        path = write_bundle(collect(host, ctx.pythons), args.bundle, redact)
+    except FileExistsError as exc:
+        raise usage_error(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot write {args.bundle}: {exc.strerror or exc}") from None
+    print(f"Evidence written to {path} (user and host names redacted).")
+    print(f"Check it with: rocm-wizard detect --from {path}")
+    return exit_codes.OK
