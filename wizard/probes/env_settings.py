@@ -31,18 +31,25 @@ _RELEVANT = frozenset(RELEVANT)
 _RC_FILES = (".bashrc", ".zshrc", ".bash_profile", ".profile", ".zprofile", ".config/fish/config.fish")
 
 
-def _assignments(text: str) -> list[tuple[str, str, int]]:
-    from wizard.parsers.env_file import parse_env_file
+def _assignments(text: str, kind: str = "env") -> list[tuple[str, str, int]]:
+    """(name, value, line) from NAME=value files ("env"), shell rc files ("rc") or venv activate scripts."""
+    from wizard.parsers.env_file import parse_activate, parse_env_file, parse_shell_rc
 
-    return [(a.name, a.value, a.line) for a in parse_env_file(text).assignments]
+    if kind == "activate":
+        found = parse_activate(text).added
+    elif kind == "rc":
+        found = parse_shell_rc(text)
+    else:
+        found = parse_env_file(text)
+    return [(a.name, a.value, a.line) for a in found if a.value is not None]
 
 
-def _from_file(host: Host, path: str, label: str) -> list[EnvSetting]:
+def _from_file(host: Host, path: str, label: str, kind: str) -> list[EnvSetting]:
     text = host.read_text(path, limit=1 << 20)
     if not text:
         return []
     last: dict[str, EnvSetting] = {}
-    for name, value, line in _assignments(text):
+    for name, value, line in _assignments(text, kind):
         if name in _RELEVANT:
             last[name] = EnvSetting(name, value, f"{label}:{line}")
     return list(last.values())
@@ -60,13 +67,13 @@ def probe_env(host: Host, venv_prefixes: list[str]) -> list[EnvSetting]:
                 if name in _RELEVANT:
                     out.append(EnvSetting(name, value, f"env.txt:{line}"))
     for prefix in venv_prefixes:
-        out.extend(_from_file(host, f"{prefix}/bin/activate", f"{prefix}/bin/activate"))
+        out.extend(_from_file(host, f"{prefix}/bin/activate", f"{prefix}/bin/activate", "activate"))
     for home in home_dirs(host):
         for rc in _RC_FILES:
             label = f"~/{rc}" if host.is_live else f"{home}/{rc}"
-            out.extend(_from_file(host, f"{home}/{rc}", label))
+            out.extend(_from_file(host, f"{home}/{rc}", label, "rc"))
     for name in host.listdir("/etc/profile.d"):
         if name.endswith(".sh"):
-            out.extend(_from_file(host, f"/etc/profile.d/{name}", f"/etc/profile.d/{name}"))
-    out.extend(_from_file(host, "/etc/environment", "/etc/environment"))
+            out.extend(_from_file(host, f"/etc/profile.d/{name}", f"/etc/profile.d/{name}", "rc"))
+    out.extend(_from_file(host, "/etc/environment", "/etc/environment", "env"))
     return out

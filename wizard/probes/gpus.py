@@ -181,8 +181,9 @@ def probe_gpus(host: Host, override: str | None) -> tuple[list[Gpu], list[str]]:
     # 4. SMI tools (recorded): VRAM, gfx, names by index / bus
     _merge_smi(host, drafts)
 
-    # 5. collect_env GPU lines: last resort for names / reported gfx
+    # 5. collect_env GPU lines: last resort for names / reported gfx; dmesg when nothing else
     _merge_collect_env(host, drafts)
+    _merge_dmesg(host, drafts)
 
     gpus: list[Gpu] = []
     for d in drafts:
@@ -210,30 +211,59 @@ def probe_gpus(host: Host, override: str | None) -> tuple[list[Gpu], list[str]]:
     return gpus, notes
 
 
+def _smi_target(drafts: list[_Draft], i: int, bus: str | None, pci_id: str | None) -> _Draft:
+    short = bus[5:] if bus and len(bus) == 12 else bus
+    target = next((d for d in drafts if short and d.matches(bus if bus and len(bus) == 12 else None, short, None)), None)
+    if target is None and i < len(drafts) and (not pci_id or not drafts[i].pci_id or drafts[i].pci_id == pci_id):
+        target = drafts[i]
+    if target is None:
+        target = _Draft()
+        drafts.append(target)
+    target.pci_id = target.pci_id or pci_id
+    if bus and len(bus) == 12:
+        target.bdf = target.bdf or bus
+    target.short_bdf = target.short_bdf or short
+    return target
+
+
 def _merge_smi(host: Host, drafts: list[_Draft]) -> None:
-    for fname, modname, funcname in (("rocm-smi.txt", "rocm_smi", "parse_rocm_smi"),
-                                     ("amd-smi.txt", "amd_smi", "parse_amd_smi")):
-        text = host.captured(fname)
-        if not text:
-            continue
-        try:
-            mod = __import__(f"wizard.parsers.{modname}", fromlist=[funcname])
-        except ImportError:
-            continue
-        parsed = getattr(mod, funcname)(text)
-        for i, g in enumerate(getattr(parsed, "gpus", ())):
-            short = getattr(g, "short_bdf", None)
-            target = next((d for d in drafts if short and d.matches(None, short, None)), None)
-            if target is None and i < len(drafts):
-                target = drafts[i]
-            if target is None:
-                target = _Draft(hip_index=None)
-                drafts.append(target)
-            if getattr(g, "gfx", None):
-                target.gfx_reported = target.gfx_reported or g.gfx
-            target.set_name(getattr(g, "name", None), 3)
-            target.set_vram(getattr(g, "vram_bytes", None), 1)
-            target.sources.append(Evidence(fname, getattr(g, "line", None), getattr(g, "name", None)))
+    """rocm-smi / amd-smi: their gfx comes from the KFD topology, i.e. the hardware's target."""
+    text = host.captured("rocm-smi.txt")
+    if text:
+        from wizard.parsers.rocm_smi import parse_rocm_smi
+
+        for i, g in enumerate(parse_rocm_smi(text).gpus):
+            t = _smi_target(drafts, i, g.bus, f"1002:{g.device_id}" if g.device_id else None)
+            t.gfx = t.gfx or g.gfx_version
+            t.set_name(g.card_series or g.card_model, 3)
+            t.set_vram(g.vram_total_bytes, 1)
+            t.sources.append(Evidence("rocm-smi.txt", None, f"GPU[{g.index}] {g.card_series or g.gfx_version or ''}"))
+    text = host.captured("amd-smi.txt")
+    if text:
+        from wizard.parsers.amd_smi import parse_amd_smi
+
+        for i, a in enumerate(parse_amd_smi(text).gpus):
+            t = _smi_target(drafts, i, a.bdf, f"1002:{a.device_id}" if a.device_id else None)
+            t.gfx = t.gfx or a.gfx
+            t.set_name(a.market_name, 3)
+            t.set_vram(a.vram_bytes, 1)
+            t.sources.append(Evidence("amd-smi.txt", None, f"GPU {a.index} {a.market_name or a.gfx or ''}"))
+
+
+def _merge_dmesg(host: Host, drafts: list[_Draft]) -> None:
+    """`kfd kfd: added device 1002:744c` lines name the GPUs the kernel driver brought up."""
+    text = host.captured("dmesg.txt")
+    if not text or drafts:
+        return
+    from wizard.parsers.dmesg import parse_dmesg
+
+    seen: list[str] = []
+    for ev in parse_dmesg(text).events:
+        if ev.kind == "kfd_added" and ev.detail and ev.detail.startswith("1002:"):
+            d = _Draft(pci_id=ev.detail, hip_index=len(seen), bdf=ev.bdf)
+            d.sources.append(Evidence("dmesg.txt", ev.line, ev.text))
+            drafts.append(d)
+            seen.append(ev.detail)
 
 
 def _merge_collect_env(host: Host, drafts: list[_Draft]) -> None:

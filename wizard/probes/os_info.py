@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 
 from wizard.host import Host
 from wizard.model import Evidence, OsInfo
@@ -28,6 +29,35 @@ def _secure_boot(host: Host) -> bool | None:
         return False  # legacy BIOS boot: no Secure Boot
     return None
 
+# collect_env's "OS:" line -> (os-release ID, how many version parts that distro's VERSION_ID has)
+_COLLECT_ENV_OS = (
+    (re.compile(r"^Ubuntu (\d+\.\d+)"), "ubuntu", ("debian",)),
+    (re.compile(r"^Debian GNU/Linux (\d+)"), "debian", ()),
+    (re.compile(r"^Fedora(?: Linux)? (\d+)"), "fedora", ()),
+    (re.compile(r"^Red Hat Enterprise Linux(?: Server)? (\d+\.\d+)"), "rhel", ("fedora",)),
+    (re.compile(r"^Rocky Linux (\d+\.\d+)"), "rocky", ("rhel", "fedora")),
+    (re.compile(r"^AlmaLinux (\d+\.\d+)"), "almalinux", ("rhel", "fedora")),
+    (re.compile(r"^openSUSE Tumbleweed"), "opensuse-tumbleweed", ("suse",)),
+    (re.compile(r"^openSUSE Leap (\d+\.\d+)"), "opensuse-leap", ("suse",)),
+    (re.compile(r"^SUSE Linux Enterprise Server (\d+)"), "sles", ("suse",)),
+    (re.compile(r"^Arch Linux"), "arch", ()),
+    (re.compile(r"^Gentoo"), "gentoo", ()),
+    (re.compile(r"^Linux Mint (\d+(?:\.\d+)?)"), "linuxmint", ("ubuntu", "debian")),
+    (re.compile(r"^Pop!_OS (\d+\.\d+)"), "pop", ("ubuntu", "debian")),
+)
+
+
+def os_from_collect_env(line: str | None) -> tuple[str | None, str | None, tuple[str, ...]]:
+    """"Ubuntu 22.04.4 LTS (x86_64)" -> ("ubuntu", "22.04", ("debian",))."""
+    if not line:
+        return None, None, ()
+    for pattern, os_id, like in _COLLECT_ENV_OS:
+        m = pattern.match(line.strip())
+        if m:
+            return os_id, (m.group(1) if m.groups() else None), like
+    return None, None, ()
+
+
 def _package_manager(host: Host, os_id: str | None, like: tuple[str, ...]) -> str | None:
     family = {os_id or "", *like}
     if host.exists("/var/lib/dpkg/status") or host.captured("dpkg.txt") or family & {"debian", "ubuntu"}:
@@ -51,8 +81,17 @@ def probe_os(host: Host) -> OsInfo:
     if text is None:
         text, src = host.captured("os-release.txt"), "os-release.txt"
     rel = parse_os_release(text)
+    os_id, version, like, pretty = rel.id, rel.version_id, rel.id_like, rel.pretty_name
     if text:
         sources.append(Evidence(src, None, rel.pretty_name))
+    elif (ce_text := host.captured("collect_env.txt")):
+        from wizard.parsers.collect_env import parse_collect_env
+
+        ce_os = parse_collect_env(ce_text).os
+        os_id, version, like = os_from_collect_env(ce_os)
+        if os_id:
+            pretty = ce_os
+            sources.append(Evidence("collect_env.txt", None, f"OS: {ce_os}"))
     kernel = arch = None
     uname_text = host.captured("uname.txt")
     if uname_text:
@@ -67,8 +106,8 @@ def probe_os(host: Host) -> OsInfo:
         kernel = (host.read_text("/proc/sys/kernel/osrelease", 256) or "").strip() or None
         arch = os.uname().machine
     return OsInfo(
-        id=rel.id, version=rel.version_id, codename=rel.version_codename, kernel=kernel,
-        like=rel.id_like, pretty_name=rel.pretty_name, arch=arch,
-        package_manager=_package_manager(host, rel.id, rel.id_like),
+        id=os_id, version=version, codename=rel.version_codename, kernel=kernel,
+        like=like, pretty_name=pretty, arch=arch,
+        package_manager=_package_manager(host, os_id, like),
         secure_boot=_secure_boot(host), sources=tuple(sources),
     )

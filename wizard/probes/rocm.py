@@ -52,22 +52,22 @@ def _short_version(text: str | None) -> str | None:
 
 def read_packages(host: Host) -> list[Package]:
     """Installed packages related to ROCm/amdgpu, from dpkg's status file, dpkg.txt or rpm.txt."""
-    from wizard.parsers.dpkg import parse_dpkg_list, parse_dpkg_status
-    from wizard.parsers.rpm import parse_rpm_qa
+    from wizard.parsers.dpkg import parse_dpkg
+    from wizard.parsers.rpm import parse_rpm
 
     pkgs: list[Package] = []
     status = host.read_text("/var/lib/dpkg/status", limit=64 << 20)
     if status:
         pkgs = [Package(p.name, p.version or "", "/var/lib/dpkg/status", p.line)
-                for p in parse_dpkg_status(status) if p.installed]
+                for p in parse_dpkg(status) if p.installed]
     elif (text := host.captured("dpkg.txt")):
-        pkgs = [Package(p.name, p.version or "", "dpkg.txt", p.line) for p in parse_dpkg_list(text) if p.installed]
+        pkgs = [Package(p.name, p.version or "", "dpkg.txt", p.line) for p in parse_dpkg(text) if p.installed]
     elif (text := host.captured("rpm.txt")):
-        pkgs = [Package(p.name, p.version or "", "rpm.txt", p.line) for p in parse_rpm_qa(text)]
+        pkgs = [Package(p.name, p.version_release, "rpm.txt", p.line) for p in parse_rpm(text)]
     elif host.is_live and host.exists("/var/lib/rpm") and host.which("rpm"):
         res = host.run(["rpm", "-qa"], timeout=8.0)
         if res.ok:
-            pkgs = [Package(p.name, p.version or "", "rpm -qa", p.line) for p in parse_rpm_qa(res.stdout)]
+            pkgs = [Package(p.name, p.version_release, "rpm -qa", p.line) for p in parse_rpm(res.stdout)]
     return [p for p in pkgs if _ROCM_PKG.match(p.name)]
 
 
