@@ -34,6 +34,7 @@ class _Draft:
     hip_index: int | None = None
     kfd_node: int | None = None
     render_node: str | None = None
+    kb_by_name: str | None = None  # a board name to look up when no PCI id is known
     sources: list[Evidence] = field(default_factory=list)
 
     def set_name(self, name: str | None, rank: int) -> None:
@@ -63,6 +64,16 @@ def override_gfx(value: str | None) -> str | None:
     if minor > 15 or step > 15:
         return None
     return gfx_from_target_version(major * 10000 + minor * 100 + step)
+
+
+def _kb_by_name(board: str) -> object | None:
+    """The one PCI-id table entry whose marketing names include this board name (same gfx if several)."""
+    want = board.lower().removeprefix("amd ").strip()
+    hits = [g for g in load_kb().gpus()
+            if any(n.lower().removeprefix("amd ").strip() == want for n in (g.name or "").split(" / "))]
+    if hits and len({(h.gfx, h.integrated) for h in hits}) == 1:
+        return hits[0]
+    return None
 
 
 def _integrated_by_gfx(gfx: str | None) -> bool | None:
@@ -183,11 +194,12 @@ def probe_gpus(host: Host, override: str | None) -> tuple[list[Gpu], list[str]]:
 
     # 5. collect_env GPU lines: last resort for names / reported gfx; dmesg when nothing else
     _merge_collect_env(host, drafts)
+    _merge_clinfo(host, drafts)
     _merge_dmesg(host, drafts)
 
     gpus: list[Gpu] = []
     for d in drafts:
-        info = kb.gpu_by_pci(d.pci_id) if d.pci_id else None
+        info = kb.gpu_by_pci(d.pci_id) if d.pci_id else (_kb_by_name(d.kb_by_name) if d.kb_by_name else None)
         hw_gfx = d.gfx or (info.gfx if info else None)
         if hw_gfx is None and not override and d.gfx_reported:
             hw_gfx = d.gfx_reported  # no override in force: the runtime reports the hardware's own
@@ -248,6 +260,25 @@ def _merge_smi(host: Host, drafts: list[_Draft]) -> None:
             t.set_name(a.market_name, 3)
             t.set_vram(a.vram_bytes, 1)
             t.sources.append(Evidence("amd-smi.txt", None, f"GPU {a.index} {a.market_name or a.gfx or ''}"))
+
+
+def _merge_clinfo(host: Host, drafts: list[_Draft]) -> None:
+    """clinfo: board names and the gfx the OpenCL runtime reports (overrides apply to it too)."""
+    text = host.captured("clinfo.txt")
+    if not text:
+        return
+    from wizard.parsers.clinfo import parse_clinfo
+
+    for i, dev in enumerate(parse_clinfo(text).devices):
+        t = drafts[i] if i < len(drafts) else None
+        if t is None:
+            t = _Draft(hip_index=i)
+            drafts.append(t)
+        t.gfx_reported = t.gfx_reported or dev.gfx
+        t.set_name(dev.board_name, 3)
+        if t.pci_id is None and dev.board_name:
+            t.kb_by_name = dev.board_name
+        t.sources.append(Evidence("clinfo.txt", dev.line, f"{dev.board_name or ''} {dev.gfx or ''}".strip()))
 
 
 def _merge_dmesg(host: Host, drafts: list[_Draft]) -> None:
