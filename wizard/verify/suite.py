@@ -243,9 +243,10 @@ def _set_blas(torch, params: dict) -> str | None:
 
 def check_matmul(torch, dev: str, params: dict) -> dict:
     quick = params.get("quick")
+    lib = None
     if dev.startswith("cuda"):
         torch.backends.cuda.matmul.allow_tf32 = False
-    lib = _set_blas(torch, params)
+        lib = _set_blas(torch, params)
     if dev == "cpu":
         shapes = [(64, 64, 64), (127, 255, 63)] if quick else [(127, 255, 63), (256, 256, 256), (1, 513, 257),
                                                                  (384, 96, 640)]
@@ -1012,7 +1013,14 @@ def main(argv=None) -> int:
     d = Driver(args)
     signal.signal(signal.SIGTERM, d.abort)
     signal.signal(signal.SIGINT, d.abort)
-    return d.main()
+    try:
+        return d.main()
+    except BrokenPipeError:  # the reader went away (| head): nothing left to say
+        return 1
+    finally:
+        import shutil
+
+        shutil.rmtree(d.tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

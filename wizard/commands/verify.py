@@ -1,0 +1,112 @@
+"""rocm-wizard verify: run the matmul + conv verification suite in a Python env or a Docker image.
+
+    rocm-wizard verify [--python PATH | --image TAG] [--device auto|cpu] [--timeout S] [--quick] [--json]
+
+Exit 0 only when every check that ran passed; 1 otherwise; 2 for bad usage (a --python that is not
+an interpreter, a recorded machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from wizard import exit_codes
+
+
+def _positive(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+    return v
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    # --python PATH is a machine option (wizard/cli.py): the interpreter or venv to verify.
+    p.add_argument("--image", metavar="TAG", help="run the suite inside this Docker image (AMD's GPU flags)")
+    p.add_argument("--device", choices=("auto", "cpu"), default="auto",
+                   help="auto: every GPU torch sees, GPU checks skipped when none; cpu: the same checks on the CPU")
+    p.add_argument("--timeout", type=_positive, default=None, metavar="S",
+                   help="seconds allowed to each check (default 120)")
+    p.add_argument("--quick", action="store_true", help="a subset that takes a few seconds")
+    p.add_argument("--json", action="store_true",
+                   help='print {"checks": [...], "summary": {...}, "findings": [...]} as JSON')
+
+
+def _facts(ctx):  # type: ignore[no-untyped-def]
+    """The machine's facts for the diagnoser's conditions and the throughput band; None if detection fails."""
+    try:
+        return ctx.facts
+    except Exception:  # noqa: BLE001 - verification must not depend on detection working
+        return None
+
+
+def _kb():  # type: ignore[no-untyped-def]
+    try:
+        from wizard.kb import load_kb
+
+        return load_kb()
+    except Exception:  # noqa: BLE001 - no band without the knowledge base; the checks still run
+        return None
+
+
+def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
+    from wizard.commands import CommandError, usage_error
+    from wizard.verify import (
+        DEFAULT_TIMEOUT,
+        SuiteOptions,
+        VerifyUsageError,
+        default_python,
+        resolve_python,
+        run_verify,
+    )
+
+    if ctx.read_only:
+        raise usage_error("verify runs the suite on this machine; --from names a recorded one")
+    pythons = list(getattr(args, "pythons", None) or [])
+    if len(pythons) > 1:
+        raise usage_error("verify takes one --python PATH")
+    python = pythons[0] if pythons else None
+    try:
+        if args.image:
+            import shutil
+
+            if shutil.which("docker") is None:
+                raise CommandError("--image needs the docker client, and `docker` is not on PATH",
+                                   exit_codes.FAILURE)
+            # with --image, --python names the interpreter inside the image (default python3)
+        else:
+            if python is None:
+                python = default_python()
+                if python is None:
+                    raise usage_error("no Python to verify: give --python PATH (no VIRTUAL_ENV, no python3 on PATH)")
+            python = resolve_python(python)
+    except VerifyUsageError as exc:
+        raise usage_error(f"--python {exc}") from None
+    options = SuiteOptions(device=args.device, timeout=args.timeout or DEFAULT_TIMEOUT, quick=args.quick)
+
+    on_check = None
+    console = None
+    if not args.json:
+        from rich.console import Console
+
+        console = Console()
+        console.print(f"[dim]verifying {args.image or python} (each check at most {options.timeout:g} s)...[/]")
+
+        def on_check(c):  # type: ignore[no-untyped-def]
+            console.print(f"[dim]  {c.status:7} {c.name} {c.device} {c.seconds:.1f}s[/]")
+
+    report = run_verify(python=python if not args.image else (pythons[0] if pythons else None),
+                        image=args.image, options=options, facts=_facts(ctx), kb=_kb(), on_check=on_check)
+    if args.json:
+        json.dump(report.to_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        from wizard.verify.render import print_report
+
+        print_report(report, console)
+    return report.exit_code
