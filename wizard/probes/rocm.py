@@ -50,6 +50,16 @@ def _short_version(text: str | None) -> str | None:
     return ".".join(g for g in m.groups() if g is not None)
 
 
+def _relevant_stanzas(status: str) -> str:
+    """Only the dpkg status stanzas of ROCm/amdgpu packages: a desktop's file has thousands."""
+    keep = []
+    for stanza in status.split("\n\n"):
+        head = stanza.lstrip("\n")
+        if head.startswith("Package: ") and _ROCM_PKG.match(head[9:head.find("\n") if "\n" in head else None]):
+            keep.append(head)
+    return "\n\n".join(keep) + "\n"
+
+
 def read_packages(host: Host) -> list[Package]:
     """Installed packages related to ROCm/amdgpu, from dpkg's status file, dpkg.txt or rpm.txt."""
     from wizard.parsers.dpkg import parse_dpkg
@@ -58,7 +68,8 @@ def read_packages(host: Host) -> list[Package]:
     pkgs: list[Package] = []
     status = host.read_text("/var/lib/dpkg/status", limit=64 << 20)
     if status:
-        pkgs = [Package(p.name, p.version or "", "/var/lib/dpkg/status", p.line)
+        status = _relevant_stanzas(status)
+        pkgs = [Package(p.name, p.version or "", "/var/lib/dpkg/status", None)
                 for p in parse_dpkg(status) if p.installed]
     elif (text := host.captured("dpkg.txt")):
         pkgs = [Package(p.name, p.version or "", "dpkg.txt", p.line) for p in parse_dpkg(text) if p.installed]

@@ -1,0 +1,101 @@
+"""The command line as a user meets it: options anywhere, one-line errors, exit codes, cheap --version."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from wizard import exit_codes
+from wizard.cli import main
+
+SEED = "seed-7900xt"
+
+
+def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "wizard", *args], capture_output=True, text=True,
+                          input=stdin, timeout=120)
+
+
+def test_version_imports_neither_textual_nor_torch_nor_rich() -> None:
+    code = ("import sys; from wizard.cli import main; rc = main(['--version']); "
+            "print(rc, sorted(m for m in ('textual', 'torch', 'rich') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().splitlines()[-1] == "0 []"
+
+
+def test_version_output() -> None:
+    res = run_cli("--version")
+    assert res.returncode == 0 and res.stdout.startswith("rocm-wizard ")
+
+
+@pytest.mark.parametrize("argv", [
+    ["detect", "--json", "--from", SEED],
+    ["--from", SEED, "detect", "--json"],
+])
+def test_machine_options_before_and_after_the_subcommand(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == exit_codes.OK
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["schema"] == 1
+    assert [g["gfx"] for g in doc["gpus"]] == ["gfx1100", "gfx1100"]
+    assert doc["origin"].startswith("bundle:")
+
+
+def test_diagnose_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["diagnose", "--json", "--from", SEED]) == exit_codes.OK
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["findings"], "the seed machine's traceback must produce findings"
+    for f in doc["findings"]:
+        assert {"id", "severity", "title", "cause", "fix", "sources", "evidence"} <= set(f)
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["detect", "--from", "/nonexistent/bundle"], "no such bundle"),
+    (["detect", "--bogus"], "unrecognized arguments"),
+    (["diagnose", "--from", SEED, "--error-file", "/nonexistent/err.txt"], "--error-file"),
+    (["--from", SEED, "--sandbox", "/tmp/x", "detect"], "two different machines"),
+    (["--profile", "seed-7900xt", "detect"], "--profile goes with --sandbox"),
+    (["--dry-run"], "--dry-run needs --plan"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv: list[str], needle: str) -> None:
+    res = run_cli(*argv)
+    assert res.returncode == exit_codes.USAGE, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and needle in lines[0], res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_unreadable_tarball_is_a_usage_error(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.tar.gz"
+    bad.write_bytes(b"not a tarball")
+    res = run_cli("detect", "--from", str(bad))
+    assert res.returncode == exit_codes.USAGE and "not a readable" in res.stderr
+
+
+def test_error_file_from_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("RuntimeError: HIP error: invalid device function\n"))
+    assert main(["diagnose", "--json", "--from", "seed-5600xt", "--error-file", "-"]) == exit_codes.OK
+    ids = [f["id"] for f in json.loads(capsys.readouterr().out)["findings"]]
+    assert "invalid-device-function" in ids
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(argv=st.lists(st.sampled_from(["detect", "diagnose", "--json", "--from", SEED, "--python", "/nope",
+                                      "--evidence", "--error-file", "-x", "plans", "--dry-run", "", "--help"]),
+                     max_size=6))
+def test_fuzzed_arguments_never_traceback(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # Always a recorded machine: nothing can be changed whatever the words are.
+    try:
+        rc = main(argv + ["--from", SEED])
+    except SystemExit as exc:  # --help / argparse's own exits
+        rc = exc.code if isinstance(exc.code, int) else 0
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
+    assert rc in (0, 1, 2, 3, 4, 5)
