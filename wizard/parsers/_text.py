@@ -143,3 +143,20 @@ def never_raises(default: Callable[[], T]) -> Callable[[Callable[..., T]], Calla
         return guarded
 
     return wrap
+
+
+def json_payload(data: object) -> object | None:
+    """A JSON document pasted in text (fences, prompts, colours around it), or None."""
+    import json  # stdlib, loaded only when a paste looks like JSON
+
+    cleaned = [line for _no, line in lines(data)]
+    start = next((i for i, s in enumerate(cleaned) if s.lstrip().startswith(("{", "["))), None)
+    if start is None:
+        return None
+    end = next((i for i in range(len(cleaned) - 1, start - 1, -1) if cleaned[i].rstrip().endswith(("}", "]"))), None)
+    if end is None:
+        return None
+    try:
+        return json.loads("\n".join(cleaned[start : end + 1]))
+    except (ValueError, RecursionError):
+        return None

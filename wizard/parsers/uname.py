@@ -42,7 +42,9 @@ def parse_uname(text: object) -> Uname:
                     tail = tail[:-1]
                 version = " ".join(tail) or None
             return Uname(tokens[0], tokens[1], tokens[2], version, arch, no)
-        if len(tokens) == 1 and _RELEASE_RE.match(tokens[0]) and release_only is None:
+        if len(tokens) == 2 and tokens[0] == "Linux" and _RELEASE_RE.match(tokens[1]) and release_only is None:
+            release_only = (no, tokens[1])  # uname -s -r
+        elif len(tokens) == 1 and _RELEASE_RE.match(tokens[0]) and release_only is None:
             release_only = (no, tokens[0])
         elif len(tokens) == 1 and tokens[0] in _ARCHES and arch_only is None:
             arch_only = tokens[0]

@@ -1,0 +1,206 @@
+"""``amd-smi static`` / ``amd-smi list`` / ``amd-smi version`` output, as text or as JSON.
+
+Text is indented ``KEY: value`` lines under ``GPU: N`` and section headers (``ASIC:``, ``BUS:``,
+``DRIVER:``, ``VRAM:``...). VRAM ``SIZE`` is printed in MB; amd-smi computes it as bytes / 2**20,
+so ``vram_bytes`` multiplies back by 2**20.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from wizard.parsers._text import json_payload, lines, never_raises, none_if_na, to_text
+
+_GPU_RE = re.compile(r"^\s*GPU\s*:\s*(\d+)\s*$")
+_OTHER_DEVICE_RE = re.compile(r"^\s*(?:CPU|CORE|AI_NIC|NIC|SWITCH)\s*:\s*\d+\s*$")
+_SECTION_RE = re.compile(r"^\s*([A-Z][A-Z0-9_ ]*):\s*$")
+_KV_RE = re.compile(r"^\s*([A-Z][A-Z0-9_]*)\s*:\s*(.*?)\s*$")
+_VERSION_PART_RE = re.compile(r"^\s*([A-Za-z][A-Za-z ]*?)\s*(?:version)?\s*:\s*(.*?)\s*$", re.IGNORECASE)
+_SIZE_RE = re.compile(r"^\s*(\d+)\s*(MB|MiB|GB|KB)?\s*$", re.IGNORECASE)
+_GFX_RE = re.compile(r"\bgfx[0-9a-f]{3,4}\b")
+
+
+@dataclass(frozen=True)
+class AmdSmiGpu:
+    index: int
+    bdf: str | None = None
+    market_name: str | None = None
+    gfx: str | None = None  # TARGET_GRAPHICS_VERSION
+    device_id: str | None = None  # "744c"
+    vram_size_mb: int | None = None
+    driver_name: str | None = None
+    driver_version: str | None = None
+    uuid: str | None = None
+    kfd_id: int | None = None
+    node_id: int | None = None
+    fields: tuple[tuple[str, str], ...] = ()  # "SECTION.KEY" (or "KEY") -> value
+
+    @property
+    def vram_bytes(self) -> int | None:
+        return self.vram_size_mb * 2**20 if self.vram_size_mb is not None else None
+
+
+@dataclass(frozen=True)
+class AmdSmi:
+    gpus: tuple[AmdSmiGpu, ...] = ()
+    tool_version: str | None = None
+    library_version: str | None = None
+    rocm_version: str | None = None
+    amdgpu_version: str | None = None  # "amdgpu version" in newer `amd-smi version`
+
+
+def _int(value: str | None, base: int = 10) -> int | None:
+    try:
+        return int(str(value).strip(), base) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _build(index: int, fields: list[tuple[str, str]]) -> AmdSmiGpu:
+    d: dict[str, str] = {}
+    for k, v in fields:
+        d.setdefault(k.upper(), v)
+
+    def get(*keys: str) -> str | None:
+        for k in keys:
+            v = none_if_na(d.get(k))
+            if v is not None:
+                return v
+        return None
+
+    gm = _GFX_RE.search(get("ASIC.TARGET_GRAPHICS_VERSION", "TARGET_GRAPHICS_VERSION") or "")
+    dev = get("ASIC.DEVICE_ID", "DEVICE_ID")
+    dev_id = None
+    if dev and re.fullmatch(r"0x[0-9a-fA-F]{1,4}", dev):
+        dev_id = f"{int(dev, 16):04x}"
+    size = get("VRAM.SIZE", "VRAM.VRAM_SIZE")
+    sm = _SIZE_RE.match(size or "")
+    mb = None
+    if sm:
+        n, unit = int(sm.group(1)), (sm.group(2) or "MB").upper()
+        mb = n * 1024 if unit == "GB" else n // 1024 if unit == "KB" else n
+    return AmdSmiGpu(
+        index=index,
+        bdf=(get("BUS.BDF", "BDF") or "").lower() or None,
+        market_name=get("ASIC.MARKET_NAME", "MARKET_NAME"),
+        gfx=gm.group(0) if gm else None,
+        device_id=dev_id,
+        vram_size_mb=mb,
+        driver_name=get("DRIVER.NAME"),
+        driver_version=get("DRIVER.VERSION", "DRIVER.DRIVER_VERSION"),
+        uuid=get("UUID"),
+        kfd_id=_int(get("KFD_ID")),
+        node_id=_int(get("NODE_ID")),
+        fields=tuple(fields),
+    )
+
+
+def _flatten(prefix: str, value: object, out: list[tuple[str, str]]) -> None:
+    if isinstance(value, dict):
+        if set(value) >= {"value", "unit"}:
+            out.append((prefix, f"{value['value']} {value['unit']}"))
+            return
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}".upper() if prefix else str(k).upper(), v, out)
+    elif not isinstance(value, list):
+        out.append((prefix, "" if value is None else str(value)))
+
+
+def _versions(pairs: dict[str, str]) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for key, value in pairs.items():
+        k = key.lower().replace("_", " ").strip()
+        if k in ("amdsmi tool", "tool"):
+            out["tool"] = value
+        elif k in ("amdsmi library", "amdsmi library version", "library", "amdsmi lib"):
+            out["library"] = value
+        elif k in ("rocm", "rocm version"):
+            out["rocm"] = value
+        elif k in ("amdgpu", "amdgpu version"):
+            out["amdgpu"] = value
+    return out
+
+
+def _from_json(text: str) -> AmdSmi | None:
+    data = json_payload(text)
+    if data is None:
+        return None
+    items: list[object] = []
+    versions: dict[str, str | None] = {}
+    if isinstance(data, dict):
+        for key in ("gpu_data", "gpus", "data"):
+            if isinstance(data.get(key), list):
+                items = data[key]
+                break
+        else:
+            items = [data] if "gpu" in data else []
+        versions = _versions({str(k): str(v) for k, v in data.items() if not isinstance(v, (dict, list))})
+    elif isinstance(data, list):
+        items = data
+        for entry in data:
+            if isinstance(entry, dict) and "gpu" not in entry:
+                versions.update(_versions({str(k): str(v) for k, v in entry.items()}))
+    gpus = []
+    for item in items:
+        if not isinstance(item, dict) or "gpu" not in item:
+            continue
+        idx = _int(str(item.get("gpu")))
+        if idx is None:
+            continue
+        fields: list[tuple[str, str]] = []
+        _flatten("", {k: v for k, v in item.items() if k != "gpu"}, fields)
+        gpus.append(_build(idx, fields))
+    return AmdSmi(tuple(gpus), versions.get("tool"), versions.get("library"), versions.get("rocm"), versions.get("amdgpu"))
+
+
+@never_raises(AmdSmi)
+def parse_amd_smi(text: object) -> AmdSmi:
+    raw = to_text(text)
+    parsed = _from_json(raw)
+    if parsed is not None:
+        return parsed
+    gpus: dict[int, list[tuple[str, str]]] = {}
+    cur: int | None = None
+    section = ""
+    versions: dict[str, str | None] = {}
+    for _no, line in lines(raw):
+        s = line.strip()
+        if not s:
+            continue
+        if "|" in s and ":" in s and ("ROCm" in s or "AMDSMI" in s.upper()):
+            pairs = {}
+            for part in s.split("|"):
+                pm = _VERSION_PART_RE.match(part)
+                if pm:
+                    pairs[pm.group(1)] = pm.group(2)
+            versions.update({k: v for k, v in _versions(pairs).items() if v})
+            continue
+        m = _GPU_RE.match(s)
+        if m:
+            cur, section = int(m.group(1)), ""
+            gpus.setdefault(cur, [])
+            continue
+        if _OTHER_DEVICE_RE.match(s):
+            cur = None
+            continue
+        if cur is None:
+            continue
+        m = _SECTION_RE.match(line)
+        if m and line[:1].isspace():
+            section = m.group(1).strip().replace(" ", "_")
+            continue
+        m = _KV_RE.match(line)
+        if m:
+            key = m.group(1)
+            indent = len(line) - len(line.lstrip())
+            if section and indent <= 4 and key in ("BDF", "UUID", "KFD_ID", "NODE_ID", "PARTITION_ID"):
+                section = ""  # `amd-smi list` keys sit directly under GPU
+            gpus[cur].append((f"{section}.{key}" if section else key, m.group(2)))
+    return AmdSmi(
+        tuple(_build(i, gpus[i]) for i in sorted(gpus)),
+        versions.get("tool"),
+        versions.get("library"),
+        versions.get("rocm"),
+        versions.get("amdgpu"),
+    )

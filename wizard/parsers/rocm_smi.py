@@ -1,0 +1,164 @@
+"""``rocm-smi`` output: the concise table and the per-GPU ``GPU[N] : key: value`` lines printed by
+``--showproductname``, ``--showmeminfo vram``, ``--showbus``, ``--showid``, ``--showdriverversion``
+and ``-a``; also ``--json`` / ``--csv``-free JSON pastes (``{"card0": {...}}``)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from wizard.parsers._text import json_payload, lines, never_raises, none_if_na, to_text
+
+_GPU_KV_RE = re.compile(r"^\s*GPU\[(\d+)\]\s*:\s*(.*?)\s*:\s*(.*?)\s*$")
+_DRIVER_RE = re.compile(r"^\s*Driver version\s*:\s*(\S+)", re.IGNORECASE)
+_ROW_RE = re.compile(r"^\s*(\d+)\s+(\S.*)$")
+_DEVICE_ID_RE = re.compile(r"\b0x([0-9a-fA-F]{4})\b")
+_GFX_RE = re.compile(r"\bgfx[0-9a-f]{3,4}\b")
+_BUS_RE = re.compile(r"^(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
+_HEX4_RE = re.compile(r"^[0-9a-fA-F]{4}$")
+_HEADER_WORDS = ("GPU", "Device")
+
+
+@dataclass(frozen=True)
+class SmiGpu:
+    index: int
+    card_series: str | None = None  # "Navi 31 [Radeon RX 7900 XT/7900 XTX]"
+    card_model: str | None = None
+    card_vendor: str | None = None
+    card_sku: str | None = None
+    gfx_version: str | None = None  # "gfx1100"
+    device_id: str | None = None  # "744c"
+    vram_total_bytes: int | None = None
+    vram_used_bytes: int | None = None
+    bus: str | None = None  # "0000:03:00.0"
+    unique_id: str | None = None
+    vbios: str | None = None
+    node_id: int | None = None
+    fields: tuple[tuple[str, str], ...] = ()  # every "key: value" for this GPU, keys lower-cased
+
+
+@dataclass(frozen=True)
+class RocmSmi:
+    gpus: tuple[SmiGpu, ...] = ()
+    driver_version: str | None = None
+    messages: tuple[str, ...] = ()  # WARNING/ERROR lines
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(str(value).strip()) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _bus(value: str | None) -> str | None:
+    m = _BUS_RE.match((value or "").strip())
+    if not m:
+        return None
+    dom = (m.group(1) or "0000").lower()
+    return f"{dom}:{m.group(2).lower()}:{m.group(3).lower()}.{m.group(4)}"
+
+
+def _build(index: int, fields: list[tuple[str, str]], table_id: str | None) -> SmiGpu:
+    d: dict[str, str] = {}
+    for k, v in fields:
+        d.setdefault(k, v)
+
+    def get(*keys: str) -> str | None:
+        for k in keys:
+            v = none_if_na(d.get(k))
+            if v is not None:
+                return v
+        return None
+
+    gfx = get("gfx version")
+    gm = _GFX_RE.search(gfx or "")
+    dev = get("gpu id", "device id")
+    dm = _DEVICE_ID_RE.search(dev or "")
+    return SmiGpu(
+        index=index,
+        card_series=get("card series"),
+        card_model=get("card model"),
+        card_vendor=get("card vendor"),
+        card_sku=get("card sku"),
+        gfx_version=gm.group(0) if gm else None,
+        device_id=dm.group(1).lower() if dm else table_id,
+        vram_total_bytes=_int(get("vram total memory (b)")),
+        vram_used_bytes=_int(get("vram total used memory (b)")),
+        bus=_bus(get("pci bus")),
+        unique_id=get("unique id"),
+        vbios=get("vbios version"),
+        node_id=_int(get("node id")),
+        fields=tuple(fields),
+    )
+
+
+def _from_json(text: str) -> RocmSmi | None:
+    data = json_payload(text)
+    if not isinstance(data, dict):
+        return None
+    gpus: list[SmiGpu] = []
+    driver = None
+    for key, value in data.items():
+        if not isinstance(value, dict):
+            continue
+        m = re.fullmatch(r"card(\d+)", str(key))
+        if m:
+            fields = [(str(k).strip().rstrip(":").lower(), str(v)) for k, v in value.items()]
+            gpus.append(_build(int(m.group(1)), fields, None))
+        elif str(key).lower() == "system":
+            driver = none_if_na(str(value.get("Driver version", ""))) or driver
+    return RocmSmi(tuple(gpus), driver, ())
+
+
+@never_raises(RocmSmi)
+def parse_rocm_smi(text: object) -> RocmSmi:
+    raw = to_text(text)
+    parsed = _from_json(raw)
+    if parsed is not None:
+        return parsed
+    per_gpu: dict[int, list[tuple[str, str]]] = {}
+    table_ids: dict[int, str] = {}
+    driver: str | None = None
+    messages: list[str] = []
+    in_table = False
+    did_col: int | None = None
+    for _no, line in lines(raw):
+        s = line.strip()
+        if not s:
+            continue
+        if set(s) <= {"=", "-", " "} or "End of ROCm SMI Log" in s:
+            in_table = False if "End of" in s else in_table
+            continue
+        if "WARNING" in s or "ERROR" in s:
+            messages.append(s)
+        m = _GPU_KV_RE.match(line)
+        if m:
+            key = m.group(2).strip().rstrip(":").lower()
+            value = m.group(3)
+            if key == "driver version" and not driver:
+                driver = none_if_na(value)
+            per_gpu.setdefault(int(m.group(1)), []).append((key, value))
+            continue
+        m = _DRIVER_RE.match(s)
+        if m:
+            driver = driver or none_if_na(m.group(1))
+            continue
+        if s.split(None, 1)[0] in _HEADER_WORDS and ("Temp" in s or "SCLK" in s or "Node" in s):
+            in_table = True
+            header = s.split()
+            did_col = header.index("DID") if "DID" in header else None
+            continue
+        if in_table:
+            rm = _ROW_RE.match(s)
+            if rm:
+                idx = int(rm.group(1))
+                per_gpu.setdefault(idx, [])
+                dm = _DEVICE_ID_RE.search(rm.group(2))
+                cells = s.split()
+                if dm:
+                    table_ids.setdefault(idx, dm.group(1).lower())
+                elif did_col is not None and did_col < len(cells) and _HEX4_RE.match(cells[did_col]):
+                    table_ids.setdefault(idx, cells[did_col].lower())
+    gpus = tuple(_build(i, per_gpu[i], table_ids.get(i)) for i in sorted(per_gpu))
+    return RocmSmi(gpus, driver, tuple(messages))

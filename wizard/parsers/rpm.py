@@ -1,0 +1,51 @@
+"""``rpm -qa`` output: NEVRA lines such as ``rocm-smi-lib-7.4.0.60300-39.el9.x86_64``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from wizard.parsers._text import lines, never_raises
+
+_ARCHES = frozenset(
+    {"x86_64", "noarch", "i686", "i386", "aarch64", "ppc64le", "s390x", "src", "armv7hl", "riscv64"}
+)
+_TOKEN_RE = re.compile(r"^[A-Za-z0-9_+.:~^-]+$")
+
+
+@dataclass(frozen=True)
+class RpmPackage:
+    name: str
+    version: str
+    release: str
+    arch: str | None
+    epoch: str | None = None
+    line: int = 0
+
+    @property
+    def version_release(self) -> str:
+        return f"{self.version}-{self.release}"
+
+
+@never_raises(tuple)
+def parse_rpm(text: object) -> tuple[RpmPackage, ...]:
+    out: list[RpmPackage] = []
+    for no, line in lines(text):
+        s = line.strip()
+        if not s or " " in s or not _TOKEN_RE.match(s):
+            continue
+        arch = None
+        head, dot, tail = s.rpartition(".")
+        if dot and tail in _ARCHES:
+            s, arch = head, tail
+        parts = s.rsplit("-", 2)
+        if len(parts) != 3 or not all(parts):
+            continue
+        name, version, release = parts
+        epoch = None
+        if ":" in version:
+            epoch, version = version.split(":", 1)
+        if not version[:1].isalnum() or not release[:1].isalnum():
+            continue
+        out.append(RpmPackage(name, version, release, arch, epoch, no))
+    return tuple(out)

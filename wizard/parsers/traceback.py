@@ -1,0 +1,43 @@
+"""Error texts (tracebacks, runtime messages) normalised for signature matching."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from wizard.parsers._text import lines, never_raises, prompt_command
+
+_WS_RE = re.compile(r"[ \t]+")
+_EXC_RE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Interrupt|Exit)|[\w.]*Error)\s*:\s*(.*)$")
+_TB_START = "Traceback (most recent call last):"
+
+
+@dataclass(frozen=True)
+class ErrorText:
+    text: str  # ANSI/CR stripped, runs of blanks collapsed, blank lines and prompts dropped
+    exception: str | None = None  # last "SomethingError: message" line's type
+    message: str | None = None  # its message
+    has_traceback: bool = False
+
+
+@never_raises(lambda: ErrorText(""))
+def parse_error_text(text: object) -> ErrorText:
+    kept: list[str] = []
+    exception = message = None
+    has_tb = False
+    for _no, line in lines(text):
+        s = _WS_RE.sub(" ", line).strip()
+        if not s or (prompt_command(s) is not None and not s.startswith(">>>")):
+            continue
+        if s == _TB_START:
+            has_tb = True
+        m = _EXC_RE.match(s)
+        if m:
+            exception, message = m.group(1), m.group(2) or None
+        kept.append(s)
+    return ErrorText("\n".join(kept), exception, message, has_tb)
+
+
+def normalise_error_text(text: object) -> str:
+    """The normalised text alone (what known-issue signatures are matched against)."""
+    return parse_error_text(text).text
