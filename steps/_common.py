@@ -1,0 +1,141 @@
+"""What every step receives (StepContext) and small builders for common actions.
+
+Steps never execute anything: they return ``StepPlan``s made of ``Action``s (argv lists). Where a
+command's output must land in a file, or a file must be written, the argv runs a tiny, fixed program
+(``sh -c`` with positional arguments, or ``python3 -c``) so that the argv alone is the whole command:
+the runner runs it as is, and the dry-run script prints it shlex-quoted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from wizard.model import Action, Facts, Gpu, StepPlan
+
+if TYPE_CHECKING:
+    from wizard.kb import DockerImage, KnowledgeBase, Release, Wheel
+    from wizard.plan_file import StepSpec, Target
+
+
+class StepRefused(Exception):
+    """The step cannot be planned on this machine; each reason is one line."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = list(reasons)
+
+
+@dataclass(frozen=True)
+class StepContext:
+    facts: Facts
+    kb: KnowledgeBase
+    plan_name: str
+    target: Target
+    spec: StepSpec
+    gpus: tuple[Gpu, ...] = ()  # the GPUs the stack is set up for
+    hidden: tuple[Gpu, ...] = ()  # AMD GPUs to hide from HIP (unusable iGPU)
+    gfx: tuple[str, ...] = ()  # their hardware gfx targets, sorted, unique
+    release: Release | None = None  # the system ROCm release installed by rocm_install
+    wheel: Wheel | None = None  # the upstream wheel row (None for TheRock)
+    therock_index: str | None = None  # TheRock multi-arch index URL when the plan uses it
+    override: str | None = None  # HSA_OVERRIDE_GFX_VERSION to set (None: none)
+    venv: str | None = None
+    venv_exists: bool = False
+    python_version: str | None = None  # of the venv (or of python3 for a new one), when known
+    home: str | None = None
+    user: str | None = None
+    image: DockerImage | None = None
+    dkms: bool = False  # rocm_install installs the DKMS kernel driver
+    state_dir: str = "/var/lib/rocm-wizard"
+    backup_dir: str = "/var/lib/rocm-wizard/backup"
+    wizard_python: str = "python3"
+    reboot_needed: bool = False  # an earlier step changed the kernel module or queued a MOK
+    earlier: tuple[str, ...] = ()  # kinds of the steps before this one
+    later: tuple[str, ...] = ()  # kinds of the steps after this one
+    extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def pm(self) -> str | None:
+        pm = self.facts.os.package_manager
+        if pm:
+            return pm
+        os_id = (self.facts.os.id or "").lower()
+        like = {x.lower() for x in self.facts.os.like}
+        if os_id in ("ubuntu", "debian") or "debian" in like or "ubuntu" in like:
+            return "apt"
+        if os_id in ("rhel", "centos", "rocky", "almalinux", "ol", "fedora") or "rhel" in like or "fedora" in like:
+            return "dnf"
+        if os_id.startswith("sles") or os_id.startswith("opensuse") or "suse" in like:
+            return "zypper"
+        return None
+
+    @property
+    def venv_python(self) -> str:
+        return f"{self.venv}/bin/python"
+
+    def title(self, default: str) -> str:
+        return self.spec.title or default
+
+
+# --- fixed helper programs (shown verbatim in the dry-run) ----------------------------------------
+
+# sh -c CAPTURE sh OUTFILE CMD ARGS...: run CMD, its stdout (and stderr) into OUTFILE
+CAPTURE = 'out=$1; shift; "$@" >"$out" 2>&1'
+# the same, but a missing or failing command leaves a note instead of failing the step
+CAPTURE_OPTIONAL = 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; ' \
+                   'else echo "not installed: $1" >"$out"; fi'
+# python3 -c WRITE PATH MODE CONTENT: write a file atomically (same directory, then rename)
+WRITE = ("import os,sys\n"
+         "p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]\n"
+         "d=os.path.dirname(p) or '.'\n"
+         "os.makedirs(d,exist_ok=True)\n"
+         "t=p+'.rocm-wizard.tmp'\n"
+         "with open(t,'w') as f: f.write(text)\n"
+         "os.chmod(t,mode)\n"
+         "os.replace(t,p)")
+# python3 -c SAME PATH CONTENT: exit 0 when PATH already holds exactly CONTENT
+SAME = ("import sys\n"
+        "try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)\n"
+        "except OSError: sys.exit(1)")
+
+
+def capture(out: str, argv: list[str], description: str, *, optional: bool = False, root: bool = False,
+            as_user: bool = False) -> Action:
+    script = CAPTURE_OPTIONAL if optional else CAPTURE
+    return Action(
+        argv=("sh", "-c", script, "sh", out, *argv),
+        description=description,
+        root=root,
+        as_user=as_user,
+        changes=(out,),
+    )
+
+
+def write_file(path: str, content: str, description: str, *, mode: str = "644", root: bool = False,
+               as_user: bool = False, python: str = "python3", destructive: bool = False,
+               undo: tuple[str, ...] | None = None) -> Action:
+    return Action(
+        argv=(python, "-c", WRITE, path, mode, content),
+        description=description,
+        root=root,
+        as_user=as_user,
+        check=(python, "-c", SAME, path, content),
+        changes=(path,),
+        destructive=destructive,
+        undo=undo,
+    )
+
+
+def system_path(path: str) -> bool:
+    """A path only root may write (/var, /etc, /opt, /usr, /srv); a user's home or /tmp is not."""
+    return path.startswith(("/var/", "/etc/", "/opt/", "/usr/", "/srv/"))
+
+
+def skipped(kind: str, title: str, reason: str, notes: tuple[str, ...] = ()) -> StepPlan:
+    return StepPlan(kind=kind, title=title, actions=(), skipped_reason=reason, notes=notes)
+
+
+def gpu_label(g: Gpu) -> str:
+    name = g.name or (g.pci_id or "AMD GPU")
+    return f"{name} ({g.gfx or 'gfx unknown'})"

@@ -1,0 +1,163 @@
+"""backup: everything a rollback needs, written into the run's backup directory, plus a manifest.
+
+Captured (read-only on the system): ``pip freeze --all`` of every affected Python environment with
+the index each ROCm wheel came from, the venv files the plan may rewrite (activate, pip.conf), the
+package selections of the whole system (both ROCm streams included), apt/yum repo lists, keys and
+pins, global env files, and rocminfo / KFD topology evidence. ``manifest.json`` is the index that
+``rocm-wizard rollback`` reads (format 1; keys documented in ``manifest()``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from wizard.model import Action, PythonEnv, StepPlan
+
+from ._common import StepContext, capture, system_path, write_file
+
+KIND = "backup"
+MANIFEST_FORMAT = 1
+PYPI_SIMPLE = "https://pypi.org/simple"
+APT_PATHS = ("etc/apt/sources.list", "etc/apt/sources.list.d", "etc/apt/preferences.d", "etc/apt/keyrings",
+             "etc/apt/trusted.gpg.d")
+DNF_PATHS = ("etc/yum.repos.d", "etc/pki/rpm-gpg")
+ZYPPER_PATHS = ("etc/zypp/repos.d",)
+GLOBAL_ENV_PATHS = ("etc/environment", "etc/profile.d", "etc/ld.so.conf.d")
+KFD_DUMP = ('for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done '
+            '>"$1" 2>&1 || true')
+_LOCAL_ROCM = re.compile(r"\+(rocm\d+(?:\.\d+){1,2})$")
+
+
+def needs_root(ctx: StepContext) -> bool:
+    """Writing under a system state dir (/var/lib/...) needs root; a user's XDG dir does not."""
+    return system_path(ctx.backup_dir)
+
+
+def affected_envs(ctx: StepContext) -> list[PythonEnv]:
+    """Environments with a path whose torch stack a migration may change, the plan's venv first."""
+    out: list[PythonEnv] = []
+    seen: set[str] = set()
+    for e in ctx.facts.python_envs:
+        if e.path and e.path == ctx.venv and e.path not in seen:
+            out.append(e)
+            seen.add(e.path)
+    for e in ctx.facts.python_envs:
+        if e.path and e.path not in seen and e.kind in ("venv", "conda") and (e.torch or e.rocm_sdk):
+            out.append(e)
+            seen.add(e.path)
+    return out
+
+
+def wheel_indexes(ctx: StepContext, env: PythonEnv) -> dict[str, str]:
+    """The index each installed torch-stack wheel came from, as far as its version says."""
+    out: dict[str, str] = {}
+    therock = ctx.kb.therock()
+    for name, ver in (("torch", env.torch), ("torchvision", env.torchvision), ("torchaudio", env.torchaudio),
+                      ("pytorch-triton-rocm", env.triton)):
+        if not ver:
+            continue
+        m = _LOCAL_ROCM.search(ver)
+        if m:
+            out[name] = ctx.kb.index_url(m.group(1)) or f"https://download.pytorch.org/whl/{m.group(1)}"
+        elif env.rocm_sdk and therock is not None:
+            out[name] = therock.multi_arch_index
+        elif "+" not in ver:
+            out[name] = PYPI_SIMPLE
+    if env.rocm_sdk and therock is not None:
+        out["rocm"] = therock.multi_arch_index
+    return out
+
+
+def _slug(path: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", path).strip("-")[-60:] or "env"
+
+
+def plan(ctx: StepContext) -> StepPlan:
+    root = needs_root(ctx)
+    user_side = not root
+    d = ctx.backup_dir
+    actions: list[Action] = [
+        Action(argv=("mkdir", "-p", "--", d), description="create the backup directory", root=root,
+               as_user=user_side, check=("test", "-d", d), changes=(d,)),
+    ]
+    envs_manifest = []
+    for i, env in enumerate(affected_envs(ctx), 1):
+        assert env.path is not None
+        py = f"{env.path}/bin/python"
+        freeze = f"pip-freeze-{i}-{_slug(env.path)}.txt"
+        files = f"venv-files-{i}-{_slug(env.path)}.tar.gz"
+        actions.append(Action(
+            argv=("sh", "-c", 'out=$1; shift; "$@" >"$out"', "sh", f"{d}/{freeze}", py, "-m", "pip", "freeze",
+                  "--all"),
+            description=f"pip freeze of {env.path}", root=root, as_user=user_side, changes=(f"{d}/{freeze}",)))
+        rel = [f"{env.path.lstrip('/')}/bin/activate", f"{env.path.lstrip('/')}/pip.conf",
+               f"{env.path.lstrip('/')}/rocm-wizard-constraints.txt"]
+        actions.append(Action(
+            argv=("tar", "--ignore-failed-read", "-czf", f"{d}/{files}", "-C", "/", *rel),
+            description=f"save {env.path}'s activate script, pip.conf and constraints", root=root,
+            as_user=user_side,
+            changes=(f"{d}/{files}",)))
+        envs_manifest.append({
+            "path": env.path, "python": env.python, "python_version": env.python_version,
+            "torch": env.torch, "torchvision": env.torchvision, "torchaudio": env.torchaudio,
+            "triton": env.triton, "rocm_sdk": env.rocm_sdk, "freeze": freeze, "files": files,
+            "files_paths": ["/" + r for r in rel], "indexes": wheel_indexes(ctx, env),
+        })
+
+    pm = ctx.pm
+    packages: dict[str, object] = {"manager": pm, "file": None}
+    if pm == "apt":
+        packages["file"] = "dpkg-selections.txt"
+        actions.append(capture(f"{d}/dpkg-selections.txt",
+                               ["dpkg-query", "-W", "-f", "${Package}\\t${Version}\\t${db:Status-Abbrev}\\n"],
+                               "installed packages (both ROCm streams included)", root=root, as_user=user_side))
+        etc = APT_PATHS
+    elif pm in ("dnf", "yum", "zypper"):
+        packages["file"] = "rpm-packages.txt"
+        actions.append(capture(f"{d}/rpm-packages.txt",
+                               ["rpm", "-qa", "--qf", "%{NAME}\\t%{VERSION}-%{RELEASE}\\t%{ARCH}\\n"],
+                               "installed packages (both ROCm streams included)", root=root, as_user=user_side))
+        etc = DNF_PATHS if pm != "zypper" else ZYPPER_PATHS
+    else:
+        etc = ()
+    streams: dict[str, list[str]] = {}
+    for inst in ctx.facts.rocm.installs:
+        streams.setdefault(inst.stream, []).extend(p for p in inst.packages if p not in streams.get(inst.stream, []))
+    packages["rocm_streams"] = streams
+    packages["dkms"] = list(ctx.facts.driver.dkms_packages)
+    paths = [*etc, *GLOBAL_ENV_PATHS]
+    actions.append(Action(
+        argv=("tar", "--ignore-failed-read", "-czf", f"{d}/etc-files.tar.gz", "-C", "/", *paths),
+        description="repo lists, keys, pins and global env files", root=root, as_user=user_side,
+        changes=(f"{d}/etc-files.tar.gz",)))
+    actions.append(capture(f"{d}/rocminfo.txt", ["rocminfo"], "rocminfo evidence", optional=True,
+                           root=root, as_user=user_side))
+    actions.append(Action(argv=("sh", "-c", KFD_DUMP, "sh", f"{d}/kfd-properties.txt"),
+                          description="KFD topology evidence", root=root, as_user=user_side,
+                          changes=(f"{d}/kfd-properties.txt",)))
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "plan": ctx.plan_name,
+        "backup_dir": d,
+        "machine": {"os": ctx.facts.os.id, "version": ctx.facts.os.version, "codename": ctx.facts.os.codename,
+                    "kernel": ctx.facts.os.kernel},
+        "rocm": {"version": ctx.facts.rocm.version, "stream": ctx.facts.rocm.stream,
+                 "installs": [{"version": i.version, "stream": i.stream, "path": i.path}
+                              for i in ctx.facts.rocm.installs],
+                 "apt_sources": list(ctx.facts.rocm.apt_sources), "pins": list(ctx.facts.rocm.pins)},
+        "driver": {"kind": ctx.facts.driver.kind, "version": ctx.facts.driver.version},
+        "envs": envs_manifest,
+        "packages": packages,
+        "files": {"archive": "etc-files.tar.gz", "paths": ["/" + p for p in paths]},
+        "env_settings": [{"name": s.name, "value": s.value, "where": s.where} for s in ctx.facts.env],
+        "evidence": ["rocminfo.txt", "kfd-properties.txt"],
+    }
+    text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
+    actions.append(write_file(f"{d}/manifest.json", text, "the manifest rollback reads", root=root,
+                              as_user=user_side))
+    notes = [f"backup directory: {d}"]
+    if not envs_manifest:
+        notes.append("no Python environment with torch to back up")
+    return StepPlan(kind=KIND, title=ctx.title("Back up environments, packages, repo lists and evidence"),
+                    actions=tuple(actions), params=(("backup_dir", d),), notes=tuple(notes))

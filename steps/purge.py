@@ -1,0 +1,140 @@
+"""purge: remove the installed ROCm streams by exact package names, after a simulation.
+
+Order: ``amdgpu-install --uninstall --rocmrelease=all`` where amdgpu-install is installed, then a
+package-manager simulation (``apt-get -s purge`` / ``dnf remove --assumeno``) whose output is shown,
+then the real removal of exactly the packages the detection found (never a glob), then leftover
+repo lists, pins, the ROCm key and the exact /opt/rocm* directories of the removed installs, then a
+read-only audit that lists whatever is still there (DKMS trees, ld.so.conf.d, alternatives, env
+exports) for the user to judge.
+"""
+
+from __future__ import annotations
+
+import re
+
+from wizard.model import Action, StepPlan
+
+from ._common import StepContext, skipped
+
+KIND = "purge"
+# AMD's documented file names: amdgpu-install's repo lists, the 600 pin, the repo key
+LEFTOVER_FILES_APT = (
+    "/etc/apt/sources.list.d/rocm.list",
+    "/etc/apt/sources.list.d/amdgpu.list",
+    "/etc/apt/sources.list.d/amdgpu-proprietary.list",
+    "/etc/apt/preferences.d/rocm-pin-600",
+)
+LEFTOVER_FILES_DNF = ("/etc/yum.repos.d/rocm.repo", "/etc/yum.repos.d/amdgpu.repo",
+                      "/etc/yum.repos.d/amdgpu-proprietary.repo")
+AUDIT = r"""
+echo "leftovers after the purge (review; nothing here is removed automatically):"
+for p in /opt/rocm /opt/rocm-* /opt/rocm/core* /etc/ld.so.conf.d/*rocm* /etc/ld.so.conf.d/*hip* \
+         /etc/apt/sources.list.d/*rocm* /etc/apt/sources.list.d/*amdgpu* /etc/yum.repos.d/*rocm* \
+         /etc/yum.repos.d/*amdgpu* /etc/apt/keyrings/rocm.gpg /var/lib/dkms/amdgpu; do
+  if [ -e "$p" ] || [ -L "$p" ]; then echo "  $p"; fi
+done
+if command -v update-alternatives >/dev/null 2>&1; then
+  update-alternatives --list rocm 2>/dev/null | sed 's/^/  alternative rocm: /' || true
+fi
+for f in /etc/environment /etc/profile.d/*.sh "$HOME/.bashrc" "$HOME/.profile"; do
+  [ -r "$f" ] && grep -nE '(ROCM_PATH|HIP_PATH|HSA_OVERRIDE_GFX_VERSION|/opt/rocm)' "$f" 2>/dev/null \
+    | sed "s|^|  $f:|" || true
+done
+exit 0
+"""
+# exit 0 when none of the named packages is installed (dpkg)
+NONE_INSTALLED_DPKG = ('for p; do if dpkg-query -W -f \'${db:Status-Abbrev}\' "$p" 2>/dev/null | grep -q "^ii"; '
+                       'then exit 1; fi; done; exit 0')
+NONE_INSTALLED_RPM = 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0'
+_PKG_NAME = re.compile(r"^[a-z0-9][a-z0-9+.\-]*(:[a-z0-9]+)?$")
+
+
+def packages_to_remove(ctx: StepContext) -> list[str]:
+    streams = ctx.spec.param("streams", ("legacy", "core-sdk", "distro"))
+    names: list[str] = []
+    for inst in ctx.facts.rocm.installs:
+        if inst.stream in streams:
+            names.extend(inst.packages)
+    for entry in ctx.facts.driver.dkms_packages:  # "amdgpu-dkms 1:6.8.5.60204-..." -> "amdgpu-dkms"
+        if "legacy" in streams and entry.split():
+            names.append(entry.split()[0])
+    out: list[str] = []
+    for n in names:
+        n = n.strip()
+        if _PKG_NAME.match(n) and n not in out:
+            out.append(n)
+    return out
+
+
+def plan(ctx: StepContext) -> StepPlan:
+    title = ctx.title("Remove the installed ROCm stacks (simulated first)")
+    pm = ctx.pm
+    pkgs = packages_to_remove(ctx)
+    installs = [i for i in ctx.facts.rocm.installs if i.stream in ("legacy", "core-sdk", "distro")]
+    notes: list[str] = []
+    if not pkgs:
+        if installs:
+            notes.append("a ROCm install was found but no package list for it (recorded without dpkg/rpm "
+                         "output?): only the leftover audit runs; remove it by hand if it is not packaged")
+        else:
+            return skipped(KIND, title, "no ROCm packages installed", ("nothing to purge",))
+    actions: list[Action] = []
+    if pm == "apt":
+        none_installed = ("sh", "-c", NONE_INSTALLED_DPKG, "sh", *pkgs)
+        if "amdgpu-install" in pkgs:
+            actions.append(Action(
+                argv=("amdgpu-install", "-y", "--uninstall", "--rocmrelease=all"),
+                description="amdgpu-install removes every ROCm release it installed", root=True,
+                check=("sh", "-c", NONE_INSTALLED_DPKG, "sh", *[p for p in pkgs if p != "amdgpu-install"]),
+                changes=("dpkg",), destructive=True, timeout=3600))
+        if pkgs:
+            actions.append(Action(
+                argv=("apt-get", "-s", "purge", *pkgs),
+                description="simulation: what the removal would do (read it before the real removal)",
+                check=none_installed))
+            actions.append(Action(
+                argv=("apt-get", "-y", "purge", *pkgs), description="remove exactly these packages", root=True,
+                check=none_installed, changes=("dpkg", *pkgs), destructive=True, timeout=3600))
+        leftovers = LEFTOVER_FILES_APT
+    elif pm in ("dnf", "yum"):
+        none_installed = ("sh", "-c", NONE_INSTALLED_RPM, "sh", *pkgs)
+        if "amdgpu-install" in pkgs:
+            actions.append(Action(
+                argv=("amdgpu-install", "-y", "--uninstall", "--rocmrelease=all"),
+                description="amdgpu-install removes every ROCm release it installed", root=True,
+                check=("sh", "-c", NONE_INSTALLED_RPM, "sh", *[p for p in pkgs if p != "amdgpu-install"]),
+                changes=("rpm",), destructive=True, timeout=3600))
+        if pkgs:
+            actions.append(Action(
+                argv=("dnf", "remove", "--assumeno", *pkgs),
+                description="simulation: what the removal would do (dnf answers no and exits 1)",
+                check=none_installed, ok_codes=(0, 1)))
+            actions.append(Action(
+                argv=("dnf", "-y", "remove", *pkgs), description="remove exactly these packages", root=True,
+                check=none_installed, changes=("rpm", *pkgs), destructive=True, timeout=3600))
+        leftovers = LEFTOVER_FILES_DNF
+    else:
+        return skipped(KIND, title, f"package manager {pm or 'unknown'}: purge is supported for apt and dnf only",
+                       ("remove the ROCm packages with your package manager before continuing",))
+    rm_paths = list(leftovers)
+    if any("amdgpu-install" == p for p in pkgs) or ctx.facts.rocm.apt_sources:
+        rm_paths.append("/etc/apt/keyrings/rocm.gpg" if pm == "apt" else "/etc/pki/rpm-gpg/RPM-GPG-KEY-rocm")
+    for inst in installs:
+        if inst.path and re.match(r"^/opt/rocm-\d+(\.\d+){1,2}$", inst.path) and inst.stream == "legacy":
+            rm_paths.append(inst.path)
+    files = [p for p in rm_paths if not p.startswith("/opt/")]
+    dirs = [p for p in rm_paths if p.startswith("/opt/")]
+    actions.append(Action(argv=("rm", "-f", "--", *files), description="leftover repo lists, pin and key",
+                          root=True, changes=tuple(files), destructive=True))
+    if dirs:
+        actions.append(Action(argv=("rm", "-rf", "--", *dirs),
+                              description="leftover directories of the removed releases (exact paths)",
+                              root=True, check=("sh", "-c", '! ls -d -- "$@" >/dev/null 2>&1', "sh", *dirs),
+                              changes=tuple(dirs), destructive=True))
+    actions.append(Action(argv=("sh", "-c", AUDIT.strip()), description="leftover audit (read-only)"))
+    for s in ctx.facts.env:
+        if s.name in ("HSA_OVERRIDE_GFX_VERSION", "ROCM_PATH", "HIP_PATH") and s.where not in ("environment",):
+            notes.append(f"stale export? {s.name}={s.value} at {s.where}: not changed by the wizard")
+    notes.insert(0, f"packages: {' '.join(pkgs) if pkgs else '(none recorded)'}")
+    return StepPlan(kind=KIND, title=title, actions=tuple(actions), params=(("packages", tuple(pkgs)),),
+                    destructive=True, notes=tuple(notes))

@@ -1,0 +1,128 @@
+"""rocm_install (TOML kind ``rocm_install``; ``rocm-install`` is accepted): the system ROCm release.
+
+Legacy stream: the distro-specific amdgpu-install package from the knowledge base, AMD's repository
+key checked against its pinned fingerprint, an apt pin (priority 600) so distro rocminfo/hipcc
+packages cannot shadow AMD's, then ``amdgpu-install -y --usecase=...`` with ``--no-dkms`` unless the
+kernel driver is (and stays) DKMS. Core SDK stream: only where the knowledge base has its package
+repository for this distro; it has none today, so the step refuses and says which plan works.
+"""
+
+from __future__ import annotations
+
+from wizard.model import Action, StepPlan
+
+from ._common import StepContext, StepRefused, system_path, write_file
+
+KIND = "rocm_install"
+# AMD's ROCm repository signing key (the key amdgpu-install installs and apt checks). Its fingerprint:
+# `apt-key list` output in https://github.com/ROCm/ROCm/issues/101 (CA8B B472 7A47 B4D0 9B4E E896 9386 B48A
+# 1A69 3C5C); the same long key id 9386B48A1A693C5C in apt's EXPKEYSIG error in
+# https://github.com/ROCm/ROCm/issues/2362, whose reporter also shows the keyring at /etc/apt/keyrings/rocm.gpg.
+ROCM_KEY_FINGERPRINT = "CA8BB4727A47B4D09B4EE8969386B48A1A693C5C"
+APT_KEYRING = "/etc/apt/keyrings/rocm.gpg"
+# AMD's documented pin (install docs, package-manager method; knowledge: facts.md Q3 "pin 600",
+# https://github.com/ROCm/legacy-rocm-build/issues/3656)
+APT_PIN_PATH = "/etc/apt/preferences.d/rocm-pin-600"
+APT_PIN = "Package: *\nPin: release o=repo.radeon.com\nPin-Priority: 600\n"
+KEY_CHECK = ('gpg --show-keys --with-colons "$1" 2>/dev/null | grep -q "^fpr:*:$2:$" '
+             '|| { echo "$1: AMD ROCm key fingerprint $2 not found" >&2; exit 1; }')
+
+
+def download_path(ctx: StepContext, url: str) -> str:
+    return f"{ctx.state_dir}/downloads/{url.rsplit('/', 1)[-1]}"
+
+
+def package_url(ctx: StepContext) -> str | None:
+    if ctx.release is None:
+        return None
+    o = ctx.facts.os
+    return ctx.kb.amdgpu_install_url(ctx.release.version, o.id, o.version, o.codename)
+
+
+def refusals(ctx: StepContext) -> list[str]:
+    out: list[str] = []
+    rel = ctx.release
+    o = ctx.facts.os
+    where = f"{o.id or 'unknown OS'} {o.version or ''}{f' ({o.codename})' if o.codename else ''}".strip()
+    if rel is None:
+        out.append(f"ROCm {ctx.target.rocm} is not in the knowledge base")
+        return out
+    if rel.stream == "core-sdk":
+        out.append(f"the knowledge base has no package repository for ROCm {rel.version} (Core SDK) on {where}: "
+                   "system packages cannot be planned; the therock-pip plan installs the same stream into a venv")
+        return out
+    if ctx.pm not in ("apt", "dnf", "yum"):
+        out.append(f"ROCm {rel.version} system install is planned for apt and dnf systems; {where} uses "
+                   f"{ctx.pm or 'an unknown package manager'}")
+    if package_url(ctx) is None:
+        keys = ", ".join(sorted(rel.amdgpu_install)) or "none"
+        out.append(f"ROCm {rel.version} has no amdgpu-install package for {where} in the knowledge base "
+                   f"(packages exist for: {keys})")
+    if rel.distros is not None and o.id and o.version:
+        ok = any(d.id == o.id and (o.version == d.version or o.version.startswith(d.version + "."))
+                 for d in rel.distros)
+        if not ok:
+            out.append(f"ROCm {rel.version} does not list {where} among its supported distributions")
+    if ctx.facts.in_container and ctx.dkms:
+        out.append("inside a container the kernel driver cannot be installed (DKMS); use the host")
+    return out
+
+
+def usecase(ctx: StepContext) -> str:
+    return str(ctx.spec.param("usecase", "rocm"))
+
+
+def plan(ctx: StepContext) -> StepPlan:
+    reasons = refusals(ctx)
+    if reasons:
+        raise StepRefused(reasons)
+    assert ctx.release is not None
+    url = package_url(ctx)
+    assert url is not None
+    rel = ctx.release
+    deb = download_path(ctx, url)
+    args = ["amdgpu-install", "-y", f"--usecase={usecase(ctx)}"]
+    if not ctx.dkms:
+        args.append("--no-dkms")
+    notes = [f"amdgpu-install package: {url}"]
+    actions: list[Action] = [
+        Action(argv=("mkdir", "-p", "--", f"{ctx.state_dir}/downloads"), description="download directory",
+               root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir),
+               check=("test", "-d", f"{ctx.state_dir}/downloads"),
+               changes=(f"{ctx.state_dir}/downloads",)),
+        Action(argv=("wget", "-q", "-O", deb, url), description=f"download amdgpu-install for ROCm {rel.version}",
+               root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir), check=("test", "-s", deb),
+               changes=(deb,), timeout=600),
+    ]
+    done_check = ("test", "-e", f"/opt/rocm-{rel.version}/.info/version")
+    if ctx.pm == "apt":
+        actions += [
+            Action(argv=("apt-get", "install", "-y", deb), description="install the amdgpu-install package "
+                   "(adds AMD's repo lists and key)", root=True, changes=("dpkg", "/etc/apt/sources.list.d"),
+                   destructive=True, timeout=1800),
+            Action(argv=("sh", "-c", KEY_CHECK, "sh", APT_KEYRING, ROCM_KEY_FINGERPRINT),
+                   description="AMD's repository key has the pinned fingerprint"),
+            write_file(APT_PIN_PATH, APT_PIN, "pin AMD's repository at 600 above distro rocm packages",
+                       root=True, destructive=True),
+            Action(argv=("apt-get", "update"), description="read the new repository lists", root=True,
+                   timeout=1800),
+        ]
+    else:
+        actions += [
+            Action(argv=("dnf", "-y", "install", deb), description="install the amdgpu-install package", root=True,
+                   changes=("rpm", "/etc/yum.repos.d"), destructive=True, timeout=1800),
+        ]
+        notes.append("dnf checks AMD's key through the repo files' gpgkey; the fingerprint pin is applied on "
+                     "apt systems only")
+    actions.append(Action(argv=tuple(args), description=f"install ROCm {rel.version} (usecase {usecase(ctx)}"
+                          f"{', kernel driver via DKMS' if ctx.dkms else ', in-tree kernel driver kept'})",
+                          root=True, check=done_check, changes=("dpkg" if ctx.pm == "apt" else "rpm",
+                                                                f"/opt/rocm-{rel.version}"),
+                          destructive=True, timeout=7200))
+    if ctx.dkms:
+        notes.append("installs the amdgpu-dkms kernel module: a reboot is needed")
+    else:
+        notes.append("--no-dkms: the running kernel's amdgpu driver stays; no reboot needed for the driver")
+    return StepPlan(kind=KIND, title=ctx.title(f"Install ROCm {rel.version} with amdgpu-install"),
+                    actions=tuple(actions), params=(("url", url), ("usecase", usecase(ctx)), ("dkms", ctx.dkms)),
+                    reboot=False, destructive=True, notes=tuple(notes))

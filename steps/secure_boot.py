@@ -1,0 +1,44 @@
+"""secure_boot: MOK enrolment when a DKMS kernel module must load under Secure Boot.
+
+Only Ubuntu has a documented path the wizard plans: ``update-secureboot-policy --enroll-key`` enrols
+the machine-owner key DKMS signs its modules with (it asks for a one-time password that is typed again
+in the blue MokManager screen at the next boot). Elsewhere the step refuses (no MOK path known).
+"""
+
+from __future__ import annotations
+
+from wizard.model import Action, StepPlan
+
+from ._common import StepContext, StepRefused, skipped
+
+KIND = "secure_boot"
+
+
+def needed(ctx: StepContext) -> bool:
+    return bool(ctx.facts.os.secure_boot) and ctx.dkms and "rocm_install" in ctx.earlier
+
+
+def has_mok_path(ctx: StepContext) -> bool:
+    return (ctx.facts.os.id or "").lower() == "ubuntu"
+
+
+def plan(ctx: StepContext) -> StepPlan:
+    title = ctx.title("Enrol the DKMS signing key for Secure Boot (MOK)")
+    if not needed(ctx):
+        why = ("Secure Boot is off" if ctx.facts.os.secure_boot is False else
+               "no DKMS kernel module is installed" if not ctx.dkms else
+               "Secure Boot state unknown; check `mokutil --sb-state`" if ctx.facts.os.secure_boot is None else
+               "nothing to enrol")
+        return skipped(KIND, title, why)
+    if not has_mok_path(ctx):
+        raise StepRefused([f"Secure Boot is on and the plan installs the amdgpu-dkms module, but no MOK enrolment "
+                           f"path is known for {ctx.facts.os.id or 'this OS'}: disable Secure Boot, or choose a plan "
+                           "without DKMS (pip-only, therock-pip)"])
+    return StepPlan(
+        kind=KIND, title=title,
+        actions=(Action(argv=("update-secureboot-policy", "--enroll-key"),
+                        description="queue the DKMS machine-owner key for enrolment (asks for a one-time password)",
+                        root=True, changes=("mok",), destructive=True),),
+        reboot=True, destructive=True,
+        notes=("at the next boot MokManager (blue screen) asks for the same password: choose "
+               "'Enroll MOK', then 'Continue', then 'Yes'",))

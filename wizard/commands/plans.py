@@ -1,0 +1,44 @@
+"""`rocm-wizard plans [--json]`: every shipped plan, whether it fits this machine, and which one to take.
+
+JSON: ``{"plans": [{"name", "title", "applicable", "reasons", "target", "recommended"}]}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from wizard import exit_codes
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def run(args: argparse.Namespace, ctx) -> int:
+    from wizard.commands import CommandError
+    from wizard.planner import PlanError, recommend
+
+    try:
+        choices = recommend(ctx.facts, state_dir=ctx.state_dir)
+    except PlanError as exc:
+        raise CommandError(exc.message, exit_codes.USAGE) from None
+    rows = [{"name": c.plan.name, "title": c.plan.title, "applicable": c.applicable, "reasons": list(c.reasons),
+             "target": {k: v for k, v in c.target.items()}, "recommended": c.recommended} for c in choices]
+    if args.json:
+        json.dump({"plans": rows}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return exit_codes.OK
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="Plans for this machine", show_lines=True)
+    for col in ("plan", "fits", "target", "why / why not"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        fits = "[bold green]recommended[/]" if r["recommended"] else ("yes" if r["applicable"] else "[red]no[/]")
+        target = ", ".join(f"{k} {v}" for k, v in r["target"].items() if k not in ("index_url",))
+        table.add_row(f"{r['name']}\n{r['title']}", fits, target, "\n".join(r["reasons"]) or "fits")
+    Console().print(table)
+    return exit_codes.OK

@@ -1,0 +1,391 @@
+"""The planner: a plan file + the machine's Facts + the knowledge base -> a ResolvedPlan, or a refusal.
+
+``resolve_plan(spec, facts, *, venv=None, state_dir=None)`` resolves one plan. It refuses with
+``PlanRefused(reasons)`` listing every reason at once (no wheel carries the GPU and no safe override;
+the release does not support this distro; no wheel for this Python; Secure Boot + DKMS with no MOK
+path; not enough disk; only an iGPU the stack cannot use; a CUDA venv on a multi-vendor machine),
+and raises ``PlanError`` for an unknown plan or a malformed file. ``recommend(facts)`` resolves every
+shipped plan and marks one as recommended, with the reason.
+
+The backup directory is ``<state_dir>/backup/<plan>``. ``state_dir`` defaults to
+``wizard.runner.paths.state_dir()`` when that module exists, else /var/lib/rocm-wizard for root and
+``$XDG_STATE_HOME/rocm-wizard`` (``~/.local/state/rocm-wizard``) for a user.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Any, NamedTuple
+
+from packaging.version import InvalidVersion, Version
+
+from wizard.model import Facts, Gpu, PythonEnv, ResolvedPlan, StepPlan
+from wizard.plan_file import PlanError, PlanFile, builtin_plans, load_plan
+from wizard import preflight
+
+__all__ = ["PlanError", "PlanRefused", "PlanChoice", "resolve_plan", "recommend", "default_state_dir"]
+
+GIB = 1 << 30
+RECOMMEND_ORDER = ("pip-only", "therock-pip", "docker", "upgrade-7.2", "upgrade-6.4", "downgrade-6.2", "therock")
+NEW_VENV_NAME = "rocm-wizard-venv"
+
+
+class PlanRefused(Exception):
+    """The plan does not fit this machine. ``reasons``: one line each."""
+
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = list(reasons)
+
+
+class PlanChoice(NamedTuple):
+    plan: PlanFile
+    applicable: bool
+    reasons: list[str]
+    target: dict[str, Any]
+    recommended: bool
+    resolved: ResolvedPlan | None = None
+
+
+def default_state_dir(facts: Facts | None = None) -> str:
+    try:
+        from wizard.runner.paths import state_dir  # type: ignore[import-not-found]
+
+        return str(state_dir())
+    except Exception:  # the runner's module is optional here
+        pass
+    if os.geteuid() == 0:
+        return "/var/lib/rocm-wizard"
+    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
+    return os.path.join(base, "rocm-wizard")
+
+
+def _v(text: str | None) -> Version:
+    try:
+        return Version(text or "0")
+    except InvalidVersion:
+        return Version("0")
+
+
+def _label(g: Gpu) -> str:
+    return f"{g.name or g.pci_id or 'AMD GPU'} ({g.gfx or 'gfx unknown'})"
+
+
+def _home(facts: Facts) -> str | None:
+    for e in facts.python_envs:
+        m = re.match(r"^(/home/[^/]+|/root)(/|$)", e.path or "")
+        if m:
+            return m.group(1)
+    user = facts.driver.user
+    if user == "root":
+        return "/root"
+    if user and re.match(r"^[a-z_][a-z0-9_.-]*$", user):
+        return f"/home/{user}"
+    return None
+
+
+def _user(facts: Facts, home: str | None) -> str | None:
+    if facts.driver.user:
+        return facts.driver.user
+    if home and home.startswith("/home/"):
+        return home.split("/")[2]
+    return None
+
+
+class _Machine:
+    """The GPUs a plan sets up, and those to hide."""
+
+    def __init__(self, facts: Facts) -> None:
+        amd = list(facts.gpus)
+        self.discrete = [g for g in amd if g.integrated is not True]
+        self.integrated = [g for g in amd if g.integrated is True]
+        self.targets = self.discrete or self.integrated
+        self.hidden = self.integrated if self.discrete else []
+        self.gfx = tuple(sorted({g.gfx for g in self.targets if g.gfx}))
+        self.only_igpu = not self.discrete and bool(self.integrated)
+
+
+def _choose_venv(pf: PlanFile, facts: Facts, venv: str | None, reasons: list[str]) -> tuple[str | None, bool,
+                                                                                          PythonEnv | None, str | None]:
+    """(venv path, exists, its PythonEnv, home)"""
+    home = _home(facts)
+    spec = next((s for s in pf.steps if s.kind == "pip_pin"), None)
+    param = spec.param("venv", "auto") if spec else "auto"
+    path: str | None = venv
+    if path is None and param != "auto":
+        path = f"{home}/{param[2:]}" if param.startswith("~/") and home else (None if param.startswith("~/")
+                                                                              else param)
+    envs = [e for e in facts.python_envs if e.path and e.kind in ("venv", "conda")]
+    if path is None:
+        ranked = sorted(envs, key=lambda e: (e.build != "rocm", e.torch is None))
+        if ranked:
+            path = ranked[0].path
+    if path is None:
+        if home is None:
+            reasons.append("no venv was found and the user's home is unknown: pass a venv path")
+            return None, False, None, home
+        path = f"{home}/{NEW_VENV_NAME}"
+    path = path.rstrip("/") or "/"
+    env = next((e for e in facts.python_envs if e.path == path), None)
+    return path, env is not None, env, home
+
+
+def _wheel_choice(pf: PlanFile, kb, m: _Machine, py: str | None, reasons: list[str]):
+    """(wheel row or None, therock index or None, override or None, notes)"""
+    t = pf.target
+    notes: list[str] = []
+    if t.index == "therock":
+        tr = kb.therock()
+        if tr is None:
+            reasons.append("the knowledge base has no TheRock index")
+            return None, None, None, notes
+        missing = [g for g in m.gfx if g not in tr.device_extras]
+        if missing:
+            reasons.append(f"TheRock has no device extra for {', '.join(missing)}")
+        return None, tr.multi_arch_index, None, notes
+    if t.index == "auto":
+        rows = [w for w in kb.wheels() if w.bundles_rocm is True and w.gfx is not None]
+    else:
+        rows = [w for w in kb.wheels() if w.index == t.index]
+        if not rows:
+            reasons.append(f"the knowledge base has no wheels on the {t.index} index")
+            return None, None, None, notes
+    if t.torch != "newest":
+        exact = [w for w in rows if _v(w.torch) == _v(t.torch)]
+        if not exact:
+            have = ", ".join(sorted({w.torch for w in rows}, key=_v)) or "none"
+            reasons.append(f"torch {t.torch} is not on the {t.index} index (it carries {have})")
+            return None, None, None, notes
+        rows = exact
+    if py:
+        fit = [w for w in rows if py in w.python]
+        if not fit:
+            pys = ", ".join(sorted({p for w in rows for p in w.python}, key=lambda s: _v(s.rstrip('t'))))
+            reasons.append(f"no torch {rows[0].torch if t.torch != 'newest' else ''} wheel on "
+                           f"{t.index if t.index != 'auto' else 'any upstream index'} for Python {py} "
+                           f"(builds exist for {pys})".replace("torch  wheel", "torch wheel"))
+            return None, None, None, notes
+        rows = fit
+
+    def status(w) -> tuple[bool, str | None]:
+        lacking = [g for g in m.gfx if g not in (w.gfx or ())]
+        if not lacking:
+            return True, None
+        values = {kb.override_for(g, w) for g in lacking}
+        if len(values) == 1 and None not in values:
+            return True, values.pop()
+        return False, None
+
+    ranked = sorted(rows, key=lambda w: (_v(w.torch), _v(w.rocm)), reverse=True)
+    native = [w for w in ranked if status(w) == (True, None)]
+    overridden = [w for w in ranked if status(w)[0] and status(w)[1] is not None]
+    pick = native[0] if native else overridden[0] if overridden else None
+    if pick is None:
+        for g in m.gfx:
+            if all(g not in (w.gfx or ()) for w in ranked):
+                entry = kb.override_entry(g)
+                why = f": {entry.reason}" if entry and entry.value is None else ""
+                gpu = next((x for x in m.targets if x.gfx == g), None)
+                where = (f"torch {t.torch} from {t.index} does not carry" if t.torch != "newest" and t.index != "auto"
+                         else f"no wheel on the {t.index} index carries" if t.index != "auto"
+                         else "no upstream wheel carries")
+                msg = (f"{where} {g}" + (f" ({gpu.name})" if gpu and gpu.name else "")
+                       + f" and no safe HSA_OVERRIDE_GFX_VERSION exists for it{why.rstrip('.')}")
+                tr = kb.therock()
+                if tr is not None and g in tr.device_extras:
+                    msg += f"; the path that can work: therock-pip (TheRock's device-{g} extra)"
+                reasons.append(msg)
+        if m.only_igpu and reasons:
+            reasons.append("only an integrated GPU is present and this plan's wheels cannot use it")
+        return None, None, None, notes
+    _, ov = status(pick)
+    return pick, None, ov, notes
+
+
+def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir: str | None = None,
+                 wizard_python: str | None = None, kb=None) -> ResolvedPlan:
+    from wizard.kb import load_kb
+    from wizard.steps import module
+    from wizard.steps._common import StepContext, StepRefused
+    from wizard.steps.docker import choose_image, engine
+    from wizard.steps.pip_pin import override_gfx
+    from wizard.steps.rocm_install import package_url
+
+    pf = load_plan(spec)
+    kb = kb or load_kb()
+    reasons: list[str] = []
+    notes: list[str] = []
+    m = _Machine(facts)
+    kinds = pf.kinds
+    if not facts.gpus:
+        reasons.append("no AMD GPU was detected")
+    for g in m.targets:
+        if not g.gfx:
+            reasons.append(f"the gfx target of {g.name or g.pci_id or 'an AMD GPU'} is unknown")
+    uses_wheels = "pip_pin" in kinds
+    venv_path = home = None
+    venv_exists = False
+    env = None
+    py_version = None
+    if uses_wheels:
+        venv_path, venv_exists, env, home = _choose_venv(pf, facts, venv, reasons)
+        py_version = env.python_version if env else next(
+            (e.python_version for e in facts.python_envs if e.kind == "system" and e.python_version), None)
+        if env and env.build == "cuda" and facts.other_gpus:
+            reasons.append(f"{venv_path} holds a CUDA torch and this machine also has "
+                           f"{facts.other_gpus[0]}: replacing it would break that GPU's setup; pass a new venv")
+    else:
+        home = _home(facts)
+    wheel = therock_index = override = None
+    if uses_wheels and m.gfx:
+        wheel, therock_index, override, wnotes = _wheel_choice(pf, kb, m, py_version, reasons)
+        notes += wnotes
+    image = None
+    if "docker" in kinds and m.gfx:
+        eff = []
+        for g in m.gfx:
+            ov = kb.override_for(g)
+            eff.append(override_gfx(ov) if ov else g)
+        image = choose_image(kb, tuple(eff))
+        if image is None:
+            tr = kb.therock()
+            extra = "; the path that can work: therock-pip" if tr and all(g in tr.device_extras for g in m.gfx) else ""
+            reasons.append(f"no rocm/pytorch image in the knowledge base carries {', '.join(m.gfx)}"
+                           " (natively or with a documented override)" + extra)
+        else:
+            lacking = [g for g in m.gfx if kb.override_for(g)]
+            override = kb.override_for(lacking[0]) if lacking else None
+        if engine(facts) is None and facts.origin == "live":
+            reasons.append("neither docker nor podman is installed: install Docker Engine first")
+    release = kb.release(pf.target.rocm) if pf.target.rocm else None
+    install_spec = next((s for s in pf.steps if s.kind == "rocm_install"), None)
+    dkms = False
+    if install_spec is not None:
+        mode = install_spec.param("dkms", "auto")
+        dkms = mode == "yes" or (mode == "auto" and facts.driver.kind == "dkms" and not facts.in_container)
+        if facts.disk_free_bytes is not None and facts.disk_free_bytes < preflight.DISK_ROCM:
+            reasons.append(f"not enough disk: {facts.disk_free_bytes // GIB} GiB free for ROCm, "
+                           f"{preflight.DISK_ROCM // GIB} GiB needed")
+    if uses_wheels and facts.home_free_bytes is not None and facts.home_free_bytes < preflight.DISK_VENV:
+        reasons.append(f"not enough disk: {facts.home_free_bytes // GIB} GiB free for the venv, "
+                       f"{preflight.DISK_VENV // GIB} GiB needed")
+    if "docker" in kinds and facts.disk_free_bytes is not None and facts.disk_free_bytes < preflight.DISK_IMAGE:
+        reasons.append(f"not enough disk: {facts.disk_free_bytes // GIB} GiB free for the image, "
+                       f"{preflight.DISK_IMAGE // GIB} GiB needed")
+    if dkms and facts.os.secure_boot and "secure_boot" not in kinds:
+        reasons.append("Secure Boot is on and the plan installs the DKMS kernel driver with no MOK enrolment step")
+    needs_driver = pf.target.stream in ("pip", "docker") or (pf.target.stream == "core-sdk" and install_spec is None)
+    if facts.driver.kfd_present is False and (needs_driver or (install_spec is not None and not dkms)):
+        reasons.append("/dev/kfd is missing: the amdgpu kernel driver is not loaded, and this plan does not "
+                       "install one")
+    state = state_dir or default_state_dir(facts)
+    backup_dir = f"{state.rstrip('/')}/backup/{pf.name}"
+    wizard_py = wizard_python or sys.executable or "python3"
+
+    steps: list[StepPlan] = []
+    reboot_needed = False
+    user = _user(facts, home)
+    for i, s in enumerate(pf.steps):
+        ctx = StepContext(facts=facts, kb=kb, plan_name=pf.name, target=pf.target, spec=s, gpus=tuple(m.targets),
+                          hidden=tuple(m.hidden), gfx=m.gfx, release=release, wheel=wheel,
+                          therock_index=therock_index, override=override, venv=venv_path, venv_exists=venv_exists,
+                          python_version=py_version, home=home, user=user, image=image, dkms=dkms,
+                          state_dir=state, backup_dir=backup_dir, wizard_python=wizard_py,
+                          reboot_needed=reboot_needed, earlier=kinds[:i], later=kinds[i + 1:])
+        if s.kind == "pip_pin" and (venv_path is None or (wheel is None and therock_index is None)):
+            continue
+        if s.kind in ("docker", "verify") and "docker" in kinds and image is None:
+            continue
+        try:
+            sp = module(s.kind).plan(ctx)
+        except StepRefused as exc:
+            reasons.extend(exc.reasons)
+            continue
+        if s.kind == "rocm_install" and dkms:
+            reboot_needed = True
+        if sp.reboot and sp.kind != "reboot":
+            reboot_needed = True
+        steps.append(sp)
+    if reasons:
+        raise PlanRefused(list(dict.fromkeys(reasons)))
+
+    url = package_url(StepContext(facts=facts, kb=kb, plan_name=pf.name, target=pf.target, spec=install_spec,
+                                  release=release)) if install_spec is not None and release else None
+    wheel_check = None
+    if wheel is not None:
+        wheel_check = (wheel.index_url, "torch", wheel.torch)
+    elif therock_index is not None:
+        wheel_check = (therock_index, "torch", "any")
+    sb_step = next((s for s in steps if s.kind == "secure_boot"), None)
+    pre = preflight.build(
+        steps=tuple(steps), pm=StepContext(facts=facts, kb=kb, plan_name=pf.name, target=pf.target,
+                                           spec=pf.steps[0]).pm,
+        package_url=url, wheel_check=wheel_check,
+        check_python=f"{venv_path}/bin/python" if venv_exists else "python3",
+        venv_parent=os.path.dirname(venv_path) if venv_path else None,
+        dkms_without_mok=dkms and (sb_step is None or not sb_step.actions),
+        docker_tool=engine(facts) or "docker" if "docker" in kinds else None,
+    )
+    target: list[tuple[str, Any]] = [("stream", pf.target.stream)]
+    if release:
+        target.append(("rocm", release.version))
+    if wheel is not None:
+        target += [("torch", wheel.torch), ("index", wheel.index), ("index_url", wheel.index_url)]
+    if therock_index:
+        target += [("torch", "newest on TheRock"), ("index_url", therock_index)]
+    if image is not None:
+        target.append(("image", image.tag))
+    if m.gfx:
+        target.append(("gfx", ",".join(m.gfx)))
+    if override:
+        target.append(("HSA_OVERRIDE_GFX_VERSION", override))
+    if venv_path:
+        target.append(("venv", venv_path))
+    return ResolvedPlan(name=pf.name, title=pf.title, why=pf.why, target=tuple(target), steps=tuple(steps),
+                        preflight=pre, source_file=pf.path)
+
+
+def _recommend_reason(name: str, rp: ResolvedPlan) -> str:
+    t = dict(rp.target)
+    gfx = t.get("gfx", "this GPU")
+    if name == "pip-only":
+        how = (f"with HSA_OVERRIDE_GFX_VERSION={t['HSA_OVERRIDE_GFX_VERSION']}" if "HSA_OVERRIDE_GFX_VERSION" in t
+               else "natively")
+        return (f"least invasive: torch {t.get('torch')} from {t.get('index')} carries {gfx} {how} and bundles "
+                "its ROCm user space; nothing system-wide changes")
+    if name == "therock-pip":
+        return (f"no upstream wheel carries {gfx} without an unsafe override; TheRock's device-{gfx.split(',')[0]} "
+                "extra is the path that can work (newer and less proven; nothing system-wide changes)")
+    if name == "docker":
+        return f"{t.get('image')} carries {gfx}; only the container changes"
+    return f"the first applicable plan carrying {gfx}"
+
+
+def recommend(facts: Facts, *, venv: str | None = None, state_dir: str | None = None, kb=None,
+              wizard_python: str | None = None) -> list[PlanChoice]:
+    """Every shipped plan with applicable/reasons/target, exactly one marked recommended (when any fits)."""
+    out: list[PlanChoice] = []
+    for pf in builtin_plans():
+        try:
+            rp = resolve_plan(pf.path, facts, venv=venv, state_dir=state_dir, kb=kb, wizard_python=wizard_python)
+        except PlanRefused as exc:
+            out.append(PlanChoice(pf, False, exc.reasons, _declared_target(pf), False))
+            continue
+        out.append(PlanChoice(pf, True, [], dict(rp.target), False, rp))
+    fits = {c.plan.name: i for i, c in enumerate(out) if c.applicable}
+    for name in RECOMMEND_ORDER:
+        if name in fits:
+            i = fits[name]
+            c = out[i]
+            assert c.resolved is not None
+            out[i] = c._replace(recommended=True, reasons=[f"recommended: {_recommend_reason(name, c.resolved)}"])
+            break
+    return out
+
+
+def _declared_target(pf: PlanFile) -> dict[str, Any]:
+    t = pf.target
+    return {k: v for k, v in (("stream", t.stream), ("rocm", t.rocm), ("torch", t.torch), ("index", t.index),
+                              ("image", t.image)) if v is not None}
