@@ -56,3 +56,13 @@ GPU[0]\t\t: GFX Version: \t\tgfx1100
     assert r.gpus[0].vram_total_bytes == 21458059264 and r.gpus[0].vram_used_bytes == 28672000
     assert [g.bus for g in r.gpus] == ["0000:03:00.0", "0000:0a:00.0"]
     assert r.gpus[0].gfx_version == "gfx1100" and r.gpus[1].gfx_version is None
+
+
+def test_concise_rows_without_header() -> None:
+    text = (
+        "0       [0x0518 : 0xc0]       N/A     N/A    N/A, N/A        None  None  0%   unknown  Unsupported    0%   0%    \n"
+        "        Navi 33 [Radeon RX 7                                                                                     \n"
+    )
+    (gpu,) = parse_rocm_smi(text).gpus
+    assert gpu.index == 0 and gpu.name == "Navi 33 [Radeon RX 7" and gpu.device_id is None
+    assert dict(gpu.fields)["model"] == "0x0518"

@@ -100,3 +100,18 @@ def test_errors_are_kept() -> None:
     )
     info = parse_rocminfo(text)
     assert info.rock_loaded is False and len(info.errors) == 3 and info.agents == ()
+
+
+def test_grep_paste_without_device_type() -> None:
+    text = (
+        "  λ rocminfo | grep -i gfx\n"
+        "  Name:                    gfx1102\n"
+        "      Name:                    amdgcn-amd-amdhsa--gfx1102\n"
+        "  Name:                    gfx1036\n"
+        "      Name:                    amdgcn-amd-amdhsa--gfx1036\n"
+    )
+    info = parse_rocminfo(text)
+    assert [(a.gfx, a.isa_names) for a in info.gpus] == [
+        ("gfx1102", ("amdgcn-amd-amdhsa--gfx1102",)),
+        ("gfx1036", ("amdgcn-amd-amdhsa--gfx1036",)),
+    ]

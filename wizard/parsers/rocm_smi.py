@@ -15,6 +15,10 @@ _ROW_RE = re.compile(r"^\s*(\d+)\s+(\S.*)$")
 _DEVICE_ID_RE = re.compile(r"\b0x([0-9a-fA-F]{4})\b")
 _GFX_RE = re.compile(r"\bgfx[0-9a-f]{3,4}\b")
 _BUS_RE = re.compile(r"^(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
+# rocm-smi 6.x concise rows, recognised even when the header was cut: "0  [0x0518 : 0xc0]  ..."
+# ([Model : Revision], the model being the board's subsystem id) and "0  1  0x744c,  12345 ...".
+_MODEL_ROW_RE = re.compile(r"^\s*(\d+)\s+(?:\d+\s+)?\[0x([0-9a-fA-F]{1,4})\s*:\s*0x([0-9a-fA-F]{1,2})\]")
+_DID_ROW_RE = re.compile(r"^\s*(\d+)\s+\d+\s+0x([0-9a-fA-F]{4}),")
 _HEX4_RE = re.compile(r"^[0-9a-fA-F]{4}$")
 _HEADER_WORDS = ("GPU", "Device")
 
@@ -34,6 +38,7 @@ class SmiGpu:
     unique_id: str | None = None
     vbios: str | None = None
     node_id: int | None = None
+    name: str | None = None  # the concise table's (often truncated) device name column
     fields: tuple[tuple[str, str], ...] = ()  # every "key: value" for this GPU, keys lower-cased
 
 
@@ -89,6 +94,7 @@ def _build(index: int, fields: list[tuple[str, str]], table_id: str | None) -> S
         unique_id=get("unique id"),
         vbios=get("vbios version"),
         node_id=_int(get("node id")),
+        name=get("device name", "name"),
         fields=tuple(fields),
     )
 
@@ -123,6 +129,7 @@ def parse_rocm_smi(text: object) -> RocmSmi:
     messages: list[str] = []
     in_table = False
     did_col: int | None = None
+    last_row: int | None = None
     for _no, line in lines(raw):
         s = line.strip()
         if not s:
@@ -144,6 +151,21 @@ def parse_rocm_smi(text: object) -> RocmSmi:
         if m:
             driver = driver or none_if_na(m.group(1))
             continue
+        mm = _MODEL_ROW_RE.match(line) or _DID_ROW_RE.match(line)
+        if mm:
+            idx = int(mm.group(1))
+            row = per_gpu.setdefault(idx, [])
+            if mm.re is _MODEL_ROW_RE:
+                row += [("model", "0x" + mm.group(2).lower()), ("device rev", "0x" + mm.group(3).lower())]
+            else:
+                table_ids.setdefault(idx, mm.group(2).lower())
+            last_row = idx
+            continue
+        if last_row is not None and line[:1].isspace() and not _ROW_RE.match(s) and ":" not in s:
+            per_gpu[last_row].append(("name", s))  # the wrapped name column under a row
+            last_row = None
+            continue
+        last_row = None
         if s.split(None, 1)[0] in _HEADER_WORDS and ("Temp" in s or "SCLK" in s or "Node" in s):
             in_table = True
             header = s.split()

@@ -51,7 +51,10 @@ class RocmAgent:
 
     @property
     def is_gpu(self) -> bool:
-        return (self.device_type or "").upper() == "GPU"
+        """Device Type GPU; when a filtered paste lost that line, a gfx-target name."""
+        if self.device_type:
+            return self.device_type.upper() == "GPU"
+        return bool(_GFX_RE.fullmatch(self.name or ""))
 
     @property
     def gfx(self) -> str | None:
@@ -196,10 +199,13 @@ def parse_rocminfo(text: object) -> RocmInfo:
                 sm = _SIZE_KB_RE.match(value)
                 cur.pools[-1][1] = int(sm.group(1)) if sm else None
             continue
-        if cur.section == "isa":
+        if cur.section == "isa" or (key == "name" and value.startswith("amdgcn-")):
             if key == "name" and value:
                 cur.isas.append(value)
             continue
+        if key == "name" and "name" in cur.fields and cur.index is None:
+            cur = _Agent(None, no)  # e.g. `rocminfo | grep Name`: one agent per agent name
+            agents.append(cur)
         if key not in cur.fields:
             cur.fields[key] = value
     return RocmInfo(
