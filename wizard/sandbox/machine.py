@@ -1,0 +1,216 @@
+"""The sandbox machine's state, as its stand-in programs read and write it (all under ROOT).
+
+* dpkg: ``var/lib/dpkg/status`` (deb822 paragraphs) and ``var/lib/dpkg/info/<pkg>.list`` (files).
+* apt: ``etc/apt/sources.list.d/*.list``; what they offer is derived from the repository URLs.
+* the boot id: ``proc/sys/kernel/random/boot_id`` (a reboot writes a new one).
+* every stand-in call: ``.sandbox/calls.log`` (JSON lines).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+SANDBOX_DIR = ".sandbox"
+ROCM_PACKAGES = ("rocm", "rocm-core", "rocm-hip-runtime", "hip-runtime-amd", "rocminfo", "rocm-smi-lib",
+                 "rocm-language-runtime", "rocm-opencl-runtime")
+BASE_PACKAGES = ("python3-venv", "python3-pip", "wget", "curl", "gnupg", "ca-certificates", "build-essential",
+                 "docker.io", "mokutil", "dkms")
+
+
+def inside(root: Path, path: str) -> Path:
+    r = str(root)
+    if path == r or path.startswith(r.rstrip("/") + "/"):
+        return Path(path)
+    return root / path.lstrip("/")
+
+
+def atomic_write(path: Path, text: str, mode: int = 0o644) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+
+
+def record_call(root: Path, tool: str, argv: list[str]) -> None:
+    p = root / SANDBOX_DIR / "calls.log"
+    p.parent.mkdir(parents=True, exist_ok=True)
+    with open(p, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"t": round(time.time(), 3), "tool": tool, "argv": argv}) + "\n")
+
+
+def config(root: Path) -> dict:
+    try:
+        return json.loads((root / SANDBOX_DIR / "machine.json").read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+# ------------------------------------------------------------------------------ dpkg
+
+
+def dpkg_status(root: Path) -> dict[str, dict[str, str]]:
+    try:
+        text = (root / "var/lib/dpkg/status").read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    out: dict[str, dict[str, str]] = {}
+    for para in text.split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in para.splitlines():
+            if ":" in line and not line.startswith(" "):
+                k, v = line.split(":", 1)
+                fields[k.strip()] = v.strip()
+        if "Package" in fields:
+            out[fields["Package"]] = fields
+    return out
+
+
+def write_dpkg_status(root: Path, pkgs: dict[str, dict[str, str]]) -> None:
+    paras = []
+    for name in sorted(pkgs):
+        f = pkgs[name]
+        paras.append("\n".join(f"{k}: {v}" for k, v in f.items()))
+    atomic_write(root / "var/lib/dpkg/status", "\n\n".join(paras) + ("\n" if paras else ""))
+
+
+def installed(root: Path) -> dict[str, str]:
+    return {n: f.get("Version", "") for n, f in dpkg_status(root).items() if "installed" in f.get("Status", "")}
+
+
+def install_package(root: Path, name: str, version: str, files: dict[str, str] | None = None,
+                    links: dict[str, str] | None = None) -> None:
+    """Files first, then the .list, then the status entry (the order dpkg's own crash safety implies)."""
+    listed = []
+    for rel, content in (files or {}).items():
+        p = inside(root, rel)
+        atomic_write(p, content)
+        listed.append(rel)
+    for rel, target in (links or {}).items():
+        p = inside(root, rel)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if p.is_symlink() or p.exists():
+            p.unlink()
+        os.symlink(target, p)
+        listed.append(rel)
+    info = root / "var/lib/dpkg/info" / f"{name}.list"
+    atomic_write(info, "".join(f"{f}\n" for f in listed))
+    pkgs = dpkg_status(root)
+    pkgs[name] = {"Package": name, "Status": "install ok installed", "Architecture": "amd64", "Version": version}
+    write_dpkg_status(root, pkgs)
+
+
+def remove_package(root: Path, name: str) -> bool:
+    pkgs = dpkg_status(root)
+    if name not in pkgs:
+        return False
+    info = root / "var/lib/dpkg/info" / f"{name}.list"
+    try:
+        files = [f for f in info.read_text().splitlines() if f]
+    except OSError:
+        files = []
+    for rel in files:
+        p = inside(root, rel)
+        if p.is_symlink() or p.is_file():
+            p.unlink()
+    for rel in files:  # empty directories left behind, deepest first
+        d = inside(root, rel).parent
+        while d != root and d.is_dir() and not any(d.iterdir()):
+            d.rmdir()
+            d = d.parent
+    del pkgs[name]
+    write_dpkg_status(root, pkgs)
+    if info.exists():
+        info.unlink()
+    return True
+
+
+# ------------------------------------------------------------------------------ apt
+
+
+def apt_source_lines(root: Path) -> list[str]:
+    out = []
+    for p in sorted((root / "etc/apt/sources.list.d").glob("*.list")):
+        for line in p.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.strip() and not line.lstrip().startswith("#"):
+                out.append(line.strip())
+    return out
+
+
+def pkgver(release: str) -> str:
+    """AMD's package version for a release (knowledge base rule: 6.2.4 -> 6.2.60204, 7.2.1 -> 7.2.1.70201)."""
+    parts = [int(x) for x in release.split(".")] + [0, 0]
+    x, y, z = parts[:3]
+    tag = f"{x}{y:02d}{z:02d}"
+    if x >= 7 and z > 0:
+        return f"{x}.{y}.{z}.{tag}"
+    return f"{x}.{y}.{tag}"
+
+
+def rocm_release_in_sources(root: Path) -> str | None:
+    for line in apt_source_lines(root):
+        m = re.search(r"repo\.radeon\.com/rocm/apt/([0-9][0-9.]*)", line)
+        if m:
+            return m.group(1)
+    return None
+
+
+def available(root: Path) -> dict[str, str]:
+    """Package -> version that ``apt-get install`` would pick, from the configured sources."""
+    out = {name: "sandbox" for name in BASE_PACKAGES}
+    rel = rocm_release_in_sources(root)
+    if rel:
+        codename = config(root).get("codename", "")
+        ver = f"{pkgver(rel)}-sandbox~{codename}"
+        out.update({p: ver for p in ROCM_PACKAGES})
+    for line in apt_source_lines(root):
+        m = re.search(r"repo\.radeon\.com/amdgpu/([0-9][0-9.]*)/", line)
+        if m:
+            out["amdgpu-dkms"] = f"1:{m.group(1)}-sandbox"
+    return out
+
+
+def rocm_files(release: str) -> tuple[dict[str, str], dict[str, str]]:
+    files = {f"/opt/rocm-{release}/.info/version": release + "\n"}
+    links = {"/opt/rocm": f"rocm-{release}"}
+    return files, links
+
+
+def package_files(name: str, version: str) -> tuple[dict[str, str], dict[str, str]]:
+    m = re.match(r"(\d+)\.(\d+)\.(\d)(\d\d)(\d\d)", version)
+    if name == "rocm-core" and m:
+        rel = f"{int(m.group(3))}.{int(m.group(4))}.{int(m.group(5))}"
+        return rocm_files(rel)
+    if name == "amdgpu-dkms":
+        return {f"/var/lib/dkms/amdgpu/{version.split(':')[-1]}/source/dkms.conf": "PACKAGE_NAME=amdgpu\n"}, {}
+    return {}, {}
+
+
+# ------------------------------------------------------------------------------ boot, groups
+
+
+def new_boot_id(root: Path) -> str:
+    bid = str(uuid.uuid4())
+    atomic_write(root / "proc/sys/kernel/random/boot_id", bid + "\n")
+    return bid
+
+
+def groups(root: Path) -> list[list[str]]:
+    try:
+        return [line.split(":") for line in (root / "etc/group").read_text().splitlines() if line]
+    except OSError:
+        return []
+
+
+def write_groups(root: Path, rows: list[list[str]]) -> None:
+    atomic_write(root / "etc/group", "".join(":".join(r) + "\n" for r in rows))
+
+
+def copy_tree(src: Path, dst: Path) -> None:
+    shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)

@@ -1,0 +1,74 @@
+"""Sandbox profiles: machines built as root trees on first use of a sandbox directory.
+
+PCI ids and names: pciutils/pciids, pci.ids at commit c1c12547d626ebf05fd0223144ad87fab5e95d06
+(https://github.com/pciutils/pciids/blob/c1c12547d626ebf05fd0223144ad87fab5e95d06/pci.ids):
+1002:744c Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M], 1002:731f Navi 10 [Radeon RX 5600 OEM/5600 XT /
+5700/5700 XT], 1002:7550 Navi 48 [Radeon RX 9070/9070 XT/9070 GRE], 1002:1586 Strix Halo [Radeon Graphics /
+Radeon 8050S Graphics / Radeon 8060S Graphics], 1002:74a1 Aqua Vanjaram [Instinct MI300X].
+gfx targets are the KFD ``gfx_target_version`` encoding (major*10000 + minor*100 + stepping).
+Versions in dpkg's status that AMD's repository would carry are marked ``-sandbox``: the build
+suffixes of real packages are not known here and are not made up. No kernel version is recorded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    bdf: str
+    device: str  # PCI device id (vendor 1002)
+    gfx_target_version: int
+    integrated: bool = False
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    description: str
+    os_release: tuple[tuple[str, str], ...]
+    codename: str | None
+    python: str  # the system python's major.minor
+    gpus: tuple[GpuSpec, ...]
+    rocm: str | None = None  # ROCm release installed through amdgpu-install
+    dkms: bool = True
+    venv: str | None = None
+    venv_packages: tuple[tuple[str, str], ...] = ()
+    user_groups: tuple[str, ...] = ()
+    bashrc: str = ""
+    secure_boot: bool = False
+    package_manager: str = "apt"
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _ubuntu(version: str, codename: str) -> tuple[tuple[str, str], ...]:
+    return (("NAME", "Ubuntu"), ("VERSION_ID", version), ("ID", "ubuntu"), ("ID_LIKE", "debian"),
+            ("VERSION_CODENAME", codename), ("UBUNTU_CODENAME", codename), ("PRETTY_NAME", f"Ubuntu {version} LTS"))
+
+
+TORCH_251 = (("torch", "2.5.1+rocm6.2"), ("torchvision", "0.20.1+rocm6.2"), ("torchaudio", "2.5.1+rocm6.2"))
+
+PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile("seed-7900xt", "the notes' machine: two RX 7900 XT, Ubuntu 22.04, ROCm 6.2.0, torch 2.5.1+rocm6.2",
+                _ubuntu("22.04", "jammy"), "jammy", "3.10",
+                (GpuSpec("0000:03:00.0", "744c", 110000), GpuSpec("0000:0b:00.0", "744c", 110000)),
+                rocm="6.2.0", venv="/home/user/pytorch_venv", venv_packages=TORCH_251, user_groups=("video", "render")),
+        Profile("seed-5600xt", "RX 5600 XT, Ubuntu 24.04, ROCm 6.2.4, HSA_OVERRIDE_GFX_VERSION=10.3.0",
+                _ubuntu("24.04", "noble"), "noble", "3.12", (GpuSpec("0000:03:00.0", "731f", 100100),),
+                rocm="6.2.4", venv="/home/user/pytorch_venv", venv_packages=TORCH_251, user_groups=("video", "render"),
+                bashrc="export HSA_OVERRIDE_GFX_VERSION=10.3.0\n"),
+        Profile("rx9070xt-noble", "RX 9070 XT, Ubuntu 24.04, nothing installed yet", _ubuntu("24.04", "noble"),
+                "noble", "3.12", (GpuSpec("0000:03:00.0", "7550", 120001),)),
+        Profile("strix-halo", "Strix Halo APU (Radeon 8060S class), Ubuntu 24.04, nothing installed yet",
+                _ubuntu("24.04", "noble"), "noble", "3.12", (GpuSpec("0000:c3:00.0", "1586", 110501, integrated=True),),
+                user_groups=("video",)),
+        Profile("mi300x-rhel9", "Instinct MI300X pair, RHEL 9.4, nothing installed yet",
+                (("NAME", "Red Hat Enterprise Linux"), ("VERSION_ID", "9.4"), ("ID", "rhel"), ("ID_LIKE", "fedora"),
+                 ("PRETTY_NAME", "Red Hat Enterprise Linux 9.4 (Plow)")), None, "3.9",
+                (GpuSpec("0000:05:00.0", "74a1", 90402), GpuSpec("0000:26:00.0", "74a1", 90402)),
+                package_manager="dnf", user_groups=("video", "render")),
+    )
+}

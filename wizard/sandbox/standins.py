@@ -1,0 +1,836 @@
+"""Stand-in programs of the sandbox. Each writes what the real tool writes, under the sandbox root,
+and fails the way the real one does when asked something impossible. Every call is recorded in
+ROOT/.sandbox/calls.log. Paths in arguments are paths of the sandbox machine: they are mapped under
+ROOT (except /dev/*), so nothing outside ROOT is ever written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+from pathlib import Path
+
+from wizard.sandbox import machine as m
+
+MAPPED_TOOLS = ("cat", "cp", "mv", "rm", "mkdir", "rmdir", "ln", "install", "test", "[", "grep", "ls", "touch",
+                "chmod", "chown", "tee", "tar", "gzip", "find", "head", "tail", "sort", "uniq", "wc", "cut", "tr",
+                "sed", "awk", "env", "true", "false", "echo", "printf", "sha256sum", "stat", "readlink", "realpath",
+                "dirname", "basename", "xargs", "date", "sleep", "seq", "diff", "cmp", "gpg", "bash")
+OWN_TOOLS = ("apt-get", "apt", "dpkg", "dpkg-query", "amdgpu-install", "dkms", "modprobe", "mokutil", "usermod",
+             "pip", "pip3", "python3", "python", "docker", "systemctl", "reboot", "shutdown", "sudo", "sh", "wget",
+             "curl", "id", "update-initramfs", "update-alternatives", "ldconfig", "update-secureboot-policy",
+             "rocminfo")
+SCRIPT_PATH = re.compile(r"(?<![\w./$\-])(/(?:etc|opt|var|home|sys|proc|usr|srv|root|boot|lib|run)(?=[/\s'\"]|$)[^\s'\";|&)<>]*)")
+
+
+class Fail(Exception):
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def _root_of(script: str) -> Path:
+    env = os.environ.get("ROCM_WIZARD_SANDBOX_ROOT")
+    if env:
+        return Path(env)
+    p = Path(script).resolve()
+    for parent in p.parents:
+        if (parent / m.SANDBOX_DIR / "machine.json").is_file():
+            return parent
+    raise SystemExit("sandbox stand-in: cannot find the sandbox root")
+
+
+def map_arg(root: Path, arg: str) -> str:
+    if arg.startswith("/") and not arg.startswith("/dev/") and arg != "/dev":
+        return str(m.inside(root, arg))
+    if arg.startswith("--") and "=/" in arg:
+        k, v = arg.split("=", 1)
+        return f"{k}={map_arg(root, v)}"
+    return arg
+
+
+def real_tool(name: str) -> str | None:
+    for d in ("/usr/bin", "/bin", "/usr/sbin", "/sbin"):
+        p = os.path.join(d, name)
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def _exec(argv: list[str], env: dict[str, str] | None = None) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(argv[0], argv, env if env is not None else dict(os.environ))
+
+
+# ------------------------------------------------------------------------------ entry
+
+
+def main(tool: str, venv: str | None = None) -> None:
+    root = _root_of(sys.argv[0])
+    args = sys.argv[1:]
+    m.record_call(root, tool if venv is None else f"{venv}/bin/{tool}", args)
+    try:
+        if tool in MAPPED_TOOLS:
+            _mapped(root, tool, args)
+        fn = HANDLERS.get(tool)
+        if fn is None:
+            raise Fail(f"{tool}: no sandbox stand-in", 127)
+        code = fn(root, args, venv) if tool in ("pip", "venv-python", "pip3") else fn(root, args)
+        sys.exit(code or 0)
+    except Fail as exc:
+        print(str(exc), file=sys.stderr)
+        sys.exit(exc.code)
+    except BrokenPipeError:
+        sys.exit(141)
+
+
+def _mapped(root: Path, tool: str, args: list[str]) -> None:
+    exe = real_tool(tool)
+    if exe is None:
+        raise Fail(f"{tool}: command not found", 127)
+    out, symlink = [], tool == "ln" and any(a.startswith("-") and "s" in a.lstrip("-") for a in args if not a.startswith("--"))
+    targets_seen = 0
+    for a in args:
+        if symlink and not a.startswith("-"):
+            targets_seen += 1
+            if targets_seen == 1:  # the link's target stays a path of the sandbox machine
+                out.append(a)
+                continue
+        out.append(map_arg(root, a))
+    _exec([exe, *out])
+
+
+# ------------------------------------------------------------------------------ shells and pythons
+
+
+def sh(root: Path, args: list[str]) -> int:
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "-c" and i + 1 < len(args):
+            out += ["-c", SCRIPT_PATH.sub(lambda mo: map_arg(root, mo.group(1)), args[i + 1])]
+            out += [map_arg(root, x) for x in args[i + 2:]]
+            break
+        out.append(map_arg(root, a) if not a.startswith("-") else a)
+        i += 1
+    _exec(["/bin/sh", *out])
+    return 0
+
+
+def _run_python(root: Path, args: list[str], site: Path | None) -> int:
+    env = dict(os.environ)
+    pre = []
+    if site is not None:
+        env["PYTHONPATH"] = str(site)
+        env["PYTHONNOUSERSITE"] = "1"
+        pre = ["-S"]
+    if args and args[0] == "-c":
+        _exec([sys.executable, *pre, "-c", args[1], *[map_arg(root, a) for a in args[2:]]], env)
+    if args and not args[0].startswith("-"):
+        _exec([sys.executable, *pre, map_arg(root, args[0]), *[map_arg(root, a) for a in args[1:]]], env)
+    raise Fail(f"python: sandbox stand-in does not support {' '.join(args[:2])}", 2)
+
+
+def python3(root: Path, args: list[str]) -> int:
+    if args[:2] == ["-m", "venv"]:
+        targets = [a for a in args[2:] if not a.startswith("-")]
+        if not targets:
+            raise Fail("usage: venv [-h] ENV_DIR [ENV_DIR ...]\nvenv: error: the following arguments are required: ENV_DIR", 2)
+        for t in targets:
+            make_venv(root, t, m.config(root).get("python", "3"))
+        return 0
+    if args[:2] == ["-m", "pip"]:
+        raise Fail("error: externally-managed-environment\n\n× This environment is externally managed\n"
+                   "╰─> To install Python packages system-wide, try apt install python3-xyz, or use a venv.", 1)
+    return _run_python(root, args, None)
+
+
+def make_venv(root: Path, venv: str, pyver: str) -> None:
+    d = m.inside(root, venv)
+    site = d / "lib" / f"python{pyver}" / "site-packages"
+    site.mkdir(parents=True, exist_ok=True)
+    m.atomic_write(d / "pyvenv.cfg", f"home = /usr/bin\ninclude-system-site-packages = false\nversion = {pyver}\n")
+    for name, tool in (("python", "venv-python"), ("python3", "venv-python"), (f"python{pyver}", "venv-python"),
+                       ("pip", "pip"), ("pip3", "pip")):
+        m.atomic_write(d / "bin" / name, standin_script(tool, venv), 0o755)
+    m.atomic_write(d / "bin" / "activate", f'# sandbox venv\nVIRTUAL_ENV="{venv}"\nexport VIRTUAL_ENV\n'
+                   f'PATH="$VIRTUAL_ENV/bin:$PATH"\nexport PATH\n')
+
+
+def standin_script(tool: str, venv: str | None = None) -> str:
+    extra = f", venv={venv!r}" if venv else ""
+    return f"#!{sys.executable}\nfrom wizard.sandbox.standins import main\nmain({tool!r}{extra})\n"
+
+
+def _site(root: Path, venv: str) -> Path:
+    libs = sorted((m.inside(root, venv) / "lib").glob("python*/site-packages"))
+    if not libs:
+        raise Fail(f"{venv}: not a virtual environment", 1)
+    return libs[0]
+
+
+def venv_python(root: Path, args: list[str], venv: str | None) -> int:
+    assert venv is not None
+    if args[:2] == ["-m", "pip"]:
+        return pip(root, args[2:], venv)
+    if args[:2] == ["-m", "venv"]:
+        return python3(root, args)
+    return _run_python(root, args, _site(root, venv))
+
+
+# ------------------------------------------------------------------------------ pip
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _dists(site: Path) -> dict[str, tuple[str, Path]]:
+    out = {}
+    for d in site.glob("*.dist-info"):
+        meta = d / "METADATA"
+        try:
+            text = meta.read_text()
+        except OSError:
+            continue
+        name = re.search(r"^Name: (.+)$", text, re.M)
+        ver = re.search(r"^Version: (.+)$", text, re.M)
+        if name and ver:
+            out[_norm(name.group(1))] = (ver.group(1).strip(), d)
+    return out
+
+
+def _uninstall(site: Path, name: str) -> bool:
+    dists = _dists(site)
+    if _norm(name) not in dists:
+        return False
+    _, d = dists[_norm(name)]
+    try:
+        files = [line.split(",")[0] for line in (d / "RECORD").read_text().splitlines() if line]
+    except OSError:
+        files = []
+    shutil.rmtree(d)  # metadata first: a half-removed package reads as not installed
+    for f in files:
+        p = site / f
+        if p.is_file():
+            p.unlink()
+    for top in {f.split("/")[0] for f in files if "/" in f}:
+        if (site / top).is_dir():
+            shutil.rmtree(site / top, ignore_errors=True)
+    return True
+
+
+def _install(site: Path, name: str, version: str) -> None:
+    _uninstall(site, name)
+    pkg = name.replace("-", "_").lower()
+    files = {f"{pkg}/__init__.py": f"__version__ = {version!r}\n"}
+    if _norm(name) == "torch":
+        files["torch/version.py"] = f"__version__ = {version!r}\nhip = None\n"
+    for rel, content in files.items():
+        m.atomic_write(site / rel, content)
+    dist = site / f"{pkg}-{version}.dist-info"
+    tmp = site / f".{pkg}-{version}.dist-info.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    (tmp / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    (tmp / "INSTALLER").write_text("pip\n")
+    rec = [*files, f"{dist.name}/METADATA", f"{dist.name}/INSTALLER", f"{dist.name}/RECORD"]
+    (tmp / "RECORD").write_text("".join(f"{r},,\n" for r in rec))
+    os.replace(tmp, dist)
+
+
+def _index_tag(url: str | None) -> str | None:
+    if not url:
+        return None
+    mo = re.search(r"download\.pytorch\.org/whl/(?:nightly/)?([a-z0-9.]+)/?$", url)
+    return mo.group(1) if mo else None
+
+
+def _resolve(root: Path, name: str, version: str | None, index: str | None, pyver: str) -> str:
+    nname = _norm(name)
+    tag = _index_tag(index)
+    if version is None:
+        raise Fail(f"ERROR: sandbox pip needs pinned requirements (name==version); got {name}", 1)
+    if nname in ("torch", "torchvision", "torchaudio") and tag:
+        _check_kb(nname, version.split("+")[0], tag, pyver)
+        return version if "+" in version else f"{version}+{tag}"
+    return version
+
+
+def _check_kb(name: str, version: str, tag: str, pyver: str) -> None:
+    try:
+        from wizard.kb import load_kb
+
+        kb = load_kb()
+        rows = [w for w in kb.wheels() if w.index == tag]
+    except Exception:  # noqa: BLE001 - without a knowledge base, accept
+        return
+    key = {"torch": "torch", "torchvision": "torchvision", "torchaudio": "torchaudio"}[name]
+    match = [w for w in rows if getattr(w, key, None) == version]
+    if not match:
+        have = sorted({str(getattr(w, key)) for w in rows if getattr(w, key, None)})
+        raise Fail(f"ERROR: Could not find a version that satisfies the requirement {name}=={version} "
+                   f"(from versions: {', '.join(have) or 'none'})\n"
+                   f"ERROR: No matching distribution found for {name}=={version}", 1)
+    pys = set()
+    for w in match:
+        pys.update(getattr(w, "python", ()) or ())
+    if pys and pyver not in pys:
+        raise Fail(f"ERROR: Could not find a version that satisfies the requirement {name}=={version} "
+                   f"(from versions: none)\nERROR: No matching distribution found for {name}=={version}", 1)
+
+
+def pip(root: Path, args: list[str], venv: str | None) -> int:
+    if venv is None:
+        raise Fail("error: externally-managed-environment", 1)
+    site = _site(root, venv)
+    pyver = site.parent.name.replace("python", "")
+    if not args:
+        raise Fail("Usage: pip <command> [options]", 1)
+    cmd, rest = args[0], [a for a in args[1:] if a not in ("-q", "--quiet", "--no-cache-dir", "--disable-pip-version-check",
+                                                           "--no-input", "-y", "--yes", "--progress-bar=off")]
+    if cmd == "freeze":
+        for n, (v, d) in sorted(_dists(site).items()):
+            name = re.search(r"^Name: (.+)$", (d / "METADATA").read_text(), re.M)
+            print(f"{name.group(1) if name else n}=={v}")
+        return 0
+    if cmd == "list":
+        print("Package Version\n------- -------")
+        for n, (v, _) in sorted(_dists(site).items()):
+            print(f"{n} {v}")
+        return 0
+    if cmd == "show":
+        dists = _dists(site)
+        missing = [a for a in rest if _norm(a) not in dists]
+        for a in rest:
+            if _norm(a) in dists:
+                print(f"Name: {a}\nVersion: {dists[_norm(a)][0]}\nLocation: {site}")
+        if missing:
+            print(f"WARNING: Package(s) not found: {', '.join(missing)}", file=sys.stderr)
+            return 1
+        return 0
+    if cmd == "uninstall":
+        for a in rest:
+            if a.startswith("-"):
+                continue
+            if _uninstall(site, a):
+                print(f"Successfully uninstalled {a}")
+            else:
+                print(f"WARNING: Skipping {a} as it is not installed.", file=sys.stderr)
+        return 0
+    if cmd == "install":
+        index, reqs, i = None, [], 0
+        while i < len(rest):
+            a = rest[i]
+            if a in ("--index-url", "-i", "--extra-index-url", "-c", "--constraint", "-r", "--requirement"):
+                val = rest[i + 1]
+                if a in ("--index-url", "-i"):
+                    index = val
+                elif a in ("-r", "--requirement"):
+                    for line in m.inside(root, val).read_text().splitlines():
+                        line = line.split("#")[0].strip()
+                        if line.startswith(("--index-url", "-i ")):
+                            index = line.split()[-1]
+                        elif line and not line.startswith("-"):
+                            reqs.append(line)
+                i += 2
+                continue
+            if a.startswith("--index-url="):
+                index = a.split("=", 1)[1]
+            elif not a.startswith("-"):
+                reqs.append(a)
+            i += 1
+        plan = []
+        for r in reqs:
+            mo = re.match(r"^([A-Za-z0-9_.\-]+)(\[[^\]]*\])?\s*(?:==\s*([^\s;]+))?", r)
+            if not mo:
+                raise Fail(f"ERROR: Invalid requirement: '{r}'", 1)
+            plan.append((mo.group(1), _resolve(root, mo.group(1), mo.group(3), index, pyver)))
+        for name, ver in plan:  # everything resolved before anything changes, as pip does
+            _install(site, name, ver)
+        if plan:
+            print("Successfully installed " + " ".join(f"{n}-{v}" for n, v in plan))
+        return 0
+    raise Fail(f'ERROR: unknown command "{cmd}"', 1)
+
+
+# ------------------------------------------------------------------------------ apt, dpkg, amdgpu-install
+
+
+def _read_deb(root: Path, path: str) -> dict[str, str]:
+    try:
+        text = m.inside(root, path).read_text()
+    except (OSError, UnicodeDecodeError):
+        raise Fail(f"dpkg-deb: error: '{path}' is not a Debian format archive", 2) from None
+    if not text.startswith("rocm-wizard sandbox package"):
+        raise Fail(f"dpkg-deb: error: '{path}' is not a Debian format archive", 2)
+    return dict(line.split(": ", 1) for line in text.splitlines()[1:] if ": " in line)
+
+
+def _install_deb(root: Path, path: str) -> str:
+    d = _read_deb(root, path)
+    codename = m.config(root).get("codename")
+    if d.get("Codename") != codename:
+        raise Fail(f"E: {d.get('Package')} for {d.get('Codename')} cannot be installed on {codename}: "
+                   f"Depends: distribution-release ({d.get('Codename')}) but it is not installable", 100)
+    rel = d["Release"]
+    files = {
+        "/etc/apt/sources.list.d/amdgpu.list":
+            f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] https://repo.radeon.com/amdgpu/{rel}/ubuntu {codename} main\n",
+        "/etc/apt/sources.list.d/rocm.list":
+            f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] https://repo.radeon.com/rocm/apt/{rel} {codename} main\n",
+    }
+    m.install_package(root, d["Package"], d["Version"], files)
+    print(f"Setting up {d['Package']} ({d['Version']}) ...")
+    return d["Package"]
+
+
+def _dpkg_locked(root: Path) -> None:
+    if (root / m.SANDBOX_DIR / "dpkg-locked").exists():
+        raise Fail("E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242 (apt-get)", 100)
+
+
+def apt_get(root: Path, args: list[str]) -> int:
+    opts = [a for a in args if a.startswith("-")]
+    words = [a for a in args if not a.startswith("-")]
+    yes = any(o in ("-y", "--yes", "--assume-yes") or (o.startswith("-") and not o.startswith("--") and "y" in o) for o in opts)
+    sim = any(o in ("-s", "--simulate", "--dry-run", "--just-print") for o in opts)
+    if not words:
+        raise Fail("E: Invalid operation", 100)
+    op, names = words[0], words[1:]
+    if op == "update":
+        codename = m.config(root).get("codename")
+        for line in m.apt_source_lines(root):
+            if codename and f" {codename} " not in f" {line} ":
+                raise Fail(f"E: The repository '{line}' does not have a Release file.", 100)
+        print("Reading package lists... Done")
+        return 0
+    if op in ("install", "reinstall"):
+        have = m.installed(root)
+        avail = m.available(root)
+        todo = []
+        for n in names:
+            if n.endswith(".deb"):
+                todo.append(("deb", n))
+            elif "=" in n:
+                todo.append(("pkg", n.split("=")[0]))
+            elif n in avail or n.startswith(("linux-headers-", "linux-modules-extra-")):
+                todo.append(("pkg", n))
+            else:
+                raise Fail(f"E: Unable to locate package {n}", 100)
+        for kind, n in todo:
+            if kind == "pkg" and n in have and op == "install":
+                print(f"{n} is already the newest version ({have[n]}).")
+        if sim:
+            for kind, n in todo:
+                print(f"Inst {n} ({avail.get(n, 'sandbox')})")
+            return 0
+        if not yes:
+            print("Do you want to continue? [Y/n] Abort.")
+            return 1
+        _dpkg_locked(root)
+        for kind, n in todo:
+            if kind == "deb":
+                _install_deb(root, n)
+            elif n not in have or op == "reinstall":
+                ver = avail.get(n, "sandbox")
+                files, links = m.package_files(n, ver)
+                m.install_package(root, n, ver, files, links)
+                print(f"Setting up {n} ({ver}) ...")
+        return 0
+    if op in ("remove", "purge", "autoremove"):
+        have = m.installed(root)
+        if sim:
+            for n in names:
+                if n in have:
+                    print(f"{'Purg' if op == 'purge' else 'Remv'} {n} [{have[n]}]")
+                else:
+                    print(f"Package '{n}' is not installed, so not removed")
+            return 0
+        if names and not yes:
+            print("Do you want to continue? [Y/n] Abort.")
+            return 1
+        _dpkg_locked(root)
+        for n in names:
+            if m.remove_package(root, n):
+                print(f"Removing {n} ({have[n]}) ...")
+            else:
+                print(f"Package '{n}' is not installed, so not removed")
+        return 0
+    raise Fail(f"E: sandbox apt-get does not implement '{op}'", 100)
+
+
+def dpkg(root: Path, args: list[str]) -> int:
+    if not args:
+        raise Fail("dpkg: error: need an action option", 2)
+    a, rest = args[0], args[1:]
+    if a in ("-i", "--install"):
+        _dpkg_locked(root)
+        for f in rest:
+            _install_deb(root, f)
+        return 0
+    if a in ("-r", "--remove", "-P", "--purge"):
+        _dpkg_locked(root)
+        for n in rest:
+            if not m.remove_package(root, n):
+                print(f"dpkg: warning: ignoring request to remove {n} which isn't installed")
+        return 0
+    if a == "--print-architecture":
+        print("amd64")
+        return 0
+    return dpkg_query(root, args)
+
+
+def dpkg_query(root: Path, args: list[str]) -> int:
+    st = m.dpkg_status(root)
+    fmt, names, mode = "${binary:Package}\t${Version}\n", [], "-W"
+    for x in args:
+        if x.startswith(("-f=", "--showformat=")):
+            fmt = x.split("=", 1)[1]
+        elif x in ("-W", "--show", "-l", "--list", "-s", "--status", "-L", "--listfiles", "--get-selections"):
+            mode = x
+        elif not x.startswith("-"):
+            names.append(x)
+    fmt = fmt.encode().decode("unicode_escape")
+    if mode == "--get-selections":
+        for n in sorted(st):
+            print(f"{n}\t\t\t\t\t\tinstall")
+        return 0
+    import fnmatch
+
+    pats = names or ["*"]
+    missing, shown = [], 0
+    for pat in pats:
+        hits = [n for n in sorted(st) if fnmatch.fnmatchcase(n, pat)]
+        if not hits:
+            missing.append(pat)
+        for n in hits:
+            f = st[n]
+            shown += 1
+            if mode in ("-l", "--list"):
+                print(f"ii  {n}  {f.get('Version', '')}  amd64  (sandbox)")
+            elif mode in ("-s", "--status"):
+                print("\n".join(f"{k}: {v}" for k, v in f.items()) + "\n")
+            elif mode in ("-L", "--listfiles"):
+                print((root / "var/lib/dpkg/info" / f"{n}.list").read_text(), end="")
+            else:
+                out = fmt
+                for k, v in (("binary:Package", n), ("Package", n), ("Version", f.get("Version", "")),
+                             ("Status", f.get("Status", "")), ("db:Status-Abbrev", "ii ")):
+                    out = out.replace("${" + k + "}", v)
+                sys.stdout.write(out)
+    for pat in missing:
+        print(f"dpkg-query: no packages found matching {pat}", file=sys.stderr)
+    return 1 if missing else 0
+
+
+def amdgpu_install(root: Path, args: list[str]) -> int:
+    if "amdgpu-install" not in m.installed(root):
+        raise Fail("amdgpu-install: command not found", 127)
+    yes = "-y" in args or "--accept-eula" in args
+    if "--uninstall" in args:
+        have = m.installed(root)
+        gone = [n for n in have if n in m.ROCM_PACKAGES or n == "amdgpu-dkms" or n.startswith(("rocm", "hip"))]
+        if gone and not yes:
+            print("Do you want to continue? [Y/n] Abort.")
+            return 1
+        _dpkg_locked(root)
+        for n in gone:
+            m.remove_package(root, n)
+            print(f"Removing {n} ({have[n]}) ...")
+        return 0
+    usecases = next((a.split("=", 1)[1] for a in args if a.startswith("--usecase=")), "graphics")
+    rel = m.rocm_release_in_sources(root)
+    if rel is None:
+        raise Fail("E: Unable to locate package rocm", 100)
+    if not yes:
+        print("Do you want to continue? [Y/n] Abort.")
+        return 1
+    _dpkg_locked(root)
+    pkgs = list(m.ROCM_PACKAGES) if "rocm" in usecases or "hip" in usecases else []
+    if "--no-dkms" not in args:
+        pkgs.append("amdgpu-dkms")
+    avail = m.available(root)
+    have = m.installed(root)
+    for n in pkgs:
+        ver = avail.get(n)
+        if ver is None:
+            raise Fail(f"E: Unable to locate package {n}", 100)
+        if have.get(n) != ver:
+            files, links = m.package_files(n, ver)
+            m.install_package(root, n, ver, files, links)
+            print(f"Setting up {n} ({ver}) ...")
+    return 0
+
+
+def wget(root: Path, args: list[str]) -> int:
+    out, url, i = None, None, 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-O", "-o", "--output-document", "--output"):
+            out = args[i + 1]
+            i += 2
+            continue
+        if a.startswith("--output-document="):
+            out = a.split("=", 1)[1]
+        elif a.startswith(("http://", "https://")):
+            url = a
+        i += 1
+    if url is None:
+        raise Fail("wget: missing URL", 1)
+    name = url.rstrip("/").rsplit("/", 1)[-1]
+    dest = m.inside(root, out) if out else Path.cwd() / name
+    mo = re.search(r"repo\.radeon\.com/amdgpu-install/([0-9.]+)/ubuntu/([a-z]+)/amdgpu-install_([0-9.]+)-(\d+)_all\.deb$", url)
+    if mo:
+        rel = _release_from_pkgver(mo.group(3))
+        m.atomic_write(dest, f"rocm-wizard sandbox package\nPackage: amdgpu-install\nVersion: {mo.group(3)}-{mo.group(4)}\n"
+                       f"Release: {rel}\nCodename: {mo.group(2)}\nURL: {url}\n")
+        return 0
+    if "repo.radeon.com" in url or "repo.amd.com" in url:
+        m.atomic_write(dest, f"sandbox download of {url}\n")
+        return 0
+    raise Fail(f"{url}: sandbox has no network; ERROR 404: Not Found.", 8)
+
+
+def _release_from_pkgver(v: str) -> str:
+    parts = v.split(".")
+    tag = parts[-1]
+    return f"{int(tag[0])}.{int(tag[1:3])}.{int(tag[3:5])}"
+
+
+# ------------------------------------------------------------------------------ system tools
+
+
+def systemctl(root: Path, args: list[str]) -> int:
+    words = [a for a in args if not a.startswith("-")]
+    if not words:
+        raise Fail("systemctl: sandbox needs a verb", 1)
+    verb, units = words[0], words[1:]
+    wants = root / "etc/systemd/system/multi-user.target.wants"
+    if verb in ("reboot",):
+        return reboot(root, [])
+    if verb == "enable":
+        for u in units:
+            if not (root / "etc/systemd/system" / u).is_file():
+                raise Fail(f"Failed to enable unit: Unit file {u} does not exist.", 1)
+            wants.mkdir(parents=True, exist_ok=True)
+            link = wants / u
+            if not link.is_symlink():
+                os.symlink(f"/etc/systemd/system/{u}", link)
+                print(f"Created symlink /etc/systemd/system/multi-user.target.wants/{u} → /etc/systemd/system/{u}.")
+        return 0
+    if verb == "disable":
+        for u in units:
+            link = wants / u
+            if link.is_symlink():
+                link.unlink()
+                print(f"Removed /etc/systemd/system/multi-user.target.wants/{u}.")
+        return 0
+    if verb == "is-enabled":
+        ok = all((wants / u).is_symlink() for u in units)
+        print("enabled" if ok else "disabled")
+        return 0 if ok else 1
+    if verb in ("daemon-reload", "start", "stop", "restart", "status", "is-active"):
+        return 0
+    raise Fail(f"systemctl: sandbox does not implement '{verb}'", 1)
+
+
+def reboot(root: Path, args: list[str]) -> int:
+    bid = m.new_boot_id(root)
+    with open(root / m.SANDBOX_DIR / "reboots.log", "a") as fh:
+        fh.write(bid + "\n")
+    print(f"sandbox: rebooted (new boot id {bid})")
+    return 0
+
+
+def sudo(root: Path, args: list[str]) -> int:
+    i, noninteractive, validate = 0, False, False
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            i += 1
+            break
+        if a in ("-u", "-g"):
+            i += 2
+            continue
+        if not a.startswith("-"):
+            break
+        noninteractive |= a == "-n" or (not a.startswith("--") and "n" in a)
+        validate |= a == "-v"
+        i += 1
+    if (root / m.SANDBOX_DIR / "sudo-password").exists():
+        if noninteractive or not sys.stdin.isatty():
+            raise Fail("sudo: a password is required", 1)
+    if validate or i >= len(args):
+        return 0
+    cmd = args[i:]
+    prog = cmd[0]
+    if prog.startswith("/"):
+        inside = m.inside(root, prog)
+        if inside.is_file():
+            prog = str(inside)
+        else:
+            prog = os.path.basename(prog)
+    exe = prog if "/" in prog else shutil.which(prog, path=os.environ.get("PATH", ""))
+    if exe is None:
+        raise Fail(f"sudo: {cmd[0]}: command not found", 1)
+    _exec([exe, *cmd[1:]])
+    return 0
+
+
+def usermod(root: Path, args: list[str]) -> int:
+    append, grps, user, i = False, None, None, 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-a", "--append"):
+            append = True
+        elif a in ("-G", "--groups", "-aG"):
+            append = append or a == "-aG"
+            grps = args[i + 1].split(",")
+            i += 1
+        elif not a.startswith("-"):
+            user = a
+        i += 1
+    rows = m.groups(root)
+    users = [line.split(":")[0] for line in (root / "etc/passwd").read_text().splitlines() if line]
+    if user not in users:
+        raise Fail(f"usermod: user '{user}' does not exist", 6)
+    names = {r[0] for r in rows}
+    for g in grps or []:
+        if g not in names:
+            raise Fail(f"usermod: group '{g}' does not exist", 6)
+    for r in rows:
+        members = [x for x in r[3].split(",") if x] if len(r) > 3 else []
+        if r[0] in (grps or []):
+            if user not in members:
+                members.append(user)
+        elif not append and user in members:
+            members.remove(user)
+        while len(r) < 4:
+            r.append("")
+        r[3] = ",".join(members)
+    m.write_groups(root, rows)
+    return 0
+
+
+def id_(root: Path, args: list[str]) -> int:
+    user = next((a for a in args if not a.startswith("-")), m.config(root).get("user", "user"))
+    grps = [r[0] for r in m.groups(root) if len(r) > 3 and user in r[3].split(",")]
+    if "-nG" in args or ("-G" in args and "-n" in args):
+        print(" ".join([user, *grps]))
+    elif "-un" in args:
+        print(user)
+    elif "-u" in args:
+        print(1000)
+    else:
+        print(f"uid=1000({user}) gid=1000({user}) groups=1000({user})" + "".join(f",{g}" for g in grps))
+    return 0
+
+
+def dkms(root: Path, args: list[str]) -> int:
+    if args[:1] == ["status"]:
+        for n, v in m.installed(root).items():
+            if n == "amdgpu-dkms":
+                print(f"amdgpu/{v.split(':')[-1]}, (sandbox kernel), x86_64: installed")
+        return 0
+    raise Fail(f"dkms: sandbox does not implement {' '.join(args[:1])}", 1)
+
+
+def modprobe(root: Path, args: list[str]) -> int:
+    mods = [a for a in args if not a.startswith("-")]
+    for mod in mods:
+        if mod not in ("amdgpu", "kfd"):
+            raise Fail(f"modprobe: FATAL: Module {mod} not found in directory /lib/modules/sandbox", 1)
+    cfg = m.config(root)
+    if "-r" not in args and cfg.get("secure_boot") and "amdgpu-dkms" in m.installed(root) \
+            and not (root / m.SANDBOX_DIR / "mok-enrolled").exists():
+        raise Fail("modprobe: ERROR: could not insert 'amdgpu': Key was rejected by service", 1)
+    return 0
+
+
+def mokutil(root: Path, args: list[str]) -> int:
+    cfg = m.config(root)
+    if "--sb-state" in args:
+        print("SecureBoot enabled" if cfg.get("secure_boot") else "SecureBoot disabled")
+        return 0
+    if "--import" in args:
+        if not any(a.startswith(("--root-pw", "--hash-file")) for a in args) and not sys.stdin.isatty():
+            raise Fail("Failed to get password", 1)
+        (root / m.SANDBOX_DIR / "mok-pending").write_text(" ".join(args) + "\n")
+        return 0
+    if "--list-new" in args:
+        p = root / m.SANDBOX_DIR / "mok-pending"
+        print(p.read_text() if p.exists() else "MokNew is empty")
+        return 0
+    raise Fail("mokutil: sandbox does not implement this", 1)
+
+
+def docker(root: Path, args: list[str]) -> int:
+    store = root / "var/lib/docker/sandbox-images.json"
+    images = json.loads(store.read_text()) if store.exists() else []
+    if not args:
+        raise Fail("Usage:  docker [OPTIONS] COMMAND", 1)
+    if args[0] == "pull":
+        tag = args[-1]
+        known = _known_tags()
+        if known is not None and tag not in known:
+            raise Fail(f"Error response from daemon: manifest for {tag} not found: manifest unknown", 1)
+        if tag not in images:
+            images.append(tag)
+            m.atomic_write(store, json.dumps(images))
+        print(f"Status: Downloaded newer image for {tag}")
+        return 0
+    if args[0] in ("images", "image"):
+        for t in images:
+            print(t)
+        return 0
+    if args[0] in ("info", "version", "ps"):
+        print("sandbox docker")
+        return 0
+    if args[0] == "run":
+        img = next((a for a in args[1:] if a in images), None)
+        if img is None:
+            raise Fail("Unable to find image locally; sandbox docker has no network", 125)
+        print(f"sandbox: {img} is not really run")
+        return 0
+    raise Fail(f"docker: sandbox does not implement '{args[0]}'", 1)
+
+
+def _known_tags() -> set[str] | None:
+    try:
+        from wizard.kb import load_kb
+
+        return {i.tag for i in load_kb().docker_images()}
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def noop(root: Path, args: list[str]) -> int:
+    return 0
+
+
+def rocminfo(root: Path, args: list[str]) -> int:
+    if not (root / "opt/rocm/.info/version").exists():
+        raise Fail("rocminfo: command not found", 127)
+    print("ROCk module is loaded")
+    for props in sorted((root / "sys/class/kfd/kfd/topology/nodes").glob("*/properties")):
+        mo = re.search(r"gfx_target_version (\d+)", props.read_text())
+        if mo and int(mo.group(1)):
+            v = int(mo.group(1))
+            print(f"  Name:                    gfx{v // 10000}{(v // 100) % 100:x}{v % 100:x}")
+    return 0
+
+
+HANDLERS = {
+    "apt-get": apt_get, "apt": apt_get, "dpkg": dpkg, "dpkg-query": dpkg_query, "amdgpu-install": amdgpu_install,
+    "dkms": dkms, "modprobe": modprobe, "mokutil": mokutil, "usermod": usermod, "pip": pip, "pip3": pip,
+    "venv-python": venv_python, "python3": python3, "python": python3, "docker": docker, "systemctl": systemctl,
+    "reboot": reboot, "shutdown": reboot, "sudo": sudo, "sh": sh, "wget": wget, "curl": wget, "id": id_,
+    "update-initramfs": noop, "update-alternatives": noop, "ldconfig": noop, "update-secureboot-policy": noop,
+    "rocminfo": rocminfo,
+}
