@@ -53,3 +53,8 @@ Versions of relevant libraries:
     c = parse_collect_env(text)
     assert [(g.index, g.gfx) for g in c.gpus] == [(0, "gfx1100"), (1, "gfx1100")]
     assert c.library("pytorch_triton_rocm") == "3.1.0" and c.library("torchaudio") == "2.5.1+rocm6.2"
+
+
+def test_banner_glued_to_first_key() -> None:
+    c = parse_collect_env("Collecting environment information...          PyTorch version: 2.7.0.dev20250123+rocm6.3\n")
+    assert c.torch_version == "2.7.0.dev20250123+rocm6.3"

@@ -66,3 +66,16 @@ def test_concise_rows_without_header() -> None:
     (gpu,) = parse_rocm_smi(text).gpus
     assert gpu.index == 0 and gpu.name == "Navi 33 [Radeon RX 7" and gpu.device_id is None
     assert dict(gpu.fields)["model"] == "0x0518"
+
+
+def test_column_table_with_did_vbios_bus() -> None:
+    text = (
+        "GPU  DID   GFX RAS  SDMA RAS  UMC RAS  VBIOS            BUS           \n"
+        "0    164e  N/A      N/A       N/A      102-RAPHAEL-008  0000:12:00.0  \n"
+        "1    744c  N/A      N/A       N/A      115-D702BS0-101  0000:03:00.0  \n"
+    )
+    gpus = parse_rocm_smi(text).gpus
+    assert [(g.device_id, g.vbios, g.bus) for g in gpus] == [
+        ("164e", "102-RAPHAEL-008", "0000:12:00.0"),
+        ("744c", "115-D702BS0-101", "0000:03:00.0"),
+    ]

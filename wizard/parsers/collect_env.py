@@ -18,6 +18,7 @@ _GFX_RE = re.compile(r"\((gfx[0-9a-f]+)((?::[\w+-]+)*)\)\s*$")
 _LIB_RE = re.compile(r"^\s*\[(pip3?|conda)\]\s+(.*?)\s*$")
 _PIP_SPEC_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:===?|@)\s*(\S+)")
 _CONDA_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s+(\S+)")
+_BANNER_RE = re.compile(r"^\s*Collecting environment information\.*\s*")
 _VERSION_HEAD_RE = re.compile(r"^\d+\.\d+(?:\.\d+)?")
 
 _KEYS = {
@@ -114,6 +115,7 @@ def parse_collect_env(text: object) -> CollectEnv:
     conda: list[tuple[str, str]] = []
     in_gpus = False
     for no, line in lines(text):
+        line = _BANNER_RE.sub("", line)  # pastes that lost the newline after the banner
         lm = _LIB_RE.match(line)
         if lm:
             in_gpus = False

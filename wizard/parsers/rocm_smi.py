@@ -129,6 +129,7 @@ def parse_rocm_smi(text: object) -> RocmSmi:
     messages: list[str] = []
     in_table = False
     did_col: int | None = None
+    columns: dict[str, int] = {}
     last_row: int | None = None
     for _no, line in lines(raw):
         s = line.strip()
@@ -166,10 +167,12 @@ def parse_rocm_smi(text: object) -> RocmSmi:
             last_row = None
             continue
         last_row = None
-        if s.split(None, 1)[0] in _HEADER_WORDS and ("Temp" in s or "SCLK" in s or "Node" in s):
+        if s.split(None, 1)[0] in _HEADER_WORDS and any(w in s.split() for w in ("Temp", "SCLK", "Node", "DID", "BUS")):
             in_table = True
             header = s.split()
             did_col = header.index("DID") if "DID" in header else None
+            # character offsets of the columns a row can fill by position
+            columns = {name: m.start() for name in ("VBIOS", "BUS") for m in [re.search(rf"\b{name}\b", line)] if m}
             continue
         if in_table:
             rm = _ROW_RE.match(s)
@@ -182,5 +185,9 @@ def parse_rocm_smi(text: object) -> RocmSmi:
                     table_ids.setdefault(idx, dm.group(1).lower())
                 elif did_col is not None and did_col < len(cells) and _HEX4_RE.match(cells[did_col]):
                     table_ids.setdefault(idx, cells[did_col].lower())
+                for name, offset in columns.items():
+                    cm = re.compile(r"\S+").match(line, offset) if offset < len(line) else None
+                    if cm and (offset == 0 or line[offset - 1].isspace()):
+                        per_gpu[idx].append(("pci bus" if name == "BUS" else "vbios version", cm.group(0)))
     gpus = tuple(_build(i, per_gpu[i], table_ids.get(i)) for i in sorted(per_gpu))
     return RocmSmi(gpus, driver, tuple(messages))
