@@ -70,8 +70,8 @@ def launcher_text(ctx: StepContext, tool: str) -> str:
         extra += f" -e HSA_OVERRIDE_GFX_VERSION={ctx.override}"
     return (
         "#!/usr/bin/env bash\n"
-        f"# written by rocm-wizard: {ctx.image.tag} with the device flags of AMD's docs,\n"
-        "# the host's render group, and the current directory at /workspace. Arguments go to the container.\n"
+        f"# written by rocm-wizard: {ctx.image.tag} with the device flags from the AMD docs,\n"
+        "# the render group of the host, and the current directory at /workspace. Arguments go to the container.\n"
         "set -euo pipefail\n"
         "render_gid=$(getent group render | cut -d: -f3 || true)\n"
         "group_args=()\n"

@@ -24,6 +24,8 @@ APT_KEYRING = "/etc/apt/keyrings/rocm.gpg"
 # https://github.com/ROCm/legacy-rocm-build/issues/3656)
 APT_PIN_PATH = "/etc/apt/preferences.d/rocm-pin-600"
 APT_PIN = "Package: *\nPin: release o=repo.radeon.com\nPin-Priority: 600\n"
+# Ubuntu release codenames (https://wiki.ubuntu.com/Releases), for os-release files that lack one
+UBUNTU_CODENAMES = {"20.04": "focal", "22.04": "jammy", "24.04": "noble"}
 KEY_CHECK = ('gpg --show-keys --with-colons "$1" 2>/dev/null | grep -q "^fpr:*:$2:$" '
              '|| { echo "$1: AMD ROCm key fingerprint $2 not found" >&2; exit 1; }')
 
@@ -32,24 +34,36 @@ def download_path(ctx: StepContext, url: str) -> str:
     return f"{ctx.state_dir}/downloads/{url.rsplit('/', 1)[-1]}"
 
 
+def codename(ctx: StepContext) -> str | None:
+    o = ctx.facts.os
+    if o.codename or o.id != "ubuntu" or not o.version:
+        return o.codename
+    return UBUNTU_CODENAMES.get(".".join(o.version.split(".")[:2]))
+
+
 def package_url(ctx: StepContext) -> str | None:
     if ctx.release is None:
         return None
     o = ctx.facts.os
-    return ctx.kb.amdgpu_install_url(ctx.release.version, o.id, o.version, o.codename)
+    return ctx.kb.amdgpu_install_url(ctx.release.version, o.id, o.version, codename(ctx))
 
 
 def refusals(ctx: StepContext) -> list[str]:
     out: list[str] = []
     rel = ctx.release
     o = ctx.facts.os
-    where = f"{o.id or 'unknown OS'} {o.version or ''}{f' ({o.codename})' if o.codename else ''}".strip()
+    cn = codename(ctx)
+    where = f"{o.id or 'unknown OS'} {o.version or ''}{f' ({cn})' if cn else ''}".strip()
     if rel is None:
         out.append(f"ROCm {ctx.target.rocm} is not in the knowledge base")
         return out
     if rel.stream == "core-sdk":
         out.append(f"the knowledge base has no package repository for ROCm {rel.version} (Core SDK) on {where}: "
                    "system packages cannot be planned; the therock-pip plan installs the same stream into a venv")
+        return out
+    if not o.id:
+        out.append(f"the OS of this machine is unknown (no os-release recorded): a ROCm {rel.version} system "
+                   "install cannot be planned")
         return out
     if ctx.pm not in ("apt", "dnf", "yum"):
         out.append(f"ROCm {rel.version} system install is planned for apt and dnf systems; {where} uses "

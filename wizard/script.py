@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shlex
 import textwrap
+from pathlib import Path
 
 from wizard.model import Action, Facts, ResolvedPlan
 
@@ -32,6 +33,12 @@ def command(a: Action) -> str:
     if a.root:
         argv = [*SUDO, *argv]
     return shlex.join(argv)
+
+
+def _needs_sc2016(*argvs: tuple[str, ...] | None) -> bool:
+    """An argument holding a $ is single-quoted, where shellcheck may warn SC2016 (no expansion in
+    single quotes): a literal $ is exactly what the action passes."""
+    return any("$" in x for argv in argvs if argv for x in argv[1:])
 
 
 def _run(a: Action) -> str:
@@ -75,12 +82,18 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
     out += _comment("target: " + ", ".join(f"{k} {v}" for k, v in plan.target))
     out += _comment(f"why: {plan.why}")
     if plan.source_file:
-        out += _comment(f"plan file: {plan.source_file}")
+        from wizard.plan_file import PLANS_DIR
+
+        src = Path(plan.source_file)
+        shown = f"plans/{src.name} (shipped)" if src.parent.resolve() == PLANS_DIR else plan.source_file
+        out += _comment(f"plan file: {shown}")
     out += ["", "set -euo pipefail", ""]
     out.append("# ---- preflight: each check must pass before the first change")
     for a in plan.preflight:
         msg = shlex.quote(f"preflight failed: {a.description or a.argv[0]}")
         out += _comment(a.description)
+        if _needs_sc2016(a.argv):
+            out.append("# shellcheck disable=SC2016  # literal $ inside single quotes is intended")
         out.append(f"if ! {command(a)}; then echo {msg} >&2; exit 1; fi")
     n = len(plan.steps)
     for i, step in enumerate(plan.steps, 1):
@@ -96,6 +109,8 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
         for a in step.actions:
             if a.description:
                 out += _comment(a.description)
+            if _needs_sc2016(a.argv, a.check):
+                out.append("# shellcheck disable=SC2016  # literal $ inside single quotes is intended")
             if a.check:
                 quiet = "" if a.check[0] in ("test", "[") else " >/dev/null 2>&1"
                 out.append(f"if ! {command(Action(argv=a.check))}{quiet}; then")

@@ -1,0 +1,434 @@
+#!/usr/bin/env bash
+# rocm-wizard dry run: plan downgrade-6.2: Downgrade to ROCm 6.2.4 with PyTorch 2.5.1 (rocm6.2
+# wheels)
+# Nothing has been run. Running this script by hand does what `rocm-wizard --plan downgrade-6.2`
+# would do, in the same order, with the same commands.
+#
+# machine: Red Hat Enterprise Linux 9.4 (Plow), kernel 5.14.0-427.13.1.el9_4.x86_64
+# [built:rhel9-mi300x]
+# GPU: AMD Instinct MI300X (gfx942)
+# GPU: AMD Instinct MI300X (gfx942)
+# ROCm now: 6.1.2 (legacy)
+# driver: amdgpu dkms 6.7.0
+# target: stream legacy, rocm 6.2.4, torch 2.5.1, index rocm6.2, index_url
+# https://download.pytorch.org/whl/rocm6.2, gfx gfx942, venv /home/user/rocm-wizard-venv
+# why: The stack the user's notes aim for: the last 6.2 patch release of the legacy amdgpu-install
+# line on the system, and torch 2.5.1 / torchvision 0.20.1 / torchaudio 2.5.1 from the rocm6.2
+# wheel index in the user's venv. Choose it to reproduce a known-good 2.5.1 setup on a card those
+# wheels carry (gfx1030, gfx1100, Instinct); newer cards (gfx1101/1102, RDNA4, Strix) need a newer
+# plan.
+# plan file: /work/main/wizard/plans/downgrade-6.2.toml
+
+set -euo pipefail
+
+# ---- preflight: each check must pass before the first change
+# ssh session: advise tmux/screen
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh session: advise tmux/screen' >&2; exit 1; fi
+# root is available through sudo
+if ! sudo -- true; then echo 'preflight failed: root is available through sudo' >&2; exit 1; fi
+# the amdgpu-install package exists for this distro
+if ! wget -q --spider https://repo.radeon.com/amdgpu-install/6.2.4/el/9.4/amdgpu-install-6.2.60204-1.el9.noarch.rpm; then echo 'preflight failed: the amdgpu-install package exists for this distro' >&2; exit 1; fi
+# torch 2.5.1 exists on https://download.pytorch.org/whl/rocm6.2 for this Python
+if ! python3 -c 'import re, sys, urllib.request
+index, name, version = sys.argv[1:4]
+tag = "cp%d%d" % sys.version_info[:2]
+url = index.rstrip("/") + "/" + name + "/"
+try:
+    page = urllib.request.urlopen(url, timeout=60).read().decode("utf-8", "replace")
+except Exception as exc:
+    sys.exit(f"{url}: {exc}")
+ver = r"[0-9][^-]*" if version == "any" else re.escape(version) + r"(?:%2B|\+)?[^-]*"
+if not re.search(re.escape(name.replace("-", "_")) + "-" + ver + "-" + tag + "-", page):
+    sys.exit(f"no {name} {version} wheel for {tag} (this Python) on {index}")
+print(f"{name} {version} for {tag} is on {index}")' https://download.pytorch.org/whl/rocm6.2 torch 2.5.1; then echo 'preflight failed: torch 2.5.1 exists on https://download.pytorch.org/whl/rocm6.2 for this Python' >&2; exit 1; fi
+# disk space for ROCm under /opt
+if ! python3 -c 'import shutil, sys
+path, need = sys.argv[1], int(sys.argv[2])
+free = shutil.disk_usage(path).free
+if free < need:
+    sys.exit(f"only {free >> 30} GiB free on {path}; {need >> 30} GiB needed")' /opt 26843545600; then echo 'preflight failed: disk space for ROCm under /opt' >&2; exit 1; fi
+# disk space for the venv under /home/user
+if ! python3 -c 'import shutil, sys
+path, need = sys.argv[1], int(sys.argv[2])
+free = shutil.disk_usage(path).free
+if free < need:
+    sys.exit(f"only {free >> 30} GiB free on {path}; {need >> 30} GiB needed")' /home/user 16106127360; then echo 'preflight failed: disk space for the venv under /home/user' >&2; exit 1; fi
+# Secure Boot does not block the DKMS module
+if ! sh -c 'if mokutil --sb-state 2>/dev/null | grep -q "SecureBoot enabled"; then echo "Secure Boot is on and the plan installs a DKMS module without MOK enrolment" >&2; exit 1; fi'; then echo 'preflight failed: Secure Boot does not block the DKMS module' >&2; exit 1; fi
+
+# ---- step 1/9: backup: Back up environments, packages, repo lists and evidence
+# note: backup directory: /var/lib/rocm-wizard/backup/downgrade-6.2
+# note: no Python environment with torch to back up
+# create the backup directory
+if ! test -d /var/lib/rocm-wizard/backup/downgrade-6.2; then
+  sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/downgrade-6.2
+fi
+# installed packages (both ROCm streams included)
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/downgrade-6.2/rpm-packages.txt rpm -qa --qf '%{NAME}\t%{VERSION}-%{RELEASE}\t%{ARCH}\n'
+# repo lists, keys, pins and global env files
+sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/downgrade-6.2/etc-files.tar.gz -C / etc/yum.repos.d etc/pki/rpm-gpg etc/environment etc/profile.d etc/ld.so.conf.d
+# rocminfo evidence
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/downgrade-6.2/rocminfo.txt rocminfo
+# KFD topology evidence
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/downgrade-6.2/kfd-properties.txt
+# the manifest rollback reads
+if ! python3 -c 'import sys
+try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
+except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/downgrade-6.2",
+ "driver": {
+  "kind": "dkms",
+  "version": "6.7.0"
+ },
+ "env_settings": [],
+ "envs": [],
+ "evidence": [
+  "rocminfo.txt",
+  "kfd-properties.txt"
+ ],
+ "files": {
+  "archive": "etc-files.tar.gz",
+  "paths": [
+   "/etc/yum.repos.d",
+   "/etc/pki/rpm-gpg",
+   "/etc/environment",
+   "/etc/profile.d",
+   "/etc/ld.so.conf.d"
+  ]
+ },
+ "format": 1,
+ "machine": {
+  "codename": null,
+  "kernel": "5.14.0-427.13.1.el9_4.x86_64",
+  "os": "rhel",
+  "version": "9.4"
+ },
+ "packages": {
+  "dkms": [
+   "amdgpu-dkms 6.7.0-1781449.el9"
+  ],
+  "file": "rpm-packages.txt",
+  "manager": "dnf",
+  "rocm_streams": {
+   "legacy": [
+    "amdgpu-install",
+    "rocm-core",
+    "rocm-hip-runtime",
+    "rocminfo",
+    "amdgpu-dkms"
+   ]
+  }
+ },
+ "plan": "downgrade-6.2",
+ "rocm": {
+  "apt_sources": [],
+  "installs": [
+   {
+    "path": "/opt/rocm-6.1.2",
+    "stream": "legacy",
+    "version": "6.1.2"
+   }
+  ],
+  "pins": [],
+  "stream": "legacy",
+  "version": "6.1.2"
+ }
+}
+' >/dev/null 2>&1; then
+  sudo -- python3 -c 'import os,sys
+p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
+d=os.path.dirname(p) or '"'"'.'"'"'
+os.makedirs(d,exist_ok=True)
+t=p+'"'"'.rocm-wizard.tmp'"'"'
+with open(t,'"'"'w'"'"') as f: f.write(text)
+os.chmod(t,mode)
+os.replace(t,p)' /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json 644 '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/downgrade-6.2",
+ "driver": {
+  "kind": "dkms",
+  "version": "6.7.0"
+ },
+ "env_settings": [],
+ "envs": [],
+ "evidence": [
+  "rocminfo.txt",
+  "kfd-properties.txt"
+ ],
+ "files": {
+  "archive": "etc-files.tar.gz",
+  "paths": [
+   "/etc/yum.repos.d",
+   "/etc/pki/rpm-gpg",
+   "/etc/environment",
+   "/etc/profile.d",
+   "/etc/ld.so.conf.d"
+  ]
+ },
+ "format": 1,
+ "machine": {
+  "codename": null,
+  "kernel": "5.14.0-427.13.1.el9_4.x86_64",
+  "os": "rhel",
+  "version": "9.4"
+ },
+ "packages": {
+  "dkms": [
+   "amdgpu-dkms 6.7.0-1781449.el9"
+  ],
+  "file": "rpm-packages.txt",
+  "manager": "dnf",
+  "rocm_streams": {
+   "legacy": [
+    "amdgpu-install",
+    "rocm-core",
+    "rocm-hip-runtime",
+    "rocminfo",
+    "amdgpu-dkms"
+   ]
+  }
+ },
+ "plan": "downgrade-6.2",
+ "rocm": {
+  "apt_sources": [],
+  "installs": [
+   {
+    "path": "/opt/rocm-6.1.2",
+    "stream": "legacy",
+    "version": "6.1.2"
+   }
+  ],
+  "pins": [],
+  "stream": "legacy",
+  "version": "6.1.2"
+ }
+}
+'
+fi
+
+# ---- step 2/9: purge: Remove the installed ROCm stacks (simulated first)
+# note: packages: amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms
+# amdgpu-install removes every ROCm release it installed
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+if ! sh -c 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0' sh rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
+  sudo -- amdgpu-install -y --uninstall --rocmrelease=all
+fi
+# simulation: what the removal would do (dnf answers no and exits 1)
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+if ! sh -c 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0' sh amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
+  rc=0; dnf remove --assumeno amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms || rc=$?; [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || exit "$rc"
+fi
+# remove exactly these packages
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+if ! sh -c 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0' sh amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
+  sudo -- dnf -y remove amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms
+fi
+# leftover repo lists, pin and key
+sudo -- rm -f -- /etc/yum.repos.d/rocm.repo /etc/yum.repos.d/amdgpu.repo /etc/yum.repos.d/amdgpu-proprietary.repo /etc/pki/rpm-gpg/RPM-GPG-KEY-rocm
+# leftover directories of the removed releases (exact paths)
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+if ! sh -c '! ls -d -- "$@" >/dev/null 2>&1' sh /opt/rocm-6.1.2 >/dev/null 2>&1; then
+  sudo -- rm -rf -- /opt/rocm-6.1.2
+fi
+# leftover audit (read-only)
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+sh -c 'echo "leftovers after the purge (review; nothing here is removed automatically):"
+for p in /opt/rocm /opt/rocm-* /opt/rocm/core* /etc/ld.so.conf.d/*rocm* /etc/ld.so.conf.d/*hip* \
+         /etc/apt/sources.list.d/*rocm* /etc/apt/sources.list.d/*amdgpu* /etc/yum.repos.d/*rocm* \
+         /etc/yum.repos.d/*amdgpu* /etc/apt/keyrings/rocm.gpg /var/lib/dkms/amdgpu; do
+  if [ -e "$p" ] || [ -L "$p" ]; then echo "  $p"; fi
+done
+if command -v update-alternatives >/dev/null 2>&1; then
+  update-alternatives --list rocm 2>/dev/null | sed '"'"'s/^/  alternative rocm: /'"'"' || true
+fi
+for f in /etc/environment /etc/profile.d/*.sh "$HOME/.bashrc" "$HOME/.profile"; do
+  [ -r "$f" ] && grep -nE '"'"'(ROCM_PATH|HIP_PATH|HSA_OVERRIDE_GFX_VERSION|/opt/rocm)'"'"' "$f" 2>/dev/null \
+    | sed "s|^|  $f:|" || true
+done
+exit 0'
+
+# ---- step 3/9: rocm_install: Install ROCm 6.2.4 with amdgpu-install
+# note: amdgpu-install package: https://repo.radeon.com/amdgpu-install/6.2.4/el/9.4/amdgpu-
+# install-6.2.60204-1.el9.noarch.rpm
+# note: dnf checks AMD's key through the repo files' gpgkey; the fingerprint pin is applied on apt
+# systems only
+# note: installs the amdgpu-dkms kernel module: a reboot is needed
+# download directory
+if ! test -d /var/lib/rocm-wizard/downloads; then
+  sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
+fi
+# download amdgpu-install for ROCm 6.2.4
+if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm; then
+  sudo -- wget -q -O /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm https://repo.radeon.com/amdgpu-install/6.2.4/el/9.4/amdgpu-install-6.2.60204-1.el9.noarch.rpm
+fi
+# install the amdgpu-install package
+sudo -- dnf -y install /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm
+# install ROCm 6.2.4 (usecase rocm, kernel driver via DKMS)
+if ! test -e /opt/rocm-6.2.4/.info/version; then
+  sudo -- amdgpu-install -y --usecase=rocm
+fi
+
+# ---- step 4/9: secure_boot: Enrol the DKMS signing key for Secure Boot (MOK)
+# skipped: Secure Boot is off
+
+# ---- step 5/9: groups: Add the user to the render and video groups
+# skipped: user is already in render and video
+
+# ---- step 6/9: pip_pin: Pin the torch stack in /home/user/rocm-wizard-venv
+# note: new venv /home/user/rocm-wizard-venv
+# note: pytorch-triton-rocm comes from rocm6.2 as torch's own pinned dependency (the knowledge
+# base does not record its version)
+# create the venv /home/user/rocm-wizard-venv
+if ! test -x /home/user/rocm-wizard-venv/bin/python; then
+  python3 -m venv /home/user/rocm-wizard-venv
+fi
+# remove every torch-stack distribution from the venv
+if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+from importlib import metadata as md
+want, targets = sys.argv[1], sys.argv[2:]
+try:
+    v = md.version("torch")
+except md.PackageNotFoundError:
+    sys.exit("torch is not installed")
+if want != "any" and v.split("+")[0] != want:
+    sys.exit(f"torch {v} is installed, {want} was expected")
+names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
+if "+rocm" not in v and not therock:
+    sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
+if therock:
+    missing = [t for t in targets if f"amd-torch-device-{t}" not in names and f"rocm-sdk-device-{t}" not in names]
+else:
+    lib = os.path.join(os.path.dirname(str(md.distribution("torch").locate_file("torch/__init__.py"))), "lib")
+    found = set()
+    for root, dirs, files in os.walk(lib):
+        for name in files:
+            found.update(re.findall(r"gfx[0-9]+[a-z]?", name))
+    if not found:
+        print(f"torch {v}: no per-arch files under {lib}; the verify step checks the GPU")
+        sys.exit(0)
+    missing = [t for t in targets if t not in found]
+if missing:
+    sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.5.1 gfx942 >/dev/null 2>&1; then
+  /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
+fi
+# install the pinned stack from https://download.pytorch.org/whl/rocm6.2
+if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+from importlib import metadata as md
+want, targets = sys.argv[1], sys.argv[2:]
+try:
+    v = md.version("torch")
+except md.PackageNotFoundError:
+    sys.exit("torch is not installed")
+if want != "any" and v.split("+")[0] != want:
+    sys.exit(f"torch {v} is installed, {want} was expected")
+names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
+if "+rocm" not in v and not therock:
+    sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
+if therock:
+    missing = [t for t in targets if f"amd-torch-device-{t}" not in names and f"rocm-sdk-device-{t}" not in names]
+else:
+    lib = os.path.join(os.path.dirname(str(md.distribution("torch").locate_file("torch/__init__.py"))), "lib")
+    found = set()
+    for root, dirs, files in os.walk(lib):
+        for name in files:
+            found.update(re.findall(r"gfx[0-9]+[a-z]?", name))
+    if not found:
+        print(f"torch {v}: no per-arch files under {lib}; the verify step checks the GPU")
+        sys.exit(0)
+    missing = [t for t in targets if t not in found]
+if missing:
+    sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.5.1 gfx942 >/dev/null 2>&1; then
+  /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm6.2 torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1
+fi
+# constraints file pinning the installed build
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+/home/user/rocm-wizard-venv/bin/python -c 'import re, sys
+from importlib import metadata as md
+keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
+pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
+               if d.metadata['"'"'Name'"'"'] and keep.match(d.metadata['"'"'Name'"'"'].lower().replace('"'"'_'"'"', '"'"'-'"'"'))})
+if not any(p.lower().startswith("torch==") for p in pins):
+    sys.exit("torch is not installed: no constraints written")
+with open(sys.argv[1], "w") as f:
+    f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
+print("\n".join(pins))' /home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+# assert: a ROCm build carrying gfx942
+/home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+from importlib import metadata as md
+want, targets = sys.argv[1], sys.argv[2:]
+try:
+    v = md.version("torch")
+except md.PackageNotFoundError:
+    sys.exit("torch is not installed")
+if want != "any" and v.split("+")[0] != want:
+    sys.exit(f"torch {v} is installed, {want} was expected")
+names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
+if "+rocm" not in v and not therock:
+    sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
+if therock:
+    missing = [t for t in targets if f"amd-torch-device-{t}" not in names and f"rocm-sdk-device-{t}" not in names]
+else:
+    lib = os.path.join(os.path.dirname(str(md.distribution("torch").locate_file("torch/__init__.py"))), "lib")
+    found = set()
+    for root, dirs, files in os.walk(lib):
+        for name in files:
+            found.update(re.findall(r"gfx[0-9]+[a-z]?", name))
+    if not found:
+        print(f"torch {v}: no per-arch files under {lib}; the verify step checks the GPU")
+        sys.exit(0)
+    missing = [t for t in targets if t not in found]
+if missing:
+    sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.5.1 gfx942
+
+# ---- step 7/9: env: Set the venv's environment (activate script)
+# write the rocm-wizard block into /home/user/rocm-wizard-venv/bin/activate
+if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+# <<< rocm-wizard <<<
+' >/dev/null 2>&1; then
+  /home/user/rocm-wizard-venv/bin/python -c 'import sys
+path, block = sys.argv[1], sys.argv[2]
+text = open(path).read()
+begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
+if begin in text and end in text:
+    head, rest = text.split(begin, 1)
+    text = head.rstrip("\n") + "\n" + rest.split(end, 1)[1].lstrip("\n")
+if block:
+    text = text.rstrip("\n") + "\n" + block
+open(path + ".rocm-wizard.tmp", "w").write(text)
+import os
+os.replace(path + ".rocm-wizard.tmp", path)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+# <<< rocm-wizard <<<
+'
+fi
+
+# ---- step 8/9: reboot: Reboot
+# note: the run continues after the reboot (rocm-wizard resume)
+marker="${XDG_STATE_HOME:-$HOME/.local/state}/rocm-wizard/downgrade-6.2.reboot-boot-id"
+boot_id=$(cat /proc/sys/kernel/random/boot_id)
+if [ ! -e "$marker" ]; then
+  mkdir -p "$(dirname "$marker")"
+  echo "$boot_id" >"$marker"
+  echo 'rebooting now: run this script again after the reboot to continue' >&2
+  sudo -- systemctl reboot
+  exit 0
+elif [ "$(cat "$marker")" = "$boot_id" ]; then
+  echo 'a reboot is still pending: reboot, then run this script again' >&2
+  exit 3
+fi
+
+# ---- step 9/9: verify: Verify: matmul and convolution on the GPU
+# run the suite with /home/user/rocm-wizard-venv/bin/python
+python3 -m wizard verify --python /home/user/rocm-wizard-venv/bin/python --json
+
+echo 'rocm-wizard plan downgrade-6.2: done'
