@@ -1,0 +1,47 @@
+"""`rocm-wizard` with no sub-command: the Textual wizard. Textual is imported only inside ``run``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:  # not a sub-command; kept for symmetry
+    return None
+
+
+def relaunch_hint(ctx: Any) -> str:
+    if ctx.sandbox:
+        return f"rocm-wizard --sandbox {ctx.sandbox}"
+    if ctx.state_dir:
+        return f"rocm-wizard --state-dir {ctx.state_dir}"
+    return "rocm-wizard"
+
+
+def run(args: argparse.Namespace, ctx: Any) -> int:
+    from wizard.commands import CommandError
+    from wizard import exit_codes
+
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        raise CommandError("the interactive wizard needs a terminal; for scripts use "
+                           "`rocm-wizard --plan NAME --yes` or `--dry-run`", exit_codes.USAGE)
+    from wizard.run_control import RunControl
+    from wizard.tui.app import make_app
+    from wizard.tui.services import Services
+
+    host = ctx.host
+    verify_python = getattr(args, "verify_python", None)
+    services = Services(
+        host=host, read_only=ctx.read_only, pythons=tuple(ctx.pythons),
+        run_control=None if ctx.read_only else RunControl.for_host(host, state_dir=ctx.state_dir,
+                                                                   verify_python=verify_python),
+        verify_python=verify_python, state_dir=None, relaunch_hint=relaunch_hint(ctx),
+        facts=ctx.facts,
+    )
+    if ctx.state_dir:
+        services.rehearsal_root = os.path.join(ctx.state_dir, "rehearsal")  # type: ignore[assignment]
+    app = make_app(services)
+    code = app.run()
+    return int(code if code is not None else (app.return_code or 0))

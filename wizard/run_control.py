@@ -1,0 +1,100 @@
+"""The runner behind a front end: where state lives, the lock, creating and continuing runs.
+
+A thin layer over ``wizard.runner`` (engine, journal, lock, privilege) that the Textual app uses and
+that holds no view code: every call is blocking and reports progress through the engine's event
+callback, so the caller decides which thread it runs on.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from wizard.host import Host
+from wizard.model import ResolvedPlan
+from wizard.runner import events as ev
+from wizard.runner import paths, runs
+from wizard.runner.engine import BOOT_ID, Engine, Outcome
+from wizard.runner.lock import Lock
+from wizard.runner.privilege import Privilege
+from wizard.session import PendingRun
+
+LOCK_NAME = "lock"
+PENDING_STATES = ("reboot-pending", "interrupted", "failed", "stopped")
+
+
+@dataclass
+class RunControl:
+    host: Host
+    state_root: Path
+    log_root: Path
+    privilege: Privilege
+    verify_python: str | None = None
+    resume_command: Sequence[str] | None = None
+
+    @classmethod
+    def for_host(cls, host: Host, *, state_dir: str | None = None, verify_python: str | None = None,
+                 environ: Mapping[str, str] | None = None) -> RunControl:
+        root = getattr(host, "root", None) if host.name.startswith("sandbox:") else None
+        st = paths.state_dir(state_dir, environ=environ, machine_root=root)
+        lg = paths.log_dir(state_dir, environ=environ, machine_root=root)
+        return cls(host, st, lg, Privilege.detect(environ), verify_python)
+
+    # -- what is there -------------------------------------------------------------------
+    def current_run(self) -> runs.Run | None:
+        return runs.current(self.state_root, self.log_root)
+
+    def pending(self) -> PendingRun | None:
+        run = self.current_run()
+        if run is None:
+            return None
+        try:
+            view = run.view()
+        except Exception:  # noqa: BLE001 - an unreadable journal is reported by `status`, not here
+            return None
+        if view.state not in PENDING_STATES:
+            return None
+        boot = self.host.read_text(BOOT_ID)
+        rebooted = bool(view.reboot_boot_id and boot and boot.strip() != view.reboot_boot_id)
+        return PendingRun(run.id, view.plan, view.state, view.next_step, view.total_steps,
+                          tuple(view.step_titles), rebooted, str(run.journal.path))
+
+    def needs_sudo(self, plan: ResolvedPlan) -> bool:
+        if self.host.name.startswith("sandbox:"):
+            return False  # the sandbox's sudo is a stand-in that needs no password
+        return self.privilege.needs_sudo([a for s in plan.steps for a in s.actions])
+
+    # -- running ---------------------------------------------------------------------------
+    def lock(self) -> Lock:
+        return Lock(self.state_root / LOCK_NAME)
+
+    def _engine(self, plan: ResolvedPlan, run: runs.Run, on_event: Callable[[ev.Event], None],
+                ask_reboot: Callable[[], bool] | None, cancel: threading.Event) -> Engine:
+        kw: dict[str, Any] = {}
+        if self.resume_command is not None:
+            kw["resume_command"] = self.resume_command
+        return Engine(self.host, plan, run, privilege=self.privilege, on_event=on_event, yes=False,
+                      verify_python=self.verify_python, ask_reboot=ask_reboot, cancel=cancel, **kw)
+
+    def start(self, plan: ResolvedPlan, on_event: Callable[[ev.Event], None], *,
+              ask_reboot: Callable[[], bool] | None = None, cancel: threading.Event | None = None) -> Outcome:
+        cancel = cancel or threading.Event()
+        with self.lock():
+            run = runs.create(self.state_root, self.log_root, plan)
+            return self._engine(plan, run, on_event, ask_reboot, cancel).execute(mode="start")
+
+    def resume(self, on_event: Callable[[ev.Event], None], *, mode: str = "resume",
+               ask_reboot: Callable[[], bool] | None = None, cancel: threading.Event | None = None) -> Outcome:
+        """Continue the current run ("resume" after a reboot or an interruption, "retry" after a failure)."""
+        cancel = cancel or threading.Event()
+        with self.lock():
+            run = self.current_run()
+            if run is None:
+                return Outcome("failed", "", "no run to continue")
+            return self._engine(run.plan(), run, on_event, ask_reboot, cancel).execute(mode=mode)
+
+    def current_plan(self) -> ResolvedPlan | None:
+        run = self.current_run()
+        return run.plan() if run is not None else None

@@ -1,0 +1,1 @@
+"""The Textual wizard: a thin view over ``wizard.session`` (the only package that imports textual)."""

@@ -1,0 +1,1 @@
+"""One screen per stage of ``wizard.session.Stage``."""

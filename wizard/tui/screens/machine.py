@@ -1,0 +1,103 @@
+"""Detect and Diagnose: what the machine is, and what is wrong with it."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from wizard.session import Stage
+from wizard.tui.screens.base import StageScreen
+
+SEVERITIES = ("critical", "error", "warning", "info")
+SEV_MARK = {"critical": "‼ CRITICAL", "error": "✘ ERROR", "warning": "! WARNING", "info": "i INFO"}
+
+
+def no_gpu_text(machine: str, can_rehearse: bool) -> Text:
+    t = Text()
+    t.append("No AMD GPU was found on this machine", style="bold")
+    t.append(f" ({machine}).\n")
+    t.append("There is nothing here to migrate. ")
+    if can_rehearse:
+        t.append("Press r to rehearse on a built-in sandbox machine (two RX 7900 XT, Ubuntu 22.04, ROCm 6.2): "
+                 "every step runs there, visibly, and nothing touches this machine.")
+    return t
+
+
+def conflicts_text(facts: object) -> Text | None:
+    conflicts = getattr(facts, "conflicts", ())
+    if not conflicts:
+        return None
+    t = Text()
+    t.append(f"⚠ {len(conflicts)} conflict(s) between views of this machine:\n", style="bold yellow")
+    for c in conflicts:
+        t.append(f"  ⚠ {c.message}\n")
+    return t
+
+
+class DetectScreen(StageScreen):
+    STAGE = Stage.DETECT
+    BINDINGS = [
+        *StageScreen.BINDINGS,
+        Binding("n,enter", "advance('next')", "Diagnose"),
+        Binding("e", "toggle_evidence", "Evidence"),
+        Binding("r", "app.rehearse", "Rehearse in sandbox"),
+        Binding("q", "app.quit_wizard", "Quit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.evidence = False
+
+    def body(self) -> ComposeResult:
+        with VerticalScroll(id="facts"):
+            if not self.session.has_amd_gpu:
+                yield Static(no_gpu_text(self.session.machine, self.wizard.can_rehearse), id="no-gpu",
+                             classes="banner")
+            c = conflicts_text(self.session.facts)
+            if c is not None:
+                yield Static(c, id="conflicts", classes="warn")
+            yield Static(self._facts(), id="facts-body")
+
+    def _facts(self) -> Group:
+        from wizard.render import facts_renderables
+
+        return Group(*facts_renderables(self.session.facts, evidence=self.evidence))
+
+    def action_toggle_evidence(self) -> None:
+        self.evidence = not self.evidence
+        self.query_one("#facts-body", Static).update(self._facts())
+        self.notify("evidence shown: where each GPU fact came from" if self.evidence else "evidence hidden")
+
+
+def findings_summary(findings: list[object]) -> Text:
+    counts = {s: sum(1 for f in findings if getattr(f, "severity", None) == s) for s in SEVERITIES}
+    t = Text()
+    if not findings:
+        t.append("✔ No known problem matches this machine.", style="green")
+        return t
+    t.append(f"{len(findings)} finding(s): ", style="bold")
+    t.append(", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    return t
+
+
+class DiagnoseScreen(StageScreen):
+    STAGE = Stage.DIAGNOSE
+    BINDINGS = [
+        *StageScreen.BINDINGS,
+        Binding("n,enter", "advance('next')", "Choose a plan"),
+        Binding("b,escape", "advance('back')", "Back"),
+        Binding("q", "app.quit_wizard", "Quit"),
+    ]
+
+    def body(self) -> ComposeResult:
+        from wizard.render import findings_renderables
+
+        order = {s: i for i, s in enumerate(SEVERITIES)}
+        findings = sorted(self.session.findings, key=lambda f: order.get(f.severity, 9))
+        with VerticalScroll(id="findings"):
+            yield Static(findings_summary(findings), id="summary")
+            yield Static(Group(*findings_renderables(findings)), id="findings-body")

@@ -1,0 +1,73 @@
+"""Help and the full log of a step, on demand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, Log, Static
+
+HELP = """\
+rocm-wizard walks through: Detect → Diagnose → Choose → Review → Confirm → Run → (Reboot → Resume) → Verify → Report.
+Nothing changes on the machine before you confirm on the Confirm screen. Every command is shown on Review.
+
+Keys are listed at the bottom of every screen; the mouse works too.
+  ?, F1      this help                 Ctrl+C   stop safely (the journal stays consistent) and quit
+  Ctrl+T     dark / light theme        Escape   back, or close a dialog
+States are shown as symbols and words: · planned  ▶ running  ✔ ok  = already done  – skipped  ✘ FAILED  ⟳ reboot  ■ stopped
+
+After an interruption or a reboot, run `rocm-wizard` again (or `rocm-wizard resume`): it offers to continue.
+"""
+
+
+class HelpModal(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close")]
+
+    def __init__(self, keys: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.keys = keys
+
+    def compose(self) -> ComposeResult:
+        t = Text(HELP)
+        if self.keys:
+            t.append("\nOn this screen:\n", style="bold")
+            for key, desc in self.keys:
+                t.append(f"  {key:<10} {desc}\n")
+        with VerticalScroll(classes="dialog wide"):
+            yield Static(t, id="help-body")
+            yield Label("Escape closes.", classes="hint")
+
+
+def tail_lines(path: str, n: int = 5000) -> list[str]:
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        return [f"cannot read {path}: {exc.strerror}"]
+    lines = data.decode("utf-8", "replace").splitlines()
+    if len(lines) > n:
+        return [f"... {len(lines) - n:,} earlier lines in {path}", *lines[-n:]]
+    return lines
+
+
+class LogModal(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q", "dismiss", "Close")]
+
+    def __init__(self, title: str, path: str) -> None:
+        super().__init__()
+        self.title_text, self.path = title, path
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide tall"):
+            yield Label(f"{self.title_text} — {self.path}", id="log-title")
+            yield Log(max_lines=6000, id="full-log")
+            yield Label("Escape closes.", classes="hint")
+
+    def on_mount(self) -> None:
+        from wizard.tui.widgets.log_pane import normalise
+
+        log = self.query_one(Log)
+        log.write_lines([normalise(x) for x in tail_lines(self.path)])

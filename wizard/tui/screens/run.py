@@ -1,0 +1,233 @@
+"""Run, Failed, Reboot and Resume: the plan executing, and every way out of a stop."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Label, Log, Static
+
+from wizard.session import RunState, Stage
+from wizard.tui.screens.base import StageScreen
+from wizard.tui.screens.modals import LogModal
+from wizard.tui.widgets.log_pane import LogPane, normalise
+from wizard.tui.widgets.step_list import StepList, duration_text
+
+
+def status_text(run: RunState) -> Text:
+    done = sum(1 for r in run.steps if r.state in ("ok", "unchanged", "skipped"))
+    t = Text()
+    t.append(f"{done}/{len(run.steps)} steps done", style="bold")
+    if run.current is not None and run.current < len(run.steps):
+        t.append(f" · step {run.current + 1}: {run.steps[run.current].title}")
+    if run.current_action:
+        t.append(f"\n$ {run.current_action}", style="dim")
+    t.append(f"\n{run.lines:,} lines of output", style="dim")
+    return t
+
+
+class _LiveRun(StageScreen):
+    """A screen that shows the run's step list and the live log."""
+
+    def step_list(self) -> StepList:
+        return self.query_one(StepList)
+
+    def on_mount(self) -> None:
+        self.refresh_run()
+
+    def add_lines(self, lines: list[str]) -> None:
+        for pane in self.query(LogPane):
+            pane.add(lines)
+
+    def refresh_run(self) -> None:
+        run = self.session.run
+        for sl in self.query(StepList):
+            sl.show(run.steps)
+        for st in self.query("#run-status"):
+            assert isinstance(st, Static)
+            st.update(status_text(run))
+        for pane in self.query(LogPane):
+            if run.current is not None and run.current < len(run.steps):
+                pane.log_path = run.steps[run.current].log_path
+
+    def action_full_log(self) -> None:
+        run = self.session.run
+        sl = self.query(StepList)
+        idx = sl.first().cursor_row if sl else run.current
+        if idx is None or not (0 <= idx < len(run.steps)) or not run.steps[idx].log_path:
+            idx = run.current
+        if idx is None or not run.steps[idx].log_path:
+            self.notify("this step has no log yet", severity="warning")
+            return
+        row = run.steps[idx]
+        self.app.push_screen(LogModal(f"Step {idx + 1}: {row.title}", row.log_path or ""))
+
+
+class RunScreen(_LiveRun):
+    STAGE = Stage.RUN
+    BINDINGS = [
+        *StageScreen.BINDINGS,
+        Binding("l", "full_log", "Full log of step"),
+        Binding("ctrl+c", "app.interrupt", "Stop safely", priority=True),
+    ]
+
+    def body(self) -> ComposeResult:
+        with Vertical(id="run"):
+            yield StepList(id="steps")
+            yield Static(id="run-status")
+            yield LogPane(id="live-log")
+
+
+class FailedScreen(_LiveRun):
+    STAGE = Stage.FAILED
+    BINDINGS = [
+        *StageScreen.BINDINGS,
+        Binding("r", "advance('retry')", "Retry"),
+        Binding("u", "advance('rollback')", "Roll back"),
+        Binding("s", "advance('stop')", "Stop"),
+        Binding("l", "full_log", "Full log of step"),
+    ]
+
+    def body(self) -> ComposeResult:
+        f = self.session.run.failure
+        t = Text()
+        if f is None:
+            t.append(f"✘ The run could not go on: {self.session.run.error or 'unknown error'}\n", style="bold red")
+        else:
+            t.append(f"✘ Step {f.step + 1} ({f.kind}) FAILED: {f.message}\n", style="bold red")
+            t.append(f"  $ {f.shown}\n")
+            t.append(f"  exit code {f.exit_code}; full log: {f.log_path}\n")
+            for k in f.findings:
+                t.append(f"\nKnown issue: {k.title}", style="bold")
+                t.append(f" ({k.id})\n")
+                t.append(f"  Fix: {k.fix}\n")
+                for s in k.sources:
+                    t.append(f"  {s}\n", style="dim")
+            if not f.findings:
+                t.append("\nNo known issue matches this output.\n", style="italic")
+        t.append("\nr retries the step · u rolls back what the backup allows · s stops here (the state is kept; "
+                 "`rocm-wizard resume` continues later)\n")
+        with Vertical(id="failed"):
+            yield StepList(id="steps")
+            with VerticalScroll(id="failure-box"):
+                yield Static(t, id="failure")
+            yield Log(id="tail", max_lines=200)
+            with Horizontal(classes="buttons"):
+                yield Button("Retry (r)", id="retry", variant="primary")
+                yield Button("Roll back (u)", id="rollback", variant="warning")
+                yield Button("Stop (s)", id="stop")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        f = self.session.run.failure
+        if f is not None:
+            self.query_one("#tail", Log).write_lines([normalise(x) for x in f.tail] or ["(no output)"])
+        self.query_one("#retry", Button).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "advance" and parameters and not self.session.can(str(parameters[0])):
+            return None
+        return True
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        if event.button.id and self.session.can(event.button.id):
+            self.advance(event.button.id)
+
+
+def reboot_question(plan_title: str, step_title: str, resume_hint: str) -> Text:
+    t = Text()
+    t.append(f"⟳ {step_title}\n\n", style="bold")
+    t.append("What happens next:\n", style="bold")
+    t.append("  1. The journal records this boot; the run is marked reboot-pending.\n")
+    t.append("  2. The machine reboots (now, or when you choose).\n")
+    t.append(f"  3. After the boot, start `{resume_hint}` again: it offers to resume “{plan_title}” at the "
+             "next step (a login notice reminds you).\n\n")
+    t.append("n reboots now · l reboots later (the wizard exits; nothing else runs until you resume)\n")
+    return t
+
+
+class RebootModal(ModalScreen[bool]):
+    BINDINGS = [Binding("n", "dismiss(True)", "Reboot now"), Binding("l,escape", "dismiss(False)", "Later")]
+
+    def __init__(self, text: Text) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="reboot-ask"):
+            yield Static(self.text)
+            with Horizontal(classes="buttons"):
+                yield Button("Reboot now (n)", id="now", variant="warning")
+                yield Button("Later (l)", id="later", variant="primary")
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "now")
+
+
+class RebootScreen(_LiveRun):
+    STAGE = Stage.REBOOT
+    BINDINGS = [*StageScreen.BINDINGS, Binding("q,enter", "app.quit_wizard", "Exit")]
+
+    def body(self) -> ComposeResult:
+        run = self.session.run
+        t = Text()
+        t.append("⟳ Reboot pending\n\n", style="bold")
+        t.append((run.reboot_message or "reboot, then resume") + "\n\n")
+        t.append(f"To continue after the reboot: {self.wizard.services.relaunch_hint}\n", style="bold")
+        t.append(f"Journal: {run.journal}\n", style="dim")
+        with Vertical(id="reboot"):
+            yield StepList(id="steps")
+            yield Static(t, id="reboot-body")
+
+
+def pending_text(p: object, hint: str) -> Text:
+    t = Text()
+    t.append("A migration is waiting to be finished.\n\n", style="bold")
+    t.append(f"  plan: {p.plan}\n  state: {p.state}\n")  # type: ignore[attr-defined]
+    if p.next_step is not None:  # type: ignore[attr-defined]
+        titles = p.step_titles  # type: ignore[attr-defined]
+        title = titles[p.next_step] if p.next_step < len(titles) else "?"  # type: ignore[attr-defined]
+        t.append(f"  next: step {p.next_step + 1} of {p.total_steps}: {title}\n")  # type: ignore[attr-defined]
+    if p.state == "reboot-pending":  # type: ignore[attr-defined]
+        t.append("  ✔ the machine has rebooted since\n" if p.rebooted  # type: ignore[attr-defined]
+                 else "  ! the machine has NOT rebooted yet since the reboot step\n")
+    t.append(f"  journal: {p.journal}\n\n", style="dim")  # type: ignore[attr-defined]
+    t.append("r resumes it now · l decides later (it stays pending; "
+             f"`{hint}` offers it again)\n")
+    return t
+
+
+class ResumeScreen(StageScreen):
+    STAGE = Stage.RESUME
+    BINDINGS = [
+        *StageScreen.BINDINGS,
+        Binding("r", "advance('resume')", "Resume"),
+        Binding("l", "advance('later')", "Later"),
+        Binding("q", "app.quit_wizard", "Quit"),
+    ]
+
+    def body(self) -> ComposeResult:
+        with Vertical(id="resume", classes="dialog"):
+            yield Static(pending_text(self.session.pending, self.wizard.services.relaunch_hint), id="resume-body")
+            with Horizontal(classes="buttons"):
+                yield Button("Resume (r)", id="resume", variant="primary")
+                yield Button("Later (l)", id="later")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "advance" and parameters and not self.session.can(str(parameters[0])):
+            return None
+        return True
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        if event.button.id and self.session.can(event.button.id):
+            self.advance(event.button.id)
+
+
+__all__ = ["FailedScreen", "RebootModal", "RebootScreen", "ResumeScreen", "RunScreen", "duration_text",
+           "reboot_question"]

@@ -1,0 +1,143 @@
+"""What the app calls below it: detection, diagnosis, the planner, the dry-run script, the runner,
+and sudo. Bundled into one injectable object so tests swap in fakes (an authenticator that never
+prompts, a frozen clock) without touching the screens. Nothing here imports Textual except the
+real authenticator, which needs the app to suspend."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Protocol
+
+from wizard.session import PlanOption, Session, order_options
+
+if TYPE_CHECKING:
+    from wizard.host import Host
+    from wizard.model import Facts, ResolvedPlan
+    from wizard.run_control import RunControl
+
+REHEARSAL_PROFILE = "seed-7900xt"
+SUDO_REASON = "rocm-wizard needs administrator rights for the next steps (packages, drivers, groups)."
+
+
+class Authenticator(Protocol):
+    def __call__(self, app: Any, reason: str) -> bool: ...
+
+
+def tui_authenticator(app: Any, reason: str) -> bool:
+    """Suspend the app, run ``sudo -v`` on the real terminal, resume. The TUI never sees the password."""
+    with app.suspend():
+        print(f"\n{reason}\n", flush=True)
+        try:
+            rc = subprocess.run(["sudo", "-v"]).returncode
+        except OSError as exc:
+            print(f"sudo could not run: {exc}", flush=True)
+            rc = 1
+    return rc == 0
+
+
+def sudo_keepalive() -> None:
+    """Refresh the sudo ticket without ever prompting (runs on a worker thread)."""
+    try:
+        subprocess.run(["sudo", "-n", "-v"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+
+
+@dataclass
+class Services:
+    host: Host
+    read_only: bool
+    pythons: tuple[str, ...] = ()
+    run_control: RunControl | None = None
+    authenticator: Authenticator = tui_authenticator
+    clock: Callable[[], float] = time.time
+    export_dir: Path = field(default_factory=Path.cwd)
+    state_dir: str | None = None
+    verify_python: str | None = None
+    rehearsal_root: Path | None = None  # where a rehearsal sandbox is created
+    relaunch_hint: str = "rocm-wizard"  # the command that resumes, as shown to the user
+    facts: Facts | None = None  # already detected (the CLI's ctx.facts)
+
+    # -- the machine -------------------------------------------------------------------
+    def detect(self) -> Facts:
+        if self.facts is None:
+            from wizard.probes import detect
+
+            self.facts = detect(self.host, pythons=list(self.pythons))
+        return self.facts
+
+    def new_session(self) -> Session:
+        from wizard.diagnose import diagnose
+
+        facts = self.detect()
+        s = Session(machine=self.host.name, read_only=self.read_only, facts=facts)
+        s.findings = list(diagnose(facts, error_text=facts.error_text))
+        s.options = self.plan_options(facts)
+        if self.run_control is not None:
+            s.pending = self.run_control.pending()
+        return s
+
+    # -- plans ---------------------------------------------------------------------------
+    def plan_options(self, facts: Facts) -> list[PlanOption]:
+        from wizard.planner import recommend
+
+        out = []
+        for c in recommend(facts, state_dir=self.state_dir):
+            rec_why = None
+            reasons = tuple(c.reasons)
+            if c.recommended:
+                rec_why = "; ".join(r.removeprefix("recommended: ") for r in c.reasons)
+                reasons = ()
+            out.append(PlanOption(c.plan.name, c.plan.title, c.plan.why, c.applicable, reasons, c.recommended,
+                                  rec_why, tuple(c.target.items())))
+        return order_options(out)
+
+    def resolve(self, spec: str, facts: Facts) -> ResolvedPlan:
+        """Raises wizard.planner.PlanRefused / PlanError."""
+        from wizard.planner import resolve_plan
+
+        return resolve_plan(spec, facts, state_dir=self.state_dir)
+
+    def script(self, plan: ResolvedPlan, facts: Facts) -> str:
+        from wizard import script
+
+        return script.render(plan, facts)
+
+    def export_script(self, plan: ResolvedPlan, facts: Facts) -> Path:
+        text = self.script(plan, facts)
+        self.export_dir.mkdir(parents=True, exist_ok=True)
+        path = self.export_dir / f"rocm-wizard-{plan.name}.sh"
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, path)
+        return path
+
+    # -- the rehearsal -------------------------------------------------------------------
+    def rehearsal(self, profile: str = REHEARSAL_PROFILE) -> Services:
+        """Services for a built-in sandbox machine: every step runs there, nothing touches this one."""
+        from wizard.run_control import RunControl
+        from wizard.sandbox import open_sandbox
+
+        root = self.rehearsal_root or _default_rehearsal_root()
+        host = open_sandbox(str(root / profile), profile)
+        return Services(host=host, read_only=False, run_control=RunControl.for_host(host, verify_python=self.verify_python),
+                        authenticator=self.authenticator, clock=self.clock, export_dir=self.export_dir,
+                        verify_python=self.verify_python,
+                        relaunch_hint=f"rocm-wizard --sandbox {root / profile}")
+
+
+def _default_rehearsal_root() -> Path:
+    from wizard.runner.paths import state_dir
+
+    return state_dir() / "rehearsal"
+
+
+def wizard_argv() -> list[str]:
+    return [sys.executable, "-m", "wizard"]

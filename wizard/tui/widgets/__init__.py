@@ -1,0 +1,1 @@
+"""Reusable widgets: the live log pane and the step list."""
