@@ -131,6 +131,7 @@ class RunView:
     done_steps: set[int] = field(default_factory=set)
     skipped_steps: dict[int, str] = field(default_factory=dict)
     done_actions: set[tuple[int, int]] = field(default_factory=set)
+    ran_actions: list[tuple[int, int]] = field(default_factory=list)  # ended ok by running (not by a check)
     open_actions: set[tuple[int, int]] = field(default_factory=set)  # started, never ended
     step_outcomes: dict[int, str] = field(default_factory=dict)
     step_logs: dict[int, str] = field(default_factory=dict)
@@ -192,6 +193,8 @@ def replay(records: list[dict[str, Any]]) -> RunView:
             v.open_actions.discard((s, a))
             if r.get("outcome") == "ok":
                 v.done_actions.add((s, a))
+                if isinstance(s, int) and isinstance(a, int) and a >= 0 and (s, a) not in v.ran_actions:
+                    v.ran_actions.append((s, a))
             else:
                 v.last_failure = dict(r)
         elif ev == "reboot-pending":

@@ -1,0 +1,56 @@
+"""`rocm-wizard resume [--yes]`: continue the current run (after a reboot, a failure or a crash).
+
+Done steps are skipped from the journal; every other action's done-check is re-probed first.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from wizard import exit_codes
+from wizard.commands import CommandError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--yes", action="store_true", help="unattended: no questions")
+    parser.add_argument("--verify-python", metavar="PATH", help="in a sandbox, run verify with this CPU torch")
+
+
+def run(args: argparse.Namespace, ctx) -> int:
+    from wizard.runner import cli_support as cs
+    from wizard.runner import runs
+    from wizard.runner.engine import Engine
+    from wizard.runner.lock import Lock, LockHeld
+    from wizard.runner.privilege import PrivilegeError
+
+    if ctx.read_only:
+        raise CommandError("error: --from names a recorded machine; nothing can be resumed there", exit_codes.USAGE)
+    state, logs, _ = cs.state_roots(ctx)
+    try:
+        lock = Lock(state / "lock").acquire()
+    except LockHeld as exc:
+        raise CommandError(str(exc), exit_codes.LOCKED) from None
+    try:
+        run_ = runs.current(state, logs)
+        if run_ is None:
+            raise CommandError(f"no run to resume (state dir {state})", exit_codes.FAILURE)
+        view = run_.view()
+        if view.finished:
+            print(f"run {run_.id} ({view.plan}) is already {view.state}; nothing to resume")
+            return exit_codes.OK
+        plan = run_.plan()
+        priv = cs.privilege(ctx)
+        yes = bool(args.yes) or view.yes
+        if priv.needs_sudo([a for s in plan.steps for a in s.actions]):
+            try:
+                priv.authenticate(yes=bool(args.yes), environ=ctx.host.environ)
+            except PrivilegeError as exc:
+                raise CommandError(str(exc), exit_codes.FAILURE) from None
+        engine = Engine(ctx.host, plan, run_, privilege=priv, on_event=cs.ConsoleView(), yes=yes,
+                        verify_python=args.verify_python or getattr(ctx.args, "verify_python", None),
+                        resume_command=cs.resume_command(ctx),
+                        ask_reboot=None if args.yes else (lambda: cs.ask("Reboot now?", default=False)))
+        out = engine.execute(mode="retry" if view.state == "failed" else "resume")
+        return cs.exit_code_for(out.state)
+    finally:
+        lock.release()
