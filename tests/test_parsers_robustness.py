@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from wizard.parsers import (
     amd_smi,
+    clinfo,
     collect_env,
     dmesg,
     dpkg,
@@ -51,6 +52,7 @@ PARSERS = {
     "activate": env_file.parse_activate,
     "dmesg": dmesg.parse_dmesg,
     "traceback": traceback.parse_error_text,
+    "clinfo": clinfo.parse_clinfo,
 }
 RAW = {name: parser.__wrapped__ for name, parser in PARSERS.items()}  # type: ignore[attr-defined]
 DATA_DIR = {"shell_rc": "env_file", "activate": "env_file"}
