@@ -1,3 +1,0 @@
-from wizard.cli import main
-
-raise SystemExit(main())

@@ -1,2 +1,0 @@
-def main(argv=None):
-    return 0

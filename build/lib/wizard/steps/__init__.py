@@ -1,1 +1,0 @@
-"""Step library (installed as wizard.steps)."""
