@@ -88,7 +88,7 @@ class ConsoleView:
             colour = {"done": "green", "failed": "red"}.get(e.state, "yellow")
             c.print(f"[bold {colour}]{e.state}[/] (run {e.run_id})")
             for s in e.skipped:
-                c.print(f"  [yellow]skipped, not passed:[/] {s}")
+                c.print(f"  [yellow]skipped:[/] {s}")
 
 
 def exit_code_for(state: str) -> int:

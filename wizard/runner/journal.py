@@ -110,7 +110,18 @@ class Journal:
             os.fsync(fd)
         finally:
             os.close(fd)
+        _crash_point(self._seq)
         return rec
+
+
+def _crash_point(seq: int) -> None:
+    """Fault injection for the crash tests: ROCM_WIZARD_CRASH_AFTER=N kills this process (SIGKILL)
+    right after record N is on disk. Never set outside tests."""
+    at = os.environ.get("ROCM_WIZARD_CRASH_AFTER")
+    if at and at.isdigit() and int(at) == seq:
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 # ----------------------------------------------------------------------------- replay

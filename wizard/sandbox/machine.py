@@ -183,9 +183,9 @@ def rocm_files(release: str) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def package_files(name: str, version: str) -> tuple[dict[str, str], dict[str, str]]:
-    m = re.match(r"(\d+)\.(\d+)\.(\d)(\d\d)(\d\d)", version)
+    m = re.search(r"\.(\d)(\d\d)(\d\d)$", version.split("-")[0])
     if name == "rocm-core" and m:
-        rel = f"{int(m.group(3))}.{int(m.group(4))}.{int(m.group(5))}"
+        rel = f"{int(m.group(1))}.{int(m.group(2))}.{int(m.group(3))}"
         return rocm_files(rel)
     if name == "amdgpu-dkms":
         return {f"/var/lib/dkms/amdgpu/{version.split(':')[-1]}/source/dkms.conf": "PACKAGE_NAME=amdgpu\n"}, {}

@@ -18,11 +18,11 @@ from wizard.sandbox import machine as m
 MAPPED_TOOLS = ("cat", "cp", "mv", "rm", "mkdir", "rmdir", "ln", "install", "test", "[", "grep", "ls", "touch",
                 "chmod", "chown", "tee", "tar", "gzip", "find", "head", "tail", "sort", "uniq", "wc", "cut", "tr",
                 "sed", "awk", "env", "true", "false", "echo", "printf", "sha256sum", "stat", "readlink", "realpath",
-                "dirname", "basename", "xargs", "date", "sleep", "seq", "diff", "cmp", "gpg", "bash")
+                "dirname", "basename", "xargs", "date", "sleep", "seq", "diff", "cmp", "bash")
 OWN_TOOLS = ("apt-get", "apt", "dpkg", "dpkg-query", "amdgpu-install", "dkms", "modprobe", "mokutil", "usermod",
              "pip", "pip3", "python3", "python", "docker", "systemctl", "reboot", "shutdown", "sudo", "sh", "wget",
              "curl", "id", "update-initramfs", "update-alternatives", "ldconfig", "update-secureboot-policy",
-             "rocminfo")
+             "rocminfo", "gpg")
 SCRIPT_PATH = re.compile(r"(?<![\w./$\-])(/(?:etc|opt|var|home|sys|proc|usr|srv|root|boot|lib|run)(?=[/\s'\"]|$)[^\s'\";|&)<>]*)")
 
 
@@ -385,9 +385,37 @@ def _install_deb(root: Path, path: str) -> str:
         "/etc/apt/sources.list.d/rocm.list":
             f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] https://repo.radeon.com/rocm/apt/{rel} {codename} main\n",
     }
+    files["/etc/apt/keyrings/rocm.gpg"] = f"rocm-wizard sandbox key\nfpr: {_amd_fingerprint()}\n"
     m.install_package(root, d["Package"], d["Version"], files)
     print(f"Setting up {d['Package']} ({d['Version']}) ...")
     return d["Package"]
+
+
+def _amd_fingerprint() -> str:
+    """The fingerprint the step library pins for AMD's key (what the real package ships)."""
+    try:
+        from wizard.steps.rocm_install import ROCM_KEY_FINGERPRINT
+
+        return str(ROCM_KEY_FINGERPRINT)
+    except Exception:  # noqa: BLE001
+        return "unknown"
+
+
+def gpg(root: Path, args: list[str]) -> int:
+    files = [a for a in args if not a.startswith("-")]
+    if "--show-keys" in args and files:
+        p = m.inside(root, files[-1])
+        try:
+            text = p.read_text()
+        except (OSError, UnicodeDecodeError):
+            raise Fail(f"gpg: can't open '{files[-1]}': No such file or directory", 2) from None
+        mo = re.search(r"^fpr: (\S+)$", text, re.M)
+        if not mo:
+            raise Fail("gpg: no valid OpenPGP data found.", 2)
+        print(f"pub:-:4096:1:{mo.group(1)[-16:]}:::::::scESC::::::23::0:")
+        print(f"fpr:::::::::{mo.group(1)}:")
+        return 0
+    raise Fail("gpg: sandbox stand-in only does --show-keys", 2)
 
 
 def _dpkg_locked(root: Path) -> None:
@@ -489,8 +517,11 @@ def dpkg(root: Path, args: list[str]) -> int:
 def dpkg_query(root: Path, args: list[str]) -> int:
     st = m.dpkg_status(root)
     fmt, names, mode = "${binary:Package}\t${Version}\n", [], "-W"
-    for x in args:
-        if x.startswith(("-f=", "--showformat=")):
+    it = iter(args)
+    for x in it:
+        if x in ("-f", "--showformat"):
+            fmt = next(it, fmt)
+        elif x.startswith(("-f=", "--showformat=")):
             fmt = x.split("=", 1)[1]
         elif x in ("-W", "--show", "-l", "--list", "-s", "--status", "-L", "--listfiles", "--get-selections"):
             mode = x
@@ -507,7 +538,7 @@ def dpkg_query(root: Path, args: list[str]) -> int:
     missing, shown = [], 0
     for pat in pats:
         hits = [n for n in sorted(st) if fnmatch.fnmatchcase(n, pat)]
-        if not hits:
+        if not hits and names:
             missing.append(pat)
         for n in hits:
             f = st[n]
@@ -832,5 +863,5 @@ HANDLERS = {
     "venv-python": venv_python, "python3": python3, "python": python3, "docker": docker, "systemctl": systemctl,
     "reboot": reboot, "shutdown": reboot, "sudo": sudo, "sh": sh, "wget": wget, "curl": wget, "id": id_,
     "update-initramfs": noop, "update-alternatives": noop, "ldconfig": noop, "update-secureboot-policy": noop,
-    "rocminfo": rocminfo,
+    "rocminfo": rocminfo, "gpg": gpg,
 }
