@@ -5,7 +5,7 @@ known issues, read from ``wizard/kb/*.json``.
 A malformed file raises :class:`KbError` with one line naming the file, the entry and the key.
 ``python -m wizard.kb check`` lists every problem in every file.
 
-Only the standard library and ``packaging`` are imported here, so importing is cheap.
+Only the standard library is imported here (``packaging`` when versions are compared), so importing is cheap.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 from .families import family_of_gfx as _family_of_gfx
 from .parse import (
@@ -66,6 +68,8 @@ class KbError(ValueError):
 
 
 def _public(v: str) -> Version | None:
+    from packaging.version import InvalidVersion, Version  # imported on use: detect never needs it
+
     try:
         return Version(Version(v.strip()).public)
     except (InvalidVersion, AttributeError):
@@ -80,8 +84,10 @@ def _version_matches(have: str, want: str) -> bool:
     want = want.strip()
     if want[:1] in "<>=!~":
         try:
+            from packaging.specifiers import SpecifierSet
+
             return hv in SpecifierSet(want)
-        except InvalidSpecifier:
+        except ValueError:  # packaging's InvalidSpecifier
             return False
     wv = _public(want)
     return wv is not None and hv == wv
@@ -241,7 +247,7 @@ class KnowledgeBase:
         if want is None:
             return None
         for r in self._releases:
-            if Version(r.version) == want:
+            if _public(r.version) == want:
                 return r
         return None
 

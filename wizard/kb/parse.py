@@ -11,9 +11,6 @@ import re
 from types import MappingProxyType
 from typing import Any, Callable
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
-
 from .records import (
     FAMILIES,
     PLANS,
@@ -159,8 +156,10 @@ class Entry:
         v = self.str(key, required=required, null=null)
         if v is not None:
             try:
+                from packaging.version import Version
+
                 Version(v)
-            except InvalidVersion:
+            except ValueError:  # packaging's InvalidVersion
                 self.fail(key, f"not a version: {v!r}")
         return v
 
@@ -486,8 +485,10 @@ def _predicate(e: Entry, i: int, raw: Any) -> tuple[str, Any]:
         ok = arg in ("cuda", "cpu", "rocm")
     elif kind == "specifier":
         try:
+            from packaging.specifiers import SpecifierSet
+
             SpecifierSet(arg)
-        except (InvalidSpecifier, TypeError):
+        except (ValueError, TypeError):  # packaging's InvalidSpecifier
             ok = False
     if not ok:
         e.fail("when", f"[{i}] bad argument for {name!r} ({kind}): {arg!r}")
