@@ -4,10 +4,12 @@ Every failed, timed-out or crashed check is handed to ``wizard.diagnose.diagnose
 its error text. That text is torch's own exception plus the tail of the check's stderr, or one of
 the suite's synthetic phrases, which the knowledge base has signatures for:
 
-* ``verify: <check> timed out after <S> s`` (a conv2d timeout is MIOpen's first-call kernel search);
-* ``verify: matmul wrong results (...)``, ``verify: conv2d wrong results (...)``;
-* ``verify: matmul produced NaN/Inf (...)``, ``verify: conv2d produced NaN/Inf (...)``;
-* ``verify: training loss did not fall (...)``, ``verify: autocast wrong results (...)``;
+* ``verify: <check> timed out after <S> s (hang or stall)`` (a conv2d timeout is usually MIOpen's
+  first-call kernel search);
+* ``verify: matmul wrong results (...)``, ``verify: conv2d wrong results (...)``,
+  ``verify: autocast wrong results (...)``, ``verify: tensor elementwise wrong results (...)``; NaNs
+  are wrong results too: ``verify: matmul wrong results (NaN/Inf in the float16 127x255x63 product ...)``;
+* ``verify: training loss did not fall (...)``, ``verify: training produced NaN/Inf loss (...)``;
 * ``verify: cuda:N (<name>) reports gfxNNNN, which is not among the GPU targets of this torch build (...)``;
 * ``verify: <check> check process died without a result (killed by SIGABRT)``;
 * ``verify: matmul throughput far below expected (X of about Y TFLOP/s)`` (a flag, not a failure);

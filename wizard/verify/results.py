@@ -119,7 +119,7 @@ class VerifyReport:
         env = self.environment
         return {**self.counts(), "total": len(self.checks), "ok": self.ok, "seconds": round(self.seconds, 3),
                 "python": self.python, "image": self.image, "device": self.device, "quick": self.quick,
-                "timeout": self.timeout, "torch": env.get("torch"), "build": env.get("build"),
+                "timeout_s": self.timeout, "torch": env.get("torch"), "build": env.get("build"),
                 "problem": self.problem}
 
     def to_json(self) -> dict[str, Any]:

@@ -138,7 +138,7 @@ def check_import(torch, dev: str, params: dict) -> dict:
     arch_list = m.get("arch_list") or []
     for i in range(count):
         p = torch.cuda.get_device_properties(i)
-        gcn = getattr(p, "gcnArchName", None)
+        gcn = getattr(p, "gcnArchName", None) if build == "rocm" else None
         d = {"index": i, "name": p.name, "gcnArchName": gcn, "capability": f"{p.major}.{p.minor}"}
         if build == "rocm" and gcn:
             base = gcn.split(":")[0]
@@ -179,7 +179,7 @@ def check_devices(torch, dev: str, params: dict) -> dict:
     free, total = torch.cuda.mem_get_info(i)
     m = {"ordinal": i, "name": p.name, "memory_bytes": int(p.total_memory), "free_bytes": int(free),
          "capability": f"{p.major}.{p.minor}", "multiprocessors": p.multi_processor_count,
-         "gcnArchName": getattr(p, "gcnArchName", None)}
+         "gcnArchName": getattr(p, "gcnArchName", None) if getattr(torch.version, "hip", None) else None}
     if int(p.total_memory) <= 0:
         raise CheckFailed(f"verify: {dev} reports no memory", m)
     return m
@@ -272,7 +272,7 @@ def check_matmul(torch, dev: str, params: dict) -> dict:
             ref = torch.matmul(a.detach().to("cpu", torch.float64), b.detach().to("cpu", torch.float64))
             shape = "x".join(str(x) for x in (*sa, sb[-1]))
             if _nonfinite(torch, c):
-                errors.append(f"verify: matmul produced NaN/Inf ({dname} {shape} on {dev})")
+                errors.append(f"verify: matmul wrong results (NaN/Inf in the {dname} {shape} product on {dev})")
                 worst = float("inf")
                 continue
             e = _rel_err(torch, c, ref)
@@ -335,7 +335,7 @@ def check_conv2d(torch, dev: str, params: dict) -> dict:
             tag = f"{dname} {'x'.join(map(str, xs))} on {dev}"
             for what, out, ref in (("forward", y, yr), ("grad input", x.grad, xr.grad), ("grad weight", w.grad, wr.grad)):
                 if out is None or _nonfinite(torch, out):
-                    errors.append(f"verify: conv2d produced NaN/Inf ({what}, {tag})")
+                    errors.append(f"verify: conv2d wrong results (NaN/Inf in the {what}, {tag})")
                     worst = float("inf")
                     continue
                 e = _rel_err(torch, out, ref)
@@ -400,7 +400,7 @@ def check_autocast(torch, dev: str, params: dict) -> dict:
     e = _rel_err(torch, z, ref_z)
     m["rel_err"] = e if math.isfinite(e) else None
     if _nonfinite(torch, z) or _nonfinite(torch, lin.weight.grad):
-        raise CheckFailed("verify: autocast produced NaN/Inf", m)
+        raise CheckFailed("verify: autocast wrong results (NaN/Inf)", m)
     if e > tol:
         raise CheckFailed(f"verify: autocast wrong results (relative error {e:.1e} > {tol:.0e})", m)
     return m
@@ -470,24 +470,32 @@ def check_p2p(torch, dev: str, params: dict) -> dict:
     return m
 
 
-def _timed_loop(torch, dev: str, fn, budget: float, min_iters: int = 3, max_iters: int = 200) -> tuple[float, int]:
-    """Mean seconds per call of fn, after a warm-up of about budget/3; at least min_iters timed calls."""
+def _timed_loop(torch, dev: str, fn, budget: float, min_iters: int = 3, max_iters: int = 400) -> tuple[float, int]:
+    """Mean seconds per call of fn: a warm-up of about budget/3, then about 2/3 budget of calls timed
+    back to back (device events on a GPU, so launch gaps and the final sync stay out)."""
     t_end = time.perf_counter() + budget / 3
     fn()
     _sync(torch, dev)
-    while time.perf_counter() < t_end:
-        fn()
-        _sync(torch, dev)
-    # estimate one call, then time a batch launched back to back
+    n_warm = 0
     t0 = time.perf_counter()
-    fn()
-    _sync(torch, dev)
-    one = max(time.perf_counter() - t0, 1e-6)
+    while time.perf_counter() < t_end or n_warm < 2:
+        for _ in range(4):
+            fn()
+        _sync(torch, dev)
+        n_warm += 4
+    one = max((time.perf_counter() - t0) / n_warm, 1e-6)
     iters = int(min(max_iters, max(min_iters, (budget * 2 / 3) / one)))
+    if dev.startswith("cuda"):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(iters):
+            fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1000.0 / iters, iters
     t0 = time.perf_counter()
     for _ in range(iters):
         fn()
-    _sync(torch, dev)
     return (time.perf_counter() - t0) / iters, iters
 
 
@@ -504,7 +512,7 @@ def check_throughput(torch, dev: str, params: dict) -> dict:
     tflops = 2.0 * n ** 3 / t / 1e12
     m: dict = {"matmul_dtype": dname, "matmul_n": n, "matmul_tflops": round(tflops, 3), "matmul_iters": iters}
     if _nonfinite(torch, out):
-        raise CheckFailed(f"verify: matmul produced NaN/Inf (throughput {dname} {n}x{n}x{n} on {dev})", m)
+        raise CheckFailed(f"verify: matmul wrong results (NaN/Inf in the throughput {dname} {n}x{n}x{n} product on {dev})", m)
     del a, b, out
     nbytes = int(params.get("copy_bytes", (256 << 20) if dev == "cpu" else (1 << 30)))
     src = torch.empty(nbytes // 4, device=dev, dtype=torch.float32).uniform_()
@@ -763,7 +771,7 @@ class Driver:
             self.import_seconds = round(time.monotonic() - t0, 3)
             self.stop_zygote(kill=True)
             tail = _tail(os.path.join(self.tmp, "zygote.err"))
-            self.import_failure = ("timeout", f"verify: import torch timed out after {self.timeout:g} s"
+            self.import_failure = ("timeout", f"verify: import torch timed out after {self.timeout:g} s (hang or stall)"
                                    + ("\n" + tail if tail else ""))
             return
         self.import_seconds = round(time.monotonic() - t0, 3)
@@ -870,7 +878,7 @@ class Driver:
         seconds = time.monotonic() - t0
         tail = _tail(errpath)
         if timed_out:
-            err = f"verify: {name} timed out after {self.timeout:g} s"
+            err = f"verify: {name} timed out after {self.timeout:g} s (hang or stall)"
             return self.emit_rec(name, dev, "timeout", seconds, (err + ("\n" + tail if tail else "")), {})
         if rec is None:
             why = (f"killed by {_signal_name(rc)}" if isinstance(rc, int) and rc < 0
