@@ -1,0 +1,131 @@
+"""The engine on real processes: quiet, flooding, failing, hanging past a timeout, ignoring SIGTERM."""
+
+from __future__ import annotations
+
+import resource
+import time
+from pathlib import Path
+
+from runner_helpers import plan_of, py_action
+
+from wizard.host import LiveHost
+from wizard.model import StepPlan
+from wizard.runner import events as ev
+from wizard.runner import runs
+from wizard.runner.engine import Engine
+from wizard.runner.journal import replay
+from wizard.runner.privilege import Privilege
+
+
+def _engine(tmp_path: Path, plan, sink=None, **kw) -> tuple[Engine, runs.Run]:
+    run = runs.create(tmp_path / "state", tmp_path / "logs", plan)
+    eng = Engine(LiveHost(), plan, run, privilege=Privilege(is_root=True), on_event=sink, **kw)
+    return eng, run
+
+
+def test_quiet_action_runs_and_is_journalled(tmp_path: Path) -> None:
+    got: list = []
+    eng, run = _engine(tmp_path, plan_of(StepPlan("env", "quiet", (py_action("pass"),))), got.append)
+    out = eng.execute()
+    assert out.state == "done"
+    recs = run.journal.records()
+    kinds = [r["event"] for r in recs]
+    assert kinds == ["run-start", "step-start", "action-start", "action-end", "step-end", "run-end"]
+    end = recs[3]
+    assert end["exit_code"] == 0 and end["outcome"] == "ok" and "duration" in end and end["log"].endswith("01-env.log")
+    assert "boot_id" in end
+    assert any(isinstance(e, ev.RunFinished) and e.state == "done" for e in got)
+
+
+def test_flood_of_100000_lines_is_streamed_in_batches_and_logged(tmp_path: Path) -> None:
+    lines = 0
+    batches = 0
+
+    def sink(e) -> None:
+        nonlocal lines, batches
+        if isinstance(e, ev.OutputLines):
+            lines += len(e.lines)
+            batches += 1
+
+    code = "import sys\nfor i in range(100000): sys.stdout.write(f'line {i}\\n')"
+    eng, run = _engine(tmp_path, plan_of(StepPlan("flood", "flood", (py_action(code),))), sink)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert eng.execute().state == "done"
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert lines == 100000
+    assert batches < 20000  # chunks, not one event per line
+    log = (run.logs / "01-flood.log").read_text()
+    assert "line 0\n" in log and "line 99999\n" in log
+    assert grown_kib < 64 * 1024  # output is not accumulated in memory
+
+
+def test_failing_action_stops_with_tail_and_choices(tmp_path: Path) -> None:
+    got: list = []
+    code = "import sys\nfor i in range(80): print('out', i)\nprint('RuntimeError: HIP error: invalid device function')\nsys.exit(3)"
+    plan = plan_of(StepPlan("pip_pin", "fails", (py_action(code),)), StepPlan("env", "never", (py_action("pass"),)))
+    eng, run = _engine(tmp_path, plan, got.append, diagnose=lambda text: [ev.Finding("x", "seen", "fix it")]
+                       if "invalid device function" in text else [])
+    out = eng.execute()
+    assert out.state == "failed"
+    f = out.failure
+    assert f is not None and f.exit_code == 3 and len(f.tail) == 50
+    assert f.tail[-1] == "RuntimeError: HIP error: invalid device function"
+    assert f.choices == ("retry", "rollback", "stop")
+    assert [x.id for x in f.findings] == ["x"]
+    v = replay(run.journal.records())
+    assert v.state == "failed" and 1 not in v.done_steps
+
+
+def test_hanging_action_is_killed_at_its_timeout(tmp_path: Path) -> None:
+    act = py_action("import time; time.sleep(60)", timeout=0.5)
+    eng, run = _engine(tmp_path, plan_of(StepPlan("x", "hang", (act,))))
+    t0 = time.monotonic()
+    out = eng.execute()
+    assert out.state == "failed" and "timed out" in out.message
+    assert time.monotonic() - t0 < 10
+    assert run.journal.records()[-2]["outcome"] == "timeout"
+
+
+def test_child_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
+    code = ("import signal, subprocess, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "subprocess.Popen([sys.executable, '-c', 'import signal,time; signal.signal(signal.SIGTERM, "
+            "signal.SIG_IGN); time.sleep(120)'])\nprint('started', flush=True)\ntime.sleep(120)")
+    act = py_action(code, timeout=1.0)
+    eng, run = _engine(tmp_path, plan_of(StepPlan("x", "stubborn", (act,))))
+    t0 = time.monotonic()
+    out = eng.execute()
+    assert out.state == "failed"
+    assert time.monotonic() - t0 < 15
+    end = [r for r in run.journal.records() if r["event"] == "action-end"][0]
+    assert end["outcome"] == "timeout" and end["exit_code"] == -9
+
+
+def test_done_check_skips_action_and_missing_program_fails_cleanly(tmp_path: Path) -> None:
+    marker = tmp_path / "done"
+    marker.write_text("")
+    from wizard.model import Action
+
+    acts = (Action(("false",), check=("test", "-e", str(marker))), Action(("no-such-program-xyz",)))
+    eng, run = _engine(tmp_path, plan_of(StepPlan("x", "checks", acts)))
+    out = eng.execute()
+    assert out.state == "failed" and out.failure is not None and out.failure.exit_code == 127
+    assert [r["event"] for r in run.journal.records()][2] == "action-skip"
+
+
+def test_stdin_is_closed_so_nothing_waits_for_input(tmp_path: Path) -> None:
+    act = py_action("import sys; print(repr(sys.stdin.read()))", timeout=20)
+    eng, run = _engine(tmp_path, plan_of(StepPlan("x", "stdin", (act,))))
+    assert eng.execute().state == "done"
+    assert "''" in (run.logs / "01-x.log").read_text()
+
+
+def test_privilege_wrapping() -> None:
+    from wizard.model import Action
+
+    user = Privilege(is_root=False)
+    assert user.wrap(Action(("apt-get", "update"), root=True)) == ["sudo", "-n", "--", "apt-get", "update"]
+    assert user.wrap(Action(("pip", "list"), as_user=True)) == ["pip", "list"]
+    under_sudo = Privilege(is_root=True, sudo_user="alice")
+    assert under_sudo.wrap(Action(("pip", "list"), as_user=True)) == ["sudo", "-n", "-u", "alice", "-H", "--", "pip", "list"]
+    assert under_sudo.wrap(Action(("apt-get", "update"), root=True)) == ["apt-get", "update"]
+    assert user.wrap(Action(("x",), root=True, env=(("A", "1"),))) == ["sudo", "-n", "--", "env", "A=1", "x"]
