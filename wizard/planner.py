@@ -162,7 +162,7 @@ def _wheel_choice(pf: PlanFile, kb, m: _Machine, py: str | None, reasons: list[s
     if py:
         fit = [w for w in rows if py in w.python]
         if not fit:
-            pys = ", ".join(sorted({p for w in rows for p in w.python}, key=lambda s: _v(s.rstrip('t'))))
+            pys = ", ".join(sorted({p for w in rows for p in w.python}, key=lambda s: (_v(s.rstrip('t')), s)))
             reasons.append(f"no torch {rows[0].torch if t.torch != 'newest' else ''} wheel on "
                            f"{t.index if t.index != 'auto' else 'any upstream index'} for Python {py} "
                            f"(builds exist for {pys})".replace("torch  wheel", "torch wheel"))
