@@ -1,10 +1,12 @@
 """Benchmark: `rocm-wizard detect --json` vs `python -m torch.utils.collect_env`, in one run.
 
-    python benchmarks/detect_speed.py [--runs 15] [--torch-python PATH]
+    python benchmarks/detect_speed.py [--runs 15] [--torch-python PATH] [--fresh-install]
 
 Prints the median wall time of each (whole processes, as a user runs them) and the ratios the
 project targets: detect under 0.25 s, at least 15x faster than collect_env. The torch
 interpreter defaults to $ROCM_WIZARD_TEST_TORCH_PYTHON (a venv with the CPU torch).
+``--fresh-install`` measures a regular (non-editable) install made into a temporary venv, which
+is what a user runs; otherwise the ``rocm-wizard`` on PATH is measured.
 """
 
 from __future__ import annotations
@@ -31,8 +33,19 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--torch-python", default=os.environ.get("ROCM_WIZARD_TEST_TORCH_PYTHON"))
+    ap.add_argument("--fresh-install", action="store_true", help="measure a regular install in a temp venv")
     args = ap.parse_args()
     exe = shutil.which("rocm-wizard") or os.path.join(os.path.dirname(sys.executable), "rocm-wizard")
+    if args.fresh_install:
+        import tempfile
+
+        venv = os.path.join(tempfile.mkdtemp(prefix="rw-bench-"), "venv")
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+        repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", repo], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        exe = os.path.join(venv, "bin", "rocm-wizard")
+    print(f"measuring {exe}")
     live = median_seconds([exe, "detect", "--json"], args.runs)
     bundle = median_seconds([exe, "detect", "--json", "--from", "seed-7900xt"], args.runs)
     version = median_seconds([exe, "--version"], args.runs)

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import subprocess
-import tarfile
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Protocol
+from typing import TYPE_CHECKING, Mapping, Protocol
+
+if TYPE_CHECKING:
+    import tempfile
 
 
 class HostError(Exception):
@@ -193,6 +193,8 @@ class LiveHost(_RootedFiles):
         return None
 
     def run(self, argv: list[str], timeout: float = 5.0) -> CommandResult:
+        import subprocess
+
         env = dict(self._environ)
         env.update({"LC_ALL": "C", "LANG": "C"})
         exe = self.which(argv[0]) if "/" not in argv[0] else argv[0]
@@ -227,6 +229,9 @@ class BundleHost(_RootedFiles):
         p = Path(path)
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if p.is_file() and (p.name.endswith(".tar.gz") or p.name.endswith(".tgz")):
+            import tarfile
+            import tempfile
+
             self._tmp = tempfile.TemporaryDirectory(prefix="rocm-wizard-bundle-")
             try:
                 with tarfile.open(p, "r:gz") as tf:

@@ -14,7 +14,6 @@ from wizard.host import Host
 from wizard.kb import load_kb
 from wizard.model import Evidence, Gpu
 from wizard.parsers.kfd import gfx_from_target_version, parse_kfd_properties
-from wizard.parsers.rocminfo import parse_rocminfo
 
 KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
 PCI_DEVICES = "/sys/bus/pci/devices"
@@ -138,6 +137,8 @@ def probe_gpus(host: Host, override: str | None) -> tuple[list[Gpu], list[str]]:
     # 2. rocminfo agents (recorded): runtime names, marketing names, chip ids
     rinfo_text = host.captured("rocminfo.txt")
     if rinfo_text:
+        from wizard.parsers.rocminfo import parse_rocminfo
+
         rinfo = parse_rocminfo(rinfo_text)
         for idx, agent in enumerate(rinfo.gpus):
             pci = f"1002:{agent.pci_device_id}" if agent.pci_device_id else None
