@@ -14,6 +14,7 @@ The backup directory is ``<state_dir>/backup/<plan>``. ``state_dir`` defaults to
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import sys
@@ -178,7 +179,8 @@ def _wheel_choice(pf: PlanFile, kb, m: _Machine, py: str | None, reasons: list[s
             return True, values.pop()
         return False, None
 
-    ranked = sorted(rows, key=lambda w: (_v(w.torch), _v(w.rocm)), reverse=True)
+    # "newest" prefers rows the knowledge base does not mark uncertain; an uncertain newer one is noted
+    ranked = sorted(rows, key=lambda w: (w.uncertain is None, _v(w.torch), _v(w.rocm)), reverse=True)
     native = [w for w in ranked if status(w) == (True, None)]
     overridden = [w for w in ranked if status(w)[0] and status(w)[1] is not None]
     pick = native[0] if native else overridden[0] if overridden else None
@@ -201,6 +203,10 @@ def _wheel_choice(pf: PlanFile, kb, m: _Machine, py: str | None, reasons: list[s
             reasons.append("only an integrated GPU is present and this plan's wheels cannot use it")
         return None, None, None, notes
     _, ov = status(pick)
+    newer = sorted({w.torch for w in rows if _v(w.torch) > _v(pick.torch) and status(w)[0]}, key=_v)
+    if newer and t.torch == "newest":
+        notes.append(f"torch {pick.torch} is the newest row the knowledge base confirms; {', '.join(newer)} "
+                     "exist there marked uncertain")
     return pick, None, ov, notes
 
 
@@ -303,6 +309,8 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
         except StepRefused as exc:
             reasons.extend(exc.reasons)
             continue
+        if s.kind == "pip_pin" and notes:
+            sp = dataclasses.replace(sp, notes=(*sp.notes, *notes))
         if s.kind == "rocm_install" and dkms:
             reboot_needed = True
         if sp.reboot and sp.kind != "reboot":

@@ -9,7 +9,7 @@
 # ROCm now: 10.0.0 (core-sdk)
 # driver: amdgpu in-tree
 # python env: /home/user/therock: torch 2.14.1
-# target: stream pip, torch 2.14.1, index rocm7.2, index_url
+# target: stream pip, torch 2.11.0, index rocm7.2, index_url
 # https://download.pytorch.org/whl/rocm7.2, gfx gfx1100, venv /home/user/therock
 # why: The least invasive path for most GPUs with a working amdgpu kernel driver: the upstream
 # ROCm wheels of download.pytorch.org bundle the ROCm user space (HIP runtime, rocBLAS, hipBLASLt,
@@ -26,7 +26,7 @@ set -euo pipefail
 if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh session: advise tmux/screen' >&2; exit 1; fi
 # root is available through sudo
 if ! sudo -- true; then echo 'preflight failed: root is available through sudo' >&2; exit 1; fi
-# torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
+# torch 2.11.0 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
 if ! /home/user/therock/bin/python -c 'import re, sys, urllib.request
 index, name, version = sys.argv[1:4]
 tag = "cp%d%d" % sys.version_info[:2]
@@ -38,7 +38,7 @@ except Exception as exc:
 ver = r"[0-9][^-]*" if version == "any" else re.escape(version) + r"(?:%2B|\+)?[^-]*"
 if not re.search(re.escape(name.replace("-", "_")) + "-" + ver + "-" + tag + "-", page):
     sys.exit(f"no {name} {version} wheel for {tag} (this Python) on {index}")
-print(f"{name} {version} for {tag} is on {index}")' https://download.pytorch.org/whl/rocm7.2 torch 2.14.1; then echo 'preflight failed: torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
+print(f"{name} {version} for {tag} is on {index}")' https://download.pytorch.org/whl/rocm7.2 torch 2.11.0; then echo 'preflight failed: torch 2.11.0 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
 # disk space for the venv under /home/user
 if ! python3 -c 'import shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -247,12 +247,10 @@ fi
 
 # ---- step 3/5: pip_pin: Pin the torch stack in /home/user/therock
 # note: reusing the venv /home/user/therock
-# note: no torchaudio is known for torch 2.14.1 on rocm7.2: torchaudio is not installed
 # note: pytorch-triton-rocm comes from rocm7.2 as torch's own pinned dependency (the knowledge
 # base does not record its version)
-# note: knowledge base: indexes taken from the RC 'test' channel of 2026-08-10 ['7.2','7.14'];
-# final release matrix not read; no torchaudio of this version on PyPI; whether the index carries
-# a matching torchaudio is unknown
+# note: torch 2.11.0 is the newest row the knowledge base confirms; 2.12.0, 2.12.1, 2.13.0,
+# 2.14.0, 2.14.1 exist there marked uncertain
 # remove every torch-stack distribution from the venv
 if ! /home/user/therock/bin/python -c 'import os, re, sys
 from importlib import metadata as md
@@ -281,7 +279,7 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1100 >/dev/null 2>&1; then
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx1100 >/dev/null 2>&1; then
   /home/user/therock/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm-sdk-device-gfx1100 amd-torch-device-gfx1100 rocm rocm-sdk-core rocm-sdk-libraries
 fi
 # install the pinned stack from https://download.pytorch.org/whl/rocm7.2
@@ -312,8 +310,8 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1100 >/dev/null 2>&1; then
-  /home/user/therock/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.14.1 torchvision==0.29.1
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx1100 >/dev/null 2>&1; then
+  /home/user/therock/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0
 fi
 # constraints file pinning the installed build
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
@@ -355,7 +353,7 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1100
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx1100
 
 # ---- step 4/5: env: Set the venv's environment (activate script)
 # write the rocm-wizard block into /home/user/therock/bin/activate

@@ -10,8 +10,8 @@
 # GPU: AMD Instinct MI300X (gfx942)
 # ROCm now: 6.1.2 (legacy)
 # driver: amdgpu dkms 6.7.0
-# target: stream pip, torch 2.8.0, index rocm6.4, index_url
-# https://download.pytorch.org/whl/rocm6.4, gfx gfx942, venv /home/user/rocm-wizard-venv
+# target: stream pip, torch 2.7.1, index rocm6.3, index_url
+# https://download.pytorch.org/whl/rocm6.3, gfx gfx942, venv /home/user/rocm-wizard-venv
 # why: The least invasive path for most GPUs with a working amdgpu kernel driver: the upstream
 # ROCm wheels of download.pytorch.org bundle the ROCm user space (HIP runtime, rocBLAS, hipBLASLt,
 # MIOpen) inside the wheel, so only /dev/kfd and the render/video groups are needed. The newest
@@ -27,7 +27,7 @@ set -euo pipefail
 if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh session: advise tmux/screen' >&2; exit 1; fi
 # root is available through sudo
 if ! sudo -- true; then echo 'preflight failed: root is available through sudo' >&2; exit 1; fi
-# torch 2.8.0 exists on https://download.pytorch.org/whl/rocm6.4 for this Python
+# torch 2.7.1 exists on https://download.pytorch.org/whl/rocm6.3 for this Python
 if ! python3 -c 'import re, sys, urllib.request
 index, name, version = sys.argv[1:4]
 tag = "cp%d%d" % sys.version_info[:2]
@@ -39,7 +39,7 @@ except Exception as exc:
 ver = r"[0-9][^-]*" if version == "any" else re.escape(version) + r"(?:%2B|\+)?[^-]*"
 if not re.search(re.escape(name.replace("-", "_")) + "-" + ver + "-" + tag + "-", page):
     sys.exit(f"no {name} {version} wheel for {tag} (this Python) on {index}")
-print(f"{name} {version} for {tag} is on {index}")' https://download.pytorch.org/whl/rocm6.4 torch 2.8.0; then echo 'preflight failed: torch 2.8.0 exists on https://download.pytorch.org/whl/rocm6.4 for this Python' >&2; exit 1; fi
+print(f"{name} {version} for {tag} is on {index}")' https://download.pytorch.org/whl/rocm6.3 torch 2.7.1; then echo 'preflight failed: torch 2.7.1 exists on https://download.pytorch.org/whl/rocm6.3 for this Python' >&2; exit 1; fi
 # disk space for the venv under /home/user
 if ! python3 -c 'import shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -204,10 +204,10 @@ fi
 
 # ---- step 3/5: pip_pin: Pin the torch stack in /home/user/rocm-wizard-venv
 # note: new venv /home/user/rocm-wizard-venv
-# note: pytorch-triton-rocm comes from rocm6.4 as torch's own pinned dependency (the knowledge
+# note: pytorch-triton-rocm comes from rocm6.3 as torch's own pinned dependency (the knowledge
 # base does not record its version)
-# note: knowledge base: measured on 2.7.1 (rocm6.2.4, rocm6.3); other versions on this index
-# assumed to match the build script list
+# note: torch 2.7.1 is the newest row the knowledge base confirms; 2.8.0 exist there marked
+# uncertain
 # create the venv /home/user/rocm-wizard-venv
 if ! test -x /home/user/rocm-wizard-venv/bin/python; then
   python3 -m venv /home/user/rocm-wizard-venv
@@ -240,10 +240,10 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.8.0 gfx942 >/dev/null 2>&1; then
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.7.1 gfx942 >/dev/null 2>&1; then
   /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
 fi
-# install the pinned stack from https://download.pytorch.org/whl/rocm6.4
+# install the pinned stack from https://download.pytorch.org/whl/rocm6.3
 if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
@@ -271,8 +271,8 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.8.0 gfx942 >/dev/null 2>&1; then
-  /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm6.4 torch==2.8.0 torchvision==0.23.0 torchaudio==2.8.0
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.7.1 gfx942 >/dev/null 2>&1; then
+  /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm6.3 torch==2.7.1 torchvision==0.22.1 torchaudio==2.7.1
 fi
 # constraints file pinning the installed build
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
@@ -314,7 +314,7 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.8.0 gfx942
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.7.1 gfx942
 
 # ---- step 4/5: env: Set the venv's environment (activate script)
 # write the rocm-wizard block into /home/user/rocm-wizard-venv/bin/activate

@@ -7,7 +7,7 @@
 # machine: Ubuntu 24.04.1 LTS (noble), kernel 6.8.0-48-generic [built:rx9070xt-noble-fresh]
 # GPU: AMD Radeon RX 9070 XT (gfx1201)
 # driver: amdgpu in-tree
-# target: stream legacy, rocm 7.2.4, torch 2.14.1, index rocm7.2, index_url
+# target: stream legacy, rocm 7.2.4, torch 2.11.0, index rocm7.2, index_url
 # https://download.pytorch.org/whl/rocm7.2, gfx gfx1201, venv /home/user/rocm-wizard-venv
 # why: The last release of the legacy amdgpu-install line, ROCm 7.2.4, on the system, and the
 # newest torch of the rocm7.2 wheel index in the venv (carries gfx1150/1151 Strix, RDNA4, RDNA3,
@@ -37,7 +37,7 @@ for path in sys.argv[1:]:
     fcntl.lockf(f, fcntl.LOCK_UN)' /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock; then echo 'preflight failed: the dpkg/apt lock is free' >&2; exit 1; fi
 # the amdgpu-install package exists for this distro
 if ! wget -q --spider https://repo.radeon.com/amdgpu-install/7.2.4/ubuntu/noble/amdgpu-install_7.2.4.70204-1_all.deb; then echo 'preflight failed: the amdgpu-install package exists for this distro' >&2; exit 1; fi
-# torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
+# torch 2.11.0 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
 if ! python3 -c 'import re, sys, urllib.request
 index, name, version = sys.argv[1:4]
 tag = "cp%d%d" % sys.version_info[:2]
@@ -49,7 +49,7 @@ except Exception as exc:
 ver = r"[0-9][^-]*" if version == "any" else re.escape(version) + r"(?:%2B|\+)?[^-]*"
 if not re.search(re.escape(name.replace("-", "_")) + "-" + ver + "-" + tag + "-", page):
     sys.exit(f"no {name} {version} wheel for {tag} (this Python) on {index}")
-print(f"{name} {version} for {tag} is on {index}")' https://download.pytorch.org/whl/rocm7.2 torch 2.14.1; then echo 'preflight failed: torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
+print(f"{name} {version} for {tag} is on {index}")' https://download.pytorch.org/whl/rocm7.2 torch 2.11.0; then echo 'preflight failed: torch 2.11.0 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
 # disk space for ROCm under /opt
 if ! python3 -c 'import shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -249,12 +249,10 @@ fi
 
 # ---- step 6/9: pip_pin: Pin the torch stack in /home/user/rocm-wizard-venv
 # note: new venv /home/user/rocm-wizard-venv
-# note: no torchaudio is known for torch 2.14.1 on rocm7.2: torchaudio is not installed
 # note: pytorch-triton-rocm comes from rocm7.2 as torch's own pinned dependency (the knowledge
 # base does not record its version)
-# note: knowledge base: indexes taken from the RC 'test' channel of 2026-08-10 ['7.2','7.14'];
-# final release matrix not read; no torchaudio of this version on PyPI; whether the index carries
-# a matching torchaudio is unknown
+# note: torch 2.11.0 is the newest row the knowledge base confirms; 2.12.0, 2.12.1, 2.13.0,
+# 2.14.0, 2.14.1 exist there marked uncertain
 # create the venv /home/user/rocm-wizard-venv
 if ! test -x /home/user/rocm-wizard-venv/bin/python; then
   python3 -m venv /home/user/rocm-wizard-venv
@@ -287,7 +285,7 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1201 >/dev/null 2>&1; then
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx1201 >/dev/null 2>&1; then
   /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
 fi
 # install the pinned stack from https://download.pytorch.org/whl/rocm7.2
@@ -318,8 +316,8 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1201 >/dev/null 2>&1; then
-  /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.14.1 torchvision==0.29.1
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx1201 >/dev/null 2>&1; then
+  /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0
 fi
 # constraints file pinning the installed build
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
@@ -361,7 +359,7 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1201
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx1201
 
 # ---- step 7/9: env: Set the venv's environment (activate script)
 # write the rocm-wizard block into /home/user/rocm-wizard-venv/bin/activate
