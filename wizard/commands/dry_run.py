@@ -21,8 +21,15 @@ def run(args: argparse.Namespace, ctx) -> int:
     from wizard.planner import PlanError, PlanRefused, resolve_plan
     from wizard.script import render
 
+    state_dir = ctx.state_dir
+    try:  # the state dir as the machine sees it: the same paths the runner's run would use
+        from wizard.runner.cli_support import state_roots
+
+        state_dir = state_roots(ctx)[2]
+    except ImportError:
+        pass
     try:
-        plan = resolve_plan(args.plan, ctx.facts, state_dir=ctx.state_dir)
+        plan = resolve_plan(args.plan, ctx.facts, state_dir=state_dir)
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None
     except PlanRefused as exc:
