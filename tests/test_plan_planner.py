@@ -223,3 +223,56 @@ def test_kfd_missing_refuses_wheel_plans() -> None:
     with pytest.raises(PlanRefused) as exc:
         resolve("pip-only", facts)
     assert any("/dev/kfd" in r for r in exc.value.reasons)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from wizard.model import EnvSetting, Rocm, RocmInstall  # noqa: E402
+from wizard.script import render  # noqa: E402
+
+_gfx = st.sampled_from([None, "gfx1010", "gfx1030", "gfx1031", "gfx1033", "gfx1100", "gfx1101", "gfx1103", "gfx1151",
+                        "gfx1201", "gfx906", "gfx942", "gfx9999", ""])
+_facts = st.builds(
+    Facts,
+    os=st.builds(OsInfo, id=st.sampled_from([None, "ubuntu", "rhel", "debian", "arch", ""]),
+                 version=st.sampled_from([None, "22.04", "24.04", "9.4", "12", "x"]),
+                 codename=st.sampled_from([None, "jammy", "noble", "bookworm"]),
+                 package_manager=st.sampled_from([None, "apt", "dnf", "pacman"]),
+                 secure_boot=st.sampled_from([None, True, False])),
+    gpus=st.lists(st.builds(Gpu, name=st.sampled_from([None, "X"]), gfx=_gfx,
+                            integrated=st.sampled_from([None, True, False]),
+                            hip_index=st.sampled_from([None, 0, 1])), max_size=3).map(tuple),
+    driver=st.builds(Driver, kind=st.sampled_from([None, "dkms", "in-tree"]),
+                     kfd_present=st.sampled_from([None, True, False]), user=st.sampled_from([None, "u", "root"]),
+                     in_render_group=st.sampled_from([None, True, False]),
+                     dkms_packages=st.sampled_from([(), ("amdgpu-dkms 1:6.8",), ("",)])),
+    rocm=st.builds(Rocm, installs=st.lists(st.builds(
+        RocmInstall, version=st.sampled_from([None, "6.2.0", "10.0.0"]),
+        stream=st.sampled_from(["legacy", "core-sdk", "distro", "pip"]),
+        path=st.sampled_from([None, "/opt/rocm-6.2.0", "/opt/rocm/core-10.0"]),
+        packages=st.lists(st.sampled_from(["rocm-core", "amdgpu-install", "bad name*", "rocminfo"]),
+                          max_size=3).map(tuple)), max_size=2).map(tuple)),
+    python_envs=st.lists(st.builds(
+        PythonEnv, path=st.sampled_from([None, "/home/u/v", "/opt/venv", "relative"]),
+        python_version=st.sampled_from([None, "3.8", "3.12", "3.15"]),
+        torch=st.sampled_from([None, "2.5.1+rocm6.2", "2.5.1+cu124", "garbage"]),
+        build=st.sampled_from([None, "rocm", "cuda"]), kind=st.sampled_from([None, "venv", "system", "conda"]),
+        rocm_sdk_targets=st.sampled_from([(), ("gfx1100",)])), max_size=2).map(tuple),
+    env=st.lists(st.builds(EnvSetting, name=st.sampled_from(["HSA_OVERRIDE_GFX_VERSION", "ROCM_PATH"]),
+                           value=st.sampled_from(["", "10.3.0", "x"]), where=st.just("environment")),
+                 max_size=2).map(tuple),
+    other_gpus=st.sampled_from([(), ("10de:2684 NVIDIA",)]),
+    disk_free_bytes=st.sampled_from([None, 0, 1 << 40]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(facts=_facts, plan=st.sampled_from(builtin_plan_names()))
+def test_fuzzed_facts_resolve_or_refuse_never_crash(facts: Facts, plan: str) -> None:
+    try:
+        rp = resolve(plan, facts)
+    except PlanRefused as exc:
+        assert exc.reasons and all(r and "\n" not in r for r in exc.reasons)
+    else:
+        assert render(rp, facts).startswith("#!/usr/bin/env bash")
