@@ -74,6 +74,7 @@ def main(tool: str, venv: str | None = None) -> None:
     args = sys.argv[1:]
     m.record_call(root, tool if venv is None else f"{venv}/bin/{tool}", args)
     try:
+        _injected_failure(root, tool, args)
         if tool in MAPPED_TOOLS:
             _mapped(root, tool, args)
         fn = HANDLERS.get(tool)
@@ -86,6 +87,17 @@ def main(tool: str, venv: str | None = None) -> None:
         sys.exit(exc.code)
     except BrokenPipeError:
         sys.exit(141)
+
+
+def _injected_failure(root: Path, tool: str, args: list[str]) -> None:
+    """Fault injection for rehearsals and tests: ROOT/.sandbox/fail/<tool> holds a line that must occur
+    in the arguments (empty: any call), then the message; exit 100 (apt's code for a failed install)."""
+    p = root / m.SANDBOX_DIR / "fail" / tool
+    if not p.is_file():
+        return
+    match, _, message = p.read_text().partition("\n")
+    if match.strip() in " ".join(args):
+        raise Fail(message.strip() or f"{tool}: injected failure", 100)
 
 
 def _mapped(root: Path, tool: str, args: list[str]) -> None:
