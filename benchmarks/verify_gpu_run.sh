@@ -18,16 +18,15 @@ fi
 cat "$OUT/machine.txt"
 t() { local TIMEFORMAT="wall %R s"; time "$@"; }
 echo "== full suite (cold: first run on this machine)"
-t python3 wizard/verify/suite.py --json > "$OUT/suite_full_cold.jsonl" 2> "$OUT/suite_full_cold.err"; tail -1 "$OUT/suite_full_cold.jsonl"
+t python3 wizard/verify/suite.py --json > "$OUT/suite_full_cold.jsonl" 2>> "$OUT/log.txt"; tail -1 "$OUT/suite_full_cold.jsonl"
 echo "== full suite (second run)"
-t python3 wizard/verify/suite.py --json > "$OUT/suite_full.jsonl" 2> "$OUT/suite_full.err"; tail -1 "$OUT/suite_full.jsonl"
-python3 wizard/verify/suite.py --quick > "$OUT/suite_quick.txt" 2>&1; echo "== quick"; cat "$OUT/suite_quick.txt"
+t python3 wizard/verify/suite.py --json > "$OUT/suite_full.jsonl" 2>> "$OUT/log.txt"; tail -1 "$OUT/suite_full.jsonl"
+echo "== quick"; t python3 wizard/verify/suite.py --quick 2>&1 | tee -a "$OUT/log.txt"
 echo "== throughput probe vs direct"
-python3 benchmarks/verify_throughput.py --json-out "$OUT/throughput.json" 2>&1 | tee "$OUT/throughput.txt"
+python3 benchmarks/verify_throughput.py --json-out "$OUT/throughput.json" 2>&1 | tee -a "$OUT/log.txt"
 echo "== rocm-wizard verify --json"
-t python3 -m wizard verify --python "$(command -v python3)" --json > "$OUT/wizard_verify.json" 2> "$OUT/wizard_verify.err"
-tail -c 600 "$OUT/wizard_verify.err"
-python3 -m wizard verify --python "$(command -v python3)" --quick 2>&1 | tail -25
+t python3 -m wizard verify --python "$(command -v python3)" --json > "$OUT/wizard_verify.json" 2>> "$OUT/log.txt"
+COLUMNS=120 python3 -m wizard verify --python "$(command -v python3)" --quick 2>&1 | tee -a "$OUT/log.txt"
 echo "== injected conv2d hang on the GPU (timeout 5 s)"
 t env PYTHONPATH="tests/fixtures/fake_torch:${PYTHONPATH:-}" ROCM_WIZARD_FAULT=conv2d:hang \
   python3 wizard/verify/suite.py --only import,conv2d,matmul --timeout 5 > "$OUT/suite_conv_hang.txt" 2>&1
