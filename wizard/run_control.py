@@ -10,12 +10,12 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Sequence
 
 from wizard.host import Host
 from wizard.model import ResolvedPlan
 from wizard.runner import events as ev
-from wizard.runner import paths, runs
+from wizard.runner import runs
 from wizard.runner.engine import BOOT_ID, Engine, Outcome
 from wizard.runner.lock import Lock
 from wizard.runner.privilege import Privilege
@@ -25,22 +25,33 @@ LOCK_NAME = "lock"
 PENDING_STATES = ("reboot-pending", "interrupted", "failed", "stopped")
 
 
+class RunBlocked(Exception):
+    """A new run cannot start: another one is unfinished."""
+
+
 @dataclass
 class RunControl:
     host: Host
     state_root: Path
     log_root: Path
     privilege: Privilege
+    machine_state: str  # the state dir as the machine sees it (what plans write into)
     verify_python: str | None = None
     resume_command: Sequence[str] | None = None
 
     @classmethod
-    def for_host(cls, host: Host, *, state_dir: str | None = None, verify_python: str | None = None,
-                 environ: Mapping[str, str] | None = None) -> RunControl:
-        root = getattr(host, "root", None) if host.name.startswith("sandbox:") else None
-        st = paths.state_dir(state_dir, environ=environ, machine_root=root)
-        lg = paths.log_dir(state_dir, environ=environ, machine_root=root)
-        return cls(host, st, lg, Privilege.detect(environ), verify_python)
+    def for_ctx(cls, ctx: Any, *, verify_python: str | None = None) -> RunControl:
+        """From a command Context (or anything with host, sandbox and state_dir), as the CLI commands do."""
+        from wizard.runner import cli_support as cs
+
+        state, logs, machine_state = cs.state_roots(ctx)
+        return cls(ctx.host, state, logs, cs.privilege(ctx), machine_state, verify_python, cs.resume_command(ctx))
+
+    @classmethod
+    def for_sandbox(cls, host: Host, sandbox: str, *, verify_python: str | None = None) -> RunControl:
+        from types import SimpleNamespace
+
+        return cls.for_ctx(SimpleNamespace(host=host, sandbox=sandbox, state_dir=None), verify_python=verify_python)
 
     # -- what is there -------------------------------------------------------------------
     def current_run(self) -> runs.Run | None:
@@ -82,6 +93,12 @@ class RunControl:
               ask_reboot: Callable[[], bool] | None = None, cancel: threading.Event | None = None) -> Outcome:
         cancel = cancel or threading.Event()
         with self.lock():
+            prev = self.current_run()
+            if prev is not None:
+                v = prev.view()
+                if v.state in ("interrupted", "reboot-pending", "failed", "running"):
+                    raise RunBlocked(f"run {prev.id} ({v.plan}) is {v.state}: resume it (restart the wizard) "
+                                     "or undo it with `rocm-wizard rollback` first")
             run = runs.create(self.state_root, self.log_root, plan)
             return self._engine(plan, run, on_event, ask_reboot, cancel).execute(mode="start")
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -33,15 +33,14 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
 
     host = ctx.host
     verify_python = getattr(args, "verify_python", None)
+    rc = None if ctx.read_only else RunControl.for_ctx(ctx, verify_python=verify_python)
     services = Services(
-        host=host, read_only=ctx.read_only, pythons=tuple(ctx.pythons),
-        run_control=None if ctx.read_only else RunControl.for_host(host, state_dir=ctx.state_dir,
-                                                                   verify_python=verify_python),
-        verify_python=verify_python, state_dir=None, relaunch_hint=relaunch_hint(ctx),
+        host=host, read_only=ctx.read_only, pythons=tuple(ctx.pythons), run_control=rc,
+        verify_python=verify_python, state_dir=rc.machine_state if rc else None, relaunch_hint=relaunch_hint(ctx),
         facts=ctx.facts,
     )
     if ctx.state_dir:
-        services.rehearsal_root = os.path.join(ctx.state_dir, "rehearsal")  # type: ignore[assignment]
+        services.rehearsal_root = Path(ctx.state_dir).absolute() / "rehearsal"
     app = make_app(services)
     code = app.run()
     return int(code if code is not None else (app.return_code or 0))

@@ -247,9 +247,10 @@ class WizardApp(App[int]):
             if s.can("stop"):
                 self.fire("stop")
         if self.quitting:
-            self.exit(130, message=self.stop_message())
+            self.exit(130, return_code=130, message=self.stop_message())
         elif outcome is not None and outcome.state == "reboot-pending" and self.reboot_now:
-            self.exit(exit_codes.REBOOT_PENDING, message=f"rocm-wizard: {outcome.message}\n"
+            self.exit(exit_codes.REBOOT_PENDING, return_code=exit_codes.REBOOT_PENDING,
+                      message=f"rocm-wizard: rebooting; run {outcome.run_id} is reboot-pending.\n"
                       f"After the boot, run `{self.services.relaunch_hint}`: it offers to resume.")
 
     # ------------------------------------------------------------------ leaving
@@ -266,18 +267,19 @@ class WizardApp(App[int]):
             self.cancel.set()
             self.notify("stopping the current command; the journal stays consistent…", severity="warning")
             return
-        self.exit(130, message=self.stop_message())
+        self.exit(130, return_code=130, message=self.stop_message())
 
     def action_quit_wizard(self) -> None:
         s = self.session
         if s.stage == Stage.REBOOT:
-            self.exit(exit_codes.REBOOT_PENDING, message=f"rocm-wizard: reboot pending. {s.run.reboot_message or ''}\n"
+            self.exit(exit_codes.REBOOT_PENDING, return_code=exit_codes.REBOOT_PENDING,
+                      message=f"rocm-wizard: reboot pending. {s.run.reboot_message or ''}\n"
                       f"After the boot, run `{self.services.relaunch_hint}`: it offers to resume.")
             return
         code = exit_codes.OK
         if s.run.state in ("failed", "stopped"):
             code = exit_codes.FAILURE
-        self.exit(code, message=self.stop_message() if s.run.state in ("failed", "stopped") else None)
+        self.exit(code, return_code=code, message=self.stop_message() if s.run.state in ("failed", "stopped") else None)
 
     def action_help(self) -> None:
         keys = [(b.key_display or b.key, b.description) for b in self.screen.BINDINGS

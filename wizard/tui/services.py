@@ -126,11 +126,13 @@ class Services:
         from wizard.sandbox import open_sandbox
 
         root = self.rehearsal_root or _default_rehearsal_root()
-        host = open_sandbox(str(root / profile), profile)
-        return Services(host=host, read_only=False, run_control=RunControl.for_host(host, verify_python=self.verify_python),
+        sandbox = str(root / profile)
+        host = open_sandbox(sandbox, profile)
+        rc = RunControl.for_sandbox(host, sandbox, verify_python=self.verify_python)
+        return Services(host=host, read_only=False, run_control=rc, state_dir=rc.machine_state,
                         authenticator=self.authenticator, clock=self.clock, export_dir=self.export_dir,
                         verify_python=self.verify_python,
-                        relaunch_hint=f"rocm-wizard --sandbox {root / profile}")
+                        relaunch_hint=f"rocm-wizard --sandbox {sandbox}", rehearsal_root=root)
 
 
 def _default_rehearsal_root() -> Path:

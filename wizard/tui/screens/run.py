@@ -46,6 +46,9 @@ class _LiveRun(StageScreen):
         run = self.session.run
         for sl in self.query(StepList):
             sl.show(run.steps)
+            if run.current is not None and run.current != getattr(self, "_followed", None):
+                self._followed = run.current  # follow the running step until the user moves
+                sl.move_cursor(row=run.current)
         for st in self.query("#run-status"):
             assert isinstance(st, Static)
             st.update(status_text(run))

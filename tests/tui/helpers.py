@@ -1,0 +1,145 @@
+"""Shared by the TUI tests: services over a sandbox with injected plans, a fake authenticator,
+and a pilot helper that waits for a stage instead of sleeping blind."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wizard.model import Action, ResolvedPlan, StepPlan
+from wizard.run_control import RunControl
+from wizard.tui.services import Services
+
+PY = sys.executable
+
+
+def sh(script: str, description: str = "", **kw: Any) -> Action:
+    return Action(("sh", "-c", script), description or script[:40], **kw)
+
+
+def plan(name: str, *steps: StepPlan) -> ResolvedPlan:
+    return ResolvedPlan(name=name, title=f"Test plan {name}", why="A harmless plan for the TUI tests.",
+                        target=(("torch", "2.5.1"),), steps=tuple(steps))
+
+
+def flood_plan(n: int, hold: float = 0.0) -> ResolvedPlan:
+    """A step printing n lines; ``hold`` seconds of quiet before it, so a view can be caught mid-run."""
+    code = f"import time; time.sleep({hold})\nfor i in range({n}): print('line', i)"
+    return plan("flood", StepPlan("backup", "Back up", (sh("echo backed up"),)),
+                StepPlan("pip_pin", "Flood", (Action((PY, "-c", code), "flood"),)))
+
+
+def flaky_plan(flag: Path) -> ResolvedPlan:
+    """The second step fails the first time (a known error text in its output), then succeeds."""
+    fail = Action((PY, "-c", (
+        "import pathlib, sys\n"
+        f"flag = pathlib.Path({str(flag)!r})\n"
+        "if flag.exists(): print('installed'); sys.exit(0)\n"
+        "flag.write_text('x')\n"
+        "print('working...')\n"
+        "print('hipErrorNoBinaryForGpu: Unable to find code object for all current devices!')\n"
+        "sys.exit(7)\n")), "install")
+    return plan("flaky", StepPlan("backup", "Back up", (sh("echo backed up"),)),
+                StepPlan("rocm_install", "Install", (fail,), destructive=True),
+                StepPlan("groups", "Groups", (sh("echo groups ok"),)))
+
+
+def verify_lines_script() -> str:
+    return ("import json\n"
+            "for n, s in [('import','pass'),('matmul','pass'),('conv2d','pass')]:\n"
+            "    print(json.dumps({'type':'check','name':n,'device':'cpu','status':s,'seconds':0.5,"
+            "'error':None,'metrics':{'tflops':1.25} if n=='matmul' else {}}), flush=True)\n")
+
+
+def reboot_plan() -> ResolvedPlan:
+    return plan("rebooting",
+                StepPlan("backup", "Back up", (sh("echo backed up"),)),
+                StepPlan("rocm_install", "Install the driver", (sh("echo driver installed"),)),
+                StepPlan("reboot", "Reboot", (Action(("systemctl", "reboot"), "reboot", root=True),), reboot=True),
+                StepPlan("verify", "Verify", (Action(("python3", "-c", verify_lines_script()), "suite"),)))
+
+
+def slow_plan() -> ResolvedPlan:
+    return plan("slow", StepPlan("backup", "Back up", (sh("echo backed up"),)),
+                StepPlan("pip_pin", "Slow", (sh("echo start; sleep 30; echo end", "sleep"),)))
+
+
+@dataclass
+class FakeAuth:
+    answer: bool = True
+    calls: list[str] = field(default_factory=list)
+
+    def __call__(self, app: Any, reason: str) -> bool:
+        self.calls.append(reason)
+        return self.answer
+
+
+class TestServices(Services):
+    """Real detection, diagnosis and planner; plus named test plans resolved without the planner."""
+
+    extra_plans: dict[str, ResolvedPlan]
+
+    def resolve(self, spec: str, facts: Any) -> ResolvedPlan:
+        if spec in getattr(self, "extra_plans", {}):
+            return self.extra_plans[spec]
+        return super().resolve(spec, facts)
+
+
+def sandbox_services(sandbox: Path, profile: str = "seed-7900xt", *, plans: dict[str, ResolvedPlan] | None = None,
+                     verify_python: str | None = None, auth: FakeAuth | None = None,
+                     export_dir: Path | None = None) -> TestServices:
+    from wizard.sandbox import open_sandbox
+
+    host = open_sandbox(str(sandbox), profile)
+    rc = RunControl.for_sandbox(host, str(sandbox), verify_python=verify_python)
+    s = TestServices(host=host, read_only=False, run_control=rc, state_dir=rc.machine_state,
+                     authenticator=auth or FakeAuth(), clock=lambda: 1_700_000_000.0,
+                     export_dir=export_dir or sandbox.parent / "export", verify_python=verify_python,
+                     relaunch_hint=f"rocm-wizard --sandbox {sandbox}")
+    s.extra_plans = dict(plans or {})
+    return s
+
+
+async def wait_for(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
+    t0 = time.monotonic()
+    while not cond():
+        if time.monotonic() - t0 > timeout:
+            raise AssertionError(f"timed out after {timeout}s")
+        await pilot.pause(0.05)
+
+
+async def choose(app: Any, pilot: Any, name: str) -> None:
+    """From Detect: next, next, then pick plan `name` (test plans are picked through the file dialog)."""
+    await pilot.press("n")
+    await pilot.pause()
+    await pilot.press("n")
+    await pilot.pause()
+    names = [o.name for o in app.session.options]
+    if name in names:
+        app.screen.query_one("OptionList").highlighted = names.index(name)
+        await pilot.pause()
+        await pilot.press("enter")
+    else:
+        await pilot.press("o")
+        await pilot.pause()
+        await pilot.press(*list(name))
+        await pilot.press("enter")
+    await pilot.pause()
+
+
+_ = asyncio
+
+
+def sync(fn: Any) -> Any:
+    """Run an async test with asyncio (no pytest async plugin is a dependency)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kw: Any) -> Any:
+        return asyncio.run(fn(*args, **kw))
+
+    return wrapper

@@ -1,0 +1,323 @@
+"""Pilot tests: the app driven by keys through every stage, on sandbox machines.
+
+Assertions are on the session's state machine, the journal and the messages shown, never on pixels.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from wizard.session import Stage
+from wizard.tui.app import make_app
+from wizard.tui.services import Services
+from wizard.tui.widgets.log_pane import MAX_LINES, LogPane
+from tests.tui.helpers import (FakeAuth, choose, flaky_plan, flood_plan, reboot_plan, sandbox_services, slow_plan,
+                               sync, wait_for)
+
+SIZE = (100, 32)
+
+
+def journal_events(services: Services) -> list[str]:
+    run = services.run_control.current_run()  # type: ignore[union-attr]
+    assert run is not None
+    return [r["event"] for r in run.journal.records()]
+
+
+def screen_text(app) -> str:  # type: ignore[no-untyped-def]
+    """The text of every Static on the current screen (rich renderables rendered plain)."""
+    from rich.console import Console
+    from textual.widgets import Static
+
+    console = Console(width=200, record=True, file=open("/dev/null", "w"), color_system=None)
+    for w in app.screen.query(Static):
+        content = w.content
+        console.print(content if not isinstance(content, str) else content, markup=False)
+    return console.export_text()
+
+
+@sync
+async def test_recorded_machine_review_and_export_only(tmp_path: Path) -> None:
+    from wizard.host import open_recorded
+
+    svc = Services(host=open_recorded("seed-7900xt"), read_only=True, export_dir=tmp_path, authenticator=FakeAuth())
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.session.stage == Stage.DETECT
+        assert "Radeon RX 7900 XT" in screen_text(app)
+        await choose(app, pilot, "downgrade-6.2")
+        assert app.session.stage == Stage.REVIEW
+        text = screen_text(app)
+        assert "⚠ DESTRUCTIVE" in text and "amdgpu-install" in text and "read-only" in text
+        await pilot.press("c")  # not offered on a recorded machine
+        await pilot.pause()
+        assert app.session.stage == Stage.REVIEW
+        await pilot.press("x")
+        await pilot.pause()
+        script = tmp_path / "rocm-wizard-downgrade-6.2.sh"
+        assert app.session.exported == str(script) and script.exists()
+        assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+        await pilot.press("b")
+        await pilot.pause()
+        assert app.session.stage == Stage.CHOOSE
+
+
+@sync
+async def test_recommended_first_and_refused_plans_explained(tmp_path: Path) -> None:
+    from wizard.host import open_recorded
+
+    svc = Services(host=open_recorded("seed-5600xt"), read_only=True, export_dir=tmp_path)
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        opts = app.session.options
+        assert any(not o.applicable and o.reasons for o in opts)
+        if any(o.recommended for o in opts):
+            assert opts[0].recommended
+        refused = next(o for o in opts if not o.applicable)
+        notes: list[str] = []
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        await choose(app, pilot, refused.name)
+        assert app.session.stage == Stage.CHOOSE
+        assert app.session.resolve_error and refused.reasons[0] in "\n".join(notes)
+
+
+@sync
+async def test_no_amd_gpu_offers_a_rehearsal(tmp_path: Path) -> None:
+    from wizard.host import LiveHost
+
+    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        if app.session.has_amd_gpu:
+            pytest.skip("this machine has an AMD GPU")
+        assert "No AMD GPU was found on this machine" in screen_text(app)
+        assert "Press r to rehearse" in screen_text(app)
+        await pilot.press("r")
+        await pilot.pause()
+        assert app.session.machine.startswith("sandbox:")
+        assert app.session.has_amd_gpu and app.session.stage == Stage.DETECT
+        assert (tmp_path / "rehearsal" / "seed-7900xt").is_dir()
+
+
+@sync
+async def test_flood_run_to_report(tmp_path: Path) -> None:
+    svc = sandbox_services(tmp_path / "sb", plans={"flood": flood_plan(20_000)})
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "flood")
+        assert app.session.stage == Stage.REVIEW
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.session.stage == Stage.CONFIRM
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.session.stage == Stage.REPORT)
+        assert app.session.run.state == "done"
+        assert app.session.run.lines >= 20_000
+        assert [r.state for r in app.session.run.steps] == ["ok", "ok"]
+        assert "✔ Finished" in screen_text(app) and "replayable plan" in screen_text(app)
+    ev = journal_events(svc)
+    assert ev[0] == "run-start" and ev[-1] == "run-end"
+    assert [h[1] for h in app.session.history] == ["next", "next", "choose", "confirm", "yes", "done"]
+
+
+@sync
+async def test_log_pane_is_bounded_under_a_flood(tmp_path: Path) -> None:
+    svc = sandbox_services(tmp_path / "sb", plans={"flood": flood_plan(50_000, hold=1.0)})
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "flood")
+        await pilot.press("c", "y")
+        await pilot.pause()
+        pane = app.screen.query_one(LogPane)
+        seen: list[int] = []
+        await wait_for(pilot, lambda: seen.append(pane.line_count) or app.session.stage == Stage.REPORT, timeout=60)
+        assert pane.total >= 50_000  # every line reached the pane ...
+        assert max(seen) <= MAX_LINES + 1  # ... which never held more than its bound
+
+
+@sync
+async def test_failure_then_retry(tmp_path: Path) -> None:
+    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "flag")})
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "flaky")
+        await pilot.press("c", "y")
+        await wait_for(pilot, lambda: app.session.stage == Stage.FAILED)
+        f = app.session.run.failure
+        assert f is not None and f.exit_code == 7 and f.step == 1
+        assert any("hipErrorNoBinaryForGpu" in line for line in f.tail)
+        text = screen_text(app)
+        assert "FAILED" in text and "exit code 7" in text
+        assert f.findings, "the known issue for hipErrorNoBinaryForGpu should match"
+        assert f.findings[0].title in text
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app.session.stage == Stage.REPORT)
+        assert app.session.run.state == "done"
+        assert [r.state for r in app.session.run.steps] == ["ok", "ok", "ok"]
+    ev = journal_events(svc)
+    assert "retry" in ev and ev.count("run-start") == 1
+
+
+@sync
+async def test_failure_then_stop_keeps_the_run_pending(tmp_path: Path) -> None:
+    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "flag")})
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "flaky")
+        await pilot.press("c", "y")
+        await wait_for(pilot, lambda: app.session.stage == Stage.FAILED)
+        await pilot.press("s")
+        await pilot.pause()
+        assert app.session.stage == Stage.REPORT
+        assert "✘ Failed" in screen_text(app)
+    pending = svc.run_control.pending()  # type: ignore[union-attr]
+    assert pending is not None and pending.state == "failed" and pending.next_step == 1
+
+
+@sync
+async def test_failure_then_rollback(tmp_path: Path) -> None:
+    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "flag")})
+    if not hasattr(svc.run_control, "rollback"):
+        pytest.skip("the runner has no rollback API yet")
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "flaky")
+        await pilot.press("c", "y")
+        await wait_for(pilot, lambda: app.session.stage == Stage.FAILED)
+        await pilot.press("u")
+        await wait_for(pilot, lambda: app.session.stage == Stage.REPORT)
+        assert app.session.run.state == "rolled-back"
+    assert "rollback-start" in journal_events(svc) or "run-end" in journal_events(svc)
+
+
+@sync
+async def test_reboot_then_resume_then_verify(tmp_path: Path) -> None:
+    import sys
+
+    sb = tmp_path / "sb"
+    svc = sandbox_services(sb, plans={"rebooting": reboot_plan()}, verify_python=sys.executable)
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "rebooting")
+        await pilot.press("c", "y")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "RebootModal")
+        assert "What happens next" in screen_text(app)
+        await pilot.press("n")
+        await wait_for(pilot, lambda: app.return_code is not None)
+    assert app.return_code == 3
+    pending = svc.run_control.pending()  # type: ignore[union-attr]
+    assert pending is not None and pending.state == "reboot-pending" and pending.rebooted
+
+    svc2 = sandbox_services(sb, verify_python=sys.executable)
+    app2 = make_app(svc2)
+    async with app2.run_test(size=SIZE) as pilot:
+        assert app2.session.stage == Stage.RESUME
+        assert "has rebooted" in screen_text(app2) and "rebooting" in screen_text(app2)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app2.session.stage == Stage.REPORT)
+        assert [h[1] for h in app2.session.history] == ["resume", "verify", "done"]
+        assert [(v.name, v.status) for v in app2.session.run.verify] == [
+            ("import", "pass"), ("matmul", "pass"), ("conv2d", "pass")]
+        assert "tflops=1.25" in screen_text(app2)
+    ev = journal_events(svc2)
+    assert "rebooted" in ev and ev[-1] == "run-end"
+
+
+@sync
+async def test_resume_later_keeps_it_pending(tmp_path: Path) -> None:
+    sb = tmp_path / "sb"
+    svc = sandbox_services(sb, plans={"flaky": flaky_plan(tmp_path / "flag")})
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "flaky")
+        await pilot.press("c", "y")
+        await wait_for(pilot, lambda: app.session.stage == Stage.FAILED)
+    app2 = make_app(sandbox_services(sb))
+    async with app2.run_test(size=SIZE) as pilot:
+        assert app2.session.stage == Stage.RESUME
+        await pilot.press("l")
+        await pilot.pause()
+        assert app2.session.stage == Stage.DETECT
+        # a new run is refused while the old one is unfinished
+        await choose(app2, pilot, "downgrade-6.2")
+        await pilot.press("c", "y")
+        await wait_for(pilot, lambda: app2.session.stage == Stage.FAILED)
+        assert "resume it" in (app2.session.run.error or "")
+
+
+@sync
+async def test_ctrl_c_mid_step_leaves_a_consistent_journal(tmp_path: Path) -> None:
+    svc = sandbox_services(tmp_path / "sb", plans={"slow": slow_plan()})
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "slow")
+        await pilot.press("c", "y")
+        await wait_for(pilot, lambda: app.session.run.current == 1 and app.session.run.lines >= 2)
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: app.return_code is not None, timeout=30)
+    assert app.return_code == 130
+    from wizard.runner.journal import replay
+
+    run = svc.run_control.current_run()  # type: ignore[union-attr]
+    view = replay(run.journal.records())
+    assert view.state == "stopped" and not view.open_actions and view.next_step == 1
+    assert "resume" in app.stop_message()
+
+
+@sync
+async def test_sudo_refused_changes_nothing(tmp_path: Path) -> None:
+    from wizard.host import LiveHost
+    from wizard.model import Action, StepPlan
+    from wizard.run_control import RunControl
+    from wizard.runner.privilege import Privilege
+    from tests.tui.helpers import TestServices, plan
+
+    rooted = plan("rooted", StepPlan("groups", "Needs root", (Action(("true",), "noop", root=True),)))
+    auth = FakeAuth(answer=False)
+    host = LiveHost()
+    rc = RunControl(host, tmp_path / "state", tmp_path / "logs", Privilege(is_root=False, sudo="/nonexistent/sudo"),
+                    str(tmp_path / "state"))
+    svc = TestServices(host=host, read_only=False, run_control=rc, authenticator=auth, export_dir=tmp_path)
+    svc.extra_plans = {"rooted": rooted}
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "rooted")
+        assert app.needs_sudo
+        await pilot.press("c", "y")
+        await pilot.pause()
+        assert auth.calls and app.session.stage == Stage.CONFIRM
+    assert rc.current_run() is None
+
+
+@sync
+async def test_help_and_full_log(tmp_path: Path) -> None:
+    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "flag")})
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "HelpModal" and "Ctrl+C" in screen_text(app)
+        await pilot.press("escape")
+        await choose(app, pilot, "flaky")
+        await pilot.press("c", "y")
+        await wait_for(pilot, lambda: app.session.stage == Stage.FAILED)
+        await pilot.press("l")
+        await pilot.pause()
+        from textual.widgets import Log
+
+        assert type(app.screen).__name__ == "LogModal"
+        text = "\n".join(app.screen.query_one(Log).lines)
+        assert "hipErrorNoBinaryForGpu" in text
+
+
+def test_version_does_not_import_textual() -> None:
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", "import sys; from wizard.cli import main; main(['--version']); "
+                          "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+                          "('textual','rich','torch'))))".replace("json.dumps", "__import__('json').dumps")],
+                         capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout.splitlines()[-1]) == []
