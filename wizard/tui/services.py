@@ -63,6 +63,7 @@ class Services:
     rehearsal_root: Path | None = None  # where a rehearsal sandbox is created
     relaunch_hint: str = "rocm-wizard"  # the command that resumes, as shown to the user
     facts: Facts | None = None  # already detected (the CLI's ctx.facts)
+    wizard_python: str | None = None  # the interpreter plans run the wizard with (planner default: this one)
 
     # -- the machine -------------------------------------------------------------------
     def detect(self) -> Facts:
@@ -88,7 +89,7 @@ class Services:
         from wizard.planner import recommend
 
         out = []
-        for c in recommend(facts, state_dir=self.state_dir):
+        for c in recommend(facts, state_dir=self.state_dir, wizard_python=self.wizard_python):
             rec_why = None
             reasons = tuple(c.reasons)
             if c.recommended:
@@ -102,7 +103,7 @@ class Services:
         """Raises wizard.planner.PlanRefused / PlanError."""
         from wizard.planner import resolve_plan
 
-        return resolve_plan(spec, facts, state_dir=self.state_dir)
+        return resolve_plan(spec, facts, state_dir=self.state_dir, wizard_python=self.wizard_python)
 
     def script(self, plan: ResolvedPlan, facts: Facts) -> str:
         from wizard import script

@@ -44,7 +44,7 @@ class DetectScreen(StageScreen):
         *StageScreen.BINDINGS,
         Binding("n,enter", "advance('next')", "Diagnose"),
         Binding("e", "toggle_evidence", "Evidence"),
-        Binding("r", "app.rehearse", "Rehearse in sandbox"),
+        Binding("r", "rehearse", "Rehearse in sandbox"),
         Binding("q", "app.quit_wizard", "Quit"),
     ]
 
@@ -66,6 +66,14 @@ class DetectScreen(StageScreen):
         from wizard.render import facts_renderables
 
         return Group(*facts_renderables(self.session.facts, evidence=self.evidence))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "rehearse":
+            return self.wizard.can_rehearse
+        return True
+
+    def action_rehearse(self) -> None:
+        self.wizard.action_rehearse()
 
     def action_toggle_evidence(self) -> None:
         self.evidence = not self.evidence

@@ -1,0 +1,159 @@
+"""One snapshot per screen at 100x32: fixed theme, no animations, no real paths, no live clock.
+
+The run-state screens are fed recorded engine events (fixed paths and durations), not a live run.
+Update with `pytest tests/tui/test_snapshots.py --snapshot-update` after reviewing the HTML report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from wizard.runner import events as ev
+from wizard.session import PendingRun, RunState, Stage
+from wizard.tui.app import WizardApp, make_app
+from wizard.tui.services import Services
+
+SIZE = (100, 32)
+LOGS = "/var/log/rocm-wizard/run-1"
+STATE = "/var/lib/rocm-wizard"
+
+
+def _services(example: str = "seed-7900xt") -> Services:
+    from wizard.host import open_recorded
+    from wizard.probes import detect
+
+    host = open_recorded(example)
+    facts = replace(detect(host), origin=f"bundle:{example}")
+    return Services(host=host, read_only=False, facts=facts, state_dir=STATE, wizard_python="/usr/bin/python3",
+                    clock=lambda: 1_700_000_000.0, relaunch_hint="rocm-wizard")
+
+
+def app_at(stage: Stage, *, example: str = "seed-7900xt", events: list[Any] = (), **session: Any) -> WizardApp:  # type: ignore[assignment]
+    svc = _services(example)
+    s = svc.new_session()
+    s.machine = f"bundle:{example}"
+    s.pending = None
+    if stage not in (Stage.DETECT, Stage.DIAGNOSE, Stage.CHOOSE):
+        s.resolved = svc.resolve("downgrade-6.2", s.facts)
+        s.chosen = "downgrade-6.2"
+        s.run = RunState.for_plan(s.resolved)
+    for k, v in session.items():
+        setattr(s, k, v)
+    s.stage = stage
+    app = make_app(svc, s, theme="textual-dark")
+    app.events.extend(events)
+    return app
+
+
+def _log(i: int, kind: str) -> str:
+    return f"{LOGS}/{i + 1:02d}-{kind}.log"
+
+
+def _midway() -> list[Any]:
+    out: list[Any] = [ev.RunStarted("run-1", "downgrade-6.2", 9, False, f"{STATE}/runs/run-1/journal.jsonl", LOGS)]
+    for i, kind, title in [(0, "backup", "Back up"), (1, "purge", "Remove")]:
+        out += [ev.StepStarted(i, 9, kind, title, _log(i, kind)),
+                ev.OutputLines(i, 0, tuple(f"{kind}: line {n}" for n in range(3))),
+                ev.StepFinished(i, kind, "ok", 2.5 + i)]
+    out += [ev.StepStarted(2, 9, "rocm_install", "Install ROCm 6.2.4 with amdgpu-install", _log(2, "rocm_install")),
+            ev.ActionStarted(2, 0, "sudo -n -- apt-get install -y ./amdgpu-install_6.2.60204-1_all.deb", "install"),
+            ev.OutputLines(2, 0, tuple(f"Unpacking package {n} ..." for n in range(40)))]
+    return out
+
+
+def _failed() -> list[Any]:
+    out = _midway()
+    finding = ev.Finding("example-issue", "amdgpu-install could not reach the repository",
+                         "check the network and the repo URL, then retry", ("https://rocm.docs.amd.com/",))
+    out += [ev.RunFailed(2, 0, "rocm_install", "sudo -n -- amdgpu-install -y --usecase=rocm", 1, "exited with 1",
+                         ("Reading package lists...", "E: Unable to locate package rocm"), _log(2, "rocm_install"),
+                         (finding,))]
+    return out
+
+
+def _verify() -> list[Any]:
+    out: list[Any] = [ev.RunStarted("run-1", "downgrade-6.2", 9, True, f"{STATE}/runs/run-1/journal.jsonl", LOGS)]
+    for i in range(8):
+        out.append(ev.StepFinished(i, "x", "ok", 1.0 + i))
+    out.append(ev.StepStarted(8, 9, "verify", "Verify: matmul and convolution on the GPU", _log(8, "verify")))
+    lines = ['{"type": "check", "name": "import", "device": "cpu", "status": "pass", "seconds": 1.2}',
+             '{"type": "check", "name": "matmul", "device": "cuda:0", "status": "pass", "seconds": 0.8, '
+             '"metrics": {"tflops_fp16": 61.5}}',
+             '{"type": "check", "name": "conv2d", "device": "cuda:0", "status": "timeout", "seconds": 60.0, '
+             '"error": "no result within 60s"}']
+    out.append(ev.OutputLines(8, 0, tuple(lines)))
+    return out
+
+
+def _done() -> list[Any]:
+    return [*_verify(), ev.StepFinished(8, "verify", "ok", 65.0), ev.RunFinished("done", "run-1")]
+
+
+def _reboot() -> list[Any]:
+    out = [ev.RunStarted("run-1", "downgrade-6.2", 9, False, f"{STATE}/runs/run-1/journal.jsonl", LOGS)]
+    for i in range(7):
+        out.append(ev.StepFinished(i, "x", "ok", 1.0 + i))
+    out += [ev.StepStarted(7, 9, "reboot", "Reboot", _log(7, "reboot")),
+            ev.RebootPending(7, "boot-1", False, "reboot when ready, then run `rocm-wizard resume`")]
+    return out
+
+
+PENDING = PendingRun("run-1", "downgrade-6.2", "reboot-pending", 8, 9,
+                     tuple(f"step title {i + 1}" for i in range(9)), True, f"{STATE}/runs/run-1/journal.jsonl")
+
+CASES: dict[str, Any] = {
+    "detect": lambda: app_at(Stage.DETECT),
+    "detect_no_gpu": lambda: _no_gpu(),
+    "diagnose": lambda: app_at(Stage.DIAGNOSE, example="seed-5600xt"),
+    "choose": lambda: app_at(Stage.CHOOSE),
+    "review": lambda: app_at(Stage.REVIEW),
+    "confirm": lambda: app_at(Stage.CONFIRM),
+    "run_midway": lambda: app_at(Stage.RUN, events=_midway()),
+    "failed": lambda: app_at(Stage.RUN, events=_failed()),
+    "reboot": lambda: app_at(Stage.RUN, events=_reboot()),
+    "resume": lambda: app_at(Stage.RESUME, pending=PENDING),
+    "verify": lambda: app_at(Stage.RUN, events=_verify()),
+    "report": lambda: app_at(Stage.RUN, events=_done()),
+}
+
+
+def _no_gpu() -> WizardApp:
+    from wizard.model import Facts
+
+    svc = _services()
+    svc.facts = Facts(origin="live")
+    s = svc.new_session()
+    s.machine = "live"
+    s.pending = None
+    return _LiveLooking(svc, s, theme="textual-dark")
+
+
+class _LiveLooking(WizardApp):
+    """A bundle standing in for a live machine without an AMD GPU (so the rehearsal is offered)."""
+
+    can_rehearse = True  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_screen(name: str, snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+
+    async def settle(pilot: Any) -> None:
+        await pilot.pause(0.2)
+        pilot.app.drain()
+        await pilot.pause()
+
+    assert snap_compare(CASES[name](), terminal_size=SIZE, run_before=settle)
+
+
+def test_help_screen(snap_compare: Any) -> None:
+    assert snap_compare(app_at(Stage.DETECT), terminal_size=SIZE, press=["question_mark"])
+
+
+def test_light_theme_review(snap_compare: Any) -> None:
+    app = app_at(Stage.REVIEW)
+    app.theme = "textual-light"
+    assert snap_compare(app, terminal_size=SIZE)
