@@ -414,3 +414,21 @@ def test_rich_report_names_the_finding_and_its_fix() -> None:
     text = console.export_text()
     assert "hipblas-alloc-failed" in text and "fix: free VRAM" in text and "FAILED" in text
     assert "torch 2.5.1+rocm6.2" in text and "https://example.invalid/issue" in text
+
+
+def test_a_wrong_build_is_diagnosed_only_on_a_machine_with_an_amd_gpu() -> None:
+    from wizard.model import Facts, Gpu
+    from wizard.verify.diagnosis import diagnose_notes
+
+    checks = [_c("import", "pass", "auto", warnings=["verify: torch 2.13.0+cpu is a CPU build, not a ROCm build"])]
+    asked = []
+
+    def fake(text, facts=None):
+        asked.append(text)
+        return [_F("cpu-torch")]
+
+    assert diagnose_notes(checks, facts=Facts(), diagnose_text=fake) == ()
+    assert asked == []
+    out = diagnose_notes(checks, facts=Facts(gpus=(Gpu(gfx="gfx1100"),)), diagnose_text=fake)
+    assert [(d.status, d.findings) for d in out] == [("note", (_F("cpu-torch"),))]
+    assert asked == ["verify: torch 2.13.0+cpu is a CPU build, not a ROCm build"]

@@ -52,7 +52,13 @@ def run_verify(
     diagnose_text: True loads ``wizard.diagnose.diagnose_error_text``; a callable is used as is;
     None/False skips diagnosis. kb: the knowledge base for the throughput band (None: not checked).
     """
-    from wizard.verify.diagnosis import build_notes, diagnose_checks, flag_throughput, load_diagnoser
+    from wizard.verify.diagnosis import (
+        build_notes,
+        diagnose_checks,
+        diagnose_notes,
+        flag_throughput,
+        load_diagnoser,
+    )
 
     name = None
     if image:
@@ -73,7 +79,8 @@ def run_verify(
         fn = diagnose_text
     else:
         fn, why_not = None, "diagnosis not asked for"
-    diagnosis = diagnose_checks(checks, facts=facts, diagnose_text=fn)
+    diagnosis = diagnose_checks(checks, facts=facts, diagnose_text=fn) + diagnose_notes(
+        checks, facts=facts, diagnose_text=fn)
     problem = run.problem
     if problem and run.stderr and run.stderr.splitlines()[-1] not in problem:
         problem = f"{problem}\n{run.stderr[-1500:]}"

@@ -66,6 +66,27 @@ def diagnose_checks(checks: Iterable[CheckResult], *, facts: Any = None,
     return tuple(out)
 
 
+def diagnose_notes(checks: Iterable[CheckResult], *, facts: Any = None,
+                   diagnose_text: DiagnoseText | None = None) -> tuple[CheckFindings, ...]:
+    """A CPU or CUDA torch is a finding only on a machine with an AMD GPU (facts say so): ask then."""
+    if diagnose_text is None or not getattr(facts, "gpus", ()):
+        return ()
+    out = []
+    for c in checks:
+        if c.name != "import":
+            continue
+        for w in c.metrics.get("warnings") or ():
+            if "not a ROCm build" not in str(w):
+                continue
+            try:
+                found = tuple(diagnose_text(str(w), facts))
+            except Exception:  # noqa: BLE001 - a note, never worth hiding the results for
+                found = ()
+            if found:
+                out.append(CheckFindings(c.name, c.device, "note", str(w), found))
+    return tuple(out)
+
+
 def build_notes(checks: Sequence[CheckResult]) -> tuple[str, ...]:
     """Warnings the import check raised (a CUDA or CPU wheel) and the throughput flags."""
     notes: list[str] = []

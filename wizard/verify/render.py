@@ -84,7 +84,7 @@ def print_report(report: VerifyReport, console: Any) -> None:
             lines.append("  no known issue matches this error"
                          + (f" ({escape(report.diagnoser)})" if report.diagnoser else "")
                          + ": `rocm-wizard report --bundle` collects the evidence for a bug report")
-        console.print(Panel("\n".join(lines), border_style="red" if d.status != "pass" else "yellow"))
+        console.print(Panel("\n".join(lines), border_style="red" if d.status in ("fail", "timeout", "error") else "yellow"))
     for n in report.notes:
         console.print(f"[yellow]note:[/] {escape(n)}")
     if report.problem:
