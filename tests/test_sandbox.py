@@ -176,3 +176,15 @@ def test_rollback_after_failed_install_restores_env_and_packages(tmp_path: Path)
     assert after["dpkg"] == before["dpkg"]
     assert after["venvs"] == before["venvs"]
     assert after["rocm"] == before["rocm"]
+
+
+def test_resolved_plan_file_replays_on_an_identical_machine(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    r = wizard(["--sandbox", str(a), "--profile", "rx9070xt-noble", "--plan", "upgrade-7.2", "--yes"])
+    assert r.returncode == 0, r.stdout[-2000:]
+    cur = (a / "var/lib/rocm-wizard/current").read_text().strip()
+    plan_file = tmp_path / "plan.json"
+    shutil.copy(a / "var/lib/rocm-wizard/runs" / cur / "plan.json", plan_file)
+    r = wizard(["--sandbox", str(b), "--profile", "rx9070xt-noble", "--plan", str(plan_file), "--yes"])
+    assert r.returncode == 0, r.stdout[-2000:]
+    assert end_state(a) == end_state(b)
