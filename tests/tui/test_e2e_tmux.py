@@ -58,6 +58,16 @@ class Tmux:
             time.sleep(0.15)
         raise AssertionError(f"waited {timeout}s for {texts!r}; the screen was:\n{self.last}")
 
+    def wait_any(self, *texts: str, timeout: float = 60, settle: str) -> str:
+        """Wait until one of ``texts`` shows; a text in ``texts[1:]`` only counts together with ``settle``."""
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < timeout:
+            screen = self.capture()
+            if texts[0] in screen or any(t in screen and settle in screen for t in texts[1:]):
+                return screen
+            time.sleep(0.15)
+        raise AssertionError(f"waited {timeout}s for any of {texts!r}; the screen was:\n{self.last}")
+
     def kill(self) -> None:
         subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True, timeout=30)
 
@@ -107,7 +117,8 @@ def test_seed_7900xt_downgrade_reboot_resume_verify_report(tmp_path: Path) -> No
         screen = t.wait("A migration is waiting", "downgrade-6.2", timeout=60)
         assert "has rebooted" in screen and "Verify" in screen
         t.keys("r")
-        screen = t.wait("[Report]", timeout=300)
+        screen = t.wait_any("[Report]", "[Run]   machine", timeout=300, settle="FAILED")
+        assert "[Report]" in screen, f"the resumed run did not finish:\n{screen}"
         if torch_python:
             assert "Verify:" in screen and "✔ pass" in screen, screen
             assert "✔ Finished" in screen

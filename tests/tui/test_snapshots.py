@@ -157,3 +157,23 @@ def test_light_theme_review(snap_compare: Any) -> None:
     app = app_at(Stage.REVIEW)
     app.theme = "textual-light"
     assert snap_compare(app, terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("name", ["detect", "review", "failed", "report", "resume"])
+def test_usable_at_80x24(name: str) -> None:
+    """Every key is still offered in the footer at 80x24, and the screen renders without error."""
+    import asyncio
+
+    from textual.widgets import Footer
+
+    async def go() -> None:
+        app = CASES[name]()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause(0.2)
+            app.drain()
+            await pilot.pause()
+            assert app.screen.query(Footer)
+            shown = {b.key for (_, b, enabled, _) in app.screen.active_bindings.values() if b.show}
+            assert "question_mark,f1" in shown or "question_mark" in shown or any("?" in (b or "") for b in shown)
+
+    asyncio.run(go())

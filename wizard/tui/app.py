@@ -40,7 +40,7 @@ FLUSH_HZ = 15
 
 
 class WizardApp(App[int]):
-    CSS_PATH = "wizard.tcss"
+    CSS_PATH = Path(__file__).with_name("wizard.tcss")
     TITLE = "rocm-wizard"
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
@@ -329,4 +329,4 @@ def make_app(services: Services, session: Session | None = None, *, theme: str |
     return WizardApp(services, session, theme=theme)
 
 
-__all__ = ["WizardApp", "make_app", "Path"]
+__all__ = ["WizardApp", "make_app"]
