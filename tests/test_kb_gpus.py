@@ -105,8 +105,13 @@ def test_every_entry_matches_the_schema() -> None:
             problems.append(f"{where}: duplicate source URLs")
         if "note" in g and (not isinstance(g["note"], str) or not g["note"].strip()):
             problems.append(f"{where}: note must be a non-empty string")
-        if "peak_tflops" in g and g["peak_tflops"] is not None:
-            problems.append(f"{where}: peak_tflops is not used per entry (see _meta.peak_tflops_sourced)")
+        peak = g.get("peak_tflops")
+        sourced = _doc()["_meta"].get("peak_tflops_sourced", {}).get(g["pci_id"])
+        if peak is not None:
+            if sourced is None or peak != sourced["fp16"]:
+                problems.append(f"{where}: peak_tflops must equal the fp16 figure in _meta.peak_tflops_sourced")
+            elif sourced["source"] not in srcs:
+                problems.append(f"{where}: peak_tflops source {sourced['source']} missing from sources")
     assert not problems, "\n".join(problems)
 
 
