@@ -13,7 +13,8 @@ from wizard.commands import CommandError
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", action="store_true", help="unattended: no questions")
-    parser.add_argument("--verify-python", metavar="PATH", help="in a sandbox, run verify with this CPU torch")
+    parser.add_argument("--verify-python", metavar="PATH", default=argparse.SUPPRESS,
+                        help="in a sandbox, run verify with this CPU torch")
 
 
 def run(args: argparse.Namespace, ctx) -> int:
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace, ctx) -> int:
             except PrivilegeError as exc:
                 raise CommandError(str(exc), exit_codes.FAILURE) from None
         engine = Engine(ctx.host, plan, run_, privilege=priv, on_event=cs.ConsoleView(), yes=yes,
-                        verify_python=args.verify_python or getattr(ctx.args, "verify_python", None),
+                        verify_python=getattr(args, "verify_python", None),
                         resume_command=cs.resume_command(ctx),
                         ask_reboot=None if args.yes else (lambda: cs.ask("Reboot now?", default=False)))
         out = engine.execute(mode="retry" if view.state == "failed" else "resume")

@@ -11,6 +11,7 @@ run with state ``reboot-pending``; the next ``execute()`` on a new boot id conti
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections import deque
@@ -402,9 +403,20 @@ class Engine:
 
 
 def _with_python(action: Action, python: str) -> Action:
+    """In a sandbox the venv holds stand-ins, not torch: verify the given CPU torch, on the CPU.
+
+    ``... verify --python <venv python> ...`` becomes ``... verify --python <python> --device cpu ...``,
+    still run by the wizard's own interpreter (the suite itself runs in ``python``).
+    """
     argv = list(action.argv)
+    if "--python" in argv:
+        argv[argv.index("--python") + 1] = python
+    if "--device" in argv:
+        argv[argv.index("--device") + 1] = "cpu"
+    else:
+        argv[argv.index("verify") + 1:argv.index("verify") + 1] = ["--device", "cpu"] if "verify" in argv else []
     if os.path.basename(argv[0]).startswith("python"):
-        argv[0] = python
+        argv[0] = sys.executable
     return Action(tuple(argv), action.description, env=action.env, ok_codes=action.ok_codes, timeout=action.timeout)
 
 
