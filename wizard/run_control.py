@@ -115,3 +115,41 @@ class RunControl:
     def current_plan(self) -> ResolvedPlan | None:
         run = self.current_run()
         return run.plan() if run is not None else None
+
+    def rollback(self, on_event: Callable[[ev.Event], None], *, cancel: threading.Event | None = None) -> Outcome:
+        """Undo what the current run's backup allows (the same steps as `rocm-wizard rollback --yes`:
+        wizard.runner.rollback.build, journalled rollback-* records, run-end rolled-back)."""
+        import time
+
+        from wizard.runner.rollback import build
+
+        cancel = cancel or threading.Event()
+        with self.lock():
+            run = self.current_run()
+            if run is None:
+                return Outcome("failed", "", "no run to roll back")
+            plan, view = run.plan(), run.view()
+            rb = build(self.host, plan, view)
+            engine = self._engine(plan, run, on_event, None, cancel)
+            j = run.journal
+            j.append("rollback-start", actions=len(rb.actions), cannot=rb.cannot)
+            notes = tuple(f"cannot restore: {c}" for c in rb.cannot)
+            if notes:
+                on_event(ev.OutputLines(-1, -1, notes))
+            log_path = run.logs / "rollback.log"
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            with open(log_path, "ab") as log:
+                for n, (why, action) in enumerate(rb.actions):
+                    log.write(f"=== [{time.strftime('%H:%M:%S')}] {why}: {action.shown()}\n".encode())
+                    on_event(ev.ActionStarted(-1, n, action.shown(), why))
+                    j.append("rollback-action-start", action=n, argv=action.shown())
+                    res, _ = engine._exec(action, log, -1, n)
+                    ok = res.exit_code in action.ok_codes and not res.timed_out and not res.cancelled
+                    j.append("rollback-action-end", action=n, exit_code=res.exit_code, outcome="ok" if ok else "failed")
+                    if not ok:
+                        j.append("run-end", state="failed", message=f"rollback: {why} failed")
+                        return Outcome("failed", run.id, f"rollback: {why} failed (exit {res.exit_code}); "
+                                       f"log: {log_path}")
+            j.append("run-end", state="rolled-back")
+            msg = f"rolled back run {run.id}" + (f"; {len(rb.cannot)} item(s) could not be restored" if rb.cannot else "")
+            return Outcome("rolled-back", run.id, msg, skipped=tuple(rb.cannot))

@@ -190,7 +190,12 @@ async def test_failure_then_rollback(tmp_path: Path) -> None:
         await pilot.press("u")
         await wait_for(pilot, lambda: app.session.stage == Stage.REPORT)
         assert app.session.run.state == "rolled-back"
-    assert "rollback-start" in journal_events(svc) or "run-end" in journal_events(svc)
+        assert "↶ Rolled back" in screen_text(app)
+    ev = journal_events(svc)
+    assert "rollback-start" in ev and ev[-1] == "run-end"
+    run = svc.run_control.current_run()  # type: ignore[union-attr]
+    assert run.journal.records()[-1]["state"] == "rolled-back"
+    assert svc.run_control.pending() is None  # type: ignore[union-attr]
 
 
 @sync

@@ -154,6 +154,8 @@ class WizardApp(App[int]):
         self.cancel = threading.Event()
         self.running = True
         self.session.run.error = None
+        if mode == "rollback":
+            self.session.run.failure = None
         self._keepalive = self.set_interval(60, self._keep_sudo) if self.needs_sudo else None
         self._run_worker(mode)
 
@@ -244,8 +246,12 @@ class WizardApp(App[int]):
             self.notify(s.run.error or "", title="the run could not go on", severity="error", timeout=15)
         elif outcome is not None and outcome.state == "rolled-back":
             s.run.state = "rolled-back"
-            if s.can("stop"):
-                self.fire("stop")
+            s.run.skipped = tuple(f"not restorable: {c}" for c in outcome.skipped)
+            self.notify(outcome.message, title="rolled back", timeout=10)
+            for event in ("stopped", "stop"):
+                if s.can(event):
+                    self.fire(event)
+                    break
         if self.quitting:
             self.exit(130, return_code=130, message=self.stop_message())
         elif outcome is not None and outcome.state == "reboot-pending" and self.reboot_now:
