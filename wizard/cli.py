@@ -103,7 +103,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return exit_codes.USAGE
     except CommandError as exc:
-        print(f"{PROG}: {exc.message}", file=sys.stderr)
+        for line in exc.message.splitlines() or [""]:
+            print(f"{PROG}: {line}", file=sys.stderr)
         return exc.code
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)

@@ -12,8 +12,11 @@ from typing import TYPE_CHECKING
 from wizard import exit_codes
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from wizard.host import Host
-    from wizard.model import Facts
+    from wizard.model import Facts, ResolvedPlan
+    from wizard.runner.lock import Lock
 
 
 class CommandError(Exception):
@@ -27,6 +30,28 @@ class CommandError(Exception):
 
 def usage_error(message: str) -> CommandError:
     return CommandError(f"error: {message}", exit_codes.USAGE)
+
+
+def resolve_plan_or_fail(spec: str, facts: Facts, state_dir: object) -> ResolvedPlan:
+    """The planner's answer, or the CLI's: exit 2 for a bad plan, exit 5 with one line per reason."""
+    from wizard.planner import PlanError, PlanRefused, resolve_plan
+
+    try:
+        return resolve_plan(spec, facts, state_dir=state_dir)
+    except PlanError as exc:
+        raise CommandError(exc.message, exit_codes.USAGE) from None
+    except PlanRefused as exc:
+        raise CommandError("\n".join(f"refused: {r}" for r in exc.reasons), exit_codes.REFUSED) from None
+
+
+def hold_run_lock(state: Path) -> Lock:
+    """One wizard per machine: the lock, or exit 4 naming its holder."""
+    from wizard.runner.lock import Lock, LockHeld
+
+    try:
+        return Lock(state / "lock").acquire()
+    except LockHeld as exc:
+        raise CommandError(str(exc), exit_codes.LOCKED) from None
 
 
 class Context:

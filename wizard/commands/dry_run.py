@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from wizard import exit_codes
-from wizard.commands import CommandError
+from wizard.commands import resolve_plan_or_fail
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:  # top-level options only (wizard/cli.py)
@@ -18,24 +18,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # top-level options
 
 
 def run(args: argparse.Namespace, ctx) -> int:
-    from wizard.planner import PlanError, PlanRefused, resolve_plan
     from wizard.script import render
 
-    state_dir = ctx.state_dir
-    try:  # the state dir as the machine sees it: the same paths the runner's run would use
-        from wizard.runner.cli_support import state_roots
+    from wizard.runner.cli_support import state_roots
 
-        state_dir = state_roots(ctx)[2]
-    except ImportError:
-        pass
-    try:
-        plan = resolve_plan(args.plan, ctx.facts, state_dir=state_dir)
-    except PlanError as exc:
-        raise CommandError(exc.message, exit_codes.USAGE) from None
-    except PlanRefused as exc:
-        for reason in exc.reasons:
-            print(f"rocm-wizard: refused: {reason}", file=sys.stderr)
-        return exit_codes.REFUSED
+    # the state dir as the machine sees it: the script shows the same paths a real run uses
+    plan = resolve_plan_or_fail(args.plan, ctx.facts, state_roots(ctx)[2])
     sys.stdout.write(render(plan, ctx.facts))
     sys.stdout.flush()
     return exit_codes.OK

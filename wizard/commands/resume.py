@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from wizard import exit_codes
-from wizard.commands import CommandError
+from wizard.commands import CommandError, hold_run_lock
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,16 +21,12 @@ def run(args: argparse.Namespace, ctx) -> int:
     from wizard.runner import cli_support as cs
     from wizard.runner import runs
     from wizard.runner.engine import Engine
-    from wizard.runner.lock import Lock, LockHeld
     from wizard.runner.privilege import PrivilegeError
 
     if ctx.read_only:
         raise CommandError("error: --from names a recorded machine; nothing can be resumed there", exit_codes.USAGE)
     state, logs, _ = cs.state_roots(ctx)
-    try:
-        lock = Lock(state / "lock").acquire()
-    except LockHeld as exc:
-        raise CommandError(str(exc), exit_codes.LOCKED) from None
+    lock = hold_run_lock(state)
     try:
         run_ = runs.current(state, logs)
         if run_ is None:

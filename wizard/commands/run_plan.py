@@ -8,10 +8,9 @@ Exit codes: 0 done, 1 failed, 2 unknown/malformed plan, 3 reboot pending, 4 lock
 from __future__ import annotations
 
 import argparse
-import sys
 
 from wizard import exit_codes
-from wizard.commands import CommandError
+from wizard.commands import CommandError, hold_run_lock, resolve_plan_or_fail
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:  # top-level options only (wizard/cli.py)
@@ -22,7 +21,6 @@ def run(args: argparse.Namespace, ctx) -> int:
     from wizard.runner import cli_support as cs
     from wizard.runner import planfile, runs
     from wizard.runner.engine import Engine
-    from wizard.runner.lock import Lock, LockHeld
     from wizard.runner.privilege import PrivilegeError
 
     if ctx.read_only:
@@ -35,20 +33,8 @@ def run(args: argparse.Namespace, ctx) -> int:
         except planfile.PlanFileError as exc:
             raise CommandError(str(exc), exit_codes.USAGE) from None
     else:
-        from wizard.planner import PlanError, PlanRefused, resolve_plan
-
-        try:
-            plan = resolve_plan(args.plan, ctx.facts, state_dir=machine_state)
-        except PlanError as exc:
-            raise CommandError(exc.message, exit_codes.USAGE) from None
-        except PlanRefused as exc:
-            for reason in exc.reasons:
-                print(f"rocm-wizard: refused: {reason}", file=sys.stderr)
-            return exit_codes.REFUSED
-    try:
-        lock = Lock(state / "lock").acquire()
-    except LockHeld as exc:
-        raise CommandError(str(exc), exit_codes.LOCKED) from None
+        plan = resolve_plan_or_fail(args.plan, ctx.facts, machine_state)
+    lock = hold_run_lock(state)
     try:
         prev = runs.current(state, logs)
         if prev is not None:

@@ -8,7 +8,7 @@ the runtime says (rocminfo, collect_env; live: the override in force, else the h
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from wizard.host import Host
 from wizard.kb import load_kb
