@@ -85,7 +85,7 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
         from wizard.plan_file import PLANS_DIR
 
         src = Path(plan.source_file)
-        shown = f"plans/{src.name} (shipped)" if src.parent.resolve() == PLANS_DIR else plan.source_file
+        shown = f"plans/{src.name} (shipped)" if src.parent.resolve() == Path(PLANS_DIR).resolve() else plan.source_file
         out += _comment(f"plan file: {shown}")
     out += ["", "set -euo pipefail", ""]
     out.append("# ---- preflight: each check must pass before the first change")

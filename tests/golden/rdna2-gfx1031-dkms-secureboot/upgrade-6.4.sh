@@ -17,7 +17,7 @@
 # amdgpu-install line) and the newest torch the rocm6.4 wheel index carries (RDNA2 gfx1030, RDNA3
 # gfx1100-1102, RDNA4 gfx1200/1201, Instinct). Choose it when you need a system ROCm (hipcc,
 # rocminfo, other tools) but not the 7.x line.
-# plan file: /work/main/wizard/plans/upgrade-6.4.toml
+# plan file: plans/upgrade-6.4.toml (shipped)
 
 set -euo pipefail
 

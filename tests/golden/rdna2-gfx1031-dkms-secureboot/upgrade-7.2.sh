@@ -17,7 +17,7 @@
 # newest torch of the rocm7.2 wheel index in the venv (carries gfx1150/1151 Strix, RDNA4, RDNA3,
 # gfx1030, Instinct up to gfx950). Choose it for a full, current system ROCm installed the way AMD
 # documented it until 7.2.
-# plan file: /work/main/wizard/plans/upgrade-7.2.toml
+# plan file: plans/upgrade-7.2.toml (shipped)
 
 set -euo pipefail
 

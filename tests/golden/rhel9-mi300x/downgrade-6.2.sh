@@ -17,7 +17,7 @@
 # wheel index in the user's venv. Choose it to reproduce a known-good 2.5.1 setup on a card those
 # wheels carry (gfx1030, gfx1100, Instinct); newer cards (gfx1101/1102, RDNA4, Strix) need a newer
 # plan.
-# plan file: /work/main/wizard/plans/downgrade-6.2.toml
+# plan file: plans/downgrade-6.2.toml (shipped)
 
 set -euo pipefail
 

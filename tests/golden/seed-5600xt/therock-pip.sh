@@ -16,7 +16,7 @@
 # amdgpu kernel driver is needed. It covers targets no upstream wheel carries (RDNA1 gfx1010-1012,
 # gfx1031-1036, gfx1103, gfx1152/1153) without an HSA_OVERRIDE_GFX_VERSION. Treat it as newer and
 # less proven than the upstream wheels; undoing it means deleting the venv.
-# plan file: /work/main/wizard/plans/therock-pip.toml
+# plan file: plans/therock-pip.toml (shipped)
 
 set -euo pipefail
 

@@ -17,7 +17,7 @@
 # MIOpen) inside the wheel, so only /dev/kfd and the render/video groups are needed. The newest
 # wheel that carries this GPU's gfx (or a documented override for it) goes into a venv; system
 # packages stay untouched, and undoing it means deleting the venv.
-# plan file: /work/main/wizard/plans/pip-only.toml
+# plan file: plans/pip-only.toml (shipped)
 
 set -euo pipefail
 

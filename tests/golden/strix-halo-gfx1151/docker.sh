@@ -13,7 +13,7 @@
 # carries this GPU's gfx and fits the host's kernel driver, pulled and started with the device
 # flags from AMD's docs by a launcher script that mounts the current directory. The host needs
 # only the amdgpu driver, /dev/kfd and /dev/dri, and Docker or Podman; nothing else is installed.
-# plan file: /work/main/wizard/plans/docker.toml
+# plan file: plans/docker.toml (shipped)
 
 set -euo pipefail
 
