@@ -201,25 +201,32 @@ class LiveHost(_RootedFiles):
         if exe is None:
             return CommandResult(tuple(argv), None, "", f"{argv[0]}: not found")
         try:
-            proc = subprocess.run(
-                [exe, *argv[1:]],
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=timeout,
-                env=env,
-                start_new_session=True,  # a wedged child cannot take our terminal
+            proc = subprocess.Popen(
+                [exe, *argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                env=env, start_new_session=True,  # its own process group: a timeout kills all of it
             )
-        except subprocess.TimeoutExpired as exc:
-            out = exc.stdout.decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else ""
-            return CommandResult(tuple(argv), None, out, "timed out", timed_out=True)
         except OSError as exc:
             return CommandResult(tuple(argv), None, "", str(exc))
-        return CommandResult(
-            tuple(argv),
-            proc.returncode,
-            proc.stdout.decode("utf-8", "replace"),
-            proc.stderr.decode("utf-8", "replace"),
-        )
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid)
+            try:  # a process stuck in the kernel (a wedged driver) may never die: do not wait for it
+                out, err = proc.communicate(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                out, err = b"", b""
+            return CommandResult(tuple(argv), None, out.decode("utf-8", "replace"), "timed out", timed_out=True)
+        return CommandResult(tuple(argv), proc.returncode, out.decode("utf-8", "replace"),
+                             err.decode("utf-8", "replace"))
+
+
+def _kill_group(pid: int) -> None:
+    import signal
+
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 class BundleHost(_RootedFiles):

@@ -1,0 +1,46 @@
+"""The Host: timeouts that cannot hang, reads confined to the root, recordings that never run anything."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from wizard.host import BundleHost, LiveHost
+
+
+def test_a_hung_command_returns_within_its_timeout() -> None:
+    host = LiveHost()
+    t = time.monotonic()
+    res = host.run(["sh", "-c", "sleep 30 & sleep 30"], timeout=0.5)  # a child that keeps the pipes open too
+    assert res.timed_out and res.returncode is None
+    assert time.monotonic() - t < 3.0
+
+
+def test_commands_run_with_c_locale_and_capture_output() -> None:
+    res = LiveHost().run(["sh", "-c", "echo $LC_ALL; echo err >&2; exit 3"])
+    assert (res.returncode, res.stdout.strip(), res.stderr.strip()) == (3, "C", "err")
+
+
+def test_a_missing_program_is_a_result_not_an_exception() -> None:
+    res = LiveHost(environ={"PATH": "/nonexistent"}).run(["rocminfo"])
+    assert res.returncode is None and "not found" in res.stderr
+
+
+def test_reads_stay_inside_the_root(tmp_path: Path) -> None:
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "os-release").write_text("ID=test\n")
+    os.symlink("/etc/os-release", tmp_path / "etc" / "link")  # absolute link: resolved inside the root
+    host = LiveHost(tmp_path)
+    assert host.read_text("/etc/os-release") == "ID=test\n"
+    assert host.read_text("/../../etc/os-release") == "ID=test\n"
+    assert host.realpath("/etc/link") == "/etc/os-release"
+    assert host.glob("/e*/os-*") == ["/etc/os-release"]
+
+
+def test_a_recording_never_runs_anything(tmp_path: Path) -> None:
+    (tmp_path / "rocminfo.txt").write_text("Agent 1\n")
+    host = BundleHost(tmp_path)
+    assert host.captured("rocminfo.txt") == "Agent 1\n"
+    assert host.run(["true"]).returncode is None
+    assert host.which("sh") is None and host.environ == {}
