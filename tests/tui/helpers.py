@@ -60,7 +60,7 @@ def reboot_plan() -> ResolvedPlan:
                 StepPlan("backup", "Back up", (sh("echo backed up"),)),
                 StepPlan("rocm_install", "Install the driver", (sh("echo driver installed"),)),
                 StepPlan("reboot", "Reboot", (Action(("systemctl", "reboot"), "reboot", root=True),), reboot=True),
-                StepPlan("verify", "Verify", (Action(("python3", "-c", verify_lines_script()), "suite"),)))
+                StepPlan("verify", "Verify", (Action(("python3", "-c", verify_lines_script(), "verify"), "suite"),)))
 
 
 def slow_plan() -> ResolvedPlan:

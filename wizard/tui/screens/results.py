@@ -58,7 +58,16 @@ def report_text(s: Session, plan_file: str | None, exported: str | None) -> Text
     t = Text()
     verdict = {"done": "✔ Finished", "stopped": "■ Stopped", "failed": "✘ Failed", "rolled-back": "↶ Rolled back",
                "reboot-pending": "⟳ Reboot pending"}.get(run.state, run.state)
-    t.append(f"{verdict}: {run.plan or s.chosen or '-'} on {s.machine}\n\n", style="bold")
+    t.append(f"{verdict}: {run.plan or s.chosen or '-'} on {s.machine}\n", style="bold")
+    if run.state == "stopped":
+        t.append("The journal is consistent: `rocm-wizard resume` continues where it stopped.\n")
+    t.append("Where things are:\n", style="bold")
+    t.append(f"  journal:            {run.journal or '-'}\n")
+    t.append(f"  step logs:          {run.log_dir or '-'}\n")
+    t.append(f"  replayable plan:    {plan_file or '-'}  (rocm-wizard --plan FILE --yes)\n")
+    if exported:
+        t.append(f"  dry-run script:     {exported}\n")
+    t.append("Steps:\n", style="bold")
     for r in run.steps:
         line = Text("  ")
         line.append_text(state_text(r.state))
@@ -73,14 +82,6 @@ def report_text(s: Session, plan_file: str | None, exported: str | None) -> Text
                  + (f", {len(bad)} FAILED" if bad else "") + "\n", style="bold")
         for v in run.verify:
             t.append(f"  {VERDICT.get(v.status, v.status):<10} {v.name:<14} {v.device:<8} {v.throughput}\n")
-    if run.state == "stopped":
-        t.append("\nThe journal is consistent: `rocm-wizard resume` continues where it stopped.\n")
-    t.append("\nWhere things are:\n", style="bold")
-    t.append(f"  journal:            {run.journal or '-'}\n")
-    t.append(f"  step logs:          {run.log_dir or '-'}\n")
-    t.append(f"  replayable plan:    {plan_file or '-'}  (rocm-wizard --plan FILE --yes)\n")
-    if exported:
-        t.append(f"  dry-run script:     {exported}\n")
     return t
 
 
