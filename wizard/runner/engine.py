@@ -413,8 +413,9 @@ def _with_python(action: Action, python: str) -> Action:
         argv[argv.index("--python") + 1] = python
     if "--device" in argv:
         argv[argv.index("--device") + 1] = "cpu"
-    else:
-        argv[argv.index("verify") + 1:argv.index("verify") + 1] = ["--device", "cpu"] if "verify" in argv else []
+    elif "verify" in argv:
+        at = argv.index("verify") + 1
+        argv[at:at] = ["--device", "cpu"]
     if os.path.basename(argv[0]).startswith("python"):
         argv[0] = sys.executable
     return Action(tuple(argv), action.description, env=action.env, ok_codes=action.ok_codes, timeout=action.timeout)
