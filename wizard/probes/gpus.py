@@ -65,6 +65,17 @@ def override_gfx(value: str | None) -> str | None:
     return gfx_from_target_version(major * 10000 + minor * 100 + step)
 
 
+def compact_name(name: str | None) -> str | None:
+    """"AMD Radeon RX 7900 XTX / AMD Radeon RX 7900 XT" -> "AMD Radeon RX 7900 XTX / 7900 XT"."""
+    if not name or " / " not in name:
+        return name
+    alts = [a.split() for a in name.split(" / ")]
+    common = 0
+    while all(len(a) > common + 1 and a[common] == alts[0][common] for a in alts):
+        common += 1
+    return " / ".join([" ".join(alts[0])] + [" ".join(a[common:]) for a in alts[1:]])
+
+
 def _kb_by_name(board: str) -> object | None:
     """The one PCI-id table entry whose marketing names include this board name (same gfx if several)."""
     want = board.lower().removeprefix("amd ").strip()
@@ -211,7 +222,7 @@ def probe_gpus(host: Host, override: str | None) -> tuple[list[Gpu], list[str]]:
             notes.append(f"{d.pci_id}: KFD says {d.gfx}, the PCI-id table says {info.gfx}")
         integrated = info.integrated if info else _integrated_by_gfx(hw_gfx)
         if info:
-            d.set_name(info.name, 2)
+            d.set_name(compact_name(info.name), 2)
         gpus.append(Gpu(
             name=d.name, gfx=hw_gfx, gfx_reported=reported, pci_id=d.pci_id,
             bdf=d.bdf or (f"0000:{d.short_bdf}" if d.short_bdf and host.is_live else d.short_bdf),

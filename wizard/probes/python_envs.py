@@ -80,6 +80,22 @@ def _read_version_py(host: Host, torch_dir: str) -> dict[str, str | None]:
     return out
 
 
+def build_of(version: str, hip: str | None, cuda: str | None, have_version_py: bool) -> str | None:
+    """rocm / cuda / cpu: the wheel's local version tag first (+rocm6.2, +cu124, +cpu), then version.py."""
+    local = version.partition("+")[2]
+    if local.startswith("rocm"):
+        return "rocm"
+    if local.startswith("cu"):
+        return "cuda"
+    if local.startswith("cpu"):
+        return "cpu"
+    if hip:
+        return "rocm"
+    if cuda:
+        return "cuda"
+    return "cpu" if have_version_py else None
+
+
 def read_site_packages(host: Host, site: str) -> dict[str, object] | None:
     """What a site-packages directory holds of interest, or None when it has no torch/rocm."""
     versions: dict[str, str] = {}
@@ -107,7 +123,7 @@ def read_site_packages(host: Host, site: str) -> dict[str, object] | None:
         info["torch"] = vp.get("__version__") or versions["torch"]
         hip, cuda = vp.get("hip"), vp.get("cuda")
         info["hip"] = hip
-        info["build"] = "rocm" if hip else ("cuda" if cuda else ("cpu" if "__version__" in vp else None))
+        info["build"] = build_of(str(info["torch"]), hip, cuda, "__version__" in vp)
         info["gfx_targets"] = gfx_targets_in_torch(host, torch_dir)
     info["device_targets"] = tuple(sorted(device_targets, key=_gfx_sort_key))
     return info

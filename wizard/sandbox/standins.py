@@ -242,7 +242,10 @@ def _install(site: Path, name: str, version: str) -> None:
     pkg = name.replace("-", "_").lower()
     files = {f"{pkg}/__init__.py": f"__version__ = {version!r}\n"}
     if _norm(name) == "torch":
-        files["torch/version.py"] = f"__version__ = {version!r}\nhip = None\n"
+        local = version.partition("+")[2]  # what the real wheel's version.py says, in kind: hip for +rocm, cuda for +cu
+        hip = f"{local[4:]}-sandbox" if local.startswith("rocm") else None
+        cuda = "sandbox" if local.startswith("cu") else None
+        files["torch/version.py"] = f"__version__ = {version!r}\nhip = {hip!r}\ncuda = {cuda!r}\n"
     for rel, content in files.items():
         m.atomic_write(site / rel, content)
     dist = site / f"{pkg}-{version}.dist-info"

@@ -5,8 +5,7 @@
 # do, in the same order, with the same commands.
 #
 # machine: unknown OS [recorded:rdna3-gfx1101]
-# GPU: AMD Radeon RX 7800 XT / AMD Radeon RX 7800M / AMD Radeon RX 7700 / AMD Radeon RX 7700 XT
-# (gfx1101)
+# GPU: AMD Radeon RX 7800 XT / 7800M / 7700 / 7700 XT (gfx1101)
 # target: stream docker, image rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.9.1, gfx
 # gfx1101
 # why: Keeps ROCm and PyTorch inside a container: AMD's rocm/pytorch image whose ROCm release

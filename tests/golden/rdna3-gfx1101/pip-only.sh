@@ -5,8 +5,7 @@
 # do, in the same order, with the same commands.
 #
 # machine: unknown OS [recorded:rdna3-gfx1101]
-# GPU: AMD Radeon RX 7800 XT / AMD Radeon RX 7800M / AMD Radeon RX 7700 / AMD Radeon RX 7700 XT
-# (gfx1101)
+# GPU: AMD Radeon RX 7800 XT / 7800M / 7700 / 7700 XT (gfx1101)
 # target: stream pip, torch 2.11.0, index rocm7.2, index_url
 # https://download.pytorch.org/whl/rocm7.2, gfx gfx1101, venv /home/user/rocm-wizard-venv
 # why: The least invasive path for most GPUs with a working amdgpu kernel driver: the upstream

@@ -5,8 +5,7 @@
 # would do, in the same order, with the same commands.
 #
 # machine: unknown OS [recorded:rdna3-gfx1101]
-# GPU: AMD Radeon RX 7800 XT / AMD Radeon RX 7800M / AMD Radeon RX 7700 / AMD Radeon RX 7700 XT
-# (gfx1101)
+# GPU: AMD Radeon RX 7800 XT / 7800M / 7700 / 7700 XT (gfx1101)
 # target: stream core-sdk, torch newest on TheRock, index_url https://repo.amd.com/rocm/whl-multi-
 # arch/, gfx gfx1101, venv /home/user/rocm-wizard-venv
 # why: The current ROCm stream from pip: TheRock's multi-arch index ships torch with per-GPU
