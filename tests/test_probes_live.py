@@ -173,3 +173,12 @@ def test_garbage_files_never_raise(machine: Path) -> None:
     write(machine, "var/lib/dpkg/status", "Package\n\n\n:::")
     f = detect(host_for(machine))
     assert not f.errors, f.errors
+
+
+def test_the_wheel_version_tag_decides_the_build(tmp_path: Path) -> None:
+    site = "home/alice/v/lib/python3.10/site-packages"
+    write(tmp_path, "home/alice/v/pyvenv.cfg", "")
+    (tmp_path / site / "torch-2.5.1+rocm6.2.dist-info").mkdir(parents=True)
+    write(tmp_path, f"{site}/torch/version.py", "__version__ = '2.5.1+rocm6.2'\nhip = None\n")
+    env = detect(host_for(tmp_path)).python_envs[0]
+    assert env.build == "rocm"
