@@ -25,6 +25,27 @@ def _explicit(explicit: str | os.PathLike[str] | None, environ: Mapping[str, str
     return None
 
 
+def _dirs(
+    explicit: str | os.PathLike[str] | None,
+    environ: Mapping[str, str] | None,
+    is_root: bool | None,
+    machine_root: str | os.PathLike[str] | None,
+) -> tuple[Path, Path]:
+    """(state, logs), by precedence: explicit/env var, a sandbox's root, root, the user's XDG state dir."""
+    env = os.environ if environ is None else environ
+    given = _explicit(explicit, env)
+    if given is not None:
+        return given, given / "logs"
+    if machine_root is not None and str(machine_root) != "/":
+        base = Path(machine_root)
+        return base / ROOT_STATE.lstrip("/"), base / ROOT_LOG.lstrip("/")
+    if (os.geteuid() == 0) if is_root is None else is_root:
+        return Path(ROOT_STATE), Path(ROOT_LOG)
+    xdg = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
+    user = Path(xdg) / "rocm-wizard"
+    return user, user / "logs"
+
+
 def state_dir(
     explicit: str | os.PathLike[str] | None = None,
     *,
@@ -33,17 +54,7 @@ def state_dir(
     machine_root: str | os.PathLike[str] | None = None,
 ) -> Path:
     """The directory holding runs/, the lock and the current-run pointer."""
-    env = os.environ if environ is None else environ
-    given = _explicit(explicit, env)
-    if given is not None:
-        return given
-    if machine_root is not None and str(machine_root) != "/":
-        return Path(machine_root) / ROOT_STATE.lstrip("/")
-    root = (os.geteuid() == 0) if is_root is None else is_root
-    if root:
-        return Path(ROOT_STATE)
-    xdg = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
-    return Path(xdg) / "rocm-wizard"
+    return _dirs(explicit, environ, is_root, machine_root)[0]
 
 
 def log_dir(
@@ -54,13 +65,4 @@ def log_dir(
     machine_root: str | os.PathLike[str] | None = None,
 ) -> Path:
     """The directory holding one folder of per-step logs per run."""
-    env = os.environ if environ is None else environ
-    given = _explicit(explicit, env)
-    if given is not None:
-        return given / "logs"
-    if machine_root is not None and str(machine_root) != "/":
-        return Path(machine_root) / ROOT_LOG.lstrip("/")
-    root = (os.geteuid() == 0) if is_root is None else is_root
-    if root:
-        return Path(ROOT_LOG)
-    return state_dir(environ=env, is_root=False) / "logs"
+    return _dirs(explicit, environ, is_root, machine_root)[1]
