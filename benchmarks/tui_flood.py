@@ -1,11 +1,14 @@
 """TUI under a flood: a step printing 100,000 lines, run through the real app (headless, 100x32).
 
-Measures (1) key-press latency during the flood: a key is pressed every 20 ms and the time until
-the app has handled it is recorded (p50/p95/max), and (2) the total time of the run in the app
-against the same command run alone with its output to a pipe. Prints both as ratios against the
-targets: p95 < 100 ms, total < 1.2x.
+The step's program is a real executable inside the seed-7900xt sandbox; the plain process is the
+same file run alone with its output read from a pipe. Measured over ``--repeat`` interleaved runs:
+(1) key-press latency during the flood: a key is pressed every 10 ms and the time until the app has
+run its binding is recorded (p50/p95/max over all runs); (2) the step's time in the app (as the
+engine timed it) against the plain process, medians, as a ratio; (3) Confirm -> Report end to end,
+which adds the one-off costs (lock, run files, journal, building the Run and Report screens).
+Targets: p95 < 100 ms, step < 1.2x.
 
-    python benchmarks/tui_flood.py [--lines 100000]
+    python benchmarks/tui_flood.py [--lines 100000] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -27,15 +30,27 @@ P95_TARGET = 0.100
 TOTAL_TARGET = 1.2
 
 
-def flood_argv(n: int) -> list[str]:
-    return [sys.executable, "-c", f"import sys\nw = sys.stdout.write\nfor i in range({n}): w(f'line {{i}} of the flood\\n')"]
+FLOOD_PROGRAM = "/usr/local/bin/rocm-wizard-flood"  # a path on the sandbox machine
 
 
-def plain_seconds(n: int, repeat: int = 3) -> float:
+def write_flood_program(path: Path, n: int) -> Path:
+    """The step's program: a real executable that prints ``n`` lines.
+
+    It lives inside the sandbox root, so the engine runs this very file (an absolute path outside
+    the root would go through the sandbox's python stand-in, one more interpreter start that is the
+    sandbox's cost, not the app's); the plain process runs the same file.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!{sys.executable}\nimport sys\nw = sys.stdout.write\nfor i in range({n}): w(f'line {{i}} of the flood\\n')\n")
+    path.chmod(0o755)
+    return path
+
+
+def plain_seconds(program: Path, repeat: int = 3) -> float:
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
-        p = subprocess.Popen(flood_argv(n), stdout=subprocess.PIPE)
+        p = subprocess.Popen([str(program)], stdout=subprocess.PIPE)
         assert p.stdout is not None
         while p.stdout.read(65536):
             pass
@@ -44,7 +59,7 @@ def plain_seconds(n: int, repeat: int = 3) -> float:
     return best
 
 
-async def tui_run(n: int) -> tuple[float, list[float], int, float]:
+async def tui_run(sb: Path, n: int) -> tuple[float, list[float], int, float]:
     from wizard.run_control import RunControl
     from wizard.sandbox import open_sandbox
     from wizard.session import RunState, Stage
@@ -52,8 +67,7 @@ async def tui_run(n: int) -> tuple[float, list[float], int, float]:
     from wizard.tui.services import Services
     from wizard.tui.widgets.log_pane import LogPane
 
-    plan = ResolvedPlan("flood", "Flood", "benchmark", (), (StepPlan("pip_pin", "Flood", (Action(tuple(flood_argv(n)), "flood"),)),))
-    sb = Path(tempfile.mkdtemp(prefix="tui-flood-")) / "sb"
+    plan = ResolvedPlan("flood", "Flood", "benchmark", (), (StepPlan("pip_pin", "Flood", (Action((FLOOD_PROGRAM,), "flood"),)),))
     host = open_sandbox(str(sb), "seed-7900xt")
     rc = RunControl.for_sandbox(host, str(sb))
     svc = Services(host=host, read_only=False, run_control=rc, state_dir=rc.machine_state,
@@ -85,7 +99,7 @@ async def tui_run(n: int) -> tuple[float, list[float], int, float]:
             await asyncio.sleep(0.01)
         total = time.perf_counter() - t0
         pane_lines = sum(p.total for p in app.query(LogPane)) if app.session.stage == Stage.RUN else app.session.run.lines
-        assert app.session.run.state == "done", app.session.run.state
+        assert app.session.run.state == "done", (app.session.run.state, app.session.run.error, app.session.run.failure)
         step_seconds = [r.duration or 0.0 for r in app.session.run.steps]
     return total, latencies, pane_lines, sum(step_seconds)
 
@@ -93,22 +107,36 @@ async def tui_run(n: int) -> tuple[float, list[float], int, float]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=100_000)
+    ap.add_argument("--repeat", type=int, default=5, help="runs of each; medians are compared")
     a = ap.parse_args()
-    plain = plain_seconds(a.lines)
-    total, lat, lines, step = asyncio.run(tui_run(a.lines))
+    from wizard.sandbox import open_sandbox
+
+    plains, totals, steps, lat, seen = [], [], [], [], []
+    for _ in range(a.repeat):  # interleaved, so both sides share the machine's noise
+        sb = Path(tempfile.mkdtemp(prefix="tui-flood-")) / "sb"
+        open_sandbox(str(sb), "seed-7900xt")
+        program = write_flood_program(sb / FLOOD_PROGRAM.lstrip("/"), a.lines)
+        plains.append(plain_seconds(program, repeat=1))
+        total, lats, lines, step = asyncio.run(tui_run(sb, a.lines))
+        totals.append(total)
+        steps.append(step)
+        lat.extend(lats)
+        seen.append(lines)
+    plain, total, step = statistics.median(plains), statistics.median(totals), statistics.median(steps)
     lat.sort()
     p95 = lat[max(0, int(len(lat) * 0.95) - 1)] if lat else float("nan")
-    print(f"lines: {a.lines:,} (the app saw {lines:,})")
-    print(f"plain process: {plain:.3f} s; in the TUI (Confirm -> Report, incl. journal and sandbox): {total:.3f} s")
+    print(f"lines: {a.lines:,} (the app saw {min(seen):,}); runs: {a.repeat}, medians below")
+    print(f"plain process (output to a pipe): {plain:.3f} s")
+    print(f"the flood step in the TUI, as the engine timed it: {step:.3f} s")
+    print(f"Confirm -> Report in the TUI (incl. run creation, journal, screen switches): {total:.3f} s")
     print(f"key presses during the flood: {len(lat)}; p50 {statistics.median(lat) * 1000:.1f} ms, "
           f"p95 {p95 * 1000:.1f} ms, max {max(lat) * 1000:.1f} ms")
     print(f"ratio p95 / target ({P95_TARGET * 1000:.0f} ms): {p95 / P95_TARGET:.2f}  "
           f"({'ok' if p95 < P95_TARGET else 'OVER'})")
     ratio = step / plain
-    print(f"the flood step as the engine timed it inside the TUI: {step:.3f} s")
     print(f"ratio step in TUI / plain: {ratio:.2f} (target < {TOTAL_TARGET}: {'ok' if ratio < TOTAL_TARGET else 'OVER'})")
-    print(f"ratio end to end (run creation, journal fsyncs, lock, 15 Hz drain, screen switches) / plain: "
-          f"{total / plain:.2f}")
+    print(f"ratio end to end / plain: {total / plain:.2f} (fixed costs included: lock, run files, Run and "
+          f"Report screens)")
     return 0
 
 

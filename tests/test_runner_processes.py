@@ -129,3 +129,42 @@ def test_privilege_wrapping() -> None:
     assert under_sudo.wrap(Action(("pip", "list"), as_user=True)) == ["sudo", "-n", "-u", "alice", "-H", "--", "pip", "list"]
     assert under_sudo.wrap(Action(("apt-get", "update"), root=True)) == ["apt-get", "update"]
     assert user.wrap(Action(("x",), root=True, env=(("A", "1"),))) == ["sudo", "-n", "--", "env", "A=1", "x"]
+
+
+def test_child_that_closes_its_output_early_is_still_waited_for(tmp_path: Path) -> None:
+    # the end of the output makes the runner poll closely; it must still wait for the real exit
+    code = "import os, sys, time\nprint('bye', flush=True)\nos.close(1); os.close(2)\ntime.sleep(0.6)\nsys.exit(3)"
+    eng, run = _engine(tmp_path, plan_of(StepPlan("x", "early eof", (py_action(code, timeout=30),))))
+    t0 = time.monotonic()
+    out = eng.execute()
+    assert time.monotonic() - t0 >= 0.6
+    assert out.state == "failed" and out.failure is not None and out.failure.exit_code == 3
+    assert "bye" in (run.logs / "01-x.log").read_text()
+
+
+def test_grandchild_holding_the_output_open_does_not_stall_the_step(tmp_path: Path) -> None:
+    # a daemon left behind keeps the pipe open: the step ends with its own process, not the daemon
+    code = ("import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'import time; time.sleep(5)'], "
+            "start_new_session=True)\nprint('parent done', flush=True)")
+    eng, run = _engine(tmp_path, plan_of(StepPlan("x", "daemon", (py_action(code, timeout=60),))))
+    t0 = time.monotonic()
+    assert eng.execute().state == "done"
+    assert time.monotonic() - t0 < 15
+    assert "parent done" in (run.logs / "01-x.log").read_text()
+
+
+def test_output_pipe_is_widened_where_the_kernel_allows() -> None:
+    import fcntl
+    import os
+
+    from wizard.runner import shell
+
+    r, w = os.pipe()
+    try:
+        shell._widen(r)
+        size = fcntl.fcntl(r, fcntl.F_GETPIPE_SZ)
+        limit = int(Path("/proc/sys/fs/pipe-max-size").read_text())
+        assert size == min(shell.PIPE_BYTES, limit) or size >= shell.PIPE_BYTES
+    finally:
+        os.close(r)
+        os.close(w)

@@ -21,6 +21,7 @@ from typing import Callable, Mapping, Sequence
 import sh
 
 CHUNK = 65536
+PIPE_BYTES = 1 << 20  # /proc/sys/fs/pipe-max-size's default: allowed without privileges
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,18 @@ def resolve(program: str, environ: Mapping[str, str]) -> str | None:
     if "/" in program:
         return program if os.access(program, os.X_OK) and os.path.isfile(program) else None
     return shutil.which(program, path=environ.get("PATH", ""))
+
+
+def _widen(fd: int) -> None:
+    """Give the output pipe PIPE_BYTES of buffer (Linux; best effort): a child that floods its output
+    keeps running while the reader waits for the interpreter (a UI sharing it), instead of blocking
+    on a full 64 KiB pipe."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass
 
 
 def _killpg(pgid: int, sig: int) -> None:
@@ -67,6 +80,7 @@ def run(
         on_output((msg + "\n").encode())
         return ShellResult(127, time.monotonic() - start, error=msg)
     r, w = os.pipe()
+    _widen(r)
     devnull = open(os.devnull, "rb")
     try:
         try:
@@ -116,11 +130,17 @@ def run(
         reader.start()
         deadline = None if timeout is None else start + timeout
         timed_out = cancelled = False
-        delay = 0.001
+        delay, eof = 0.001, False
         while True:
             if not _alive(proc):
                 break
-            time.sleep(delay)
+            # the end of its output almost always means the child is exiting: from then on poll
+            # closely (a fresh back-off), so the exit is seen within a millisecond or two
+            if eof:
+                time.sleep(delay)
+            elif reader_done.wait(delay):
+                eof, delay = True, 0.0005
+                continue
             delay = min(delay * 2, 0.05)
             now = time.monotonic()
             if deadline is not None and now >= deadline:
