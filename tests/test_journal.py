@@ -67,3 +67,17 @@ def test_lock_names_holder_and_recognises_stale(tmp_path: Path) -> None:
     assert lk.stale is not None and lk.stale.pid == holder.pid
     lk.release()
     assert path.read_text() == ""  # a clean release leaves no holder behind
+
+
+def test_replay_step_durations_come_from_the_last_start() -> None:
+    recs = [{"event": "run-start", "run": "r", "plan": "p", "steps": 2, "t": 100.0},
+            {"event": "step-start", "step": 0, "t": 100.5},
+            {"event": "run-end", "state": "failed", "t": 101.0},
+            {"event": "retry", "t": 200.0},
+            {"event": "step-start", "step": 0, "t": 200.25},
+            {"event": "step-end", "step": 0, "outcome": "ok", "t": 203.75},
+            {"event": "step-start", "step": 1},  # no time: no duration, no error
+            {"event": "step-end", "step": 1, "outcome": "ok"}]
+    v = replay(recs)
+    assert v.step_durations == {0: 3.5}
+    assert v.done_steps == {0, 1}

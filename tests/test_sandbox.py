@@ -92,6 +92,54 @@ def test_sudo_password_required_makes_yes_refuse_in_one_line(tmp_path: Path) -> 
     assert r.stderr.strip().count("\n") == 0 and "--yes needs root or passwordless sudo" in r.stderr
 
 
+def _sudo(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The sandbox's sudo stand-in, as a child with no terminal (a new session: no /dev/tty to prompt on)."""
+    host = open_sandbox(root)
+    return subprocess.run([str(root / ".sandbox/bin/sudo"), *args], env=dict(host.environ), start_new_session=True,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+
+
+def test_sudo_stand_in_with_a_password_needs_a_ticket(tmp_path: Path) -> None:
+    import os
+    import time
+
+    root = tmp_path / "m"
+    open_sandbox(root, "seed-7900xt")
+    assert _sudo(root, "-n", "--", "true").returncode == 0  # passwordless by default
+    (root / ".sandbox/sudo-password").write_text("s3cret\n")
+    r = _sudo(root, "-n", "-v")
+    assert r.returncode == 1 and r.stderr.strip() == "sudo: a password is required"
+    r = _sudo(root, "-v")  # would prompt, but there is no terminal
+    assert r.returncode == 1 and "a terminal is required to read the password" in r.stderr
+    assert not (root / ".sandbox/sudo-ticket").exists()
+
+    (root / ".sandbox/sudo-ticket").write_text("")  # what a good password leaves
+    r = _sudo(root, "-n", "--", "touch", "/etc/made-as-root")
+    assert r.returncode == 0, r.stderr
+    assert (root / "etc/made-as-root").exists()
+    old = time.time() - 16 * 60  # sudo's default timestamp_timeout is 15 minutes
+    os.utime(root / ".sandbox/sudo-ticket", (old, old))
+    assert _sudo(root, "-n", "--", "true").returncode == 1
+    (root / ".sandbox/sudo-ticket").write_text("")
+    assert _sudo(root, "-n", "-v").returncode == 0
+    assert _sudo(root, "-k").returncode == 0 and not (root / ".sandbox/sudo-ticket").exists()
+    assert _sudo(root, "-n", "--", "true").returncode == 1
+
+
+def test_run_control_asks_for_sudo_only_when_the_sandbox_has_a_password(tmp_path: Path) -> None:
+    from wizard.model import Action, ResolvedPlan, StepPlan
+    from wizard.run_control import RunControl
+
+    root = tmp_path / "m"
+    host = open_sandbox(root, "seed-7900xt")
+    rc = RunControl.for_sandbox(host, str(root))
+    as_root = ResolvedPlan("p", "p", "", (), (StepPlan("x", "x", (Action(("apt-get", "update"), root=True),)),))
+    as_user = ResolvedPlan("p", "p", "", (), (StepPlan("x", "x", (Action(("true",)),)),))
+    assert not rc.needs_sudo(as_root)
+    (root / ".sandbox/sudo-password").write_text("pw")
+    assert rc.needs_sudo(as_root) and not rc.needs_sudo(as_user)
+
+
 def test_reboot_cycle_with_the_resume_unit_and_its_command(tmp_path: Path) -> None:
     root = tmp_path / "m"
     r = wizard(["--sandbox", str(root), "--profile", "seed-7900xt", "--plan", "downgrade-6.2", "--yes"])

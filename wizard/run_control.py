@@ -73,8 +73,12 @@ class RunControl:
                           tuple(view.step_titles), rebooted, str(run.journal.path))
 
     def needs_sudo(self, plan: ResolvedPlan) -> bool:
-        if self.host.name.startswith("sandbox:"):
-            return False  # the sandbox's sudo is a stand-in that needs no password
+        root = getattr(self.host, "root", None)
+        if self.host.name.startswith("sandbox:") and root is not None:
+            from wizard.sandbox.machine import sudo_password_required
+
+            if not sudo_password_required(Path(root)):
+                return False  # the sandbox's sudo stand-in is passwordless unless given a password
         return self.privilege.needs_sudo([a for s in plan.steps for a in s.actions])
 
     # -- running ---------------------------------------------------------------------------

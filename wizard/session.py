@@ -199,6 +199,9 @@ class RunState:
                 return "verify"
         elif name == "StepSkipped":
             self._set(event.index, state="skipped", note=event.reason)
+        elif name == "StepDoneEarlier":
+            self._set(event.index, state=event.outcome, duration=event.duration, log_path=event.log_path,
+                      note="done before this session")
         elif name == "StepFinished":
             self._set(event.index, state=event.outcome, duration=event.duration)
             if event.index == self.verify_step:

@@ -17,9 +17,13 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.e2e
-
 SCRIPT = Path(sys.executable).parent / "rocm-wizard"
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+    pytest.mark.skipif(not SCRIPT.exists(), reason="the rocm-wizard console script is not installed in this venv"),
+]
 
 
 class Tmux:
@@ -72,18 +76,39 @@ class Tmux:
         subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True, timeout=30)
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-@pytest.mark.skipif(not SCRIPT.exists(), reason="the rocm-wizard console script is not installed in this venv")
-def test_seed_7900xt_downgrade_reboot_resume_verify_report(tmp_path: Path) -> None:
-    torch_python = os.environ.get("ROCM_WIZARD_TEST_TORCH_PYTHON")
-    sb = tmp_path / "sandbox"
-    env = {
+def to_confirm_downgrade(t: Tmux) -> None:
+    """From the app's start on seed-7900xt: Detect -> Diagnose -> Choose downgrade-6.2 -> Review -> Confirm."""
+    t.wait("[Detect]", "AMD Radeon RX", "gfx1100", "1002:744c", timeout=60)
+    t.keys("n")
+    t.wait("[Diagnose]")
+    t.keys("n")
+    t.wait("[Choose]", "★ recommended")
+    for _ in range(12):
+        if "Downgrade to ROCm 6.2.4" in t.capture():
+            break
+        t.keys("Down")
+        time.sleep(0.2)
+    t.wait("Downgrade to ROCm 6.2.4")
+    t.keys("Enter")
+    t.wait("[Review]", "DESTRUCTIVE", "Preflight")
+    t.keys("c")
+    t.wait("[Confirm]", "Yes, run it")
+
+
+def tmux_env(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "home").mkdir(exist_ok=True)
+    return {
         "TERM": "xterm-256color", "TEXTUAL_ANIMATIONS": "none", "ROCM_WIZARD_THEME": "textual-dark",
         "XDG_STATE_HOME": str(tmp_path / "xdg-state"), "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
         "HOME": str(tmp_path / "home"), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
         "PS1": "$ ",
     }
-    (tmp_path / "home").mkdir()
+
+
+def test_seed_7900xt_downgrade_reboot_resume_verify_report(tmp_path: Path) -> None:
+    torch_python = os.environ.get("ROCM_WIZARD_TEST_TORCH_PYTHON")
+    sb = tmp_path / "sandbox"
+    env = tmux_env(tmp_path)
     cmd = f"{SCRIPT} --sandbox {sb} --profile seed-7900xt"
     if torch_python:
         cmd += f" --verify-python {torch_python}"
@@ -91,21 +116,7 @@ def test_seed_7900xt_downgrade_reboot_resume_verify_report(tmp_path: Path) -> No
     try:
         t.start(env)
         t.type(f"{cmd}; echo EXIT=$?")
-        t.wait("[Detect]", "AMD Radeon RX", "gfx1100", "1002:744c", timeout=60)
-        t.keys("n")
-        t.wait("[Diagnose]")
-        t.keys("n")
-        t.wait("[Choose]", "★ recommended")
-        for _ in range(12):
-            if "Downgrade to ROCm 6.2.4" in t.capture():
-                break
-            t.keys("Down")
-            time.sleep(0.2)
-        t.wait("Downgrade to ROCm 6.2.4")
-        t.keys("Enter")
-        t.wait("[Review]", "DESTRUCTIVE", "Preflight")
-        t.keys("c")
-        t.wait("[Confirm]", "Yes, run it")
+        to_confirm_downgrade(t)
         t.keys("y")
         screen = t.wait("What happens next", "Reboot now", timeout=240)
         assert "resume" in screen
@@ -126,9 +137,50 @@ def test_seed_7900xt_downgrade_reboot_resume_verify_report(tmp_path: Path) -> No
             assert "✔ Finished" in screen
             assert "skipped" in screen and "--verify-python" in screen  # skipped, never reported as passed
         assert "journal:" in screen and "replayable plan:" in screen and "plan.json" in screen
+        assert "planned" not in screen  # the steps run before the reboot show as done (from the journal)
         t.keys("q")
         t.wait("EXIT=0", timeout=30)
     finally:
         t.kill()
     journals = list(sb.glob("var/lib/rocm-wizard/runs/*/journal.jsonl"))
     assert len(journals) == 1 and '"state": "done"' in journals[0].read_text()
+
+
+def test_sudo_prompt_in_the_real_terminal_then_the_run_uses_sudo_n(tmp_path: Path) -> None:
+    """The app suspends for sudo's own prompt (a sandbox with a password): a wrong password is
+    refused, Ctrl+C at the prompt gives up with nothing changed, the right one lets the run go on
+    with every root action as ``sudo -n``."""
+    from wizard.sandbox import open_sandbox
+
+    sb = tmp_path / "sandbox"
+    open_sandbox(sb, "seed-7900xt")
+    (sb / ".sandbox/sudo-password").write_text("rehearse\n")
+    t = Tmux(tmp_path)
+    try:
+        t.start(tmux_env(tmp_path))
+        t.type(f"{SCRIPT} --sandbox {sb}; echo EXIT=$?")
+        to_confirm_downgrade(t)
+        assert "Administrator rights" in t.last
+        t.keys("y")
+        screen = t.wait("rocm-wizard needs administrator rights", "[sudo] password for user:")
+        assert "[Run]" not in screen  # the app is suspended: this is the terminal itself
+        t.type("wrong")
+        t.wait("Sorry, try again.")
+        t.keys("C-c")
+        t.wait("[Confirm]", "sudo did not grant administrator rights")
+        assert not list(sb.glob("var/lib/rocm-wizard/runs/*/journal.jsonl"))  # nothing started
+
+        t.keys("y")
+        t.wait("[sudo] password for user:")
+        time.sleep(0.3)
+        t.type("rehearse")
+        t.wait("What happens next", "Reboot now", timeout=240)
+        t.keys("n")
+        t.wait("EXIT=3", timeout=60)
+    finally:
+        t.kill()
+    sudo_calls = [line for line in (sb / ".sandbox/calls.log").read_text().splitlines() if '"tool": "sudo"' in line]
+    assert sum('"argv": ["-v"]' in c for c in sudo_calls) == 2  # the two prompts
+    assert any('"argv": ["-n", "--", "apt-get"' in c for c in sudo_calls)  # root actions, never prompting
+    journal = next(sb.glob("var/lib/rocm-wizard/runs/*/journal.jsonl")).read_text()
+    assert '"state": "reboot-pending"' in journal and "rehearse" not in journal

@@ -227,6 +227,11 @@ async def test_reboot_then_resume_then_verify(tmp_path: Path) -> None:
         assert [(v.name, v.status) for v in app2.session.run.verify] == [
             ("import", "pass"), ("matmul", "pass"), ("conv2d", "pass")]
         assert "tflops=1.25" in screen_text(app2)
+        # the steps the first session ran are shown as done (from the journal), not as planned
+        rows = app2.session.run.steps
+        assert [r.state for r in rows] == ["ok", "ok", "ok", "ok"]
+        assert rows[0].duration is not None and rows[0].log_path and rows[0].log_path.endswith("01-backup.log")
+        assert "planned" not in screen_text(app2)
     ev = journal_events(svc2)
     assert "rebooted" in ev and ev[-1] == "run-end"
 

@@ -61,6 +61,8 @@ class ConsoleView:
             c.print(f"[bold]{'Resuming' if e.resumed else 'Running'} {e.plan}[/] (run {e.run_id}; logs in {e.log_dir})")
         elif isinstance(e, ev.StepStarted):
             c.print(f"[bold cyan]== step {e.index + 1}/{e.total}: {e.title}[/] ({e.kind})")
+        elif isinstance(e, ev.StepDoneEarlier):
+            c.print(f"[dim]== step {e.index + 1}/{self.total}: {e.title}: done before ({e.outcome})[/]")
         elif isinstance(e, ev.StepSkipped):
             c.print(f"[yellow]-- step {e.index + 1}: {e.title}: skipped: {e.reason}[/]")
         elif isinstance(e, ev.ActionStarted):

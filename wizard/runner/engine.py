@@ -200,8 +200,11 @@ class Engine:
         skipped: list[str] = []
         for i, step in enumerate(self.plan.steps):
             if i in view.done_steps:
+                self.emit(ev.StepDoneEarlier(i, step.kind, step.title, view.step_outcomes.get(i, "ok"),
+                                             view.step_durations.get(i), view.step_logs.get(i)))
                 continue
             if i in view.skipped_steps:
+                self.emit(ev.StepSkipped(i, step.kind, step.title, view.skipped_steps[i]))
                 skipped.append(f"{step.title}: {view.skipped_steps[i]}")
                 continue
             reason = step.skipped_reason

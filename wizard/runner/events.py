@@ -37,6 +37,18 @@ class StepSkipped:
 
 
 @dataclass(frozen=True)
+class StepDoneEarlier:
+    """A resumed run's step that an earlier session finished (as its journal says); not run again."""
+
+    index: int
+    kind: str
+    title: str
+    outcome: str  # "ok" | "unchanged"
+    duration: float | None  # from the journal's step-start and step-end times
+    log_path: str | None
+
+
+@dataclass(frozen=True)
 class StepFinished:
     index: int
     kind: str
@@ -116,6 +128,6 @@ class RunFinished:
 
 
 Event = (
-    RunStarted | StepStarted | StepSkipped | StepFinished | ActionStarted | ActionSkipped | OutputLines
+    RunStarted | StepStarted | StepSkipped | StepDoneEarlier | StepFinished | ActionStarted | ActionSkipped | OutputLines
     | ActionFinished | RunFailed | RebootPending | RunFinished
 )

@@ -146,6 +146,7 @@ class RunView:
     open_actions: set[tuple[int, int]] = field(default_factory=set)  # started, never ended
     step_outcomes: dict[int, str] = field(default_factory=dict)
     step_logs: dict[int, str] = field(default_factory=dict)
+    step_durations: dict[int, float] = field(default_factory=dict)  # step-end time - its last step-start time
     reboot_step: int | None = None
     reboot_boot_id: str | None = None
     last_failure: dict[str, Any] | None = None
@@ -168,6 +169,7 @@ class RunView:
 def replay(records: list[dict[str, Any]]) -> RunView:
     v = RunView(records=len(records))
     ended = False
+    started: dict[int, float] = {}
     for r in records:
         ev = r.get("event")
         s, a = r.get("step"), r.get("action")
@@ -186,6 +188,8 @@ def replay(records: list[dict[str, Any]]) -> RunView:
             v.last_failure = None
         elif ev == "step-start":
             v.current_step = s
+            if isinstance(s, int) and isinstance(r.get("t"), (int, float)):
+                started[s] = float(r["t"])
             if isinstance(s, int) and "log" in r:
                 v.step_logs[s] = r["log"]
         elif ev == "step-skip" and isinstance(s, int):
@@ -193,6 +197,8 @@ def replay(records: list[dict[str, Any]]) -> RunView:
             v.step_outcomes[s] = "skipped"
         elif ev == "step-end" and isinstance(s, int):
             v.step_outcomes[s] = str(r.get("outcome"))
+            if s in started and isinstance(r.get("t"), (int, float)):
+                v.step_durations[s] = max(0.0, float(r["t"]) - started[s])
             if r.get("outcome") in ("ok", "changed", "unchanged"):
                 v.done_steps.add(s)
         elif ev == "action-start":

@@ -45,6 +45,16 @@ def record_call(root: Path, tool: str, argv: list[str]) -> None:
         fh.write(json.dumps({"t": round(time.time(), 3), "tool": tool, "argv": argv}) + "\n")
 
 
+SUDO_PASSWORD = "sudo-password"  # ROOT/.sandbox/<this>: its first line is the password sudo asks for
+SUDO_TICKET = "sudo-ticket"  # written by a good password; valid for SUDO_TICKET_SECONDS (sudoers default)
+SUDO_TICKET_SECONDS = 15 * 60
+
+
+def sudo_password_required(root: Path) -> bool:
+    """The sandbox machine's sudo asks for a password (otherwise it is passwordless)."""
+    return (root / SANDBOX_DIR / SUDO_PASSWORD).is_file()
+
+
 def config(root: Path) -> dict:
     try:
         return json.loads((root / SANDBOX_DIR / "machine.json").read_text())

@@ -695,7 +695,13 @@ def reboot(root: Path, args: list[str]) -> int:
 
 
 def sudo(root: Path, args: list[str]) -> int:
-    i, noninteractive, validate = 0, False, False
+    """Like sudo with a password (when ROOT/.sandbox/sudo-password exists) or passwordless.
+
+    With a password: a good one, typed at the ``[sudo] password for USER:`` prompt on the terminal,
+    leaves a ticket valid for 15 minutes; ``-n`` then works and without one fails as sudo does;
+    ``-k`` drops the ticket; three wrong tries fail. The password never reaches the wizard.
+    """
+    i, noninteractive, validate, kill = 0, False, False, False
     while i < len(args):
         a = args[i]
         if a == "--":
@@ -706,12 +712,24 @@ def sudo(root: Path, args: list[str]) -> int:
             continue
         if not a.startswith("-"):
             break
-        noninteractive |= a == "-n" or (not a.startswith("--") and "n" in a)
-        validate |= a == "-v"
+        short = "" if a.startswith("--") else a[1:]
+        noninteractive |= a == "--non-interactive" or "n" in short
+        validate |= a == "--validate" or "v" in short
+        kill |= a in ("--reset-timestamp", "--remove-timestamp") or "k" in short or "K" in short
         i += 1
-    if (root / m.SANDBOX_DIR / "sudo-password").exists():
-        if noninteractive or not sys.stdin.isatty():
+    ticket = root / m.SANDBOX_DIR / m.SUDO_TICKET
+    if kill:
+        ticket.unlink(missing_ok=True)
+        if i >= len(args) and not validate:
+            return 0
+    if m.sudo_password_required(root):
+        if _ticket_valid(ticket):
+            if validate:
+                ticket.touch()
+        elif noninteractive:
             raise Fail("sudo: a password is required", 1)
+        else:
+            _ask_password(root, ticket)
     if validate or i >= len(args):
         return 0
     cmd = args[i:]
@@ -727,6 +745,42 @@ def sudo(root: Path, args: list[str]) -> int:
         raise Fail(f"sudo: {cmd[0]}: command not found", 1)
     _exec([exe, *cmd[1:]])
     return 0
+
+
+def _ticket_valid(ticket: Path) -> bool:
+    import time
+
+    try:
+        return time.time() - ticket.stat().st_mtime < m.SUDO_TICKET_SECONDS
+    except OSError:
+        return False
+
+
+def _ask_password(root: Path, ticket: Path) -> None:
+    """Read the password on the controlling terminal, as sudo does (never from stdin)."""
+    import getpass
+
+    want = (root / m.SANDBOX_DIR / m.SUDO_PASSWORD).read_text().splitlines()[:1] or [""]
+    user = m.config(root).get("user", "user")
+    try:
+        tty = os.open("/dev/tty", os.O_WRONLY | os.O_NOCTTY)
+    except OSError:
+        raise Fail("sudo: a terminal is required to read the password; either use the -S option to read from "
+                   "standard input or configure an askpass helper", 1) from None
+    try:
+        for _ in range(3):
+            try:
+                got = getpass.getpass(f"[sudo] password for {user}: ")  # reads /dev/tty, echo off
+            except (EOFError, KeyboardInterrupt):
+                os.write(tty, b"\n")
+                raise Fail("sudo: a password is required", 1) from None
+            if got == want[0]:
+                ticket.write_text("")
+                return
+            os.write(tty, b"Sorry, try again.\n")
+    finally:
+        os.close(tty)
+    raise Fail("sudo: 3 incorrect password attempts", 1)
 
 
 def usermod(root: Path, args: list[str]) -> int:

@@ -180,7 +180,7 @@ class WizardApp(App[int]):
 
     @work(thread=True, group="keepalive", exit_on_error=False)
     def _keep_sudo(self) -> None:
-        sudo_keepalive()
+        sudo_keepalive(self)
 
     def _ask_reboot(self) -> bool:
         """Called by the engine on its thread: ask on the UI thread, wait for the answer."""

@@ -6,12 +6,15 @@ real authenticator, which needs the app to suspend."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from wizard.session import PlanOption, Session, order_options
 
@@ -28,23 +31,46 @@ class Authenticator(Protocol):
     def __call__(self, app: Any, reason: str) -> bool: ...
 
 
+def _sudo_argv_env(app: Any) -> tuple[str, dict[str, str]]:
+    """The sudo the run will use and the machine's environment (a sandbox's PATH finds its stand-in)."""
+    rc = app.services.run_control
+    return (rc.privilege.sudo if rc is not None else "sudo"), dict(app.services.host.environ)
+
+
 def tui_authenticator(app: Any, reason: str) -> bool:
-    """Suspend the app, run ``sudo -v`` on the real terminal, resume. The TUI never sees the password."""
-    with app.suspend():
+    """Suspend the app, run ``sudo -v`` on the real terminal, resume. The TUI never sees the password.
+    Ctrl+C at the prompt gives up (nothing has changed yet) and brings the app back."""
+    sudo, env = _sudo_argv_env(app)
+    with app.suspend(), _ctrl_c_goes_to_the_prompt():
         print(f"\n{reason}\n", flush=True)
         try:
-            rc = subprocess.run(["sudo", "-v"]).returncode
+            rc = subprocess.run([sudo, "-v"], env=env).returncode
         except OSError as exc:
             print(f"sudo could not run: {exc}", flush=True)
             rc = 1
     return rc == 0
 
 
-def sudo_keepalive() -> None:
-    """Refresh the sudo ticket without ever prompting (runs on a worker thread)."""
+@contextmanager
+def _ctrl_c_goes_to_the_prompt() -> Iterator[None]:
+    """While sudo asks, Ctrl+C is sudo's (it gives up) and not the wizard's: asyncio's handler would
+    end the whole app. A Python handler, unlike SIG_IGN, is reset to the default in the child."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: None)
     try:
-        subprocess.run(["sudo", "-n", "-v"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=30)
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def sudo_keepalive(app: Any) -> None:
+    """Refresh the sudo ticket without ever prompting (runs on a worker thread)."""
+    sudo, env = _sudo_argv_env(app)
+    try:
+        subprocess.run([sudo, "-n", "-v"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=30, env=env)
     except (OSError, subprocess.TimeoutExpired):
         pass
 
