@@ -168,3 +168,23 @@ def test_output_pipe_is_widened_where_the_kernel_allows() -> None:
     finally:
         os.close(r)
         os.close(w)
+
+
+def test_sudo_ticket_is_kept_alive_while_a_run_goes_on(tmp_path: Path) -> None:
+    # a stand-in sudo that records its arguments; Privilege runs it by path
+    log = tmp_path / "sudo.calls"
+    fake = tmp_path / "sudo"
+    fake.write_text(f"#!/bin/sh\necho \"$*\" >> {log}\n")
+    fake.chmod(0o755)
+    priv = Privilege(is_root=False, sudo=str(fake))
+    with priv.kept_alive({"PATH": "/usr/bin:/bin"}, every=0.05):
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 3):
+            time.sleep(0.05)
+    calls = log.read_text().splitlines()
+    assert len(calls) >= 3 and set(calls) == {"-n -v"}  # never a prompting call
+    n = len(calls)
+    time.sleep(0.3)
+    assert len(log.read_text().splitlines()) == n  # stopped with the block
+    assert priv.refresh({"PATH": "/usr/bin:/bin"}) is True
+    assert Privilege(is_root=False, sudo=str(tmp_path / "missing")).refresh({}) is False

@@ -8,9 +8,10 @@ callback, so the caller decides which thread it runs on.
 from __future__ import annotations
 
 import threading
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, ContextManager, Sequence
 
 from wizard.host import Host
 from wizard.model import ResolvedPlan
@@ -82,6 +83,10 @@ class RunControl:
         return self.privilege.needs_sudo([a for s in plan.steps for a in s.actions])
 
     # -- running ---------------------------------------------------------------------------
+    def kept_alive(self, plan: ResolvedPlan) -> ContextManager[None]:
+        """While a run that uses sudo goes on, its ticket is refreshed (``sudo -n -v``, every minute)."""
+        return self.privilege.kept_alive(self.host.environ) if self.needs_sudo(plan) else nullcontext()
+
     def lock(self) -> Lock:
         return Lock(self.state_root / LOCK_NAME)
 
@@ -104,7 +109,8 @@ class RunControl:
                     raise RunBlocked(f"run {prev.id} ({v.plan}) is {v.state}: resume it (restart the wizard) "
                                      "or undo it with `rocm-wizard rollback` first")
             run = runs.create(self.state_root, self.log_root, plan)
-            return self._engine(plan, run, on_event, ask_reboot, cancel).execute(mode="start")
+            with self.kept_alive(plan):
+                return self._engine(plan, run, on_event, ask_reboot, cancel).execute(mode="start")
 
     def resume(self, on_event: Callable[[ev.Event], None], *, mode: str = "resume",
                ask_reboot: Callable[[], bool] | None = None, cancel: threading.Event | None = None) -> Outcome:
@@ -114,7 +120,9 @@ class RunControl:
             run = self.current_run()
             if run is None:
                 return Outcome("failed", "", "no run to continue")
-            return self._engine(run.plan(), run, on_event, ask_reboot, cancel).execute(mode=mode)
+            plan = run.plan()
+            with self.kept_alive(plan):
+                return self._engine(plan, run, on_event, ask_reboot, cancel).execute(mode=mode)
 
     def current_plan(self) -> ResolvedPlan | None:
         run = self.current_run()
@@ -123,37 +131,16 @@ class RunControl:
     def rollback(self, on_event: Callable[[ev.Event], None], *, cancel: threading.Event | None = None) -> Outcome:
         """Undo what the current run's backup allows (the same steps as `rocm-wizard rollback --yes`:
         wizard.runner.rollback.build, journalled rollback-* records, run-end rolled-back)."""
-        import time
-
-        from wizard.runner.rollback import build
+        from wizard.runner import rollback
 
         cancel = cancel or threading.Event()
         with self.lock():
             run = self.current_run()
             if run is None:
                 return Outcome("failed", "", "no run to roll back")
-            plan, view = run.plan(), run.view()
-            rb = build(self.host, plan, view)
-            engine = self._engine(plan, run, on_event, None, cancel)
-            j = run.journal
-            j.append("rollback-start", actions=len(rb.actions), cannot=rb.cannot)
-            notes = tuple(f"cannot restore: {c}" for c in rb.cannot)
-            if notes:
-                on_event(ev.OutputLines(-1, -1, notes))
-            log_path = run.logs / "rollback.log"
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            with open(log_path, "ab") as log:
-                for n, (why, action) in enumerate(rb.actions):
-                    log.write(f"=== [{time.strftime('%H:%M:%S')}] {why}: {action.shown()}\n".encode())
-                    on_event(ev.ActionStarted(-1, n, action.shown(), why))
-                    j.append("rollback-action-start", action=n, argv=action.shown())
-                    res, _ = engine._exec(action, log, -1, n)
-                    ok = res.exit_code in action.ok_codes and not res.timed_out and not res.cancelled
-                    j.append("rollback-action-end", action=n, exit_code=res.exit_code, outcome="ok" if ok else "failed")
-                    if not ok:
-                        j.append("run-end", state="failed", message=f"rollback: {why} failed")
-                        return Outcome("failed", run.id, f"rollback: {why} failed (exit {res.exit_code}); "
-                                       f"log: {log_path}")
-            j.append("run-end", state="rolled-back")
-            msg = f"rolled back run {run.id}" + (f"; {len(rb.cannot)} item(s) could not be restored" if rb.cannot else "")
-            return Outcome("rolled-back", run.id, msg, skipped=tuple(rb.cannot))
+            plan = run.plan()
+            rb = rollback.build(self.host, plan, run.view())
+            if rb.cannot:
+                on_event(ev.OutputLines(-1, -1, tuple(f"cannot restore: {c}" for c in rb.cannot)))
+            with self.kept_alive(plan):
+                return rollback.execute(self._engine(plan, run, on_event, None, cancel), run, rb)

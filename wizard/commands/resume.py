@@ -38,16 +38,12 @@ def run(args: argparse.Namespace, ctx) -> int:
         plan = run_.plan()
         priv = cs.privilege(ctx)
         yes = bool(args.yes) or view.yes
-        if priv.needs_sudo([a for s in plan.steps for a in s.actions]):
-            try:
-                priv.authenticate(yes=bool(args.yes), environ=ctx.host.environ)
-            except PrivilegeError as exc:
-                raise CommandError(str(exc), exit_codes.FAILURE) from None
-        engine = Engine(ctx.host, plan, run_, privilege=priv, on_event=cs.ConsoleView(), yes=yes,
-                        verify_python=getattr(args, "verify_python", None),
-                        resume_command=cs.resume_command(ctx),
-                        ask_reboot=None if args.yes else (lambda: cs.ask("Reboot now?", default=False)))
-        out = engine.execute(mode="retry" if view.state == "failed" else "resume")
+        with cs.root_rights(priv, [a for s in plan.steps for a in s.actions], ctx, yes=bool(args.yes)):
+            engine = Engine(ctx.host, plan, run_, privilege=priv, on_event=cs.ConsoleView(), yes=yes,
+                            verify_python=getattr(args, "verify_python", None),
+                            resume_command=cs.resume_command(ctx),
+                            ask_reboot=None if args.yes else (lambda: cs.ask("Reboot now?", default=False)))
+            out = engine.execute(mode="retry" if view.state == "failed" else "resume")
         return cs.exit_code_for(out.state)
     finally:
         lock.release()

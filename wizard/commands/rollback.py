@@ -16,13 +16,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx) -> int:
-    import time
-
     from wizard.runner import cli_support as cs
     from wizard.runner import runs
     from wizard.runner.engine import Engine
-    from wizard.runner.privilege import PrivilegeError
-    from wizard.runner.rollback import build
+    from wizard.runner.rollback import build, execute
 
     if ctx.read_only:
         raise CommandError("error: --from names a recorded machine; nothing can be rolled back", exit_codes.USAGE)
@@ -49,31 +46,10 @@ def run(args: argparse.Namespace, ctx) -> int:
             print("nothing was changed")
             return exit_codes.OK
         priv = cs.privilege(ctx)
-        if priv.needs_sudo([a for _, a in rb.actions]):
-            try:
-                priv.authenticate(yes=bool(args.yes), environ=ctx.host.environ)
-            except PrivilegeError as exc:
-                raise CommandError(str(exc), exit_codes.FAILURE) from None
-        engine = Engine(ctx.host, plan, run_, privilege=priv, on_event=cs.ConsoleView(), yes=bool(args.yes))
-        j = run_.journal
-        j.append("rollback-start", actions=len(rb.actions), cannot=rb.cannot)
-        log_path = run_.logs / "rollback.log"
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        with open(log_path, "ab") as log:
-            for n, (why, a) in enumerate(rb.actions):
-                log.write(f"=== [{time.strftime('%H:%M:%S')}] {why}: {a.shown()}\n".encode())
-                j.append("rollback-action-start", action=n, argv=a.shown())
-                res, sink = engine._exec(a, log, -1, n)
-                ok = res.exit_code in a.ok_codes and not res.timed_out
-                j.append("rollback-action-end", action=n, exit_code=res.exit_code, outcome="ok" if ok else "failed")
-                if not ok:
-                    j.append("run-end", state="failed", message=f"rollback: {why} failed")
-                    print(f"rollback failed at: {why} (exit {res.exit_code}); log: {log_path}")
-                    for line in sink.tail:
-                        print(f"  | {line}")
-                    return exit_codes.FAILURE
-        j.append("run-end", state="rolled-back")
-        print(f"rolled back run {run_.id}" + (f" ({len(rb.cannot)} item(s) could not be restored)" if rb.cannot else ""))
-        return exit_codes.OK if not rb.cannot else exit_codes.FAILURE
+        with cs.root_rights(priv, [a for _, a in rb.actions], ctx, yes=bool(args.yes)):
+            engine = Engine(ctx.host, plan, run_, privilege=priv, on_event=cs.ConsoleView(), yes=bool(args.yes))
+            out = execute(engine, run_, rb)
+        print(out.message)
+        return exit_codes.OK if out.state == "rolled-back" and not rb.cannot else exit_codes.FAILURE
     finally:
         lock.release()

@@ -50,16 +50,12 @@ def run(args: argparse.Namespace, ctx) -> int:
             if not cs.ask("Start now? This changes the machine" + (" (sandbox)" if cs.is_sandbox(ctx) else "")):
                 print("nothing was changed")
                 return exit_codes.OK
-        if priv.needs_sudo(actions):
-            try:
-                priv.authenticate(yes=bool(args.yes), environ=ctx.host.environ)
-            except PrivilegeError as exc:
-                raise CommandError(str(exc), exit_codes.FAILURE) from None
-        run_ = runs.create(state, logs, plan)
-        engine = Engine(ctx.host, plan, run_, privilege=priv, on_event=cs.ConsoleView(), yes=bool(args.yes),
-                        verify_python=getattr(args, "verify_python", None), resume_command=cs.resume_command(ctx),
-                        ask_reboot=None if args.yes else (lambda: cs.ask("Reboot now?", default=False)))
-        out = engine.execute(mode="start")
+        with cs.root_rights(priv, actions, ctx, yes=bool(args.yes)):
+            run_ = runs.create(state, logs, plan)
+            engine = Engine(ctx.host, plan, run_, privilege=priv, on_event=cs.ConsoleView(), yes=bool(args.yes),
+                            verify_python=getattr(args, "verify_python", None), resume_command=cs.resume_command(ctx),
+                            ask_reboot=None if args.yes else (lambda: cs.ask("Reboot now?", default=False)))
+            out = engine.execute(mode="start")
         print(f"replayable plan: {run_.plan_path}")
         return cs.exit_code_for(out.state)
     finally:

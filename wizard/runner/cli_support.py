@@ -4,12 +4,14 @@ privilege, the resume command line, and a plain console view of engine events.""
 from __future__ import annotations
 
 import sys
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Sequence
 
+from wizard.model import Action
 from wizard.runner import events as ev
 from wizard.runner import paths
-from wizard.runner.privilege import Privilege
+from wizard.runner.privilege import Privilege, PrivilegeError
 from wizard.runner.resume_unit import wizard_command
 
 
@@ -33,6 +35,25 @@ def privilege(ctx: Any) -> Privilege:
     if is_sandbox(ctx):
         return Privilege(is_root=False)  # the sandbox's user; root actions go through its sudo stand-in
     return Privilege.detect()
+
+
+@contextmanager
+def root_rights(priv: Privilege, actions: Sequence[Action], ctx: Any, *, yes: bool) -> Iterator[None]:
+    """Where ``actions`` need root that this process lacks: ask sudo once (``--yes``: never prompt)
+    or fail with a one-line CommandError, then keep the ticket alive while the block runs."""
+    from wizard import exit_codes
+    from wizard.commands import CommandError
+
+    if not priv.needs_sudo(actions):
+        with nullcontext():
+            yield
+        return
+    try:
+        priv.authenticate(yes=yes, environ=ctx.host.environ)
+    except PrivilegeError as exc:
+        raise CommandError(str(exc), exit_codes.FAILURE) from None
+    with priv.kept_alive(ctx.host.environ):
+        yield
 
 
 def resume_command(ctx: Any) -> list[str]:

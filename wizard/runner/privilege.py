@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import subprocess
+import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from wizard.model import Action
 
@@ -50,6 +52,32 @@ class Privilege:
 
     def needs_sudo(self, actions: Sequence[Action]) -> bool:
         return not self.is_root and any(a.root for a in actions)
+
+    def refresh(self, environ: Mapping[str, str]) -> bool:
+        """Extend the sudo ticket without ever prompting (``sudo -n -v``)."""
+        try:
+            return subprocess.run([self.sudo, "-n", "-v"], env=dict(environ), stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+
+    @contextmanager
+    def kept_alive(self, environ: Mapping[str, str], every: float = 60.0) -> Iterator[None]:
+        """Refresh the ticket every ``every`` seconds while the block runs, so a long step (a DKMS
+        build) cannot outlast it and leave the next ``sudo -n`` action without rights."""
+        stop = threading.Event()
+
+        def loop() -> None:
+            while not stop.wait(every):
+                self.refresh(environ)
+
+        t = threading.Thread(target=loop, name="sudo keep-alive", daemon=True)
+        t.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            t.join(5)
 
     def authenticate(self, *, yes: bool, environ: Mapping[str, str]) -> None:
         """Ask for root once. ``--yes``: ``sudo -n -v`` only; otherwise ``sudo -v`` on the terminal."""

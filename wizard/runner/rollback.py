@@ -12,11 +12,18 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from wizard.host import Host
 from wizard.model import Action, ResolvedPlan
+from wizard.runner import events as ev
 from wizard.runner.journal import RunView
+
+if TYPE_CHECKING:
+    from wizard.runner.engine import Engine, Outcome
+    from wizard.runner.runs import Run
 
 STACK = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*|"
                    r"_rocm_sdk_.*)$", re.I)
@@ -120,6 +127,33 @@ def build(host: Host, plan: ResolvedPlan, view: RunView, *, facts=None) -> Rollb
         elif man is None or plan.steps[s].kind not in ("purge", "rocm_install", "pip_pin"):
             rb.cannot.append(f"step {s + 1} ({plan.steps[s].title}): {act.description or act.shown()} has no undo")
     return rb
+
+
+def execute(engine: Engine, run: Run, rb: RollbackPlan) -> Outcome:
+    """Run ``rb`` through ``engine`` (its privilege, sandbox mapping, cancel flag and events), logged to
+    ``rollback.log`` and journalled as rollback-* records ending in run-end rolled-back or failed."""
+    from wizard.runner.engine import Outcome
+
+    j = run.journal
+    j.append("rollback-start", actions=len(rb.actions), cannot=rb.cannot)
+    log_path = run.logs / "rollback.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        for n, (why, action) in enumerate(rb.actions):
+            log.write(f"=== [{time.strftime('%H:%M:%S')}] {why}: {action.shown()}\n".encode())
+            engine.emit(ev.ActionStarted(-1, n, action.shown(), why))
+            j.append("rollback-action-start", action=n, argv=action.shown())
+            res, _ = engine._exec(action, log, -1, n)
+            ok = res.exit_code in action.ok_codes and not res.timed_out and not res.cancelled
+            outcome = "ok" if ok else "cancelled" if res.cancelled else "timeout" if res.timed_out else "failed"
+            engine.emit(ev.ActionFinished(-1, n, res.exit_code, res.duration, outcome))
+            j.append("rollback-action-end", action=n, exit_code=res.exit_code, outcome="ok" if ok else "failed")
+            if not ok:
+                j.append("run-end", state="failed", message=f"rollback: {why} failed")
+                return Outcome("failed", run.id, f"rollback: {why} failed (exit {res.exit_code}); log: {log_path}")
+    j.append("run-end", state="rolled-back")
+    msg = f"rolled back run {run.id}" + (f"; {len(rb.cannot)} item(s) could not be restored" if rb.cannot else "")
+    return Outcome("rolled-back", run.id, msg, skipped=tuple(rb.cannot))
 
 
 def _installed_stack(host: Host, venv: str) -> list[str]:

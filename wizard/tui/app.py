@@ -29,7 +29,7 @@ from wizard.tui.screens.plans import ChooseScreen, ConfirmScreen, ReviewScreen
 from wizard.tui.screens.results import ReportScreen, VerifyScreen
 from wizard.tui.screens.run import (FailedScreen, RebootModal, RebootScreen, ResumeScreen, RunScreen,
                                     reboot_question)
-from wizard.tui.services import SUDO_REASON, Services, sudo_keepalive
+from wizard.tui.services import SUDO_REASON, Services
 
 SCREENS: dict[Stage, type[StageScreen]] = {
     Stage.DETECT: DetectScreen, Stage.DIAGNOSE: DiagnoseScreen, Stage.CHOOSE: ChooseScreen,
@@ -156,7 +156,6 @@ class WizardApp(App[int]):
         self.session.run.error = None
         if mode == "rollback":
             self.session.run.failure = None
-        self._keepalive = self.set_interval(60, self._keep_sudo) if self.needs_sudo else None
         self._run_worker(mode)
 
     @work(thread=True, exclusive=True, group="runner", exit_on_error=False)
@@ -177,10 +176,6 @@ class WizardApp(App[int]):
         except Exception as exc:  # noqa: BLE001 - shown on the Failed screen, never a traceback
             error = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
         self.call_from_thread(self._run_ended, outcome, error)
-
-    @work(thread=True, group="keepalive", exit_on_error=False)
-    def _keep_sudo(self) -> None:
-        sudo_keepalive(self)
 
     def _ask_reboot(self) -> bool:
         """Called by the engine on its thread: ask on the UI thread, wait for the answer."""
@@ -233,8 +228,6 @@ class WizardApp(App[int]):
 
     def _run_ended(self, outcome: Any, error: str | None) -> None:
         self.running = False
-        if getattr(self, "_keepalive", None) is not None:
-            self._keepalive.stop()
         self.drain()
         self._last_outcome = outcome
         s = self.session

@@ -65,16 +65,6 @@ def _ctrl_c_goes_to_the_prompt() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
-def sudo_keepalive(app: Any) -> None:
-    """Refresh the sudo ticket without ever prompting (runs on a worker thread)."""
-    sudo, env = _sudo_argv_env(app)
-    try:
-        subprocess.run([sudo, "-n", "-v"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, timeout=30, env=env)
-    except (OSError, subprocess.TimeoutExpired):
-        pass
-
-
 @dataclass
 class Services:
     host: Host
