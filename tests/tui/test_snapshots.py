@@ -149,6 +149,41 @@ def test_screen(name: str, snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -
     assert snap_compare(CASES[name](), terminal_size=SIZE, run_before=settle)
 
 
+def test_detect_with_evidence(snap_compare: Any) -> None:
+    assert snap_compare(app_at(Stage.DETECT), terminal_size=SIZE, press=["e"])
+
+
+def test_open_plan_file_dialog(snap_compare: Any) -> None:
+    assert snap_compare(app_at(Stage.CHOOSE), terminal_size=SIZE, press=["o"])
+
+
+def test_full_log_of_a_step(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wizard.tui.screens import modals
+
+    monkeypatch.setattr(modals, "tail_lines", lambda path, n=5000: [f"{path}: line {i}" for i in range(60)])
+
+    async def open_log(pilot: Any) -> None:
+        await pilot.pause(0.2)
+        pilot.app.drain()
+        await pilot.pause()
+        await pilot.press("l")
+        await pilot.pause()
+
+    assert snap_compare(app_at(Stage.RUN, events=_midway()), terminal_size=SIZE, run_before=open_log)
+
+
+def test_reboot_question(snap_compare: Any) -> None:
+    from wizard.tui.screens.run import RebootModal, reboot_question
+
+    async def ask(pilot: Any) -> None:
+        await pilot.pause(0.2)
+        pilot.app.drain()
+        pilot.app.push_screen(RebootModal(reboot_question("Downgrade to ROCm 6.2.4", "Reboot", "rocm-wizard")))
+        await pilot.pause()
+
+    assert snap_compare(app_at(Stage.RUN, events=_reboot()[:-1]), terminal_size=SIZE, run_before=ask)
+
+
 def test_help_screen(snap_compare: Any) -> None:
     assert snap_compare(app_at(Stage.DETECT), terminal_size=SIZE, press=["question_mark"])
 
