@@ -184,3 +184,29 @@ def test_sudo_prompt_in_the_real_terminal_then_the_run_uses_sudo_n(tmp_path: Pat
     assert any('"argv": ["-n", "--", "apt-get"' in c for c in sudo_calls)  # root actions, never prompting
     journal = next(sb.glob("var/lib/rocm-wizard/runs/*/journal.jsonl")).read_text()
     assert '"state": "reboot-pending"' in journal and "rehearse" not in journal
+
+
+def test_newcomer_without_an_amd_gpu_is_offered_a_rehearsal(tmp_path: Path) -> None:
+    """The README's first command on a machine with no AMD GPU: the wizard says so and `r` opens the
+    built-in sandbox machine (created under the state dir, here in tmp_path); nothing else is touched."""
+    from wizard.host import LiveHost
+    from wizard.probes import detect
+
+    if detect(LiveHost()).gpus:
+        pytest.skip("this machine has an AMD GPU: the wizard works on it instead of offering a rehearsal")
+    env = tmux_env(tmp_path)
+    env["ROCM_WIZARD_STATE_DIR"] = str(tmp_path / "state")
+    t = Tmux(tmp_path)
+    try:
+        t.start(env)
+        t.type(f"{SCRIPT}; echo EXIT=$?")
+        screen = t.wait("No AMD GPU was found on this machine", "Press r to rehearse", timeout=60)
+        assert "[Detect]" in screen
+        t.keys("r")
+        screen = t.wait("sandbox:", "gfx1100", "1002:744c", timeout=60)
+        assert "rehearsal" in screen  # the sandbox lives under the state dir
+        t.keys("q")
+        t.wait("EXIT=0", timeout=30)
+    finally:
+        t.kill()
+    assert (tmp_path / "state/rehearsal/seed-7900xt/.sandbox/machine.json").is_file()
