@@ -63,28 +63,31 @@ class _Sink:
         try:
             self.log.write(chunk)
             self.log.flush()
-            data = self._carry + chunk
-            parts = data.split(b"\n")
-            self._carry = parts.pop()
+            complete, nl, self._carry = (self._carry + chunk).rpartition(b"\n")  # no newline: all in carry
             if len(self._carry) > 65536:  # a "line" without end (progress bars): show it anyway
-                parts.append(self._carry)
-                self._carry = b""
-            self._publish(parts)
+                complete = complete + b"\n" + self._carry if nl else self._carry
+                nl, self._carry = b"\n", b""
+            if nl:
+                self._publish(complete)
         except Exception:  # noqa: BLE001 - a view error must not kill the reader (sh pitfall 2)
             pass
 
-    def _publish(self, parts: list[bytes]) -> None:
-        if not parts:
-            return
-        lines = tuple(p.decode("utf-8", "replace").rstrip("\r").rsplit("\r", 1)[-1] for p in parts)
-        self.lines += len(lines)
-        self.tail.extend(lines)
-        self.emit(ev.OutputLines(self.step, self.action, lines))
+    def _publish(self, block: bytes) -> None:
+        """Whole lines (no trailing newline): decoded and split at C speed; a line redrawn with
+        carriage returns (a progress bar) keeps only what was drawn last."""
+        text = block.decode("utf-8", "replace")  # a newline never falls inside a UTF-8 sequence
+        lines = text.split("\n")
+        if "\r" in text:
+            lines = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in lines]
+        out = tuple(lines)
+        self.lines += len(out)
+        self.tail.extend(out)
+        self.emit(ev.OutputLines(self.step, self.action, out))
 
     def close(self) -> None:
         try:
             if self._carry:
-                self._publish([self._carry])
+                self._publish(self._carry)
                 self._carry = b""
         except Exception:  # noqa: BLE001
             pass
