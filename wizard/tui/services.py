@@ -31,24 +31,23 @@ class Authenticator(Protocol):
     def __call__(self, app: Any, reason: str) -> bool: ...
 
 
-def _sudo_argv_env(app: Any) -> tuple[str, dict[str, str]]:
-    """The sudo the run will use and the machine's environment (a sandbox's PATH finds its stand-in)."""
-    rc = app.services.run_control
-    return (rc.privilege.sudo if rc is not None else "sudo"), dict(app.services.host.environ)
-
-
 def tui_authenticator(app: Any, reason: str) -> bool:
-    """Suspend the app, run ``sudo -v`` on the real terminal, resume. The TUI never sees the password.
+    """Suspend the app, run ``sudo -v`` (the run's own Privilege, the machine's environment: a
+    sandbox's PATH finds its stand-in) on the real terminal, resume. The TUI never sees the password.
     Ctrl+C at the prompt gives up (nothing has changed yet) and brings the app back."""
-    sudo, env = _sudo_argv_env(app)
+    from wizard.runner.privilege import PrivilegeError
+
+    rc = app.services.run_control
+    if rc is None:
+        return False
     with app.suspend(), _ctrl_c_goes_to_the_prompt():
         print(f"\n{reason}\n", flush=True)
         try:
-            rc = subprocess.run([sudo, "-v"], env=env).returncode
-        except OSError as exc:
-            print(f"sudo could not run: {exc}", flush=True)
-            rc = 1
-    return rc == 0
+            rc.privilege.authenticate(yes=False, environ=app.services.host.environ)
+        except PrivilegeError as exc:
+            print(exc, flush=True)
+            return False
+    return True
 
 
 @contextmanager
