@@ -236,3 +236,23 @@ def test_resolved_plan_file_replays_on_an_identical_machine(tmp_path: Path) -> N
     r = wizard(["--sandbox", str(b), "--profile", "rx9070xt-noble", "--plan", str(plan_file), "--yes"])
     assert r.returncode == 0, r.stdout[-2000:]
     assert end_state(a) == end_state(b)
+
+
+def test_rpm_stand_in_answers_queries_from_the_package_database(tmp_path: Path) -> None:
+    from wizard.sandbox import machine as m
+
+    root = tmp_path / "m"
+    host = open_sandbox(root, "mi300x-rhel9")
+    m.install_package(root, "amdgpu-install", "6.2.60204-2109965")
+
+    def rpm(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(root / ".sandbox/bin/rpm"), *args], env=dict(host.environ),
+                              capture_output=True, text=True, timeout=60)
+
+    r = rpm("-qa", "--qf", r"%{NAME}\t%{VERSION}-%{RELEASE}\t%{ARCH}\n")
+    assert r.returncode == 0 and "amdgpu-install\t6.2.60204-2109965\tx86_64\n" in r.stdout
+    r = rpm("-q", "amdgpu-install", "rocm")
+    assert r.returncode == 1
+    assert r.stdout.splitlines() == ["amdgpu-install-6.2.60204-2109965.x86_64", "package rocm is not installed"]
+    r = rpm("-i", "x.rpm")
+    assert r.returncode == 1 and "queries only" in r.stderr

@@ -19,7 +19,7 @@ MAPPED_TOOLS = ("cat", "cp", "mv", "rm", "mkdir", "rmdir", "ln", "install", "tes
                 "chmod", "chown", "tee", "tar", "gzip", "find", "head", "tail", "sort", "uniq", "wc", "cut", "tr",
                 "sed", "awk", "env", "true", "false", "echo", "printf", "sha256sum", "stat", "readlink", "realpath",
                 "dirname", "basename", "xargs", "date", "sleep", "seq", "diff", "cmp", "bash")
-OWN_TOOLS = ("apt-get", "apt", "dpkg", "dpkg-query", "amdgpu-install", "dkms", "modprobe", "mokutil", "usermod",
+OWN_TOOLS = ("apt-get", "apt", "dpkg", "dpkg-query", "rpm", "amdgpu-install", "dkms", "modprobe", "mokutil", "usermod",
              "pip", "pip3", "python3", "python", "docker", "systemctl", "reboot", "shutdown", "sudo", "sh", "wget",
              "curl", "id", "update-initramfs", "update-alternatives", "ldconfig", "update-secureboot-policy",
              "rocminfo", "gpg")
@@ -529,6 +529,48 @@ def dpkg(root: Path, args: list[str]) -> int:
     return dpkg_query(root, args)
 
 
+RPM_TAG = re.compile(r"%(-?\d*)\{(\w+)\}")
+
+
+def rpm(root: Path, args: list[str]) -> int:
+    """Queries only (``-qa [--qf FMT]``, ``-q NAME...``): the sandbox's package database, as an RPM
+    system would list it. Installing and removing goes through dnf, which has no stand-in yet."""
+    fmt, names, query_all, query = "%{NAME}-%{VERSION}-%{RELEASE}.%{ARCH}\n", [], False, False
+    it = iter(args)
+    for x in it:
+        if x in ("--qf", "--queryformat"):
+            fmt = next(it, fmt)
+        elif x.startswith(("--qf=", "--queryformat=")):
+            fmt = x.split("=", 1)[1]
+        elif x.startswith("-") and not x.startswith("--"):
+            query |= "q" in x
+            query_all |= "a" in x
+        elif not x.startswith("-"):
+            names.append(x)
+    if not query:
+        raise Fail("rpm: the sandbox stand-in answers queries only (-q, -qa)", 1)
+    fmt = fmt.encode().decode("unicode_escape")
+    have = m.installed(root)
+
+    def show(name: str) -> str:
+        version, _, release = have[name].rpartition("-") if "-" in have[name] else (have[name], "", "1")
+        tags = {"NAME": name, "VERSION": version, "RELEASE": release, "ARCH": "x86_64"}
+        return RPM_TAG.sub(lambda mo: format(tags.get(mo.group(2).upper(), "(none)"),
+                                             (mo.group(1).replace("-", "<") if mo.group(1) else "")), fmt)
+
+    if query_all:
+        sys.stdout.write("".join(show(n) for n in sorted(have)))
+        return 0
+    code = 0
+    for n in names:
+        if n in have:
+            sys.stdout.write(show(n))
+        else:
+            print(f"package {n} is not installed")
+            code = 1
+    return code
+
+
 def dpkg_query(root: Path, args: list[str]) -> int:
     st = m.dpkg_status(root)
     fmt, names, mode = "${binary:Package}\t${Version}\n", [], "-W"
@@ -927,7 +969,7 @@ def rocminfo(root: Path, args: list[str]) -> int:
 
 
 HANDLERS = {
-    "apt-get": apt_get, "apt": apt_get, "dpkg": dpkg, "dpkg-query": dpkg_query, "amdgpu-install": amdgpu_install,
+    "apt-get": apt_get, "apt": apt_get, "dpkg": dpkg, "dpkg-query": dpkg_query, "rpm": rpm, "amdgpu-install": amdgpu_install,
     "dkms": dkms, "modprobe": modprobe, "mokutil": mokutil, "usermod": usermod, "pip": pip, "pip3": pip,
     "venv-python": venv_python, "python3": python3, "python": python3, "docker": docker, "systemctl": systemctl,
     "reboot": reboot, "shutdown": reboot, "sudo": sudo, "sh": sh, "wget": wget, "curl": wget, "id": id_,
