@@ -44,15 +44,13 @@ def root_rights(priv: Privilege, actions: Sequence[Action], ctx: Any, *, yes: bo
     from wizard import exit_codes
     from wizard.commands import CommandError
 
-    if not priv.needs_sudo(actions):
-        with nullcontext():
-            yield
-        return
-    try:
-        priv.authenticate(yes=yes, environ=ctx.host.environ)
-    except PrivilegeError as exc:
-        raise CommandError(str(exc), exit_codes.FAILURE) from None
-    with priv.kept_alive(ctx.host.environ):
+    needed = priv.needs_sudo(actions)
+    if needed:
+        try:
+            priv.authenticate(yes=yes, environ=ctx.host.environ)
+        except PrivilegeError as exc:
+            raise CommandError(str(exc), exit_codes.FAILURE) from None
+    with priv.kept_alive(ctx.host.environ) if needed else nullcontext():
         yield
 
 
