@@ -1,19 +1,45 @@
-"""Step library (installed as ``wizard.steps``): one module per step kind, kind == module name.
+"""Step library (installed as ``wizard.steps``): one module per step kind, each declaring ``KIND``.
 
-Each module exposes ``KIND`` and ``plan(ctx: StepContext) -> StepPlan`` and may raise
-``StepRefused``. Steps never execute anything; they describe actions for the runner.
+A module's ``KIND`` (a :class:`~wizard.steps._common.StepKind`) says everything about its kind: its
+typed parameters, whether it is destructive, how it plans its actions from the facts (and what it
+refuses), which preflight checks it needs, and how it is undone. Steps never execute anything.
+Adding a step kind is adding one module here: the registry finds it.
 """
 
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+import pkgutil
+from functools import lru_cache
+from typing import Any
 
-KINDS = ("backup", "purge", "rocm_install", "secure_boot", "groups", "pip_pin", "env", "docker", "reboot",
-         "verify")
+from wizard.steps._common import StepKind
+
+# The order the kinds are listed in (help texts, errors); kinds not named here follow by name.
+ORDER = ("backup", "purge", "rocm_install", "secure_boot", "groups", "pip_pin", "env", "docker", "reboot", "verify")
 
 
-def module(kind: str) -> ModuleType:
-    if kind not in KINDS:
-        raise KeyError(kind)
-    return importlib.import_module(f"wizard.steps.{kind}")
+@lru_cache(maxsize=1)
+def registry() -> dict[str, StepKind[Any]]:
+    """Every step kind of this package, by name."""
+    found: dict[str, StepKind[Any]] = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.name.startswith("_"):
+            continue
+        mod = importlib.import_module(f"{__name__}.{info.name}")
+        kind = getattr(mod, "KIND", None)
+        if isinstance(kind, StepKind):
+            if kind.name != info.name:
+                raise RuntimeError(f"steps/{info.name}.py declares kind {kind.name!r}: the module name is the kind")
+            found[kind.name] = kind
+    ordered = [n for n in ORDER if n in found] + sorted(n for n in found if n not in ORDER)
+    return {n: found[n] for n in ordered}
+
+
+def kind_names() -> tuple[str, ...]:
+    return tuple(registry())
+
+
+def kind(name: str) -> StepKind[Any]:
+    """The kind called ``name`` (KeyError for an unknown one)."""
+    return registry()[name]

@@ -9,21 +9,29 @@ the runner runs it as is, and the dry-run script prints it shlex-quoted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable, Generic, Sequence, TypeVar
 
-from wizard.model import Action, Facts, Gpu, StepPlan
+from wizard.model import KERNEL_DRIVER, Action, Facts, Gpu, StepPlan
 
 if TYPE_CHECKING:
     from wizard.kb import DockerImage, KnowledgeBase, Release, Wheel
     from wizard.plan_file import StepSpec, Target
 
+MOK = "mok"  # StepPlan.effects: a machine-owner key is queued and enrolled at the next boot
+
 
 class StepRefused(Exception):
-    """The step cannot be planned on this machine; each reason is one line."""
+    """The step cannot be planned on this machine; each reason is one line. No reasons: the planner
+    already said why (the target could not be resolved) and the step is left out silently."""
 
     def __init__(self, reasons: list[str]) -> None:
         super().__init__("; ".join(reasons))
         self.reasons = list(reasons)
+
+
+@dataclass(frozen=True)
+class NoParams:
+    """The parameters of a step kind that takes none (besides ``title``)."""
 
 
 @dataclass(frozen=True)
@@ -33,12 +41,14 @@ class StepContext:
     plan_name: str
     target: Target
     spec: StepSpec
+    params: Any = field(default_factory=NoParams)  # the step kind's typed parameter dataclass
     gpus: tuple[Gpu, ...] = ()  # the GPUs the stack is set up for
     hidden: tuple[Gpu, ...] = ()  # AMD GPUs to hide from HIP (unusable iGPU)
     gfx: tuple[str, ...] = ()  # their hardware gfx targets, sorted, unique
-    release: Release | None = None  # the system ROCm release installed by rocm_install
+    release: Release | None = None  # the system ROCm release of the target
     wheel: Wheel | None = None  # the upstream wheel row (None for TheRock)
     therock_index: str | None = None  # TheRock multi-arch index URL when the plan uses it
+    wheel_notes: tuple[str, ...] = ()  # what the wheel choice wants said (uncertain newer rows)
     override: str | None = None  # HSA_OVERRIDE_GFX_VERSION to set (None: none)
     venv: str | None = None
     venv_exists: bool = False
@@ -46,11 +56,11 @@ class StepContext:
     home: str | None = None
     user: str | None = None
     image: DockerImage | None = None
-    dkms: bool = False  # rocm_install installs the DKMS kernel driver
     state_dir: str = "/var/lib/rocm-wizard"
     backup_dir: str = "/var/lib/rocm-wizard/backup"
     wizard_python: str = "python3"
-    reboot_needed: bool = False  # an earlier step changed the kernel module or queued a MOK
+    lock_wait: int = 120  # seconds the preflight waits for a package-manager lock
+    effects_before: frozenset[str] = frozenset()  # effects of the steps planned before this one
     earlier: tuple[str, ...] = ()  # kinds of the steps before this one
     later: tuple[str, ...] = ()  # kinds of the steps after this one
     extra: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
@@ -74,8 +84,94 @@ class StepContext:
     def venv_python(self) -> str:
         return f"{self.venv}/bin/python"
 
+    @property
+    def kernel_driver_before(self) -> bool:
+        """An earlier step installs or removes the kernel driver (a reboot loads the change)."""
+        return KERNEL_DRIVER in self.effects_before
+
     def title(self, default: str) -> str:
         return self.spec.title or default
+
+
+# --- undo: what a step contributes to a rollback ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Undo:
+    """A step's part of a rollback: (why, action) pairs run in order, and what cannot be restored."""
+
+    actions: tuple[tuple[str, Action], ...] = ()
+    cannot: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UndoContext:
+    """What a step's ``undo`` may know: its own resolved step, which of its actions really ran (from
+    the journal: an action a done-check skipped did not run), the backup manifest, and read access to
+    the machine's files (the backup's freeze files)."""
+
+    step: StepPlan
+    index: int
+    ran: tuple[int, ...]  # indexes into step.actions, in the order they ran
+    manifest: dict[str, Any] | None
+    read_text: Callable[[str], str | None]
+    glob: Callable[[str], list[str]]
+    kb: KnowledgeBase | None = None
+
+    @property
+    def ran_actions(self) -> list[Action]:
+        return [self.step.actions[a] for a in self.ran if 0 <= a < len(self.step.actions)]
+
+    def manifest_env(self, path: str) -> dict[str, Any] | None:
+        for env in (self.manifest or {}).get("envs", []):
+            if isinstance(env, dict) and env.get("path") == path:
+                return env
+        return None
+
+
+def undo_each_action(u: UndoContext) -> Undo:
+    """The default undo: every action that ran and changed something, newest first, through its own
+    ``undo`` argv; one that has none is listed as not restorable."""
+    actions: list[tuple[str, Action]] = []
+    cannot: list[str] = []
+    for act in reversed(u.ran_actions):
+        if not act.changes:
+            continue
+        if act.undo:
+            actions.append((f"undo: {act.description or act.shown()}",
+                            Action(act.undo, root=act.root, as_user=act.as_user, changes=act.changes)))
+        else:
+            cannot.append(f"step {u.index + 1} ({u.step.title}): {act.description or act.shown()} has no undo")
+    return Undo(tuple(actions), tuple(cannot))
+
+
+def no_undo(u: UndoContext) -> Undo:
+    """For steps that change nothing a rollback should touch (checks, the backup itself, verify)."""
+    return Undo()
+
+
+def no_checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
+    return ()
+
+
+P = TypeVar("P")
+
+
+@dataclass(frozen=True)
+class StepKind(Generic[P]):
+    """Everything about one step kind, declared by its module as ``KIND``: the registry in
+    ``wizard.steps`` collects them; the plan-file loader validates against ``params``; the planner
+    calls ``plan`` and ``preflight``; a rollback calls ``undo`` for the steps whose actions ran."""
+
+    name: str
+    summary: str
+    params: type[P]  # a frozen dataclass: its fields (with defaults) are the plan file's keys
+    plan: Callable[[StepContext], StepPlan]  # may raise StepRefused
+    destructive: bool = False  # must come after a backup step (checked when a plan file loads)
+    target_needs: tuple[str, ...] = ()  # [target] keys a plan using this kind must set ("rocm", "torch" ...)
+    streams: tuple[str, ...] | None = None  # the target streams it fits (None: any)
+    preflight: Callable[[StepContext, StepPlan], Sequence[Action]] = no_checks
+    undo: Callable[[UndoContext], Undo] = undo_each_action
 
 
 # --- fixed helper programs (shown verbatim in the dry-run) ----------------------------------------

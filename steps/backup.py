@@ -14,9 +14,8 @@ import re
 
 from wizard.model import Action, PythonEnv, StepPlan
 
-from ._common import StepContext, capture, system_path, write_file
+from ._common import NoParams, StepContext, StepKind, capture, no_undo, system_path, write_file
 
-KIND = "backup"
 MANIFEST_FORMAT = 1
 PYPI_SIMPLE = "https://pypi.org/simple"
 APT_PATHS = ("etc/apt/sources.list", "etc/apt/sources.list.d", "etc/apt/preferences.d", "etc/apt/keyrings",
@@ -159,5 +158,9 @@ def plan(ctx: StepContext) -> StepPlan:
     notes = [f"backup directory: {d}"]
     if not envs_manifest:
         notes.append("no Python environment with torch to back up")
-    return StepPlan(kind=KIND, title=ctx.title("Back up environments, packages, repo lists and evidence"),
+    return StepPlan(kind="backup", title=ctx.title("Back up environments, packages, repo lists and evidence"),
                     actions=tuple(actions), params=(("backup_dir", d),), notes=tuple(notes))
+
+
+KIND = StepKind(name="backup", summary="everything a rollback needs, with a manifest", params=NoParams, plan=plan,
+                undo=no_undo)

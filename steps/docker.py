@@ -8,13 +8,28 @@ directory mounted at /workspace.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, Sequence
+
 from packaging.version import InvalidVersion, Version
 
+from wizard import preflight
 from wizard.model import Action, Facts, StepPlan
 
-from ._common import StepContext, StepRefused, write_file
+from ._common import StepContext, StepKind, StepRefused, write_file
 
-KIND = "docker"
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Params:
+    launcher: str = "auto"  # where the launcher script goes: "auto" (~/rocm-wizard-docker.sh), /path or ~/path
+
+    def __post_init__(self) -> None:
+        v = self.launcher
+        if "\n" in v or not (v == "auto" or v.startswith("/") or v.startswith("~/")):
+            raise ValueError(f"\"auto\", an absolute path or ~/path (got {v!r})")
+
 
 
 def _v(text: str | None) -> Version:
@@ -29,7 +44,7 @@ def _major_minor(text: str | None) -> str:
     return ".".join(parts[:2])
 
 
-def choose_image(kb, gfx: tuple[str, ...]):  # -> DockerImage | None
+def choose_image(kb: Any, gfx: tuple[str, ...]) -> Any:  # -> DockerImage | None
     """The newest existing image whose ROCm line has upstream wheels carrying every target."""
     best = None
     for im in kb.docker_images():
@@ -54,7 +69,7 @@ def engine(facts: Facts) -> str | None:
 
 
 def launcher_path(ctx: StepContext) -> str | None:
-    p = ctx.spec.param("launcher", "auto")
+    p = str(ctx.params.launcher)
     if p == "auto":
         return f"{ctx.home}/rocm-wizard-docker.sh" if ctx.home else None
     if p.startswith("~/"):
@@ -83,8 +98,11 @@ def launcher_text(ctx: StepContext, tool: str) -> str:
 
 def plan(ctx: StepContext) -> StepPlan:
     if ctx.image is None:
-        raise StepRefused(["no rocm/pytorch image in the knowledge base carries "
-                           f"{', '.join(ctx.gfx) or 'this GPU'}"])
+        raise StepRefused([])  # the planner has said why no image fits
+    free = ctx.facts.disk_free_bytes
+    if free is not None and free < preflight.DISK_IMAGE:
+        raise StepRefused([f"not enough disk: {free // GIB} GiB free for the image, "
+                           f"{preflight.DISK_IMAGE // GIB} GiB needed"])
     tool = engine(ctx.facts) or "docker"
     notes = [f"image: {ctx.image.tag} (ROCm {ctx.image.rocm}, torch {ctx.image.torch}, "
              f"Python {ctx.image.python}; {ctx.image.confidence} confidence)"]
@@ -103,7 +121,7 @@ def plan(ctx: StepContext) -> StepPlan:
         Action(argv=("test", "-d", "/sys/module/amdgpu"), description="host: the amdgpu driver is loaded"),
         Action(argv=(tool, "pull", ctx.image.tag), description=f"pull {ctx.image.tag}", root=sudo,
                check=(tool, "image", "inspect", ctx.image.tag), changes=(f"image:{ctx.image.tag}",),
-               timeout=7200),
+               undo=(tool, "rmi", ctx.image.tag), timeout=7200),
         write_file(path, launcher_text(ctx, tool), f"launcher {path}", mode="755", as_user=True,
                    undo=("rm", "-f", "--", path)),
     ]
@@ -111,6 +129,16 @@ def plan(ctx: StepContext) -> StepPlan:
         notes.append("the user is not in the docker group: the pull runs as root; the launcher needs "
                      "docker group membership or sudo")
     notes.append(f"start it with: {path}")
-    return StepPlan(kind=KIND, title=ctx.title(f"Pull {ctx.image.tag} and write the launcher"),
-                    actions=tuple(actions), params=(("image", ctx.image.tag), ("launcher", path)),
+    return StepPlan(kind="docker", title=ctx.title(f"Pull {ctx.image.tag} and write the launcher"),
+                    actions=tuple(actions), params=(("image", ctx.image.tag), ("launcher", path), ("tool", tool)),
                     notes=tuple(notes))
+
+
+def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
+    return (preflight.disk_free("disk-image", "/var/lib", preflight.DISK_IMAGE, "the image"),
+            preflight.has_command(str(step.param("tool"))))
+
+
+KIND = StepKind(name="docker", summary="AMD's rocm/pytorch image, pulled, with a launcher for your workspace",
+                target_needs=("image",), streams=("docker",),
+                params=Params, plan=plan, preflight=checks)

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from wizard.model import Action, StepPlan
 
-from ._common import StepContext, skipped
+from ._common import NoParams, StepContext, StepKind, skipped
 
-KIND = "env"
 BEGIN = "# >>> rocm-wizard >>>"
 END = "# <<< rocm-wizard <<<"
 # python -c EDIT FILE BLOCK: replace (or append) the marked block in FILE; an empty BLOCK removes it
@@ -82,16 +81,20 @@ def block(ctx: StepContext, values: list[tuple[str, str | None]]) -> str:
 def plan(ctx: StepContext) -> StepPlan:
     title = ctx.title("Set the venv's environment (activate script)")
     if not ctx.venv:
-        return skipped(KIND, title, "no venv in this plan")
+        return skipped("env", title, "no venv in this plan")
     values, notes = settings(ctx)
     text = block(ctx, values)
     if text.count("\n") == 2:
-        return skipped(KIND, title, "nothing to set", tuple(notes))
+        return skipped("env", title, "nothing to set", tuple(notes))
     activate = f"{ctx.venv}/bin/activate"
     act = Action(argv=(ctx.venv_python, "-c", EDIT, activate, text),
                  description=f"write the rocm-wizard block into {activate}", as_user=True,
                  check=(ctx.venv_python, "-c", HAS, activate, text), changes=(activate,),
                  undo=(ctx.venv_python, "-c", EDIT, activate, ""), destructive=True)
-    return StepPlan(kind=KIND, title=title, actions=(act,),
+    return StepPlan(kind="env", title=title, actions=(act,),
                     params=tuple((n, v if v is not None else "") for n, v in values), notes=tuple(notes),
                     destructive=True)
+
+
+KIND = StepKind(name="env", summary="the venv's own environment, in its activate script", params=NoParams, plan=plan,
+                destructive=True)

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from wizard.model import Action, StepPlan
 
-from ._common import StepContext, skipped
+from ._common import NoParams, StepContext, StepKind, skipped
 
-KIND = "groups"
 IN_GROUPS = 'for g in render video; do id -nG "$1" | tr " " "\\n" | grep -qx "$g" || exit 1; done'
 
 
@@ -18,16 +17,20 @@ def plan(ctx: StepContext) -> StepPlan:
     d = ctx.facts.driver
     user = ctx.user
     if d.in_render_group and d.in_video_group:
-        return skipped(KIND, title, f"{user or 'the user'} is already in render and video")
+        return skipped("groups", title, f"{user or 'the user'} is already in render and video")
     if not user:
-        return skipped(KIND, title, "the user is unknown on this recorded machine",
+        return skipped("groups", title, "the user is unknown on this recorded machine",
                        ("add yourself to render and video: sudo usermod -a -G render,video $LOGNAME",))
     if user == "root":
-        return skipped(KIND, title, "running as root: groups do not apply")
+        return skipped("groups", title, "running as root: groups do not apply")
     return StepPlan(
-        kind=KIND, title=title,
+        kind="groups", title=title,
         actions=(Action(argv=("usermod", "-a", "-G", "render,video", user),
                         description=f"add {user} to render and video", root=True,
                         check=("sh", "-c", IN_GROUPS, "sh", user), changes=(f"groups:{user}",),
                         undo=None),),
         notes=("log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed",))
+
+
+KIND = StepKind(name="groups", summary="the user in render and video, so /dev/kfd and /dev/dri can be opened",
+                params=NoParams, plan=plan)

@@ -9,11 +9,18 @@ without importing torch, that the wheel is a ROCm build carrying the GPU's gfx (
 
 from __future__ import annotations
 
+import re
+from typing import Sequence
+
+from wizard import preflight
 from wizard.model import Action, StepPlan
 
-from ._common import StepContext
+from ._common import NoParams, StepContext, StepKind, StepRefused, Undo, UndoContext
 
-KIND = "pip_pin"
+GIB = 1 << 30
+# what a rollback restores in a venv: the torch stack and TheRock's ROCm packages
+STACK_RE = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|"
+                      r"amd-torch-device-.*|_rocm_sdk_.*)$", re.I)
 CONSTRAINTS = "rocm-wizard-constraints.txt"
 STACK = ("torch", "torchvision", "torchaudio", "pytorch-triton-rocm", "triton")
 THEROCK_STACK = ("rocm", "rocm-sdk-core", "rocm-sdk-libraries")
@@ -104,9 +111,15 @@ def requirements(ctx: StepContext) -> tuple[str, list[str], list[str]]:
 
 
 def plan(ctx: StepContext) -> StepPlan:
-    assert ctx.venv is not None
+    if ctx.venv is None or (ctx.wheel is None and ctx.therock_index is None):
+        raise StepRefused([])  # the planner has said why the target cannot be resolved
+    free = ctx.facts.home_free_bytes
+    if free is not None and free < preflight.DISK_VENV:
+        raise StepRefused([f"not enough disk: {free // GIB} GiB free for the venv, "
+                           f"{preflight.DISK_VENV // GIB} GiB needed"])
     venv, py = ctx.venv, ctx.venv_python
     index_url, reqs, notes = requirements(ctx)
+    notes += list(ctx.wheel_notes)
     want = "any" if ctx.therock_index else (ctx.wheel.torch if ctx.wheel else "any")
     targets = wheel_targets(ctx)
     assert_argv = (py, "-c", ASSERT_ROCM, want, *targets)
@@ -140,6 +153,84 @@ def plan(ctx: StepContext) -> StepPlan:
         Action(argv=assert_argv, description="assert: a ROCm build carrying " + (", ".join(targets) or "the GPU"),
                as_user=True),
     ]
-    return StepPlan(kind=KIND, title=ctx.title(f"Pin the torch stack in {venv}"), actions=tuple(actions),
-                    params=(("venv", venv), ("index_url", index_url), ("requirements", tuple(reqs))),
+    want_py = ctx.wheel.python if ctx.wheel is not None else ()
+    return StepPlan(kind="pip_pin", title=ctx.title(f"Pin the torch stack in {venv}"), actions=tuple(actions),
+                    params=(("venv", venv), ("index_url", index_url), ("requirements", tuple(reqs)),
+                            ("torch", want), ("python", tuple(want_py)), ("new_venv", not ctx.venv_exists)),
                     destructive=True, notes=tuple(notes))
+
+
+def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
+    """The venv path is usable, the interpreter that fills it is a Python the wheel exists for, the
+    wheel is on its index for that Python, and the venv's disk has room."""
+    venv = str(step.param("venv"))
+    python = "python3" if step.param("new_venv") else f"{venv}/bin/python"
+    out: list[Action] = []
+    if step.param("new_venv"):
+        out.append(preflight.venv_path(venv))
+    pys = tuple(step.param("python") or ())
+    if pys:
+        out.append(preflight.python_version(python, pys))
+    out.append(preflight.wheel_on_index(python, str(step.param("index_url")), "torch", str(step.param("torch"))))
+    parent = venv.rsplit("/", 1)[0] or "/"
+    out.append(preflight.disk_free("disk-venv", parent, preflight.DISK_VENV, f"the venv under {parent}"))
+    return out
+
+
+def undo(u: UndoContext) -> Undo:
+    """A venv this run created is removed; a venv it changed gets back exactly the torch stack of the
+    backup's ``pip freeze`` (packages the run added are uninstalled first). Only when the step ran."""
+    ran = u.ran_actions
+    venv = str(u.step.param("venv"))
+    if not any(f"venv:{venv}" in a.changes for a in ran):
+        return Undo()
+    created = next((a for a in ran if a.undo and a.argv[1:3] == ("-m", "venv")), None)
+    if created is not None:
+        return Undo(actions=((f"remove the venv {venv} the run created",
+                              Action(created.undo or (), as_user=True, changes=(f"venv:{venv}",))),))
+    env = u.manifest_env(venv)
+    if env is None:
+        return Undo(cannot=(f"{venv}: the backup has no pip freeze of it; its torch stack cannot be restored",))
+    d = str((u.manifest or {}).get("backup_dir", ""))
+    frozen = _freeze(u.read_text(f"{d}/{env.get('freeze')}") or "")
+    if not frozen:
+        return Undo(cannot=(f"{venv}: its pip freeze is missing or empty in {d}",))
+    py = f"{venv}/bin/python"
+    names = {n.lower() for n, _ in frozen}
+    extra = sorted({n for n in _installed_stack(u, venv) if n.lower() not in names})
+    actions: list[tuple[str, Action]] = []
+    if extra:
+        actions.append((f"remove packages the run added to {venv}",
+                        Action((py, "-m", "pip", "uninstall", "-y", *extra), as_user=True, changes=(f"venv:{venv}",))))
+    indexes = env.get("indexes")
+    urls = sorted({v for v in indexes.values() if isinstance(v, str)}) if isinstance(indexes, dict) else []
+    extra_idx = [x for url in urls for x in ("--extra-index-url", url)]
+    pins = [f"{n}=={v}" for n, v in frozen if STACK_RE.match(n)]
+    if pins:
+        actions.append((f"restore {venv} exactly from the backup's pip freeze",
+                        Action((py, "-m", "pip", "install", "--no-deps", *extra_idx, *pins), as_user=True,
+                               changes=(f"venv:{venv}",), timeout=7200)))
+    return Undo(actions=tuple(actions))
+
+
+def _freeze(text: str) -> list[tuple[str, str]]:
+    out = []
+    for line in text.splitlines():
+        mo = re.match(r"^([A-Za-z0-9_.\-]+)==(\S+)$", line.strip())
+        if mo:
+            out.append((mo.group(1), mo.group(2)))
+    return out
+
+
+def _installed_stack(u: UndoContext, venv: str) -> list[str]:
+    out = []
+    for dist in u.glob(f"{venv}/lib/python*/site-packages/*.dist-info"):
+        mo = re.search(r"^Name: (.+)$", u.read_text(f"{dist}/METADATA") or "", re.M)
+        if mo and STACK_RE.match(mo.group(1).strip()):
+            out.append(mo.group(1).strip())
+    return out
+
+
+KIND = StepKind(name="pip_pin", summary="the torch stack pinned in a venv, from the one index the plan names",
+                target_needs=("torch", "index"), streams=("legacy", "core-sdk", "pip"),
+                params=NoParams, plan=plan, destructive=True, preflight=checks, undo=undo)

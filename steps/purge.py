@@ -12,11 +12,26 @@ from __future__ import annotations
 
 import re
 
-from wizard.model import Action, StepPlan
+from dataclasses import dataclass, replace
+from typing import Any, Sequence
 
-from ._common import StepContext, skipped
+from wizard import preflight
+from wizard.model import KERNEL_DRIVER, Action, StepPlan
 
-KIND = "purge"
+from ._common import StepContext, StepKind, Undo, UndoContext, skipped
+
+STREAMS = ("legacy", "core-sdk", "distro")
+
+
+@dataclass(frozen=True)
+class Params:
+    streams: tuple[str, ...] = STREAMS  # which installed ROCm streams to remove
+
+    def __post_init__(self) -> None:
+        if not self.streams or any(s not in STREAMS for s in self.streams):
+            raise ValueError(f"a non-empty list of {', '.join(STREAMS)}")
+        object.__setattr__(self, "streams", tuple(dict.fromkeys(self.streams)))
+
 # AMD's documented file names: amdgpu-install's repo lists, the 600 pin, the repo key
 LEFTOVER_FILES_APT = (
     "/etc/apt/sources.list.d/rocm.list",
@@ -50,7 +65,7 @@ _PKG_NAME = re.compile(r"^[a-z0-9][a-z0-9+.\-]*(:[a-z0-9]+)?$")
 
 
 def packages_to_remove(ctx: StepContext) -> list[str]:
-    streams = ctx.spec.param("streams", ("legacy", "core-sdk", "distro"))
+    streams = ctx.params.streams
     names: list[str] = []
     for inst in ctx.facts.rocm.installs:
         if inst.stream in streams:
@@ -77,7 +92,7 @@ def plan(ctx: StepContext) -> StepPlan:
             notes.append("a ROCm install was found but no package list for it (recorded without dpkg/rpm "
                          "output?): only the leftover audit runs; remove it by hand if it is not packaged")
         else:
-            return skipped(KIND, title, "no ROCm packages installed", ("nothing to purge",))
+            return skipped("purge", title, "no ROCm packages installed", ("nothing to purge",))
     actions: list[Action] = []
     if pm == "apt":
         none_installed = ("sh", "-c", NONE_INSTALLED_DPKG, "sh", *pkgs)
@@ -114,7 +129,7 @@ def plan(ctx: StepContext) -> StepPlan:
                 check=none_installed, changes=("rpm", *pkgs), destructive=True, timeout=3600))
         leftovers = LEFTOVER_FILES_DNF
     else:
-        return skipped(KIND, title, f"package manager {pm or 'unknown'}: purge is supported for apt and dnf only",
+        return skipped("purge", title, f"package manager {pm or 'unknown'}: purge is supported for apt and dnf only",
                        ("remove the ROCm packages with your package manager before continuing",))
     rm_paths = list(leftovers)
     if any("amdgpu-install" == p for p in pkgs) or ctx.facts.rocm.apt_sources:
@@ -136,5 +151,63 @@ def plan(ctx: StepContext) -> StepPlan:
         if s.name in ("HSA_OVERRIDE_GFX_VERSION", "ROCM_PATH", "HIP_PATH") and s.where not in ("environment",):
             notes.append(f"stale export? {s.name}={s.value} at {s.where}: not changed by the wizard")
     notes.insert(0, f"packages: {' '.join(pkgs) if pkgs else '(none recorded)'}")
-    return StepPlan(kind=KIND, title=title, actions=tuple(actions), params=(("packages", tuple(pkgs)),),
-                    destructive=True, notes=tuple(notes))
+    effects: tuple[str, ...] = ()
+    if "amdgpu-dkms" in pkgs:
+        effects = (KERNEL_DRIVER,)
+        actions = [_with_change(a, KERNEL_DRIVER) if a.destructive and {"dpkg", "rpm"} & set(a.changes) else a
+                   for a in actions]
+    return StepPlan(kind="purge", title=title, actions=tuple(actions), params=(("packages", tuple(pkgs)),),
+                    destructive=True, notes=tuple(notes), effects=effects)
+
+
+def _with_change(a: Action, change: str) -> Action:
+    return replace(a, changes=(*a.changes, change)) if change not in a.changes else a
+
+
+def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
+    lock = preflight.package_lock_free(ctx.pm, ctx.lock_wait) if step.actions else None
+    return (lock,) if lock else ()
+
+
+def undo(u: UndoContext) -> Undo:
+    """Reinstall the ROCm release the backup recorded: restore the repo lists, keys and env files from
+    the backup, then its amdgpu-install package and ``amdgpu-install --usecase=rocm`` (with the DKMS
+    driver when the machine had it). Only when this purge really removed something."""
+    if not any(a.destructive for a in u.ran_actions):
+        return Undo()
+    man = u.manifest
+    if man is None:
+        return Undo(cannot=("no backup manifest was found: the removed ROCm packages cannot be reinstalled",))
+    rocm = man.get("rocm") or {}
+    version = rocm.get("version")
+    if not version:
+        return Undo()
+    if (man.get("packages") or {}).get("manager") != "apt":
+        return Undo(cannot=(f"ROCm {version}: reinstalling system packages is only automated on apt systems",))
+    url = _amdgpu_install_url(u, str(version), man.get("machine") or {})
+    if url is None:
+        return Undo(cannot=(f"ROCm {version}: no amdgpu-install package URL is known for this machine",))
+    d = str(man.get("backup_dir", ""))
+    deb = f"{d}/{url.rsplit('/', 1)[-1]}"
+    dkms = (man.get("driver") or {}).get("kind") == "dkms"
+    changes = ("dpkg", KERNEL_DRIVER) if dkms else ("dpkg",)
+    return Undo(actions=(
+        ("restore repo lists, keys and env files", Action(("tar", "-xzf", f"{d}/etc-files.tar.gz", "-C", "/"),
+                                                          root=True, changes=("/etc",))),
+        (f"download amdgpu-install for ROCm {version}", Action(("wget", "-O", deb, url), root=True, timeout=600)),
+        (f"reinstall amdgpu-install for ROCm {version}", Action(("apt-get", "-y", "install", deb), root=True,
+                                                                changes=("dpkg",), timeout=1800)),
+        (f"reinstall ROCm {version}", Action(("amdgpu-install", "-y", "--usecase=rocm",
+                                              *([] if dkms else ["--no-dkms"])), root=True, changes=changes,
+                                             timeout=7200)),
+    ))
+
+
+def _amdgpu_install_url(u: UndoContext, version: str, machine: dict[str, Any]) -> str | None:
+    if u.kb is None:
+        return None
+    return u.kb.amdgpu_install_url(version, machine.get("os"), machine.get("version"), machine.get("codename"))
+
+
+KIND = StepKind(name="purge", summary="remove the installed ROCm stacks by exact package names, simulated first",
+                params=Params, plan=plan, destructive=True, preflight=checks, undo=undo)

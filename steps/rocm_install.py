@@ -9,11 +9,30 @@ repository for this distro; it has none today, so the step refuses and says whic
 
 from __future__ import annotations
 
-from wizard.model import Action, StepPlan
+import re
+from dataclasses import dataclass
+from typing import Sequence
 
-from ._common import StepContext, StepRefused, system_path, write_file
+from wizard import preflight
+from wizard.model import KERNEL_DRIVER, Action, StepPlan
 
-KIND = "rocm_install"
+from ._common import StepContext, StepKind, StepRefused, Undo, UndoContext, system_path, write_file
+
+_USECASE_RE = re.compile(r"^[a-z][a-z0-9]*(,[a-z][a-z0-9]*)*$")
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Params:
+    usecase: str = "rocm"  # amdgpu-install --usecase
+    dkms: str = "auto"  # the kernel driver: "auto" (keep what the machine has), "yes" (DKMS), "no" (in-tree)
+
+    def __post_init__(self) -> None:
+        if not _USECASE_RE.match(self.usecase):
+            raise ValueError(f"not a comma-separated list of amdgpu-install usecases: {self.usecase!r}")
+        if self.dkms not in ("auto", "yes", "no"):
+            raise ValueError(f"one of auto, yes, no (got {self.dkms!r})")
+
 # AMD's ROCm repository signing key (the key amdgpu-install installs and apt checks). Its fingerprint:
 # `apt-key list` output in https://github.com/ROCm/ROCm/issues/101 (CA8B B472 7A47 B4D0 9B4E E896 9386 B48A
 # 1A69 3C5C); the same long key id 9386B48A1A693C5C in apt's EXPKEYSIG error in
@@ -48,8 +67,19 @@ def package_url(ctx: StepContext) -> str | None:
     return ctx.kb.amdgpu_install_url(ctx.release.version, o.id, o.version, codename(ctx))
 
 
+def dkms(ctx: StepContext) -> bool:
+    """Whether the install brings the DKMS kernel driver: asked for, or kept where the machine has it."""
+    mode = ctx.params.dkms
+    return bool(mode == "yes" or (mode == "auto" and ctx.facts.driver.kind == "dkms" and not ctx.facts.in_container))
+
+
 def refusals(ctx: StepContext) -> list[str]:
     out: list[str] = []
+    free = ctx.facts.disk_free_bytes
+    if free is not None and free < preflight.DISK_ROCM:
+        out.append(f"not enough disk: {free // GIB} GiB free for ROCm, {preflight.DISK_ROCM // GIB} GiB needed")
+    if dkms(ctx) and ctx.facts.os.secure_boot and "secure_boot" not in ctx.later:
+        out.append("Secure Boot is on and the plan installs the DKMS kernel driver with no MOK enrolment step")
     rel = ctx.release
     o = ctx.facts.os
     cn = codename(ctx)
@@ -77,13 +107,13 @@ def refusals(ctx: StepContext) -> list[str]:
                  for d in rel.distros)
         if not ok:
             out.append(f"ROCm {rel.version} does not list {where} among its supported distributions")
-    if ctx.facts.in_container and ctx.dkms:
+    if ctx.facts.in_container and dkms(ctx):
         out.append("inside a container the kernel driver cannot be installed (DKMS); use the host")
     return out
 
 
 def usecase(ctx: StepContext) -> str:
-    return str(ctx.spec.param("usecase", "rocm"))
+    return str(ctx.params.usecase)
 
 
 def plan(ctx: StepContext) -> StepPlan:
@@ -95,8 +125,9 @@ def plan(ctx: StepContext) -> StepPlan:
     assert url is not None
     rel = ctx.release
     deb = download_path(ctx, url)
+    with_dkms = dkms(ctx)
     args = ["amdgpu-install", "-y", f"--usecase={usecase(ctx)}"]
-    if not ctx.dkms:
+    if not with_dkms:
         args.append("--no-dkms")
     notes = [f"amdgpu-install package: {url}"]
     actions: list[Action] = [
@@ -128,15 +159,58 @@ def plan(ctx: StepContext) -> StepPlan:
         ]
         notes.append("dnf checks AMD's key through the repo files' gpgkey; the fingerprint pin is applied on "
                      "apt systems only")
+    changes = ("dpkg" if ctx.pm == "apt" else "rpm", f"/opt/rocm-{rel.version}")
     actions.append(Action(argv=tuple(args), description=f"install ROCm {rel.version} (usecase {usecase(ctx)}"
-                          f"{', kernel driver via DKMS' if ctx.dkms else ', in-tree kernel driver kept'})",
-                          root=True, check=done_check, changes=("dpkg" if ctx.pm == "apt" else "rpm",
-                                                                f"/opt/rocm-{rel.version}"),
+                          f"{', kernel driver via DKMS' if with_dkms else ', in-tree kernel driver kept'})",
+                          root=True, check=done_check, changes=(*changes, KERNEL_DRIVER) if with_dkms else changes,
                           destructive=True, timeout=7200))
-    if ctx.dkms:
+    if with_dkms:
         notes.append("installs the amdgpu-dkms kernel module: a reboot is needed")
     else:
         notes.append("--no-dkms: the running kernel's amdgpu driver stays; no reboot needed for the driver")
-    return StepPlan(kind=KIND, title=ctx.title(f"Install ROCm {rel.version} with amdgpu-install"),
-                    actions=tuple(actions), params=(("url", url), ("usecase", usecase(ctx)), ("dkms", ctx.dkms)),
-                    reboot=False, destructive=True, notes=tuple(notes))
+    return StepPlan(kind="rocm_install", title=ctx.title(f"Install ROCm {rel.version} with amdgpu-install"),
+                    actions=tuple(actions), params=(("url", url), ("usecase", usecase(ctx)), ("dkms", with_dkms)),
+                    reboot=False, destructive=True, notes=tuple(notes),
+                    effects=(KERNEL_DRIVER,) if with_dkms else ())
+
+
+def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
+    out: list[Action] = []
+    lock = preflight.package_lock_free(ctx.pm, ctx.lock_wait)
+    if lock:
+        out.append(lock)
+    url = step.param("url")
+    if url:
+        out.append(preflight.url_reachable(str(url), "the amdgpu-install package for this distro"))
+    out.append(preflight.disk_free("disk-rocm", "/opt", preflight.DISK_ROCM, "ROCm under /opt"))
+    if step.param("dkms") and "secure_boot" not in ctx.later:
+        out.append(preflight.secure_boot_off())
+    return out
+
+
+def undo(u: UndoContext) -> Undo:
+    """Remove what this step installed: every ROCm release amdgpu-install put there, the amdgpu-install
+    package, and the apt pin it wrote. The release the machine had before comes back with the purge
+    step's undo (it runs after this one)."""
+    ran = u.ran_actions
+    if not any(a.destructive for a in ran):
+        return Undo()
+    dkms_installed = any(KERNEL_DRIVER in a.changes for a in ran)
+    pm = "apt" if any("dpkg" in a.changes for a in u.step.actions) else "dnf"
+    remove_pkg = (("apt-get", "-y", "purge", "amdgpu-install") if pm == "apt"
+                  else ("dnf", "-y", "remove", "amdgpu-install"))
+    actions: list[tuple[str, Action]] = [
+        ("remove the ROCm the run installed",
+         Action(("amdgpu-install", "-y", "--uninstall", "--rocmrelease=all"), root=True, ok_codes=(0, 127),
+                changes=("dpkg", KERNEL_DRIVER) if dkms_installed else ("dpkg",), timeout=3600)),
+        ("remove the run's amdgpu-install", Action(remove_pkg, root=True, changes=(pm,), timeout=1800)),
+    ]
+    if pm == "apt" and any(APT_PIN_PATH in a.changes for a in ran):
+        actions.append(("remove the run's apt pin", Action(("rm", "-f", "--", APT_PIN_PATH), root=True,
+                                                           changes=(APT_PIN_PATH,))))
+    return Undo(actions=tuple(actions))
+
+
+KIND = StepKind(name="rocm_install", summary="the system ROCm release through AMD's amdgpu-install package",
+                target_needs=("rocm",), streams=("legacy", "core-sdk"),
+                params=Params, plan=plan, destructive=True, preflight=checks, undo=undo)

@@ -7,15 +7,16 @@ in the blue MokManager screen at the next boot). Elsewhere the step refuses (no 
 
 from __future__ import annotations
 
+from typing import Sequence
+
+from wizard import preflight
 from wizard.model import Action, StepPlan
 
-from ._common import StepContext, StepRefused, skipped
-
-KIND = "secure_boot"
+from ._common import MOK, NoParams, StepContext, StepKind, StepRefused, skipped
 
 
 def needed(ctx: StepContext) -> bool:
-    return bool(ctx.facts.os.secure_boot) and ctx.dkms and "rocm_install" in ctx.earlier
+    return bool(ctx.facts.os.secure_boot) and ctx.kernel_driver_before
 
 
 def has_mok_path(ctx: StepContext) -> bool:
@@ -26,19 +27,28 @@ def plan(ctx: StepContext) -> StepPlan:
     title = ctx.title("Enrol the DKMS signing key for Secure Boot (MOK)")
     if not needed(ctx):
         why = ("Secure Boot is off" if ctx.facts.os.secure_boot is False else
-               "no DKMS kernel module is installed" if not ctx.dkms else
+               "no DKMS kernel module is installed" if not ctx.kernel_driver_before else
                "Secure Boot state unknown; check `mokutil --sb-state`" if ctx.facts.os.secure_boot is None else
                "nothing to enrol")
-        return skipped(KIND, title, why)
+        return skipped("secure_boot", title, why)
     if not has_mok_path(ctx):
         raise StepRefused([f"Secure Boot is on and the plan installs the amdgpu-dkms module, but no MOK enrolment "
                            f"path is known for {ctx.facts.os.id or 'this OS'}: disable Secure Boot, or choose a plan "
                            "without DKMS (pip-only, therock-pip)"])
     return StepPlan(
-        kind=KIND, title=title,
+        kind="secure_boot", title=title,
         actions=(Action(argv=("update-secureboot-policy", "--enroll-key"),
                         description="queue the DKMS machine-owner key for enrolment (asks for a one-time password)",
                         root=True, changes=("mok",), destructive=True),),
-        reboot=True, destructive=True,
+        reboot=True, destructive=True, effects=(MOK,),
         notes=("at the next boot MokManager (blue screen) asks for the same password: choose "
                "'Enroll MOK', then 'Continue', then 'Yes'",))
+
+
+def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
+    """A DKMS module is installed and no key is enrolled here: Secure Boot must be off at run time."""
+    return (preflight.secure_boot_off(),) if ctx.kernel_driver_before and not step.actions else ()
+
+
+KIND = StepKind(name="secure_boot", summary="MOK enrolment when a DKMS module must load under Secure Boot",
+                params=NoParams, plan=plan, destructive=True, preflight=checks)

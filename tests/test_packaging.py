@@ -41,8 +41,18 @@ def test_steps_plans_kb_and_examples_ship_inside_wizard(wheel_names: list[str]) 
         assert f"wizard/examples/{example}/rocminfo.txt" in names
 
 
-def test_steps_is_imported_from_inside_wizard() -> None:
-    import wizard
+def test_steps_and_plans_are_the_top_level_folders_without_symlinks() -> None:
+    import wizard.plans
     import wizard.steps
 
-    assert Path(wizard.steps.__file__).parent.parent == Path(wizard.__file__).parent
+    assert Path(wizard.steps.__file__).resolve().parent == ROOT / "steps"
+    assert Path(next(iter(wizard.plans.__path__))).resolve() == ROOT / "plans"
+    assert not any(p.is_symlink() for p in (ROOT / "wizard").iterdir())  # (examples hold recorded links)
+
+
+def test_every_package_under_wizard_is_listed_for_the_wheel() -> None:
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "wizard").rglob("__init__.py")}
+    assert found | {"wizard.steps", "wizard.plans"} == listed

@@ -9,7 +9,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from wizard.plan_file import (
-    STEP_KINDS,
     PlanError,
     PlanFile,
     builtin_plan_names,
@@ -17,6 +16,9 @@ from wizard.plan_file import (
     load_plan,
     load_plan_file,
 )
+from wizard.steps import kind_names
+
+STEP_KINDS = kind_names()
 
 GOOD = """\
 title = "t"
@@ -25,11 +27,11 @@ why = "w"
 stream = "pip"
 torch = "newest"
 index = "auto"
+venv = "~/v"
 [[steps]]
 kind = "backup"
 [[steps]]
 kind = "pip-pin"
-venv = "~/v"
 [[steps]]
 kind = "verify"
 """
@@ -54,7 +56,7 @@ def test_user_file_loads_with_hyphenated_kinds(tmp_path: Path) -> None:
     pf = load_plan(str(write(tmp_path, GOOD)))
     assert isinstance(pf, PlanFile) and pf.name == "mine"
     assert pf.kinds == ("backup", "pip_pin", "verify")
-    assert pf.steps[1].param("venv") == "~/v"
+    assert pf.target.venv == "~/v"
 
 
 @pytest.mark.parametrize("mutate, key, problem", [
@@ -66,10 +68,11 @@ def test_user_file_loads_with_hyphenated_kinds(tmp_path: Path) -> None:
     (lambda t: t.replace('index = "auto"', 'index = "cuda12.1"'), "target.index", "not an index"),
     (lambda t: t.replace('title = "t"\n', ""), "title", "missing"),
     (lambda t: t.replace('title = "t"', "title = 3"), "title", "expected a string"),
-    (lambda t: t.replace('venv = "~/v"', 'venv = "relative/v"'), "steps[1].venv", "absolute path"),
+    (lambda t: t.replace('venv = "~/v"', 'venv = "relative/v"'), "target.venv", "absolute path"),
+    (lambda t: t.replace('kind = "pip-pin"', 'kind = "pip-pin"\nvenv = "~/w"'), "steps[1].venv", "set in [target]"),
     (lambda t: t.replace("[[steps]]\nkind = \"backup\"\n", ""), "steps[0].kind", "before any backup"),
     (lambda t: t + "[[steps]]\nkind = \"purge\"\nstreams = [\"everything\"]\n", "steps[3].streams", "non-empty list"),
-    (lambda t: t + "[[steps]]\nkind = \"rocm_install\"\n", "target.rocm", "needs the target ROCm"),
+    (lambda t: t + "[[steps]]\nkind = \"rocm_install\"\n", "target.rocm", "needs the target's ROCm release"),
     (lambda t: t.replace("[target]", "[target]\nimage = \"auto\""), "target.index", None),
     (lambda t: t.replace("title", "title = \"x\"\ntitle", 1), "(syntax)", "invalid TOML"),
 ])
@@ -88,7 +91,6 @@ def test_malformed_files_name_file_key_and_problem(tmp_path: Path, mutate, key: 
 def test_destructive_before_backup_rejected_for_every_destructive_kind(tmp_path: Path) -> None:
     for kind in ("purge", "rocm_install", "pip_pin", "env", "secure_boot"):
         text = GOOD.replace('[[steps]]\nkind = "backup"\n', "").replace('kind = "pip-pin"', f'kind = "{kind}"')
-        text = text.replace('venv = "~/v"\n', "") if kind != "pip_pin" else text
         if kind == "rocm_install":
             text = text.replace('stream = "pip"', 'stream = "legacy"\nrocm = "6.2.4"')
         with pytest.raises(PlanError, match="before any backup"):

@@ -31,7 +31,7 @@ def all_resolved():
 def test_seed_7900xt_downgrade_backs_up_purges_installs_pins_verifies() -> None:
     rp = resolve("downgrade-6.2", machines()["seed-7900xt"])
     kinds = [s.kind for s in rp.steps if s.actions]
-    assert kinds == ["backup", "purge", "rocm_install", "pip_pin", "env", "verify"]
+    assert kinds == ["preflight", "backup", "purge", "rocm_install", "pip_pin", "env", "verify"]
     argvs = [a.argv for s in rp.steps for a in s.actions]
     url = "https://repo.radeon.com/amdgpu-install/6.2.4/ubuntu/jammy/amdgpu-install_6.2.60204-1_all.deb"
     assert any(url in a for a in argvs)

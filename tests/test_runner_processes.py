@@ -14,12 +14,15 @@ from wizard.runner import events as ev
 from wizard.runner import runs
 from wizard.runner.engine import Engine
 from wizard.runner.journal import replay
+from wizard.runner.executor import LiveExecutor
 from wizard.runner.privilege import Privilege
+from wizard.runner.records import RunState
 
 
 def _engine(tmp_path: Path, plan, sink=None, **kw) -> tuple[Engine, runs.Run]:
     run = runs.create(tmp_path / "state", tmp_path / "logs", plan)
-    eng = Engine(LiveHost(), plan, run, privilege=Privilege(is_root=True), on_event=sink, **kw)
+    host = LiveHost()
+    eng = Engine(host, plan, run, executor=LiveExecutor(host.environ, Privilege(is_root=True)), on_event=sink, **kw)
     return eng, run
 
 
@@ -27,14 +30,14 @@ def test_quiet_action_runs_and_is_journalled(tmp_path: Path) -> None:
     got: list = []
     eng, run = _engine(tmp_path, plan_of(StepPlan("env", "quiet", (py_action("pass"),))), got.append)
     out = eng.execute()
-    assert out.state == "done"
+    assert out.state is RunState.DONE
     recs = run.journal.records()
     kinds = [r["event"] for r in recs]
     assert kinds == ["run-start", "step-start", "action-start", "action-end", "step-end", "run-end"]
     end = recs[3]
     assert end["exit_code"] == 0 and end["outcome"] == "ok" and "duration" in end and end["log"].endswith("01-env.log")
     assert "boot_id" in end
-    assert any(isinstance(e, ev.RunFinished) and e.state == "done" for e in got)
+    assert any(isinstance(e, ev.RunFinished) and e.state is RunState.DONE for e in got)
 
 
 def test_flood_of_100000_lines_is_streamed_in_batches_and_logged(tmp_path: Path) -> None:
@@ -50,7 +53,7 @@ def test_flood_of_100000_lines_is_streamed_in_batches_and_logged(tmp_path: Path)
     code = "import sys\nfor i in range(100000): sys.stdout.write(f'line {i}\\n')"
     eng, run = _engine(tmp_path, plan_of(StepPlan("flood", "flood", (py_action(code),))), sink)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    assert eng.execute().state == "done"
+    assert eng.execute().state is RunState.DONE
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert lines == 100000
     assert batches < 20000  # chunks, not one event per line
@@ -66,14 +69,14 @@ def test_failing_action_stops_with_tail_and_choices(tmp_path: Path) -> None:
     eng, run = _engine(tmp_path, plan, got.append, diagnose=lambda text: [ev.Finding("x", "seen", "fix it")]
                        if "invalid device function" in text else [])
     out = eng.execute()
-    assert out.state == "failed"
+    assert out.state is RunState.FAILED
     f = out.failure
     assert f is not None and f.exit_code == 3 and len(f.tail) == 50
     assert f.tail[-1] == "RuntimeError: HIP error: invalid device function"
     assert f.choices == ("retry", "rollback", "stop")
     assert [x.id for x in f.findings] == ["x"]
-    v = replay(run.journal.records())
-    assert v.state == "failed" and 1 not in v.done_steps
+    v = replay(run.journal.entries())
+    assert v.state is RunState.FAILED and 1 not in v.done_steps
 
 
 def test_hanging_action_is_killed_at_its_timeout(tmp_path: Path) -> None:
@@ -81,7 +84,7 @@ def test_hanging_action_is_killed_at_its_timeout(tmp_path: Path) -> None:
     eng, run = _engine(tmp_path, plan_of(StepPlan("x", "hang", (act,))))
     t0 = time.monotonic()
     out = eng.execute()
-    assert out.state == "failed" and "timed out" in out.message
+    assert out.state is RunState.FAILED and "timed out" in out.message
     assert time.monotonic() - t0 < 10
     assert run.journal.records()[-2]["outcome"] == "timeout"
 
@@ -94,7 +97,7 @@ def test_child_ignoring_sigterm_is_killed(tmp_path: Path) -> None:
     eng, run = _engine(tmp_path, plan_of(StepPlan("x", "stubborn", (act,))))
     t0 = time.monotonic()
     out = eng.execute()
-    assert out.state == "failed"
+    assert out.state is RunState.FAILED
     assert time.monotonic() - t0 < 15
     end = [r for r in run.journal.records() if r["event"] == "action-end"][0]
     assert end["outcome"] == "timeout" and end["exit_code"] == -9
@@ -108,14 +111,14 @@ def test_done_check_skips_action_and_missing_program_fails_cleanly(tmp_path: Pat
     acts = (Action(("false",), check=("test", "-e", str(marker))), Action(("no-such-program-xyz",)))
     eng, run = _engine(tmp_path, plan_of(StepPlan("x", "checks", acts)))
     out = eng.execute()
-    assert out.state == "failed" and out.failure is not None and out.failure.exit_code == 127
+    assert out.state is RunState.FAILED and out.failure is not None and out.failure.exit_code == 127
     assert [r["event"] for r in run.journal.records()][2] == "action-skip"
 
 
 def test_stdin_is_closed_so_nothing_waits_for_input(tmp_path: Path) -> None:
     act = py_action("import sys; print(repr(sys.stdin.read()))", timeout=20)
     eng, run = _engine(tmp_path, plan_of(StepPlan("x", "stdin", (act,))))
-    assert eng.execute().state == "done"
+    assert eng.execute().state is RunState.DONE
     assert "''" in (run.logs / "01-x.log").read_text()
 
 
@@ -125,6 +128,8 @@ def test_privilege_wrapping() -> None:
     user = Privilege(is_root=False)
     assert user.wrap(Action(("apt-get", "update"), root=True)) == ["sudo", "-n", "--", "apt-get", "update"]
     assert user.wrap(Action(("pip", "list"), as_user=True)) == ["pip", "list"]
+    # the environment is part of the command whoever runs it (the dry-run script shows the same)
+    assert user.wrap(Action(("pip", "list"), as_user=True, env=(("A", "1"),))) == ["env", "A=1", "pip", "list"]
     under_sudo = Privilege(is_root=True, sudo_user="alice")
     assert under_sudo.wrap(Action(("pip", "list"), as_user=True)) == ["sudo", "-n", "-u", "alice", "-H", "--", "pip", "list"]
     assert under_sudo.wrap(Action(("apt-get", "update"), root=True)) == ["apt-get", "update"]
@@ -138,7 +143,7 @@ def test_child_that_closes_its_output_early_is_still_waited_for(tmp_path: Path) 
     t0 = time.monotonic()
     out = eng.execute()
     assert time.monotonic() - t0 >= 0.6
-    assert out.state == "failed" and out.failure is not None and out.failure.exit_code == 3
+    assert out.state is RunState.FAILED and out.failure is not None and out.failure.exit_code == 3
     assert "bye" in (run.logs / "01-x.log").read_text()
 
 
@@ -148,7 +153,7 @@ def test_grandchild_holding_the_output_open_does_not_stall_the_step(tmp_path: Pa
             "start_new_session=True)\nprint('parent done', flush=True)")
     eng, run = _engine(tmp_path, plan_of(StepPlan("x", "daemon", (py_action(code, timeout=60),))))
     t0 = time.monotonic()
-    assert eng.execute().state == "done"
+    assert eng.execute().state is RunState.DONE
     assert time.monotonic() - t0 < 15
     assert "parent done" in (run.logs / "01-x.log").read_text()
 

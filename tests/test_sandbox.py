@@ -126,18 +126,19 @@ def test_sudo_stand_in_with_a_password_needs_a_ticket(tmp_path: Path) -> None:
     assert _sudo(root, "-n", "--", "true").returncode == 1
 
 
-def test_run_control_asks_for_sudo_only_when_the_sandbox_has_a_password(tmp_path: Path) -> None:
+def test_run_service_asks_for_sudo_only_when_the_sandbox_has_a_password(tmp_path: Path) -> None:
+    from wizard import machines
     from wizard.model import Action, ResolvedPlan, StepPlan
-    from wizard.run_control import RunControl
+    from wizard.runner.service import RunService
 
     root = tmp_path / "m"
     host = open_sandbox(root, "seed-7900xt")
-    rc = RunControl.for_sandbox(host, str(root))
+    service = RunService(machines.sandbox(host, root))
     as_root = ResolvedPlan("p", "p", "", (), (StepPlan("x", "x", (Action(("apt-get", "update"), root=True),)),))
     as_user = ResolvedPlan("p", "p", "", (), (StepPlan("x", "x", (Action(("true",)),)),))
-    assert not rc.needs_sudo(as_root)
+    assert not service.needs_authentication(as_root)
     (root / ".sandbox/sudo-password").write_text("pw")
-    assert rc.needs_sudo(as_root) and not rc.needs_sudo(as_user)
+    assert service.needs_authentication(as_root) and not service.needs_authentication(as_user)
 
 
 def test_reboot_cycle_with_the_resume_unit_and_its_command(tmp_path: Path) -> None:
@@ -168,7 +169,7 @@ def test_reboot_cycle_with_the_resume_unit_and_its_command(tmp_path: Path) -> No
     assert "skipped, not passed" in res.stdout  # verify without --verify-python is not a pass
     assert (root / "opt/rocm/.info/version").read_text().strip() == "6.2.4"
     d = json.loads(wizard(["status", "--sandbox", str(root), "--json"]).stdout)
-    assert d["state"] == "done" and "9" in d["skipped"]
+    assert d["state"] == "done" and "10" in d["skipped"]
 
 
 def test_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:

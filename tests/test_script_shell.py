@@ -46,7 +46,7 @@ def test_script_shape_and_root_actions_shown_with_sudo() -> None:
     text = render(rp, facts)
     lines = text.splitlines()
     assert lines[0] == "#!/usr/bin/env bash" and "set -euo pipefail" in lines
-    assert text.index("preflight") < text.index("step 1/")
+    assert "# ---- step 1/10: preflight:" in text and text.index("step 1/10") < text.index("step 2/10: backup")
     for s in rp.steps:
         for a in s.actions:
             assert command(a) in text

@@ -7,9 +7,10 @@ import dataclasses
 
 from test_plan_golden import STATE_DIR, built_machines, machines
 from wizard.model import RocmInstall
-from wizard.plan_file import DESTRUCTIVE_KINDS, builtin_plan_names
+from wizard.plan_file import builtin_plan_names
 from wizard.planner import PlanRefused, resolve_plan
-from wizard.steps import KINDS, module
+from wizard.steps import kind, registry
+from wizard.steps._common import StepKind
 from wizard.steps.pip_pin import override_gfx
 
 
@@ -22,10 +23,17 @@ def resolved():
                 continue
 
 
-def test_every_kind_has_a_module_named_after_it() -> None:
-    for kind in KINDS:
-        mod = module(kind)
-        assert mod.KIND == kind and callable(mod.plan)
+def test_every_kind_is_one_module_that_declares_everything_about_it() -> None:
+    import importlib
+
+    kinds = registry()
+    assert set(kinds) >= {"backup", "purge", "rocm_install", "secure_boot", "groups", "pip_pin", "env", "docker",
+                          "reboot", "verify"}
+    for name, k in kinds.items():
+        mod = importlib.import_module(f"wizard.steps.{name}")
+        assert mod.KIND is k and isinstance(k, StepKind) and k.name == name
+        assert dataclasses.is_dataclass(k.params) and callable(k.plan) and callable(k.undo) and callable(k.preflight)
+        k.params()  # every parameter has a default
 
 
 def test_action_shape_and_scope() -> None:
@@ -53,7 +61,7 @@ def test_nothing_destructive_before_the_backup_finished() -> None:
                 seen_backup = True
             if s.destructive or any(a.destructive for a in s.actions):
                 assert seen_backup, (mname, plan, s.kind)
-            assert s.kind not in DESTRUCTIVE_KINDS or seen_backup
+            assert s.kind == "preflight" or not kind(s.kind).destructive or seen_backup
 
 
 def test_purge_removes_exact_installed_names_never_globs() -> None:
@@ -166,9 +174,13 @@ def test_verify_runs_the_wizard_suite_in_the_target() -> None:
 
 def test_preflight_has_the_checks_the_plan_needs() -> None:
     rp = resolve_plan("downgrade-6.2", machines()["seed-7900xt"], state_dir=STATE_DIR)
+    assert rp.steps[0].kind == "preflight" and rp.steps[0].actions == rp.preflight
+    names = [a.name for a in rp.preflight]
+    assert names == ["ssh", "root", "package-lock", "package-url", "python-version", "wheel", "disk-rocm",
+                     "disk-venv"]  # an in-tree driver: no DKMS, so no Secure Boot check
     descs = " | ".join(a.description for a in rp.preflight)
-    for needle in ("ssh", "root", "dpkg/apt lock", "amdgpu-install package exists", "torch 2.5.1 exists",
-                   "disk space for ROCm", "disk space for the venv"):
+    for needle in ("ssh", "root", "package manager's lock", "amdgpu-install package for this distro exists",
+                   "torch 2.5.1 exists", "disk space for ROCm", "disk space for the venv"):
         assert needle in descs, needle
     pip_only = resolve_plan("pip-only", machines()["seed-7900xt"], state_dir=STATE_DIR)
-    assert not any("dpkg" in a.description for a in pip_only.preflight)
+    assert not any(a.name in ("package-lock", "package-url", "disk-rocm") for a in pip_only.preflight)

@@ -24,7 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("wizard.commands.verify", "run the matmul + conv verification suite in a Python env or image"),
     "resume": ("wizard.commands.resume", "continue an interrupted or rebooted run"),
     "status": ("wizard.commands.status", "where the current or last run stands"),
-    "rollback": ("wizard.commands.rollback", "restore what the run's backup allows"),
+    "rollback": ("wizard.commands.rollback", "undo what the current run did, as far as its backup allows"),
+    "abandon": ("wizard.commands.abandon", "forget an unfinished run so a new plan can start (changes nothing)"),
     "report": ("wizard.commands.report", "write this machine's evidence bundle for a bug report"),
 }
 
@@ -36,6 +37,16 @@ class UsageError(Exception):
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, never the usage block
         raise UsageError(message)
+
+
+def _seconds(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number of seconds: {text!r}") from None
+    if not 0 <= v <= 86400:
+        raise argparse.ArgumentTypeError(f"between 0 and 86400 seconds: {text!r}")
+    return v
 
 
 def _machine_options(p: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -66,6 +77,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--dry-run", action="store_true", help="change nothing; print the plan as a bash script")
     parser.add_argument("--verify-python", metavar="PATH",
                         help="in a sandbox, run the verify step with this (CPU) torch interpreter")
+    parser.add_argument("--lock-wait", metavar="S", type=_seconds, default=None,
+                        help="seconds the preflight waits for another apt/dpkg (or rpm) to finish (default 120)")
+    parser.add_argument("--skip-preflight", metavar="NAME", action="append", default=[],
+                        help="skip this preflight check (repeatable; journalled): one you know to be wrong")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, help_text) in COMMANDS.items():
         try:

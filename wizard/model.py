@@ -190,6 +190,13 @@ class Facts:
 
 # --------------------------------------------------------------------------- actions
 
+# An entry of Action.changes saying the action changes the kernel driver (a DKMS module installed or
+# removed): the new driver is only loaded after a reboot, so a run that did this must say so.
+KERNEL_DRIVER = "kernel:amdgpu"
+# Action.requires: what the machine must provide for the action to mean anything. An executor that
+# cannot provide it (a rehearsal machine has no GPU) skips the step and says why, never "passes" it.
+NEEDS_GPU = "gpu"
+
 
 @dataclass(frozen=True)
 class Action:
@@ -200,7 +207,7 @@ class Action:
     root: bool = False  # needs root: run through `sudo -n --` when not root
     as_user: bool = False  # user-scope (venv, pip): run as the invoking user even under sudo
     check: tuple[str, ...] | None = None  # argv whose exit 0 means "already done" (re-probed on resume)
-    changes: tuple[str, ...] = ()  # what it changes (paths, packages, "dpkg", "venv:<path>")
+    changes: tuple[str, ...] = ()  # what it changes (paths, packages, "dpkg", "venv:<path>", KERNEL_DRIVER)
     undo: tuple[str, ...] | None = None  # argv that reverts it, where one exists
     destructive: bool = False  # removes something; must come after a backup
     env: tuple[tuple[str, str], ...] = ()  # extra environment for this action
@@ -208,6 +215,8 @@ class Action:
     timeout: float | None = None  # seconds; None = no limit
     redact: tuple[int, ...] = ()  # argv positions shown as *** in logs and scripts
     idempotent: bool = True  # safe to repeat if interrupted mid-way
+    name: str | None = None  # a stable id (preflight checks: what --skip-preflight NAME names)
+    requires: tuple[str, ...] = ()  # NEEDS_GPU ...
 
     def shown(self) -> str:
         import shlex
@@ -215,12 +224,22 @@ class Action:
         parts = ["***" if i in self.redact else a for i, a in enumerate(self.argv)]
         return shlex.join(parts)
 
+    def command(self) -> tuple[str, ...]:
+        """The argv that runs, environment included (``env K=V argv``): the same for the runner and the
+        dry-run script, which adds only the privilege prefix (``sudo --``) in front of it."""
+        if not self.env:
+            return self.argv
+        return ("env", *(f"{k}={v}" for k, v in self.env), *self.argv)
+
+
+PREFLIGHT = "preflight"  # the kind of step 0 of every planned run: the checks before the first change
+
 
 @dataclass(frozen=True)
 class StepPlan:
     """A step resolved against the facts: its actions, in order."""
 
-    kind: str  # "backup", "purge", "rocm_install", "pip_pin", "env", "groups", "reboot", "verify", ...
+    kind: str  # "preflight", "backup", "purge", "rocm_install", "pip_pin", "env", "groups", "reboot", "verify", ...
     title: str
     actions: tuple[Action, ...] = ()
     params: tuple[tuple[str, Any], ...] = ()
@@ -228,6 +247,13 @@ class StepPlan:
     destructive: bool = False
     notes: tuple[str, ...] = ()  # shown in review and as comments in the dry-run script
     skipped_reason: str | None = None  # set when the step has nothing to do on this machine
+    effects: tuple[str, ...] = ()  # what later steps must know it does: KERNEL_DRIVER, "mok"
+
+    def param(self, name: str, default: Any = None) -> Any:
+        for k, v in self.params:
+            if k == name:
+                return v
+        return default
 
 
 @dataclass(frozen=True)
@@ -236,9 +262,16 @@ class ResolvedPlan:
     title: str
     why: str
     target: tuple[tuple[str, Any], ...]  # ("rocm", "6.2.4"), ("torch", "2.5.1"), ("index", "rocm6.2") ...
-    steps: tuple[StepPlan, ...]
-    preflight: tuple[Action, ...] = ()  # checks that must pass before the first change
+    steps: tuple[StepPlan, ...]  # a planned run's step 0 is its preflight (kind PREFLIGHT)
     source_file: str | None = None
+    state_dir: str | None = None  # the state dir the plan writes into (its backup), as the machine sees it
+
+    @property
+    def preflight(self) -> tuple[Action, ...]:
+        """The checks of step 0 (none for a plan built without the planner)."""
+        if self.steps and self.steps[0].kind == PREFLIGHT:
+            return self.steps[0].actions
+        return ()
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -1,8 +1,8 @@
 """Plan files (``plans/*.toml``): a strict loader and validator.
 
 A plan is data: a title, a paragraph on when to choose it, a target (ROCm release / stream, torch
-version and wheel index, or a Docker image) and an ordered list of steps with parameters. Versions,
-URLs and tags are looked up in the knowledge base by the planner; a plan names its target only.
+version and wheel index, or a Docker image, and the venv) and an ordered list of steps with parameters.
+Versions, URLs and tags are looked up in the knowledge base by the planner; a plan names its target only.
 
 Schema (every key not listed is an error)::
 
@@ -15,52 +15,40 @@ Schema (every key not listed is an error)::
     index = "rocm6.2"                  # a wheel index name, "auto" (newest upstream index carrying
                                        # the GPU), or "therock" (TheRock multi-arch index)
     image = "auto"                     # docker: "auto" or a rocm/pytorch tag the KB knows
+    venv = "auto"                      # where torch goes: "auto", /path or ~/path
     [[steps]]
-    kind = "backup"                    # one of STEP_KINDS; hyphens are accepted ("pip-pin")
+    kind = "backup"                    # a step kind of the registry (wizard.steps); "pip-pin" == "pip_pin"
     title = "..."                      # optional
-    <kind-specific parameters>         # see STEP_PARAMS
+    <kind-specific parameters>         # the fields of the kind's Params dataclass
 
-A plan whose destructive step comes before a backup step is rejected here, at load time.
-Every error is a :class:`PlanError` whose one-line message names the file, the key and the problem.
+Step kinds, their parameters, which are destructive, which target keys and streams they need: all
+declared by the step modules themselves (``KIND``), so this loader has no list of its own. A plan whose
+destructive step comes before a backup step is rejected here, at load time. Every error is a
+:class:`PlanError` whose one-line message names the file, the key and the problem.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PLANS_DIR = Path(__file__).resolve().parent / "plans"
+import wizard.plans
 
-STEP_KINDS = (
-    "backup", "purge", "rocm_install", "secure_boot", "groups", "pip_pin", "env", "docker", "reboot", "verify",
-)
-# kinds that remove or overwrite something: each must come after a backup step
-DESTRUCTIVE_KINDS = frozenset({"purge", "rocm_install", "secure_boot", "pip_pin", "env"})
+PLANS_DIR = Path(next(iter(wizard.plans.__path__)))
+
 STREAMS = ("legacy", "core-sdk", "pip", "docker")
-PURGE_STREAMS = ("legacy", "core-sdk", "distro")
-
-# kind -> {param: (type check, description)}; "title" is accepted for every kind
-_STR = (str,)
-STEP_PARAMS: dict[str, dict[str, tuple[type, ...]]] = {
-    "backup": {},
-    "purge": {"streams": (list,)},
-    "rocm_install": {"usecase": _STR, "dkms": _STR},
-    "secure_boot": {},
-    "groups": {},
-    "pip_pin": {"venv": _STR},
-    "env": {},
-    "docker": {"launcher": _STR},
-    "reboot": {},
-    "verify": {},
-}
-TOP_KEYS = {"title": _STR, "why": _STR, "target": (dict,), "steps": (list,)}
-TARGET_KEYS = {"stream": _STR, "rocm": _STR, "torch": _STR, "index": _STR, "image": _STR}
-_USECASE_RE = re.compile(r"^[a-z][a-z0-9]*(,[a-z][a-z0-9]*)*$")
+TOP_KEYS: dict[str, tuple[type, ...]] = {"title": (str,), "why": (str,), "target": (dict,), "steps": (list,)}
+TARGET_KEYS: dict[str, tuple[type, ...]] = {"stream": (str,), "rocm": (str,), "torch": (str,), "index": (str,),
+                                            "image": (str,), "venv": (str,)}
 _VERSION_RE = re.compile(r"^\d+(\.\d+){1,3}$")
 _INDEX_RE = re.compile(r"^(auto|therock|rocm\d+(\.\d+){1,2})$")
+_TARGET_WORDS = {"rocm": "ROCm release", "torch": "torch version (or \"newest\")", "index": "wheel index",
+                 "image": "image (\"auto\" or a tag)"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -79,19 +67,14 @@ class Target:
     torch: str | None = None
     index: str | None = None
     image: str | None = None
+    venv: str = "auto"
 
 
 @dataclass(frozen=True)
 class StepSpec:
     kind: str
     title: str | None = None
-    params: tuple[tuple[str, Any], ...] = ()
-
-    def param(self, name: str, default: Any = None) -> Any:
-        for k, v in self.params:
-            if k == name:
-                return v
-        return default
+    params: Any = None  # the kind's Params dataclass, validated
 
 
 @dataclass(frozen=True)
@@ -164,8 +147,14 @@ def parse_plan(data: Any, *, name: str, path: str, builtin: bool = False) -> Pla
     image = tdata.get("image")
     if image is not None and not (image == "auto" or re.match(r"^(rocm/pytorch:)?[A-Za-z0-9_.-]+$", image)):
         raise PlanError(f"{where}: key 'target.image': not \"auto\" or a rocm/pytorch tag: {image!r}")
-    target = Target(stream=stream, rocm=rocm, torch=torch, index=index, image=image)
+    venv = tdata.get("venv", "auto")
+    if "\n" in venv or "\x00" in venv or not (venv == "auto" or venv.startswith("/") or venv.startswith("~/")):
+        raise PlanError(f"{where}: key 'target.venv': \"auto\", an absolute path or ~/path (got {venv!r})")
+    target = Target(stream=stream, rocm=rocm, torch=torch, index=index, image=image, venv=venv)
 
+    from wizard.steps import registry
+
+    kinds = registry()
     steps: list[StepSpec] = []
     for i, sdata in enumerate(data["steps"]):
         sk = f"steps[{i}]"
@@ -177,26 +166,31 @@ def parse_plan(data: Any, *, name: str, path: str, builtin: bool = False) -> Pla
         if not isinstance(raw_kind, str):
             raise PlanError(f"{where}: key '{sk}.kind': expected a string, got {type(raw_kind).__name__}")
         kind = normalize_kind(raw_kind)
-        if kind not in STEP_KINDS:
+        if kind not in kinds:
             raise PlanError(f"{where}: key '{sk}.kind': unknown step kind {raw_kind!r} "
-                            f"(known: {', '.join(STEP_KINDS)})")
-        allowed = STEP_PARAMS[kind]
-        params: list[tuple[str, Any]] = []
+                            f"(known: {', '.join(kinds)})")
         title_s: str | None = None
+        values: dict[str, Any] = {}
+        fields = _param_fields(kinds[kind].params)
         for key, value in sdata.items():
             if key == "kind":
                 continue
             if key == "title":
-                _check_type(where, f"{sk}.title", value, _STR)
+                _check_type(where, f"{sk}.title", value, (str,))
                 title_s = _one_line(where, f"{sk}.title", value)
                 continue
-            if key not in allowed:
-                ok = ", ".join(["title", *allowed]) or "title"
+            if key not in fields:
+                ok = ", ".join(["title", *fields])
+                hint = " (the venv is set in [target] now: venv = ...)" if key == "venv" else ""
                 raise PlanError(f"{where}: key '{sk}.{key}': unknown parameter for step kind {kind!r} "
-                                f"(allowed: {ok})")
-            _check_type(where, f"{sk}.{key}", value, allowed[key])
-            params.append((key, _check_param(where, f"{sk}.{key}", kind, key, value)))
-        steps.append(StepSpec(kind=kind, title=title_s, params=tuple(params)))
+                                f"(allowed: {ok}){hint}")
+            values[key] = _typed(where, f"{sk}.{key}", value, fields[key])
+        try:
+            params = kinds[kind].params(**values)
+        except ValueError as exc:
+            bad = next(iter(values), "(params)")
+            raise PlanError(f"{where}: key '{sk}.{bad}': {exc}") from None
+        steps.append(StepSpec(kind=kind, title=title_s, params=params))
     if not steps:
         raise PlanError(f"{where}: key 'steps': a plan needs at least one step")
 
@@ -205,56 +199,57 @@ def parse_plan(data: Any, *, name: str, path: str, builtin: bool = False) -> Pla
     return PlanFile(name=name, title=title, why=why, target=target, steps=tuple(steps), path=path, builtin=builtin)
 
 
-def _check_param(where: str, key: str, kind: str, param: str, value: Any) -> Any:
-    if kind == "purge" and param == "streams":
-        if not value or not all(isinstance(v, str) and v in PURGE_STREAMS for v in value):
-            raise PlanError(f"{where}: key '{key}': a non-empty list of {', '.join(PURGE_STREAMS)}")
-        return tuple(dict.fromkeys(value))
-    if kind == "rocm_install" and param == "usecase":
-        if not _USECASE_RE.match(value):
-            raise PlanError(f"{where}: key '{key}': not a comma-separated list of amdgpu-install usecases: {value!r}")
-    if kind == "rocm_install" and param == "dkms" and value not in ("auto", "yes", "no"):
-        raise PlanError(f"{where}: key '{key}': one of auto, yes, no (got {value!r})")
-    if param in ("venv", "launcher"):
-        if value != "auto" and not (value.startswith("/") or value.startswith("~/")) or "\n" in value:
-            raise PlanError(f"{where}: key '{key}': \"auto\", an absolute path or ~/path (got {value!r})")
-    return value
+def _param_fields(cls: type) -> dict[str, Any]:
+    """A Params dataclass's fields and their types (str, bool, int or tuple[str, ...])."""
+    hints = typing.get_type_hints(cls)
+    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+
+
+def _typed(where: str, key: str, value: Any, want: Any) -> Any:
+    if want is str or want is bool or want is int:
+        _check_type(where, key, value, (want,))
+        return value
+    if typing.get_origin(want) is tuple:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise PlanError(f"{where}: key '{key}': expected an array of strings, got {type(value).__name__}")
+        return tuple(value)
+    raise PlanError(f"{where}: key '{key}': this parameter cannot be set from a plan file")
 
 
 def _check_order(where: str, steps: list[StepSpec]) -> None:
+    from wizard.steps import kind
+
     backed_up = False
     for i, s in enumerate(steps):
         if s.kind == "backup":
             backed_up = True
-        elif s.kind in DESTRUCTIVE_KINDS and not backed_up:
+        elif kind(s.kind).destructive and not backed_up:
             raise PlanError(f"{where}: key 'steps[{i}].kind': destructive step {s.kind!r} comes before any "
                             "backup step (add a [[steps]] kind = \"backup\" before it)")
 
 
 def _check_target_fits_steps(where: str, target: Target, steps: list[StepSpec]) -> None:
-    kinds = [s.kind for s in steps]
-    if "rocm_install" in kinds and target.rocm is None:
-        raise PlanError(f"{where}: key 'target.rocm': step kind 'rocm_install' needs the target ROCm release")
-    if "rocm_install" in kinds and target.stream not in ("legacy", "core-sdk"):
-        raise PlanError(f"{where}: key 'target.stream': step kind 'rocm_install' needs stream legacy or core-sdk")
-    if "pip_pin" in kinds:
-        if target.torch is None:
-            raise PlanError(f"{where}: key 'target.torch': step kind 'pip_pin' needs a torch version or \"newest\"")
-        if target.index is None:
-            raise PlanError(f"{where}: key 'target.index': step kind 'pip_pin' needs a wheel index")
-        if target.index == "therock" and target.torch != "newest":
-            raise PlanError(f"{where}: key 'target.torch': the therock index is used with torch = \"newest\"")
+    from wizard.steps import kind
+
+    needed: set[str] = set()
+    for s in steps:
+        k = kind(s.kind)
+        for key in k.target_needs:
+            needed.add(key)
+            if getattr(target, key) is None:
+                raise PlanError(f"{where}: key 'target.{key}': step kind {s.kind!r} needs the target's "
+                                f"{_TARGET_WORDS.get(key, key)}")
+        if k.streams is not None and target.stream not in k.streams:
+            raise PlanError(f"{where}: key 'target.stream': step kind {s.kind!r} needs stream "
+                            f"{' or '.join(k.streams)}")
+    if target.index == "therock" and target.torch != "newest":
+        raise PlanError(f"{where}: key 'target.torch': the therock index is used with torch = \"newest\"")
     if target.index == "auto" and target.torch != "newest":
         raise PlanError(f"{where}: key 'target.index': index \"auto\" goes with torch = \"newest\"")
-    if "docker" in kinds and target.stream != "docker":
-        raise PlanError(f"{where}: key 'target.stream': step kind 'docker' needs stream docker")
-    if target.stream == "docker":
-        if "docker" not in kinds:
-            raise PlanError(f"{where}: key 'steps': stream docker needs a step of kind 'docker'")
-        if target.image is None:
-            raise PlanError(f"{where}: key 'target.image': stream docker needs an image (\"auto\" or a tag)")
-        if "pip_pin" in kinds or "rocm_install" in kinds:
-            raise PlanError(f"{where}: key 'steps': a docker plan installs nothing on the host")
+    if target.stream == "docker" and "image" not in needed:
+        raise PlanError(f"{where}: key 'steps': stream docker needs a step that pulls the image (kind 'docker')")
+    if target.stream == "docker" and target.image is None:
+        raise PlanError(f"{where}: key 'target.image': stream docker needs an image (\"auto\" or a tag)")
 
 
 def load_plan_file(path: str | Path, *, builtin: bool = False) -> PlanFile:

@@ -1,30 +1,30 @@
 """The planner: a plan file + the machine's Facts + the knowledge base -> a ResolvedPlan, or a refusal.
 
-``resolve_plan(spec, facts, *, venv=None, state_dir=None)`` resolves one plan. It refuses with
-``PlanRefused(reasons)`` listing every reason at once (no wheel carries the GPU and no safe override;
-the release does not support this distro; no wheel for this Python; Secure Boot + DKMS with no MOK
-path; not enough disk; only an iGPU the stack cannot use; a CUDA venv on a multi-vendor machine),
-and raises ``PlanError`` for an unknown plan or a malformed file. ``recommend(facts)`` resolves every
-shipped plan and marks one as recommended, with the reason.
+``resolve_plan(spec, facts, *, venv=None, state_dir=None)`` resolves one plan: first its *target*
+(the venv and the Python that fills it, the wheel or TheRock index, the Docker image, the ROCm
+release), then each step through its kind in the registry (``wizard.steps``), which plans its actions,
+refuses what cannot work and names the preflight checks it needs; the checks become step 0. It refuses
+with ``PlanRefused(reasons)`` listing every reason at once, and raises ``PlanError`` for an unknown
+plan or a malformed file. ``recommend(facts)`` resolves every shipped plan and marks one as
+recommended, with the reason. The planner has no branch on a step kind.
 
-The backup directory is ``<state_dir>/backup/<plan>``. ``state_dir`` defaults to
-``wizard.runner.paths.state_dir()`` when that module exists, else /var/lib/rocm-wizard for root and
-``$XDG_STATE_HOME/rocm-wizard`` (``~/.local/state/rocm-wizard``) for a user.
+The backup directory is ``<state_dir>/backup/<plan>``; ``state_dir`` defaults to ``wizard.paths``'s
+rule (/var/lib/rocm-wizard for root, ``$XDG_STATE_HOME/rocm-wizard`` for a user).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import re
 import sys
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
-from wizard.model import Facts, Gpu, PythonEnv, ResolvedPlan, StepPlan
+from wizard import paths, preflight
+from wizard.kb import DockerImage, KnowledgeBase, Release, Wheel
+from wizard.model import KERNEL_DRIVER, Facts, Gpu, PythonEnv, ResolvedPlan, StepPlan
 from wizard.plan_file import PlanError, PlanFile, builtin_plans, load_plan
-from wizard import preflight
 
 __all__ = ["PlanError", "PlanRefused", "PlanChoice", "resolve_plan", "recommend", "default_state_dir"]
 
@@ -50,17 +50,8 @@ class PlanChoice(NamedTuple):
     resolved: ResolvedPlan | None = None
 
 
-def default_state_dir(facts: Facts | None = None) -> str:
-    try:
-        from wizard.runner.paths import state_dir  # type: ignore[import-not-found]
-
-        return str(state_dir())
-    except Exception:  # the runner's module is optional here
-        pass
-    if os.geteuid() == 0:
-        return "/var/lib/rocm-wizard"
-    base = os.environ.get("XDG_STATE_HOME") or os.path.expanduser("~/.local/state")
-    return os.path.join(base, "rocm-wizard")
+def default_state_dir() -> str:
+    return str(paths.state_dir())
 
 
 def _v(text: str | None) -> Version:
@@ -112,8 +103,7 @@ def _choose_venv(pf: PlanFile, facts: Facts, venv: str | None, reasons: list[str
                                                                                           PythonEnv | None, str | None]:
     """(venv path, exists, its PythonEnv, home)"""
     home = _home(facts)
-    spec = next((s for s in pf.steps if s.kind == "pip_pin"), None)
-    param = spec.param("venv", "auto") if spec else "auto"
+    param = pf.target.venv
     path: str | None = venv
     if path is None and param != "auto":
         path = f"{home}/{param[2:]}" if param.startswith("~/") and home else (None if param.startswith("~/")
@@ -133,7 +123,8 @@ def _choose_venv(pf: PlanFile, facts: Facts, venv: str | None, reasons: list[str
     return path, env is not None, env, home
 
 
-def _wheel_choice(pf: PlanFile, kb, m: _Machine, py: str | None, reasons: list[str]):
+def _wheel_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, py: str | None,
+                  reasons: list[str]) -> tuple[Wheel | None, str | None, str | None, list[str]]:
     """(wheel row or None, therock index or None, override or None, notes)"""
     t = pf.target
     notes: list[str] = []
@@ -170,7 +161,7 @@ def _wheel_choice(pf: PlanFile, kb, m: _Machine, py: str | None, reasons: list[s
             return None, None, None, notes
         rows = fit
 
-    def status(w) -> tuple[bool, str | None]:
+    def status(w: Wheel) -> tuple[bool, str | None]:
         lacking = [g for g in m.gfx if g not in (w.gfx or ())]
         if not lacking:
             return True, None
@@ -210,46 +201,45 @@ def _wheel_choice(pf: PlanFile, kb, m: _Machine, py: str | None, reasons: list[s
     return pick, None, ov, notes
 
 
-def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir: str | None = None,
-                 wizard_python: str | None = None, kb=None) -> ResolvedPlan:
-    from wizard.kb import load_kb
-    from wizard.steps import module
-    from wizard.steps._common import StepContext, StepRefused
-    from wizard.steps.docker import choose_image, engine
-    from wizard.steps.pip_pin import override_gfx
-    from wizard.steps.rocm_install import package_url
+@dataclass(frozen=True)
+class _Target:
+    """The target resolved against the machine: what the steps install, and where."""
 
-    pf = load_plan(spec)
-    kb = kb or load_kb()
-    reasons: list[str] = []
-    notes: list[str] = []
-    m = _Machine(facts)
-    kinds = pf.kinds
-    if not facts.gpus:
-        reasons.append("no AMD GPU was detected")
-    for g in m.targets:
-        if not g.gfx:
-            reasons.append(f"the gfx target of {g.name or g.pci_id or 'an AMD GPU'} is unknown")
-    uses_wheels = "pip_pin" in kinds
-    venv_path = home = None
+    venv: str | None = None
+    venv_exists: bool = False
+    python_version: str | None = None
+    home: str | None = None
+    wheel: Wheel | None = None
+    therock_index: str | None = None
+    wheel_notes: tuple[str, ...] = ()
+    override: str | None = None
+    image: DockerImage | None = None
+    release: Release | None = None
+
+
+def _resolve_target(pf: PlanFile, facts: Facts, kb: KnowledgeBase, m: _Machine, venv: str | None,
+                    reasons: list[str]) -> _Target:
+    t = pf.target
+    home = _home(facts)
+    venv_path: str | None = None
     venv_exists = False
-    env = None
-    py_version = None
-    if uses_wheels:
+    py_version: str | None = None
+    wheel = therock_index = override = None
+    notes: list[str] = []
+    if t.torch is not None:  # torch goes into a venv
         venv_path, venv_exists, env, home = _choose_venv(pf, facts, venv, reasons)
         py_version = env.python_version if env else next(
             (e.python_version for e in facts.python_envs if e.kind == "system" and e.python_version), None)
         if env and env.build == "cuda" and facts.other_gpus:
             reasons.append(f"{venv_path} holds a CUDA torch and this machine also has "
                            f"{facts.other_gpus[0]}: replacing it would break that GPU's setup; pass a new venv")
-    else:
-        home = _home(facts)
-    wheel = therock_index = override = None
-    if uses_wheels and m.gfx:
-        wheel, therock_index, override, wnotes = _wheel_choice(pf, kb, m, py_version, reasons)
-        notes += wnotes
+        if m.gfx:
+            wheel, therock_index, override, notes = _wheel_choice(pf, kb, m, py_version, reasons)
     image = None
-    if "docker" in kinds and m.gfx:
+    if t.image is not None and m.gfx:
+        from wizard.steps.docker import choose_image, engine
+        from wizard.steps.pip_pin import override_gfx
+
         eff = []
         for g in m.gfx:
             ov = kb.override_for(g)
@@ -265,94 +255,81 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
             override = kb.override_for(lacking[0]) if lacking else None
         if engine(facts) is None and facts.origin == "live":
             reasons.append("neither docker nor podman is installed: install Docker Engine first")
-    release = kb.release(pf.target.rocm) if pf.target.rocm else None
-    install_spec = next((s for s in pf.steps if s.kind == "rocm_install"), None)
-    dkms = False
-    if install_spec is not None:
-        mode = install_spec.param("dkms", "auto")
-        dkms = mode == "yes" or (mode == "auto" and facts.driver.kind == "dkms" and not facts.in_container)
-        if facts.disk_free_bytes is not None and facts.disk_free_bytes < preflight.DISK_ROCM:
-            reasons.append(f"not enough disk: {facts.disk_free_bytes // GIB} GiB free for ROCm, "
-                           f"{preflight.DISK_ROCM // GIB} GiB needed")
-    if uses_wheels and facts.home_free_bytes is not None and facts.home_free_bytes < preflight.DISK_VENV:
-        reasons.append(f"not enough disk: {facts.home_free_bytes // GIB} GiB free for the venv, "
-                       f"{preflight.DISK_VENV // GIB} GiB needed")
-    if "docker" in kinds and facts.disk_free_bytes is not None and facts.disk_free_bytes < preflight.DISK_IMAGE:
-        reasons.append(f"not enough disk: {facts.disk_free_bytes // GIB} GiB free for the image, "
-                       f"{preflight.DISK_IMAGE // GIB} GiB needed")
-    if dkms and facts.os.secure_boot and "secure_boot" not in kinds:
-        reasons.append("Secure Boot is on and the plan installs the DKMS kernel driver with no MOK enrolment step")
-    needs_driver = pf.target.stream in ("pip", "docker") or (pf.target.stream == "core-sdk" and install_spec is None)
-    if facts.driver.kfd_present is False and (needs_driver or (install_spec is not None and not dkms)):
-        reasons.append("/dev/kfd is missing: the amdgpu kernel driver is not loaded, and this plan does not "
-                       "install one")
-    state = state_dir or default_state_dir(facts)
-    backup_dir = f"{state.rstrip('/')}/backup/{pf.name}"
-    wizard_py = wizard_python or sys.executable or "python3"
+    release = kb.release(t.rocm) if t.rocm else None
+    return _Target(venv_path, venv_exists, py_version, home, wheel, therock_index, tuple(notes), override, image,
+                   release)
+
+
+def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir: str | None = None,
+                 wizard_python: str | None = None, kb: KnowledgeBase | None = None,
+                 lock_wait: int = preflight.LOCK_WAIT) -> ResolvedPlan:
+    from wizard.kb import load_kb
+    from wizard.steps import kind as step_kind
+    from wizard.steps._common import StepContext, StepRefused
+
+    pf = load_plan(spec)
+    kb = kb or load_kb()
+    reasons: list[str] = []
+    m = _Machine(facts)
+    if not facts.gpus:
+        reasons.append("no AMD GPU was detected")
+    for g in m.targets:
+        if not g.gfx:
+            reasons.append(f"the gfx target of {g.name or g.pci_id or 'an AMD GPU'} is unknown")
+    tg = _resolve_target(pf, facts, kb, m, venv, reasons)
+    state = state_dir or default_state_dir()
+    kinds = pf.kinds
+    base = StepContext(facts=facts, kb=kb, plan_name=pf.name, target=pf.target, spec=pf.steps[0],
+                       gpus=tuple(m.targets), hidden=tuple(m.hidden), gfx=m.gfx, release=tg.release, wheel=tg.wheel,
+                       therock_index=tg.therock_index, wheel_notes=tg.wheel_notes, override=tg.override,
+                       venv=tg.venv, venv_exists=tg.venv_exists, python_version=tg.python_version, home=tg.home,
+                       user=_user(facts, tg.home), image=tg.image, state_dir=state,
+                       backup_dir=f"{state.rstrip('/')}/backup/{pf.name}",
+                       wizard_python=wizard_python or sys.executable or "python3", lock_wait=lock_wait)
 
     steps: list[StepPlan] = []
-    reboot_needed = False
-    user = _user(facts, home)
+    checks = []
+    effects: set[str] = set()
     for i, s in enumerate(pf.steps):
-        ctx = StepContext(facts=facts, kb=kb, plan_name=pf.name, target=pf.target, spec=s, gpus=tuple(m.targets),
-                          hidden=tuple(m.hidden), gfx=m.gfx, release=release, wheel=wheel,
-                          therock_index=therock_index, override=override, venv=venv_path, venv_exists=venv_exists,
-                          python_version=py_version, home=home, user=user, image=image, dkms=dkms,
-                          state_dir=state, backup_dir=backup_dir, wizard_python=wizard_py,
-                          reboot_needed=reboot_needed, earlier=kinds[:i], later=kinds[i + 1:])
-        if s.kind == "pip_pin" and (venv_path is None or (wheel is None and therock_index is None)):
-            continue
-        if s.kind in ("docker", "verify") and "docker" in kinds and image is None:
-            continue
+        ctx = replace(base, spec=s, params=s.params, effects_before=frozenset(effects), earlier=kinds[:i],
+                      later=kinds[i + 1:])
+        k = step_kind(s.kind)
         try:
-            sp = module(s.kind).plan(ctx)
+            sp = k.plan(ctx)
         except StepRefused as exc:
             reasons.extend(exc.reasons)
             continue
-        if s.kind == "pip_pin" and notes:
-            sp = dataclasses.replace(sp, notes=(*sp.notes, *notes))
-        if s.kind == "rocm_install" and dkms:
-            reboot_needed = True
-        if sp.reboot and sp.kind != "reboot":
-            reboot_needed = True
+        effects.update(sp.effects)
         steps.append(sp)
+        checks.extend(k.preflight(ctx, sp))
+    if facts.driver.kfd_present is False and KERNEL_DRIVER not in effects:
+        reasons.append("/dev/kfd is missing: the amdgpu kernel driver is not loaded, and this plan does not "
+                       "install one")
     if reasons:
         raise PlanRefused(list(dict.fromkeys(reasons)))
 
-    url = package_url(StepContext(facts=facts, kb=kb, plan_name=pf.name, target=pf.target, spec=install_spec,
-                                  release=release)) if install_spec is not None and release else None
-    wheel_check = None
-    if wheel is not None:
-        wheel_check = (wheel.index_url, "torch", wheel.torch)
-    elif therock_index is not None:
-        wheel_check = (therock_index, "torch", "any")
-    sb_step = next((s for s in steps if s.kind == "secure_boot"), None)
-    pre = preflight.build(
-        steps=tuple(steps), pm=StepContext(facts=facts, kb=kb, plan_name=pf.name, target=pf.target,
-                                           spec=pf.steps[0]).pm,
-        package_url=url, wheel_check=wheel_check,
-        check_python=f"{venv_path}/bin/python" if venv_exists else "python3",
-        venv_parent=os.path.dirname(venv_path) if venv_path else None,
-        dkms_without_mok=dkms and (sb_step is None or not sb_step.actions),
-        docker_tool=engine(facts) or "docker" if "docker" in kinds else None,
-    )
+    acts = [a for sp in steps for a in sp.actions]
+    if any(a.root for a in acts) or any(sp.reboot for sp in steps):
+        checks.insert(0, preflight.ssh_advice())
+    if any(a.root for a in acts):
+        checks.insert(1, preflight.root_available())
     target: list[tuple[str, Any]] = [("stream", pf.target.stream)]
-    if release:
-        target.append(("rocm", release.version))
-    if wheel is not None:
-        target += [("torch", wheel.torch), ("index", wheel.index), ("index_url", wheel.index_url)]
-    if therock_index:
-        target += [("torch", "newest on TheRock"), ("index_url", therock_index)]
-    if image is not None:
-        target.append(("image", image.tag))
+    if tg.release:
+        target.append(("rocm", tg.release.version))
+    if tg.wheel is not None:
+        target += [("torch", tg.wheel.torch), ("index", tg.wheel.index), ("index_url", tg.wheel.index_url)]
+    if tg.therock_index:
+        target += [("torch", "newest on TheRock"), ("index_url", tg.therock_index)]
+    if tg.image is not None:
+        target.append(("image", tg.image.tag))
     if m.gfx:
         target.append(("gfx", ",".join(m.gfx)))
-    if override:
-        target.append(("HSA_OVERRIDE_GFX_VERSION", override))
-    if venv_path:
-        target.append(("venv", venv_path))
-    return ResolvedPlan(name=pf.name, title=pf.title, why=pf.why, target=tuple(target), steps=tuple(steps),
-                        preflight=pre, source_file=pf.path)
+    if tg.override:
+        target.append(("HSA_OVERRIDE_GFX_VERSION", tg.override))
+    if tg.venv:
+        target.append(("venv", tg.venv))
+    return ResolvedPlan(name=pf.name, title=pf.title, why=pf.why, target=tuple(target),
+                        steps=(preflight.step(checks), *steps), source_file=pf.path, state_dir=state)
 
 
 def _recommend_reason(name: str, rp: ResolvedPlan) -> str:
@@ -371,7 +348,7 @@ def _recommend_reason(name: str, rp: ResolvedPlan) -> str:
     return f"the first applicable plan carrying {gfx}"
 
 
-def recommend(facts: Facts, *, venv: str | None = None, state_dir: str | None = None, kb=None,
+def recommend(facts: Facts, *, venv: str | None = None, state_dir: str | None = None, kb: KnowledgeBase | None = None,
               wizard_python: str | None = None) -> list[PlanChoice]:
     """Every shipped plan with applicable/reasons/target, exactly one marked recommended (when any fits)."""
     out: list[PlanChoice] = []

@@ -1,10 +1,15 @@
 """The dry-run renderer: a ResolvedPlan -> a bash script a person can read, diff and run by hand.
 
-Layout: a header (machine, target, why), ``set -euo pipefail``, the preflight as checks that stop the
-script, then one commented section per step. Every command is the action's argv, shlex-quoted;
-root actions are prefixed with ``sudo --``; an action with a done-check runs only when the check
-fails, so the script can be re-run after a reboot or an interruption. The reboot step records the
-boot id and reboots; running the script again after the reboot continues after it.
+Layout: a header (machine, target, why), ``set -euo pipefail``, the progress file, then one commented
+section per step; step 1 of a planned run is its preflight (checks that stop the script). Every
+command is the action's argv (with its environment), shlex-quoted; root actions are prefixed with
+``sudo --``; an action with a done-check runs only when the check fails.
+
+The script is resumable the way the wizard's own runs are: each finished step is recorded in a
+progress file in the plan's state directory, so running the script again (after the reboot, or after
+a failure you fixed) skips every finished step: the backup it made is never made again over the
+changed machine, and a purge is never repeated after the new release is installed. The reboot step
+records the boot id and reboots; running the script again after the boot continues after it.
 """
 
 from __future__ import annotations
@@ -13,9 +18,10 @@ import shlex
 import textwrap
 from pathlib import Path
 
-from wizard.model import Action, Facts, ResolvedPlan
+from wizard.model import PREFLIGHT, Action, Facts, ResolvedPlan, StepPlan
 
 SUDO = ("sudo", "--")
+SC2016 = "# shellcheck disable=SC2016  # literal $ inside single quotes is intended"
 
 
 def _comment(text: str, width: int = 96) -> list[str]:
@@ -27,9 +33,9 @@ def _comment(text: str, width: int = 96) -> list[str]:
 
 
 def command(a: Action) -> str:
-    argv = list(a.argv)
-    if a.env:
-        argv = ["env", *(f"{k}={v}" for k, v in a.env), *argv]
+    """The action as a shell command line: exactly the argv the runner executes (Action.command(),
+    environment included), with ``sudo --`` in front of a root action."""
+    argv = list(a.command())
     if a.root:
         argv = [*SUDO, *argv]
     return shlex.join(argv)
@@ -71,11 +77,19 @@ def machine_summary(facts: Facts) -> list[str]:
     return lines
 
 
+def progress_path(plan: ResolvedPlan) -> str:
+    """Where the script records its progress: the plan's state dir (beside its backup); a plan built
+    without one uses the user's XDG state dir, expanded by the shell."""
+    base = (plan.state_dir or "${XDG_STATE_HOME:-$HOME/.local/state}/rocm-wizard").rstrip("/")
+    return f"{base}/script/{plan.name}.progress"
+
+
 def render(plan: ResolvedPlan, facts: Facts) -> str:
     out: list[str] = ["#!/usr/bin/env bash"]
     out += _comment(f"rocm-wizard dry run: plan {plan.name}: {plan.title}")
     out += _comment("Nothing has been run. Running this script by hand does what `rocm-wizard --plan "
-                    f"{plan.name}` would do, in the same order, with the same commands.")
+                    f"{plan.name}` would do, in the same order, with the same commands. Run it again after the "
+                    "reboot, or after fixing a failure: it continues where it stopped.")
     out.append("#")
     for line in machine_summary(facts):
         out += _comment(line)
@@ -85,16 +99,17 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
         from wizard.plan_file import PLANS_DIR
 
         src = Path(plan.source_file)
-        shown = f"plans/{src.name} (shipped)" if src.parent.resolve() == Path(PLANS_DIR).resolve() else plan.source_file
+        shown = f"plans/{src.name} (shipped)" if src.parent.resolve() == PLANS_DIR.resolve() else plan.source_file
         out += _comment(f"plan file: {shown}")
+    progress = progress_path(plan)
     out += ["", "set -euo pipefail", ""]
-    out.append("# ---- preflight: each check must pass before the first change")
-    for a in plan.preflight:
-        msg = shlex.quote(f"preflight failed: {a.description or a.argv[0]}")
-        out += _comment(a.description)
-        if _needs_sc2016(a.argv):
-            out.append("# shellcheck disable=SC2016  # literal $ inside single quotes is intended")
-        out.append(f"if ! {command(a)}; then echo {msg} >&2; exit 1; fi")
+    out += _comment("Progress: one line per finished step. Delete this file to start the plan over.")
+    out.append(f"progress={shlex.quote(progress) if plan.state_dir else chr(34) + progress + chr(34)}")
+    sudo = "sudo -- " if plan.state_dir and _system_path(plan.state_dir) else ""  # root's state dir, like the backup
+    out += [f'{sudo}mkdir -p "$(dirname "$progress")" && {sudo}touch "$progress"',
+            'step_done() { grep -qx "$1" "$progress"; }',
+            f'mark_done() {{ echo "$1" | {sudo}tee -a "$progress" >/dev/null; }}',
+            f'mark_boot() {{ echo "$1" | {sudo}tee "$progress.reboot" >/dev/null; }}']
     n = len(plan.steps)
     for i, step in enumerate(plan.steps, 1):
         out += ["", f"# ---- step {i}/{n}: {step.kind}: {' '.join(step.title.split())}"]
@@ -103,38 +118,62 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
         if step.skipped_reason:
             out += _comment(f"skipped: {step.skipped_reason}")
             continue
-        if step.kind == "reboot":
-            out += _reboot(plan, step.actions[0] if step.actions else None)
-            continue
-        for a in step.actions:
-            if a.description:
-                out += _comment(a.description)
-            if _needs_sc2016(a.argv, a.check):
-                out.append("# shellcheck disable=SC2016  # literal $ inside single quotes is intended")
-            if a.check:
-                quiet = "" if a.check[0] in ("test", "[") else " >/dev/null 2>&1"
-                out.append(f"if ! {command(Action(argv=a.check))}{quiet}; then")
-                out.append("  " + _run(a))
-                out.append("fi")
-            else:
-                out.append(_run(a))
+        if step.kind == PREFLIGHT:
+            body = _preflight(step)
+        elif step.reboot:
+            body = _reboot(step)
+        else:
+            body = _actions(step)
+        out.append(f"if ! step_done {i}; then")
+        out += ["  " + line if line else line for line in body]
+        out.append(f"  mark_done {i}")
+        out.append("fi")
     out += ["", f"echo {shlex.quote(f'rocm-wizard plan {plan.name}: done')}", ""]
     return "\n".join(out)
 
 
-def _reboot(plan: ResolvedPlan, action: Action | None) -> list[str]:
-    marker = f'"${{XDG_STATE_HOME:-$HOME/.local/state}}/rocm-wizard/{plan.name}.reboot-boot-id"'
-    cmd = command(action) if action else shlex.join([*SUDO, "systemctl", "reboot"])
+def _system_path(path: str) -> bool:
+    return path.startswith(("/var/", "/etc/", "/opt/", "/usr/", "/srv/"))
+
+
+def _preflight(step: StepPlan) -> list[str]:
+    out: list[str] = []
+    for a in step.actions:
+        msg = shlex.quote(f"preflight failed: {a.name or a.description}: {a.description}")
+        out += _comment(f"{a.name}: {a.description}" if a.name else a.description)
+        if _needs_sc2016(a.argv):
+            out.append(SC2016)
+        out.append(f"if ! {command(a)}; then echo {msg} >&2; exit 1; fi")
+    return out
+
+
+def _actions(step: StepPlan) -> list[str]:
+    out: list[str] = []
+    for a in step.actions:
+        if a.description:
+            out += _comment(a.description)
+        if _needs_sc2016(a.argv, a.check):
+            out.append(SC2016)
+        if a.check:
+            quiet = "" if a.check[0] in ("test", "[") else " >/dev/null 2>&1"
+            out.append(f"if ! {command(Action(argv=a.check, env=a.env))}{quiet}; then")
+            out.append("  " + _run(a))
+            out.append("fi")
+        else:
+            out.append(_run(a))
+    return out
+
+
+def _reboot(step: StepPlan) -> list[str]:
+    cmds = [_run(a) for a in step.actions] or [shlex.join([*SUDO, "systemctl", "reboot"])]
     return [
-        f"marker={marker}",
         'boot_id=$(cat /proc/sys/kernel/random/boot_id)',
-        'if [ ! -e "$marker" ]; then',
-        '  mkdir -p "$(dirname "$marker")"',
-        '  echo "$boot_id" >"$marker"',
+        'if [ ! -e "$progress.reboot" ]; then',
+        '  mark_boot "$boot_id"',
         f"  echo {shlex.quote('rebooting now: run this script again after the reboot to continue')} >&2",
-        f"  {cmd}",
+        *[f"  {c}" for c in cmds],
         "  exit 0",
-        'elif [ "$(cat "$marker")" = "$boot_id" ]; then',
+        'elif [ "$(cat "$progress.reboot")" = "$boot_id" ]; then',
         f"  echo {shlex.quote('a reboot is still pending: reboot, then run this script again')} >&2",
         "  exit 3",
         "fi",

@@ -1,9 +1,10 @@
 """The wizard's stages as a pure state machine, and the Session both front ends read.
 
-No Textual, no rich, no I/O: ``advance(stage, event, read_only=...)`` is a table lookup, and
-``RunState.apply(event)`` folds the runner's plain event dataclasses into what a view shows (step
-states, durations, the failure, the reboot message, verify results). The Textual app and the
-unattended CLI both drive these; neither holds business logic of its own.
+No Textual, no rich, no I/O: ``advance(stage, move, read_only=...)`` is a table lookup over typed
+moves, and ``RunProgress.apply(event)`` folds the runner's event dataclasses into what a view shows
+(step states, durations, the failure, the reboot message, verify results) and returns the move the
+event implies. Runs themselves go through the run service (``wizard.runner.service``), which the CLI
+uses too; the app holds no business logic of its own.
 
     DETECT -> DIAGNOSE -> CHOOSE -> REVIEW -> CONFIRM -> RUN -> [VERIFY] -> REPORT
                                                          |-> FAILED -> retry (RUN) | rollback (RUN) | stop (REPORT)
@@ -17,6 +18,11 @@ import json
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
+
+from wizard.model import ResolvedPlan
+from wizard.runner import events as ev
+from wizard.runner.records import RunState
+from wizard.runner.service import PendingRun
 
 
 class Stage(str, Enum):
@@ -33,57 +39,79 @@ class Stage(str, Enum):
     REPORT = "report"
 
 
+class Move(str, Enum):
+    """What moves the wizard from one stage to the next: the user's choices and the run's outcomes."""
+
+    NEXT = "next"
+    BACK = "back"
+    CHOOSE = "choose"
+    CONFIRM = "confirm"
+    YES = "yes"
+    NO = "no"
+    FAILED = "failed"
+    REBOOT = "reboot"
+    VERIFY = "verify"
+    DONE = "done"
+    STOPPED = "stopped"
+    RETRY = "retry"
+    ROLLBACK = "rollback"
+    STOP = "stop"
+    RESUME = "resume"
+    LATER = "later"
+    RESTART = "restart"
+
+
 class IllegalTransition(Exception):
-    def __init__(self, stage: Stage, event: str) -> None:
-        super().__init__(f"no transition from {stage.value} on {event!r}")
-        self.stage, self.event = stage, event
+    def __init__(self, stage: Stage, move: Move) -> None:
+        super().__init__(f"no transition from {stage.value} on {move.value!r}")
+        self.stage, self.move = stage, move
 
 
-# (stage, event) -> next stage
-_TABLE: dict[tuple[Stage, str], Stage] = {
-    (Stage.DETECT, "next"): Stage.DIAGNOSE,
-    (Stage.DIAGNOSE, "next"): Stage.CHOOSE,
-    (Stage.DIAGNOSE, "back"): Stage.DETECT,
-    (Stage.CHOOSE, "choose"): Stage.REVIEW,
-    (Stage.CHOOSE, "back"): Stage.DIAGNOSE,
-    (Stage.REVIEW, "back"): Stage.CHOOSE,
-    (Stage.REVIEW, "confirm"): Stage.CONFIRM,
-    (Stage.CONFIRM, "yes"): Stage.RUN,
-    (Stage.CONFIRM, "no"): Stage.REVIEW,
-    (Stage.RUN, "failed"): Stage.FAILED,
-    (Stage.RUN, "reboot"): Stage.REBOOT,
-    (Stage.RUN, "verify"): Stage.VERIFY,
-    (Stage.RUN, "done"): Stage.REPORT,
-    (Stage.RUN, "stopped"): Stage.REPORT,
-    (Stage.VERIFY, "failed"): Stage.FAILED,
-    (Stage.VERIFY, "done"): Stage.REPORT,
-    (Stage.VERIFY, "reboot"): Stage.REBOOT,
-    (Stage.VERIFY, "stopped"): Stage.REPORT,
-    (Stage.FAILED, "retry"): Stage.RUN,
-    (Stage.FAILED, "rollback"): Stage.RUN,
-    (Stage.FAILED, "stop"): Stage.REPORT,
-    (Stage.RESUME, "resume"): Stage.RUN,
-    (Stage.RESUME, "later"): Stage.DETECT,
-    (Stage.REPORT, "restart"): Stage.DETECT,
+# (stage, move) -> next stage
+_TABLE: dict[tuple[Stage, Move], Stage] = {
+    (Stage.DETECT, Move.NEXT): Stage.DIAGNOSE,
+    (Stage.DIAGNOSE, Move.NEXT): Stage.CHOOSE,
+    (Stage.DIAGNOSE, Move.BACK): Stage.DETECT,
+    (Stage.CHOOSE, Move.CHOOSE): Stage.REVIEW,
+    (Stage.CHOOSE, Move.BACK): Stage.DIAGNOSE,
+    (Stage.REVIEW, Move.BACK): Stage.CHOOSE,
+    (Stage.REVIEW, Move.CONFIRM): Stage.CONFIRM,
+    (Stage.CONFIRM, Move.YES): Stage.RUN,
+    (Stage.CONFIRM, Move.NO): Stage.REVIEW,
+    (Stage.RUN, Move.FAILED): Stage.FAILED,
+    (Stage.RUN, Move.REBOOT): Stage.REBOOT,
+    (Stage.RUN, Move.VERIFY): Stage.VERIFY,
+    (Stage.RUN, Move.DONE): Stage.REPORT,
+    (Stage.RUN, Move.STOPPED): Stage.REPORT,
+    (Stage.VERIFY, Move.FAILED): Stage.FAILED,
+    (Stage.VERIFY, Move.DONE): Stage.REPORT,
+    (Stage.VERIFY, Move.REBOOT): Stage.REBOOT,
+    (Stage.VERIFY, Move.STOPPED): Stage.REPORT,
+    (Stage.FAILED, Move.RETRY): Stage.RUN,
+    (Stage.FAILED, Move.ROLLBACK): Stage.RUN,
+    (Stage.FAILED, Move.STOP): Stage.REPORT,
+    (Stage.RESUME, Move.RESUME): Stage.RUN,
+    (Stage.RESUME, Move.LATER): Stage.DETECT,
+    (Stage.REPORT, Move.RESTART): Stage.DETECT,
 }
 # a recorded machine (--from) can be reviewed and exported, never changed
-_READ_ONLY_BLOCKED = {(Stage.REVIEW, "confirm"), (Stage.RESUME, "resume"), (Stage.FAILED, "retry"),
-                      (Stage.FAILED, "rollback")}
+_READ_ONLY_BLOCKED = {(Stage.REVIEW, Move.CONFIRM), (Stage.RESUME, Move.RESUME), (Stage.FAILED, Move.RETRY),
+                      (Stage.FAILED, Move.ROLLBACK)}
 
 
-def advance(stage: Stage, event: str, *, read_only: bool = False) -> Stage:
+def advance(stage: Stage, move: Move, *, read_only: bool = False) -> Stage:
     """The next stage, or :class:`IllegalTransition`."""
-    if read_only and (stage, event) in _READ_ONLY_BLOCKED:
-        raise IllegalTransition(stage, event)
+    if read_only and (stage, move) in _READ_ONLY_BLOCKED:
+        raise IllegalTransition(stage, move)
     try:
-        return _TABLE[(stage, event)]
+        return _TABLE[(stage, move)]
     except KeyError:
-        raise IllegalTransition(stage, event) from None
+        raise IllegalTransition(stage, move) from None
 
 
-def events_from(stage: Stage, *, read_only: bool = False) -> list[str]:
-    """The events a stage accepts (what a view may offer)."""
-    return [e for (s, e) in _TABLE if s == stage and not (read_only and (s, e) in _READ_ONLY_BLOCKED)]
+def moves_from(stage: Stage, *, read_only: bool = False) -> list[Move]:
+    """The moves a stage accepts (what a view may offer)."""
+    return [mv for (s, mv) in _TABLE if s == stage and not (read_only and (s, mv) in _READ_ONLY_BLOCKED)]
 
 
 # ----------------------------------------------------------------------------- plans on offer
@@ -142,7 +170,7 @@ class VerifyRow:
 
 
 @dataclass
-class RunState:
+class RunProgress:
     """The fold of the engine's events: what the Run, Failed, Reboot, Verify and Report stages show."""
 
     run_id: str | None = None
@@ -153,10 +181,12 @@ class RunState:
     steps: list[StepRow] = field(default_factory=list)
     current: int | None = None
     current_action: str | None = None
-    state: str = "idle"  # idle | running | failed | reboot-pending | done | stopped | rolled-back
-    failure: Any = None  # wizard.runner.events.RunFailed
+    state: RunState | None = None  # None: nothing ran in this session yet
+    failure: ev.RunFailed | None = None
     reboot_message: str | None = None
     reboot_unit: bool = False
+    reboot_needed: bool = False  # the kernel driver changed and no reboot has loaded it yet
+    message: str = ""
     skipped: tuple[str, ...] = ()
     verify: list[VerifyRow] = field(default_factory=list)
     verify_step: int | None = None
@@ -165,7 +195,7 @@ class RunState:
     _verify_buf: list[str] = field(default_factory=list)
 
     @classmethod
-    def for_plan(cls, plan: Any) -> RunState:
+    def for_plan(cls, plan: ResolvedPlan) -> RunProgress:
         """Rows for a ResolvedPlan's steps, all planned."""
         rs = cls(plan=plan.name)
         rs.steps = [StepRow(i, s.kind, s.title, "skipped" if s.skipped_reason else "planned",
@@ -176,62 +206,70 @@ class RunState:
         if 0 <= index < len(self.steps):
             self.steps[index] = replace(self.steps[index], **changes)
 
-    def apply(self, event: Any) -> str | None:
-        """Fold one engine event in. Returns the machine event it implies ("failed", "reboot",
-        "verify", "done", "stopped"), or None."""
-        name = type(event).__name__
-        if name == "RunStarted":
+    def apply(self, event: ev.Event) -> Move | None:
+        """Fold one engine event in. Returns the move it implies (FAILED, REBOOT, VERIFY, DONE,
+        STOPPED), or None."""
+        if isinstance(event, ev.RunStarted):
             self.run_id, self.plan, self.journal, self.log_dir = event.run_id, event.plan, event.journal, event.log_dir
             self.resumed = event.resumed
-            self.state = "running"
+            self.state = RunState.RUNNING
             self.failure = None
             if len(self.steps) < event.total_steps:
                 self.steps += [StepRow(i, "?", f"step {i + 1}") for i in range(len(self.steps), event.total_steps)]
             for r in self.steps:  # a retried step starts again
                 if r.state in ("failed", "stopped", "running"):
                     self._set(r.index, state="planned", note=None)
-        elif name == "StepStarted":
+        elif isinstance(event, ev.StepStarted):
             self.current = event.index
             self._set(event.index, state="running", log_path=event.log_path, kind=event.kind, title=event.title)
             if event.kind == "verify":
                 self.verify_step = event.index
                 self.verify, self._verify_buf = [], []
-                return "verify"
-        elif name == "StepSkipped":
+                return Move.VERIFY
+        elif isinstance(event, ev.StepSkipped):
             self._set(event.index, state="skipped", note=event.reason)
-        elif name == "StepDoneEarlier":
-            self._set(event.index, state=event.outcome, duration=event.duration, log_path=event.log_path,
+        elif isinstance(event, ev.StepDoneEarlier):
+            self._set(event.index, state=event.outcome.value, duration=event.duration, log_path=event.log_path,
                       note="done before this session")
-        elif name == "StepFinished":
-            self._set(event.index, state=event.outcome, duration=event.duration)
+        elif isinstance(event, ev.StepFinished):
+            self._set(event.index, state=event.outcome.value, duration=event.duration)
             if event.index == self.verify_step:
                 self._parse_verify_whole()
-        elif name == "ActionStarted":
+        elif isinstance(event, ev.ActionStarted):
             self.current_action = event.shown
-        elif name == "OutputLines":
+        elif isinstance(event, ev.OutputLines):
             self.lines += len(event.lines)
             if event.step == self.verify_step and event.step is not None:
                 self._verify_lines(event.lines)
-        elif name == "RunFailed":
-            self.state = "failed"
+        elif isinstance(event, ev.RunFailed):
+            self.state = RunState.FAILED
             self.failure = event
             self._set(event.step, state="failed", note=event.message)
-            return "failed"
-        elif name == "RebootPending":
-            self.state = "reboot-pending"
+            return Move.FAILED
+        elif isinstance(event, ev.RebootPending):
+            self.state = RunState.REBOOT_PENDING
             self.reboot_message, self.reboot_unit = event.message, event.unit_installed
             self._set(event.step, state="reboot", note=event.message)
-            return "reboot"
-        elif name == "RunFinished":
-            if event.state == "done":
-                self.state = "done"
+            return Move.REBOOT
+        elif isinstance(event, ev.RollbackStarted):
+            self.state = RunState.ROLLING_BACK
+            self.failure = None
+        elif isinstance(event, ev.RunFinished):
+            self.message = event.message
+            self.reboot_needed = event.reboot_needed
+            if event.state is RunState.DONE:
+                self.state = RunState.DONE
                 self.skipped = tuple(event.skipped)
-                return "done"
-            if event.state == "stopped":
-                self.state = "stopped"
+                return Move.DONE
+            if event.state is RunState.STOPPED:
+                self.state = RunState.STOPPED
                 if self.current is not None and self.steps and self.steps[self.current].state == "running":
                     self._set(self.current, state="stopped")
-                return "stopped"
+                return Move.STOPPED
+            if event.state in (RunState.ROLLED_BACK, RunState.ROLLBACK_FAILED):
+                self.state = event.state
+                self.skipped = tuple(f"not restorable: {c}" for c in event.skipped)
+                return Move.STOPPED
         return None
 
     # -- verify results: JSON lines of the suite, or one JSON report at the end ----------------
@@ -280,20 +318,6 @@ def _verify_row(d: dict[str, Any]) -> VerifyRow:
 # ----------------------------------------------------------------------------- the session
 
 
-@dataclass(frozen=True)
-class PendingRun:
-    """A run the journal says is not finished: offered at start."""
-
-    run_id: str
-    plan: str | None
-    state: str  # reboot-pending | interrupted | failed | stopped
-    next_step: int | None
-    total_steps: int
-    step_titles: tuple[str, ...]
-    rebooted: bool  # the boot id changed since the reboot step
-    journal: str
-
-
 @dataclass
 class Session:
     """Everything a view needs: the machine, its findings, the plans, the run. Views read it;
@@ -305,13 +329,14 @@ class Session:
     findings: list[Any] = field(default_factory=list)  # wizard.diagnose.Finding
     options: list[PlanOption] = field(default_factory=list)
     chosen: str | None = None
-    resolved: Any = None  # wizard.model.ResolvedPlan
+    resolved: ResolvedPlan | None = None
     resolve_error: tuple[str, ...] = ()
-    run: RunState = field(default_factory=RunState)
+    run: RunProgress = field(default_factory=RunProgress)
     pending: PendingRun | None = None
+    blocked: str | None = None  # why a new plan cannot start now (an unfinished run), from the run service
     stage: Stage = Stage.DETECT
     exported: str | None = None  # path of the exported dry-run script
-    history: list[tuple[Stage, str, Stage]] = field(default_factory=list)
+    history: list[tuple[Stage, Move, Stage]] = field(default_factory=list)
 
     @property
     def sandbox(self) -> bool:
@@ -321,16 +346,16 @@ class Session:
     def has_amd_gpu(self) -> bool:
         return bool(self.facts is not None and self.facts.gpus)
 
-    def fire(self, event: str) -> Stage:
-        """Apply a machine event; returns (and records) the new stage."""
-        new = advance(self.stage, event, read_only=self.read_only)
-        self.history.append((self.stage, event, new))
+    def fire(self, move: Move) -> Stage:
+        """Apply a move; returns (and records) the new stage."""
+        new = advance(self.stage, move, read_only=self.read_only)
+        self.history.append((self.stage, move, new))
         self.stage = new
         return new
 
-    def can(self, event: str) -> bool:
+    def can(self, move: Move) -> bool:
         try:
-            advance(self.stage, event, read_only=self.read_only)
+            advance(self.stage, move, read_only=self.read_only)
         except IllegalTransition:
             return False
         return True

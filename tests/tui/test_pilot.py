@@ -272,7 +272,7 @@ async def test_ctrl_c_mid_step_leaves_a_consistent_journal(tmp_path: Path) -> No
     from wizard.runner.journal import replay
 
     run = svc.run_control.current_run()  # type: ignore[union-attr]
-    view = replay(run.journal.records())
+    view = replay(run.journal.entries())
     assert view.state == "stopped" and not view.open_actions and view.next_step == 1
     assert "resume" in app.stop_message()
 

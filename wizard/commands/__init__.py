@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from wizard.host import Host
     from wizard.model import Facts, ResolvedPlan
-    from wizard.runner.lock import Lock
+    from wizard.runner.service import Machine, RunService
 
 
 class CommandError(Exception):
@@ -32,26 +32,21 @@ def usage_error(message: str) -> CommandError:
     return CommandError(f"error: {message}", exit_codes.USAGE)
 
 
-def resolve_plan_or_fail(spec: str, facts: Facts, state_dir: object) -> ResolvedPlan:
+def resolve_plan_or_fail(spec: str, ctx: Context) -> ResolvedPlan:
     """The planner's answer, or the CLI's: exit 2 for a bad plan, exit 5 with one line per reason."""
     from wizard.planner import PlanError, PlanRefused, resolve_plan
 
     try:
-        return resolve_plan(spec, facts, state_dir=state_dir)
+        return resolve_plan(spec, ctx.facts, state_dir=ctx.plan_state_dir, lock_wait=ctx.lock_wait)
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None
     except PlanRefused as exc:
         raise CommandError("\n".join(f"refused: {r}" for r in exc.reasons), exit_codes.REFUSED) from None
 
 
-def hold_run_lock(state: Path) -> Lock:
-    """One wizard per machine: the lock, or exit 4 naming its holder."""
-    from wizard.runner.lock import Lock, LockHeld
-
-    try:
-        return Lock(state / "lock").acquire()
-    except LockHeld as exc:
-        raise CommandError(str(exc), exit_codes.LOCKED) from None
+def run_error(exc: Exception) -> CommandError:
+    """A RunError of the run service as the CLI's one-line error (its own exit code)."""
+    return CommandError(str(getattr(exc, "message", exc)), int(getattr(exc, "code", exit_codes.FAILURE)))
 
 
 class Context:
@@ -64,6 +59,8 @@ class Context:
         self.sandbox: str | None = getattr(args, "sandbox", None)
         self.profile: str | None = getattr(args, "profile", None)
         self.state_dir: str | None = getattr(args, "state_dir", None)
+        self.verify_python: str | None = getattr(args, "verify_python", None)
+        self.lock_wait: int = int(getattr(args, "lock_wait", None) or 120)
         if self.from_ and self.sandbox:
             raise usage_error("--from and --sandbox name two different machines; give one")
         if self.profile and not self.sandbox:
@@ -88,6 +85,31 @@ class Context:
         except HostError as exc:
             raise usage_error(str(exc)) from None
         return LiveHost()
+
+    @cached_property
+    def machine(self) -> Machine:
+        """The machine runs act on (live or sandbox), for the run service."""
+        from wizard import machines
+
+        if self.sandbox:
+            return machines.sandbox(self.host, self.sandbox, verify_python=self.verify_python,  # type: ignore[arg-type]
+                                    state_dir=self.state_dir)
+        return machines.live(self.host, state_dir=self.state_dir)
+
+    @cached_property
+    def runs(self) -> RunService:
+        from wizard.runner.service import RunService
+
+        return RunService(self.machine)
+
+    @property
+    def plan_state_dir(self) -> str:
+        """The state dir as the machine sees it: what a plan writes into (its backup, its downloads)."""
+        if self.read_only:
+            from wizard import paths
+
+            return str(paths.state_dir(self.state_dir))
+        return self.machine.machine_state
 
     @cached_property
     def facts(self) -> Facts:

@@ -10,20 +10,18 @@ import argparse
 import sys
 
 from wizard import exit_codes
-from wizard.commands import resolve_plan_or_fail
+from wizard.commands import Context, resolve_plan_or_fail
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:  # top-level options only (wizard/cli.py)
     return None
 
 
-def run(args: argparse.Namespace, ctx) -> int:
+def run(args: argparse.Namespace, ctx: Context) -> int:
     from wizard.script import render
 
-    from wizard.runner.cli_support import state_roots
-
     # the state dir as the machine sees it: the script shows the same paths a real run uses
-    plan = resolve_plan_or_fail(args.plan, ctx.facts, state_roots(ctx)[2])
+    plan = resolve_plan_or_fail(args.plan, ctx)
     sys.stdout.write(render(plan, ctx.facts))
     sys.stdout.flush()
     return exit_codes.OK

@@ -8,42 +8,29 @@ from __future__ import annotations
 import argparse
 
 from wizard import exit_codes
-from wizard.commands import CommandError, hold_run_lock
+from wizard.commands import CommandError, Context, run_error
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--yes", action="store_true", help="unattended: no questions")
     parser.add_argument("--verify-python", metavar="PATH", default=argparse.SUPPRESS,
                         help="in a sandbox, run verify with this CPU torch")
+    parser.add_argument("--skip-preflight", metavar="NAME", action="append", default=argparse.SUPPRESS,
+                        help="skip this preflight check (repeatable; journalled)")
 
 
-def run(args: argparse.Namespace, ctx) -> int:
-    from wizard.runner import cli_support as cs
-    from wizard.runner import runs
-    from wizard.runner.engine import Engine
-    from wizard.runner.privilege import PrivilegeError
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    from wizard.commands.console import ConsoleView, ask, exit_code_for
+    from wizard.runner.service import RunError
 
     if ctx.read_only:
         raise CommandError("error: --from names a recorded machine; nothing can be resumed there", exit_codes.USAGE)
-    state, logs, _ = cs.state_roots(ctx)
-    lock = hold_run_lock(state)
     try:
-        run_ = runs.current(state, logs)
-        if run_ is None:
-            raise CommandError(f"no run to resume (state dir {state})", exit_codes.FAILURE)
-        view = run_.view()
-        if view.finished:
-            print(f"run {run_.id} ({view.plan}) is already {view.state}; nothing to resume")
-            return exit_codes.OK
-        plan = run_.plan()
-        priv = cs.privilege(ctx)
-        yes = bool(args.yes) or view.yes
-        with cs.root_rights(priv, [a for s in plan.steps for a in s.actions], ctx, yes=bool(args.yes)):
-            engine = Engine(ctx.host, plan, run_, privilege=priv, on_event=cs.ConsoleView(), yes=yes,
-                            verify_python=getattr(args, "verify_python", None),
-                            resume_command=cs.resume_command(ctx),
-                            ask_reboot=None if args.yes else (lambda: cs.ask("Reboot now?", default=False)))
-            out = engine.execute(mode="retry" if view.state == "failed" else "resume")
-        return cs.exit_code_for(out.state)
-    finally:
-        lock.release()
+        out = ctx.runs.resume(on_event=ConsoleView(), yes=bool(args.yes),
+                              skip_preflight=tuple(getattr(args, "skip_preflight", None) or ()),
+                              ask_reboot=None if args.yes else (lambda: ask("Reboot now?", default=False)))
+    except RunError as exc:
+        raise run_error(exc) from None
+    if out.state.finished and not out.failure and "already" in out.message:
+        print(out.message)
+    return exit_code_for(out.state)

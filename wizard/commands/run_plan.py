@@ -2,6 +2,7 @@
 
 Without --yes it shows the plan and asks once before the first change. FILE may be a plan .toml
 or a resolved-plan .json written by an earlier run (runs/<id>/plan.json), which replays exactly.
+Step 1 is the preflight: a failed check stops the run before anything changes (exit 1).
 Exit codes: 0 done, 1 failed, 2 unknown/malformed plan, 3 reboot pending, 4 locked, 5 refused.
 """
 
@@ -10,53 +11,47 @@ from __future__ import annotations
 import argparse
 
 from wizard import exit_codes
-from wizard.commands import CommandError, hold_run_lock, resolve_plan_or_fail
+from wizard.commands import CommandError, Context, resolve_plan_or_fail, run_error
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:  # top-level options only (wizard/cli.py)
     return None
 
 
-def run(args: argparse.Namespace, ctx) -> int:
-    from wizard.runner import cli_support as cs
-    from wizard.runner import planfile, runs
-    from wizard.runner.engine import Engine
-    from wizard.runner.privilege import PrivilegeError
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    from wizard.commands.console import ConsoleView, ask, exit_code_for
+    from wizard.runner import planfile
+    from wizard.runner.service import RunError
 
     if ctx.read_only:
         raise CommandError("error: --from names a recorded machine: it can be planned for (--dry-run), "
                            "never changed", exit_codes.USAGE)
-    state, logs, machine_state = cs.state_roots(ctx)
     if planfile.is_plan_file(args.plan):
         try:
             plan = planfile.load(args.plan)
         except planfile.PlanFileError as exc:
             raise CommandError(str(exc), exit_codes.USAGE) from None
     else:
-        plan = resolve_plan_or_fail(args.plan, ctx.facts, machine_state)
-    lock = hold_run_lock(state)
+        plan = resolve_plan_or_fail(args.plan, ctx)
+    service = ctx.runs
+    skips = tuple(getattr(args, "skip_preflight", None) or ())
     try:
-        prev = runs.current(state, logs)
-        if prev is not None:
-            v = prev.view()
-            if v.state in ("interrupted", "reboot-pending", "failed", "running"):
-                raise CommandError(f"run {prev.id} ({v.plan}) is {v.state}: `rocm-wizard resume` continues it, "
-                                   "`rocm-wizard rollback` undoes it", exit_codes.FAILURE)
-        priv = cs.privilege(ctx)
-        actions = [a for s in plan.steps for a in s.actions]
+        service.check_skips(plan, skips)
+        blocked = service.blocked()
+        if blocked:
+            raise CommandError(blocked, exit_codes.FAILURE)
         if not args.yes:
             n = sum(1 for s in plan.steps if s.skipped_reason is None)
-            print(f"{plan.title}: {n} steps, {len(actions)} commands (see them with --dry-run).")
-            if not cs.ask("Start now? This changes the machine" + (" (sandbox)" if cs.is_sandbox(ctx) else "")):
+            actions = sum(len(s.actions) for s in plan.steps)
+            print(f"{plan.title}: {n} steps, {actions} commands (see them with --dry-run).")
+            if not ask("Start now? This changes the machine" + (" (sandbox)" if ctx.sandbox else "")):
                 print("nothing was changed")
                 return exit_codes.OK
-        with cs.root_rights(priv, actions, ctx, yes=bool(args.yes)):
-            run_ = runs.create(state, logs, plan)
-            engine = Engine(ctx.host, plan, run_, privilege=priv, on_event=cs.ConsoleView(), yes=bool(args.yes),
-                            verify_python=getattr(args, "verify_python", None), resume_command=cs.resume_command(ctx),
-                            ask_reboot=None if args.yes else (lambda: cs.ask("Reboot now?", default=False)))
-            out = engine.execute(mode="start")
-        print(f"replayable plan: {run_.plan_path}")
-        return cs.exit_code_for(out.state)
-    finally:
-        lock.release()
+        out = service.start(plan, on_event=ConsoleView(), yes=bool(args.yes), skip_preflight=skips,
+                            ask_reboot=None if args.yes else (lambda: ask("Reboot now?", default=False)))
+    except RunError as exc:
+        raise run_error(exc) from None
+    run = service.current()
+    if run is not None:
+        print(f"replayable plan: {run.plan_path}")
+    return exit_code_for(out.state)

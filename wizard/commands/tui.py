@@ -27,16 +27,14 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
     if not sys.stdin.isatty() or not sys.stdout.isatty():
         raise CommandError("the interactive wizard needs a terminal; for scripts use "
                            "`rocm-wizard --plan NAME --yes` or `--dry-run`", exit_codes.USAGE)
-    from wizard.run_control import RunControl
     from wizard.tui.app import make_app
     from wizard.tui.services import Services
 
     host = ctx.host
-    verify_python = getattr(args, "verify_python", None)
-    rc = None if ctx.read_only else RunControl.for_ctx(ctx, verify_python=verify_python)
+    runs = None if ctx.read_only else ctx.runs
     services = Services(
-        host=host, read_only=ctx.read_only, pythons=tuple(ctx.pythons), run_control=rc,
-        verify_python=verify_python, state_dir=rc.machine_state if rc else None, relaunch_hint=relaunch_hint(ctx),
+        host=host, read_only=ctx.read_only, pythons=tuple(ctx.pythons), runs=runs,
+        verify_python=ctx.verify_python, state_dir=ctx.plan_state_dir, relaunch_hint=relaunch_hint(ctx),
         facts=ctx.facts,
     )
     if ctx.state_dir:

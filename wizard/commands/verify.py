@@ -67,7 +67,22 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
 
     if ctx.read_only:
         raise usage_error("verify runs the suite on this machine; --from names a recorded one")
+    device = args.device
     pythons = list(getattr(args, "pythons", None) or [])
+    if ctx.sandbox and not args.image:
+        # a rehearsal machine has no GPU and its venvs hold stand-ins: the CPU torch given with
+        # --verify-python plays the venv's torch, on the CPU
+        import os
+
+        from wizard.sandbox.executor import SANDBOX_VERIFY_PYTHON
+
+        stand_in = ctx.verify_python or os.environ.get(SANDBOX_VERIFY_PYTHON)
+        if not stand_in:
+            raise usage_error("in a sandbox, verify needs --verify-python PATH (a CPU torch that plays the venv's "
+                              "torch); nothing was verified")
+        if pythons and not ctx.host.exists(pythons[0]):
+            raise usage_error(f"--python {pythons[0]}: not on the sandbox machine")
+        pythons, device = [stand_in], "cpu"
     if len(pythons) > 1:
         raise usage_error("verify takes one --python PATH")
     python = pythons[0] if pythons else None
@@ -87,7 +102,7 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
             python = resolve_python(python)
     except VerifyUsageError as exc:
         raise usage_error(f"--python {exc}") from None
-    options = SuiteOptions(device=args.device, timeout=args.timeout or DEFAULT_TIMEOUT, quick=args.quick)
+    options = SuiteOptions(device=device, timeout=args.timeout or DEFAULT_TIMEOUT, quick=args.quick)
 
     on_check = None
     console = None

@@ -1,53 +1,59 @@
-"""The engine: runs a resolved plan's actions in order, journalled, resumable.
+"""The engine: runs a resolved plan's steps (preflight first) and rollbacks, journalled, resumable.
 
-For each step: skip it if the journal says it is done; otherwise for each action skip it if the
-journal says it finished or its done-check passes *now* (re-probed, never trusted from planning
-time), else write ``action-start``, run it, write ``action-end``. A failed action stops the run with
-its state kept and a :class:`RunFailed` event (last 50 lines, matching known issues, choices). A
-reboot step records the boot id, arms the resume unit (``--yes``) and the login notice, and ends the
-run with state ``reboot-pending``; the next ``execute()`` on a new boot id continues after it.
+One action loop serves the preflight, every step, the reboot and the rollback: for each action it
+skips what the journal says finished or what its done-check (re-probed *now*, never trusted from
+planning time) says is done, else journals ``action-start``, emits, executes through the executor,
+journals ``action-end`` with the outcome (ok, failed, timeout, cancelled) and emits. A failed action
+stops the run with its state kept and a :class:`RunFailed` event (last 50 lines, matching known
+issues, choices); a cancelled one stops it as ``stopped``. A step whose actions need what the executor
+cannot provide (a GPU in a rehearsal) is skipped with the executor's reason. A reboot step records the
+boot id, arms the resume unit (``--yes``) and the login notice, and ends the run reboot-pending; the
+next ``execute()`` on a new boot id continues after it.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass
-from pathlib import Path
+from enum import Enum
 from typing import IO, Callable, Sequence
 
 from wizard.host import Host
-from wizard.model import Action, ResolvedPlan, StepPlan
+from wizard.model import KERNEL_DRIVER, Action, ResolvedPlan, StepPlan
 from wizard.runner import events as ev
-from wizard.runner import resume_unit, shell
+from wizard.runner import resume_unit
+from wizard.runner.executor import Executor
 from wizard.runner.journal import RunView, atomic_write
-from wizard.runner.privilege import Privilege
+from wizard.runner.records import (ActionEnd, ActionOutcome, ActionSkip, ActionStart, Phase, PreflightSkip, Rebooted,
+                                   RebootPending, Resume, Retry, RollbackStart, RunEnd, RunStart, RunState,
+                                   StepEnd, StepOutcome, StepSkip, StepStart)
 from wizard.runner.runs import RESUME_MARKER, Run
+from wizard.runner.shell import ShellResult
 
 TAIL_LINES = 50
-BASE_ENV = {
-    "LC_ALL": "C",
-    "LANG": "C",
-    "PYTHONUNBUFFERED": "1",
-    "NO_COLOR": "1",
-    "TERM": "dumb",
-    "DEBIAN_FRONTEND": "noninteractive",
-    "PIP_NO_INPUT": "1",
-}
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
-SANDBOX_VERIFY_SKIP = "sandbox: the verify step needs --verify-python PATH (a CPU torch); skipped, not passed"
+REBOOT_TO_LOAD = "reboot to load the changed kernel driver (amdgpu): it is not in use until then"
+
+
+class Mode(str, Enum):
+    START = "start"  # a new run
+    RESUME = "resume"  # after a reboot, a crash or a stop
+    RETRY = "retry"  # after a failure
 
 
 @dataclass(frozen=True)
 class Outcome:
-    state: str  # "done" | "failed" | "reboot-pending" | "stopped"
+    """How a call to the engine ended."""
+
+    state: RunState
     run_id: str
     message: str = ""
     failure: ev.RunFailed | None = None
     skipped: tuple[str, ...] = ()
+    reboot_needed: bool = False
+
 
 
 class _Sink:
@@ -93,6 +99,18 @@ class _Sink:
             pass
 
 
+@dataclass(frozen=True)
+class _Stop:
+    """Why an action loop stopped early."""
+
+    outcome: ActionOutcome
+    index: int
+    shown: str
+    result: ShellResult | None
+    tail: tuple[str, ...]
+    message: str
+
+
 class Engine:
     def __init__(
         self,
@@ -100,27 +118,23 @@ class Engine:
         plan: ResolvedPlan,
         run: Run,
         *,
-        privilege: Privilege,
+        executor: Executor,
         on_event: Callable[[ev.Event], None] | None = None,
         yes: bool = False,
-        verify_python: str | None = None,
         ask_reboot: Callable[[], bool] | None = None,
         cancel: threading.Event | None = None,
         resume_command: Sequence[str] | None = None,
         diagnose: Callable[[str], Sequence[ev.Finding]] | None = None,
+        skip_preflight: Sequence[str] = (),
     ) -> None:
-        self.host, self.plan, self.run, self.priv = host, plan, run, privilege
+        self.host, self.plan, self.run, self.executor = host, plan, run, executor
         self._on_event = on_event
         self.yes = yes
-        self.verify_python = verify_python
         self.ask_reboot = ask_reboot
         self.cancel = cancel or threading.Event()
         self.resume_command = list(resume_command or [*resume_unit.wizard_command(), "resume", "--yes"])
         self.diagnose = diagnose if diagnose is not None else default_diagnose
-        root = getattr(host, "root", None)
-        self.sandbox_root: Path | None = (
-            Path(root) if getattr(host, "name", "").startswith("sandbox:") and root is not None else None
-        )
+        self.skip_preflight = tuple(skip_preflight)
         self.journal = run.journal
 
     # ------------------------------------------------------------------------- helpers
@@ -135,66 +149,84 @@ class Engine:
         text = self.host.read_text(BOOT_ID)
         return text.strip() if text else None
 
-    def env(self) -> dict[str, str]:
-        env = dict(self.host.environ)
-        env.update(BASE_ENV)
-        return env
-
-    def _map_program(self, argv: Sequence[str]) -> list[str] | None:
-        """In a sandbox an absolute program path means the one inside the sandbox root."""
-        if self.sandbox_root is None or not argv[0].startswith("/"):
-            return list(argv)
-        root = str(self.sandbox_root)
-        if argv[0] == root or argv[0].startswith(root.rstrip("/") + "/"):
-            return list(argv)
-        inside = self.sandbox_root / argv[0].lstrip("/")
-        if inside.is_file():
-            return [str(inside), *argv[1:]]
-        standin = self.host.which(os.path.basename(argv[0]))
-        if standin:
-            return [standin, *argv[1:]]
-        return None
-
-    def _exec(self, action: Action, log: IO[bytes], step: int, index: int, *, quiet: bool = False) -> tuple[shell.ShellResult, _Sink]:
-        emit = (lambda e: None) if quiet else self.emit
-        sink = _Sink(log, emit, step, index)
-        mapped = self._map_program(action.argv)
-        if mapped is None:
-            msg = f"sandbox: no stand-in for {action.argv[0]} (nothing outside the sandbox is run)"
-            sink.feed((msg + "\n").encode())
-            sink.close()
-            return shell.ShellResult(127, 0.0, error=msg), sink
-        argv = self.priv.wrap(action, mapped)
-        res = shell.run(argv, env=self.env(), on_output=sink.feed, timeout=action.timeout, cancel=self.cancel)
+    def _exec(self, action: Action, log: IO[bytes], step: int, index: int, *,
+              quiet: bool = False) -> tuple[ShellResult, _Sink]:
+        sink = _Sink(log, (lambda e: None) if quiet else self.emit, step, index)
+        res = self.executor.run(action, on_output=sink.feed, cancel=self.cancel)
         sink.close()
         return res, sink
 
     def _check(self, action: Action, log: IO[bytes], step: int, index: int) -> bool:
         assert action.check is not None
-        probe = Action(action.check, "done-check", root=action.root, as_user=action.as_user, env=action.env, timeout=60)
+        probe = Action(action.check, "done-check", root=action.root, as_user=action.as_user, env=action.env,
+                       timeout=60)
         log.write(f"--- done-check: {probe.shown()}\n".encode())
         res, _ = self._exec(probe, log, step, index, quiet=True)
         log.write(f"--- done-check exit {res.exit_code}\n".encode())
         return res.exit_code == 0 and not res.timed_out
 
+    # ------------------------------------------------------------------------- the action loop
+    def _actions(self, phase: Phase, step: int, actions: Sequence[Action], log: IO[bytes], log_path: str, *,
+                 done: set[int], interrupted: set[int], skip: dict[int, str] | None = None) -> tuple[bool, _Stop | None]:
+        """Run ``actions`` in order. Returns (something ran, why it stopped or None)."""
+        changed = False
+        for a, action in enumerate(actions):
+            shown = action.shown()
+            if a in done:
+                self.emit(ev.ActionSkipped(step, a, shown, "done (journal)", phase))
+                continue
+            if skip and a in skip:
+                self.journal.append(ActionSkip(step, a, skip[a], phase))
+                self.emit(ev.ActionSkipped(step, a, shown, skip[a], phase))
+                continue
+            if action.check and self._check(action, log, step, a):
+                self.journal.append(ActionSkip(step, a, "done-check passed", phase))
+                self.emit(ev.ActionSkipped(step, a, shown, "already done (done-check passed)", phase))
+                continue
+            if a in interrupted and not action.idempotent and not action.check:
+                return changed, _Stop(ActionOutcome.FAILED, a, shown, None, (),
+                                      "the run was interrupted inside this action, which is not safe to repeat and "
+                                      "has no done-check: check by hand whether it took effect, then retry or roll "
+                                      "back")
+            log.write(f"=== [{time.strftime('%H:%M:%S')}] {shown}\n".encode())
+            log.flush()
+            self.journal.append(ActionStart(step, a, shown, log_path, self.boot_id(), phase))
+            self.emit(ev.ActionStarted(step, a, shown, action.description, phase))
+            res, sink = self._exec(action, log, step, a)
+            outcome = (ActionOutcome.TIMEOUT if res.timed_out else ActionOutcome.CANCELLED if res.cancelled
+                       else ActionOutcome.OK if res.exit_code in action.ok_codes else ActionOutcome.FAILED)
+            log.write(f"=== exit {res.exit_code} ({outcome.value}, {res.duration:.2f}s)\n".encode())
+            log.flush()
+            self.journal.append(ActionEnd(step, a, shown, res.exit_code, round(res.duration, 3), log_path,
+                                          self.boot_id(), outcome, phase))
+            self.emit(ev.ActionFinished(step, a, res.exit_code, res.duration, outcome, phase))
+            if outcome is not ActionOutcome.OK:
+                why = (f"timed out after {action.timeout:g}s" if res.timed_out and action.timeout
+                       else "stopped by the user" if res.cancelled
+                       else res.error or f"exited with {res.exit_code}")
+                return changed, _Stop(outcome, a, shown, res, tuple(sink.tail), why)
+            changed = True
+        return changed, None
+
     # ------------------------------------------------------------------------- the run
-    def execute(self, *, mode: str = "start") -> Outcome:
-        """``mode``: "start" (a new run), "resume" or "retry" (continue this run)."""
+    def execute(self, *, mode: Mode = Mode.START) -> Outcome:
         view = self.run.view()
         boot = self.boot_id()
-        if view.state == "not-started":
-            self.journal.append(
-                "run-start", run=self.run.id, plan=self.plan.name, plan_file=str(self.run.plan_path),
-                steps=len(self.plan.steps), kinds=[s.kind for s in self.plan.steps],
-                titles=[s.title for s in self.plan.steps], yes=self.yes, boot_id=boot, host=self.host.name,
-            )
-            view = self.run.view()
+        if view.state is RunState.NOT_STARTED:
+            self.journal.append(RunStart(
+                self.run.id, self.plan.name, str(self.run.plan_path), len(self.plan.steps),
+                tuple(s.kind for s in self.plan.steps), tuple(s.title for s in self.plan.steps), self.yes, boot,
+                self.host.name, self.run.plan_digest()))
             resumed = False
         else:
             if view.finished:
-                return Outcome(view.state, self.run.id, f"run {self.run.id} is already {view.state}")
-            self.journal.append("retry" if mode == "retry" else "resume", run=self.run.id, boot_id=boot, yes=self.yes)
+                return Outcome(view.state, self.run.id, f"run {self.run.id} is already {view.state.value}")
+            rec = Retry if mode is Mode.RETRY else Resume
+            self.journal.append(rec(self.run.id, boot, self.yes))
             resumed = True
+        if self.skip_preflight:
+            self.journal.append(PreflightSkip(tuple(self.skip_preflight)))
+        view = self.run.view()
         marker = self.run.state_root / RESUME_MARKER
         if marker.exists():
             marker.unlink()
@@ -203,99 +235,79 @@ class Engine:
         skipped: list[str] = []
         for i, step in enumerate(self.plan.steps):
             if i in view.done_steps:
-                self.emit(ev.StepDoneEarlier(i, step.kind, step.title, view.step_outcomes.get(i, "ok"),
+                self.emit(ev.StepDoneEarlier(i, step.kind, step.title,
+                                             StepOutcome(view.step_outcomes.get(i, StepOutcome.OK.value)),
                                              view.step_durations.get(i), view.step_logs.get(i)))
                 continue
             if i in view.skipped_steps:
                 self.emit(ev.StepSkipped(i, step.kind, step.title, view.skipped_steps[i]))
                 skipped.append(f"{step.title}: {view.skipped_steps[i]}")
                 continue
-            reason = step.skipped_reason
-            if reason is None and step.kind == "verify" and self.sandbox_root is not None and not self.verify_python:
-                reason = SANDBOX_VERIFY_SKIP
+            reason = step.skipped_reason or self._unavailable(step)
             if reason is not None:
-                self.journal.append("step-skip", step=i, kind=step.kind, reason=reason)
+                self.journal.append(StepSkip(i, step.kind, reason))
                 self.emit(ev.StepSkipped(i, step.kind, step.title, reason))
                 skipped.append(f"{step.title}: {reason}")
                 continue
-            if step.reboot:
-                out = self._reboot_step(i, step, view, boot)
-            else:
-                out = self._run_step(i, step, view)
+            out = self._reboot_step(i, step, view, boot) if step.reboot else self._run_step(i, step, view)
             if out is not None:
                 return out
         self._disarm(view)
-        self.journal.append("run-end", state="done")
-        self.emit(ev.RunFinished("done", self.run.id, tuple(skipped)))
-        return Outcome("done", self.run.id, "plan finished", skipped=tuple(skipped))
+        reboot_needed = self._reboot_needed()
+        message = REBOOT_TO_LOAD if reboot_needed else "plan finished"
+        self.journal.append(RunEnd(RunState.DONE, message=message, reboot_needed=reboot_needed))
+        self.emit(ev.RunFinished(RunState.DONE, self.run.id, tuple(skipped), reboot_needed, message))
+        return Outcome(RunState.DONE, self.run.id, message, skipped=tuple(skipped), reboot_needed=reboot_needed)
 
-    def _actions_of(self, step: StepPlan) -> Sequence[Action]:
-        if step.kind == "verify" and self.sandbox_root is not None and self.verify_python:
-            return [_with_python(a, self.verify_python) for a in step.actions]
-        return step.actions
+    def _unavailable(self, step: StepPlan) -> str | None:
+        for req in dict.fromkeys(r for a in step.actions for r in a.requires):
+            why = self.executor.unavailable(req)
+            if why:
+                return why
+        return None
+
+    def _reboot_needed(self) -> bool:
+        """The kernel driver changed (an action that ran says so) and no reboot step followed."""
+        view = self.run.view()
+        last_change = max((s for s, a in view.ran_actions
+                           if s < len(self.plan.steps) and a < len(self.plan.steps[s].actions)
+                           and KERNEL_DRIVER in self.plan.steps[s].actions[a].changes), default=None)
+        if last_change is None:
+            return False
+        return not any(s > last_change for s in view.rebooted_steps)
+
+    def _preflight_skips(self, step: StepPlan, view: RunView) -> dict[int, str]:
+        if step.kind != "preflight":
+            return {}
+        names = set(view.preflight_skipped)
+        return {a: "skipped by --skip-preflight" for a, act in enumerate(step.actions) if act.name in names}
 
     def _run_step(self, i: int, step: StepPlan, view: RunView) -> Outcome | None:
         log_path = self.run.step_log(i, step.kind)
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.journal.append("step-start", step=i, kind=step.kind, title=step.title, log=str(log_path))
+        self.journal.append(StepStart(i, step.kind, step.title, str(log_path)))
         self.emit(ev.StepStarted(i, len(self.plan.steps), step.kind, step.title, str(log_path)))
         t0 = time.monotonic()
-        changed = False
-        verify_real = step.kind == "verify" and self.sandbox_root is not None
+        done = {a for s, a in view.done_actions if s == i}
+        interrupted = {a for s, a in view.open_actions if s == i}
         with open(log_path, "ab") as log:
-            for a, action in enumerate(self._actions_of(step)):
-                shown = action.shown()
-                if (i, a) in view.done_actions:
-                    self.emit(ev.ActionSkipped(i, a, shown, "done (journal)"))
-                    continue
-                if action.check and self._check(action, log, i, a):
-                    self.journal.append("action-skip", step=i, action=a, reason="done-check passed")
-                    self.emit(ev.ActionSkipped(i, a, shown, "already done (done-check passed)"))
-                    continue
-                if (i, a) in view.open_actions and not action.idempotent and not action.check:
-                    msg = ("the run was interrupted inside this action, which is not safe to repeat and has no "
-                           "done-check: check by hand whether it took effect, then retry or roll back")
-                    return self._fail(i, a, step, shown, None, msg, (), str(log_path))
-                log.write(f"=== [{time.strftime('%H:%M:%S')}] {shown}\n".encode())
-                log.flush()
-                self.journal.append("action-start", step=i, action=a, argv=shown, log=str(log_path),
-                                    boot_id=self.boot_id())
-                self.emit(ev.ActionStarted(i, a, shown, action.description))
-                if verify_real:
-                    res, sink = self._exec_real(action, log, i, a)
-                else:
-                    res, sink = self._exec(action, log, i, a)
-                outcome = ("timeout" if res.timed_out else "cancelled" if res.cancelled
-                           else "ok" if res.exit_code in action.ok_codes else "failed")
-                log.write(f"=== exit {res.exit_code} ({outcome}, {res.duration:.2f}s)\n".encode())
-                log.flush()
-                self.journal.append("action-end", step=i, action=a, argv=shown, exit_code=res.exit_code,
-                                    duration=round(res.duration, 3), log=str(log_path), boot_id=self.boot_id(),
-                                    outcome=outcome)
-                self.emit(ev.ActionFinished(i, a, res.exit_code, res.duration, outcome))
-                if outcome != "ok":
-                    if outcome == "cancelled":
-                        self.journal.append("run-end", state="stopped")
-                        self.emit(ev.RunFinished("stopped", self.run.id))
-                        return Outcome("stopped", self.run.id, "stopped by the user; `rocm-wizard resume` continues")
-                    why = (f"timed out after {action.timeout:g}s" if res.timed_out
-                           else res.error or f"exited with {res.exit_code}")
-                    return self._fail(i, a, step, shown, res.exit_code, why, tuple(sink.tail), str(log_path))
-                changed = True
-        outcome = "ok" if changed else "unchanged"
-        self.journal.append("step-end", step=i, kind=step.kind, outcome=outcome)
+            changed, stop = self._actions(Phase.RUN, i, step.actions, log, str(log_path), done=done,
+                                          interrupted=interrupted, skip=self._preflight_skips(step, view))
+        if stop is not None:
+            return self._stopped(i, step, stop, str(log_path))
+        outcome = StepOutcome.OK if changed else StepOutcome.UNCHANGED
+        self.journal.append(StepEnd(i, step.kind, outcome))
         self.emit(ev.StepFinished(i, step.kind, outcome, time.monotonic() - t0))
         return None
 
-    def _exec_real(self, action: Action, log: IO[bytes], step: int, index: int) -> tuple[shell.ShellResult, _Sink]:
-        """The sandbox's verify step: the real suite, run by the given (CPU torch) interpreter."""
-        sink = _Sink(log, self.emit, step, index)
-        env = dict(os.environ)
-        env.update(BASE_ENV)
-        env.update(dict(action.env))
-        res = shell.run(list(action.argv), env=env, on_output=sink.feed, timeout=action.timeout, cancel=self.cancel)
-        sink.close()
-        return res, sink
+    def _stopped(self, i: int, step: StepPlan, stop: _Stop, log_path: str) -> Outcome:
+        if stop.outcome is ActionOutcome.CANCELLED:
+            msg = "stopped by the user; `rocm-wizard resume` continues"
+            self.journal.append(RunEnd(RunState.STOPPED, step=i, action=stop.index, message=msg))
+            self.emit(ev.RunFinished(RunState.STOPPED, self.run.id, message=msg))
+            return Outcome(RunState.STOPPED, self.run.id, msg)
+        code = stop.result.exit_code if stop.result is not None else None
+        return self._fail(i, stop.index, step, stop.shown, code, stop.message, stop.tail, log_path)
 
     def _fail(self, i: int, a: int | None, step: StepPlan, shown: str, code: int | None, why: str,
               tail: tuple[str, ...], log_path: str) -> Outcome:
@@ -305,83 +317,67 @@ class Engine:
                 findings = tuple(self.diagnose("\n".join(tail)))
             except Exception:  # noqa: BLE001 - a diagnosis bug must not hide the failure itself
                 findings = ()
-        self.journal.append("run-end", state="failed", step=i, action=a, exit_code=code, message=why)
+        what = "preflight check failed" if step.kind == "preflight" else f"step {i + 1} ({step.title}) failed"
+        self.journal.append(RunEnd(RunState.FAILED, step=i, action=a, exit_code=code, message=why))
         failure = ev.RunFailed(i, a, step.kind, shown, code, why, tail, log_path, findings)
         self.emit(failure)
-        self.emit(ev.RunFinished("failed", self.run.id))
-        return Outcome("failed", self.run.id, f"step {i + 1} ({step.title}) failed: {why}", failure)
+        self.emit(ev.RunFinished(RunState.FAILED, self.run.id, message=why))
+        return Outcome(RunState.FAILED, self.run.id, f"{what}: {why}", failure)
 
     # ------------------------------------------------------------------------- reboot
     def _reboot_step(self, i: int, step: StepPlan, view: RunView, boot: str | None) -> Outcome | None:
         if view.reboot_step == i and view.reboot_boot_id and boot and boot != view.reboot_boot_id:
-            self.journal.append("rebooted", step=i, boot_id_before=view.reboot_boot_id, boot_id=boot)
+            self.journal.append(Rebooted(i, view.reboot_boot_id, boot))
             self._disarm(view)
-            self.journal.append("step-end", step=i, kind=step.kind, outcome="ok")
-            self.emit(ev.StepFinished(i, step.kind, "ok", 0.0))
+            self.journal.append(StepEnd(i, step.kind, StepOutcome.OK))
+            self.emit(ev.StepFinished(i, step.kind, StepOutcome.OK, 0.0))
             return None
-        actions = list(step.actions) or [Action(("systemctl", "reboot"), "reboot", root=True)]
+        actions = list(step.actions) or [Action(("systemctl", "reboot"), "reboot", root=True, idempotent=False)]
         last = len(actions) - 1
         if view.reboot_step == i and (i, last) in view.done_actions:
             msg = "the reboot was requested but the machine has not rebooted yet; reboot, then run `rocm-wizard resume`"
-            self.journal.append("run-end", state="reboot-pending")
+            self.journal.append(RunEnd(RunState.REBOOT_PENDING, step=i, message=msg))
             self.emit(ev.RebootPending(i, boot, False, msg))
-            return Outcome("reboot-pending", self.run.id, msg)
+            self.emit(ev.RunFinished(RunState.REBOOT_PENDING, self.run.id, message=msg))
+            return Outcome(RunState.REBOOT_PENDING, self.run.id, msg)
         log_path = self.run.step_log(i, step.kind)
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.journal.append("step-start", step=i, kind=step.kind, title=step.title, log=str(log_path))
+        self.journal.append(StepStart(i, step.kind, step.title, str(log_path)))
         self.emit(ev.StepStarted(i, len(self.plan.steps), step.kind, step.title, str(log_path)))
         with open(log_path, "ab") as log:
             unit = self._arm(log, i)
             now = self.yes or self.ask_reboot is None or self.ask_reboot()
-            self.journal.append("reboot-pending", step=i, boot_id=boot, unit=unit, now=now)
+            self.journal.append(RebootPending(i, boot, unit, now))
             if not now:
                 msg = "reboot when ready, then run `rocm-wizard resume` (a login notice will remind you)"
-                self.journal.append("run-end", state="reboot-pending")
+                self.journal.append(RunEnd(RunState.REBOOT_PENDING, step=i, message=msg))
                 self.emit(ev.RebootPending(i, boot, unit, msg))
-                return Outcome("reboot-pending", self.run.id, msg)
-            sub = StepPlan(step.kind, step.title, tuple(actions))
-            out = self._run_actions_for_reboot(i, sub, view, log, str(log_path))
-            if out is not None:
-                return out
+                self.emit(ev.RunFinished(RunState.REBOOT_PENDING, self.run.id, message=msg))
+                return Outcome(RunState.REBOOT_PENDING, self.run.id, msg)
+            # the reboot itself is always run again (a journal cannot know whether it happened)
+            done = {a for s, a in view.done_actions if s == i and a != last}
+            _, stop = self._actions(Phase.RUN, i, actions, log, str(log_path), done=done, interrupted=set())
+            if stop is not None:
+                return self._stopped(i, step, stop, str(log_path))
         msg = ("rebooting; the run resumes by itself after the boot" if unit
                else "rebooting; after the boot run `rocm-wizard resume`")
-        self.journal.append("run-end", state="reboot-pending")
+        self.journal.append(RunEnd(RunState.REBOOT_PENDING, step=i, message=msg))
         self.emit(ev.RebootPending(i, boot, unit, msg))
-        return Outcome("reboot-pending", self.run.id, msg)
-
-    def _run_actions_for_reboot(self, i: int, step: StepPlan, view: RunView, log: IO[bytes], log_path: str) -> Outcome | None:
-        for a, action in enumerate(step.actions):
-            if (i, a) in view.done_actions and a != len(step.actions) - 1:
-                continue
-            shown = action.shown()
-            self.journal.append("action-start", step=i, action=a, argv=shown, log=log_path, boot_id=self.boot_id())
-            self.emit(ev.ActionStarted(i, a, shown, action.description))
-            res, sink = self._exec(action, log, i, a)
-            outcome = "ok" if res.exit_code in action.ok_codes and not res.timed_out else "failed"
-            self.journal.append("action-end", step=i, action=a, argv=shown, exit_code=res.exit_code,
-                                duration=round(res.duration, 3), log=log_path, boot_id=self.boot_id(), outcome=outcome)
-            self.emit(ev.ActionFinished(i, a, res.exit_code, res.duration, outcome))
-            if outcome != "ok":
-                return self._fail(i, a, self.plan.steps[i], shown, res.exit_code,
-                                  res.error or f"exited with {res.exit_code}", tuple(sink.tail), log_path)
-        return None
-
-    def _staging(self) -> Path:
-        return self.run.dir / "resume"
+        self.emit(ev.RunFinished(RunState.REBOOT_PENDING, self.run.id, message=msg))
+        return Outcome(RunState.REBOOT_PENDING, self.run.id, msg)
 
     def _arm(self, log: IO[bytes], step: int) -> bool:
         """Trigger file, login notice, and (``--yes``) the resume unit. Idempotent."""
         marker = self.run.state_root / RESUME_MARKER
         atomic_write(marker, self.run.id + "\n")
-        stage = self._staging()
+        stage = self.run.dir / "resume"
         stage.mkdir(parents=True, exist_ok=True)
         notice = stage / "rocm-wizard.sh"
         atomic_write(notice, resume_unit.notice_text(marker, [c for c in self.resume_command if c != "--yes"]))
         unit_file = None
         if self.yes:
-            user = None if self.priv.is_root or self.sandbox_root is not None else _user_name()
             unit_file = stage / resume_unit.UNIT_NAME
-            atomic_write(unit_file, resume_unit.unit_text(self.resume_command, marker, user=user))
+            atomic_write(unit_file, resume_unit.unit_text(self.resume_command, marker, user=self.executor.unit_user))
         for act in resume_unit.install_actions(unit_file, notice):
             res, _ = self._exec(act, log, step, -1, quiet=True)
             if not res.ok:
@@ -390,59 +386,69 @@ class Engine:
                     return False
         return unit_file is not None
 
-    def _disarm(self, view: RunView) -> None:
+    def _disarm(self, view: RunView | None = None) -> None:
+        """The trigger, the login notice and the resume unit go when the run needs them no more."""
         marker = self.run.state_root / RESUME_MARKER
         try:
             marker.unlink()
         except FileNotFoundError:
             pass
-        if view.reboot_step is None and not any(r == "reboot" for r in view.step_kinds) and not any(
-            s.reboot for s in self.plan.steps
-        ):
+        notice_there = self.host.exists(resume_unit.NOTICE_PATH)
+        unit_there = self.host.exists(resume_unit.UNIT_PATH)
+        if not (notice_there or unit_there):
             return
         log_path = self.run.logs / "resume-cleanup.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "ab") as log:
-            unit_there = self.host.exists(resume_unit.UNIT_PATH)
             for act in resume_unit.remove_actions(unit_there):
                 self._exec(act, log, -1, -1, quiet=True)
 
+    # ------------------------------------------------------------------------- rollback
+    def rollback(self, actions: Sequence[tuple[str, Action]], cannot: Sequence[str]) -> Outcome:
+        """Run a rollback through the same action loop, journalled as the rollback phase: the first
+        call records the actions (``rollback-start``); a call after an interrupted or failed rollback
+        continues exactly those, skipping the ones that finished."""
+        from wizard.runner.planfile import action_from_json, action_to_json
 
-def _with_python(action: Action, python: str) -> Action:
-    """In a sandbox the venv holds stand-ins, not torch: verify the given CPU torch, on the CPU.
-
-    ``... verify --python <venv python> ...`` becomes ``... verify --python <python> --device cpu ...``,
-    still run by the wizard's own interpreter (the suite itself runs in ``python``).
-    """
-    argv = list(action.argv)
-    if "--python" in argv:
-        argv[argv.index("--python") + 1] = python
-    if "--device" in argv:
-        argv[argv.index("--device") + 1] = "cpu"
-    elif "verify" in argv:
-        at = argv.index("verify") + 1
-        argv[at:at] = ["--device", "cpu"]
-    if os.path.basename(argv[0]).startswith("python"):
-        argv[0] = sys.executable
-    return Action(tuple(argv), action.description, env=action.env, ok_codes=action.ok_codes, timeout=action.timeout)
-
-
-def _user_name() -> str | None:
-    try:
-        import pwd
-
-        return pwd.getpwuid(os.getuid()).pw_name
-    except (KeyError, ImportError):
-        return None
+        view = self.run.view()
+        if view.rollback is None:
+            self.journal.append(RollbackStart(tuple({"why": why, "action": action_to_json(a)} for why, a in actions),
+                                              tuple(cannot)))
+        else:
+            actions = [(str(d.get("why", "")), action_from_json(d.get("action") or {})) for d in view.rollback.actions]
+            cannot = list(view.rollback.cannot)
+            self.journal.append(RollbackStart((), ()))  # a marker: the rollback goes on from here
+        view = self.run.view()
+        self.emit(ev.RollbackStarted(self.run.id, len(actions), tuple(cannot)))
+        log_path = self.run.logs / "rollback.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        acts = [a for _, a in actions]
+        with open(log_path, "ab") as log:
+            for n, (why, a) in enumerate(actions):
+                if n not in view.rolled_back:
+                    log.write(f"=== {why}\n".encode())
+            _, stop = self._actions(Phase.ROLLBACK, -1, acts, log, str(log_path), done=set(view.rolled_back),
+                                    interrupted=set(view.rollback_open))
+        if stop is not None:
+            why = actions[stop.index][0]
+            msg = f"rollback: {why} failed ({stop.message}); log: {log_path}; `rocm-wizard rollback` tries again"
+            self.journal.append(RunEnd(RunState.ROLLBACK_FAILED, action=stop.index,
+                                       exit_code=stop.result.exit_code if stop.result else None, message=msg))
+            self.emit(ev.RunFinished(RunState.ROLLBACK_FAILED, self.run.id, message=msg))
+            return Outcome(RunState.ROLLBACK_FAILED, self.run.id, msg)
+        self._disarm()
+        reboot_needed = any(KERNEL_DRIVER in a.changes for a in acts)
+        msg = f"rolled back run {self.run.id}" + (f"; {len(cannot)} item(s) could not be restored" if cannot else "")
+        if reboot_needed:
+            msg += f"; {REBOOT_TO_LOAD}"
+        self.journal.append(RunEnd(RunState.ROLLED_BACK, message=msg, reboot_needed=reboot_needed))
+        self.emit(ev.RunFinished(RunState.ROLLED_BACK, self.run.id, tuple(cannot), reboot_needed, msg))
+        return Outcome(RunState.ROLLED_BACK, self.run.id, msg, skipped=tuple(cannot), reboot_needed=reboot_needed)
 
 
 def default_diagnose(text: str) -> list[ev.Finding]:
-    """Known issues matching a failure's output, through wizard.diagnose once it exists."""
-    try:
-        from wizard.diagnose import diagnose_error_text
-    except ImportError:
-        return []
-    out = []
-    for f in diagnose_error_text(text):
-        out.append(ev.Finding(str(f.id), str(f.title), str(f.fix), tuple(getattr(f, "sources", ()) or ())))
-    return out
+    """Known issues matching a failure's output."""
+    from wizard.diagnose import diagnose_error_text
+
+    return [ev.Finding(str(f.id), str(f.title), str(f.fix), tuple(getattr(f, "sources", ()) or ()))
+            for f in diagnose_error_text(text)]

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from wizard.runner.records import ActionOutcome, Phase, RunState, StepOutcome
+
 
 @dataclass(frozen=True)
 class RunStarted:
@@ -43,7 +45,7 @@ class StepDoneEarlier:
     index: int
     kind: str
     title: str
-    outcome: str  # "ok" | "unchanged"
+    outcome: StepOutcome
     duration: float | None  # from the journal's step-start and step-end times
     log_path: str | None
 
@@ -52,7 +54,7 @@ class StepDoneEarlier:
 class StepFinished:
     index: int
     kind: str
-    outcome: str  # "ok" | "unchanged" | "skipped"
+    outcome: StepOutcome
     duration: float
 
 
@@ -62,6 +64,7 @@ class ActionStarted:
     action: int
     shown: str  # the command as shown (redacted), exactly as it runs
     description: str
+    phase: Phase = Phase.RUN
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,7 @@ class ActionSkipped:
     action: int
     shown: str
     reason: str
+    phase: Phase = Phase.RUN
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,8 @@ class ActionFinished:
     action: int
     exit_code: int | None
     duration: float
-    outcome: str  # "ok" | "failed" | "timeout" | "cancelled"
+    outcome: ActionOutcome
+    phase: Phase = Phase.RUN
 
 
 @dataclass(frozen=True)
@@ -121,13 +126,22 @@ class RebootPending:
 
 
 @dataclass(frozen=True)
+class RollbackStarted:
+    run_id: str
+    total: int  # rollback actions
+    cannot: tuple[str, ...]  # what the backup cannot restore
+
+
+@dataclass(frozen=True)
 class RunFinished:
-    state: str  # "done" | "failed" | "reboot-pending" | "stopped"
+    state: RunState  # DONE, FAILED, REBOOT_PENDING, STOPPED, ROLLED_BACK, ROLLBACK_FAILED
     run_id: str
     skipped: tuple[str, ...] = ()  # steps reported as skipped (e.g. verify in a sandbox)
+    reboot_needed: bool = False  # the kernel driver changed: reboot to load it
+    message: str = ""
 
 
 Event = (
     RunStarted | StepStarted | StepSkipped | StepDoneEarlier | StepFinished | ActionStarted | ActionSkipped | OutputLines
-    | ActionFinished | RunFailed | RebootPending | RunFinished
+    | ActionFinished | RunFailed | RebootPending | RollbackStarted | RunFinished
 )

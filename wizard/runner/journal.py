@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wizard.runner.records import (ActionEnd, ActionSkip, ActionOutcome, ActionStart, Phase, PreflightSkip, RebootPending,
+                                   Rebooted, Record, Resume, Retry, RollbackStart, RunEnd, RunStart, RunState,
+                                   StepEnd, StepOutcome, StepSkip, StepStart, decode, encode)
+
 
 class JournalError(Exception):
     """The journal cannot be read (a corrupt record that is not the last one)."""
@@ -44,6 +48,15 @@ def atomic_write(path: Path, text: str) -> None:
     fsync_dir(path.parent)
 
 
+@dataclass(frozen=True)
+class Entry:
+    """One journal line: its sequence number, time, and typed record."""
+
+    seq: int
+    t: float
+    record: Record
+
+
 class Journal:
     """One run's journal file."""
 
@@ -53,6 +66,7 @@ class Journal:
 
     # -- reading -----------------------------------------------------------------------
     def records(self) -> list[dict[str, Any]]:
+        """The raw records (JSON objects), a torn last line left out."""
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -70,6 +84,19 @@ class Journal:
                 raise JournalError(f"{self.path}: record {i + 1} is not valid JSON") from None
             if isinstance(rec, dict):
                 out.append(rec)
+        return out
+
+    def entries(self) -> list[Entry]:
+        """The typed records (unknown kinds skipped; a record that does not fit its kind is an error)."""
+        out: list[Entry] = []
+        for n, obj in enumerate(self.records(), 1):
+            try:
+                rec = decode(obj)
+            except ValueError as exc:
+                raise JournalError(f"{self.path}: record {n}: {exc}") from None
+            if rec is not None:
+                t = obj.get("t")
+                out.append(Entry(int(obj.get("seq") or n), float(t) if isinstance(t, (int, float)) else 0.0, rec))
         return out
 
     # -- writing -----------------------------------------------------------------------
@@ -92,7 +119,7 @@ class Journal:
         except FileNotFoundError:
             return
 
-    def append(self, event: str, **fields: Any) -> dict[str, Any]:
+    def append(self, record: Record) -> dict[str, Any]:
         if self._seq is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             new = not self.path.exists()
@@ -101,10 +128,10 @@ class Journal:
             if new:
                 fsync_dir(self.path.parent)
         self._seq += 1
-        rec: dict[str, Any] = {"seq": self._seq, "t": round(time.time(), 3), "event": event}
-        rec.update(fields)
+        rec: dict[str, Any] = {"seq": self._seq, "t": round(time.time(), 3)}
+        rec.update(encode(record))
         line = (json.dumps(rec, sort_keys=False, default=str) + "\n").encode("utf-8")
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, line)
             os.fsync(fd)
@@ -134,10 +161,11 @@ class RunView:
     run_id: str | None = None
     plan: str | None = None
     plan_file: str | None = None
+    plan_digest: str | None = None
     total_steps: int = 0
     step_kinds: list[str] = field(default_factory=list)
     step_titles: list[str] = field(default_factory=list)
-    state: str = "unknown"  # running | failed | reboot-pending | done | stopped | rolled-back | interrupted
+    state: RunState = RunState.NOT_STARTED
     current_step: int | None = None
     done_steps: set[int] = field(default_factory=set)
     skipped_steps: dict[int, str] = field(default_factory=dict)
@@ -149,8 +177,14 @@ class RunView:
     step_durations: dict[int, float] = field(default_factory=dict)  # step-end time - its last step-start time
     reboot_step: int | None = None
     reboot_boot_id: str | None = None
-    last_failure: dict[str, Any] | None = None
-    rolled_back: set[tuple[int, int]] = field(default_factory=set)
+    rebooted_steps: set[int] = field(default_factory=set)
+    last_failure: ActionEnd | RunEnd | None = None
+    preflight_skipped: tuple[str, ...] = ()
+    rollback: RollbackStart | None = None  # the rollback as it started, when one did
+    rolled_back: set[int] = field(default_factory=set)  # rollback actions done
+    rollback_open: set[int] = field(default_factory=set)
+    reboot_needed: bool = False
+    message: str = ""
     yes: bool = False
     records: int = 0
 
@@ -163,68 +197,96 @@ class RunView:
 
     @property
     def finished(self) -> bool:
-        return self.state in ("done", "rolled-back")
+        return self.state.finished
+
+    @property
+    def failed_step(self) -> int | None:
+        f = self.last_failure
+        return None if f is None else f.step
 
 
-def replay(records: list[dict[str, Any]]) -> RunView:
-    v = RunView(records=len(records))
+def replay(entries: list[Entry]) -> RunView:
+    v = RunView(records=len(entries))
     ended = False
+    in_rollback = False
     started: dict[int, float] = {}
-    for r in records:
-        ev = r.get("event")
-        s, a = r.get("step"), r.get("action")
-        if ev == "run-start":
-            v.run_id = r.get("run")
-            v.plan = r.get("plan")
-            v.plan_file = r.get("plan_file")
-            v.total_steps = int(r.get("steps") or 0)
-            v.step_kinds = list(r.get("kinds") or [])
-            v.step_titles = list(r.get("titles") or [])
-            v.yes = bool(r.get("yes"))
-            v.state = "running"
-        elif ev in ("resume", "retry"):
-            v.state = "running"
+    for e in entries:
+        r = e.record
+        if isinstance(r, RunStart):
+            v.run_id, v.plan, v.plan_file, v.plan_digest = r.run, r.plan, r.plan_file, r.plan_digest
+            v.total_steps = r.steps
+            v.step_kinds, v.step_titles = list(r.kinds), list(r.titles)
+            v.yes = r.yes
+            v.state = RunState.RUNNING
+        elif isinstance(r, (Resume, Retry)):
+            v.state = RunState.RUNNING
             ended = False
             v.last_failure = None
-        elif ev == "step-start":
-            v.current_step = s
-            if isinstance(s, int) and isinstance(r.get("t"), (int, float)):
-                started[s] = float(r["t"])
-            if isinstance(s, int) and "log" in r:
-                v.step_logs[s] = r["log"]
-        elif ev == "step-skip" and isinstance(s, int):
-            v.skipped_steps[s] = str(r.get("reason") or "")
-            v.step_outcomes[s] = "skipped"
-        elif ev == "step-end" and isinstance(s, int):
-            v.step_outcomes[s] = str(r.get("outcome"))
-            if s in started and isinstance(r.get("t"), (int, float)):
-                v.step_durations[s] = max(0.0, float(r["t"]) - started[s])
-            if r.get("outcome") in ("ok", "changed", "unchanged"):
-                v.done_steps.add(s)
-        elif ev == "action-start":
-            v.open_actions.add((s, a))
-        elif ev == "action-skip":
-            v.open_actions.discard((s, a))
-            v.done_actions.add((s, a))
-        elif ev == "action-end":
-            v.open_actions.discard((s, a))
-            if r.get("outcome") == "ok":
-                v.done_actions.add((s, a))
-                if isinstance(s, int) and isinstance(a, int) and a >= 0 and (s, a) not in v.ran_actions:
-                    v.ran_actions.append((s, a))
+        elif isinstance(r, PreflightSkip):
+            v.preflight_skipped = tuple(dict.fromkeys((*v.preflight_skipped, *r.names)))
+        elif isinstance(r, StepStart):
+            v.current_step = r.step
+            started[r.step] = e.t
+            v.step_logs[r.step] = r.log
+        elif isinstance(r, StepSkip):
+            v.skipped_steps[r.step] = r.reason
+            v.step_outcomes[r.step] = StepOutcome.SKIPPED.value
+        elif isinstance(r, StepEnd):
+            v.step_outcomes[r.step] = r.outcome.value
+            if r.step in started:
+                v.step_durations[r.step] = max(0.0, e.t - started[r.step])
+            if r.outcome in (StepOutcome.OK, StepOutcome.UNCHANGED):
+                v.done_steps.add(r.step)
+        elif isinstance(r, ActionStart):
+            if r.phase is Phase.ROLLBACK:
+                v.rollback_open.add(r.action)
             else:
-                v.last_failure = dict(r)
-        elif ev == "reboot-pending":
-            v.reboot_step = s
-            v.reboot_boot_id = r.get("boot_id")
-        elif ev == "rebooted":
+                v.open_actions.add((r.step, r.action))
+        elif isinstance(r, ActionSkip):
+            if r.phase is Phase.ROLLBACK:
+                v.rollback_open.discard(r.action)
+                v.rolled_back.add(r.action)
+            else:
+                v.open_actions.discard((r.step, r.action))
+                v.done_actions.add((r.step, r.action))
+        elif isinstance(r, ActionEnd):
+            if r.phase is Phase.ROLLBACK:
+                v.rollback_open.discard(r.action)
+                if r.outcome is ActionOutcome.OK:
+                    v.rolled_back.add(r.action)
+                continue
+            v.open_actions.discard((r.step, r.action))
+            if r.outcome is ActionOutcome.OK:
+                v.done_actions.add((r.step, r.action))
+                if r.action >= 0 and (r.step, r.action) not in v.ran_actions:
+                    v.ran_actions.append((r.step, r.action))
+            else:
+                v.last_failure = r
+        elif isinstance(r, RebootPending):
+            v.reboot_step = r.step
+            v.reboot_boot_id = r.boot_id
+        elif isinstance(r, Rebooted):
+            v.rebooted_steps.add(r.step)
             v.reboot_step = None
             v.reboot_boot_id = None
-        elif ev == "rollback-action-end" and r.get("outcome") == "ok":
-            v.rolled_back.add((s, a))
-        elif ev == "run-end":
-            v.state = str(r.get("state"))
+            v.reboot_needed = False
+        elif isinstance(r, RollbackStart):
+            if v.rollback is None:
+                v.rollback = r
+            in_rollback = True
+            ended = False
+            v.state = RunState.ROLLING_BACK
+        elif isinstance(r, RunEnd):
+            v.state = r.state
+            v.message = r.message
+            v.reboot_needed = r.reboot_needed
+            if r.state is RunState.FAILED and r.step is not None:
+                v.last_failure = r if not isinstance(v.last_failure, ActionEnd) else v.last_failure
             ended = True
-    if v.state == "running" and not ended and records:
-        v.state = "interrupted"
+            in_rollback = False
+    if not ended and entries:
+        if in_rollback:
+            v.state = RunState.ROLLING_BACK
+        elif v.state is RunState.RUNNING:
+            v.state = RunState.INTERRUPTED
     return v

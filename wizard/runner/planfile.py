@@ -12,7 +12,7 @@ from typing import Any
 
 from wizard.model import Action, ResolvedPlan, StepPlan, to_jsonable
 
-FORMAT = "rocm-wizard-resolved-plan/1"
+FORMAT = "rocm-wizard-resolved-plan/2"  # /2: step 0 is the preflight; no separate preflight list
 
 
 class PlanFileError(Exception):
@@ -46,7 +46,19 @@ def _action(d: dict[str, Any]) -> Action:
     kw["argv"] = tuple(str(a) for a in kw.get("argv", ()))
     if not kw["argv"]:
         raise PlanFileError("an action has an empty argv")
+    if kw.get("env"):
+        kw["env"] = tuple((str(k), str(v)) for k, v in kw["env"])
     return Action(**kw)
+
+
+def action_to_json(action: Action) -> dict[str, Any]:
+    out: dict[str, Any] = to_jsonable(action)
+    return out
+
+
+def action_from_json(d: dict[str, Any]) -> Action:
+    """An action back from its JSON form (what a journal's rollback record holds)."""
+    return _action(d)
 
 
 def _step(d: dict[str, Any]) -> StepPlan:
@@ -54,6 +66,7 @@ def _step(d: dict[str, Any]) -> StepPlan:
     kw["actions"] = tuple(_action(a) for a in d.get("actions", ()))
     kw["params"] = tuple((str(k), _tuple(v)) for k, v in d.get("params", ()))
     kw["notes"] = tuple(d.get("notes", ()))
+    kw["effects"] = tuple(str(e) for e in d.get("effects", ()))
     return StepPlan(**kw)
 
 
@@ -69,8 +82,8 @@ def loads(text: str, where: str = "plan file") -> ResolvedPlan:
             why=str(d.get("why", "")),
             target=tuple((str(k), _tuple(v)) for k, v in d.get("target", ())),
             steps=tuple(_step(s) for s in d["steps"]),
-            preflight=tuple(_action(a) for a in d.get("preflight", ())),
             source_file=d.get("source_file"),
+            state_dir=d.get("state_dir"),
         )
     except PlanFileError:
         raise

@@ -40,14 +40,14 @@ class Privilege:
         user = env.get("SUDO_USER") if root else None
         return cls(is_root=root, sudo_user=user if user and user != "root" else None)
 
-    def wrap(self, action: Action, argv: Sequence[str] | None = None) -> list[str]:
-        """The argv that really runs for ``action`` (its own argv unless one is given)."""
-        cmd = list(action.argv if argv is None else argv)
-        extra = [f"{k}={v}" for k, v in action.env]
+    def wrap(self, action: Action, command: Sequence[str] | None = None) -> list[str]:
+        """The argv that really runs for ``action``: its command (``Action.command()``, environment
+        included, unless a mapped one is given) behind the privilege it needs."""
+        cmd = list(action.command() if command is None else command)
         if action.root and not self.is_root:
-            return [self.sudo, "-n", "--", *(["env", *extra] if extra else []), *cmd]
+            return [self.sudo, "-n", "--", *cmd]
         if action.as_user and self.is_root and self.sudo_user:
-            return [self.sudo, "-n", "-u", self.sudo_user, "-H", "--", *(["env", *extra] if extra else []), *cmd]
+            return [self.sudo, "-n", "-u", self.sudo_user, "-H", "--", *cmd]
         return cmd
 
     def needs_sudo(self, actions: Sequence[Action]) -> bool:

@@ -3,6 +3,7 @@ and ``<state>/current`` naming the run that ``resume``, ``status`` and ``rollbac
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from pathlib import Path
 from wizard.model import ResolvedPlan
 from wizard.runner import planfile
 from wizard.runner.journal import Journal, RunView, atomic_write, replay
+from wizard.runner.records import RunState
 
 RESUME_MARKER = "resume-pending"
 
@@ -33,11 +35,18 @@ class Run:
     def plan(self) -> ResolvedPlan:
         return planfile.load(self.plan_path)
 
+    def plan_digest(self) -> str | None:
+        """sha256 of plan.json as it is now (the run-start record keeps the one the run began with)."""
+        try:
+            return hashlib.sha256(self.plan_path.read_bytes()).hexdigest()
+        except OSError:
+            return None
+
     def view(self) -> RunView:
-        v = replay(self.journal.records())
+        v = replay(self.journal.entries())
         if v.run_id is None:
             v.run_id = self.id
-            v.state = "not-started"
+            v.state = RunState.NOT_STARTED
             try:
                 p = self.plan()
                 v.plan, v.total_steps = p.name, len(p.steps)

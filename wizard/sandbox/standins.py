@@ -149,6 +149,11 @@ def _run_python(root: Path, args: list[str], site: Path | None) -> int:
 
 
 def python3(root: Path, args: list[str]) -> int:
+    if args[:1] in (["--version"], ["-V"]):
+        print(f"Python {m.config(root).get('python', '3')}.0")
+        return 0
+    if args[:2] == ["-m", "wizard"]:
+        return _wizard(root, args[2:])
     if args[:2] == ["-m", "venv"]:
         targets = [a for a in args[2:] if not a.startswith("-")]
         if not targets:
@@ -160,6 +165,13 @@ def python3(root: Path, args: list[str]) -> int:
         raise Fail("error: externally-managed-environment\n\n× This environment is externally managed\n"
                    "╰─> To install Python packages system-wide, try apt install python3-xyz, or use a venv.", 1)
     return _run_python(root, args, None)
+
+
+def _wizard(root: Path, args: list[str]) -> int:
+    """The wizard installed on the sandbox machine: the real one, acting on this sandbox (a verify step
+    runs it; the CPU torch that plays the venv's torch comes through the executor's environment)."""
+    _exec([sys.executable, "-m", "wizard", "--sandbox", str(root), *args])
+    return 0
 
 
 def make_venv(root: Path, venv: str, pyver: str) -> None:
@@ -188,6 +200,11 @@ def _site(root: Path, venv: str) -> Path:
 
 def venv_python(root: Path, args: list[str], venv: str | None) -> int:
     assert venv is not None
+    if args[:1] in (["--version"], ["-V"]):
+        print(f"Python {_site(root, venv).parent.name.replace('python', '')}.0")
+        return 0
+    if args[:2] == ["-m", "wizard"]:
+        return _wizard(root, args[2:])
     if args[:2] == ["-m", "pip"]:
         return pip(root, args[2:], venv)
     if args[:2] == ["-m", "venv"]:
@@ -434,8 +451,25 @@ def gpg(root: Path, args: list[str]) -> int:
 
 
 def _dpkg_locked(root: Path) -> None:
+    """apt and dpkg refuse while another process holds the package lock, as the real ones do (a real
+    fcntl lock on the sandbox's /var/lib/dpkg/lock-frontend, or the .sandbox/dpkg-locked marker)."""
     if (root / m.SANDBOX_DIR / "dpkg-locked").exists():
         raise Fail("E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242 (apt-get)", 100)
+    import fcntl
+
+    for name in ("lock-frontend", "lock"):
+        p = root / "var/lib/dpkg" / name
+        try:
+            fd = os.open(p, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.lockf(fd, fcntl.LOCK_UN)
+        except OSError:
+            raise Fail(f"E: Could not get lock /var/lib/dpkg/{name}. It is held by another process", 100) from None
+        finally:
+            os.close(fd)
 
 
 def apt_get(root: Path, args: list[str]) -> int:
@@ -657,7 +691,9 @@ def amdgpu_install(root: Path, args: list[str]) -> int:
 
 
 def wget(root: Path, args: list[str]) -> int:
-    out, url, i = None, None, 0
+    """The sandbox's network: AMD's and PyTorch's servers answered from the knowledge base (the same
+    model the stand-in pip and amdgpu-install use), 127.0.0.1 reached for real (a test's server)."""
+    out, url, spider, i = None, None, False, 0
     while i < len(args):
         a = args[i]
         if a in ("-O", "-o", "--output-document", "--output"):
@@ -666,23 +702,94 @@ def wget(root: Path, args: list[str]) -> int:
             continue
         if a.startswith("--output-document="):
             out = a.split("=", 1)[1]
+        elif a == "--spider":
+            spider = True
         elif a.startswith(("http://", "https://")):
             url = a
         i += 1
     if url is None:
         raise Fail("wget: missing URL", 1)
-    name = url.rstrip("/").rsplit("/", 1)[-1]
+    body = _loopback(url) if re.match(r"^https?://(127\.0\.0\.1|localhost)[:/]", url) else _model_answer(root, url)
+    if body is None:
+        raise Fail(f"{url}:\n2026-01-01 00:00:00 ERROR 404: Not Found.", 8)
+    if spider:
+        return 0
+    if out == "-":
+        sys.stdout.write(body.decode("utf-8", "replace"))
+        return 0
+    name = url.rstrip("/").rsplit("/", 1)[-1] or "index.html"
     dest = m.inside(root, out) if out else Path.cwd() / name
-    mo = re.search(r"repo\.radeon\.com/amdgpu-install/([0-9.]+)/ubuntu/([a-z]+)/amdgpu-install_([0-9.]+)-(\d+)_all\.deb$", url)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(body)
+    return 0
+
+
+def _loopback(url: str) -> bytes | None:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(url, timeout=30) as resp:  # noqa: S310 - loopback only (checked above)
+            data: bytes = resp.read()
+            return data
+    except (urllib.error.URLError, OSError):
+        return None
+
+
+def _model_answer(root: Path, url: str) -> bytes | None:
+    """What AMD's and PyTorch's servers would answer, as far as the knowledge base knows them."""
+    mo = re.search(r"repo\.radeon\.com/amdgpu-install/([0-9.]+)/ubuntu/([a-z]+)/amdgpu-install_([0-9.]+)-(\d+)_all\.deb$",
+                   url)
     if mo:
+        if url not in _known_urls():
+            return None
         rel = _release_from_pkgver(mo.group(3))
-        m.atomic_write(dest, f"rocm-wizard sandbox package\nPackage: amdgpu-install\nVersion: {mo.group(3)}-{mo.group(4)}\n"
-                       f"Release: {rel}\nCodename: {mo.group(2)}\nURL: {url}\n")
-        return 0
-    if "repo.radeon.com" in url or "repo.amd.com" in url:
-        m.atomic_write(dest, f"sandbox download of {url}\n")
-        return 0
-    raise Fail(f"{url}: sandbox has no network; ERROR 404: Not Found.", 8)
+        return (f"rocm-wizard sandbox package\nPackage: amdgpu-install\nVersion: {mo.group(3)}-{mo.group(4)}\n"
+                f"Release: {rel}\nCodename: {mo.group(2)}\nURL: {url}\n").encode()
+    page = _index_page(url)
+    if page is not None:
+        return page.encode()
+    if ("repo.radeon.com" in url or "repo.amd.com" in url) and url in _known_urls():
+        return f"sandbox download of {url}\n".encode()
+    return None
+
+
+def _known_urls() -> set[str]:
+    try:
+        from wizard.kb import load_kb
+
+        return {u for r in load_kb().releases() for u in r.amdgpu_install.values()}
+    except Exception:  # noqa: BLE001 - without a knowledge base nothing is known to exist
+        return set()
+
+
+def _index_page(url: str) -> str | None:
+    """A PEP 503 page of a wheel index the knowledge base lists: ``<index>/<name>/``."""
+    mo = re.match(r"^(https?://.+?)/([A-Za-z0-9_.-]+)/?$", url)
+    if not mo:
+        return None
+    index, name = mo.group(1).rstrip("/"), _norm(mo.group(2))
+    try:
+        from wizard.kb import load_kb
+
+        kb = load_kb()
+        rows = [w for w in kb.wheels() if w.index_url.rstrip("/") == index]
+    except Exception:  # noqa: BLE001
+        return None
+    if not rows:
+        return None
+    files = []
+    for w in rows:
+        version = {"torch": w.torch, "torchvision": w.torchvision, "torchaudio": w.torchaudio}.get(name)
+        if not version:
+            continue
+        for py in w.python:
+            tag = "cp" + py.rstrip("t").replace(".", "") + ("t" if py.endswith("t") else "")
+            files.append(f"{name.replace('-', '_')}-{version}%2B{w.index}-{tag}-{tag}-linux_x86_64.whl")
+    if not files:
+        return None
+    links = "".join(f'<a href="{f}">{f.replace("%2B", "+")}</a><br/>\n' for f in sorted(set(files)))
+    return f"<!DOCTYPE html>\n<html><body>\n<h1>Links for {name}</h1>\n{links}</body></html>\n"
 
 
 def _release_from_pkgver(v: str) -> str:

@@ -1,10 +1,12 @@
-"""WizardApp: owns the Session, maps each Stage to its screen, runs the engine on a worker thread.
+"""WizardApp: owns the Session, maps each Stage to its screen, runs the run service on a worker thread.
 
 The engine's events go into one deque (its callback does nothing else, so a flood never blocks the
 runner); a 15 Hz timer drains it in order, folds each event into ``session.run`` and hands the output
-lines to the current screen's log pane in one batch (style.md C1). Machine events implied by the
-run (failed, reboot, verify, done, stopped) and by the user (``Advance`` messages) go through
-``Session.fire``; screens never pick the next screen themselves.
+lines to the current screen's log pane in one batch (style.md C1). Moves implied by the run (failed,
+reboot, verify, done, stopped) and the user's typed messages (``wizard.tui.messages``) go through
+``Session.fire``; screens never pick the next screen themselves. Runs go through the same run service
+as the CLI: the same lock, the same refusal of a new plan while another run is unfinished, a retry
+bound to the run that failed.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +23,18 @@ from textual.app import App
 from textual.binding import Binding
 
 from wizard import exit_codes
-from wizard.session import IllegalTransition, RunState, Session, Stage
-from wizard.tui.messages import Advance
+from wizard.runner import events as ev
+from wizard.runner.records import RunState
+from wizard.session import IllegalTransition, Move, RunProgress, Session, Stage
+from wizard.tui.messages import (MoveRequested, PlanChosen, ResumeRequested, RetryRequested, RollbackRequested,
+                                 RunConfirmed)
 from wizard.tui.screens.base import StageScreen
 from wizard.tui.screens.machine import DetectScreen, DiagnoseScreen
 from wizard.tui.screens.modals import HelpModal
 from wizard.tui.screens.plans import ChooseScreen, ConfirmScreen, ReviewScreen
 from wizard.tui.screens.results import ReportScreen, VerifyScreen
-from wizard.tui.screens.run import (FailedScreen, RebootModal, RebootScreen, ResumeScreen, RunScreen,
-                                    reboot_question)
+from wizard.tui.screens.run import (FailedScreen, RebootModal, RebootScreen, ResumeScreen, RollbackModal, RunScreen,
+                                    reboot_question, rollback_text)
 from wizard.tui.services import SUDO_REASON, Services
 
 SCREENS: dict[Stage, type[StageScreen]] = {
@@ -37,6 +43,12 @@ SCREENS: dict[Stage, type[StageScreen]] = {
     Stage.REBOOT: RebootScreen, Stage.RESUME: ResumeScreen, Stage.VERIFY: VerifyScreen, Stage.REPORT: ReportScreen,
 }
 FLUSH_HZ = 15
+
+
+class Job(str, Enum):
+    START = "start"
+    RESUME = "resume"  # after a reboot or an interruption, or a retry after a failure
+    ROLLBACK = "rollback"
 
 
 class WizardApp(App[int]):
@@ -52,7 +64,7 @@ class WizardApp(App[int]):
         super().__init__()
         self.services = services
         self.session = session if session is not None else services.new_session()
-        self.events: deque[Any] = deque()
+        self.events: deque[ev.Event] = deque()
         self.cancel = threading.Event()
         self.running = False
         self.quitting = False
@@ -67,8 +79,8 @@ class WizardApp(App[int]):
 
     @property
     def needs_sudo(self) -> bool:
-        rc, plan = self.services.run_control, self.session.resolved
-        return bool(rc is not None and plan is not None and rc.needs_sudo(plan))
+        runs, plan = self.services.runs, self.session.resolved
+        return bool(runs is not None and plan is not None and runs.needs_authentication(plan))
 
     def on_mount(self) -> None:
         if self.session.pending is not None and not self.session.read_only:
@@ -79,39 +91,80 @@ class WizardApp(App[int]):
     def show_stage(self) -> None:
         self.switch_screen(SCREENS[self.session.stage]())
 
-    def fire(self, event: str) -> bool:
+    def fire(self, move: Move) -> bool:
         try:
-            self.session.fire(event)
+            self.session.fire(move)
         except IllegalTransition as exc:
             self.notify(str(exc), severity="warning")
             return False
+        if move in (Move.LATER, Move.NEXT, Move.BACK) and self.services.runs is not None:
+            self.session.blocked = self.services.runs.blocked()
         self.show_stage()
         return True
 
-    @on(Advance)
-    def _advance(self, msg: Advance) -> None:
-        s = self.session
-        if msg.event == "choose":
-            self.choose(msg.arg or "")
-        elif msg.event == "yes":
-            if self.authenticate() and self.fire("yes"):
-                self.start_run("start")
-        elif msg.event in ("retry", "resume"):
-            if self.session.can(msg.event) and self.authenticate() and self.fire(msg.event):
-                self.start_run(msg.event)
-        elif msg.event == "rollback":
-            if s.can("rollback") and self.fire("rollback"):
-                self.start_run("rollback")
-        elif msg.event == "later":
-            if self.fire("later"):
+    @on(MoveRequested)
+    def _move(self, msg: MoveRequested) -> None:
+        if msg.move is Move.LATER:
+            if self.fire(Move.LATER):
                 self.notify(f"the run stays pending; `{self.services.relaunch_hint}` offers it again")
         else:
-            self.fire(msg.event)
+            self.fire(msg.move)
+
+    @on(PlanChosen)
+    def _chosen(self, msg: PlanChosen) -> None:
+        self.choose(msg.spec)
+
+    @on(RunConfirmed)
+    def _confirmed(self) -> None:
+        runs = self.services.runs
+        blocked = runs.blocked() if runs is not None else None
+        if blocked:
+            self.session.blocked = blocked
+            self.notify(blocked, title="a new plan cannot start", severity="error", timeout=15)
+            return
+        if self.authenticate() and self.fire(Move.YES):
+            self.start_job(Job.START)
+
+    @on(RetryRequested)
+    def _retry(self, msg: RetryRequested) -> None:
+        if self.session.can(Move.RETRY) and self.authenticate() and self.fire(Move.RETRY):
+            self.start_job(Job.RESUME, msg.run_id)
+
+    @on(ResumeRequested)
+    def _resume(self, msg: ResumeRequested) -> None:
+        if self.session.can(Move.RESUME) and self.authenticate() and self.fire(Move.RESUME):
+            self.start_job(Job.RESUME, msg.run_id)
+
+    @on(RollbackRequested)
+    def _rollback(self, msg: RollbackRequested) -> None:
+        from wizard.runner.service import RunError
+
+        runs = self.services.runs
+        if runs is None or not self.session.can(Move.ROLLBACK):
+            return
+        try:
+            _, rb = runs.rollback_plan(msg.run_id)
+        except RunError as exc:
+            self.notify(exc.message, title="cannot roll back", severity="error", timeout=15)
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes and self.authenticate(rollback=True) and self.fire(Move.ROLLBACK):
+                self.start_job(Job.ROLLBACK, msg.run_id)
+
+        self.push_screen(RollbackModal(rollback_text(rb.actions, rb.cannot), bool(rb.actions)), answered)
 
     def choose(self, spec: str) -> None:
         from wizard.planner import PlanError, PlanRefused
 
         s = self.session
+        runs = self.services.runs
+        if runs is not None:
+            s.blocked = runs.blocked()
+            if s.blocked:
+                self.notify(s.blocked, title="a new plan cannot start", severity="error", timeout=15)
+                self.show_stage()
+                return
         try:
             plan = self.services.resolve(spec, s.facts)
         except PlanRefused as exc:
@@ -124,14 +177,24 @@ class WizardApp(App[int]):
             self.notify(str(exc), title="cannot open this plan", severity="error", timeout=12)
             return
         s.chosen, s.resolved, s.resolve_error = spec, plan, ()
-        s.run = RunState.for_plan(plan)
-        self.fire("choose")
+        s.run = RunProgress.for_plan(plan)
+        self.fire(Move.CHOOSE)
 
     # ------------------------------------------------------------------ sudo
-    def authenticate(self) -> bool:
-        rc = self.services.run_control
-        plan = self.session.resolved if self.session.stage == Stage.CONFIRM else (rc.current_plan() if rc else None)
-        if rc is None or plan is None or not rc.needs_sudo(plan):
+    def authenticate(self, *, rollback: bool = False) -> bool:
+        runs = self.services.runs
+        if runs is None:
+            return True
+        if rollback:
+            try:
+                _, rb = runs.rollback_plan()
+            except Exception:  # noqa: BLE001 - the rollback itself reports why it cannot run
+                return True
+            need = runs.machine.executor.needs_authentication([a for _, a in rb.actions])
+        else:
+            plan = self.session.resolved if self.session.stage == Stage.CONFIRM else runs.current_plan()
+            need = plan is not None and runs.needs_authentication(plan)
+        if not need:
             return True
         ok = self.services.authenticator(self, SUDO_REASON)
         if not ok:
@@ -139,40 +202,47 @@ class WizardApp(App[int]):
         return ok
 
     # ------------------------------------------------------------------ running
-    def start_run(self, mode: str) -> None:
-        rc = self.services.run_control
-        if rc is None:
+    def start_job(self, job: Job, run_id: str | None = None) -> None:
+        runs = self.services.runs
+        if runs is None:
             self.session.run.error = "this machine is read-only here (a recorded bundle)"
-            self.fire("failed")
+            self.fire(Move.FAILED)
             return
-        if mode != "start" and self.session.resolved is None:
-            plan = rc.current_plan()
+        if job is not Job.START and self.session.resolved is None:
+            plan = runs.current_plan()
             if plan is not None:
                 self.session.resolved = plan
                 self.session.chosen = plan.name
-                self.session.run = RunState.for_plan(plan)
+                self.session.run = RunProgress.for_plan(plan)
         self.cancel = threading.Event()
         self.running = True
         self.session.run.error = None
-        if mode == "rollback":
+        if job is Job.ROLLBACK:
             self.session.run.failure = None
-        self._run_worker(mode)
+        self._run_worker(job, run_id)
 
     @work(thread=True, exclusive=True, group="runner", exit_on_error=False)
-    def _run_worker(self, mode: str) -> None:
-        rc = self.services.run_control
-        assert rc is not None
+    def _run_worker(self, job: Job, run_id: str | None) -> None:
+        from wizard.runner.service import RunError
+
+        runs = self.services.runs
+        assert runs is not None
         outcome: Any = None
         error: str | None = None
+        granted = lambda: None  # noqa: E731 - root was asked for on the UI thread, before this worker
         try:
-            if mode == "start":
-                outcome = rc.start(self.session.resolved, self.events.append, ask_reboot=self._ask_reboot,
-                                   cancel=self.cancel)
-            elif mode == "rollback":
-                outcome = rc.rollback(self.events.append, cancel=self.cancel)
+            if job is Job.START:
+                assert self.session.resolved is not None
+                outcome = runs.start(self.session.resolved, on_event=self.events.append, authenticate=granted,
+                                     ask_reboot=self._ask_reboot, cancel=self.cancel)
+            elif job is Job.ROLLBACK:
+                outcome = runs.rollback(run_id=run_id, on_event=self.events.append, authenticate=granted,
+                                        cancel=self.cancel)
             else:
-                outcome = rc.resume(self.events.append, mode="retry" if mode == "retry" else "resume",
-                                    ask_reboot=self._ask_reboot, cancel=self.cancel)
+                outcome = runs.resume(run_id=run_id, on_event=self.events.append, authenticate=granted,
+                                      ask_reboot=self._ask_reboot, cancel=self.cancel)
+        except RunError as exc:
+            error = exc.message
         except Exception as exc:  # noqa: BLE001 - shown on the Failed screen, never a traceback
             error = f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc)
         self.call_from_thread(self._run_ended, outcome, error)
@@ -207,12 +277,12 @@ class WizardApp(App[int]):
         if not self.events:
             return
         lines: list[str] = []
-        implied: list[str] = []
+        implied: list[Move] = []
         run = self.session.run
         with self.batch_update():
             while self.events:
                 e = self.events.popleft()
-                if type(e).__name__ == "OutputLines":
+                if isinstance(e, ev.OutputLines):
                     lines.extend(e.lines)
                 m = run.apply(e)
                 if m is not None:
@@ -231,23 +301,28 @@ class WizardApp(App[int]):
         self.drain()
         self._last_outcome = outcome
         s = self.session
-        if error is not None or (outcome is not None and outcome.state == "failed" and s.run.failure is None):
+        if self.services.runs is not None:
+            s.blocked = self.services.runs.blocked()
+        if error is not None or (outcome is not None and outcome.state is RunState.FAILED and s.run.failure is None):
             s.run.error = error or outcome.message
-            s.run.state = "failed"
-            if s.can("failed"):
-                self.fire("failed")
+            s.run.state = RunState.FAILED
+            if s.can(Move.FAILED):
+                self.fire(Move.FAILED)
             self.notify(s.run.error or "", title="the run could not go on", severity="error", timeout=15)
-        elif outcome is not None and outcome.state == "rolled-back":
-            s.run.state = "rolled-back"
+        elif outcome is not None and outcome.state in (RunState.ROLLED_BACK, RunState.ROLLBACK_FAILED):
+            s.run.state = outcome.state
+            s.run.reboot_needed = outcome.reboot_needed
             s.run.skipped = tuple(f"not restorable: {c}" for c in outcome.skipped)
-            self.notify(outcome.message, title="rolled back", timeout=10)
-            for event in ("stopped", "stop"):
-                if s.can(event):
-                    self.fire(event)
+            self.notify(outcome.message, title="rolled back" if outcome.state is RunState.ROLLED_BACK
+                        else "the rollback failed", timeout=10,
+                        severity="information" if outcome.state is RunState.ROLLED_BACK else "error")
+            for mv in (Move.STOPPED, Move.STOP):
+                if s.can(mv):
+                    self.fire(mv)
                     break
         if self.quitting:
             self.exit(130, return_code=130, message=self.stop_message())
-        elif outcome is not None and outcome.state == "reboot-pending" and self.reboot_now:
+        elif outcome is not None and outcome.state is RunState.REBOOT_PENDING and self.reboot_now:
             self.exit(exit_codes.REBOOT_PENDING, return_code=exit_codes.REBOOT_PENDING,
                       message=f"rocm-wizard: rebooting; run {outcome.run_id} is reboot-pending.\n"
                       f"After the boot, run `{self.services.relaunch_hint}`: it offers to resume.")
@@ -276,9 +351,10 @@ class WizardApp(App[int]):
                       f"After the boot, run `{self.services.relaunch_hint}`: it offers to resume.")
             return
         code = exit_codes.OK
-        if s.run.state in ("failed", "stopped"):
+        bad = s.run.state in (RunState.FAILED, RunState.STOPPED, RunState.ROLLBACK_FAILED)
+        if bad:
             code = exit_codes.FAILURE
-        self.exit(code, return_code=code, message=self.stop_message() if s.run.state in ("failed", "stopped") else None)
+        self.exit(code, return_code=code, message=self.stop_message() if bad else None)
 
     def action_help(self) -> None:
         keys = [(b.key_display or b.key, b.description) for b in self.screen.BINDINGS
@@ -319,8 +395,8 @@ class WizardApp(App[int]):
                     timeout=10)
 
     def plan_file(self) -> str | None:
-        rc = self.services.run_control
-        run = rc.current_run() if rc is not None else None
+        runs = self.services.runs
+        run = runs.current() if runs is not None else None
         return str(run.plan_path) if run is not None and self.session.run.run_id else None
 
 

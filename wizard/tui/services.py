@@ -21,7 +21,7 @@ from wizard.session import PlanOption, Session, order_options
 if TYPE_CHECKING:
     from wizard.host import Host
     from wizard.model import Facts, ResolvedPlan
-    from wizard.run_control import RunControl
+    from wizard.runner.service import RunService
 
 REHEARSAL_PROFILE = "seed-7900xt"
 SUDO_REASON = "rocm-wizard needs administrator rights for the next steps (packages, drivers, groups)."
@@ -32,18 +32,18 @@ class Authenticator(Protocol):
 
 
 def tui_authenticator(app: Any, reason: str) -> bool:
-    """Suspend the app, run ``sudo -v`` (the run's own Privilege, the machine's environment: a
-    sandbox's PATH finds its stand-in) on the real terminal, resume. The TUI never sees the password.
-    Ctrl+C at the prompt gives up (nothing has changed yet) and brings the app back."""
+    """Suspend the app, run ``sudo -v`` through the machine's executor (the run's own privilege and
+    environment: a sandbox's PATH finds its stand-in) on the real terminal, resume. The TUI never sees
+    the password. Ctrl+C at the prompt gives up (nothing has changed yet) and brings the app back."""
     from wizard.runner.privilege import PrivilegeError
 
-    rc = app.services.run_control
-    if rc is None:
+    runs = app.services.runs
+    if runs is None:
         return False
     with app.suspend(), _ctrl_c_goes_to_the_prompt():
         print(f"\n{reason}\n", flush=True)
         try:
-            rc.privilege.authenticate(yes=False, environ=app.services.host.environ)
+            runs.machine.executor.authenticate(yes=False)
         except PrivilegeError as exc:
             print(exc, flush=True)
             return False
@@ -69,7 +69,7 @@ class Services:
     host: Host
     read_only: bool
     pythons: tuple[str, ...] = ()
-    run_control: RunControl | None = None
+    runs: RunService | None = None  # None: a recorded machine (nothing runs)
     authenticator: Authenticator = tui_authenticator
     clock: Callable[[], float] = time.time
     export_dir: Path = field(default_factory=Path.cwd)
@@ -95,8 +95,9 @@ class Services:
         s = Session(machine=self.host.name, read_only=self.read_only, facts=facts)
         s.findings = list(diagnose(facts, error_text=facts.error_text))
         s.options = self.plan_options(facts)
-        if self.run_control is not None:
-            s.pending = self.run_control.pending()
+        if self.runs is not None:
+            s.pending = self.runs.pending()
+            s.blocked = self.runs.blocked()
         return s
 
     # -- plans ---------------------------------------------------------------------------
@@ -138,21 +139,22 @@ class Services:
     # -- the rehearsal -------------------------------------------------------------------
     def rehearsal(self, profile: str = REHEARSAL_PROFILE) -> Services:
         """Services for a built-in sandbox machine: every step runs there, nothing touches this one."""
-        from wizard.run_control import RunControl
+        from wizard import machines
+        from wizard.runner.service import RunService
         from wizard.sandbox import open_sandbox
 
         root = self.rehearsal_root or _default_rehearsal_root()
         sandbox = str(root / profile)
         host = open_sandbox(sandbox, profile)
-        rc = RunControl.for_sandbox(host, sandbox, verify_python=self.verify_python)
-        return Services(host=host, read_only=False, run_control=rc, state_dir=rc.machine_state,
+        machine = machines.sandbox(host, sandbox, verify_python=self.verify_python)
+        return Services(host=host, read_only=False, runs=RunService(machine), state_dir=machine.machine_state,
                         authenticator=self.authenticator, clock=self.clock, export_dir=self.export_dir,
                         verify_python=self.verify_python,
                         relaunch_hint=f"rocm-wizard --sandbox {sandbox}", rehearsal_root=root)
 
 
 def _default_rehearsal_root() -> Path:
-    from wizard.runner.paths import state_dir
+    from wizard.paths import state_dir
 
     return state_dir() / "rehearsal"
 

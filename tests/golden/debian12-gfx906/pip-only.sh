@@ -2,7 +2,8 @@
 # rocm-wizard dry run: plan pip-only: PyTorch wheel with its own ROCm in a venv; nothing system-
 # wide
 # Nothing has been run. Running this script by hand does what `rocm-wizard --plan pip-only` would
-# do, in the same order, with the same commands.
+# do, in the same order, with the same commands. Run it again after the reboot, or after fixing a
+# failure: it continues where it stopped.
 #
 # machine: Debian GNU/Linux 12 (bookworm) (x86_64) [recorded:debian12-gfx906]
 # GPU: AMD Radeon Graphics (gfx906)
@@ -19,52 +20,65 @@
 
 set -euo pipefail
 
-# ---- preflight: each check must pass before the first change
-# ssh session: advise tmux/screen
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh session: advise tmux/screen' >&2; exit 1; fi
-# root is available through sudo
-if ! sudo -- true; then echo 'preflight failed: root is available through sudo' >&2; exit 1; fi
-# torch 2.11.0 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
-if ! python3 -c 'import re, sys, urllib.request
-index, name, version = sys.argv[1:4]
-tag = "cp%d%d" % sys.version_info[:2]
-url = index.rstrip("/") + "/" + name + "/"
-try:
-    page = urllib.request.urlopen(url, timeout=60).read().decode("utf-8", "replace")
-except Exception as exc:
-    sys.exit(f"{url}: {exc}")
-ver = r"[0-9][^-]*" if version == "any" else re.escape(version) + r"(?:%2B|\+)?[^-]*"
-if not re.search(re.escape(name.replace("-", "_")) + "-" + ver + "-" + tag + "-", page):
-    sys.exit(f"no {name} {version} wheel for {tag} (this Python) on {index}")
-print(f"{name} {version} for {tag} is on {index}")' https://download.pytorch.org/whl/rocm7.2 torch 2.11.0; then echo 'preflight failed: torch 2.11.0 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
-# disk space for the venv under /home/user
-if ! python3 -c 'import shutil, sys
+# Progress: one line per finished step. Delete this file to start the plan over.
+progress=/var/lib/rocm-wizard/script/pip-only.progress
+sudo -- mkdir -p "$(dirname "$progress")" && sudo -- touch "$progress"
+step_done() { grep -qx "$1" "$progress"; }
+mark_done() { echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
+mark_boot() { echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
+
+# ---- step 1/6: preflight: Preflight: check everything the plan needs before the first change
+# note: each check must pass; a failure stops the run before anything changes (--skip-preflight
+# NAME skips a check you know to be wrong, and is journalled)
+if ! step_done 1; then
+  # ssh: ssh session: advise tmux/screen
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
+  # root: root is available through sudo
+  if ! sudo -- true; then echo 'preflight failed: root: root is available through sudo' >&2; exit 1; fi
+  # venv-path: /home/user/rocm-wizard-venv is new or a venv
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/rocm-wizard-venv; then echo 'preflight failed: venv-path: /home/user/rocm-wizard-venv is new or a venv' >&2; exit 1; fi
+  # python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.13t,
+  # 3.14t)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'py=$1; shift; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; mm=$(echo "$v" | cut -d. -f1,2); for w in "$@"; do [ "$mm" = "$w" ] && { echo "$py is Python $mm"; exit 0; }; done; echo "$py is Python $mm; the wheel exists for Python $*" >&2; exit 1' sh python3 3.10 3.11 3.12 3.13 3.14 3.13t 3.14t; then echo 'preflight failed: python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.13t, 3.14t)' >&2; exit 1; fi
+  # wheel: torch 2.11.0 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://download.pytorch.org/whl/rocm7.2 torch 'torch-2\.11\.0((\+|%2B)[^-]*)?-@TAG@-'; then echo 'preflight failed: wheel: torch 2.11.0 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
+  # disk-venv: disk space for the venv under /home/user
+  if ! python3 -c 'import os, shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
+while not os.path.exists(path) and os.path.dirname(path) != path:
+    path = os.path.dirname(path)
 free = shutil.disk_usage(path).free
 if free < need:
-    sys.exit(f"only {free >> 30} GiB free on {path}; {need >> 30} GiB needed")' /home/user 16106127360; then echo 'preflight failed: disk space for the venv under /home/user' >&2; exit 1; fi
+    sys.exit(f"only {free / 2**30:.1f} GiB free on {path}; {need >> 30} GiB needed")
+print(f"{free / 2**30:.1f} GiB free on {path}")' /home/user 16106127360; then echo 'preflight failed: disk-venv: disk space for the venv under /home/user' >&2; exit 1; fi
+  mark_done 1
+fi
 
-# ---- step 1/5: backup: Back up environments, packages, repo lists and evidence
+# ---- step 2/6: backup: Back up environments, packages, repo lists and evidence
 # note: backup directory: /var/lib/rocm-wizard/backup/pip-only
 # note: no Python environment with torch to back up
-# create the backup directory
-if ! test -d /var/lib/rocm-wizard/backup/pip-only; then
-  sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/pip-only
-fi
-# installed packages (both ROCm streams included)
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/pip-only/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
-# repo lists, keys, pins and global env files
-sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
-# rocminfo evidence
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/pip-only/rocminfo.txt rocminfo
-# KFD topology evidence
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/pip-only/kfd-properties.txt
-# the manifest rollback reads
-if ! python3 -c 'import sys
+if ! step_done 2; then
+  # create the backup directory
+  if ! test -d /var/lib/rocm-wizard/backup/pip-only; then
+    sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/pip-only
+  fi
+  # installed packages (both ROCm streams included)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/pip-only/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  # repo lists, keys, pins and global env files
+  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  # rocminfo evidence
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/pip-only/rocminfo.txt rocminfo
+  # KFD topology evidence
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/pip-only/kfd-properties.txt
+  # the manifest rollback reads
+  if ! python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
@@ -114,7 +128,7 @@ except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json 
  }
 }
 ' >/dev/null 2>&1; then
-  sudo -- python3 -c 'import os,sys
+    sudo -- python3 -c 'import os,sys
 p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
 d=os.path.dirname(p) or '"'"'.'"'"'
 os.makedirs(d,exist_ok=True)
@@ -169,28 +183,34 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/pip-only/manifest.json 644 '{
  }
 }
 '
+  fi
+  mark_done 2
 fi
 
-# ---- step 2/5: groups: Add the user to the render and video groups
+# ---- step 3/6: groups: Add the user to the render and video groups
 # note: log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed
-# add user to render and video
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
-  sudo -- usermod -a -G render,video user
+if ! step_done 3; then
+  # add user to render and video
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
+    sudo -- usermod -a -G render,video user
+  fi
+  mark_done 3
 fi
 
-# ---- step 3/5: pip_pin: Pin the torch stack in /home/user/rocm-wizard-venv
+# ---- step 4/6: pip_pin: Pin the torch stack in /home/user/rocm-wizard-venv
 # note: new venv /home/user/rocm-wizard-venv
 # note: pytorch-triton-rocm comes from rocm7.2 as torch's own pinned dependency (the knowledge
 # base does not record its version)
 # note: torch 2.11.0 is the newest row the knowledge base confirms; 2.12.0, 2.12.1, 2.13.0,
 # 2.14.0, 2.14.1 exist there marked uncertain
-# create the venv /home/user/rocm-wizard-venv
-if ! test -x /home/user/rocm-wizard-venv/bin/python; then
-  python3 -m venv /home/user/rocm-wizard-venv
-fi
-# remove every torch-stack distribution from the venv
-if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+if ! step_done 4; then
+  # create the venv /home/user/rocm-wizard-venv
+  if ! test -x /home/user/rocm-wizard-venv/bin/python; then
+    python3 -m venv /home/user/rocm-wizard-venv
+  fi
+  # remove every torch-stack distribution from the venv
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -218,10 +238,10 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx906 >/dev/null 2>&1; then
-  /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
-fi
-# install the pinned stack from https://download.pytorch.org/whl/rocm7.2
-if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+    /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
+  fi
+  # install the pinned stack from https://download.pytorch.org/whl/rocm7.2
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -249,11 +269,11 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx906 >/dev/null 2>&1; then
-  /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0
-fi
-# constraints file pinning the installed build
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-/home/user/rocm-wizard-venv/bin/python -c 'import re, sys
+    /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0
+  fi
+  # constraints file pinning the installed build
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  /home/user/rocm-wizard-venv/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
@@ -263,8 +283,8 @@ if not any(p.lower().startswith("torch==") for p in pins):
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
 print("\n".join(pins))' /home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
-# assert: a ROCm build carrying gfx906
-/home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+  # assert: a ROCm build carrying gfx906
+  /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -292,14 +312,17 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx906
+  mark_done 4
+fi
 
-# ---- step 4/5: env: Set the venv's environment (activate script)
-# write the rocm-wizard block into /home/user/rocm-wizard-venv/bin/activate
-if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
+# ---- step 5/6: env: Set the venv's environment (activate script)
+if ! step_done 5; then
+  # write the rocm-wizard block into /home/user/rocm-wizard-venv/bin/activate
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
 export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then
-  /home/user/rocm-wizard-venv/bin/python -c 'import sys
+    /home/user/rocm-wizard-venv/bin/python -c 'import sys
 path, block = sys.argv[1], sys.argv[2]
 text = open(path).read()
 begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
@@ -314,10 +337,15 @@ os.replace(path + ".rocm-wizard.tmp", path)' /home/user/rocm-wizard-venv/bin/act
 export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 '
+  fi
+  mark_done 5
 fi
 
-# ---- step 5/5: verify: Verify: matmul and convolution on the GPU
-# run the suite with /home/user/rocm-wizard-venv/bin/python
-python3 -m wizard verify --python /home/user/rocm-wizard-venv/bin/python --json
+# ---- step 6/6: verify: Verify: matmul and convolution on the GPU
+if ! step_done 6; then
+  # run the suite with /home/user/rocm-wizard-venv/bin/python
+  python3 -m wizard verify --python /home/user/rocm-wizard-venv/bin/python --json
+  mark_done 6
+fi
 
 echo 'rocm-wizard plan pip-only: done'

@@ -2,7 +2,8 @@
 # rocm-wizard dry run: plan downgrade-6.2: Downgrade to ROCm 6.2.4 with PyTorch 2.5.1 (rocm6.2
 # wheels)
 # Nothing has been run. Running this script by hand does what `rocm-wizard --plan downgrade-6.2`
-# would do, in the same order, with the same commands.
+# would do, in the same order, with the same commands. Run it again after the reboot, or after
+# fixing a failure: it continues where it stopped.
 #
 # machine: Ubuntu 22.04.5 LTS (jammy), kernel 6.8.0-40-generic [built:rdna2-gfx1031-dkms-
 # secureboot]
@@ -22,76 +23,112 @@
 
 set -euo pipefail
 
-# ---- preflight: each check must pass before the first change
-# ssh session: advise tmux/screen
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh session: advise tmux/screen' >&2; exit 1; fi
-# root is available through sudo
-if ! sudo -- true; then echo 'preflight failed: root is available through sudo' >&2; exit 1; fi
-# the dpkg/apt lock is free
-if ! sudo -- python3 -c 'import fcntl, sys
-for path in sys.argv[1:]:
-    try:
-        f = open(path, "a")
-    except FileNotFoundError:
-        continue
-    try:
-        fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        sys.exit(f"{path} is locked: another apt/dpkg (unattended-upgrades?) is running; wait for it")
-    fcntl.lockf(f, fcntl.LOCK_UN)' /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock; then echo 'preflight failed: the dpkg/apt lock is free' >&2; exit 1; fi
-# the amdgpu-install package exists for this distro
-if ! wget -q --spider https://repo.radeon.com/amdgpu-install/6.2.4/ubuntu/jammy/amdgpu-install_6.2.60204-1_all.deb; then echo 'preflight failed: the amdgpu-install package exists for this distro' >&2; exit 1; fi
-# torch 2.5.1 exists on https://download.pytorch.org/whl/rocm6.2 for this Python
-if ! /home/user/venv/bin/python -c 'import re, sys, urllib.request
-index, name, version = sys.argv[1:4]
-tag = "cp%d%d" % sys.version_info[:2]
-url = index.rstrip("/") + "/" + name + "/"
-try:
-    page = urllib.request.urlopen(url, timeout=60).read().decode("utf-8", "replace")
-except Exception as exc:
-    sys.exit(f"{url}: {exc}")
-ver = r"[0-9][^-]*" if version == "any" else re.escape(version) + r"(?:%2B|\+)?[^-]*"
-if not re.search(re.escape(name.replace("-", "_")) + "-" + ver + "-" + tag + "-", page):
-    sys.exit(f"no {name} {version} wheel for {tag} (this Python) on {index}")
-print(f"{name} {version} for {tag} is on {index}")' https://download.pytorch.org/whl/rocm6.2 torch 2.5.1; then echo 'preflight failed: torch 2.5.1 exists on https://download.pytorch.org/whl/rocm6.2 for this Python' >&2; exit 1; fi
-# disk space for ROCm under /opt
-if ! python3 -c 'import shutil, sys
-path, need = sys.argv[1], int(sys.argv[2])
-free = shutil.disk_usage(path).free
-if free < need:
-    sys.exit(f"only {free >> 30} GiB free on {path}; {need >> 30} GiB needed")' /opt 26843545600; then echo 'preflight failed: disk space for ROCm under /opt' >&2; exit 1; fi
-# disk space for the venv under /home/user
-if ! python3 -c 'import shutil, sys
-path, need = sys.argv[1], int(sys.argv[2])
-free = shutil.disk_usage(path).free
-if free < need:
-    sys.exit(f"only {free >> 30} GiB free on {path}; {need >> 30} GiB needed")' /home/user 16106127360; then echo 'preflight failed: disk space for the venv under /home/user' >&2; exit 1; fi
+# Progress: one line per finished step. Delete this file to start the plan over.
+progress=/var/lib/rocm-wizard/script/downgrade-6.2.progress
+sudo -- mkdir -p "$(dirname "$progress")" && sudo -- touch "$progress"
+step_done() { grep -qx "$1" "$progress"; }
+mark_done() { echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
+mark_boot() { echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
 
-# ---- step 1/9: backup: Back up environments, packages, repo lists and evidence
-# note: backup directory: /var/lib/rocm-wizard/backup/downgrade-6.2
-# create the backup directory
-if ! test -d /var/lib/rocm-wizard/backup/downgrade-6.2; then
-  sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/downgrade-6.2
+# ---- step 1/10: preflight: Preflight: check everything the plan needs before the first change
+# note: each check must pass; a failure stops the run before anything changes (--skip-preflight
+# NAME skips a check you know to be wrong, and is journalled)
+if ! step_done 1; then
+  # ssh: ssh session: advise tmux/screen
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
+  # root: root is available through sudo
+  if ! sudo -- true; then echo 'preflight failed: root: root is available through sudo' >&2; exit 1; fi
+  # package-lock: the package manager's lock is free (waits up to 120 s)
+  if ! sudo -- python3 -c 'import fcntl, os, struct, sys, time
+wait, paths = float(sys.argv[1]), sys.argv[2:]
+def holder(path):
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return None
+    try:
+        got = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0) + bytes(8))
+    finally:
+        os.close(fd)
+    kind, _, _, _, pid = struct.unpack("hhqqi", got[:struct.calcsize("hhqqi")])
+    if kind == fcntl.F_UNLCK:
+        return None
+    try:
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        cmd = ""
+    return f"pid {pid}" + (f" ({cmd[:80]})" if cmd else "")
+start, said = time.monotonic(), -10.0
+while True:
+    held = [(p, h) for p in paths for h in [holder(p)] if h]
+    if not held:
+        sys.exit(0)
+    waited = time.monotonic() - start
+    if waited >= wait:
+        p, h = held[0]
+        sys.exit(f"{p} is still locked by {h} after {wait:g} s: another package manager (unattended-upgrades?) "
+                 "is running; wait for it, or give the run more time with --lock-wait S")
+    if waited - said >= 10:
+        p, h = held[0]
+        print(f"waiting for {p}, locked by {h} ({waited:.0f} s of at most {wait:g} s)", flush=True)
+        said = waited
+    time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock; then echo 'preflight failed: package-lock: the package manager'"'"'s lock is free (waits up to 120 s)' >&2; exit 1; fi
+  # package-url: the amdgpu-install package for this distro exists
+  if ! wget -q --spider https://repo.radeon.com/amdgpu-install/6.2.4/ubuntu/jammy/amdgpu-install_6.2.60204-1_all.deb; then echo 'preflight failed: package-url: the amdgpu-install package for this distro exists' >&2; exit 1; fi
+  # python-version: /home/user/venv/bin/python is a Python the wheel exists for (3.9, 3.10, 3.11,
+  # 3.12)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'py=$1; shift; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; mm=$(echo "$v" | cut -d. -f1,2); for w in "$@"; do [ "$mm" = "$w" ] && { echo "$py is Python $mm"; exit 0; }; done; echo "$py is Python $mm; the wheel exists for Python $*" >&2; exit 1' sh /home/user/venv/bin/python 3.9 3.10 3.11 3.12; then echo 'preflight failed: python-version: /home/user/venv/bin/python is a Python the wheel exists for (3.9, 3.10, 3.11, 3.12)' >&2; exit 1; fi
+  # wheel: torch 2.5.1 exists on https://download.pytorch.org/whl/rocm6.2 for this Python
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh /home/user/venv/bin/python https://download.pytorch.org/whl/rocm6.2 torch 'torch-2\.5\.1((\+|%2B)[^-]*)?-@TAG@-'; then echo 'preflight failed: wheel: torch 2.5.1 exists on https://download.pytorch.org/whl/rocm6.2 for this Python' >&2; exit 1; fi
+  # disk-rocm: disk space for ROCm under /opt
+  if ! python3 -c 'import os, shutil, sys
+path, need = sys.argv[1], int(sys.argv[2])
+while not os.path.exists(path) and os.path.dirname(path) != path:
+    path = os.path.dirname(path)
+free = shutil.disk_usage(path).free
+if free < need:
+    sys.exit(f"only {free / 2**30:.1f} GiB free on {path}; {need >> 30} GiB needed")
+print(f"{free / 2**30:.1f} GiB free on {path}")' /opt 26843545600; then echo 'preflight failed: disk-rocm: disk space for ROCm under /opt' >&2; exit 1; fi
+  # disk-venv: disk space for the venv under /home/user
+  if ! python3 -c 'import os, shutil, sys
+path, need = sys.argv[1], int(sys.argv[2])
+while not os.path.exists(path) and os.path.dirname(path) != path:
+    path = os.path.dirname(path)
+free = shutil.disk_usage(path).free
+if free < need:
+    sys.exit(f"only {free / 2**30:.1f} GiB free on {path}; {need >> 30} GiB needed")
+print(f"{free / 2**30:.1f} GiB free on {path}")' /home/user 16106127360; then echo 'preflight failed: disk-venv: disk space for the venv under /home/user' >&2; exit 1; fi
+  mark_done 1
 fi
-# pip freeze of /home/user/venv
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sudo -- sh -c 'out=$1; shift; "$@" >"$out"' sh /var/lib/rocm-wizard/backup/downgrade-6.2/pip-freeze-1-home-user-venv.txt /home/user/venv/bin/python -m pip freeze --all
-# save /home/user/venv's activate script, pip.conf and constraints
-sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/downgrade-6.2/venv-files-1-home-user-venv.tar.gz -C / home/user/venv/bin/activate home/user/venv/pip.conf home/user/venv/rocm-wizard-constraints.txt
-# installed packages (both ROCm streams included)
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/downgrade-6.2/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
-# repo lists, keys, pins and global env files
-sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/downgrade-6.2/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
-# rocminfo evidence
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/downgrade-6.2/rocminfo.txt rocminfo
-# KFD topology evidence
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/downgrade-6.2/kfd-properties.txt
-# the manifest rollback reads
-if ! python3 -c 'import sys
+
+# ---- step 2/10: backup: Back up environments, packages, repo lists and evidence
+# note: backup directory: /var/lib/rocm-wizard/backup/downgrade-6.2
+if ! step_done 2; then
+  # create the backup directory
+  if ! test -d /var/lib/rocm-wizard/backup/downgrade-6.2; then
+    sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/downgrade-6.2
+  fi
+  # pip freeze of /home/user/venv
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'out=$1; shift; "$@" >"$out"' sh /var/lib/rocm-wizard/backup/downgrade-6.2/pip-freeze-1-home-user-venv.txt /home/user/venv/bin/python -m pip freeze --all
+  # save /home/user/venv's activate script, pip.conf and constraints
+  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/downgrade-6.2/venv-files-1-home-user-venv.tar.gz -C / home/user/venv/bin/activate home/user/venv/pip.conf home/user/venv/rocm-wizard-constraints.txt
+  # installed packages (both ROCm streams included)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/downgrade-6.2/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  # repo lists, keys, pins and global env files
+  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/downgrade-6.2/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  # rocminfo evidence
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/downgrade-6.2/rocminfo.txt rocminfo
+  # KFD topology evidence
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/downgrade-6.2/kfd-properties.txt
+  # the manifest rollback reads
+  if ! python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/downgrade-6.2",
@@ -184,7 +221,7 @@ except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.
  }
 }
 ' >/dev/null 2>&1; then
-  sudo -- python3 -c 'import os,sys
+    sudo -- python3 -c 'import os,sys
 p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
 d=os.path.dirname(p) or '"'"'.'"'"'
 os.makedirs(d,exist_ok=True)
@@ -282,37 +319,40 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json 644 '{
  }
 }
 '
+  fi
+  mark_done 2
 fi
 
-# ---- step 2/9: purge: Remove the installed ROCm stacks (simulated first)
+# ---- step 3/10: purge: Remove the installed ROCm stacks (simulated first)
 # note: packages: amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms
 # note: stale export? HSA_OVERRIDE_GFX_VERSION=10.3.0 at /etc/environment:2: not changed by the
 # wizard
-# amdgpu-install removes every ROCm release it installed
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-if ! sh -c 'for p; do if dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii"; then exit 1; fi; done; exit 0' sh rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
-  sudo -- amdgpu-install -y --uninstall --rocmrelease=all
-fi
-# simulation: what the removal would do (read it before the real removal)
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-if ! sh -c 'for p; do if dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii"; then exit 1; fi; done; exit 0' sh amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
-  apt-get -s purge amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms
-fi
-# remove exactly these packages
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-if ! sh -c 'for p; do if dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii"; then exit 1; fi; done; exit 0' sh amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
-  sudo -- apt-get -y purge amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms
-fi
-# leftover repo lists, pin and key
-sudo -- rm -f -- /etc/apt/sources.list.d/rocm.list /etc/apt/sources.list.d/amdgpu.list /etc/apt/sources.list.d/amdgpu-proprietary.list /etc/apt/preferences.d/rocm-pin-600 /etc/apt/keyrings/rocm.gpg
-# leftover directories of the removed releases (exact paths)
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-if ! sh -c '! ls -d -- "$@" >/dev/null 2>&1' sh /opt/rocm-6.2.4 >/dev/null 2>&1; then
-  sudo -- rm -rf -- /opt/rocm-6.2.4
-fi
-# leftover audit (read-only)
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sh -c 'echo "leftovers after the purge (review; nothing here is removed automatically):"
+if ! step_done 3; then
+  # amdgpu-install removes every ROCm release it installed
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'for p; do if dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii"; then exit 1; fi; done; exit 0' sh rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
+    sudo -- amdgpu-install -y --uninstall --rocmrelease=all
+  fi
+  # simulation: what the removal would do (read it before the real removal)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'for p; do if dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii"; then exit 1; fi; done; exit 0' sh amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
+    apt-get -s purge amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms
+  fi
+  # remove exactly these packages
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'for p; do if dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii"; then exit 1; fi; done; exit 0' sh amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
+    sudo -- apt-get -y purge amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms
+  fi
+  # leftover repo lists, pin and key
+  sudo -- rm -f -- /etc/apt/sources.list.d/rocm.list /etc/apt/sources.list.d/amdgpu.list /etc/apt/sources.list.d/amdgpu-proprietary.list /etc/apt/preferences.d/rocm-pin-600 /etc/apt/keyrings/rocm.gpg
+  # leftover directories of the removed releases (exact paths)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c '! ls -d -- "$@" >/dev/null 2>&1' sh /opt/rocm-6.2.4 >/dev/null 2>&1; then
+    sudo -- rm -rf -- /opt/rocm-6.2.4
+  fi
+  # leftover audit (read-only)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sh -c 'echo "leftovers after the purge (review; nothing here is removed automatically):"
 for p in /opt/rocm /opt/rocm-* /opt/rocm/core* /etc/ld.so.conf.d/*rocm* /etc/ld.so.conf.d/*hip* \
          /etc/apt/sources.list.d/*rocm* /etc/apt/sources.list.d/*amdgpu* /etc/yum.repos.d/*rocm* \
          /etc/yum.repos.d/*amdgpu* /etc/apt/keyrings/rocm.gpg /var/lib/dkms/amdgpu; do
@@ -326,32 +366,35 @@ for f in /etc/environment /etc/profile.d/*.sh "$HOME/.bashrc" "$HOME/.profile"; 
     | sed "s|^|  $f:|" || true
 done
 exit 0'
+  mark_done 3
+fi
 
-# ---- step 3/9: rocm_install: Install ROCm 6.2.4 with amdgpu-install
+# ---- step 4/10: rocm_install: Install ROCm 6.2.4 with amdgpu-install
 # note: amdgpu-install package: https://repo.radeon.com/amdgpu-install/6.2.4/ubuntu/jammy/amdgpu-
 # install_6.2.60204-1_all.deb
 # note: installs the amdgpu-dkms kernel module: a reboot is needed
-# download directory
-if ! test -d /var/lib/rocm-wizard/downloads; then
-  sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
-fi
-# download amdgpu-install for ROCm 6.2.4
-if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb; then
-  sudo -- wget -q -O /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb https://repo.radeon.com/amdgpu-install/6.2.4/ubuntu/jammy/amdgpu-install_6.2.60204-1_all.deb
-fi
-# install the amdgpu-install package (adds AMD's repo lists and key)
-sudo -- apt-get install -y /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb
-# AMD's repository key has the pinned fingerprint
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sh -c 'gpg --show-keys --with-colons "$1" 2>/dev/null | grep -q "^fpr:*:$2:$" || { echo "$1: AMD ROCm key fingerprint $2 not found" >&2; exit 1; }' sh /etc/apt/keyrings/rocm.gpg CA8BB4727A47B4D09B4EE8969386B48A1A693C5C
-# pin AMD's repository at 600 above distro rocm packages
-if ! python3 -c 'import sys
+if ! step_done 4; then
+  # download directory
+  if ! test -d /var/lib/rocm-wizard/downloads; then
+    sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
+  fi
+  # download amdgpu-install for ROCm 6.2.4
+  if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb; then
+    sudo -- wget -q -O /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb https://repo.radeon.com/amdgpu-install/6.2.4/ubuntu/jammy/amdgpu-install_6.2.60204-1_all.deb
+  fi
+  # install the amdgpu-install package (adds AMD's repo lists and key)
+  sudo -- apt-get install -y /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb
+  # AMD's repository key has the pinned fingerprint
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sh -c 'gpg --show-keys --with-colons "$1" 2>/dev/null | grep -q "^fpr:*:$2:$" || { echo "$1: AMD ROCm key fingerprint $2 not found" >&2; exit 1; }' sh /etc/apt/keyrings/rocm.gpg CA8BB4727A47B4D09B4EE8969386B48A1A693C5C
+  # pin AMD's repository at 600 above distro rocm packages
+  if ! python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /etc/apt/preferences.d/rocm-pin-600 'Package: *
 Pin: release o=repo.radeon.com
 Pin-Priority: 600
 ' >/dev/null 2>&1; then
-  sudo -- python3 -c 'import os,sys
+    sudo -- python3 -c 'import os,sys
 p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
 d=os.path.dirname(p) or '"'"'.'"'"'
 os.makedirs(d,exist_ok=True)
@@ -362,34 +405,51 @@ os.replace(t,p)' /etc/apt/preferences.d/rocm-pin-600 644 'Package: *
 Pin: release o=repo.radeon.com
 Pin-Priority: 600
 '
-fi
-# read the new repository lists
-sudo -- apt-get update
-# install ROCm 6.2.4 (usecase rocm, kernel driver via DKMS)
-if ! test -e /opt/rocm-6.2.4/.info/version; then
-  sudo -- amdgpu-install -y --usecase=rocm
+  fi
+  # read the new repository lists
+  sudo -- apt-get update
+  # install ROCm 6.2.4 (usecase rocm, kernel driver via DKMS)
+  if ! test -e /opt/rocm-6.2.4/.info/version; then
+    sudo -- amdgpu-install -y --usecase=rocm
+  fi
+  mark_done 4
 fi
 
-# ---- step 4/9: secure_boot: Enrol the DKMS signing key for Secure Boot (MOK)
+# ---- step 5/10: secure_boot: Enrol the DKMS signing key for Secure Boot (MOK)
 # note: at the next boot MokManager (blue screen) asks for the same password: choose 'Enroll MOK',
 # then 'Continue', then 'Yes'
-# queue the DKMS machine-owner key for enrolment (asks for a one-time password)
-sudo -- update-secureboot-policy --enroll-key
-
-# ---- step 5/9: groups: Add the user to the render and video groups
-# note: log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed
-# add user to render and video
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
-  sudo -- usermod -a -G render,video user
+if ! step_done 5; then
+  boot_id=$(cat /proc/sys/kernel/random/boot_id)
+  if [ ! -e "$progress.reboot" ]; then
+    mark_boot "$boot_id"
+    echo 'rebooting now: run this script again after the reboot to continue' >&2
+    sudo -- update-secureboot-policy --enroll-key
+    exit 0
+  elif [ "$(cat "$progress.reboot")" = "$boot_id" ]; then
+    echo 'a reboot is still pending: reboot, then run this script again' >&2
+    exit 3
+  fi
+  mark_done 5
 fi
 
-# ---- step 6/9: pip_pin: Pin the torch stack in /home/user/venv
+# ---- step 6/10: groups: Add the user to the render and video groups
+# note: log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed
+if ! step_done 6; then
+  # add user to render and video
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
+    sudo -- usermod -a -G render,video user
+  fi
+  mark_done 6
+fi
+
+# ---- step 7/10: pip_pin: Pin the torch stack in /home/user/venv
 # note: reusing the venv /home/user/venv
 # note: pytorch-triton-rocm comes from rocm6.2 as torch's own pinned dependency (the knowledge
 # base does not record its version)
-# remove every torch-stack distribution from the venv
-if ! /home/user/venv/bin/python -c 'import os, re, sys
+if ! step_done 7; then
+  # remove every torch-stack distribution from the venv
+  if ! /home/user/venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -417,10 +477,10 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.5.1 gfx1030 >/dev/null 2>&1; then
-  /home/user/venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
-fi
-# install the pinned stack from https://download.pytorch.org/whl/rocm6.2
-if ! /home/user/venv/bin/python -c 'import os, re, sys
+    /home/user/venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
+  fi
+  # install the pinned stack from https://download.pytorch.org/whl/rocm6.2
+  if ! /home/user/venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -448,11 +508,11 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.5.1 gfx1030 >/dev/null 2>&1; then
-  /home/user/venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm6.2 torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1
-fi
-# constraints file pinning the installed build
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-/home/user/venv/bin/python -c 'import re, sys
+    /home/user/venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm6.2 torch==2.5.1 torchvision==0.20.1 torchaudio==2.5.1
+  fi
+  # constraints file pinning the installed build
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  /home/user/venv/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
@@ -462,8 +522,8 @@ if not any(p.lower().startswith("torch==") for p in pins):
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
 print("\n".join(pins))' /home/user/venv/rocm-wizard-constraints.txt
-# assert: a ROCm build carrying gfx1030
-/home/user/venv/bin/python -c 'import os, re, sys
+  # assert: a ROCm build carrying gfx1030
+  /home/user/venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -491,17 +551,20 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.5.1 gfx1030
+  mark_done 7
+fi
 
-# ---- step 7/9: env: Set the venv's environment (activate script)
+# ---- step 8/10: env: Set the venv's environment (activate script)
 # note: HSA_OVERRIDE_GFX_VERSION=10.3.0: the wheel lacks gfx1031 and the knowledge base documents
 # this compatible target; validate results
-# write the rocm-wizard block into /home/user/venv/bin/activate
-if ! /home/user/venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/venv/bin/activate '# >>> rocm-wizard >>>
+if ! step_done 8; then
+  # write the rocm-wizard block into /home/user/venv/bin/activate
+  if ! /home/user/venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/venv/bin/activate '# >>> rocm-wizard >>>
 export HSA_OVERRIDE_GFX_VERSION=10.3.0
 export PIP_CONSTRAINT=/home/user/venv/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then
-  /home/user/venv/bin/python -c 'import sys
+    /home/user/venv/bin/python -c 'import sys
 path, block = sys.argv[1], sys.argv[2]
 text = open(path).read()
 begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
@@ -517,25 +580,31 @@ export HSA_OVERRIDE_GFX_VERSION=10.3.0
 export PIP_CONSTRAINT=/home/user/venv/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 '
+  fi
+  mark_done 8
 fi
 
-# ---- step 8/9: reboot: Reboot
+# ---- step 9/10: reboot: Reboot
 # note: the run continues after the reboot (rocm-wizard resume)
-marker="${XDG_STATE_HOME:-$HOME/.local/state}/rocm-wizard/downgrade-6.2.reboot-boot-id"
-boot_id=$(cat /proc/sys/kernel/random/boot_id)
-if [ ! -e "$marker" ]; then
-  mkdir -p "$(dirname "$marker")"
-  echo "$boot_id" >"$marker"
-  echo 'rebooting now: run this script again after the reboot to continue' >&2
-  sudo -- systemctl reboot
-  exit 0
-elif [ "$(cat "$marker")" = "$boot_id" ]; then
-  echo 'a reboot is still pending: reboot, then run this script again' >&2
-  exit 3
+if ! step_done 9; then
+  boot_id=$(cat /proc/sys/kernel/random/boot_id)
+  if [ ! -e "$progress.reboot" ]; then
+    mark_boot "$boot_id"
+    echo 'rebooting now: run this script again after the reboot to continue' >&2
+    sudo -- systemctl reboot
+    exit 0
+  elif [ "$(cat "$progress.reboot")" = "$boot_id" ]; then
+    echo 'a reboot is still pending: reboot, then run this script again' >&2
+    exit 3
+  fi
+  mark_done 9
 fi
 
-# ---- step 9/9: verify: Verify: matmul and convolution on the GPU
-# run the suite with /home/user/venv/bin/python
-python3 -m wizard verify --python /home/user/venv/bin/python --json
+# ---- step 10/10: verify: Verify: matmul and convolution on the GPU
+if ! step_done 10; then
+  # run the suite with /home/user/venv/bin/python
+  python3 -m wizard verify --python /home/user/venv/bin/python --json
+  mark_done 10
+fi
 
 echo 'rocm-wizard plan downgrade-6.2: done'

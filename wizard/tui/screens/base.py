@@ -10,8 +10,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from wizard.session import Session, Stage
-from wizard.tui.messages import Advance
+from wizard.session import Move, Session, Stage
+from wizard.tui.messages import MoveRequested
 
 if TYPE_CHECKING:
     from wizard.tui.app import WizardApp
@@ -40,7 +40,8 @@ def breadcrumb(stage: Stage, machine: str, read_only: bool) -> Text:
 
 
 class StageScreen(Screen[None]):
-    """A stage's screen: reads ``app.session``, posts :class:`Advance` for what the user wants."""
+    """A stage's screen: reads ``app.session``, posts typed messages (wizard.tui.messages) for what the
+    user wants."""
 
     STAGE: Stage = Stage.DETECT
     BINDINGS = [Binding("question_mark,f1", "app.help", "Help", key_display="?")]
@@ -61,8 +62,9 @@ class StageScreen(Screen[None]):
     def body(self) -> ComposeResult:
         yield from ()
 
-    def advance(self, event: str, arg: str | None = None) -> None:
-        self.wizard.post_message(Advance(event, arg))
+    def move(self, move: Move) -> None:
+        self.wizard.post_message(MoveRequested(move))
 
-    def action_advance(self, event: str) -> None:
-        self.advance(event)
+    def action_move(self, name: str) -> None:
+        """Bindings name a plain move: ``Binding("n", "move('next')", ...)``."""
+        self.move(Move(name))

@@ -42,7 +42,7 @@ class DetectScreen(StageScreen):
     STAGE = Stage.DETECT
     BINDINGS = [
         *StageScreen.BINDINGS,
-        Binding("n,enter", "advance('next')", "Diagnose"),
+        Binding("n,enter", "move('next')", "Diagnose"),
         Binding("e", "toggle_evidence", "Evidence"),
         Binding("r", "rehearse", "Rehearse in sandbox"),
         Binding("q", "app.quit_wizard", "Quit"),
@@ -96,8 +96,8 @@ class DiagnoseScreen(StageScreen):
     STAGE = Stage.DIAGNOSE
     BINDINGS = [
         *StageScreen.BINDINGS,
-        Binding("n,enter", "advance('next')", "Choose a plan"),
-        Binding("b,escape", "advance('back')", "Back"),
+        Binding("n,enter", "move('next')", "Choose a plan"),
+        Binding("b,escape", "move('back')", "Back"),
         Binding("q", "app.quit_wizard", "Quit"),
     ]
 

@@ -11,7 +11,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
-from wizard.session import PlanOption, Stage
+from wizard.model import PREFLIGHT, ResolvedPlan
+from wizard.session import Move, PlanOption, Stage
+from wizard.tui.messages import PlanChosen, RunConfirmed
 from wizard.tui.screens.base import StageScreen
 
 
@@ -60,12 +62,14 @@ class ChooseScreen(StageScreen):
         *StageScreen.BINDINGS,
         Binding("enter", "choose", "Review this plan"),
         Binding("o", "open_file", "Open plan file"),
-        Binding("b,escape", "advance('back')", "Back"),
+        Binding("b,escape", "move('back')", "Back"),
         Binding("q", "app.quit_wizard", "Quit"),
     ]
 
     def body(self) -> ComposeResult:
         opts = self.session.options
+        if self.session.blocked:
+            yield Static(blocked_text(self.session.blocked), id="blocked", classes="banner")
         with Horizontal(id="choose"):
             yield OptionList(*[Option(option_label(o), id=o.name) for o in opts], id="plans")
             with VerticalScroll(id="plan-detail-box"):
@@ -96,33 +100,43 @@ class ChooseScreen(StageScreen):
     def action_choose(self) -> None:
         o = self._current()
         if o is not None:
-            self.advance("choose", o.name)
+            self.wizard.post_message(PlanChosen(o.name))
 
     def action_open_file(self) -> None:
         def opened(path: str | None) -> None:
             if path:
-                self.advance("choose", path)
+                self.wizard.post_message(PlanChosen(path))
 
         self.app.push_screen(OpenPlanModal(), opened)
 
 
-def review_text(plan: object, read_only: bool) -> Text:
+def blocked_text(why: str) -> Text:
     t = Text()
-    t.append(f"{plan.title}\n", style="bold")  # type: ignore[attr-defined]
-    t.append(plan.why.strip() + "\n")  # type: ignore[attr-defined]
-    target = ", ".join(f"{k} {v}" for k, v in plan.target if k != "index_url")  # type: ignore[attr-defined]
+    t.append("✘ A new plan cannot start: another run is unfinished.\n", style="bold red")
+    t.append(why + "\n")
+    return t
+
+
+def review_text(plan: ResolvedPlan, read_only: bool) -> Text:
+    t = Text()
+    t.append(f"{plan.title}\n", style="bold")
+    t.append(plan.why.strip() + "\n")
+    target = ", ".join(f"{k} {v}" for k, v in plan.target if k != "index_url")
     t.append(f"Target: {target}\n", style="bold")
-    n_cmd = sum(len(s.actions) for s in plan.steps)  # type: ignore[attr-defined]
-    n_destr = sum(1 for s in plan.steps for a in s.actions if a.destructive or s.destructive)  # type: ignore[attr-defined]
-    t.append(f"{len(plan.steps)} steps, {n_cmd} commands, {n_destr} destructive (marked ⚠ DESTRUCTIVE); "  # type: ignore[attr-defined]
+    n_cmd = sum(len(s.actions) for s in plan.steps if s.kind != PREFLIGHT)
+    n_destr = sum(1 for s in plan.steps for a in s.actions if a.destructive or s.destructive)
+    t.append(f"{len(plan.steps)} steps, {n_cmd} commands, {n_destr} destructive (marked ⚠ DESTRUCTIVE); "
              "# = runs as root\n\n")
-    if plan.preflight:  # type: ignore[attr-defined]
-        t.append("Preflight (checked before the first change; a failure stops the run):\n", style="bold underline")
-        for a in plan.preflight:  # type: ignore[attr-defined]
-            t.append(f"  ? {a.description or 'check'}\n")
-            t.append(f"      $ {a.shown()}\n", style="dim")
-        t.append("\n")
-    for i, s in enumerate(plan.steps, 1):  # type: ignore[attr-defined]
+    for i, s in enumerate(plan.steps, 1):
+        if s.kind == PREFLIGHT:
+            t.append(f"Step {i}: {s.title}\n", style="bold underline")
+            t.append("  checked before the first change; a failure stops the run with nothing changed\n",
+                     style="italic")
+            for a in s.actions:
+                t.append(f"  ? {a.name or 'check'}: {a.description}\n")
+                t.append(f"      {'#' if a.root else '$'} {a.shown()}\n", style="dim")
+            t.append("\n")
+            continue
         head = f"Step {i}: {s.title}  [{s.kind}]"
         if s.destructive:
             head += "  ⚠ DESTRUCTIVE"
@@ -153,28 +167,29 @@ class ReviewScreen(StageScreen):
         *StageScreen.BINDINGS,
         Binding("c", "confirm", "Confirm…"),
         Binding("x", "app.export", "Export script"),
-        Binding("b,escape", "advance('back')", "Back"),
+        Binding("b,escape", "move('back')", "Back"),
         Binding("q", "app.quit_wizard", "Quit"),
     ]
 
     def body(self) -> ComposeResult:
+        assert self.session.resolved is not None
         with VerticalScroll(id="review"):
             yield Static(review_text(self.session.resolved, self.session.read_only), id="review-body")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "confirm" and not self.session.can("confirm"):
+        if action == "confirm" and not self.session.can(Move.CONFIRM):
             return None
         return True
 
     def action_confirm(self) -> None:
-        self.advance("confirm")
+        self.move(Move.CONFIRM)
 
 
-def confirm_text(plan: object, machine: str, sudo: bool) -> Text:
-    steps = plan.steps  # type: ignore[attr-defined]
+def confirm_text(plan: ResolvedPlan, machine: str, sudo: bool) -> Text:
+    steps = plan.steps
     destr = [s.title for s in steps if s.destructive or any(a.destructive for a in s.actions)]
     t = Text()
-    t.append(f"Run “{plan.title}” on {machine}?\n\n", style="bold")  # type: ignore[attr-defined]
+    t.append(f"Run “{plan.title}” on {machine}?\n\n", style="bold")
     t.append(f"  {len(steps)} steps, {sum(len(s.actions) for s in steps)} commands, shown on the Review screen.\n")
     if destr:
         t.append(f"  ⚠ Removes things in: {', '.join(destr)} (after the backup step).\n", style="bold red")
@@ -190,11 +205,12 @@ class ConfirmScreen(StageScreen):
     STAGE = Stage.CONFIRM
     BINDINGS = [
         *StageScreen.BINDINGS,
-        Binding("y", "advance('yes')", "Yes, run it"),
-        Binding("n,escape", "advance('no')", "No, back"),
+        Binding("y", "yes", "Yes, run it"),
+        Binding("n,escape", "move('no')", "No, back"),
     ]
 
     def body(self) -> ComposeResult:
+        assert self.session.resolved is not None
         with Vertical(id="confirm", classes="dialog"):
             yield Static(confirm_text(self.session.resolved, self.session.machine, self.wizard.needs_sudo),
                          id="confirm-body")
@@ -205,6 +221,12 @@ class ConfirmScreen(StageScreen):
     def on_mount(self) -> None:
         self.query_one("#no", Button).focus()
 
+    def action_yes(self) -> None:
+        self.wizard.post_message(RunConfirmed())
+
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
-        self.advance(event.button.id or "no")
+        if event.button.id == "yes":
+            self.action_yes()
+        else:
+            self.move(Move.NO)

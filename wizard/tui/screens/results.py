@@ -8,6 +8,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from wizard.runner.records import RunState
 from wizard.session import Session, Stage, VerifyRow
 from wizard.tui.screens.base import StageScreen
 from wizard.tui.screens.run import _LiveRun
@@ -56,11 +57,17 @@ class VerifyScreen(_LiveRun):
 def report_text(s: Session, plan_file: str | None, exported: str | None) -> Text:
     run = s.run
     t = Text()
-    verdict = {"done": "✔ Finished", "stopped": "■ Stopped", "failed": "✘ Failed", "rolled-back": "↶ Rolled back",
-               "reboot-pending": "⟳ Reboot pending"}.get(run.state, run.state)
+    verdict = {RunState.DONE: "✔ Finished", RunState.STOPPED: "■ Stopped", RunState.FAILED: "✘ Failed",
+               RunState.ROLLED_BACK: "↶ Rolled back", RunState.ROLLBACK_FAILED: "✘ Rollback failed",
+               RunState.REBOOT_PENDING: "⟳ Reboot pending"}.get(run.state, run.state.value) if run.state else "-"
     t.append(f"{verdict}: {run.plan or s.chosen or '-'} on {s.machine}\n", style="bold")
-    if run.state == "stopped":
+    if run.state is RunState.STOPPED:
         t.append("The journal is consistent: `rocm-wizard resume` continues where it stopped.\n")
+    if run.state is RunState.ROLLBACK_FAILED:
+        t.append(f"{run.message}\n")
+    if run.reboot_needed:
+        t.append("⟳ Reboot needed: the kernel driver (amdgpu) changed and is loaded only after a reboot.\n",
+                 style="bold yellow")
     t.append("Where things are:\n", style="bold")
     t.append(f"  journal:            {run.journal or '-'}\n")
     t.append(f"  step logs:          {run.log_dir or '-'}\n")

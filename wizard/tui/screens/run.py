@@ -10,14 +10,17 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Log, Static
 
-from wizard.session import RunState, Stage
+from wizard.model import Action
+from wizard.runner.service import PendingRun
+from wizard.session import Move, RunProgress, Stage
+from wizard.tui.messages import ResumeRequested, RetryRequested, RollbackRequested
 from wizard.tui.screens.base import StageScreen
 from wizard.tui.screens.modals import LogModal
 from wizard.tui.widgets.log_pane import LogPane, normalise
 from wizard.tui.widgets.step_list import StepList, duration_text
 
 
-def status_text(run: RunState) -> Text:
+def status_text(run: RunProgress) -> Text:
     done = sum(1 for r in run.steps if r.state in ("ok", "unchanged", "skipped"))
     t = Text()
     t.append(f"{done}/{len(run.steps)} steps done", style="bold")
@@ -88,9 +91,9 @@ class FailedScreen(_LiveRun):
     STAGE = Stage.FAILED
     BINDINGS = [
         *StageScreen.BINDINGS,
-        Binding("r", "advance('retry')", "Retry"),
-        Binding("u", "advance('rollback')", "Roll back"),
-        Binding("s", "advance('stop')", "Stop"),
+        Binding("r", "retry", "Retry"),
+        Binding("u", "rollback", "Roll back…"),
+        Binding("s", "move('stop')", "Stop"),
         Binding("l", "full_log", "Full log of step"),
     ]
 
@@ -100,7 +103,10 @@ class FailedScreen(_LiveRun):
         if f is None:
             t.append(f"✘ The run could not go on: {self.session.run.error or 'unknown error'}\n", style="bold red")
         else:
-            t.append(f"✘ Step {f.step + 1} ({f.kind}) FAILED: {f.message}\n", style="bold red")
+            what = "A preflight check" if f.kind == "preflight" else f"Step {f.step + 1} ({f.kind})"
+            t.append(f"✘ {what} FAILED: {f.message}\n", style="bold red")
+            if f.kind == "preflight":
+                t.append("  Nothing was changed: the run stops before the first change.\n", style="bold")
             t.append(f"  $ {f.shown}\n")
             t.append(f"  exit code {f.exit_code}; full log: {f.log_path}\n")
             for k in f.findings:
@@ -111,8 +117,8 @@ class FailedScreen(_LiveRun):
                     t.append(f"  {s}\n", style="dim")
             if not f.findings:
                 t.append("\nNo known issue matches this output.\n", style="italic")
-        t.append("\nr retries the step · u rolls back what the backup allows · s stops here (the state is kept; "
-                 "`rocm-wizard resume` continues later)\n")
+        t.append("\nr retries the step · u rolls back what the run did (asks first, listing it) · s stops here "
+                 "(the state is kept; `rocm-wizard resume` continues later)\n")
         with Vertical(id="failed"):
             yield StepList(id="steps")
             with VerticalScroll(id="failure-box"):
@@ -131,14 +137,74 @@ class FailedScreen(_LiveRun):
         self.query_one("#retry", Button).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "advance" and parameters and not self.session.can(str(parameters[0])):
-            return None
+        moves = {"retry": Move.RETRY, "rollback": Move.ROLLBACK, "move": None}
+        if action in moves:
+            mv = moves[action] or (Move(str(parameters[0])) if parameters else None)
+            if mv is not None and not self.session.can(mv):
+                return None
         return True
+
+    def action_retry(self) -> None:
+        if self.session.can(Move.RETRY):
+            self.wizard.post_message(RetryRequested(self.session.run.run_id))
+
+    def action_rollback(self) -> None:
+        if self.session.can(Move.ROLLBACK):
+            self.wizard.post_message(RollbackRequested(self.session.run.run_id))
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
-        if event.button.id and self.session.can(event.button.id):
-            self.advance(event.button.id)
+        if event.button.id == "retry":
+            self.action_retry()
+        elif event.button.id == "rollback":
+            self.action_rollback()
+        elif event.button.id == "stop" and self.session.can(Move.STOP):
+            self.move(Move.STOP)
+
+
+def rollback_text(actions: list[tuple[str, Action]], cannot: list[str]) -> Text:
+    t = Text()
+    t.append("↶ Roll back this run?\n\n", style="bold")
+    if actions:
+        t.append("It will, in this order:\n", style="bold")
+        for n, (why, a) in enumerate(actions, 1):
+            t.append(f"  {n}. {why}\n")
+            t.append(f"     {'#' if a.root else '$'} {a.shown()}\n", style="dim")
+    else:
+        t.append("No step of the run changed anything a rollback restores: there is nothing to undo.\n")
+    if cannot:
+        t.append("\nIt cannot restore:\n", style="bold yellow")
+        for c in cannot:
+            t.append(f"  ✘ {c}\n")
+    t.append("\ny rolls back · n or Escape keeps everything as it is\n")
+    return t
+
+
+class RollbackModal(ModalScreen[bool]):
+    """The confirmation before a rollback: what it will undo, and what it cannot restore."""
+
+    BINDINGS = [Binding("y", "dismiss_yes", "Yes, roll back"), Binding("n,escape", "dismiss(False)", "No")]
+
+    def __init__(self, text: Text, can_run: bool) -> None:
+        super().__init__()
+        self.text, self.can_run = text, can_run
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog wide", id="rollback-ask"):
+            yield Static(self.text, id="rollback-body")
+            with Horizontal(classes="buttons"):
+                yield Button("Yes, roll back (y)", id="yes", variant="error", disabled=not self.can_run)
+                yield Button("No (n)", id="no", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    def action_dismiss_yes(self) -> None:
+        self.dismiss(self.can_run)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes" and self.can_run)
 
 
 def reboot_question(plan_title: str, step_title: str, resume_hint: str) -> Text:
@@ -188,20 +254,21 @@ class RebootScreen(_LiveRun):
             yield Static(t, id="reboot-body")
 
 
-def pending_text(p: object, hint: str) -> Text:
+def pending_text(p: PendingRun, hint: str) -> Text:
     t = Text()
     t.append("A migration is waiting to be finished.\n\n", style="bold")
-    t.append(f"  plan: {p.plan}\n  state: {p.state}\n")  # type: ignore[attr-defined]
-    if p.next_step is not None:  # type: ignore[attr-defined]
-        titles = p.step_titles  # type: ignore[attr-defined]
-        title = titles[p.next_step] if p.next_step < len(titles) else "?"  # type: ignore[attr-defined]
-        t.append(f"  next: step {p.next_step + 1} of {p.total_steps}: {title}\n")  # type: ignore[attr-defined]
-    if p.state == "reboot-pending":  # type: ignore[attr-defined]
-        t.append("  ✔ the machine has rebooted since\n" if p.rebooted  # type: ignore[attr-defined]
+    t.append(f"  run: {p.run_id}\n  plan: {p.plan}\n  state: {p.state.value}\n")
+    if p.next_step is not None:
+        title = p.step_titles[p.next_step] if p.next_step < len(p.step_titles) else "?"
+        t.append(f"  next: step {p.next_step + 1} of {p.total_steps}: {title}\n")
+    if p.state.value == "reboot-pending":
+        t.append("  ✔ the machine has rebooted since\n" if p.rebooted
                  else "  ! the machine has NOT rebooted yet since the reboot step\n")
-    t.append(f"  journal: {p.journal}\n\n", style="dim")  # type: ignore[attr-defined]
-    t.append("r resumes it now · l decides later (it stays pending; "
-             f"`{hint}` offers it again)\n")
+    t.append(f"  journal: {p.journal}\n\n", style="dim")
+    if p.state.resumable:
+        t.append("r resumes it now · ")
+    t.append("l decides later (it stays pending, and no other plan can start until it is resumed, rolled back or "
+             f"abandoned; `{hint}` offers it again)\n")
     return t
 
 
@@ -209,28 +276,38 @@ class ResumeScreen(StageScreen):
     STAGE = Stage.RESUME
     BINDINGS = [
         *StageScreen.BINDINGS,
-        Binding("r", "advance('resume')", "Resume"),
-        Binding("l", "advance('later')", "Later"),
+        Binding("r", "resume", "Resume"),
+        Binding("l", "move('later')", "Later"),
         Binding("q", "app.quit_wizard", "Quit"),
     ]
 
     def body(self) -> ComposeResult:
+        assert self.session.pending is not None
         with Vertical(id="resume", classes="dialog"):
             yield Static(pending_text(self.session.pending, self.wizard.services.relaunch_hint), id="resume-body")
             with Horizontal(classes="buttons"):
-                yield Button("Resume (r)", id="resume", variant="primary")
+                yield Button("Resume (r)", id="resume", variant="primary",
+                             disabled=not self.session.pending.state.resumable)
                 yield Button("Later (l)", id="later")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "advance" and parameters and not self.session.can(str(parameters[0])):
+        p = self.session.pending
+        if action == "resume" and (not self.session.can(Move.RESUME) or p is None or not p.state.resumable):
             return None
         return True
 
+    def action_resume(self) -> None:
+        p = self.session.pending
+        if p is not None and p.state.resumable and self.session.can(Move.RESUME):
+            self.wizard.post_message(ResumeRequested(p.run_id))
+
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
-        if event.button.id and self.session.can(event.button.id):
-            self.advance(event.button.id)
+        if event.button.id == "resume":
+            self.action_resume()
+        elif event.button.id == "later":
+            self.move(Move.LATER)
 
 
-__all__ = ["FailedScreen", "RebootModal", "RebootScreen", "ResumeScreen", "RunScreen", "duration_text",
-           "reboot_question"]
+__all__ = ["FailedScreen", "RebootModal", "RebootScreen", "ResumeScreen", "RollbackModal", "RunScreen",
+           "duration_text", "reboot_question", "rollback_text"]

@@ -1,0 +1,90 @@
+"""The CLI's view of a run: engine events printed as they come (step headers and results through
+rich, output lines as plain text), and the yes/no question a run asks once before the first change."""
+
+from __future__ import annotations
+
+import sys
+
+from wizard import exit_codes
+from wizard.runner import events as ev
+from wizard.runner.records import RunState
+
+
+class ConsoleView:
+    """Prints engine events; every string that came from the plan or the machine is escaped, so rich
+    markup never eats a ``[...]`` in a command or a path."""
+
+    def __init__(self, quiet_output: bool = False) -> None:
+        from rich.console import Console
+
+        self.console = Console(highlight=False)
+        self.quiet_output = quiet_output
+        self.total = 0
+
+    def __call__(self, e: ev.Event) -> None:
+        from rich.markup import escape
+
+        c = self.console
+        if isinstance(e, ev.RunStarted):
+            self.total = e.total_steps
+            c.print(f"[bold]{'Resuming' if e.resumed else 'Running'} {escape(e.plan)}[/] (run {escape(e.run_id)}; "
+                    f"logs in {escape(e.log_dir)})")
+        elif isinstance(e, ev.StepStarted):
+            c.print(f"[bold cyan]== step {e.index + 1}/{e.total}: {escape(e.title)}[/] ({e.kind})")
+        elif isinstance(e, ev.StepDoneEarlier):
+            c.print(f"[dim]== step {e.index + 1}/{self.total}: {escape(e.title)}: done before ({e.outcome.value})[/]")
+        elif isinstance(e, ev.StepSkipped):
+            c.print(f"[yellow]-- step {e.index + 1}: {escape(e.title)}: skipped: {escape(e.reason)}[/]")
+        elif isinstance(e, ev.ActionStarted):
+            c.print(f"[dim]$ {escape(e.shown)}[/]")
+        elif isinstance(e, ev.ActionSkipped):
+            c.print(f"[dim]  skip: {escape(e.shown)} ({escape(e.reason)})[/]")
+        elif isinstance(e, ev.OutputLines) and not self.quiet_output:
+            sys.stdout.write("".join(f"  {line}\n" for line in e.lines))
+            sys.stdout.flush()
+        elif isinstance(e, ev.ActionFinished) and e.outcome.value != "ok":
+            c.print(f"[red]  {e.outcome.value} (exit {e.exit_code}) after {e.duration:.1f}s[/]")
+        elif isinstance(e, ev.RunFailed):
+            what = "preflight check" if e.kind == "preflight" else f"step {e.step + 1} ({e.kind})"
+            c.print(f"[bold red]FAILED[/] {what}: {escape(e.message)}")
+            c.print(f"  command: {escape(e.shown)}\n  full log: {escape(e.log_path)}")
+            if e.tail:
+                c.print("  last lines:")
+                sys.stdout.write("".join(f"  | {line}\n" for line in e.tail))
+            for f in e.findings:
+                c.print(f"  known issue [bold]{escape(f.id)}[/]: {escape(f.title)}\n    fix: {escape(f.fix)}")
+                for s in f.sources:
+                    c.print(f"    source: {escape(s)}")
+            if e.kind == "preflight":
+                c.print("  nothing was changed. Fix the cause and run `rocm-wizard resume`, or skip a check you "
+                        "know to be wrong with --skip-preflight NAME")
+            else:
+                c.print("  choices: `rocm-wizard resume` (retry), `rocm-wizard rollback`, or stop here (state kept)")
+        elif isinstance(e, ev.RebootPending):
+            c.print(f"[bold yellow]REBOOT[/] {escape(e.message)}")
+        elif isinstance(e, ev.RollbackStarted):
+            c.print(f"[bold]Rolling back[/] run {escape(e.run_id)}: {e.total} action(s)")
+        elif isinstance(e, ev.RunFinished):
+            colour = {RunState.DONE: "green", RunState.ROLLED_BACK: "green", RunState.FAILED: "red",
+                      RunState.ROLLBACK_FAILED: "red"}.get(e.state, "yellow")
+            c.print(f"[bold {colour}]{e.state.value}[/] (run {escape(e.run_id)})")
+            for s in e.skipped:
+                c.print(f"  [yellow]skipped:[/] {escape(s)}")
+            if e.reboot_needed:
+                c.print("  [bold yellow]reboot needed:[/] the kernel driver changed and is loaded only after a "
+                        "reboot")
+
+
+def exit_code_for(state: RunState) -> int:
+    return {RunState.DONE: exit_codes.OK, RunState.ROLLED_BACK: exit_codes.OK,
+            RunState.REBOOT_PENDING: exit_codes.REBOOT_PENDING}.get(state, exit_codes.FAILURE)
+
+
+def ask(question: str, default: bool = False) -> bool:
+    if not sys.stdin.isatty():
+        return default
+    try:
+        answer = input(question + (" [Y/n] " if default else " [y/N] ")).strip().lower()
+    except EOFError:
+        return default
+    return (answer in ("y", "yes")) if answer else default

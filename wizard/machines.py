@@ -1,0 +1,53 @@
+"""The machine a command acts on, as the run service needs it: its files, its executor, where its
+state and logs live, and how the user names it on a command line. One place for the CLI and the TUI.
+
+* the live machine: root actions through ``sudo -n --`` (or directly when root);
+* a sandbox (``--sandbox DIR``): stand-in programs answer inside DIR, state in DIR/var/lib/rocm-wizard;
+* ``--state-dir DIR`` / ``ROCM_WIZARD_STATE_DIR`` move the state (tests, CI).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from wizard import paths
+from wizard.host import Host, LiveHost
+from wizard.runner.executor import LiveExecutor
+from wizard.runner.privilege import Privilege
+from wizard.runner.resume_unit import wizard_command
+from wizard.runner.service import Machine, RunService
+
+
+def live(host: Host, *, state_dir: str | None = None) -> Machine:
+    state, logs = paths.state_dir(state_dir), paths.log_dir(state_dir)
+    cli = ["rocm-wizard"]
+    resume = [*wizard_command(), "resume", "--yes"]
+    if state_dir:
+        sd = str(Path(state_dir).absolute())
+        cli += ["--state-dir", sd]
+        resume += ["--state-dir", sd]
+    return Machine(host, LiveExecutor(host.environ, Privilege.detect(host.environ)), state, logs, str(state), resume,
+                   cli)
+
+
+def sandbox(host: LiveHost, root: str | Path, *, verify_python: str | None = None,
+            state_dir: str | None = None) -> Machine:
+    from wizard.sandbox.executor import SandboxExecutor
+
+    r = Path(root).absolute()
+    if state_dir:
+        state, logs = paths.state_dir(state_dir), paths.log_dir(state_dir)
+    else:
+        state, logs = paths.state_dir(machine_root=r), paths.log_dir(machine_root=r)
+    cli = ["rocm-wizard", "--sandbox", str(r)]
+    resume = [*wizard_command(), "resume", "--yes", "--sandbox", str(r)]
+    if state_dir:
+        sd = str(Path(state_dir).absolute())
+        cli += ["--state-dir", sd]
+        resume += ["--state-dir", sd]
+    return Machine(host, SandboxExecutor(r, host.environ, verify_python), state, logs,
+                   str(state) if state_dir else paths.ROOT_STATE, resume, cli)
+
+
+def service(machine: Machine) -> RunService:
+    return RunService(machine)

@@ -1,0 +1,349 @@
+"""The run service: the one way both front ends start, resume, retry, roll back, abandon and stop runs.
+
+It owns the lock (one wizard per machine), the privilege (root asked for once, before the first
+change, through the executor; kept alive while the run goes on), the rule that a new plan never
+starts while another run is unfinished (the same message in the CLI and the TUI, naming the run and
+the commands that finish or abandon it), the binding of a retry or a resume to the run it continues,
+and the check that a run's plan.json is the one it started with. The CLI's console view and the
+Textual app are two views of it: each passes an event callback and, where root is needed, how to ask.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from wizard.host import Host
+from wizard.model import Action, ResolvedPlan
+from wizard.runner import events as ev
+from wizard.runner import runs
+from wizard.runner.engine import BOOT_ID, Engine, Mode, Outcome
+from wizard.runner.executor import Executor
+from wizard.runner.journal import JournalError, RunView
+from wizard.runner.lock import Lock, LockHeld
+from wizard.runner.privilege import PrivilegeError
+from wizard.runner.records import RunEnd, RunState
+from wizard.runner.rollback import RollbackPlan, build
+
+LOCK_NAME = "lock"
+EventSink = Callable[[ev.Event], None]
+Authenticate = Callable[[], None]  # asks for root once (raises PrivilegeError when not granted)
+
+
+class RunError(Exception):
+    """A run cannot start or go on; ``message`` is one line (or a few) for the user. ``code`` is the
+    CLI's exit code for it (1: failure, 2: bad usage, 4: locked)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+
+
+class RunBlocked(RunError):
+    """Another run is unfinished: a new plan may not start."""
+
+
+@dataclass(frozen=True)
+class PendingRun:
+    """A run the journal says is not finished: what a front end offers at start."""
+
+    run_id: str
+    plan: str | None
+    state: RunState
+    next_step: int | None
+    total_steps: int
+    step_titles: tuple[str, ...]
+    rebooted: bool  # the boot id changed since the reboot step
+    journal: str
+
+
+@dataclass(frozen=True)
+class Status:
+    """Where the current (or last) run stands: what ``rocm-wizard status`` prints."""
+
+    run_id: str | None
+    plan: str | None
+    step: int | None  # 1-based: the step running, failed or next
+    total_steps: int
+    state: RunState
+    journal: str | None
+    plan_file: str | None
+    logs: tuple[str, ...]
+    next: str
+    skipped: tuple[tuple[int, str], ...] = ()  # (1-based step, reason)
+    reboot_needed: bool = False
+    message: str = ""
+
+
+@dataclass
+class Machine:
+    """Where runs happen: the machine's files (host), how actions reach it (executor), where its
+    state and logs live, and how the user names it on a command line."""
+
+    host: Host
+    executor: Executor
+    state_root: Path
+    log_root: Path
+    machine_state: str  # the state dir as the machine sees it (what plans write into)
+    resume_command: list[str]  # what the boot-time resume runs
+    cli: list[str] = field(default_factory=lambda: ["rocm-wizard"])  # the wizard's command for this machine
+
+    def command(self, *words: str) -> str:
+        return " ".join([*self.cli, *words])
+
+
+class RunService:
+    def __init__(self, machine: Machine) -> None:
+        self.machine = machine
+
+    # -- what is there ---------------------------------------------------------------------
+    def current(self) -> runs.Run | None:
+        return runs.current(self.machine.state_root, self.machine.log_root)
+
+    def _view(self, run: runs.Run) -> RunView:
+        try:
+            return run.view()
+        except JournalError as exc:
+            raise RunError(f"the journal of run {run.id} is damaged: {exc}") from None
+
+    def pending(self) -> PendingRun | None:
+        run = self.current()
+        if run is None:
+            return None
+        try:
+            view = run.view()
+        except JournalError:
+            return None
+        if not view.state.blocks_new_run:
+            return None
+        boot = self.machine.host.read_text(BOOT_ID)
+        rebooted = bool(view.reboot_boot_id and boot and boot.strip() != view.reboot_boot_id)
+        return PendingRun(run.id, view.plan, view.state, view.next_step, view.total_steps,
+                          tuple(view.step_titles), rebooted, str(run.journal.path))
+
+    def blocked(self) -> str | None:
+        """Why a new plan cannot start now (None: it can)."""
+        run = self.current()
+        if run is None:
+            return None
+        try:
+            view = run.view()
+        except JournalError as exc:
+            return (f"run {run.id}'s journal is damaged ({exc}); `{self.machine.command('abandon')}` forgets it "
+                    "(nothing on the machine changes)")
+        if not view.state.blocks_new_run:
+            return None
+        m = self.machine
+        ways = []
+        if view.state.resumable:
+            ways.append(f"`{m.command('resume')}` continues it")
+        if view.state.can_roll_back:
+            ways.append(f"`{m.command('rollback')}` undoes it")
+        ways.append(f"`{m.command('abandon')}` forgets it (nothing on the machine changes)")
+        return f"run {run.id} ({view.plan}) is {view.state.value}: " + ", ".join(ways)
+
+    def current_plan(self) -> ResolvedPlan | None:
+        run = self.current()
+        return self._plan(run) if run is not None else None
+
+    def _plan(self, run: runs.Run) -> ResolvedPlan:
+        from wizard.runner.planfile import PlanFileError
+
+        try:
+            return run.plan()
+        except PlanFileError as exc:
+            raise RunError(str(exc)) from None
+
+    # -- running -----------------------------------------------------------------------------
+    def _lock(self) -> Lock:
+        try:
+            return Lock(self.machine.state_root / LOCK_NAME).acquire()
+        except LockHeld as exc:
+            raise RunError(str(exc), 4) from None
+
+    def ensure_unlocked(self) -> None:
+        """RunError (exit 4) naming the holder when another wizard holds the lock now."""
+        self._lock().release()
+
+    def needs_authentication(self, plan: ResolvedPlan) -> bool:
+        return self.machine.executor.needs_authentication([a for s in plan.steps for a in s.actions])
+
+    def _rights(self, actions: Sequence[Action], *, yes: bool, authenticate: Authenticate | None) -> None:
+        ex = self.machine.executor
+        if not ex.needs_authentication(actions):
+            return
+        try:
+            if authenticate is not None:
+                authenticate()
+            else:
+                ex.authenticate(yes=yes)
+        except PrivilegeError as exc:
+            raise RunError(str(exc)) from None
+
+    def _engine(self, plan: ResolvedPlan, run: runs.Run, on_event: EventSink | None, *, yes: bool,
+                ask_reboot: Callable[[], bool] | None, cancel: threading.Event | None,
+                skip_preflight: Sequence[str] = ()) -> Engine:
+        return Engine(self.machine.host, plan, run, executor=self.machine.executor, on_event=on_event, yes=yes,
+                      ask_reboot=ask_reboot, cancel=cancel, resume_command=self.machine.resume_command,
+                      skip_preflight=skip_preflight)
+
+    @staticmethod
+    def check_skips(plan: ResolvedPlan, skip_preflight: Sequence[str]) -> None:
+        names = [a.name for a in plan.preflight if a.name]
+        unknown = [n for n in skip_preflight if n not in names]
+        if unknown:
+            raise RunError(f"--skip-preflight {unknown[0]}: this plan has no such check "
+                           f"(its checks: {', '.join(names) or 'none'})", 2)
+
+    def start(self, plan: ResolvedPlan, *, on_event: EventSink | None = None, yes: bool = False,
+              authenticate: Authenticate | None = None, ask_reboot: Callable[[], bool] | None = None,
+              cancel: threading.Event | None = None, skip_preflight: Sequence[str] = ()) -> Outcome:
+        """A new run of ``plan``. Refused (RunBlocked) while another run is unfinished."""
+        self.check_skips(plan, skip_preflight)
+        lock = self._lock()
+        try:
+            why = self.blocked()
+            if why:
+                raise RunBlocked(why)
+            actions = [a for s in plan.steps for a in s.actions]
+            self._rights(actions, yes=yes, authenticate=authenticate)
+            run = runs.create(self.machine.state_root, self.machine.log_root, plan)
+            with self.machine.executor.kept_alive(actions):
+                return self._engine(plan, run, on_event, yes=yes, ask_reboot=ask_reboot, cancel=cancel,
+                                    skip_preflight=skip_preflight).execute(mode=Mode.START)
+        finally:
+            lock.release()
+
+    def resume(self, *, run_id: str | None = None, on_event: EventSink | None = None, yes: bool = False,
+               authenticate: Authenticate | None = None, ask_reboot: Callable[[], bool] | None = None,
+               cancel: threading.Event | None = None, skip_preflight: Sequence[str] = ()) -> Outcome:
+        """Continue the current run: after a reboot, a crash or a stop, or (a failed run) retry it.
+        ``run_id``: the run the caller means; refused when the current run is another one."""
+        lock = self._lock()
+        try:
+            run = self._bound(run_id, "resume")
+            view = self._view(run)
+            if view.finished:
+                return Outcome(view.state, run.id, f"run {run.id} ({view.plan}) is already {view.state.value}; "
+                                                   "nothing to resume")
+            if not view.state.resumable:
+                raise RunError(f"run {run.id} ({view.plan}) is {view.state.value}: "
+                               f"`{self.machine.command('rollback')}` continues the rollback")
+            plan = self._plan(run)
+            self._check_digest(run, view)
+            self.check_skips(plan, skip_preflight)
+            actions = [a for s in plan.steps for a in s.actions]
+            self._rights(actions, yes=yes, authenticate=authenticate)
+            mode = Mode.RETRY if view.state is RunState.FAILED else Mode.RESUME
+            with self.machine.executor.kept_alive(actions):
+                return self._engine(plan, run, on_event, yes=yes or view.yes, ask_reboot=ask_reboot, cancel=cancel,
+                                    skip_preflight=skip_preflight).execute(mode=mode)
+        finally:
+            lock.release()
+
+    def _bound(self, run_id: str | None, what: str) -> runs.Run:
+        run = self.current()
+        if run is None:
+            raise RunError(f"no run to {what} (state dir {self.machine.state_root})")
+        if run_id is not None and run.id != run_id:
+            raise RunError(f"run {run_id} is no longer the current run (that is {run.id}); nothing was {what}d")
+        return run
+
+    @staticmethod
+    def _check_digest(run: runs.Run, view: RunView) -> None:
+        if view.plan_digest and run.plan_digest() != view.plan_digest:
+            raise RunError(f"{run.plan_path} changed since run {run.id} started: refusing to go on with a plan "
+                           "the journal does not describe")
+
+    def rollback_plan(self, run_id: str | None = None) -> tuple[runs.Run, RollbackPlan]:
+        """What a rollback of the current run would do (and what it cannot restore), changing nothing."""
+        run = self._bound(run_id, "roll back")
+        view = self._view(run)
+        plan = self._plan(run)
+        rb = RollbackPlan()
+        if view.rollback is not None:  # an interrupted or failed rollback goes on with its own actions
+            from wizard.runner.planfile import action_from_json
+
+            rb.actions = [(str(d.get("why", "")), action_from_json(d.get("action") or {}))
+                          for n, d in enumerate(view.rollback.actions) if n not in view.rolled_back]
+            rb.cannot = list(view.rollback.cannot)
+            return run, rb
+        return run, build(self.machine.host, plan, view)
+
+    def rollback(self, *, run_id: str | None = None, on_event: EventSink | None = None, yes: bool = False,
+                 authenticate: Authenticate | None = None, cancel: threading.Event | None = None) -> Outcome:
+        lock = self._lock()
+        try:
+            run = self._bound(run_id, "roll back")
+            view = self._view(run)
+            if view.state is RunState.ROLLED_BACK:
+                return Outcome(view.state, run.id, f"run {run.id} is already rolled back")
+            if not view.state.can_roll_back:
+                raise RunError(f"run {run.id} ({view.plan}) is {view.state.value}: there is nothing to roll back")
+            self._check_digest(run, view)
+            _, rb = self.rollback_plan(run.id)
+            plan = self._plan(run)
+            actions = [a for _, a in rb.actions]
+            self._rights(actions, yes=yes, authenticate=authenticate)
+            engine = self._engine(plan, run, on_event, yes=yes, ask_reboot=None, cancel=cancel)
+            with self.machine.executor.kept_alive(actions):
+                return engine.rollback(rb.actions, rb.cannot)
+        finally:
+            lock.release()
+
+    def abandon(self, run_id: str | None = None) -> str:
+        """Forget an unfinished run (the journal says so; nothing on the machine changes)."""
+        lock = self._lock()
+        try:
+            run = self._bound(run_id, "abandon")
+            try:
+                view = run.view()
+                state = view.state
+            except JournalError:
+                state = RunState.INTERRUPTED
+            if state.finished:
+                return f"run {run.id} is already {state.value}; nothing to abandon"
+            run.journal.append(RunEnd(RunState.ABANDONED, message="abandoned by the user; nothing was changed by that"))
+            return (f"run {run.id} is abandoned: nothing on the machine was changed by that; what the run did "
+                    f"stays done (its journal and logs stay in {run.dir} and {run.logs})")
+        finally:
+            lock.release()
+
+    # -- status ------------------------------------------------------------------------------
+    def status(self) -> Status:
+        m = self.machine
+        run = self.current()
+        if run is None:
+            return Status(None, None, None, 0, RunState.NONE, None, None, (),
+                          f"no run yet: `{m.command('plans')}` lists what can run")
+        v = self._view(run)
+        step: int | None = None
+        if v.state in (RunState.FAILED,) and v.failed_step is not None:
+            step = v.failed_step
+        elif v.state is RunState.REBOOT_PENDING and v.reboot_step is not None:
+            step = v.reboot_step
+        elif not v.finished:
+            step = v.next_step
+        logs = tuple(sorted(str(p) for p in run.logs.glob("*.log"))) if run.logs.is_dir() else ()
+        nxt = {
+            RunState.DONE: "nothing: the run finished",
+            RunState.ROLLED_BACK: "nothing: the run was rolled back",
+            RunState.ABANDONED: "nothing: the run was abandoned",
+            RunState.REBOOT_PENDING: f"reboot, then `{m.command('resume')}` continues (automatic after boot when "
+                                     "started with --yes)",
+            RunState.FAILED: f"`{m.command('resume')}` retries the failed action, `{m.command('rollback')}` undoes "
+                             "the run",
+            RunState.INTERRUPTED: f"`{m.command('resume')}` continues where the run was interrupted",
+            RunState.STOPPED: f"`{m.command('resume')}` continues, `{m.command('rollback')}` undoes the run",
+            RunState.NOT_STARTED: f"`{m.command('resume')}` starts it",
+            RunState.ROLLING_BACK: f"`{m.command('rollback')}` continues the interrupted rollback",
+            RunState.ROLLBACK_FAILED: f"`{m.command('rollback')}` tries the failed rollback action again",
+        }.get(v.state, f"`{m.command('resume')}`")
+        if v.reboot_needed and v.state.finished:
+            nxt = "reboot: the kernel driver changed and is loaded only after a reboot"
+        return Status(run.id, v.plan, None if step is None else step + 1, v.total_steps, v.state,
+                      str(run.journal.path), str(run.plan_path), logs, nxt,
+                      tuple((k + 1, r) for k, r in sorted(v.skipped_steps.items())), v.reboot_needed, v.message)

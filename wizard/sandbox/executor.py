@@ -1,0 +1,91 @@
+"""The sandbox's executor: actions run inside a rehearsal machine, through its stand-in programs."""
+
+from __future__ import annotations
+
+import os
+import threading
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from wizard.model import NEEDS_GPU, Action
+from wizard.runner import shell
+from wizard.runner.executor import BASE_ENV, OutputSink
+from wizard.runner.privilege import Privilege
+
+SANDBOX_NO_GPU = ("sandbox: the verify step needs --verify-python PATH (a CPU torch) to run the suite on this "
+                  "rehearsal machine; skipped, not passed")
+# The sandbox's stand-ins read this: the CPU torch interpreter that plays the venv's torch in a rehearsal.
+SANDBOX_VERIFY_PYTHON = "ROCM_WIZARD_SANDBOX_VERIFY_PYTHON"
+
+
+@dataclass
+class SandboxExecutor:
+    """A rehearsal machine: a root directory whose PATH holds only stand-in programs (wizard.sandbox).
+
+    A program named by an absolute path is the one inside the root, or else the stand-in of that name;
+    nothing outside the root is ever run. Root actions go through the sandbox's own sudo, which asks
+    for a password only where the sandbox was given one. The sandbox has no GPU: an action that needs
+    one is unavailable unless a CPU torch plays the venv's torch (``verify_python``)."""
+
+    root: Path
+    environ: Mapping[str, str]
+    verify_python: str | None = None
+    name: str = "sandbox"
+    privilege: Privilege = field(default_factory=lambda: Privilege(is_root=False))
+
+    def _env(self) -> dict[str, str]:
+        env = dict(self.environ)
+        env.update(BASE_ENV)
+        if self.verify_python:
+            env[SANDBOX_VERIFY_PYTHON] = self.verify_python
+        return env
+
+    def _which(self, program: str) -> str | None:
+        return shell.resolve(program, self.environ)
+
+    def map_program(self, argv: Sequence[str]) -> list[str] | None:
+        """An absolute program path means the one inside the root (else the stand-in of its name)."""
+        if not argv or not argv[0].startswith("/"):
+            return list(argv)
+        root = str(self.root)
+        if argv[0] == root or argv[0].startswith(root.rstrip("/") + "/"):
+            return list(argv)
+        inside = self.root / argv[0].lstrip("/")
+        if inside.is_file():
+            return [str(inside), *argv[1:]]
+        name = os.path.basename(argv[0])
+        standin = self._which(name) or (self._which("python3") if name.startswith("python") else None)
+        return [standin, *argv[1:]] if standin else None
+
+    def run(self, action: Action, *, on_output: OutputSink, cancel: threading.Event | None) -> shell.ShellResult:
+        mapped = self.map_program(action.command())
+        if mapped is None:
+            msg = f"sandbox: no stand-in for {action.argv[0]} (nothing outside the sandbox is run)"
+            on_output((msg + "\n").encode())
+            return shell.ShellResult(127, 0.0, error=msg)
+        argv = self.privilege.wrap(action, mapped)
+        return shell.run(argv, env=self._env(), on_output=on_output, timeout=action.timeout, cancel=cancel)
+
+    def unavailable(self, requirement: str) -> str | None:
+        if requirement == NEEDS_GPU and not self.verify_python:
+            return SANDBOX_NO_GPU
+        return None
+
+    def needs_authentication(self, actions: Sequence[Action]) -> bool:
+        from wizard.sandbox.machine import sudo_password_required
+
+        return sudo_password_required(self.root) and self.privilege.needs_sudo(actions)
+
+    def authenticate(self, *, yes: bool) -> None:
+        self.privilege.authenticate(yes=yes, environ=self.environ)
+
+    def kept_alive(self, actions: Sequence[Action]) -> AbstractContextManager[None]:
+        if self.needs_authentication(actions):
+            return self.privilege.kept_alive(self.environ)
+        return nullcontext()
+
+    @property
+    def unit_user(self) -> str | None:
+        return None
