@@ -29,7 +29,8 @@ def main() -> int:
     from wizard.model import Action, ResolvedPlan, StepPlan
     from wizard.runner import events as ev
     from wizard.runner import runs
-    from wizard.runner.engine import BASE_ENV, Engine
+    from wizard.runner.engine import Engine
+    from wizard.runner.executor import BASE_ENV, LiveExecutor
     from wizard.runner.privilege import Privilege
 
     code = f"import sys\nw = sys.stdout.write\nfor i in range({a.lines}): w(f'line {{i}} of the flood\\n')"
@@ -50,7 +51,8 @@ def main() -> int:
                 if isinstance(e, ev.OutputLines):
                     seen[0] += len(e.lines)
 
-            eng = Engine(LiveHost(), plan, run, privilege=Privilege(is_root=True), on_event=sink)
+            host = LiveHost()
+            eng = Engine(host, plan, run, executor=LiveExecutor(host.environ, Privilege(is_root=True)), on_event=sink)
             t0 = time.perf_counter()
             out = eng.execute()
             runner.append(time.perf_counter() - t0)

@@ -77,20 +77,22 @@ class _Stamped(deque):  # type: ignore[type-arg]
 
 
 async def tui_run(sb: Path, n: int) -> tuple[float, list[float], list[float], int, float, float]:
-    from wizard.run_control import RunControl
+    from wizard import machines
+    from wizard.runner.service import RunService
     from wizard.sandbox import open_sandbox
-    from wizard.session import RunState, Stage
+    from wizard.session import RunProgress, Stage
+    from wizard.tui.messages import RunConfirmed
     from wizard.tui.app import make_app
     from wizard.tui.services import Services
     from wizard.tui.widgets.log_pane import LogPane
 
     plan = ResolvedPlan("flood", "Flood", "benchmark", (), (StepPlan("pip_pin", "Flood", (Action((FLOOD_PROGRAM,), "flood"),)),))
     host = open_sandbox(str(sb), "seed-7900xt")
-    rc = RunControl.for_sandbox(host, str(sb))
-    svc = Services(host=host, read_only=False, run_control=rc, state_dir=rc.machine_state,
+    machine = machines.sandbox(host, sb)
+    svc = Services(host=host, read_only=False, runs=RunService(machine), state_dir=machine.machine_state,
                    authenticator=lambda app, reason: True)
     s = svc.new_session()
-    s.resolved, s.chosen, s.run, s.stage = plan, "flood", RunState.for_plan(plan), Stage.CONFIRM
+    s.resolved, s.chosen, s.run, s.stage = plan, "flood", RunProgress.for_plan(plan), Stage.CONFIRM
     app = make_app(svc, s)
     app.events = queue = _Stamped()
     shown: list[float] = []  # when the drain had folded the last line into the view
@@ -108,12 +110,10 @@ async def tui_run(sb: Path, n: int) -> tuple[float, list[float], list[float], in
     async with app.run_test(size=(100, 32)) as pilot:
         from textual import events
 
-        from wizard.tui.messages import Advance
-
         app.bind("f12", "bench_key", show=False)
         await pilot.pause()
         t0 = time.perf_counter()
-        app.post_message(Advance("yes"))  # the Confirm screen's "y"
+        app.post_message(RunConfirmed())  # the Confirm screen's "y"
         while app.session.stage in (Stage.CONFIRM, Stage.RUN) and time.perf_counter() - t0 < 600:
             # a key as the terminal driver delivers it; latency = until its binding has run
             before = len(handled)

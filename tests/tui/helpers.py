@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard.model import Action, ResolvedPlan, StepPlan
-from wizard.run_control import RunControl
+from wizard.runner.service import RunService
 from wizard.tui.services import Services
 
 PY = sys.executable
@@ -92,11 +92,12 @@ class TestServices(Services):
 def sandbox_services(sandbox: Path, profile: str = "seed-7900xt", *, plans: dict[str, ResolvedPlan] | None = None,
                      verify_python: str | None = None, auth: FakeAuth | None = None,
                      export_dir: Path | None = None) -> TestServices:
+    from wizard import machines
     from wizard.sandbox import open_sandbox
 
     host = open_sandbox(str(sandbox), profile)
-    rc = RunControl.for_sandbox(host, str(sandbox), verify_python=verify_python)
-    s = TestServices(host=host, read_only=False, run_control=rc, state_dir=rc.machine_state,
+    machine = machines.sandbox(host, sandbox, verify_python=verify_python)
+    s = TestServices(host=host, read_only=False, runs=RunService(machine), state_dir=machine.machine_state,
                      authenticator=auth or FakeAuth(), clock=lambda: 1_700_000_000.0,
                      export_dir=export_dir or sandbox.parent / "export", verify_python=verify_python,
                      relaunch_hint=f"rocm-wizard --sandbox {sandbox}")

@@ -21,8 +21,12 @@ from tests.tui.helpers import (FakeAuth, choose, flaky_plan, flood_plan, reboot_
 SIZE = (100, 32)
 
 
+def svc_run_id(sandbox: Path) -> str:
+    return (sandbox / "var/lib/rocm-wizard/current").read_text().strip()
+
+
 def journal_events(services: Services) -> list[str]:
-    run = services.run_control.current_run()  # type: ignore[union-attr]
+    run = services.runs.current()  # type: ignore[union-attr]
     assert run is not None
     return [r["event"] for r in run.journal.records()]
 
@@ -173,29 +177,37 @@ async def test_failure_then_stop_keeps_the_run_pending(tmp_path: Path) -> None:
         await pilot.pause()
         assert app.session.stage == Stage.REPORT
         assert "✘ Failed" in screen_text(app)
-    pending = svc.run_control.pending()  # type: ignore[union-attr]
+    pending = svc.runs.pending()  # type: ignore[union-attr]
     assert pending is not None and pending.state == "failed" and pending.next_step == 1
 
 
 @sync
 async def test_failure_then_rollback(tmp_path: Path) -> None:
     svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "flag")})
-    if not hasattr(svc.run_control, "rollback"):
-        pytest.skip("the runner has no rollback API yet")
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         await choose(app, pilot, "flaky")
         await pilot.press("c", "y")
         await wait_for(pilot, lambda: app.session.stage == Stage.FAILED)
         await pilot.press("u")
+        await pilot.pause()
+        # nothing is undone before the user has seen what will be undone and said yes
+        assert type(app.screen).__name__ == "RollbackModal" and app.session.stage == Stage.FAILED
+        assert "Roll back this run?" in screen_text(app)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.session.stage == Stage.FAILED and "rollback-start" not in journal_events(svc)
+        await pilot.press("u")
+        await pilot.pause()
+        await pilot.press("y")
         await wait_for(pilot, lambda: app.session.stage == Stage.REPORT)
         assert app.session.run.state == "rolled-back"
         assert "↶ Rolled back" in screen_text(app)
     ev = journal_events(svc)
     assert "rollback-start" in ev and ev[-1] == "run-end"
-    run = svc.run_control.current_run()  # type: ignore[union-attr]
+    run = svc.runs.current()  # type: ignore[union-attr]
     assert run.journal.records()[-1]["state"] == "rolled-back"
-    assert svc.run_control.pending() is None  # type: ignore[union-attr]
+    assert svc.runs.pending() is None  # type: ignore[union-attr]
 
 
 @sync
@@ -213,7 +225,7 @@ async def test_reboot_then_resume_then_verify(tmp_path: Path) -> None:
         await pilot.press("n")
         await wait_for(pilot, lambda: app.return_code is not None)
     assert app.return_code == 3
-    pending = svc.run_control.pending()  # type: ignore[union-attr]
+    pending = svc.runs.pending()  # type: ignore[union-attr]
     assert pending is not None and pending.state == "reboot-pending" and pending.rebooted
 
     svc2 = sandbox_services(sb, verify_python=sys.executable)
@@ -251,11 +263,15 @@ async def test_resume_later_keeps_it_pending(tmp_path: Path) -> None:
         await pilot.press("l")
         await pilot.pause()
         assert app2.session.stage == Stage.DETECT
-        # a new run is refused while the old one is unfinished
+        # a new plan is refused at Choose (not after Confirm) while the old run is unfinished,
+        # with the same message the CLI gives: the run, and the commands that finish or abandon it
+        notes: list[str] = []
+        app2.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         await choose(app2, pilot, "downgrade-6.2")
-        await pilot.press("c", "y")
-        await wait_for(pilot, lambda: app2.session.stage == Stage.FAILED)
-        assert "resume it" in (app2.session.run.error or "")
+        assert app2.session.stage == Stage.CHOOSE and app2.session.resolved is None
+        pending = svc_run_id(sb)
+        assert any(pending in n and "rollback" in n and "abandon" in n for n in notes), notes
+        assert "A new plan cannot start" in screen_text(app2) and pending in screen_text(app2)
 
 
 @sync
@@ -271,7 +287,7 @@ async def test_ctrl_c_mid_step_leaves_a_consistent_journal(tmp_path: Path) -> No
     assert app.return_code == 130
     from wizard.runner.journal import replay
 
-    run = svc.run_control.current_run()  # type: ignore[union-attr]
+    run = svc.runs.current()  # type: ignore[union-attr]
     view = replay(run.journal.entries())
     assert view.state == "stopped" and not view.open_actions and view.next_step == 1
     assert "resume" in app.stop_message()
@@ -281,16 +297,17 @@ async def test_ctrl_c_mid_step_leaves_a_consistent_journal(tmp_path: Path) -> No
 async def test_sudo_refused_changes_nothing(tmp_path: Path) -> None:
     from wizard.host import LiveHost
     from wizard.model import Action, StepPlan
-    from wizard.run_control import RunControl
+    from wizard.runner.executor import LiveExecutor
     from wizard.runner.privilege import Privilege
+    from wizard.runner.service import Machine, RunService
     from tests.tui.helpers import TestServices, plan
 
     rooted = plan("rooted", StepPlan("groups", "Needs root", (Action(("true",), "noop", root=True),)))
     auth = FakeAuth(answer=False)
     host = LiveHost()
-    rc = RunControl(host, tmp_path / "state", tmp_path / "logs", Privilege(is_root=False, sudo="/nonexistent/sudo"),
-                    str(tmp_path / "state"))
-    svc = TestServices(host=host, read_only=False, run_control=rc, authenticator=auth, export_dir=tmp_path)
+    rc = RunService(Machine(host, LiveExecutor(host.environ, Privilege(is_root=False, sudo="/nonexistent/sudo")),
+                            tmp_path / "state", tmp_path / "logs", str(tmp_path / "state"), ["rocm-wizard", "resume"]))
+    svc = TestServices(host=host, read_only=False, runs=rc, authenticator=auth, export_dir=tmp_path)
     svc.extra_plans = {"rooted": rooted}
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
@@ -299,7 +316,7 @@ async def test_sudo_refused_changes_nothing(tmp_path: Path) -> None:
         await pilot.press("c", "y")
         await pilot.pause()
         assert auth.calls and app.session.stage == Stage.CONFIRM
-    assert rc.current_run() is None
+    assert rc.current() is None
 
 
 @sync
@@ -331,3 +348,40 @@ def test_version_does_not_import_textual() -> None:
                           "('textual','rich','torch'))))".replace("json.dumps", "__import__('json').dumps")],
                          capture_output=True, text=True, check=True)
     assert json.loads(out.stdout.splitlines()[-1]) == []
+
+
+@sync
+async def test_an_interrupted_run_blocks_a_second_plan_at_choose_and_resume_continues_that_run(tmp_path: Path) -> None:
+    """Issue 10's case: downgrade-6.2 interrupted (the terminal killed), the wizard restarted, "Later",
+    pip-only chosen: refused at Choose; resuming continues the downgrade run itself, under its own steps."""
+    import os
+    import sys
+
+    sb = tmp_path / "sb"
+    env = {k: v for k, v in os.environ.items() if k != "ROCM_WIZARD_STATE_DIR"}
+    env["ROCM_WIZARD_CRASH_AFTER"] = "30"  # kill -9 inside the run, after the purge started
+    crashed = subprocess.run([sys.executable, "-m", "wizard", "--sandbox", str(sb), "--profile", "seed-7900xt",
+                              "--plan", "downgrade-6.2", "--yes"], env=env, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=300)
+    assert crashed.returncode == -9, crashed.stdout[-2000:]
+    run_id = svc_run_id(sb)
+    app = make_app(sandbox_services(sb))
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.session.stage == Stage.RESUME and app.session.pending.state == "interrupted"
+        await pilot.press("l")
+        await pilot.pause()
+        notes: list[str] = []
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        await choose(app, pilot, "pip-only")
+        assert app.session.stage == Stage.CHOOSE and app.session.resolved is None
+        assert any(run_id in n and "interrupted" in n for n in notes), notes
+    assert svc_run_id(sb) == run_id  # nothing new was created
+    app2 = make_app(sandbox_services(sb))
+    async with app2.run_test(size=SIZE) as pilot:
+        assert app2.session.stage == Stage.RESUME
+        await pilot.press("r")
+        await wait_for(pilot, lambda: app2.session.stage in (Stage.REBOOT, Stage.REPORT, Stage.FAILED), timeout=120)
+        assert app2.session.run.run_id == run_id and app2.session.run.plan == "downgrade-6.2"
+        assert [r.kind for r in app2.session.run.steps][:4] == ["preflight", "backup", "purge", "rocm_install"]
+        assert app2.session.stage == Stage.REBOOT, app2.session.run.error
+    assert svc_run_id(sb) == run_id

@@ -12,7 +12,9 @@ from typing import Any
 import pytest
 
 from wizard.runner import events as ev
-from wizard.session import PendingRun, RunState, Stage
+from wizard.runner.records import RunState, StepOutcome
+from wizard.runner.service import PendingRun
+from wizard.session import RunProgress, Stage
 from wizard.tui.app import WizardApp, make_app
 from wizard.tui.services import Services
 
@@ -39,7 +41,7 @@ def app_at(stage: Stage, *, example: str = "seed-7900xt", events: list[Any] = ()
     if stage not in (Stage.DETECT, Stage.DIAGNOSE, Stage.CHOOSE):
         s.resolved = svc.resolve("downgrade-6.2", s.facts)
         s.chosen = "downgrade-6.2"
-        s.run = RunState.for_plan(s.resolved)
+        s.run = RunProgress.for_plan(s.resolved)
     for k, v in session.items():
         setattr(s, k, v)
     s.stage = stage
@@ -52,15 +54,18 @@ def _log(i: int, kind: str) -> str:
     return f"{LOGS}/{i + 1:02d}-{kind}.log"
 
 
+N = 10  # downgrade-6.2's steps: preflight, backup, purge, install, secure boot, groups, pip, env, reboot, verify
+
+
 def _midway() -> list[Any]:
-    out: list[Any] = [ev.RunStarted("run-1", "downgrade-6.2", 9, False, f"{STATE}/runs/run-1/journal.jsonl", LOGS)]
-    for i, kind, title in [(0, "backup", "Back up"), (1, "purge", "Remove")]:
-        out += [ev.StepStarted(i, 9, kind, title, _log(i, kind)),
+    out: list[Any] = [ev.RunStarted("run-1", "downgrade-6.2", N, False, f"{STATE}/runs/run-1/journal.jsonl", LOGS)]
+    for i, kind, title in [(0, "preflight", "Preflight"), (1, "backup", "Back up"), (2, "purge", "Remove")]:
+        out += [ev.StepStarted(i, N, kind, title, _log(i, kind)),
                 ev.OutputLines(i, 0, tuple(f"{kind}: line {n}" for n in range(3))),
-                ev.StepFinished(i, kind, "ok", 2.5 + i)]
-    out += [ev.StepStarted(2, 9, "rocm_install", "Install ROCm 6.2.4 with amdgpu-install", _log(2, "rocm_install")),
-            ev.ActionStarted(2, 0, "sudo -n -- apt-get install -y ./amdgpu-install_6.2.60204-1_all.deb", "install"),
-            ev.OutputLines(2, 0, tuple(f"Unpacking package {n} ..." for n in range(40)))]
+                ev.StepFinished(i, kind, StepOutcome.OK, 1.5 + i)]
+    out += [ev.StepStarted(3, N, "rocm_install", "Install ROCm 6.2.4 with amdgpu-install", _log(3, "rocm_install")),
+            ev.ActionStarted(3, 0, "sudo -n -- apt-get install -y ./amdgpu-install_6.2.60204-1_all.deb", "install"),
+            ev.OutputLines(3, 0, tuple(f"Unpacking package {n} ..." for n in range(40)))]
     return out
 
 
@@ -68,41 +73,41 @@ def _failed() -> list[Any]:
     out = _midway()
     finding = ev.Finding("example-issue", "amdgpu-install could not reach the repository",
                          "check the network and the repo URL, then retry", ("https://rocm.docs.amd.com/",))
-    out += [ev.RunFailed(2, 0, "rocm_install", "sudo -n -- amdgpu-install -y --usecase=rocm", 1, "exited with 1",
-                         ("Reading package lists...", "E: Unable to locate package rocm"), _log(2, "rocm_install"),
+    out += [ev.RunFailed(3, 3, "rocm_install", "sudo -n -- amdgpu-install -y --usecase=rocm", 1, "exited with 1",
+                         ("Reading package lists...", "E: Unable to locate package rocm"), _log(3, "rocm_install"),
                          (finding,))]
     return out
 
 
 def _verify() -> list[Any]:
-    out: list[Any] = [ev.RunStarted("run-1", "downgrade-6.2", 9, True, f"{STATE}/runs/run-1/journal.jsonl", LOGS)]
-    for i in range(8):
-        out.append(ev.StepFinished(i, "x", "ok", 1.0 + i))
-    out.append(ev.StepStarted(8, 9, "verify", "Verify: matmul and convolution on the GPU", _log(8, "verify")))
+    out: list[Any] = [ev.RunStarted("run-1", "downgrade-6.2", N, True, f"{STATE}/runs/run-1/journal.jsonl", LOGS)]
+    for i in range(N - 1):
+        out.append(ev.StepFinished(i, "x", StepOutcome.OK, 1.0 + i))
+    out.append(ev.StepStarted(N - 1, N, "verify", "Verify: matmul and convolution on the GPU", _log(N - 1, "verify")))
     lines = ['{"type": "check", "name": "import", "device": "cpu", "status": "pass", "seconds": 1.2}',
              '{"type": "check", "name": "matmul", "device": "cuda:0", "status": "pass", "seconds": 0.8, '
              '"metrics": {"tflops_fp16": 61.5}}',
              '{"type": "check", "name": "conv2d", "device": "cuda:0", "status": "timeout", "seconds": 60.0, '
              '"error": "no result within 60s"}']
-    out.append(ev.OutputLines(8, 0, tuple(lines)))
+    out.append(ev.OutputLines(N - 1, 0, tuple(lines)))
     return out
 
 
 def _done() -> list[Any]:
-    return [*_verify(), ev.StepFinished(8, "verify", "ok", 65.0), ev.RunFinished("done", "run-1")]
+    return [*_verify(), ev.StepFinished(N - 1, "verify", StepOutcome.OK, 65.0), ev.RunFinished(RunState.DONE, "run-1")]
 
 
 def _reboot() -> list[Any]:
-    out = [ev.RunStarted("run-1", "downgrade-6.2", 9, False, f"{STATE}/runs/run-1/journal.jsonl", LOGS)]
-    for i in range(7):
-        out.append(ev.StepFinished(i, "x", "ok", 1.0 + i))
-    out += [ev.StepStarted(7, 9, "reboot", "Reboot", _log(7, "reboot")),
-            ev.RebootPending(7, "boot-1", False, "reboot when ready, then run `rocm-wizard resume`")]
+    out = [ev.RunStarted("run-1", "downgrade-6.2", N, False, f"{STATE}/runs/run-1/journal.jsonl", LOGS)]
+    for i in range(N - 2):
+        out.append(ev.StepFinished(i, "x", StepOutcome.OK, 1.0 + i))
+    out += [ev.StepStarted(N - 2, N, "reboot", "Reboot", _log(N - 2, "reboot")),
+            ev.RebootPending(N - 2, "boot-1", False, "reboot when ready, then run `rocm-wizard resume`")]
     return out
 
 
-PENDING = PendingRun("run-1", "downgrade-6.2", "reboot-pending", 8, 9,
-                     tuple(f"step title {i + 1}" for i in range(9)), True, f"{STATE}/runs/run-1/journal.jsonl")
+PENDING = PendingRun("run-1", "downgrade-6.2", RunState.REBOOT_PENDING, N - 1, N,
+                     tuple(f"step title {i + 1}" for i in range(N)), True, f"{STATE}/runs/run-1/journal.jsonl")
 
 CASES: dict[str, Any] = {
     "detect": lambda: app_at(Stage.DETECT),
@@ -212,3 +217,30 @@ def test_usable_at_80x24(name: str) -> None:
             assert "question_mark,f1" in shown or "question_mark" in shown or any("?" in (b or "") for b in shown)
 
     asyncio.run(go())
+
+
+def test_rollback_confirmation(snap_compare: Any) -> None:
+    from wizard.model import Action
+    from wizard.tui.screens.run import RollbackModal, rollback_text
+
+    undo = [("remove the ROCm the run installed",
+             Action(("amdgpu-install", "-y", "--uninstall", "--rocmrelease=all"), root=True)),
+            ("reinstall ROCm 6.2.0", Action(("amdgpu-install", "-y", "--usecase=rocm", "--no-dkms"), root=True)),
+            ("restore /home/user/pytorch_venv exactly from the backup's pip freeze",
+             Action(("/home/user/pytorch_venv/bin/python", "-m", "pip", "install", "--no-deps", "torch==2.5.1+rocm6.2"),
+                    as_user=True))]
+
+    async def ask(pilot: Any) -> None:
+        await pilot.pause(0.2)
+        pilot.app.drain()
+        pilot.app.push_screen(RollbackModal(rollback_text(undo, ["step 6 (groups): add user to render has no undo"]),
+                                            True))
+        await pilot.pause()
+
+    assert snap_compare(app_at(Stage.FAILED, events=_failed()), terminal_size=SIZE, run_before=ask)
+
+
+def test_choose_while_another_run_is_unfinished(snap_compare: Any) -> None:
+    why = ("run run-1 (downgrade-6.2) is interrupted: `rocm-wizard resume` continues it, `rocm-wizard rollback` "
+           "undoes it, `rocm-wizard abandon` forgets it (nothing on the machine changes)")
+    assert snap_compare(app_at(Stage.CHOOSE, blocked=why), terminal_size=SIZE)

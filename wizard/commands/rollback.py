@@ -34,8 +34,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         for c in rb.cannot:
             print(f"cannot restore: {c}")
         if not rb.actions:
-            print("nothing to undo: no step of the run changed anything a rollback restores")
-            return exit_codes.OK if not rb.cannot else exit_codes.FAILURE
+            print("nothing to undo: no step of the run changed anything a rollback restores; the run is closed as "
+                  "rolled back")
         for why, a in rb.actions:
             print(f"will: {why}: {a.shown()}")
         if not args.yes and not ask("Roll back now?"):

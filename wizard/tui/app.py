@@ -152,7 +152,7 @@ class WizardApp(App[int]):
             if yes and self.authenticate(rollback=True) and self.fire(Move.ROLLBACK):
                 self.start_job(Job.ROLLBACK, msg.run_id)
 
-        self.push_screen(RollbackModal(rollback_text(rb.actions, rb.cannot), bool(rb.actions)), answered)
+        self.push_screen(RollbackModal(rollback_text(rb.actions, rb.cannot), True), answered)
 
     def choose(self, spec: str) -> None:
         from wizard.planner import PlanError, PlanRefused

@@ -171,7 +171,8 @@ def rollback_text(actions: list[tuple[str, Action]], cannot: list[str]) -> Text:
             t.append(f"  {n}. {why}\n")
             t.append(f"     {'#' if a.root else '$'} {a.shown()}\n", style="dim")
     else:
-        t.append("No step of the run changed anything a rollback restores: there is nothing to undo.\n")
+        t.append("No step of the run changed anything a rollback restores: nothing is undone; the run is closed as "
+                 "rolled back, so a new plan can start.\n")
     if cannot:
         t.append("\nIt cannot restore:\n", style="bold yellow")
         for c in cannot:
