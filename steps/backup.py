@@ -111,7 +111,7 @@ def plan(ctx: StepContext) -> StepPlan:
         actions.append(capture(f"{d}/dpkg-selections.txt",
                                ["dpkg-query", "-W", "-f", "${Package}\\t${Version}\\t${db:Status-Abbrev}\\n"],
                                "installed packages (both ROCm streams included)", root=root, as_user=user_side))
-        etc = APT_PATHS
+        etc: tuple[str, ...] = APT_PATHS
     elif pm in ("dnf", "yum", "zypper"):
         packages["file"] = "rpm-packages.txt"
         actions.append(capture(f"{d}/rpm-packages.txt",

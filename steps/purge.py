@@ -110,7 +110,7 @@ def plan(ctx: StepContext) -> StepPlan:
             actions.append(Action(
                 argv=("apt-get", "-y", "purge", *pkgs), description="remove exactly these packages", root=True,
                 check=none_installed, changes=("dpkg", *pkgs), destructive=True, timeout=3600))
-        leftovers = LEFTOVER_FILES_APT
+        leftovers: tuple[str, ...] = LEFTOVER_FILES_APT
     elif pm in ("dnf", "yum"):
         none_installed = ("sh", "-c", NONE_INSTALLED_RPM, "sh", *pkgs)
         if "amdgpu-install" in pkgs:

@@ -49,7 +49,8 @@ def end_state(root: Path) -> dict:
         "pins": {p.name: p.read_text() for p in sorted((root / "etc/apt/preferences.d").glob("*"))}
         if (root / "etc/apt/preferences.d").is_dir() else {},
         "groups": (root / "etc/group").read_text(),
-        "units": sorted(str(p.relative_to(root)) for p in (root / "etc/systemd/system").rglob("*"))
+        "units": sorted(str(p.relative_to(root)) for p in (root / "etc/systemd/system").rglob("*")
+                        if p.is_file() or p.is_symlink())  # (an emptied .wants directory stays, as in systemd)
         if (root / "etc/systemd/system").is_dir() else [],
         "profile_d": sorted(p.name for p in (root / "etc/profile.d").glob("*")) if (root / "etc/profile.d").is_dir() else [],
     }

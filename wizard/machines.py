@@ -45,8 +45,9 @@ def sandbox(host: LiveHost, root: str | Path, *, verify_python: str | None = Non
         sd = str(Path(state_dir).absolute())
         cli += ["--state-dir", sd]
         resume += ["--state-dir", sd]
+    # the wizard on the sandbox machine is `python3 -m wizard` (its stand-in runs this wizard on the sandbox)
     return Machine(host, SandboxExecutor(r, host.environ, verify_python), state, logs,
-                   str(state) if state_dir else paths.ROOT_STATE, resume, cli)
+                   str(state) if state_dir else paths.ROOT_STATE, resume, cli, wizard_python="python3")
 
 
 def service(machine: Machine) -> RunService:

@@ -23,7 +23,7 @@ from packaging.version import InvalidVersion, Version
 
 from wizard import paths, preflight
 from wizard.kb import DockerImage, KnowledgeBase, Release, Wheel
-from wizard.model import KERNEL_DRIVER, Facts, Gpu, PythonEnv, ResolvedPlan, StepPlan
+from wizard.model import KERNEL_DRIVER, Action, Facts, Gpu, PythonEnv, ResolvedPlan, StepPlan
 from wizard.plan_file import PlanError, PlanFile, builtin_plans, load_plan
 
 __all__ = ["PlanError", "PlanRefused", "PlanChoice", "resolve_plan", "recommend", "default_state_dir"]
@@ -288,7 +288,7 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
                        wizard_python=wizard_python or sys.executable or "python3", lock_wait=lock_wait)
 
     steps: list[StepPlan] = []
-    checks = []
+    checks: list[Action] = []
     effects: set[str] = set()
     for i, s in enumerate(pf.steps):
         ctx = replace(base, spec=s, params=s.params, effects_before=frozenset(effects), earlier=kinds[:i],

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -25,7 +26,7 @@ def _yn(v: bool | None, yes: str = "yes", no: str = "no") -> str:
     return "?" if v is None else (yes if v else no)
 
 
-def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[object]:
+def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[RenderableType]:
     o = facts.os
     head = Text.assemble(("Machine ", "bold"), (facts.origin, "cyan"), "  ",
                          f"{o.pretty_name or (o.id or '?') + ' ' + (o.version or '')}",
@@ -86,14 +87,14 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[object]:
         yield env
     for c in facts.conflicts:
         yield Text(f"! {c.message}", style="bold yellow")
-    for e in facts.errors:
-        yield Text(f"probe {e.probe}: {e.message}", style="dim")
+    for err in facts.errors:
+        yield Text(f"probe {err.probe}: {err.message}", style="dim")
 
 
 _SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
 
 
-def findings_renderables(findings: list) -> Iterable[object]:  # type: ignore[type-arg]
+def findings_renderables(findings: list[Any]) -> Iterable[RenderableType]:
     from rich.panel import Panel
 
     if not findings:

@@ -106,7 +106,7 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
     out += _comment("Progress: one line per finished step. Delete this file to start the plan over.")
     out.append(f"progress={shlex.quote(progress) if plan.state_dir else chr(34) + progress + chr(34)}")
     sudo = "sudo -- " if plan.state_dir and _system_path(plan.state_dir) else ""  # root's state dir, like the backup
-    out += [f'{sudo}mkdir -p "$(dirname "$progress")" && {sudo}touch "$progress"',
+    out += [f'[ -e "$progress" ] || {{ {sudo}mkdir -p "$(dirname "$progress")" && {sudo}touch "$progress"; }}',
             'step_done() { grep -qx "$1" "$progress"; }',
             f'mark_done() {{ echo "$1" | {sudo}tee -a "$progress" >/dev/null; }}',
             f'mark_boot() {{ echo "$1" | {sudo}tee "$progress.reboot" >/dev/null; }}']

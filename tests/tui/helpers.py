@@ -98,6 +98,7 @@ def sandbox_services(sandbox: Path, profile: str = "seed-7900xt", *, plans: dict
     host = open_sandbox(str(sandbox), profile)
     machine = machines.sandbox(host, sandbox, verify_python=verify_python)
     s = TestServices(host=host, read_only=False, runs=RunService(machine), state_dir=machine.machine_state,
+                     wizard_python=machine.wizard_python,
                      authenticator=auth or FakeAuth(), clock=lambda: 1_700_000_000.0,
                      export_dir=export_dir or sandbox.parent / "export", verify_python=verify_python,
                      relaunch_hint=f"rocm-wizard --sandbox {sandbox}")

@@ -37,7 +37,8 @@ def resolve_plan_or_fail(spec: str, ctx: Context) -> ResolvedPlan:
     from wizard.planner import PlanError, PlanRefused, resolve_plan
 
     try:
-        return resolve_plan(spec, ctx.facts, state_dir=ctx.plan_state_dir, lock_wait=ctx.lock_wait)
+        return resolve_plan(spec, ctx.facts, state_dir=ctx.plan_state_dir, lock_wait=ctx.lock_wait,
+                            wizard_python=None if ctx.read_only else ctx.machine.wizard_python)
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None
     except PlanRefused as exc:

@@ -17,7 +17,7 @@ class ConsoleView:
     def __init__(self, quiet_output: bool = False) -> None:
         from rich.console import Console
 
-        self.console = Console(highlight=False)
+        self.console = Console(highlight=False, soft_wrap=True)  # a pasted log keeps its paths whole
         self.quiet_output = quiet_output
         self.total = 0
 

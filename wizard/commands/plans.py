@@ -8,23 +8,28 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING, Any
 
 from wizard import exit_codes
+
+if TYPE_CHECKING:
+    from wizard.commands import Context
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 
-def run(args: argparse.Namespace, ctx) -> int:
+def run(args: argparse.Namespace, ctx: Context) -> int:
     from wizard.commands import CommandError
     from wizard.planner import PlanError, recommend
 
     try:
-        choices = recommend(ctx.facts, state_dir=ctx.state_dir)
+        choices = recommend(ctx.facts, state_dir=ctx.plan_state_dir,
+                            wizard_python=None if ctx.read_only else ctx.machine.wizard_python)
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None
-    rows = [{"name": c.plan.name, "title": c.plan.title, "applicable": c.applicable, "reasons": list(c.reasons),
+    rows: list[dict[str, Any]] = [{"name": c.plan.name, "title": c.plan.title, "applicable": c.applicable, "reasons": list(c.reasons),
              "target": {k: v for k, v in c.target.items()}, "recommended": c.recommended} for c in choices]
     if args.json:
         json.dump({"plans": rows}, sys.stdout, indent=2)

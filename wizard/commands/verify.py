@@ -9,10 +9,17 @@ an interpreter, a recorded machine).
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 import json
 import sys
+from pathlib import Path
 
 from wizard import exit_codes
+
+if TYPE_CHECKING:
+    from wizard.commands import Context
+    from wizard.kb import KnowledgeBase
+    from wizard.model import Facts
 
 
 def _positive(text: str) -> float:
@@ -37,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help='print {"checks": [...], "summary": {...}, "findings": [...]} as JSON')
 
 
-def _facts(ctx):  # type: ignore[no-untyped-def]
+def _facts(ctx: Context) -> Facts | None:
     """The machine's facts for the diagnoser's conditions and the throughput band; None if detection fails."""
     try:
         return ctx.facts
@@ -45,7 +52,7 @@ def _facts(ctx):  # type: ignore[no-untyped-def]
         return None
 
 
-def _kb():  # type: ignore[no-untyped-def]
+def _kb() -> KnowledgeBase | None:
     try:
         from wizard.kb import load_kb
 
@@ -80,8 +87,10 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
         if not stand_in:
             raise usage_error("in a sandbox, verify needs --verify-python PATH (a CPU torch that plays the venv's "
                               "torch); nothing was verified")
-        if pythons and not ctx.host.exists(pythons[0]):
-            raise usage_error(f"--python {pythons[0]}: not on the sandbox machine")
+        root = str(Path(ctx.sandbox).absolute())
+        given = pythons[0] if pythons else None  # a path of the sandbox machine (or one already under its root)
+        if given and not (ctx.host.exists(given) or (given.startswith(root + "/") and Path(given).exists())):
+            raise usage_error(f"--python {given}: not on the sandbox machine")
         pythons, device = [stand_in], "cpu"
     if len(pythons) > 1:
         raise usage_error("verify takes one --python PATH")

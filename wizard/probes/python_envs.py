@@ -268,7 +268,25 @@ def probe_live_envs(host: Host, pythons: list[str]) -> tuple[list[PythonEnv], li
         if env is not None:
             seen.add(prefix)
             envs.append(env)
+    if not any(e.kind == "system" and e.python_version for e in envs):
+        system = system_python(host)
+        if system is not None:
+            envs.append(system)
     return envs, problems
+
+
+def system_python(host: Host) -> PythonEnv | None:
+    """The distro's python3 and its version, read from where /usr/bin/python3 points (never run): the
+    interpreter a new venv is made with, so a planner can refuse a wheel that has no build for it."""
+    for exe in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if not host.exists(exe):
+            continue
+        real = host.realpath(exe).rsplit("/", 1)[-1]
+        mo = re.match(r"^python(\d+\.\d+)t?$", real)
+        if mo:
+            return PythonEnv(path=exe.rsplit("/bin/", 1)[0], python=exe, python_version=mo.group(1), kind="system",
+                             sources=(Evidence(exe, None, f"-> {real}"),))
+    return None
 
 
 def with_gfx_fallback(env: PythonEnv, kb_targets: tuple[str, ...] | None) -> PythonEnv:

@@ -90,6 +90,7 @@ class Machine:
     machine_state: str  # the state dir as the machine sees it (what plans write into)
     resume_command: list[str]  # what the boot-time resume runs
     cli: list[str] = field(default_factory=lambda: ["rocm-wizard"])  # the wizard's command for this machine
+    wizard_python: str | None = None  # the interpreter a plan's steps run the wizard with (None: this one)
 
     def command(self, *words: str) -> str:
         return " ".join([*self.cli, *words])

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from wizard.host import HostError, LiveHost
 
@@ -50,7 +51,7 @@ def open_sandbox(directory: str | os.PathLike[str], profile: str | None = None) 
     return LiveHost(root, path_prefix=str(root / ".sandbox" / "bin"), environ=sandbox_environ(root, cfg))
 
 
-def sandbox_environ(root: Path, cfg: dict) -> dict[str, str]:
+def sandbox_environ(root: Path, cfg: dict[str, Any]) -> dict[str, str]:
     bindir = str(root / ".sandbox" / "bin")
     user = cfg.get("user", "user")
     env = {

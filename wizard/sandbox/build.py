@@ -28,7 +28,7 @@ def refresh_standins(root: Path) -> None:
 def build(root: Path, name: str) -> None:
     prof = PROFILES[name]
     root.mkdir(parents=True, exist_ok=True)
-    cfg = {"profile": name, "codename": prof.codename, "python": prof.python, "user": "user",
+    cfg: dict[str, object] = {"profile": name, "codename": prof.codename, "python": prof.python, "user": "user",
            "secure_boot": prof.secure_boot, "package_manager": prof.package_manager, "environment": {}}
     _os(root, prof)
     _gpus(root, prof)
@@ -36,6 +36,11 @@ def build(root: Path, name: str) -> None:
     (root / "var/lib/dpkg/info").mkdir(parents=True, exist_ok=True)
     if prof.package_manager == "apt":
         m.write_dpkg_status(root, {})
+        for lock in ("lock", "lock-frontend"):  # dpkg's lock files, as every Debian system has them
+            m.atomic_write(root / "var/lib/dpkg" / lock, "", 0o640)
+    else:
+        m.atomic_write(root / "var/lib/rpm/.rpm.lock", "", 0o644)
+    _system_python(root, prof)
     (root / "etc/apt/sources.list.d").mkdir(parents=True, exist_ok=True)
     (root / "proc/sys/kernel/random").mkdir(parents=True, exist_ok=True)
     m.atomic_write(root / "proc/sys/kernel/random/boot_id", str(uuid.uuid4()) + "\n")
@@ -61,6 +66,19 @@ def _os(root: Path, prof: Profile) -> None:
     # efivarfs: 4 attribute bytes, then the value byte
     (root / "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c").write_bytes(
         b"\x06\x00\x00\x00" + (b"\x01" if prof.secure_boot else b"\x00"))
+
+
+def _system_python(root: Path, prof: Profile) -> None:
+    """/usr/bin/python3 -> python3.X and its library directory, as the distro lays them out (what a
+    probe reads to know the system Python's version without running it)."""
+    name = f"python{prof.python}"
+    m.atomic_write(root / "usr/bin" / name, "", 0o755)
+    link = root / "usr/bin/python3"
+    if not link.is_symlink():
+        link.symlink_to(name)
+    lib = "lib64" if prof.package_manager == "dnf" else "lib"
+    (root / "usr" / lib / name).mkdir(parents=True, exist_ok=True)
+    m.atomic_write(root / "usr" / lib / name / "os.py", "# the sandbox's system Python (a stand-in answers for it)\n")
 
 
 def _gpus(root: Path, prof: Profile) -> None:

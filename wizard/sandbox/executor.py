@@ -55,8 +55,7 @@ class SandboxExecutor:
         inside = self.root / argv[0].lstrip("/")
         if inside.is_file():
             return [str(inside), *argv[1:]]
-        name = os.path.basename(argv[0])
-        standin = self._which(name) or (self._which("python3") if name.startswith("python") else None)
+        standin = self._which(os.path.basename(argv[0]))
         return [standin, *argv[1:]] if standin else None
 
     def run(self, action: Action, *, on_output: OutputSink, cancel: threading.Event | None) -> shell.ShellResult:

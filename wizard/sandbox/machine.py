@@ -15,6 +15,7 @@ import shutil
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 SANDBOX_DIR = ".sandbox"
 ROCM_PACKAGES = ("rocm", "rocm-core", "rocm-hip-runtime", "hip-runtime-amd", "rocminfo", "rocm-smi-lib",
@@ -55,9 +56,10 @@ def sudo_password_required(root: Path) -> bool:
     return (root / SANDBOX_DIR / SUDO_PASSWORD).is_file()
 
 
-def config(root: Path) -> dict:
+def config(root: Path) -> dict[str, Any]:
     try:
-        return json.loads((root / SANDBOX_DIR / "machine.json").read_text())
+        data = json.loads((root / SANDBOX_DIR / "machine.json").read_text())
+        return data if isinstance(data, dict) else {}
     except (OSError, ValueError):
         return {}
 

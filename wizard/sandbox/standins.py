@@ -80,7 +80,7 @@ def main(tool: str, venv: str | None = None) -> None:
         fn = HANDLERS.get(tool)
         if fn is None:
             raise Fail(f"{tool}: no sandbox stand-in", 127)
-        code = fn(root, args, venv) if tool in ("pip", "venv-python", "pip3") else fn(root, args)
+        code = fn(root, args, venv) if tool in ("pip", "venv-python", "pip3") else fn(root, args)  # type: ignore[operator]  # two signatures by tool: HANDLERS is heterogeneous on purpose
         sys.exit(code or 0)
     except Fail as exc:
         print(str(exc), file=sys.stderr)
@@ -309,7 +309,7 @@ def _check_kb(name: str, version: str, tag: str, pyver: str) -> None:
         raise Fail(f"ERROR: Could not find a version that satisfies the requirement {name}=={version} "
                    f"(from versions: {', '.join(have) or 'none'})\n"
                    f"ERROR: No matching distribution found for {name}=={version}", 1)
-    pys = set()
+    pys: set[str] = set()
     for w in match:
         pys.update(getattr(w, "python", ()) or ())
     if pys and pyver not in pys:
@@ -328,8 +328,8 @@ def pip(root: Path, args: list[str], venv: str | None) -> int:
                                                            "--no-input", "-y", "--yes", "--progress-bar=off")]
     if cmd == "freeze":
         for n, (v, d) in sorted(_dists(site).items()):
-            name = re.search(r"^Name: (.+)$", (d / "METADATA").read_text(), re.M)
-            print(f"{name.group(1) if name else n}=={v}")
+            named = re.search(r"^Name: (.+)$", (d / "METADATA").read_text(), re.M)
+            print(f"{named.group(1) if named else n}=={v}")
         return 0
     if cmd == "list":
         print("Package Version\n------- -------")
@@ -377,14 +377,14 @@ def pip(root: Path, args: list[str], venv: str | None) -> int:
             elif not a.startswith("-"):
                 reqs.append(a)
             i += 1
-        plan = []
+        plan: list[tuple[str, str]] = []
         for r in reqs:
             mo = re.match(r"^([A-Za-z0-9_.\-]+)(\[[^\]]*\])?\s*(?:==\s*([^\s;]+))?", r)
             if not mo:
                 raise Fail(f"ERROR: Invalid requirement: '{r}'", 1)
             plan.append((mo.group(1), _resolve(root, mo.group(1), mo.group(3), index, pyver)))
-        for name, ver in plan:  # everything resolved before anything changes, as pip does
-            _install(site, name, ver)
+        for name, version in plan:  # everything resolved before anything changes, as pip does
+            _install(site, name, version)
         if plan:
             print("Successfully installed " + " ".join(f"{n}-{v}" for n, v in plan))
         return 0

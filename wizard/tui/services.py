@@ -148,6 +148,7 @@ class Services:
         host = open_sandbox(sandbox, profile)
         machine = machines.sandbox(host, sandbox, verify_python=self.verify_python)
         return Services(host=host, read_only=False, runs=RunService(machine), state_dir=machine.machine_state,
+                        wizard_python=machine.wizard_python,
                         authenticator=self.authenticator, clock=self.clock, export_dir=self.export_dir,
                         verify_python=self.verify_python,
                         relaunch_hint=f"rocm-wizard --sandbox {sandbox}", rehearsal_root=root)

@@ -152,14 +152,14 @@ def flag_throughput(checks: Sequence[CheckResult], *, kb: Any = None, facts: Any
     for c in checks:
         tflops = c.metrics.get("matmul_tflops") if c.name == "throughput" and c.status == "pass" else None
         found = expected_peak(c.device, names.get(c.device), kb=kb, facts=facts) if tflops else None
-        if found is None:
+        if found is None or tflops is None:
             out.append(c)
             continue
         peak, label = found
-        m = dict(c.metrics, expected_peak_tflops=peak, expected_from=label,
-                 fraction_of_peak=round(float(tflops) / peak, 3))
-        if float(tflops) < FAR_BELOW * peak:
-            m["flag"] = (f"verify: matmul throughput far below expected ({float(tflops):.1f} of about "
+        rate = float(tflops)
+        m = dict(c.metrics, expected_peak_tflops=peak, expected_from=label, fraction_of_peak=round(rate / peak, 3))
+        if rate < FAR_BELOW * peak:
+            m["flag"] = (f"verify: matmul throughput far below expected ({rate:.1f} of about "
                          f"{peak:g} TFLOP/s stated for {label})")
         out.append(replace(c, metrics=m))
     return tuple(out)

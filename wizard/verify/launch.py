@@ -164,7 +164,7 @@ class SuiteRun:
     problem: str | None  # the run itself broke: watchdog, no output, unparsable lines
 
 
-def _kill(proc: subprocess.Popen, docker_name: str | None, docker: str) -> None:
+def _kill(proc: subprocess.Popen[bytes], docker_name: str | None, docker: str) -> None:
     try:
         os.killpg(proc.pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):

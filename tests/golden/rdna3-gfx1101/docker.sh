@@ -19,7 +19,7 @@ set -euo pipefail
 
 # Progress: one line per finished step. Delete this file to start the plan over.
 progress=/var/lib/rocm-wizard/script/docker.progress
-sudo -- mkdir -p "$(dirname "$progress")" && sudo -- touch "$progress"
+[ -e "$progress" ] || { sudo -- mkdir -p "$(dirname "$progress")" && sudo -- touch "$progress"; }
 step_done() { grep -qx "$1" "$progress"; }
 mark_done() { echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
 mark_boot() { echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }

@@ -1,0 +1,98 @@
+"""The import direction of docs/contracts.md, checked on every import statement (module level and
+inside functions): a lower layer never imports a higher one. Also who may import sh, textual, torch."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# lowest first; a module may import its own layer and the ones below it (docs/contracts.md "Layers")
+LAYERS: list[tuple[str, ...]] = [
+    ("wizard", "wizard.model", "wizard.exit_codes", "wizard.paths", "wizard.inputs"),
+    ("wizard.host", "wizard.kb", "wizard.parsers", "wizard.facts_json", "wizard.render"),
+    ("wizard.probes", "wizard.evidence"),
+    ("wizard.diagnose", "wizard.verify"),
+    ("wizard.plans", "wizard.plan_file", "wizard.steps", "wizard.preflight", "wizard.script"),
+    ("wizard.planner",),
+    ("wizard.runner",),
+    ("wizard.sandbox", "wizard.machines", "wizard.session"),
+    ("wizard.commands", "wizard.tui", "wizard.cli", "wizard.__main__"),
+]
+RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
+PACKAGES = ("runner", "tui", "commands", "kb", "probes", "parsers", "sandbox", "verify", "steps", "plans")
+
+
+def module_of(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] in ("steps", "plans"):
+        parts = ["wizard", *parts]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def unit(module: str) -> str:
+    """What a layer lists: a subpackage as a whole, or a top-level module."""
+    parts = module.split(".")
+    if len(parts) >= 2 and parts[1] in PACKAGES:
+        return ".".join(parts[:2])
+    return ".".join(parts[:2])
+
+
+def imports(path: Path) -> list[tuple[int, str]]:
+    mod = module_of(path)
+    is_pkg = path.name == "__init__.py"
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = mod.split(".")
+                base = base if is_pkg else base[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                target = node.module or ""
+            names = [f"{target}.{a.name}" for a in node.names] if target == "wizard" else [target]
+            out += [(node.lineno, n) for n in names]
+        elif isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+    return out
+
+
+def sources() -> list[Path]:
+    """The wizard's own code (recorded machines under wizard/examples/ hold a torch/version.py: data)."""
+    return sorted(p for p in [*ROOT.glob("wizard/**/*.py"), *ROOT.glob("steps/*.py"), *ROOT.glob("plans/*.py")]
+                  if "examples" not in p.relative_to(ROOT).parts)
+
+
+def test_every_module_has_a_layer() -> None:
+    missing = sorted({unit(module_of(p)) for p in sources()} - set(RANK))
+    assert not missing, f"add these to LAYERS (and to docs/contracts.md): {missing}"
+
+
+def test_a_lower_layer_never_imports_a_higher_one() -> None:
+    bad = []
+    for path in sources():
+        me = unit(module_of(path))
+        for line, target in imports(path):
+            if not target.startswith("wizard"):
+                continue
+            them = unit(target) if unit(target) in RANK else target.split(".")[0]
+            if RANK.get(them, 0) > RANK[me]:
+                bad.append(f"{path.relative_to(ROOT)}:{line}: {me} (layer {RANK[me]}) imports {target} "
+                           f"(layer {RANK[them]})")
+    assert not bad, "\n".join(bad)
+
+
+def test_who_imports_sh_textual_and_torch() -> None:
+    allowed = {"sh": ("wizard/runner/shell.py",), "textual": ("wizard/tui/",), "torch": ("wizard/verify/suite.py",)}
+    bad = []
+    for path in sources():
+        rel = str(path.relative_to(ROOT))
+        for line, target in imports(path):
+            top = target.split(".")[0]
+            if top in allowed and not rel.startswith(allowed[top]):
+                bad.append(f"{rel}:{line}: imports {target}")
+    assert not bad, "\n".join(bad)
