@@ -166,11 +166,13 @@ def test_wheel_gfx_lists(kb: KnowledgeBase) -> None:
     assert {"gfx1102", "gfx1200", "gfx1201"} <= set(kb.wheel("2.7.1", "rocm6.3").gfx)
     rocm72 = kb.wheels_for(index="rocm7.2")
     assert rocm72 and all("gfx1151" in w.gfx and "gfx950" in w.gfx for w in rocm72)
-    assert {w.index for w in kb.wheels_for(gfx="gfx1151")} == {"rocm7.2"}
+    assert "rocm7.2" in {w.index for w in kb.wheels_for(gfx="gfx1151")}
+    # the rocm7.1 index gained gfx1150/1151 only with the 2.13 build list
+    assert all(Version(w.torch) >= Version("2.13") for w in kb.wheels_for(gfx="gfx1151", index="rocm7.1"))
 
 
 def test_never_carried_targets_are_absent(kb: KnowledgeBase) -> None:
-    for gfx in ("gfx1010", "gfx1011", "gfx1012", "gfx1031", "gfx1032", "gfx1103"):
+    for gfx in ("gfx1010", "gfx1011", "gfx1012", "gfx1031", "gfx1032", "gfx1152", "gfx1153"):
         assert kb.wheels_for(gfx=gfx) == (), gfx
 
 
@@ -183,9 +185,11 @@ def test_wheels_for_filters(kb: KnowledgeBase) -> None:
     assert kb.index_url("rocm9.9") is None
 
 
-def test_rocm714_wheels_do_not_bundle_and_have_no_fixed_gfx(kb: KnowledgeBase) -> None:
+def test_rocm714_wheels_do_not_bundle_and_list_torchs_own_kernels(kb: KnowledgeBase) -> None:
     rows = kb.wheels_for(index="rocm7.14")
-    assert rows and all(w.bundles_rocm is False and w.gfx is None and w.uncertain for w in rows)
+    assert rows and all(w.bundles_rocm is False and w.uncertain for w in rows)
+    for w in rows:  # PYTORCH_ROCM_ARCH of the non-legacy path: no gfx900/gfx906
+        assert w.gfx is not None and "gfx1103" in w.gfx and "gfx906" not in w.gfx and len(w.gfx) == 13
     assert all(w.bundles_rocm for w in kb.wheels_for(index="rocm6.2"))
 
 
@@ -198,7 +202,8 @@ def test_therock_section(kb: KnowledgeBase) -> None:
     t = kb.therock()
     assert t.multi_arch_index == "https://repo.amd.com/rocm/whl-multi-arch/"
     assert t.rocm10_index == "https://stable.repo.amd.com/rocm/whl-next"
-    assert {"gfx1010", "gfx1031", "gfx1103", "gfx1151"} <= set(t.device_extras)
+    assert {"gfx1103", "gfx1151", "gfx1152", "gfx1153", "gfx1030"} <= set(t.device_extras)
+    assert not {"gfx1010", "gfx1031", "gfx900", "gfx906"} & set(t.device_extras)  # nightly only
 
 
 # --------------------------------------------------------------------------- overrides and families
@@ -245,7 +250,7 @@ def test_every_legacy_release_present(kb: KnowledgeBase) -> None:
     for v in ("5.7.0", "5.7.1", "6.0.0", "6.0.2", "6.1.0", "6.1.2", "6.2.0", "6.2.4", "6.3.0", "6.3.3", "6.4.0",
               "6.4.4", "7.0.0", "7.0.2", "7.1.0", "7.1.1", "7.2.0", "7.2.4"):
         assert v in have, v
-    assert {r.version for r in kb.releases("core-sdk")} == {"7.14.0", "10.0.0"}
+    assert {r.version for r in kb.releases("core-sdk")} == {"7.14.0", "7.14.1", "10.0.0", "10.1.0"}
     assert max((Version(r.version) for r in kb.releases("legacy"))) == Version("7.2.4")
 
 
@@ -259,7 +264,9 @@ def test_amdgpu_install_urls(kb: KnowledgeBase) -> None:
     assert "/6.2.4/el/9.4/" in kb.amdgpu_install_url("6.2.4", "rhel", "9.4", None)
     assert kb.amdgpu_install_url("7.2.1", "ubuntu", "24.04", "noble").endswith("amdgpu-install_7.2.1.70201-1_all.deb")
     assert kb.amdgpu_install_url("6.1.2", "ubuntu", "24.04", "noble") is None  # 24.04 not supported by 6.1
-    assert kb.amdgpu_install_url("10.0.0", "ubuntu", "24.04", "noble") is None
+    assert kb.amdgpu_install_url("10.0.0", "ubuntu", "24.04", "noble") == \
+        "https://repo.radeon.com/amdgpu-install/31.50/ubuntu/noble/amdgpu-install_31.50.315000-1_all.deb"
+    assert kb.amdgpu_install_url("10.1.0", "ubuntu", "24.04", "noble") is None  # not read
     assert kb.amdgpu_install_url("6.2.4", "arch", None, None) is None
     assert kb.amdgpu_install_url("9.9.9", "ubuntu", "22.04", "jammy") is None
 
@@ -275,7 +282,7 @@ def test_url_file_names_follow_the_package_version_rule(kb: KnowledgeBase) -> No
         assert r.amdgpu_install, r.version
         for key, url in r.amdgpu_install.items():
             assert url.startswith(f"https://repo.radeon.com/amdgpu-install/{dirname}/"), (r.version, url)
-            assert f"amdgpu-install{'_' if key.isalpha() else '-'}{pkg}-1" in url, (r.version, url)
+            assert f"amdgpu-install{'_' if url.endswith('.deb') else '-'}{pkg}-1" in url, (r.version, url)
             if key.startswith("el"):
                 assert ("/rhel/" in url) == (Version(r.version) < Version("6.2")), url
 
@@ -284,7 +291,7 @@ def test_release_layouts_and_streams(kb: KnowledgeBase) -> None:
     assert kb.release("6.2.4").install_path == "/opt/rocm-6.2.4"
     assert "rocm-core" in kb.release("6.2.4").packages
     assert kb.release("10.0.0").install_path == "/opt/rocm/core-10.0"
-    assert any(p.startswith("amdrocm-") for p in kb.release("7.14.0").packages)
+    assert "amdrocm7.14" in kb.release("7.14.0").packages and "amdrocm10.0" in kb.release("10.0.0").packages
     assert kb.release("7.14.0").amdgpu_install == {} and kb.release("7.14.0").uncertain
     r = kb.release("6.2.4")
     assert r.filename_verified is True
@@ -359,13 +366,15 @@ def test_alloc_failed_is_memory_not_version_gate(kb: KnowledgeBase) -> None:
     assert "HSA_OVERRIDE_GFX_VERSION" not in k.fix.env
 
 
-def test_rdna1_routes_to_therock(kb: KnowledgeBase) -> None:
+def test_rdna1_names_the_nightly_route_not_a_plan(kb: KnowledgeBase) -> None:
     k = kb.known_issue("rdna1-no-upstream-wheel")
     assert k.predict and ("gpu_gfx_in", ("gfx1010", "gfx1011", "gfx1012")) in k.when
-    assert k.fix.plan == "therock-pip"
+    assert k.fix.plan is None  # no stable index carries RDNA1: no plan may claim it
+    assert "nightly" in k.fix.summary and "not a release" in k.fix.summary
+    assert any("rocm.nightlies.amd.com/whl-multi-arch" in c for c in k.fix.commands)
     assert "https://github.com/ROCm/ROCm/issues/2527" in k.sources
     assert "HSA_OVERRIDE_GFX_VERSION" not in k.fix.env
-    assert kb.known_issue("rdna1-override-breaks").fix.plan == "therock-pip"
+    assert kb.known_issue("rdna1-override-breaks").fix.plan is None
 
 
 def test_first_conv_stall_matches(kb: KnowledgeBase) -> None:

@@ -13,9 +13,14 @@ from typing import Any, Callable
 
 from .records import (
     FAMILIES,
+    INDEX_CHANNELS,
+    INDEX_VENDORS,
     PLANS,
     SEVERITIES,
     STREAMS,
+    USECASE_FAMILIES,
+    AptRepo,
+    CoreSdkRoutes,
     Distro,
     DockerImage,
     Fix,
@@ -24,8 +29,11 @@ from .records import (
     HsaOverride,
     KnownIssue,
     Release,
+    RpmRepo,
     TheRock,
+    VendorWheel,
     Wheel,
+    WheelIndex,
 )
 
 _GFX = re.compile(r"^gfx[0-9]{2,3}[0-9a-f]$")
@@ -175,6 +183,18 @@ class Entry:
             self.fail(key, f"expected an https:// URL, got {v!r}")
         return v
 
+    def url_map(self, key: str, *, required: bool = True) -> dict[str, str]:
+        """An object of name -> https URL ({} when absent and not required)."""
+        v = self.get(key, required)
+        if v is _MISSING:
+            return {}
+        if not isinstance(v, dict):
+            self.fail(key, "expected an object of name -> https:// URL")
+        for k, u in v.items():
+            if not isinstance(k, str) or not k or not isinstance(u, str) or not _is_https(u):
+                self.fail(key, f"{k!r}: expected an https:// URL, got {u!r}")
+        return dict(v)
+
     def sources(self, key: str = "sources") -> tuple[str, ...]:
         v = self.get(key, True)
         if not isinstance(v, list) or not v:
@@ -201,7 +221,7 @@ def _each(problems: Problems, items: Any, where: str, build: Callable[[str, Any]
     for i, raw in enumerate(items):
         label = f"{where}[{i}]"
         if isinstance(raw, dict):
-            for k in ("id", "tag", "version", "pci_id"):
+            for k in ("id", "tag", "version", "pci_id", "name"):
                 if isinstance(raw.get(k), str):
                     label += f" ({raw[k]})"
                     break
@@ -281,7 +301,8 @@ def parse_releases(doc: Any, problems: Problems) -> tuple[Release, ...]:
     def build(where: str, raw: Any) -> Release:
         e = Entry(problems, where, raw, {
             "version", "stream", "date", "amdgpu_install", "filename_verified", "distros", "kernels", "gfx",
-            "kmd_compat", "install_path", "packages", "uncertain", "notes", "sources"})
+            "kmd_compat", "install_path", "packages", "uncertain", "notes", "sources", "driver_version",
+            "amdgpu_install_usecases", "routes", "remove_first"})
         stream = e.str("stream")
         if stream not in STREAMS:
             e.fail("stream", f"expected one of {STREAMS}, got {stream!r}")
@@ -310,6 +331,24 @@ def parse_releases(doc: Any, problems: Problems) -> tuple[Release, ...]:
                              unofficial=ge.gfx_list("unofficial", required=False),
                              unsupported=ge.gfx_list("unsupported", required=False),
                              note=ge.str("note", required=False, null=True))
+        usecases = e.get("amdgpu_install_usecases", False)
+        if usecases is _MISSING:
+            usecases = {}
+        if not isinstance(usecases, dict) or not all(
+                k in USECASE_FAMILIES and isinstance(v, str) and v.startswith("--usecase=") for k, v in usecases.items()):
+            e.fail("amdgpu_install_usecases", f"expected {{{'/'.join(USECASE_FAMILIES)}: \"--usecase=...\"}}")
+        remove_first = e.str("remove_first", required=False, null=True)
+        if remove_first is not None:
+            try:
+                from packaging.specifiers import SpecifierSet
+
+                SpecifierSet(remove_first)
+            except ValueError:  # packaging's InvalidSpecifier
+                e.fail("remove_first", f"not a version specifier: {remove_first!r}")
+        routes = None
+        raw_r = e.get("routes", False)
+        if raw_r is not _MISSING and raw_r is not None:
+            routes = _routes(problems, f"{where}: routes", raw_r)
         return Release(
             version=e.version("version"), stream=stream, date=e.date("date"),
             amdgpu_install=MappingProxyType(dict(ai)),
@@ -319,6 +358,8 @@ def parse_releases(doc: Any, problems: Problems) -> tuple[Release, ...]:
             install_path=e.str("install_path", null=True), packages=e.strs("packages") or (),
             uncertain=e.str("uncertain", required=False, null=True),
             notes=e.str("notes", required=False, null=True), sources=e.sources(),
+            driver_version=e.str("driver_version", required=False, null=True),
+            amdgpu_install_usecases=MappingProxyType(dict(usecases)), routes=routes, remove_first=remove_first,
         )
 
     rels = _each(problems, top.get("releases", []), "releases", build)
@@ -330,18 +371,79 @@ def parse_releases(doc: Any, problems: Problems) -> tuple[Release, ...]:
     return tuple(rels)
 
 
+def _routes(problems: Problems, where: str, raw: Any) -> CoreSdkRoutes:
+    e = Entry(problems, where, raw, {"apt", "rpm", "pip_index", "pip_requirement", "tarball", "runfile",
+                                     "meta_package", "gfx_package"})
+    apt = rpm = None
+    if e.get("apt", False) not in (_MISSING, None):
+        a = Entry(problems, f"{where}: apt", e.raw["apt"], {"key_url", "keyring", "format", "suite", "components",
+                                                           "repos"})
+        fmt = a.str("format")
+        if fmt not in ("deb822", "one-line"):
+            a.fail("format", f"expected deb822 or one-line, got {fmt!r}")
+        apt = AptRepo(key_url=a.url("key_url"), keyring=a.str("keyring"), format=fmt, suite=a.str("suite"),
+                      components=a.strs("components") or (), repos=MappingProxyType(a.url_map("repos")))
+    if e.get("rpm", False) not in (_MISSING, None):
+        r = Entry(problems, f"{where}: rpm", e.raw["rpm"], {"key_url", "repos"})
+        rpm = RpmRepo(key_url=r.url("key_url"), repos=MappingProxyType(r.url_map("repos")))
+    req = e.str("pip_requirement", required=False, null=True)
+    if req is not None and "{gfx}" not in req:
+        e.fail("pip_requirement", "needs the {gfx} placeholder for the device extra")
+    gfx_pkg = e.str("gfx_package", required=False, null=True)
+    if gfx_pkg is not None and "{gfx}" not in gfx_pkg:
+        e.fail("gfx_package", "needs the {gfx} placeholder")
+    tarball = e.url("tarball", required=False, null=True)
+    if tarball is not None and "{family}" not in tarball:
+        e.fail("tarball", "needs the {family} placeholder")
+    return CoreSdkRoutes(apt=apt, rpm=rpm, pip_index=e.url("pip_index", required=False, null=True),
+                         pip_requirement=req, tarball=tarball, runfile=e.url("runfile", required=False, null=True),
+                         meta_package=e.str("meta_package", required=False, null=True), gfx_package=gfx_pkg)
+
+
 # --------------------------------------------------------------------------- torch_wheels.json
 
 INDEX_BASE = "https://download.pytorch.org/whl/"
 
 
-def parse_wheels(doc: Any, problems: Problems) -> tuple[tuple[Wheel, ...], TheRock | None,
-                                                         tuple[HsaOverride, ...], tuple[dict[str, Any], ...]]:
-    top = _top(problems, doc, {"_meta", "wheels", "therock", "hsa_overrides", "unresolved"},
-               {"wheels", "therock", "hsa_overrides"})
+WheelFile = tuple[tuple[Wheel, ...], TheRock | None, tuple[HsaOverride, ...], tuple[dict[str, Any], ...],
+                  tuple[WheelIndex, ...], tuple[VendorWheel, ...]]
+
+
+def parse_wheels(doc: Any, problems: Problems) -> WheelFile:
+    top = _top(problems, doc, {"_meta", "indexes", "wheels", "vendor_wheels", "therock", "hsa_overrides",
+                               "unresolved"}, {"indexes", "wheels", "therock", "hsa_overrides"})
     if top is None:
-        return (), None, (), ()
+        return (), None, (), (), (), ()
     _meta_ok(problems, top.get("_meta"))
+
+    def build_index(where: str, raw: Any) -> WheelIndex:
+        e = Entry(problems, where, raw, {"name", "url", "vendor", "channel", "rocm", "device_extras", "uncertain",
+                                          "notes", "sources"})
+        name = e.str("name")
+        vendor = e.str("vendor")
+        if vendor not in INDEX_VENDORS:
+            e.fail("vendor", f"expected one of {INDEX_VENDORS}, got {vendor!r}")
+        channel = e.str("channel")
+        if channel not in INDEX_CHANNELS:
+            e.fail("channel", f"expected one of {INDEX_CHANNELS}, got {channel!r}")
+        url = e.url("url")
+        if vendor == "pytorch" and name.startswith("rocm") and url.rstrip("/") != INDEX_BASE + name:
+            e.fail("url", f"{url!r} does not match index {name!r}")
+        return WheelIndex(name=name, url=url, vendor=vendor, channel=channel, rocm=e.str("rocm", null=True),
+                          device_extras=e.gfx_list("device_extras", null=True),
+                          uncertain=e.str("uncertain", required=False, null=True),
+                          notes=e.str("notes", required=False, null=True), sources=e.sources())
+
+    indexes = _each(problems, top.get("indexes", []), "indexes", build_index)
+    index_names: set[str] = set()
+    index_urls: set[str] = set()
+    for ix in indexes:
+        if ix.name in index_names:
+            problems.add(f"indexes ({ix.name})", "duplicate index name")
+        if ix.url.rstrip("/") in index_urls:
+            problems.add(f"indexes ({ix.name})", f"duplicate index url {ix.url}")
+        index_names.add(ix.name)
+        index_urls.add(ix.url.rstrip("/"))
 
     def build(where: str, raw: Any) -> Wheel:
         e = Entry(problems, where, raw, {
@@ -364,11 +466,36 @@ def parse_wheels(doc: Any, problems: Problems) -> tuple[tuple[Wheel, ...], TheRo
         )
 
     wheels = _each(problems, top.get("wheels", []), "wheels", build)
-    seen: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str], Wheel] = {}
     for w in wheels:
-        if (w.torch, w.index) in seen:
-            problems.add(f"wheels ({w.torch} {w.index})", "duplicate (torch, index) row")
-        seen.add((w.torch, w.index))
+        if w.index not in index_names:
+            problems.add(f"wheels ({w.torch} {w.index})", f"index {w.index!r} is not in the indexes list")
+        prev = seen.get((w.torch, w.index))
+        if prev is not None:
+            what = ("contradicting gfx/python lists" if (prev.gfx, prev.python) != (w.gfx, w.python)
+                    else "same contents")
+            problems.add(f"wheels ({w.torch} {w.index})", f"duplicate (torch, index) row ({what})")
+        seen[(w.torch, w.index)] = w
+
+    def build_vendor(where: str, raw: Any) -> VendorWheel:
+        e = Entry(problems, where, raw, {"sdk", "torch", "torchvision", "torchaudio", "index",
+                                          "device_extra_required", "uncertain", "notes", "sources"})
+        index = e.str("index")
+        if index not in index_names:
+            e.fail("index", f"{index!r} is not in the indexes list")
+        return VendorWheel(sdk=e.version("sdk"), torch=e.version("torch"),
+                           torchvision=e.version("torchvision", null=True),
+                           torchaudio=e.version("torchaudio", null=True), index=index,
+                           device_extra_required=bool(e.bool("device_extra_required")),
+                           uncertain=e.str("uncertain", required=False, null=True),
+                           notes=e.str("notes", required=False, null=True), sources=e.sources())
+
+    vendor = _each(problems, top.get("vendor_wheels", []), "vendor_wheels", build_vendor)
+    seen_v: set[tuple[str, str]] = set()
+    for v in vendor:
+        if (v.torch, v.index) in seen_v:
+            problems.add(f"vendor_wheels ({v.torch} {v.index})", "duplicate (torch, index) row")
+        seen_v.add((v.torch, v.index))
 
     therock = None
     try:
@@ -411,7 +538,13 @@ def parse_wheels(doc: Any, problems: Problems) -> tuple[tuple[Wheel, ...], TheRo
                 "sources": e.sources()}
 
     unresolved = _each(problems, top.get("unresolved", []), "unresolved", build_unresolved)
-    return tuple(wheels), therock, tuple(overrides), tuple(unresolved)
+    if therock is not None:
+        for label, u in (("multi_arch_index", therock.multi_arch_index),
+                         ("multi_arch_index_nightly", therock.multi_arch_index_nightly),
+                         ("rocm10_index", therock.rocm10_index)):
+            if u is not None and u.rstrip("/") not in index_urls:
+                problems.add("therock", f"{label} {u} is not in the indexes list")
+    return tuple(wheels), therock, tuple(overrides), tuple(unresolved), tuple(indexes), tuple(vendor)
 
 
 # --------------------------------------------------------------------------- docker_images.json
@@ -450,11 +583,14 @@ def parse_docker(doc: Any, problems: Problems) -> tuple[tuple[DockerImage, ...],
         problems.add("sources", "needs at least one https:// source URL")
     else:
         srcs = tuple(s)
-    seen: set[str] = set()
+    seen_im: dict[str, DockerImage] = {}
     for im in images:
-        if im.tag in seen:
-            problems.add(f"images ({im.tag})", "duplicate tag")
-        seen.add(im.tag)
+        prev = seen_im.get(im.tag)
+        if prev is not None:
+            same = (prev.exists, prev.rocm, prev.torch, prev.ubuntu, prev.python) == (
+                im.exists, im.rocm, im.torch, im.ubuntu, im.python)
+            problems.add(f"images ({im.tag})", "duplicate tag" + ("" if same else " with different contents"))
+        seen_im[im.tag] = im
     return tuple(images), flags, srcs
 
 

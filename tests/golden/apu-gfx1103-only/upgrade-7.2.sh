@@ -1,20 +1,19 @@
 #!/usr/bin/env bash
-# rocm-wizard dry run: plan therock-pip: ROCm Core SDK (TheRock) wheels with device extras in a
-# venv; nothing system-wide
-# Nothing has been run. Running this script by hand does what `rocm-wizard --plan therock-pip`
+# rocm-wizard dry run: plan upgrade-7.2: Upgrade to ROCm 7.2.4 (last legacy release) with the
+# newest torch of the rocm7.2 wheel index
+# Nothing has been run. Running this script by hand does what `rocm-wizard --plan upgrade-7.2`
 # would do, in the same order, with the same commands.
 #
-# machine: unknown OS [recorded:rdna2-gfx1032-override]
-# GPU: AMD Radeon RX 6600 XT (gfx1032)
+# machine: Ubuntu 24.04.1 LTS (noble), kernel 6.8.0-48-generic [built:apu-gfx1103-only]
+# iGPU: AMD Radeon 780M (gfx1103)
 # driver: amdgpu in-tree
-# target: stream core-sdk, torch newest on TheRock, index_url https://repo.amd.com/rocm/whl-multi-
-# arch/, gfx gfx1032, venv /home/user/rocm-wizard-venv
-# why: The current ROCm stream from pip: TheRock's multi-arch index ships torch with per-GPU
-# device packages (torch[device-gfxNNNN]) and the ROCm libraries as pip packages, so only the
-# amdgpu kernel driver is needed. It covers targets no upstream wheel carries (RDNA1 gfx1010-1012,
-# gfx1031-1036, gfx1103, gfx1152/1153) without an HSA_OVERRIDE_GFX_VERSION. Treat it as newer and
-# less proven than the upstream wheels; undoing it means deleting the venv.
-# plan file: plans/therock-pip.toml (shipped)
+# target: stream legacy, rocm 7.2.4, torch 2.14.1, index rocm7.2, index_url
+# https://download.pytorch.org/whl/rocm7.2, gfx gfx1103, venv /home/user/rocm-wizard-venv
+# why: The last release of the legacy amdgpu-install line, ROCm 7.2.4, on the system, and the
+# newest torch of the rocm7.2 wheel index in the venv (carries gfx1150/1151 Strix, RDNA4, RDNA3,
+# gfx1030, Instinct up to gfx950). Choose it for a full, current system ROCm installed the way AMD
+# documented it until 7.2.
+# plan file: plans/upgrade-7.2.toml (shipped)
 
 set -euo pipefail
 
@@ -24,7 +23,21 @@ set -euo pipefail
 if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh session: advise tmux/screen' >&2; exit 1; fi
 # root is available through sudo
 if ! sudo -- true; then echo 'preflight failed: root is available through sudo' >&2; exit 1; fi
-# torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python
+# the dpkg/apt lock is free
+if ! sudo -- python3 -c 'import fcntl, sys
+for path in sys.argv[1:]:
+    try:
+        f = open(path, "a")
+    except FileNotFoundError:
+        continue
+    try:
+        fcntl.lockf(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        sys.exit(f"{path} is locked: another apt/dpkg (unattended-upgrades?) is running; wait for it")
+    fcntl.lockf(f, fcntl.LOCK_UN)' /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock; then echo 'preflight failed: the dpkg/apt lock is free' >&2; exit 1; fi
+# the amdgpu-install package exists for this distro
+if ! wget -q --spider https://repo.radeon.com/amdgpu-install/7.2.4/ubuntu/noble/amdgpu-install_7.2.4.70204-1_all.deb; then echo 'preflight failed: the amdgpu-install package exists for this distro' >&2; exit 1; fi
+# torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
 if ! python3 -c 'import re, sys, urllib.request
 index, name, version = sys.argv[1:4]
 tag = "cp%d%d" % sys.version_info[:2]
@@ -36,7 +49,13 @@ except Exception as exc:
 ver = r"[0-9][^-]*" if version == "any" else re.escape(version) + r"(?:%2B|\+)?[^-]*"
 if not re.search(re.escape(name.replace("-", "_")) + "-" + ver + "-" + tag + "-", page):
     sys.exit(f"no {name} {version} wheel for {tag} (this Python) on {index}")
-print(f"{name} {version} for {tag} is on {index}")' https://repo.amd.com/rocm/whl-multi-arch/ torch any; then echo 'preflight failed: torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python' >&2; exit 1; fi
+print(f"{name} {version} for {tag} is on {index}")' https://download.pytorch.org/whl/rocm7.2 torch 2.14.1; then echo 'preflight failed: torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
+# disk space for ROCm under /opt
+if ! python3 -c 'import shutil, sys
+path, need = sys.argv[1], int(sys.argv[2])
+free = shutil.disk_usage(path).free
+if free < need:
+    sys.exit(f"only {free >> 30} GiB free on {path}; {need >> 30} GiB needed")' /opt 26843545600; then echo 'preflight failed: disk space for ROCm under /opt' >&2; exit 1; fi
 # disk space for the venv under /home/user
 if ! python3 -c 'import shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -44,26 +63,29 @@ free = shutil.disk_usage(path).free
 if free < need:
     sys.exit(f"only {free >> 30} GiB free on {path}; {need >> 30} GiB needed")' /home/user 16106127360; then echo 'preflight failed: disk space for the venv under /home/user' >&2; exit 1; fi
 
-# ---- step 1/5: backup: Back up environments, packages, repo lists and evidence
-# note: backup directory: /var/lib/rocm-wizard/backup/therock-pip
+# ---- step 1/9: backup: Back up environments, packages, repo lists and evidence
+# note: backup directory: /var/lib/rocm-wizard/backup/upgrade-7.2
 # note: no Python environment with torch to back up
 # create the backup directory
-if ! test -d /var/lib/rocm-wizard/backup/therock-pip; then
-  sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/therock-pip
+if ! test -d /var/lib/rocm-wizard/backup/upgrade-7.2; then
+  sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/upgrade-7.2
 fi
+# installed packages (both ROCm streams included)
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/upgrade-7.2/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
 # repo lists, keys, pins and global env files
-sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/etc-files.tar.gz -C / etc/environment etc/profile.d etc/ld.so.conf.d
+sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/upgrade-7.2/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
 # rocminfo evidence
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/therock-pip/rocminfo.txt rocminfo
+sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/upgrade-7.2/rocminfo.txt rocminfo
 # KFD topology evidence
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/therock-pip/kfd-properties.txt
+sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/upgrade-7.2/kfd-properties.txt
 # the manifest rollback reads
 if ! python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
-except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json '{
- "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
+except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/upgrade-7.2/manifest.json '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/upgrade-7.2",
  "driver": {
   "kind": "in-tree",
   "version": null
@@ -77,6 +99,11 @@ except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.js
  "files": {
   "archive": "etc-files.tar.gz",
   "paths": [
+   "/etc/apt/sources.list",
+   "/etc/apt/sources.list.d",
+   "/etc/apt/preferences.d",
+   "/etc/apt/keyrings",
+   "/etc/apt/trusted.gpg.d",
    "/etc/environment",
    "/etc/profile.d",
    "/etc/ld.so.conf.d"
@@ -84,18 +111,18 @@ except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.js
  },
  "format": 1,
  "machine": {
-  "codename": null,
-  "kernel": null,
-  "os": null,
-  "version": null
+  "codename": "noble",
+  "kernel": "6.8.0-48-generic",
+  "os": "ubuntu",
+  "version": "24.04"
  },
  "packages": {
   "dkms": [],
-  "file": null,
-  "manager": null,
+  "file": "dpkg-selections.txt",
+  "manager": "apt",
   "rocm_streams": {}
  },
- "plan": "therock-pip",
+ "plan": "upgrade-7.2",
  "rocm": {
   "apt_sources": [],
   "installs": [],
@@ -112,8 +139,8 @@ os.makedirs(d,exist_ok=True)
 t=p+'"'"'.rocm-wizard.tmp'"'"'
 with open(t,'"'"'w'"'"') as f: f.write(text)
 os.chmod(t,mode)
-os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
- "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
+os.replace(t,p)' /var/lib/rocm-wizard/backup/upgrade-7.2/manifest.json 644 '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/upgrade-7.2",
  "driver": {
   "kind": "in-tree",
   "version": null
@@ -127,6 +154,11 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
  "files": {
   "archive": "etc-files.tar.gz",
   "paths": [
+   "/etc/apt/sources.list",
+   "/etc/apt/sources.list.d",
+   "/etc/apt/preferences.d",
+   "/etc/apt/keyrings",
+   "/etc/apt/trusted.gpg.d",
    "/etc/environment",
    "/etc/profile.d",
    "/etc/ld.so.conf.d"
@@ -134,18 +166,18 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
  },
  "format": 1,
  "machine": {
-  "codename": null,
-  "kernel": null,
-  "os": null,
-  "version": null
+  "codename": "noble",
+  "kernel": "6.8.0-48-generic",
+  "os": "ubuntu",
+  "version": "24.04"
  },
  "packages": {
   "dkms": [],
-  "file": null,
-  "manager": null,
+  "file": "dpkg-selections.txt",
+  "manager": "apt",
   "rocm_streams": {}
  },
- "plan": "therock-pip",
+ "plan": "upgrade-7.2",
  "rocm": {
   "apt_sources": [],
   "installs": [],
@@ -157,18 +189,73 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
 '
 fi
 
-# ---- step 2/5: groups: Add the user to the render and video groups
-# note: log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed
-# add user to render and video
+# ---- step 2/9: purge: Remove the installed ROCm stacks (simulated first)
+# note: nothing to purge
+# skipped: no ROCm packages installed
+
+# ---- step 3/9: rocm_install: Install ROCm 7.2.4 with amdgpu-install
+# note: amdgpu-install package: https://repo.radeon.com/amdgpu-install/7.2.4/ubuntu/noble/amdgpu-
+# install_7.2.4.70204-1_all.deb
+# note: --no-dkms: the running kernel's amdgpu driver stays; no reboot needed for the driver
+# download directory
+if ! test -d /var/lib/rocm-wizard/downloads; then
+  sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
+fi
+# download amdgpu-install for ROCm 7.2.4
+if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb; then
+  sudo -- wget -q -O /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb https://repo.radeon.com/amdgpu-install/7.2.4/ubuntu/noble/amdgpu-install_7.2.4.70204-1_all.deb
+fi
+# install the amdgpu-install package (adds AMD's repo lists and key)
+sudo -- apt-get install -y /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb
+# AMD's repository key has the pinned fingerprint
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
-  sudo -- usermod -a -G render,video user
+sh -c 'gpg --show-keys --with-colons "$1" 2>/dev/null | grep -q "^fpr:*:$2:$" || { echo "$1: AMD ROCm key fingerprint $2 not found" >&2; exit 1; }' sh /etc/apt/keyrings/rocm.gpg CA8BB4727A47B4D09B4EE8969386B48A1A693C5C
+# pin AMD's repository at 600 above distro rocm packages
+if ! python3 -c 'import sys
+try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
+except OSError: sys.exit(1)' /etc/apt/preferences.d/rocm-pin-600 'Package: *
+Pin: release o=repo.radeon.com
+Pin-Priority: 600
+' >/dev/null 2>&1; then
+  sudo -- python3 -c 'import os,sys
+p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
+d=os.path.dirname(p) or '"'"'.'"'"'
+os.makedirs(d,exist_ok=True)
+t=p+'"'"'.rocm-wizard.tmp'"'"'
+with open(t,'"'"'w'"'"') as f: f.write(text)
+os.chmod(t,mode)
+os.replace(t,p)' /etc/apt/preferences.d/rocm-pin-600 644 'Package: *
+Pin: release o=repo.radeon.com
+Pin-Priority: 600
+'
+fi
+# read the new repository lists
+sudo -- apt-get update
+# install ROCm 7.2.4 (usecase rocm, in-tree kernel driver kept)
+if ! test -e /opt/rocm-7.2.4/.info/version; then
+  sudo -- amdgpu-install -y --usecase=rocm --no-dkms
 fi
 
-# ---- step 3/5: pip_pin: Pin the torch stack in /home/user/rocm-wizard-venv
+# ---- step 4/9: secure_boot: Enrol the DKMS signing key for Secure Boot (MOK)
+# skipped: Secure Boot is off
+
+# ---- step 5/9: groups: Add the user to the render and video groups
+# skipped: user is already in render and video
+
+# ---- step 6/9: pip_pin: Pin the torch stack in /home/user/rocm-wizard-venv
 # note: new venv /home/user/rocm-wizard-venv
-# note: TheRock index: versions are the newest the index serves; the constraints file pins what
-# got installed
+# note: no torchaudio is known for torch 2.14.1 on rocm7.2: torchaudio is not installed
+# note: pytorch-triton-rocm comes from rocm7.2 as torch's own pinned dependency (the knowledge
+# base does not record its version)
+# note: knowledge base: indexes taken from the RC 'test' channel of 2026-08-10 ['7.2','7.14'];
+# final release matrix not read; no torchaudio of this version on PyPI; whether the index carries
+# a matching torchaudio is unknown; gfx list from pytorch/pytorch main's manywheel build.sh
+# @027375bf (legacy 7.1/7.2 path: gfx900;gfx906 plus the common list, which has gfx1103 since
+# #179653 landed in April 2026, and gfx950/gfx1150/gfx1151 since #167299); the release/2.13 and
+# release/2.14 copies were not read, not measured with torch.cuda.get_arch_list(); cp315/cp315t
+# wheels were built for the 2.14 release candidates (test-infra #8427 enabled 3.15/3.15t on the
+# test channel, #8497 moved it to the 2.14 RCs); whether the release index carries them was not
+# read
 # create the venv /home/user/rocm-wizard-venv
 if ! test -x /home/user/rocm-wizard-venv/bin/python; then
   python3 -m venv /home/user/rocm-wizard-venv
@@ -201,10 +288,10 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1032 >/dev/null 2>&1; then
-  /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1103 >/dev/null 2>&1; then
+  /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
 fi
-# install the pinned stack from https://repo.amd.com/rocm/whl-multi-arch/
+# install the pinned stack from https://download.pytorch.org/whl/rocm7.2
 if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
@@ -232,8 +319,8 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1032 >/dev/null 2>&1; then
-  /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://repo.amd.com/rocm/whl-multi-arch/ 'rocm[libraries,device-gfx1032]' 'torch[device-gfx1032]' 'torchvision[device-gfx1032]' torchaudio
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1103 >/dev/null 2>&1; then
+  /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.14.1 torchvision==0.29.1
 fi
 # constraints file pinning the installed build
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
@@ -247,7 +334,7 @@ if not any(p.lower().startswith("torch==") for p in pins):
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
 print("\n".join(pins))' /home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
-# assert: a ROCm build carrying gfx1032
+# assert: a ROCm build carrying gfx1103
 /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
@@ -275,9 +362,9 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1032
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1103
 
-# ---- step 4/5: env: Set the venv's environment (activate script)
+# ---- step 7/9: env: Set the venv's environment (activate script)
 # write the rocm-wizard block into /home/user/rocm-wizard-venv/bin/activate
 if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
 export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
@@ -300,8 +387,11 @@ export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
 '
 fi
 
-# ---- step 5/5: verify: Verify: matmul and convolution on the GPU
+# ---- step 8/9: reboot: Reboot
+# skipped: no earlier step needs a reboot
+
+# ---- step 9/9: verify: Verify: matmul and convolution on the GPU
 # run the suite with /home/user/rocm-wizard-venv/bin/python
 python3 -m wizard verify --python /home/user/rocm-wizard-venv/bin/python --json
 
-echo 'rocm-wizard plan therock-pip: done'
+echo 'rocm-wizard plan upgrade-7.2: done'

@@ -1,22 +1,20 @@
 #!/usr/bin/env bash
-# rocm-wizard dry run: plan therock-pip: ROCm Core SDK (TheRock) wheels with device extras in a
-# venv; nothing system-wide
-# Nothing has been run. Running this script by hand does what `rocm-wizard --plan therock-pip`
-# would do, in the same order, with the same commands.
+# rocm-wizard dry run: plan pip-only: PyTorch wheel with its own ROCm in a venv; nothing system-
+# wide
+# Nothing has been run. Running this script by hand does what `rocm-wizard --plan pip-only` would
+# do, in the same order, with the same commands.
 #
-# machine: Ubuntu 24.04.3 LTS (noble), kernel 6.14.0-34-generic [recorded:seed-5600xt]
-# GPU: AMD Radeon RX 5600 XT (gfx1010)
-# ROCm now: 6.2.4 (legacy)
+# machine: Ubuntu 24.04.1 LTS (noble), kernel 6.8.0-48-generic [built:apu-gfx1103-only]
+# iGPU: AMD Radeon 780M (gfx1103)
 # driver: amdgpu in-tree
-# python env: /home/user/.local: torch 2.5.1+rocm6.2
-# target: stream core-sdk, torch newest on TheRock, index_url https://repo.amd.com/rocm/whl-multi-
-# arch/, gfx gfx1010, venv /home/user/rocm-wizard-venv
-# why: The current ROCm stream from pip: TheRock's multi-arch index ships torch with per-GPU
-# device packages (torch[device-gfxNNNN]) and the ROCm libraries as pip packages, so only the
-# amdgpu kernel driver is needed. It covers targets no upstream wheel carries (RDNA1 gfx1010-1012,
-# gfx1031-1036, gfx1103, gfx1152/1153) without an HSA_OVERRIDE_GFX_VERSION. Treat it as newer and
-# less proven than the upstream wheels; undoing it means deleting the venv.
-# plan file: plans/therock-pip.toml (shipped)
+# target: stream pip, torch 2.14.1, index rocm7.2, index_url
+# https://download.pytorch.org/whl/rocm7.2, gfx gfx1103, venv /home/user/rocm-wizard-venv
+# why: The least invasive path for most GPUs with a working amdgpu kernel driver: the upstream
+# ROCm wheels of download.pytorch.org bundle the ROCm user space (HIP runtime, rocBLAS, hipBLASLt,
+# MIOpen) inside the wheel, so only /dev/kfd and the render/video groups are needed. The newest
+# wheel that carries this GPU's gfx (or a documented override for it) goes into a venv; system
+# packages stay untouched, and undoing it means deleting the venv.
+# plan file: plans/pip-only.toml (shipped)
 
 set -euo pipefail
 
@@ -26,7 +24,7 @@ set -euo pipefail
 if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh session: advise tmux/screen' >&2; exit 1; fi
 # root is available through sudo
 if ! sudo -- true; then echo 'preflight failed: root is available through sudo' >&2; exit 1; fi
-# torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python
+# torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
 if ! python3 -c 'import re, sys, urllib.request
 index, name, version = sys.argv[1:4]
 tag = "cp%d%d" % sys.version_info[:2]
@@ -38,7 +36,7 @@ except Exception as exc:
 ver = r"[0-9][^-]*" if version == "any" else re.escape(version) + r"(?:%2B|\+)?[^-]*"
 if not re.search(re.escape(name.replace("-", "_")) + "-" + ver + "-" + tag + "-", page):
     sys.exit(f"no {name} {version} wheel for {tag} (this Python) on {index}")
-print(f"{name} {version} for {tag} is on {index}")' https://repo.amd.com/rocm/whl-multi-arch/ torch any; then echo 'preflight failed: torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python' >&2; exit 1; fi
+print(f"{name} {version} for {tag} is on {index}")' https://download.pytorch.org/whl/rocm7.2 torch 2.14.1; then echo 'preflight failed: torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
 # disk space for the venv under /home/user
 if ! python3 -c 'import shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -47,44 +45,33 @@ if free < need:
     sys.exit(f"only {free >> 30} GiB free on {path}; {need >> 30} GiB needed")' /home/user 16106127360; then echo 'preflight failed: disk space for the venv under /home/user' >&2; exit 1; fi
 
 # ---- step 1/5: backup: Back up environments, packages, repo lists and evidence
-# note: backup directory: /var/lib/rocm-wizard/backup/therock-pip
+# note: backup directory: /var/lib/rocm-wizard/backup/pip-only
 # note: no Python environment with torch to back up
 # create the backup directory
-if ! test -d /var/lib/rocm-wizard/backup/therock-pip; then
-  sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/therock-pip
+if ! test -d /var/lib/rocm-wizard/backup/pip-only; then
+  sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/pip-only
 fi
 # installed packages (both ROCm streams included)
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/therock-pip/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/pip-only/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
 # repo lists, keys, pins and global env files
-sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
 # rocminfo evidence
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/therock-pip/rocminfo.txt rocminfo
+sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/pip-only/rocminfo.txt rocminfo
 # KFD topology evidence
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/therock-pip/kfd-properties.txt
+sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/pip-only/kfd-properties.txt
 # the manifest rollback reads
 if ! python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
-except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json '{
- "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
+except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
   "kind": "in-tree",
   "version": null
  },
- "env_settings": [
-  {
-   "name": "HSA_OVERRIDE_GFX_VERSION",
-   "value": "10.3.0",
-   "where": "env.txt:1"
-  },
-  {
-   "name": "HSA_OVERRIDE_GFX_VERSION",
-   "value": "10.3.0",
-   "where": "/home/user/.bashrc:3"
-  }
- ],
+ "env_settings": [],
  "envs": [],
  "evidence": [
   "rocminfo.txt",
@@ -106,7 +93,7 @@ except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.js
  "format": 1,
  "machine": {
   "codename": "noble",
-  "kernel": "6.14.0-34-generic",
+  "kernel": "6.8.0-48-generic",
   "os": "ubuntu",
   "version": "24.04"
  },
@@ -114,28 +101,15 @@ except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.js
   "dkms": [],
   "file": "dpkg-selections.txt",
   "manager": "apt",
-  "rocm_streams": {
-   "legacy": [
-    "hip-runtime-amd",
-    "rocm-core",
-    "rocm-hip-runtime",
-    "rocminfo"
-   ]
-  }
+  "rocm_streams": {}
  },
- "plan": "therock-pip",
+ "plan": "pip-only",
  "rocm": {
   "apt_sources": [],
-  "installs": [
-   {
-    "path": "/opt/rocm-6.2.4",
-    "stream": "legacy",
-    "version": "6.2.4"
-   }
-  ],
+  "installs": [],
   "pins": [],
-  "stream": "legacy",
-  "version": "6.2.4"
+  "stream": null,
+  "version": null
  }
 }
 ' >/dev/null 2>&1; then
@@ -146,24 +120,13 @@ os.makedirs(d,exist_ok=True)
 t=p+'"'"'.rocm-wizard.tmp'"'"'
 with open(t,'"'"'w'"'"') as f: f.write(text)
 os.chmod(t,mode)
-os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
- "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
+os.replace(t,p)' /var/lib/rocm-wizard/backup/pip-only/manifest.json 644 '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
   "kind": "in-tree",
   "version": null
  },
- "env_settings": [
-  {
-   "name": "HSA_OVERRIDE_GFX_VERSION",
-   "value": "10.3.0",
-   "where": "env.txt:1"
-  },
-  {
-   "name": "HSA_OVERRIDE_GFX_VERSION",
-   "value": "10.3.0",
-   "where": "/home/user/.bashrc:3"
-  }
- ],
+ "env_settings": [],
  "envs": [],
  "evidence": [
   "rocminfo.txt",
@@ -185,7 +148,7 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
  "format": 1,
  "machine": {
   "codename": "noble",
-  "kernel": "6.14.0-34-generic",
+  "kernel": "6.8.0-48-generic",
   "os": "ubuntu",
   "version": "24.04"
  },
@@ -193,28 +156,15 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
   "dkms": [],
   "file": "dpkg-selections.txt",
   "manager": "apt",
-  "rocm_streams": {
-   "legacy": [
-    "hip-runtime-amd",
-    "rocm-core",
-    "rocm-hip-runtime",
-    "rocminfo"
-   ]
-  }
+  "rocm_streams": {}
  },
- "plan": "therock-pip",
+ "plan": "pip-only",
  "rocm": {
   "apt_sources": [],
-  "installs": [
-   {
-    "path": "/opt/rocm-6.2.4",
-    "stream": "legacy",
-    "version": "6.2.4"
-   }
-  ],
+  "installs": [],
   "pins": [],
-  "stream": "legacy",
-  "version": "6.2.4"
+  "stream": null,
+  "version": null
  }
 }
 '
@@ -225,8 +175,18 @@ fi
 
 # ---- step 3/5: pip_pin: Pin the torch stack in /home/user/rocm-wizard-venv
 # note: new venv /home/user/rocm-wizard-venv
-# note: TheRock index: versions are the newest the index serves; the constraints file pins what
-# got installed
+# note: no torchaudio is known for torch 2.14.1 on rocm7.2: torchaudio is not installed
+# note: pytorch-triton-rocm comes from rocm7.2 as torch's own pinned dependency (the knowledge
+# base does not record its version)
+# note: knowledge base: indexes taken from the RC 'test' channel of 2026-08-10 ['7.2','7.14'];
+# final release matrix not read; no torchaudio of this version on PyPI; whether the index carries
+# a matching torchaudio is unknown; gfx list from pytorch/pytorch main's manywheel build.sh
+# @027375bf (legacy 7.1/7.2 path: gfx900;gfx906 plus the common list, which has gfx1103 since
+# #179653 landed in April 2026, and gfx950/gfx1150/gfx1151 since #167299); the release/2.13 and
+# release/2.14 copies were not read, not measured with torch.cuda.get_arch_list(); cp315/cp315t
+# wheels were built for the 2.14 release candidates (test-infra #8427 enabled 3.15/3.15t on the
+# test channel, #8497 moved it to the 2.14 RCs); whether the release index carries them was not
+# read
 # create the venv /home/user/rocm-wizard-venv
 if ! test -x /home/user/rocm-wizard-venv/bin/python; then
   python3 -m venv /home/user/rocm-wizard-venv
@@ -259,10 +219,10 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1010 >/dev/null 2>&1; then
-  /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1103 >/dev/null 2>&1; then
+  /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
 fi
-# install the pinned stack from https://repo.amd.com/rocm/whl-multi-arch/
+# install the pinned stack from https://download.pytorch.org/whl/rocm7.2
 if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
@@ -290,8 +250,8 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1010 >/dev/null 2>&1; then
-  /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://repo.amd.com/rocm/whl-multi-arch/ 'rocm[libraries,device-gfx1010]' 'torch[device-gfx1010]' 'torchvision[device-gfx1010]' torchaudio
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1103 >/dev/null 2>&1; then
+  /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.14.1 torchvision==0.29.1
 fi
 # constraints file pinning the installed build
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
@@ -305,7 +265,7 @@ if not any(p.lower().startswith("torch==") for p in pins):
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
 print("\n".join(pins))' /home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
-# assert: a ROCm build carrying gfx1010
+# assert: a ROCm build carrying gfx1103
 /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
@@ -333,14 +293,11 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1010
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1103
 
 # ---- step 4/5: env: Set the venv's environment (activate script)
-# note: HSA_OVERRIDE_GFX_VERSION='10.3.0' is set elsewhere but this stack carries gfx1010 natively
-# (or has no safe override): unset inside the venv
 # write the rocm-wizard block into /home/user/rocm-wizard-venv/bin/activate
 if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
-unset HSA_OVERRIDE_GFX_VERSION
 export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then
@@ -356,7 +313,6 @@ if block:
 open(path + ".rocm-wizard.tmp", "w").write(text)
 import os
 os.replace(path + ".rocm-wizard.tmp", path)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
-unset HSA_OVERRIDE_GFX_VERSION
 export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 '
@@ -366,4 +322,4 @@ fi
 # run the suite with /home/user/rocm-wizard-venv/bin/python
 python3 -m wizard verify --python /home/user/rocm-wizard-venv/bin/python --json
 
-echo 'rocm-wizard plan therock-pip: done'
+echo 'rocm-wizard plan pip-only: done'
