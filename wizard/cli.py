@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("wizard.commands.status", "where the current or last run stands"),
     "rollback": ("wizard.commands.rollback", "restore what the run's backup allows"),
     "report": ("wizard.commands.report", "write this machine's evidence bundle for a bug report"),
+    "kb": ("wizard.commands.kb", "check the knowledge base, or refresh it against the live sources"),
 }
 
 

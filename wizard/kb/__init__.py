@@ -14,7 +14,7 @@ import functools
 import json
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from typing import TYPE_CHECKING
 
@@ -100,6 +100,9 @@ def _version_matches(have: str, want: str) -> bool:
     return wv is not None and hv == wv
 
 
+_T = TypeVar("_T")
+
+
 class KnowledgeBase:
     """Read-only view of the knowledge files in one directory. Each file is parsed on first use."""
 
@@ -124,7 +127,7 @@ class KnowledgeBase:
         except json.JSONDecodeError as exc:
             raise KbError(f"{name}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
 
-    def _parse(self, name: str, parser: Callable[[Any, Problems], Any]) -> Any:
+    def _parse(self, name: str, parser: Callable[[Any, Problems], _T]) -> _T:
         problems = Problems(name)
         result = parser(self._read(name), problems)
         if problems.lines:
@@ -368,10 +371,10 @@ class KnowledgeBase:
                         and not o.only_when_wheel_lacks:
                     out.append(f"torch_wheels.json: hsa_overrides ({g}): a wheel carries {g} natively; "
                                "set only_when_wheel_lacks")
-        for g in self.gpus():
-            if g.gfx and g.family and _family_of_gfx(g.gfx) not in (None, g.family):
-                out.append(f"gpus.json: gpus ({g.pci_id}): family {g.family} disagrees with {g.gfx} "
-                           f"({_family_of_gfx(g.gfx)})")
+        for gpu in self.gpus():
+            if gpu.gfx and gpu.family and _family_of_gfx(gpu.gfx) not in (None, gpu.family):
+                out.append(f"gpus.json: gpus ({gpu.pci_id}): family {gpu.family} disagrees with {gpu.gfx} "
+                           f"({_family_of_gfx(gpu.gfx)})")
         out.extend(cross_problems(self))
         return out
 

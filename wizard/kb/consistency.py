@@ -89,9 +89,9 @@ def _plan_problems(kb: KnowledgeBase, targets: dict[str, dict[str, Any]]) -> lis
 
 def _issue_problems(kb: KnowledgeBase, targets: dict[str, dict[str, Any]]) -> list[str]:
     out: list[str] = []
-    for plan in PLANS:
-        if plan not in targets:
-            out.append(f"plans/{plan}.toml: missing, but known issues may name plan {plan!r}")
+    for name in PLANS:
+        if name not in targets:
+            out.append(f"plans/{name}.toml: missing, but known issues may name plan {name!r}")
     for k in kb.known_issues():
         plan = k.fix.plan
         if plan is None or plan not in targets:
