@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from wizard import exit_codes
 
@@ -33,9 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help="add what the sources show to the knowledge files (new rows only, each with its URL)")
 
 
-def _kb_dir(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from pathlib import Path
-
+def _kb_dir(args: argparse.Namespace) -> Path:
     from wizard.commands import usage_error
     from wizard.kb import KB_DIR
 
@@ -54,14 +53,11 @@ def _check(args: argparse.Namespace) -> int:
         print(line)
     if problems:
         return exit_codes.FAILURE
-    print(f"knowledge base OK: {len(kb.releases())} releases, {len(kb.wheels())} wheel rows, "
-          f"{len(kb.indexes())} indexes, {len(kb.docker_images())} images, {len(kb.known_issues())} known issues")
+    print(kb.summary())
     return exit_codes.OK
 
 
 def _refresh(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from wizard.commands import CommandError, usage_error
     from wizard.kb import KbError, KnowledgeBase
     from wizard.kb.refresh import apply, refresh

@@ -341,6 +341,12 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ checking
 
+    def summary(self) -> str:
+        """What ``kb check`` prints when there is no problem."""
+        return (f"knowledge base OK: {len(self.releases())} releases, {len(self.wheels())} wheel rows, "
+                f"{len(self.indexes())} indexes, {len(self.docker_images())} images, "
+                f"{len(self.known_issues())} known issues, {len(self.gpus())} GPUs")
+
     def problems(self) -> list[str]:
         """Every problem in every file, one line each (empty when all is well)."""
         out: list[str] = []
