@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rollback": ("wizard.commands.rollback", "undo what the current run did, as far as its backup allows"),
     "abandon": ("wizard.commands.abandon", "forget an unfinished run so a new plan can start (changes nothing)"),
     "report": ("wizard.commands.report", "write this machine's evidence bundle for a bug report"),
+    "kb": ("wizard.commands.kb", "check the knowledge base, or refresh it against the live sources"),
 }
 
 

@@ -14,7 +14,7 @@ import functools
 import json
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 from typing import TYPE_CHECKING
 
@@ -23,9 +23,9 @@ if TYPE_CHECKING:
 
 from .families import family_of_gfx as _family_of_gfx
 from .parse import (
-    INDEX_BASE,
     PREDICATES,
     Problems,
+    WheelFile,
     parse_docker,
     parse_gpus,
     parse_issues,
@@ -36,6 +36,8 @@ from .records import (
     FAMILIES,
     PLANS,
     SEVERITIES,
+    AptRepo,
+    CoreSdkRoutes,
     Distro,
     DockerImage,
     Fix,
@@ -44,13 +46,17 @@ from .records import (
     HsaOverride,
     KnownIssue,
     Release,
+    RpmRepo,
     TheRock,
+    VendorWheel,
     Wheel,
+    WheelIndex,
 )
 
 __all__ = [
-    "FAMILIES", "PLANS", "PREDICATES", "SEVERITIES", "Distro", "DockerImage", "Fix", "GfxSupport", "GpuInfo",
-    "HsaOverride", "KbError", "KnownIssue", "KnowledgeBase", "Release", "TheRock", "Wheel", "KB_DIR", "load_kb",
+    "FAMILIES", "PLANS", "PREDICATES", "SEVERITIES", "AptRepo", "CoreSdkRoutes", "Distro", "DockerImage", "Fix",
+    "GfxSupport", "GpuInfo", "HsaOverride", "KbError", "KnownIssue", "KnowledgeBase", "Release", "RpmRepo",
+    "TheRock", "VendorWheel", "Wheel", "WheelIndex", "KB_DIR", "load_kb",
 ]
 
 KB_DIR = Path(__file__).resolve().parent
@@ -58,8 +64,9 @@ FILES = ("gpus.json", "rocm_releases.json", "torch_wheels.json", "docker_images.
 OPTIONAL_FILES = frozenset({"gpus.json"})  # written by another engineer; absent/empty means "no GPUs known"
 
 # os-release ID -> how amdgpu-install keys its packages: Ubuntu by codename, EL by "el<major.minor>",
-# SLES by "sle<major.minor>" (docs/contracts.md; AMD's amdgpu-install pages for 6.0.2, 6.1.1, 6.2.0).
-_EL_IDS = frozenset({"rhel", "ol", "centos"})  # AMD documents el/ (rhel/ before 6.2) URLs for RHEL and Oracle Linux
+# SLES by "sle<major.minor>", Debian by "debian<major>" (docs/contracts.md; AMD's amdgpu-install pages for
+# 6.0.2, 6.1.1, 6.2.0; Debian 12 uses the jammy package per AMD's 7.0 docs conf.py).
+_EL_IDS = frozenset({"rhel", "ol", "centos"})  # URL path el/<x.y> (6.2-7.2), rhel/<x.y> (<= 6.1 and 31.x)
 _SLE_IDS = frozenset({"sles", "sled", "opensuse-leap"})
 
 
@@ -93,6 +100,9 @@ def _version_matches(have: str, want: str) -> bool:
     return wv is not None and hv == wv
 
 
+_T = TypeVar("_T")
+
+
 class KnowledgeBase:
     """Read-only view of the knowledge files in one directory. Each file is parsed on first use."""
 
@@ -117,7 +127,7 @@ class KnowledgeBase:
         except json.JSONDecodeError as exc:
             raise KbError(f"{name}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
 
-    def _parse(self, name: str, parser: Callable[[Any, Problems], Any]) -> Any:
+    def _parse(self, name: str, parser: Callable[[Any, Problems], _T]) -> _T:
         problems = Problems(name)
         result = parser(self._read(name), problems)
         if problems.lines:
@@ -141,7 +151,7 @@ class KnowledgeBase:
         return self._parse("rocm_releases.json", parse_releases)
 
     @cached_property
-    def _wheel_file(self) -> tuple[tuple[Wheel, ...], TheRock | None, tuple[HsaOverride, ...], tuple[dict, ...]]:
+    def _wheel_file(self) -> WheelFile:
         return self._parse("torch_wheels.json", parse_wheels)
 
     @cached_property
@@ -202,6 +212,36 @@ class KnowledgeBase:
                 return w.index_url
         return None
 
+    def indexes(self, vendor: str | None = None, channel: str | None = None) -> tuple[WheelIndex, ...]:
+        """Every package index the knowledge base knows (the list a local mirror serves)."""
+        return tuple(ix for ix in self._wheel_file[4]
+                     if (vendor is None or ix.vendor == vendor) and (channel is None or ix.channel == channel))
+
+    def wheel_index(self, name_or_url: str) -> WheelIndex | None:
+        key = name_or_url.rstrip("/")
+        for ix in self._wheel_file[4]:
+            if ix.name == key or ix.url.rstrip("/") == key:
+                return ix
+        return None
+
+    def device_extra_indexes(self, gfx: str, *, stable_only: bool = False) -> tuple[WheelIndex, ...]:
+        """AMD indexes with a documented device-<gfx> extra, stable ones first, newest ROCm line first."""
+        from packaging.version import InvalidVersion, Version
+
+        def line(ix: WheelIndex) -> Version:
+            try:
+                return Version(ix.rocm or "0")
+            except InvalidVersion:
+                return Version("0")
+
+        hits = [ix for ix in self.indexes(vendor="amd") if ix.device_extras and gfx in ix.device_extras
+                and (ix.stable or not stable_only)]
+        return tuple(sorted(hits, key=lambda ix: (not ix.stable, -line(ix).major, -line(ix).minor, ix.name)))
+
+    def vendor_wheels(self, sdk: str | None = None) -> tuple[VendorWheel, ...]:
+        """AMD's own torch builds (per Core SDK release, each with a mandatory device extra)."""
+        return tuple(v for v in self._wheel_file[5] if sdk is None or _public(v.sdk) == _public(sdk))
+
     def therock(self) -> TheRock | None:
         return self._wheel_file[1]
 
@@ -261,6 +301,8 @@ class KnowledgeBase:
             return "el" + os_version
         if os_id in _SLE_IDS and os_version and "." in os_version:
             return "sle" + os_version
+        if os_id == "debian" and os_version:
+            return "debian" + os_version.split(".")[0]
         return None
 
     def amdgpu_install_url(self, version: str, os_id: str | None, os_version: str | None,
@@ -299,6 +341,12 @@ class KnowledgeBase:
 
     # ------------------------------------------------------------------ checking
 
+    def summary(self) -> str:
+        """What ``kb check`` prints when there is no problem."""
+        return (f"knowledge base OK: {len(self.releases())} releases, {len(self.wheels())} wheel rows, "
+                f"{len(self.indexes())} indexes, {len(self.docker_images())} images, "
+                f"{len(self.known_issues())} known issues, {len(self.gpus())} GPUs")
+
     def problems(self) -> list[str]:
         """Every problem in every file, one line each (empty when all is well)."""
         out: list[str] = []
@@ -320,23 +368,20 @@ class KnowledgeBase:
         return out
 
     def _cross_problems(self) -> list[str]:
+        from .consistency import cross_problems
+
         out: list[str] = []
-        for w in self.wheels():
-            if w.index_url.rstrip("/") != INDEX_BASE + w.index:
-                out.append(f"torch_wheels.json: wheels ({w.torch} {w.index}): index_url does not match index")
         for o in self.hsa_overrides():
             for g in o.gfx:
                 if o.value is not None and any(w.gfx and g in w.gfx for w in self.wheels()) \
                         and not o.only_when_wheel_lacks:
                     out.append(f"torch_wheels.json: hsa_overrides ({g}): a wheel carries {g} natively; "
                                "set only_when_wheel_lacks")
-        for r in self.releases():
-            if r.stream == "core-sdk" and r.amdgpu_install:
-                out.append(f"rocm_releases.json: releases ({r.version}): core-sdk release with amdgpu_install URLs")
-        for g in self.gpus():
-            if g.gfx and g.family and _family_of_gfx(g.gfx) not in (None, g.family):
-                out.append(f"gpus.json: gpus ({g.pci_id}): family {g.family} disagrees with {g.gfx} "
-                           f"({_family_of_gfx(g.gfx)})")
+        for gpu in self.gpus():
+            if gpu.gfx and gpu.family and _family_of_gfx(gpu.gfx) not in (None, gpu.family):
+                out.append(f"gpus.json: gpus ({gpu.pci_id}): family {gpu.family} disagrees with {gpu.gfx} "
+                           f"({_family_of_gfx(gpu.gfx)})")
+        out.extend(cross_problems(self))
         return out
 
 

@@ -18,9 +18,7 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     if problems:
         return 1
-    counts = (f"{len(kb.releases())} releases, {len(kb.wheels())} wheel rows, {len(kb.docker_images())} images, "
-              f"{len(kb.known_issues())} known issues, {len(kb.gpus())} GPUs")
-    print(f"knowledge base OK: {counts}")
+    print(kb.summary())
     return 0
 
 

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import re
 from types import MappingProxyType
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from .records import (
     FAMILIES,
+    INDEX_CHANNELS,
+    INDEX_VENDORS,
     PLANS,
     SEVERITIES,
     STREAMS,
+    USECASE_FAMILIES,
+    AptRepo,
+    CoreSdkRoutes,
     Distro,
     DockerImage,
     Fix,
@@ -24,8 +29,11 @@ from .records import (
     HsaOverride,
     KnownIssue,
     Release,
+    RpmRepo,
     TheRock,
+    VendorWheel,
     Wheel,
+    WheelIndex,
 )
 
 _GFX = re.compile(r"^gfx[0-9]{2,3}[0-9a-f]$")
@@ -74,7 +82,11 @@ class _Bad(Exception):
 
 
 class Entry:
-    """A JSON object with a fixed set of keys, read field by field."""
+    """A JSON object with a fixed set of keys, read field by field.
+
+    ``text``/``flag``/``strs``/``gfx_list``/``version``/``url`` read a required, non-null key;
+    their ``opt_`` forms also accept null (and, with ``required=False``, a missing key) as None.
+    """
 
     def __init__(self, problems: Problems, where: str, raw: Any, keys: set[str]) -> None:
         self.p = problems
@@ -90,7 +102,7 @@ class Entry:
         if bad:
             raise _Bad
 
-    def fail(self, key: str | None, message: str) -> None:
+    def fail(self, key: str | None, message: str) -> NoReturn:
         self.p.add(self.where, f"key {key!r}: {message}" if key else message)
         raise _Bad
 
@@ -101,45 +113,49 @@ class Entry:
             return _MISSING
         return self.raw[key]
 
-    def str(self, key: str, *, required: bool = True, null: bool = False) -> str | None:
+    def _present(self, key: str, required: bool, null: bool) -> Any:
+        """The key's value, or _MISSING when it is absent (allowed) or null (allowed)."""
         v = self.get(key, required)
-        if v is _MISSING:
-            return None
         if v is None:
-            if null:
-                return None
-            self.fail(key, "must not be null")
+            if not null:
+                self.fail(key, "must not be null")
+            return _MISSING
+        return v
+
+    def _text(self, key: str, v: Any) -> str:
         if not isinstance(v, str) or not v.strip():
             self.fail(key, f"expected a non-empty string, got {v!r}")
         return v
 
-    def bool(self, key: str, *, required: bool = True, null: bool = False, default: bool | None = None) -> bool | None:
-        v = self.get(key, required)
-        if v is _MISSING:
-            return default
-        if v is None and null:
-            return None
+    def text(self, key: str) -> str:
+        return self._text(key, self._present(key, True, False))
+
+    def opt_text(self, key: str, *, required: bool = True) -> str | None:
+        v = self._present(key, required, True)
+        return None if v is _MISSING else self._text(key, v)
+
+    def _flag(self, key: str, v: Any) -> bool:
         if not isinstance(v, bool):
             self.fail(key, f"expected true/false, got {v!r}")
         return v
 
+    def flag(self, key: str, *, default: bool | None = None) -> bool:
+        v = self._present(key, default is None, False)
+        return default if v is _MISSING and default is not None else self._flag(key, v)
+
+    def opt_flag(self, key: str) -> bool | None:
+        v = self._present(key, True, True)
+        return None if v is _MISSING else self._flag(key, v)
+
     def number(self, key: str) -> float | None:
-        v = self.get(key, False)
-        if v is _MISSING or v is None:
+        v = self._present(key, False, True)
+        if v is _MISSING:
             return None
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             self.fail(key, f"expected a number, got {v!r}")
         return float(v)
 
-    def strs(self, key: str, *, required: bool = True, null: bool = False,
-             check: Callable[[str], str | None] | None = None) -> tuple[str, ...] | None:
-        v = self.get(key, required)
-        if v is _MISSING:
-            return None if null else ()
-        if v is None:
-            if null:
-                return None
-            self.fail(key, "must not be null")
+    def _strs(self, key: str, v: Any, check: Callable[[str], str | None] | None) -> tuple[str, ...]:
         if not isinstance(v, list) or not all(isinstance(x, str) and x for x in v):
             self.fail(key, "expected a list of non-empty strings")
         if check:
@@ -149,31 +165,67 @@ class Entry:
                     self.fail(key, msg)
         return tuple(v)
 
-    def gfx_list(self, key: str, *, required: bool = True, null: bool = False) -> tuple[str, ...] | None:
-        return self.strs(key, required=required, null=null, check=_gfx_problem)
+    def strs(self, key: str, *, required: bool = True,
+             check: Callable[[str], str | None] | None = None) -> tuple[str, ...]:
+        """A list of strings; () when the key is absent and not required."""
+        v = self._present(key, required, False)
+        return () if v is _MISSING else self._strs(key, v, check)
 
-    def version(self, key: str, *, required: bool = True, null: bool = False) -> str | None:
-        v = self.str(key, required=required, null=null)
-        if v is not None:
-            try:
-                from packaging.version import Version
+    def opt_strs(self, key: str, *, check: Callable[[str], str | None] | None = None) -> tuple[str, ...] | None:
+        v = self._present(key, True, True)
+        return None if v is _MISSING else self._strs(key, v, check)
 
-                Version(v)
-            except ValueError:  # packaging's InvalidVersion
-                self.fail(key, f"not a version: {v!r}")
+    def gfx_list(self, key: str, *, required: bool = True) -> tuple[str, ...]:
+        return self.strs(key, required=required, check=_gfx_problem)
+
+    def opt_gfx_list(self, key: str) -> tuple[str, ...] | None:
+        return self.opt_strs(key, check=_gfx_problem)
+
+    def _version(self, key: str, v: str) -> str:
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            Version(v)
+        except InvalidVersion:
+            self.fail(key, f"not a version: {v!r}")
         return v
 
+    def version(self, key: str) -> str:
+        return self._version(key, self.text(key))
+
+    def opt_version(self, key: str) -> str | None:
+        v = self.opt_text(key)
+        return None if v is None else self._version(key, v)
+
     def date(self, key: str) -> str | None:
-        v = self.str(key, null=True)
+        v = self.opt_text(key)
         if v is not None and not _DATE.match(v):
             self.fail(key, f"expected YYYY-MM-DD, got {v!r}")
         return v
 
-    def url(self, key: str, *, required: bool = True, null: bool = False) -> str | None:
-        v = self.str(key, required=required, null=null)
-        if v is not None and not _is_https(v):
+    def _url(self, key: str, v: str) -> str:
+        if not _is_https(v):
             self.fail(key, f"expected an https:// URL, got {v!r}")
         return v
+
+    def url(self, key: str) -> str:
+        return self._url(key, self.text(key))
+
+    def opt_url(self, key: str, *, required: bool = True) -> str | None:
+        v = self.opt_text(key, required=required)
+        return None if v is None else self._url(key, v)
+
+    def url_map(self, key: str, *, required: bool = True) -> dict[str, str]:
+        """An object of name -> https URL ({} when absent and not required)."""
+        v = self.get(key, required)
+        if v is _MISSING:
+            return {}
+        if not isinstance(v, dict):
+            self.fail(key, "expected an object of name -> https:// URL")
+        for k, u in v.items():
+            if not isinstance(k, str) or not k or not isinstance(u, str) or not _is_https(u):
+                self.fail(key, f"{k!r}: expected an https:// URL, got {u!r}")
+        return dict(v)
 
     def sources(self, key: str = "sources") -> tuple[str, ...]:
         v = self.get(key, True)
@@ -201,7 +253,7 @@ def _each(problems: Problems, items: Any, where: str, build: Callable[[str, Any]
     for i, raw in enumerate(items):
         label = f"{where}[{i}]"
         if isinstance(raw, dict):
-            for k in ("id", "tag", "version", "pci_id"):
+            for k in ("id", "tag", "version", "pci_id", "name"):
                 if isinstance(raw.get(k), str):
                     label += f" ({raw[k]})"
                     break
@@ -245,19 +297,19 @@ def parse_gpus(doc: Any, problems: Problems) -> tuple[GpuInfo, ...]:
     def build(where: str, raw: Any) -> GpuInfo:
         e = Entry(problems, where, raw,
                   {"pci_id", "name", "codename", "gfx", "family", "integrated", "sources", "peak_tflops", "note"})
-        pci = e.str("pci_id")
+        pci = e.text("pci_id")
         if not _PCI.match(pci.lower()):
             e.fail("pci_id", f"expected vendor:device hex, got {pci!r}")
-        gfx = e.str("gfx", null=True)
+        gfx = e.opt_text("gfx")
         if gfx is not None and not _GFX.match(gfx):
             e.fail("gfx", f"not a gfx target: {gfx!r}")
-        family = e.str("family", null=True)
+        family = e.opt_text("family")
         if family is not None and family not in FAMILIES:
             e.fail("family", f"unknown family {family!r} (known: {', '.join(FAMILIES)})")
         return GpuInfo(
-            pci_id=pci.lower(), name=e.str("name"), codename=e.str("codename", null=True, required=False),
-            gfx=gfx, family=family, integrated=e.bool("integrated", null=True),
-            sources=e.sources(), peak_tflops=e.number("peak_tflops"), note=e.str("note", required=False, null=True),
+            pci_id=pci.lower(), name=e.text("name"), codename=e.opt_text("codename", required=False),
+            gfx=gfx, family=family, integrated=e.opt_flag("integrated"),
+            sources=e.sources(), peak_tflops=e.number("peak_tflops"), note=e.opt_text("note", required=False),
         )
 
     gpus = _each(problems, top.get("gpus", []), "gpus", build)
@@ -281,8 +333,9 @@ def parse_releases(doc: Any, problems: Problems) -> tuple[Release, ...]:
     def build(where: str, raw: Any) -> Release:
         e = Entry(problems, where, raw, {
             "version", "stream", "date", "amdgpu_install", "filename_verified", "distros", "kernels", "gfx",
-            "kmd_compat", "install_path", "packages", "uncertain", "notes", "sources"})
-        stream = e.str("stream")
+            "kmd_compat", "install_path", "packages", "uncertain", "notes", "sources", "driver_version",
+            "amdgpu_install_usecases", "routes", "remove_first"})
+        stream = e.text("stream")
         if stream not in STREAMS:
             e.fail("stream", f"expected one of {STREAMS}, got {stream!r}")
         ai = e.get("amdgpu_install", True)
@@ -296,12 +349,10 @@ def parse_releases(doc: Any, problems: Problems) -> tuple[Release, ...]:
         if raw_d is not None:
             if not isinstance(raw_d, list):
                 e.fail("distros", "expected a list of {id, version, codename} or null")
-            distros = []
-            for i, d in enumerate(raw_d):
-                de = Entry(problems, f"{where}: distros[{i}]", d, {"id", "version", "codename"})
-                distros.append(Distro(id=de.str("id"), version=de.str("version"),
-                                      codename=de.str("codename", required=False, null=True)))
-            distros = tuple(distros)
+            distros = tuple(
+                Distro(id=de.text("id"), version=de.text("version"), codename=de.opt_text("codename", required=False))
+                for de in (Entry(problems, f"{where}: distros[{i}]", d, {"id", "version", "codename"})
+                           for i, d in enumerate(raw_d)))
         gfx = None
         raw_g = e.get("gfx", True)
         if raw_g is not None:
@@ -309,16 +360,36 @@ def parse_releases(doc: Any, problems: Problems) -> tuple[Release, ...]:
             gfx = GfxSupport(official=ge.gfx_list("official", required=False),
                              unofficial=ge.gfx_list("unofficial", required=False),
                              unsupported=ge.gfx_list("unsupported", required=False),
-                             note=ge.str("note", required=False, null=True))
+                             note=ge.opt_text("note", required=False))
+        usecases = e.get("amdgpu_install_usecases", False)
+        if usecases is _MISSING:
+            usecases = {}
+        if not isinstance(usecases, dict) or not all(
+                k in USECASE_FAMILIES and isinstance(v, str) and v.startswith("--usecase=") for k, v in usecases.items()):
+            e.fail("amdgpu_install_usecases", f"expected {{{'/'.join(USECASE_FAMILIES)}: \"--usecase=...\"}}")
+        remove_first = e.opt_text("remove_first", required=False)
+        if remove_first is not None:
+            try:
+                from packaging.specifiers import SpecifierSet
+
+                SpecifierSet(remove_first)
+            except ValueError:  # packaging's InvalidSpecifier
+                e.fail("remove_first", f"not a version specifier: {remove_first!r}")
+        routes = None
+        raw_r = e.get("routes", False)
+        if raw_r is not _MISSING and raw_r is not None:
+            routes = _routes(problems, f"{where}: routes", raw_r)
         return Release(
             version=e.version("version"), stream=stream, date=e.date("date"),
             amdgpu_install=MappingProxyType(dict(ai)),
-            filename_verified=e.bool("filename_verified", null=True),
-            distros=distros, kernels=e.strs("kernels", null=True), gfx=gfx,
-            kmd_compat=e.strs("kmd_compat", null=True),
-            install_path=e.str("install_path", null=True), packages=e.strs("packages") or (),
-            uncertain=e.str("uncertain", required=False, null=True),
-            notes=e.str("notes", required=False, null=True), sources=e.sources(),
+            filename_verified=e.opt_flag("filename_verified"),
+            distros=distros, kernels=e.opt_strs("kernels"), gfx=gfx,
+            kmd_compat=e.opt_strs("kmd_compat"),
+            install_path=e.opt_text("install_path"), packages=e.strs("packages"),
+            uncertain=e.opt_text("uncertain", required=False),
+            notes=e.opt_text("notes", required=False), sources=e.sources(),
+            driver_version=e.opt_text("driver_version", required=False),
+            amdgpu_install_usecases=MappingProxyType(dict(usecases)), routes=routes, remove_first=remove_first,
         )
 
     rels = _each(problems, top.get("releases", []), "releases", build)
@@ -330,24 +401,85 @@ def parse_releases(doc: Any, problems: Problems) -> tuple[Release, ...]:
     return tuple(rels)
 
 
+def _routes(problems: Problems, where: str, raw: Any) -> CoreSdkRoutes:
+    e = Entry(problems, where, raw, {"apt", "rpm", "pip_index", "pip_requirement", "tarball", "runfile",
+                                     "meta_package", "gfx_package"})
+    apt = rpm = None
+    if e.get("apt", False) not in (_MISSING, None):
+        a = Entry(problems, f"{where}: apt", e.raw["apt"], {"key_url", "keyring", "format", "suite", "components",
+                                                           "repos"})
+        fmt = a.text("format")
+        if fmt not in ("deb822", "one-line"):
+            a.fail("format", f"expected deb822 or one-line, got {fmt!r}")
+        apt = AptRepo(key_url=a.url("key_url"), keyring=a.text("keyring"), format=fmt, suite=a.text("suite"),
+                      components=a.strs("components"), repos=MappingProxyType(a.url_map("repos")))
+    if e.get("rpm", False) not in (_MISSING, None):
+        r = Entry(problems, f"{where}: rpm", e.raw["rpm"], {"key_url", "repos"})
+        rpm = RpmRepo(key_url=r.url("key_url"), repos=MappingProxyType(r.url_map("repos")))
+    req = e.opt_text("pip_requirement", required=False)
+    if req is not None and "{gfx}" not in req:
+        e.fail("pip_requirement", "needs the {gfx} placeholder for the device extra")
+    gfx_pkg = e.opt_text("gfx_package", required=False)
+    if gfx_pkg is not None and "{gfx}" not in gfx_pkg:
+        e.fail("gfx_package", "needs the {gfx} placeholder")
+    tarball = e.opt_url("tarball", required=False)
+    if tarball is not None and "{family}" not in tarball:
+        e.fail("tarball", "needs the {family} placeholder")
+    return CoreSdkRoutes(apt=apt, rpm=rpm, pip_index=e.opt_url("pip_index", required=False),
+                         pip_requirement=req, tarball=tarball, runfile=e.opt_url("runfile", required=False),
+                         meta_package=e.opt_text("meta_package", required=False), gfx_package=gfx_pkg)
+
+
 # --------------------------------------------------------------------------- torch_wheels.json
 
 INDEX_BASE = "https://download.pytorch.org/whl/"
 
 
-def parse_wheels(doc: Any, problems: Problems) -> tuple[tuple[Wheel, ...], TheRock | None,
-                                                         tuple[HsaOverride, ...], tuple[dict[str, Any], ...]]:
-    top = _top(problems, doc, {"_meta", "wheels", "therock", "hsa_overrides", "unresolved"},
-               {"wheels", "therock", "hsa_overrides"})
+WheelFile = tuple[tuple[Wheel, ...], TheRock | None, tuple[HsaOverride, ...], tuple[dict[str, Any], ...],
+                  tuple[WheelIndex, ...], tuple[VendorWheel, ...]]
+
+
+def parse_wheels(doc: Any, problems: Problems) -> WheelFile:
+    top = _top(problems, doc, {"_meta", "indexes", "wheels", "vendor_wheels", "therock", "hsa_overrides",
+                               "unresolved"}, {"indexes", "wheels", "therock", "hsa_overrides"})
     if top is None:
-        return (), None, (), ()
+        return (), None, (), (), (), ()
     _meta_ok(problems, top.get("_meta"))
+
+    def build_index(where: str, raw: Any) -> WheelIndex:
+        e = Entry(problems, where, raw, {"name", "url", "vendor", "channel", "rocm", "device_extras", "uncertain",
+                                          "notes", "sources"})
+        name = e.text("name")
+        vendor = e.text("vendor")
+        if vendor not in INDEX_VENDORS:
+            e.fail("vendor", f"expected one of {INDEX_VENDORS}, got {vendor!r}")
+        channel = e.text("channel")
+        if channel not in INDEX_CHANNELS:
+            e.fail("channel", f"expected one of {INDEX_CHANNELS}, got {channel!r}")
+        url = e.url("url")
+        if vendor == "pytorch" and name.startswith("rocm") and url.rstrip("/") != INDEX_BASE + name:
+            e.fail("url", f"{url!r} does not match index {name!r}")
+        return WheelIndex(name=name, url=url, vendor=vendor, channel=channel, rocm=e.opt_text("rocm"),
+                          device_extras=e.opt_gfx_list("device_extras"),
+                          uncertain=e.opt_text("uncertain", required=False),
+                          notes=e.opt_text("notes", required=False), sources=e.sources())
+
+    indexes = _each(problems, top.get("indexes", []), "indexes", build_index)
+    index_names: set[str] = set()
+    index_urls: set[str] = set()
+    for ix in indexes:
+        if ix.name in index_names:
+            problems.add(f"indexes ({ix.name})", "duplicate index name")
+        if ix.url.rstrip("/") in index_urls:
+            problems.add(f"indexes ({ix.name})", f"duplicate index url {ix.url}")
+        index_names.add(ix.name)
+        index_urls.add(ix.url.rstrip("/"))
 
     def build(where: str, raw: Any) -> Wheel:
         e = Entry(problems, where, raw, {
             "torch", "index", "index_url", "torchvision", "torchaudio", "triton", "python", "gfx", "rocm",
             "bundles_rocm", "uncertain", "notes", "sources"})
-        index = e.str("index")
+        index = e.text("index")
         if not re.match(r"^rocm\d+\.\d+(\.\d+)?$", index):
             e.fail("index", f"expected rocmX.Y[.Z], got {index!r}")
         url = e.url("index_url")
@@ -356,19 +488,44 @@ def parse_wheels(doc: Any, problems: Problems) -> tuple[tuple[Wheel, ...], TheRo
         py = e.strs("python", check=lambda s: None if re.match(r"^3\.\d+t?$", s) else f"not a python version {s!r}")
         return Wheel(
             torch=e.version("torch"), index=index, index_url=url,
-            torchvision=e.version("torchvision", null=True), torchaudio=e.version("torchaudio", null=True),
-            triton=e.version("triton", null=True), python=py or (), gfx=e.gfx_list("gfx", null=True),
-            rocm=e.version("rocm", null=True), bundles_rocm=e.bool("bundles_rocm", null=True),
-            uncertain=e.str("uncertain", required=False, null=True),
-            notes=e.str("notes", required=False, null=True), sources=e.sources(),
+            torchvision=e.opt_version("torchvision"), torchaudio=e.opt_version("torchaudio"),
+            triton=e.opt_version("triton"), python=py, gfx=e.opt_gfx_list("gfx"),
+            rocm=e.opt_version("rocm"), bundles_rocm=e.opt_flag("bundles_rocm"),
+            uncertain=e.opt_text("uncertain", required=False),
+            notes=e.opt_text("notes", required=False), sources=e.sources(),
         )
 
     wheels = _each(problems, top.get("wheels", []), "wheels", build)
-    seen: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str], Wheel] = {}
     for w in wheels:
-        if (w.torch, w.index) in seen:
-            problems.add(f"wheels ({w.torch} {w.index})", "duplicate (torch, index) row")
-        seen.add((w.torch, w.index))
+        if w.index not in index_names:
+            problems.add(f"wheels ({w.torch} {w.index})", f"index {w.index!r} is not in the indexes list")
+        prev = seen.get((w.torch, w.index))
+        if prev is not None:
+            what = ("contradicting gfx/python lists" if (prev.gfx, prev.python) != (w.gfx, w.python)
+                    else "same contents")
+            problems.add(f"wheels ({w.torch} {w.index})", f"duplicate (torch, index) row ({what})")
+        seen[(w.torch, w.index)] = w
+
+    def build_vendor(where: str, raw: Any) -> VendorWheel:
+        e = Entry(problems, where, raw, {"sdk", "torch", "torchvision", "torchaudio", "index",
+                                          "device_extra_required", "uncertain", "notes", "sources"})
+        index = e.text("index")
+        if index not in index_names:
+            e.fail("index", f"{index!r} is not in the indexes list")
+        return VendorWheel(sdk=e.version("sdk"), torch=e.version("torch"),
+                           torchvision=e.opt_version("torchvision"),
+                           torchaudio=e.opt_version("torchaudio"), index=index,
+                           device_extra_required=e.flag("device_extra_required"),
+                           uncertain=e.opt_text("uncertain", required=False),
+                           notes=e.opt_text("notes", required=False), sources=e.sources())
+
+    vendor = _each(problems, top.get("vendor_wheels", []), "vendor_wheels", build_vendor)
+    seen_v: set[tuple[str, str]] = set()
+    for v in vendor:
+        if (v.torch, v.index) in seen_v:
+            problems.add(f"vendor_wheels ({v.torch} {v.index})", "duplicate (torch, index) row")
+        seen_v.add((v.torch, v.index))
 
     therock = None
     try:
@@ -377,24 +534,24 @@ def parse_wheels(doc: Any, problems: Problems) -> tuple[tuple[Wheel, ...], TheRo
             "legacy_family_indexes", "notes", "sources"})
         therock = TheRock(
             multi_arch_index=t.url("multi_arch_index"),
-            multi_arch_index_nightly=t.url("multi_arch_index_nightly", null=True),
-            rocm10_index=t.url("rocm10_index", null=True), device_extras=t.gfx_list("device_extras") or (),
-            install_example=t.str("install_example", null=True),
+            multi_arch_index_nightly=t.opt_url("multi_arch_index_nightly"),
+            rocm10_index=t.opt_url("rocm10_index"), device_extras=t.gfx_list("device_extras"),
+            install_example=t.opt_text("install_example"),
             legacy_family_indexes=t.strs("legacy_family_indexes", required=False,
-                                         check=lambda s: None if _is_https(s) else f"not an https URL {s!r}") or (),
-            notes=t.str("notes", required=False, null=True), sources=t.sources(),
+                                         check=lambda s: None if _is_https(s) else f"not an https URL {s!r}"),
+            notes=t.opt_text("notes", required=False), sources=t.sources(),
         )
     except _Bad:
         pass
 
     def build_override(where: str, raw: Any) -> HsaOverride:
         e = Entry(problems, where, raw, {"gfx", "value", "only_when_wheel_lacks", "reason", "sources"})
-        value = e.str("value", null=True)
+        value = e.opt_text("value")
         if value is not None and not re.match(r"^\d+\.\d+\.\d+$", value):
             e.fail("value", f"expected major.minor.stepping, got {value!r}")
-        return HsaOverride(gfx=e.gfx_list("gfx") or (), value=value,
-                           only_when_wheel_lacks=bool(e.bool("only_when_wheel_lacks", required=False, default=False)),
-                           reason=e.str("reason"), sources=e.sources())
+        return HsaOverride(gfx=e.gfx_list("gfx"), value=value,
+                           only_when_wheel_lacks=e.flag("only_when_wheel_lacks", default=False),
+                           reason=e.text("reason"), sources=e.sources())
 
     overrides = _each(problems, top.get("hsa_overrides", []), "hsa_overrides", build_override)
     seen_gfx: set[str] = set()
@@ -406,12 +563,18 @@ def parse_wheels(doc: Any, problems: Problems) -> tuple[tuple[Wheel, ...], TheRo
 
     def build_unresolved(where: str, raw: Any) -> dict[str, Any]:
         e = Entry(problems, where, raw, {"torch", "torchvision", "python", "uncertain", "sources"})
-        return {"torch": e.version("torch"), "torchvision": e.version("torchvision", null=True),
-                "python": e.strs("python", required=False), "uncertain": e.str("uncertain"),
+        return {"torch": e.version("torch"), "torchvision": e.opt_version("torchvision"),
+                "python": e.strs("python", required=False), "uncertain": e.text("uncertain"),
                 "sources": e.sources()}
 
     unresolved = _each(problems, top.get("unresolved", []), "unresolved", build_unresolved)
-    return tuple(wheels), therock, tuple(overrides), tuple(unresolved)
+    if therock is not None:
+        for label, u in (("multi_arch_index", therock.multi_arch_index),
+                         ("multi_arch_index_nightly", therock.multi_arch_index_nightly),
+                         ("rocm10_index", therock.rocm10_index)):
+            if u is not None and u.rstrip("/") not in index_urls:
+                problems.add("therock", f"{label} {u} is not in the indexes list")
+    return tuple(wheels), therock, tuple(overrides), tuple(unresolved), tuple(indexes), tuple(vendor)
 
 
 # --------------------------------------------------------------------------- docker_images.json
@@ -426,16 +589,16 @@ def parse_docker(doc: Any, problems: Problems) -> tuple[tuple[DockerImage, ...],
     def build(where: str, raw: Any) -> DockerImage:
         e = Entry(problems, where, raw, {
             "tag", "exists", "rocm", "torch", "ubuntu", "python", "confidence", "note", "sources"})
-        tag = e.str("tag")
+        tag = e.text("tag")
         if not tag.startswith("rocm/"):
             e.fail("tag", f"expected a rocm/ image, got {tag!r}")
-        conf = e.str("confidence")
+        conf = e.text("confidence")
         if conf not in ("high", "medium"):
             e.fail("confidence", f"expected high or medium, got {conf!r}")
-        return DockerImage(tag=tag, exists=e.bool("exists", null=True), rocm=e.version("rocm", null=True),
-                           torch=e.version("torch", null=True), ubuntu=e.str("ubuntu", null=True),
-                           python=e.str("python", null=True), confidence=conf,
-                           note=e.str("note", required=False, null=True), sources=e.sources())
+        return DockerImage(tag=tag, exists=e.opt_flag("exists"), rocm=e.opt_version("rocm"),
+                           torch=e.opt_version("torch"), ubuntu=e.opt_text("ubuntu"),
+                           python=e.opt_text("python"), confidence=conf,
+                           note=e.opt_text("note", required=False), sources=e.sources())
 
     images = _each(problems, top.get("images", []), "images", build)
     flags: tuple[str, ...] = ()
@@ -450,11 +613,14 @@ def parse_docker(doc: Any, problems: Problems) -> tuple[tuple[DockerImage, ...],
         problems.add("sources", "needs at least one https:// source URL")
     else:
         srcs = tuple(s)
-    seen: set[str] = set()
+    seen_im: dict[str, DockerImage] = {}
     for im in images:
-        if im.tag in seen:
-            problems.add(f"images ({im.tag})", "duplicate tag")
-        seen.add(im.tag)
+        prev = seen_im.get(im.tag)
+        if prev is not None:
+            same = (prev.exists, prev.rocm, prev.torch, prev.ubuntu, prev.python) == (
+                im.exists, im.rocm, im.torch, im.ubuntu, im.python)
+            problems.add(f"images ({im.tag})", "duplicate tag" + ("" if same else " with different contents"))
+        seen_im[im.tag] = im
     return tuple(images), flags, srcs
 
 
@@ -504,14 +670,14 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
     def build(where: str, raw: Any) -> KnownIssue:
         e = Entry(problems, where, raw, {
             "id", "severity", "title", "signatures", "when", "predict", "cause", "fix", "uncertain", "sources"})
-        iid = e.str("id")
+        iid = e.text("id")
         if not re.match(r"^[a-z0-9][a-z0-9-]*$", iid):
             e.fail("id", f"expected lower-case-with-dashes, got {iid!r}")
-        sev = e.str("severity")
+        sev = e.text("severity")
         if sev not in SEVERITIES:
             e.fail("severity", f"expected one of {SEVERITIES}, got {sev!r}")
         sigs = []
-        for s in e.strs("signatures") or ():
+        for s in e.strs("signatures"):
             try:
                 sigs.append(re.compile(s, re.IGNORECASE))
             except re.error as exc:
@@ -520,7 +686,7 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         if not isinstance(raw_when, list):
             e.fail("when", "expected a list of {predicate: argument}")
         when = tuple(_predicate(e, i, w) for i, w in enumerate(raw_when))
-        predict = e.bool("predict")
+        predict = e.flag("predict")
         if predict and not when:
             e.fail("predict", "true needs a non-empty 'when'")
         if not sigs and not predict:
@@ -531,14 +697,14 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
             env = {}
         if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
             fe.fail("env", "expected an object of NAME: value strings")
-        plan = fe.str("plan", required=False, null=True)
+        plan = fe.opt_text("plan", required=False)
         if plan is not None and plan not in PLANS:
             fe.fail("plan", f"unknown plan {plan!r} (known: {', '.join(PLANS)})")
-        fix = Fix(summary=fe.str("summary"), commands=fe.strs("commands", required=False) or (),
+        fix = Fix(summary=fe.text("summary"), commands=fe.strs("commands", required=False),
                   env=MappingProxyType(dict(env)), plan=plan)
-        return KnownIssue(id=iid, severity=sev, title=e.str("title"), signatures=tuple(sigs), when=when,
-                          predict=bool(predict), cause=e.str("cause"), fix=fix, sources=e.sources(),
-                          uncertain=e.str("uncertain", required=False, null=True))
+        return KnownIssue(id=iid, severity=sev, title=e.text("title"), signatures=tuple(sigs), when=when,
+                          predict=bool(predict), cause=e.text("cause"), fix=fix, sources=e.sources(),
+                          uncertain=e.opt_text("uncertain", required=False))
 
     issues = _each(problems, top.get("issues", []), "issues", build)
     seen: set[str] = set()

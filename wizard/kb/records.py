@@ -25,6 +25,12 @@ FAMILIES = (
 SEVERITIES = ("info", "warning", "error", "critical")
 PLANS = ("downgrade-6.2", "upgrade-6.4", "upgrade-7.2", "therock", "therock-pip", "pip-only", "docker")
 STREAMS = ("legacy", "core-sdk")
+# Who publishes a wheel index, and how far its packages are promised to work: "stable" is a release
+# channel AMD or PyTorch documents for users; the others are builds ahead of (or beside) a release.
+INDEX_VENDORS = ("pytorch", "amd")
+INDEX_CHANNELS = ("stable", "prerelease", "nightly", "dev", "preview")
+# amdgpu-install --usecase lines AMD documents per device family (Core SDK install pages)
+USECASE_FAMILIES = ("radeon", "ryzen", "all")
 
 
 @dataclass(frozen=True)
@@ -56,6 +62,38 @@ class GfxSupport:
 
 
 @dataclass(frozen=True)
+class AptRepo:
+    """AMD's apt repository for one release: the signing key, how the source is written, one URL per distro."""
+
+    key_url: str
+    keyring: str  # where AMD's instructions put the dearmored key
+    format: str  # "deb822" (a .sources file) | "one-line" (a .list file)
+    suite: str  # "stable"
+    components: tuple[str, ...]  # ("main",)
+    repos: Mapping[str, str] = field(hash=False)  # "ubuntu2404" / "debian12" -> repository URL
+
+
+@dataclass(frozen=True)
+class RpmRepo:
+    key_url: str
+    repos: Mapping[str, str] = field(hash=False)  # "rhel9" / "sles15" -> baseurl
+
+
+@dataclass(frozen=True)
+class CoreSdkRoutes:
+    """The ways AMD documents to install one Core SDK release (URLs exactly as AMD's install page writes them)."""
+
+    apt: AptRepo | None
+    rpm: RpmRepo | None
+    pip_index: str | None  # index URL for ``rocm[...]``
+    pip_requirement: str | None  # with ``{gfx}`` for the device extra: "rocm[libraries,device-{gfx}]==10.0.0"
+    tarball: str | None  # URL with ``{family}`` ("gfx110X-all", "gfx1151", "multiarch", ...)
+    runfile: str | None
+    meta_package: str | None  # "amdrocm10.0" (every target)
+    gfx_package: str | None  # "amdrocm10.0-{gfx}" (one target)
+
+
+@dataclass(frozen=True)
 class Release:
     version: str  # "6.2.4"
     stream: str  # "legacy" | "core-sdk"
@@ -68,6 +106,44 @@ class Release:
     kmd_compat: tuple[str, ...] | None  # user-space release lines this kernel driver supports
     install_path: str | None  # "/opt/rocm-6.2.4", "/opt/rocm/core-10.0"
     packages: tuple[str, ...]  # core/meta package names, e.g. ("rocm-core", "rocm")
+    uncertain: str | None
+    notes: str | None
+    sources: tuple[str, ...]
+    driver_version: str | None = None  # amdgpu driver numbering of the Core SDK's amdgpu-install: "31.50"
+    amdgpu_install_usecases: Mapping[str, str] = field(default_factory=dict, hash=False)  # "radeon" -> args
+    routes: CoreSdkRoutes | None = None
+    remove_first: str | None = None  # specifier of installed legacy releases AMD says to uninstall first
+
+
+@dataclass(frozen=True)
+class WheelIndex:
+    """One Python package index the knowledge base knows (the list a local mirror serves)."""
+
+    name: str  # "rocm7.2" for download.pytorch.org/whl/rocm7.2; "amd-..." for AMD's indexes
+    url: str
+    vendor: str  # "pytorch" | "amd"
+    channel: str  # see INDEX_CHANNELS
+    rocm: str | None  # the ROCm line its packages are built for ("7.2", "10.0"); None: several or unknown
+    device_extras: tuple[str, ...] | None  # AMD: gfx targets with a documented device-gfxNNNN extra here
+    uncertain: str | None
+    notes: str | None
+    sources: tuple[str, ...]
+
+    @property
+    def stable(self) -> bool:
+        return self.channel == "stable"
+
+
+@dataclass(frozen=True)
+class VendorWheel:
+    """AMD's own torch build for one Core SDK release (installed with a mandatory device extra)."""
+
+    sdk: str  # Core SDK release: "10.0.0"
+    torch: str  # "2.13.0+rocm10.0.0"
+    torchvision: str | None
+    torchaudio: str | None
+    index: str  # a WheelIndex name
+    device_extra_required: bool  # torch[device-gfxNNNN] must be installed with it
     uncertain: str | None
     notes: str | None
     sources: tuple[str, ...]
@@ -99,7 +175,7 @@ class TheRock:
     multi_arch_index: str
     multi_arch_index_nightly: str | None
     rocm10_index: str | None
-    device_extras: tuple[str, ...]  # gfx targets that have a device-gfxNNNN extra
+    device_extras: tuple[str, ...]  # gfx targets with a device-gfxNNNN extra on the *stable* indexes
     install_example: str | None
     legacy_family_indexes: tuple[str, ...]
     notes: str | None

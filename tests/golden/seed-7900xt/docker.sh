@@ -11,8 +11,8 @@
 # ROCm now: 6.2.0 (legacy)
 # driver: amdgpu in-tree
 # python env: /home/user/pytorch_venv: torch 2.5.1+rocm6.2
-# target: stream docker, image rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.9.1, gfx
-# gfx1100
+# target: stream docker, image rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0,
+# gfx gfx1100
 # why: Keeps ROCm and PyTorch inside a container: AMD's rocm/pytorch image whose ROCm release
 # carries this GPU's gfx and fits the host's kernel driver, pulled and started with the device
 # flags from AMD's docs by a launcher script that mounts the current directory. The host needs
@@ -268,9 +268,9 @@ fi
 # ---- step 3/5: groups: Add the user to the render and video groups
 # skipped: user is already in render and video
 
-# ---- step 4/5: docker: Pull rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.9.1 and write the launcher
-# note: image: rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.9.1 (ROCm 7.2, torch
-# 2.9.1, Python 3.12; high confidence)
+# ---- step 4/5: docker: Pull rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 and write the launcher
+# note: image: rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 (ROCm 7.14.1,
+# torch 2.12.0, Python 3.14; high confidence)
 # note: Docker was not detected on this machine: the pull fails until Docker Engine is installed
 # note: start it with: /home/user/rocm-wizard-docker.sh
 if ! step_done 4; then
@@ -280,22 +280,22 @@ if ! step_done 4; then
   test -d /dev/dri
   # host: the amdgpu driver is loaded
   test -d /sys/module/amdgpu
-  # pull rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.9.1
-  if ! docker image inspect rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.9.1 >/dev/null 2>&1; then
-    docker pull rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.9.1
+  # pull rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0
+  if ! docker image inspect rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 >/dev/null 2>&1; then
+    docker pull rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0
   fi
   # launcher /home/user/rocm-wizard-docker.sh
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /home/user/rocm-wizard-docker.sh '#!/usr/bin/env bash
-# written by rocm-wizard: rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.9.1 with the device flags from the AMD docs,
+# written by rocm-wizard: rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 with the device flags from the AMD docs,
 # the render group of the host, and the current directory at /workspace. Arguments go to the container.
 set -euo pipefail
 render_gid=$(getent group render | cut -d: -f3 || true)
 group_args=()
 if [ -n "$render_gid" ]; then group_args=(--group-add "$render_gid"); fi
-exec docker run -it --rm --cap-add=SYS_PTRACE --security-opt=seccomp=unconfined --device=/dev/kfd --device=/dev/dri --group-add=video --ipc=host --shm-size=8G "${group_args[@]}" -v "$PWD":/workspace -w /workspace rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.9.1 "$@"
+exec docker run -it --rm --cap-add=SYS_PTRACE --security-opt=seccomp=unconfined --device=/dev/kfd --device=/dev/dri --group-add=video --ipc=host --shm-size=8G "${group_args[@]}" -v "$PWD":/workspace -w /workspace rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 "$@"
 ' >/dev/null 2>&1; then
     python3 -c 'import os,sys
 p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
@@ -305,13 +305,13 @@ t=p+'"'"'.rocm-wizard.tmp'"'"'
 with open(t,'"'"'w'"'"') as f: f.write(text)
 os.chmod(t,mode)
 os.replace(t,p)' /home/user/rocm-wizard-docker.sh 755 '#!/usr/bin/env bash
-# written by rocm-wizard: rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.9.1 with the device flags from the AMD docs,
+# written by rocm-wizard: rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 with the device flags from the AMD docs,
 # the render group of the host, and the current directory at /workspace. Arguments go to the container.
 set -euo pipefail
 render_gid=$(getent group render | cut -d: -f3 || true)
 group_args=()
 if [ -n "$render_gid" ]; then group_args=(--group-add "$render_gid"); fi
-exec docker run -it --rm --cap-add=SYS_PTRACE --security-opt=seccomp=unconfined --device=/dev/kfd --device=/dev/dri --group-add=video --ipc=host --shm-size=8G "${group_args[@]}" -v "$PWD":/workspace -w /workspace rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.9.1 "$@"
+exec docker run -it --rm --cap-add=SYS_PTRACE --security-opt=seccomp=unconfined --device=/dev/kfd --device=/dev/dri --group-add=video --ipc=host --shm-size=8G "${group_args[@]}" -v "$PWD":/workspace -w /workspace rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 "$@"
 '
   fi
   mark_done 4
@@ -319,8 +319,8 @@ fi
 
 # ---- step 5/5: verify: Verify: matmul and convolution on the GPU
 if ! step_done 5; then
-  # run the suite with rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.9.1
-  python3 -m wizard verify --image rocm/pytorch:rocm7.2_ubuntu24.04_py3.12_pytorch_release_2.9.1 --json
+  # run the suite with rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0
+  python3 -m wizard verify --image rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 --json
   mark_done 5
 fi
 

@@ -1,29 +1,26 @@
 #!/usr/bin/env bash
-# rocm-wizard dry run: plan therock-pip: ROCm Core SDK (TheRock) wheels with device extras in a
-# venv; nothing system-wide
-# Nothing has been run. Running this script by hand does what `rocm-wizard --plan therock-pip`
-# would do, in the same order, with the same commands. Run it again after the reboot, or after
-# fixing a failure: it continues where it stopped.
+# rocm-wizard dry run: plan pip-only: PyTorch wheel with its own ROCm in a venv; nothing system-
+# wide
+# Nothing has been run. Running this script by hand does what `rocm-wizard --plan pip-only` would
+# do, in the same order, with the same commands. Run it again after the reboot, or after fixing a
+# failure: it continues where it stopped.
 #
-# machine: Ubuntu 22.04.5 LTS (jammy), kernel 6.8.0-40-generic [built:rdna2-gfx1031-dkms-
-# secureboot]
-# GPU: AMD Radeon RX 6700 XT (gfx1031)
-# ROCm now: 6.2.4 (legacy)
-# driver: amdgpu dkms 6.8.5
-# python env: /home/user/venv: torch 2.5.1+rocm6.2
-# target: stream core-sdk, torch newest on TheRock, index_url https://repo.amd.com/rocm/whl-multi-
-# arch/, gfx gfx1031, venv /home/user/venv
-# why: The current ROCm stream from pip: TheRock's multi-arch index ships torch with per-GPU
-# device packages (torch[device-gfxNNNN]) and the ROCm libraries as pip packages, so only the
-# amdgpu kernel driver is needed. It covers targets no upstream wheel carries (RDNA1 gfx1010-1012,
-# gfx1031-1036, gfx1103, gfx1152/1153) without an HSA_OVERRIDE_GFX_VERSION. Treat it as newer and
-# less proven than the upstream wheels; undoing it means deleting the venv.
-# plan file: plans/therock-pip.toml (shipped)
+# machine: Ubuntu 24.04.1 LTS (noble), kernel 6.8.0-48-generic [built:apu-gfx1103-only]
+# iGPU: AMD Radeon 780M (gfx1103)
+# driver: amdgpu in-tree
+# target: stream pip, torch 2.14.1, index rocm7.2, index_url
+# https://download.pytorch.org/whl/rocm7.2, gfx gfx1103, venv /home/user/rocm-wizard-venv
+# why: The least invasive path for most GPUs with a working amdgpu kernel driver: the upstream
+# ROCm wheels of download.pytorch.org bundle the ROCm user space (HIP runtime, rocBLAS, hipBLASLt,
+# MIOpen) inside the wheel, so only /dev/kfd and the render/video groups are needed. The newest
+# wheel that carries this GPU's gfx (or a documented override for it) goes into a venv; system
+# packages stay untouched, and undoing it means deleting the venv.
+# plan file: plans/pip-only.toml (shipped)
 
 set -euo pipefail
 
 # Progress: one line per finished step. Delete this file to start the plan over.
-progress=/var/lib/rocm-wizard/script/therock-pip.progress
+progress=/var/lib/rocm-wizard/script/pip-only.progress
 [ -e "$progress" ] || { sudo -- mkdir -p "$(dirname "$progress")" && sudo -- touch "$progress"; }
 step_done() { grep -qx "$1" "$progress"; }
 mark_done() { echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
@@ -38,9 +35,15 @@ if ! step_done 1; then
   if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
   # root: root is available through sudo
   if ! sudo -- true; then echo 'preflight failed: root: root is available through sudo' >&2; exit 1; fi
-  # wheel: torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python
+  # venv-path: /home/user/rocm-wizard-venv is new or a venv
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh /home/user/venv/bin/python https://repo.amd.com/rocm/whl-multi-arch/ torch 'torch-[0-9][^-]*-@TAG@-'; then echo 'preflight failed: wheel: torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python' >&2; exit 1; fi
+  if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/rocm-wizard-venv; then echo 'preflight failed: venv-path: /home/user/rocm-wizard-venv is new or a venv' >&2; exit 1; fi
+  # python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.14t)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'py=$1; shift; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; mm=$(echo "$v" | cut -d. -f1,2); for w in "$@"; do [ "$mm" = "$w" ] && { echo "$py is Python $mm"; exit 0; }; done; echo "$py is Python $mm; the wheel exists for Python $*" >&2; exit 1' sh python3 3.10 3.11 3.12 3.13 3.14 3.14t; then echo 'preflight failed: python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.14t)' >&2; exit 1; fi
+  # wheel: torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://download.pytorch.org/whl/rocm7.2 torch 'torch-2\.14\.1((\+|%2B)[^-]*)?-@TAG@-'; then echo 'preflight failed: wheel: torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
   # disk-venv: disk space for the venv under /home/user
   if ! python3 -c 'import os, shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -54,66 +57,35 @@ print(f"{free / 2**30:.1f} GiB free on {path}")' /home/user 16106127360; then ec
 fi
 
 # ---- step 2/6: backup: Back up environments, packages, repo lists and evidence
-# note: backup directory: /var/lib/rocm-wizard/backup/therock-pip
+# note: backup directory: /var/lib/rocm-wizard/backup/pip-only
+# note: no Python environment with torch to back up
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/therock-pip; then
-    sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/therock-pip
+  if ! test -d /var/lib/rocm-wizard/backup/pip-only; then
+    sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/pip-only
   fi
-  # pip freeze of /home/user/venv
-  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; "$@" >"$out"' sh /var/lib/rocm-wizard/backup/therock-pip/pip-freeze-1-home-user-venv.txt /home/user/venv/bin/python -m pip freeze --all
-  # save /home/user/venv's activate script, pip.conf and constraints
-  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/venv-files-1-home-user-venv.tar.gz -C / home/user/venv/bin/activate home/user/venv/pip.conf home/user/venv/rocm-wizard-constraints.txt
   # installed packages (both ROCm streams included)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/therock-pip/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/pip-only/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
   # repo lists, keys, pins and global env files
-  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
   # rocminfo evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/therock-pip/rocminfo.txt rocminfo
+  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/pip-only/rocminfo.txt rocminfo
   # KFD topology evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/therock-pip/kfd-properties.txt
+  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/pip-only/kfd-properties.txt
   # the manifest rollback reads
   if ! python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
-except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json '{
- "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
+except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
-  "kind": "dkms",
-  "version": "6.8.5"
+  "kind": "in-tree",
+  "version": null
  },
- "env_settings": [
-  {
-   "name": "HSA_OVERRIDE_GFX_VERSION",
-   "value": "10.3.0",
-   "where": "/etc/environment:2"
-  }
- ],
- "envs": [
-  {
-   "files": "venv-files-1-home-user-venv.tar.gz",
-   "files_paths": [
-    "/home/user/venv/bin/activate",
-    "/home/user/venv/pip.conf",
-    "/home/user/venv/rocm-wizard-constraints.txt"
-   ],
-   "freeze": "pip-freeze-1-home-user-venv.txt",
-   "indexes": {
-    "torch": "https://download.pytorch.org/whl/rocm6.2"
-   },
-   "path": "/home/user/venv",
-   "python": "/home/user/venv/bin/python",
-   "python_version": "3.10",
-   "rocm_sdk": null,
-   "torch": "2.5.1+rocm6.2",
-   "torchaudio": null,
-   "torchvision": null,
-   "triton": null
-  }
- ],
+ "env_settings": [],
+ "envs": [],
  "evidence": [
   "rocminfo.txt",
   "kfd-properties.txt"
@@ -133,40 +105,24 @@ except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.js
  },
  "format": 1,
  "machine": {
-  "codename": "jammy",
-  "kernel": "6.8.0-40-generic",
+  "codename": "noble",
+  "kernel": "6.8.0-48-generic",
   "os": "ubuntu",
-  "version": "22.04"
+  "version": "24.04"
  },
  "packages": {
-  "dkms": [
-   "amdgpu-dkms 1:6.8.5.60204"
-  ],
+  "dkms": [],
   "file": "dpkg-selections.txt",
   "manager": "apt",
-  "rocm_streams": {
-   "legacy": [
-    "amdgpu-install",
-    "rocm-core",
-    "rocm-hip-runtime",
-    "rocminfo",
-    "amdgpu-dkms"
-   ]
-  }
+  "rocm_streams": {}
  },
- "plan": "therock-pip",
+ "plan": "pip-only",
  "rocm": {
   "apt_sources": [],
-  "installs": [
-   {
-    "path": "/opt/rocm-6.2.4",
-    "stream": "legacy",
-    "version": "6.2.4"
-   }
-  ],
+  "installs": [],
   "pins": [],
-  "stream": "legacy",
-  "version": "6.2.4"
+  "stream": null,
+  "version": null
  }
 }
 ' >/dev/null 2>&1; then
@@ -177,41 +133,14 @@ os.makedirs(d,exist_ok=True)
 t=p+'"'"'.rocm-wizard.tmp'"'"'
 with open(t,'"'"'w'"'"') as f: f.write(text)
 os.chmod(t,mode)
-os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
- "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
+os.replace(t,p)' /var/lib/rocm-wizard/backup/pip-only/manifest.json 644 '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
-  "kind": "dkms",
-  "version": "6.8.5"
+  "kind": "in-tree",
+  "version": null
  },
- "env_settings": [
-  {
-   "name": "HSA_OVERRIDE_GFX_VERSION",
-   "value": "10.3.0",
-   "where": "/etc/environment:2"
-  }
- ],
- "envs": [
-  {
-   "files": "venv-files-1-home-user-venv.tar.gz",
-   "files_paths": [
-    "/home/user/venv/bin/activate",
-    "/home/user/venv/pip.conf",
-    "/home/user/venv/rocm-wizard-constraints.txt"
-   ],
-   "freeze": "pip-freeze-1-home-user-venv.txt",
-   "indexes": {
-    "torch": "https://download.pytorch.org/whl/rocm6.2"
-   },
-   "path": "/home/user/venv",
-   "python": "/home/user/venv/bin/python",
-   "python_version": "3.10",
-   "rocm_sdk": null,
-   "torch": "2.5.1+rocm6.2",
-   "torchaudio": null,
-   "torchvision": null,
-   "triton": null
-  }
- ],
+ "env_settings": [],
+ "envs": [],
  "evidence": [
   "rocminfo.txt",
   "kfd-properties.txt"
@@ -231,40 +160,24 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
  },
  "format": 1,
  "machine": {
-  "codename": "jammy",
-  "kernel": "6.8.0-40-generic",
+  "codename": "noble",
+  "kernel": "6.8.0-48-generic",
   "os": "ubuntu",
-  "version": "22.04"
+  "version": "24.04"
  },
  "packages": {
-  "dkms": [
-   "amdgpu-dkms 1:6.8.5.60204"
-  ],
+  "dkms": [],
   "file": "dpkg-selections.txt",
   "manager": "apt",
-  "rocm_streams": {
-   "legacy": [
-    "amdgpu-install",
-    "rocm-core",
-    "rocm-hip-runtime",
-    "rocminfo",
-    "amdgpu-dkms"
-   ]
-  }
+  "rocm_streams": {}
  },
- "plan": "therock-pip",
+ "plan": "pip-only",
  "rocm": {
   "apt_sources": [],
-  "installs": [
-   {
-    "path": "/opt/rocm-6.2.4",
-    "stream": "legacy",
-    "version": "6.2.4"
-   }
-  ],
+  "installs": [],
   "pins": [],
-  "stream": "legacy",
-  "version": "6.2.4"
+  "stream": null,
+  "version": null
  }
 }
 '
@@ -273,54 +186,29 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
 fi
 
 # ---- step 3/6: groups: Add the user to the render and video groups
-# note: log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed
-if ! step_done 3; then
-  # add user to render and video
-  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
-    sudo -- usermod -a -G render,video user
-  fi
-  mark_done 3
-fi
+# skipped: user is already in render and video
 
-# ---- step 4/6: pip_pin: Pin the torch stack in /home/user/venv
-# note: reusing the venv /home/user/venv
-# note: TheRock index: versions are the newest the index serves; the constraints file pins what
-# got installed
+# ---- step 4/6: pip_pin: Pin the torch stack in /home/user/rocm-wizard-venv
+# note: new venv /home/user/rocm-wizard-venv
+# note: no torchaudio is known for torch 2.14.1 on rocm7.2: torchaudio is not installed
+# note: pytorch-triton-rocm comes from rocm7.2 as torch's own pinned dependency (the knowledge
+# base does not record its version)
+# note: knowledge base: indexes taken from the RC 'test' channel of 2026-08-10 ['7.2','7.14'];
+# final release matrix not read; no torchaudio of this version on PyPI; whether the index carries
+# a matching torchaudio is unknown; gfx list from pytorch/pytorch main's manywheel build.sh
+# @027375bf (legacy 7.1/7.2 path: gfx900;gfx906 plus the common list, which has gfx1103 since
+# #179653 landed in April 2026, and gfx950/gfx1150/gfx1151 since #167299); the release/2.13 and
+# release/2.14 copies were not read, not measured with torch.cuda.get_arch_list(); cp315/cp315t
+# wheels were built for the 2.14 release candidates (test-infra #8427 enabled 3.15/3.15t on the
+# test channel, #8497 moved it to the 2.14 RCs); whether the release index carries them was not
+# read
 if ! step_done 4; then
-  # remove every torch-stack distribution from the venv
-  if ! /home/user/venv/bin/python -c 'import os, re, sys
-from importlib import metadata as md
-want, targets = sys.argv[1], sys.argv[2:]
-try:
-    v = md.version("torch")
-except md.PackageNotFoundError:
-    sys.exit("torch is not installed")
-if want != "any" and v.split("+")[0] != want:
-    sys.exit(f"torch {v} is installed, {want} was expected")
-names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
-therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
-if "+rocm" not in v and not therock:
-    sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
-if therock:
-    missing = [t for t in targets if f"amd-torch-device-{t}" not in names and f"rocm-sdk-device-{t}" not in names]
-else:
-    lib = os.path.join(os.path.dirname(str(md.distribution("torch").locate_file("torch/__init__.py"))), "lib")
-    found = set()
-    for root, dirs, files in os.walk(lib):
-        for name in files:
-            found.update(re.findall(r"gfx[0-9]+[a-z]?", name))
-    if not found:
-        print(f"torch {v}: no per-arch files under {lib}; the verify step checks the GPU")
-        sys.exit(0)
-    missing = [t for t in targets if t not in found]
-if missing:
-    sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1031 >/dev/null 2>&1; then
-    /home/user/venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
+  # create the venv /home/user/rocm-wizard-venv
+  if ! test -x /home/user/rocm-wizard-venv/bin/python; then
+    python3 -m venv /home/user/rocm-wizard-venv
   fi
-  # install the pinned stack from https://repo.amd.com/rocm/whl-multi-arch/
-  if ! /home/user/venv/bin/python -c 'import os, re, sys
+  # remove every torch-stack distribution from the venv
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -347,12 +235,43 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1031 >/dev/null 2>&1; then
-    /home/user/venv/bin/python -m pip install --index-url https://repo.amd.com/rocm/whl-multi-arch/ 'rocm[libraries,device-gfx1031]' 'torch[device-gfx1031]' 'torchvision[device-gfx1031]' torchaudio
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1103 >/dev/null 2>&1; then
+    /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
+  fi
+  # install the pinned stack from https://download.pytorch.org/whl/rocm7.2
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+from importlib import metadata as md
+want, targets = sys.argv[1], sys.argv[2:]
+try:
+    v = md.version("torch")
+except md.PackageNotFoundError:
+    sys.exit("torch is not installed")
+if want != "any" and v.split("+")[0] != want:
+    sys.exit(f"torch {v} is installed, {want} was expected")
+names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
+if "+rocm" not in v and not therock:
+    sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
+if therock:
+    missing = [t for t in targets if f"amd-torch-device-{t}" not in names and f"rocm-sdk-device-{t}" not in names]
+else:
+    lib = os.path.join(os.path.dirname(str(md.distribution("torch").locate_file("torch/__init__.py"))), "lib")
+    found = set()
+    for root, dirs, files in os.walk(lib):
+        for name in files:
+            found.update(re.findall(r"gfx[0-9]+[a-z]?", name))
+    if not found:
+        print(f"torch {v}: no per-arch files under {lib}; the verify step checks the GPU")
+        sys.exit(0)
+    missing = [t for t in targets if t not in found]
+if missing:
+    sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1103 >/dev/null 2>&1; then
+    /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.14.1 torchvision==0.29.1
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  /home/user/venv/bin/python -c 'import re, sys
+  /home/user/rocm-wizard-venv/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
@@ -361,9 +280,9 @@ if not any(p.lower().startswith("torch==") for p in pins):
     sys.exit("torch is not installed: no constraints written")
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
-print("\n".join(pins))' /home/user/venv/rocm-wizard-constraints.txt
-  # assert: a ROCm build carrying gfx1031
-  /home/user/venv/bin/python -c 'import os, re, sys
+print("\n".join(pins))' /home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+  # assert: a ROCm build carrying gfx1103
+  /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -390,21 +309,18 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1031
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1103
   mark_done 4
 fi
 
 # ---- step 5/6: env: Set the venv's environment (activate script)
-# note: HSA_OVERRIDE_GFX_VERSION='10.3.0' is set elsewhere but this stack carries gfx1031 natively
-# (or has no safe override): unset inside the venv
 if ! step_done 5; then
-  # write the rocm-wizard block into /home/user/venv/bin/activate
-  if ! /home/user/venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/venv/bin/activate '# >>> rocm-wizard >>>
-unset HSA_OVERRIDE_GFX_VERSION
-export PIP_CONSTRAINT=/home/user/venv/rocm-wizard-constraints.txt
+  # write the rocm-wizard block into /home/user/rocm-wizard-venv/bin/activate
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then
-    /home/user/venv/bin/python -c 'import sys
+    /home/user/rocm-wizard-venv/bin/python -c 'import sys
 path, block = sys.argv[1], sys.argv[2]
 text = open(path).read()
 begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
@@ -415,9 +331,8 @@ if block:
     text = text.rstrip("\n") + "\n" + block
 open(path + ".rocm-wizard.tmp", "w").write(text)
 import os
-os.replace(path + ".rocm-wizard.tmp", path)' /home/user/venv/bin/activate '# >>> rocm-wizard >>>
-unset HSA_OVERRIDE_GFX_VERSION
-export PIP_CONSTRAINT=/home/user/venv/rocm-wizard-constraints.txt
+os.replace(path + ".rocm-wizard.tmp", path)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 '
   fi
@@ -426,9 +341,9 @@ fi
 
 # ---- step 6/6: verify: Verify: matmul and convolution on the GPU
 if ! step_done 6; then
-  # run the suite with /home/user/venv/bin/python
-  python3 -m wizard verify --python /home/user/venv/bin/python --json
+  # run the suite with /home/user/rocm-wizard-venv/bin/python
+  python3 -m wizard verify --python /home/user/rocm-wizard-venv/bin/python --json
   mark_done 6
 fi
 
-echo 'rocm-wizard plan therock-pip: done'
+echo 'rocm-wizard plan pip-only: done'

@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# rocm-wizard dry run: plan docker: AMD's rocm/pytorch Docker image with a launcher for your
+# workspace
+# Nothing has been run. Running this script by hand does what `rocm-wizard --plan docker` would
+# do, in the same order, with the same commands. Run it again after the reboot, or after fixing a
+# failure: it continues where it stopped.
+#
+# machine: Ubuntu 24.04.1 LTS (noble), kernel 6.8.0-48-generic [built:apu-gfx1103-only]
+# iGPU: AMD Radeon 780M (gfx1103)
+# driver: amdgpu in-tree
+# target: stream docker, image rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0,
+# gfx gfx1103
+# why: Keeps ROCm and PyTorch inside a container: AMD's rocm/pytorch image whose ROCm release
+# carries this GPU's gfx and fits the host's kernel driver, pulled and started with the device
+# flags from AMD's docs by a launcher script that mounts the current directory. The host needs
+# only the amdgpu driver, /dev/kfd and /dev/dri, and Docker or Podman; nothing else is installed.
+# plan file: plans/docker.toml (shipped)
+
+set -euo pipefail
+
+# Progress: one line per finished step. Delete this file to start the plan over.
+progress=/var/lib/rocm-wizard/script/docker.progress
+[ -e "$progress" ] || { sudo -- mkdir -p "$(dirname "$progress")" && sudo -- touch "$progress"; }
+step_done() { grep -qx "$1" "$progress"; }
+mark_done() { echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
+mark_boot() { echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
+
+# ---- step 1/5: preflight: Preflight: check everything the plan needs before the first change
+# note: each check must pass; a failure stops the run before anything changes (--skip-preflight
+# NAME skips a check you know to be wrong, and is journalled)
+if ! step_done 1; then
+  # ssh: ssh session: advise tmux/screen
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
+  # root: root is available through sudo
+  if ! sudo -- true; then echo 'preflight failed: root: root is available through sudo' >&2; exit 1; fi
+  # disk-image: disk space for the image
+  if ! python3 -c 'import os, shutil, sys
+path, need = sys.argv[1], int(sys.argv[2])
+while not os.path.exists(path) and os.path.dirname(path) != path:
+    path = os.path.dirname(path)
+free = shutil.disk_usage(path).free
+if free < need:
+    sys.exit(f"only {free / 2**30:.1f} GiB free on {path}; {need >> 30} GiB needed")
+print(f"{free / 2**30:.1f} GiB free on {path}")' /var/lib 42949672960; then echo 'preflight failed: disk-image: disk space for the image' >&2; exit 1; fi
+  # docker: docker is installed
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'command -v "$1" >/dev/null 2>&1 || { echo "$1 is not installed" >&2; exit 1; }' sh docker; then echo 'preflight failed: docker: docker is installed' >&2; exit 1; fi
+  mark_done 1
+fi
+
+# ---- step 2/5: backup: Back up environments, packages, repo lists and evidence
+# note: backup directory: /var/lib/rocm-wizard/backup/docker
+# note: no Python environment with torch to back up
+if ! step_done 2; then
+  # create the backup directory
+  if ! test -d /var/lib/rocm-wizard/backup/docker; then
+    sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/docker
+  fi
+  # installed packages (both ROCm streams included)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/docker/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  # repo lists, keys, pins and global env files
+  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/docker/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  # rocminfo evidence
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/docker/rocminfo.txt rocminfo
+  # KFD topology evidence
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/docker/kfd-properties.txt
+  # the manifest rollback reads
+  if ! python3 -c 'import sys
+try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
+except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/docker/manifest.json '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/docker",
+ "driver": {
+  "kind": "in-tree",
+  "version": null
+ },
+ "env_settings": [],
+ "envs": [],
+ "evidence": [
+  "rocminfo.txt",
+  "kfd-properties.txt"
+ ],
+ "files": {
+  "archive": "etc-files.tar.gz",
+  "paths": [
+   "/etc/apt/sources.list",
+   "/etc/apt/sources.list.d",
+   "/etc/apt/preferences.d",
+   "/etc/apt/keyrings",
+   "/etc/apt/trusted.gpg.d",
+   "/etc/environment",
+   "/etc/profile.d",
+   "/etc/ld.so.conf.d"
+  ]
+ },
+ "format": 1,
+ "machine": {
+  "codename": "noble",
+  "kernel": "6.8.0-48-generic",
+  "os": "ubuntu",
+  "version": "24.04"
+ },
+ "packages": {
+  "dkms": [],
+  "file": "dpkg-selections.txt",
+  "manager": "apt",
+  "rocm_streams": {}
+ },
+ "plan": "docker",
+ "rocm": {
+  "apt_sources": [],
+  "installs": [],
+  "pins": [],
+  "stream": null,
+  "version": null
+ }
+}
+' >/dev/null 2>&1; then
+    sudo -- python3 -c 'import os,sys
+p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
+d=os.path.dirname(p) or '"'"'.'"'"'
+os.makedirs(d,exist_ok=True)
+t=p+'"'"'.rocm-wizard.tmp'"'"'
+with open(t,'"'"'w'"'"') as f: f.write(text)
+os.chmod(t,mode)
+os.replace(t,p)' /var/lib/rocm-wizard/backup/docker/manifest.json 644 '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/docker",
+ "driver": {
+  "kind": "in-tree",
+  "version": null
+ },
+ "env_settings": [],
+ "envs": [],
+ "evidence": [
+  "rocminfo.txt",
+  "kfd-properties.txt"
+ ],
+ "files": {
+  "archive": "etc-files.tar.gz",
+  "paths": [
+   "/etc/apt/sources.list",
+   "/etc/apt/sources.list.d",
+   "/etc/apt/preferences.d",
+   "/etc/apt/keyrings",
+   "/etc/apt/trusted.gpg.d",
+   "/etc/environment",
+   "/etc/profile.d",
+   "/etc/ld.so.conf.d"
+  ]
+ },
+ "format": 1,
+ "machine": {
+  "codename": "noble",
+  "kernel": "6.8.0-48-generic",
+  "os": "ubuntu",
+  "version": "24.04"
+ },
+ "packages": {
+  "dkms": [],
+  "file": "dpkg-selections.txt",
+  "manager": "apt",
+  "rocm_streams": {}
+ },
+ "plan": "docker",
+ "rocm": {
+  "apt_sources": [],
+  "installs": [],
+  "pins": [],
+  "stream": null,
+  "version": null
+ }
+}
+'
+  fi
+  mark_done 2
+fi
+
+# ---- step 3/5: groups: Add the user to the render and video groups
+# skipped: user is already in render and video
+
+# ---- step 4/5: docker: Pull rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 and write the launcher
+# note: image: rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 (ROCm 7.14.1,
+# torch 2.12.0, Python 3.14; high confidence)
+# note: Docker was not detected on this machine: the pull fails until Docker Engine is installed
+# note: start it with: /home/user/rocm-wizard-docker.sh
+if ! step_done 4; then
+  # host: /dev/kfd exists (amdgpu KFD)
+  test -e /dev/kfd
+  # host: /dev/dri exists
+  test -d /dev/dri
+  # host: the amdgpu driver is loaded
+  test -d /sys/module/amdgpu
+  # pull rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0
+  if ! docker image inspect rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 >/dev/null 2>&1; then
+    docker pull rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0
+  fi
+  # launcher /home/user/rocm-wizard-docker.sh
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! python3 -c 'import sys
+try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
+except OSError: sys.exit(1)' /home/user/rocm-wizard-docker.sh '#!/usr/bin/env bash
+# written by rocm-wizard: rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 with the device flags from the AMD docs,
+# the render group of the host, and the current directory at /workspace. Arguments go to the container.
+set -euo pipefail
+render_gid=$(getent group render | cut -d: -f3 || true)
+group_args=()
+if [ -n "$render_gid" ]; then group_args=(--group-add "$render_gid"); fi
+exec docker run -it --rm --cap-add=SYS_PTRACE --security-opt=seccomp=unconfined --device=/dev/kfd --device=/dev/dri --group-add=video --ipc=host --shm-size=8G "${group_args[@]}" -v "$PWD":/workspace -w /workspace rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 "$@"
+' >/dev/null 2>&1; then
+    python3 -c 'import os,sys
+p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
+d=os.path.dirname(p) or '"'"'.'"'"'
+os.makedirs(d,exist_ok=True)
+t=p+'"'"'.rocm-wizard.tmp'"'"'
+with open(t,'"'"'w'"'"') as f: f.write(text)
+os.chmod(t,mode)
+os.replace(t,p)' /home/user/rocm-wizard-docker.sh 755 '#!/usr/bin/env bash
+# written by rocm-wizard: rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 with the device flags from the AMD docs,
+# the render group of the host, and the current directory at /workspace. Arguments go to the container.
+set -euo pipefail
+render_gid=$(getent group render | cut -d: -f3 || true)
+group_args=()
+if [ -n "$render_gid" ]; then group_args=(--group-add "$render_gid"); fi
+exec docker run -it --rm --cap-add=SYS_PTRACE --security-opt=seccomp=unconfined --device=/dev/kfd --device=/dev/dri --group-add=video --ipc=host --shm-size=8G "${group_args[@]}" -v "$PWD":/workspace -w /workspace rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 "$@"
+'
+  fi
+  mark_done 4
+fi
+
+# ---- step 5/5: verify: Verify: matmul and convolution on the GPU
+if ! step_done 5; then
+  # run the suite with rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0
+  python3 -m wizard verify --image rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 --json
+  mark_done 5
+fi
+
+echo 'rocm-wizard plan docker: done'

@@ -1,0 +1,209 @@
+"""Reading the live sources ``kb refresh`` compares the knowledge base with, and parsing their formats.
+
+Three ways to read a URL, one interface (:class:`Reader`):
+
+* the network (``urllib``, the PEP 691 JSON form asked for with ``Accept``);
+* a mirror: ``https://HOST/PATH?QUERY`` is read from ``MIRROR/HOST/PATH?QUERY`` (tests serve recordings on 127.0.0.1);
+* an offline snapshot directory, laid out by :func:`snapshot_path`.
+
+Formats: PEP 691 JSON and PEP 503 HTML simple indexes, Apache- and nginx-style directory listings, and the
+Docker Hub v2 tags API. Only the standard library is used.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
+ACCEPT = f"{SIMPLE_JSON}, text/html;q=0.1, application/json;q=0.5, */*;q=0.01"
+TIMEOUT_S = 60
+USER_AGENT = "rocm-wizard-kb-refresh"
+
+
+class SourceError(Exception):
+    """A source could not be read (network failure, server error, unreadable file). One line."""
+
+
+@dataclass(frozen=True)
+class Page:
+    url: str
+    body: bytes
+    content_type: str  # lower-case media type without parameters; "" when unknown
+
+    @property
+    def is_json(self) -> bool:
+        return self.content_type.endswith("json") or self.body.lstrip()[:1] in (b"{", b"[")
+
+
+def snapshot_path(root: Path, url: str) -> Path:
+    """Where a recorded copy of ``url`` lives under ``root``: ``HOST/PATH``; a directory URL (ending in /)
+    is ``HOST/PATH/index.json`` or ``index.html``; a query is folded into the file name
+    (``tags?page_size=100`` -> ``tags/page_size-100.json``)."""
+    parts = urllib.parse.urlsplit(url)
+    path = parts.path.lstrip("/")
+    base = root / parts.netloc / path
+    if parts.query:
+        q = "_".join(f"{k}-{v}" for k, v in sorted(urllib.parse.parse_qsl(parts.query)))
+        return base / f"{q}.json"
+    if not path or path.endswith("/"):
+        for name in ("index.json", "index.html"):
+            if (base / name).is_file():
+                return base / name
+        return base / "index.html"
+    return base
+
+
+def _media(name: str) -> str:
+    if name.endswith(".json"):
+        return SIMPLE_JSON if name == "index.json" else "application/json"
+    return "text/html"
+
+
+class Reader:
+    """Reads a URL from the network, a mirror, or an offline snapshot. ``get`` returns None for a page the
+    server says is absent (404, and 403, which AMD's and PyTorch's indexes answer for missing projects)."""
+
+    def __init__(self, *, mirror: str | None = None, snapshot: Path | None = None) -> None:
+        self.mirror = mirror.rstrip("/") if mirror else None
+        self.snapshot = snapshot
+        self.read: list[str] = []  # every URL read, in order
+
+    def get(self, url: str) -> Page | None:
+        self.read.append(url)
+        if self.snapshot is not None:
+            path = snapshot_path(self.snapshot, url)
+            if not path.is_file():
+                return None
+            try:
+                return Page(url, path.read_bytes(), _media(path.name))
+            except OSError as exc:
+                raise SourceError(f"cannot read {path}: {exc.strerror or exc}") from None
+        target = url
+        if self.mirror is not None:
+            parts = urllib.parse.urlsplit(url)
+            target = f"{self.mirror}/{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")
+        request = urllib.request.Request(target, headers={"Accept": ACCEPT, "User-Agent": USER_AGENT})
+        try:
+            with urllib.request.urlopen(request, timeout=TIMEOUT_S) as resp:  # noqa: S310 - https or the mirror
+                ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+                return Page(url, resp.read(), ctype)
+        except urllib.error.HTTPError as exc:
+            if exc.code in (403, 404):
+                return None
+            raise SourceError(f"cannot read {url}: HTTP {exc.code} {exc.reason}") from None
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise SourceError(f"cannot read {url}: {reason}") from None
+
+
+# --------------------------------------------------------------------------- HTML anchors
+
+
+class _Anchors(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            href = dict(attrs).get("href")
+            if href:
+                self.hrefs.append(href)
+
+
+def _hrefs(body: bytes) -> list[str]:
+    p = _Anchors()
+    p.feed(body.decode("utf-8", "replace"))
+    return p.hrefs
+
+
+def listing_entries(page: Page) -> list[str]:
+    """Names in an Apache or nginx directory listing: files as "name", directories as "name/". Sort links,
+    the parent link and absolute links elsewhere are left out."""
+    out: list[str] = []
+    for href in _hrefs(page.body):
+        if href.startswith(("?", "#", "/", "..")) or "://" in href:
+            continue
+        name = urllib.parse.unquote(href.split("?", 1)[0])
+        if name and name not in out:
+            out.append(name)
+    return out
+
+
+# --------------------------------------------------------------------------- simple indexes
+
+
+def simple_files(page: Page) -> list[str]:
+    """File names on a project page of a simple index (PEP 691 JSON or PEP 503 HTML)."""
+    if page.is_json:
+        try:
+            doc = json.loads(page.body)
+        except ValueError as exc:
+            raise SourceError(f"{page.url}: not JSON ({exc})") from None
+        files = doc.get("files") if isinstance(doc, dict) else None
+        if not isinstance(files, list):
+            raise SourceError(f"{page.url}: no 'files' list (not a PEP 691 project page)")
+        return [f["filename"] for f in files if isinstance(f, dict) and isinstance(f.get("filename"), str)]
+    return [urllib.parse.unquote(h.rsplit("/", 1)[-1].split("#", 1)[0]) for h in _hrefs(page.body)]
+
+
+def simple_projects(page: Page) -> list[str]:
+    """Project names on an index's root page (PEP 691 JSON or PEP 503 HTML), normalized (PEP 503)."""
+    if page.is_json:
+        try:
+            doc = json.loads(page.body)
+        except ValueError as exc:
+            raise SourceError(f"{page.url}: not JSON ({exc})") from None
+        projects = doc.get("projects") if isinstance(doc, dict) else None
+        if not isinstance(projects, list):
+            raise SourceError(f"{page.url}: no 'projects' list (not a PEP 691 index root)")
+        names = [p["name"] for p in projects if isinstance(p, dict) and isinstance(p.get("name"), str)]
+    else:
+        names = [h.rstrip("/").rsplit("/", 1)[-1] for h in _hrefs(page.body)]
+    return [re.sub(r"[-_.]+", "-", n).lower() for n in names]
+
+
+_WHEEL = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
+
+
+@dataclass(frozen=True)
+class WheelFile:
+    name: str  # normalized: "torch"
+    version: str  # "2.14.1+rocm7.2"
+    python: str | None  # "3.12", "3.13t"; None for py3-none wheels
+    platform: str
+
+
+def parse_wheel_filename(filename: str) -> WheelFile | None:
+    m = _WHEEL.match(urllib.parse.unquote(filename))
+    if not m:
+        return None
+    python = None
+    cp = re.match(r"^cp(\d)(\d+)(t?)$", m["abi"]) or re.match(r"^cp(\d)(\d+)()$", m["py"])
+    if cp:
+        python = f"{cp[1]}.{cp[2]}{cp[3]}"
+    return WheelFile(re.sub(r"[-_.]+", "-", m["name"]).lower(), m["version"], python, m["plat"])
+
+
+# --------------------------------------------------------------------------- Docker Hub
+
+
+def docker_tags(page: Page) -> tuple[list[str], str | None]:
+    """(tag names, next page URL) from one page of the Docker Hub v2 tags API."""
+    try:
+        doc = json.loads(page.body)
+    except ValueError as exc:
+        raise SourceError(f"{page.url}: not JSON ({exc})") from None
+    results = doc.get("results") if isinstance(doc, dict) else None
+    if not isinstance(results, list):
+        raise SourceError(f"{page.url}: no 'results' list (not a Docker Hub tags page)")
+    names = [r["name"] for r in results if isinstance(r, dict) and isinstance(r.get("name"), str)]
+    nxt = doc.get("next")
+    return names, nxt if isinstance(nxt, str) and nxt else None
