@@ -231,7 +231,3 @@ def system_path(path: str) -> bool:
 def skipped(kind: str, title: str, reason: str, notes: tuple[str, ...] = ()) -> StepPlan:
     return StepPlan(kind=kind, title=title, actions=(), skipped_reason=reason, notes=notes)
 
-
-def gpu_label(g: Gpu) -> str:
-    name = g.name or (g.pci_id or "AMD GPU")
-    return f"{name} ({g.gfx or 'gfx unknown'})"

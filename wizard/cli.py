@@ -84,12 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip this preflight check (repeatable; journalled): one you know to be wrong")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, help_text) in COMMANDS.items():
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as exc:  # a command not built into this copy
-            if exc.name != module:
-                raise
-            continue
+        mod = importlib.import_module(module)
         sp = sub.add_parser(name, help=help_text, description=help_text)
         _machine_options(sp, suppress=True)
         mod.add_arguments(sp)

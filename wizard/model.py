@@ -179,15 +179,6 @@ class Facts:
             out.setdefault(s.name, s.value)
         return out
 
-    @property
-    def amd_gpus(self) -> tuple[Gpu, ...]:
-        return self.gpus
-
-    @property
-    def discrete_gpus(self) -> tuple[Gpu, ...]:
-        return tuple(g for g in self.gpus if g.integrated is not True)
-
-
 # --------------------------------------------------------------------------- actions
 
 # An entry of Action.changes saying the action changes the kernel driver (a DKMS module installed or

@@ -23,7 +23,7 @@ from packaging.version import InvalidVersion, Version
 
 from wizard import paths, preflight
 from wizard.kb import DockerImage, KnowledgeBase, Release, Wheel
-from wizard.model import KERNEL_DRIVER, Action, Facts, Gpu, PythonEnv, ResolvedPlan, StepPlan
+from wizard.model import KERNEL_DRIVER, Action, Facts, PythonEnv, ResolvedPlan, StepPlan
 from wizard.plan_file import PlanError, PlanFile, builtin_plans, load_plan
 
 __all__ = ["PlanError", "PlanRefused", "PlanChoice", "resolve_plan", "recommend", "default_state_dir"]
@@ -59,10 +59,6 @@ def _v(text: str | None) -> Version:
         return Version(text or "0")
     except InvalidVersion:
         return Version("0")
-
-
-def _label(g: Gpu) -> str:
-    return f"{g.name or g.pci_id or 'AMD GPU'} ({g.gfx or 'gfx unknown'})"
 
 
 def _home(facts: Facts) -> str | None:

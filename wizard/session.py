@@ -299,11 +299,6 @@ class RunProgress:
         if isinstance(d, dict) and isinstance(d.get("checks"), list):
             self.verify = [_verify_row(c) for c in d["checks"] if isinstance(c, dict)]
 
-    @property
-    def total_duration(self) -> float:
-        return sum(r.duration or 0.0 for r in self.steps)
-
-
 def _verify_row(d: dict[str, Any]) -> VerifyRow:
     m = d.get("metrics")
     metrics = tuple(sorted(m.items())) if isinstance(m, dict) else ()

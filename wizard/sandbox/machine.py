@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import time
 import uuid
 from pathlib import Path
@@ -223,6 +222,3 @@ def groups(root: Path) -> list[list[str]]:
 def write_groups(root: Path, rows: list[list[str]]) -> None:
     atomic_write(root / "etc/group", "".join(":".join(r) + "\n" for r in rows))
 
-
-def copy_tree(src: Path, dst: Path) -> None:
-    shutil.copytree(src, dst, symlinks=True, dirs_exist_ok=True)

@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Label, Log, Static
+from textual.widgets import Button, Log, Static
 
 from wizard.model import Action
 from wizard.runner.service import PendingRun
