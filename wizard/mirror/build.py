@@ -15,6 +15,7 @@ The packages' lists name ``BASE_URL`` (the server's address), so build after the
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ class ExtraDeb:
     repo_url: str  # upstream URL of the repository ("https://repo.radeon.com/rocm/apt/6.2.4")
     suite: str
     spec: DebSpec
+    compression: str = "gzip"  # dpkg-deb -Z: "none" builds a big test payload fast
 
 
 @dataclass(frozen=True)
@@ -140,7 +142,7 @@ def build_mirror(root: Path, base_url: str, *, kb: KnowledgeBase | None = None,
         (root / KEYRING).write_bytes(keyring)
         (root / KEYRING).with_suffix(".asc").write_text(key.public_armored())
         repos: dict[tuple[Path, str], AptRepo] = {}
-        jobs_list: list[tuple[AptRepo | None, Path, DebSpec]] = []
+        jobs_list: list[tuple[AptRepo | None, Path, DebSpec, str]] = []
 
         def repo(url: str, suite: str, description: str) -> AptRepo:
             r = AptRepo(root / cat.index_path(url), suite, urlsplit(url).hostname or "", description)
@@ -148,26 +150,27 @@ def build_mirror(root: Path, base_url: str, *, kb: KnowledgeBase | None = None,
 
         for rel in legacy:
             inst = root / cat.index_path(rel.install_url)
-            jobs_list.append((None, inst.parent, cat.amdgpu_install_package(rel, mirror_of, keyring)))
+            jobs_list.append((None, inst.parent, cat.amdgpu_install_package(rel, mirror_of, keyring), "gzip"))
             rr = repo(rel.rocm_repo(), rel.codename, f"ROCm {rel.version} rehearsal repository")
             dr = repo(rel.amdgpu_repo(), rel.codename, f"AMDGPU {rel.version} rehearsal repository")
-            jobs_list += [(rr, root / ".build" / "debs", s) for s in cat.legacy_rocm_packages(rel)]
-            jobs_list += [(dr, root / ".build" / "debs", s) for s in cat.legacy_driver_packages(rel)]
+            jobs_list += [(rr, root / ".build", s, "gzip") for s in cat.legacy_rocm_packages(rel)]
+            jobs_list += [(dr, root / ".build", s, "gzip") for s in cat.legacy_driver_packages(rel)]
         for crel in core:
             cr = repo(crel.repo(), cat.CORE_SDK_SUITE, f"ROCm Core SDK {crel.version} rehearsal repository")
-            jobs_list += [(cr, root / ".build" / "debs", s) for s in cat.core_sdk_packages(crel, gfx)]
+            jobs_list += [(cr, root / ".build", s, "gzip") for s in cat.core_sdk_packages(crel, gfx)]
         for extra in extra_debs:
             er = repo(extra.repo_url, extra.suite, "rehearsal repository")
-            jobs_list.append((er, root / ".build" / "debs", extra.spec))
+            jobs_list.append((er, root / ".build", extra.spec, extra.compression))
 
-        def one(job: tuple[AptRepo | None, Path, DebSpec]) -> None:
-            r, out, spec = job
-            deb = build_deb(spec, out / (r.suite if r else ""))
+        def one(job: tuple[AptRepo | None, Path, DebSpec, str]) -> None:
+            r, out, spec, compression = job
+            deb = build_deb(spec, out / (r.suite if r else ""), compression)
             if r is not None:
                 add_to_pool(r, deb)
                 deb.unlink()
 
         list(pool.map(one, jobs_list))
+        shutil.rmtree(root / ".build", ignore_errors=True)
         _sign_all(pool, tuple(repos.values()), key)
         indexes = _wheels(root, kb, wheel_rows, pool)
     manifest = MirrorManifest(root, base, key.fingerprint, legacy, core, tuple(repos.values()), indexes,
