@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
-from wizard.mirror.build import MirrorManifest, build_mirror
+from wizard.mirror.build import MirrorManifest, build_mirror, missing_tools
 from wizard.mirror.server import MirrorServer
-
-TOOLS = {"dpkg-deb": "dpkg-dev", "apt-ftparchive": "apt-utils", "gpg": "gnupg", "gpgv": "gpgv"}
-
-
-def missing_tools() -> str | None:
-    gone = [f"{tool} ({pkg})" for tool, pkg in TOOLS.items() if shutil.which(tool) is None]
-    if gone:
-        return f"building the rehearsal mirror needs {', '.join(gone)}: apt-get install them (.ci/run does)"
-    return None
 
 
 @pytest.fixture(scope="session")

@@ -11,10 +11,11 @@ What real apt and dpkg do (reproduced in tests/realroot/test_repair.py, in a rea
   "E: Unmet dependencies". Repair: ``apt-get -f install -y``.
 * the dpkg lock held by another process (unattended-upgrades, another apt): apt fails with "Could not get
   lock /var/lib/dpkg/lock-frontend". Repair: wait, bounded, saying who holds it.
-* a held package (``apt-mark hold``): apt refuses to change it ("Held packages were changed"). Not
-  repaired: the user decides, with the ``apt-mark unhold`` shown.
+* a held package (``apt-mark hold``): apt refuses a change that would take it along ("E: Error,
+  pkgProblemResolver::Resolve generated breaks, this may be caused by held packages."). Not repaired:
+  the user decides, with the ``apt-mark unhold`` shown.
 
-:func:`survey` runs the read-only checks (``dpkg --audit``, ``apt-get check``, ``apt-mark showhold``)
+:func:`survey` runs the read-only checks (``dpkg-query``, ``dpkg --audit``, ``apt-get check``, ``apt-mark showhold``)
 through a caller's ``run`` (the live machine, a real root's entry, another executor) and reads the
 lock files and dpkg's status under ``root`` directly. Locks are probed with ``fcntl(F_GETLK)`` from
 this process, so a holder's pid is this process's view of it.
@@ -107,6 +108,32 @@ def parse_status(text: str) -> tuple[PackageState, ...]:
         if name and status and len(status) == 3:
             out.append(PackageState(name, status[0], status[1], status[2]))
     return tuple(out)
+
+
+STATUS_QUERY = ("dpkg-query", "-W", "-f", "${Package}\\t${Status}\\n")
+
+
+def parse_query(text: str) -> tuple[PackageState, ...]:
+    """``dpkg-query -W -f '${Package}\\t${Status}\\n'`` output."""
+    out: list[PackageState] = []
+    for line in text.splitlines():
+        name, _, status = line.partition("\t")
+        parts = status.split()
+        if name and len(parts) == 3:
+            out.append(PackageState(name, parts[0], parts[1], parts[2]))
+    return tuple(out)
+
+
+def package_states(root: Path, run: Runner) -> tuple[PackageState, ...]:
+    """Every package's state as dpkg itself sees it: ``dpkg-query`` applies the journal of an interrupted
+    run (``/var/lib/dpkg/updates``) on top of the status file; the file alone when dpkg-query fails."""
+    q = run(list(STATUS_QUERY))
+    if q.returncode == 0 and q.stdout.strip():
+        return parse_query(q.stdout)
+    try:
+        return parse_status((root / "var/lib/dpkg/status").read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        return ()
 
 
 def journal_pending(root: Path) -> tuple[str, ...]:
@@ -234,11 +261,7 @@ def survey(root: Path, run: Runner, *, touches: Collection[str] | None = None,
     lock = lock_finding(lock_holders(root), lock_wait)
     if lock is not None:
         findings.append(lock)
-    try:
-        status = (root / "var/lib/dpkg/status").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        status = ""
-    states = parse_status(status)
+    states = package_states(root, run)
     audit = run(["dpkg", "--audit"])
     intr = interrupted(states, journal_pending(root))
     if intr is not None:
