@@ -3,8 +3,9 @@
 * ``rehearsal``: the session's mirror (built from the KB, served on 127.0.0.1) plus one big test package
   (``rocblas`` for ROCm 6.2.0, 128 MiB, uncompressed) to interrupt dpkg in;
 * ``session_base``: the cached mmdebstrap tarball unpacked once;
-* ``seeded(profile)``: a profile's root with its starting stack installed (built once per session);
-* ``new_root(profile, stack=True)``: a fresh copy for one test, removed afterwards.
+* ``seeded(profile)``: a profile's root with its starting stack installed, built once per session and
+  shared: a test that uses it directly may read and run things but must not change its packages;
+* ``new_root(profile, stack=True)``: a fresh copy for one test that changes packages, removed afterwards.
 
 Tests marked ``realroot`` (the slowest) run only with ROCM_WIZARD_REALROOT_ALL=1; the rest run in every
 ``python -m pytest``. Without root or mmdebstrap everything here skips, saying what to install.

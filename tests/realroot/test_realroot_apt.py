@@ -27,10 +27,10 @@ def installed(r: RealRoot) -> dict[str, str]:
     return {p[0]: p[1] for p in (line.split() for line in out.splitlines()) if len(p) >= 3 and p[2] == "ii"}
 
 
-def test_apt_update_verifies_the_mirrors_signed_release(new_root: Callable[..., RealRoot],
+def test_apt_update_verifies_the_mirrors_signed_release(seeded: Callable[[str], RealRoot],
                                                         rehearsal: tuple[MirrorServer, MirrorManifest]) -> None:
     srv, m = rehearsal
-    r = new_root("seed-7900xt")
+    r = seeded("seed-7900xt")
     srv.clear_log()
     up = r.run(["apt-get", "update"], env=NONINTERACTIVE)
     assert up.returncode == 0, up.stderr
@@ -76,10 +76,10 @@ def test_a_release_signed_by_another_key_is_refused(new_root: Callable[..., Real
     assert "NO_PUBKEY" in up.stderr and "is not signed" in up.stderr
 
 
-def test_amdgpu_install_writes_amds_lists_and_the_mirrors_key(new_root: Callable[..., RealRoot],
+def test_amdgpu_install_writes_amds_lists_and_the_mirrors_key(seeded: Callable[[str], RealRoot],
                                                               rehearsal: tuple[MirrorServer, MirrorManifest]) -> None:
     _, m = rehearsal
-    r = new_root("seed-7900xt")
+    r = seeded("seed-7900xt")
     opts = "[arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg]"
     assert (r.path / "etc/apt/sources.list.d/rocm.list").read_text() == \
         f"deb {opts} {m.base_url}/repo.radeon.com/rocm/apt/6.2 jammy main\n"

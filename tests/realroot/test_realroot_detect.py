@@ -10,10 +10,10 @@ from wizard.mirror.server import MirrorServer
 from wizard.realroot.machine import RealRoot, install_wizard_source
 
 
-def test_detect_reads_the_gpus_rocm_and_the_venv(new_root: Callable[..., RealRoot],
+def test_detect_reads_the_gpus_rocm_and_the_venv(seeded: Callable[[str], RealRoot],
                                                   rehearsal: tuple[MirrorServer, MirrorManifest]) -> None:
     _, m = rehearsal
-    r = new_root("seed-7900xt")
+    r = seeded("seed-7900xt")
     path = install_wizard_source(r.path)
     out = r.run(["python3", "-m", "wizard", "detect", "--json"], as_user=True, env={"PYTHONPATH": path})
     assert out.returncode == 0, out.stderr[-800:]

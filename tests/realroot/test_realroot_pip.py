@@ -16,11 +16,11 @@ from wizard.realroot.machine import RealRoot
 PIP = ["--disable-pip-version-check", "--no-input"]
 
 
-def test_pip_installs_the_mirrors_wheels_into_a_venv(new_root: Callable[..., RealRoot],
+def test_pip_installs_the_mirrors_wheels_into_a_venv(seeded: Callable[[str], RealRoot],
                                                       rehearsal: tuple[MirrorServer, MirrorManifest]) -> None:
     _, m = rehearsal
-    r = new_root("rx9070xt-noble", stack=False)
-    assert r.run(["python3", "-m", "venv", "/home/user/venv"], as_user=True).returncode == 0
+    r = seeded("rx9070xt-noble")
+    assert r.run(["python3", "-m", "venv", "--clear", "/home/user/venv"], as_user=True).returncode == 0
     index = m.url("https://download.pytorch.org/whl/rocm7.2")
     got = r.run(["/home/user/venv/bin/pip", "install", *PIP, "--index-url", index, "torch==2.11.0",
                  "torchvision==0.26.0", "torchaudio==2.11.0"], as_user=True)
@@ -36,7 +36,7 @@ def test_pip_installs_the_mirrors_wheels_into_a_venv(new_root: Callable[..., Rea
     assert (r.path / "home/user/venv/lib/python3.11/site-packages/torch").stat().st_uid == 1000
 
 
-def test_pip_upgrade_picks_between_rocm_local_versions(new_root: Callable[..., RealRoot],
+def test_pip_upgrade_picks_between_rocm_local_versions(seeded: Callable[[str], RealRoot],
                                                        rehearsal: tuple[MirrorServer, MirrorManifest]) -> None:
     """Two builds of one torch that differ only in their local label, on one index (as a site mirror
     merging indexes would serve them): pip orders local labels segment by segment, and 'rocm7' sorts
@@ -50,10 +50,10 @@ def test_pip_upgrade_picks_between_rocm_local_versions(new_root: Callable[..., R
                     "cp311-cp311-linux_x86_64", index)
     write_index(index)
     assert Version("2.13.0+rocm7.2") > Version("2.13.0+rocm10.0.0")  # PEP 440, as packaging implements it
-    r = new_root("rx9070xt-noble", stack=False)
+    r = seeded("rx9070xt-noble")
     url = f"{m.base_url}/test-local-versions"
-    assert r.run(["python3", "-m", "venv", "/home/user/venv"], as_user=True).returncode == 0
-    pip = ["/home/user/venv/bin/pip", "install", *PIP, "--index-url", url]
+    assert r.run(["python3", "-m", "venv", "--clear", "/home/user/upgrade-venv"], as_user=True).returncode == 0
+    pip = ["/home/user/upgrade-venv/bin/pip", "install", *PIP, "--index-url", url]
     first = r.run([*pip, "torch==2.13.0+rocm10.0.0"], as_user=True)
     assert "Successfully installed torch-2.13.0+rocm10.0.0" in first.stdout, first.stderr
     upgraded = r.run([*pip, "--upgrade", "torch"], as_user=True)

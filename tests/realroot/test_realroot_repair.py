@@ -30,8 +30,8 @@ def apply(r: RealRoot, finding: repair.Finding) -> None:
         assert done.returncode == 0, (argv, done.stderr[-500:])
 
 
-def test_clean_root_has_no_half_states(new_root: Callable[..., RealRoot]) -> None:
-    assert survey(new_root("seed-7900xt")) == ()
+def test_clean_root_has_no_half_states(seeded: Callable[[str], RealRoot]) -> None:
+    assert survey(seeded("seed-7900xt")) == ()
 
 
 def test_held_package_is_refused_with_the_unhold_the_user_must_decide(new_root: Callable[..., RealRoot]) -> None:

@@ -118,6 +118,8 @@ class MirrorServer:
         self._lock = threading.Lock()
         self._last = time.monotonic()
         self._stopped = threading.Event()
+        self._stop_lock = threading.Lock()
+        self._stopping = False
         self._httpd = _Server((HOST, port), _Handler)
         self._httpd.owner = self
         self._threads: list[threading.Thread] = []
@@ -140,15 +142,17 @@ class MirrorServer:
         return self
 
     def stop(self) -> None:
-        if self._stopped.is_set():
-            return
-        self._stopped.set()
+        with self._stop_lock:
+            if self._stopping:
+                return
+            self._stopping = True
         self._httpd.shutdown()
         self._httpd.server_close()
+        self._stopped.set()  # only once nothing listens any more
 
     @property
     def running(self) -> bool:
-        return not self._stopped.is_set()
+        return not self._stopping
 
     def __enter__(self) -> MirrorServer:
         return self.start()
