@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 
 from wizard.sandbox import machine as m
-from wizard.sandbox.profiles import PROFILES, Profile
+from wizard.sandbox.profiles import PROFILES, Profile, machine_tree
 from wizard.sandbox.standins import HANDLERS, MAPPED_TOOLS, make_venv, standin_script
 from wizard.sandbox.machine import package_files as pkgver_files
 
@@ -62,10 +62,6 @@ def _os(root: Path, prof: Profile) -> None:
     text = "".join(f'{k}="{v}"\n' for k, v in prof.os_release)
     m.atomic_write(root / "etc/os-release", text)
     m.atomic_write(root / "etc/environment", 'PATH="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"\n')
-    (root / "sys/firmware/efi/efivars").mkdir(parents=True, exist_ok=True)
-    # efivarfs: 4 attribute bytes, then the value byte
-    (root / "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c").write_bytes(
-        b"\x06\x00\x00\x00" + (b"\x01" if prof.secure_boot else b"\x00"))
 
 
 def _system_python(root: Path, prof: Profile) -> None:
@@ -82,23 +78,16 @@ def _system_python(root: Path, prof: Profile) -> None:
 
 
 def _gpus(root: Path, prof: Profile) -> None:
-    nodes = root / "sys/class/kfd/kfd/topology/nodes"
-    m.atomic_write(nodes / "0" / "properties", "cpu_cores_count 16\nsimd_count 0\ngfx_target_version 0\n")
-    (root / "sys/module/amdgpu").mkdir(parents=True, exist_ok=True)
-    (root / "dev/dri").mkdir(parents=True, exist_ok=True)
-    (root / "dev/kfd").write_text("")
-    for i, g in enumerate(prof.gpus):
-        base = root / "sys/bus/pci/devices" / g.bdf
-        m.atomic_write(base / "vendor", "0x1002\n")
-        m.atomic_write(base / "device", f"0x{g.device}\n")
-        m.atomic_write(base / "class", "0x030000\n" if not g.integrated else "0x038000\n")
-        m.atomic_write(base / "uevent", f"DRIVER=amdgpu\nPCI_ID=1002:{g.device.upper()}\nPCI_SLOT_NAME={g.bdf}\n")
-        minor = 128 + i
-        (root / "dev/dri" / f"renderD{minor}").write_text("")
-        bus = int(g.bdf.split(":")[1], 16)
-        m.atomic_write(nodes / str(i + 1) / "properties",
-                       f"cpu_cores_count 0\ngfx_target_version {g.gfx_target_version}\nvendor_id 4098\n"
-                       f"device_id {int(g.device, 16)}\nlocation_id {bus << 8}\ndrm_render_minor {minor}\n")
+    """The GPUs' sysfs/KFD tree, /dev nodes and the Secure Boot variable (profiles.machine_tree)."""
+    tree = machine_tree(prof)
+    for d in tree.dirs:
+        (root / d).mkdir(parents=True, exist_ok=True)
+    for rel, data in tree.files:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    for rel in tree.nodes:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("")
 
 
 def _users(root: Path, prof: Profile) -> None:

@@ -42,6 +42,40 @@ class Profile:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
+@dataclass(frozen=True)
+class MachineTree:
+    """The kernel-side files of a profile's machine, as paths relative to its root: the GPUs' PCI
+    sysfs entries and KFD topology, /dev/kfd and render nodes (plain files), the Secure Boot EFI
+    variable. Read-only data; the sandbox and the real root both lay it."""
+    files: tuple[tuple[str, bytes], ...]
+    dirs: tuple[str, ...]
+    nodes: tuple[str, ...]  # device nodes, laid as empty plain files
+
+
+SECURE_BOOT_VAR = "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+
+
+def machine_tree(prof: Profile) -> MachineTree:
+    files: list[tuple[str, bytes]] = []
+    nodes_dir = "sys/class/kfd/kfd/topology/nodes"
+    files.append((f"{nodes_dir}/0/properties", b"cpu_cores_count 16\nsimd_count 0\ngfx_target_version 0\n"))
+    dev_nodes = ["dev/kfd"]
+    for i, g in enumerate(prof.gpus):
+        base = f"sys/bus/pci/devices/{g.bdf}"
+        files += [(f"{base}/vendor", b"0x1002\n"), (f"{base}/device", f"0x{g.device}\n".encode()),
+                  (f"{base}/class", b"0x030000\n" if not g.integrated else b"0x038000\n"),
+                  (f"{base}/uevent", f"DRIVER=amdgpu\nPCI_ID=1002:{g.device.upper()}\nPCI_SLOT_NAME={g.bdf}\n".encode())]
+        minor = 128 + i
+        dev_nodes.append(f"dev/dri/renderD{minor}")
+        bus = int(g.bdf.split(":")[1], 16)
+        files.append((f"{nodes_dir}/{i + 1}/properties",
+                      f"cpu_cores_count 0\ngfx_target_version {g.gfx_target_version}\nvendor_id 4098\n"
+                      f"device_id {int(g.device, 16)}\nlocation_id {bus << 8}\ndrm_render_minor {minor}\n".encode()))
+    # efivarfs: 4 attribute bytes, then the value byte
+    files.append((SECURE_BOOT_VAR, b"\x06\x00\x00\x00" + (b"\x01" if prof.secure_boot else b"\x00")))
+    return MachineTree(tuple(files), ("sys/module/amdgpu", "dev/dri"), tuple(dev_nodes))
+
+
 def _ubuntu(version: str, codename: str) -> tuple[tuple[str, str], ...]:
     return (("NAME", "Ubuntu"), ("VERSION_ID", version), ("ID", "ubuntu"), ("ID_LIKE", "debian"),
             ("VERSION_CODENAME", codename), ("UBUNTU_CODENAME", codename), ("PRETTY_NAME", f"Ubuntu {version} LTS"))
