@@ -11,17 +11,18 @@ ROOT = Path(__file__).resolve().parent.parent
 # lowest first; a module may import its own layer and the ones below it (docs/contracts.md "Layers")
 LAYERS: list[tuple[str, ...]] = [
     ("wizard", "wizard.model", "wizard.exit_codes", "wizard.paths", "wizard.inputs"),
-    ("wizard.host", "wizard.kb", "wizard.parsers", "wizard.facts_json", "wizard.render"),
+    ("wizard.host", "wizard.kb", "wizard.parsers", "wizard.facts_json", "wizard.render", "wizard.profiles"),
     ("wizard.probes", "wizard.evidence"),
     ("wizard.diagnose", "wizard.verify"),
-    ("wizard.plans", "wizard.plan_file", "wizard.steps", "wizard.preflight", "wizard.script"),
+    ("wizard.plans", "wizard.plan_file", "wizard.steps", "wizard.preflight", "wizard.script", "wizard.mirror"),
     ("wizard.planner",),
     ("wizard.runner",),
-    ("wizard.sandbox", "wizard.machines", "wizard.session"),
+    ("wizard.sandbox", "wizard.realroot", "wizard.machines", "wizard.session"),
     ("wizard.commands", "wizard.tui", "wizard.cli", "wizard.__main__"),
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
-PACKAGES = ("runner", "tui", "commands", "kb", "probes", "parsers", "sandbox", "verify", "steps", "plans")
+PACKAGES = ("runner", "tui", "commands", "kb", "probes", "parsers", "sandbox", "verify", "steps", "plans", "mirror",
+            "realroot")
 
 
 def module_of(path: Path) -> str:

@@ -26,7 +26,7 @@ from wizard.mirror.wheels import python_tag
 from wizard.plan_file import builtin_plans
 from wizard.probes.python_envs import env_from_prefix
 from wizard.probes.rocm import _short_version
-from wizard.sandbox.profiles import PROFILES
+from wizard.profiles import PROFILES
 
 
 def fetch(url: str, accept: str | None = None) -> tuple[int, str, bytes]:

@@ -99,7 +99,7 @@ def mirror_config(base_url: str) -> MirrorConfig:
 def plan_targets() -> tuple[set[str], set[tuple[str, str]]]:
     """(ROCm releases, (torch, index) pins) the shipped plans and the sandbox profiles name."""
     from wizard.plan_file import builtin_plans
-    from wizard.sandbox.profiles import PROFILES
+    from wizard.profiles import PROFILES
 
     releases: set[str] = set()
     pins: set[tuple[str, str]] = set()

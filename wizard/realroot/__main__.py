@@ -44,7 +44,7 @@ def _build(args: argparse.Namespace) -> int:
     from wizard.kb import load_kb
     from wizard.mirror.build import build_mirror
     from wizard.realroot.machine import build_root, install_starting_stack
-    from wizard.sandbox.profiles import PROFILES
+    from wizard.profiles import PROFILES
 
     directory = Path(args.dir).absolute()
     started = time.monotonic()

@@ -1,6 +1,6 @@
 """A sandbox profile laid on a real Debian 12 root, its starting stack installed with the real tools.
 
-:func:`build_root` makes DIR a real root for a profile (``wizard.sandbox.profiles``: the data is not
+:func:`build_root` makes DIR a real root for a profile (``wizard.profiles``: the data is not
 repeated here): the base userland (unpacked from the cached tarball, or copied from an unpacked one),
 the profile's GPU sysfs/KFD tree and device nodes (plain files, ``root:render`` 0660 as udev makes
 them), its user (uid 1000, with home, groups and ``.bashrc``) made by the root's own ``useradd``,
@@ -32,7 +32,7 @@ from wizard.mirror.build import mirror_config
 from wizard.realroot import base as rb
 from wizard.realroot import enter, standins
 from wizard.realroot.base import RealRootError
-from wizard.sandbox.profiles import PROFILES, Profile, machine_tree
+from wizard.profiles import PROFILES, Profile, machine_tree
 
 USER = enter.User("user", "/home/user")
 AMD_CODENAME = "jammy"  # AMD's packages for Debian 12

@@ -21,7 +21,7 @@ DEFAULT_PROFILE = "seed-7900xt"
 
 
 def profile_names() -> list[str]:
-    from wizard.sandbox.profiles import PROFILES
+    from wizard.profiles import PROFILES
 
     return sorted(PROFILES)
 

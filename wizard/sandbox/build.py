@@ -8,7 +8,7 @@ import uuid
 from pathlib import Path
 
 from wizard.sandbox import machine as m
-from wizard.sandbox.profiles import PROFILES, Profile, machine_tree
+from wizard.profiles import PROFILES, Profile, machine_tree
 from wizard.sandbox.standins import HANDLERS, MAPPED_TOOLS, make_venv, standin_script
 from wizard.sandbox.machine import package_files as pkgver_files
 
