@@ -8,7 +8,7 @@ the runner runs it as is, and the dry-run script prints it shlex-quoted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Generic, Sequence, TypeVar
 
 from wizard.model import KERNEL_DRIVER, Action, Facts, Gpu, StepPlan
@@ -91,6 +91,44 @@ class StepContext:
 
     def title(self, default: str) -> str:
         return self.spec.title or default
+
+
+# --- guards: the package manager's half-states, repaired on every entry to a step that uses it ---------
+
+# exit 0 when dpkg was not interrupted: no pending journal entries in /var/lib/dpkg/updates (what apt
+# checks before "dpkg was interrupted, you must manually run 'dpkg --configure -a'") and nothing
+# half-installed or half-configured (``dpkg --audit`` prints nothing)
+DPKG_CLEAN = 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && test -z "$(dpkg --audit 2>/dev/null)"'
+# sh -c HOLD_CHECK sh PKG...: fail, naming the unhold the user must decide on, when one of PKG is held
+HOLD_CHECK = ('held=$(apt-mark showhold "$@" 2>/dev/null | tr "\\n" " " | sed "s/ *$//"); '
+              'if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin\'s '
+              'decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi')
+
+
+def package_guards(pm: str | None, lock_wait: int, packages: Sequence[str] = ()) -> list[Action]:
+    """Actions that run first on every entry to a step that drives the package manager (``repeat``),
+    so a resume after a crash repairs the real half-states before going on, each journalled: another
+    package manager's lock (wait, bounded, with a message), an interrupted dpkg (``dpkg --configure -a``),
+    broken dependencies (``apt-get -f install``), a held package the step changes (refused, naming the
+    ``apt-mark unhold`` the admin must decide on). On a healthy machine each is a done-check and no more."""
+    from wizard import preflight
+
+    out: list[Action] = []
+    lock = preflight.package_lock_free(pm, lock_wait)
+    if lock is not None:
+        out.append(replace(lock, name=None, repeat=True,
+                           description=f"wait for the package manager's lock (at most {lock_wait} s)"))
+    if pm == "apt":
+        out += [
+            Action(("dpkg", "--configure", "-a"), "repair an interrupted dpkg (dpkg --configure -a)", root=True,
+                   check=("sh", "-c", DPKG_CLEAN), changes=("dpkg",), repeat=True, timeout=3600),
+            Action(("apt-get", "-f", "install", "-y"), "repair broken dependencies (apt-get -f install)", root=True,
+                   check=("apt-get", "check"), changes=("dpkg",), repeat=True, timeout=3600),
+        ]
+        if packages:
+            out.append(Action(("sh", "-c", HOLD_CHECK, "sh", *packages), "no package the step changes is held",
+                              repeat=True))
+    return out
 
 
 # --- undo: what a step contributes to a rollback ------------------------------------------------

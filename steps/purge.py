@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from wizard import preflight
 from wizard.model import KERNEL_DRIVER, Action, StepPlan
 
-from ._common import StepContext, StepKind, Undo, UndoContext, skipped
+from ._common import StepContext, StepKind, Undo, UndoContext, package_guards, skipped
 
 STREAMS = ("legacy", "core-sdk", "distro")
 
@@ -93,7 +93,7 @@ def plan(ctx: StepContext) -> StepPlan:
                          "output?): only the leftover audit runs; remove it by hand if it is not packaged")
         else:
             return skipped("purge", title, "no ROCm packages installed", ("nothing to purge",))
-    actions: list[Action] = []
+    actions: list[Action] = package_guards(pm, ctx.lock_wait, pkgs) if pkgs else []
     if pm == "apt":
         none_installed = ("sh", "-c", NONE_INSTALLED_DPKG, "sh", *pkgs)
         if "amdgpu-install" in pkgs:

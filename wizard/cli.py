@@ -62,6 +62,16 @@ def _machine_options(p: argparse.ArgumentParser, *, suppress: bool) -> None:
                    help="use DIR as the machine's root, with stand-in programs (a rehearsal)")
     p.add_argument("--profile", metavar="NAME", default=d,
                    help="sandbox profile used when DIR is first created (e.g. seed-7900xt)")
+    p.add_argument("--root", metavar="KIND", choices=("debian12",), default=d,
+                   help="with --sandbox: a real Debian 12 root (real apt, dpkg, pip from a local mirror) instead of "
+                        "stand-ins; needs root and mmdebstrap")
+    p.add_argument("--mirror", dest="mirrors", metavar="ORIGIN=URL", action="append",
+                   default=argparse.SUPPRESS if suppress else [],
+                   help="serve ORIGIN (repo.radeon.com, repo.amd.com, download.pytorch.org, docker.io ...) from a site "
+                        "mirror (repeatable; also /etc/rocm-wizard/mirrors.toml and ~/.config/rocm-wizard/mirrors.toml)")
+    p.add_argument("--mirror-key", dest="mirror_keys", metavar="ORIGIN=FINGERPRINT", action="append",
+                   default=argparse.SUPPRESS if suppress else [],
+                   help="trust this signing key (full fingerprint) for ORIGIN's mirror")
     p.add_argument("--state-dir", metavar="DIR", default=d, help=argparse.SUPPRESS)
 
 
@@ -98,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_codes.OK
     from wizard.commands import Context, CommandError
 
+    ctx = None
     try:
         args = build_parser().parse_args(args_list)
         ctx = Context(args)
@@ -130,6 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: internal error: {type(exc).__name__}: {exc} "
               "(ROCM_WIZARD_DEBUG=1 shows the traceback)", file=sys.stderr)
         return exit_codes.FAILURE
+    finally:
+        if ctx is not None:
+            ctx.close()
 
 
 if __name__ == "__main__":

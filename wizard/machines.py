@@ -9,6 +9,7 @@ state and logs live, and how the user names it on a command line. One place for 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wizard import paths
 from wizard.host import Host, LiveHost
@@ -16,6 +17,9 @@ from wizard.runner.executor import LiveExecutor
 from wizard.runner.privilege import Privilege
 from wizard.runner.resume_unit import wizard_command
 from wizard.runner.service import Machine, RunService
+
+if TYPE_CHECKING:
+    from wizard.realroot.machine import RealRoot
 
 
 def live(host: Host, *, state_dir: str | None = None) -> Machine:
@@ -48,6 +52,18 @@ def sandbox(host: LiveHost, root: str | Path, *, verify_python: str | None = Non
     # the wizard on the sandbox machine is `python3 -m wizard` (its stand-in runs this wizard on the sandbox)
     return Machine(host, SandboxExecutor(r, host.environ, verify_python), state, logs,
                    str(state) if state_dir else paths.ROOT_STATE, resume, cli, wizard_python="python3")
+
+
+def realroot(host: Host, root: RealRoot) -> Machine:
+    """A rehearsal on a real Debian 12 root: the root's own tools run every action (wizard.realroot)."""
+    from wizard.realroot.executor import RealRootExecutor
+    from wizard.realroot.rehearsal import mirrors
+
+    r = root.path
+    cli = ["rocm-wizard", "--sandbox", str(r), "--root", "debian12"]
+    resume = [*wizard_command(), "resume", "--yes", "--sandbox", str(r), "--root", "debian12"]
+    return Machine(host, RealRootExecutor(r), paths.state_dir(machine_root=r), paths.log_dir(machine_root=r),
+                   paths.ROOT_STATE, resume, cli, wizard_python="python3", mirrors=mirrors(root))
 
 
 def service(machine: Machine) -> RunService:

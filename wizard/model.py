@@ -208,6 +208,8 @@ class Action:
     idempotent: bool = True  # safe to repeat if interrupted mid-way
     name: str | None = None  # a stable id (preflight checks: what --skip-preflight NAME names)
     requires: tuple[str, ...] = ()  # NEEDS_GPU ...
+    repeat: bool = False  # a guard: runs again every time its step is entered (a resume after a crash
+    #                       repairs what the crash left), even when the journal says it ran
 
     def shown(self) -> str:
         import shlex

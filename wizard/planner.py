@@ -23,6 +23,8 @@ from packaging.version import InvalidVersion, Version
 
 from wizard import paths, preflight
 from wizard.kb import DockerImage, KnowledgeBase, Release, Wheel
+from wizard.mirror.apply import apply as mirror_apply
+from wizard.mirror.config import MirrorConfig
 from wizard.model import KERNEL_DRIVER, Action, Facts, PythonEnv, ResolvedPlan, StepPlan
 from wizard.plan_file import PlanError, PlanFile, builtin_plans, load_plan
 
@@ -258,7 +260,7 @@ def _resolve_target(pf: PlanFile, facts: Facts, kb: KnowledgeBase, m: _Machine, 
 
 def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir: str | None = None,
                  wizard_python: str | None = None, kb: KnowledgeBase | None = None,
-                 lock_wait: int = preflight.LOCK_WAIT) -> ResolvedPlan:
+                 lock_wait: int = preflight.LOCK_WAIT, mirrors: MirrorConfig | None = None) -> ResolvedPlan:
     from wizard.kb import load_kb
     from wizard.steps import kind as step_kind
     from wizard.steps._common import StepContext, StepRefused
@@ -324,8 +326,9 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
         target.append(("HSA_OVERRIDE_GFX_VERSION", tg.override))
     if tg.venv:
         target.append(("venv", tg.venv))
-    return ResolvedPlan(name=pf.name, title=pf.title, why=pf.why, target=tuple(target),
+    plan = ResolvedPlan(name=pf.name, title=pf.title, why=pf.why, target=tuple(target),
                         steps=(preflight.step(checks), *steps), source_file=pf.path, state_dir=state)
+    return mirror_apply(plan, mirrors) if mirrors is not None else plan
 
 
 def _recommend_reason(name: str, rp: ResolvedPlan) -> str:
@@ -345,12 +348,13 @@ def _recommend_reason(name: str, rp: ResolvedPlan) -> str:
 
 
 def recommend(facts: Facts, *, venv: str | None = None, state_dir: str | None = None, kb: KnowledgeBase | None = None,
-              wizard_python: str | None = None) -> list[PlanChoice]:
+              wizard_python: str | None = None, mirrors: MirrorConfig | None = None) -> list[PlanChoice]:
     """Every shipped plan with applicable/reasons/target, exactly one marked recommended (when any fits)."""
     out: list[PlanChoice] = []
     for pf in builtin_plans():
         try:
-            rp = resolve_plan(pf.path, facts, venv=venv, state_dir=state_dir, kb=kb, wizard_python=wizard_python)
+            rp = resolve_plan(pf.path, facts, venv=venv, state_dir=state_dir, kb=kb, wizard_python=wizard_python,
+                              mirrors=mirrors)
         except PlanRefused as exc:
             out.append(PlanChoice(pf, False, exc.reasons, _declared_target(pf), False))
             continue

@@ -6,6 +6,7 @@ Modules import only the standard library at their top; heavy imports go inside `
 from __future__ import annotations
 
 import argparse
+from contextlib import ExitStack
 from functools import cached_property
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,8 @@ if TYPE_CHECKING:
 
     from wizard.host import Host
     from wizard.model import Facts, ResolvedPlan
+    from wizard.mirror.config import MirrorConfig
+    from wizard.realroot.machine import RealRoot
     from wizard.runner.service import Machine, RunService
 
 
@@ -38,7 +41,8 @@ def resolve_plan_or_fail(spec: str, ctx: Context) -> ResolvedPlan:
 
     try:
         return resolve_plan(spec, ctx.facts, state_dir=ctx.plan_state_dir, lock_wait=ctx.lock_wait,
-                            wizard_python=None if ctx.read_only else ctx.machine.wizard_python)
+                            wizard_python=None if ctx.read_only else ctx.machine.wizard_python,
+                            mirrors=ctx.mirrors if ctx.mirrors.mirrors else None)
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None
     except PlanRefused as exc:
@@ -62,10 +66,31 @@ class Context:
         self.state_dir: str | None = getattr(args, "state_dir", None)
         self.verify_python: str | None = getattr(args, "verify_python", None)
         self.lock_wait: int = int(getattr(args, "lock_wait", None) or 120)
+        self.root_kind: str | None = getattr(args, "root", None)
+        self.mirror_args: list[str] = list(getattr(args, "mirrors", None) or [])
+        self.mirror_key_args: list[str] = list(getattr(args, "mirror_keys", None) or [])
+        self._stack = ExitStack()
+        self._real_root: RealRoot | None = None
         if self.from_ and self.sandbox:
             raise usage_error("--from and --sandbox name two different machines; give one")
         if self.profile and not self.sandbox:
             raise usage_error("--profile goes with --sandbox DIR")
+        if self.root_kind and not self.sandbox:
+            raise usage_error("--root goes with --sandbox DIR (a rehearsal on a real root)")
+
+    def close(self) -> None:
+        """Stop what the command started (a real root's mirror server)."""
+        self._stack.close()
+
+    @property
+    def real_root(self) -> bool:
+        from pathlib import Path
+
+        if not self.sandbox:
+            return False
+        from wizard.realroot.rehearsal import is_real_root
+
+        return bool(self.root_kind) or is_real_root(Path(self.sandbox))
 
     @property
     def read_only(self) -> bool:
@@ -79,6 +104,8 @@ class Context:
         try:
             if self.from_:
                 return open_recorded(self.from_)
+            if self.sandbox and self.real_root:
+                return self._open_real_root()
             if self.sandbox:
                 from wizard.sandbox import open_sandbox
 
@@ -87,11 +114,29 @@ class Context:
             raise usage_error(str(exc)) from None
         return LiveHost()
 
+    def _open_real_root(self) -> Host:
+        from pathlib import Path
+
+        from wizard.realroot.base import RealRootError
+        from wizard.realroot.executor import RealRootHost
+        from wizard.realroot.rehearsal import opened
+
+        assert self.sandbox is not None
+        try:
+            self._real_root = self._stack.enter_context(opened(Path(self.sandbox), self.profile))
+        except RealRootError as exc:
+            raise CommandError(f"error: {exc}", exit_codes.FAILURE) from None
+        return RealRootHost(self._real_root.path)
+
     @cached_property
     def machine(self) -> Machine:
         """The machine runs act on (live or sandbox), for the run service."""
         from wizard import machines
 
+        if self.sandbox and self.real_root:
+            host = self.host
+            assert self._real_root is not None
+            return machines.realroot(host, self._real_root)
         if self.sandbox:
             return machines.sandbox(self.host, self.sandbox, verify_python=self.verify_python,  # type: ignore[arg-type]
                                     state_dir=self.state_dir)
@@ -102,6 +147,18 @@ class Context:
         from wizard.runner.service import RunService
 
         return RunService(self.machine)
+
+    @cached_property
+    def mirrors(self) -> MirrorConfig:
+        """The site's mirrors (mirrors.toml files, then --mirror / --mirror-key), then the machine's own."""
+        from wizard.mirror.config import MirrorConfigError, load_config
+
+        try:
+            cfg = load_config(self.mirror_args, self.mirror_key_args)
+        except MirrorConfigError as exc:
+            raise usage_error(str(exc)) from None
+        own = None if self.read_only else self.machine.mirrors
+        return cfg.merged(own.mirrors) if own is not None else cfg
 
     @property
     def plan_state_dir(self) -> str:

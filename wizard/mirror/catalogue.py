@@ -189,6 +189,9 @@ echo "*** Done ***"
 """
 
 
+CODE_OBJECTS = 400  # files in the rehearsal hip-runtime-amd
+
+
 def legacy_rocm_packages(rel: LegacyRelease) -> tuple[DebSpec, ...]:
     """rocm-core, rocminfo, hip-runtime-amd, rocm-hip-runtime and the rocm meta package (the rocm/apt repo)."""
     v, pv, pre = rel.version, rel.package_version, rel.prefix
@@ -206,12 +209,16 @@ def legacy_rocm_packages(rel: LegacyRelease) -> tuple[DebSpec, ...]:
         depends=(f"rocm-core {eq}",),
         files=(DebFile(f"{pre}/bin/rocminfo", ROCMINFO.encode(), 0o755),),
         scripts=_alternative("/usr/bin/rocminfo", "rocminfo", f"{pre}/bin/rocminfo", rel.code))
+    # Like the real runtime, many files (its code objects): dpkg spends real time unpacking them (a
+    # placeholder line each), so a crash test can land inside an unpack.
+    objects = tuple(DebFile(f"{pre}/lib/hipcc-rehearsal/code-object-{n:03d}.hsaco",
+                            f"rehearsal placeholder code object {n} of ROCm {v}\n".encode()) for n in range(CODE_OBJECTS))
     hip = DebSpec(
         "hip-runtime-amd", pv, "amd64", f"HIP runtime of ROCm {v} (rehearsal placeholder)",
         _desc("hip-runtime-amd", rel, False), depends=(f"rocm-core {eq}", f"rocminfo {eq}"),
         files=(DebFile(f"{pre}/lib/libamdhip64.so.{major}", b"rehearsal placeholder: not a shared library\n"),
                DebFile(f"{pre}/bin/hipconfig", b"#!/bin/sh\necho 'hipconfig: rehearsal placeholder' >&2\nexit 1\n",
-                       0o755)),
+                       0o755), *objects),
         symlinks=((f"{pre}/lib/libamdhip64.so", f"libamdhip64.so.{major}"),))
     hip_meta = DebSpec(
         "rocm-hip-runtime", pv, "amd64", f"ROCm {v} HIP runtime meta package (rehearsal placeholder)",

@@ -41,6 +41,7 @@ KNOWN_ORIGINS = (
     "stable.repo.amd.com",  # ROCm 10 wheel index (whl-next)
     "rocm.nightlies.amd.com",  # TheRock nightly indexes
     "download.pytorch.org",  # upstream ROCm wheels
+    "pypi.org",  # the index a rollback reinstalls unsuffixed wheels from
     "docker.io",  # rocm/pytorch images
 )
 REGISTRY_ORIGINS = frozenset({"docker.io"})

@@ -172,7 +172,7 @@ class Engine:
         changed = False
         for a, action in enumerate(actions):
             shown = action.shown()
-            if a in done:
+            if a in done and not action.repeat:
                 self.emit(ev.ActionSkipped(step, a, shown, "done (journal)", phase))
                 continue
             if skip and a in skip:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from wizard.host import Host
+from wizard.mirror.config import MirrorConfig
 from wizard.model import Action, ResolvedPlan
 from wizard.runner import events as ev
 from wizard.runner import runs
@@ -91,6 +92,7 @@ class Machine:
     resume_command: list[str]  # what the boot-time resume runs
     cli: list[str] = field(default_factory=lambda: ["rocm-wizard"])  # the wizard's command for this machine
     wizard_python: str | None = None  # the interpreter a plan's steps run the wizard with (None: this one)
+    mirrors: MirrorConfig | None = None  # the machine's own mirrors (a rehearsal root's local one)
 
     def command(self, *words: str) -> str:
         return " ".join([*self.cli, *words])

@@ -19,7 +19,7 @@ MAPPED_TOOLS = ("cat", "cp", "mv", "rm", "mkdir", "rmdir", "ln", "install", "tes
                 "chmod", "chown", "tee", "tar", "gzip", "find", "head", "tail", "sort", "uniq", "wc", "cut", "tr",
                 "sed", "awk", "env", "true", "false", "echo", "printf", "sha256sum", "stat", "readlink", "realpath",
                 "dirname", "basename", "xargs", "date", "sleep", "seq", "diff", "cmp", "bash")
-OWN_TOOLS = ("apt-get", "apt", "dpkg", "dpkg-query", "rpm", "amdgpu-install", "dkms", "modprobe", "mokutil", "usermod",
+OWN_TOOLS = ("apt-get", "apt", "apt-mark", "dpkg", "dpkg-query", "rpm", "amdgpu-install", "dkms", "modprobe", "mokutil", "usermod",
              "pip", "pip3", "python3", "python", "docker", "systemctl", "reboot", "shutdown", "sudo", "sh", "wget",
              "curl", "id", "update-initramfs", "update-alternatives", "ldconfig", "update-secureboot-policy",
              "rocminfo", "gpg")
@@ -480,6 +480,9 @@ def apt_get(root: Path, args: list[str]) -> int:
     if not words:
         raise Fail("E: Invalid operation", 100)
     op, names = words[0], words[1:]
+    if op == "check":
+        print("Reading package lists... Done")
+        return 0
     if op == "update":
         codename = m.config(root).get("codename")
         for line in m.apt_source_lines(root):
@@ -542,6 +545,28 @@ def apt_get(root: Path, args: list[str]) -> int:
     raise Fail(f"E: sandbox apt-get does not implement '{op}'", 100)
 
 
+def apt_mark(root: Path, args: list[str]) -> int:
+    """``apt-mark hold|unhold|showhold [PKG...]``: holds kept in ROOT/.sandbox/holds."""
+    words = [a for a in args if not a.startswith("-")]
+    if not words:
+        raise Fail("apt-mark: need a command", 100)
+    store = root / m.SANDBOX_DIR / "holds"
+    holds = set(store.read_text().split()) if store.exists() else set()
+    op, names = words[0], words[1:]
+    if op == "showhold":
+        for n in sorted(holds):
+            if not names or n in names:
+                print(n)
+        return 0
+    if op in ("hold", "unhold"):
+        holds = holds | set(names) if op == "hold" else holds - set(names)
+        m.atomic_write(store, "".join(f"{n}\n" for n in sorted(holds)))
+        for n in names:
+            print(f"{n} set on hold." if op == "hold" else f"Canceled hold on {n}.")
+        return 0
+    raise Fail(f"apt-mark: sandbox does not implement '{op}'", 100)
+
+
 def dpkg(root: Path, args: list[str]) -> int:
     if not args:
         raise Fail("dpkg: error: need an action option", 2)
@@ -559,6 +584,10 @@ def dpkg(root: Path, args: list[str]) -> int:
         return 0
     if a == "--print-architecture":
         print("amd64")
+        return 0
+    if a in ("--audit", "-C"):
+        return 0  # the stand-in's dpkg never leaves half-installed packages
+    if a == "--configure":
         return 0
     return dpkg_query(root, args)
 
@@ -1076,7 +1105,7 @@ def rocminfo(root: Path, args: list[str]) -> int:
 
 
 HANDLERS = {
-    "apt-get": apt_get, "apt": apt_get, "dpkg": dpkg, "dpkg-query": dpkg_query, "rpm": rpm, "amdgpu-install": amdgpu_install,
+    "apt-get": apt_get, "apt": apt_get, "apt-mark": apt_mark, "dpkg": dpkg, "dpkg-query": dpkg_query, "rpm": rpm, "amdgpu-install": amdgpu_install,
     "dkms": dkms, "modprobe": modprobe, "mokutil": mokutil, "usermod": usermod, "pip": pip, "pip3": pip,
     "venv-python": venv_python, "python3": python3, "python": python3, "docker": docker, "systemctl": systemctl,
     "reboot": reboot, "shutdown": reboot, "sudo": sudo, "sh": sh, "wget": wget, "curl": wget, "id": id_,

@@ -1,0 +1,116 @@
+"""Mirrors applied to a resolved plan: every URL that reaches the machine goes through the site's mirror.
+
+One pass over the plan after it is resolved, so the preflight checks, the amdgpu-install download, the
+pip ``--index-url``, the Docker image names, the verify step and the dry-run script all see the same
+mirrored URLs and nothing is rewritten twice:
+
+* every ``http(s)://`` URL in an action's argv, done-check and undo (and in the text of a file an action
+  writes) is rewritten by origin (:meth:`MirrorConfig.rewrite_text`);
+* ``rocm/pytorch:TAG`` images go through a registry mirror (:meth:`MirrorConfig.rewrite_image`);
+* after an action that installs the amdgpu-install package (which writes AMD's apt source lines or yum
+  repo files), an action rewrites those lines to the mirror: journalled like any action, guarded by its done-check, and
+  undone by a rollback's restore of the repo lists;
+* AMD's pinned key fingerprint stays pinned, unless the mirror for repo.radeon.com is given with a key
+  fingerprint of its own (``--mirror-key``): then that key, and only that one, is trusted.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from wizard.mirror.config import MirrorConfig
+from wizard.model import Action, ResolvedPlan, StepPlan
+
+SOURCES_DIR = "/etc/apt/sources.list.d"
+YUM_DIR = "/etc/yum.repos.d"
+REPO_FILES = {SOURCES_DIR: (f"{SOURCES_DIR}/rocm.list", f"{SOURCES_DIR}/amdgpu.list"),
+              YUM_DIR: (f"{YUM_DIR}/rocm.repo", f"{YUM_DIR}/amdgpu.repo")}
+AMD_REPO = "repo.radeon.com"
+_IMAGE = re.compile(r"\brocm/pytorch:[A-Za-z0-9_.-]+")
+# python3 -c REWRITE MIRROR_JSON FILE...: rewrite AMD's URLs in apt source files to the mirror (idempotent);
+# MIRROR_JSON pairs an origin host with its mirror URL
+REWRITE = """\
+import json, os, sys
+pairs = [(scheme + "://" + host, url) for host, url in json.loads(sys.argv[1]) for scheme in ("https", "http")]
+for path in sys.argv[2:]:
+    try:
+        text = open(path).read()
+    except FileNotFoundError:
+        continue
+    new = text
+    for old, mirrored in pairs:
+        new = new.replace(old, mirrored)
+    if new != text:
+        tmp = path + ".rocm-wizard.tmp"
+        open(tmp, "w").write(new)
+        os.replace(tmp, path)
+        print(f"{path}: now from the mirror")"""
+# exit 0 when none of the files names an upstream origin any more
+REWRITTEN = """\
+import json, sys
+pairs = [(scheme + "://" + host, url) for host, url in json.loads(sys.argv[1]) for scheme in ("https", "http")]
+for path in sys.argv[2:]:
+    try:
+        text = open(path).read()
+    except FileNotFoundError:
+        continue
+    if any(old in text for old, _ in pairs):
+        sys.exit(1)"""
+
+
+def _text(s: str, mirrors: MirrorConfig) -> str:
+    return _IMAGE.sub(lambda mo: mirrors.rewrite_image(mo.group(0)), mirrors.rewrite_text(s))
+
+
+def _argv(argv: tuple[str, ...] | None, mirrors: MirrorConfig, key: str | None, amd_key: str) -> tuple[str, ...] | None:
+    if argv is None:
+        return None
+    out = []
+    for a in argv:
+        if key is not None and a == amd_key:
+            out.append(key)
+        else:
+            out.append(_text(a, mirrors))
+    return tuple(out)
+
+
+def _source_rewrite(mirrors: MirrorConfig, files: tuple[str, ...]) -> Action | None:
+    import json
+
+    m = next((x for x in mirrors.mirrors if x.origin == AMD_REPO), None)
+    if m is None:
+        return None
+    pairs = json.dumps([[AMD_REPO, m.url]])
+    return Action(("python3", "-c", REWRITE, pairs, *files), "point AMD's apt source lines at the mirror",
+                  root=True, check=("python3", "-c", REWRITTEN, pairs, *files), changes=files)
+
+
+def apply(plan: ResolvedPlan, mirrors: MirrorConfig) -> ResolvedPlan:
+    """``plan`` with every URL through ``mirrors``; the plan itself when no mirror is in force."""
+    if not mirrors.mirrors:
+        return plan
+    from wizard.steps.rocm_install import ROCM_KEY_FINGERPRINT
+
+    amd = next((x for x in mirrors.mirrors if x.origin == AMD_REPO), None)
+    key = amd.key_fingerprint if amd is not None else None
+    steps: list[StepPlan] = []
+    for step in plan.steps:
+        actions: list[Action] = []
+        for a in step.actions:
+            actions.append(replace(a, argv=_argv(a.argv, mirrors, key, ROCM_KEY_FINGERPRINT) or a.argv,
+                                   check=_argv(a.check, mirrors, key, ROCM_KEY_FINGERPRINT),
+                                   undo=_argv(a.undo, mirrors, key, ROCM_KEY_FINGERPRINT),
+                                   description=_text(a.description, mirrors)))
+            for d, files in REPO_FILES.items():
+                if d in a.changes:  # amdgpu-install's package just wrote AMD's repository lines
+                    rewrite = _source_rewrite(mirrors, files)
+                    if rewrite is not None:
+                        actions.append(rewrite)
+        steps.append(replace(step, actions=tuple(actions), title=_text(step.title, mirrors),
+                             params=tuple((k, _text(v, mirrors) if isinstance(v, str) else v) for k, v in step.params),
+                             notes=tuple(_text(n, mirrors) for n in step.notes)))
+    target = tuple((k, _text(v, mirrors) if isinstance(v, str) else v) for k, v in plan.target)
+    in_force = "; ".join(f"{m.origin} -> {m.url}" + (f" (key {m.key_fingerprint})" if m.key_fingerprint else "")
+                         for m in mirrors.origins_in_force())
+    return replace(plan, steps=tuple(steps), target=(*target, ("mirrors", in_force)))

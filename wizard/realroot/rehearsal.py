@@ -1,0 +1,103 @@
+"""``--sandbox DIR --profile NAME --root debian12``: a rehearsal on a real Debian 12 root.
+
+The first use of DIR builds it (the cached mmdebstrap base, the profile's GPU tree, devices and user,
+the profile's ``/etc/os-release`` so the wizard plans for the profile's machine, a local mirror of
+AMD's repositories and the wheel indexes built from the knowledge base into DIR/.realroot/mirror, and
+the profile's starting stack installed with the root's real apt, dpkg and pip from that mirror). Every
+use serves the mirror on 127.0.0.1 at the port recorded in DIR (the packages inside name it) while the
+command runs, and stops it at the end. The machine's mirror configuration sends every origin to that
+mirror and trusts the mirror's own signing key by its fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from wizard.mirror.config import Mirror, MirrorConfig
+from wizard.realroot import enter
+from wizard.realroot.base import RealRootError
+from wizard.realroot.machine import RealRoot, open_root
+
+KINDS = ("debian12",)  # what --root accepts
+MIRROR = ".realroot/mirror"
+AMD_REPO = "repo.radeon.com"
+
+
+def is_real_root(directory: Path) -> bool:
+    return (directory / enter.STATE / "machine.json").is_file()
+
+
+@contextmanager
+def opened(directory: Path, profile: str | None) -> Iterator[RealRoot]:
+    """DIR as a real root (built on first use), its mirror served while the block runs."""
+    from wizard.mirror.server import MirrorServer
+
+    d = Path(directory).absolute()
+    if is_real_root(d):
+        root = open_root(d)
+        if profile and profile != root.profile:
+            raise RealRootError(f"{d}: this real root was built from profile {root.profile!r}, not {profile!r} "
+                                "(use another DIR for another profile)")
+        port = int(root.mirror_url.rsplit(":", 1)[1])
+        try:
+            server = MirrorServer(d / MIRROR, port=port, idle_timeout=24 * 3600)
+        except OSError as exc:
+            raise RealRootError(f"{d}: cannot serve its rehearsal mirror on 127.0.0.1:{port} "
+                                f"({exc.strerror or exc}); is another wizard using this root?") from None
+        with server:
+            yield root
+        return
+    if d.exists() and any(d.iterdir()):
+        raise RealRootError(f"{d}: exists, is not empty and is not a real root; give a new or empty directory")
+    yield from _build(d, profile or "seed-7900xt")
+
+
+def _build(d: Path, profile: str) -> Iterator[RealRoot]:
+    from wizard.kb import load_kb
+    from wizard.mirror.build import build_mirror
+    from wizard.profiles import PROFILES
+    from wizard.realroot.machine import build_root, install_starting_stack
+    from wizard.mirror.server import MirrorServer
+
+    prof = PROFILES.get(profile)
+    if prof is None:
+        raise RealRootError(f"unknown profile {profile!r} (profiles: {', '.join(sorted(PROFILES))})")
+    server = MirrorServer(d / MIRROR, port=0, idle_timeout=24 * 3600)
+    with server:
+        root = build_root(d, profile, server.base_url, install_stack=False)
+        build_mirror(d / MIRROR, server.base_url)
+        _profile_os_release(d, dict(prof.os_release))
+        install_starting_stack(root, prof, load_kb())
+        yield root
+
+
+def _profile_os_release(d: Path, fields: dict[str, str]) -> None:
+    """The profile's os-release: the wizard plans for the profile's machine; the userland underneath
+    is Debian 12's (its apt, dpkg and pip are what run), recorded in .realroot/machine.json."""
+    path = d / "etc/os-release"
+    if path.is_symlink() or path.exists():
+        path.unlink()
+    path.write_text("".join(f'{k}="{v}"\n' for k, v in fields.items()))
+    meta = d / enter.STATE / "machine.json"
+    data = json.loads(meta.read_text())
+    data["os_release"] = "profile"
+    meta.write_text(json.dumps(data, indent=1) + "\n")
+
+
+def mirrors(root: RealRoot) -> MirrorConfig:
+    """Every origin to the root's mirror; the mirror's signing key trusted for AMD's repository."""
+    from wizard.mirror.build import mirror_config
+
+    cfg = mirror_config(root.mirror_url)
+    try:
+        key = json.loads((root.path / MIRROR / "manifest.json").read_text())["key_fingerprint"]
+    except (OSError, ValueError, KeyError):
+        return cfg
+    return MirrorConfig(tuple(Mirror(m.origin, m.url, m.source, key_fingerprint=str(key))
+                              if m.origin == AMD_REPO else m for m in cfg.mirrors))
+
+
+__all__ = ["KINDS", "opened", "is_real_root", "mirrors"]
