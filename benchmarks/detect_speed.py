@@ -1,9 +1,11 @@
-"""Benchmark: `rocm-wizard detect --json` vs `python -m torch.utils.collect_env`, in one run.
+"""Benchmark: `rocm-wizard detect --json` vs a bare `python3 -c pass` and `python -m torch.utils.collect_env`.
 
     python benchmarks/detect_speed.py [--runs 15] [--torch-python PATH] [--fresh-install]
 
 Prints the median wall time of each (whole processes, as a user runs them) and the ratios the
-project targets: detect under 0.25 s, at least 15x faster than collect_env. The torch
+project targets: detect within 2x a bare `python -c pass` of the interpreter that runs the wizard
+(median of paired ratios: each detect run is timed next to a bare run, so the VM's drifting speed
+cancels; CPU time of both is shown too), detect under 0.25 s, at least 15x faster than collect_env. The torch
 interpreter defaults to $ROCM_WIZARD_TEST_TORCH_PYTHON (a venv with the CPU torch).
 ``--fresh-install`` measures a regular (non-editable) install made into a temporary venv, which
 is what a user runs; otherwise the ``rocm-wizard`` on PATH is measured.
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -27,6 +30,37 @@ def median_seconds(argv: list[str], runs: int) -> float:
         subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
         times.append(time.perf_counter() - t)
     return statistics.median(times)
+
+
+def _interpreter(exe: str) -> str:
+    """The Python that runs a console script (its #! line), else this one."""
+    try:
+        with open(exe, "rb") as fh:
+            first = fh.readline().decode(errors="replace").strip()
+    except OSError:
+        return sys.executable
+    return first[2:].split()[0] if first.startswith("#!") and "python" in first else sys.executable
+
+
+def paired_ratio(argv: list[str], base: list[str], runs: int) -> tuple[float, float, float, float]:
+    """(median wall ratio, median argv wall s, median base wall s, CPU ratio) of interleaved runs."""
+    ratios, walls, bases = [], [], []
+    cpu = {0: 0.0, 1: 0.0}
+    for i in range(runs + 2):
+        pair = []
+        for k, cmd in enumerate((base, argv)):
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            t = time.perf_counter()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            pair.append(time.perf_counter() - t)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if i >= 2:  # two warm-up pairs: page cache, .pyc files
+                cpu[k] += (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        if i >= 2:
+            bases.append(pair[0])
+            walls.append(pair[1])
+            ratios.append(pair[1] / pair[0])
+    return statistics.median(ratios), statistics.median(walls), statistics.median(bases), cpu[1] / max(cpu[0], 1e-9)
 
 
 def main() -> int:
@@ -46,13 +80,18 @@ def main() -> int:
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         exe = os.path.join(venv, "bin", "rocm-wizard")
     print(f"measuring {exe}")
+    python = _interpreter(exe)
+    ratio2, det, bare, cpu_ratio = paired_ratio([exe, "detect", "--json"], [python, "-c", "pass"], max(args.runs, 21))
+    print(f"bare `{python} -c pass`: {bare * 1000:7.1f} ms median; detect --json beside it: {det * 1000:7.1f} ms")
+    print(f"detect --json / python -c pass = {ratio2:.2f}x median of {max(args.runs, 21)} paired runs "
+          f"(CPU time {cpu_ratio:.2f}x) (target <= 2x: {'met' if ratio2 <= 2 else 'NOT met'})")
     live = median_seconds([exe, "detect", "--json"], args.runs)
     bundle = median_seconds([exe, "detect", "--json", "--from", "seed-7900xt"], args.runs)
     version = median_seconds([exe, "--version"], args.runs)
     print(f"rocm-wizard detect --json (this machine):   {live * 1000:7.1f} ms median of {args.runs}")
     print(f"rocm-wizard detect --json --from seed-7900xt: {bundle * 1000:7.1f} ms")
     print(f"rocm-wizard --version:                       {version * 1000:7.1f} ms")
-    probe = subprocess.run([sys.executable, "-c", "import sys; from wizard.cli import main; main(['--version']);"
+    probe = subprocess.run([python, "-c", "import sys; from wizard.cli import main; main(['--version']);"
                             "print(sorted(m for m in ('textual','torch','rich') if m in sys.modules))"],
                            capture_output=True, text=True, check=False)
     print(f"modules imported by --version among textual/torch/rich: {probe.stdout.strip().splitlines()[-1]}")

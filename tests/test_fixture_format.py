@@ -21,8 +21,12 @@ BUNDLE_FILES = {
     "pip-freeze.txt", "env.txt", "groups.txt", "dmesg.txt", "rocm_agent_enumerator.txt",
     "clinfo.txt", "traceback.txt",
 }
+# Evidence that is not one tool's output: the reporter's own text (issue.txt) beside split files,
+# or a whole issue body / terminal scrollback pasted as one text (paste.txt, with no split files).
+TEXT_FILES = {"issue.txt", "paste.txt"}
 META_FILES = {"SOURCE.md", "expected.json"}
-EXPECTED_KEYS = {"os", "gpus", "rocm", "python_envs", "env", "driver", "docker", "other_gpus"}
+EXPECTED_KEYS = {"os", "gpus", "rocm", "python_envs", "env", "driver", "docker", "other_gpus", "in_container",
+                 "category", "diagnosis"}
 GPU_KEYS = {"name", "gfx", "gfx_reported", "pci_id", "bdf", "integrated", "vram_bytes", "family",
             "hip_index", "kfd_node", "render_node"}
 GFX = re.compile(r"^gfx[0-9a-f]{3,4}$")
@@ -53,10 +57,18 @@ def test_source_names_an_https_url(bundle: Path) -> None:
 @pytest.mark.parametrize("bundle", BUNDLES, ids=[b.name for b in BUNDLES])
 def test_only_known_file_names(bundle: Path) -> None:
     unknown = sorted(
-        p.name for p in bundle.iterdir() if p.name != "root" and p.name not in BUNDLE_FILES | META_FILES
+        p.name for p in bundle.iterdir() if p.name != "root" and p.name not in BUNDLE_FILES | TEXT_FILES | META_FILES
     )
     assert not unknown, f"{bundle.name}: not bundle file names: {unknown}"
-    assert any((bundle / n).exists() for n in BUNDLE_FILES) or (bundle / "root").is_dir()
+    assert any((bundle / n).exists() for n in BUNDLE_FILES | TEXT_FILES) or (bundle / "root").is_dir()
+
+
+@pytest.mark.parametrize("bundle", BUNDLES, ids=[b.name for b in BUNDLES])
+def test_a_paste_stands_alone(bundle: Path) -> None:
+    """paste.txt is the whole text as the user pasted it: it is never split into files beside it."""
+    if (bundle / "paste.txt").exists():
+        split = sorted(p.name for p in bundle.iterdir() if p.name not in META_FILES | {"paste.txt"})
+        assert not split, f"{bundle.name}: paste.txt beside split evidence {split}"
 
 
 @pytest.mark.parametrize("bundle", BUNDLES, ids=[b.name for b in BUNDLES])

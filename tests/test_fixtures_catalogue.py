@@ -1,9 +1,10 @@
 """Every recorded machine under tests/fixtures/machines is well formed.
 
 Checks the catalogue itself, not a detector: each fixture names its public source, its
-expected.json is a parseable subset of the ``detect --json`` shape with well-formed values, it holds
-at least one piece of evidence, any ``root/`` symlink stays inside the fixture, and the README
-table lists it.
+expected.json is a parseable subset of the ``detect --json`` shape with well-formed values plus its
+``category`` and the ``diagnosis`` its thread found (whose known-issue ids exist in the knowledge
+base or are declared in CAUSES.md), it holds at least one piece of evidence, any ``root/`` symlink
+stays inside the fixture, and the README table lists it. CAUSES.md sections are well formed.
 """
 
 from __future__ import annotations
@@ -12,25 +13,42 @@ import json
 import os
 import re
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import pytest
 
+REPO = Path(__file__).resolve().parent.parent
 MACHINES = Path(__file__).parent / "fixtures" / "machines"
 FIXTURES = sorted(p for p in MACHINES.iterdir() if p.is_dir()) if MACHINES.is_dir() else []
+CATEGORIES = {"rdna1", "rdna2", "rdna3", "rdna35-apu", "rdna4", "vega", "gcn-old", "cdna", "multi-gpu", "wsl",
+              "container", "override", "truncated", "core-sdk", "distro-packaged"}
 
-TOP_KEYS = {"os", "gpus", "rocm", "python_envs", "env", "driver", "other_gpus"}
+TOP_KEYS = {"os", "gpus", "rocm", "python_envs", "env", "driver", "other_gpus", "in_container", "category",
+            "diagnosis"}
 GPU_KEYS = {"name", "gfx", "gfx_reported", "pci_id", "bdf", "integrated", "vram_bytes", "family",
             "hip_index", "kfd_node", "render_node"}
 EVIDENCE = {"rocminfo.txt", "lspci.txt", "collect_env.txt", "traceback.txt", "env.txt",
             "os-release.txt", "uname.txt", "pip-freeze.txt", "rocm-smi.txt", "amd-smi.txt",
             "kfd-properties.txt", "dmesg.txt", "rocm-version.txt", "rocm_agent_enumerator.txt",
-            "clinfo.txt", "dpkg.txt", "rpm.txt", "groups.txt", "root"}
+            "clinfo.txt", "dpkg.txt", "rpm.txt", "groups.txt", "root", "issue.txt", "paste.txt"}
 GFX = re.compile(r"^gfx[0-9]{3,4}[0-9a-f]?$|^gfx9[0-9a-f]{2}$")
 PCI_ID = re.compile(r"^1002:[0-9a-f]{4}$")
 
 
 def test_there_are_fixtures() -> None:
     assert len(FIXTURES) >= 14
+
+
+def test_the_corpus_keeps_its_spread() -> None:
+    """Issue 12's public corpus: enough machines, causes and whole pastes, every category covered."""
+    expected = [json.loads((f / "expected.json").read_text(encoding="utf-8")) for f in FIXTURES]
+    assert len(FIXTURES) >= 85
+    assert sum(1 for e in expected if isinstance(e.get("diagnosis"), dict)) >= 45
+    assert sum(1 for f in FIXTURES if (f / "paste.txt").is_file()) >= 25
+    per_category = {c: sum(1 for e in expected if e.get("category") == c) for c in CATEGORIES}
+    thin = {c: n for c, n in per_category.items() if n < 4}
+    assert not thin, f"categories with fewer than 4 fixtures: {thin}"
 
 
 @pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.name)
@@ -86,3 +104,68 @@ def test_readme_lists_every_fixture() -> None:
     readme = (MACHINES / "README.md").read_text(encoding="utf-8")
     missing = [p.name for p in FIXTURES if f"`{p.name}`" not in readme]
     assert not missing, f"README.md does not list: {missing}"
+
+
+def _load_scorer() -> ModuleType:
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("reading_score", REPO / "benchmarks" / "reading_score.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("reading_score", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _kb_ids() -> set[str]:
+    data = json.loads((REPO / "wizard" / "kb" / "known_issues.json").read_text(encoding="utf-8"))
+    return {i["id"] for i in data["issues"]}
+
+
+def _causes() -> list[Any]:
+    path = MACHINES / "CAUSES.md"
+    return _load_scorer().parse_causes(path.read_text(encoding="utf-8")) if path.is_file() else []
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.name)
+def test_category_and_diagnosis_are_wellformed(fixture: Path) -> None:
+    data = json.loads((fixture / "expected.json").read_text(encoding="utf-8"))
+    assert data.get("category") in CATEGORIES, f"{fixture.name}: category {data.get('category')!r}"
+    assert "diagnosis" in data, f"{fixture.name}: say \"diagnosis\": null when the thread found no cause"
+    diag = data["diagnosis"]
+    if diag is None:
+        return
+    assert isinstance(diag, dict) and set(diag) == {"cause", "fix", "known_issues"}, f"{fixture.name}: {diag}"
+    assert isinstance(diag["cause"], str) and diag["cause"].strip() and "\n" not in diag["cause"]
+    assert isinstance(diag["fix"], str) and diag["fix"].strip() and "\n" not in diag["fix"]
+    ids = diag["known_issues"]
+    assert isinstance(ids, list) and ids and all(isinstance(i, str) for i in ids), f"{fixture.name}: {ids}"
+    known = _kb_ids() | {c.id for c in _causes()}
+    unknown = [i for i in ids if i not in known]
+    assert not unknown, f"{fixture.name}: ids neither in known_issues.json nor in CAUSES.md: {unknown}"
+
+
+def test_causes_sections_are_wellformed() -> None:
+    sections = _causes()
+    assert sections, "tests/fixtures/machines/CAUSES.md declares no cause"
+    problems = [p for s in sections for p in s.problems()]
+    assert not problems, "\n".join(problems)
+    ids = [s.id for s in sections]
+    assert len(ids) == len(set(ids)), f"duplicate ids: {sorted(i for i in ids if ids.count(i) > 1)}"
+
+
+def test_every_declared_cause_is_expected_by_a_fixture() -> None:
+    used = set()
+    for fixture in FIXTURES:
+        diag = json.loads((fixture / "expected.json").read_text(encoding="utf-8")).get("diagnosis")
+        if isinstance(diag, dict):
+            used |= set(diag["known_issues"])
+    unused = [s.id for s in _causes() if s.id not in used]
+    assert not unused, f"CAUSES.md declares ids no fixture expects: {unused}"
+
+
+def test_not_read_yet_names_fixtures() -> None:
+    listed = {ln.split("#", 1)[0].strip() for ln in (MACHINES / "not-read-yet.txt").read_text().splitlines()} - {""}
+    missing = sorted(listed - {p.name for p in FIXTURES})
+    assert not missing, f"not-read-yet.txt names no such fixture: {missing}"

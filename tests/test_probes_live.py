@@ -182,3 +182,91 @@ def test_the_wheel_version_tag_decides_the_build(tmp_path: Path) -> None:
     write(tmp_path, f"{site}/torch/version.py", "__version__ = '2.5.1+rocm6.2'\nhip = None\n")
     env = detect(host_for(tmp_path)).python_envs[0]
     assert env.build == "rocm"
+
+
+class _RootedWhich(LiveHost):
+    """A machine root whose PATH lookups stay inside the root (LiveHost.which looks at the real disk)."""
+
+    def which(self, program: str) -> str | None:
+        for d in self.environ.get("PATH", "").split(":"):
+            if d and self.exists(f"{d}/{program}"):
+                return f"{d}/{program}"
+        return None
+
+
+def _python(root: Path, exe: str, target: str | None = None) -> None:
+    p = root / exe.lstrip("/")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if target:
+        (p.parent / target).write_text("")
+        os.symlink(target, p)
+    else:
+        p.write_text("")
+
+
+def test_system_python_version_without_torch(tmp_path: Path) -> None:
+    _python(tmp_path, "/usr/bin/python3", "python3.12")
+    f = detect(_RootedWhich(tmp_path, environ={"HOME": "/home/alice", "PATH": "/usr/bin"}))
+    (env,) = f.python_envs
+    assert (env.kind, env.path, env.python, env.python_version, env.torch) == ("system", "/usr", "/usr/bin/python3",
+                                                                              "3.12", None)
+    assert env.sources and "python3.12" in (env.sources[0].text or "")
+
+
+def test_distro_packaged_torch_in_debian_dist_packages(tmp_path: Path) -> None:
+    _python(tmp_path, "/usr/bin/python3", "python3.12")
+    site = "usr/lib/python3/dist-packages"
+    (tmp_path / site / "torch-2.4.0.dist-info").mkdir(parents=True)
+    write(tmp_path, f"{site}/torch/version.py", "__version__ = '2.4.0'\nhip = '6.1.40093-0'\ncuda = None\n")
+    f = detect(_RootedWhich(tmp_path, environ={"HOME": "/home/alice", "PATH": "/usr/bin"}))
+    env = next(e for e in f.python_envs if e.kind == "system")
+    assert (env.torch, env.build, env.python_version) == ("2.4.0", "rocm", "3.12")
+
+
+def test_fedora_and_arch_system_site_packages(tmp_path: Path) -> None:
+    _python(tmp_path, "/usr/bin/python3", "python3.13")
+    site = "usr/lib64/python3.13/site-packages"
+    (tmp_path / site / "torch-2.5.1.dist-info").mkdir(parents=True)
+    write(tmp_path, f"{site}/torch/version.py", "__version__ = '2.5.1'\nhip = '6.3.0'\ncuda = None\n")
+    f = detect(_RootedWhich(tmp_path, environ={"HOME": "/home/alice", "PATH": "/usr/bin"}))
+    env = next(e for e in f.python_envs if e.kind == "system")
+    assert (env.torch, env.build, env.python_version) == ("2.5.1", "rocm", "3.13")
+
+
+def test_activated_venv_is_seen_without_torch(tmp_path: Path) -> None:
+    _python(tmp_path, "/usr/bin/python3", "python3.10")
+    write(tmp_path, "home/alice/work/.venv/pyvenv.cfg", "home = /usr/bin\nversion = 3.10.12\n")
+    _python(tmp_path, "/home/alice/work/.venv/bin/python3")
+    host = _RootedWhich(tmp_path, environ={"HOME": "/home/alice", "VIRTUAL_ENV": "/home/alice/work/.venv",
+                                           "PATH": "/home/alice/work/.venv/bin:/usr/bin"})
+    f = detect(host)
+    kinds = [(e.kind, e.path, e.python_version) for e in f.python_envs]
+    assert kinds[0] == ("venv", "/home/alice/work/.venv", "3.10")
+    assert ("system", "/usr", "3.10") in kinds
+
+
+def test_conda_python_on_path(tmp_path: Path) -> None:
+    (tmp_path / "home/alice/miniconda3/conda-meta").mkdir(parents=True)
+    _python(tmp_path, "/home/alice/miniconda3/bin/python3", "python3.11")
+    f = detect(_RootedWhich(tmp_path, environ={"HOME": "/home/alice", "PATH": "/home/alice/miniconda3/bin"}))
+    env = next(e for e in f.python_envs if e.path == "/home/alice/miniconda3")
+    assert (env.kind, env.python_version, env.torch) == ("conda", "3.11", None)
+
+
+def test_arch_pacman_packages_are_distro_rocm(tmp_path: Path) -> None:
+    write(tmp_path, "etc/os-release", "ID=arch\n")
+    for entry in ("rocm-core-6.2.4-1", "hip-runtime-amd-6.2.4-1", "rocminfo-6.2.4-1", "bash-5.2.037-1"):
+        write(tmp_path, f"var/lib/pacman/local/{entry}/desc", f"%NAME%\n{entry}\n")
+    f = detect(host_for(tmp_path))
+    assert f.rocm.version == "6.2.4" and f.rocm.stream == "distro"
+    (install,) = f.rocm.installs
+    assert "rocm-core" in install.packages and "bash" not in install.packages
+
+
+def test_pyenv_shim_is_followed_without_running_it(tmp_path: Path) -> None:
+    write(tmp_path, "root/.pyenv/shims/python3", "#!/bin/sh\nexit 99\n")
+    write(tmp_path, "root/.pyenv/version", "3.11.7\n")
+    _python(tmp_path, "/root/.pyenv/versions/3.11.7/bin/python3", "python3.11")
+    f = detect(_RootedWhich(tmp_path, environ={"HOME": "/root", "PATH": "/root/.pyenv/shims"}))
+    env = next(e for e in f.python_envs if e.path == "/root/.pyenv/versions/3.11.7")
+    assert (env.kind, env.python_version) == ("system", "3.11")

@@ -75,7 +75,9 @@ def _machine_options(p: argparse.ArgumentParser, *, suppress: bool) -> None:
     p.add_argument("--state-dir", metavar="DIR", default=d, help=argparse.SUPPRESS)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; given ``argv``, only the sub-commands it names are built (each costs imports and time)."""
+    named = [a for a in argv if a in COMMANDS] if argv is not None else []
     parser = _Parser(
         prog=PROG,
         description="Detect, diagnose, plan, run and verify PyTorch on AMD GPUs. "
@@ -94,6 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip this preflight check (repeatable; journalled): one you know to be wrong")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, help_text) in COMMANDS.items():
+        if named and name not in named:
+            continue
         mod = importlib.import_module(module)
         sp = sub.add_parser(name, help=help_text, description=help_text)
         _machine_options(sp, suppress=True)
@@ -110,7 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ctx = None
     try:
-        args = build_parser().parse_args(args_list)
+        args = build_parser(args_list).parse_args(args_list)
         ctx = Context(args)
         if args.command:
             module = importlib.import_module(COMMANDS[args.command][0])

@@ -9,14 +9,14 @@ that made each condition true, so it never claims more than the machine and its 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from wizard.kb import load_kb
-from wizard.model import Facts, Gpu, PythonEnv
+from wizard.kb import KnownIssue, load_kb
+from wizard.model import Evidence, EvidenceText, Facts, Gpu, PythonEnv
 
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -36,12 +36,17 @@ class Finding:
     fix_env: tuple[tuple[str, str], ...] = ()
     fix_plan: str | None = None
     matched_text: str | None = None  # the error line that matched a signature
+    matched: Evidence | None = None  # where it matched: file (or text) and line
+    contradicted: Evidence | None = None  # a line of the evidence that speaks against this finding
 
     def to_json(self) -> dict[str, object]:
         return {
             "id": self.id, "severity": self.severity, "title": self.title, "cause": self.cause,
             "fix": self.fix, "fix_commands": list(self.fix_commands), "fix_env": dict(self.fix_env),
             "fix_plan": self.fix_plan, "sources": list(self.sources), "evidence": list(self.evidence),
+            "matched": None if self.matched is None else
+            {"source": self.matched.source, "line": self.matched.line, "text": self.matched.text},
+            "contradicted_by": None if self.contradicted is None else str(self.contradicted),
         }
 
 
@@ -231,7 +236,8 @@ def _p_mixed_rocm_repos(f: Facts, arg: object) -> list[str] | None:
 def _p_therock_missing_device(f: Facts, arg: object) -> list[str] | None:
     hits = []
     for e in f.python_envs:
-        therock = e.rocm_sdk or (e.torch and re.search(r"\+rocm(7\.(1[4-9]|[2-9]\d)|1\d\.)", e.torch))
+        # TheRock: its rocm packages, a 7.14+/10.x wheel, or device packages listed (`rocm-sdk targets`)
+        therock = e.rocm_sdk or e.rocm_sdk_targets or (e.torch and re.search(r"\+rocm(7\.(1[4-9]|[2-9]\d)|1\d\.)", e.torch))
         if not therock:
             continue
         for g in f.gpus:
@@ -269,6 +275,185 @@ def _p_os_id_in(f: Facts, arg: object) -> list[str] | None:
     return [f"OS {f.os.id} {f.os.version or ''}".strip()] if f.os.id in wanted else None
 
 
+def _p_wsl(f: Facts, arg: object) -> list[str] | None:
+    if bool(arg):
+        return [f"WSL ({f.os.kernel or 'Windows Subsystem for Linux'})"] if f.os.wsl is True else None
+    return ["not WSL"] if f.os.wsl is not True else None
+
+
+def _p_in_container(f: Facts, arg: object) -> list[str] | None:
+    if bool(arg):
+        return ["inside a container"] if f.in_container is True else None
+    return ["not in a container"] if f.in_container is not True else None
+
+
+def _p_kfd_present(f: Facts, arg: object) -> list[str] | None:
+    if f.driver.kfd_present is None or f.driver.kfd_present is not bool(arg):
+        return None
+    return ["/dev/kfd exists" if arg else "/dev/kfd does not exist"]
+
+
+def _p_kfd_error(f: Facts, arg: object) -> list[str] | None:
+    err = f.driver.kfd_error
+    if err and re.search(str(arg), err, re.IGNORECASE):
+        return [f"/dev/kfd cannot be opened: {err}"]
+    return None
+
+
+def _env_pair(arg: object) -> tuple[str, str]:
+    pair: tuple[object, object] = arg  # type: ignore[assignment]
+    return str(pair[0]), str(pair[1])
+
+
+def _p_env_matches(f: Facts, arg: object) -> list[str] | None:
+    name, rx = _env_pair(arg)
+    value = f.env_values.get(name)
+    if value is not None and re.fullmatch(rx, value):
+        where = next((s.where for s in f.env if s.name == name), "")
+        return [f"{name}={value} ({where})"]
+    return None
+
+
+def _p_env_not(f: Facts, arg: object) -> list[str] | None:
+    name, rx = _env_pair(arg)
+    value = f.env_values.get(name)
+    if value is None:
+        return [f"{name} is not set"]
+    return [f"{name}={value}"] if not re.fullmatch(rx, value) else None
+
+
+def _p_gpus_differ(f: Facts, arg: object) -> list[str] | None:
+    known = [g for g in f.gpus if g.gfx]
+    if len({g.gfx for g in known}) < 2:
+        return None
+    return [f"{_gpu_label(g)}" for g in known]
+
+
+def _officially_supported(gfx: str) -> bool:
+    return any(r.gfx is not None and gfx in r.gfx.official for r in load_kb().releases())
+
+
+def _p_override_on_supported(f: Facts, arg: object) -> list[str] | None:
+    value, where = _override(f)
+    target = _override_gfx(value)
+    if not target:
+        return None
+    hits = [f"{_gpu_label(g)} is supported as {g.gfx} itself, yet HSA_OVERRIDE_GFX_VERSION={value} ({where}) "
+            f"makes it run {target} code" for g in f.gpus if g.gfx and g.gfx != target and _officially_supported(g.gfx)]
+    return hits or None
+
+
+def _p_gpu_codename_in(f: Facts, arg: object) -> list[str] | None:
+    wanted = [str(a).lower() for a in (arg if isinstance(arg, (list, tuple)) else [arg])]
+    hits = [f"{_gpu_label(g)}: {g.codename}" for g in f.gpus
+            if g.codename and any(g.codename.lower().startswith(w) for w in wanted)]
+    return hits or None
+
+
+def _p_gpu_gfx_not_in(f: Facts, arg: object) -> list[str] | None:
+    wanted = set(arg if isinstance(arg, (list, tuple)) else [arg])
+    hits = [_gpu_label(g) for g in f.gpus if g.gfx and g.gfx not in wanted]
+    return hits or None
+
+
+# TheRock's pip indexes are per GPU family: gfx110X-dgpu, gfx110X-all, gfx1151, gfx120X-all, gfx94X-dcgpu ...
+# (https://github.com/ROCm/TheRock/blob/main/RELEASES.md). "X" stands for any last digit; "-dgpu" and "-dcgpu"
+# leave out the integrated GPUs of that generation.
+_THEROCK_FAMILY = re.compile(r"(?:/v2(?:-staging)?/|\b|_rocm_sdk_libraries_|rocm-sdk-libraries-)(gfx\d{2,3}[0-9a-fA-FxX])"
+                             r"(?:-(dgpu|all|dcgpu|igpu))?(?=[/\s\)`'\",]|$)")
+
+
+def _family_holds(gfx: str, family: str, kind: str | None) -> bool:
+    fam = family.lower()
+    if fam.endswith("x"):
+        if not gfx.startswith(fam[:-1]) or len(gfx) != len(fam):
+            return False
+    elif gfx != fam:
+        return False
+    if kind in ("dgpu", "dcgpu"):
+        return load_kb().gpus() == () or not all(g.integrated for g in load_kb().gpus() if g.gfx == gfx)
+    return True
+
+
+def _p_therock_family_lacks_gpu(f: Facts, arg: object) -> list[str] | None:
+    families: dict[tuple[str, str | None], str] = {}
+    for t in f.texts:
+        if not t.own:
+            continue
+        for m in _THEROCK_FAMILY.finditer(t.text):
+            if m.group(2) or "/v2" in m.group(0) or "rocm" in m.group(0):
+                families.setdefault((m.group(1), m.group(2)), m.group(0).strip("/_"))
+    gfxs = [g.gfx for g in f.gpus if g.gfx]
+    if not families or not gfxs:
+        return None
+    if any(_family_holds(gfx, fam, kind) for gfx in gfxs for fam, kind in families):
+        return None
+    named = ", ".join(sorted(f"{fam}-{kind}" if kind else fam for fam, kind in families))
+    return [f"TheRock packages for {named}; the GPU is {', '.join(gfxs)}"]
+
+
+def _p_text_matches(f: Facts, arg: object) -> list[str] | None:
+    rx = re.compile(str(arg), re.IGNORECASE)
+    for t in f.texts:
+        if t.own:
+            m = rx.search(t.text)
+            if m:
+                return [f"{t.source}: {m.group(0)[:120]}"]
+    return None
+
+
+def _p_in_render_group(f: Facts, arg: object) -> list[str] | None:
+    d = f.driver
+    if d.in_render_group is None or d.in_render_group is not bool(arg):
+        return None
+    return [f"{d.user or 'the user'} is {'' if arg else 'not '}in the render group"]
+
+
+def _p_amdgpu_pro(f: Facts, arg: object) -> list[str] | None:
+    return [f"amdgpu-pro runtime: {f.rocm.amdgpu_pro}"] if f.rocm.amdgpu_pro else None
+
+
+def _p_visible_devices_hide_all(f: Facts, arg: object) -> list[str] | None:
+    count = len(f.gpus)
+    for name in _VISIBILITY:
+        value = f.env_values.get(name)
+        if value is None:
+            continue
+        ids = [v.strip() for v in value.split(",") if v.strip()]
+        if not ids or ids == ["-1"]:
+            return [f"{name}={value!r} hides every GPU"]
+        if count and all(i.isdigit() and int(i) >= count for i in ids):
+            return [f"{name}={value} names no GPU of the {count} present (numbering starts at 0)"]
+    return None
+
+
+def _p_override_family_mismatch(f: Facts, arg: object) -> list[str] | None:
+    value, where = _override(f)
+    target = _override_gfx(value)
+    fam = load_kb().family_of_gfx(target) if target else None
+    if fam is None:
+        return None
+    hits = [f"{_gpu_label(g)} is {g.family}, yet HSA_OVERRIDE_GFX_VERSION={value} ({where}) makes it run {fam} code"
+            for g in f.gpus if g.family and g.family != fam]
+    return hits or None
+
+
+_DKMS_STATUS = re.compile(r"\bamdgpu[/,]\s*[\w.:~+-]+,\s*([\w.+~-]+),\s*\w+\s*:\s*installed", re.IGNORECASE)
+
+
+def _p_dkms_not_for_running_kernel(f: Facts, arg: object) -> list[str] | None:
+    running = f.os.kernel
+    if not running:
+        return None
+    built: list[str] = []
+    for t in f.texts:
+        if t.own:
+            built += _DKMS_STATUS.findall(t.text)
+    if built and running not in built:
+        return [f"amdgpu-dkms is installed for {', '.join(sorted(set(built)))}; the running kernel is {running}"]
+    return None
+
+
 PREDICATES: dict[str, Pred] = {
     "gpu_gfx_in": _p_gpu_gfx_in,
     "gpu_family_in": _p_gpu_family_in,
@@ -290,6 +475,23 @@ PREDICATES: dict[str, Pred] = {
     "numpy_major": _p_numpy_major,
     "multi_gpu": _p_multi_gpu,
     "os_id_in": _p_os_id_in,
+    "wsl": _p_wsl,
+    "in_container": _p_in_container,
+    "kfd_present": _p_kfd_present,
+    "kfd_error": _p_kfd_error,
+    "env_matches": _p_env_matches,
+    "env_not": _p_env_not,
+    "gpus_differ": _p_gpus_differ,
+    "override_on_supported": _p_override_on_supported,
+    "gpu_codename_in": _p_gpu_codename_in,
+    "gpu_gfx_not_in": _p_gpu_gfx_not_in,
+    "therock_family_lacks_gpu": _p_therock_family_lacks_gpu,
+    "text_matches": _p_text_matches,
+    "amdgpu_pro": _p_amdgpu_pro,
+    "in_render_group": _p_in_render_group,
+    "visible_devices_hide_all": _p_visible_devices_hide_all,
+    "override_family_mismatch": _p_override_family_mismatch,
+    "dkms_not_for_running_kernel": _p_dkms_not_for_running_kernel,
 }
 
 
@@ -300,42 +502,93 @@ def normalise_error_text(text: str) -> str:
     return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _matching_line(pattern: re.Pattern[str], text: str) -> str | None:
-    m = pattern.search(text)
-    if not m:
-        return None
-    start = text.rfind("\n", 0, m.start()) + 1
-    end = text.find("\n", m.end())
-    return text[start: end if end != -1 else len(text)].strip()[:300]
+@dataclass(frozen=True)
+class _Match:
+    evidence: Evidence  # file and line that matched
+    own: bool  # in the machine's own texts (not another person's post in a pasted thread)
 
 
-def _conditions(issue: object, facts: Facts | None) -> list[str] | None:
-    """Evidence for every `when` predicate, or None when one does not hold.
+def _texts(facts: Facts | None, error_text: str | None) -> list[EvidenceText]:
+    """Every text to search: the facts' (bundle files, paste segments, kernel log) and an extra error text."""
+    out = list(facts.texts) if facts is not None else []
+    if error_text:
+        out.append(EvidenceText("--error-file", error_text, 1, "text", True))
+    elif facts is not None and facts.error_text and not any(t.source == "traceback.txt" for t in out):
+        out.append(EvidenceText("traceback.txt", facts.error_text, 1, "traceback.txt", True))
+    return [replace(t, text=normalise_error_text(t.text)) for t in out if t.text]
+
+
+def _search(patterns: tuple[re.Pattern[str], ...], texts: list[EvidenceText]) -> _Match | None:
+    """The first line any pattern matches: the machine's own texts first, then others' posts."""
+    for own in (True, False):
+        for t in texts:
+            if t.own is not own:
+                continue
+            for pattern in patterns:
+                m = pattern.search(t.text)
+                if m is None:
+                    continue
+                start = t.text.rfind("\n", 0, m.start()) + 1
+                end = t.text.find("\n", m.end())
+                line = t.text[start: end if end != -1 else len(t.text)].strip()[:300]
+                number = t.first_line + t.text.count("\n", 0, m.start())
+                return _Match(Evidence(t.source, number, line), own)
+    return None
+
+
+# Predicates on facts a recording or a paste often does not hold. When the facts are unknown, a finding whose
+# signature matched this machine's text is not vetoed by them (nor counted as confirmed); a prediction is.
+_UNKNOWABLE: dict[str, Callable[[Facts], bool]] = {
+    "torch_build": lambda f: any(e.torch for e in f.python_envs),
+    "torch_version": lambda f: any(e.torch for e in f.python_envs),
+    "wheel_lacks_gfx": lambda f: any(e.gfx_targets for e in f.python_envs),
+    "kfd_inaccessible": lambda f: f.is_root is not None or f.driver.kfd_present is not None
+    or f.driver.kfd_accessible is not None,
+    "not_in_render_group": lambda f: f.driver.in_render_group is not None,
+    "in_render_group": lambda f: f.driver.in_render_group is not None,
+}
+
+
+def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False) -> tuple[list[str], int] | None:
+    """Evidence for every `when` predicate and how many held, or None when one does not hold.
 
     Without facts (an error text alone), conditions cannot be checked and are taken as met.
     """
     evidence: list[str] = []
     if facts is None:
-        return evidence
-    for name, arg in issue.when:  # type: ignore[attr-defined]
+        return evidence, 0
+    held = 0
+    for name, arg in issue.when:
         pred = PREDICATES.get(name)
         if pred is None:
             return None
         got = pred(facts, arg)
         if got is None:
+            known = _UNKNOWABLE.get(name)
+            if matched and known is not None and not known(facts):
+                evidence.append(f"({name.replace('_', ' ')}: not known from the evidence)")
+                continue
             return None
+        held += 1
         evidence.extend(got)
-    return evidence
+    return evidence, held
 
 
-def _finding(issue: object, evidence: list[str], matched: str | None) -> Finding:
-    fix = issue.fix  # type: ignore[attr-defined]
-    ev = ([f"error text: {matched}"] if matched else []) + evidence
+def _finding(issue: KnownIssue, evidence: list[str], match: _Match | None, against: _Match | None) -> Finding:
+    fix = issue.fix
+    ev: list[str] = []
+    if match is not None:
+        ev.append(f"{match.evidence}" + ("" if match.own else " (another person's post)"))
+    ev += evidence
+    if against is not None:
+        ev.append(f"but: {against.evidence}")
     return Finding(
-        id=issue.id, severity=issue.severity, title=issue.title, cause=issue.cause,  # type: ignore[attr-defined]
-        fix=fix.summary, sources=tuple(issue.sources), evidence=tuple(dict.fromkeys(ev)),  # type: ignore[attr-defined]
+        id=issue.id, severity=issue.severity, title=issue.title, cause=issue.cause,
+        fix=fix.summary, sources=tuple(issue.sources), evidence=tuple(dict.fromkeys(ev)),
         fix_commands=tuple(fix.commands), fix_env=tuple(dict(fix.env).items()), fix_plan=fix.plan,
-        matched_text=matched,
+        matched_text=match.evidence.text if match is not None else None,
+        matched=match.evidence if match is not None else None,
+        contradicted=against.evidence if against is not None else None,
     )
 
 
@@ -355,42 +608,57 @@ def _machine_findings(facts: Facts) -> list[Finding]:
     return out
 
 
-def diagnose(facts: Facts, error_text: str | None = None) -> list[Finding]:
-    """Every known issue that applies to this machine and/or this error text, most severe first."""
-    text = normalise_error_text(error_text if error_text is not None else (facts.error_text or ""))
-    found: dict[str, Finding] = {}
+_SEVERITY_WEIGHT = {"critical": 4, "error": 3, "warning": 1, "info": 0}
+
+
+def _rank(issue: KnownIssue, match: _Match | None, held: int, against: _Match | None) -> int:
+    """How specific a finding's evidence is: a line of this machine's own text that shows the failure,
+    then every condition on its facts that holds, then severity. Evidence against it sends it down."""
+    score = (100 if match.own else 40) if match is not None else 0
+    score += 15 * held + _SEVERITY_WEIGHT.get(issue.severity, 0)
+    if against is not None:
+        score -= 90
+    return score
+
+
+def _ranked(scored: list[tuple[int, KnownIssue, Finding]]) -> list[Finding]:
+    """Most specific first; an issue that explains another (a deeper cause of the same symptom) goes above it."""
+    score = {issue.id: sc for sc, issue, _ in scored}
+    for _ in range(3):  # explanations can chain: settle them
+        for _sc, issue, _f in scored:
+            for other in issue.explains:
+                if other in score and score[issue.id] <= score[other]:
+                    score[issue.id] = score[other] + 1
+    ordered = sorted(scored, key=lambda x: (-score[x[1].id], SEVERITY_ORDER.get(x[1].severity, 9), x[1].id))
+    return [f for _sc, _i, f in ordered]
+
+
+def _findings(facts: Facts | None, texts: list[EvidenceText], predicted: bool) -> list[Finding]:
+    scored: list[tuple[int, KnownIssue, Finding]] = []
     for issue in load_kb().known_issues():
-        matched = None
-        if text:
-            for pattern in issue.signatures:
-                matched = _matching_line(pattern, text)
-                if matched:
-                    break
-        if matched is None and not (issue.predict and issue.when):
+        match = _search(issue.signatures, texts) if texts and issue.signatures else None
+        if match is None and not (predicted and issue.predict and issue.when):
             continue
-        evidence = _conditions(issue, facts)
-        if evidence is None:
+        got = _conditions(issue, facts, match is not None and match.own)
+        if got is None:
             continue
-        found.setdefault(issue.id, _finding(issue, evidence, matched))
-    findings = list(found.values()) + _machine_findings(facts)
-    findings.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.matched_text is None, f.id))
-    return findings
+        evidence, held = got
+        against = _search(issue.unless, [t for t in texts if t.own]) if issue.unless else None
+        scored.append((_rank(issue, match, held, against), issue, _finding(issue, evidence, match, against)))
+    return _ranked(scored)
+
+
+def diagnose(facts: Facts, error_text: str | None = None) -> list[Finding]:
+    """Every known issue that applies to this machine and/or its texts, the most specific first.
+
+    Signatures are searched in every text the machine came with (bundle files, pasted outputs,
+    kernel log lines) and in ``error_text``; each finding names the file and line that matched.
+    """
+    findings = _findings(facts, _texts(facts, error_text), predicted=True)
+    return findings + _machine_findings(facts)
 
 
 def diagnose_error_text(text: str, facts: Facts | None = None) -> list[Finding]:
     """Findings whose signature matches this error text (conditions checked when facts are given)."""
-    norm = normalise_error_text(text or "")
-    out: list[Finding] = []
-    for issue in load_kb().known_issues():
-        matched = None
-        for pattern in issue.signatures:
-            matched = _matching_line(pattern, norm)
-            if matched:
-                break
-        if matched is None:
-            continue
-        evidence = _conditions(issue, facts)
-        if evidence is not None:
-            out.append(_finding(issue, evidence, matched))
-    out.sort(key=lambda f: (SEVERITY_ORDER.get(f.severity, 9), f.id))
-    return out
+    texts = [EvidenceText("error text", normalise_error_text(text or ""), 1, "text", True)]
+    return _findings(facts, texts, predicted=False)

@@ -24,12 +24,13 @@ def facts_to_json(facts: Facts) -> dict[str, Any]:
         "os": {
             "id": os_.id, "version": os_.version, "codename": os_.codename, "kernel": os_.kernel,
             "like": list(os_.like), "pretty_name": os_.pretty_name, "arch": os_.arch,
-            "package_manager": os_.package_manager, "secure_boot": os_.secure_boot,
+            "package_manager": os_.package_manager, "secure_boot": os_.secure_boot, "wsl": os_.wsl,
         },
         "gpus": [
             {
                 "name": g.name, "gfx": g.gfx, "gfx_reported": g.gfx_reported, "pci_id": g.pci_id,
                 "bdf": g.bdf, "integrated": g.integrated, "vram_bytes": g.vram_bytes, "family": g.family,
+                "codename": g.codename,
                 "hip_index": g.hip_index, "kfd_node": g.kfd_node, "render_node": g.render_node,
                 "sources": _ev(g.sources),
             }
@@ -48,6 +49,8 @@ def facts_to_json(facts: Facts) -> dict[str, Any]:
             ],
             "apt_sources": list(facts.rocm.apt_sources),
             "pins": list(facts.rocm.pins),
+            "amdgpu_pro": facts.rocm.amdgpu_pro,
+            "sources": _ev(facts.rocm.sources),
         },
         "python_envs": [
             {
@@ -69,5 +72,7 @@ def facts_to_json(facts: Facts) -> dict[str, Any]:
         "ssh_session": facts.ssh_session,
         "in_container": facts.in_container,
         "conflicts": [{"id": c.id, "message": c.message, "evidence": _ev(c.evidence)} for c in facts.conflicts],
+        "texts": [{"source": t.source, "lines": f"{t.first_line}-{t.first_line + t.text.count(chr(10))}", "kind": t.kind,
+                   "command": t.command, "own": t.own} for t in facts.texts],
         "errors": [{"probe": e.probe, "message": e.message} for e in facts.errors],
     }

@@ -28,6 +28,25 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class EvidenceText:
+    """One text the wizard read: a bundle file, a segment of a paste, kernel log lines, an error file.
+
+    Known-issue signatures are matched against every one of these, and a finding names ``source``
+    and the line that matched. ``kind`` says which tool printed it (a bundle file name such as
+    "rocminfo.txt") or "text" for prose and logs; ``own`` is False for another person's post in a
+    pasted thread (it describes their machine, not this one).
+    """
+
+    source: str  # "paste.txt", "rocminfo.txt", "--paste", "--error-file", "journalctl -k"
+    text: str
+    first_line: int = 1  # line number of text's first line within source
+    kind: str = "text"
+    own: bool = True
+    command: str | None = None  # the command that printed it, when the paste shows one
+    post: int = 0  # which post of a pasted thread (0: the first, or no thread structure)
+
+
+@dataclass(frozen=True)
 class ProbeError:
     """A probe that could not read its source. Recorded on Facts; never raised through detect()."""
 
@@ -49,6 +68,7 @@ class OsInfo:
     arch: str | None = None  # "x86_64"
     package_manager: str | None = None  # "apt", "dnf", "zypper", "pacman"
     secure_boot: bool | None = None
+    wsl: bool | None = None  # Windows Subsystem for Linux (a "microsoft" kernel, /dev/dxg)
     sources: tuple[Evidence, ...] = ()
 
 
@@ -62,6 +82,7 @@ class Gpu:
     integrated: bool | None = None
     vram_bytes: int | None = None
     family: str | None = None  # "RDNA3", "RDNA3.5", "CDNA3", "GCN5" ...
+    codename: str | None = None  # the chip's codename per the knowledge base ("Navi 31", "Ellesmere (Polaris 10)")
     hip_index: int | None = None  # HIP ordinal when it can be known
     kfd_node: int | None = None
     render_node: str | None = None  # "renderD128"
@@ -76,6 +97,7 @@ class Driver:
     dkms_packages: tuple[str, ...] = ()  # e.g. ("amdgpu-dkms 1:6.8.5.60204-...",)
     kfd_present: bool | None = None
     kfd_accessible: bool | None = None  # the current user can open /dev/kfd read-write
+    kfd_error: str | None = None  # why it cannot: "Permission denied", "No such file or directory", ...
     render_nodes: tuple[str, ...] = ()
     render_accessible: bool | None = None
     user: str | None = None
@@ -102,6 +124,8 @@ class Rocm:
     installs: tuple[RocmInstall, ...] = ()
     apt_sources: tuple[str, ...] = ()  # repo lines mentioning repo.radeon.com / repo.amd.com
     pins: tuple[str, ...] = ()  # /etc/apt/preferences.d files that pin AMD repos
+    amdgpu_pro: str | None = None  # where a proprietary amdgpu-pro runtime shows (a path on the library path)
+    sources: tuple[Evidence, ...] = ()  # where the version came from when no install record holds it
 
 
 @dataclass(frozen=True)
@@ -166,6 +190,7 @@ class Facts:
     other_gpus: tuple[str, ...] = ()  # non-AMD display controllers ("10de:2684 NVIDIA ...")
     dmesg: tuple[str, ...] = ()  # amdgpu/kfd lines, when recorded
     error_text: str | None = None  # traceback.txt of a bundle
+    texts: tuple[EvidenceText, ...] = ()  # every text read (bundle files, paste segments, kernel log)
     origin: str = "live"  # "live", "bundle:<path>", "sandbox:<path>"
     conflicts: tuple[Conflict, ...] = ()
     errors: tuple[ProbeError, ...] = ()

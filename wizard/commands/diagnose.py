@@ -10,8 +10,11 @@ from wizard import exit_codes
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from wizard.commands._paste import add_argument
+
     p.add_argument("--error-file", metavar="FILE", help="an error text or traceback to explain ('-' for stdin)")
     p.add_argument("--json", action="store_true", help='print {"findings": [...]} as JSON')
+    add_argument(p)
 
 
 def _read_error(path: str | None) -> str | None:
@@ -29,10 +32,15 @@ def _read_error(path: str | None) -> str | None:
 
 
 def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
+    from wizard.commands import usage_error
+    from wizard.commands._paste import facts_for
+
+    if args.paste == "-" and args.error_file == "-":
+        raise usage_error("--paste - and --error-file - both read stdin; give one of them a file")
     error_text = _read_error(args.error_file)
     from wizard.diagnose import diagnose
 
-    findings = diagnose(ctx.facts, error_text)
+    findings = diagnose(facts_for(args, ctx), error_text)
     if args.json:
         json.dump({"findings": [f.to_json() for f in findings]}, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -26,6 +26,7 @@ from .parse import (
     PREDICATES,
     Problems,
     WheelFile,
+    parse_apus,
     parse_docker,
     parse_gpus,
     parse_issues,
@@ -34,6 +35,7 @@ from .parse import (
 )
 from .records import (
     FAMILIES,
+    ApuInfo,
     PLANS,
     SEVERITIES,
     AptRepo,
@@ -54,14 +56,14 @@ from .records import (
 )
 
 __all__ = [
-    "FAMILIES", "PLANS", "PREDICATES", "SEVERITIES", "AptRepo", "CoreSdkRoutes", "Distro", "DockerImage", "Fix",
-    "GfxSupport", "GpuInfo", "HsaOverride", "KbError", "KnownIssue", "KnowledgeBase", "Release", "RpmRepo",
+    "FAMILIES", "PLANS", "PREDICATES", "SEVERITIES", "ApuInfo", "AptRepo", "CoreSdkRoutes", "Distro", "DockerImage",
+    "Fix", "GfxSupport", "GpuInfo", "HsaOverride", "KbError", "KnownIssue", "KnowledgeBase", "Release", "RpmRepo",
     "TheRock", "VendorWheel", "Wheel", "WheelIndex", "KB_DIR", "load_kb",
 ]
 
 KB_DIR = Path(__file__).resolve().parent
 FILES = ("gpus.json", "rocm_releases.json", "torch_wheels.json", "docker_images.json", "known_issues.json")
-OPTIONAL_FILES = frozenset({"gpus.json"})  # written by another engineer; absent/empty means "no GPUs known"
+OPTIONAL_FILES = frozenset({"gpus.json", "apus.json"})  # written by another engineer; absent/empty means "no GPUs known"
 
 # os-release ID -> how amdgpu-install keys its packages: Ubuntu by codename, EL by "el<major.minor>",
 # SLES by "sle<major.minor>", Debian by "debian<major>" (docs/contracts.md; AMD's amdgpu-install pages for
@@ -175,6 +177,53 @@ class KnowledgeBase:
     @staticmethod
     def family_of_gfx(gfx: str | None) -> str | None:
         return _family_of_gfx(gfx)
+
+    @cached_property
+    def _name_index(self) -> tuple[dict[str, set[int]], dict[str, set[int]]]:
+        from .names import index_codenames, index_names
+
+        rows = list(enumerate(self._gpus))
+        return (index_names((i, g.name) for i, g in rows),
+                index_codenames((i, g.codename) for i, g in rows if g.codename))
+
+    def gpus_by_name(self, name: str) -> tuple[GpuInfo, ...]:
+        """Rows whose marketing names include this one ("RX 7900 XTX", "Radeon 8060S", "MI250X")."""
+        from .names import name_keys
+
+        idx = self._name_index[0]
+        for key in name_keys(name):
+            if key in idx:
+                return tuple(self._gpus[i] for i in sorted(idx[key]))
+        return ()
+
+    def gpus_by_codename(self, codename: str) -> tuple[GpuInfo, ...]:
+        """Rows of a chip codename as lspci and the kernel write it ("Navi 31", "Vega 10 XL/XT", "Phoenix1")."""
+        from .names import codename_keys
+
+        idx = self._name_index[1]
+        rows: set[int] = set()
+        for key in codename_keys(codename):
+            rows |= idx.get(key, set())
+        return tuple(self._gpus[i] for i in sorted(rows))
+
+    @cached_property
+    def _apus(self) -> dict[str, ApuInfo]:
+        from .names import cpu_key
+
+        if self._read("apus.json") is None:
+            return {}
+        return {cpu_key(c): a for a in self._parse("apus.json", parse_apus) for c in a.cpus}
+
+    def apu_for_cpu(self, cpu: str) -> ApuInfo | None:
+        """The apus.json row of a processor ("AMD Ryzen 7 7700 8-Core Processor" -> Raphael's Radeon Graphics)."""
+        from .names import cpu_key
+
+        return self._apus.get(cpu_key(cpu))
+
+    def gpu_for_cpu(self, cpu: str) -> GpuInfo | None:
+        """The integrated GPU a processor carries (its gpus.json row), if known."""
+        apu = self.apu_for_cpu(cpu)
+        return self.gpu_by_pci(apu.pci_id) if apu is not None else None
 
     # ------------------------------------------------------------------ wheels
 
@@ -351,7 +400,7 @@ class KnowledgeBase:
         """Every problem in every file, one line each (empty when all is well)."""
         out: list[str] = []
         parsers = {"gpus.json": parse_gpus, "rocm_releases.json": parse_releases, "torch_wheels.json": parse_wheels,
-                   "docker_images.json": parse_docker, "known_issues.json": parse_issues}
+                   "docker_images.json": parse_docker, "known_issues.json": parse_issues, "apus.json": parse_apus}
         for name, parser in parsers.items():
             try:
                 doc = self._read(name)

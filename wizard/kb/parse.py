@@ -19,6 +19,7 @@ from .records import (
     SEVERITIES,
     STREAMS,
     USECASE_FAMILIES,
+    ApuInfo,
     AptRepo,
     CoreSdkRoutes,
     Distro,
@@ -63,6 +64,23 @@ PREDICATES: dict[str, str] = {
     "numpy_major": "specifier",
     "multi_gpu": "true",
     "os_id_in": "str-list",
+    "wsl": "bool",
+    "in_container": "bool",
+    "kfd_present": "bool",
+    "kfd_error": "regex",
+    "env_matches": "env-pair",
+    "env_not": "env-pair",
+    "gpus_differ": "true",
+    "override_on_supported": "true",
+    "gpu_codename_in": "str-list",
+    "gpu_gfx_not_in": "gfx-list",
+    "therock_family_lacks_gpu": "true",
+    "text_matches": "regex",
+    "amdgpu_pro": "true",
+    "in_render_group": "bool",
+    "visible_devices_hide_all": "true",
+    "override_family_mismatch": "true",
+    "dkms_not_for_running_kernel": "true",
 }
 
 
@@ -319,6 +337,28 @@ def parse_gpus(doc: Any, problems: Problems) -> tuple[GpuInfo, ...]:
             problems.add(f"gpus ({g.pci_id})", "duplicate pci_id")
         seen.add(g.pci_id)
     return tuple(gpus)
+
+
+# --------------------------------------------------------------------------- apus.json
+
+
+def parse_apus(doc: Any, problems: Problems) -> tuple[ApuInfo, ...]:
+    top = _top(problems, doc, {"_meta", "apus"}, {"apus"})
+    if top is None:
+        return ()
+    _meta_ok(problems, top.get("_meta"))
+
+    def build(where: str, raw: Any) -> ApuInfo:
+        e = Entry(problems, where, raw, {"cpus", "graphics", "pci_id", "sources"})
+        pci = e.text("pci_id")
+        if not _PCI.match(pci.lower()):
+            e.fail("pci_id", f"expected vendor:device hex, got {pci!r}")
+        cpus = e.strs("cpus") or ()
+        if not cpus:
+            e.fail("cpus", "expected at least one processor name")
+        return ApuInfo(cpus=tuple(cpus), graphics=e.text("graphics"), pci_id=pci.lower(), sources=e.sources())
+
+    return tuple(_each(problems, top.get("apus", []), "apus", build))
 
 
 # --------------------------------------------------------------------------- rocm_releases.json
@@ -649,6 +689,19 @@ def _predicate(e: Entry, i: int, raw: Any) -> tuple[str, Any]:
         ok = arg is True
     elif kind == "build":
         ok = arg in ("cuda", "cpu", "rocm")
+    elif kind == "regex":
+        try:
+            re.compile(arg)
+        except (re.error, TypeError):
+            ok = False
+    elif kind == "env-pair":
+        ok = isinstance(arg, list) and len(arg) == 2 and all(isinstance(x, str) for x in arg)
+        if ok:
+            try:
+                re.compile(arg[1])
+            except re.error:
+                ok = False
+            arg = tuple(arg)
     elif kind == "specifier":
         try:
             from packaging.specifiers import SpecifierSet
@@ -669,7 +722,8 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
 
     def build(where: str, raw: Any) -> KnownIssue:
         e = Entry(problems, where, raw, {
-            "id", "severity", "title", "signatures", "when", "predict", "cause", "fix", "uncertain", "sources"})
+            "id", "severity", "title", "signatures", "when", "predict", "cause", "fix", "uncertain", "sources",
+            "unless", "explains"})
         iid = e.text("id")
         if not re.match(r"^[a-z0-9][a-z0-9-]*$", iid):
             e.fail("id", f"expected lower-case-with-dashes, got {iid!r}")
@@ -679,9 +733,16 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         sigs = []
         for s in e.strs("signatures"):
             try:
-                sigs.append(re.compile(s, re.IGNORECASE))
+                sigs.append(re.compile(s, re.IGNORECASE | re.MULTILINE))
             except re.error as exc:
                 e.fail("signatures", f"bad regex {s!r}: {exc}")
+        unless = []
+        for s in e.strs("unless", required=False) or ():
+            try:
+                unless.append(re.compile(s, re.IGNORECASE | re.MULTILINE))
+            except re.error as exc:
+                e.fail("unless", f"bad regex {s!r}: {exc}")
+        explains = e.strs("explains", required=False) or ()
         raw_when = e.get("when", True)
         if not isinstance(raw_when, list):
             e.fail("when", "expected a list of {predicate: argument}")
@@ -704,7 +765,8 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
                   env=MappingProxyType(dict(env)), plan=plan)
         return KnownIssue(id=iid, severity=sev, title=e.text("title"), signatures=tuple(sigs), when=when,
                           predict=bool(predict), cause=e.text("cause"), fix=fix, sources=e.sources(),
-                          uncertain=e.opt_text("uncertain", required=False))
+                          uncertain=e.opt_text("uncertain", required=False), unless=tuple(unless),
+                          explains=tuple(explains))
 
     issues = _each(problems, top.get("issues", []), "issues", build)
     seen: set[str] = set()
@@ -712,4 +774,10 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         if k.id in seen:
             problems.add(f"issues ({k.id})", "duplicate id")
         seen.add(k.id)
+    # every id written in the file, valid entries or not: a broken entry is reported once, on its own
+    written = {i.get("id") for i in top.get("issues", []) if isinstance(i, dict)} if isinstance(top.get("issues"), list) else seen
+    for k in issues:
+        for other in k.explains:
+            if other not in written or other == k.id:
+                problems.add(f"issues ({k.id})", f"explains unknown issue {other!r}")
     return tuple(issues)

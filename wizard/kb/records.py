@@ -47,6 +47,16 @@ class GpuInfo:
 
 
 @dataclass(frozen=True)
+class ApuInfo:
+    """A processor family's integrated GPU: which gpus.json row the processors in ``cpus`` carry."""
+
+    cpus: tuple[str, ...]  # "Ryzen 7 7700", "Ryzen AI Max+ 395"
+    graphics: str  # AMD's graphics model name for them
+    pci_id: str  # the gpus.json row
+    sources: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Distro:
     id: str  # os-release ID: "ubuntu", "rhel", "sles", "debian", "ol", ...
     version: str  # "22.04", "9.4", "15.6"
@@ -224,6 +234,8 @@ class KnownIssue:
     fix: Fix
     sources: tuple[str, ...]
     uncertain: str | None = None
+    unless: tuple[re.Pattern[str], ...] = ()  # evidence lines that speak against this cause (it is then not shown first)
+    explains: tuple[str, ...] = ()  # ids of issues this one is the deeper cause of (it goes above them)
 
     def matches_text(self, text: str) -> bool:
         """True when one of the signatures is found in ``text`` (predicates not checked)."""

@@ -5,11 +5,26 @@ A probe that fails is recorded as a ProbeError on Facts; the others still report
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Callable, TypeVar
 
 from wizard.host import Host
-from wizard.model import Conflict, Docker, Driver, Evidence, Facts, OsInfo, ProbeError, PythonEnv, Rocm, RocmInstall
+from wizard.model import (
+    Conflict,
+    Docker,
+    Driver,
+    EnvSetting,
+    Evidence,
+    EvidenceText,
+    Facts,
+    Gpu,
+    OsInfo,
+    ProbeError,
+    PythonEnv,
+    Rocm,
+    RocmInstall,
+)
 
 T = TypeVar("T")
 
@@ -52,7 +67,7 @@ def _recorded_python(host: Host) -> list[PythonEnv]:
         sources.append(Evidence("collect_env.txt", None, f"PyTorch version: {torch}"))
     if pf_text:
         sources.append(Evidence("pip-freeze.txt"))
-    device = ()
+    device: tuple[str, ...] = ()
     if pf:
         device = tuple(sorted({p.name.rsplit("-", 1)[-1] for p in pf.packages
                                if p.name.startswith(("rocm-sdk-device-gfx", "amd-torch-device-gfx"))}))
@@ -103,7 +118,103 @@ def _conflicts(facts: Facts) -> list[Conflict]:
     return out
 
 
-def detect(host: Host, pythons: list[str] | tuple[str, ...] = ()) -> Facts:
+def detect(host: Host | None, pythons: list[str] | tuple[str, ...] = (), paste: tuple[str, str] | None = None) -> Facts:
+    """The machine's facts. ``host`` None with a ``paste`` (label, text): the machine the paste describes."""
+    texts: list[EvidenceText] = []
+    reading = None
+    if host is None or not host.is_live or paste is not None:
+        from wizard.probes.texts import gather
+
+        texts, reading = gather(host, paste)
+    probed = reading if reading is not None else host
+    assert probed is not None
+    facts = _detect(probed, pythons)
+    if probed.is_live and facts.gpus:
+        from wizard.probes.texts import kernel_log
+
+        klog = kernel_log(probed)
+        if klog is not None:
+            texts.append(klog)
+            facts = replace(facts, dmesg=tuple(klog.text.splitlines())[-200:])
+    if texts:
+        from wizard.probes.secondary import apply
+
+        facts = replace(facts, texts=tuple(texts))
+        facts = _guard_facts(facts, lambda f: apply(f, f.texts))
+    if reading is not None:
+        facts = _relocate(facts, reading)
+    return facts
+
+
+def _guard_facts(facts: Facts, fn: Callable[[Facts], Facts]) -> Facts:
+    try:
+        return fn(facts)
+    except Exception as exc:  # noqa: BLE001 - secondary evidence must never cost the primary facts
+        return replace(facts, errors=facts.errors + (ProbeError("texts", f"{type(exc).__name__}: {exc}"),))
+
+
+def _relocate(facts: Facts, reading: object) -> Facts:
+    """Evidence that points into a paste's virtual file points at the pasted file and line instead."""
+    from wizard.probes.texts import ReadingHost
+
+    assert isinstance(reading, ReadingHost)
+
+    def ev(e: Evidence) -> Evidence:
+        where = reading.locate(e.source, e.line)
+        return e if where is None else Evidence(where[0], where[1], e.text)
+
+    def evs(items: tuple[Evidence, ...]) -> tuple[Evidence, ...]:
+        return tuple(ev(e) for e in items)
+
+    def setting(s: EnvSetting) -> EnvSetting:
+        name, _, line = s.where.rpartition(":")
+        if name and line.isdigit():
+            where = reading.locate(name, int(line))
+            if where is not None:
+                return replace(s, where=f"{where[0]}:{where[1]}" if where[1] else where[0])
+        return s
+
+    return replace(
+        facts,
+        os=replace(facts.os, sources=evs(facts.os.sources)),
+        gpus=tuple(replace(g, sources=evs(g.sources)) for g in facts.gpus),
+        driver=replace(facts.driver, sources=evs(facts.driver.sources)),
+        rocm=replace(facts.rocm, sources=evs(facts.rocm.sources),
+                     installs=tuple(replace(i, sources=evs(i.sources)) for i in facts.rocm.installs)),
+        python_envs=tuple(replace(e, sources=evs(e.sources)) for e in facts.python_envs),
+        env=tuple(setting(s) for s in facts.env),
+        conflicts=tuple(replace(c, evidence=evs(c.evidence)) for c in facts.conflicts),
+    )
+
+
+def _smi_versions(host: Host, rocm: Rocm, driver: Driver) -> tuple[Rocm, Driver]:
+    """The ROCm and amdgpu versions amd-smi / rocm-smi print, where nothing more direct said them."""
+    text = host.captured("amd-smi.txt")
+    if text and (rocm.version is None or driver.version is None):
+        from wizard.parsers.amd_smi import parse_amd_smi
+
+        smi = parse_amd_smi(text)
+        if rocm.version is None and smi.rocm_version and re.match(r"\d+\.\d+", smi.rocm_version):
+            from wizard.probes.secondary import stream_of
+
+            rocm = replace(rocm, version=smi.rocm_version, stream=rocm.stream or stream_of(smi.rocm_version),
+                           sources=rocm.sources + (Evidence("amd-smi.txt", None, f"ROCm version: {smi.rocm_version}"),))
+        version = smi.amdgpu_version or next((g.driver_version for g in smi.gpus if g.driver_version), None)
+        if driver.version is None and version and re.match(r"\d", version):
+            driver = replace(driver, version=version,
+                             sources=driver.sources + (Evidence("amd-smi.txt", None, f"amdgpu version {version}"),))
+    text = host.captured("rocm-smi.txt")
+    if text and driver.version is None:
+        from wizard.parsers.rocm_smi import parse_rocm_smi
+
+        version = parse_rocm_smi(text).driver_version
+        if version and re.match(r"\d", version):
+            driver = replace(driver, version=version,
+                             sources=driver.sources + (Evidence("rocm-smi.txt", None, f"Driver version: {version}"),))
+    return rocm, driver
+
+
+def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     from wizard.probes.driver import probe_driver
     from wizard.probes.env_settings import probe_env
     from wizard.probes.gpus import other_display_devices, probe_gpus
@@ -115,24 +226,26 @@ def detect(host: Host, pythons: list[str] | tuple[str, ...] = ()) -> Facts:
     os_info = _guard(errors, "os", lambda: probe_os(host), OsInfo())
 
     if host.is_live or host.listdir("/home") or pythons:
-        envs, problems = _guard(errors, "python", lambda: probe_live_envs(host, list(pythons)), ([], []))
+        no_envs: tuple[list[PythonEnv], list[str]] = ([], [])
+        envs, problems = _guard(errors, "python", lambda: probe_live_envs(host, list(pythons)), no_envs)
         errors.extend(ProbeError("python", p) for p in problems)
     else:
         envs = []
     if not host.is_live:
-        recorded = _guard(errors, "python", lambda: _recorded_python(host), [])
+        recorded: list[PythonEnv] = _guard(errors, "python", lambda: _recorded_python(host), [])
         known = {e.torch for e in envs}
         envs = envs + [r for r in recorded if r.torch is None or r.torch not in known]
     envs = [_wheel_gfx_from_kb(e) for e in envs]
 
     venv_prefixes = [e.path for e in envs if e.path and e.kind in ("venv", "conda")]
-    env = _guard(errors, "env", lambda: probe_env(host, venv_prefixes), [])
+    env: list[EnvSetting] = _guard(errors, "env", lambda: probe_env(host, venv_prefixes), [])
     in_force: dict[str, str] = {}
     for s in env:
         in_force.setdefault(s.name, s.value)
 
-    gpus, notes = _guard(errors, "gpus", lambda: probe_gpus(host, in_force.get("HSA_OVERRIDE_GFX_VERSION")), ([], []))
-    others = _guard(errors, "gpus", lambda: other_display_devices(host), [])
+    no_gpus: tuple[list[Gpu], list[str]] = ([], [])
+    gpus, notes = _guard(errors, "gpus", lambda: probe_gpus(host, in_force.get("HSA_OVERRIDE_GFX_VERSION")), no_gpus)
+    others: list[str] = _guard(errors, "gpus", lambda: other_display_devices(host), [])
     packages: list[Package] = _guard(errors, "packages", lambda: read_packages(host), [])
     rocm = _guard(errors, "rocm", lambda: probe_rocm(host, packages), Rocm())
     pip_rocm = [RocmInstall(e.rocm_sdk, "pip", e.path, "pip", (), e.sources) for e in envs if e.rocm_sdk]
@@ -149,6 +262,7 @@ def detect(host: Host, pythons: list[str] | tuple[str, ...] = ()) -> Facts:
     dkms = tuple(f"{p.name} {p.version}" for p in packages if p.name.startswith("amdgpu-dkms"))
     kfd_seen = any(g.kfd_node is not None or g.gfx_reported for g in gpus)
     driver = _guard(errors, "driver", lambda: probe_driver(host, dkms, rock_version, kfd_seen), Driver())
+    rocm, driver = _guard(errors, "smi", lambda: _smi_versions(host, rocm, driver), (rocm, driver))
 
     docker = Docker()
     disk = home_free = None

@@ -42,7 +42,10 @@ def _recorded_groups(text: str) -> tuple[str, ...]:
     m = _ID_GROUPS.search(text)
     if m:
         return tuple(_GROUP_NAME.findall(m.group(1)))
-    line = next((ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith(("$", "#"))), "")
+    from wizard.parsers._text import prompt_command
+
+    line = next((ln for ln in text.splitlines()
+                 if ln.strip() and not ln.strip().startswith(("$", "#")) and prompt_command(ln) is None), "")
     if ":" in line:
         line = line.split(":", 1)[1]
     return tuple(w for w in line.split() if re.fullmatch(r"[a-z_][a-z0-9_-]*\$?", w))
@@ -71,8 +74,8 @@ def probe_driver(host: Host, dkms_packages: tuple[str, ...], rock_version: str |
     kind = None
     if dkms_packages or dkms_tree or version:
         kind = "dkms"  # the in-tree module has no version file; amdgpu-dkms sets one
-    elif loaded:
-        kind = "in-tree"
+    elif loaded and host.is_dir("/sys/module/amdgpu"):
+        kind = "in-tree"  # the module is there and has no version file (a recording that only says "loaded" tells neither)
     kfd_present = host.exists("/dev/kfd") if host.is_live else (True if kfd_seen else None)
     kfd_ok = host.access("/dev/kfd", os.R_OK | os.W_OK) if kfd_present else (False if kfd_present is False else None)
     renders = tuple(n for n in host.listdir("/dev/dri") if n.startswith("renderD"))

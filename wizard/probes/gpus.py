@@ -9,11 +9,14 @@ the runtime says (rocminfo, collect_env; live: the override in force, else the h
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from wizard.host import Host
-from wizard.kb import load_kb
 from wizard.model import Evidence, Gpu
 from wizard.parsers.kfd import gfx_from_target_version, parse_kfd_properties
+
+if TYPE_CHECKING:
+    from wizard.kb import GpuInfo
 
 KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
 PCI_DEVICES = "/sys/bus/pci/devices"
@@ -76,11 +79,11 @@ def compact_name(name: str | None) -> str | None:
     return " / ".join([" ".join(alts[0])] + [" ".join(a[common:]) for a in alts[1:]])
 
 
-def _kb_by_name(board: str) -> object | None:
-    """The one PCI-id table entry whose marketing names include this board name (same gfx if several)."""
-    want = board.lower().removeprefix("amd ").strip()
-    hits = [g for g in load_kb().gpus()
-            if any(n.lower().removeprefix("amd ").strip() == want for n in (g.name or "").split(" / "))]
+def _kb_by_name(board: str) -> GpuInfo | None:
+    """The PCI-id table entry a board name stands for, when every entry with that name agrees on gfx and kind."""
+    from wizard.kb import load_kb
+
+    hits = load_kb().gpus_by_name(board)
     if hits and len({(h.gfx, h.integrated) for h in hits}) == 1:
         return hits[0]
     return None
@@ -90,6 +93,8 @@ def _integrated_by_gfx(gfx: str | None) -> bool | None:
     """True for a gfx target that only APUs have, per the PCI-id table (e.g. gfx1103, gfx1151)."""
     if not gfx:
         return None
+    from wizard.kb import load_kb
+
     kinds = {g.integrated for g in load_kb().gpus() if g.gfx == gfx}
     return True if kinds == {True} else (False if kinds == {False} else None)
 
@@ -129,7 +134,6 @@ def _int_file(host: Host, path: str) -> int | None:
 
 def probe_gpus(host: Host, override: str | None) -> tuple[list[Gpu], list[str]]:
     """GPUs in runtime order, and notes on disagreements between the sources."""
-    kb = load_kb()
     drafts: list[_Draft] = []
     notes: list[str] = []
 
@@ -210,7 +214,13 @@ def probe_gpus(host: Host, override: str | None) -> tuple[list[Gpu], list[str]]:
     _merge_dmesg(host, drafts)
 
     gpus: list[Gpu] = []
+    if drafts:  # the knowledge base is read only when there is a GPU to look up
+        from wizard.kb import load_kb
+
+        kb = load_kb()
     for d in drafts:
+        if not d.pci_id and not d.kb_by_name and d.name:
+            d.kb_by_name = d.name  # a marketing name (rocminfo, an SMI tool) names the hardware when no id does
         info = kb.gpu_by_pci(d.pci_id) if d.pci_id else (_kb_by_name(d.kb_by_name) if d.kb_by_name else None)
         hw_gfx = d.gfx or (info.gfx if info else None)
         if hw_gfx is None and not override and d.gfx_reported:
@@ -229,6 +239,7 @@ def probe_gpus(host: Host, override: str | None) -> tuple[list[Gpu], list[str]]:
             integrated=integrated,
             vram_bytes=d.vram_bytes if integrated is not True or d.vram_rank == 0 else d.vram_bytes,
             family=(info.family if info and info.family else kb.family_of_gfx(hw_gfx)) if hw_gfx or info else None,
+            codename=info.codename if info else None,
             hip_index=d.hip_index, kfd_node=d.kfd_node, render_node=d.render_node,
             sources=tuple(d.sources),
         ))

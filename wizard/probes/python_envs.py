@@ -50,6 +50,9 @@ def site_packages_dirs(host: Host, prefix: str) -> list[str]:
                     p = f"{base}/{d}/{leaf}"
                     if host.is_dir(p) and p not in out:
                         out.append(p)
+    debian = f"{prefix.rstrip('/')}/lib/python3/dist-packages"  # Debian/Ubuntu's python3-* packages (no version dir)
+    if host.is_dir(debian):
+        out.append(debian)
     return out
 
 
@@ -139,8 +142,8 @@ def env_from_prefix(host: Host, prefix: str, kind: str, python: str | None = Non
         info = read_site_packages(host, site)
         if info is None:
             continue
-        targets = tuple(info.get("gfx_targets", ()))  # type: ignore[arg-type]
-        device = tuple(info.get("device_targets", ()))  # type: ignore[arg-type]
+        targets: tuple[str, ...] = tuple(info.get("gfx_targets", ()))  # type: ignore[arg-type]
+        device: tuple[str, ...] = tuple(info.get("device_targets", ()))  # type: ignore[arg-type]
         return PythonEnv(
             path=prefix,
             python=python or (f"{prefix.rstrip('/')}/bin/python" if kind in ("venv", "conda") else None),
@@ -246,6 +249,74 @@ def resolve_python_arg(host: Host, spec: str) -> tuple[str, str] | None:
     return None
 
 
+_PYVENV_VERSION = re.compile(r"^\s*(?:version|version_info)\s*=\s*(\d+\.\d+)", re.M)
+_EXE_VERSION = re.compile(r"/python(\d+\.\d+)t?$")
+
+
+def path_python(host: Host, exe: str | None = None) -> tuple[str, str, str, str | None, Evidence] | None:
+    """(prefix, interpreter, kind, "X.Y", evidence) of the python3 a command typed now would run (or of ``exe``).
+
+    The version comes from files (pyvenv.cfg, the interpreter's versioned name, the one stdlib directory);
+    no interpreter is started (a pyenv shim is followed through pyenv's own version files).
+    """
+    exe = exe or host.which("python3") or host.which("python")
+    if exe and "/shims/" in exe:
+        exe = _pyenv_interpreter(host, exe)
+    if not exe or not host.exists(exe):  # a sandbox's PATH may name the real machine's interpreter
+        return None
+    bindir = exe.rsplit("/", 1)[0]
+    prefix = bindir.rsplit("/", 1)[0] or "/"
+    version: str | None = None
+    evidence = Evidence(exe)
+    cfg = host.read_text(f"{prefix}/pyvenv.cfg", limit=8192)
+    if cfg is not None:
+        kind = "venv"
+        m = _PYVENV_VERSION.search(cfg)
+        if m:
+            version, evidence = m.group(1), Evidence(f"{prefix}/pyvenv.cfg", None, m.group(0).strip())
+    elif host.is_dir(f"{prefix}/conda-meta"):
+        kind = "conda"
+    else:
+        kind = "system"
+    if version is None:
+        real = host.realpath(exe)
+        m = _EXE_VERSION.search(real)
+        if m:
+            version, evidence = m.group(1), Evidence(exe, None, f"-> {real}")
+    if version is None:
+        stdlib = [d for d in host.listdir(f"{prefix}/lib") if _PY_VERSION_DIR.match(d) and "." in d
+                  and host.exists(f"{prefix}/lib/{d}/os.py")]
+        if len(stdlib) == 1:
+            version = _PY_VERSION_DIR.match(stdlib[0]).group(1)  # type: ignore[union-attr]
+            evidence = Evidence(f"{prefix}/lib/{stdlib[0]}")
+    # no interpreter is started: where no file tells, the version stays unknown
+    return prefix, exe, kind, version, evidence
+
+
+def _pyenv_interpreter(host: Host, shim: str) -> str | None:
+    """The interpreter a pyenv shim runs, from the files pyenv itself reads (never by running the shim)."""
+    root = shim.split("/shims/", 1)[0]
+    if not host.is_dir(f"{root}/versions"):
+        return None
+    env = host.environ
+    name = (env.get("PYENV_VERSION") or "").split(":")[0].strip()
+    if not name:
+        d = env.get("PWD") or ""
+        while d.startswith("/") and not name:
+            text = host.read_text(f"{d.rstrip('/')}/.python-version", limit=4096)
+            name = text.split()[0] if text and text.split() else ""
+            d = "" if d in ("/", "") else (d.rsplit("/", 1)[0] or "/")
+    if not name:
+        text = host.read_text(f"{root}/version", limit=4096)
+        name = text.split()[0] if text and text.split() else "system"
+    if name == "system":
+        return "/usr/bin/python3" if host.exists("/usr/bin/python3") else None
+    for exe in (f"{root}/versions/{name}/bin/python3", f"{root}/versions/{name}/bin/python"):
+        if host.exists(exe):
+            return exe
+    return None
+
+
 def probe_live_envs(host: Host, pythons: list[str]) -> tuple[list[PythonEnv], list[str]]:
     """Environments named with --python first (all kept), then discovered ones that hold torch/ROCm."""
     envs: list[PythonEnv] = []
@@ -261,15 +332,35 @@ def probe_live_envs(host: Host, pythons: list[str]) -> tuple[list[PythonEnv], li
         env = env_from_prefix(host, prefix, kind, python=exe) or PythonEnv(path=prefix, python=exe, kind=kind)
         envs.append(env)
         seen.add(prefix)
-    for prefix, kind in candidate_prefixes(host):
+    # python3 on PATH, and the system's own /usr/bin/python3, are environments even without torch: a pip plan
+    # needs their Python version
+    always: dict[str, tuple[str, str, str, str | None, Evidence]] = {}
+    if host.is_live:
+        for found in (path_python(host), path_python(host, "/usr/bin/python3")):
+            if found is not None and found[0] not in always:
+                always[found[0]] = found
+    candidates = candidate_prefixes(host)
+    for prefix, found in always.items():
+        if all(p != prefix for p, _k in candidates):
+            candidates.append((prefix, found[2]))
+    for prefix, kind in candidates:
         if prefix in seen:
             continue
-        env = env_from_prefix(host, prefix, kind)
-        if env is not None:
+        found_env: PythonEnv | None
+        if prefix in always:
+            _p, exe, kind, version, ev = always[prefix]
+            found_env = env_from_prefix(host, prefix, kind, python=exe)
+            if found_env is None:
+                found_env = PythonEnv(path=prefix, python=exe, python_version=version, kind=kind, sources=(ev,))
+            elif version and found_env.python_version != version:
+                found_env = replace(found_env, python_version=version, sources=found_env.sources + (ev,))
+        else:
+            found_env = env_from_prefix(host, prefix, kind)
+        if found_env is not None:
             seen.add(prefix)
-            envs.append(env)
+            envs.append(found_env)
     if not any(e.kind == "system" and e.python_version for e in envs):
-        system = system_python(host)
+        system = system_python(host)  # a recorded or sandboxed root: read where /usr/bin/python3 points
         if system is not None:
             envs.append(system)
     return envs, problems

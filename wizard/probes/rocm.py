@@ -60,13 +60,18 @@ def _relevant_stanzas(status: str) -> str:
     return "\n\n".join(keep) + "\n"
 
 
+_PACMAN_LOCAL = "/var/lib/pacman/local"
+_PACMAN_ENTRY = re.compile(r"^(.+)-((?:\d+:)?[^-]+-[^-]+)$")
+
+
 def read_packages(host: Host) -> list[Package]:
     """Installed packages related to ROCm/amdgpu, from dpkg's status file, dpkg.txt or rpm.txt."""
-    from wizard.parsers.dpkg import parse_dpkg
-    from wizard.parsers.rpm import parse_rpm
-
     pkgs: list[Package] = []
     status = host.read_text("/var/lib/dpkg/status", limit=64 << 20)
+    if status or host.captured("dpkg.txt"):
+        from wizard.parsers.dpkg import parse_dpkg
+    else:
+        from wizard.parsers.rpm import parse_rpm
     if status:
         status = _relevant_stanzas(status)
         pkgs = [Package(p.name, p.version or "", "/var/lib/dpkg/status", None)
@@ -75,6 +80,9 @@ def read_packages(host: Host) -> list[Package]:
         pkgs = [Package(p.name, p.version or "", "dpkg.txt", p.line) for p in parse_dpkg(text) if p.installed]
     elif (text := host.captured("rpm.txt")):
         pkgs = [Package(p.name, p.version_release, "rpm.txt", p.line) for p in parse_rpm(text)]
+    elif (local := [m for n in host.listdir(_PACMAN_LOCAL) if (m := _PACMAN_ENTRY.match(n))]):
+        # Arch and derivatives: one directory per installed package, named name-pkgver-pkgrel
+        pkgs = [Package(m.group(1), m.group(2), f"{_PACMAN_LOCAL}/{m.group(0)}", None) for m in local]
     elif host.is_live and host.exists("/var/lib/rpm") and host.which("rpm"):
         res = host.run(["rpm", "-qa"], timeout=8.0)
         if res.ok:

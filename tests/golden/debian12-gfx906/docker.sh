@@ -5,9 +5,9 @@
 # do, in the same order, with the same commands. Run it again after the reboot, or after fixing a
 # failure: it continues where it stopped.
 #
-# machine: Debian GNU/Linux 12 (bookworm) (x86_64) [recorded:debian12-gfx906]
+# machine: Debian GNU/Linux 12 (bookworm) (x86_64), kernel 6.1.0-31-amd64
+# [recorded:debian12-gfx906]
 # GPU: AMD Radeon Graphics (gfx906)
-# driver: amdgpu in-tree
 # python env: (recorded): torch 2.5.1+rocm6.2
 # target: stream docker, image rocm/pytorch:rocm7.2.4_ubuntu24.04_py3.12_pytorch_release_2.9.1,
 # gfx gfx906
@@ -75,7 +75,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/docker/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/docker",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -100,7 +100,7 @@ except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/docker/manifest.json '{
  "format": 1,
  "machine": {
   "codename": null,
-  "kernel": null,
+  "kernel": "6.1.0-31-amd64",
   "os": "debian",
   "version": "12"
  },
@@ -130,7 +130,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/docker/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/docker",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -155,7 +155,7 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/docker/manifest.json 644 '{
  "format": 1,
  "machine": {
   "codename": null,
-  "kernel": null,
+  "kernel": "6.1.0-31-amd64",
   "os": "debian",
   "version": "12"
  },

@@ -5,9 +5,9 @@
 # do, in the same order, with the same commands. Run it again after the reboot, or after fixing a
 # failure: it continues where it stopped.
 #
-# machine: Debian GNU/Linux 12 (bookworm) (x86_64) [recorded:debian12-gfx906]
+# machine: Debian GNU/Linux 12 (bookworm) (x86_64), kernel 6.1.0-31-amd64
+# [recorded:debian12-gfx906]
 # GPU: AMD Radeon Graphics (gfx906)
-# driver: amdgpu in-tree
 # python env: (recorded): torch 2.5.1+rocm6.2
 # target: stream pip, torch 2.11.0, index rocm7.2, index_url
 # https://download.pytorch.org/whl/rocm7.2, gfx gfx906, venv /home/user/rocm-wizard-venv
@@ -83,7 +83,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -108,7 +108,7 @@ except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json 
  "format": 1,
  "machine": {
   "codename": null,
-  "kernel": null,
+  "kernel": "6.1.0-31-amd64",
   "os": "debian",
   "version": "12"
  },
@@ -138,7 +138,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/pip-only/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -163,7 +163,7 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/pip-only/manifest.json 644 '{
  "format": 1,
  "machine": {
   "codename": null,
-  "kernel": null,
+  "kernel": "6.1.0-31-amd64",
   "os": "debian",
   "version": "12"
  },

@@ -10,7 +10,6 @@
 # GPU: AMD Instinct MI300X (gfx942)
 # GPU: AMD Instinct MI300X (gfx942)
 # GPU: AMD Instinct MI300X (gfx942)
-# driver: amdgpu in-tree
 # target: stream pip, torch 2.11.0, index rocm7.2, index_url
 # https://download.pytorch.org/whl/rocm7.2, gfx gfx942, venv /home/user/rocm-wizard-venv
 # why: The least invasive path for most GPUs with a working amdgpu kernel driver: the upstream
@@ -82,7 +81,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -132,7 +131,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/pip-only/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],

@@ -10,7 +10,6 @@
 # GPU: AMD Instinct MI300X (gfx942)
 # GPU: AMD Instinct MI300X (gfx942)
 # GPU: AMD Instinct MI300X (gfx942)
-# driver: amdgpu in-tree
 # target: stream core-sdk, torch newest on TheRock, index_url https://repo.amd.com/rocm/whl-multi-
 # arch/, gfx gfx942, venv /home/user/rocm-wizard-venv
 # why: The current ROCm stream from pip: TheRock's multi-arch index ships torch with per-GPU
@@ -78,7 +77,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -128,7 +127,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],

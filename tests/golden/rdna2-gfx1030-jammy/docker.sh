@@ -5,9 +5,8 @@
 # do, in the same order, with the same commands. Run it again after the reboot, or after fixing a
 # failure: it continues where it stopped.
 #
-# machine: Ubuntu 22.04.4 LTS (x86_64) [recorded:rdna2-gfx1030-jammy]
+# machine: Ubuntu 22.04.4 LTS (x86_64), kernel 6.5.0-35-generic [recorded:rdna2-gfx1030-jammy]
 # GPU: AMD Radeon RX 6950 XT (gfx1030)
-# driver: amdgpu in-tree
 # python env: (recorded): torch 2.3.0+rocm6.0
 # target: stream docker, image rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0,
 # gfx gfx1030
@@ -75,7 +74,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/docker/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/docker",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -100,7 +99,7 @@ except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/docker/manifest.json '{
  "format": 1,
  "machine": {
   "codename": null,
-  "kernel": null,
+  "kernel": "6.5.0-35-generic",
   "os": "ubuntu",
   "version": "22.04"
  },
@@ -130,7 +129,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/docker/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/docker",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -155,7 +154,7 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/docker/manifest.json 644 '{
  "format": 1,
  "machine": {
   "codename": null,
-  "kernel": null,
+  "kernel": "6.5.0-35-generic",
   "os": "ubuntu",
   "version": "22.04"
  },

@@ -5,9 +5,8 @@
 # would do, in the same order, with the same commands. Run it again after the reboot, or after
 # fixing a failure: it continues where it stopped.
 #
-# machine: Ubuntu 22.04.4 LTS (x86_64) [recorded:rdna2-gfx1030-jammy]
+# machine: Ubuntu 22.04.4 LTS (x86_64), kernel 6.5.0-35-generic [recorded:rdna2-gfx1030-jammy]
 # GPU: AMD Radeon RX 6950 XT (gfx1030)
-# driver: amdgpu in-tree
 # python env: (recorded): torch 2.3.0+rocm6.0
 # target: stream core-sdk, torch newest on TheRock, index_url https://repo.amd.com/rocm/whl-multi-
 # arch/, gfx gfx1030, venv /home/user/rocm-wizard-venv
@@ -79,7 +78,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -104,7 +103,7 @@ except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.js
  "format": 1,
  "machine": {
   "codename": null,
-  "kernel": null,
+  "kernel": "6.5.0-35-generic",
   "os": "ubuntu",
   "version": "22.04"
  },
@@ -134,7 +133,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -159,7 +158,7 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
  "format": 1,
  "machine": {
   "codename": null,
-  "kernel": null,
+  "kernel": "6.5.0-35-generic",
   "os": "ubuntu",
   "version": "22.04"
  },

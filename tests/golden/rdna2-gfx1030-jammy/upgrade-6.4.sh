@@ -5,9 +5,8 @@
 # would do, in the same order, with the same commands. Run it again after the reboot, or after
 # fixing a failure: it continues where it stopped.
 #
-# machine: Ubuntu 22.04.4 LTS (x86_64) [recorded:rdna2-gfx1030-jammy]
+# machine: Ubuntu 22.04.4 LTS (x86_64), kernel 6.5.0-35-generic [recorded:rdna2-gfx1030-jammy]
 # GPU: AMD Radeon RX 6950 XT (gfx1030)
-# driver: amdgpu in-tree
 # python env: (recorded): torch 2.3.0+rocm6.0
 # target: stream legacy, rocm 6.4.4, torch 2.9.1, index rocm6.4, index_url
 # https://download.pytorch.org/whl/rocm6.4, gfx gfx1030, venv /home/user/rocm-wizard-venv
@@ -128,7 +127,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/upgrade-6.4/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/upgrade-6.4",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -153,7 +152,7 @@ except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/upgrade-6.4/manifest.js
  "format": 1,
  "machine": {
   "codename": null,
-  "kernel": null,
+  "kernel": "6.5.0-35-generic",
   "os": "ubuntu",
   "version": "22.04"
  },
@@ -183,7 +182,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/upgrade-6.4/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/upgrade-6.4",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -208,7 +207,7 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/upgrade-6.4/manifest.json 644 '{
  "format": 1,
  "machine": {
   "codename": null,
-  "kernel": null,
+  "kernel": "6.5.0-35-generic",
   "os": "ubuntu",
   "version": "22.04"
  },

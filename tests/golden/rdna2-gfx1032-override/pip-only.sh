@@ -7,7 +7,6 @@
 #
 # machine: unknown OS [recorded:rdna2-gfx1032-override]
 # GPU: AMD Radeon RX 6600 XT (gfx1032)
-# driver: amdgpu in-tree
 # target: stream pip, torch 2.11.0, index rocm7.2, index_url
 # https://download.pytorch.org/whl/rocm7.2, gfx gfx1032, HSA_OVERRIDE_GFX_VERSION 10.3.0, venv
 # /home/user/rocm-wizard-venv
@@ -80,7 +79,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -130,7 +129,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/pip-only/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],

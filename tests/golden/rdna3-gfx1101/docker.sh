@@ -167,10 +167,10 @@ fi
 # ---- step 3/5: groups: Add the user to the render and video groups
 # note: log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed
 if ! step_done 3; then
-  # add user to render and video
+  # add tharvey to render and video
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
-    sudo -- usermod -a -G render,video user
+  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh tharvey >/dev/null 2>&1; then
+    sudo -- usermod -a -G render,video tharvey
   fi
   mark_done 3
 fi
@@ -179,7 +179,7 @@ fi
 # note: image: rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 (ROCm 7.14.1,
 # torch 2.12.0, Python 3.14; high confidence)
 # note: Docker was not detected on this machine: the pull fails until Docker Engine is installed
-# note: start it with: /home/user/rocm-wizard-docker.sh
+# note: start it with: /home/tharvey/rocm-wizard-docker.sh
 if ! step_done 4; then
   # host: /dev/kfd exists (amdgpu KFD)
   test -e /dev/kfd
@@ -191,11 +191,11 @@ if ! step_done 4; then
   if ! docker image inspect rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 >/dev/null 2>&1; then
     docker pull rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0
   fi
-  # launcher /home/user/rocm-wizard-docker.sh
+  # launcher /home/tharvey/rocm-wizard-docker.sh
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
-except OSError: sys.exit(1)' /home/user/rocm-wizard-docker.sh '#!/usr/bin/env bash
+except OSError: sys.exit(1)' /home/tharvey/rocm-wizard-docker.sh '#!/usr/bin/env bash
 # written by rocm-wizard: rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 with the device flags from the AMD docs,
 # the render group of the host, and the current directory at /workspace. Arguments go to the container.
 set -euo pipefail
@@ -211,7 +211,7 @@ os.makedirs(d,exist_ok=True)
 t=p+'"'"'.rocm-wizard.tmp'"'"'
 with open(t,'"'"'w'"'"') as f: f.write(text)
 os.chmod(t,mode)
-os.replace(t,p)' /home/user/rocm-wizard-docker.sh 755 '#!/usr/bin/env bash
+os.replace(t,p)' /home/tharvey/rocm-wizard-docker.sh 755 '#!/usr/bin/env bash
 # written by rocm-wizard: rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 with the device flags from the AMD docs,
 # the render group of the host, and the current directory at /workspace. Arguments go to the container.
 set -euo pipefail

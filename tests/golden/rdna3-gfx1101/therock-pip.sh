@@ -8,7 +8,7 @@
 # machine: unknown OS [recorded:rdna3-gfx1101]
 # GPU: AMD Radeon RX 7800 XT / 7800M / 7700 / 7700 XT (gfx1101)
 # target: stream core-sdk, torch newest on TheRock, index_url https://repo.amd.com/rocm/whl-multi-
-# arch/, gfx gfx1101, venv /home/user/rocm-wizard-venv
+# arch/, gfx gfx1101, venv /home/tharvey/rocm-wizard-venv
 # why: The current ROCm stream from pip: TheRock's multi-arch index ships torch with per-GPU
 # device packages (torch[device-gfxNNNN]) and the ROCm libraries as pip packages, so only the
 # amdgpu kernel driver is needed. It covers targets no upstream wheel carries (RDNA1 gfx1010-1012,
@@ -34,13 +34,13 @@ if ! step_done 1; then
   if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
   # root: root is available through sudo
   if ! sudo -- true; then echo 'preflight failed: root: root is available through sudo' >&2; exit 1; fi
-  # venv-path: /home/user/rocm-wizard-venv is new or a venv
+  # venv-path: /home/tharvey/rocm-wizard-venv is new or a venv
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/rocm-wizard-venv; then echo 'preflight failed: venv-path: /home/user/rocm-wizard-venv is new or a venv' >&2; exit 1; fi
+  if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/tharvey/rocm-wizard-venv; then echo 'preflight failed: venv-path: /home/tharvey/rocm-wizard-venv is new or a venv' >&2; exit 1; fi
   # wheel: torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://repo.amd.com/rocm/whl-multi-arch/ torch 'torch-[0-9][^-]*-@TAG@-'; then echo 'preflight failed: wheel: torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python' >&2; exit 1; fi
-  # disk-venv: disk space for the venv under /home/user
+  # disk-venv: disk space for the venv under /home/tharvey
   if ! python3 -c 'import os, shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
 while not os.path.exists(path) and os.path.dirname(path) != path:
@@ -48,7 +48,7 @@ while not os.path.exists(path) and os.path.dirname(path) != path:
 free = shutil.disk_usage(path).free
 if free < need:
     sys.exit(f"only {free / 2**30:.1f} GiB free on {path}; {need >> 30} GiB needed")
-print(f"{free / 2**30:.1f} GiB free on {path}")' /home/user 16106127360; then echo 'preflight failed: disk-venv: disk space for the venv under /home/user' >&2; exit 1; fi
+print(f"{free / 2**30:.1f} GiB free on {path}")' /home/tharvey 16106127360; then echo 'preflight failed: disk-venv: disk space for the venv under /home/tharvey' >&2; exit 1; fi
   mark_done 1
 fi
 
@@ -171,25 +171,25 @@ fi
 # ---- step 3/6: groups: Add the user to the render and video groups
 # note: log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed
 if ! step_done 3; then
-  # add user to render and video
+  # add tharvey to render and video
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
-    sudo -- usermod -a -G render,video user
+  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh tharvey >/dev/null 2>&1; then
+    sudo -- usermod -a -G render,video tharvey
   fi
   mark_done 3
 fi
 
-# ---- step 4/6: pip_pin: Pin the torch stack in /home/user/rocm-wizard-venv
-# note: new venv /home/user/rocm-wizard-venv
+# ---- step 4/6: pip_pin: Pin the torch stack in /home/tharvey/rocm-wizard-venv
+# note: new venv /home/tharvey/rocm-wizard-venv
 # note: TheRock index: versions are the newest the index serves; the constraints file pins what
 # got installed
 if ! step_done 4; then
-  # create the venv /home/user/rocm-wizard-venv
-  if ! test -x /home/user/rocm-wizard-venv/bin/python; then
-    python3 -m venv /home/user/rocm-wizard-venv
+  # create the venv /home/tharvey/rocm-wizard-venv
+  if ! test -x /home/tharvey/rocm-wizard-venv/bin/python; then
+    python3 -m venv /home/tharvey/rocm-wizard-venv
   fi
   # remove every torch-stack distribution from the venv
-  if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+  if ! /home/tharvey/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -217,10 +217,10 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1101 >/dev/null 2>&1; then
-    /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
+    /home/tharvey/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
   fi
   # install the pinned stack from https://repo.amd.com/rocm/whl-multi-arch/
-  if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+  if ! /home/tharvey/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -248,11 +248,11 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1101 >/dev/null 2>&1; then
-    /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://repo.amd.com/rocm/whl-multi-arch/ 'rocm[libraries,device-gfx1101]' 'torch[device-gfx1101]' 'torchvision[device-gfx1101]' torchaudio
+    /home/tharvey/rocm-wizard-venv/bin/python -m pip install --index-url https://repo.amd.com/rocm/whl-multi-arch/ 'rocm[libraries,device-gfx1101]' 'torch[device-gfx1101]' 'torchvision[device-gfx1101]' torchaudio
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  /home/user/rocm-wizard-venv/bin/python -c 'import re, sys
+  /home/tharvey/rocm-wizard-venv/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
@@ -261,9 +261,9 @@ if not any(p.lower().startswith("torch==") for p in pins):
     sys.exit("torch is not installed: no constraints written")
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
-print("\n".join(pins))' /home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+print("\n".join(pins))' /home/tharvey/rocm-wizard-venv/rocm-wizard-constraints.txt
   # assert: a ROCm build carrying gfx1101
-  /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+  /home/tharvey/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -296,12 +296,12 @@ fi
 
 # ---- step 5/6: env: Set the venv's environment (activate script)
 if ! step_done 5; then
-  # write the rocm-wizard block into /home/user/rocm-wizard-venv/bin/activate
-  if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
-export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+  # write the rocm-wizard block into /home/tharvey/rocm-wizard-venv/bin/activate
+  if ! /home/tharvey/rocm-wizard-venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/tharvey/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/tharvey/rocm-wizard-venv/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then
-    /home/user/rocm-wizard-venv/bin/python -c 'import sys
+    /home/tharvey/rocm-wizard-venv/bin/python -c 'import sys
 path, block = sys.argv[1], sys.argv[2]
 text = open(path).read()
 begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
@@ -312,8 +312,8 @@ if block:
     text = text.rstrip("\n") + "\n" + block
 open(path + ".rocm-wizard.tmp", "w").write(text)
 import os
-os.replace(path + ".rocm-wizard.tmp", path)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
-export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+os.replace(path + ".rocm-wizard.tmp", path)' /home/tharvey/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/tharvey/rocm-wizard-venv/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 '
   fi
@@ -322,8 +322,8 @@ fi
 
 # ---- step 6/6: verify: Verify: matmul and convolution on the GPU
 if ! step_done 6; then
-  # run the suite with /home/user/rocm-wizard-venv/bin/python
-  python3 -m wizard verify --python /home/user/rocm-wizard-venv/bin/python --json
+  # run the suite with /home/tharvey/rocm-wizard-venv/bin/python
+  python3 -m wizard verify --python /home/tharvey/rocm-wizard-venv/bin/python --json
   mark_done 6
 fi
 

@@ -7,7 +7,6 @@
 #
 # machine: unknown OS [recorded:rx9070xt-gfx1201]
 # GPU: AMD Radeon RX 9070 XT (gfx1201)
-# driver: amdgpu in-tree
 # target: stream docker, image rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0,
 # gfx gfx1201
 # why: Keeps ROCm and PyTorch inside a container: AMD's rocm/pytorch image whose ROCm release
@@ -71,7 +70,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/docker/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/docker",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -121,7 +120,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/docker/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/docker",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],

@@ -7,7 +7,6 @@
 #
 # machine: unknown OS [recorded:rx9070xt-gfx1201]
 # GPU: AMD Radeon RX 9070 XT (gfx1201)
-# driver: amdgpu in-tree
 # target: stream pip, torch 2.11.0, index rocm7.2, index_url
 # https://download.pytorch.org/whl/rocm7.2, gfx gfx1201, venv /home/user/rocm-wizard-venv
 # why: The least invasive path for most GPUs with a working amdgpu kernel driver: the upstream
@@ -79,7 +78,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -129,7 +128,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/pip-only/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],

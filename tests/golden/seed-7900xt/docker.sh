@@ -9,7 +9,6 @@
 # GPU: AMD Radeon RX 7900 XT (gfx1100)
 # GPU: AMD Radeon RX 7900 XT (gfx1100)
 # ROCm now: 6.2.0 (legacy)
-# driver: amdgpu in-tree
 # python env: /home/user/pytorch_venv: torch 2.5.1+rocm6.2
 # target: stream docker, image rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0,
 # gfx gfx1100
@@ -81,7 +80,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/docker/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/docker",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -176,7 +175,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/docker/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/docker",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],

@@ -9,7 +9,6 @@
 # GPU: AMD Radeon RX 7900 XT (gfx1100)
 # GPU: AMD Radeon RX 7900 XT (gfx1100)
 # ROCm now: 6.2.0 (legacy)
-# driver: amdgpu in-tree
 # python env: /home/user/pytorch_venv: torch 2.5.1+rocm6.2
 # target: stream pip, torch 2.11.0, index rocm7.2, index_url
 # https://download.pytorch.org/whl/rocm7.2, gfx gfx1100, venv /home/user/pytorch_venv
@@ -86,7 +85,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -181,7 +180,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/pip-only/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],

@@ -9,7 +9,6 @@
 # GPU: AMD Radeon RX 7900 XT (gfx1100)
 # GPU: AMD Radeon RX 7900 XT (gfx1100)
 # ROCm now: 6.2.0 (legacy)
-# driver: amdgpu in-tree
 # python env: /home/user/pytorch_venv: torch 2.5.1+rocm6.2
 # target: stream legacy, rocm 6.4.4, torch 2.9.1, index rocm6.4, index_url
 # https://download.pytorch.org/whl/rocm6.4, gfx gfx1100, venv /home/user/pytorch_venv
@@ -131,7 +130,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/upgrade-6.4/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/upgrade-6.4",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -226,7 +225,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/upgrade-6.4/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/upgrade-6.4",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],

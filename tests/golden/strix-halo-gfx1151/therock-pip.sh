@@ -7,7 +7,6 @@
 #
 # machine: unknown OS [recorded:strix-halo-gfx1151]
 # iGPU: AMD Radeon 8060S Graphics (gfx1151)
-# driver: amdgpu in-tree
 # target: stream core-sdk, torch newest on TheRock, index_url https://repo.amd.com/rocm/whl-multi-
 # arch/, gfx gfx1151, venv /home/user/rocm-wizard-venv
 # why: The current ROCm stream from pip: TheRock's multi-arch index ships torch with per-GPU
@@ -75,7 +74,7 @@ try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],
@@ -125,7 +124,7 @@ os.chmod(t,mode)
 os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
  "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
  "driver": {
-  "kind": "in-tree",
+  "kind": null,
   "version": null
  },
  "env_settings": [],

@@ -1,0 +1,289 @@
+"""Scoring rules of benchmarks/reading_accuracy.py, kept free of I/O so they can be unit-tested.
+
+A recorded machine's ``expected.json`` holds facts (a subset of the ``detect --json`` document)
+plus two keys that are not facts: ``category`` and ``diagnosis``. Every scalar leaf of the facts
+is one scorable fact; ``gpus`` entries are compared per index and the number of GPUs is a fact
+of its own. A fact is RIGHT (equal), MISSING (the detector has null, an empty list, or nothing
+there) or WRONG (a different value). A wrong ``gfx`` is the worst outcome and is reported apart.
+
+The diagnosis rule: a fixture whose thread found a cause lists known-issue ids; the wizard names
+that cause when any of them is among the ids of its first three findings, in its own order.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+CATEGORIES = (
+    "rdna1", "rdna2", "rdna3", "rdna35-apu", "rdna4", "vega", "gcn-old", "cdna", "multi-gpu", "wsl",
+    "container", "override", "truncated", "core-sdk", "distro-packaged",
+)
+NOT_FACTS = frozenset({"category", "diagnosis"})
+TOP_N = 3
+ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
+# Findings that describe the wizard's own reading, not a cause: they do not break "silence".
+NOT_A_CAUSE = re.compile(r"^probe-")
+
+
+class Outcome(enum.Enum):
+    RIGHT = "right"
+    MISSING = "missing"
+    WRONG = "wrong"
+
+
+@dataclass(frozen=True)
+class Fact:
+    path: str  # "gpus[0].gfx", "gpus.count", "rocm.version", "env.HSA_OVERRIDE_GFX_VERSION"
+    expected: Any
+
+    @property
+    def key(self) -> str:
+        """The path without list indices: what the per-key table groups by."""
+        return "gpu count" if self.path == "gpus.count" else re.sub(r"\[\d+\]", "[]", self.path)
+
+
+@dataclass(frozen=True)
+class Judged:
+    fact: Fact
+    actual: Any
+    outcome: Outcome
+
+
+@dataclass(frozen=True)
+class DiagnosisScore:
+    expected_ids: tuple[str, ...]
+    top_ids: tuple[str, ...]  # the first TOP_N finding ids, in the wizard's order
+    all_ids: tuple[str, ...]
+    top_severity: str | None  # severity of the first finding, if any
+
+    @property
+    def named(self) -> bool:
+        return bool(set(self.expected_ids) & set(self.top_ids))
+
+    @property
+    def silent(self) -> bool:
+        return not [i for i in self.all_ids if not NOT_A_CAUSE.match(i)]
+
+    @property
+    def contradicted(self) -> bool:
+        """The wizard leads with a different cause, stated as an error: worse than silence."""
+        return (not self.named and bool(self.top_ids) and not NOT_A_CAUSE.match(self.top_ids[0])
+                and self.top_severity in ("critical", "error"))
+
+
+@dataclass
+class FixtureScore:
+    name: str
+    category: str
+    facts: list[Judged] = field(default_factory=list)
+    diagnosis: DiagnosisScore | None = None  # None: the thread found no cause
+    finding_ids: tuple[str, ...] = ()  # every finding the wizard gave, in its order
+    error: str | None = None  # the detector or the loader failed on this fixture
+
+    @property
+    def spoke(self) -> bool:
+        """The wizard named some cause (a finding other than its own reading notes)."""
+        return any(not NOT_A_CAUSE.match(i) for i in self.finding_ids)
+
+    def count(self, outcome: Outcome) -> int:
+        return sum(1 for j in self.facts if j.outcome is outcome)
+
+
+# --------------------------------------------------------------------------- facts
+
+
+def expected_facts(expected: Mapping[str, Any]) -> list[Fact]:
+    """Every scorable fact of an expected.json, in a stable order."""
+    out: list[Fact] = []
+    for key, value in expected.items():
+        if key in NOT_FACTS or key.startswith("_"):
+            continue
+        _flatten(key, value, out)
+    return out
+
+
+def _flatten(path: str, value: Any, out: list[Fact]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if not k.startswith("_"):
+                _flatten(f"{path}.{k}", v, out)
+    elif path == "gpus" and isinstance(value, list):
+        out.append(Fact("gpus.count", len(value)))
+        for i, item in enumerate(value):
+            _flatten(f"{path}[{i}]", item, out)
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for i, item in enumerate(value):
+            _flatten(f"{path}[{i}]", item, out)
+    else:
+        out.append(Fact(path, value))
+
+
+_MISSING = object()
+_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def lookup(document: Any, path: str) -> Any:
+    """The value at ``path`` in a detect --json document; ``_MISSING`` where there is none."""
+    if path == "gpus.count":
+        gpus = document.get("gpus") if isinstance(document, dict) else None
+        return len(gpus) if isinstance(gpus, list) else _MISSING
+    cur = document
+    for name, index in _STEP.findall(path):
+        if name:
+            if not isinstance(cur, dict) or name not in cur:
+                return _MISSING
+            cur = cur[name]
+        else:
+            i = int(index)
+            if not isinstance(cur, list) or i >= len(cur):
+                return _MISSING
+            cur = cur[i]
+    return cur
+
+
+def judge(fact: Fact, actual: Any) -> Outcome:
+    if actual is _MISSING or actual is None:
+        return Outcome.MISSING
+    if fact.path == "gpus.count":
+        if actual == 0 and fact.expected != 0:
+            return Outcome.MISSING  # no GPU found at all is a fact not read, not a wrong count
+        return Outcome.RIGHT if actual == fact.expected else Outcome.WRONG
+    if actual in ([], "") and fact.expected not in ([], ""):
+        return Outcome.MISSING
+    if isinstance(fact.expected, bool) or isinstance(actual, bool):
+        return Outcome.RIGHT if type(actual) is type(fact.expected) and actual == fact.expected else Outcome.WRONG
+    return Outcome.RIGHT if actual == fact.expected else Outcome.WRONG
+
+
+def score_facts(expected: Mapping[str, Any], detected: Mapping[str, Any] | None) -> list[Judged]:
+    """Judge every expected fact against a detect --json document (None: the detector failed)."""
+    out = []
+    for fact in expected_facts(expected):
+        actual = _MISSING if detected is None else lookup(detected, fact.path)
+        out.append(Judged(fact, None if actual is _MISSING else actual, judge(fact, actual)))
+    return out
+
+
+# --------------------------------------------------------------------------- diagnosis
+
+
+def score_diagnosis(expected: Mapping[str, Any], findings: Sequence[tuple[str, str]]) -> DiagnosisScore | None:
+    """findings: (id, severity) in the diagnoser's own order. None where the thread found no cause."""
+    diag = expected.get("diagnosis")
+    if not isinstance(diag, dict):
+        return None
+    ids = tuple(str(i) for i in diag.get("known_issues", []))
+    return DiagnosisScore(
+        expected_ids=ids, top_ids=tuple(f[0] for f in findings[:TOP_N]), all_ids=tuple(f[0] for f in findings),
+        top_severity=findings[0][1] if findings else None,
+    )
+
+
+# --------------------------------------------------------------------------- totals
+
+
+@dataclass(frozen=True)
+class Share:
+    right: int
+    total: int
+
+    @property
+    def ratio(self) -> float:
+        return self.right / self.total if self.total else 0.0
+
+    def __str__(self) -> str:
+        return f"{self.right}/{self.total} ({self.ratio:.1%})" if self.total else "0/0 (-)"
+
+
+def fact_share(scores: Iterable[FixtureScore]) -> Share:
+    judged = [j for s in scores for j in s.facts]
+    return Share(sum(1 for j in judged if j.outcome is Outcome.RIGHT), len(judged))
+
+
+def share_by_category(scores: Sequence[FixtureScore]) -> dict[str, Share]:
+    return {c: fact_share(s for s in scores if s.category == c)
+            for c in sorted({s.category for s in scores}, key=_category_order)}
+
+
+def share_by_key(scores: Sequence[FixtureScore]) -> dict[str, Share]:
+    right: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for s in scores:
+        for j in s.facts:
+            total[j.fact.key] += 1
+            right[j.fact.key] += j.outcome is Outcome.RIGHT
+    return {k: Share(right[k], total[k]) for k, _ in total.most_common()}
+
+
+def diagnosis_share(scores: Iterable[FixtureScore]) -> Share:
+    diags = [s.diagnosis for s in scores if s.diagnosis is not None]
+    return Share(sum(1 for d in diags if d.named), len(diags))
+
+
+def wrong_gfx(scores: Iterable[FixtureScore]) -> list[tuple[str, Judged]]:
+    return [(s.name, j) for s in scores for j in s.facts
+            if j.outcome is Outcome.WRONG and j.fact.key in ("gpus[].gfx", "gpus[].gfx_reported")]
+
+
+def _category_order(c: str) -> int:
+    return CATEGORIES.index(c) if c in CATEGORIES else len(CATEGORIES)
+
+
+# --------------------------------------------------------------------------- CAUSES.md
+
+CAUSE_FIELDS = ("title", "cause", "fix", "sources", "signature", "conditions", "near miss", "fixtures")
+_SECTION = re.compile(r"^## `?([^`\s]+)`?\s*$")
+_FIELD = re.compile(r"^- \*\*([a-z ]+)\*\*:\s*(.*)$")
+
+
+@dataclass
+class CauseSection:
+    id: str
+    fields: dict[str, str]
+    line: int
+
+    def problems(self) -> list[str]:
+        out = []
+        if not ID_RE.match(self.id):
+            out.append(f"id {self.id!r} is not lowercase-hyphenated")
+        for name in ("title", "cause", "fix", "sources", "near miss"):
+            if not self.fields.get(name, "").strip():
+                out.append(f"{self.id}: no {name}")
+        if not (self.fields.get("signature", "").strip() or self.fields.get("conditions", "").strip()):
+            out.append(f"{self.id}: neither a signature nor conditions")
+        if not re.search(r"https://\S+", self.fields.get("sources", "")):
+            out.append(f"{self.id}: sources name no https URL")
+        unknown = set(self.fields) - set(CAUSE_FIELDS)
+        if unknown:
+            out.append(f"{self.id}: unknown fields {sorted(unknown)}")
+        return out
+
+
+def parse_causes(text: str) -> list[CauseSection]:
+    """Sections of CAUSES.md: `## id` then `- **field**: value` lines (a value may continue on
+    indented lines below it)."""
+    sections: list[CauseSection] = []
+    current: CauseSection | None = None
+    last_field: str | None = None
+    for n, line in enumerate(text.splitlines(), 1):
+        m = _SECTION.match(line)
+        if m:
+            current = CauseSection(m.group(1), {}, n)
+            sections.append(current)
+            last_field = None
+            continue
+        if current is None:
+            continue
+        f = _FIELD.match(line)
+        if f:
+            last_field = f.group(1)
+            current.fields[last_field] = f.group(2)
+        elif last_field and (line.startswith("  ") or not line.strip()):
+            current.fields[last_field] += "\n" + line.strip()
+        elif line.strip():
+            last_field = None
+    return sections

@@ -1,0 +1,108 @@
+"""Facts stated in free text, one line at a time: what each shape of line says, and what a near miss must not.
+
+The lines are the shapes users paste (tool output, logs, paths, banners, prompts, labels); each expects
+(kind, value) mentions to be read, and each near miss names a kind that must stay unread.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from wizard.parsers.mentions import read_mentions
+
+READS = [
+    ("  Name:                    amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", "gfx_rt", "gfx90a"),
+    ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat: No such file", "gfx_rt", "gfx1100"),
+    ("MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx1030_36.kdb Performance may degrade.", "gfx_rt", "gfx1030"),
+    ("03:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 31 [Radeon RX 7900 XT/7900 XTX] (rev c8)", "gpu_name", "Navi 31"),
+    ("03:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Device 73bf (rev c1)", "pci_id", "1002:73bf"),
+    ("0b:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Vega 10 XL/XT [Radeon RX Vega 56/64] (rev c3)", "gpu_name", "Vega 10 XL/XT"),
+    ("[    3.120000] amdgpu 0000:03:00.0: amdgpu: SMU is initialized successfully!", "bdf", "0000:03:00.0"),
+    ("Number of HIP devices: 2", "gpu_count", "2"),
+    ("ROCm version: 6.2.0", "rocm", "6.2.0"),
+    ("/opt/rocm-6.1.3/lib/libamdhip64.so", "rocm", "6.1.3"),
+    ("ii  rocm-core  6.2.0.60200-66~22.04  amd64  Radeon Open Compute (ROCm) runtime", "rocm", "6.2.0"),
+    ("rocm-hip-runtime 6.0.2-1", "rocm", "6.0.2"),
+    ("HIP version: 6.2.41133-dd7f95766", "hip", "6.2.41133-dd7f95766"),
+    ("AMD clang version 17.0.0 (https://github.com/RadeonOpenCompute/llvm-project roc-6.2.0 24292 26466ce804ac523b)", "rocm", "6.2.0"),
+    ("/long_pathname_so_that_rpms_can_package_the_debug_info/src/external/hip/rocm-rel-6.1/hipamd/src/hip_code_object.cpp", "rocm", "6.1"),
+    ("PyTorch version: 2.4.1+rocm6.1", "torch", "2.4.1+rocm6.1"),
+    ("Successfully installed torch-2.5.1+rocm6.2", "torch", "2.5.1+rocm6.2"),
+    ("/home/u/venv/lib/python3.10/site-packages/torch/__init__.py", "python_version", "3.10"),
+    ("export HSA_OVERRIDE_GFX_VERSION=10.3.0", "env", "HSA_OVERRIDE_GFX_VERSION=10.3.0"),
+    ("HSA_OVERRIDE_GFX_VERSION=11.0.0 python main.py", "env", "HSA_OVERRIDE_GFX_VERSION=11.0.0"),
+    ('level=INFO source=routes.go msg="server config" env="map[HIP_VISIBLE_DEVICES:0 HSA_OVERRIDE_GFX_VERSION:10.3.0]"',
+     "env", "HSA_OVERRIDE_GFX_VERSION=10.3.0"),
+    ("Python platform: Linux-6.8.0-55-generic-x86_64-with-glibc2.35", "kernel", "6.8.0-55-generic"),
+    ("Linux DESKTOP-1 5.15.153.1-microsoft-standard-WSL2 #1 SMP x86_64 GNU/Linux", "wsl", "true"),
+    ("ROCk module is loaded", "rock", "true"),
+    ("Unable to open /dev/kfd read-write: Permission denied", "kfd", "Permission denied"),
+    ("Unable to open /dev/kfd read-write: Cannot allocate memory", "kfd", "Cannot allocate memory"),
+    ("[    4.2] kfd kfd: amdgpu: added device 1002:744c", "kfd_added", "1002:744c"),
+    ("root@3f2a9c1b7d4e:/# rocminfo", "container", "true"),
+    ("user@host:~$ groups", "user", "user"),
+    ("amdgpu/6.8.5-2009582.22.04, 6.8.0-45-generic, x86_64: installed", "dkms", "6.8.5-2009582.22.04"),
+    ("GPU: AMD Radeon 8060S", "gpu_name", "AMD Radeon 8060S"),
+    ("OS: Ubuntu 24.04.1 LTS", "os", "ubuntu 24.04"),
+    ("ROCM used to build PyTorch: 6.3.42131-fa1d09cbd", "hip", "6.3.42131-fa1d09cbd"),
+    ("sudo apt install ./amdgpu-install_6.1.60103-1_all.deb", "rocm", "6.1.3"),
+    ("  Device Name                                     gfx1100", "gfx_rt", "gfx1100"),
+    ("_CudaDeviceProperties(name='AMD Radeon RX 7900 XTX', major=11, minor=0, gcnArchName='gfx1100', total_memory=24560MB)",
+     "gfx_rt", "gfx1100"),
+    ("[    2.581] [drm] initializing kernel modesetting (IP DISCOVERY 0x1002:0x744C 0x1EAE:0x7905 0xC8).", "pci_id", "1002:744c"),
+    ("[drm] initializing kernel modesetting (NAVI10 0x1002:0x731F 0x1DA2:0xE410 0xC1).", "gpu_name", "Navi10"),
+    ("  System:    Kernel: 6.11.5-arch1-1 arch: x86_64 bits: 64 Desktop: KDE Plasma Distro: Arch Linux", "kernel", "6.11.5-arch1-1"),
+    ('msg="inference compute" id=0 library=rocm variant="" compute=gfx1031 driver=6.8 name=1002:73df total="12.0 GiB"',
+     "gfx_rt", "gfx1031"),
+    ("  Device 0: AMD Radeon RX 7900 XTX, gfx1100 (0x1100), VMM: no, Wave Size: 32", "gfx_rt", "gfx1100"),
+    ("ggml_cuda_init: found 2 ROCm devices:", "gpu_count", "2"),
+    ("GPU[0]\t\t: GFX Version: \t\tgfx1100", "gfx_hw", "gfx1100"),
+    ("im using arch and installed rocm with AUR like this", "os", "arch"),
+    ("card1,Arcturus GL-XL [AMD Instinct MI100],0x0c34,Advanced Micro Devices Inc. [AMD/ATI],D34316", "gpu_index", "1"),
+    ("card1,Arcturus GL-XL [AMD Instinct MI100],0x0c34,Advanced Micro Devices Inc. [AMD/ATI],D34316", "gpu_name", "AMD Instinct MI100"),
+    ("GPU[1]\t\t: Card series:\t\tNavi 31 [Radeon RX 7900 XT/7900 XTX]", "gpu_index", "1"),
+]
+
+NEAR_MISSES = [
+    # a gfx named in advice or in a list of supported targets is not this machine's
+    ("ROCm 6.2 supports gfx1030, gfx1100 and gfx90a", "gfx_rt"),
+    ("Try export HSA_OVERRIDE_GFX_VERSION=10.3.0", "env"),
+    ("you could set HSA_OVERRIDE_GFX_VERSION=10.3.0 if you want", "env"),
+    # a kernel DKMS built for is installed, not running
+    ("amdgpu/6.8.5-2009582.22.04, 6.8.0-45-generic, x86_64: installed", "kernel"),
+    ("linux-headers-6.5.0-35-generic is already the newest version", "kernel"),
+    ("ROCk module is NOT loaded, possibly no GPU devices", "kfd"),
+    ("I read the ROCm docs for 2 hours", "rocm"),
+    ("torch is installed", "torch"),
+    ("HIP error: invalid device function", "gfx_rt"),
+    # the HIP release torch was built with is not torch's own version
+    ("ROCM used to build PyTorch: 6.3.42131-fa1d09cbd", "torch"),
+    # ComfyUI's "ROCm version" is torch's HIP major.minor, not the system's ROCm
+    ("ROCm version: (6, 3)", "rocm"),
+    ("running arch x86_64 with 16 cores", "os"),
+]
+
+
+@pytest.mark.parametrize("line, kind, value", READS, ids=[f"{k}:{v}" for _l, k, v in READS])
+def test_line_states_a_fact(line: str, kind: str, value: str) -> None:
+    got = [(m.kind, m.value) for m in read_mentions(line)]
+    assert (kind, value) in got, got
+    # the evidence is the line itself (markdown emphasis marks aside)
+    assert all(m.line == 1 and m.text.replace("_", "").split() == line.replace("_", "").split() for m in read_mentions(line))
+
+
+@pytest.mark.parametrize("line, kind", NEAR_MISSES, ids=[f"{k}:{i}" for i, (_l, k) in enumerate(NEAR_MISSES)])
+def test_near_miss_states_nothing(line: str, kind: str) -> None:
+    got = [(m.kind, m.value) for m in read_mentions(line)]
+    assert all(k != kind for k, _v in got), got
+
+
+def test_line_numbers_follow_the_text() -> None:
+    text = "intro\n\nROCm version: 6.2.0\nPyTorch version: 2.4.1+rocm6.1\n"
+    got = {(m.kind, m.line) for m in read_mentions(text)}
+    assert ("rocm", 3) in got and ("torch", 4) in got
+
+
+@pytest.mark.parametrize("junk", ["", "\x00\x01", "é" * 5000, "gfx" * 3000, "\n" * 10000, None, 42, b"gfx1030"])
+def test_odd_input_never_raises(junk: object) -> None:
+    read_mentions(junk)

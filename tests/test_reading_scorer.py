@@ -1,0 +1,204 @@
+"""The scoring rules of benchmarks/reading_accuracy.py, on tiny synthetic expectations."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _load(name: str) -> ModuleType:
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+rs = _load("reading_score")
+ra = _load("reading_accuracy")
+R, M, W = rs.Outcome.RIGHT, rs.Outcome.MISSING, rs.Outcome.WRONG
+
+
+def _outcomes(expected: dict[str, Any], detected: dict[str, Any] | None) -> dict[str, Any]:
+    return {j.fact.path: j.outcome for j in rs.score_facts(expected, detected)}
+
+
+def test_category_and_diagnosis_are_not_facts() -> None:
+    facts = rs.expected_facts({"category": "rdna3", "diagnosis": {"cause": "x"}, "os": {"id": "ubuntu"}})
+    assert [f.path for f in facts] == ["os.id"]
+
+
+def test_right_missing_wrong() -> None:
+    expected = {"os": {"id": "ubuntu", "version": "22.04", "kernel": "6.8.0-45-generic"}}
+    got = {"os": {"id": "ubuntu", "version": None, "kernel": "6.5.0-1-generic"}}
+    assert _outcomes(expected, got) == {"os.id": R, "os.version": M, "os.kernel": W}
+
+
+def test_absent_keys_and_a_failed_detector_are_missing() -> None:
+    expected = {"rocm": {"version": "6.2.0"}, "env": {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}}
+    assert _outcomes(expected, {"rocm": {}, "env": {}}) == {
+        "rocm.version": M, "env.HSA_OVERRIDE_GFX_VERSION": M}
+    assert set(_outcomes(expected, None).values()) == {M}
+
+
+def test_gpus_are_compared_per_index_and_counted_apart() -> None:
+    expected = {"gpus": [{"gfx": "gfx1100"}, {"gfx": "gfx1036", "integrated": True}]}
+    in_order = {"gpus": [{"gfx": "gfx1100"}, {"gfx": "gfx1036", "integrated": True}]}
+    swapped = {"gpus": [{"gfx": "gfx1036", "integrated": True}, {"gfx": "gfx1100", "integrated": False}]}
+    assert set(_outcomes(expected, in_order).values()) == {R}
+    assert _outcomes(expected, swapped) == {"gpus.count": R, "gpus[0].gfx": W, "gpus[1].gfx": W,
+                                            "gpus[1].integrated": W}
+
+
+def test_gpu_count() -> None:
+    expected: dict[str, Any] = {"gpus": [{}, {}]}
+    assert rs.expected_facts(expected) == [rs.Fact("gpus.count", 2)]
+    assert _outcomes(expected, {"gpus": [{}]}) == {"gpus.count": W}
+    assert _outcomes(expected, {"gpus": [{}, {}, {}]}) == {"gpus.count": W}
+    assert _outcomes(expected, {"gpus": []}) == {"gpus.count": M}  # none found: not read
+    assert _outcomes({"gpus": []}, {"gpus": []}) == {"gpus.count": R}  # no AMD GPU, rightly
+    # fewer GPUs found than expected: the ones not found are missing, not wrong
+    assert _outcomes({"gpus": [{"gfx": "gfx1100"}, {"gfx": "gfx1100"}]}, {"gpus": [{"gfx": "gfx1100"}]}) == {
+        "gpus.count": W, "gpus[0].gfx": R, "gpus[1].gfx": M}
+
+
+def test_booleans_are_not_numbers() -> None:
+    assert _outcomes({"gpus": [{"integrated": False}]}, {"gpus": [{"integrated": 0}]})["gpus[0].integrated"] is W
+    assert _outcomes({"driver": {"kfd_accessible": False}}, {"driver": {"kfd_accessible": None}}) == {
+        "driver.kfd_accessible": M}
+
+
+def test_python_envs_and_env_leaves() -> None:
+    expected = {"python_envs": [{"torch": "2.5.1+rocm6.2", "hip": "6.2.41133-dd7f95766"}],
+                "env": {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}}
+    got = {"python_envs": [{"torch": "2.5.1+rocm6.2", "hip": None}], "env": {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}}
+    assert _outcomes(expected, got) == {"python_envs[0].torch": R, "python_envs[0].hip": M,
+                                        "env.HSA_OVERRIDE_GFX_VERSION": R}
+
+
+def test_fact_keys_group_indices() -> None:
+    facts = rs.expected_facts({"gpus": [{"gfx": "gfx90a"}, {"gfx": "gfx90a"}], "python_envs": [{"torch": "x"}]})
+    assert [f.key for f in facts] == ["gpu count", "gpus[].gfx", "gpus[].gfx", "python_envs[].torch"]
+
+
+def _diag(ids: list[str]) -> dict[str, Any]:
+    return {"diagnosis": {"cause": "c", "fix": "f", "known_issues": ids}}
+
+
+def test_top_three_rule() -> None:
+    findings = [("a", "error"), ("b", "warning"), ("c", "info"), ("d", "info")]
+    assert rs.score_diagnosis(_diag(["c"]), findings).named
+    assert not rs.score_diagnosis(_diag(["d"]), findings).named  # fourth is too late
+    assert rs.score_diagnosis(_diag(["x", "b"]), findings).named  # any listed id counts
+    assert rs.score_diagnosis({"diagnosis": None}, findings) is None  # the thread found no cause
+
+
+def test_silent_and_contradicted() -> None:
+    silent = rs.score_diagnosis(_diag(["x"]), [("probe-gpus", "info")])
+    assert silent.silent and not silent.named and not silent.contradicted
+    contradicted = rs.score_diagnosis(_diag(["x"]), [("other-cause", "error"), ("x", "info"), ("y", "info")])
+    assert contradicted.named and not contradicted.contradicted  # named in the top three wins
+    wrong_lead = rs.score_diagnosis(_diag(["x"]), [("other-cause", "critical")])
+    assert wrong_lead.contradicted and not wrong_lead.silent
+    only_a_warning = rs.score_diagnosis(_diag(["x"]), [("other-cause", "warning")])
+    assert not only_a_warning.contradicted and not only_a_warning.silent
+
+
+def test_shares() -> None:
+    a = rs.FixtureScore("a", "rdna3", rs.score_facts({"os": {"id": "ubuntu"}}, {"os": {"id": "ubuntu"}}),
+                        rs.score_diagnosis(_diag(["x"]), [("x", "error")]))
+    b = rs.FixtureScore("b", "wsl", rs.score_facts({"gpus": [{"gfx": "gfx1030"}]}, {"gpus": [{"gfx": "gfx1031"}]}),
+                        rs.score_diagnosis(_diag(["y"]), []))
+    assert str(rs.fact_share([a, b])) == "2/3 (66.7%)"
+    assert rs.share_by_category([b, a]) == {"rdna3": rs.Share(1, 1), "wsl": rs.Share(1, 2)}
+    assert rs.diagnosis_share([a, b]) == rs.Share(1, 2)
+    assert [(n, j.fact.path) for n, j in rs.wrong_gfx([a, b])] == [("b", "gpus[0].gfx")]
+
+
+def test_causes_md_sections() -> None:
+    text = """# title
+
+## good-id
+- **title**: T
+- **cause**: C
+  goes on here
+- **fix**: F
+- **sources**: https://github.com/x/y/issues/1
+- **signature**: `line`
+- **near miss**: `other line`
+
+## Bad_ID
+- **title**: T
+"""
+    good, bad = rs.parse_causes(text)
+    assert good.id == "good-id" and good.fields["cause"] == "C\ngoes on here"
+    assert good.problems() == []
+    problems = bad.problems()
+    assert any("lowercase" in p for p in problems) and any("no https URL" in p for p in problems)
+    assert any("neither a signature nor conditions" in p for p in problems)
+
+
+def _fixture(base: Path, name: str, expected: dict[str, Any], files: dict[str, str]) -> Path:
+    d = base / name
+    d.mkdir(parents=True)
+    (d / "expected.json").write_text(json.dumps(expected))
+    for fname, text in files.items():
+        (d / fname).write_text(text)
+    return d
+
+
+def test_scores_a_real_bundle_through_the_library_path(tmp_path: Path) -> None:
+    rocminfo = "Agent 2\n  Name:                    gfx1030\n  Marketing Name:          AMD Radeon RX 6800 XT\n" \
+               "  Device Type:             GPU\n"
+    d = _fixture(tmp_path, "rdna2-x", {"category": "rdna2", "gpus": [{"gfx_reported": "gfx1030"}],
+                                       "diagnosis": None}, {"rocminfo.txt": rocminfo})
+    score = ra.score_fixture(d)
+    assert score.error is None and [j.outcome for j in score.facts] == [R, R]
+
+
+def test_a_fixture_the_reader_chokes_on_counts_as_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    d = _fixture(tmp_path, "broken", {"category": "rdna3", "gpus": [{"gfx": "gfx1100"}],
+                                      "diagnosis": {"cause": "c", "fix": "f", "known_issues": ["x"]}}, {})
+
+    def boom(path: Path) -> None:
+        raise ValueError("parser fell over")
+
+    monkeypatch.setattr(ra, "read_machine", boom)
+    score = ra.score_fixture(d)
+    assert score.error == "ValueError: parser fell over"
+    assert {j.outcome for j in score.facts} == {M}
+    assert score.diagnosis is not None and score.diagnosis.silent
+
+
+def test_cli_prints_ratios_and_writes_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    _fixture(tmp_path, "rdna3-a", {"category": "rdna3", "os": {"id": "ubuntu", "version": "22.04"},
+                                   "diagnosis": None},
+             {"os-release.txt": 'ID=ubuntu\nVERSION_ID="22.04"\n'})
+    results = tmp_path / "out.txt"
+    monkeypatch.setattr(ra, "RESULTS", results)
+    assert ra.main(["--fixtures", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "facts read right: 2/2 = 100.0%" in out and not results.exists()
+    assert ra.main(["--fixtures", str(tmp_path), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["facts"]["share_right"] == 1.0 and doc["diagnosis"]["with_cause"] == 0
+    assert ra.main(["--fixtures", str(tmp_path), "--write-results"]) == 0
+    assert results.read_text().startswith("# ") and "rdna3-a" in results.read_text()
+
+
+def test_cli_refuses_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert ra.main(["--fixtures", str(tmp_path / "nope")]) == 2
+    assert ra.main(["--fixtures", str(tmp_path), "--only", "nothing"]) == 2
+    assert "no fixture named nothing" in capsys.readouterr().err

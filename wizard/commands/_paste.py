@@ -1,0 +1,49 @@
+"""`--paste FILE|-` for detect and diagnose: one mixed text read as a machine's evidence."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from wizard.model import Facts
+
+MAX_PASTE = 8 << 20  # bytes: a whole issue thread with its logs fits many times over
+
+
+def add_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--paste", metavar="FILE", help="read one pasted text (an issue body, a terminal scrollback, a forum "
+                   "post; '-' for stdin) as the machine's evidence, split into the outputs it holds")
+
+
+def read_paste(path: str) -> tuple[str, str]:
+    """(label, text) of --paste; one-line error (exit 2) when unreadable, binary or over 8 MiB."""
+    from wizard.commands import usage_error
+
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read(MAX_PASTE + 1)
+            label = "stdin"
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_PASTE + 1)
+            label = path
+    except OSError as exc:
+        raise usage_error(f"--paste {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_PASTE:
+        raise usage_error(f"--paste {path}: more than {MAX_PASTE >> 20} MiB; paste the relevant part")
+    if b"\x00" in data[:65536]:
+        raise usage_error(f"--paste {path}: binary data, not a text")
+    return label, data.decode("utf-8", errors="replace")
+
+
+def facts_for(args: argparse.Namespace, ctx) -> Facts:  # type: ignore[no-untyped-def]
+    """The facts a command shows: the pasted machine (with --from's bundle, when given), else the context's."""
+    if not getattr(args, "paste", None):
+        return ctx.facts  # type: ignore[no-any-return]
+    from wizard.probes import detect
+
+    paste = read_paste(args.paste)
+    base = ctx.host if ctx.from_ else None
+    return detect(base, pythons=ctx.pythons if base is not None else (), paste=paste)

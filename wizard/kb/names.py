@@ -1,0 +1,107 @@
+"""GPU names and codenames as people and tools write them -> knowledge-base GPU rows.
+
+``Radeon RX 7900 XTX``, ``RX7900XTX``, ``7900 XTX``, ``AMD Radeon(TM) RX 7900 XTX`` are one key
+(``7900xtx``); ``Navi 31``, ``navi31`` and lspci's ``Navi 31 XTX`` are one codename key (``navi31``).
+A key that names rows of different gfx targets resolves to all of them; the caller decides (it
+keeps only unambiguous answers). Nothing here guesses: an unknown name resolves to nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+_NOISE = re.compile(r"\(tm\)|™|®|\(r\)|\bamd\b|\bati\b|\bradeon\b|\bgraphics\b|\bseries\b|\bgpu\b|\bcard\b"
+                    r"|\bedition\b|\bwith\b|\baccelerator\b", re.IGNORECASE)
+_PREFIXES = ("rx", "pro", "instinct", "firepro", "ai pro", "aipro")
+_VARIANT = re.compile(r"(?:\s+|-)(?:xtx|xt|xl|xle|pro|gl|le|gl-xl|xt[a-z]?|xl[a-z]?|lite|[A-Z]{1,2}-[A-Z]{1,3})$", re.I)
+
+
+def name_keys(name: str) -> list[str]:
+    """Lookup keys of one marketing name: "AMD Radeon RX 7900 XTX" -> ["rx7900xtx", "7900xtx"]."""
+    s = _NOISE.sub(" ", name.lower())
+    s = re.sub(r"\s+", " ", s).strip()
+    if not s:
+        return []
+    key = re.sub(r"[^a-z0-9+]", "", s)
+    if key in ("vii", "viii") and re.search(r"radeon", name, re.I):
+        key = "radeon" + key  # "Radeon VII": the brand is the name
+    if not key or key.isalpha() and len(key) < 4:
+        return []
+    keys = [key]
+    for p in _PREFIXES:
+        p2 = p.replace(" ", "")
+        if key.startswith(p2) and len(key) > len(p2) + 2:
+            keys.append(key[len(p2):])
+    return list(dict.fromkeys(keys))
+
+
+def split_alternatives(names: str) -> list[str]:
+    """"Radeon RX 7900 XT/7900 XTX/7900M" -> ["Radeon RX 7900 XT", "Radeon RX 7900 XTX", "Radeon RX 7900M"]."""
+    parts = [p.strip() for p in re.split(r"\s*/\s*", names) if p.strip()]
+    if not parts:
+        return []
+    out = [parts[0]]
+    for p in parts[1:]:
+        m = re.match(r"^(.*?)(?=\b[A-Z]{0,2}\d)", out[-1])
+        prefix = m.group(1) if m else ""
+        if prefix and re.match(r"^\d", p):
+            out.append(prefix + p)
+        else:
+            out.append(p)
+    return out
+
+
+def codename_keys(codename: str) -> list[str]:
+    """"Navi 31 XTX" -> ["navi31"]; "Picasso/Raven 2" -> ["picasso", "raven2"]; "Phoenix1" -> ["phoenix1", "phoenix"]."""
+    out: list[str] = []
+    for part in re.split(r"\s*/\s*", codename):
+        p = part.strip()
+        m = re.match(r"^(.*?)\s*\(([^)]*)\)\s*$", p)
+        if m:
+            inner = m.group(2)
+            if re.search(r"series|MI\d", inner, re.I):
+                p = f"{m.group(1)} {inner}"  # a qualifier: "Aqua Vanjaram (MI350 series)" is its own key
+            else:
+                out.extend(codename_keys(inner))
+                p = m.group(1)
+        prev = None
+        while prev != p:
+            prev, p = p, _VARIANT.sub("", p).strip()
+        key = re.sub(r"[^a-z0-9]", "", _NOISE.sub(" ", p.lower()))
+        if len(key) >= 4:
+            out.append(key)
+            if re.fullmatch(r"[a-z]+1", key):
+                out.append(key[:-1])
+    return list(dict.fromkeys(out))
+
+
+def cpu_key(name: str) -> str:
+    """"AMD Ryzen™ 7 PRO 7840U w/ Radeon 780M Graphics" -> "ryzen7pro7840u"; "Ryzen AI Max+ 395" -> "ryzenaimax+395"."""
+    s = re.sub(r"[™®]|\(tm\)|\(r\)", "", name, flags=re.I)
+    s = re.sub(r"\s+(?:w/|with)\s.*$|\s+\d+-Core.*$|\s+Processor.*$|\s*\(OEM Only\)", "", s, flags=re.I)
+    s = re.sub(r"^\s*AMD\s+", "", s, flags=re.I)
+    return re.sub(r"[^a-z0-9+]", "", s.lower())
+
+
+def index_names(rows: Iterable[tuple[int, str]]) -> dict[str, set[int]]:
+    """key -> row numbers, from (row, "name / name / ...") pairs."""
+    idx: dict[str, set[int]] = {}
+    for row, names in rows:
+        for alt in split_alternatives(names):
+            if "no marketing name" in alt.lower():
+                continue
+            for k in name_keys(alt):
+                idx.setdefault(k, set()).add(row)
+    return idx
+
+
+def index_codenames(rows: Iterable[tuple[int, str]]) -> dict[str, set[int]]:
+    idx: dict[str, set[int]] = {}
+    for row, codename in rows:
+        for k in codename_keys(codename):
+            idx.setdefault(k, set()).add(row)
+    return idx
+
+
+__all__ = ["codename_keys", "cpu_key", "index_codenames", "index_names", "name_keys", "split_alternatives"]

@@ -1,0 +1,502 @@
+"""Facts that any text states in passing: a log line, an error, a path, a banner, a command line.
+
+Structured tool outputs have their own parsers; this module reads what the rest of a paste says
+about the machine, line by line, and only where the line really says it:
+
+* the GPU: runtime gfx in device contexts (``gcnArchName='gfx1100'``, ``gpu_type=gfx1030``, MIOpen's
+  ``gfx1030_36.ukdb``, a ``TensileLibrary_lazy_gfx1031.dat`` the runtime could not read, the device
+  list of ``hipErrorNoBinaryForGpu``, ``Gfx Major/Minor/Stepping: 10/3/0``...), the hardware's gfx
+  (``gfx_target_version 110000`` in any layout, SMI tools' ``GFX Version``), PCI ids, names and
+  codenames (resolved against the knowledge base by the caller), BDFs, device indexes and counts;
+* the software: ROCm versions (install paths, package lines of apt/dpkg/rpm/pacman, compiler banners,
+  build paths), torch versions (banners, pip output, site-packages paths), Python versions;
+* the settings: variables assigned on command lines, ``export`` lines, container flags, server logs;
+* the system: kernel release, WSL, containers, an ``amdgpu-pro`` runtime, the kernel driver's and
+  the runtime's own words about ``/dev/kfd``.
+
+A gfx printed as part of a list (a wheel's arch list, ``PYTORCH_ROCM_ARCH``, "Available code
+objects") is never taken for the GPU's. Nothing here resolves or guesses; each Mention carries the
+line that said it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from wizard.parsers._text import lines, never_raises
+
+GFX = r"gfx(?:[6-9][0-9][0-9a-f]|1[0-3][0-9][0-9a-f])"
+_GFX_RE = re.compile(rf"\b({GFX})\b")
+
+
+@dataclass(frozen=True)
+class Mention:
+    kind: str  # see KINDS
+    value: str
+    line: int  # 1-based line in the text read
+    text: str  # that line, stripped and cut to 240 characters
+    detail: str | None = None  # device index or BDF, an env path, how a version was stated...
+
+
+KINDS = (
+    "gfx_hw", "gfx_rt", "pci_id", "gpu_name", "bdf", "gpu_index", "gpu_count", "apu",
+    "rocm", "torch", "python_version", "env", "kernel", "wsl", "container", "amdgpu_pro",
+    "rock", "kfd", "kfd_added", "render_group", "video_group", "driver_version", "dkms",
+    "gpu_prose", "os", "user", "kfd_node", "render_node", "hip",
+)
+
+Rule = tuple[str, "re.Pattern[str]", Callable[["re.Match[str]"], "list[tuple[str, str, str | None]]"]]
+
+
+# a kernel named in a DKMS status line, a package name or a boot-menu list is one installed, not the one running
+_NOT_RUNNING_KERNEL = re.compile(r":\s*(?:installed|built|added)\b|linux-(?:image|headers|modules)|vmlinuz|initrd|"
+                                 r"/lib/modules/|\bkernel-(?:devel|headers|core)\b", re.I)
+
+
+def _one(kind: str, group: int | str = 1, detail: int | str | None = None) -> Callable[[re.Match[str]], list[tuple[str, str, str | None]]]:
+    def f(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+        value = m.group(group)
+        if not value:
+            return []
+        d = m.group(detail) if detail is not None else None
+        return [(kind, value, d)]
+    return f
+
+
+def _gfx_from_packed(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    v = int(m.group(1))
+    major, minor, step = v // 10000, v // 100 % 100, v % 100
+    if v <= 0 or major < 6 or minor > 15 or step > 15:
+        return []
+    return [("gfx_hw", f"gfx{major}{minor:x}{step:x}", None)]
+
+
+def _gfx_from_mms(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    major, minor, step = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    if major < 6 or minor > 15 or step > 15:
+        return []
+    return [("gfx_rt", f"gfx{major}{minor:x}{step:x}", None)]
+
+
+def _gfx_hex_id(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    """llama.cpp prints "gfx1100 (0x1100)": the name is enough."""
+    return [("gfx_rt", m.group(2).lower(), m.group(1))]
+
+
+def _pci(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    return [("pci_id", f"1002:{m.group(1).lower()}", None)]
+
+
+def _rocm_from_package_code(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    """6.2.0.60200-66 / 6.2.60200 -> 6.2.0 (the build code states the release exactly)."""
+    major, minor, patch = m.group("maj"), m.group("min"), m.group("pat")
+    code = m.group("code")
+    if code is None and patch is not None and len(patch) == 5:  # amdgpu-install_6.1.60103: X.Y.<build code>
+        code, patch = patch, None
+    # the installer's version names the release its repository serves, not what is installed
+    detail = "installer" if m.group(0).startswith("amdgpu-install") else "package"
+    if code and len(code) == 5 and code[0] == major and int(code[1:3]) == int(minor):
+        return [("rocm", f"{int(major)}.{int(minor)}.{int(code[3:5])}", detail)]
+    if detail == "installer":
+        return []
+    if patch is not None and not code:
+        return [("rocm", f"{int(major)}.{int(minor)}.{int(patch)}", "distro-package")]  # no AMD build number
+    return []
+
+
+def _env_assignments(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = []
+    for am in _ASSIGN_RE.finditer(m.string):
+        name, value = am.group("name"), am.group("value")
+        value = value.strip().strip("'\"").strip().rstrip(",;")
+        if value.endswith(":") or re.fullmatch(r"[A-Z_]+", value):
+            continue  # "NAME: OTHER_NAME:" in a map of empty values
+        out.append(("env", f"{name}={value}", None))
+    return out
+
+
+_ENV_NAMES = r"(?:HSA_OVERRIDE_GFX_VERSION(?:_\d+)?|HSA_XNACK|HSA_ENABLE_DXG_DETECTION|HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES|CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL|PYTORCH_ROCM_ARCH|TORCH_BLAS_PREFER_HIPBLASLT|HSA_ENABLE_SDMA|MIOPEN_FIND_MODE|PYTORCH_HIP_ALLOC_CONF|ROCM_PATH|LD_LIBRARY_PATH|LD_PRELOAD)"
+# NAME=value (shell, env, docker -e, compose list), NAME: value (compose map, ollama's env map), set -x NAME value
+_ASSIGN_RE = re.compile(
+    rf"(?:(?:^|[\s\[\"'(,{{])(?:-e\s+|--env[= ]\s*|export\s+|set\s+-gx\s+|set\s+-x\s+|Environment=\"?)?)"
+    rf"(?P<name>{_ENV_NAMES})(?:=|['\"]\]\s*=\s*|:\s*(?=[\"'\d/])|\s+(?=\d))(?P<value>\"[^\"]*\"|'[^']*'|[^\s\]\"',}}]*)"
+)
+
+# A line that tells, rather than shows: advice, questions, hypotheticals. Settings read from it are not facts.
+_TELLING = re.compile(
+    r"\b(?:try|tried|trying|should|could|would|suggest\w*|recommend\w*|maybe|perhaps|instead|without|whether|"
+    r"if you|you can|you need|you have to|did you|have you|make sure|don't|do not|doesn't|didn't|no need|unset|"
+    r"instructions?|guide|docs?|documentation|e\.g\.|for example|such as|like this|similar|until|unless|otherwise)\b"
+    r"|^\s*(?:use|set|add|run|export it|put)\b|\buse\s+`",
+    re.IGNORECASE,
+)
+
+# Product names as people write them; the caller keeps only names the knowledge base resolves.
+PRODUCT = re.compile(
+    r"(?<![\w/.-])(?:"
+    r"(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*(?:Pro\s+)?VII\b"
+    r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:RX\s*)?Vega\s*(?:56|64|Frontier(?:\s+Edition)?|\d{1,2})\b"
+    r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*\d{3,4}[MS]\b"
+    r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?AI\s+PRO\s+R\d{4}\b"
+    r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:Pro\s+)?(?:RX\s*|R[579]\s+|HD\s*|WX\s*|W(?=\d{4}))\d{3,4}"
+    r"(?:\s?(?:XTX|XT|GRE|X|M|S|D)(?![\w]))?"
+    r"|(?:AMD\s+)?Instinct\s+MI\d{2,3}[A-Z]{0,2}\b|\bMI\d{2,3}(?:X|A|P|HF)?\b"
+    r"|\b\d{4}\s?(?:XTX|XT|GRE)\b|\b[5-9]\d{3}M\b"
+    r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*[5-9]\d{3}\b(?:\s?(?:XTX|XT|GRE)\b)?"
+    r"|\bNavi\s?[1-4]\d\b|\b(?:Vega\s?(?:10|20)|Ellesmere|Polaris\s?[12]\d|Aldebaran|Arcturus|Strix Halo|Strix Point|Phoenix|Rembrandt|Renoir|Raphael|Cezanne)\b"
+    r")",
+    re.IGNORECASE,
+)
+_OS_NAME = re.compile(
+    r"\b(Ubuntu|Kubuntu|Xubuntu|Lubuntu|Debian(?: GNU/Linux)?|Fedora(?: Linux)?|Arch ?Linux|Manjaro(?: Linux)?|EndeavourOS"
+    r"|openSUSE (?:Tumbleweed|Leap)|Rocky Linux|AlmaLinux|CentOS(?: Linux| Stream)?|Red Hat Enterprise Linux(?: Server)?|RHEL"
+    r"|Linux ?Mint|Pop!_OS|Gentoo|NixOS|Oracle Linux)(?![a-z])(?!\s*(?:packages?|repo|repositor|-style|based|derivative))"
+    r"(?:[\s:]*(?:release\s+|Linux\s+|Server\s+)?v?(\d+(?:\.\d+)*))?",
+    re.IGNORECASE,
+)
+_OS_IDS = (("kubuntu", "ubuntu"), ("xubuntu", "ubuntu"), ("lubuntu", "ubuntu"), ("ubuntu", "ubuntu"), ("debian", "debian"),
+           ("fedora", "fedora"), ("arch", "arch"), ("manjaro", "manjaro"), ("endeavouros", "endeavouros"),
+           ("opensuse tumbleweed", "opensuse-tumbleweed"), ("opensuse leap", "opensuse-leap"), ("rocky", "rocky"),
+           ("almalinux", "almalinux"), ("centos", "centos"), ("red hat", "rhel"), ("rhel", "rhel"), ("linux mint", "linuxmint"),
+           ("linuxmint", "linuxmint"), ("pop!_os", "pop"), ("gentoo", "gentoo"), ("nixos", "nixos"), ("oracle", "ol"))
+# how many parts of the version os-release's VERSION_ID has for each
+_OS_VERSION_PARTS = {"ubuntu": 2, "pop": 2, "linuxmint": 2, "rhel": 2, "rocky": 2, "almalinux": 2, "ol": 2,
+                     "opensuse-leap": 2, "debian": 1, "fedora": 1, "centos": 1}
+
+
+def os_from_name(name: str, version: str | None) -> tuple[str, str | None] | None:
+    """("Ubuntu", "22.04.3") -> ("ubuntu", "22.04"); ("Arch Linux", None) -> ("arch", None)."""
+    low = name.lower()
+    os_id = next((i for key, i in _OS_IDS if low.startswith(key)), None)
+    if os_id is None:
+        return None
+    if version and os_id in _OS_VERSION_PARTS:
+        parts = version.split(".")
+        want = _OS_VERSION_PARTS[os_id]
+        if os_id == "linuxmint":
+            want = 1 if len(parts) == 1 else 2
+        version = ".".join(parts[:want]) if len(parts) >= want else None
+    elif os_id in ("arch", "manjaro", "endeavouros", "gentoo", "opensuse-tumbleweed"):
+        version = None
+    return os_id, version
+
+
+def _os(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    found = os_from_name(m.group(1), m.group(2))
+    if found is None:
+        return []
+    out: list[tuple[str, str, str | None]] = [("os", f"{found[0]} {found[1] or ''}".strip(), None)]
+    if found[0] in _ROLLING and m.group(2) and re.fullmatch(r"\d\.\d{1,2}(?:\.\d+)?", m.group(2)):
+        out.append(("kernel", m.group(2), None))  # a rolling distribution has no release: "Arch Linux 6.8.1" is its kernel
+    return out
+
+
+_ROLLING = frozenset({"arch", "manjaro", "endeavouros", "gentoo", "opensuse-tumbleweed"})
+
+
+def _override_statement(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    """"set the HSA_OVERRIDE_GFX_VERSION to gfx1030" -> HSA_OVERRIDE_GFX_VERSION=10.3.0."""
+    if m.group(5):
+        return [("env", f"{m.group(1)}={m.group(5)}", "stated")]
+    return [("env", f"{m.group(1)}={int(m.group(2))}.{int(m.group(3), 16)}.{int(m.group(4), 16)}", "stated")]
+
+
+def _gfx_prose(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    return [("gfx_rt", m.group(1).lower(), "prose")]
+
+
+_RULES: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], list[tuple[str, str, str | None]]]], ...] = (
+    # ---- GPU: hardware gfx
+    ("gfx_target_version", re.compile(r"gfx_target_version\W{0,3}(\d{5,6})\b"), _gfx_from_packed),
+    ("gfx version", re.compile(rf"(?:GFX Version|TARGET_GRAPHICS_VERSION)\s*:\s*({GFX})\b", re.I), _one("gfx_hw")),
+    # ---- GPU: runtime gfx in device contexts
+    ("gcnarchname", re.compile(rf"gcnArchName\W{{0,4}}\s*({GFX})", re.I), _one("gfx_rt")),
+    ("gpu_type", re.compile(rf"\b(?:gpu_type|gfx|compute|arch|gfx_version)\s*[=:]\s*\"?({GFX})\b"), _one("gfx_rt")),
+    ("llama", re.compile(rf"Device (\d+): [^,\n]*, ({GFX}) \(0x[0-9a-f]+\)", re.I), _gfx_hex_id),
+    ("nobinary device", re.compile(rf"amdgcn-amd-amdhsa--({GFX})\S*\s*-\s*\[(?:Not )?Found\]"), _one("gfx_rt")),
+    ("rocminfo name", re.compile(rf"^\s*Name:\s+(?:amdgcn-amd-amdhsa--)?({GFX})(?::\S*)?\s*$"), _one("gfx_rt")),
+    ("miopen db", re.compile(rf"\b({GFX})_\d+\.(?:u?kdb|db|fdb\.txt|udb|HIP\.fdb\.txt)\b"), _one("gfx_rt")),
+    ("tensile missing", re.compile(rf"(?:Cannot read|cannot open|No such file|not found|missing|Could not load|failed to load)"
+                                   rf"[^\n]*TensileLibrary\w*?_({GFX})\b|TensileLibrary\w*?_({GFX})\S*:?\s*No such file", re.I),
+     lambda m: [("gfx_rt", m.group(1) or m.group(2), None)]),
+    ("rocblas arch", re.compile(rf"(?:GPU arch|GPU architecture|arch(?:itecture)?)\s*:\s*({GFX})\b", re.I), _one("gfx_rt")),
+    ("mms", re.compile(r"Gfx Major/Minor/Stepping:\s*(\d+)/(\d+)/(\d+)"), _gfx_from_mms),
+    ("isa paren", re.compile(rf"(?:Radeon|Instinct|AMD|RX\s?\d{{3,4}}\w*|GPU)[^()\n]{{0,60}}\(({GFX})(?::[\w+-]+)*\)", re.I), _one("gfx_rt")),
+    ("enumerator", re.compile(rf"^\s*({GFX})\s*$"), _one("gfx_rt")),
+    ("hip arch", re.compile(rf"(?:agent|device|GPU)\s+(?:name|arch)\W{{0,3}}\s*({GFX})\b", re.I), _one("gfx_rt")),
+    # ---- GPU: ids, names, places, counts
+    ("pci [1002:xxxx]", re.compile(r"\[1002:([0-9a-fA-F]{4})\]|\b1002:([0-9a-fA-F]{4})\b"),
+     lambda m: [("pci_id", f"1002:{(m.group(1) or m.group(2)).lower()}", None)]),
+    ("lspci Device", re.compile(r"(?:Advanced Micro Devices|\bATI\b|\bAMD\b)[^\n]*?\bDevice ([0-9a-f]{4})\b"), _pci),
+    ("device id", re.compile(r"\b(?:Device ID|DEVICE_ID|GPU ID|device_id|Chip ID)\s*[:=]\s*(?:\d+\()?0x([0-9a-fA-F]{4})\b"), _pci),
+    ("lspci name", re.compile(r"\[AMD(?:/ATI)?\]\s+([^\[\n]+?)\s*(?:\[([^\]\n]+)\])?\s*(?:\(rev [0-9a-f]+\))?\s*$"),
+     lambda m: [("gpu_name", m.group(1).strip(), "codename")] + ([("gpu_name", m.group(2).strip(), "lspci")] if m.group(2) else [])),
+    ("marketing name", re.compile(r"(?:Marketing Name|MARKET_NAME|Card (?:Series|SKU|Model)|Board name|Device Board Name \(AMD\)"
+                                  r"|Product Name|name)\s*[:=]\s*['\"]?((?:AMD |ATI )?(?:Radeon|Instinct|FirePro)[^'\",\n]*?)['\",]?\s*$", re.I),
+     _one("gpu_name", 1)),
+    ("device N: name", re.compile(r"\b(?:Device|GPU|cuda:?)\s*(\d+)\s*[:=]\s*((?:AMD )?(?:Radeon|Instinct)[^,()\n]*?)\s*(?:[,(]|:\s|$)", re.I),
+     lambda m: [("gpu_name", m.group(2).strip(), None), ("gpu_index", m.group(1), None)]),
+    # rocm-smi --showproductname, text and --csv: "GPU[1] : Card series: Navi 31 [Radeon RX 7900 XT/7900 XTX]",
+    # "card1,Arcturus GL-XL [AMD Instinct MI100],0x0c34,..." (one line per GPU, numbered)
+    ("smi card series", re.compile(r"^\s*(?:GPU\[(\d+)\]\s*:\s*Card series\s*:|card(\d+),)\s*([^,\[\n]*?)\s*(?:\[([^\]\n]+)\])?\s*(?:,|$)", re.I),
+     lambda m: [("gpu_index", m.group(1) or m.group(2), None)]
+     + ([("gpu_name", m.group(3).strip(), "codename")] if m.group(3).strip() else [])
+     + ([("gpu_name", m.group(4).strip(), "lspci")] if m.group(4) else [])),
+    ("bdf", re.compile(r"\bamdgpu(?::| )\s*([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\b"), _one("bdf")),
+    ("bdf kv", re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id)\s*[:=]\s*([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"),
+     lambda m: [("bdf", m.group(1).lower(), None)]),
+    ("ollama gpu index", re.compile(r"\b(?:gpu|id)=(\d+)\b[^\n]*\b(?:library=rocm|gpu_type=|compute=gfx|name=)", re.I),
+     _one("gpu_index")),
+    ("count", re.compile(r"(?:Number of HIP devices|found|device_count\(\)\W*|Device count|Number of devices|num_gpus|GPU count)"
+                         r"\s*[:=]?\s*(\d{1,2})\s*(?:ROCm devices|HIP devices|GPUs?|devices?|$)", re.I),
+     _one("gpu_count")),
+    ("apu", re.compile(r"Memory Properties:\s*APU|\bis_apu\s*[:=]\s*(?:1|true)|\bAPU\s*:\s*(?:yes|true)\b", re.I),
+     lambda m: [("apu", "true", None)]),
+    # ---- ROCm
+    ("rocm path", re.compile(r"/opt/rocm-(\d+\.\d+(?:\.\d+)?)(?=[/\s'\":]|$)"), _one("rocm", 1)),
+    ("rocm package", re.compile(
+        r"\b(?:rocm-core|rocm-dev|rocm-libs|rocm-hip-runtime|rocm-hip-sdk|rocminfo|rocm-smi-lib|hip-runtime-amd|rocm-language-runtime|"
+        r"rocm-opencl-runtime|rocm-device-libs|hsa-rocr|rocm-llvm|amdgpu-install)(?:/\S+\s+|[ :=_-]|\s+\S*\s+|-\s*)"
+        r"(?P<maj>[1-9]\d?)\.(?P<min>\d+)(?:\.(?P<pat>\d+))?(?:\.(?P<code>\d{5}))?(?:[-~.]\S*)?(?=\s|$|,)"),
+     _rocm_from_package_code),
+    ("compiler banner", re.compile(r"\broc-(\d+\.\d+\.\d+)\b"), lambda m: [("rocm", m.group(1), "compiler")]),
+    ("build path", re.compile(r"\brocm-rel-(\d+\.\d+(?:\.\d+)?)\b"), lambda m: [("rocm", m.group(1), "build-path")]),
+    ("rocm version kv", re.compile(r"\b(?:ROCm version|ROCM Version|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d+)?)(?![\d.]*\d{5})(?![\w.])"),
+     lambda m: [("rocm", m.group(1), "tool")]),
+    ("rocm stated", re.compile(r"(?<![+\w./-])(?:ROCm|rocm|ROCM)\s*v?(\d+\.\d+(?:\.\d+)?)(?![\w.])"), lambda m: [("rocm", m.group(1), "stated")]),
+    ("hip version", re.compile(r"\b(?:ROCM HIP version|HIP version|HIP runtime version|ROCM used to build PyTorch|"
+                               r"torch\.version\.hip\W*)\s*[:=]?\s*'?"
+                               r"(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"), _one("hip")),
+    ("rocm version file", re.compile(r"/\.info/version\S*\s*[:\s]\s*(\d+\.\d+\.\d+)(?:-\d+)?\s*$"),
+     lambda m: [("rocm", m.group(1), "version-file")]),
+    # ---- torch
+    ("torch banner", re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?: version)?\s*[:=]\s*v?(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\+[\w.]+)?)\b", re.I),
+     _one("torch")),
+    ("torch pip", re.compile(r"(?:^|[\s,(])torch(?:==|-| )(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\d*)?(?:\+(?:rocm|cu|cpu)[\w.]*)?)"
+                             r"(?:\.dist-info|-cp\d+|\s|$|\)|,)"), _one("torch")),
+    ("torch site", re.compile(r"(/\S*?/(?:site|dist)-packages)/torch-(\d+\.\d+\.\d+\S*?)\.dist-info"),
+     lambda m: [("torch", m.group(2), m.group(1))]),
+    ("torch repl", re.compile(r"^'(\d+\.\d+\.\d+(?:[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)'\s*$"), _one("torch")),
+    ("torch paren", re.compile(r"\b(?:py)?torch\s*\(\s*v?(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\w*)?(?:\+[\w.]+)?)\s*\)", re.I),
+     _one("torch")),
+    ("gfx overridden", re.compile(rf"\b({GFX})\s*,?\s*(?:overrid\w*|spoof\w*|reported as|running as)\s+(?:to\s+|as\s+)?({GFX})\b", re.I),
+     lambda m: [("gfx_hw", m.group(1).lower(), "stated"), ("gfx_rt", m.group(2).lower(), "stated")]),
+    ("torch wheel", re.compile(r"torch-(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\w*)?)(?:%2B|\+)((?:rocm|cu|cpu)[\w.]*?)-cp\d+", re.I),
+     lambda m: [("torch", f"{m.group(1)}+{m.group(2)}", None)]),
+    ("torch requirement", re.compile(r"Requirement already satisfied: torch\S*\s+in\s+(\S+)\s+\((\d+\.\d+\.\d+\S*?)\)"),
+     lambda m: [("torch", m.group(2), m.group(1))]),
+    ("python", re.compile(r"\bPython (3\.\d{1,2})(?:\.\d+)?\b|/python(3\.\d{1,2})/(?:site|dist)-packages"),
+     lambda m: [("python_version", m.group(1) or m.group(2), None)]),
+    # ---- settings
+    ("env", re.compile(_ENV_NAMES), _env_assignments),
+    ("env stated", re.compile(r"\b(?:set|setting|had|have|exported?)\s+(?:the\s+)?(HSA_OVERRIDE_GFX_VERSION)\s+(?:to|=|as)\s+"
+                              r"`?(?:gfx(\d{1,2})([0-9a-f])([0-9a-f])|(\d+\.\d+\.\d+))\b"), _override_statement),
+    ("env unset", re.compile(rf"^\s*(?:[$#>]\s*)?unset\s+((?:{_ENV_NAMES}\s*)+)$"),
+     lambda m: [("env", n, "unset") for n in m.group(1).split()]),
+    # ---- system
+    ("kernel platform", re.compile(r"Python platform:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"), _one("kernel")),
+    ("kernel version", re.compile(r"\bLinux version (\d+\.\d+\.\d+\S*)"), _one("kernel")),
+    ("kernel uname", re.compile(r"^\s*Linux \S+ (\d+\.\d+\.\d+\S*) #\d"), _one("kernel")),
+    ("kernel kv", re.compile(r"(?:^\s*[-*]?\s*|\bSystem:\s+)(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*:\s*(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)", re.I),
+     _one("kernel")),
+    ("wsl", re.compile(r"microsoft-standard-WSL\d?|-Microsoft\b|/dev/dxg\b|\bWSL ?2?\b|librocdxg", re.I),
+     lambda m: [("wsl", "true", None)]),
+    ("container", re.compile(r"/\.dockerenv|/run/\.containerenv|^\s*`?(?:\([\w.-]+\)\s*)?[\w! .-]*@[0-9a-f]{12}:\S*\s?[#$]"),
+     lambda m: [("container", "true", None)]),
+    ("amdgpu-pro", re.compile(r"(/opt/amdgpu-pro\S*|\bamdgpu-pro\b[\w./-]*|libamdocl-orca\w*\.so)"), _one("amdgpu_pro")),
+    ("rock", re.compile(r"ROCk module(?: version (\S+))? is (NOT )?loaded"),
+     lambda m: [("rock", "false" if m.group(2) else "true", m.group(1))]
+     + ([("driver_version", m.group(1), "rock")] if m.group(1) and not m.group(2) else [])),
+    ("kfd open", re.compile(r"(Unable|Able) to open /dev/kfd read-write(?::\s*(.+?))?\s*$"),
+     lambda m: [("kfd", "ok" if m.group(1) == "Able" else (m.group(2) or "unknown").strip(), None)]),
+    ("kfd missing", re.compile(r"/dev/kfd\W*(?::\s*)?No such file or directory|error gathering device information while adding custom device \"/dev/kfd\""
+                               r"|/dev/kfd`?\s+(?:is\s+)?(?:absent|missing|not present|does not exist|doesn't exist)", re.I),
+     lambda m: [("kfd", "No such file or directory", None)]),
+    ("kfd added", re.compile(r"kfd kfd: (?:amdgpu: )?added device ([0-9a-f]{4}:[0-9a-f]{4})"), _one("kfd_added")),
+    ("group member", re.compile(r"(\S+) is (not )?(?:a )?member of \"?(render|video)\"? group"),
+     lambda m: [("render_group" if m.group(3) == "render" else "video_group",
+                 "false" if m.group(2) else "true", m.group(1))]),
+    ("driver version", re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(\S+)", re.I),
+     lambda m: [("driver_version", m.group(1).rstrip(",|"), None)]),
+    ("dkms", re.compile(r"\bamdgpu(?:-dkms)?[/,]\s*(\d+\.\d+\.\d+[\w.-]*)\s*,\s*\S+\s*,\s*\S+\s*:\s*installed|\b(amdgpu-dkms)\b"),
+     lambda m: [("dkms", m.group(1) or m.group(2), None)]),
+    # ---- more GPU evidence: kernel words, firmware names, lshw, labelled lines, prose
+    ("kfd refuses", re.compile(r"kfd kfd: (?:amdgpu: )?([A-Z][A-Z0-9_]+)\s+not supported in kfd"),
+     lambda m: [("gpu_name", m.group(1).title(), "codename")]),
+    ("firmware chip", re.compile(r"amdgpu/([a-z][a-z0-9]+?)_(?:mc|pfp|me|ce|rlc|mec2?|sdma1?|smc|uvd|vce|gpu_info|sos|asd|ta)\.bin"),
+     lambda m: [("gpu_name", m.group(1), "codename")]),
+    ("lshw bus", re.compile(r"(?:bus info|Bus-Informationen|informations bus)\s*:\s*pci@([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])", re.I),
+     _one("bdf")),
+    ("lshw product", re.compile(r"^\s*(?:product|Produkt|produit|producto)\s*:\s*([^\[\n]+?)\s*\[([^\]\n]+)\]", re.I),
+     lambda m: [("gpu_name", m.group(1).strip(), "codename"), ("gpu_name", m.group(2).strip(), "lspci")]),
+    ("labelled gpu", re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:[id]GPU|GPUs?(?:\s*\d)?|Graphics(?: card)?|Video card|Graphics Card|Card|Hardware|Device)(?:\*\*)?\s*:"
+                                r"\s*(?:\*\*)?(.+?)\s*$", re.I),
+     lambda m: [("gpu_name", p.group(0), "label") for p in PRODUCT.finditer(m.group(1))]
+     or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I) else [])),
+    ("cpu igpu", re.compile(r"\b(?:iGPU|integrated (?:GPU|graphics)|APU)\b", re.I),
+     lambda m: [] if PRODUCT.search(m.string) else _cpu_as_gpu(m.string)),
+    ("prose gpu", PRODUCT, lambda m: [("gpu_prose", m.group(0), None)]),
+    ("prose gfx", re.compile(rf"\b(?:an?|my|the|is|it's)\s+({GFX})\s+(?:GPU|card|device|iGPU|APU)\b"
+                             rf"|\b(?:device|machine|system|GPU|card|laptop)\s+(?:with|having)\s+(?:only\s+|an?\s+)?({GFX})\b", re.I),
+     lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "prose")]),
+    ("hsa device", re.compile(rf"\bHSA device ({GFX})\S*\s*\(PCI ID ([0-9a-fA-F]{{4}})\)"),
+     lambda m: [("gfx_rt", m.group(1).lower(), None), ("pci_id", f"1002:{m.group(2).lower()}", None)]),
+    ("kms init", re.compile(r"initializing kernel modesetting \((?:IP DISCOVERY|([A-Z][A-Z0-9_]+)) 0x1002:0x([0-9A-Fa-f]{4})\b"),
+     lambda m: [("pci_id", f"1002:{m.group(2).lower()}", None)]
+     + ([("gpu_name", m.group(1).title(), "codename")] if m.group(1) else [])),
+    ("render nodes", re.compile(r"\b(renderD1\d\d)\b"), _one("render_node")),
+    ("kfd node", re.compile(r"^\s*(?:crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\s)?/dev/kfd\s*$"),
+     lambda m: [("kfd", "present", m.group(1))]),
+    # ---- OS, user
+    ("os label", re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:OS|Operating System|Distribution|Distro|Linux Distribution|Description|PRETTY_NAME)"
+                            r"(?:\*\*)?\s*[:=]\s*\"?(?:\*\*)?(.+)$", re.I),
+     lambda m: [("os", f"{f[0]} {f[1] or ''}".strip(), "label") for o in [_OS_NAME.search(m.group(1))] if o
+                for f in [os_from_name(o.group(1), o.group(2))] if f]),
+    ("os", _OS_NAME, _os),
+    # "im using arch", "I'm on Arch btw": the distribution in a user's own words (not "arch: x86_64")
+    ("os arch words", re.compile(r"\b(?:I'?m\s+(?:using|on|running)|I\s+(?:use|run)|using|running)\s+arch\b"
+                                 r"(?!\s*[:=(-])(?!\s+(?:x86|amd64|aarch|arm|i686|linux\s*=))", re.I),
+     lambda m: [("os", "arch", None)]),
+    ("fedora rpm", re.compile(r"\.fc(\d{2})\.(?:x86_64|noarch|aarch64|i686)\b"), lambda m: [("os", f"fedora {m.group(1)}", "package")]),
+    ("prompt user", re.compile(r"^\s*`?(?:\([\w.-]+\)\s*)?([a-z_][a-z0-9_.-]{0,31})@[\w.-]+:[^\s$#]*\s?[$#]"),
+     lambda m: [("user", m.group(1), "prompt")]),
+    ("member", re.compile(r"^\s*(\S+) is (?:not )?member of \"?[\w-]+\"? group"), lambda m: [("user", m.group(1), None)]),
+    ("kernel token", re.compile(r"(?<![\w.-])(\d\.\d{1,2}\.\d{1,3}(?:\.\d+)?-(?:\d+(?:\.\d+)*-)?(?:generic|amd64|lowlatency|oem|aws|azure|gcp"
+                                r"|microsoft-standard(?:-WSL2)?|arch\d+|zen\d*|cachyos|default|pve|rt\d*|\d+\.fc\d+\.x86_64|\d+\.el\d\S*)\+?)(?![\w-])"),
+     lambda m: [] if _NOT_RUNNING_KERNEL.search(m.string) else [("kernel", m.group(1), "token")]),
+)
+# cheap substring filters: a rule runs only on lines containing one of its words (lower-cased)
+_NEEDLES: dict[str, tuple[str, ...]] = {
+    "gfx_target_version": ("gfx_target_version",), "gfx version": ("gfx version", "target_graphics"),
+    "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "llama": ("gfx",), "nobinary device": ("found]",),
+    "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",),
+    "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
+    "hip arch": ("gfx",), "pci [1002:xxxx]": ("1002:",), "lspci Device": ("device ",),
+    "device id": ("id",), "lspci name": ("[amd",), "marketing name": ("radeon", "instinct", "firepro"),
+    "device N: name": ("radeon", "instinct"), "bdf": ("amdgpu",), "bdf kv": ("bus", "bdf"),
+    "ollama gpu index": ("gpu=", "id="), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
+    "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
+    "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "rocm version kv": ("rocm",),
+    "rocm version file": (".info/version",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
+    "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
+    "torch wheel": ("torch-",), "hip version": ("hip", "used to build"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "gfx overridden": ("gfx",),
+    "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
+            "ld_library_path", "ld_preload"),
+    "kernel platform": ("platform",), "kernel version": ("linux version",), "kernel uname": ("linux ",),
+    "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
+    "kfd missing": ("/dev/kfd",), "kfd added": ("added device",), "group member": ("member of",),
+    "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu",),
+    "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
+    "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "vega", "mi", "xt", "gre", "instinct",
+                                                                  "hd", "w", "r7", "r9", "r5"),
+    "prose gfx": ("gfx",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "kfd node": ("/dev/kfd",),
+    "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
+           "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
+    "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
+    "kernel token": ("-generic", "-amd64", "lowlatency", "-oem", "-aws", "-azure", "-gcp", "microsoft", "-arch", "-zen", "cachyos",
+                     "-default", "-pve", "-rt", ".fc", ".el"),
+}
+# A gfx written in a list (wheel arch lists, build flags, "supported: ...") is not the device's.
+_LIST_CONTEXT = re.compile(
+    r"PYTORCH_ROCM_ARCH|AMDGPU_TARGETS|GPU_TARGETS|offload-arch|get_arch_list|arch_list|Available code objects"
+    r"|supported (?:gfx|arch|targets?|GPUs?)|(?:gfx[0-9a-f]+[;,]\s*){2,}|\[\s*'gfx", re.I)
+
+
+_HEADING = re.compile(r"^\s{0,3}#{2,6}\s+(.+?)\s*#*\s*$")
+_UNDERSCORE_EMPHASIS = re.compile(r"(?<![\w/.$])_+(?=\w)(?!_*(?:OLD|rocm_sdk|version|init|main|file|name)\b)|(?<=\w)_+(?![\w/.])")
+_BARE_VERSION = re.compile(r"^\s*(?:ROCm\s+)?v?(\d+\.\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
+
+
+# A processor model: named where the GPU is asked, it stands for its integrated GPU (wizard/kb/apus.json)
+CPU = re.compile(r"\bRyzen\s+(?:AI\s+Max\+?\s+(?:PRO\s+)?\d{3}|AI\s+[579]\s+(?:HX\s+)?(?:PRO\s+)?\d{3}"
+                 r"|[3579]\s+(?:PRO\s+)?\d{4}[A-Z0-9]{0,4})\b", re.IGNORECASE)
+
+
+def _cpu_as_gpu(line: str) -> list[tuple[str, str, str | None]]:
+    return [("gpu_name", m.group(0), "cpu") for m in CPU.finditer(line)]
+
+
+def _template_field(heading: str, line: str) -> list[tuple[str, str, str | None]]:
+    """What a line says as the answer to an issue template's heading ("### GPU", "### ROCm Version")."""
+    if heading in ("gpu", "gpus", "graphics", "graphics card", "gpu model"):
+        out: list[tuple[str, str, str | None]] = [("gpu_name", p.group(0), "label") for p in PRODUCT.finditer(line)]
+        if not out:
+            out = _cpu_as_gpu(line)
+        out += [("gfx_rt", g.lower(), "label") for g in re.findall(rf"(?i)^\s*({GFX})\s*$", line)]
+        return out
+    if heading in ("operating system", "os", "distribution", "distro"):
+        m = _OS_NAME.search(line)
+        found = os_from_name(m.group(1), m.group(2)) if m else None
+        return [("os", f"{found[0]} {found[1] or ''}".strip(), "label")] if found else []
+    if heading.startswith("rocm version"):
+        m = _BARE_VERSION.match(line)
+        return [("rocm", m.group(1), "stated")] if m else []
+    return []
+
+
+_SHELL_START = re.compile(
+    r"^\s*(?:[>$#%❯]\s*|\S+@\S+?[:~][^\s]*\s?[$#]\s*|\([\w.-]+\)\s*)?"
+    r"(?:export\b|set\s+-|env\b|sudo\b|docker\b|podman\b|-\s|-e\b|Environment=|[A-Z_][A-Z0-9_]*=|[A-Z_][A-Z0-9_]*:\s|\{|\[|\||`?\w+\s*=)")
+
+
+def _shellish(line: str) -> bool:
+    """A line that sets variables (a command, an rc file, a compose file, a log's env map), not a sentence about them."""
+    if _SHELL_START.match(line) or "map[" in line or "env=" in line or re.search(r"\blevel=[A-Z]+\b|\bmsg=", line):
+        return True
+    prose = re.sub(r"`[^`]*`", " ", line)
+    return len(re.findall(r"[A-Za-z]{2,}", prose)) <= 6
+
+
+@never_raises(tuple)  # type: ignore[arg-type]
+def read_mentions(text: object) -> tuple[Mention, ...]:
+    """Every fact a text states, in text order; never raises."""
+    out: list[Mention] = []
+    seen: set[tuple[str, str, int]] = set()
+    in_code_objects = False
+    heading: str | None = None  # an issue template's "### GPU" / "### ROCm Version" field the next lines answer
+    answered = 0
+    for no, line in lines(text):
+        if not line or len(line) > 4000:
+            continue
+        if "*" in line or "_" in line:  # markdown emphasis: **ROCm**: 7.2.1, _rocm-core 6.0.2-2_
+            line = _UNDERSCORE_EMPHASIS.sub(" ", line.replace("**", ""))
+        low = line.lower()
+        hm = _HEADING.match(line)
+        if hm:
+            heading, answered = hm.group(1).strip().lower(), 0
+            continue
+        if heading is not None and answered < 3:
+            answered += 1
+            for kind, value, detail in _template_field(heading, line):
+                if (kind, value, no) not in seen:
+                    seen.add((kind, value, no))
+                    out.append(Mention(kind, value, no, line.strip()[:240], detail))
+        if "code object" in low and "available" in low:
+            in_code_objects = True
+        elif in_code_objects and (not line.strip() or "devices" in low):
+            in_code_objects = False
+        listy = bool(_LIST_CONTEXT.search(line)) or in_code_objects
+        telling = bool(_TELLING.search(line))
+        for name, rx, make in _RULES:
+            needles = _NEEDLES.get(name)
+            if needles and not any(n in low for n in needles):
+                continue
+            for m in rx.finditer(line):
+                for kind, value, detail in make(m):
+                    if kind in ("gfx_rt", "gfx_hw") and listy:
+                        continue
+                    if kind == "env" and detail is None and (telling or (name == "env" and not _shellish(line))):
+                        continue
+                    if (kind, value, no) in seen:
+                        continue
+                    seen.add((kind, value, no))
+                    out.append(Mention(kind, value, no, line.strip()[:240], detail))
+                if name in ("env",):
+                    break  # the env rule reads the whole line at once
+    return tuple(out)
+
+
+__all__ = ["GFX", "KINDS", "Mention", "read_mentions"]
