@@ -266,7 +266,8 @@ class BundleHost(_RootedFiles):
         except OSError as exc:
             raise HostError(f"{shown}: {exc.strerror or exc}") from None
         if magic != b"\x1f\x8b":
-            what = "not gzip data" if p.name.endswith((".tar.gz", ".tgz")) else "a file that is not a .tar.gz"
+            what = ("not a readable .tar.gz bundle (not gzip data)" if p.name.endswith((".tar.gz", ".tgz"))
+                    else "a file that is not a .tar.gz")
             raise HostError(f"{shown}: {what}; an evidence bundle is a directory or a .tar.gz of one")
         try:
             base = self.extracted = extract(p)

@@ -74,6 +74,13 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
 
     if ctx.read_only:
         raise usage_error("verify runs the suite on this machine; --from names a recorded one")
+    if args.image is not None:
+        from wizard.inputs import InputError, docker_image
+
+        try:
+            docker_image(args.image)
+        except InputError as exc:
+            raise usage_error(str(exc)) from None
     device = args.device
     pythons = list(getattr(args, "pythons", None) or [])
     if ctx.sandbox and not args.image:

@@ -6,6 +6,7 @@ that fails a check here is refused with one line (:class:`InputError`), before a
 * :func:`shell_path`: a path written into a shell file or run as root (a venv): absolute, no
   control character (newline, NUL...), no ``..`` component.
 * :func:`cli_path`: a path typed on the command line: not empty, no control character; made absolute.
+* :func:`plain`: a name or path used as given (``--python python3``): not empty, no control character.
 * :func:`docker_image`: a Docker image reference (``[registry/]name[:tag][@digest]``), checked in
   linear time after a length bound, so a huge value is refused at once.
 * :func:`read_bounded`: at most ``limit`` bytes from a stream (stdin), refused when there is more.
@@ -38,6 +39,17 @@ def shown(value: str, width: int = 60) -> str:
 
 def _control(value: str) -> bool:
     return any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value)
+
+
+def plain(value: str, what: str) -> str:
+    """A name or path as given (``python3``, ``./venv``, ``seed-7900xt``): not empty, no control character."""
+    if not value:
+        raise InputError(f"{what}: an empty value")
+    if _control(value):
+        raise InputError(f"{what} {shown(value)}: a value with a control character (newline, NUL...)")
+    if len(value) > MAX_PATH:
+        raise InputError(f"{what}: longer than {MAX_PATH} characters")
+    return value
 
 
 def shell_path(value: str, what: str) -> str:
