@@ -130,10 +130,10 @@ def collect(host: Host, pythons: list[str] | None = None) -> dict[str, str]:
     nodes = "/sys/class/kfd/kfd/topology/nodes"
     chunks = []
     for node in sorted(host.listdir(nodes), key=lambda n: (len(n), n)):
-        text = host.read_text(f"{nodes}/{node}/properties", 64 << 10)
-        if text is not None:
-            chunks.append(f"==> {nodes}/{node}/properties <==\n{text}")
-            files[f"root{nodes}/{node}/properties"] = text
+        props = host.read_text(f"{nodes}/{node}/properties", 64 << 10)
+        if props is not None:
+            chunks.append(f"==> {nodes}/{node}/properties <==\n{props}")
+            files[f"root{nodes}/{node}/properties"] = props
     if chunks:
         files["kfd-properties.txt"] = "\n".join(chunks)
     for bdf in host.listdir("/sys/bus/pci/devices"):
