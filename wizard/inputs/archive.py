@@ -42,7 +42,7 @@ class Limits:
     """What one bundle may hold. A real one (``report --bundle``) is well under a megabyte."""
 
     total_bytes: int = 256 << 20  # decompressed: headers and file data together
-    members: int = 20_000
+    members: int = 5_000
     seconds: float = 30.0
 
 
