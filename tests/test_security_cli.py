@@ -174,3 +174,36 @@ def test_a_quoted_export_runs_nothing_when_sourced(tmp_path: Path) -> None:
     assert sorted(os.listdir(tmp_path)) == ["activate"]
     with pytest.raises(InputError):
         shell_export("BAD NAME", "x")
+
+
+# -- properties over any text --------------------------------------------------------------------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ANY = st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x2FF), max_size=600)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.one_of(_ANY, st.from_regex(r"[a-z0-9./:@_-]{0,80}", fullmatch=True)))
+def test_docker_image_answers_any_text_quickly(value: str) -> None:
+    t = time.perf_counter()
+    try:
+        assert docker_image(value) == value
+        assert value and len(value) <= 512 and not any(c.isspace() or ord(c) < 0x20 for c in value)
+        assert not any(c in value for c in ";$`'\"&|<>()")
+    except InputError as exc:
+        assert "\n" not in str(exc) and len(str(exc)) < 200
+    assert time.perf_counter() - t < 0.05
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_ANY)
+def test_a_checked_path_is_absolute_without_control_characters_or_dotdot(value: str) -> None:
+    try:
+        out = shell_path(value, "venv")
+    except InputError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert out.startswith("/") and ".." not in out.split("/")
+    assert not any(ord(c) < 0x20 or ord(c) == 0x7F for c in out)
