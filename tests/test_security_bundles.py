@@ -339,6 +339,13 @@ def test_links_out_of_a_directory_bundle_are_not_followed(tmp_path: Path) -> Non
     assert host.read_text("/etc/os-release") is None and not host.exists("/etc/os-release")
     assert host.captured("os-release.txt") is None and host.captured("traceback.txt") is None
     assert host.listdir("/etc") == [] and host.realpath("/etc") == str(secret / "etc")
+    rooted = tmp_path / "rooted"
+    rooted.mkdir()
+    (rooted / "lspci.txt").write_text(GOOD_LSPCI)
+    os.symlink("/", rooted / "root")  # the bundle's root/ itself a link to the real root
+    assert BundleHost(rooted).read_text("/etc/os-release") is None and BundleHost(rooted).listdir("/") == []
+    os.symlink(b, tmp_path / "link-to-bundle")  # the path the user names may be a link
+    assert BundleHost(tmp_path / "link-to-bundle").captured("lspci.txt") == GOOD_LSPCI
     for cmd in ("detect", "diagnose"):
         res = cli(cmd, "--from", str(b), "--json", tmpdir=tmp_path)
         assert res.returncode == 0, res.stderr
@@ -351,6 +358,7 @@ def test_links_out_of_a_directory_bundle_are_not_followed(tmp_path: Path) -> Non
     ("empty-dir", "an empty directory"),
     ("fifo", "neither a directory nor a .tar.gz"),
     ("corrupt.tar.gz", "not a readable .tar.gz"),
+    ("empty.tar.gz", "an archive with no evidence file"),
 ])
 def test_not_a_bundle_is_one_clear_line(what: str, needle: str, tmp_path: Path) -> None:
     p = tmp_path / what
@@ -360,9 +368,13 @@ def test_not_a_bundle_is_one_clear_line(what: str, needle: str, tmp_path: Path) 
         p.mkdir()
     elif what == "fifo":
         os.mkfifo(p)
+    elif what == "empty.tar.gz":
+        with tarfile.open(p, "w:gz") as tf:
+            add(tf, "b", type=tarfile.DIRTYPE)
     else:
         p.write_bytes(gzip.compress(b"this is not a tar archive at all" * 40))
     line = one_line_error(cli("diagnose", "--from", str(p), tmpdir=tmp_path, timeout=30))
     assert needle in line, line
     with pytest.raises(HostError):
         BundleHost(p)
+    assert not [n for n in os.listdir(tmp_path) if n.startswith(PREFIX)]

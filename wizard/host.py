@@ -245,12 +245,19 @@ class BundleHost(_RootedFiles):
             raise HostError(f"{path}: {exc.strerror or exc}") from None
         if stat.S_ISREG(st.st_mode):
             p = self._extract(p, str(path))
-        elif not stat.S_ISDIR(st.st_mode):
+        elif stat.S_ISDIR(st.st_mode):
+            p = Path(os.path.realpath(p))  # the path the user named may be a link; nothing inside it is followed out
+        else:
             raise HostError(f"{path}: neither a directory nor a .tar.gz file; an evidence bundle is one of those")
         top = ConfinedDir(p)
         if not any(top.is_file("/" + n) or (n == "root" and top.is_dir("/root")) for n in top.listdir("/")):
-            raise HostError(f"{path}: an empty directory, not an evidence bundle (expected files such as "
-                            "lspci.txt, rocminfo.txt, or a root/ directory)")
+            what = "an archive with no evidence file" if self.extracted else "an empty directory"
+            if self.extracted is not None:
+                from wizard.inputs.archive import remove
+
+                remove(self.extracted)
+            raise HostError(f"{path}: {what}, not an evidence bundle (expected files such as lspci.txt, "
+                            "rocminfo.txt, or a root/ directory)")
         self.bundle = p
         self._files = top
         self._root = ConfinedDir(p / "root")
