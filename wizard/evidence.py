@@ -194,6 +194,8 @@ def write_bundle(files: dict[str, str], out: str, redact: Redactor) -> Path:
     if out.endswith((".tar.gz", ".tgz")):
         _write_archive(clean, target)
         return target
+    from wizard.inputs.files import write_new
+
     os.mkdir(target, 0o700)  # FileExistsError when something appeared meanwhile
     dfd = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     try:
@@ -209,7 +211,7 @@ def write_bundle(files: dict[str, str], out: str, redact: Redactor) -> Path:
                     sub = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
                     os.close(fd)
                     fd = sub
-                _write_new(leaf, text.encode(), fd)
+                write_new(leaf, text.encode(), dir_fd=fd)
             finally:
                 os.close(fd)
     finally:
@@ -217,40 +219,15 @@ def write_bundle(files: dict[str, str], out: str, redact: Redactor) -> Path:
     return target
 
 
-_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-def _write_new(name: str | Path, data: bytes, dir_fd: int | None = None) -> None:
-    fd = os.open(name, _NEW, 0o600, dir_fd=dir_fd)
-    with os.fdopen(fd, "wb") as fh:
-        os.fchmod(fd, 0o600)
-        fh.write(data)
-
-
 def _write_archive(clean: dict[str, str], target: Path) -> None:
+    from wizard.inputs.files import new_file
+
     base = target.name.removesuffix(".tar.gz").removesuffix(".tgz")
-    tmp = target.with_name(target.name + ".partial")
-    try:
-        fd = os.open(tmp, _NEW, 0o600)
-    except FileExistsError:
-        raise FileExistsError(f"{tmp} already exists (an interrupted report, or planted by someone): "
-                              "remove it, then retry") from None
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            os.fchmod(fd, 0o600)
-            with tarfile.open(fileobj=raw, mode="w:gz") as tf:
-                for name, text in sorted(clean.items()):
-                    data = text.encode()
-                    info = tarfile.TarInfo(f"{base}/{name}")
-                    info.size = len(data)
-                    info.mode = 0o600
-                    info.mtime = int(time.time())
-                    tf.addfile(info, io.BytesIO(data))
-            raw.flush()
-            os.fsync(raw.fileno())
-        os.link(tmp, target, follow_symlinks=False)  # never replaces what appeared at OUT meanwhile
-    finally:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+    with new_file(target, 0o600) as raw, tarfile.open(fileobj=raw, mode="w:gz") as tf:
+        for name, text in sorted(clean.items()):
+            data = text.encode()
+            info = tarfile.TarInfo(f"{base}/{name}")
+            info.size = len(data)
+            info.mode = 0o600
+            info.mtime = int(time.time())
+            tf.addfile(info, io.BytesIO(data))
