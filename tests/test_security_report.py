@@ -131,6 +131,12 @@ def test_the_host_name_goes_with_its_domain() -> None:
     assert "gpu01" not in short and "lab.example.com" not in short, short
 
 
+def test_a_default_host_name_is_not_replaced_in_the_evidence() -> None:
+    text = "ID=ubuntu\nLinux ubuntu 6.8.0-45-generic #45-Ubuntu SMP\nhttps://repo.radeon.com/amdgpu/ubuntu\n"
+    assert Redactor((), "ubuntu")(text) == text
+    assert Redactor((), "ubuntu.corp.example.org")("search corp.example.org\n" + text) == "search domain\n" + text
+
+
 def test_a_user_named_like_a_package_keeps_the_package() -> None:
     r = Redactor(("torch",), None)
     text = ("torch==2.5.1+rocm6.2\nPyTorch version: 2.5.1\nimport torch\n/home/torch/venv/bin/python\n"

@@ -51,6 +51,13 @@ def _user_patterns(user: str) -> list[tuple[re.Pattern[str], str]]:
     ]
 
 
+# Default host names of installers and images: they identify nobody, and replacing them would corrupt the
+# evidence (ID=ubuntu in os-release, "Ubuntu" kernels, ubuntu.com URLs).
+_GENERIC_HOSTS = frozenset({"localhost", "ubuntu", "debian", "fedora", "archlinux", "arch", "centos", "rocky",
+                            "almalinux", "rhel", "opensuse", "linux", "pop-os", "raspberrypi", "kali", "manjaro",
+                            "mint", "host"})
+
+
 @dataclass(frozen=True)
 class Redactor:
     """Replaces user names (where they stand as users), the host name with its domain, and secrets."""
@@ -71,12 +78,12 @@ class Redactor:
                 continue
             for pattern, repl in _user_patterns(user):
                 out = pattern.sub(repl, out)
-        if self.hostname and self.hostname not in ("localhost",):
-            short, _, domain = self.hostname.partition(".")
-            # the host with any domain after it (gpu01, gpu01.lab.example.com), then the domain alone
+        short, _, domain = (self.hostname or "").partition(".")
+        if short and short.lower() not in _GENERIC_HOSTS:
+            # the host with any domain after it (gpu01, gpu01.lab.example.com)
             out = re.sub(rf"(?<![\w.-]){re.escape(short)}(?:\.[A-Za-z0-9-]+)*(?![\w-])", "host", out)
-            if domain and "." in domain:
-                out = re.sub(rf"(?<![\w-]){re.escape(domain)}(?![\w-])", "domain", out)
+        if "." in domain:  # the domain alone (an organisation's name), whatever the host is called
+            out = re.sub(rf"(?<![\w-]){re.escape(domain)}(?![\w-])", "domain", out)
         return out
 
 
