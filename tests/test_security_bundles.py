@@ -291,19 +291,21 @@ def test_the_extraction_dir_goes_on_sigterm_and_on_exit(tmp_path: Path) -> None:
         from wizard.host import BundleHost
         h = BundleHost({str(arc)!r})
         print(h.extracted, flush=True)
-        if sys.argv[1] == "wait":
+        if sys.argv[1] != "exit":
             time.sleep(60)
     """)
     env = {**os.environ, "TMPDIR": str(tmp_path)}
-    for mode in ("wait", "exit"):
+    for mode in ("wait", "hup", "exit"):
         proc = subprocess.Popen([sys.executable, "-c", code, mode], stdout=subprocess.PIPE, text=True, env=env)
         assert proc.stdout is not None
         extracted = Path(proc.stdout.readline().strip())
         assert extracted.is_dir() or mode == "exit"
-        if mode == "wait":
-            proc.send_signal(signal.SIGTERM)
+        assert extracted.name.startswith(PREFIX)
+        sig = {"wait": signal.SIGTERM, "hup": signal.SIGHUP}.get(mode)
+        if sig is not None:
+            proc.send_signal(sig)
         rc = proc.wait(timeout=30)
-        assert rc == (-signal.SIGTERM if mode == "wait" else 0)
+        assert rc == (-sig if sig is not None else 0)
         assert not extracted.exists(), f"{mode}: {extracted} left behind"
 
 
