@@ -26,6 +26,7 @@ from wizard.runner import events as ev
 from wizard.runner import resume_unit
 from wizard.runner.executor import Executor
 from wizard.runner.journal import RunView, atomic_write
+from wizard.runner.rollback import claimed_paths
 from wizard.runner.records import (ActionEnd, ActionOutcome, ActionSkip, ActionStart, Phase, PreflightSkip, Rebooted,
                                    RebootPending, Resume, Retry, RollbackStart, RunEnd, RunStart, RunState,
                                    StepEnd, StepOutcome, StepSkip, StepStart)
@@ -165,6 +166,12 @@ class Engine:
         log.write(f"--- done-check exit {res.exit_code}\n".encode())
         return res.exit_code == 0 and not res.timed_out
 
+    def _claimed(self, action: Action) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(absent, existing): the paths ``action`` may create, as they are before it runs."""
+        paths = claimed_paths(action)
+        absent = tuple(p for p in paths if not self.host.exists(p))
+        return absent, tuple(p for p in paths if p not in absent)
+
     # ------------------------------------------------------------------------- the action loop
     def _actions(self, phase: Phase, step: int, actions: Sequence[Action], log: IO[bytes], log_path: str, *,
                  done: set[int], interrupted: set[int], skip: dict[int, str] | None = None) -> tuple[bool, _Stop | None]:
@@ -190,7 +197,8 @@ class Engine:
                                       "back")
             log.write(f"=== [{time.strftime('%H:%M:%S')}] {shown}\n".encode())
             log.flush()
-            self.journal.append(ActionStart(step, a, shown, log_path, self.boot_id(), phase))
+            absent, existed = self._claimed(action) if phase is Phase.RUN and a not in interrupted else ((), ())
+            self.journal.append(ActionStart(step, a, shown, log_path, self.boot_id(), phase, absent, existed))
             self.emit(ev.ActionStarted(step, a, shown, action.description, phase))
             res, sink = self._exec(action, log, step, a)
             outcome = (ActionOutcome.TIMEOUT if res.timed_out else ActionOutcome.CANCELLED if res.cancelled

@@ -183,6 +183,8 @@ class RunView:
     rollback: RollbackStart | None = None  # the rollback as it started, when one did
     rolled_back: set[int] = field(default_factory=set)  # rollback actions done
     rollback_open: set[int] = field(default_factory=set)
+    # (step, action) -> (paths absent, paths present) when the action first started (see ActionStart)
+    claimed: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     reboot_needed: bool = False
     message: str = ""
     yes: bool = False
@@ -242,6 +244,7 @@ def replay(entries: list[Entry]) -> RunView:
                 v.rollback_open.add(r.action)
             else:
                 v.open_actions.add((r.step, r.action))
+                v.claimed.setdefault((r.step, r.action), (r.absent, r.existed))  # the first start says it
         elif isinstance(r, ActionSkip):
             if r.phase is Phase.ROLLBACK:
                 v.rollback_open.discard(r.action)

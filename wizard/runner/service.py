@@ -19,7 +19,7 @@ from wizard.host import Host
 from wizard.mirror.config import MirrorConfig
 from wizard.model import Action, ResolvedPlan
 from wizard.runner import events as ev
-from wizard.runner import runs
+from wizard.runner import plan_checks, runs
 from wizard.runner.engine import BOOT_ID, Engine, Mode, Outcome
 from wizard.runner.executor import Executor
 from wizard.runner.journal import JournalError, RunView
@@ -206,6 +206,9 @@ class RunService:
               cancel: threading.Event | None = None, skip_preflight: Sequence[str] = ()) -> Outcome:
         """A new run of ``plan``. Refused (RunBlocked) while another run is unfinished."""
         self.check_skips(plan, skip_preflight)
+        refused = plan_checks.refusals(self.machine.host, plan)
+        if refused:
+            raise RunError("\n".join(f"refused: {r}" for r in refused), 5)
         lock = self._lock()
         try:
             why = self.blocked()
