@@ -10,6 +10,8 @@ The block sits between marker lines, so re-running replaces it and rollback can 
 
 from __future__ import annotations
 
+import shlex
+
 from wizard.model import Action, StepPlan
 
 from ._common import NoParams, StepContext, StepKind, skipped
@@ -69,11 +71,13 @@ def settings(ctx: StepContext) -> tuple[list[tuple[str, str | None]], list[str]]
 
 
 def block(ctx: StepContext, values: list[tuple[str, str | None]]) -> str:
+    """The marked block; every value is shell-quoted (a venv path with ``;``, ``$(...)`` or a space is
+    a word in the activate script, never a command)."""
     lines = [BEGIN]
     for name, value in values:
-        lines.append(f"unset {name}" if value is None else f"export {name}={value}")
+        lines.append(f"unset {name}" if value is None else f"export {name}={shlex.quote(value)}")
     if "pip_pin" in ctx.earlier and ctx.venv:
-        lines.append(f"export PIP_CONSTRAINT={ctx.venv}/rocm-wizard-constraints.txt")
+        lines.append(f"export PIP_CONSTRAINT={shlex.quote(f'{ctx.venv}/rocm-wizard-constraints.txt')}")
     lines.append(END)
     return "\n".join(lines) + "\n"
 

@@ -19,7 +19,7 @@ from wizard.host import Host
 from wizard.mirror.config import MirrorConfig
 from wizard.model import Action, ResolvedPlan
 from wizard.runner import events as ev
-from wizard.runner import plan_checks, runs
+from wizard.runner import plan_checks, runs, state
 from wizard.runner.engine import BOOT_ID, Engine, Mode, Outcome
 from wizard.runner.executor import Executor
 from wizard.runner.journal import JournalError, RunView
@@ -27,6 +27,8 @@ from wizard.runner.lock import Lock, LockHeld
 from wizard.runner.privilege import PrivilegeError
 from wizard.runner.records import RunEnd, RunState
 from wizard.runner.rollback import RollbackPlan, build
+from wizard.runner.signals import stop_on_signals
+from wizard.runner.state import StateError
 
 LOCK_NAME = "lock"
 EventSink = Callable[[ev.Event], None]
@@ -93,6 +95,7 @@ class Machine:
     cli: list[str] = field(default_factory=lambda: ["rocm-wizard"])  # the wizard's command for this machine
     wizard_python: str | None = None  # the interpreter a plan's steps run the wizard with (None: this one)
     mirrors: MirrorConfig | None = None  # the machine's own mirrors (a rehearsal root's local one)
+    resume_env: tuple[tuple[str, str], ...] = ()  # the environment the boot-time resume keeps
 
     def command(self, *words: str) -> str:
         return " ".join([*self.cli, *words])
@@ -162,6 +165,13 @@ class RunService:
 
     # -- running -----------------------------------------------------------------------------
     def _lock(self) -> Lock:
+        """The machine's lock, after the state and log dirs were checked (owner, mode) and made 0700."""
+        try:
+            state.prepare(self.machine.state_root, self.machine.log_root)
+        except StateError as exc:
+            raise RunError(f"refusing to use the state dir: {exc}") from None
+        except OSError as exc:
+            raise RunError(f"the state dir {self.machine.state_root} cannot be made: {exc.strerror}") from None
         try:
             return Lock(self.machine.state_root / LOCK_NAME).acquire()
         except LockHeld as exc:
@@ -191,7 +201,7 @@ class RunService:
                 skip_preflight: Sequence[str] = ()) -> Engine:
         return Engine(self.machine.host, plan, run, executor=self.machine.executor, on_event=on_event, yes=yes,
                       ask_reboot=ask_reboot, cancel=cancel, resume_command=self.machine.resume_command,
-                      skip_preflight=skip_preflight)
+                      resume_env=self.machine.resume_env, skip_preflight=skip_preflight)
 
     @staticmethod
     def check_skips(plan: ResolvedPlan, skip_preflight: Sequence[str]) -> None:
@@ -217,8 +227,8 @@ class RunService:
             actions = [a for s in plan.steps for a in s.actions]
             self._rights(actions, yes=yes, authenticate=authenticate)
             run = runs.create(self.machine.state_root, self.machine.log_root, plan)
-            with self.machine.executor.kept_alive(actions):
-                return self._engine(plan, run, on_event, yes=yes, ask_reboot=ask_reboot, cancel=cancel,
+            with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
+                return self._engine(plan, run, on_event, yes=yes, ask_reboot=ask_reboot, cancel=stop,
                                     skip_preflight=skip_preflight).execute(mode=Mode.START)
         finally:
             lock.release()
@@ -244,8 +254,8 @@ class RunService:
             actions = [a for s in plan.steps for a in s.actions]
             self._rights(actions, yes=yes, authenticate=authenticate)
             mode = Mode.RETRY if view.state is RunState.FAILED else Mode.RESUME
-            with self.machine.executor.kept_alive(actions):
-                return self._engine(plan, run, on_event, yes=yes or view.yes, ask_reboot=ask_reboot, cancel=cancel,
+            with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
+                return self._engine(plan, run, on_event, yes=yes or view.yes, ask_reboot=ask_reboot, cancel=stop,
                                     skip_preflight=skip_preflight).execute(mode=mode)
         finally:
             lock.release()
@@ -294,8 +304,8 @@ class RunService:
             plan = self._plan(run)
             actions = [a for _, a in rb.actions]
             self._rights(actions, yes=yes, authenticate=authenticate)
-            engine = self._engine(plan, run, on_event, yes=yes, ask_reboot=None, cancel=cancel)
-            with self.machine.executor.kept_alive(actions):
+            with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
+                engine = self._engine(plan, run, on_event, yes=yes, ask_reboot=None, cancel=stop)
                 return engine.rollback(rb.actions, rb.cannot)
         finally:
             lock.release()

@@ -162,6 +162,9 @@ def map_script(root: Path, script: str) -> str:
 def _run_python(root: Path, args: list[str], site: Path | None) -> int:
     env = dict(os.environ)
     pre = []
+    while args and args[0] in ("-I", "-E", "-s", "-S"):  # isolation flags pass through
+        pre.append(args[0])
+        args = args[1:]
     if site is not None:
         env["PYTHONPATH"] = str(site)
         env["PYTHONNOUSERSITE"] = "1"
