@@ -164,7 +164,7 @@ CASES = [(m, p) for m in [*RECORDED, *built_machines()] for p in builtin_plan_na
 
 def test_enough_machines_and_plans() -> None:
     assert len(machines()) >= 12
-    assert set(builtin_plan_names()) >= {"downgrade-6.2", "upgrade-6.4", "upgrade-7.2", "therock", "therock-pip",
+    assert set(builtin_plan_names()) >= {"downgrade-6.2", "upgrade-6.4", "upgrade-7.2", "core-sdk", "driver", "therock-pip",
                                           "pip-only", "docker"}
 
 
