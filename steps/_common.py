@@ -218,6 +218,9 @@ class StepKind(Generic[P]):
     # the facts this kind needs from a target release on this machine, as "what is missing" lines
     # (empty: complete); the planner's rocm = "newest" picks the newest release every step finds complete
     release_facts: Callable[[Release, Facts], list[str]] | None = None
+    # the kind exists only to protect the steps after it (a backup): when none of them does anything, the
+    # planner skips it too, so a plan with nothing to do does nothing
+    protects: bool = False
     target_needs: tuple[str, ...] = ()  # [target] keys a plan using this kind must set ("rocm", "torch" ...)
     streams: tuple[str, ...] | None = None  # the target streams it fits (None: any)
     preflight: Callable[[StepContext, StepPlan], Sequence[Action]] = no_checks

@@ -85,9 +85,12 @@ def release_facts(rel: Release, facts: Facts) -> list[str]:
     return out
 
 
-def needs_driver(facts: Facts) -> bool:
+def needs_driver(facts: Facts) -> bool | None:
+    """True: no /dev/kfd or no amdgpu module; False: /dev/kfd is there; None: the machine does not say."""
     d = facts.driver
-    return d.kfd_present is False or d.loaded is False
+    if d.kfd_present is False or d.loaded is False:
+        return True
+    return False if d.kfd_present else None
 
 
 def plan(ctx: StepContext) -> StepPlan:
@@ -107,7 +110,11 @@ def plan(ctx: StepContext) -> StepPlan:
     if need is not None and have is not None and have < Version(need[0]):
         raise StepRefused([f"kernel {kernel} is too old for this Ryzen APU's in-tree driver; the knowledge base "
                            f"(ROCm {rel.version}): \"{need[1]}\""])
-    if not needs_driver(facts):
+    need_it = needs_driver(facts)
+    if need_it is None:
+        raise StepRefused(["whether /dev/kfd exists is not known for this machine (nothing recorded says): the driver "
+                           "plan is for a machine without it (check with ls -l /dev/kfd)"])
+    if not need_it:
         why = f"the in-tree amdgpu driver of kernel {kernel} is enough: /dev/kfd is present" if facts.driver.kind != "dkms" \
             else "the amdgpu DKMS driver is installed and /dev/kfd is present"
         said: tuple[str, ...] = ("nothing to do",) if need is None else ("nothing to do",

@@ -33,6 +33,7 @@ __all__ = ["PlanError", "PlanRefused", "PlanChoice", "resolve_plan", "recommend"
 GIB = 1 << 30
 RECOMMEND_ORDER = ("pip-only", "therock-pip", "docker", "core-sdk", "upgrade-7.2", "upgrade-6.4", "downgrade-6.2")
 NEW_VENV_NAME = "rocm-wizard-venv"
+NOTHING_TO_PROTECT = "no step of this plan changes anything"
 
 
 class PlanRefused(Exception):
@@ -385,7 +386,7 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
                  lock_wait: int = preflight.LOCK_WAIT, mirrors: MirrorConfig | None = None) -> ResolvedPlan:
     from wizard.kb import load_kb
     from wizard.steps import kind as step_kind
-    from wizard.steps._common import StepContext, StepRefused
+    from wizard.steps._common import StepContext, StepRefused, skipped
 
     pf = load_plan(spec)
     kb = kb or load_kb()
@@ -430,6 +431,11 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
                        "install one" + _driver_way(pf, facts, kb, state_dir))
     if reasons:
         raise PlanRefused(list(dict.fromkeys(reasons)))
+    guarded = [not step_kind(sp.kind).protects for sp in steps]
+    if not any(sp.actions for sp, g in zip(steps, guarded) if g):  # nothing to do: nothing to protect either
+        steps = [sp if g else skipped(sp.kind, sp.title, NOTHING_TO_PROTECT, ("nothing to do",))
+                 for sp, g in zip(steps, guarded)]
+        checks = []
 
     acts = [a for sp in steps for a in sp.actions]
     if any(a.root for a in acts) or any(sp.reboot for sp in steps):
@@ -501,8 +507,12 @@ def recommend(facts: Facts, *, venv: str | None = None, state_dir: str | None = 
         except PlanRefused as exc:
             out.append(PlanChoice(pf, False, exc.reasons, _declared_target(pf), False))
             continue
-        out.append(PlanChoice(pf, True, [], dict(rp.target), False, rp))
-    fits = {c.plan.name: i for i, c in enumerate(out) if c.applicable}
+        idle = [sp.skipped_reason for sp in rp.steps[1:] if not sp.actions and sp.skipped_reason
+                and sp.skipped_reason != NOTHING_TO_PROTECT]
+        nothing = not any(sp.actions for sp in rp.steps[1:])
+        out.append(PlanChoice(pf, True, [f"nothing to do: {idle[0]}"] if nothing and idle else [], dict(rp.target),
+                              False, rp))
+    fits = {c.plan.name: i for i, c in enumerate(out) if c.applicable and not c.reasons}
     if facts.driver.kfd_present is False and DRIVER_PLAN in fits:
         i = fits[DRIVER_PLAN]
         then = _after_driver(facts, venv=venv, state_dir=state_dir, kb=kb, wizard_python=wizard_python)
