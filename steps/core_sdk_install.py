@@ -133,6 +133,12 @@ def refusals(ctx: StepContext) -> list[str]:
         if not any(d.id == o.id and (o.version == d.version or o.version.startswith(d.version + ".")
                                      or d.version.startswith(o.version + ".")) for d in rel.distros):
             out.append(f"ROCm Core SDK {rel.version} does not list {where} among its supported distributions")
+    from .kernel_driver import kernel_too_old
+
+    apus = [g.gfx for g in ctx.gpus if g.integrated is True and g.gfx]
+    too_old = kernel_too_old(rel, ctx.facts, apus)
+    if too_old:
+        out.append(too_old)
     old = _legacy_to_remove(ctx, rel)
     if old and "purge" not in ctx.earlier:
         out.append(f"ROCm {', '.join(old)} (legacy) is installed and AMD says to uninstall ROCm {rel.remove_first} "

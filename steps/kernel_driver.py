@@ -54,6 +54,16 @@ def ryzen_kernel_need(rel: Release, facts: Facts, gfx: Sequence[str]) -> tuple[s
     return None
 
 
+def kernel_too_old(rel: Release, facts: Facts, apus: Sequence[str]) -> str | None:
+    """Why this kernel is too old for these Ryzen APUs per the knowledge base (None: fine or not stated)."""
+    need = ryzen_kernel_need(rel, facts, apus) if apus else None
+    have = _kernel_version(facts)
+    if need is None or have is None or have >= Version(need[0]):
+        return None
+    return (f"kernel {facts.os.kernel} is too old for this Ryzen APU's in-tree driver; the knowledge base "
+            f"(ROCm {rel.version}): \"{need[1]}\"")
+
+
 def _kernel_version(facts: Facts) -> Version | None:
     mo = re.match(r"^(\d+\.\d+)", facts.os.kernel or "")
     try:
@@ -106,10 +116,9 @@ def plan(ctx: StepContext) -> StepPlan:
         raise StepRefused([] if ctx.target.rocm == "newest" else [f"ROCm {ctx.target.rocm} is not in the knowledge base"])
     apus = [g.gfx for g in ctx.gpus if g.integrated is True and g.gfx]
     need = ryzen_kernel_need(rel, facts, apus) if apus else None
-    have = _kernel_version(facts)
-    if need is not None and have is not None and have < Version(need[0]):
-        raise StepRefused([f"kernel {kernel} is too old for this Ryzen APU's in-tree driver; the knowledge base "
-                           f"(ROCm {rel.version}): \"{need[1]}\""])
+    too_old = kernel_too_old(rel, facts, apus)
+    if too_old:
+        raise StepRefused([too_old])
     need_it = needs_driver(facts)
     if need_it is None:
         raise StepRefused(["whether /dev/kfd exists is not known for this machine (nothing recorded says): the driver "

@@ -30,7 +30,7 @@ step_done() { grep -qx "$1" "$progress"; }
 mark_done() { echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
 mark_boot() { echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
 
-# ---- step 1/8: preflight: Preflight: check everything the plan needs before the first change
+# ---- step 1/9: preflight: Preflight: check everything the plan needs before the first change
 # note: each check must pass; a failure stops the run before anything changes (--skip-preflight
 # NAME skips a check you know to be wrong, and is journalled)
 if ! step_done 1; then
@@ -100,7 +100,7 @@ print(f"{free / 2**30:.1f} GiB free on {path}")' /home/user 16106127360; then ec
   mark_done 1
 fi
 
-# ---- step 2/8: backup: Back up environments, packages, repo lists and evidence
+# ---- step 2/9: backup: Back up environments, packages, repo lists and evidence
 # note: backup directory: /var/lib/rocm-wizard/backup/core-sdk
 if ! step_done 2; then
   # create the backup directory
@@ -313,7 +313,7 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/core-sdk/manifest.json 644 '{
   mark_done 2
 fi
 
-# ---- step 3/8: purge: Remove the installed ROCm stacks (simulated first)
+# ---- step 3/9: purge: Remove the installed ROCm stacks (simulated first)
 # note: packages: amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib
 # rocminfo
 if ! step_done 3; then
@@ -405,7 +405,7 @@ exit 0'
   mark_done 3
 fi
 
-# ---- step 4/8: core_sdk_install: Install ROCm Core SDK 10.0.0 from AMD's package repository
+# ---- step 4/9: core_sdk_install: Install ROCm Core SDK 10.0.0 from AMD's package repository
 # note: packages: amdrocm10.0-gfx1100
 # note: ROCm 10.1.0 is newer, but the knowledge base lacks routes (AMD's package repository and
 # key): not planned
@@ -509,10 +509,10 @@ Signed-By: /etc/apt/keyrings/amdrocm.gpg
   mark_done 4
 fi
 
-# ---- step 5/8: groups: Add the user to the render and video groups
+# ---- step 5/9: groups: Add the user to the render and video groups
 # skipped: user is already in render and video
 
-# ---- step 6/8: pip_pin: Pin the torch stack in /home/user/pytorch_venv
+# ---- step 6/9: pip_pin: Pin the torch stack in /home/user/pytorch_venv
 # note: reusing the venv /home/user/pytorch_venv
 # note: AMD's torch 2.13.0+rocm10.0.0 for ROCm Core SDK 10.0.0 from
 # https://stable.repo.amd.com/rocm/whl-next/ (amd-whl-next, stable), installed with the mandatory
@@ -624,7 +624,7 @@ print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the r
   mark_done 6
 fi
 
-# ---- step 7/8: env: Set the venv's environment (activate script)
+# ---- step 7/9: env: Set the venv's environment (activate script)
 if ! step_done 7; then
   # write the rocm-wizard block into /home/user/pytorch_venv/bin/activate
   if ! /home/user/pytorch_venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/pytorch_venv/bin/activate '# >>> rocm-wizard >>>
@@ -650,11 +650,14 @@ export PIP_CONSTRAINT=/home/user/pytorch_venv/rocm-wizard-constraints.txt
   mark_done 7
 fi
 
-# ---- step 8/8: verify: Verify: matmul and convolution on the GPU
-if ! step_done 8; then
+# ---- step 8/9: reboot: Reboot
+# skipped: no earlier step needs a reboot
+
+# ---- step 9/9: verify: Verify: matmul and convolution on the GPU
+if ! step_done 9; then
   # run the suite with /home/user/pytorch_venv/bin/python
   python3 -m wizard verify --python /home/user/pytorch_venv/bin/python --json
-  mark_done 8
+  mark_done 9
 fi
 
 echo 'rocm-wizard plan core-sdk: done'
