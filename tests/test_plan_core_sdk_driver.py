@@ -246,3 +246,24 @@ def test_kb_check_catches_a_fix_pointing_at_a_plan_that_cannot_serve_its_gpus(tm
     (d / "known_issues.json").write_text(json.dumps(data, indent=1))
     problems = cross_problems(load_kb(str(d)))
     assert any(issue["id"] in p and "core-sdk" in p for p in problems), problems
+
+
+def test_diagnose_points_only_at_plans_that_fit() -> None:
+    from wizard.diagnose import diagnose
+    from wizard.planner import fitting_fix_plans
+
+    # the fresh machine without /dev/kfd: its finding's fix names the driver plan, which fits
+    out = subprocess.run([sys.executable, "-m", "wizard", "diagnose", "--from", str(FRESH), "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    findings = json.loads(out.stdout)["findings"]
+    assert any(f["id"] == "kfd-inaccessible" and f["fix_plan"] == "driver" for f in findings), findings
+    # a fix whose plan is refused here loses the plan and says why
+    facts = no_kfd(fresh())
+    found = diagnose(facts, "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!")
+    fitted = {f.id: f for f in fitting_fix_plans(found, facts)}
+    assert {f.id: f.fix_plan for f in found}["wheel-lacks-gpu-gfx"] == "pip-only"
+    lacks = fitted["wheel-lacks-gpu-gfx"]
+    assert lacks.fix_plan is None and "the pip-only plan does not fit this machine" in lacks.fix
+    assert "run the driver plan first" in lacks.fix
+    assert fitted["kfd-inaccessible"].fix_plan == "driver"

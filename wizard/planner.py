@@ -22,13 +22,15 @@ from typing import Any, NamedTuple
 from packaging.version import InvalidVersion, Version
 
 from wizard import paths, preflight
+from wizard.diagnose import Finding
 from wizard.kb import DockerImage, KnowledgeBase, Release, VendorWheel, Wheel, WheelIndex
 from wizard.mirror.apply import apply as mirror_apply
 from wizard.mirror.config import MirrorConfig
 from wizard.model import KERNEL_DRIVER, Action, Facts, PythonEnv, ResolvedPlan, StepPlan
 from wizard.plan_file import PlanError, PlanFile, builtin_plan_names, builtin_plans, load_plan
 
-__all__ = ["PlanError", "PlanRefused", "PlanChoice", "resolve_plan", "recommend", "default_state_dir"]
+__all__ = ["PlanError", "PlanRefused", "PlanChoice", "resolve_plan", "recommend", "default_state_dir",
+           "fitting_fix_plans"]
 
 GIB = 1 << 30
 RECOMMEND_ORDER = ("pip-only", "therock-pip", "docker", "core-sdk", "upgrade-7.2", "upgrade-6.4", "downgrade-6.2")
@@ -543,3 +545,27 @@ def _declared_target(pf: PlanFile) -> dict[str, Any]:
     t = pf.target
     return {k: v for k, v in (("stream", t.stream), ("rocm", t.rocm), ("torch", t.torch), ("index", t.index),
                               ("image", t.image)) if v is not None}
+
+
+def fitting_fix_plans(findings: list[Finding], facts: Facts, *, kb: KnowledgeBase | None = None) -> list[Finding]:
+    """The findings with each fix's plan kept only where that plan fits this machine; where it does not, the
+    fix says why (the refusal's first reason, which points at the driver plan when /dev/kfd is missing).
+    The venv is not what is asked here: an unknown home does not hide a plan."""
+    verdict: dict[str, str | None] = {}
+    home = _home(facts) or "/home/user"
+    out: list[Finding] = []
+    for f in findings:
+        plan = f.fix_plan
+        if plan is None:
+            out.append(f)
+            continue
+        if plan not in verdict:
+            try:
+                resolve_plan(plan, facts, venv=f"{home}/{NEW_VENV_NAME}", kb=kb, state_dir="/var/lib/rocm-wizard")
+                verdict[plan] = None
+            except (PlanRefused, PlanError) as exc:
+                verdict[plan] = exc.reasons[0] if isinstance(exc, PlanRefused) and exc.reasons else str(exc)
+        why = verdict[plan]
+        out.append(f if why is None else replace(f, fix_plan=None,
+                                                 fix=f"{f.fix} (the {plan} plan does not fit this machine: {why})"))
+    return out
