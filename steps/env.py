@@ -10,6 +10,7 @@ The block sits between marker lines, so re-running replaces it and rollback can 
 
 from __future__ import annotations
 
+from wizard.inputs import shell_export
 from wizard.model import Action, StepPlan
 
 from ._common import NoParams, StepContext, StepKind, skipped
@@ -71,9 +72,9 @@ def settings(ctx: StepContext) -> tuple[list[tuple[str, str | None]], list[str]]
 def block(ctx: StepContext, values: list[tuple[str, str | None]]) -> str:
     lines = [BEGIN]
     for name, value in values:
-        lines.append(f"unset {name}" if value is None else f"export {name}={value}")
+        lines.append(f"unset {name}" if value is None else shell_export(name, value))
     if "pip_pin" in ctx.earlier and ctx.venv:
-        lines.append(f"export PIP_CONSTRAINT={ctx.venv}/rocm-wizard-constraints.txt")
+        lines.append(shell_export("PIP_CONSTRAINT", f"{ctx.venv}/rocm-wizard-constraints.txt"))
     lines.append(END)
     return "\n".join(lines) + "\n"
 

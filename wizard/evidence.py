@@ -18,27 +18,72 @@ from pathlib import Path
 from wizard.host import Host
 from wizard.probes.env_settings import RELEVANT
 
-_SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSW|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH)", re.I)
-_SECRET_VALUE = re.compile(r"\b(ghp_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9]{20,}|AKIA[0-9A-Z]{16})\b")
-_KEY_VALUE = re.compile(r"(?im)^(\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*(?:TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|APIKEY"
-                        r"|ACCESS_KEY|PRIVATE_KEY)[A-Za-z0-9_]*\s*[=:]\s*).+$")
+# Secret-looking values, replaced wherever they appear (token formats as their issuers document them).
+_SECRET_VALUE = re.compile(
+    r"\b(?:ghp_[A-Za-z0-9]{20,}|gh[osur]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}"
+    r"|sk-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_-]{20,}|pypi-AgE[A-Za-z0-9_-]{20,}"
+    r"|xox[abprs]-[A-Za-z0-9-]{10,}"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+)")  # a JWT (header.payload.signature)
+_BEARER = re.compile(r"(?i)(\bbearer\s+|\bauthorization:\s*(?:basic\s+|token\s+|bearer\s+)?)[A-Za-z0-9._~+/=-]{8,}")
+# user:password@ in URLs (any scheme: https, postgres, redis ...) and bare user:password@host
+_URL_PASSWORD = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s/:@]+:)[^\s/@]+(@)")
+_BARE_PASSWORD = re.compile(r"(?<![\w/:.@-])([\w.%+-]+:)(?!//)[^\s/@:]+(@[A-Za-z0-9.-]+)")
+# signed-URL query parameters (S3 presigned URLs, SAS tokens, OAuth)
+_QUERY_SECRET = re.compile(r"(?i)([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|Signature|sig"
+                           r"|access_token|api_key|apikey|token|password)=)[^&\s\"'#]+")
+_SECRET_KEY = r"[\w.-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)[\w.-]*"
+# NAME=value / name: value whose name says it is secret: at a line's start the rest of the line, elsewhere one word
+# (never a requirement such as tokenizers==0.19.1)
+_KEY_LINE = re.compile(rf"(?im)^(\s*(?:export\s+)?[\"']?{_SECRET_KEY}[\"']?\s*[=:](?![=:])\s*).+$")
+_KEY_WORD = re.compile(rf"(?i)((?<![\w.-]){_SECRET_KEY}[\"']?\s*[=:](?![=:])\s*)[^\s,;&\"']+")
+
+
+def _user_patterns(user: str) -> list[tuple[re.Pattern[str], str]]:
+    """Where a user name stands as a user: home paths, user@host, id's (name), NAME=user; never elsewhere
+    (a user called ``torch`` leaves ``torch==2.5.1`` alone)."""
+    u = re.escape(user)
+    end = r"(?![\w.-])"
+    return [
+        (re.compile(rf"(/home/|/Users/|/var/home/|~){u}(?=/|{end})"), r"\1user"),
+        (re.compile(rf"(?<![\w.-]){u}(@)"), r"user\1"),
+        (re.compile(rf"(\d\(){u}(\))"), r"\1user\2"),
+        (re.compile(rf"(?i)\b((?:SUDO_)?USER(?:NAME)?=|LOGNAME=|MAIL=/var/mail/|user[ :]+){u}{end}"), r"\1user"),
+    ]
+
+
+# Default host names of installers and images: they identify nobody, and replacing them would corrupt the
+# evidence (ID=ubuntu in os-release, "Ubuntu" kernels, ubuntu.com URLs).
+_GENERIC_HOSTS = frozenset({"localhost", "ubuntu", "debian", "fedora", "archlinux", "arch", "centos", "rocky",
+                            "almalinux", "rhel", "opensuse", "linux", "pop-os", "raspberrypi", "kali", "manjaro",
+                            "mint", "host"})
 
 
 @dataclass(frozen=True)
 class Redactor:
+    """Replaces user names (where they stand as users), the host name with its domain, and secrets."""
+
     users: tuple[str, ...]
     hostname: str | None
 
     def __call__(self, text: str) -> str:
-        out = _KEY_VALUE.sub(lambda m: m.group(1) + "***", text)
+        out = _KEY_LINE.sub(lambda m: m.group(1) + "***", text)
+        out = _KEY_WORD.sub(lambda m: m.group(1) + "***", out)
+        out = _URL_PASSWORD.sub(r"\1***\2", out)
+        out = _BARE_PASSWORD.sub(r"\1***\2", out)
+        out = _QUERY_SECRET.sub(r"\1***", out)
+        out = _BEARER.sub(r"\1***", out)
         out = _SECRET_VALUE.sub("***", out)
         for user in self.users:
             if not user or user in ("root", "user"):
                 continue
-            out = re.sub(rf"/home/{re.escape(user)}(?=/|\b)", "/home/user", out)
-            out = re.sub(rf"(?<![A-Za-z0-9_.-]){re.escape(user)}(?![A-Za-z0-9_.-])", "user", out)
-        if self.hostname and self.hostname not in ("localhost",):
-            out = re.sub(rf"(?<![A-Za-z0-9_.-]){re.escape(self.hostname)}(?![A-Za-z0-9_-])", "host", out)
+            for pattern, repl in _user_patterns(user):
+                out = pattern.sub(repl, out)
+        short, _, domain = (self.hostname or "").partition(".")
+        if short and short.lower() not in _GENERIC_HOSTS:
+            # the host with any domain after it (gpu01, gpu01.lab.example.com)
+            out = re.sub(rf"(?<![\w.-]){re.escape(short)}(?:\.[A-Za-z0-9-]+)*(?![\w-])", "host", out)
+        if "." in domain:  # the domain alone (an organisation's name), whatever the host is called
+            out = re.sub(rf"(?<![\w-]){re.escape(domain)}(?![\w-])", "domain", out)
         return out
 
 
@@ -92,10 +137,10 @@ def collect(host: Host, pythons: list[str] | None = None) -> dict[str, str]:
     nodes = "/sys/class/kfd/kfd/topology/nodes"
     chunks = []
     for node in sorted(host.listdir(nodes), key=lambda n: (len(n), n)):
-        text = host.read_text(f"{nodes}/{node}/properties", 64 << 10)
-        if text is not None:
-            chunks.append(f"==> {nodes}/{node}/properties <==\n{text}")
-            files[f"root{nodes}/{node}/properties"] = text
+        props = host.read_text(f"{nodes}/{node}/properties", 64 << 10)
+        if props is not None:
+            chunks.append(f"==> {nodes}/{node}/properties <==\n{props}")
+            files[f"root{nodes}/{node}/properties"] = props
     if chunks:
         files["kfd-properties.txt"] = "\n".join(chunks)
     for bdf in host.listdir("/sys/bus/pci/devices"):
@@ -128,29 +173,68 @@ def collect(host: Host, pythons: list[str] | None = None) -> dict[str, str]:
     return files
 
 
-def write_bundle(files: dict[str, str], out: str, redact: Redactor) -> Path:
-    """Write a directory, or a .tar.gz when OUT ends so. Refuses to overwrite anything."""
+def check_out(out: str) -> Path:
+    """OUT as a path a bundle may be written to: new, in a directory that exists (FileExistsError,
+    FileNotFoundError with one line otherwise)."""
     target = Path(out).expanduser()
-    if target.exists():
+    if not target.parent.is_dir():
+        raise FileNotFoundError(f"{target.parent} does not exist (it is not created): make it first or choose "
+                                "another OUT")
+    if os.path.lexists(target):
         raise FileExistsError(f"{out} already exists; choose a new name")
+    return target
+
+
+def write_bundle(files: dict[str, str], out: str, redact: Redactor) -> Path:
+    """Write a directory, or a .tar.gz when OUT ends so. Refuses to overwrite anything.
+
+    OUT's directory must exist (it is never created). Nothing is opened through a link: the
+    ``.partial`` file is created ``O_CREAT | O_EXCL | O_NOFOLLOW`` (a planted file or link there is an
+    error, its target untouched) and linked to OUT only if OUT still does not exist; a directory
+    bundle is a new directory (0700) whose files are created the same way. Files are 0600.
+    """
+    target = check_out(out)
     clean = {name: redact(text) for name, text in files.items()}
     clean["README.txt"] = (f"rocm-wizard evidence bundle, collected {time.strftime('%Y-%m-%d %H:%M:%S %Z')}.\n"
                            "User names, the host name and secret-looking values are redacted.\n"
                            "Load it back with: rocm-wizard detect --from <this bundle>\n")
     if out.endswith((".tar.gz", ".tgz")):
-        base = target.name.removesuffix(".tar.gz").removesuffix(".tgz")
-        tmp = target.with_name(target.name + ".partial")
-        with tarfile.open(tmp, "w:gz") as tf:
-            for name, text in sorted(clean.items()):
-                data = text.encode()
-                info = tarfile.TarInfo(f"{base}/{name}")
-                info.size = len(data)
-                info.mtime = int(time.time())
-                tf.addfile(info, io.BytesIO(data))
-        tmp.rename(target)
+        _write_archive(clean, target)
         return target
-    for name, text in clean.items():
-        p = target / name
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
+    from wizard.inputs.files import write_new
+
+    os.mkdir(target, 0o700)  # FileExistsError when something appeared meanwhile
+    dfd = os.open(target, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        for name, text in sorted(clean.items()):
+            *dirs, leaf = name.split("/")
+            fd = os.dup(dfd)
+            try:
+                for d in dirs:
+                    try:
+                        os.mkdir(d, 0o700, dir_fd=fd)
+                    except FileExistsError:
+                        pass
+                    sub = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+                    os.close(fd)
+                    fd = sub
+                write_new(leaf, text.encode(), dir_fd=fd)
+            finally:
+                os.close(fd)
+    finally:
+        os.close(dfd)
     return target
+
+
+def _write_archive(clean: dict[str, str], target: Path) -> None:
+    from wizard.inputs.files import new_file
+
+    base = target.name.removesuffix(".tar.gz").removesuffix(".tgz")
+    with new_file(target, 0o600) as raw, tarfile.open(fileobj=raw, mode="w:gz") as tf:
+        for name, text in sorted(clean.items()):
+            data = text.encode()
+            info = tarfile.TarInfo(f"{base}/{name}")
+            info.size = len(data)
+            info.mode = 0o600
+            info.mtime = int(time.time())
+            tf.addfile(info, io.BytesIO(data))

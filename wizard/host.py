@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Protocol
-
-if TYPE_CHECKING:
-    import tempfile
+from typing import Mapping, Protocol
 
 
 class HostError(Exception):
@@ -230,31 +228,79 @@ def _kill_group(pid: int) -> None:
 
 
 class BundleHost(_RootedFiles):
-    """A recorded machine. Reads only; refuses to run anything."""
+    """A recorded machine. Reads only, never outside the bundle (:mod:`wizard.inputs.confined`); runs nothing.
+
+    A ``.tar.gz`` is extracted by :mod:`wizard.inputs.archive` (files, directories and links inside it
+    only, bounded in size, count and time) into a private temporary directory removed at exit.
+    """
 
     def __init__(self, path: Path | str) -> None:
-        p = Path(path)
-        self._tmp: tempfile.TemporaryDirectory[str] | None = None
-        if p.is_file() and (p.name.endswith(".tar.gz") or p.name.endswith(".tgz")):
-            import tarfile
-            import tempfile
+        from wizard.inputs.confined import ConfinedDir
 
-            self._tmp = tempfile.TemporaryDirectory(prefix="rocm-wizard-bundle-")
-            try:
-                with tarfile.open(p, "r:gz") as tf:
-                    tf.extractall(self._tmp.name, filter="data")
-            except (tarfile.TarError, OSError, EOFError) as exc:
-                raise HostError(f"{path}: not a readable .tar.gz bundle ({exc})") from None
-            entries = os.listdir(self._tmp.name)
-            base = Path(self._tmp.name)
-            if len(entries) == 1 and (base / entries[0]).is_dir():
-                base = base / entries[0]
-            p = base
-        elif not p.is_dir():
-            raise HostError(f"{path}: no such bundle directory or .tar.gz file")
+        p = Path(path)
+        self.extracted: Path | None = None
+        try:
+            st = p.stat()
+        except OSError as exc:
+            raise HostError(f"{path}: {exc.strerror or exc}") from None
+        if stat.S_ISREG(st.st_mode):
+            p = self._extract(p, str(path))
+        elif stat.S_ISDIR(st.st_mode):
+            p = Path(os.path.realpath(p))  # the path the user named may be a link; nothing inside it is followed out
+        else:
+            raise HostError(f"{path}: neither a directory nor a .tar.gz file; an evidence bundle is one of those")
+        top = ConfinedDir(p)
+        if not any(top.is_file("/" + n) or (n == "root" and top.is_dir("/root")) for n in top.listdir("/")):
+            what = "an archive with no evidence file" if self.extracted else "an empty directory"
+            if self.extracted is not None:
+                from wizard.inputs.archive import remove
+
+                remove(self.extracted)
+            raise HostError(f"{path}: {what}, not an evidence bundle (expected files such as lspci.txt, "
+                            "rocminfo.txt, or a root/ directory)")
         self.bundle = p
+        self._files = top
+        self._root = ConfinedDir(p / "root")
         super().__init__(p / "root")
         self.name = f"bundle:{path}"
+
+    def _extract(self, p: Path, shown: str) -> Path:
+        from wizard.inputs.archive import ArchiveError, extract
+
+        try:
+            with open(p, "rb") as fh:
+                magic = fh.read(2)
+        except OSError as exc:
+            raise HostError(f"{shown}: {exc.strerror or exc}") from None
+        if magic != b"\x1f\x8b":
+            what = ("not a readable .tar.gz bundle (not gzip data)" if p.name.endswith((".tar.gz", ".tgz"))
+                    else "a file that is not a .tar.gz")
+            raise HostError(f"{shown}: {what}; an evidence bundle is a directory or a .tar.gz of one")
+        try:
+            base = self.extracted = extract(p)
+        except ArchiveError as exc:
+            raise HostError(f"{shown}: bundle refused: {exc}") from None
+        entries = os.listdir(base)
+        if len(entries) == 1 and (base / entries[0]).is_dir() and not (base / entries[0]).is_symlink():
+            base = base / entries[0]
+        return base
+
+    # -- reads stay inside the bundle: links resolved within it, only regular files read
+    def read_text(self, path: str, limit: int = 4 << 20) -> str | None:
+        data = self._root.read(path, limit)
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    def exists(self, path: str) -> bool:
+        return self._root.lstat(path) is not None
+
+    def is_dir(self, path: str) -> bool:
+        return self._root.is_dir(path)
+
+    def listdir(self, path: str) -> list[str]:
+        return self._root.listdir(path)
+
+    def realpath(self, path: str) -> str:
+        return self._root.resolve(path)
 
     @property
     def environ(self) -> Mapping[str, str]:
@@ -271,11 +317,8 @@ class BundleHost(_RootedFiles):
         return None
 
     def captured(self, name: str) -> str | None:
-        try:
-            with open(self.bundle / name, "rb") as fh:
-                return fh.read(8 << 20).decode("utf-8", errors="replace")
-        except OSError:
-            return None
+        data = self._files.read("/" + name, 8 << 20)
+        return None if data is None else data.decode("utf-8", errors="replace")
 
     def which(self, program: str) -> str | None:
         return None

@@ -154,8 +154,14 @@ def parse_plan(data: Any, *, name: str, path: str, builtin: bool = False) -> Pla
     if image is not None and not (image == "auto" or re.match(r"^(rocm/pytorch:)?[A-Za-z0-9_.-]+$", image)):
         raise PlanError(f"{where}: key 'target.image': not \"auto\" or a rocm/pytorch tag: {image!r}")
     venv = tdata.get("venv", "auto")
-    if "\n" in venv or "\x00" in venv or not (venv == "auto" or venv.startswith("/") or venv.startswith("~/")):
-        raise PlanError(f"{where}: key 'target.venv': \"auto\", an absolute path or ~/path (got {venv!r})")
+    if venv != "auto":
+        from wizard.inputs import InputError, shell_path, shown
+
+        try:  # the venv lands in shell files and root's argv: absolute, no control character, no '..'
+            venv = "~/" + shell_path(venv[1:], "")[1:] if venv.startswith("~/") else shell_path(venv, "")
+        except InputError:
+            raise PlanError(f"{where}: key 'target.venv': \"auto\", an absolute path or ~/path without "
+                            f"control characters or '..' (got {shown(repr(venv))})") from None
     channel = tdata.get("channel", "stable")
     if channel not in CHANNELS:
         raise PlanError(f"{where}: key 'target.channel': one of {', '.join(CHANNELS)} (got {channel!r})")

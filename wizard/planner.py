@@ -119,7 +119,13 @@ def _choose_venv(pf: PlanFile, facts: Facts, venv: str | None, reasons: list[str
             reasons.append("no venv was found and the user's home is unknown: pass a venv path")
             return None, False, None, home
         path = f"{home}/{NEW_VENV_NAME}"
-    path = path.rstrip("/") or "/"
+    from wizard.inputs import InputError, shell_path
+
+    try:  # a venv found on the machine or given: it is written into shell files, so checked as any other
+        path = shell_path(path, "venv")
+    except InputError as exc:
+        reasons.append(str(exc))
+        return None, False, None, home
     env = next((e for e in facts.python_envs if e.path == path), None)
     return path, env is not None, env, home
 

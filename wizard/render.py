@@ -1,10 +1,15 @@
-"""Rich renderables shared by the CLI commands (the TUI has its own widgets over the same data)."""
+"""Rich renderables shared by the CLI commands (the TUI has its own widgets over the same data).
+
+Every value from a machine, a bundle or a plan is shown as :class:`rich.text.Text` (or escaped), never
+parsed as markup: a ``[/x]`` in a path is shown as it is and cannot hide what follows.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
 from rich.console import RenderableType
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -26,6 +31,11 @@ def _yn(v: bool | None, yes: str = "yes", no: str = "no") -> str:
     return "?" if v is None else (yes if v else no)
 
 
+def _row(table: Table, *cells: str) -> None:
+    """A row of literal text: each cell escaped (a str cell is parsed as rich markup), still highlighted."""
+    table.add_row(*(escape(c) for c in cells))
+
+
 def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[RenderableType]:
     o = facts.os
     head = Text.assemble(("Machine ", "bold"), (facts.origin, "cyan"), "  ",
@@ -45,37 +55,37 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[Renderab
                g.pci_id or "?", g.bdf or "?", _yn(g.integrated, "iGPU", "dGPU"), _gib(g.vram_bytes), g.family or "?"]
         if evidence:
             row.append("\n".join(str(e) for e in g.sources))
-        gpus.add_row(*row)
+        _row(gpus, *row)
     if not facts.gpus:
-        gpus.add_row("-", "no AMD GPU found", *[""] * (8 + evidence))
+        _row(gpus, "-", "no AMD GPU found", *[""] * (8 + evidence))
     yield gpus
     d = facts.driver
     drv = Table(title="Driver and access", title_justify="left", show_header=False)
     drv.add_column()
     drv.add_column()
-    drv.add_row("amdgpu loaded", _yn(d.loaded))
-    drv.add_row("driver", f"{d.kind or '?'} {d.version or ''}".strip())
-    drv.add_row("/dev/kfd", f"{_yn(d.kfd_present, 'present', 'missing')}, accessible: {_yn(d.kfd_accessible)}")
-    drv.add_row("user / groups", f"{d.user or '?'}: render {_yn(d.in_render_group)}, video {_yn(d.in_video_group)}")
-    drv.add_row("Secure Boot", _yn(o.secure_boot, "on", "off"))
+    _row(drv, "amdgpu loaded", _yn(d.loaded))
+    _row(drv, "driver", f"{d.kind or '?'} {d.version or ''}".strip())
+    _row(drv, "/dev/kfd", f"{_yn(d.kfd_present, 'present', 'missing')}, accessible: {_yn(d.kfd_accessible)}")
+    _row(drv, "user / groups", f"{d.user or '?'}: render {_yn(d.in_render_group)}, video {_yn(d.in_video_group)}")
+    _row(drv, "Secure Boot", _yn(o.secure_boot, "on", "off"))
     yield drv
-    rocm = Table(title=f"ROCm (in use: {facts.rocm.version or 'none'})", title_justify="left")
+    rocm = Table(title=f"ROCm (in use: {escape(facts.rocm.version or 'none')})", title_justify="left")
     for col in ("version", "stream", "where", "packages"):
         rocm.add_column(col)
     for inst in facts.rocm.installs:
         pk = ", ".join(inst.packages[:4]) + (f" +{len(inst.packages) - 4}" if len(inst.packages) > 4 else "")
-        rocm.add_row(inst.version or "?", inst.stream, inst.path or inst.how, pk)
+        _row(rocm, inst.version or "?", inst.stream, inst.path or inst.how, pk)
     if not facts.rocm.installs:
-        rocm.add_row("-", "", "no system ROCm found", "")
+        _row(rocm, "-", "", "no system ROCm found", "")
     yield rocm
     py = Table(title="Python environments", title_justify="left")
     for col in ("path", "python", "torch", "build", "HIP", "gfx in wheel"):
         py.add_column(col)
     for e in facts.python_envs:
-        py.add_row(e.path or "(recorded)", e.python_version or "?", e.torch or "-", e.build or "?", e.hip or "-",
-                   _short_list(e.gfx_targets))
+        _row(py, e.path or "(recorded)", e.python_version or "?", e.torch or "-", e.build or "?", e.hip or "-",
+             _short_list(e.gfx_targets))
     if not facts.python_envs:
-        py.add_row("-", "", "no environment with torch found", "", "", "")
+        _row(py, "-", "", "no environment with torch found", "", "", "")
     yield py
     if facts.env:
         env = Table(title="Environment", title_justify="left")
@@ -83,7 +93,7 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[Renderab
         env.add_column("value")
         env.add_column("set in")
         for s in facts.env:
-            env.add_row(s.name, s.value if s.value else '"" (empty!)', s.where)
+            _row(env, s.name, s.value if s.value else '"" (empty!)', s.where)
         yield env
     for c in facts.conflicts:
         yield Text(f"! {c.message}", style="bold yellow")
@@ -122,5 +132,5 @@ def findings_renderables(findings: list[Any]) -> Iterable[RenderableType]:
                 body.append(f"  {s}\n", style="blue")
         style = _SEVERITY_STYLE.get(f.severity, "")
         body.rstrip()
-        yield Panel(body, title=f"[{style}]{f.severity.upper()}[/] {f.title}", title_align="left",
-                    subtitle=f.id, subtitle_align="right", border_style=style)
+        yield Panel(body, title=Text.assemble((f.severity.upper(), style), " ", f.title), title_align="left",
+                    subtitle=Text(f.id), subtitle_align="right", border_style=style)

@@ -210,3 +210,59 @@ def test_newcomer_without_an_amd_gpu_is_offered_a_rehearsal(tmp_path: Path) -> N
     finally:
         t.kill()
     assert (tmp_path / "state/rehearsal/seed-7900xt/.sandbox/machine.json").is_file()
+
+
+def test_an_interrupted_run_is_refused_a_second_plan_at_choose_and_resumed_itself(tmp_path: Path) -> None:
+    """Issue 10's case in a real terminal: downgrade-6.2 killed mid-run, the wizard restarted, "Later",
+    pip-only chosen: refused at Choose, naming the run; restarted again, `r` continues that same run."""
+    sb = tmp_path / "sandbox"
+    env = tmux_env(tmp_path)
+    crash_env = {k: v for k, v in os.environ.items() if k != "ROCM_WIZARD_STATE_DIR"}
+    crash_env["ROCM_WIZARD_CRASH_AFTER"] = "30"  # kill -9 inside the run, after the purge started
+    crashed = subprocess.run([str(SCRIPT), "--sandbox", str(sb), "--profile", "seed-7900xt", "--plan",
+                              "downgrade-6.2", "--yes"], env=crash_env, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=300)
+    assert crashed.returncode == -9, crashed.stdout[-2000:]
+    journals = list(sb.glob("var/lib/rocm-wizard/runs/*/journal.jsonl"))
+    assert len(journals) == 1
+    run_id = journals[0].parent.name
+    calls_before = (sb / ".sandbox/calls.log").read_text()
+    cmd = f"{SCRIPT} --sandbox {sb}"
+    t = Tmux(tmp_path)
+    try:
+        t.start(env)
+        t.type(f"{cmd}; echo EXIT=$?")
+        t.wait("A migration is waiting", "downgrade-6.2", timeout=60)
+        t.keys("l")
+        for _ in range(4):
+            if "[Choose]" in t.capture():
+                break
+            t.keys("n")
+            time.sleep(0.4)
+        screen = t.wait("[Choose]", "A new plan cannot start", timeout=30)
+        assert run_id in screen and "interrupted" in screen
+        for _ in range(12):
+            if "pip-only" in t.capture() or "pip only" in t.last.lower():
+                break
+            t.keys("Down")
+            time.sleep(0.2)
+        t.keys("Enter")
+        time.sleep(1.0)
+        screen = t.capture()
+        assert "[Choose]" in screen and "[Review]" not in screen and "[Run]" not in screen, screen
+        t.keys("q")
+        t.wait("EXIT=", timeout=30)
+        assert (sb / ".sandbox/calls.log").read_text() == calls_before  # the refused plan ran nothing
+
+        t.type(f"clear; {cmd}; echo EXIT=$?")
+        t.wait("A migration is waiting", "downgrade-6.2", timeout=60)
+        t.keys("r")
+        # the run was started unattended (--yes): its resume keeps that answer and reboots without asking
+        t.wait("Reboot pending", "Verify", timeout=240)
+        t.keys("q")
+        t.wait("EXIT=3", timeout=60)
+    finally:
+        t.kill()
+    journals = list(sb.glob("var/lib/rocm-wizard/runs/*/journal.jsonl"))
+    assert [j.parent.name for j in journals] == [run_id]  # the same run went on; no second run was made
+    assert '"state": "reboot-pending"' in journals[0].read_text()

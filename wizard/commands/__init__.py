@@ -71,12 +71,37 @@ class Context:
         self.mirror_key_args: list[str] = list(getattr(args, "mirror_keys", None) or [])
         self._stack = ExitStack()
         self._real_root: RealRoot | None = None
+        self._check_inputs()
         if self.from_ and self.sandbox:
             raise usage_error("--from and --sandbox name two different machines; give one")
         if self.profile and not self.sandbox:
             raise usage_error("--profile goes with --sandbox DIR")
         if self.root_kind and not self.sandbox:
             raise usage_error("--root goes with --sandbox DIR (a rehearsal on a real root)")
+
+    def _check_inputs(self) -> None:
+        """Paths from the command line: never empty (``--sandbox ""`` is not the live machine), no control
+        characters; --sandbox a directory (or not there yet), --from something that exists."""
+        import os
+
+        from wizard.inputs import InputError, cli_path, plain
+
+        try:
+            if self.sandbox is not None:
+                self.sandbox = cli_path(self.sandbox, "--sandbox")
+                if os.path.exists(self.sandbox) and not os.path.isdir(self.sandbox):
+                    raise InputError(f"--sandbox {self.sandbox}: not a directory (a sandbox is a directory, "
+                                     "created on first use)")
+            if self.state_dir is not None:
+                self.state_dir = cli_path(self.state_dir, "--state-dir")
+            if self.from_ is not None:
+                plain(self.from_, "--from")
+            if self.verify_python is not None:
+                plain(self.verify_python, "--verify-python")
+            for py in self.pythons:
+                plain(py, "--python")
+        except InputError as exc:
+            raise usage_error(str(exc)) from None
 
     def close(self) -> None:
         """Stop what the command started (a real root's mirror server)."""

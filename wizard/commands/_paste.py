@@ -20,19 +20,20 @@ def add_argument(p: argparse.ArgumentParser) -> None:
 def read_paste(path: str) -> tuple[str, str]:
     """(label, text) of --paste; one-line error (exit 2) when unreadable, binary or over 8 MiB."""
     from wizard.commands import usage_error
+    from wizard.inputs import InputError, read_bounded
 
     try:
         if path == "-":
-            data = sys.stdin.buffer.read(MAX_PASTE + 1)
+            data = read_bounded(sys.stdin.buffer, MAX_PASTE, "--paste -")
             label = "stdin"
         else:
             with open(path, "rb") as fh:
-                data = fh.read(MAX_PASTE + 1)
+                data = read_bounded(fh, MAX_PASTE, f"--paste {path}")
             label = path
+    except InputError as exc:
+        raise usage_error(str(exc)) from None
     except OSError as exc:
         raise usage_error(f"--paste {path}: {exc.strerror or exc}") from None
-    if len(data) > MAX_PASTE:
-        raise usage_error(f"--paste {path}: more than {MAX_PASTE >> 20} MiB; paste the relevant part")
     if b"\x00" in data[:65536]:
         raise usage_error(f"--paste {path}: binary data, not a text")
     return label, data.decode("utf-8", errors="replace")

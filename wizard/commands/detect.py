@@ -48,12 +48,14 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
 def _texts_table(facts: Facts) -> Table:
     """What was read from where: each text, the lines it spans, which output it is, whose post."""
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title="Read from", title_justify="left")
     for col in ("source", "lines", "read as", "command", "whose"):
         table.add_column(col)
     for t in facts.texts:
         last = t.first_line + t.text.count("\n")
-        table.add_row(t.source, f"{t.first_line}-{last}", "prose / log" if t.kind == "text" else t.kind.removesuffix(".txt"),
-                      t.command or "", "this machine" if t.own else "another post")
+        cells = (t.source, f"{t.first_line}-{last}", "prose / log" if t.kind == "text" else t.kind.removesuffix(".txt"),
+                 t.command or "", "this machine" if t.own else "another post")
+        table.add_row(*(Text(c) for c in cells))  # literal: a file name is never rich markup
     return table

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 
@@ -17,18 +18,29 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_argument(p)
 
 
+MAX_ERROR_TEXT = 4 << 20  # bytes of --error-file (a traceback with its log fits many times over)
+
+
 def _read_error(path: str | None) -> str | None:
+    """The error text of --error-file FILE|-; one line (exit 2) when unreadable or over 4 MiB."""
     from wizard.commands import usage_error
+    from wizard.inputs import InputError, read_bounded
 
     if path is None:
         return None
-    if path == "-":
-        return sys.stdin.read()
     try:
-        with open(path, "rb") as fh:
-            return fh.read(4 << 20).decode("utf-8", errors="replace")
+        if path == "-":
+            stdin = getattr(sys.stdin, "buffer", None)  # a text stream without one (tests) is read as text
+            data = read_bounded(stdin if stdin is not None else io.BytesIO(sys.stdin.read(MAX_ERROR_TEXT + 1).encode()),
+                                MAX_ERROR_TEXT, "--error-file -")
+        else:
+            with open(path, "rb") as fh:
+                data = read_bounded(fh, MAX_ERROR_TEXT, f"--error-file {path}")
+    except InputError as exc:
+        raise usage_error(str(exc)) from None
     except OSError as exc:
         raise usage_error(f"--error-file {path}: {exc.strerror or exc}") from None
+    return data.decode("utf-8", errors="replace")
 
 
 def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]

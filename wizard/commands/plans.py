@@ -37,13 +37,16 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         return exit_codes.OK
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title="Plans for this machine", show_lines=True)
     for col in ("plan", "fits", "target", "why / why not"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        fits = "[bold green]recommended[/]" if r["recommended"] else ("yes" if r["applicable"] else "[red]no[/]")
+        fits = (Text("recommended", "bold green") if r["recommended"] else
+                Text("yes") if r["applicable"] else Text("no", "red"))
         target = ", ".join(f"{k} {v}" for k, v in r["target"].items() if k not in ("index_url",))
-        table.add_row(f"{r['name']}\n{r['title']}", fits, target, "\n".join(r["reasons"]) or "fits")
+        # literal text: a path or a plan file's title is never rich markup
+        table.add_row(Text(f"{r['name']}\n{r['title']}"), fits, Text(target), Text("\n".join(r["reasons"]) or "fits"))
     Console().print(table)
     return exit_codes.OK

@@ -74,6 +74,13 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
 
     if ctx.read_only:
         raise usage_error("verify runs the suite on this machine; --from names a recorded one")
+    if args.image is not None:
+        from wizard.inputs import InputError, docker_image
+
+        try:
+            docker_image(args.image)
+        except InputError as exc:
+            raise usage_error(str(exc)) from None
     device = args.device
     pythons = list(getattr(args, "pythons", None) or [])
     if ctx.sandbox and not args.image:
@@ -119,10 +126,13 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
         from rich.console import Console
 
         console = Console()
-        console.print(f"[dim]verifying {args.image or python} (each check at most {options.timeout:g} s)...[/]")
+        from rich.markup import escape
+
+        console.print(f"[dim]verifying {escape(args.image or python or '')} (each check at most {options.timeout:g} s)"
+                      "...[/]")
 
         def on_check(c):  # type: ignore[no-untyped-def]
-            console.print(f"[dim]  {c.status:7} {c.name} {c.device} {c.seconds:.1f}s[/]")
+            console.print(f"[dim]  {escape(c.status):7} {escape(c.name)} {escape(c.device)} {c.seconds:.1f}s[/]")
 
     report = run_verify(python=python if not args.image else (pythons[0] if pythons else None),
                         image=args.image, options=options, facts=_facts(ctx), kb=_kb(), on_check=on_check)

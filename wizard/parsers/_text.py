@@ -9,9 +9,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
-T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks) and two-byte escapes.
 _ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
@@ -125,22 +125,22 @@ def bdf_from_location(location: int | None, domain: int | None = None) -> tuple[
     return f"{domain:04x}:{short}", short
 
 
-def never_raises(default: Callable[[], T]) -> Callable[[Callable[..., T]], Callable[..., T]]:
+def never_raises(default: Callable[[], object]) -> Callable[[F], F]:
     """Guard a public parser: any exception yields ``default()``.
 
     The unguarded function stays reachable as ``parser.__wrapped__``; the property tests run
     that one, so a bug is a failing test rather than silently empty facts.
     """
 
-    def wrap(func: Callable[..., T]) -> Callable[..., T]:
+    def wrap(func: F) -> F:
         @functools.wraps(func)
-        def guarded(*args: object, **kwargs: object) -> T:
+        def guarded(*args: object, **kwargs: object) -> Any:
             try:
                 return func(*args, **kwargs)
             except Exception:  # noqa: BLE001 - parsers must never take detect() down
                 return default()
 
-        return guarded
+        return cast(F, guarded)
 
     return wrap
 
@@ -157,6 +157,7 @@ def json_payload(data: object) -> object | None:
     if end is None:
         return None
     try:
-        return json.loads("\n".join(cleaned[start : end + 1]))
+        payload: object = json.loads("\n".join(cleaned[start : end + 1]))
+        return payload
     except (ValueError, RecursionError):
         return None

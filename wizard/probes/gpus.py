@@ -157,10 +157,9 @@ def probe_gpus(host: Host, override: str | None) -> tuple[list[Gpu], list[str]]:
         rinfo = parse_rocminfo(rinfo_text)
         for idx, agent in enumerate(rinfo.gpus):
             pci = f"1002:{agent.pci_device_id}" if agent.pci_device_id else None
-            d = None
             if idx < len(drafts) and (not pci or not drafts[idx].pci_id or drafts[idx].pci_id == pci):
                 d = drafts[idx]
-            if d is None:
+            else:
                 d = _Draft(hip_index=idx, pci_id=pci, short_bdf=agent.bus_devfn)
                 drafts.append(d)
             d.pci_id = d.pci_id or pci
@@ -174,8 +173,8 @@ def probe_gpus(host: Host, override: str | None) -> tuple[list[Gpu], list[str]]:
     # 3. PCI: live sysfs, or a recorded lspci
     pci_devices: list[tuple[str | None, str | None, str | None, int | None, str]] = []
     if host.is_live or host.listdir(PCI_DEVICES):
-        for bdf, pci_id, _cls in _sysfs_pci(host):
-            pci_devices.append((bdf, bdf[5:], pci_id or None, None, f"{PCI_DEVICES}/{bdf}"))
+        for bdf, sys_pci, _cls in _sysfs_pci(host):
+            pci_devices.append((bdf, bdf[5:], sys_pci or None, None, f"{PCI_DEVICES}/{bdf}"))
     lspci_text = host.captured("lspci.txt")
     if lspci_text and not pci_devices:
         from wizard.parsers.lspci import parse_lspci
@@ -183,15 +182,15 @@ def probe_gpus(host: Host, override: str | None) -> tuple[list[Gpu], list[str]]:
         for dev in parse_lspci(lspci_text):
             if dev.is_amd:
                 pci_devices.append((dev.bdf, dev.bdf[5:], dev.pci_id, dev.line, dev.name))
-    for bdf, short, pci_id, line, label in pci_devices:
-        target = next((d for d in drafts if d.matches(bdf, short, pci_id)), None)
+    for dev_bdf, short, pci_id, line, label in pci_devices:
+        target = next((d for d in drafts if d.matches(dev_bdf, short, pci_id)), None)
         if target is None:  # match by device id when it is unique among unmatched drafts
             cands = [d for d in drafts if pci_id and d.pci_id == pci_id and not (d.bdf or d.short_bdf)]
             target = cands[0] if len(cands) == 1 else None
         if target is None:
             target = _Draft(pci_id=pci_id)
             drafts.append(target)
-        target.bdf = target.bdf or bdf
+        target.bdf = target.bdf or dev_bdf
         target.short_bdf = target.short_bdf or short
         target.pci_id = target.pci_id or pci_id
         if label.startswith("/sys/"):

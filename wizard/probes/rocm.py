@@ -182,6 +182,6 @@ def probe_rocm(host: Host, packages: list[Package]) -> Rocm:
             primary = versions[0].version
         elif versions:
             primary = max(versions, key=lambda i: tuple(int(x) for x in re.findall(r"\d+", i.version or "0"))).version
-    stream = next((i.stream for i in installs if i.version == primary), None)
-    return Rocm(version=primary, stream=stream, installs=tuple(installs),
+    primary_stream = next((i.stream for i in installs if i.version == primary), None)
+    return Rocm(version=primary, stream=primary_stream, installs=tuple(installs),
                 apt_sources=_repo_lines(host), pins=_pins(host))

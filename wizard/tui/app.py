@@ -21,6 +21,7 @@ from typing import Any
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 
 from wizard import exit_codes
 from wizard.runner import events as ev
@@ -59,6 +60,11 @@ class WizardApp(App[int]):
         Binding("ctrl+c", "interrupt", "Quit", show=False, priority=True),
         Binding("ctrl+t", "toggle_theme", "Theme", show=False),
     ]
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """Notifications carry paths, commands and errors: always shown literally, never parsed as markup."""
+        App.notify(self, message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def __init__(self, services: Services, session: Session | None = None, *, theme: str | None = None) -> None:
         super().__init__()

@@ -5,7 +5,6 @@ real authenticator, which needs the app to suspend."""
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
@@ -129,10 +128,10 @@ class Services:
         text = self.script(plan, facts)
         self.export_dir.mkdir(parents=True, exist_ok=True)
         path = self.export_dir / f"rocm-wizard-{plan.name}.sh"
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, path)
+        from wizard.inputs.files import new_file
+
+        with new_file(path, 0o755, replace=True) as fh:  # never through a link planted in a shared directory
+            fh.write(text.encode("utf-8"))
         return path
 
     # -- the rehearsal -------------------------------------------------------------------

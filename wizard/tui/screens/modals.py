@@ -62,7 +62,7 @@ class LogModal(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide tall"):
-            yield Label(f"{self.title_text} — {self.path}", id="log-title")
+            yield Label(Text(f"{self.title_text} — {self.path}"), id="log-title")
             yield Log(max_lines=6000, id="full-log")
             yield Label("Escape closes.", classes="hint")
 

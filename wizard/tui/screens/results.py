@@ -18,10 +18,11 @@ from wizard.tui.widgets.step_list import duration_text, state_text
 VERDICT = {"pass": "✔ pass", "fail": "✘ FAIL", "timeout": "⧗ TIMEOUT", "skip": "– skip", "error": "✘ ERROR"}
 
 
-def verify_cells(r: VerifyRow) -> tuple[str, str, str, str, str]:
+def verify_cells(r: VerifyRow) -> tuple[Text, Text, Text, Text, Text]:
+    """Literal cells (a str cell of a DataTable is parsed as markup)."""
     err = (r.error or "").strip()
     extra = r.throughput or (err.splitlines()[0][:60] if err else "")
-    return (r.name, r.device, VERDICT.get(r.status, r.status), f"{r.seconds:.2f}s", extra)
+    return (Text(r.name), Text(r.device), Text(VERDICT.get(r.status, r.status)), Text(f"{r.seconds:.2f}s"), Text(extra))
 
 
 class VerifyScreen(_LiveRun):

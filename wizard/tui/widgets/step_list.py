@@ -50,11 +50,11 @@ class StepList(DataTable[object]):
         if self.row_count != len(rows):
             self.clear()
             for r in rows:
-                self.add_row(str(r.index + 1), state_text(r.state), r.title, duration_text(r.duration),
+                self.add_row(str(r.index + 1), state_text(r.state), Text(r.title), duration_text(r.duration),
                              key=str(r.index))
             return
         for r in rows:
             key = str(r.index)
             self.update_cell(key, "state", state_text(r.state))
-            self.update_cell(key, "title", r.title)
+            self.update_cell(key, "title", Text(r.title))  # literal: a str cell would be parsed as markup
             self.update_cell(key, "time", duration_text(r.duration))
