@@ -185,7 +185,8 @@ def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
     pys = tuple(step.param("python") or ())
     if pys:
         out.append(preflight.python_version(python, pys))
-    out.append(preflight.wheel_on_index(python, str(step.param("index_url")), "torch", str(step.param("torch"))))
+    out.append(preflight.wheel_on_index(python, str(step.param("index_url")), "torch", str(step.param("torch")),
+                                        pure_ok=ctx.amd_index is not None))
     parent = venv.rsplit("/", 1)[0] or "/"
     out.append(preflight.disk_free("disk-venv", parent, preflight.DISK_VENV, f"the venv under {parent}"))
     return out

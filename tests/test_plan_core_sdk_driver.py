@@ -267,3 +267,16 @@ def test_diagnose_points_only_at_plans_that_fit() -> None:
     assert lacks.fix_plan is None and "the pip-only plan does not fit this machine" in lacks.fix
     assert "run the driver plan first" in lacks.fix
     assert fitted["kfd-inaccessible"].fix_plan == "driver"
+
+
+def test_wheel_preflight_accepts_a_pure_wheel_only_for_amds_builds() -> None:
+    def wheel_check(rp):  # type: ignore[no-untyped-def]
+        return next(a for a in rp.preflight if a.name == "wheel").argv[-1]
+
+    amd = wheel_check(resolve("core-sdk", fresh()))
+    upstream = wheel_check(resolve("pip-only", fresh()))
+    assert "(@TAG@|py3-none)" in amd and "py3-none" not in upstream
+    page = "torch-2.13.0%2Brocm10.0.0-py3-none-linux_x86_64.whl"
+    script = ('re=$(echo "$1" | sed "s/@TAG@/cp312/g"); printf "%s\\n" "$2" | grep -qE -- "$re"')
+    assert subprocess.run(["sh", "-c", script, "sh", amd, page]).returncode == 0
+    assert subprocess.run(["sh", "-c", script, "sh", amd, page.replace("2.13.0", "2.12.0")]).returncode == 1

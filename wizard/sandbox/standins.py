@@ -815,7 +815,7 @@ def _index_page(url: str) -> str | None:
     except Exception:  # noqa: BLE001
         return None
     if not rows:
-        return None
+        return _vendor_index_page(kb, index, name)
     files = []
     for w in rows:
         version = {"torch": w.torch, "torchvision": w.torchvision, "torchaudio": w.torchaudio}.get(name)
@@ -827,6 +827,29 @@ def _index_page(url: str) -> str | None:
     if not files:
         return None
     links = "".join(f'<a href="{f}">{f.replace("%2B", "+")}</a><br/>\n' for f in sorted(set(files)))
+    return f"<!DOCTYPE html>\n<html><body>\n<h1>Links for {name}</h1>\n{links}</body></html>\n"
+
+
+def _vendor_index_page(kb: object, index: str, name: str) -> str | None:
+    """AMD's index pages for its own torch builds (``vendor_wheels``) and the Core SDK's ``rocm`` packages.
+    The knowledge base records no Python tags for them: ``py3-none`` stands in, as in the rehearsal mirror."""
+    from wizard.kb import KnowledgeBase
+
+    assert isinstance(kb, KnowledgeBase)
+    ix = kb.wheel_index(index)
+    if ix is None or ix.vendor != "amd":
+        return None
+    versions: set[str] = set()
+    for v in kb.vendor_wheels():
+        if v.index != ix.name:
+            continue
+        got = {"torch": v.torch, "torchvision": v.torchvision, "torchaudio": v.torchaudio, "rocm": v.sdk}.get(name)
+        if got:
+            versions.add(got)
+    if not versions:
+        return None
+    files = [f"{name.replace('-', '_')}-{ver.replace('+', '%2B')}-py3-none-linux_x86_64.whl" for ver in sorted(versions)]
+    links = "".join(f'<a href="{f}">{f.replace("%2B", "+")}</a><br/>\n' for f in files)
     return f"<!DOCTYPE html>\n<html><body>\n<h1>Links for {name}</h1>\n{links}</body></html>\n"
 
 
