@@ -175,7 +175,7 @@ def plan(ctx: StepContext) -> StepPlan:
                           timeout=7200))
     notes = [f"amdgpu-install {rel.driver_version} (ROCm Core SDK {rel.version}): {url}",
              f"why: /dev/kfd is {'missing' if facts.driver.kfd_present is False else 'unknown'}, the amdgpu driver "
-             f"is {'not loaded' if facts.driver.loaded is False else 'loaded'}",
+             f"is {'not loaded' if facts.driver.loaded is False else 'loaded' if facts.driver.loaded else 'not known to be loaded'}",
              *ctx.release_notes]
     if not no_dkms:
         notes.append("builds the amdgpu-dkms kernel module: a reboot loads it")

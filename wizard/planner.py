@@ -435,7 +435,7 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
         steps.append(sp)
         checks.extend(k.preflight(ctx, sp))
     if facts.driver.kfd_present is False and KERNEL_DRIVER not in effects:
-        reasons.append("/dev/kfd is missing: the amdgpu kernel driver is not loaded, and this plan does not "
+        reasons.append("/dev/kfd is missing (no amdgpu kernel driver serves the GPU), and this plan does not "
                        "install one" + _driver_way(pf, facts, kb, state_dir))
     if reasons:
         raise PlanRefused(list(dict.fromkeys(reasons)))
