@@ -16,7 +16,7 @@ from typing import Any
 from wizard.steps._common import StepKind
 
 # The order the kinds are listed in (help texts, errors); kinds not named here follow by name.
-ORDER = ("backup", "purge", "rocm_install", "secure_boot", "groups", "pip_pin", "env", "docker", "reboot", "verify")
+ORDER = ("backup", "purge", "rocm_install", "core_sdk_install", "kernel_driver", "secure_boot", "groups", "pip_pin", "env", "docker", "reboot", "verify")
 
 
 @lru_cache(maxsize=1)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable, Generic, Sequence, TypeVar
 from wizard.model import KERNEL_DRIVER, Action, Facts, Gpu, StepPlan
 
 if TYPE_CHECKING:
-    from wizard.kb import DockerImage, KnowledgeBase, Release, Wheel
+    from wizard.kb import DockerImage, KnowledgeBase, Release, VendorWheel, Wheel, WheelIndex
     from wizard.plan_file import StepSpec, Target
 
 MOK = "mok"  # StepPlan.effects: a machine-owner key is queued and enrolled at the next boot
@@ -34,6 +34,22 @@ class NoParams:
     """The parameters of a step kind that takes none (besides ``title``)."""
 
 
+def package_manager(facts: Facts) -> str | None:
+    """apt, dnf or zypper: as detected, else by the distro family."""
+    pm = facts.os.package_manager
+    if pm:
+        return pm
+    os_id = (facts.os.id or "").lower()
+    like = {x.lower() for x in facts.os.like}
+    if os_id in ("ubuntu", "debian") or "debian" in like or "ubuntu" in like:
+        return "apt"
+    if os_id in ("rhel", "centos", "rocky", "almalinux", "ol", "fedora") or "rhel" in like or "fedora" in like:
+        return "dnf"
+    if os_id.startswith("sles") or os_id.startswith("opensuse") or "suse" in like:
+        return "zypper"
+    return None
+
+
 @dataclass(frozen=True)
 class StepContext:
     facts: Facts
@@ -47,7 +63,11 @@ class StepContext:
     gfx: tuple[str, ...] = ()  # their hardware gfx targets, sorted, unique
     release: Release | None = None  # the system ROCm release of the target
     wheel: Wheel | None = None  # the upstream wheel row (None for TheRock)
-    therock_index: str | None = None  # TheRock multi-arch index URL when the plan uses it
+    therock_index: str | None = None  # the AMD index (URL) with the GPUs' device extras when the plan uses one
+    amd_index: WheelIndex | None = None  # that index's knowledge-base row (its channel: stable or not)
+    vendor_wheel: VendorWheel | None = None  # AMD's torch build pinned from it (None: the index's newest)
+    rocm_requirement: str | None = None  # "rocm[libraries,device-gfx1201]==10.0.0" where the KB has it
+    release_notes: tuple[str, ...] = ()  # what the choice of the target release wants said
     wheel_notes: tuple[str, ...] = ()  # what the wheel choice wants said (uncertain newer rows)
     override: str | None = None  # HSA_OVERRIDE_GFX_VERSION to set (None: none)
     venv: str | None = None
@@ -67,18 +87,7 @@ class StepContext:
 
     @property
     def pm(self) -> str | None:
-        pm = self.facts.os.package_manager
-        if pm:
-            return pm
-        os_id = (self.facts.os.id or "").lower()
-        like = {x.lower() for x in self.facts.os.like}
-        if os_id in ("ubuntu", "debian") or "debian" in like or "ubuntu" in like:
-            return "apt"
-        if os_id in ("rhel", "centos", "rocky", "almalinux", "ol", "fedora") or "rhel" in like or "fedora" in like:
-            return "dnf"
-        if os_id.startswith("sles") or os_id.startswith("opensuse") or "suse" in like:
-            return "zypper"
-        return None
+        return package_manager(self.facts)
 
     @property
     def venv_python(self) -> str:
@@ -206,6 +215,12 @@ class StepKind(Generic[P]):
     params: type[P]  # a frozen dataclass: its fields (with defaults) are the plan file's keys
     plan: Callable[[StepContext], StepPlan]  # may raise StepRefused
     destructive: bool = False  # must come after a backup step (checked when a plan file loads)
+    # the facts this kind needs from a target release on this machine, as "what is missing" lines
+    # (empty: complete); the planner's rocm = "newest" picks the newest release every step finds complete
+    release_facts: Callable[[Release, Facts], list[str]] | None = None
+    # the kind exists only to protect the steps after it (a backup): when none of them does anything, the
+    # planner skips it too, so a plan with nothing to do does nothing
+    protects: bool = False
     target_needs: tuple[str, ...] = ()  # [target] keys a plan using this kind must set ("rocm", "torch" ...)
     streams: tuple[str, ...] | None = None  # the target streams it fits (None: any)
     preflight: Callable[[StepContext, StepPlan], Sequence[Action]] = no_checks

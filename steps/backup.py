@@ -187,4 +187,4 @@ def plan(ctx: StepContext) -> StepPlan:
 
 
 KIND = StepKind(name="backup", summary="everything a rollback needs, with a manifest", params=NoParams, plan=plan,
-                undo=no_undo)
+                undo=no_undo, protects=True)

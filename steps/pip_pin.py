@@ -87,9 +87,22 @@ def requirements(ctx: StepContext) -> tuple[str, list[str], list[str]]:
     notes: list[str] = []
     if ctx.therock_index:
         extras = ",".join(f"device-{g}" for g in ctx.gfx)
-        reqs = [f"rocm[libraries,{extras}]", f"torch[{extras}]", f"torchvision[{extras}]", "torchaudio"]
-        notes.append("TheRock index: versions are the newest the index serves; the constraints file pins "
-                     "what got installed")
+        v = ctx.vendor_wheel
+        if v is None:
+            reqs = [f"rocm[libraries,{extras}]", f"torch[{extras}]", f"torchvision[{extras}]", "torchaudio"]
+            notes.append("versions are the newest the index serves; the constraints file pins what got installed")
+            return ctx.therock_index, reqs, notes
+        # AMD's torch builds need their device extra (torch[device-gfxNNNN]); exact versions, so pip cannot
+        # move torch from +rocm10.x to +rocm7.x by ordering local versions (TheRock#7183)
+        reqs = [ctx.rocm_requirement] if ctx.rocm_requirement else []
+        reqs.append(f"torch[{extras}]=={v.torch}")
+        if v.torchvision:
+            reqs.append(f"torchvision[{extras}]=={v.torchvision}")
+        if v.torchaudio:
+            reqs.append(f"torchaudio=={v.torchaudio}")
+        if not ctx.rocm_requirement:
+            notes.append(f"the knowledge base has no pip requirement for ROCm Core SDK {v.sdk}: torch's own "
+                         "dependency brings the ROCm packages")
         return ctx.therock_index, reqs, notes
     w = ctx.wheel
     assert w is not None
@@ -120,7 +133,8 @@ def plan(ctx: StepContext) -> StepPlan:
     venv, py = ctx.venv, ctx.venv_python
     index_url, reqs, notes = requirements(ctx)
     notes += list(ctx.wheel_notes)
-    want = "any" if ctx.therock_index else (ctx.wheel.torch if ctx.wheel else "any")
+    want = (ctx.vendor_wheel.torch.split("+")[0] if ctx.vendor_wheel else "any") if ctx.therock_index else \
+        (ctx.wheel.torch if ctx.wheel else "any")
     targets = wheel_targets(ctx)
     assert_argv = (py, "-c", ASSERT_ROCM, want, *targets)
     actions: list[Action] = []
@@ -171,7 +185,8 @@ def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
     pys = tuple(step.param("python") or ())
     if pys:
         out.append(preflight.python_version(python, pys))
-    out.append(preflight.wheel_on_index(python, str(step.param("index_url")), "torch", str(step.param("torch"))))
+    out.append(preflight.wheel_on_index(python, str(step.param("index_url")), "torch", str(step.param("torch")),
+                                        pure_ok=ctx.amd_index is not None))
     parent = venv.rsplit("/", 1)[0] or "/"
     out.append(preflight.disk_free("disk-venv", parent, preflight.DISK_VENV, f"the venv under {parent}"))
     return out

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from wizard import preflight
-from wizard.model import KERNEL_DRIVER, Action, StepPlan
+from wizard.model import KERNEL_DRIVER, Action, Facts, StepPlan
 
-from ._common import StepContext, StepKind, StepRefused, Undo, UndoContext, system_path, write_file
+from ._common import StepContext, StepKind, StepRefused, Undo, UndoContext, package_guards, system_path, write_file
 
 _USECASE_RE = re.compile(r"^[a-z][a-z0-9]*(,[a-z][a-z0-9]*)*$")
 GIB = 1 << 30
@@ -53,11 +53,15 @@ def download_path(ctx: StepContext, url: str) -> str:
     return f"{ctx.state_dir}/downloads/{url.rsplit('/', 1)[-1]}"
 
 
-def codename(ctx: StepContext) -> str | None:
-    o = ctx.facts.os
+def os_codename(facts: Facts) -> str | None:
+    o = facts.os
     if o.codename or o.id != "ubuntu" or not o.version:
         return o.codename
     return UBUNTU_CODENAMES.get(".".join(o.version.split(".")[:2]))
+
+
+def codename(ctx: StepContext) -> str | None:
+    return os_codename(ctx.facts)
 
 
 def package_url(ctx: StepContext) -> str | None:
@@ -87,9 +91,9 @@ def refusals(ctx: StepContext) -> list[str]:
     if rel is None:
         out.append(f"ROCm {ctx.target.rocm} is not in the knowledge base")
         return out
-    if rel.stream == "core-sdk":
-        out.append(f"the knowledge base has no package repository for ROCm {rel.version} (Core SDK) on {where}: "
-                   "system packages cannot be planned; the therock-pip plan installs the same stream into a venv")
+    if rel.stream != "legacy":
+        out.append(f"ROCm {rel.version} is a Core SDK release: amdgpu-install installs the legacy line only "
+                   "(the core-sdk plan installs it from AMD's package repository)")
         return out
     if not o.id:
         out.append(f"the OS of this machine is unknown (no os-release recorded): a ROCm {rel.version} system "
@@ -130,7 +134,8 @@ def plan(ctx: StepContext) -> StepPlan:
     if not with_dkms:
         args.append("--no-dkms")
     notes = [f"amdgpu-install package: {url}"]
-    actions: list[Action] = [
+    actions: list[Action] = package_guards(ctx.pm, ctx.lock_wait, ("amdgpu-install", "rocm", "amdgpu-dkms"))
+    actions += [
         Action(argv=("mkdir", "-p", "--", f"{ctx.state_dir}/downloads"), description="download directory",
                root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir),
                check=("test", "-d", f"{ctx.state_dir}/downloads"),
@@ -212,5 +217,5 @@ def undo(u: UndoContext) -> Undo:
 
 
 KIND = StepKind(name="rocm_install", summary="the system ROCm release through AMD's amdgpu-install package",
-                target_needs=("rocm",), streams=("legacy", "core-sdk"),
+                target_needs=("rocm",), streams=("legacy",),
                 params=Params, plan=plan, destructive=True, preflight=checks, undo=undo)

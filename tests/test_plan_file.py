@@ -45,11 +45,13 @@ def write(tmp_path: Path, text: str, name: str = "mine.toml") -> Path:
 
 def test_shipped_plans_load_and_are_the_catalogue() -> None:
     names = builtin_plan_names()
-    assert {"downgrade-6.2", "upgrade-6.4", "upgrade-7.2", "therock", "therock-pip", "pip-only", "docker"} <= set(names)
+    assert {"downgrade-6.2", "upgrade-6.4", "upgrade-7.2", "core-sdk", "driver", "therock-pip", "pip-only",
+            "docker"} <= set(names)
     for pf in builtin_plans():
         assert pf.builtin and pf.title and pf.why
         assert pf.kinds[0] == "backup"
-        assert pf.kinds[-1] == "verify"
+        # the driver plan installs no torch to verify with: it ends in the reboot that loads the driver
+        assert pf.kinds[-1] == ("reboot" if pf.name == "driver" else "verify")
 
 
 def test_user_file_loads_with_hyphenated_kinds(tmp_path: Path) -> None:

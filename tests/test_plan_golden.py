@@ -55,6 +55,7 @@ RECORDED = {
     "mi300x-x4": FIXTURES / "cdna-mi300x-x4",
     "debian12-gfx906": FIXTURES / "vega-gfx906-debian12",
     "strixhalo-r9700-egpu": FIXTURES / "multi-strixhalo-r9700-egpu",
+    "rx9070xt-noble-no-kfd": FIXTURES / "rdna4-9070xt-noble-fresh-no-kfd",
 }
 
 UBUNTU_NOBLE = OsInfo(id="ubuntu", version="24.04", codename="noble", kernel="6.8.0-48-generic", like=("debian",),
@@ -164,7 +165,7 @@ CASES = [(m, p) for m in [*RECORDED, *built_machines()] for p in builtin_plan_na
 
 def test_enough_machines_and_plans() -> None:
     assert len(machines()) >= 12
-    assert set(builtin_plan_names()) >= {"downgrade-6.2", "upgrade-6.4", "upgrade-7.2", "therock", "therock-pip",
+    assert set(builtin_plan_names()) >= {"downgrade-6.2", "upgrade-6.4", "upgrade-7.2", "core-sdk", "driver", "therock-pip",
                                           "pip-only", "docker"}
 
 

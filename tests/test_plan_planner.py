@@ -70,9 +70,15 @@ def test_every_emitted_wheel_combination_is_in_the_kb_matrix() -> None:
                 if "--index-url" not in a.argv or "pip" not in a.argv:
                     continue
                 url = a.argv[a.argv.index("--index-url") + 1]
-                pins = dict(x.split("==", 1) for x in a.argv if "==" in x)
-                if not pins:  # TheRock: no fixed versions; the index is TheRock's
-                    assert url == kb.therock().multi_arch_index
+                pins = {k.split("[")[0]: v for k, v in (x.split("==", 1) for x in a.argv if "==" in x)}
+                amd = kb.wheel_index(url)
+                if amd is not None and amd.vendor == "amd":  # AMD's own torch: a vendor_wheels row of that index
+                    rows = [v for v in kb.vendor_wheels() if v.index == amd.name and v.torch == pins["torch"]]
+                    assert rows and amd.stable, (mname, plan, pins, url)
+                    assert pins.get("torchvision") == rows[0].torchvision
+                    assert pins.get("torchaudio") == rows[0].torchaudio
+                    assert all(f"torch[device-{g}" in " ".join(a.argv) or "device-" in " ".join(a.argv)
+                               for g in dict(rp.target)["gfx"].split(","))
                     continue
                 index = url.rsplit("/", 1)[-1]
                 row = kb.wheel(pins["torch"], index)
@@ -89,8 +95,8 @@ def test_never_a_gfx_the_wheel_lacks_without_a_kb_override() -> None:
     kb = load_kb()
     for mname, plan, rp in all_resolved():
         t = dict(rp.target)
-        if "index" not in t:
-            continue
+        if "index" not in t or (kb.wheel_index(t["index"]) or kb.indexes()[0]).vendor == "amd":
+            continue  # AMD's indexes: checked against their device extras in test_plan_core_sdk_driver
         row = kb.wheel(t["torch"], t["index"])
         for g in t["gfx"].split(","):
             if g not in row.gfx:
@@ -194,9 +200,9 @@ def test_no_amd_gpu_is_refused() -> None:
 @pytest.mark.parametrize("machine", sorted(built_machines()) + ["seed-7900xt", "seed-5600xt"])
 def test_recommend_marks_exactly_one(machine: str) -> None:
     choices = recommend(machines()[machine], state_dir=STATE_DIR)
-    assert [c.plan.name for c in choices][:1] == ["pip-only"]
+    assert [c.plan.name for c in choices][:2] == ["driver", "pip-only"]
     rec = [c for c in choices if c.recommended]
-    if any(c.applicable for c in choices):
+    if any(c.applicable and not (c.reasons and c.reasons[0].startswith("nothing to do:")) for c in choices):
         assert len(rec) == 1 and rec[0].applicable and rec[0].reasons[0].startswith("recommended:")
     for c in choices:
         assert c.applicable or c.reasons

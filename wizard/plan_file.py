@@ -9,11 +9,14 @@ Schema (every key not listed is an error)::
     title = "..."                      # required, one line
     why = "..."                        # required, when to choose this plan
     [target]                           # required
-    stream = "legacy"                  # legacy | core-sdk | pip | docker (required)
-    rocm = "6.2.4"                     # system ROCm release (legacy, core-sdk)
+    stream = "legacy"                  # legacy | core-sdk | pip | docker | driver (required)
+    rocm = "6.2.4"                     # system ROCm release (legacy, core-sdk, driver), or "newest":
+                                       # the newest release of the stream whose facts the KB has
     torch = "2.5.1"                    # exact version, or "newest"
     index = "rocm6.2"                  # a wheel index name, "auto" (newest upstream index carrying
-                                       # the GPU), or "therock" (TheRock multi-arch index)
+                                       # the GPU), "therock" (AMD's index with the GPU's device
+                                       # extra) or "core-sdk" (AMD's torch for the target release)
+    channel = "stable"                 # stable (default) | nightly: which AMD indexes may be used
     image = "auto"                     # docker: "auto" or a rocm/pytorch tag the KB knows
     venv = "auto"                      # where torch goes: "auto", /path or ~/path
     [[steps]]
@@ -41,12 +44,13 @@ import wizard.plans
 
 PLANS_DIR = Path(next(iter(wizard.plans.__path__)))
 
-STREAMS = ("legacy", "core-sdk", "pip", "docker")
+STREAMS = ("legacy", "core-sdk", "pip", "docker", "driver")
+CHANNELS = ("stable", "nightly")
 TOP_KEYS: dict[str, tuple[type, ...]] = {"title": (str,), "why": (str,), "target": (dict,), "steps": (list,)}
 TARGET_KEYS: dict[str, tuple[type, ...]] = {"stream": (str,), "rocm": (str,), "torch": (str,), "index": (str,),
-                                            "image": (str,), "venv": (str,)}
+                                            "image": (str,), "venv": (str,), "channel": (str,)}
 _VERSION_RE = re.compile(r"^\d+(\.\d+){1,3}$")
-_INDEX_RE = re.compile(r"^(auto|therock|rocm\d+(\.\d+){1,2})$")
+_INDEX_RE = re.compile(r"^(auto|therock|core-sdk|rocm\d+(\.\d+){1,2})$")
 _TARGET_WORDS = {"rocm": "ROCm release", "torch": "torch version (or \"newest\")", "index": "wheel index",
                  "image": "image (\"auto\" or a tag)"}
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -68,6 +72,7 @@ class Target:
     index: str | None = None
     image: str | None = None
     venv: str = "auto"
+    channel: str = "stable"  # "nightly" also allows AMD's nightly indexes (never a stable release)
 
 
 @dataclass(frozen=True)
@@ -136,14 +141,15 @@ def parse_plan(data: Any, *, name: str, path: str, builtin: bool = False) -> Pla
     if stream not in STREAMS:
         raise PlanError(f"{where}: key 'target.stream': unknown stream {stream!r} (one of {', '.join(STREAMS)})")
     rocm = tdata.get("rocm")
-    if rocm is not None and not _VERSION_RE.match(rocm):
-        raise PlanError(f"{where}: key 'target.rocm': not a release version: {rocm!r}")
+    if rocm is not None and rocm != "newest" and not _VERSION_RE.match(rocm):
+        raise PlanError(f"{where}: key 'target.rocm': not a release version or \"newest\": {rocm!r}")
     torch = tdata.get("torch")
     if torch is not None and torch != "newest" and not _VERSION_RE.match(torch):
         raise PlanError(f"{where}: key 'target.torch': not a version or \"newest\": {torch!r}")
     index = tdata.get("index")
     if index is not None and not _INDEX_RE.match(index):
-        raise PlanError(f"{where}: key 'target.index': not an index name, \"auto\" or \"therock\": {index!r}")
+        raise PlanError(f"{where}: key 'target.index': not an index name, \"auto\", \"therock\" or "
+                       f"\"core-sdk\": {index!r}")
     image = tdata.get("image")
     if image is not None and not (image == "auto" or re.match(r"^(rocm/pytorch:)?[A-Za-z0-9_.-]+$", image)):
         raise PlanError(f"{where}: key 'target.image': not \"auto\" or a rocm/pytorch tag: {image!r}")
@@ -156,7 +162,10 @@ def parse_plan(data: Any, *, name: str, path: str, builtin: bool = False) -> Pla
         except InputError:
             raise PlanError(f"{where}: key 'target.venv': \"auto\", an absolute path or ~/path without "
                             f"control characters or '..' (got {shown(repr(venv))})") from None
-    target = Target(stream=stream, rocm=rocm, torch=torch, index=index, image=image, venv=venv)
+    channel = tdata.get("channel", "stable")
+    if channel not in CHANNELS:
+        raise PlanError(f"{where}: key 'target.channel': one of {', '.join(CHANNELS)} (got {channel!r})")
+    target = Target(stream=stream, rocm=rocm, torch=torch, index=index, image=image, venv=venv, channel=channel)
 
     from wizard.steps import registry
 
@@ -250,6 +259,9 @@ def _check_target_fits_steps(where: str, target: Target, steps: list[StepSpec]) 
                             f"{' or '.join(k.streams)}")
     if target.index == "therock" and target.torch != "newest":
         raise PlanError(f"{where}: key 'target.torch': the therock index is used with torch = \"newest\"")
+    if target.index == "core-sdk" and (target.stream != "core-sdk" or target.rocm is None):
+        raise PlanError(f"{where}: key 'target.index': index \"core-sdk\" needs stream = \"core-sdk\" and a "
+                        "target rocm release")
     if target.index == "auto" and target.torch != "newest":
         raise PlanError(f"{where}: key 'target.index': index \"auto\" goes with torch = \"newest\"")
     if target.stream == "docker" and "image" not in needed:
@@ -301,7 +313,7 @@ def builtin_plans() -> list[PlanFile]:
     return [load_plan_file(PLANS_DIR / f"{n}.toml", builtin=True) for n in ordered]
 
 
-ORDER = ("pip-only", "therock-pip", "docker", "upgrade-7.2", "upgrade-6.4", "downgrade-6.2", "therock")
+ORDER = ("driver", "pip-only", "therock-pip", "docker", "core-sdk", "upgrade-7.2", "upgrade-6.4", "downgrade-6.2")
 
 
 def load_plan(spec: str) -> PlanFile:

@@ -22,17 +22,20 @@ from typing import Any, NamedTuple
 from packaging.version import InvalidVersion, Version
 
 from wizard import paths, preflight
-from wizard.kb import DockerImage, KnowledgeBase, Release, Wheel
+from wizard.diagnose import Finding
+from wizard.kb import DockerImage, KnowledgeBase, Release, VendorWheel, Wheel, WheelIndex
 from wizard.mirror.apply import apply as mirror_apply
 from wizard.mirror.config import MirrorConfig
 from wizard.model import KERNEL_DRIVER, Action, Facts, PythonEnv, ResolvedPlan, StepPlan
-from wizard.plan_file import PlanError, PlanFile, builtin_plans, load_plan
+from wizard.plan_file import PlanError, PlanFile, builtin_plan_names, builtin_plans, load_plan
 
-__all__ = ["PlanError", "PlanRefused", "PlanChoice", "resolve_plan", "recommend", "default_state_dir"]
+__all__ = ["PlanError", "PlanRefused", "PlanChoice", "resolve_plan", "recommend", "default_state_dir",
+           "fitting_fix_plans"]
 
 GIB = 1 << 30
-RECOMMEND_ORDER = ("pip-only", "therock-pip", "docker", "upgrade-7.2", "upgrade-6.4", "downgrade-6.2", "therock")
+RECOMMEND_ORDER = ("pip-only", "therock-pip", "docker", "core-sdk", "upgrade-7.2", "upgrade-6.4", "downgrade-6.2")
 NEW_VENV_NAME = "rocm-wizard-venv"
+NOTHING_TO_PROTECT = "no step of this plan changes anything"
 
 
 class PlanRefused(Exception):
@@ -129,18 +132,9 @@ def _choose_venv(pf: PlanFile, facts: Facts, venv: str | None, reasons: list[str
 
 def _wheel_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, py: str | None,
                   reasons: list[str]) -> tuple[Wheel | None, str | None, str | None, list[str]]:
-    """(wheel row or None, therock index or None, override or None, notes)"""
+    """(upstream wheel row or None, None, override or None, notes); AMD's indexes: ``_amd_choice``"""
     t = pf.target
     notes: list[str] = []
-    if t.index == "therock":
-        tr = kb.therock()
-        if tr is None:
-            reasons.append("the knowledge base has no TheRock index")
-            return None, None, None, notes
-        missing = [g for g in m.gfx if g not in tr.device_extras]
-        if missing:
-            reasons.append(f"TheRock has no device extra for {', '.join(missing)}")
-        return None, tr.multi_arch_index, None, notes
     if t.index == "auto":
         rows = [w for w in kb.wheels() if w.bundles_rocm is True and w.gfx is not None]
     else:
@@ -206,6 +200,133 @@ def _wheel_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, py: str | None,
 
 
 @dataclass(frozen=True)
+class _AmdChoice:
+    """AMD's index with the GPUs' device extras, and what is pinned from it."""
+
+    index: WheelIndex | None = None
+    vendor: VendorWheel | None = None  # AMD's torch build (None: the index's newest, unpinned)
+    rocm_requirement: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def _rocm_requirement(kb: KnowledgeBase, sdk: str | None, gfx: tuple[str, ...]) -> str | None:
+    """The Core SDK's own pip requirement with the GPUs' device extras (None where the KB lacks it)."""
+    rel = kb.release(sdk) if sdk else None
+    req = rel.routes.pip_requirement if rel is not None and rel.routes is not None else None
+    if not req or "{gfx}" not in req or not gfx:
+        return None
+    return req.replace("{gfx}", ",device-".join(gfx))
+
+
+def _newest_vendor(rows: list[VendorWheel], torch: str) -> VendorWheel | None:
+    if torch != "newest":
+        rows = [v for v in rows if _v(v.torch.split("+")[0]) == _v(torch)]
+    rows = [v for v in rows if v.uncertain is None] or rows
+    return max(rows, key=lambda v: (_v(v.torch), _v(v.sdk)), default=None)
+
+
+def _amd_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, release: Release | None,
+                reasons: list[str]) -> _AmdChoice:
+    """index "core-sdk": AMD's torch for the target release; "therock": the AMD index that really carries
+    every GPU's device extra, stable unless the plan's channel allows nightly builds."""
+    t = pf.target
+    gfx = m.gfx
+    if t.index == "core-sdk":
+        if release is None:
+            return _AmdChoice()
+        rows = list(kb.vendor_wheels(release.version))
+        if not rows:
+            reasons.append(f"the knowledge base has no AMD torch build for ROCm Core SDK {release.version} "
+                           "(torch_wheels.json vendor_wheels)")
+            return _AmdChoice()
+        pick = _newest_vendor(rows, t.torch or "newest")
+        if pick is None:
+            have = ", ".join(sorted({v.torch for v in rows}, key=_v))
+            reasons.append(f"AMD has no torch {t.torch} build for ROCm Core SDK {release.version} (it has {have})")
+            return _AmdChoice()
+        ix = kb.wheel_index(pick.index)
+        extras = ix.device_extras if ix is not None and ix.device_extras is not None else ()
+        lacking = [g for g in gfx if g not in extras]
+        if ix is None or lacking:
+            where = ix.url if ix is not None else pick.index
+            reasons.append(f"AMD's index {where} documents no device extra for {', '.join(lacking or gfx)}: "
+                           f"AMD's torch for Core SDK {release.version} cannot serve it")
+            return _AmdChoice()
+        return _AmdChoice(ix, pick, _rocm_requirement(kb, pick.sdk, gfx),
+                          (f"AMD's torch {pick.torch} for ROCm Core SDK {pick.sdk} from {ix.url} "
+                           f"({ix.name}, {ix.channel}), installed with the mandatory device extra",))
+    # index "therock"
+    if not gfx:
+        return _AmdChoice()
+    stable_only = t.channel == "stable"
+    per_gfx = [kb.device_extra_indexes(g, stable_only=stable_only) for g in gfx]
+    common = [ix for ix in per_gfx[0] if all(ix in other for other in per_gfx[1:])]
+    if not common:
+        for g in gfx:
+            if kb.device_extra_indexes(g, stable_only=stable_only):
+                continue
+            later = [ix for ix in kb.device_extra_indexes(g) if not ix.stable]
+            if later and stable_only:
+                names = ", ".join(f"{ix.name} ({ix.url}, {ix.channel})" for ix in later)
+                reasons.append(f"AMD's device-{g} extra is only on {names}: not a stable release, so refused while "
+                               "the plan's channel is stable (a copy of this plan with channel = \"nightly\" in its "
+                               "target table uses it)")
+            else:
+                reasons.append(f"no AMD index documents a device-{g} extra")
+        if not reasons:
+            reasons.append(f"no one AMD index documents device extras for all of {', '.join(gfx)}")
+        return _AmdChoice()
+    ix = common[0]
+    rows = [v for v in kb.vendor_wheels() if v.index == ix.name]
+    pick = _newest_vendor(rows, "newest")
+    notes: list[str] = []
+    if not ix.stable:
+        notes.append(f"{ix.url} ({ix.name}) is a {ix.channel} index, not a stable release: its builds may be "
+                     "broken or withdrawn; the constraints file pins what got installed")
+    if pick is None:
+        notes.append(f"the knowledge base records no torch version on {ix.name}: the newest it serves is installed")
+        return _AmdChoice(ix, None, None, tuple(notes))
+    notes.insert(0, f"AMD's torch {pick.torch} (ROCm Core SDK {pick.sdk}) from {ix.url} ({ix.name}, {ix.channel}), "
+                    "the newest build the knowledge base confirms there")
+    return _AmdChoice(ix, pick, _rocm_requirement(kb, pick.sdk, gfx), tuple(notes))
+
+
+def _release_complete(kinds: list[Any], rel: Release, facts: Facts) -> list[str]:
+    return [line for k in kinds if k.release_facts is not None for line in k.release_facts(rel, facts)]
+
+
+def _choose_release(pf: PlanFile, facts: Facts, kb: KnowledgeBase, reasons: list[str]) -> tuple[Release | None,
+                                                                                                 tuple[str, ...]]:
+    """The target release: as named, or for "newest" the newest release of the stream whose facts every
+    step of the plan finds complete for this machine (newer ones lacking a fact are noted, not guessed)."""
+    from wizard.steps import kind as step_kind
+
+    t = pf.target
+    if t.rocm is None:
+        return None, ()
+    if t.rocm != "newest":
+        return kb.release(t.rocm), ()
+    stream = "core-sdk" if t.stream in ("core-sdk", "driver") else t.stream
+    if not facts.os.id:
+        reasons.append(f"the OS of this machine is unknown (no os-release recorded): the newest {stream} release "
+                       "for it cannot be chosen")
+        return None, ()
+    kinds = [step_kind(s.kind) for s in pf.steps]
+    lacking: list[tuple[str, list[str]]] = []
+    for rel in sorted(kb.releases(stream), key=lambda r: _v(r.version), reverse=True):
+        missing = _release_complete(kinds, rel, facts)
+        if not missing:
+            return rel, tuple(f"ROCm {v} is newer, but the knowledge base lacks {'; '.join(what)}: not planned"
+                              for v, what in lacking)
+        lacking.append((rel.version, missing))
+    where = " ".join(x for x in (facts.os.id, facts.os.version) if x) or "this OS"
+    shown = "; ".join(f"{v}: {', '.join(what)}" for v, what in lacking[:3]) or "no release of this stream"
+    reasons.append(f"no {stream} release in the knowledge base has every fact this plan needs on {where} "
+                   f"(missing: {shown})")
+    return None, ()
+
+
+@dataclass(frozen=True)
 class _Target:
     """The target resolved against the machine: what the steps install, and where."""
 
@@ -214,11 +335,12 @@ class _Target:
     python_version: str | None = None
     home: str | None = None
     wheel: Wheel | None = None
-    therock_index: str | None = None
+    amd: _AmdChoice = _AmdChoice()
     wheel_notes: tuple[str, ...] = ()
     override: str | None = None
     image: DockerImage | None = None
     release: Release | None = None
+    release_notes: tuple[str, ...] = ()
 
 
 def _resolve_target(pf: PlanFile, facts: Facts, kb: KnowledgeBase, m: _Machine, venv: str | None,
@@ -228,8 +350,10 @@ def _resolve_target(pf: PlanFile, facts: Facts, kb: KnowledgeBase, m: _Machine, 
     venv_path: str | None = None
     venv_exists = False
     py_version: str | None = None
-    wheel = therock_index = override = None
+    wheel = override = None
+    amd = _AmdChoice()
     notes: list[str] = []
+    release, release_notes = _choose_release(pf, facts, kb, reasons)
     if t.torch is not None:  # torch goes into a venv
         venv_path, venv_exists, env, home = _choose_venv(pf, facts, venv, reasons)
         py_version = env.python_version if env else next(
@@ -237,8 +361,10 @@ def _resolve_target(pf: PlanFile, facts: Facts, kb: KnowledgeBase, m: _Machine, 
         if env and env.build == "cuda" and facts.other_gpus:
             reasons.append(f"{venv_path} holds a CUDA torch and this machine also has "
                            f"{facts.other_gpus[0]}: replacing it would break that GPU's setup; pass a new venv")
-        if m.gfx:
-            wheel, therock_index, override, notes = _wheel_choice(pf, kb, m, py_version, reasons)
+        if m.gfx and t.index in ("therock", "core-sdk"):
+            amd = _amd_choice(pf, kb, m, release, reasons)
+        elif m.gfx:
+            wheel, _, override, notes = _wheel_choice(pf, kb, m, py_version, reasons)
     image = None
     if t.image is not None and m.gfx:
         from wizard.steps.docker import choose_image, engine
@@ -259,9 +385,8 @@ def _resolve_target(pf: PlanFile, facts: Facts, kb: KnowledgeBase, m: _Machine, 
             override = kb.override_for(lacking[0]) if lacking else None
         if engine(facts) is None and facts.origin == "live":
             reasons.append("neither docker nor podman is installed: install Docker Engine first")
-    release = kb.release(t.rocm) if t.rocm else None
-    return _Target(venv_path, venv_exists, py_version, home, wheel, therock_index, tuple(notes), override, image,
-                   release)
+    return _Target(venv_path, venv_exists, py_version, home, wheel, amd, tuple(notes), override, image, release,
+                   release_notes)
 
 
 def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir: str | None = None,
@@ -269,7 +394,7 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
                  lock_wait: int = preflight.LOCK_WAIT, mirrors: MirrorConfig | None = None) -> ResolvedPlan:
     from wizard.kb import load_kb
     from wizard.steps import kind as step_kind
-    from wizard.steps._common import StepContext, StepRefused
+    from wizard.steps._common import StepContext, StepRefused, skipped
 
     pf = load_plan(spec)
     kb = kb or load_kb()
@@ -285,7 +410,10 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
     kinds = pf.kinds
     base = StepContext(facts=facts, kb=kb, plan_name=pf.name, target=pf.target, spec=pf.steps[0],
                        gpus=tuple(m.targets), hidden=tuple(m.hidden), gfx=m.gfx, release=tg.release, wheel=tg.wheel,
-                       therock_index=tg.therock_index, wheel_notes=tg.wheel_notes, override=tg.override,
+                       therock_index=tg.amd.index.url if tg.amd.index else None, amd_index=tg.amd.index,
+                       vendor_wheel=tg.amd.vendor, rocm_requirement=tg.amd.rocm_requirement,
+                       release_notes=tg.release_notes, wheel_notes=tg.wheel_notes + tg.amd.notes,
+                       override=tg.override,
                        venv=tg.venv, venv_exists=tg.venv_exists, python_version=tg.python_version, home=tg.home,
                        user=_user(facts, tg.home), image=tg.image, state_dir=state,
                        backup_dir=f"{state.rstrip('/')}/backup/{pf.name}",
@@ -307,10 +435,15 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
         steps.append(sp)
         checks.extend(k.preflight(ctx, sp))
     if facts.driver.kfd_present is False and KERNEL_DRIVER not in effects:
-        reasons.append("/dev/kfd is missing: the amdgpu kernel driver is not loaded, and this plan does not "
-                       "install one")
+        reasons.append("/dev/kfd is missing (no amdgpu kernel driver serves the GPU), and this plan does not "
+                       "install one" + _driver_way(pf, facts, kb, state_dir))
     if reasons:
         raise PlanRefused(list(dict.fromkeys(reasons)))
+    guarded = [not step_kind(sp.kind).protects for sp in steps]
+    if not any(sp.actions for sp, g in zip(steps, guarded) if g):  # nothing to do: nothing to protect either
+        steps = [sp if g else skipped(sp.kind, sp.title, NOTHING_TO_PROTECT, ("nothing to do",))
+                 for sp, g in zip(steps, guarded)]
+        checks = []
 
     acts = [a for sp in steps for a in sp.actions]
     if any(a.root for a in acts) or any(sp.reboot for sp in steps):
@@ -322,8 +455,11 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
         target.append(("rocm", tg.release.version))
     if tg.wheel is not None:
         target += [("torch", tg.wheel.torch), ("index", tg.wheel.index), ("index_url", tg.wheel.index_url)]
-    if tg.therock_index:
-        target += [("torch", "newest on TheRock"), ("index_url", tg.therock_index)]
+    if tg.amd.index is not None:
+        torch = tg.amd.vendor.torch if tg.amd.vendor else f"newest on {tg.amd.index.name}"
+        target += [("torch", torch), ("index", tg.amd.index.name), ("index_url", tg.amd.index.url)]
+        if not tg.amd.index.stable:
+            target.append(("channel", f"{tg.amd.index.channel} (not a stable release)"))
     if tg.image is not None:
         target.append(("image", tg.image.tag))
     if m.gfx:
@@ -337,6 +473,20 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
     return mirror_apply(plan, mirrors) if mirrors is not None else plan
 
 
+DRIVER_PLAN = "driver"
+
+
+def _driver_way(pf: PlanFile, facts: Facts, kb: KnowledgeBase, state_dir: str | None) -> str:
+    """How a machine without /dev/kfd gets a driver: the driver plan when it applies here, or why not."""
+    if pf.name == DRIVER_PLAN or DRIVER_PLAN not in builtin_plan_names():
+        return ""
+    try:
+        resolve_plan(DRIVER_PLAN, facts, state_dir=state_dir, kb=kb)
+    except PlanRefused as exc:
+        return f"; the {DRIVER_PLAN} plan cannot install one here either: {exc.reasons[0]}"
+    return f"; run the {DRIVER_PLAN} plan first (rocm-wizard --plan {DRIVER_PLAN}), reboot, then this plan"
+
+
 def _recommend_reason(name: str, rp: ResolvedPlan) -> str:
     t = dict(rp.target)
     gfx = t.get("gfx", "this GPU")
@@ -346,8 +496,9 @@ def _recommend_reason(name: str, rp: ResolvedPlan) -> str:
         return (f"least invasive: torch {t.get('torch')} from {t.get('index')} carries {gfx} {how} and bundles "
                 "its ROCm user space; nothing system-wide changes")
     if name == "therock-pip":
-        return (f"no upstream wheel carries {gfx} without an unsafe override; TheRock's device-{gfx.split(',')[0]} "
-                "extra is the path that can work (newer and less proven; nothing system-wide changes)")
+        return (f"no upstream wheel carries {gfx} without an unsafe override; AMD's torch {t.get('torch')} with the "
+                f"device-{gfx.split(',')[0]} extra from {t.get('index')} is the path that can work (newer and less "
+                "proven; nothing system-wide changes)")
     if name == "docker":
         return f"{t.get('image')} carries {gfx}; only the container changes"
     return f"the first applicable plan carrying {gfx}"
@@ -364,8 +515,19 @@ def recommend(facts: Facts, *, venv: str | None = None, state_dir: str | None = 
         except PlanRefused as exc:
             out.append(PlanChoice(pf, False, exc.reasons, _declared_target(pf), False))
             continue
-        out.append(PlanChoice(pf, True, [], dict(rp.target), False, rp))
-    fits = {c.plan.name: i for i, c in enumerate(out) if c.applicable}
+        idle = [sp.skipped_reason for sp in rp.steps[1:] if not sp.actions and sp.skipped_reason
+                and sp.skipped_reason != NOTHING_TO_PROTECT]
+        nothing = not any(sp.actions for sp in rp.steps[1:])
+        out.append(PlanChoice(pf, True, [f"nothing to do: {idle[0]}"] if nothing and idle else [], dict(rp.target),
+                              False, rp))
+    fits = {c.plan.name: i for i, c in enumerate(out) if c.applicable and not c.reasons}
+    if facts.driver.kfd_present is False and DRIVER_PLAN in fits:
+        i = fits[DRIVER_PLAN]
+        then = _after_driver(facts, venv=venv, state_dir=state_dir, kb=kb, wizard_python=wizard_python)
+        out[i] = out[i]._replace(recommended=True, reasons=[
+            "recommended: /dev/kfd is missing and no plan can use the GPU without the amdgpu kernel driver: install "
+            f"it first (reboot), then {then}"])
+        return out
     for name in RECOMMEND_ORDER:
         if name in fits:
             i = fits[name]
@@ -376,7 +538,40 @@ def recommend(facts: Facts, *, venv: str | None = None, state_dir: str | None = 
     return out
 
 
+def _after_driver(facts: Facts, **kw: Any) -> str:
+    """What the recommendation would be once the driver is loaded (same machine, /dev/kfd present)."""
+    loaded = replace(facts, driver=replace(facts.driver, loaded=True, kfd_present=True, kfd_error=None))
+    for c in recommend(loaded, **kw):
+        if c.recommended and c.resolved is not None:
+            return f"rocm-wizard plans again; it will recommend {c.plan.name}: {_recommend_reason(c.plan.name, c.resolved)}"
+    return "rocm-wizard plans again (no plan fits this machine even with the driver loaded)"
+
+
 def _declared_target(pf: PlanFile) -> dict[str, Any]:
     t = pf.target
     return {k: v for k, v in (("stream", t.stream), ("rocm", t.rocm), ("torch", t.torch), ("index", t.index),
                               ("image", t.image)) if v is not None}
+
+
+def fitting_fix_plans(findings: list[Finding], facts: Facts, *, kb: KnowledgeBase | None = None) -> list[Finding]:
+    """The findings with each fix's plan kept only where that plan fits this machine; where it does not, the
+    fix says why (the refusal's first reason, which points at the driver plan when /dev/kfd is missing).
+    The venv is not what is asked here: an unknown home does not hide a plan."""
+    verdict: dict[str, str | None] = {}
+    home = _home(facts) or "/home/user"
+    out: list[Finding] = []
+    for f in findings:
+        plan = f.fix_plan
+        if plan is None:
+            out.append(f)
+            continue
+        if plan not in verdict:
+            try:
+                resolve_plan(plan, facts, venv=f"{home}/{NEW_VENV_NAME}", kb=kb, state_dir="/var/lib/rocm-wizard")
+                verdict[plan] = None
+            except (PlanRefused, PlanError) as exc:
+                verdict[plan] = exc.reasons[0] if isinstance(exc, PlanRefused) and exc.reasons else str(exc)
+        why = verdict[plan]
+        out.append(f if why is None else replace(f, fix_plan=None,
+                                                 fix=f"{f.fix} (the {plan} plan does not fit this machine: {why})"))
+    return out

@@ -140,8 +140,12 @@ def wheel_pattern(name: str, version: str) -> str:
     return f"{dist}-{esc}((\\+|%2B)[^-]*)?-@TAG@-"
 
 
-def wheel_on_index(python: str, index_url: str, name: str, version: str) -> Action:
-    return Action(("sh", "-c", WHEEL, "sh", python, index_url, name, wheel_pattern(name, version)),
+def wheel_on_index(python: str, index_url: str, name: str, version: str, *, pure_ok: bool = False) -> Action:
+    """``pure_ok``: a ``py3-none`` wheel counts too (AMD's builds, whose Python tags the knowledge base lacks)."""
+    pattern = wheel_pattern(name, version)
+    if pure_ok:
+        pattern = pattern.replace("-@TAG@-", "-(@TAG@|py3-none)-")
+    return Action(("sh", "-c", WHEEL, "sh", python, index_url, name, pattern),
                   f"{name} {version} exists on {index_url} for this Python", timeout=120, name="wheel")
 
 

@@ -40,6 +40,7 @@ class Profile:
     secure_boot: bool = False
     package_manager: str = "apt"
     notes: tuple[str, ...] = field(default_factory=tuple)
+    driver: bool = True  # the amdgpu kernel driver is loaded (/dev/kfd, KFD topology); False: a fresh install
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,19 @@ class MachineTree:
 SECURE_BOOT_VAR = "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
 
 
-def machine_tree(prof: Profile) -> MachineTree:
+def machine_tree(prof: Profile, *, driver: bool | None = None) -> MachineTree:
+    """``driver`` (default: the profile's): lay what the loaded amdgpu driver shows (/dev/kfd, KFD topology,
+    render nodes, /sys/module/amdgpu, the devices bound to it); without it only the PCI devices."""
+    loaded = prof.driver if driver is None else driver
+    if not loaded:
+        files_pci: list[tuple[str, bytes]] = []
+        for g in prof.gpus:
+            base = f"sys/bus/pci/devices/{g.bdf}"
+            files_pci += [(f"{base}/vendor", b"0x1002\n"), (f"{base}/device", f"0x{g.device}\n".encode()),
+                          (f"{base}/class", b"0x030000\n" if not g.integrated else b"0x038000\n"),
+                          (f"{base}/uevent", f"PCI_ID=1002:{g.device.upper()}\nPCI_SLOT_NAME={g.bdf}\n".encode())]
+        files_pci.append((SECURE_BOOT_VAR, b"\x06\x00\x00\x00" + (b"\x01" if prof.secure_boot else b"\x00")))
+        return MachineTree(tuple(files_pci), (), ())
     files: list[tuple[str, bytes]] = []
     nodes_dir = "sys/class/kfd/kfd/topology/nodes"
     files.append((f"{nodes_dir}/0/properties", b"cpu_cores_count 16\nsimd_count 0\ngfx_target_version 0\n"))
@@ -96,6 +109,9 @@ PROFILES: dict[str, Profile] = {
                 bashrc="export HSA_OVERRIDE_GFX_VERSION=10.3.0\n"),
         Profile("rx9070xt-noble", "RX 9070 XT, Ubuntu 24.04, nothing installed yet", _ubuntu("24.04", "noble"),
                 "noble", "3.12", (GpuSpec("0000:03:00.0", "7550", 120001),)),
+        Profile("rx9070xt-noble-nodriver", "RX 9070 XT, Ubuntu 24.04, fresh: no amdgpu driver loaded, no /dev/kfd",
+                _ubuntu("24.04", "noble"), "noble", "3.12", (GpuSpec("0000:03:00.0", "7550", 120001),), dkms=False,
+                driver=False),
         Profile("strix-halo", "Strix Halo APU (Radeon 8060S class), Ubuntu 24.04, nothing installed yet",
                 _ubuntu("24.04", "noble"), "noble", "3.12", (GpuSpec("0000:c3:00.0", "1586", 110501, integrated=True),),
                 user_groups=("video",)),

@@ -47,7 +47,8 @@ def packages(m: MirrorManifest, repo_url: str, suite: str) -> dict[str, dict[str
 
 def test_every_release_the_plans_and_profiles_name_is_served(mirror: MirrorManifest) -> None:
     kb = load_kb()
-    wanted = {p.target.rocm for p in builtin_plans() if p.target.rocm}
+    wanted = {p.target.rocm for p in builtin_plans() if p.target.rocm and p.target.rocm != "newest"}
+    wanted |= {r.version for r in kb.releases("core-sdk") if r.routes is not None and r.install_path}  # "newest"
     wanted |= {p.rocm for p in PROFILES.values() if p.rocm}
     assert {"6.2.0", "6.2.4", "6.4.4", "7.2.4", "10.0.0"} <= wanted  # what the plans name today
     for version in sorted(wanted):
@@ -102,7 +103,11 @@ def test_every_wheel_row_is_served_for_each_of_its_pythons(mirror: MirrorManifes
     assert any(n.startswith("rocm_sdk_device_gfx1100-7.14.0-") for n in multi)
     assert tr.rocm10_index is not None
     ten = {f.filename for f in mirror.index_files(tr.rocm10_index)}
-    assert any(n.startswith("rocm-10.0.0-") for n in ten) and not any(n.startswith("torch-") for n in ten)
+    assert any(n.startswith("rocm-10.0.0-") for n in ten)
+    # AMD's own torch builds (vendor_wheels) on the index that serves them, with their device packages
+    for v in kb.vendor_wheels("10.0.0"):
+        assert any(n.startswith(f"torch-{v.torch}-") for n in ten), v.torch
+        assert any(n.startswith(f"amd_torch_device_gfx1100-{v.torch}-") for n in ten), v.torch
 
 
 def test_release_files_are_signed_and_gpgv_verifies_them(mirror: MirrorManifest, tmp_path: Path) -> None:
@@ -248,7 +253,9 @@ def test_real_pip_installs_the_wheels_and_the_detector_reads_them(mirror: Mirror
     r = _pip(v, "install", "--index-url", mirror.url(tr.multi_arch_index), "rocm[libraries,device-gfx1100]")
     assert r.returncode == 0, r.stderr
     env = env_from_prefix(LiveHost(), str(v), "venv")
-    assert env is not None and env.rocm_sdk == "7.14.0" and env.rocm_sdk_targets == ("gfx1100",)
+    newest = max((v.sdk for v in load_kb().vendor_wheels() if v.index == "amd-multi-arch"),
+                 key=lambda s: tuple(int(x) for x in s.split(".")))  # the newest SDK the index serves
+    assert env is not None and env.rocm_sdk == newest and env.rocm_sdk_targets == ("gfx1100",)
 
 
 def test_manifest_and_config(mirror: MirrorManifest) -> None:

@@ -52,7 +52,10 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
     error_text = _read_error(args.error_file)
     from wizard.diagnose import diagnose
 
-    findings = diagnose(facts_for(args, ctx), error_text)
+    from wizard.planner import fitting_fix_plans
+
+    facts = facts_for(args, ctx)
+    findings = fitting_fix_plans(diagnose(facts, error_text), facts)  # a fix points only at a plan that fits
     if args.json:
         json.dump({"findings": [f.to_json() for f in findings]}, sys.stdout, indent=2)
         sys.stdout.write("\n")

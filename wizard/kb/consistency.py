@@ -62,9 +62,11 @@ def _plan_targets(plans_dir: Path, out: list[str]) -> dict[str, dict[str, Any]]:
 
 def _index_serves(kb: KnowledgeBase, index: str, gfx: str) -> bool:
     """Whether a plan whose target index is ``index`` can give ``gfx`` a wheel (natively or overridden)."""
-    if index == "therock":
-        tr = kb.therock()
-        return tr is not None and gfx in tr.device_extras
+    if index == "therock":  # the stable channel (a plan's default)
+        return bool(kb.device_extra_indexes(gfx, stable_only=True))
+    if index == "core-sdk":
+        return any(gfx in (ix.device_extras or ()) for v in kb.vendor_wheels()
+                   for ix in (kb.wheel_index(v.index),) if ix is not None)
     rows = [w for w in kb.wheels() if (index == "auto" and w.bundles_rocm is True) or w.index == index]
     return any(w.gfx is not None and (gfx in w.gfx or kb.override_for(gfx, w) is not None) for w in rows)
 
@@ -74,7 +76,10 @@ def _plan_problems(kb: KnowledgeBase, targets: dict[str, dict[str, Any]]) -> lis
     for name, t in targets.items():
         where = f"plans/{name}.toml: [target]"
         rocm = t.get("rocm")
-        if isinstance(rocm, str) and kb.release(rocm) is None:
+        if rocm == "newest":
+            if not kb.releases("core-sdk" if t.get("stream") in ("core-sdk", "driver") else str(t.get("stream"))):
+                out.append(f"{where}: rocm newest but no release of stream {t.get('stream')}")
+        elif isinstance(rocm, str) and kb.release(rocm) is None:
             out.append(f"{where}: ROCm {rocm} is not a release in rocm_releases.json")
         index = t.get("index")
         torch = t.get("torch")
@@ -82,6 +87,9 @@ def _plan_problems(kb: KnowledgeBase, targets: dict[str, dict[str, Any]]) -> lis
             tr = kb.therock()
             if tr is None:
                 out.append(f"{where}: index therock but torch_wheels.json has no therock section")
+        elif index == "core-sdk":
+            if not kb.vendor_wheels():
+                out.append(f"{where}: index core-sdk but torch_wheels.json has no AMD torch builds (vendor_wheels)")
         elif index == "auto":
             if not any(w.bundles_rocm is True and w.gfx is not None for w in kb.wheels()):
                 out.append(f"{where}: index auto but no upstream wheel row with a known gfx list")

@@ -23,7 +23,7 @@ FAMILIES = (
     "CDNA4",
 )
 SEVERITIES = ("info", "warning", "error", "critical")
-PLANS = ("downgrade-6.2", "upgrade-6.4", "upgrade-7.2", "therock", "therock-pip", "pip-only", "docker")
+PLANS = ("downgrade-6.2", "upgrade-6.4", "upgrade-7.2", "core-sdk", "driver", "therock-pip", "pip-only", "docker")
 STREAMS = ("legacy", "core-sdk")
 # Who publishes a wheel index, and how far its packages are promised to work: "stable" is a release
 # channel AMD or PyTorch documents for users; the others are builds ahead of (or beside) a release.

@@ -124,6 +124,13 @@ def default_legacy_versions(kb: KnowledgeBase) -> tuple[str, ...]:
                         key=cat._vkey))
 
 
+def core_sdk_key_urls(kb: KnowledgeBase) -> tuple[str, ...]:
+    """AMD's repository key URLs of the Core SDK releases (their ``routes``), served with the mirror's own key."""
+    urls = {repo.key_url for r in kb.releases("core-sdk") if r.routes is not None
+            for repo in (r.routes.apt, r.routes.rpm) if repo is not None}
+    return tuple(sorted(urls))
+
+
 def default_core_versions(kb: KnowledgeBase) -> tuple[str, ...]:
     return tuple(r.version for r in kb.releases("core-sdk") if r.install_path)
 
@@ -150,6 +157,9 @@ def build_mirror(root: Path, base_url: str, *, kb: KnowledgeBase | None = None,
         (root / KEYRING).parent.mkdir(parents=True, exist_ok=True)
         (root / KEYRING).write_bytes(keyring)
         (root / KEYRING).with_suffix(".asc").write_text(key.public_armored())
+        for key_url in core_sdk_key_urls(kb):  # the Core SDK plan fetches AMD's key from its URL: the mirror's key
+            (root / cat.index_path(key_url)).parent.mkdir(parents=True, exist_ok=True)
+            (root / cat.index_path(key_url)).write_bytes(keyring)
         repos: dict[tuple[Path, str], AptRepo] = {}
         jobs_list: list[tuple[AptRepo | None, Path, DebSpec, str]] = []
 

@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from wizard.kb import KnowledgeBase, Release, Wheel
+from wizard.kb import KnowledgeBase, Release, VendorWheel, Wheel
 from wizard.mirror.debs import DebFile, DebSpec
 from wizard.mirror.wheels import WheelSpec, python_tag
 
@@ -508,6 +508,28 @@ def therock_sdk_wheels(version: str, gfx: tuple[str, ...]) -> tuple[WheelSpec, .
     return (selector, core, libs, *dev)
 
 
+def vendor_torch_wheels(v: VendorWheel, gfx: tuple[str, ...]) -> tuple[WheelSpec, ...]:
+    """AMD's own torch build for a Core SDK release (``vendor_wheels``): torch, torchvision and torchaudio at the
+    row's versions, torch and torchvision with the ``device-gfxNNNN`` extras AMD's install commands use. The
+    knowledge base records no Python tags for these builds: ``py3-none`` stands in (a pip of any Python takes
+    them; the wizard's wheel preflight, which asks for this Python's tag, cannot be answered by the mirror)."""
+    note = (f"Rehearsal wheel of the rocm-wizard local mirror for AMD's torch {v.torch} (ROCm Core SDK {v.sdk}, "
+            f"torch_wheels.json vendor_wheels); no PyTorch inside. Python tags are not recorded: py3-none stands in.")
+    version_py = (f"# rocm-wizard rehearsal mirror: the fields of torch/version.py\n__version__ = {v.torch!r}\n"
+                  f"debug = False\ncuda = None\ngit_version = 'unknown (rehearsal mirror)'\nhip = {v.sdk!r}\n").encode()
+    extras = tuple(f"device-{g}" for g in gfx)
+    requires = tuple(f'amd-torch-device-{g}=={v.torch}; extra == "device-{g}"' for g in gfx)
+    out = [WheelSpec("torch", v.torch, (THEROCK_TAG,), (("torch/__init__.py", _placeholder_init("torch", v.torch)),
+                                                       ("torch/version.py", version_py)),
+                     f"torch {v.torch} (rehearsal placeholder)", None, requires, extras, note)]
+    for name, version in (("torchvision", v.torchvision), ("torchaudio", v.torchaudio)):
+        if version:
+            out.append(WheelSpec(name, version, (THEROCK_TAG,), ((f"{name}/__init__.py", _placeholder_init(name, version)),),
+                                 f"{name} {version} (rehearsal placeholder)", None, (f"torch=={v.torch}",),
+                                 extras if name == "torchvision" else (), note))
+    return (*out, *therock_device_wheels(v.torch, gfx))
+
+
 @dataclass(frozen=True)
 class WheelIndex:
     url: str  # upstream index URL
@@ -544,8 +566,17 @@ def wheel_indexes(kb: KnowledgeBase, rows: tuple[Wheel, ...] | None = None) -> t
         if ten and tr.rocm10_index:
             sdk_for_index[tr.rocm10_index.rstrip("/")] = ten[-1].version
             by_index.setdefault(tr.rocm10_index.rstrip("/"), [])
-    for url, version in sdk_for_index.items():
-        by_index[url].extend(therock_sdk_wheels(version, gfx))
+    sdk_versions: dict[str, set[str]] = {url: {version} for url, version in sdk_for_index.items()}
+    for v in kb.vendor_wheels():  # AMD's own torch builds, on the index that serves them, with their SDK's wheels
+        ix = kb.wheel_index(v.index)
+        if ix is None:
+            continue
+        url = ix.url.rstrip("/")
+        by_index.setdefault(url, []).extend(vendor_torch_wheels(v, gfx))
+        sdk_versions.setdefault(url, set()).add(v.sdk)
+    for url, versions in sdk_versions.items():
+        for version in sorted(versions, key=_vkey):
+            by_index[url].extend(therock_sdk_wheels(version, gfx))
     return tuple(WheelIndex(url, tuple(specs)) for url, specs in sorted(by_index.items()))
 
 

@@ -411,6 +411,7 @@ def pip(root: Path, args: list[str], venv: str | None) -> int:
             if not mo:
                 raise Fail(f"ERROR: Invalid requirement: '{r}'", 1)
             plan.append((mo.group(1), _resolve(root, mo.group(1), mo.group(3), index, pyver)))
+            plan += _device_packages(mo.group(1), mo.group(2), plan[-1][1])
         for name, version in plan:  # everything resolved before anything changes, as pip does
             _install(site, name, version)
         if plan:
@@ -438,6 +439,8 @@ def _install_deb(root: Path, path: str) -> str:
     if d.get("Codename") != codename:
         raise Fail(f"E: {d.get('Package')} for {d.get('Codename')} cannot be installed on {codename}: "
                    f"Depends: distribution-release ({d.get('Codename')}) but it is not installable", 100)
+    if "Driver" in d:
+        return _install_driver_deb(root, d, codename)
     rel = d["Release"]
     files = {
         "/etc/apt/sources.list.d/amdgpu.list":
@@ -520,7 +523,7 @@ def apt_get(root: Path, args: list[str]) -> int:
         return 0
     if op in ("install", "reinstall"):
         have = m.installed(root)
-        avail = m.available(root)
+        avail = {**m.available(root), **_core_sdk_available(root)}
         todo = []
         for n in names:
             if n.endswith(".deb"):
@@ -547,7 +550,7 @@ def apt_get(root: Path, args: list[str]) -> int:
                 _install_deb(root, n)
             elif n not in have or op == "reinstall":
                 ver = avail.get(n, "sandbox")
-                files, links = m.package_files(n, ver)
+                files, links = _core_sdk_files(n, ver) if n.startswith("amdrocm") else m.package_files(n, ver)
                 m.install_package(root, n, ver, files, links)
                 print(f"Setting up {n} ({ver}) ...")
         return 0
@@ -725,6 +728,8 @@ def amdgpu_install(root: Path, args: list[str]) -> int:
         return 0
     usecases = next((a.split("=", 1)[1] for a in args if a.startswith("--usecase=")), "graphics")
     rel = m.rocm_release_in_sources(root)
+    if rel is None and _driver_repo(root):
+        return _amdgpu_install_driver_only(root, args, yes)
     if rel is None:
         raise Fail("E: Unable to locate package rocm", 100)
     if not yes:
@@ -800,6 +805,9 @@ def _model_answer(root: Path, url: str) -> bytes | None:
     if mo:
         if url not in _known_urls():
             return None
+        if _driver_numbered(mo.group(1)):
+            return (f"rocm-wizard sandbox package\nPackage: amdgpu-install\nVersion: {mo.group(3)}-{mo.group(4)}\n"
+                    f"Driver: {mo.group(1)}\nCodename: {mo.group(2)}\nURL: {url}\n").encode()
         rel = _release_from_pkgver(mo.group(3))
         return (f"rocm-wizard sandbox package\nPackage: amdgpu-install\nVersion: {mo.group(3)}-{mo.group(4)}\n"
                 f"Release: {rel}\nCodename: {mo.group(2)}\nURL: {url}\n").encode()
@@ -815,7 +823,8 @@ def _known_urls() -> set[str]:
     try:
         from wizard.kb import load_kb
 
-        return {u for r in load_kb().releases() for u in r.amdgpu_install.values()}
+        rels = load_kb().releases()
+        return {u for r in rels for u in r.amdgpu_install.values()} | _core_sdk_urls(rels)
     except Exception:  # noqa: BLE001 - without a knowledge base nothing is known to exist
         return set()
 
@@ -834,7 +843,7 @@ def _index_page(url: str) -> str | None:
     except Exception:  # noqa: BLE001
         return None
     if not rows:
-        return None
+        return _vendor_index_page(kb, index, name)
     files = []
     for w in rows:
         version = {"torch": w.torch, "torchvision": w.torchvision, "torchaudio": w.torchaudio}.get(name)
@@ -846,6 +855,29 @@ def _index_page(url: str) -> str | None:
     if not files:
         return None
     links = "".join(f'<a href="{f}">{f.replace("%2B", "+")}</a><br/>\n' for f in sorted(set(files)))
+    return f"<!DOCTYPE html>\n<html><body>\n<h1>Links for {name}</h1>\n{links}</body></html>\n"
+
+
+def _vendor_index_page(kb: object, index: str, name: str) -> str | None:
+    """AMD's index pages for its own torch builds (``vendor_wheels``) and the Core SDK's ``rocm`` packages.
+    The knowledge base records no Python tags for them: ``py3-none`` stands in, as in the rehearsal mirror."""
+    from wizard.kb import KnowledgeBase
+
+    assert isinstance(kb, KnowledgeBase)
+    ix = kb.wheel_index(index)
+    if ix is None or ix.vendor != "amd":
+        return None
+    versions: set[str] = set()
+    for v in kb.vendor_wheels():
+        if v.index != ix.name:
+            continue
+        got = {"torch": v.torch, "torchvision": v.torchvision, "torchaudio": v.torchaudio, "rocm": v.sdk}.get(name)
+        if got:
+            versions.add(got)
+    if not versions:
+        return None
+    files = [f"{name.replace('-', '_')}-{ver.replace('+', '%2B')}-py3-none-linux_x86_64.whl" for ver in sorted(versions)]
+    links = "".join(f'<a href="{f}">{f.replace("%2B", "+")}</a><br/>\n' for f in files)
     return f"<!DOCTYPE html>\n<html><body>\n<h1>Links for {name}</h1>\n{links}</body></html>\n"
 
 
@@ -893,6 +925,7 @@ def systemctl(root: Path, args: list[str]) -> int:
 
 
 def reboot(root: Path, args: list[str]) -> int:
+    _load_installed_driver(root)
     bid = m.new_boot_id(root)
     with open(root / m.SANDBOX_DIR / "reboots.log", "a") as fh:
         fh.write(bid + "\n")
@@ -1130,6 +1163,152 @@ def rocminfo(root: Path, args: list[str]) -> int:
             v = int(mo.group(1))
             print(f"  Name:                    gfx{v // 10000}{(v // 100) % 100:x}{v % 100:x}")
     return 0
+
+
+# ------------------------------------------------------------------------------ issue 13: the Core SDK
+# repository, the driver-numbered amdgpu-install (31.x) and device extras. The sandbox's model of them: the
+# package names and URLs come from the knowledge base; what the knowledge base does not say (which ROCm
+# packages the driver-numbered installer's "rocm" usecase brings, the files of amdrocm packages) is not
+# modelled beyond what the wizard reads back (the kernel driver; the install directory).
+
+
+def _driver_numbered(directory: str) -> bool:
+    """amdgpu-install/31.50/...: numbered by driver version (7.14 and later), not by ROCm release."""
+    try:
+        return int(directory.split(".")[0]) >= 30
+    except ValueError:
+        return False
+
+
+def _install_driver_deb(root: Path, d: dict[str, str], codename: str | None) -> str:
+    driver = d["Driver"]
+    files = {"/etc/apt/sources.list.d/amdgpu.list":
+             f"deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] https://repo.radeon.com/amdgpu/{driver}/ubuntu "
+             f"{codename} main\n",
+             "/etc/apt/keyrings/rocm.gpg": f"rocm-wizard sandbox key\nfpr: {_amd_fingerprint()}\n"}
+    m.install_package(root, d["Package"], d["Version"], files)
+    print(f"Setting up {d['Package']} ({d['Version']}) ...")
+    return d["Package"]
+
+
+def _driver_repo(root: Path) -> str | None:
+    for line in m.apt_source_lines(root):
+        mo = re.search(r"repo\.radeon\.com/amdgpu/([0-9][0-9.]*)/", line)
+        if mo and _driver_numbered(mo.group(1)):
+            return mo.group(1)
+    return None
+
+
+def _amdgpu_install_driver_only(root: Path, args: list[str], yes: bool) -> int:
+    if not yes:
+        print("Do you want to continue? [Y/n] Abort.")
+        return 1
+    _dpkg_locked(root)
+    print(f"sandbox: amdgpu-install {_driver_repo(root)}: only the kernel driver is modelled (the knowledge base "
+          "does not list what its other usecases install)")
+    if "--no-dkms" in args:
+        return 0
+    ver = m.available(root).get("amdgpu-dkms")
+    if ver is None:
+        raise Fail("E: Unable to locate package amdgpu-dkms", 100)
+    if m.installed(root).get("amdgpu-dkms") != ver:
+        files, links = m.package_files("amdgpu-dkms", ver)
+        m.install_package(root, "amdgpu-dkms", ver, files, links)
+        print(f"Setting up amdgpu-dkms ({ver}) ...")
+    return 0
+
+
+def _load_installed_driver(root: Path) -> None:
+    """A machine that booted without the amdgpu driver gets it at the next boot once amdgpu-dkms is installed:
+    /dev/kfd, the KFD topology and the render nodes appear (the profile's tree with the driver loaded)."""
+    if (root / "dev/kfd").exists() or "amdgpu-dkms" not in m.installed(root):
+        return
+    from wizard.profiles import PROFILES, machine_tree
+
+    prof = PROFILES.get(str(m.config(root).get("profile", "")))
+    if prof is None:
+        return
+    tree = machine_tree(prof, driver=True)
+    for d in tree.dirs:
+        (root / d).mkdir(parents=True, exist_ok=True)
+    for rel, data in tree.files:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+    for rel in tree.nodes:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("")
+
+
+def _core_sdk_urls(rels: tuple[object, ...]) -> set[str]:
+    out: set[str] = set()
+    for r in rels:
+        routes = getattr(r, "routes", None)
+        if routes is None:
+            continue
+        for repo in (routes.apt, routes.rpm):
+            if repo is not None:
+                out.add(repo.key_url)
+                out.update(repo.repos.values())
+    return out
+
+
+def _apt_uris(root: Path) -> list[str]:
+    """Repository URLs of the sandbox's apt sources: one-line .list files and deb822 .sources files."""
+    uris = []
+    for line in m.apt_source_lines(root):
+        uris += [w for w in line.split() if w.startswith(("http://", "https://"))]
+    for p in sorted((root / "etc/apt/sources.list.d").glob("*.sources")):
+        for line in p.read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("URIs:"):
+                uris += line.split()[1:]
+    return uris
+
+
+def _core_sdk_available(root: Path) -> dict[str, str]:
+    """The packages a configured Core SDK repository offers: the release's meta package and its per-gfx ones."""
+    try:
+        from wizard.kb import load_kb
+
+        rels = load_kb().releases("core-sdk")
+    except Exception:  # noqa: BLE001 - without a knowledge base no repository is known
+        return {}
+    uris = {u.rstrip("/") for u in _apt_uris(root)}
+    out: dict[str, str] = {}
+    for r in rels:
+        apt = r.routes.apt if r.routes is not None else None
+        if apt is None or not uris & {u.rstrip("/") for u in apt.repos.values()}:
+            continue
+        ver = f"{r.version}-sandbox"
+        if r.routes is not None and r.routes.meta_package:
+            out[r.routes.meta_package] = ver
+        if r.routes is not None and r.routes.gfx_package and r.gfx is not None:
+            out.update({r.routes.gfx_package.replace("{gfx}", g): ver for g in r.gfx.official})
+    return out
+
+
+def _core_sdk_files(name: str, version: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The install directory the release's packages fill (what the wizard's probe reads back)."""
+    try:
+        from wizard.kb import load_kb
+
+        rel = load_kb().release(version.split("-")[0])
+    except Exception:  # noqa: BLE001
+        rel = None
+    if rel is None or not rel.install_path:
+        return {}, {}
+    return {f"{rel.install_path}/.info/version": f"{rel.version}\n"}, {}
+
+
+def _device_packages(name: str, extras: str | None, version: str) -> list[tuple[str, str]]:
+    """torch[device-gfxNNNN] brings amd-torch-device-gfxNNNN and rocm[device-gfxNNNN] rocm-sdk-device-gfxNNNN
+    (TheRock's package names, knowledge base therock notes), at the requested version."""
+    if not extras:
+        return []
+    prefix = {"torch": "amd-torch-device", "rocm": "rocm-sdk-device"}.get(_norm(name))
+    if prefix is None:
+        return []
+    return [(f"{prefix}-{e.strip()[len('device-'):]}", version) for e in extras.strip("[]").split(",")
+            if e.strip().startswith("device-") and e.strip() != "device-all"]
 
 
 HANDLERS = {

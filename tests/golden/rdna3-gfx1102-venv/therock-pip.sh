@@ -9,8 +9,8 @@
 # GPU: AMD Radeon RX 7600 XT (gfx1102)
 # driver: amdgpu in-tree
 # python env: /home/user/sd: torch 2.6.0+rocm6.2.4
-# target: stream core-sdk, torch newest on TheRock, index_url https://repo.amd.com/rocm/whl-multi-
-# arch/, gfx gfx1102, venv /home/user/sd
+# target: stream core-sdk, torch 2.13.0+rocm10.0.0, index amd-whl-next, index_url
+# https://stable.repo.amd.com/rocm/whl-next/, gfx gfx1102, venv /home/user/sd
 # why: The current ROCm stream from pip: TheRock's multi-arch index ships torch with per-GPU
 # device packages (torch[device-gfxNNNN]) and the ROCm libraries as pip packages, so only the
 # amdgpu kernel driver is needed. It covers targets no upstream wheel carries (RDNA1 gfx1010-1012,
@@ -36,9 +36,9 @@ if ! step_done 1; then
   if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
   # root: root is available through sudo
   if ! sudo -- true; then echo 'preflight failed: root: root is available through sudo' >&2; exit 1; fi
-  # wheel: torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python
+  # wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh /home/user/sd/bin/python https://repo.amd.com/rocm/whl-multi-arch/ torch 'torch-[0-9][^-]*-@TAG@-'; then echo 'preflight failed: wheel: torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python' >&2; exit 1; fi
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh /home/user/sd/bin/python https://stable.repo.amd.com/rocm/whl-next/ torch 'torch-2\.13\.0((\+|%2B)[^-]*)?-(@TAG@|py3-none)-'; then echo 'preflight failed: wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python' >&2; exit 1; fi
   # disk-venv: disk space for the venv under /home/user
   if ! python3 -c 'import os, shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -265,8 +265,9 @@ fi
 
 # ---- step 4/6: pip_pin: Pin the torch stack in /home/user/sd
 # note: reusing the venv /home/user/sd
-# note: TheRock index: versions are the newest the index serves; the constraints file pins what
-# got installed
+# note: AMD's torch 2.13.0+rocm10.0.0 (ROCm Core SDK 10.0.0) from
+# https://stable.repo.amd.com/rocm/whl-next/ (amd-whl-next, stable), the newest build the
+# knowledge base confirms there
 if ! step_done 4; then
   # remove every torch-stack distribution from the venv
   if ! /home/user/sd/bin/python -c 'import os, re, sys
@@ -296,10 +297,10 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1102 >/dev/null 2>&1; then
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1102 >/dev/null 2>&1; then
     /home/user/sd/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
   fi
-  # install the pinned stack from https://repo.amd.com/rocm/whl-multi-arch/
+  # install the pinned stack from https://stable.repo.amd.com/rocm/whl-next/
   if ! /home/user/sd/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
@@ -327,8 +328,8 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1102 >/dev/null 2>&1; then
-    /home/user/sd/bin/python -m pip install --index-url https://repo.amd.com/rocm/whl-multi-arch/ 'rocm[libraries,device-gfx1102]' 'torch[device-gfx1102]' 'torchvision[device-gfx1102]' torchaudio
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1102 >/dev/null 2>&1; then
+    /home/user/sd/bin/python -m pip install --index-url https://stable.repo.amd.com/rocm/whl-next/ 'rocm[libraries,device-gfx1102]==10.0.0' 'torch[device-gfx1102]==2.13.0+rocm10.0.0' 'torchvision[device-gfx1102]==0.28.0+rocm10.0.0' torchaudio==2.11.0.2+rocm10.0.0
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
@@ -370,7 +371,7 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1102
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1102
   mark_done 4
 fi
 

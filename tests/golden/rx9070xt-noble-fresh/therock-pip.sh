@@ -8,8 +8,8 @@
 # machine: Ubuntu 24.04.1 LTS (noble), kernel 6.8.0-48-generic [built:rx9070xt-noble-fresh]
 # GPU: AMD Radeon RX 9070 XT (gfx1201)
 # driver: amdgpu in-tree
-# target: stream core-sdk, torch newest on TheRock, index_url https://repo.amd.com/rocm/whl-multi-
-# arch/, gfx gfx1201, venv /home/user/rocm-wizard-venv
+# target: stream core-sdk, torch 2.13.0+rocm10.0.0, index amd-whl-next, index_url
+# https://stable.repo.amd.com/rocm/whl-next/, gfx gfx1201, venv /home/user/rocm-wizard-venv
 # why: The current ROCm stream from pip: TheRock's multi-arch index ships torch with per-GPU
 # device packages (torch[device-gfxNNNN]) and the ROCm libraries as pip packages, so only the
 # amdgpu kernel driver is needed. It covers targets no upstream wheel carries (RDNA1 gfx1010-1012,
@@ -38,9 +38,9 @@ if ! step_done 1; then
   # venv-path: /home/user/rocm-wizard-venv is new or a venv
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/rocm-wizard-venv; then echo 'preflight failed: venv-path: /home/user/rocm-wizard-venv is new or a venv' >&2; exit 1; fi
-  # wheel: torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python
+  # wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://repo.amd.com/rocm/whl-multi-arch/ torch 'torch-[0-9][^-]*-@TAG@-'; then echo 'preflight failed: wheel: torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python' >&2; exit 1; fi
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://stable.repo.amd.com/rocm/whl-next/ torch 'torch-2\.13\.0((\+|%2B)[^-]*)?-(@TAG@|py3-none)-'; then echo 'preflight failed: wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python' >&2; exit 1; fi
   # disk-venv: disk space for the venv under /home/user
   if ! python3 -c 'import os, shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -200,8 +200,9 @@ fi
 
 # ---- step 4/6: pip_pin: Pin the torch stack in /home/user/rocm-wizard-venv
 # note: new venv /home/user/rocm-wizard-venv
-# note: TheRock index: versions are the newest the index serves; the constraints file pins what
-# got installed
+# note: AMD's torch 2.13.0+rocm10.0.0 (ROCm Core SDK 10.0.0) from
+# https://stable.repo.amd.com/rocm/whl-next/ (amd-whl-next, stable), the newest build the
+# knowledge base confirms there
 if ! step_done 4; then
   # create the venv /home/user/rocm-wizard-venv
   if ! test -x /home/user/rocm-wizard-venv/bin/python; then
@@ -235,10 +236,10 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1201 >/dev/null 2>&1; then
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1201 >/dev/null 2>&1; then
     /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
   fi
-  # install the pinned stack from https://repo.amd.com/rocm/whl-multi-arch/
+  # install the pinned stack from https://stable.repo.amd.com/rocm/whl-next/
   if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
@@ -266,8 +267,8 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1201 >/dev/null 2>&1; then
-    /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://repo.amd.com/rocm/whl-multi-arch/ 'rocm[libraries,device-gfx1201]' 'torch[device-gfx1201]' 'torchvision[device-gfx1201]' torchaudio
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1201 >/dev/null 2>&1; then
+    /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://stable.repo.amd.com/rocm/whl-next/ 'rocm[libraries,device-gfx1201]==10.0.0' 'torch[device-gfx1201]==2.13.0+rocm10.0.0' 'torchvision[device-gfx1201]==0.28.0+rocm10.0.0' torchaudio==2.11.0.2+rocm10.0.0
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
@@ -309,7 +310,7 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1201
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1201
   mark_done 4
 fi
 

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# rocm-wizard dry run: plan driver: Only the amdgpu kernel driver (AMD's amdgpu-install 31.x), for
+# ROCm from pip or a container
+# Nothing has been run. Running this script by hand does what `rocm-wizard --plan driver` would
+# do, in the same order, with the same commands. Run it again after the reboot, or after fixing a
+# failure: it continues where it stopped.
+#
+# machine: Ubuntu 24.04.1 LTS (noble), kernel 6.8.0-48-generic [built:coresdk10-gfx1100]
+# GPU: AMD Radeon RX 7900 XTX (gfx1100)
+# ROCm now: 10.0.0 (core-sdk)
+# driver: amdgpu in-tree
+# python env: /home/user/therock: torch 2.14.1
+# target: stream driver, rocm 10.0.0, gfx gfx1100
+# why: For the many setups whose ROCm comes from a pip wheel or a container: only the kernel
+# driver is needed, and /dev/kfd is how it shows. When the running kernel's own amdgpu driver is
+# enough (/dev/kfd present; for a Ryzen APU a kernel as new as the knowledge base says it needs)
+# this plan has nothing to do and says so. Otherwise it installs AMD's driver-numbered amdgpu-
+# install package of the newest Core SDK release the knowledge base has facts for and runs it with
+# the --usecase line AMD documents for Radeon GPUs, then reboots. After it, a pip plan (pip-only,
+# therock-pip) or docker.
+# plan file: plans/driver.toml (shipped)
+
+set -euo pipefail
+
+# Progress: one line per finished step. Delete this file to start the plan over.
+progress=/var/lib/rocm-wizard/script/driver.progress
+[ -e "$progress" ] || { sudo -- mkdir -p "$(dirname "$progress")" && sudo -- touch "$progress"; }
+step_done() { grep -qx "$1" "$progress"; }
+mark_done() { echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
+mark_boot() { echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
+
+# ---- step 1/6: preflight: Preflight: check everything the plan needs before the first change
+# note: each check must pass; a failure stops the run before anything changes (--skip-preflight
+# NAME skips a check you know to be wrong, and is journalled)
+if ! step_done 1; then
+  mark_done 1
+fi
+
+# ---- step 2/6: backup: Back up environments, packages, repo lists and evidence
+# note: nothing to do
+# skipped: no step of this plan changes anything
+
+# ---- step 3/6: kernel_driver: The amdgpu kernel driver
+# note: nothing to do
+# skipped: the in-tree amdgpu driver of kernel 6.8.0-48-generic is enough: /dev/kfd is present
+
+# ---- step 4/6: secure_boot: Enrol the DKMS signing key for Secure Boot (MOK)
+# skipped: Secure Boot is off
+
+# ---- step 5/6: groups: Add the user to the render and video groups
+# skipped: user is already in render and video
+
+# ---- step 6/6: reboot: Reboot
+# skipped: no earlier step needs a reboot
+
+echo 'rocm-wizard plan driver: done'

@@ -1,0 +1,504 @@
+#!/usr/bin/env bash
+# rocm-wizard dry run: plan core-sdk: ROCm Core SDK (newest release the knowledge base has facts
+# for) from AMD's package repository, plus AMD's torch in a venv
+# Nothing has been run. Running this script by hand does what `rocm-wizard --plan core-sdk` would
+# do, in the same order, with the same commands. Run it again after the reboot, or after fixing a
+# failure: it continues where it stopped.
+#
+# machine: Ubuntu 22.04.4 LTS (x86_64), kernel 6.5.0-35-generic [recorded:rdna2-gfx1030-jammy]
+# GPU: AMD Radeon RX 6950 XT (gfx1030)
+# python env: (recorded): torch 2.3.0+rocm6.0
+# target: stream core-sdk, rocm 10.0.0, torch 2.13.0+rocm10.0.0, index amd-whl-next, index_url
+# https://stable.repo.amd.com/rocm/whl-next/, gfx gfx1030, venv /home/user/rocm-wizard-venv
+# why: The current ROCm stream installed system-wide the way AMD's install page documents it:
+# AMD's package repository and key for this distro, one package per GPU target
+# (amdrocm10.0-gfxNNNN), after removing the legacy line (AMD: uninstall ROCm 7.2.4 or older before
+# 10.x), and AMD's own torch build for that release with the mandatory device extra (torch[device-
+# gfxNNNN]) in a venv. Choose it when you need the Core SDK's tools and libraries on the system;
+# for PyTorch alone therock-pip is enough. The kernel driver is not part of it: without /dev/kfd
+# run the driver plan first.
+# plan file: plans/core-sdk.toml (shipped)
+
+set -euo pipefail
+
+# Progress: one line per finished step. Delete this file to start the plan over.
+progress=/var/lib/rocm-wizard/script/core-sdk.progress
+[ -e "$progress" ] || { sudo -- mkdir -p "$(dirname "$progress")" && sudo -- touch "$progress"; }
+step_done() { grep -qx "$1" "$progress"; }
+mark_done() { echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
+mark_boot() { echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
+
+# ---- step 1/9: preflight: Preflight: check everything the plan needs before the first change
+# note: each check must pass; a failure stops the run before anything changes (--skip-preflight
+# NAME skips a check you know to be wrong, and is journalled)
+if ! step_done 1; then
+  # ssh: ssh session: advise tmux/screen
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
+  # root: root is available through sudo
+  if ! sudo -- true; then echo 'preflight failed: root: root is available through sudo' >&2; exit 1; fi
+  # package-lock: the package manager's lock is free (waits up to 120 s)
+  if ! sudo -- python3 -c 'import fcntl, os, struct, sys, time
+wait, paths = float(sys.argv[1]), sys.argv[2:]
+def holder(path):
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return None
+    try:
+        got = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0) + bytes(8))
+    finally:
+        os.close(fd)
+    kind, _, _, _, pid = struct.unpack("hhqqi", got[:struct.calcsize("hhqqi")])
+    if kind == fcntl.F_UNLCK:
+        return None
+    try:
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        cmd = ""
+    return f"pid {pid}" + (f" ({cmd[:80]})" if cmd else "")
+start, said = time.monotonic(), -10.0
+while True:
+    held = [(p, h) for p in paths for h in [holder(p)] if h]
+    if not held:
+        sys.exit(0)
+    waited = time.monotonic() - start
+    if waited >= wait:
+        p, h = held[0]
+        sys.exit(f"{p} is still locked by {h} after {wait:g} s: another package manager (unattended-upgrades?) "
+                 "is running; wait for it, or give the run more time with --lock-wait S")
+    if waited - said >= 10:
+        p, h = held[0]
+        print(f"waiting for {p}, locked by {h} ({waited:.0f} s of at most {wait:g} s)", flush=True)
+        said = waited
+    time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock; then echo 'preflight failed: package-lock: the package manager'"'"'s lock is free (waits up to 120 s)' >&2; exit 1; fi
+  # package-url: AMD's repository key exists
+  if ! wget -q --spider https://stable.repo.amd.com/rocm/gpg/packages.gpg; then echo 'preflight failed: package-url: AMD'"'"'s repository key exists' >&2; exit 1; fi
+  # venv-path: /home/user/rocm-wizard-venv is new or a venv
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/rocm-wizard-venv; then echo 'preflight failed: venv-path: /home/user/rocm-wizard-venv is new or a venv' >&2; exit 1; fi
+  # wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://stable.repo.amd.com/rocm/whl-next/ torch 'torch-2\.13\.0((\+|%2B)[^-]*)?-(@TAG@|py3-none)-'; then echo 'preflight failed: wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python' >&2; exit 1; fi
+  # disk-rocm: disk space for ROCm under /opt
+  if ! python3 -c 'import os, shutil, sys
+path, need = sys.argv[1], int(sys.argv[2])
+while not os.path.exists(path) and os.path.dirname(path) != path:
+    path = os.path.dirname(path)
+free = shutil.disk_usage(path).free
+if free < need:
+    sys.exit(f"only {free / 2**30:.1f} GiB free on {path}; {need >> 30} GiB needed")
+print(f"{free / 2**30:.1f} GiB free on {path}")' /opt 26843545600; then echo 'preflight failed: disk-rocm: disk space for ROCm under /opt' >&2; exit 1; fi
+  # disk-venv: disk space for the venv under /home/user
+  if ! python3 -c 'import os, shutil, sys
+path, need = sys.argv[1], int(sys.argv[2])
+while not os.path.exists(path) and os.path.dirname(path) != path:
+    path = os.path.dirname(path)
+free = shutil.disk_usage(path).free
+if free < need:
+    sys.exit(f"only {free / 2**30:.1f} GiB free on {path}; {need >> 30} GiB needed")
+print(f"{free / 2**30:.1f} GiB free on {path}")' /home/user 16106127360; then echo 'preflight failed: disk-venv: disk space for the venv under /home/user' >&2; exit 1; fi
+  mark_done 1
+fi
+
+# ---- step 2/9: backup: Back up environments, packages, repo lists and evidence
+# note: backup directory: /var/lib/rocm-wizard/backup/core-sdk
+# note: no Python environment with torch to back up
+if ! step_done 2; then
+  # create the backup directory
+  if ! test -d /var/lib/rocm-wizard/backup/core-sdk; then
+    sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/core-sdk
+  fi
+  # installed packages (both ROCm streams included)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/core-sdk/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  # repo lists, keys, pins and global env files
+  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/core-sdk/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  # rocminfo evidence
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/core-sdk/rocminfo.txt rocminfo
+  # KFD topology evidence
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/core-sdk/kfd-properties.txt
+  # the manifest rollback reads
+  if ! python3 -c 'import sys
+try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
+except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/core-sdk/manifest.json '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/core-sdk",
+ "driver": {
+  "kind": null,
+  "version": null
+ },
+ "env_settings": [],
+ "envs": [],
+ "evidence": [
+  "rocminfo.txt",
+  "kfd-properties.txt"
+ ],
+ "files": {
+  "archive": "etc-files.tar.gz",
+  "paths": [
+   "/etc/apt/sources.list",
+   "/etc/apt/sources.list.d",
+   "/etc/apt/preferences.d",
+   "/etc/apt/keyrings",
+   "/etc/apt/trusted.gpg.d",
+   "/etc/environment",
+   "/etc/profile.d",
+   "/etc/ld.so.conf.d"
+  ]
+ },
+ "format": 1,
+ "machine": {
+  "codename": null,
+  "kernel": "6.5.0-35-generic",
+  "os": "ubuntu",
+  "version": "22.04"
+ },
+ "packages": {
+  "dkms": [],
+  "file": "dpkg-selections.txt",
+  "manager": "apt",
+  "rocm_streams": {}
+ },
+ "plan": "core-sdk",
+ "rocm": {
+  "apt_sources": [],
+  "installs": [],
+  "pins": [],
+  "stream": null,
+  "version": null
+ }
+}
+' >/dev/null 2>&1; then
+    sudo -- python3 -c 'import os,sys
+p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
+d=os.path.dirname(p) or '"'"'.'"'"'
+os.makedirs(d,exist_ok=True)
+t=p+'"'"'.rocm-wizard.tmp'"'"'
+with open(t,'"'"'w'"'"') as f: f.write(text)
+os.chmod(t,mode)
+os.replace(t,p)' /var/lib/rocm-wizard/backup/core-sdk/manifest.json 644 '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/core-sdk",
+ "driver": {
+  "kind": null,
+  "version": null
+ },
+ "env_settings": [],
+ "envs": [],
+ "evidence": [
+  "rocminfo.txt",
+  "kfd-properties.txt"
+ ],
+ "files": {
+  "archive": "etc-files.tar.gz",
+  "paths": [
+   "/etc/apt/sources.list",
+   "/etc/apt/sources.list.d",
+   "/etc/apt/preferences.d",
+   "/etc/apt/keyrings",
+   "/etc/apt/trusted.gpg.d",
+   "/etc/environment",
+   "/etc/profile.d",
+   "/etc/ld.so.conf.d"
+  ]
+ },
+ "format": 1,
+ "machine": {
+  "codename": null,
+  "kernel": "6.5.0-35-generic",
+  "os": "ubuntu",
+  "version": "22.04"
+ },
+ "packages": {
+  "dkms": [],
+  "file": "dpkg-selections.txt",
+  "manager": "apt",
+  "rocm_streams": {}
+ },
+ "plan": "core-sdk",
+ "rocm": {
+  "apt_sources": [],
+  "installs": [],
+  "pins": [],
+  "stream": null,
+  "version": null
+ }
+}
+'
+  fi
+  mark_done 2
+fi
+
+# ---- step 3/9: purge: Remove the installed ROCm stacks (simulated first)
+# note: nothing to purge
+# skipped: no ROCm packages installed
+
+# ---- step 4/9: core_sdk_install: Install ROCm Core SDK 10.0.0 from AMD's package repository
+# note: packages: amdrocm10.0-gfx1030
+# note: ROCm 10.1.0 is newer, but the knowledge base lacks routes (AMD's package repository and
+# key): not planned
+# note: repository: https://stable.repo.amd.com/rocm/core/packages/ubuntu2204/ (suite stable,
+# deb822 source /etc/apt/sources.list.d/amdrocm.sources), key
+# https://stable.repo.amd.com/rocm/gpg/packages.gpg
+# note: the knowledge base has no fingerprint for this key: none is pinned; compare the printed
+# one with AMD's install page
+# note: installs under /opt/rocm/core-10.0
+if ! step_done 4; then
+  # wait for the package manager's lock (at most 120 s)
+  sudo -- python3 -c 'import fcntl, os, struct, sys, time
+wait, paths = float(sys.argv[1]), sys.argv[2:]
+def holder(path):
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return None
+    try:
+        got = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0) + bytes(8))
+    finally:
+        os.close(fd)
+    kind, _, _, _, pid = struct.unpack("hhqqi", got[:struct.calcsize("hhqqi")])
+    if kind == fcntl.F_UNLCK:
+        return None
+    try:
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        cmd = ""
+    return f"pid {pid}" + (f" ({cmd[:80]})" if cmd else "")
+start, said = time.monotonic(), -10.0
+while True:
+    held = [(p, h) for p in paths for h in [holder(p)] if h]
+    if not held:
+        sys.exit(0)
+    waited = time.monotonic() - start
+    if waited >= wait:
+        p, h = held[0]
+        sys.exit(f"{p} is still locked by {h} after {wait:g} s: another package manager (unattended-upgrades?) "
+                 "is running; wait for it, or give the run more time with --lock-wait S")
+    if waited - said >= 10:
+        p, h = held[0]
+        print(f"waiting for {p}, locked by {h} ({waited:.0f} s of at most {wait:g} s)", flush=True)
+        said = waited
+    time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock
+  # repair an interrupted dpkg (dpkg --configure -a)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && test -z "$(dpkg --audit 2>/dev/null)"' >/dev/null 2>&1; then
+    sudo -- dpkg --configure -a
+  fi
+  # repair broken dependencies (apt-get -f install)
+  if ! apt-get check >/dev/null 2>&1; then
+    sudo -- apt-get -f install -y
+  fi
+  # no package the step changes is held
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sh -c 'held=$(apt-mark showhold "$@" 2>/dev/null | tr "\n" " " | sed "s/ *$//"); if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin'"'"'s decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi' sh amdrocm10.0-gfx1030
+  # download directory
+  if ! test -d /var/lib/rocm-wizard/downloads; then
+    sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
+  fi
+  # download AMD's repository key
+  if ! test -s /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key; then
+    sudo -- wget -q -O /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key https://stable.repo.amd.com/rocm/gpg/packages.gpg
+  fi
+  # AMD's key into /etc/apt/keyrings/amdrocm.gpg (its fingerprint is printed)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! test -s /etc/apt/keyrings/amdrocm.gpg; then
+    sudo -- sh -c 'mkdir -p "$(dirname "$2")" && if grep -q "BEGIN PGP PUBLIC KEY BLOCK" "$1"; then gpg --dearmor --yes -o "$2" "$1"; else cp "$1" "$2"; fi && chmod 644 "$2" && { gpg --show-keys --with-colons "$2" 2>/dev/null | grep "^fpr" || true; }' sh /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key /etc/apt/keyrings/amdrocm.gpg
+  fi
+  # AMD's ROCm Core SDK 10.0.0 repository for ubuntu2204
+  if ! python3 -c 'import sys
+try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
+except OSError: sys.exit(1)' /etc/apt/sources.list.d/amdrocm.sources 'Types: deb
+URIs: https://stable.repo.amd.com/rocm/core/packages/ubuntu2204/
+Suites: stable
+Components: main
+Signed-By: /etc/apt/keyrings/amdrocm.gpg
+' >/dev/null 2>&1; then
+    sudo -- python3 -c 'import os,sys
+p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
+d=os.path.dirname(p) or '"'"'.'"'"'
+os.makedirs(d,exist_ok=True)
+t=p+'"'"'.rocm-wizard.tmp'"'"'
+with open(t,'"'"'w'"'"') as f: f.write(text)
+os.chmod(t,mode)
+os.replace(t,p)' /etc/apt/sources.list.d/amdrocm.sources 644 'Types: deb
+URIs: https://stable.repo.amd.com/rocm/core/packages/ubuntu2204/
+Suites: stable
+Components: main
+Signed-By: /etc/apt/keyrings/amdrocm.gpg
+'
+  fi
+  # read the new repository
+  sudo -- apt-get update
+  # install ROCm Core SDK 10.0.0 for gfx1030
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'for p; do dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii" || exit 1; done; exit 0' sh amdrocm10.0-gfx1030 >/dev/null 2>&1; then
+    sudo -- apt-get install -y amdrocm10.0-gfx1030
+  fi
+  mark_done 4
+fi
+
+# ---- step 5/9: groups: Add the user to the render and video groups
+# note: log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed
+if ! step_done 5; then
+  # add user to render and video
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
+    sudo -- usermod -a -G render,video user
+  fi
+  mark_done 5
+fi
+
+# ---- step 6/9: pip_pin: Pin the torch stack in /home/user/rocm-wizard-venv
+# note: new venv /home/user/rocm-wizard-venv
+# note: AMD's torch 2.13.0+rocm10.0.0 for ROCm Core SDK 10.0.0 from
+# https://stable.repo.amd.com/rocm/whl-next/ (amd-whl-next, stable), installed with the mandatory
+# device extra
+if ! step_done 6; then
+  # create the venv /home/user/rocm-wizard-venv
+  if ! test -x /home/user/rocm-wizard-venv/bin/python; then
+    python3 -m venv /home/user/rocm-wizard-venv
+  fi
+  # remove every torch-stack distribution from the venv
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+from importlib import metadata as md
+want, targets = sys.argv[1], sys.argv[2:]
+try:
+    v = md.version("torch")
+except md.PackageNotFoundError:
+    sys.exit("torch is not installed")
+if want != "any" and v.split("+")[0] != want:
+    sys.exit(f"torch {v} is installed, {want} was expected")
+names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
+if "+rocm" not in v and not therock:
+    sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
+if therock:
+    missing = [t for t in targets if f"amd-torch-device-{t}" not in names and f"rocm-sdk-device-{t}" not in names]
+else:
+    lib = os.path.join(os.path.dirname(str(md.distribution("torch").locate_file("torch/__init__.py"))), "lib")
+    found = set()
+    for root, dirs, files in os.walk(lib):
+        for name in files:
+            found.update(re.findall(r"gfx[0-9]+[a-z]?", name))
+    if not found:
+        print(f"torch {v}: no per-arch files under {lib}; the verify step checks the GPU")
+        sys.exit(0)
+    missing = [t for t in targets if t not in found]
+if missing:
+    sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1030 >/dev/null 2>&1; then
+    /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
+  fi
+  # install the pinned stack from https://stable.repo.amd.com/rocm/whl-next/
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+from importlib import metadata as md
+want, targets = sys.argv[1], sys.argv[2:]
+try:
+    v = md.version("torch")
+except md.PackageNotFoundError:
+    sys.exit("torch is not installed")
+if want != "any" and v.split("+")[0] != want:
+    sys.exit(f"torch {v} is installed, {want} was expected")
+names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
+if "+rocm" not in v and not therock:
+    sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
+if therock:
+    missing = [t for t in targets if f"amd-torch-device-{t}" not in names and f"rocm-sdk-device-{t}" not in names]
+else:
+    lib = os.path.join(os.path.dirname(str(md.distribution("torch").locate_file("torch/__init__.py"))), "lib")
+    found = set()
+    for root, dirs, files in os.walk(lib):
+        for name in files:
+            found.update(re.findall(r"gfx[0-9]+[a-z]?", name))
+    if not found:
+        print(f"torch {v}: no per-arch files under {lib}; the verify step checks the GPU")
+        sys.exit(0)
+    missing = [t for t in targets if t not in found]
+if missing:
+    sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1030 >/dev/null 2>&1; then
+    /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://stable.repo.amd.com/rocm/whl-next/ 'rocm[libraries,device-gfx1030]==10.0.0' 'torch[device-gfx1030]==2.13.0+rocm10.0.0' 'torchvision[device-gfx1030]==0.28.0+rocm10.0.0' torchaudio==2.11.0.2+rocm10.0.0
+  fi
+  # constraints file pinning the installed build
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  /home/user/rocm-wizard-venv/bin/python -c 'import re, sys
+from importlib import metadata as md
+keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
+pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
+               if d.metadata['"'"'Name'"'"'] and keep.match(d.metadata['"'"'Name'"'"'].lower().replace('"'"'_'"'"', '"'"'-'"'"'))})
+if not any(p.lower().startswith("torch==") for p in pins):
+    sys.exit("torch is not installed: no constraints written")
+with open(sys.argv[1], "w") as f:
+    f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
+print("\n".join(pins))' /home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+  # assert: a ROCm build carrying gfx1030
+  /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+from importlib import metadata as md
+want, targets = sys.argv[1], sys.argv[2:]
+try:
+    v = md.version("torch")
+except md.PackageNotFoundError:
+    sys.exit("torch is not installed")
+if want != "any" and v.split("+")[0] != want:
+    sys.exit(f"torch {v} is installed, {want} was expected")
+names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
+if "+rocm" not in v and not therock:
+    sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
+if therock:
+    missing = [t for t in targets if f"amd-torch-device-{t}" not in names and f"rocm-sdk-device-{t}" not in names]
+else:
+    lib = os.path.join(os.path.dirname(str(md.distribution("torch").locate_file("torch/__init__.py"))), "lib")
+    found = set()
+    for root, dirs, files in os.walk(lib):
+        for name in files:
+            found.update(re.findall(r"gfx[0-9]+[a-z]?", name))
+    if not found:
+        print(f"torch {v}: no per-arch files under {lib}; the verify step checks the GPU")
+        sys.exit(0)
+    missing = [t for t in targets if t not in found]
+if missing:
+    sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1030
+  mark_done 6
+fi
+
+# ---- step 7/9: env: Set the venv's environment (activate script)
+if ! step_done 7; then
+  # write the rocm-wizard block into /home/user/rocm-wizard-venv/bin/activate
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+# <<< rocm-wizard <<<
+' >/dev/null 2>&1; then
+    /home/user/rocm-wizard-venv/bin/python -c 'import sys
+path, block = sys.argv[1], sys.argv[2]
+text = open(path).read()
+begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
+if begin in text and end in text:
+    head, rest = text.split(begin, 1)
+    text = head.rstrip("\n") + "\n" + rest.split(end, 1)[1].lstrip("\n")
+if block:
+    text = text.rstrip("\n") + "\n" + block
+open(path + ".rocm-wizard.tmp", "w").write(text)
+import os
+os.replace(path + ".rocm-wizard.tmp", path)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+# <<< rocm-wizard <<<
+'
+  fi
+  mark_done 7
+fi
+
+# ---- step 8/9: reboot: Reboot
+# skipped: no earlier step needs a reboot
+
+# ---- step 9/9: verify: Verify: matmul and convolution on the GPU
+if ! step_done 9; then
+  # run the suite with /home/user/rocm-wizard-venv/bin/python
+  python3 -m wizard verify --python /home/user/rocm-wizard-venv/bin/python --json
+  mark_done 9
+fi
+
+echo 'rocm-wizard plan core-sdk: done'

@@ -1,0 +1,282 @@
+"""Issue 13's plans: core-sdk (AMD's package repository), driver (kernel driver only), channels, and a
+fresh machine without /dev/kfd getting a way forward. Every value asserted comes from the knowledge base."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_plan_golden import STATE_DIR, built_machines, machines
+from wizard.kb import load_kb
+from wizard.model import Driver, Facts
+from wizard.plan_file import PLANS_DIR, PlanError, load_plan_file
+from wizard.planner import PlanRefused, recommend, resolve_plan
+
+FRESH = Path(__file__).resolve().parent / "fixtures" / "machines" / "rdna4-9070xt-noble-fresh-no-kfd"
+
+
+def resolve(plan: str, facts: Facts, **kw):  # type: ignore[no-untyped-def]
+    return resolve_plan(plan, facts, state_dir=STATE_DIR, wizard_python="python3", **kw)
+
+
+def fresh() -> Facts:
+    return built_machines()["rx9070xt-noble-fresh"]
+
+
+def no_kfd(facts: Facts) -> Facts:
+    return dataclasses.replace(facts, driver=dataclasses.replace(facts.driver, kfd_present=False, loaded=False,
+                                                                 kind=None))
+
+
+def actions(rp, kind: str):  # type: ignore[no-untyped-def]
+    return [a for s in rp.steps if s.kind == kind for a in s.actions]
+
+
+def plan_copy(tmp_path: Path, name: str, edit: dict[str, str]) -> str:
+    text = (PLANS_DIR / f"{name}.toml").read_text()
+    for old, new in edit.items():
+        assert old in text
+        text = text.replace(old, new)
+    p = tmp_path / f"{name}-copy.toml"
+    p.write_text(text)
+    return str(p)
+
+
+# --- core-sdk ------------------------------------------------------------------------------------------
+
+
+def test_core_sdk_uses_the_kbs_repository_key_and_per_gfx_package() -> None:
+    kb = load_kb()
+    rel = kb.release("10.0.0")
+    assert rel is not None and rel.routes is not None and rel.routes.apt is not None
+    rp = resolve("core-sdk", fresh())
+    t = dict(rp.target)
+    assert t["rocm"] == "10.0.0"  # 10.1.0 is newer but lacks its routes: noted, not guessed
+    step = next(s for s in rp.steps if s.kind == "core_sdk_install")
+    assert any("10.1.0 is newer" in n and "routes" in n for n in step.notes)
+    argvs = [a.argv for a in step.actions]
+    assert ("wget", "-q", "-O", f"{STATE_DIR}/downloads/amdrocm-10.0.0.key", rel.routes.apt.key_url) in argvs
+    source = next(a for a in argvs if "/etc/apt/sources.list.d/amdrocm.sources" in a)
+    text = source[-1]
+    assert f"URIs: {rel.routes.apt.repos['ubuntu2404']}\n" in text
+    assert f"Signed-By: {rel.routes.apt.keyring}\n" in text and "Suites: stable\n" in text
+    assert ("apt-get", "install", "-y", "amdrocm10.0-gfx1201") in argvs
+    # the package manager's half-states are repaired on every entry
+    assert argvs.index(("dpkg", "--configure", "-a")) < argvs.index(("apt-get", "install", "-y", "amdrocm10.0-gfx1201"))
+    # AMD's own torch build, pinned, with the mandatory device extra, from the release's own index
+    pin = next(a for a in actions(rp, "pip_pin") if "--index-url" in a.argv).argv
+    assert pin[pin.index("--index-url") + 1] == "https://stable.repo.amd.com/rocm/whl-next/"
+    assert "torch[device-gfx1201]==2.13.0+rocm10.0.0" in pin
+    assert "torchvision[device-gfx1201]==0.28.0+rocm10.0.0" in pin and "torchaudio==2.11.0.2+rocm10.0.0" in pin
+    assert "rocm[libraries,device-gfx1201]==10.0.0" in pin
+    assert t["torch"] == "2.13.0+rocm10.0.0" and t["index"] == "amd-whl-next"
+
+
+def test_core_sdk_purges_the_legacy_line_first_as_amd_says() -> None:
+    rp = resolve("core-sdk", machines()["seed-7900xt"])  # ROCm 6.2.0 installed
+    kinds = [s.kind for s in rp.steps if s.actions]
+    assert kinds.index("purge") < kinds.index("core_sdk_install")
+    purge = next(s for s in rp.steps if s.kind == "purge")
+    assert any(a.argv[:3] == ("apt-get", "-y", "purge") for a in purge.actions)
+
+
+def test_core_sdk_without_a_purge_step_is_refused_when_legacy_is_installed(tmp_path: Path) -> None:
+    plan = plan_copy(tmp_path, "core-sdk", {'[[steps]]\nkind = "purge"\nstreams = ["legacy", "distro"]\n\n': ""})
+    with pytest.raises(PlanRefused) as exc:
+        resolve(plan, machines()["seed-7900xt"])
+    text = "\n".join(exc.value.reasons)
+    assert "6.2.0" in text and "<=7.2.4" in text and "no purge step" in text
+
+
+def _kb_without(tmp_path: Path, version: str, route: str) -> str:
+    from wizard.kb import KB_DIR
+
+    d = tmp_path / "kb"
+    shutil.copytree(KB_DIR, d, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    data = json.loads((d / "rocm_releases.json").read_text())
+    for r in data["releases"]:
+        if r["version"] == version:
+            r["routes"][route] = None
+    (d / "rocm_releases.json").write_text(json.dumps(data, indent=1))
+    return str(d)
+
+
+def test_a_missing_fact_refuses_and_names_it(tmp_path: Path) -> None:
+    kb = load_kb(_kb_without(tmp_path, "10.0.0", "apt"))
+    assert kb.release("10.0.0").routes.apt is None  # type: ignore[union-attr]
+    with pytest.raises(PlanRefused) as exc:  # a plan naming 10.0.0
+        resolve(plan_copy(tmp_path, "core-sdk", {'rocm = "newest"': 'rocm = "10.0.0"'}), fresh(), kb=kb)
+    assert any("10.0.0" in r and "routes.apt" in r for r in exc.value.reasons), exc.value.reasons
+    # "newest" falls back to the newest release that has the facts (7.14.0's one-line repository)
+    rp = resolve("core-sdk", fresh(), kb=kb)
+    assert dict(rp.target)["rocm"] == "7.14.0"
+    step = next(s for s in rp.steps if s.kind == "core_sdk_install")
+    assert ("apt-get", "install", "-y", "amdrocm7.14-gfx1201") in [a.argv for a in step.actions]
+    assert any("/etc/apt/sources.list.d/amdrocm.list" in a.argv for a in step.actions)
+
+
+def test_core_sdk_refuses_a_gpu_without_a_package_naming_the_targets() -> None:
+    with pytest.raises(PlanRefused) as exc:
+        resolve("core-sdk", machines()["seed-5600xt"])
+    assert any("no package for gfx1010" in r for r in exc.value.reasons)
+
+
+# --- channels: nightly-only routes are named, and refused on the stable channel -------------------------
+
+
+def test_seed_5600xt_nightly_only_route_is_named_and_refused_on_stable(tmp_path: Path) -> None:
+    facts = machines()["seed-5600xt"]
+    with pytest.raises(PlanRefused) as exc:
+        resolve("therock-pip", facts)
+    text = "\n".join(exc.value.reasons)
+    assert "https://rocm.nightlies.amd.com/whl-multi-arch/" in text and "not a stable release" in text
+    nightly = plan_copy(tmp_path, "therock-pip", {'[target]\n': '[target]\nchannel = "nightly"\n'})
+    rp = resolve(nightly, facts)
+    t = dict(rp.target)
+    assert t["index_url"] == "https://rocm.nightlies.amd.com/whl-multi-arch/"
+    assert t["channel"].startswith("nightly") and "not a stable release" in t["channel"]
+    pip = next(s for s in rp.steps if s.kind == "pip_pin")
+    assert any("not a stable release" in n for n in pip.notes)
+    assert not [c for c in recommend(facts, state_dir=STATE_DIR) if c.recommended]
+
+
+def test_therock_pip_names_the_newest_stable_amd_build() -> None:
+    rp = resolve("therock-pip", fresh())
+    t = dict(rp.target)
+    assert (t["index"], t["torch"]) == ("amd-whl-next", "2.13.0+rocm10.0.0")
+    assert "channel" not in t
+
+
+def test_channel_is_validated(tmp_path: Path) -> None:
+    p = tmp_path / "weekly.toml"
+    p.write_text((PLANS_DIR / "therock-pip.toml").read_text().replace("[target]\n", '[target]\nchannel = "weekly"\n'))
+    with pytest.raises(PlanError) as exc:
+        load_plan_file(p)
+    assert "target.channel" in exc.value.message
+
+
+# --- driver ------------------------------------------------------------------------------------------
+
+
+def test_driver_installs_amdgpu_install_31x_with_amds_radeon_usecase_and_reboots() -> None:
+    kb = load_kb()
+    rel = kb.release("10.0.0")
+    assert rel is not None
+    rp = resolve("driver", no_kfd(fresh()))
+    argvs = [a.argv for a in actions(rp, "kernel_driver")]
+    url = rel.amdgpu_install["noble"]
+    assert any(url in a for a in argvs)
+    assert ("amdgpu-install", "-y", *rel.amdgpu_install_usecases["radeon"].split()) in argvs
+    reboot = next(s for s in rp.steps if s.kind == "reboot")
+    assert reboot.actions and reboot.reboot
+
+
+def test_driver_has_nothing_to_do_where_the_kernels_driver_is_enough() -> None:
+    facts = dataclasses.replace(fresh(), driver=dataclasses.replace(fresh().driver, in_render_group=True,
+                                                                    in_video_group=True))
+    rp = resolve("driver", facts)
+    assert not any(s.actions for s in rp.steps)
+    step = next(s for s in rp.steps if s.kind == "kernel_driver")
+    assert "/dev/kfd is present" in (step.skipped_reason or "")
+    choice = next(c for c in recommend(facts, state_dir=STATE_DIR) if c.plan.name == "driver")
+    assert choice.applicable and not choice.recommended and choice.reasons[0].startswith("nothing to do:")
+
+
+def test_driver_refusals_ryzen_kernel_container_unknown() -> None:
+    apu = built_machines()["apu-gfx1103-only"]  # Ubuntu 24.04, kernel 6.8: the KB says 6.14+ for Ryzen APUs
+    with pytest.raises(PlanRefused) as exc:
+        resolve("driver", apu)
+    assert any("6.14" in r and "linux-oem-24.04d" in r for r in exc.value.reasons)
+    with pytest.raises(PlanRefused) as exc:
+        resolve("driver", dataclasses.replace(no_kfd(fresh()), in_container=True))
+    assert any("container" in r for r in exc.value.reasons)
+    unknown = dataclasses.replace(fresh(), driver=Driver(user="user"))
+    with pytest.raises(PlanRefused) as exc:
+        resolve("driver", unknown)
+    assert any("not known" in r for r in exc.value.reasons)
+
+
+def test_pip_plans_without_kfd_point_at_the_driver_plan() -> None:
+    with pytest.raises(PlanRefused) as exc:
+        resolve("pip-only", no_kfd(fresh()))
+    assert any("run the driver plan first" in r for r in exc.value.reasons)
+    # where the driver plan cannot help either, the refusal says why instead of pointing at it
+    boxed = dataclasses.replace(no_kfd(fresh()), in_container=True)
+    with pytest.raises(PlanRefused) as exc:
+        resolve("pip-only", boxed)
+    text = "\n".join(exc.value.reasons)
+    assert "driver plan cannot install one here either" in text and "run the driver plan first" not in text
+
+
+def test_fresh_9070xt_recording_recommends_driver_then_pip() -> None:
+    out = subprocess.run([sys.executable, "-m", "wizard", "plans", "--from", str(FRESH), "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    plans = {p["name"]: p for p in json.loads(out.stdout)["plans"]}
+    rec = [n for n, p in plans.items() if p["recommended"]]
+    assert rec == ["driver"]
+    why = plans["driver"]["reasons"][0]
+    assert "/dev/kfd is missing" in why and "pip-only" in why
+    for name in ("pip-only", "therock-pip", "docker"):
+        assert not plans[name]["applicable"]
+        assert any("run the driver plan first" in r for r in plans[name]["reasons"]), plans[name]["reasons"]
+
+
+def test_kb_check_passes() -> None:
+    out = subprocess.run([sys.executable, "-m", "wizard.kb", "check"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_kb_check_catches_a_fix_pointing_at_a_plan_that_cannot_serve_its_gpus(tmp_path: Path) -> None:
+    from wizard.kb import KB_DIR
+    from wizard.kb.consistency import cross_problems
+
+    d = tmp_path / "kb"
+    shutil.copytree(KB_DIR, d, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    data = json.loads((d / "known_issues.json").read_text())
+    issue = next(i for i in data["issues"] if any("gpu_gfx_in" in w for w in i.get("when", [])))
+    issue["when"] = [{"gpu_gfx_in": ["gfx1010"]}]
+    issue["fix"]["plan"] = "core-sdk"
+    (d / "known_issues.json").write_text(json.dumps(data, indent=1))
+    problems = cross_problems(load_kb(str(d)))
+    assert any(issue["id"] in p and "core-sdk" in p for p in problems), problems
+
+
+def test_diagnose_points_only_at_plans_that_fit() -> None:
+    from wizard.diagnose import diagnose
+    from wizard.planner import fitting_fix_plans
+
+    # the fresh machine without /dev/kfd: its finding's fix names the driver plan, which fits
+    out = subprocess.run([sys.executable, "-m", "wizard", "diagnose", "--from", str(FRESH), "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    findings = json.loads(out.stdout)["findings"]
+    assert any(f["id"] == "kfd-inaccessible" and f["fix_plan"] == "driver" for f in findings), findings
+    # a fix whose plan is refused here loses the plan and says why
+    facts = no_kfd(fresh())
+    found = diagnose(facts, "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!")
+    fitted = {f.id: f for f in fitting_fix_plans(found, facts)}
+    assert {f.id: f.fix_plan for f in found}["wheel-lacks-gpu-gfx"] == "pip-only"
+    lacks = fitted["wheel-lacks-gpu-gfx"]
+    assert lacks.fix_plan is None and "the pip-only plan does not fit this machine" in lacks.fix
+    assert "run the driver plan first" in lacks.fix
+    assert fitted["kfd-inaccessible"].fix_plan == "driver"
+
+
+def test_wheel_preflight_accepts_a_pure_wheel_only_for_amds_builds() -> None:
+    def wheel_check(rp):  # type: ignore[no-untyped-def]
+        return next(a for a in rp.preflight if a.name == "wheel").argv[-1]
+
+    amd = wheel_check(resolve("core-sdk", fresh()))
+    upstream = wheel_check(resolve("pip-only", fresh()))
+    assert "(@TAG@|py3-none)" in amd and "py3-none" not in upstream
+    page = "torch-2.13.0%2Brocm10.0.0-py3-none-linux_x86_64.whl"
+    script = ('re=$(echo "$1" | sed "s/@TAG@/cp312/g"); printf "%s\\n" "$2" | grep -qE -- "$re"')
+    assert subprocess.run(["sh", "-c", script, "sh", amd, page]).returncode == 0
+    assert subprocess.run(["sh", "-c", script, "sh", amd, page.replace("2.13.0", "2.12.0")]).returncode == 1
