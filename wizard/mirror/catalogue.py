@@ -43,7 +43,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from wizard.kb import KnowledgeBase, Release, Wheel
+from wizard.kb import KnowledgeBase, Release, VendorWheel, Wheel
 from wizard.mirror.debs import DebFile, DebSpec
 from wizard.mirror.wheels import WheelSpec, python_tag
 
@@ -472,6 +472,35 @@ def torch_wheels(w: Wheel, therock: tuple[str, ...] = ()) -> tuple[WheelSpec, ..
     return tuple(out)
 
 
+def vendor_torch_wheels(v: VendorWheel, therock: tuple[str, ...], pythons: tuple[str, ...] = ()) -> tuple[WheelSpec, ...]:
+    """AMD's torch, torchvision and torchaudio of one ``vendor_wheels`` row (versions with their own
+    ``+rocmX.Y.Z``), torch offering a ``device-gfxNNNN`` extra per target. The KB does not record the
+    Python tags of AMD's files: ``pythons`` are those of the same torch release on PyTorch's own indexes
+    (a torch release supports the same Pythons whoever builds it); none known: ``py3-none``."""
+    note = (f"Rehearsal wheel of the rocm-wizard local mirror for AMD's torch {v.torch} of ROCm Core SDK {v.sdk} "
+            "(torch_wheels.json vendor_wheels); Python tags from the same torch release's upstream rows; "
+            "no PyTorch inside.")
+    tags = tuple(f"{python_tag(p)}-{PLATFORM}" for p in pythons) or (THEROCK_TAG,)
+    version_py = (f"# rocm-wizard rehearsal mirror: the fields of torch/version.py; hip is the Core SDK release the "
+                  f"knowledge base records\n__version__ = {v.torch!r}\ndebug = False\ncuda = None\n"
+                  f"git_version = 'unknown (rehearsal mirror)'\nhip = {v.sdk!r}\n").encode()
+    extras = tuple(f"device-{g}" for g in therock)
+    requires = tuple(f'amd-torch-device-{g}=={v.torch}; extra == "device-{g}"' for g in therock)
+    out = [WheelSpec("torch", v.torch, tags, (("torch/__init__.py", _placeholder_init("torch", v.torch)),
+                                                         ("torch/version.py", version_py)),
+                     f"torch {v.torch} (rehearsal placeholder)", None, requires, extras, note)]
+    if v.torchvision:
+        out.append(WheelSpec("torchvision", v.torchvision, tags,
+                             (("torchvision/__init__.py", _placeholder_init("torchvision", v.torchvision)),),
+                             f"torchvision {v.torchvision} (rehearsal placeholder)", None, (f"torch=={v.torch}",),
+                             extras, note))
+    if v.torchaudio:  # the KB pairs one torchaudio with several torch builds: it pins none of them here
+        out.append(WheelSpec("torchaudio", v.torchaudio, tags,
+                             (("torchaudio/__init__.py", _placeholder_init("torchaudio", v.torchaudio)),),
+                             f"torchaudio {v.torchaudio} (rehearsal placeholder)", None, (), (), note))
+    return tuple(out)
+
+
 def therock_device_wheels(torch_version: str, gfx: tuple[str, ...]) -> tuple[WheelSpec, ...]:
     return tuple(
         WheelSpec(f"amd-torch-device-{g}", torch_version, (THEROCK_TAG,),
@@ -535,15 +564,19 @@ def wheel_indexes(kb: KnowledgeBase, rows: tuple[Wheel, ...] | None = None) -> t
         multi = tr.multi_arch_index.rstrip("/")
         if seven:
             sdk_for_index[multi] = seven[-1].version
-            series = ".".join(seven[-1].version.split(".")[:2])
-            for w in rows:
-                if w.bundles_rocm is False and w.rocm == series:
-                    specs = torch_wheels(w, gfx)
-                    by_index.setdefault(multi, []).extend((*specs, *therock_device_wheels(specs[0].version, gfx)))
             by_index.setdefault(multi, [])
         if ten and tr.rocm10_index:
             sdk_for_index[tr.rocm10_index.rstrip("/")] = ten[-1].version
             by_index.setdefault(tr.rocm10_index.rstrip("/"), [])
+        # AMD's own torch builds (vendor_wheels) on the AMD index each row names
+        for v in kb.vendor_wheels():
+            ix = kb.wheel_index(v.index)
+            if ix is not None and ix.url.rstrip("/") in by_index:
+                served = by_index[ix.url.rstrip("/")]
+                have = {(w.name, w.version) for w in served}
+                pythons = next((w.python for w in kb.wheels() if w.torch == v.torch.split("+")[0]), ())
+                served.extend(w for w in (*vendor_torch_wheels(v, gfx, pythons), *therock_device_wheels(v.torch, gfx))
+                              if (w.name, w.version) not in have)
     for url, version in sdk_for_index.items():
         by_index[url].extend(therock_sdk_wheels(version, gfx))
     return tuple(WheelIndex(url, tuple(specs)) for url, specs in sorted(by_index.items()))
