@@ -16,7 +16,8 @@ from typing import Sequence
 from wizard import preflight
 from wizard.model import KERNEL_DRIVER, Action, StepPlan
 
-from ._common import StepContext, StepKind, StepRefused, Undo, UndoContext, system_path, write_file
+from ._common import (StepContext, StepKind, StepRefused, Undo, UndoContext, package_guards, system_path,
+                      write_file)
 
 _USECASE_RE = re.compile(r"^[a-z][a-z0-9]*(,[a-z][a-z0-9]*)*$")
 GIB = 1 << 30
@@ -130,7 +131,10 @@ def plan(ctx: StepContext) -> StepPlan:
     if not with_dkms:
         args.append("--no-dkms")
     notes = [f"amdgpu-install package: {url}"]
+    # first on every entry to the step: a crash inside one of its dpkg runs (an unpack of amdgpu-install or of
+    # the stack) leaves an interrupted dpkg that every apt command of a resume would stop at
     actions: list[Action] = [
+        *package_guards(ctx.pm, ctx.lock_wait),
         Action(argv=("mkdir", "-p", "--", f"{ctx.state_dir}/downloads"), description="download directory",
                root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir),
                check=("test", "-d", f"{ctx.state_dir}/downloads"),

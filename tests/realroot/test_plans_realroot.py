@@ -80,7 +80,8 @@ def expect(kb: KnowledgeBase, profile: str, plan: str, mirror: str) -> Expect:
     else:
         assert t.index is not None
         rows = kb.wheels_for(index=t.index) if t.torch == "newest" else kb.wheels_for(torch=t.torch, index=t.index)
-        w = max(rows, key=lambda r: _vkey(r.torch))
+        # "newest": the newest row the knowledge base does not mark uncertain (the planner's documented rule)
+        w = max(rows, key=lambda r: (r.uncertain is None, _vkey(r.torch)))
         torch = f"{w.torch}+{w.index}"
         comp = {k: f"{v}+{w.index}" for k, v in (("torchvision", w.torchvision), ("torchaudio", w.torchaudio)) if v}
     if t.stream != "legacy" or not t.rocm:
@@ -142,7 +143,7 @@ def test_plan_runs_end_to_end_in_a_real_root(profile: str, plan: str, cli_root: 
     first = wizard_cli("--sandbox", str(d), "--plan", plan, "--yes")
     if (profile, plan) in REFUSED:
         assert first.returncode == 5, first.stdout[-1500:]
-        assert f"refused: {REFUSED[(profile, plan)]}" in first.stderr.splitlines()
+        assert f"rocm-wizard: refused: {REFUSED[(profile, plan)]}" in first.stderr.splitlines()
         assert "Traceback" not in first.stderr
         assert end_state(d) == before and not (d / "var/lib/rocm-wizard/runs").exists()
         return

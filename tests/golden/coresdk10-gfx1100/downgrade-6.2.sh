@@ -387,6 +387,50 @@ fi
 # install_6.2.60204-1_all.deb
 # note: --no-dkms: the running kernel's amdgpu driver stays; no reboot needed for the driver
 if ! step_done 4; then
+  # wait for the package manager's lock (at most 120 s)
+  sudo -- python3 -c 'import fcntl, os, struct, sys, time
+wait, paths = float(sys.argv[1]), sys.argv[2:]
+def holder(path):
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return None
+    try:
+        got = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack("hhqqi", fcntl.F_WRLCK, 0, 0, 0, 0) + bytes(8))
+    finally:
+        os.close(fd)
+    kind, _, _, _, pid = struct.unpack("hhqqi", got[:struct.calcsize("hhqqi")])
+    if kind == fcntl.F_UNLCK:
+        return None
+    try:
+        cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        cmd = ""
+    return f"pid {pid}" + (f" ({cmd[:80]})" if cmd else "")
+start, said = time.monotonic(), -10.0
+while True:
+    held = [(p, h) for p in paths for h in [holder(p)] if h]
+    if not held:
+        sys.exit(0)
+    waited = time.monotonic() - start
+    if waited >= wait:
+        p, h = held[0]
+        sys.exit(f"{p} is still locked by {h} after {wait:g} s: another package manager (unattended-upgrades?) "
+                 "is running; wait for it, or give the run more time with --lock-wait S")
+    if waited - said >= 10:
+        p, h = held[0]
+        print(f"waiting for {p}, locked by {h} ({waited:.0f} s of at most {wait:g} s)", flush=True)
+        said = waited
+    time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock
+  # repair an interrupted dpkg (dpkg --configure -a)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && test -z "$(dpkg --audit 2>/dev/null)"' >/dev/null 2>&1; then
+    sudo -- dpkg --configure -a
+  fi
+  # repair broken dependencies (apt-get -f install)
+  if ! apt-get check >/dev/null 2>&1; then
+    sudo -- apt-get -f install -y
+  fi
   # download directory
   if ! test -d /var/lib/rocm-wizard/downloads; then
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
