@@ -295,7 +295,12 @@ fi
 # knowledge base confirms there
 if ! step_done 4; then
   # remove every torch-stack distribution from the venv
-  if ! /home/user/pytorch_venv/bin/python -c 'import os, re, sys
+  if ! /home/user/pytorch_venv/bin/python -c 'import sys
+from importlib import metadata as md
+if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
+           for d in md.distributions()):
+    sys.exit("the torch installed is not TheRock'"'"'s build (no rocm-sdk or amd-torch-device packages)")
+import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -326,7 +331,12 @@ print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the r
     /home/user/pytorch_venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
   fi
   # install the pinned stack from https://stable.repo.amd.com/rocm/whl-next/
-  if ! /home/user/pytorch_venv/bin/python -c 'import os, re, sys
+  if ! /home/user/pytorch_venv/bin/python -c 'import sys
+from importlib import metadata as md
+if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
+           for d in md.distributions()):
+    sys.exit("the torch installed is not TheRock'"'"'s build (no rocm-sdk or amd-torch-device packages)")
+import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -369,7 +379,12 @@ with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
 print("\n".join(pins))' /home/user/pytorch_venv/rocm-wizard-constraints.txt
   # assert: a ROCm build carrying gfx1100
-  /home/user/pytorch_venv/bin/python -c 'import os, re, sys
+  /home/user/pytorch_venv/bin/python -c 'import sys
+from importlib import metadata as md
+if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
+           for d in md.distributions()):
+    sys.exit("the torch installed is not TheRock'"'"'s build (no rocm-sdk or amd-torch-device packages)")
+import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
