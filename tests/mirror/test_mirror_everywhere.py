@@ -71,7 +71,7 @@ def upstream(text: str) -> list[str]:
 def test_no_upstream_url_in_any_dry_run_script_when_every_origin_is_mirrored(plan: str, sandboxes: str) -> None:
     cfg = all_mirrors()
     assert {m.origin for m in cfg.mirrors} == set(KNOWN_ORIGINS)
-    resolved = 0
+    resolved, controls = 0, 0
     for name in MACHINES:
         text = script(plan, name, sandboxes, cfg)
         if text is None:
@@ -79,8 +79,10 @@ def test_no_upstream_url_in_any_dry_run_script_when_every_origin_is_mirrored(pla
         resolved += 1
         assert upstream(text) == [], f"{plan} on {name}"
         plain = script(plan, name, sandboxes, None)
-        assert plain is not None and upstream(plain), f"{plan} on {name}: the control names no upstream host"
+        assert plain is not None
+        controls += bool(upstream(plain))  # a plan with nothing to do on a machine (driver) downloads nothing
     assert resolved >= 1, f"{plan} resolves on none of {MACHINES}"
+    assert controls >= 1, f"{plan}: no control script names an upstream host, so the check proves nothing"
 
 
 def test_the_check_sees_every_kind_of_upstream_reference() -> None:
