@@ -38,7 +38,16 @@ def command(a: Action) -> str:
     argv = list(a.command())
     if a.root:
         argv = [*SUDO, *argv]
-    return shlex.join(argv)
+    return " ".join(_quote(x) for x in argv)
+
+
+def _quote(arg: str) -> str:
+    """shlex.quote, except that a leading ``$HOME/`` (a recording's venv whose home is unknown) expands."""
+    if arg == "$HOME":
+        return '"$HOME"'
+    if arg.startswith("$HOME/"):
+        return '"$HOME"/' + shlex.quote(arg[len("$HOME/"):])
+    return shlex.quote(arg)
 
 
 def _needs_sc2016(*argvs: tuple[str, ...] | None) -> bool:

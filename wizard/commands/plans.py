@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from wizard.cli import add_venv_option
+
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_venv_option(parser, suppress=True)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
@@ -25,7 +28,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from wizard.planner import PlanError, recommend
 
     try:
-        choices = recommend(ctx.facts, state_dir=ctx.plan_state_dir,
+        choices = recommend(ctx.facts, venv=ctx.venv, state_dir=ctx.plan_state_dir,
                             wizard_python=None if ctx.read_only else ctx.machine.wizard_python)
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None

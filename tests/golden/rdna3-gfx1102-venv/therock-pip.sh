@@ -10,7 +10,7 @@
 # driver: amdgpu in-tree
 # python env: /home/user/sd: torch 2.6.0+rocm6.2.4
 # target: stream core-sdk, torch newest on TheRock, index_url https://repo.amd.com/rocm/whl-multi-
-# arch/, gfx gfx1102, venv /home/user/sd
+# arch/, gfx gfx1102, venv /home/user/sd-therock-pip
 # why: The current ROCm stream from pip: TheRock's multi-arch index ships torch with per-GPU
 # device packages (torch[device-gfxNNNN]) and the ROCm libraries as pip packages, so only the
 # amdgpu kernel driver is needed. It covers targets no upstream wheel carries (RDNA1 gfx1010-1012,
@@ -36,9 +36,12 @@ if ! step_done 1; then
   if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
   # root: root is available through sudo
   if ! sudo -- true; then echo 'preflight failed: root: root is available through sudo' >&2; exit 1; fi
+  # venv-path: /home/user/sd-therock-pip is new or a venv
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/sd-therock-pip; then echo 'preflight failed: venv-path: /home/user/sd-therock-pip is new or a venv' >&2; exit 1; fi
   # wheel: torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh /home/user/sd/bin/python https://repo.amd.com/rocm/whl-multi-arch/ torch 'torch-[0-9][^-]*-@TAG@-'; then echo 'preflight failed: wheel: torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python' >&2; exit 1; fi
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://repo.amd.com/rocm/whl-multi-arch/ torch 'torch-[0-9][^-]*-@TAG@-'; then echo 'preflight failed: wheel: torch any exists on https://repo.amd.com/rocm/whl-multi-arch/ for this Python' >&2; exit 1; fi
   # disk-venv: disk space for the venv under /home/user
   if ! python3 -c 'import os, shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -243,13 +246,19 @@ fi
 # ---- step 3/6: groups: Add the user to the render and video groups
 # skipped: user is already in render and video
 
-# ---- step 4/6: pip_pin: Pin the torch stack in /home/user/sd
-# note: reusing the venv /home/user/sd
+# ---- step 4/6: pip_pin: Pin the torch stack in /home/user/sd-therock-pip
+# note: new venv /home/user/sd-therock-pip
 # note: TheRock index: versions are the newest the index serves; the constraints file pins what
 # got installed
+# note: /home/user/sd stays as it is (a new venv beside it gets the new stack; --venv PATH chooses
+# another)
 if ! step_done 4; then
+  # create the venv /home/user/sd-therock-pip
+  if ! test -x /home/user/sd-therock-pip/bin/python; then
+    python3 -m venv /home/user/sd-therock-pip
+  fi
   # remove every torch-stack distribution from the venv
-  if ! /home/user/sd/bin/python -c 'import os, re, sys
+  if ! /home/user/sd-therock-pip/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -277,10 +286,10 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1102 >/dev/null 2>&1; then
-    /home/user/sd/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
+    /home/user/sd-therock-pip/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
   fi
   # install the pinned stack from https://repo.amd.com/rocm/whl-multi-arch/
-  if ! /home/user/sd/bin/python -c 'import os, re, sys
+  if ! /home/user/sd-therock-pip/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -308,11 +317,11 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' any gfx1102 >/dev/null 2>&1; then
-    /home/user/sd/bin/python -m pip install --index-url https://repo.amd.com/rocm/whl-multi-arch/ 'rocm[libraries,device-gfx1102]' 'torch[device-gfx1102]' 'torchvision[device-gfx1102]' torchaudio
+    /home/user/sd-therock-pip/bin/python -m pip install --index-url https://repo.amd.com/rocm/whl-multi-arch/ 'rocm[libraries,device-gfx1102]' 'torch[device-gfx1102]' 'torchvision[device-gfx1102]' torchaudio
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  /home/user/sd/bin/python -c 'import re, sys
+  /home/user/sd-therock-pip/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
@@ -321,9 +330,9 @@ if not any(p.lower().startswith("torch==") for p in pins):
     sys.exit("torch is not installed: no constraints written")
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
-print("\n".join(pins))' /home/user/sd/rocm-wizard-constraints.txt
+print("\n".join(pins))' /home/user/sd-therock-pip/rocm-wizard-constraints.txt
   # assert: a ROCm build carrying gfx1102
-  /home/user/sd/bin/python -c 'import os, re, sys
+  /home/user/sd-therock-pip/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -358,13 +367,13 @@ fi
 # note: HSA_OVERRIDE_GFX_VERSION='11.0.0' is set elsewhere but this stack carries gfx1102 natively
 # (or has no safe override): unset inside the venv
 if ! step_done 5; then
-  # write the rocm-wizard block into /home/user/sd/bin/activate
-  if ! /home/user/sd/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/sd/bin/activate '# >>> rocm-wizard >>>
+  # write the rocm-wizard block into /home/user/sd-therock-pip/bin/activate
+  if ! /home/user/sd-therock-pip/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/sd-therock-pip/bin/activate '# >>> rocm-wizard >>>
 unset HSA_OVERRIDE_GFX_VERSION
-export PIP_CONSTRAINT=/home/user/sd/rocm-wizard-constraints.txt
+export PIP_CONSTRAINT=/home/user/sd-therock-pip/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then
-    /home/user/sd/bin/python -c 'import sys
+    /home/user/sd-therock-pip/bin/python -c 'import sys
 path, block = sys.argv[1], sys.argv[2]
 text = open(path).read()
 begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
@@ -375,9 +384,9 @@ if block:
     text = text.rstrip("\n") + "\n" + block
 open(path + ".rocm-wizard.tmp", "w").write(text)
 import os
-os.replace(path + ".rocm-wizard.tmp", path)' /home/user/sd/bin/activate '# >>> rocm-wizard >>>
+os.replace(path + ".rocm-wizard.tmp", path)' /home/user/sd-therock-pip/bin/activate '# >>> rocm-wizard >>>
 unset HSA_OVERRIDE_GFX_VERSION
-export PIP_CONSTRAINT=/home/user/sd/rocm-wizard-constraints.txt
+export PIP_CONSTRAINT=/home/user/sd-therock-pip/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 '
   fi
@@ -386,8 +395,8 @@ fi
 
 # ---- step 6/6: verify: Verify: matmul and convolution on the GPU
 if ! step_done 6; then
-  # run the suite with /home/user/sd/bin/python
-  python3 -m wizard verify --python /home/user/sd/bin/python --json
+  # run the suite with /home/user/sd-therock-pip/bin/python
+  python3 -m wizard verify --python /home/user/sd-therock-pip/bin/python --json
   mark_done 6
 fi
 
