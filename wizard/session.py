@@ -331,6 +331,7 @@ class Session:
     blocked: str | None = None  # why a new plan cannot start now (an unfinished run), from the run service
     stage: Stage = Stage.DETECT
     exported: str | None = None  # path of the exported dry-run script
+    venv: str | None = None  # the venv the user chose on Review (None: the planner's default)
     history: list[tuple[Stage, Move, Stage]] = field(default_factory=list)
 
     @property

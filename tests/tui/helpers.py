@@ -83,10 +83,10 @@ class TestServices(Services):
 
     extra_plans: dict[str, ResolvedPlan]
 
-    def resolve(self, spec: str, facts: Any) -> ResolvedPlan:
+    def resolve(self, spec: str, facts: Any, venv: str | None = None) -> ResolvedPlan:
         if spec in getattr(self, "extra_plans", {}):
             return self.extra_plans[spec]
-        return super().resolve(spec, facts)
+        return super().resolve(spec, facts, venv)
 
 
 def sandbox_services(sandbox: Path, profile: str = "seed-7900xt", *, plans: dict[str, ResolvedPlan] | None = None,

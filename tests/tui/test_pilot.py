@@ -55,11 +55,14 @@ async def test_recorded_machine_review_and_export_only(tmp_path: Path) -> None:
         await choose(app, pilot, "downgrade-6.2")
         assert app.session.stage == Stage.REVIEW
         text = screen_text(app)
-        assert "⚠ DESTRUCTIVE" in text and "amdgpu-install" in text and "read-only" in text
+        assert "⚠" in text and "amdgpu-install" in text and "read-only" in text
         await pilot.press("c")  # not offered on a recorded machine
         await pilot.pause()
         assert app.session.stage == Stage.REVIEW
-        await pilot.press("x")
+        await pilot.press("x")  # export asks where to write; Enter takes the proposed path
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ExportModal"
+        await pilot.press("enter")
         await pilot.pause()
         script = tmp_path / "rocm-wizard-downgrade-6.2.sh"
         assert app.session.exported == str(script) and script.exists()
@@ -385,3 +388,65 @@ async def test_an_interrupted_run_blocks_a_second_plan_at_choose_and_resume_cont
         assert [r.kind for r in app2.session.run.steps][:4] == ["preflight", "backup", "purge", "rocm_install"]
         assert app2.session.stage == Stage.REBOOT, app2.session.run.error
     assert svc_run_id(sb) == run_id
+
+
+@sync
+async def test_review_steps_collapsed_venv_choice_full_script_and_export_elsewhere(tmp_path: Path) -> None:
+    from textual.widgets import Collapsible, Input, OptionList
+
+    from wizard.host import open_recorded
+
+    svc = Services(host=open_recorded("seed-7900xt"), read_only=True, export_dir=tmp_path, authenticator=FakeAuth())
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "pip-only")
+        assert app.session.stage == Stage.REVIEW
+        steps = list(app.screen.query(Collapsible))
+        assert len(steps) == len(app.session.resolved.steps) and all(c.collapsed for c in steps)
+        pin = next(i for i, st in enumerate(app.session.resolved.steps) if st.kind == "pip_pin")
+        assert str(steps[pin].title).startswith(f"Step {pin + 1} · user · undo · ")
+        # the default venv is new, beside the old one, which stays untouched
+        assert dict(app.session.resolved.target)["venv"] == "/home/user/pytorch_venv-pip-only"
+        await pilot.press("enter")  # expands the focused step
+        await pilot.pause()
+        assert not steps[0].collapsed
+        await pilot.press("v")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "VenvModal"
+        ol = app.screen.query_one(OptionList)
+        ids = [ol.get_option_at_index(i).id for i in range(ol.option_count)]
+        ol.highlighted = ids.index("/home/user/pytorch_venv")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.session.stage == Stage.REVIEW and app.session.venv == "/home/user/pytorch_venv"
+        assert dict(app.session.resolved.target)["venv"] == "/home/user/pytorch_venv"
+        await pilot.press("v")
+        await pilot.pause()
+        ol = app.screen.query_one(OptionList)
+        ol.highlighted = ol.option_count - 1  # type a path
+        await pilot.press("enter")
+        await pilot.pause()
+        app.screen.query_one("#venv-path", Input).value = "/home/user/venvs/rocm"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert dict(app.session.resolved.target)["venv"] == "/home/user/venvs/rocm"
+        await pilot.press("s")  # the whole script, one key away
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ScriptModal"
+        assert "python3 -m venv /home/user/venvs/rocm" in app.screen.text
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("x")
+        await pilot.pause()
+        out = tmp_path / "elsewhere" / "mine.sh"
+        app.screen.query_one("#export-path", Input).value = str(out)
+        await pilot.press("enter")  # its directory does not exist: refused with a message, nothing written
+        await pilot.pause()
+        assert app.session.exported is None and not out.parent.exists()
+        out.parent.mkdir()
+        await pilot.press("x")
+        await pilot.pause()
+        app.screen.query_one("#export-path", Input).value = str(out)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.session.exported == str(out) and "/home/user/venvs/rocm" in out.read_text()

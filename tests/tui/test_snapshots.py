@@ -244,3 +244,17 @@ def test_choose_while_another_run_is_unfinished(snap_compare: Any) -> None:
     why = ("run run-1 (downgrade-6.2) is interrupted: `rocm-wizard resume` continues it, `rocm-wizard rollback` "
            "undoes it, `rocm-wizard abandon` forgets it (nothing on the machine changes)")
     assert snap_compare(app_at(Stage.CHOOSE, blocked=why), terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+@pytest.mark.parametrize("keys", [[], ["enter"], ["v"], ["x"], ["s"]],
+                         ids=["collapsed", "step-expanded", "venv-choice", "export-dialog", "full-script"])
+def test_review_sizes(keys: list[str], size: tuple[int, int], snap_compare: Any, monkeypatch: pytest.MonkeyPatch
+                      ) -> None:
+    """Review: one line per step, a step expanded, the venv choice, the export dialog, the whole script."""
+    from pathlib import Path
+
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    app = app_at(Stage.REVIEW)
+    app.services.export_dir = Path("/home/user")
+    assert snap_compare(app, terminal_size=size, press=keys)

@@ -166,7 +166,7 @@ class WizardApp(App[int]):
                 self.show_stage()
                 return
         try:
-            plan = self.services.resolve(spec, s.facts)
+            plan = self.services.resolve(spec, s.facts, venv=s.venv)
         except PlanRefused as exc:
             s.resolve_error = tuple(exc.reasons)
             self.notify("\n".join(f"✘ {r}" for r in exc.reasons), title=f"{spec} is refused for this machine",
@@ -364,17 +364,38 @@ class WizardApp(App[int]):
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
-    def action_export(self) -> None:
+    def export_to(self, path: str) -> None:
+        """Write the dry-run script where the user said (Review's export dialog)."""
         s = self.session
         if s.resolved is None:
             return
         try:
-            path = self.services.export_script(s.resolved, s.facts)
-        except Exception as exc:  # noqa: BLE001 - an unwritable directory is a message, not a crash
-            self.notify(f"could not export: {exc}", severity="error")
+            written = self.services.export_script(s.resolved, s.facts, Path(path).expanduser())
+        except OSError as exc:  # an unwritable place is a message, not a crash
+            self.notify(f"could not write {path}: {exc.strerror or exc}", title="not exported", severity="error")
             return
-        s.exported = str(path)
-        self.notify(f"dry-run script written: {path}", title="exported", timeout=10)
+        s.exported = str(written)
+        self.notify(f"dry-run script written: {written}", title="exported", timeout=10)
+
+    def choose_venv(self, venv: str | None) -> None:
+        """Re-plan the chosen plan into another venv (None: the planner's default); a refusal keeps the old plan."""
+        from wizard.planner import PlanError, PlanRefused
+
+        s = self.session
+        if s.chosen is None:
+            return
+        try:
+            plan = self.services.resolve(s.chosen, s.facts, venv=venv)
+        except PlanRefused as exc:
+            self.notify("\n".join(f"✘ {r}" for r in exc.reasons), title=f"{venv or 'the default venv'} is refused",
+                        severity="error", timeout=12)
+            return
+        except PlanError as exc:
+            self.notify(str(exc), severity="error", timeout=12)
+            return
+        s.venv, s.resolved = venv, plan
+        s.run = RunProgress.for_plan(plan)
+        self.show_stage()
 
     def action_rehearse(self) -> None:
         if not self.can_rehearse:

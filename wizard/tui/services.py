@@ -78,6 +78,7 @@ class Services:
     relaunch_hint: str = "rocm-wizard"  # the command that resumes, as shown to the user
     facts: Facts | None = None  # already detected (the CLI's ctx.facts)
     wizard_python: str | None = None  # the interpreter plans run the wizard with (planner default: this one)
+    venv: str | None = None  # --venv PATH: the venv the pip plans fill (None: the planner's default)
 
     # -- the machine -------------------------------------------------------------------
     def detect(self) -> Facts:
@@ -104,7 +105,7 @@ class Services:
         from wizard.planner import recommend
 
         out = []
-        for c in recommend(facts, state_dir=self.state_dir, wizard_python=self.wizard_python):
+        for c in recommend(facts, venv=self.venv, state_dir=self.state_dir, wizard_python=self.wizard_python):
             rec_why = None
             reasons = tuple(c.reasons)
             if c.recommended:
@@ -114,21 +115,26 @@ class Services:
                                   rec_why, tuple(c.target.items())))
         return order_options(out)
 
-    def resolve(self, spec: str, facts: Facts) -> ResolvedPlan:
-        """Raises wizard.planner.PlanRefused / PlanError."""
+    def resolve(self, spec: str, facts: Facts, venv: str | None = None) -> ResolvedPlan:
+        """Raises wizard.planner.PlanRefused / PlanError. ``venv``: the user's choice (else ``self.venv``)."""
         from wizard.planner import resolve_plan
 
-        return resolve_plan(spec, facts, state_dir=self.state_dir, wizard_python=self.wizard_python)
+        return resolve_plan(spec, facts, venv=venv or self.venv, state_dir=self.state_dir,
+                            wizard_python=self.wizard_python)
 
     def script(self, plan: ResolvedPlan, facts: Facts) -> str:
         from wizard import script
 
         return script.render(plan, facts)
 
-    def export_script(self, plan: ResolvedPlan, facts: Facts) -> Path:
+    def export_script(self, plan: ResolvedPlan, facts: Facts, path: Path | None = None) -> Path:
+        """Write the script to ``path`` (default: the export dir); its directory must exist."""
         text = self.script(plan, facts)
-        self.export_dir.mkdir(parents=True, exist_ok=True)
-        path = self.export_dir / f"rocm-wizard-{plan.name}.sh"
+        path = path or self.export_dir / f"rocm-wizard-{plan.name}.sh"
+        if path.is_dir():
+            path = path / f"rocm-wizard-{plan.name}.sh"
+        if not path.parent.is_dir():
+            raise FileNotFoundError(2, f"no such directory: {path.parent}")
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(text, encoding="utf-8")
         os.chmod(tmp, 0o755)
