@@ -258,3 +258,28 @@ def test_review_sizes(keys: list[str], size: tuple[int, int], snap_compare: Any,
     app = app_at(Stage.REVIEW)
     app.services.export_dir = Path("/home/user")
     assert snap_compare(app, terminal_size=size, press=keys)
+
+
+def _done_unverified() -> list[Any]:
+    out: list[Any] = [ev.RunStarted("run-1", "downgrade-6.2", N, True, f"{STATE}/runs/run-1/journal.jsonl", LOGS)]
+    out += [ev.StepFinished(i, "x", StepOutcome.OK, 1.0 + i) for i in range(N - 1)]
+    out += [ev.StepSkipped(N - 1, "verify", "Verify", "sandbox: no torch to verify with (--verify-python PATH)"),
+            ev.RunFinished(RunState.DONE, "run-1")]
+    return out
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+@pytest.mark.parametrize("case", ["verify", "report", "report-unverified"])
+def test_verify_and_report_sizes(case: str, size: tuple[int, int], snap_compare: Any,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Verify streams checks with the running one's elapsed time; Report never says Finished over a skip."""
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    app = {"verify": lambda: app_at(Stage.RUN, events=_verify()), "report": lambda: app_at(Stage.RUN, events=_done()),
+           "report-unverified": lambda: app_at(Stage.RUN, events=_done_unverified())}[case]()
+
+    async def settle(pilot: Any) -> None:
+        await pilot.pause(0.2)
+        pilot.app.drain()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=settle)

@@ -37,6 +37,7 @@ class VerifyScreen(_LiveRun):
             yield Static(Text("Verify: each check runs in its own process; results appear as they finish.",
                               style="bold"), id="verify-head")
             yield DataTable(id="checks", cursor_type="row")
+            yield Static(id="verify-clock")
             yield Static(id="run-status")
             yield LogPane(id="live-log")
 
@@ -44,14 +45,30 @@ class VerifyScreen(_LiveRun):
         t = self.query_one("#checks", DataTable)
         for c in ("check", "device", "result", "time", "throughput / error"):
             t.add_column(c)
+        self.last_result = self.wizard.services.clock()  # when the last check finished (or the suite started)
         super().on_mount()
+        self.set_interval(1.0, self.tick)
+        self.tick()
 
     def refresh_run(self) -> None:
         super().refresh_run()
         t = self.query_one("#checks", DataTable)
         rows = self.session.run.verify
+        if len(rows) > t.row_count:
+            self.last_result = self.wizard.services.clock()
         for r in rows[t.row_count:]:
             t.add_row(*verify_cells(r))
+
+    def tick(self) -> None:
+        """The check in progress and how long it has run: a hanging conv is seen hanging."""
+        run = self.session.run
+        step = run.steps[run.verify_step] if run.verify_step is not None and run.steps else None
+        if step is None or step.state != "running":
+            self.query_one("#verify-clock", Static).update("")
+            return
+        waited = max(0.0, self.wizard.services.clock() - self.last_result)
+        self.query_one("#verify-clock", Static).update(Text(
+            f"▶ check {len(run.verify) + 1} running for {waited:.0f} s (its own timeout ends a hang)", style="bold yellow" if waited >= 60 else "bold"))
 
 
 def report_text(s: Session, plan_file: str | None, exported: str | None) -> Text:
@@ -60,7 +77,12 @@ def report_text(s: Session, plan_file: str | None, exported: str | None) -> Text
     verdict = {RunState.DONE: "✔ Finished", RunState.STOPPED: "■ Stopped", RunState.FAILED: "✘ Failed",
                RunState.ROLLED_BACK: "↶ Rolled back", RunState.ROLLBACK_FAILED: "✘ Rollback failed",
                RunState.REBOOT_PENDING: "⟳ Reboot pending"}.get(run.state, run.state.value) if run.state else "-"
+    unverified = next((r for r in run.steps if r.kind == "verify" and r.state == "skipped"), None)
+    if run.state is RunState.DONE and unverified is not None:
+        verdict = "✔ Finished, NOT VERIFIED"
     t.append(f"{verdict}: {run.plan or s.chosen or '-'} on {s.machine}\n", style="bold")
+    if run.state is RunState.DONE and unverified is not None:
+        t.append(f"⚠ verify skipped: {unverified.note or 'no torch to verify with'}\n", style="bold yellow")
     if run.state is RunState.STOPPED:
         t.append("The journal is consistent: `rocm-wizard resume` continues where it stopped.\n")
     if run.state is RunState.ROLLBACK_FAILED:

@@ -1,0 +1,109 @@
+"""Issue 15 as a user meets the CLI: the venv is theirs, verify is visible, output can be pasted, bad input
+gets one clear line (exit code, no traceback, nothing created)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wizard import exit_codes
+from wizard.commands.console import ConsoleView
+from wizard.commands.verify_view import VerifyOutput, report_from_text
+from wizard.runner import events as ev
+from wizard.runner.records import RunState, StepOutcome
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+            ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "wizard", *args], capture_output=True, text=True, timeout=300,
+                          cwd=cwd, env=env)
+
+
+def one_line_error(res: subprocess.CompletedProcess[str], code: int) -> str:
+    assert res.returncode == code, (res.returncode, res.stdout[-2000:], res.stderr[-2000:])
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    return lines[0]
+
+
+# ----------------------------------------------------------------------------- 1: the venv is the user's
+def test_venv_flag_on_the_dry_run_and_on_plans(tmp_path: Path) -> None:
+    res = run_cli("--from", "seed-7900xt", "--plan", "pip-only", "--dry-run", "--venv", "/home/user/venvs/rocm")
+    assert res.returncode == 0, res.stderr
+    assert "python3 -m venv /home/user/venvs/rocm" in res.stdout
+    res = run_cli("--from", "seed-7900xt", "plans", "--json", "--venv", "/home/user/venvs/rocm")
+    import json
+
+    rows = {p["name"]: p for p in json.loads(res.stdout)["plans"]}
+    assert rows["pip-only"]["target"]["venv"] == "/home/user/venvs/rocm"
+    default = run_cli("--from", "seed-7900xt", "--plan", "pip-only", "--dry-run").stdout
+    assert "python3 -m venv /home/user/pytorch_venv-pip-only" in default
+    assert "/home/user/pytorch_venv stays as it is" in default
+
+
+def test_a_recording_without_a_home_plans_into_the_documented_default() -> None:
+    machines = Path(__file__).parent / "fixtures" / "machines"
+    res = run_cli("--from", str(machines / "cdna-mi300x-x4"), "--plan", "pip-only", "--dry-run")
+    assert res.returncode == 0, res.stderr  # was: exit 5, "the user's home is unknown: pass a venv path"
+    assert 'python3 -m venv "$HOME"/rocm-wizard-venv' in res.stdout
+    assert subprocess.run(["bash", "-n"], input=res.stdout, text=True).returncode == 0
+
+
+@pytest.mark.parametrize("make", ["file", "dir"])
+def test_venv_that_is_not_a_venv_is_one_clear_line(tmp_path: Path, make: str) -> None:
+    target = tmp_path / "thing"
+    target.write_text("x") if make == "file" else target.mkdir()
+    before = sorted(tmp_path.rglob("*"))
+    res = run_cli("--from", "seed-7900xt", "--plan", "pip-only", "--dry-run", "--venv", "relative/path")
+    assert "absolute path" in one_line_error(res, exit_codes.USAGE)
+    res = run_cli("--sandbox", str(tmp_path / "sb"), "--plan", "pip-only", "--dry-run", "--venv", str(target))
+    assert "is not a Python venv" in one_line_error(res, exit_codes.USAGE)
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+# ----------------------------------------------------------------------------- 3: verify is visible
+def test_verify_json_streams_each_check_and_the_view_prints_lines_and_one_summary(torch_python: str) -> None:
+    res = run_cli("verify", "--python", torch_python, "--device", "cpu", "--quick", "--json")
+    streamed = [x for x in res.stderr.splitlines() if x.startswith('{"type": "check"')]
+    assert len(streamed) >= 3  # one line per finished check, on stderr, while the suite runs
+    doc = report_from_text(res.stdout)
+    assert doc is not None and len(doc["checks"]) == len(streamed)  # stdout stays one JSON document
+    view = VerifyOutput()
+    shown = [x for x in (view.feed(line) for line in [*streamed, *res.stdout.splitlines()]) if x is not None]
+    assert len(shown) == len(streamed) and all(x.lstrip().split()[0] in ("pass", "skip") for x in shown)
+    end = view.finish()
+    assert len(end) == 1 and end[0].startswith("verify: OK: ") and "checks)" in end[0]
+
+
+def test_console_view_of_a_verify_step(capsys: pytest.CaptureFixture[str]) -> None:
+    v = ConsoleView()
+    doc = ['{', '  "checks": [{"name": "import", "device": "cpu", "status": "pass", "seconds": 1.0, "error": null,'
+           ' "metrics": {}}],', '  "summary": {"pass": 1, "total": 1, "ok": true, "seconds": 1.5}', '}']
+    for e in [ev.RunStarted("r1", "pip-only", 2, True, "/j", "/l"),
+              ev.StepStarted(1, 2, "verify", "Verify", "/l/02-verify.log"),
+              ev.OutputLines(1, 0, ('{"type": "check", "name": "import", "device": "cpu", "status": "pass", '
+                                    '"seconds": 1.0, "error": null, "metrics": {}}', *doc)),
+              ev.StepFinished(1, "verify", StepOutcome.OK, 2.0), ev.RunFinished(RunState.DONE, "r1")]:
+        v(e)
+    out = capsys.readouterr().out
+    assert '"checks"' not in out and "{" not in out  # no JSON on the terminal
+    assert out.count("verify: OK: 1 pass (1 checks) in 1.5 s") == 1
+    assert "  pass     import" in out
+
+
+def test_a_skipped_verify_is_never_a_plain_done(tmp_path: Path) -> None:
+    sb = tmp_path / "sb"
+    res = run_cli("--sandbox", str(sb), "--profile", "seed-7900xt", "--plan", "pip-only", "--yes",
+                  "--state-dir", str(tmp_path / "state"))
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "SKIPPED, NOT VERIFIED" in res.stdout and "done, but NOT VERIFIED" in res.stdout
+    status = run_cli("--sandbox", str(sb), "--state-dir", str(tmp_path / "state"), "status").stdout
+    assert "4 done, 2 skipped" in status and "verify: skipped, NOT verified" in status
+    assert len(status.splitlines()) == len(set(status.splitlines()))  # no line twice
+    import json
+
+    d = json.loads(run_cli("--sandbox", str(sb), "--state-dir", str(tmp_path / "state"), "status", "--json").stdout)
+    assert d["verify"]["state"] == "skipped"
