@@ -107,3 +107,27 @@ def test_a_skipped_verify_is_never_a_plain_done(tmp_path: Path) -> None:
 
     d = json.loads(run_cli("--sandbox", str(sb), "--state-dir", str(tmp_path / "state"), "status", "--json").stdout)
     assert d["verify"]["state"] == "skipped"
+
+
+def test_resume_after_the_reboot_shows_the_reboot_step(tmp_path: Path) -> None:
+    sb, state = tmp_path / "sb", str(tmp_path / "state")
+    res = run_cli("--sandbox", str(sb), "--profile", "seed-7900xt", "--state-dir", state, "--plan", "downgrade-6.2",
+                  "--yes")
+    assert res.returncode == exit_codes.REBOOT_PENDING, res.stderr[-2000:]
+    res = run_cli("--sandbox", str(sb), "--state-dir", state, "resume", "--yes")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "== step 9/10: reboot: done, the machine has rebooted" in res.stdout
+    steps = [x for x in res.stdout.splitlines() if x.startswith(("==", "--", "!!"))]
+    assert [int(x.split()[2].split("/")[0].rstrip(":")) for x in steps] == list(range(1, 11))
+
+
+def test_output_that_is_not_a_terminal_is_not_wrapped_mid_path() -> None:
+    res = run_cli("detect", "--from", "seed-5600xt")
+    assert res.returncode == 0
+    assert "/home/user/.bashrc:3" in res.stdout and "AMD Radeon RX 5600 XT" in res.stdout
+    assert "\x1b[" not in res.stdout  # no colour codes in a pasted output
+    res = run_cli("diagnose", "--from", "seed-5600xt")
+    assert "https://github.com/ROCm/TheRock/blob/89553ce3746eda74ade42557470d25e37c91b6f0/RELEASES.md" in res.stdout
+    for panel in res.stdout.split("╰"):
+        body = [x for x in panel.splitlines() if x.startswith("│   - ")]
+        assert len(body) == len(set(body))  # an evidence line is said once per finding

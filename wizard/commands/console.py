@@ -57,6 +57,8 @@ class ConsoleView:
             if shown and not self.quiet_output:
                 sys.stdout.write("".join(f"{x}\n" if x.startswith("  ") else f"  {x}\n" for x in shown))
                 sys.stdout.flush()
+        elif isinstance(e, ev.StepFinished) and e.kind == "reboot":  # after the boot: the resume passes it
+            c.print(f"[bold cyan]== step {e.index + 1}/{self.total}: reboot: done, the machine has rebooted[/]")
         elif isinstance(e, ev.StepFinished) and e.index == self.verify_step:
             for line in self.verify.finish():
                 c.print(escape(line), style="bold" if line.startswith("verify:") else None)

@@ -38,7 +38,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         json.dump({"plans": rows}, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return exit_codes.OK
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title="Plans for this machine", show_lines=True)
@@ -48,5 +47,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         fits = "[bold green]recommended[/]" if r["recommended"] else ("yes" if r["applicable"] else "[red]no[/]")
         target = ", ".join(f"{k} {v}" for k, v in r["target"].items() if k not in ("index_url",))
         table.add_row(f"{r['name']}\n{r['title']}", fits, target, "\n".join(r["reasons"]) or "fits")
-    Console().print(table)
+    from wizard.render import console
+
+    console().print(table)
     return exit_codes.OK

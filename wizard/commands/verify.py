@@ -122,9 +122,10 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
             sys.stderr.write(check_json_line(c.to_json()) + "\n")
             sys.stderr.flush()
     else:
-        from rich.console import Console
 
-        console = Console()
+        from wizard.render import console as cli_console
+
+        console = cli_console()
         console.print(f"[dim]verifying {args.image or python} (each check at most {options.timeout:g} s)...[/]")
 
         def on_check(c):  # type: ignore[no-untyped-def]
