@@ -131,3 +131,48 @@ def test_output_that_is_not_a_terminal_is_not_wrapped_mid_path() -> None:
     for panel in res.stdout.split("╰"):
         body = [x for x in panel.splitlines() if x.startswith("│   - ")]
         assert len(body) == len(set(body))  # an evidence line is said once per finding
+
+
+# ----------------------------------------------------------------------------- 10: bad input, clear words
+def test_unknown_plan_lists_the_plans_in_plain_words(tmp_path: Path) -> None:
+    res = run_cli("--plan", "nope", "--dry-run", cwd=tmp_path)
+    line = one_line_error(res, exit_codes.USAGE)
+    assert "unknown plan 'nope'" in line and "pip-only" in line and "downgrade-6.2" in line and "key '" not in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_verify_on_an_interpreter_without_torch(tmp_path: Path) -> None:
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "v")], check=True)
+    before = sorted(tmp_path.rglob("*"))
+    res = run_cli("verify", "--python", str(tmp_path / "v"), cwd=tmp_path)
+    line = one_line_error(res, exit_codes.USAGE)
+    assert "torch is not installed in" in line and "--python" in line
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_verify_image_with_the_daemon_down_shows_dockers_own_error(tmp_path: Path) -> None:
+    import os
+    import shutil
+
+    if shutil.which("docker") is None:
+        pytest.skip("no docker client on this machine")
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-daemon.sock"}
+    res = run_cli("verify", "--image", "rocm/pytorch:latest", env=env, cwd=tmp_path)
+    line = one_line_error(res, exit_codes.FAILURE)
+    assert "docker cannot run containers" in line and "Cannot connect to the Docker daemon" in line
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_cpu_torch_on_a_machine_with_an_amd_gpu_is_not_a_success(torch_python: str) -> None:
+    from wizard.commands.verify import gpu_not_used
+    from wizard.host import open_recorded
+    from wizard.model import Facts
+    from wizard.probes import detect
+
+    res = run_cli("verify", "--python", torch_python, "--quick", "--json")
+    doc = report_from_text(res.stdout)
+    assert doc is not None and doc["summary"]["build"] == "cpu"
+    assert res.returncode == 0  # this test machine has no AMD GPU: CPU-only is all it can be
+    why = gpu_not_used(doc["summary"], detect(open_recorded("seed-7900xt")))
+    assert why is not None and "CPU build" in why and "RX 7900 XT" in why
+    assert gpu_not_used(doc["summary"], Facts()) is None
