@@ -93,10 +93,11 @@ _TABLE: dict[tuple[Stage, Move], Stage] = {
     (Stage.RESUME, Move.RESUME): Stage.RUN,
     (Stage.RESUME, Move.LATER): Stage.DETECT,
     (Stage.REPORT, Move.RESTART): Stage.DETECT,
+    (Stage.REPORT, Move.ROLLBACK): Stage.RUN,  # undo a finished run, after the confirmation
 }
 # a recorded machine (--from) can be reviewed and exported, never changed
 _READ_ONLY_BLOCKED = {(Stage.REVIEW, Move.CONFIRM), (Stage.RESUME, Move.RESUME), (Stage.FAILED, Move.RETRY),
-                      (Stage.FAILED, Move.ROLLBACK)}
+                      (Stage.FAILED, Move.ROLLBACK), (Stage.REPORT, Move.ROLLBACK)}
 
 
 def advance(stage: Stage, move: Move, *, read_only: bool = False) -> Stage:

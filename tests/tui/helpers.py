@@ -101,7 +101,7 @@ def sandbox_services(sandbox: Path, profile: str = "seed-7900xt", *, plans: dict
                      wizard_python=machine.wizard_python,
                      authenticator=auth or FakeAuth(), clock=lambda: 1_700_000_000.0,
                      export_dir=export_dir or sandbox.parent / "export", verify_python=verify_python,
-                     relaunch_hint=f"rocm-wizard --sandbox {sandbox}")
+                     machine_args=("--sandbox", str(sandbox)), relaunch_hint=f"rocm-wizard --sandbox {sandbox}")
     s.extra_plans = dict(plans or {})
     return s
 

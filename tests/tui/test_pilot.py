@@ -450,3 +450,38 @@ async def test_review_steps_collapsed_venv_choice_full_script_and_export_elsewhe
         await pilot.press("enter")
         await pilot.pause()
         assert app.session.exported == str(out) and "/home/user/venvs/rocm" in out.read_text()
+
+
+@sync
+async def test_report_acts_verify_again_rollback_bundle_and_leaves_a_summary(tmp_path: Path) -> None:
+    from wizard.tui.screens.results import exit_summary
+
+    svc = sandbox_services(tmp_path / "sb", plans={"flood": flood_plan(10)}, export_dir=tmp_path)
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "flood")
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.session.stage == Stage.REPORT)
+        shown = {b.key for (_, b, enabled, _) in app.screen.active_bindings.values() if b.show and enabled}
+        assert {"v", "r", "w"} <= shown
+        await pilot.press("w")  # the evidence bundle: asks where
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ExportModal"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: (tmp_path / "rocm-wizard-evidence.tar.gz").exists(), timeout=120)
+        await pilot.press("v")  # a rehearsal without a CPU torch: says so, verifies nothing
+        await wait_for(pilot, lambda: any("no torch to verify with" in n.message for n in app._notifications))
+        assert app.verified is None
+        await pilot.press("r")  # roll back: the confirmation first; No changes nothing
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RollbackModal"
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.session.stage == Stage.REPORT and app.session.run.state == "done"
+        summary = exit_summary(app.session, None)
+        assert summary is not None and "✔ Finished" in summary and "journal:" in summary
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0

@@ -70,6 +70,7 @@ class WizardApp(App[int]):
         self.quitting = False
         self.reboot_now = False
         self._last_outcome: Any = None
+        self.verified: str | None = None  # the Report's "verify again" summary line
         self.theme = theme or os.environ.get("ROCM_WIZARD_THEME") or "textual-dark"
 
     # ------------------------------------------------------------------ stages
@@ -350,11 +351,14 @@ class WizardApp(App[int]):
                       message=f"rocm-wizard: reboot pending. {s.run.reboot_message or ''}\n"
                       f"After the boot, run `{self.services.relaunch_hint}`: it offers to resume.")
             return
+        from wizard.tui.screens.results import exit_summary
+
         code = exit_codes.OK
         bad = s.run.state in (RunState.FAILED, RunState.STOPPED, RunState.ROLLBACK_FAILED)
         if bad:
             code = exit_codes.FAILURE
-        self.exit(code, return_code=code, message=self.stop_message() if bad else None)
+        summary = exit_summary(s, self.verified) if s.stage == Stage.REPORT else None
+        self.exit(code, return_code=code, message=summary or (self.stop_message() if bad else None))
 
     def action_help(self) -> None:
         keys = [(b.key_display or b.key, b.description) for b in self.screen.BINDINGS
@@ -376,6 +380,37 @@ class WizardApp(App[int]):
             return
         s.exported = str(written)
         self.notify(f"dry-run script written: {written}", title="exported", timeout=10)
+
+    def verify_again(self) -> None:
+        s = self.session
+        if s.resolved is None or self.running:
+            return
+        self.notify("verifying again: each check in its own process…", timeout=5)
+        self._verify_worker(s.resolved)
+
+    @work(thread=True, exclusive=True, group="verify", exit_on_error=False)
+    def _verify_worker(self, plan: Any) -> None:
+        try:
+            line = self.services.verify_again(plan, self.session.facts)
+        except Exception as exc:  # noqa: BLE001 - shown as a message, never a traceback
+            self.call_from_thread(self.notify, str(getattr(exc, "args", [exc])[0] if exc.args else exc),
+                                  title="not verified", severity="warning", timeout=15)
+            return
+        self.call_from_thread(self._verified, line)
+
+    def _verified(self, line: str) -> None:
+        self.verified = line
+        if hasattr(self.screen, "show"):
+            self.screen.show()
+        self.notify(line, title="verified again", severity="information" if " OK: " in line else "error")
+
+    def write_bundle(self, path: str) -> None:
+        try:
+            line = self.services.write_bundle(str(Path(path).expanduser()))
+        except (ValueError, OSError) as exc:
+            self.notify(str(exc), title="no bundle written", severity="error", timeout=15)
+            return
+        self.notify(line, title="evidence bundle", timeout=10)
 
     def choose_venv(self, venv: str | None) -> None:
         """Re-plan the chosen plan into another venv (None: the planner's default); a refusal keeps the old plan."""

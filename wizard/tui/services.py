@@ -79,6 +79,7 @@ class Services:
     facts: Facts | None = None  # already detected (the CLI's ctx.facts)
     wizard_python: str | None = None  # the interpreter plans run the wizard with (planner default: this one)
     venv: str | None = None  # --venv PATH: the venv the pip plans fill (None: the planner's default)
+    machine_args: tuple[str, ...] = ()  # the CLI options that name this machine (``--sandbox DIR``)
 
     # -- the machine -------------------------------------------------------------------
     def detect(self) -> Facts:
@@ -141,6 +142,39 @@ class Services:
         os.replace(tmp, path)
         return path
 
+    # -- after a run -----------------------------------------------------------------------
+    def verify_again(self, plan: ResolvedPlan, facts: Facts) -> str:
+        """Run the suite again on what the plan set up; its summary line. Raises ValueError (one line)
+        when there is nothing to verify with."""
+        from wizard.commands.verify_view import summary_text
+        from wizard.verify import SuiteOptions, resolve_python, run_verify
+
+        venv = dict(plan.target).get("venv")
+        if self.host.name.startswith("sandbox:") or self.verify_python:
+            if not self.verify_python:
+                raise ValueError("skipped: no torch to verify with (start the rehearsal with --verify-python PATH)")
+            python, device = self.verify_python, "cpu"
+        elif venv:
+            python, device = f"{venv}/bin/python", "auto"
+        else:
+            raise ValueError("this plan set up no venv to verify (a container plan: run `rocm-wizard verify "
+                             "--image TAG`)")
+        report = run_verify(python=resolve_python(python), options=SuiteOptions(device=device), facts=facts)
+        return summary_text(report.to_json())
+
+    def write_bundle(self, path: str) -> str:
+        """``rocm-wizard report --bundle PATH`` for this machine; its last line (what it wrote, or why not).
+        Raises ValueError with that line when it failed."""
+        import subprocess
+
+        out = subprocess.run([*wizard_argv(), *self.machine_args, "report", "--bundle", path], capture_output=True,
+                             text=True, stdin=subprocess.DEVNULL, timeout=600)
+        lines = (out.stdout + out.stderr).strip().splitlines()
+        last = lines[0] if lines else f"exit status {out.returncode}"
+        if out.returncode != 0:
+            raise ValueError(last.removeprefix("rocm-wizard: "))
+        return last
+
     # -- the rehearsal -------------------------------------------------------------------
     def rehearsal(self, profile: str = REHEARSAL_PROFILE) -> Services:
         """Services for a built-in sandbox machine: every step runs there, nothing touches this one."""
@@ -155,7 +189,7 @@ class Services:
         return Services(host=host, read_only=False, runs=RunService(machine), state_dir=machine.machine_state,
                         wizard_python=machine.wizard_python,
                         authenticator=self.authenticator, clock=self.clock, export_dir=self.export_dir,
-                        verify_python=self.verify_python,
+                        verify_python=self.verify_python, machine_args=("--sandbox", sandbox),
                         relaunch_hint=f"rocm-wizard --sandbox {sandbox}", rehearsal_root=root)
 
 

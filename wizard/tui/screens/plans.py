@@ -287,17 +287,17 @@ class VenvModal(ModalScreen[str | None]):
 
 
 class ExportModal(ModalScreen[str | None]):
-    """Where to write the dry-run script; Enter writes it there."""
+    """Where to write a file (the dry-run script, an evidence bundle); Enter writes it there."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
-    def __init__(self, default: str) -> None:
+    def __init__(self, default: str, question: str = "Write the dry-run script to:") -> None:
         super().__init__()
-        self.default = default
+        self.default, self.question = default, question
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label("Write the dry-run script to:")
+            yield Label(self.question)
             yield Input(value=self.default, id="export-path")
             yield Label("Enter writes it (an existing file is replaced), Escape cancels.", classes="hint")
 
