@@ -296,9 +296,9 @@ def test_default_venv_is_new_beside_the_old_one_which_stays_untouched() -> None:
 def test_unknown_home_targets_the_documented_default_in_the_script() -> None:
     facts = dataclasses.replace(machines()["seed-7900xt"], python_envs=(), driver=Driver())
     rp = resolve("pip-only", facts)
-    assert dict(rp.target)["venv"] == "$HOME/rocm-wizard-venv"
+    assert dict(rp.target)["venv"] == "~/rocm-wizard-venv"
     from wizard.script import render
 
     text = render(rp, facts)
-    assert 'python3 -m venv "$HOME"/rocm-wizard-venv' in text
-    assert "'$HOME" not in text  # never a quoted literal $HOME path
+    assert "python3 -m venv ~/rocm-wizard-venv" in text
+    assert "'~" not in text  # never a quoted literal ~ path

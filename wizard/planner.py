@@ -33,7 +33,7 @@ __all__ = ["PlanError", "PlanRefused", "PlanChoice", "resolve_plan", "recommend"
 GIB = 1 << 30
 RECOMMEND_ORDER = ("pip-only", "therock-pip", "docker", "upgrade-7.2", "upgrade-6.4", "downgrade-6.2", "therock")
 NEW_VENV_NAME = "rocm-wizard-venv"
-HOME_VAR = "$HOME"  # a recording that does not say whose home: the script's user's
+HOME_VAR = "~"  # a recording that does not say whose home: the script's user's (the shell expands it)
 
 
 class PlanRefused(Exception):
@@ -102,7 +102,7 @@ def _choose_venv(pf: PlanFile, facts: Facts, venv: str | None, reasons: list[str
                                                                                           PythonEnv | None, str | None]:
     """(venv path, exists, its PythonEnv, home). The user's ``venv`` wins; else the plan's own; else a new
     venv beside the best existing one (which stays untouched), or the one an earlier run made there; else
-    ``~/rocm-wizard-venv`` (``$HOME/...`` in the script when the recording does not say whose home)."""
+    ``~/rocm-wizard-venv`` (left to the script's shell when the recording does not say whose home)."""
     home = _home(facts)
     param = pf.target.venv
     path: str | None = venv

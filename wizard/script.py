@@ -42,11 +42,12 @@ def command(a: Action) -> str:
 
 
 def _quote(arg: str) -> str:
-    """shlex.quote, except that a leading ``$HOME/`` (a recording's venv whose home is unknown) expands."""
-    if arg == "$HOME":
-        return '"$HOME"'
-    if arg.startswith("$HOME/"):
-        return '"$HOME"/' + shlex.quote(arg[len("$HOME/"):])
+    """shlex.quote, except that a leading ``~/`` (a recording's venv whose home is unknown) is left for the
+    shell to expand: an argv never means a directory named ``~``."""
+    if arg == "~":
+        return "~"
+    if arg.startswith("~/"):
+        return "~/" + shlex.quote(arg[2:])
     return shlex.quote(arg)
 
 

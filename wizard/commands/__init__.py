@@ -65,7 +65,7 @@ def _venv_path(text: str | None, *, on_this_machine: bool) -> str | None:
     if not on_this_machine:
         if not text.startswith(("/", "~/")):
             raise usage_error(f"--venv {text}: on a recorded machine give an absolute path (or ~/...)")
-        return text.replace("~", "$HOME", 1) if text.startswith("~/") else text.rstrip("/") or "/"
+        return text.rstrip("/") or "/"
     path = os.path.abspath(os.path.expanduser(text))
     if os.path.exists(path) and not os.path.isfile(os.path.join(path, "pyvenv.cfg")):
         raise usage_error(f"--venv {text}: {path} exists and is not a Python venv (no pyvenv.cfg); "

@@ -494,6 +494,24 @@ export PIP_CONSTRAINT=/home/user/sd-upgrade-6.4/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 '
   fi
+  # comment out HSA_OVERRIDE_GFX_VERSION=11.0.0 in /home/user/.bashrc:12, where it is set (a copy
+  # stays as /home/user/.bashrc.rocm-wizard-bak)
+  if ! /home/user/sd-upgrade-6.4/bin/python -c 'import sys; p, n = sys.argv[1], int(sys.argv[2]); ls = open(p).read().split(chr(10)); sys.exit(0 if 0 < n <= len(ls) and ls[n - 1].startswith('"'"'# rocm-wizard: '"'"') else 1)' /home/user/.bashrc 12 >/dev/null 2>&1; then
+    /home/user/sd-upgrade-6.4/bin/python -c 'import os, re, shutil, sys
+path, n, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+lines = open(path).read().split("\n")
+line = lines[n - 1] if 0 < n <= len(lines) else ""
+if line.lstrip().startswith("#") or not re.search(r"\b" + re.escape(name) + r"\s*=", line):
+    sys.exit(f"{path}:{n} does not set {name} (changed since it was detected?): nothing was changed")
+if not os.path.exists(path + ".rocm-wizard-bak"):
+    shutil.copy2(path, path + ".rocm-wizard-bak")
+lines[n - 1] = "# rocm-wizard: " + line
+tmp = path + ".rocm-wizard.tmp"
+open(tmp, "w").write("\n".join(lines))
+shutil.copymode(path, tmp)
+os.replace(tmp, path)
+print(f"{path}:{n}: commented out; the file as it was: {path}.rocm-wizard-bak")' /home/user/.bashrc 12 HSA_OVERRIDE_GFX_VERSION
+  fi
   mark_done 8
 fi
 
