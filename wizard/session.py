@@ -333,6 +333,7 @@ class Session:
     stage: Stage = Stage.DETECT
     exported: str | None = None  # path of the exported dry-run script
     venv: str | None = None  # the venv the user chose on Review (None: the planner's default)
+    error_text: str | None = None  # the error text pasted on Diagnose, with the machine's own
     history: list[tuple[Stage, Move, Stage]] = field(default_factory=list)
 
     @property

@@ -485,3 +485,31 @@ async def test_report_acts_verify_again_rollback_bundle_and_leaves_a_summary(tmp
         await pilot.press("q")
         await pilot.pause()
     assert app.return_code == 0
+
+
+@sync
+async def test_diagnose_takes_pasted_error_text(tmp_path: Path) -> None:
+    from textual.widgets import TextArea
+
+    from wizard.host import open_recorded
+
+    svc = Services(host=open_recorded("seed-7900xt"), read_only=True, export_dir=tmp_path, authenticator=FakeAuth())
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.session.stage == Stage.DIAGNOSE
+        before = {f.id for f in app.session.findings}
+        assert "no-binary-for-gpu" not in before
+        await pilot.press("p")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "PasteModal"
+        app.screen.query_one(TextArea).text = ("Traceback (most recent call last):\n"
+                                               "RuntimeError: HIP error: hipErrorNoBinaryForGpu: Unable to find "
+                                               "code object for all current devices!\n")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.session.stage == Stage.DIAGNOSE
+        found = {f.id: f for f in app.session.findings}
+        assert "no-binary-for-gpu" in found
+        assert "hipErrorNoBinaryForGpu" in screen_text(app)

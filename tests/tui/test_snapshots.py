@@ -283,3 +283,10 @@ def test_verify_and_report_sizes(case: str, size: tuple[int, int], snap_compare:
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+@pytest.mark.parametrize("keys", [[], ["p"]], ids=["diagnose", "paste-dialog"])
+def test_diagnose_sizes(keys: list[str], size: tuple[int, int], snap_compare: Any) -> None:
+    """Diagnose, and the dialog that takes the error text the user hit."""
+    assert snap_compare(app_at(Stage.DIAGNOSE), terminal_size=size, press=keys)

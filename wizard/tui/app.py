@@ -381,6 +381,19 @@ class WizardApp(App[int]):
         s.exported = str(written)
         self.notify(f"dry-run script written: {written}", title="exported", timeout=10)
 
+    def diagnose_text(self, text: str) -> None:
+        """Diagnose again with the error text the user pasted (as the CLI's --error-file)."""
+        from wizard.diagnose import diagnose
+
+        s = self.session
+        if len(text.encode("utf-8", "replace")) > 8 << 20:
+            self.notify("more than 8 MiB: paste the relevant part", severity="error")
+            return
+        s.error_text = "\n".join(t for t in (s.facts.error_text, text) if t)
+        s.findings = list(diagnose(s.facts, error_text=s.error_text))
+        self.show_stage()
+        self.notify(f"diagnosed with the pasted text ({len(text.splitlines())} lines)", timeout=6)
+
     def verify_again(self) -> None:
         s = self.session
         if s.resolved is None or self.running:
