@@ -79,7 +79,8 @@ async def test_recommended_first_and_refused_plans_explained(tmp_path: Path) -> 
     svc = Services(host=open_recorded("seed-5600xt"), read_only=True, export_dir=tmp_path)
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
-        opts = app.session.options
+        assert app.session.options == []  # resolved when Choose is first shown, not before the first screen
+        opts = app.plan_options()
         assert any(not o.applicable and o.reasons for o in opts)
         if any(o.recommended for o in opts):
             assert opts[0].recommended

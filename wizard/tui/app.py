@@ -381,6 +381,13 @@ class WizardApp(App[int]):
         s.exported = str(written)
         self.notify(f"dry-run script written: {written}", title="exported", timeout=10)
 
+    def plan_options(self) -> list[Any]:
+        """Every plan for this machine, resolved once, when Choose is first shown (not before the first screen)."""
+        s = self.session
+        if not s.options:
+            s.options = self.services.plan_options(s.facts)
+        return s.options
+
     def diagnose_text(self, text: str) -> None:
         """Diagnose again with the error text the user pasted (as the CLI's --error-file)."""
         from wizard.diagnose import diagnose

@@ -95,7 +95,7 @@ class Services:
         facts = self.detect()
         s = Session(machine=self.host.name, read_only=self.read_only, facts=facts)
         s.findings = list(diagnose(facts, error_text=facts.error_text))
-        s.options = self.plan_options(facts)
+        # the plans are resolved when Choose is first shown (WizardApp.plan_options): the first screen does not wait
         if self.runs is not None:
             s.pending = self.runs.pending()
             s.blocked = self.runs.blocked()

@@ -68,7 +68,7 @@ class ChooseScreen(StageScreen):
     ]
 
     def body(self) -> ComposeResult:
-        opts = self.session.options
+        opts = self.wizard.plan_options()
         if self.session.blocked:
             yield Static(blocked_text(self.session.blocked), id="blocked", classes="banner")
         with Horizontal(id="choose"):
