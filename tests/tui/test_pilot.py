@@ -103,11 +103,53 @@ async def test_no_amd_gpu_offers_a_rehearsal(tmp_path: Path) -> None:
             pytest.skip("this machine has an AMD GPU")
         assert "No AMD GPU was found on this machine" in screen_text(app)
         assert "Press r to rehearse" in screen_text(app)
-        await pilot.press("r")
+        await pilot.press("r")  # which machine: every profile, where it lives
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RehearsalModal"
+        from wizard.profiles import PROFILES
+
+        ol = app.screen.query_one("OptionList")
+        assert [ol.get_option_at_index(i).id for i in range(ol.option_count)] == list(PROFILES)
+        assert str(tmp_path / "rehearsal" / "seed-5600xt") in str(ol.get_option_at_index(1).prompt)
+        await pilot.press("enter")  # the first: seed-7900xt
         await pilot.pause()
         assert app.session.machine.startswith("sandbox:")
         assert app.session.has_amd_gpu and app.session.stage == Stage.DETECT
         assert (tmp_path / "rehearsal" / "seed-7900xt").is_dir()
+
+
+@sync
+async def test_a_second_rehearsal_on_a_used_machine_asks_whether_to_start_over(tmp_path: Path) -> None:
+    from wizard.host import LiveHost
+
+    root = tmp_path / "rehearsal"
+    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=root, authenticator=FakeAuth())
+    used = svc.rehearsal("seed-7900xt")  # lay it, and leave a trace of a run in its state
+    (root / "seed-7900xt/var/lib/rocm-wizard/runs/run-1").mkdir(parents=True)
+    marker = root / "seed-7900xt/home/user/touched-by-the-run"
+    marker.write_text("x")
+    assert used.rehearsal_used("seed-7900xt")
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        if app.session.has_amd_gpu:
+            pytest.skip("this machine has an AMD GPU")
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "StartOverModal"
+        await pilot.press("escape")  # cancel: nothing changes
+        await pilot.pause()
+        assert marker.exists() and not app.session.machine.startswith("sandbox:")
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("s")  # start over: the machine is laid fresh from its profile
+        await pilot.pause()
+        assert app.session.machine.startswith("sandbox:")
+        assert not marker.exists() and not app.services.rehearsal_used("seed-7900xt")
+        assert (root / "seed-7900xt/home/user/pytorch_venv").is_dir()
 
 
 @sync

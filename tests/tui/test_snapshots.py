@@ -290,3 +290,13 @@ def test_verify_and_report_sizes(case: str, size: tuple[int, int], snap_compare:
 def test_diagnose_sizes(keys: list[str], size: tuple[int, int], snap_compare: Any) -> None:
     """Diagnose, and the dialog that takes the error text the user hit."""
     assert snap_compare(app_at(Stage.DIAGNOSE), terminal_size=size, press=keys)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+def test_rehearsal_choice_sizes(size: tuple[int, int], snap_compare: Any) -> None:
+    """The rehearsal offers every profile and says where each one lives."""
+    from pathlib import Path
+
+    app = _no_gpu()
+    app.services.rehearsal_root = Path("/nonexistent/rocm-wizard/rehearsal")
+    assert snap_compare(app, terminal_size=size, press=["r"])

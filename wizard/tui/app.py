@@ -457,8 +457,28 @@ class WizardApp(App[int]):
             self.notify("a rehearsal starts from a live machine; this one is already "
                         f"{self.services.host.name}", severity="warning")
             return
+        from wizard.tui.screens.modals import RehearsalModal, StartOverModal
+
+        def picked(profile: str | None) -> None:
+            if profile is None:
+                return
+            if not self.services.rehearsal_used(profile):
+                self.open_rehearsal(profile)
+                return
+
+            def answered(choice: str | None) -> None:
+                if choice is not None:
+                    self.open_rehearsal(profile, reset=choice == "reset")
+
+            self.push_screen(StartOverModal(profile, str(self.services.rehearsal_dir(profile))), answered)
+
+        self.push_screen(RehearsalModal(self.services), picked)
+
+    def open_rehearsal(self, profile: str, *, reset: bool = False) -> None:
         try:
-            services = self.services.rehearsal()
+            if reset:
+                self.services.reset_rehearsal(profile)
+            services = self.services.rehearsal(profile)
             session = services.new_session()
         except Exception as exc:  # noqa: BLE001
             self.notify(f"could not open the rehearsal machine: {exc}", severity="error")
@@ -467,8 +487,8 @@ class WizardApp(App[int]):
         if session.pending is not None:
             session.stage = Stage.RESUME
         self.show_stage()
-        self.notify(f"rehearsal machine: {services.host.name}; every step runs there, nothing touches this machine",
-                    timeout=10)
+        self.notify(f"rehearsal machine {profile} in {services.rehearsal_dir(profile)}; every step runs there, "
+                    "nothing touches this machine", timeout=10)
 
     def plan_file(self) -> str | None:
         runs = self.services.runs

@@ -6,6 +6,7 @@ real authenticator, which needs the app to suspend."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -176,6 +177,21 @@ class Services:
         return last
 
     # -- the rehearsal -------------------------------------------------------------------
+    def rehearsal_dir(self, profile: str) -> Path:
+        """Where the rehearsal machine of ``profile`` lives (kept between starts, until reset)."""
+        return (self.rehearsal_root or _default_rehearsal_root()) / profile
+
+    def rehearsal_used(self, profile: str) -> bool:
+        """A run was started on that rehearsal machine (its state says so)."""
+        return (self.rehearsal_dir(profile) / "var/lib/rocm-wizard/runs").is_dir()
+
+    def reset_rehearsal(self, profile: str) -> None:
+        """Delete that rehearsal machine, so the next start lays it fresh. Only a sandbox the wizard made."""
+        d = self.rehearsal_dir(profile)
+        if not (d / ".sandbox").is_dir():
+            raise ValueError(f"{d} is not a rehearsal sandbox; left as it is")
+        shutil.rmtree(d)
+
     def rehearsal(self, profile: str = REHEARSAL_PROFILE) -> Services:
         """Services for a built-in sandbox machine: every step runs there, nothing touches this one."""
         from wizard import machines
@@ -183,7 +199,7 @@ class Services:
         from wizard.sandbox import open_sandbox
 
         root = self.rehearsal_root or _default_rehearsal_root()
-        sandbox = str(root / profile)
+        sandbox = str(self.rehearsal_dir(profile))
         host = open_sandbox(sandbox, profile)
         machine = machines.sandbox(host, sandbox, verify_python=self.verify_python)
         return Services(host=host, read_only=False, runs=RunService(machine), state_dir=machine.machine_state,

@@ -23,8 +23,8 @@ def no_gpu_text(machine: str, can_rehearse: bool) -> Text:
     t.append(f" ({machine}).\n")
     t.append("There is nothing here to migrate. ")
     if can_rehearse:
-        t.append("Press r to rehearse on a built-in sandbox machine (two RX 7900 XT, Ubuntu 22.04, ROCm 6.2): "
-                 "every step runs there, visibly, and nothing touches this machine.")
+        t.append("Press r to rehearse on a built-in sandbox machine (seed-7900xt: two RX 7900 XT, Ubuntu 22.04, "
+                 "ROCm 6.2, or another profile): every step runs there, visibly, and nothing touches this machine.")
     return t
 
 
