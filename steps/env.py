@@ -1,4 +1,4 @@
-"""env: the venv's own environment, written into its activate script (never global shell files).
+"""env: the venv's own environment, written into its activate script.
 
 * ``HSA_OVERRIDE_GFX_VERSION`` only when the wheel lacks the GPU's exact target and the knowledge
   base documents a compatible value for it (never empty, never on a natively supported card); an
@@ -6,9 +6,16 @@
 * ``HIP_VISIBLE_DEVICES`` to hide an iGPU the stack cannot use, when the HIP ordinals are known.
 * ``PIP_CONSTRAINT`` pointing at pip_pin's constraints file.
 The block sits between marker lines, so re-running replaces it and rollback can remove it.
+
+Where the detector found the variable set in a file (``~/.bashrc:3``, ``/etc/environment:1``), the step
+also comments that line out (:func:`comment_out_actions`): anything that starts ``venv/bin/python``
+directly (Jupyter, an IDE, a service) never reads the activate script. A copy of the file is kept as
+``FILE.rocm-wizard-bak`` and the rollback uncomments the line.
 """
 
 from __future__ import annotations
+
+import re
 
 from wizard.inputs import shell_export
 from wizard.model import Action, StepPlan
@@ -32,6 +39,64 @@ open(path + ".rocm-wizard.tmp", "w").write(text)
 import os
 os.replace(path + ".rocm-wizard.tmp", path)"""
 HAS = "import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)"
+
+
+# python -c COMMENT FILE LINE NAME: comment out LINE of FILE when it still sets NAME (a copy kept first)
+COMMENT = r"""import os, re, shutil, sys
+path, n, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+lines = open(path).read().split("\n")
+line = lines[n - 1] if 0 < n <= len(lines) else ""
+if line.lstrip().startswith("#") or not re.search(r"\b" + re.escape(name) + r"\s*=", line):
+    sys.exit(f"{path}:{n} does not set {name} (changed since it was detected?): nothing was changed")
+if not os.path.exists(path + ".rocm-wizard-bak"):
+    shutil.copy2(path, path + ".rocm-wizard-bak")
+lines[n - 1] = "# rocm-wizard: " + line
+tmp = path + ".rocm-wizard.tmp"
+open(tmp, "w").write("\n".join(lines))
+shutil.copymode(path, tmp)
+os.replace(tmp, path)
+print(f"{path}:{n}: commented out; the file as it was: {path}.rocm-wizard-bak")"""
+# python -c UNCOMMENT FILE LINE: put back a line COMMENT commented out
+UNCOMMENT = r"""import os, shutil, sys
+path, n = sys.argv[1], int(sys.argv[2])
+lines = open(path).read().split("\n")
+if 0 < n <= len(lines) and lines[n - 1].startswith("# rocm-wizard: "):
+    lines[n - 1] = lines[n - 1][len("# rocm-wizard: "):]
+    tmp = path + ".rocm-wizard.tmp"
+    open(tmp, "w").write("\n".join(lines))
+    shutil.copymode(path, tmp)
+    os.replace(tmp, path)"""
+# python -c COMMENTED FILE LINE: exit 0 when the line is already commented out by rocm-wizard
+COMMENTED = ("import sys; p, n = sys.argv[1], int(sys.argv[2]); ls = open(p).read().split(chr(10)); "
+             "sys.exit(0 if 0 < n <= len(ls) and ls[n - 1].startswith('# rocm-wizard: ') else 1)")
+_WHERE = re.compile(r"^((?:/|~/)[^:]+):(\d+)$")
+
+
+def comment_out_actions(ctx: StepContext, values: list[tuple[str, str | None]]) -> list[Action]:
+    """For each variable the venv unsets or sets to another value, comment out the lines of files that set
+    it (where the detector found them), with a copy kept and an undo. A venv's own activate script is left
+    to that venv."""
+    out: list[Action] = []
+    want = dict(values)
+    for s in ctx.facts.env:
+        if s.name not in want or (want[s.name] is not None and s.value == want[s.name]):
+            continue
+        m = _WHERE.match(s.where)
+        if m is None or m.group(1).endswith("/bin/activate"):
+            continue
+        path, line = m.group(1), m.group(2)
+        if path.startswith("~/"):
+            if ctx.home is None:
+                continue
+            path = f"{ctx.home.rstrip('/')}/{path[2:]}"
+        root = not (ctx.home is not None and path.startswith(ctx.home.rstrip("/") + "/"))
+        py = ctx.venv_python
+        out.append(Action(argv=(py, "-c", COMMENT, path, line, s.name),
+                          description=f"comment out {s.name}={s.value} in {path}:{line}, where it is set (a copy "
+                                      f"stays as {path}.rocm-wizard-bak)",
+                          root=root, as_user=not root, check=(py, "-c", COMMENTED, path, line), changes=(path,),
+                          undo=(py, "-c", UNCOMMENT, path, line), destructive=True))
+    return out
 
 
 def hip_visible(ctx: StepContext) -> str | None:
@@ -94,7 +159,7 @@ def plan(ctx: StepContext) -> StepPlan:
                  description=f"write the rocm-wizard block into {activate}", as_user=True,
                  check=(ctx.venv_python, "-c", HAS, activate, text), changes=(activate,),
                  undo=(ctx.venv_python, "-c", EDIT, activate, ""), destructive=True)
-    return StepPlan(kind="env", title=title, actions=(act,),
+    return StepPlan(kind="env", title=title, actions=(act, *comment_out_actions(ctx, values)),
                     params=tuple((n, v if v is not None else "") for n, v in values), notes=tuple(notes),
                     destructive=True)
 

@@ -38,9 +38,9 @@ def test_seed_7900xt_downgrade_backs_up_purges_installs_pins_verifies() -> None:
     install = next(a for a in argvs if "install" in a and "--index-url" in a)
     assert install[install.index("--index-url") + 1] == "https://download.pytorch.org/whl/rocm6.2"
     assert {"torch==2.5.1", "torchvision==0.20.1", "torchaudio==2.5.1"} <= set(install)
-    assert install[0] == "/home/user/pytorch_venv/bin/python"
+    assert install[0] == "/home/user/pytorch_venv-downgrade-6.2/bin/python"  # new, beside the old one
     verify = rp.steps[-1].actions[0].argv
-    assert verify[1:] == ("-m", "wizard", "verify", "--python", "/home/user/pytorch_venv/bin/python", "--json")
+    assert verify[1:] == ("-m", "wizard", "verify", "--python", "/home/user/pytorch_venv-downgrade-6.2/bin/python", "--json")
     purge = next(s for s in rp.steps if s.kind == "purge")
     assert any(a.argv[:3] == ("apt-get", "-s", "purge") for a in purge.actions)
     assert dict(rp.target)["rocm"] == "6.2.4"
@@ -114,7 +114,7 @@ def test_override_rdna2_variant_gets_10_3_0_written_into_the_venv() -> None:
     rp = resolve("pip-only", built_machines()["rdna2-gfx1031-dkms-secureboot"])
     assert _override_in_activate(rp) == "10.3.0"
     env = next(s for s in rp.steps if s.kind == "env")
-    assert env.actions[0].argv[3] == "/home/user/venv/bin/activate"
+    assert env.actions[0].argv[3] == "/home/user/venv-pip-only/bin/activate"
     assert "export HSA_OVERRIDE_GFX_VERSION=10.3.0" in env.actions[0].argv[4]
     assert_argv = next(a.argv for s in rp.steps for a in s.actions if a.description.startswith("assert"))
     assert assert_argv[-1] == "gfx1030"  # the override's target is what the wheel must carry
@@ -184,8 +184,9 @@ def test_cuda_venv_on_a_multi_vendor_machine_is_not_replaced() -> None:
     base = built_machines()["rx9070xt-noble-fresh"]
     facts = dataclasses.replace(base, other_gpus=("10de:2684 NVIDIA AD102",), python_envs=(
         PythonEnv(path="/home/user/cuda", python_version="3.12", torch="2.5.1+cu124", build="cuda", kind="venv"),))
+    assert dict(resolve("pip-only", facts).target)["venv"] == "/home/user/cuda-pip-only"  # a new one beside it
     with pytest.raises(PlanRefused) as exc:
-        resolve("pip-only", facts)
+        resolve("pip-only", facts, venv="/home/user/cuda")
     assert any("CUDA" in r for r in exc.value.reasons)
     rp = resolve("pip-only", facts, venv="/home/user/rocm")
     assert dict(rp.target)["venv"] == "/home/user/rocm"
@@ -281,3 +282,29 @@ def test_fuzzed_facts_resolve_or_refuse_never_crash(facts: Facts, plan: str) -> 
         assert exc.reasons and all(r and "\n" not in r for r in exc.reasons)
     else:
         assert render(rp, facts).startswith("#!/usr/bin/env bash")
+
+
+def test_default_venv_is_new_beside_the_old_one_which_stays_untouched() -> None:
+    rp = resolve("pip-only", machines()["seed-7900xt"])
+    assert dict(rp.target)["venv"] == "/home/user/pytorch_venv-pip-only"
+    pin = next(s for s in rp.steps if s.kind == "pip_pin")
+    assert any("/home/user/pytorch_venv stays as it is" in n for n in pin.notes)
+    touched = [a for s in rp.steps for a in s.actions if any(c == "venv:/home/user/pytorch_venv" for c in a.changes)]
+    assert touched == []
+    # an earlier run's venv beside it is reused, not nested
+    facts = dataclasses.replace(machines()["seed-7900xt"], python_envs=(
+        *machines()["seed-7900xt"].python_envs,
+        PythonEnv(path="/home/user/pytorch_venv-pip-only", python_version="3.10", torch="2.11.0+rocm7.2",
+                  build="rocm", kind="venv"),))
+    assert dict(resolve("pip-only", facts).target)["venv"] == "/home/user/pytorch_venv-pip-only"
+
+
+def test_unknown_home_targets_the_documented_default_in_the_script() -> None:
+    facts = dataclasses.replace(machines()["seed-7900xt"], python_envs=(), driver=Driver())
+    rp = resolve("pip-only", facts)
+    assert dict(rp.target)["venv"] == "~/rocm-wizard-venv"
+    from wizard.script import render
+
+    text = render(rp, facts)
+    assert "python3 -m venv ~/rocm-wizard-venv" in text
+    assert "'~" not in text  # never a quoted literal ~ path

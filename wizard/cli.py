@@ -75,6 +75,13 @@ def _machine_options(p: argparse.ArgumentParser, *, suppress: bool) -> None:
     p.add_argument("--state-dir", metavar="DIR", default=d, help=argparse.SUPPRESS)
 
 
+def add_venv_option(p: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """``--venv PATH`` on every command that plans: the venv the pip plans fill (existing or new)."""
+    p.add_argument("--venv", metavar="PATH", default=argparse.SUPPRESS if suppress else None,
+                   help="the venv the plan fills: an existing one, or a new one at PATH (default: a new venv "
+                        "beside the one found, else ~/rocm-wizard-venv)")
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser; given ``argv``, only the sub-commands it names are built (each costs imports and time)."""
     named = [a for a in argv if a in COMMANDS] if argv is not None else []
@@ -86,6 +93,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     _machine_options(parser, suppress=False)
     parser.add_argument("--plan", metavar="NAME|FILE", help="run (or with --dry-run, print) this plan")
+    add_venv_option(parser, suppress=False)
     parser.add_argument("--yes", action="store_true", help="unattended: no questions")
     parser.add_argument("--dry-run", action="store_true", help="change nothing; print the plan as a bash script")
     parser.add_argument("--verify-python", metavar="PATH",

@@ -319,11 +319,12 @@ ORDER = ("driver", "pip-only", "therock-pip", "docker", "core-sdk", "upgrade-7.2
 def load_plan(spec: str) -> PlanFile:
     """A shipped plan's name, or a path to a .toml file."""
     if not isinstance(spec, str) or not spec.strip() or "\x00" in spec:
-        raise PlanError("(plan): key '(name)': empty plan name")
+        raise PlanError("no plan named: give a plan name (see `rocm-wizard plans`) or a path to a .toml file")
     s = spec.strip()
     if s.endswith(".toml") or "/" in s:
         return load_plan_file(Path(s).expanduser())
     if _NAME_RE.match(s) and (PLANS_DIR / f"{s}.toml").is_file() and s != "probe":
         return load_plan_file(PLANS_DIR / f"{s}.toml", builtin=True)
     known = ", ".join(builtin_plan_names()) or "none"
-    raise PlanError(f"{s}: key '(name)': unknown plan (shipped plans: {known}; or give a path to a .toml file)")
+    raise PlanError(f"unknown plan {s!r}: the plans are {known} (`rocm-wizard plans` says which fit this machine), "
+                    "or give a path to a plan .toml file")

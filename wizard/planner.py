@@ -36,6 +36,7 @@ GIB = 1 << 30
 RECOMMEND_ORDER = ("pip-only", "therock-pip", "docker", "core-sdk", "upgrade-7.2", "upgrade-6.4", "downgrade-6.2")
 NEW_VENV_NAME = "rocm-wizard-venv"
 NOTHING_TO_PROTECT = "no step of this plan changes anything"
+HOME_VAR = "~"  # a recording that does not say whose home: the script's user's (the shell expands it)
 
 
 class PlanRefused(Exception):
@@ -102,7 +103,9 @@ class _Machine:
 
 def _choose_venv(pf: PlanFile, facts: Facts, venv: str | None, reasons: list[str]) -> tuple[str | None, bool,
                                                                                           PythonEnv | None, str | None]:
-    """(venv path, exists, its PythonEnv, home)"""
+    """(venv path, exists, its PythonEnv, home). The user's ``venv`` wins; else the plan's own; else a new
+    venv beside the best existing one (which stays untouched), or the one an earlier run made there; else
+    ``~/rocm-wizard-venv`` (left to the script's shell when the recording does not say whose home)."""
     home = _home(facts)
     param = pf.target.venv
     path: str | None = venv
@@ -111,23 +114,31 @@ def _choose_venv(pf: PlanFile, facts: Facts, venv: str | None, reasons: list[str
                                                                               else param)
     envs = [e for e in facts.python_envs if e.path and e.kind in ("venv", "conda")]
     if path is None:
-        ranked = sorted(envs, key=lambda e: (e.build != "rocm", e.torch is None))
-        if ranked:
-            path = ranked[0].path
+        path = beside_venv(pf.name, [e.path for e in sorted(envs, key=lambda e: (e.build != "rocm", e.torch is None))
+                                     if e.path])
     if path is None:
-        if home is None:
-            reasons.append("no venv was found and the user's home is unknown: pass a venv path")
-            return None, False, None, home
-        path = f"{home}/{NEW_VENV_NAME}"
+        path = f"{home or HOME_VAR}/{NEW_VENV_NAME}"
     from wizard.inputs import InputError, shell_path
 
     try:  # a venv found on the machine or given: it is written into shell files, so checked as any other
-        path = shell_path(path, "venv")
+        tilde = path.startswith("~/")
+        path = shell_path(path[1:] if tilde else path, "venv")
+        path = f"~{path}" if tilde else path
     except InputError as exc:
         reasons.append(str(exc))
         return None, False, None, home
     env = next((e for e in facts.python_envs if e.path == path), None)
     return path, env is not None, env, home
+
+
+def beside_venv(plan: str, existing: list[str]) -> str | None:
+    """The new venv a plan fills beside the user's venv (``<venv>-<plan>``), so the old one stays as it is
+    until the new one is verified; an earlier run's ``...-<plan>`` venv is reused."""
+    suffix = f"-{plan}"
+    ours = [p for p in existing if p.rstrip("/").endswith(suffix)]
+    if ours:
+        return ours[0]
+    return f"{existing[0].rstrip('/')}{suffix}" if existing else None
 
 
 def _wheel_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, py: str | None,
@@ -365,6 +376,10 @@ def _resolve_target(pf: PlanFile, facts: Facts, kb: KnowledgeBase, m: _Machine, 
             amd = _amd_choice(pf, kb, m, release, reasons)
         elif m.gfx:
             wheel, _, override, notes = _wheel_choice(pf, kb, m, py_version, reasons)
+        old = venv_path[:-len(pf.name) - 1] if venv_path and venv_path.endswith(f"-{pf.name}") else None
+        if old and any(e.path == old for e in facts.python_envs):
+            notes.insert(0, f"{old} stays as it is (a new venv beside it gets the new stack; --venv PATH "
+                            "chooses another)")
     image = None
     if t.image is not None and m.gfx:
         from wizard.steps.docker import choose_image, engine

@@ -16,6 +16,21 @@ from rich.text import Text
 from wizard.model import Facts
 
 
+PIPE_WIDTH = 200  # output that is not a terminal: wide enough that no path or command is cut mid-way
+
+
+def console() -> Any:
+    """The CLI's rich Console: the terminal's width on a terminal; else 200 columns (a shell's ``COLUMNS``
+    is the terminal's, not the pipe's) and no colours, so a pasted output keeps its paths and commands whole."""
+    import sys
+
+    from rich.console import Console
+
+    if sys.stdout.isatty():
+        return Console(highlight=False)
+    return Console(highlight=False, width=PIPE_WIDTH, no_color=True, soft_wrap=False)
+
+
 def _gib(n: int | None) -> str:
     return f"{n / (1 << 30):.1f} GiB" if n else "?"
 
@@ -124,11 +139,11 @@ def findings_renderables(findings: list[Any]) -> Iterable[RenderableType]:
             body.append(f"  plan: rocm-wizard --plan {f.fix_plan} --dry-run\n", style="green")
         if f.evidence:
             body.append("Evidence:\n", style="bold")
-            for e in f.evidence:
+            for e in dict.fromkeys(str(e) for e in f.evidence):  # a line said twice is said once
                 body.append(f"  - {e}\n")
         if f.sources:
             body.append("Sources:\n", style="bold")
-            for s in f.sources:
+            for s in dict.fromkeys(f.sources):
                 body.append(f"  {s}\n", style="blue")
         style = _SEVERITY_STYLE.get(f.severity, "")
         body.rstrip()

@@ -38,7 +38,17 @@ def command(a: Action) -> str:
     argv = list(a.command())
     if a.root:
         argv = [*SUDO, *argv]
-    return shlex.join(argv)
+    return " ".join(_quote(x) for x in argv)
+
+
+def _quote(arg: str) -> str:
+    """shlex.quote, except that a leading ``~/`` (a recording's venv whose home is unknown) is left for the
+    shell to expand: an argv never means a directory named ``~``."""
+    if arg == "~":
+        return "~"
+    if arg.startswith("~/"):
+        return "~/" + shlex.quote(arg[2:])
+    return shlex.quote(arg)
 
 
 def _needs_sc2016(*argvs: tuple[str, ...] | None) -> bool:

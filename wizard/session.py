@@ -93,10 +93,11 @@ _TABLE: dict[tuple[Stage, Move], Stage] = {
     (Stage.RESUME, Move.RESUME): Stage.RUN,
     (Stage.RESUME, Move.LATER): Stage.DETECT,
     (Stage.REPORT, Move.RESTART): Stage.DETECT,
+    (Stage.REPORT, Move.ROLLBACK): Stage.RUN,  # undo a finished run, after the confirmation
 }
 # a recorded machine (--from) can be reviewed and exported, never changed
 _READ_ONLY_BLOCKED = {(Stage.REVIEW, Move.CONFIRM), (Stage.RESUME, Move.RESUME), (Stage.FAILED, Move.RETRY),
-                      (Stage.FAILED, Move.ROLLBACK)}
+                      (Stage.FAILED, Move.ROLLBACK), (Stage.REPORT, Move.ROLLBACK)}
 
 
 def advance(stage: Stage, move: Move, *, read_only: bool = False) -> Stage:
@@ -331,6 +332,8 @@ class Session:
     blocked: str | None = None  # why a new plan cannot start now (an unfinished run), from the run service
     stage: Stage = Stage.DETECT
     exported: str | None = None  # path of the exported dry-run script
+    venv: str | None = None  # the venv the user chose on Review (None: the planner's default)
+    error_text: str | None = None  # the error text pasted on Diagnose, with the machine's own
     history: list[tuple[Stage, Move, Stage]] = field(default_factory=list)
 
     @property

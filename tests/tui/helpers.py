@@ -83,10 +83,10 @@ class TestServices(Services):
 
     extra_plans: dict[str, ResolvedPlan]
 
-    def resolve(self, spec: str, facts: Any) -> ResolvedPlan:
+    def resolve(self, spec: str, facts: Any, venv: str | None = None) -> ResolvedPlan:
         if spec in getattr(self, "extra_plans", {}):
             return self.extra_plans[spec]
-        return super().resolve(spec, facts)
+        return super().resolve(spec, facts, venv)
 
 
 def sandbox_services(sandbox: Path, profile: str = "seed-7900xt", *, plans: dict[str, ResolvedPlan] | None = None,
@@ -101,7 +101,7 @@ def sandbox_services(sandbox: Path, profile: str = "seed-7900xt", *, plans: dict
                      wizard_python=machine.wizard_python,
                      authenticator=auth or FakeAuth(), clock=lambda: 1_700_000_000.0,
                      export_dir=export_dir or sandbox.parent / "export", verify_python=verify_python,
-                     relaunch_hint=f"rocm-wizard --sandbox {sandbox}")
+                     machine_args=("--sandbox", str(sandbox)), relaunch_hint=f"rocm-wizard --sandbox {sandbox}")
     s.extra_plans = dict(plans or {})
     return s
 

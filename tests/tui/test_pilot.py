@@ -55,11 +55,14 @@ async def test_recorded_machine_review_and_export_only(tmp_path: Path) -> None:
         await choose(app, pilot, "downgrade-6.2")
         assert app.session.stage == Stage.REVIEW
         text = screen_text(app)
-        assert "⚠ DESTRUCTIVE" in text and "amdgpu-install" in text and "read-only" in text
+        assert "⚠" in text and "amdgpu-install" in text and "read-only" in text
         await pilot.press("c")  # not offered on a recorded machine
         await pilot.pause()
         assert app.session.stage == Stage.REVIEW
-        await pilot.press("x")
+        await pilot.press("x")  # export asks where to write; Enter takes the proposed path
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ExportModal"
+        await pilot.press("enter")
         await pilot.pause()
         script = tmp_path / "rocm-wizard-downgrade-6.2.sh"
         assert app.session.exported == str(script) and script.exists()
@@ -76,7 +79,8 @@ async def test_recommended_first_and_refused_plans_explained(tmp_path: Path) -> 
     svc = Services(host=open_recorded("seed-5600xt"), read_only=True, export_dir=tmp_path)
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
-        opts = app.session.options
+        assert app.session.options == []  # resolved when Choose is first shown, not before the first screen
+        opts = app.plan_options()
         assert any(not o.applicable and o.reasons for o in opts)
         if any(o.recommended for o in opts):
             assert opts[0].recommended
@@ -99,11 +103,53 @@ async def test_no_amd_gpu_offers_a_rehearsal(tmp_path: Path) -> None:
             pytest.skip("this machine has an AMD GPU")
         assert "No AMD GPU was found on this machine" in screen_text(app)
         assert "Press r to rehearse" in screen_text(app)
-        await pilot.press("r")
+        await pilot.press("r")  # which machine: every profile, where it lives
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RehearsalModal"
+        from wizard.profiles import PROFILES
+
+        ol = app.screen.query_one("OptionList")
+        assert [ol.get_option_at_index(i).id for i in range(ol.option_count)] == list(PROFILES)
+        assert str(tmp_path / "rehearsal" / "seed-5600xt") in str(ol.get_option_at_index(1).prompt)
+        await pilot.press("enter")  # the first: seed-7900xt
         await pilot.pause()
         assert app.session.machine.startswith("sandbox:")
         assert app.session.has_amd_gpu and app.session.stage == Stage.DETECT
         assert (tmp_path / "rehearsal" / "seed-7900xt").is_dir()
+
+
+@sync
+async def test_a_second_rehearsal_on_a_used_machine_asks_whether_to_start_over(tmp_path: Path) -> None:
+    from wizard.host import LiveHost
+
+    root = tmp_path / "rehearsal"
+    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=root, authenticator=FakeAuth())
+    used = svc.rehearsal("seed-7900xt")  # lay it, and leave a trace of a run in its state
+    (root / "seed-7900xt/var/lib/rocm-wizard/runs/run-1").mkdir(parents=True)
+    marker = root / "seed-7900xt/home/user/touched-by-the-run"
+    marker.write_text("x")
+    assert used.rehearsal_used("seed-7900xt")
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        if app.session.has_amd_gpu:
+            pytest.skip("this machine has an AMD GPU")
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "StartOverModal"
+        await pilot.press("escape")  # cancel: nothing changes
+        await pilot.pause()
+        assert marker.exists() and not app.session.machine.startswith("sandbox:")
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.press("s")  # start over: the machine is laid fresh from its profile
+        await pilot.pause()
+        assert app.session.machine.startswith("sandbox:")
+        assert not marker.exists() and not app.services.rehearsal_used("seed-7900xt")
+        assert (root / "seed-7900xt/home/user/pytorch_venv").is_dir()
 
 
 @sync
@@ -121,7 +167,8 @@ async def test_flood_run_to_report(tmp_path: Path) -> None:
         assert app.session.run.state == "done"
         assert app.session.run.lines >= 20_000
         assert [r.state for r in app.session.run.steps] == ["ok", "ok"]
-        assert "✔ Finished" in screen_text(app) and "replayable plan" in screen_text(app)
+        await wait_for(pilot, lambda: "✔ Finished" in screen_text(app))  # the Report screen is mounted
+        assert "replayable plan" in screen_text(app)
     ev = journal_events(svc)
     assert ev[0] == "run-start" and ev[-1] == "run-end"
     assert [h[1] for h in app.session.history] == ["next", "next", "choose", "confirm", "yes", "done"]
@@ -385,3 +432,128 @@ async def test_an_interrupted_run_blocks_a_second_plan_at_choose_and_resume_cont
         assert [r.kind for r in app2.session.run.steps][:4] == ["preflight", "backup", "purge", "rocm_install"]
         assert app2.session.stage == Stage.REBOOT, app2.session.run.error
     assert svc_run_id(sb) == run_id
+
+
+@sync
+async def test_review_steps_collapsed_venv_choice_full_script_and_export_elsewhere(tmp_path: Path) -> None:
+    from textual.widgets import Collapsible, Input, OptionList
+
+    from wizard.host import open_recorded
+
+    svc = Services(host=open_recorded("seed-7900xt"), read_only=True, export_dir=tmp_path, authenticator=FakeAuth())
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "pip-only")
+        assert app.session.stage == Stage.REVIEW
+        steps = list(app.screen.query(Collapsible))
+        assert len(steps) == len(app.session.resolved.steps) and all(c.collapsed for c in steps)
+        pin = next(i for i, st in enumerate(app.session.resolved.steps) if st.kind == "pip_pin")
+        assert str(steps[pin].title).startswith(f"Step {pin + 1} · user · undo · ")
+        # the default venv is new, beside the old one, which stays untouched
+        assert dict(app.session.resolved.target)["venv"] == "/home/user/pytorch_venv-pip-only"
+        await pilot.press("enter")  # expands the focused step
+        await pilot.pause()
+        assert not steps[0].collapsed
+        await pilot.press("v")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "VenvModal"
+        ol = app.screen.query_one(OptionList)
+        ids = [ol.get_option_at_index(i).id for i in range(ol.option_count)]
+        ol.highlighted = ids.index("/home/user/pytorch_venv")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.session.stage == Stage.REVIEW and app.session.venv == "/home/user/pytorch_venv"
+        assert dict(app.session.resolved.target)["venv"] == "/home/user/pytorch_venv"
+        await pilot.press("v")
+        await pilot.pause()
+        ol = app.screen.query_one(OptionList)
+        ol.highlighted = ol.option_count - 1  # type a path
+        await pilot.press("enter")
+        await pilot.pause()
+        app.screen.query_one("#venv-path", Input).value = "/home/user/venvs/rocm"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert dict(app.session.resolved.target)["venv"] == "/home/user/venvs/rocm"
+        await pilot.press("s")  # the whole script, one key away
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ScriptModal"
+        assert "python3 -m venv /home/user/venvs/rocm" in app.screen.text
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("x")
+        await pilot.pause()
+        out = tmp_path / "elsewhere" / "mine.sh"
+        app.screen.query_one("#export-path", Input).value = str(out)
+        await pilot.press("enter")  # its directory does not exist: refused with a message, nothing written
+        await pilot.pause()
+        assert app.session.exported is None and not out.parent.exists()
+        out.parent.mkdir()
+        await pilot.press("x")
+        await pilot.pause()
+        app.screen.query_one("#export-path", Input).value = str(out)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.session.exported == str(out) and "/home/user/venvs/rocm" in out.read_text()
+
+
+@sync
+async def test_report_acts_verify_again_rollback_bundle_and_leaves_a_summary(tmp_path: Path) -> None:
+    from wizard.tui.screens.results import exit_summary
+
+    svc = sandbox_services(tmp_path / "sb", plans={"flood": flood_plan(10)}, export_dir=tmp_path)
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "flood")
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.session.stage == Stage.REPORT)
+        shown = {b.key for (_, b, enabled, _) in app.screen.active_bindings.values() if b.show and enabled}
+        assert {"v", "r", "w"} <= shown
+        await pilot.press("w")  # the evidence bundle: asks where
+        await pilot.pause()
+        assert type(app.screen).__name__ == "ExportModal"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: (tmp_path / "rocm-wizard-evidence.tar.gz").exists(), timeout=120)
+        await pilot.press("v")  # a rehearsal without a CPU torch: says so, verifies nothing
+        await wait_for(pilot, lambda: any("no torch to verify with" in n.message for n in app._notifications))
+        assert app.verified is None
+        await pilot.press("r")  # roll back: the confirmation first; No changes nothing
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RollbackModal"
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.session.stage == Stage.REPORT and app.session.run.state == "done"
+        summary = exit_summary(app.session, None)
+        assert summary is not None and "✔ Finished" in summary and "journal:" in summary
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+@sync
+async def test_diagnose_takes_pasted_error_text(tmp_path: Path) -> None:
+    from textual.widgets import TextArea
+
+    from wizard.host import open_recorded
+
+    svc = Services(host=open_recorded("seed-7900xt"), read_only=True, export_dir=tmp_path, authenticator=FakeAuth())
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.session.stage == Stage.DIAGNOSE
+        before = {f.id for f in app.session.findings}
+        assert "no-binary-for-gpu" not in before
+        await pilot.press("p")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "PasteModal"
+        app.screen.query_one(TextArea).text = ("Traceback (most recent call last):\n"
+                                               "RuntimeError: HIP error: hipErrorNoBinaryForGpu: Unable to find "
+                                               "code object for all current devices!\n")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.session.stage == Stage.DIAGNOSE
+        found = {f.id: f for f in app.session.findings}
+        assert "no-binary-for-gpu" in found
+        assert "hipErrorNoBinaryForGpu" in screen_text(app)

@@ -38,6 +38,9 @@ async def test_without_mmdebstrap_it_says_what_to_install_and_rehearses_in_the_s
         assert why in text and "Press d" not in text
         await pilot.press("d")
         await pilot.pause()
+        assert type(app.screen).__name__ == "RehearsalModal"  # which machine; the first is seed-7900xt
+        await pilot.press("enter")
+        await pilot.pause()
         assert app.session.machine.startswith("sandbox:") and app.session.stage == Stage.DETECT
         assert any(why in n and "rehearsing in the stand-in sandbox" in n for n in notifications(app))
         assert (tmp_path / "rehearsal" / "seed-7900xt").is_dir()
@@ -59,6 +62,9 @@ async def test_with_mmdebstrap_it_offers_and_opens_a_real_debian_12_root(tmp_pat
             pytest.skip("this machine has an AMD GPU")
         assert "Press d to rehearse on a real Debian 12 root" in " ".join(screen_text(app).split())
         await pilot.press("d")
+        await pilot.pause()
+        assert type(app.screen).__name__ == "RehearsalModal"
+        await pilot.press("enter")  # seed-7900xt
         await pilot.pause()
         assert any("building a real Debian 12 root" in n for n in notifications(app))
         await wait_for(pilot, lambda: app.session.machine.startswith("realroot:"), timeout=600)

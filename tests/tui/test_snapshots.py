@@ -244,3 +244,59 @@ def test_choose_while_another_run_is_unfinished(snap_compare: Any) -> None:
     why = ("run run-1 (downgrade-6.2) is interrupted: `rocm-wizard resume` continues it, `rocm-wizard rollback` "
            "undoes it, `rocm-wizard abandon` forgets it (nothing on the machine changes)")
     assert snap_compare(app_at(Stage.CHOOSE, blocked=why), terminal_size=SIZE)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+@pytest.mark.parametrize("keys", [[], ["enter"], ["v"], ["x"], ["s"]],
+                         ids=["collapsed", "step-expanded", "venv-choice", "export-dialog", "full-script"])
+def test_review_sizes(keys: list[str], size: tuple[int, int], snap_compare: Any, monkeypatch: pytest.MonkeyPatch
+                      ) -> None:
+    """Review: one line per step, a step expanded, the venv choice, the export dialog, the whole script."""
+    from pathlib import Path
+
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    app = app_at(Stage.REVIEW)
+    app.services.export_dir = Path("/home/user")
+    assert snap_compare(app, terminal_size=size, press=keys)
+
+
+def _done_unverified() -> list[Any]:
+    out: list[Any] = [ev.RunStarted("run-1", "downgrade-6.2", N, True, f"{STATE}/runs/run-1/journal.jsonl", LOGS)]
+    out += [ev.StepFinished(i, "x", StepOutcome.OK, 1.0 + i) for i in range(N - 1)]
+    out += [ev.StepSkipped(N - 1, "verify", "Verify", "sandbox: no torch to verify with (--verify-python PATH)"),
+            ev.RunFinished(RunState.DONE, "run-1")]
+    return out
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+@pytest.mark.parametrize("case", ["verify", "report", "report-unverified"])
+def test_verify_and_report_sizes(case: str, size: tuple[int, int], snap_compare: Any,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Verify streams checks with the running one's elapsed time; Report never says Finished over a skip."""
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    app = {"verify": lambda: app_at(Stage.RUN, events=_verify()), "report": lambda: app_at(Stage.RUN, events=_done()),
+           "report-unverified": lambda: app_at(Stage.RUN, events=_done_unverified())}[case]()
+
+    async def settle(pilot: Any) -> None:
+        await pilot.pause(0.2)
+        pilot.app.drain()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=size, run_before=settle)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+@pytest.mark.parametrize("keys", [[], ["p"]], ids=["diagnose", "paste-dialog"])
+def test_diagnose_sizes(keys: list[str], size: tuple[int, int], snap_compare: Any) -> None:
+    """Diagnose, and the dialog that takes the error text the user hit."""
+    assert snap_compare(app_at(Stage.DIAGNOSE), terminal_size=size, press=keys)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+def test_rehearsal_choice_sizes(size: tuple[int, int], snap_compare: Any) -> None:
+    """The rehearsal offers every profile and says where each one lives."""
+    from pathlib import Path
+
+    app = _no_gpu()
+    app.services.rehearsal_root = Path("/nonexistent/rocm-wizard/rehearsal")
+    assert snap_compare(app, terminal_size=size, press=["r"])

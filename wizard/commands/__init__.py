@@ -6,6 +6,7 @@ Modules import only the standard library at their top; heavy imports go inside `
 from __future__ import annotations
 
 import argparse
+import os
 from contextlib import ExitStack
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -46,7 +47,7 @@ def resolve_plan_or_fail(spec: str, ctx: Context) -> ResolvedPlan:
         if planfile.is_plan_file(spec):
             plan = planfile.load(spec)
         else:
-            plan = resolve_plan(spec, ctx.facts, state_dir=ctx.plan_state_dir, lock_wait=ctx.lock_wait,
+            plan = resolve_plan(spec, ctx.facts, venv=ctx.venv, state_dir=ctx.plan_state_dir, lock_wait=ctx.lock_wait,
                                 wizard_python=None if ctx.read_only else ctx.machine.wizard_python,
                                 mirrors=ctx.mirrors if ctx.mirrors.mirrors else None)
     except planfile.PlanFileError as exc:
@@ -66,6 +67,24 @@ def run_error(exc: Exception) -> CommandError:
     return CommandError(str(getattr(exc, "message", exc)), int(getattr(exc, "code", exit_codes.FAILURE)))
 
 
+def _venv_path(text: str | None, *, on_this_machine: bool) -> str | None:
+    """``--venv PATH`` as an absolute path (``~`` expanded); on this machine, a path that exists and is no
+    venv is refused. For a recorded machine the path is its own: only made absolute."""
+    if text is None:
+        return None
+    if not text.strip():
+        raise usage_error("--venv needs a path")
+    if not on_this_machine:
+        if not text.startswith(("/", "~/")):
+            raise usage_error(f"--venv {text}: on a recorded machine give an absolute path (or ~/...)")
+        return text.rstrip("/") or "/"
+    path = os.path.abspath(os.path.expanduser(text))
+    if os.path.exists(path) and not os.path.isfile(os.path.join(path, "pyvenv.cfg")):
+        raise usage_error(f"--venv {text}: {path} exists and is not a Python venv (no pyvenv.cfg); "
+                          "give an existing venv or a new path")
+    return path
+
+
 class Context:
     """What every command shares: which machine to look at, and its facts (computed once)."""
 
@@ -77,6 +96,9 @@ class Context:
         self.profile: str | None = getattr(args, "profile", None)
         self.state_dir: str | None = getattr(args, "state_dir", None)
         self.verify_python: str | None = getattr(args, "verify_python", None)
+        self.venv: str | None = _venv_path(getattr(args, "venv", None), on_this_machine=not self.from_)
+        if self.venv and not self.from_ and self.venv not in self.pythons and os.path.exists(self.venv):
+            self.pythons.append(self.venv)  # detected like --python: its torch, and its backup
         self.lock_wait: int = int(getattr(args, "lock_wait", None) or 120)
         self.root_kind: str | None = getattr(args, "root", None)
         self.mirror_args: list[str] = list(getattr(args, "mirrors", None) or [])

@@ -17,9 +17,14 @@ class ConsoleView:
     def __init__(self, quiet_output: bool = False) -> None:
         from rich.console import Console
 
+        from wizard.commands.verify_view import VerifyOutput
+
         self.console = Console(highlight=False, soft_wrap=True)  # a pasted log keeps its paths whole
         self.quiet_output = quiet_output
         self.total = 0
+        self.verify_step: int | None = None
+        self.verify = VerifyOutput()
+        self.verify_skipped: str | None = None  # why the verify step did not run
 
     def __call__(self, e: ev.Event) -> None:
         from rich.markup import escape
@@ -31,10 +36,32 @@ class ConsoleView:
                     f"logs in {escape(e.log_dir)})")
         elif isinstance(e, ev.StepStarted):
             c.print(f"[bold cyan]== step {e.index + 1}/{e.total}: {escape(e.title)}[/] ({e.kind})")
+            if e.kind == "verify":
+                from wizard.commands.verify_view import VerifyOutput
+
+                self.verify_step, self.verify = e.index, VerifyOutput()
         elif isinstance(e, ev.StepDoneEarlier):
             c.print(f"[dim]== step {e.index + 1}/{self.total}: {escape(e.title)}: done before ({e.outcome.value})[/]")
         elif isinstance(e, ev.StepSkipped):
-            c.print(f"[yellow]-- step {e.index + 1}: {escape(e.title)}: skipped: {escape(e.reason)}[/]")
+            if e.kind == "verify":
+                self.verify_skipped = e.reason
+                c.print(f"[bold yellow]!! step {e.index + 1}: {escape(e.title)}: SKIPPED, NOT VERIFIED: "
+                        f"{escape(e.reason)}[/]")
+            else:
+                c.print(f"[yellow]-- step {e.index + 1}: {escape(e.title)}: skipped: {escape(e.reason)}[/]")
+        elif isinstance(e, ev.OutputLines) and e.step == self.verify_step and e.step is not None:
+            had = bool(self.verify.checks)
+            shown = [x for x in (self.verify.feed(line) for line in e.lines) if x is not None]
+            if self.verify.checks and not had:
+                shown.insert(0, "  status   check                  device   elapsed")
+            if shown and not self.quiet_output:
+                sys.stdout.write("".join(f"{x}\n" if x.startswith("  ") else f"  {x}\n" for x in shown))
+                sys.stdout.flush()
+        elif isinstance(e, ev.StepFinished) and e.kind == "reboot":  # after the boot: the resume passes it
+            c.print(f"[bold cyan]== step {e.index + 1}/{self.total}: reboot: done, the machine has rebooted[/]")
+        elif isinstance(e, ev.StepFinished) and e.index == self.verify_step:
+            for line in self.verify.finish():
+                c.print(escape(line), style="bold" if line.startswith("verify:") else None)
         elif isinstance(e, ev.ActionStarted):
             c.print(f"[dim]$ {escape(e.shown)}[/]")
         elif isinstance(e, ev.ActionSkipped):
@@ -67,8 +94,15 @@ class ConsoleView:
         elif isinstance(e, ev.RunFinished):
             colour = {RunState.DONE: "green", RunState.ROLLED_BACK: "green", RunState.FAILED: "red",
                       RunState.ROLLBACK_FAILED: "red"}.get(e.state, "yellow")
-            c.print(f"[bold {colour}]{e.state.value}[/] (run {escape(e.run_id)})")
+            state = e.state.value
+            if e.state is RunState.DONE and self.verify_skipped is not None:
+                colour, state = "yellow", "done, but NOT VERIFIED"
+            c.print(f"[bold {colour}]{state}[/] (run {escape(e.run_id)})")
+            if e.state is RunState.DONE and self.verify_skipped is not None:
+                c.print(f"  [bold yellow]verify skipped:[/] {escape(self.verify_skipped)}")
             for s in e.skipped:
+                if self.verify_skipped is not None and s.endswith(self.verify_skipped):
+                    continue  # said above
                 c.print(f"  [yellow]skipped:[/] {escape(s)}")
             if e.reboot_needed:
                 c.print("  [bold yellow]reboot needed:[/] the kernel driver changed and is loaded only after a "

@@ -33,11 +33,11 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
         json.dump(facts_to_json(facts), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return exit_codes.OK
-    from rich.console import Console
 
+    from wizard.render import console as cli_console
     from wizard.render import facts_renderables
 
-    console = Console()
+    console = cli_console()
     for item in facts_renderables(facts, evidence=args.evidence):
         console.print(item)
     if facts.texts and (args.paste or args.evidence):

@@ -60,11 +60,11 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
         json.dump({"findings": [f.to_json() for f in findings]}, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return exit_codes.OK
-    from rich.console import Console
 
+    from wizard.render import console as cli_console
     from wizard.render import findings_renderables
 
-    console = Console()
+    console = cli_console()
     for item in findings_renderables(findings):
         console.print(item)
     return exit_codes.OK

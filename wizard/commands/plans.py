@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from wizard.cli import add_venv_option
+
     parser.add_argument("--json", action="store_true", help="machine-readable output")
+    add_venv_option(parser, suppress=True)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
@@ -25,7 +28,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     from wizard.planner import PlanError, recommend
 
     try:
-        choices = recommend(ctx.facts, state_dir=ctx.plan_state_dir,
+        choices = recommend(ctx.facts, venv=ctx.venv, state_dir=ctx.plan_state_dir,
                             wizard_python=None if ctx.read_only else ctx.machine.wizard_python)
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None
@@ -35,7 +38,6 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         json.dump({"plans": rows}, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return exit_codes.OK
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
@@ -48,5 +50,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         target = ", ".join(f"{k} {v}" for k, v in r["target"].items() if k not in ("index_url",))
         # literal text: a path or a plan file's title is never rich markup
         table.add_row(Text(f"{r['name']}\n{r['title']}"), fits, Text(target), Text("\n".join(r["reasons"]) or "fits"))
-    Console().print(table)
+    from wizard.render import console
+
+    console().print(table)
     return exit_codes.OK

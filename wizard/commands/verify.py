@@ -109,6 +109,9 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
             if shutil.which("docker") is None:
                 raise CommandError("--image needs the docker client, and `docker` is not on PATH",
                                    exit_codes.FAILURE)
+            why = docker_down()
+            if why:
+                raise CommandError(f"--image: docker cannot run containers: {why}", exit_codes.FAILURE)
             # with --image, --python names the interpreter inside the image (default python3)
         else:
             if python is None:
@@ -116,18 +119,28 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
                 if python is None:
                     raise usage_error("no Python to verify: give --python PATH (no VIRTUAL_ENV, no python3 on PATH)")
             python = resolve_python(python)
+            if not ctx.sandbox and not has_torch(python):
+                given = python if pythons else f"{python} (the default: no --python, no active venv)"
+                raise usage_error(f"torch is not installed in {given}; use --python PATH (a venv or interpreter "
+                                  "with torch)")
     except VerifyUsageError as exc:
         raise usage_error(f"--python {exc}") from None
     options = SuiteOptions(device=device, timeout=args.timeout or DEFAULT_TIMEOUT, quick=args.quick)
 
     on_check = None
     console = None
-    if not args.json:
-        from rich.console import Console
+    if args.json:  # each check as a JSON line on stderr as it finishes; the report on stdout at the end
+        from wizard.commands.verify_view import check_json_line
 
-        console = Console()
+        def on_check(c):  # type: ignore[no-untyped-def]
+            sys.stderr.write(check_json_line(c.to_json()) + "\n")
+            sys.stderr.flush()
+    else:
         from rich.markup import escape
 
+        from wizard.render import console as cli_console
+
+        console = cli_console()
         console.print(f"[dim]verifying {escape(args.image or python or '')} (each check at most {options.timeout:g} s)"
                       "...[/]")
 
@@ -143,4 +156,51 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
         from wizard.verify.render import print_report
 
         print_report(report, console)
+    wrong = None if ctx.sandbox or device == "cpu" else gpu_not_used(report.summary(), _facts(ctx))
+    if wrong:
+        print(f"rocm-wizard: FAILED: {wrong}", file=sys.stderr)
+        return exit_codes.FAILURE
     return report.exit_code
+
+
+def has_torch(python: str) -> bool:
+    """Whether ``python`` can find a torch package (found, not imported)."""
+    import subprocess
+
+    try:
+        out = subprocess.run([python, "-c", "import importlib.util, sys; "
+                              "sys.exit(0 if importlib.util.find_spec('torch') else 3)"],
+                             capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return True  # the suite's import check says what is wrong
+    return out.returncode != 3
+
+
+def docker_down() -> str | None:
+    """docker's own words when it cannot reach its daemon (``docker info``), else None."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True,
+                             timeout=30, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return "`docker info` did not answer within 30 s"
+    except OSError as exc:
+        return str(exc)
+    if out.returncode == 0 and out.stdout.strip():
+        return None
+    lines = [x.strip() for x in (out.stderr or out.stdout).splitlines() if x.strip()]
+    return (lines[-1] if lines else f"`docker info` exited with {out.returncode}").removeprefix("ERROR: ")
+
+
+def gpu_not_used(summary: dict[str, object], facts: Facts | None) -> str | None:
+    """A run that passed on a machine with an AMD GPU is no success when the torch under test is a CPU or
+    CUDA build: it cannot use the GPU (``OK: 1 pass, 11 skip`` must not read as working)."""
+    if facts is None or not facts.gpus or summary.get("problem"):
+        return None
+    gpus = ", ".join(f"{g.name or g.pci_id or 'AMD GPU'} ({g.gfx or 'gfx ?'})" for g in facts.gpus)
+    build, torch = summary.get("build"), summary.get("torch") or "torch"
+    if build in ("cpu", "cuda"):
+        return f"{torch} is a {str(build).upper()} build: it cannot use this machine's AMD GPU {gpus}"
+    return None
+

@@ -141,4 +141,6 @@ def shell_export(name: str, value: str) -> str:
         raise InputError(f"{shown(name)}: not an environment variable name")
     if "\x00" in value:
         raise InputError(f"{name}: a value with a NUL character")
+    if value.startswith("~/"):  # a path in the home of whoever sources the file: only $HOME is expanded
+        return f'export {name}="$HOME"/{shlex.quote(value[2:])}'
     return f"export {name}={shlex.quote(value)}"

@@ -76,6 +76,7 @@ class WizardApp(App[int]):
         self.quitting = False
         self.reboot_now = False
         self._last_outcome: Any = None
+        self.verified: str | None = None  # the Report's "verify again" summary line
         self.theme = theme or os.environ.get("ROCM_WIZARD_THEME") or "textual-dark"
 
     # ------------------------------------------------------------------ stages
@@ -172,7 +173,7 @@ class WizardApp(App[int]):
                 self.show_stage()
                 return
         try:
-            plan = self.services.resolve(spec, s.facts)
+            plan = self.services.resolve(spec, s.facts, venv=s.venv)
         except PlanRefused as exc:
             s.resolve_error = tuple(exc.reasons)
             self.notify("\n".join(f"✘ {r}" for r in exc.reasons), title=f"{spec} is refused for this machine",
@@ -356,11 +357,14 @@ class WizardApp(App[int]):
                       message=f"rocm-wizard: reboot pending. {s.run.reboot_message or ''}\n"
                       f"After the boot, run `{self.services.relaunch_hint}`: it offers to resume.")
             return
+        from wizard.tui.screens.results import exit_summary
+
         code = exit_codes.OK
         bad = s.run.state in (RunState.FAILED, RunState.STOPPED, RunState.ROLLBACK_FAILED)
         if bad:
             code = exit_codes.FAILURE
-        self.exit(code, return_code=code, message=self.stop_message() if bad else None)
+        summary = exit_summary(s, self.verified) if s.stage == Stage.REPORT else None
+        self.exit(code, return_code=code, message=summary or (self.stop_message() if bad else None))
 
     def action_help(self) -> None:
         keys = [(b.key_display or b.key, b.description) for b in self.screen.BINDINGS
@@ -370,17 +374,89 @@ class WizardApp(App[int]):
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
-    def action_export(self) -> None:
+    def export_to(self, path: str) -> None:
+        """Write the dry-run script where the user said (Review's export dialog)."""
         s = self.session
         if s.resolved is None:
             return
         try:
-            path = self.services.export_script(s.resolved, s.facts)
-        except Exception as exc:  # noqa: BLE001 - an unwritable directory is a message, not a crash
-            self.notify(f"could not export: {exc}", severity="error")
+            written = self.services.export_script(s.resolved, s.facts, Path(path).expanduser())
+        except OSError as exc:  # an unwritable place is a message, not a crash
+            self.notify(f"could not write {path}: {exc.strerror or exc}", title="not exported", severity="error")
             return
-        s.exported = str(path)
-        self.notify(f"dry-run script written: {path}", title="exported", timeout=10)
+        s.exported = str(written)
+        self.notify(f"dry-run script written: {written}", title="exported", timeout=10)
+
+    def plan_options(self) -> list[Any]:
+        """Every plan for this machine, resolved once, when Choose is first shown (not before the first screen)."""
+        s = self.session
+        if not s.options:
+            s.options = self.services.plan_options(s.facts)
+        return s.options
+
+    def diagnose_text(self, text: str) -> None:
+        """Diagnose again with the error text the user pasted (as the CLI's --error-file)."""
+        from wizard.diagnose import diagnose
+
+        s = self.session
+        if len(text.encode("utf-8", "replace")) > 8 << 20:
+            self.notify("more than 8 MiB: paste the relevant part", severity="error")
+            return
+        s.error_text = "\n".join(t for t in (s.facts.error_text, text) if t)
+        s.findings = list(diagnose(s.facts, error_text=s.error_text))
+        self.show_stage()
+        self.notify(f"diagnosed with the pasted text ({len(text.splitlines())} lines)", timeout=6)
+
+    def verify_again(self) -> None:
+        s = self.session
+        if s.resolved is None or self.running:
+            return
+        self.notify("verifying again: each check in its own process…", timeout=5)
+        self._verify_worker(s.resolved)
+
+    @work(thread=True, exclusive=True, group="verify", exit_on_error=False)
+    def _verify_worker(self, plan: Any) -> None:
+        try:
+            line = self.services.verify_again(plan, self.session.facts)
+        except Exception as exc:  # noqa: BLE001 - shown as a message, never a traceback
+            self.call_from_thread(self.notify, str(getattr(exc, "args", [exc])[0] if exc.args else exc),
+                                  title="not verified", severity="warning", timeout=15)
+            return
+        self.call_from_thread(self._verified, line)
+
+    def _verified(self, line: str) -> None:
+        self.verified = line
+        if hasattr(self.screen, "show"):
+            self.screen.show()
+        self.notify(line, title="verified again", severity="information" if " OK: " in line else "error")
+
+    def write_bundle(self, path: str) -> None:
+        try:
+            line = self.services.write_bundle(str(Path(path).expanduser()))
+        except (ValueError, OSError) as exc:
+            self.notify(str(exc), title="no bundle written", severity="error", timeout=15)
+            return
+        self.notify(line, title="evidence bundle", timeout=10)
+
+    def choose_venv(self, venv: str | None) -> None:
+        """Re-plan the chosen plan into another venv (None: the planner's default); a refusal keeps the old plan."""
+        from wizard.planner import PlanError, PlanRefused
+
+        s = self.session
+        if s.chosen is None:
+            return
+        try:
+            plan = self.services.resolve(s.chosen, s.facts, venv=venv)
+        except PlanRefused as exc:
+            self.notify("\n".join(f"✘ {r}" for r in exc.reasons), title=f"{venv or 'the default venv'} is refused",
+                        severity="error", timeout=12)
+            return
+        except PlanError as exc:
+            self.notify(str(exc), severity="error", timeout=12)
+            return
+        s.venv, s.resolved = venv, plan
+        s.run = RunProgress.for_plan(plan)
+        self.show_stage()
 
     @property
     def real_root_unavailable(self) -> str | None:
@@ -392,8 +468,9 @@ class WizardApp(App[int]):
         return self._real_root_why
 
     def action_rehearse(self, real: bool = False) -> None:
-        """``r``: the stand-in sandbox; ``d``: a real Debian 12 root where mmdebstrap is available (else
-        the stand-in sandbox, saying what to install)."""
+        """``r``: pick a built-in machine and rehearse in the stand-in sandbox; ``d``: the same on a real
+        Debian 12 root where mmdebstrap is available (else the stand-in sandbox, saying what to install).
+        A machine used before asks whether to continue it or start over."""
         if not self.can_rehearse:
             self.notify("a rehearsal starts from a live machine; this one is already "
                         f"{self.services.host.name}", severity="warning")
@@ -402,28 +479,48 @@ class WizardApp(App[int]):
             self.notify(f"no real root here: {self.real_root_unavailable}; rehearsing in the stand-in sandbox",
                         severity="warning", timeout=15)
             real = False
+        from wizard.tui.screens.modals import RehearsalModal, StartOverModal
+
+        def picked(profile: str | None) -> None:
+            if profile is None:
+                return
+            if not self.services.rehearsal_used(profile, real=real):
+                self.open_rehearsal(profile, real=real)
+                return
+
+            def answered(choice: str | None) -> None:
+                if choice is not None:
+                    self.open_rehearsal(profile, real=real, reset=choice == "reset")
+
+            self.push_screen(StartOverModal(profile, str(self.services.rehearsal_dir(profile, real=real))), answered)
+
+        self.push_screen(RehearsalModal(self.services, real=real), picked)
+
+    def open_rehearsal(self, profile: str, *, real: bool = False, reset: bool = False) -> None:
         if real:
             self.notify("building a real Debian 12 root with the profile's starting stack (the first time takes a "
                         "minute or more; later uses reopen it)", timeout=30)
-            self._open_rehearsal_worker()
+            self._open_rehearsal_worker(profile, reset)
             return
-        self._open_rehearsal(False)
+        self._open_rehearsal(profile, False, reset)
 
     @work(thread=True, exclusive=True, group="rehearsal")
-    def _open_rehearsal_worker(self) -> None:
-        self._open_rehearsal(True)
+    def _open_rehearsal_worker(self, profile: str, reset: bool) -> None:
+        self._open_rehearsal(profile, True, reset)
 
-    def _open_rehearsal(self, real: bool) -> None:
+    def _open_rehearsal(self, profile: str, real: bool, reset: bool) -> None:
         try:
-            services = self.services.rehearsal(real=real)
+            if reset:
+                self.services.reset_rehearsal(profile, real=real)
+            services = self.services.rehearsal(profile, real=real)
             session = services.new_session()
         except Exception as exc:  # noqa: BLE001
             self._notify_any_thread(f"could not open the rehearsal machine: {exc}", "error")
             return
         if real:
-            self.call_from_thread(self._enter_rehearsal, services, session)
+            self.call_from_thread(self._enter_rehearsal, services, session, profile, real)
         else:
-            self._enter_rehearsal(services, session)
+            self._enter_rehearsal(services, session, profile, real)
 
     def _notify_any_thread(self, message: str, severity: str) -> None:
         if threading.current_thread() is threading.main_thread():
@@ -431,13 +528,14 @@ class WizardApp(App[int]):
         else:
             self.call_from_thread(self.notify, message, severity=severity)
 
-    def _enter_rehearsal(self, services: Services, session: Session) -> None:
+    def _enter_rehearsal(self, services: Services, session: Session, profile: str, real: bool) -> None:
+        where = self.services.rehearsal_dir(profile, real=real)
         self.services.close()
         self.services, self.session = services, session
         if session.pending is not None:
             session.stage = Stage.RESUME
         self.show_stage()
-        self.notify(f"rehearsal machine: {services.host.name}; every step runs there, nothing touches this machine",
+        self.notify(f"rehearsal machine {profile} in {where}; every step runs there, nothing touches this machine",
                     timeout=10)
 
     def on_unmount(self) -> None:

@@ -5,6 +5,7 @@ real authenticator, which needs the app to suspend."""
 
 from __future__ import annotations
 
+import shutil
 import signal
 import sys
 import threading
@@ -78,6 +79,8 @@ class Services:
     facts: Facts | None = None  # already detected (the CLI's ctx.facts)
     wizard_python: str | None = None  # the interpreter plans run the wizard with (planner default: this one)
     closing: ExitStack = field(default_factory=ExitStack)  # what close() stops (a real root's mirror server)
+    venv: str | None = None  # --venv PATH: the venv the pip plans fill (None: the planner's default)
+    machine_args: tuple[str, ...] = ()  # the CLI options that name this machine (``--sandbox DIR``)
 
     # -- the machine -------------------------------------------------------------------
     def detect(self) -> Facts:
@@ -93,7 +96,7 @@ class Services:
         facts = self.detect()
         s = Session(machine=self.host.name, read_only=self.read_only, facts=facts)
         s.findings = list(diagnose(facts, error_text=facts.error_text))
-        s.options = self.plan_options(facts)
+        # the plans are resolved when Choose is first shown (WizardApp.plan_options): the first screen does not wait
         if self.runs is not None:
             s.pending = self.runs.pending()
             s.blocked = self.runs.blocked()
@@ -104,7 +107,7 @@ class Services:
         from wizard.planner import recommend
 
         out = []
-        for c in recommend(facts, state_dir=self.state_dir, wizard_python=self.wizard_python):
+        for c in recommend(facts, venv=self.venv, state_dir=self.state_dir, wizard_python=self.wizard_python):
             rec_why = None
             reasons = tuple(c.reasons)
             if c.recommended:
@@ -114,28 +117,82 @@ class Services:
                                   rec_why, tuple(c.target.items())))
         return order_options(out)
 
-    def resolve(self, spec: str, facts: Facts) -> ResolvedPlan:
-        """Raises wizard.planner.PlanRefused / PlanError."""
+    def resolve(self, spec: str, facts: Facts, venv: str | None = None) -> ResolvedPlan:
+        """Raises wizard.planner.PlanRefused / PlanError. ``venv``: the user's choice (else ``self.venv``)."""
         from wizard.planner import resolve_plan
 
-        return resolve_plan(spec, facts, state_dir=self.state_dir, wizard_python=self.wizard_python)
+        return resolve_plan(spec, facts, venv=venv or self.venv, state_dir=self.state_dir,
+                            wizard_python=self.wizard_python)
 
     def script(self, plan: ResolvedPlan, facts: Facts) -> str:
         from wizard import script
 
         return script.render(plan, facts)
 
-    def export_script(self, plan: ResolvedPlan, facts: Facts) -> Path:
+    def export_script(self, plan: ResolvedPlan, facts: Facts, path: Path | None = None) -> Path:
+        """Write the script to ``path`` (default: the export dir); its directory must exist."""
         text = self.script(plan, facts)
-        self.export_dir.mkdir(parents=True, exist_ok=True)
-        path = self.export_dir / f"rocm-wizard-{plan.name}.sh"
+        path = path or self.export_dir / f"rocm-wizard-{plan.name}.sh"
+        if path.is_dir():
+            path = path / f"rocm-wizard-{plan.name}.sh"
+        if not path.parent.is_dir():
+            raise FileNotFoundError(2, f"no such directory: {path.parent}")
         from wizard.inputs.files import new_file
 
         with new_file(path, 0o755, replace=True) as fh:  # never through a link planted in a shared directory
             fh.write(text.encode("utf-8"))
         return path
 
+    # -- after a run -----------------------------------------------------------------------
+    def verify_again(self, plan: ResolvedPlan, facts: Facts) -> str:
+        """Run the suite again on what the plan set up; its summary line. Raises ValueError (one line)
+        when there is nothing to verify with."""
+        from wizard.commands.verify_view import summary_text
+        from wizard.verify import SuiteOptions, resolve_python, run_verify
+
+        venv = dict(plan.target).get("venv")
+        if self.host.name.startswith("sandbox:") or self.verify_python:
+            if not self.verify_python:
+                raise ValueError("skipped: no torch to verify with (start the rehearsal with --verify-python PATH)")
+            python, device = self.verify_python, "cpu"
+        elif venv:
+            python, device = f"{venv}/bin/python", "auto"
+        else:
+            raise ValueError("this plan set up no venv to verify (a container plan: run `rocm-wizard verify "
+                             "--image TAG`)")
+        report = run_verify(python=resolve_python(python), options=SuiteOptions(device=device), facts=facts)
+        return summary_text(report.to_json())
+
+    def write_bundle(self, path: str) -> str:
+        """``rocm-wizard report --bundle PATH`` for this machine; its last line (what it wrote, or why not).
+        Raises ValueError with that line when it failed."""
+        import subprocess
+
+        out = subprocess.run([*wizard_argv(), *self.machine_args, "report", "--bundle", path], capture_output=True,
+                             text=True, stdin=subprocess.DEVNULL, timeout=600)
+        lines = (out.stdout + out.stderr).strip().splitlines()
+        last = lines[0] if lines else f"exit status {out.returncode}"
+        if out.returncode != 0:
+            raise ValueError(last.removeprefix("rocm-wizard: "))
+        return last
+
     # -- the rehearsal -------------------------------------------------------------------
+    def rehearsal_dir(self, profile: str, *, real: bool = False) -> Path:
+        """Where the rehearsal machine of ``profile`` lives (kept between starts, until reset)."""
+        return (self.rehearsal_root or _default_rehearsal_root()) / (f"{profile}-debian12" if real else profile)
+
+    def rehearsal_used(self, profile: str, *, real: bool = False) -> bool:
+        """A run was started on that rehearsal machine (its state says so)."""
+        return (self.rehearsal_dir(profile, real=real) / "var/lib/rocm-wizard/runs").is_dir()
+
+    def reset_rehearsal(self, profile: str, *, real: bool = False) -> None:
+        """Delete that rehearsal machine, so the next start lays it fresh. Only a rehearsal machine the wizard
+        made (a stand-in sandbox or a real root): anything else is left as it is."""
+        d = self.rehearsal_dir(profile, real=real)
+        if not (d / (".realroot" if real else ".sandbox")).is_dir():
+            raise ValueError(f"{d} is not a rehearsal machine; left as it is")
+        shutil.rmtree(d)
+
     def rehearsal(self, profile: str = REHEARSAL_PROFILE, *, real: bool = False) -> Services:
         """Services for a built-in rehearsal machine: every step runs there, nothing touches this one.
         ``real``: a real Debian 12 root (real apt, dpkg and pip from a local mirror, built on first use,
@@ -149,23 +206,25 @@ class Services:
             from wizard.realroot.executor import RealRootHost
             from wizard.realroot.rehearsal import opened
 
-            directory = root / f"{profile}-debian12"
+            directory = self.rehearsal_dir(profile, real=True)
             real_root = closing.enter_context(opened(directory, profile))  # its mirror served until close()
             host: Host = RealRootHost(real_root.path)
             machine = machines.realroot(host, real_root)
             hint = f"rocm-wizard --sandbox {directory} --root debian12"
+            args = ("--sandbox", str(directory), "--root", "debian12")
         else:
             from wizard.sandbox import open_sandbox
 
-            sandbox = str(root / profile)
+            sandbox = str(self.rehearsal_dir(profile))
             live = open_sandbox(sandbox, profile)
             host, machine = live, machines.sandbox(live, sandbox, verify_python=self.verify_python)
             hint = f"rocm-wizard --sandbox {sandbox}"
+            args = ("--sandbox", sandbox)
         return Services(host=host, read_only=False, runs=RunService(machine), state_dir=machine.machine_state,
                         wizard_python=machine.wizard_python,
                         authenticator=self.authenticator, clock=self.clock, export_dir=self.export_dir,
                         verify_python=self.verify_python, relaunch_hint=hint, rehearsal_root=root,
-                        closing=closing)
+                        closing=closing, machine_args=args, venv=self.venv)
 
     def close(self) -> None:
         """Stop what these services started (a real root's mirror server)."""

@@ -13,7 +13,7 @@
 # python env: /home/user/venv: torch 2.5.1+rocm6.2
 # target: stream legacy, rocm 6.4.4, torch 2.9.1, index rocm6.4, index_url
 # https://download.pytorch.org/whl/rocm6.4, gfx gfx1031, HSA_OVERRIDE_GFX_VERSION 10.3.0, venv
-# /home/user/venv
+# /home/user/venv-upgrade-6.4
 # why: The conservative current legacy stack: ROCm 6.4.4 (the last 6.4 patch release of the legacy
 # amdgpu-install line) and the newest torch the rocm6.4 wheel index carries (RDNA2 gfx1030, RDNA3
 # gfx1100-1102, RDNA4 gfx1200/1201, Instinct). Choose it when you need a system ROCm (hipcc,
@@ -75,13 +75,16 @@ while True:
     time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock; then echo 'preflight failed: package-lock: the package manager'"'"'s lock is free (waits up to 120 s)' >&2; exit 1; fi
   # package-url: the amdgpu-install package for this distro exists
   if ! wget -q --spider https://repo.radeon.com/amdgpu-install/6.4.4/ubuntu/jammy/amdgpu-install_6.4.60404-1_all.deb; then echo 'preflight failed: package-url: the amdgpu-install package for this distro exists' >&2; exit 1; fi
-  # python-version: /home/user/venv/bin/python is a Python the wheel exists for (3.10, 3.11, 3.12,
-  # 3.13, 3.14, 3.13t, 3.14t)
+  # venv-path: /home/user/venv-upgrade-6.4 is new or a venv
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1; shift; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; mm=$(echo "$v" | cut -d. -f1,2); for w in "$@"; do [ "$mm" = "$w" ] && { echo "$py is Python $mm"; exit 0; }; done; echo "$py is Python $mm; the wheel exists for Python $*" >&2; exit 1' sh /home/user/venv/bin/python 3.10 3.11 3.12 3.13 3.14 3.13t 3.14t; then echo 'preflight failed: python-version: /home/user/venv/bin/python is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.13t, 3.14t)' >&2; exit 1; fi
+  if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/venv-upgrade-6.4; then echo 'preflight failed: venv-path: /home/user/venv-upgrade-6.4 is new or a venv' >&2; exit 1; fi
+  # python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.13t,
+  # 3.14t)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'py=$1; shift; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; mm=$(echo "$v" | cut -d. -f1,2); for w in "$@"; do [ "$mm" = "$w" ] && { echo "$py is Python $mm"; exit 0; }; done; echo "$py is Python $mm; the wheel exists for Python $*" >&2; exit 1' sh python3 3.10 3.11 3.12 3.13 3.14 3.13t 3.14t; then echo 'preflight failed: python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.13t, 3.14t)' >&2; exit 1; fi
   # wheel: torch 2.9.1 exists on https://download.pytorch.org/whl/rocm6.4 for this Python
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh /home/user/venv/bin/python https://download.pytorch.org/whl/rocm6.4 torch 'torch-2\.9\.1((\+|%2B)[^-]*)?-@TAG@-'; then echo 'preflight failed: wheel: torch 2.9.1 exists on https://download.pytorch.org/whl/rocm6.4 for this Python' >&2; exit 1; fi
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://download.pytorch.org/whl/rocm6.4 torch 'torch-2\.9\.1((\+|%2B)[^-]*)?-@TAG@-'; then echo 'preflight failed: wheel: torch 2.9.1 exists on https://download.pytorch.org/whl/rocm6.4 for this Python' >&2; exit 1; fi
   # disk-rocm: disk space for ROCm under /opt
   if ! python3 -c 'import os, shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -556,15 +559,21 @@ if ! step_done 6; then
   mark_done 6
 fi
 
-# ---- step 7/10: pip_pin: Pin the torch stack in /home/user/venv
-# note: reusing the venv /home/user/venv
+# ---- step 7/10: pip_pin: Pin the torch stack in /home/user/venv-upgrade-6.4
+# note: new venv /home/user/venv-upgrade-6.4
 # note: pytorch-triton-rocm comes from rocm6.4 as torch's own pinned dependency (the knowledge
 # base does not record its version)
 # note: knowledge base: measured on 2.7.1 (rocm6.2.4, rocm6.3); other versions on this index
 # assumed to match the build script list
+# note: /home/user/venv stays as it is (a new venv beside it gets the new stack; --venv PATH
+# chooses another)
 if ! step_done 7; then
+  # create the venv /home/user/venv-upgrade-6.4
+  if ! test -x /home/user/venv-upgrade-6.4/bin/python; then
+    python3 -m venv /home/user/venv-upgrade-6.4
+  fi
   # remove every torch-stack distribution from the venv
-  if ! /home/user/venv/bin/python -c 'import os, re, sys
+  if ! /home/user/venv-upgrade-6.4/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -592,10 +601,10 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.9.1 gfx1030 >/dev/null 2>&1; then
-    /home/user/venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
+    /home/user/venv-upgrade-6.4/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
   fi
   # install the pinned stack from https://download.pytorch.org/whl/rocm6.4
-  if ! /home/user/venv/bin/python -c 'import os, re, sys
+  if ! /home/user/venv-upgrade-6.4/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -623,11 +632,11 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.9.1 gfx1030 >/dev/null 2>&1; then
-    /home/user/venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm6.4 torch==2.9.1 torchvision==0.24.1 torchaudio==2.9.1
+    /home/user/venv-upgrade-6.4/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm6.4 torch==2.9.1 torchvision==0.24.1 torchaudio==2.9.1
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  /home/user/venv/bin/python -c 'import re, sys
+  /home/user/venv-upgrade-6.4/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
@@ -636,9 +645,9 @@ if not any(p.lower().startswith("torch==") for p in pins):
     sys.exit("torch is not installed: no constraints written")
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
-print("\n".join(pins))' /home/user/venv/rocm-wizard-constraints.txt
+print("\n".join(pins))' /home/user/venv-upgrade-6.4/rocm-wizard-constraints.txt
   # assert: a ROCm build carrying gfx1030
-  /home/user/venv/bin/python -c 'import os, re, sys
+  /home/user/venv-upgrade-6.4/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -673,13 +682,13 @@ fi
 # note: HSA_OVERRIDE_GFX_VERSION=10.3.0: the wheel lacks gfx1031 and the knowledge base documents
 # this compatible target; validate results
 if ! step_done 8; then
-  # write the rocm-wizard block into /home/user/venv/bin/activate
-  if ! /home/user/venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/venv/bin/activate '# >>> rocm-wizard >>>
+  # write the rocm-wizard block into /home/user/venv-upgrade-6.4/bin/activate
+  if ! /home/user/venv-upgrade-6.4/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/venv-upgrade-6.4/bin/activate '# >>> rocm-wizard >>>
 export HSA_OVERRIDE_GFX_VERSION=10.3.0
-export PIP_CONSTRAINT=/home/user/venv/rocm-wizard-constraints.txt
+export PIP_CONSTRAINT=/home/user/venv-upgrade-6.4/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then
-    /home/user/venv/bin/python -c 'import sys
+    /home/user/venv-upgrade-6.4/bin/python -c 'import sys
 path, block = sys.argv[1], sys.argv[2]
 text = open(path).read()
 begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
@@ -690,9 +699,9 @@ if block:
     text = text.rstrip("\n") + "\n" + block
 open(path + ".rocm-wizard.tmp", "w").write(text)
 import os
-os.replace(path + ".rocm-wizard.tmp", path)' /home/user/venv/bin/activate '# >>> rocm-wizard >>>
+os.replace(path + ".rocm-wizard.tmp", path)' /home/user/venv-upgrade-6.4/bin/activate '# >>> rocm-wizard >>>
 export HSA_OVERRIDE_GFX_VERSION=10.3.0
-export PIP_CONSTRAINT=/home/user/venv/rocm-wizard-constraints.txt
+export PIP_CONSTRAINT=/home/user/venv-upgrade-6.4/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 '
   fi
@@ -717,8 +726,8 @@ fi
 
 # ---- step 10/10: verify: Verify: matmul and convolution on the GPU
 if ! step_done 10; then
-  # run the suite with /home/user/venv/bin/python
-  python3 -m wizard verify --python /home/user/venv/bin/python --json
+  # run the suite with /home/user/venv-upgrade-6.4/bin/python
+  python3 -m wizard verify --python /home/user/venv-upgrade-6.4/bin/python --json
   mark_done 10
 fi
 

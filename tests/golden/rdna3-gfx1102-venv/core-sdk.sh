@@ -10,7 +10,7 @@
 # driver: amdgpu in-tree
 # python env: /home/user/sd: torch 2.6.0+rocm6.2.4
 # target: stream core-sdk, rocm 10.0.0, torch 2.13.0+rocm10.0.0, index amd-whl-next, index_url
-# https://stable.repo.amd.com/rocm/whl-next/, gfx gfx1102, venv /home/user/sd
+# https://stable.repo.amd.com/rocm/whl-next/, gfx gfx1102, venv /home/user/sd-core-sdk
 # why: The current ROCm stream installed system-wide the way AMD's install page documents it:
 # AMD's package repository and key for this distro, one package per GPU target
 # (amdrocm10.0-gfxNNNN), after removing the legacy line (AMD: uninstall ROCm 7.2.4 or older before
@@ -75,9 +75,12 @@ while True:
     time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock; then echo 'preflight failed: package-lock: the package manager'"'"'s lock is free (waits up to 120 s)' >&2; exit 1; fi
   # package-url: AMD's repository key exists
   if ! wget -q --spider https://stable.repo.amd.com/rocm/gpg/packages.gpg; then echo 'preflight failed: package-url: AMD'"'"'s repository key exists' >&2; exit 1; fi
+  # venv-path: /home/user/sd-core-sdk is new or a venv
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/sd-core-sdk; then echo 'preflight failed: venv-path: /home/user/sd-core-sdk is new or a venv' >&2; exit 1; fi
   # wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh /home/user/sd/bin/python https://stable.repo.amd.com/rocm/whl-next/ torch 'torch-2\.13\.0((\+|%2B)[^-]*)?-(@TAG@|py3-none)-'; then echo 'preflight failed: wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python' >&2; exit 1; fi
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://stable.repo.amd.com/rocm/whl-next/ torch 'torch-2\.13\.0((\+|%2B)[^-]*)?-(@TAG@|py3-none)-'; then echo 'preflight failed: wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python' >&2; exit 1; fi
   # disk-rocm: disk space for ROCm under /opt
   if ! python3 -c 'import os, shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -419,14 +422,20 @@ fi
 # ---- step 5/9: groups: Add the user to the render and video groups
 # skipped: user is already in render and video
 
-# ---- step 6/9: pip_pin: Pin the torch stack in /home/user/sd
-# note: reusing the venv /home/user/sd
+# ---- step 6/9: pip_pin: Pin the torch stack in /home/user/sd-core-sdk
+# note: new venv /home/user/sd-core-sdk
+# note: /home/user/sd stays as it is (a new venv beside it gets the new stack; --venv PATH chooses
+# another)
 # note: AMD's torch 2.13.0+rocm10.0.0 for ROCm Core SDK 10.0.0 from
 # https://stable.repo.amd.com/rocm/whl-next/ (amd-whl-next, stable), installed with the mandatory
 # device extra
 if ! step_done 6; then
+  # create the venv /home/user/sd-core-sdk
+  if ! test -x /home/user/sd-core-sdk/bin/python; then
+    python3 -m venv /home/user/sd-core-sdk
+  fi
   # remove every torch-stack distribution from the venv
-  if ! /home/user/sd/bin/python -c 'import sys
+  if ! /home/user/sd-core-sdk/bin/python -c 'import sys
 from importlib import metadata as md
 if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
            for d in md.distributions()):
@@ -459,10 +468,10 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1102 >/dev/null 2>&1; then
-    /home/user/sd/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
+    /home/user/sd-core-sdk/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
   fi
   # install the pinned stack from https://stable.repo.amd.com/rocm/whl-next/
-  if ! /home/user/sd/bin/python -c 'import sys
+  if ! /home/user/sd-core-sdk/bin/python -c 'import sys
 from importlib import metadata as md
 if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
            for d in md.distributions()):
@@ -495,11 +504,11 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1102 >/dev/null 2>&1; then
-    /home/user/sd/bin/python -m pip install --index-url https://stable.repo.amd.com/rocm/whl-next/ 'rocm[libraries,device-gfx1102]==10.0.0' 'torch[device-gfx1102]==2.13.0+rocm10.0.0' 'torchvision[device-gfx1102]==0.28.0+rocm10.0.0' torchaudio==2.11.0.2+rocm10.0.0
+    /home/user/sd-core-sdk/bin/python -m pip install --index-url https://stable.repo.amd.com/rocm/whl-next/ 'rocm[libraries,device-gfx1102]==10.0.0' 'torch[device-gfx1102]==2.13.0+rocm10.0.0' 'torchvision[device-gfx1102]==0.28.0+rocm10.0.0' torchaudio==2.11.0.2+rocm10.0.0
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  /home/user/sd/bin/python -c 'import re, sys
+  /home/user/sd-core-sdk/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
@@ -508,9 +517,9 @@ if not any(p.lower().startswith("torch==") for p in pins):
     sys.exit("torch is not installed: no constraints written")
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
-print("\n".join(pins))' /home/user/sd/rocm-wizard-constraints.txt
+print("\n".join(pins))' /home/user/sd-core-sdk/rocm-wizard-constraints.txt
   # assert: a ROCm build carrying gfx1102
-  /home/user/sd/bin/python -c 'import sys
+  /home/user/sd-core-sdk/bin/python -c 'import sys
 from importlib import metadata as md
 if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
            for d in md.distributions()):
@@ -550,13 +559,13 @@ fi
 # note: HSA_OVERRIDE_GFX_VERSION='11.0.0' is set elsewhere but this stack carries gfx1102 natively
 # (or has no safe override): unset inside the venv
 if ! step_done 7; then
-  # write the rocm-wizard block into /home/user/sd/bin/activate
-  if ! /home/user/sd/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/sd/bin/activate '# >>> rocm-wizard >>>
+  # write the rocm-wizard block into /home/user/sd-core-sdk/bin/activate
+  if ! /home/user/sd-core-sdk/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/sd-core-sdk/bin/activate '# >>> rocm-wizard >>>
 unset HSA_OVERRIDE_GFX_VERSION
-export PIP_CONSTRAINT=/home/user/sd/rocm-wizard-constraints.txt
+export PIP_CONSTRAINT=/home/user/sd-core-sdk/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then
-    /home/user/sd/bin/python -c 'import sys
+    /home/user/sd-core-sdk/bin/python -c 'import sys
 path, block = sys.argv[1], sys.argv[2]
 text = open(path).read()
 begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
@@ -567,11 +576,29 @@ if block:
     text = text.rstrip("\n") + "\n" + block
 open(path + ".rocm-wizard.tmp", "w").write(text)
 import os
-os.replace(path + ".rocm-wizard.tmp", path)' /home/user/sd/bin/activate '# >>> rocm-wizard >>>
+os.replace(path + ".rocm-wizard.tmp", path)' /home/user/sd-core-sdk/bin/activate '# >>> rocm-wizard >>>
 unset HSA_OVERRIDE_GFX_VERSION
-export PIP_CONSTRAINT=/home/user/sd/rocm-wizard-constraints.txt
+export PIP_CONSTRAINT=/home/user/sd-core-sdk/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 '
+  fi
+  # comment out HSA_OVERRIDE_GFX_VERSION=11.0.0 in /home/user/.bashrc:12, where it is set (a copy
+  # stays as /home/user/.bashrc.rocm-wizard-bak)
+  if ! /home/user/sd-core-sdk/bin/python -c 'import sys; p, n = sys.argv[1], int(sys.argv[2]); ls = open(p).read().split(chr(10)); sys.exit(0 if 0 < n <= len(ls) and ls[n - 1].startswith('"'"'# rocm-wizard: '"'"') else 1)' /home/user/.bashrc 12 >/dev/null 2>&1; then
+    /home/user/sd-core-sdk/bin/python -c 'import os, re, shutil, sys
+path, n, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+lines = open(path).read().split("\n")
+line = lines[n - 1] if 0 < n <= len(lines) else ""
+if line.lstrip().startswith("#") or not re.search(r"\b" + re.escape(name) + r"\s*=", line):
+    sys.exit(f"{path}:{n} does not set {name} (changed since it was detected?): nothing was changed")
+if not os.path.exists(path + ".rocm-wizard-bak"):
+    shutil.copy2(path, path + ".rocm-wizard-bak")
+lines[n - 1] = "# rocm-wizard: " + line
+tmp = path + ".rocm-wizard.tmp"
+open(tmp, "w").write("\n".join(lines))
+shutil.copymode(path, tmp)
+os.replace(tmp, path)
+print(f"{path}:{n}: commented out; the file as it was: {path}.rocm-wizard-bak")' /home/user/.bashrc 12 HSA_OVERRIDE_GFX_VERSION
   fi
   mark_done 7
 fi
@@ -581,8 +608,8 @@ fi
 
 # ---- step 9/9: verify: Verify: matmul and convolution on the GPU
 if ! step_done 9; then
-  # run the suite with /home/user/sd/bin/python
-  python3 -m wizard verify --python /home/user/sd/bin/python --json
+  # run the suite with /home/user/sd-core-sdk/bin/python
+  python3 -m wizard verify --python /home/user/sd-core-sdk/bin/python --json
   mark_done 9
 fi
 

@@ -11,7 +11,7 @@
 # ROCm now: 6.2.0 (legacy)
 # python env: /home/user/pytorch_venv: torch 2.5.1+rocm6.2
 # target: stream core-sdk, rocm 10.0.0, torch 2.13.0+rocm10.0.0, index amd-whl-next, index_url
-# https://stable.repo.amd.com/rocm/whl-next/, gfx gfx1100, venv /home/user/pytorch_venv
+# https://stable.repo.amd.com/rocm/whl-next/, gfx gfx1100, venv /home/user/pytorch_venv-core-sdk
 # why: The current ROCm stream installed system-wide the way AMD's install page documents it:
 # AMD's package repository and key for this distro, one package per GPU target
 # (amdrocm10.0-gfxNNNN), after removing the legacy line (AMD: uninstall ROCm 7.2.4 or older before
@@ -76,9 +76,12 @@ while True:
     time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock; then echo 'preflight failed: package-lock: the package manager'"'"'s lock is free (waits up to 120 s)' >&2; exit 1; fi
   # package-url: AMD's repository key exists
   if ! wget -q --spider https://stable.repo.amd.com/rocm/gpg/packages.gpg; then echo 'preflight failed: package-url: AMD'"'"'s repository key exists' >&2; exit 1; fi
+  # venv-path: /home/user/pytorch_venv-core-sdk is new or a venv
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/pytorch_venv-core-sdk; then echo 'preflight failed: venv-path: /home/user/pytorch_venv-core-sdk is new or a venv' >&2; exit 1; fi
   # wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh /home/user/pytorch_venv/bin/python https://stable.repo.amd.com/rocm/whl-next/ torch 'torch-2\.13\.0((\+|%2B)[^-]*)?-(@TAG@|py3-none)-'; then echo 'preflight failed: wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python' >&2; exit 1; fi
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://stable.repo.amd.com/rocm/whl-next/ torch 'torch-2\.13\.0((\+|%2B)[^-]*)?-(@TAG@|py3-none)-'; then echo 'preflight failed: wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python' >&2; exit 1; fi
   # disk-rocm: disk space for ROCm under /opt
   if ! python3 -c 'import os, shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -532,14 +535,20 @@ fi
 # ---- step 5/9: groups: Add the user to the render and video groups
 # skipped: user is already in render and video
 
-# ---- step 6/9: pip_pin: Pin the torch stack in /home/user/pytorch_venv
-# note: reusing the venv /home/user/pytorch_venv
+# ---- step 6/9: pip_pin: Pin the torch stack in /home/user/pytorch_venv-core-sdk
+# note: new venv /home/user/pytorch_venv-core-sdk
+# note: /home/user/pytorch_venv stays as it is (a new venv beside it gets the new stack; --venv
+# PATH chooses another)
 # note: AMD's torch 2.13.0+rocm10.0.0 for ROCm Core SDK 10.0.0 from
 # https://stable.repo.amd.com/rocm/whl-next/ (amd-whl-next, stable), installed with the mandatory
 # device extra
 if ! step_done 6; then
+  # create the venv /home/user/pytorch_venv-core-sdk
+  if ! test -x /home/user/pytorch_venv-core-sdk/bin/python; then
+    python3 -m venv /home/user/pytorch_venv-core-sdk
+  fi
   # remove every torch-stack distribution from the venv
-  if ! /home/user/pytorch_venv/bin/python -c 'import sys
+  if ! /home/user/pytorch_venv-core-sdk/bin/python -c 'import sys
 from importlib import metadata as md
 if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
            for d in md.distributions()):
@@ -572,10 +581,10 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1100 >/dev/null 2>&1; then
-    /home/user/pytorch_venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
+    /home/user/pytorch_venv-core-sdk/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
   fi
   # install the pinned stack from https://stable.repo.amd.com/rocm/whl-next/
-  if ! /home/user/pytorch_venv/bin/python -c 'import sys
+  if ! /home/user/pytorch_venv-core-sdk/bin/python -c 'import sys
 from importlib import metadata as md
 if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
            for d in md.distributions()):
@@ -608,11 +617,11 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1100 >/dev/null 2>&1; then
-    /home/user/pytorch_venv/bin/python -m pip install --index-url https://stable.repo.amd.com/rocm/whl-next/ 'rocm[libraries,device-gfx1100]==10.0.0' 'torch[device-gfx1100]==2.13.0+rocm10.0.0' 'torchvision[device-gfx1100]==0.28.0+rocm10.0.0' torchaudio==2.11.0.2+rocm10.0.0
+    /home/user/pytorch_venv-core-sdk/bin/python -m pip install --index-url https://stable.repo.amd.com/rocm/whl-next/ 'rocm[libraries,device-gfx1100]==10.0.0' 'torch[device-gfx1100]==2.13.0+rocm10.0.0' 'torchvision[device-gfx1100]==0.28.0+rocm10.0.0' torchaudio==2.11.0.2+rocm10.0.0
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  /home/user/pytorch_venv/bin/python -c 'import re, sys
+  /home/user/pytorch_venv-core-sdk/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
@@ -621,9 +630,9 @@ if not any(p.lower().startswith("torch==") for p in pins):
     sys.exit("torch is not installed: no constraints written")
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
-print("\n".join(pins))' /home/user/pytorch_venv/rocm-wizard-constraints.txt
+print("\n".join(pins))' /home/user/pytorch_venv-core-sdk/rocm-wizard-constraints.txt
   # assert: a ROCm build carrying gfx1100
-  /home/user/pytorch_venv/bin/python -c 'import sys
+  /home/user/pytorch_venv-core-sdk/bin/python -c 'import sys
 from importlib import metadata as md
 if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
            for d in md.distributions()):
@@ -661,12 +670,12 @@ fi
 
 # ---- step 7/9: env: Set the venv's environment (activate script)
 if ! step_done 7; then
-  # write the rocm-wizard block into /home/user/pytorch_venv/bin/activate
-  if ! /home/user/pytorch_venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/pytorch_venv/bin/activate '# >>> rocm-wizard >>>
-export PIP_CONSTRAINT=/home/user/pytorch_venv/rocm-wizard-constraints.txt
+  # write the rocm-wizard block into /home/user/pytorch_venv-core-sdk/bin/activate
+  if ! /home/user/pytorch_venv-core-sdk/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/pytorch_venv-core-sdk/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/pytorch_venv-core-sdk/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then
-    /home/user/pytorch_venv/bin/python -c 'import sys
+    /home/user/pytorch_venv-core-sdk/bin/python -c 'import sys
 path, block = sys.argv[1], sys.argv[2]
 text = open(path).read()
 begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
@@ -677,8 +686,8 @@ if block:
     text = text.rstrip("\n") + "\n" + block
 open(path + ".rocm-wizard.tmp", "w").write(text)
 import os
-os.replace(path + ".rocm-wizard.tmp", path)' /home/user/pytorch_venv/bin/activate '# >>> rocm-wizard >>>
-export PIP_CONSTRAINT=/home/user/pytorch_venv/rocm-wizard-constraints.txt
+os.replace(path + ".rocm-wizard.tmp", path)' /home/user/pytorch_venv-core-sdk/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/pytorch_venv-core-sdk/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 '
   fi
@@ -690,8 +699,8 @@ fi
 
 # ---- step 9/9: verify: Verify: matmul and convolution on the GPU
 if ! step_done 9; then
-  # run the suite with /home/user/pytorch_venv/bin/python
-  python3 -m wizard verify --python /home/user/pytorch_venv/bin/python --json
+  # run the suite with /home/user/pytorch_venv-core-sdk/bin/python
+  python3 -m wizard verify --python /home/user/pytorch_venv-core-sdk/bin/python --json
   mark_done 9
 fi
 

@@ -11,7 +11,7 @@
 # ROCm now: 6.2.0 (legacy)
 # python env: /home/user/pytorch_venv: torch 2.5.1+rocm6.2
 # target: stream pip, torch 2.11.0, index rocm7.2, index_url
-# https://download.pytorch.org/whl/rocm7.2, gfx gfx1100, venv /home/user/pytorch_venv
+# https://download.pytorch.org/whl/rocm7.2, gfx gfx1100, venv /home/user/pytorch_venv-pip-only
 # why: The least invasive path for most GPUs with a working amdgpu kernel driver: the upstream
 # ROCm wheels of download.pytorch.org bundle the ROCm user space (HIP runtime, rocBLAS, hipBLASLt,
 # MIOpen) inside the wheel, so only /dev/kfd and the render/video groups are needed. The newest
@@ -37,13 +37,16 @@ if ! step_done 1; then
   if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
   # root: root is available through sudo
   if ! sudo -- true; then echo 'preflight failed: root: root is available through sudo' >&2; exit 1; fi
-  # python-version: /home/user/pytorch_venv/bin/python is a Python the wheel exists for (3.10, 3.11,
-  # 3.12, 3.13, 3.14, 3.13t, 3.14t)
+  # venv-path: /home/user/pytorch_venv-pip-only is new or a venv
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1; shift; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; mm=$(echo "$v" | cut -d. -f1,2); for w in "$@"; do [ "$mm" = "$w" ] && { echo "$py is Python $mm"; exit 0; }; done; echo "$py is Python $mm; the wheel exists for Python $*" >&2; exit 1' sh /home/user/pytorch_venv/bin/python 3.10 3.11 3.12 3.13 3.14 3.13t 3.14t; then echo 'preflight failed: python-version: /home/user/pytorch_venv/bin/python is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.13t, 3.14t)' >&2; exit 1; fi
+  if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/pytorch_venv-pip-only; then echo 'preflight failed: venv-path: /home/user/pytorch_venv-pip-only is new or a venv' >&2; exit 1; fi
+  # python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.13t,
+  # 3.14t)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'py=$1; shift; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; mm=$(echo "$v" | cut -d. -f1,2); for w in "$@"; do [ "$mm" = "$w" ] && { echo "$py is Python $mm"; exit 0; }; done; echo "$py is Python $mm; the wheel exists for Python $*" >&2; exit 1' sh python3 3.10 3.11 3.12 3.13 3.14 3.13t 3.14t; then echo 'preflight failed: python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.13t, 3.14t)' >&2; exit 1; fi
   # wheel: torch 2.11.0 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh /home/user/pytorch_venv/bin/python https://download.pytorch.org/whl/rocm7.2 torch 'torch-2\.11\.0((\+|%2B)[^-]*)?-@TAG@-'; then echo 'preflight failed: wheel: torch 2.11.0 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://download.pytorch.org/whl/rocm7.2 torch 'torch-2\.11\.0((\+|%2B)[^-]*)?-@TAG@-'; then echo 'preflight failed: wheel: torch 2.11.0 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
   # disk-venv: disk space for the venv under /home/user
   if ! python3 -c 'import os, shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -292,15 +295,21 @@ fi
 # ---- step 3/6: groups: Add the user to the render and video groups
 # skipped: user is already in render and video
 
-# ---- step 4/6: pip_pin: Pin the torch stack in /home/user/pytorch_venv
-# note: reusing the venv /home/user/pytorch_venv
+# ---- step 4/6: pip_pin: Pin the torch stack in /home/user/pytorch_venv-pip-only
+# note: new venv /home/user/pytorch_venv-pip-only
 # note: pytorch-triton-rocm comes from rocm7.2 as torch's own pinned dependency (the knowledge
 # base does not record its version)
+# note: /home/user/pytorch_venv stays as it is (a new venv beside it gets the new stack; --venv
+# PATH chooses another)
 # note: torch 2.11.0 is the newest row the knowledge base confirms; 2.12.0, 2.12.1, 2.13.0,
 # 2.14.0, 2.14.1 exist there marked uncertain
 if ! step_done 4; then
+  # create the venv /home/user/pytorch_venv-pip-only
+  if ! test -x /home/user/pytorch_venv-pip-only/bin/python; then
+    python3 -m venv /home/user/pytorch_venv-pip-only
+  fi
   # remove every torch-stack distribution from the venv
-  if ! /home/user/pytorch_venv/bin/python -c 'import os, re, sys
+  if ! /home/user/pytorch_venv-pip-only/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -328,10 +337,10 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx1100 >/dev/null 2>&1; then
-    /home/user/pytorch_venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
+    /home/user/pytorch_venv-pip-only/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
   fi
   # install the pinned stack from https://download.pytorch.org/whl/rocm7.2
-  if ! /home/user/pytorch_venv/bin/python -c 'import os, re, sys
+  if ! /home/user/pytorch_venv-pip-only/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -359,11 +368,11 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx1100 >/dev/null 2>&1; then
-    /home/user/pytorch_venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0
+    /home/user/pytorch_venv-pip-only/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  /home/user/pytorch_venv/bin/python -c 'import re, sys
+  /home/user/pytorch_venv-pip-only/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
@@ -372,9 +381,9 @@ if not any(p.lower().startswith("torch==") for p in pins):
     sys.exit("torch is not installed: no constraints written")
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
-print("\n".join(pins))' /home/user/pytorch_venv/rocm-wizard-constraints.txt
+print("\n".join(pins))' /home/user/pytorch_venv-pip-only/rocm-wizard-constraints.txt
   # assert: a ROCm build carrying gfx1100
-  /home/user/pytorch_venv/bin/python -c 'import os, re, sys
+  /home/user/pytorch_venv-pip-only/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -407,12 +416,12 @@ fi
 
 # ---- step 5/6: env: Set the venv's environment (activate script)
 if ! step_done 5; then
-  # write the rocm-wizard block into /home/user/pytorch_venv/bin/activate
-  if ! /home/user/pytorch_venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/pytorch_venv/bin/activate '# >>> rocm-wizard >>>
-export PIP_CONSTRAINT=/home/user/pytorch_venv/rocm-wizard-constraints.txt
+  # write the rocm-wizard block into /home/user/pytorch_venv-pip-only/bin/activate
+  if ! /home/user/pytorch_venv-pip-only/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/pytorch_venv-pip-only/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/pytorch_venv-pip-only/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then
-    /home/user/pytorch_venv/bin/python -c 'import sys
+    /home/user/pytorch_venv-pip-only/bin/python -c 'import sys
 path, block = sys.argv[1], sys.argv[2]
 text = open(path).read()
 begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
@@ -423,8 +432,8 @@ if block:
     text = text.rstrip("\n") + "\n" + block
 open(path + ".rocm-wizard.tmp", "w").write(text)
 import os
-os.replace(path + ".rocm-wizard.tmp", path)' /home/user/pytorch_venv/bin/activate '# >>> rocm-wizard >>>
-export PIP_CONSTRAINT=/home/user/pytorch_venv/rocm-wizard-constraints.txt
+os.replace(path + ".rocm-wizard.tmp", path)' /home/user/pytorch_venv-pip-only/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/pytorch_venv-pip-only/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 '
   fi
@@ -433,8 +442,8 @@ fi
 
 # ---- step 6/6: verify: Verify: matmul and convolution on the GPU
 if ! step_done 6; then
-  # run the suite with /home/user/pytorch_venv/bin/python
-  python3 -m wizard verify --python /home/user/pytorch_venv/bin/python --json
+  # run the suite with /home/user/pytorch_venv-pip-only/bin/python
+  python3 -m wizard verify --python /home/user/pytorch_venv-pip-only/bin/python --json
   mark_done 6
 fi
 

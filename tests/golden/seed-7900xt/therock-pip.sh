@@ -11,7 +11,8 @@
 # ROCm now: 6.2.0 (legacy)
 # python env: /home/user/pytorch_venv: torch 2.5.1+rocm6.2
 # target: stream core-sdk, torch 2.13.0+rocm10.0.0, index amd-whl-next, index_url
-# https://stable.repo.amd.com/rocm/whl-next/, gfx gfx1100, venv /home/user/pytorch_venv
+# https://stable.repo.amd.com/rocm/whl-next/, gfx gfx1100, venv /home/user/pytorch_venv-therock-
+# pip
 # why: The current ROCm stream from pip: TheRock's multi-arch index ships torch with per-GPU
 # device packages (torch[device-gfxNNNN]) and the ROCm libraries as pip packages, so only the
 # amdgpu kernel driver is needed. It covers targets no upstream wheel carries (RDNA1 gfx1010-1012,
@@ -37,9 +38,12 @@ if ! step_done 1; then
   if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
   # root: root is available through sudo
   if ! sudo -- true; then echo 'preflight failed: root: root is available through sudo' >&2; exit 1; fi
+  # venv-path: /home/user/pytorch_venv-therock-pip is new or a venv
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/pytorch_venv-therock-pip; then echo 'preflight failed: venv-path: /home/user/pytorch_venv-therock-pip is new or a venv' >&2; exit 1; fi
   # wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh /home/user/pytorch_venv/bin/python https://stable.repo.amd.com/rocm/whl-next/ torch 'torch-2\.13\.0((\+|%2B)[^-]*)?-(@TAG@|py3-none)-'; then echo 'preflight failed: wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python' >&2; exit 1; fi
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://stable.repo.amd.com/rocm/whl-next/ torch 'torch-2\.13\.0((\+|%2B)[^-]*)?-(@TAG@|py3-none)-'; then echo 'preflight failed: wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python' >&2; exit 1; fi
   # disk-venv: disk space for the venv under /home/user
   if ! python3 -c 'import os, shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -288,14 +292,20 @@ fi
 # ---- step 3/6: groups: Add the user to the render and video groups
 # skipped: user is already in render and video
 
-# ---- step 4/6: pip_pin: Pin the torch stack in /home/user/pytorch_venv
-# note: reusing the venv /home/user/pytorch_venv
+# ---- step 4/6: pip_pin: Pin the torch stack in /home/user/pytorch_venv-therock-pip
+# note: new venv /home/user/pytorch_venv-therock-pip
+# note: /home/user/pytorch_venv stays as it is (a new venv beside it gets the new stack; --venv
+# PATH chooses another)
 # note: AMD's torch 2.13.0+rocm10.0.0 (ROCm Core SDK 10.0.0) from
 # https://stable.repo.amd.com/rocm/whl-next/ (amd-whl-next, stable), the newest build the
 # knowledge base confirms there
 if ! step_done 4; then
+  # create the venv /home/user/pytorch_venv-therock-pip
+  if ! test -x /home/user/pytorch_venv-therock-pip/bin/python; then
+    python3 -m venv /home/user/pytorch_venv-therock-pip
+  fi
   # remove every torch-stack distribution from the venv
-  if ! /home/user/pytorch_venv/bin/python -c 'import sys
+  if ! /home/user/pytorch_venv-therock-pip/bin/python -c 'import sys
 from importlib import metadata as md
 if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
            for d in md.distributions()):
@@ -328,10 +338,10 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1100 >/dev/null 2>&1; then
-    /home/user/pytorch_venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
+    /home/user/pytorch_venv-therock-pip/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
   fi
   # install the pinned stack from https://stable.repo.amd.com/rocm/whl-next/
-  if ! /home/user/pytorch_venv/bin/python -c 'import sys
+  if ! /home/user/pytorch_venv-therock-pip/bin/python -c 'import sys
 from importlib import metadata as md
 if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
            for d in md.distributions()):
@@ -364,11 +374,11 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1100 >/dev/null 2>&1; then
-    /home/user/pytorch_venv/bin/python -m pip install --index-url https://stable.repo.amd.com/rocm/whl-next/ 'rocm[libraries,device-gfx1100]==10.0.0' 'torch[device-gfx1100]==2.13.0+rocm10.0.0' 'torchvision[device-gfx1100]==0.28.0+rocm10.0.0' torchaudio==2.11.0.2+rocm10.0.0
+    /home/user/pytorch_venv-therock-pip/bin/python -m pip install --index-url https://stable.repo.amd.com/rocm/whl-next/ 'rocm[libraries,device-gfx1100]==10.0.0' 'torch[device-gfx1100]==2.13.0+rocm10.0.0' 'torchvision[device-gfx1100]==0.28.0+rocm10.0.0' torchaudio==2.11.0.2+rocm10.0.0
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  /home/user/pytorch_venv/bin/python -c 'import re, sys
+  /home/user/pytorch_venv-therock-pip/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
@@ -377,9 +387,9 @@ if not any(p.lower().startswith("torch==") for p in pins):
     sys.exit("torch is not installed: no constraints written")
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
-print("\n".join(pins))' /home/user/pytorch_venv/rocm-wizard-constraints.txt
+print("\n".join(pins))' /home/user/pytorch_venv-therock-pip/rocm-wizard-constraints.txt
   # assert: a ROCm build carrying gfx1100
-  /home/user/pytorch_venv/bin/python -c 'import sys
+  /home/user/pytorch_venv-therock-pip/bin/python -c 'import sys
 from importlib import metadata as md
 if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
            for d in md.distributions()):
@@ -417,12 +427,12 @@ fi
 
 # ---- step 5/6: env: Set the venv's environment (activate script)
 if ! step_done 5; then
-  # write the rocm-wizard block into /home/user/pytorch_venv/bin/activate
-  if ! /home/user/pytorch_venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/pytorch_venv/bin/activate '# >>> rocm-wizard >>>
-export PIP_CONSTRAINT=/home/user/pytorch_venv/rocm-wizard-constraints.txt
+  # write the rocm-wizard block into /home/user/pytorch_venv-therock-pip/bin/activate
+  if ! /home/user/pytorch_venv-therock-pip/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/pytorch_venv-therock-pip/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/pytorch_venv-therock-pip/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then
-    /home/user/pytorch_venv/bin/python -c 'import sys
+    /home/user/pytorch_venv-therock-pip/bin/python -c 'import sys
 path, block = sys.argv[1], sys.argv[2]
 text = open(path).read()
 begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
@@ -433,8 +443,8 @@ if block:
     text = text.rstrip("\n") + "\n" + block
 open(path + ".rocm-wizard.tmp", "w").write(text)
 import os
-os.replace(path + ".rocm-wizard.tmp", path)' /home/user/pytorch_venv/bin/activate '# >>> rocm-wizard >>>
-export PIP_CONSTRAINT=/home/user/pytorch_venv/rocm-wizard-constraints.txt
+os.replace(path + ".rocm-wizard.tmp", path)' /home/user/pytorch_venv-therock-pip/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/pytorch_venv-therock-pip/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 '
   fi
@@ -443,8 +453,8 @@ fi
 
 # ---- step 6/6: verify: Verify: matmul and convolution on the GPU
 if ! step_done 6; then
-  # run the suite with /home/user/pytorch_venv/bin/python
-  python3 -m wizard verify --python /home/user/pytorch_venv/bin/python --json
+  # run the suite with /home/user/pytorch_venv-therock-pip/bin/python
+  python3 -m wizard verify --python /home/user/pytorch_venv-therock-pip/bin/python --json
   mark_done 6
 fi
 

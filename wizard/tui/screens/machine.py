@@ -6,8 +6,9 @@ from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, Static, TextArea
 
 from wizard.session import Stage
 from wizard.tui.screens.base import StageScreen
@@ -22,8 +23,8 @@ def no_gpu_text(machine: str, can_rehearse: bool, real_root_unavailable: str | N
     t.append(f" ({machine}).\n")
     t.append("There is nothing here to migrate. ")
     if can_rehearse:
-        t.append("Press r to rehearse on a built-in sandbox machine (two RX 7900 XT, Ubuntu 22.04, ROCm 6.2): "
-                 "every step runs there, visibly, and nothing touches this machine.\n")
+        t.append("Press r to rehearse on a built-in sandbox machine (seed-7900xt: two RX 7900 XT, Ubuntu 22.04, "
+                 "ROCm 6.2, or another profile): every step runs there, visibly, and nothing touches this machine.\n")
         if real_root_unavailable is None:
             t.append("Press d to rehearse on a real Debian 12 root instead: the real apt, dpkg and pip install "
                      "from a local mirror (built with mmdebstrap on first use).")
@@ -108,9 +109,17 @@ class DiagnoseScreen(StageScreen):
     BINDINGS = [
         *StageScreen.BINDINGS,
         Binding("n,enter", "move('next')", "Choose a plan"),
+        Binding("p", "paste", "Paste an error…"),
         Binding("b,escape", "move('back')", "Back"),
         Binding("q", "app.quit_wizard", "Quit"),
     ]
+
+    def action_paste(self) -> None:
+        def pasted(text: str | None) -> None:
+            if text and text.strip():
+                self.wizard.diagnose_text(text)
+
+        self.app.push_screen(PasteModal(), pasted)
 
     def body(self) -> ComposeResult:
         from wizard.render import findings_renderables
@@ -120,3 +129,21 @@ class DiagnoseScreen(StageScreen):
         with VerticalScroll(id="findings"):
             yield Static(findings_summary(findings), id="summary")
             yield Static(Group(*findings_renderables(findings)), id="findings-body")
+
+
+class PasteModal(ModalScreen[str | None]):
+    """The error text the user hit (a traceback, a terminal scrollback), for the diagnosis."""
+
+    BINDINGS = [Binding("ctrl+s", "done", "Diagnose with it"), Binding("escape", "dismiss(None)", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide tall"):
+            yield Label("Paste the error you hit (a traceback, a log, a terminal scrollback):")
+            yield TextArea(id="paste-text", soft_wrap=True)
+            yield Label("Ctrl+S diagnoses with it, Escape cancels.", classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def action_done(self) -> None:
+        self.dismiss(self.query_one(TextArea).text)

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
+from textual import on
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Label, Log, Static
+from textual.widgets import Label, Log, OptionList, Static
+from textual.widgets.option_list import Option
 
 HELP = """\
 rocm-wizard walks through: Detect → Diagnose → Choose → Review → Confirm → Run → (Reboot → Resume) → Verify → Report.
@@ -71,3 +74,53 @@ class LogModal(ModalScreen[None]):
 
         log = self.query_one(Log)
         log.write_lines([normalise(x) for x in tail_lines(self.path)])
+
+
+class RehearsalModal(ModalScreen["str | None"]):
+    """Which built-in machine to rehearse on, and where each one lives."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, services: Any, *, real: bool = False) -> None:
+        super().__init__()
+        self.services, self.real = services, real
+
+    def compose(self) -> ComposeResult:
+        from wizard.profiles import PROFILES
+
+        opts = []
+        for name, prof in PROFILES.items():
+            where = self.services.rehearsal_dir(name, real=self.real)
+            state = "used: a run was started there" if self.services.rehearsal_used(name, real=self.real) else (
+                "laid, no run yet" if where.is_dir() else "new")
+            opts.append(Option(Text.assemble((name, "bold"), f"  {prof.description}\n", (f"  {where} ({state})", "dim")),
+                               id=name))
+        with Vertical(classes="dialog wide"):
+            yield Label("Rehearse on which machine? (nothing here is touched)" if not self.real else
+                        "Rehearse on which machine, as a real Debian 12 root? (nothing here is touched)")
+            yield OptionList(*opts, id="profiles")
+            yield Label("Enter chooses, Escape cancels. Each plan, the reboot included, can run there.",
+                        classes="hint")
+
+    @on(OptionList.OptionSelected)
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+
+class StartOverModal(ModalScreen["str | None"]):
+    """A rehearsal machine that was used: continue it, or start over from the profile."""
+
+    BINDINGS = [Binding("c", "dismiss('continue')", "Continue it"), Binding("s", "dismiss('reset')", "Start over"),
+                Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, profile: str, where: str) -> None:
+        super().__init__()
+        self.profile, self.where = profile, where
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Static(Text.assemble((f"The rehearsal machine {self.profile} was used before.\n", "bold"),
+                                       f"It lives in {self.where}.\n\n",
+                                       "c  continue it as it is (a pending run is offered to resume)\n",
+                                       "s  start over: delete it and lay the profile fresh\n",
+                                       "Escape  cancel"), id="start-over-body")

@@ -8,10 +8,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets import Button, Collapsible, Input, Label, OptionList, Static, TextArea
+from textual.widgets._collapsible import CollapsibleTitle
 from textual.widgets.option_list import Option
 
-from wizard.model import PREFLIGHT, ResolvedPlan
+from wizard.model import PREFLIGHT, ResolvedPlan, StepPlan
 from wizard.session import Move, PlanOption, Stage
 from wizard.tui.messages import PlanChosen, RunConfirmed
 from wizard.tui.screens.base import StageScreen
@@ -67,7 +68,7 @@ class ChooseScreen(StageScreen):
     ]
 
     def body(self) -> ComposeResult:
-        opts = self.session.options
+        opts = self.wizard.plan_options()
         if self.session.blocked:
             yield Static(blocked_text(self.session.blocked), id="blocked", classes="banner")
         with Horizontal(id="choose"):
@@ -117,47 +118,54 @@ def blocked_text(why: str) -> Text:
     return t
 
 
-def review_text(plan: ResolvedPlan, read_only: bool) -> Text:
+def step_line(i: int, s: StepPlan) -> str:
+    """One collapsed line per step, the facts first so a narrow screen keeps them: root or as the user,
+    undo (its own, from the backup, or none), how many commands, ⚠ destructive, ⟳ reboot; then the title."""
+    if s.kind == PREFLIGHT:
+        return f"Step {i} · {len(s.actions)} checks, nothing changes: {s.title}"
+    if s.skipped_reason:
+        return f"Step {i} · skipped: {s.title} ({s.skipped_reason})"
+    who = "root" if any(a.root for a in s.actions) else "user"
+    undo = "undo" if any(a.undo for a in s.actions) else ("undo from backup" if s.destructive else "no undo")
+    n = len(s.actions)
+    marks = (" ⚠" if s.destructive else "") + (" ⟳" if s.reboot else "")
+    return f"Step {i} · {who} · {undo} · {n} command{'s' if n != 1 else ''}{marks}: {s.title}"
+
+
+def step_commands(s: StepPlan) -> Text:
+    t = Text()
+    for n in s.notes:
+        t.append(f"note: {n}\n", style="italic")
+    for a in s.actions:
+        if s.kind == PREFLIGHT:
+            t.append(f"? {a.name or 'check'}: {a.description}\n")
+            t.append(f"    {'#' if a.root else '$'} {a.shown()}\n", style="dim")
+            continue
+        mark = "⚠ " if a.destructive else ""
+        t.append(f"{mark}{'#' if a.root else '$'} {a.shown()}\n", style="red" if a.destructive else "")
+        if a.description:
+            t.append(f"    {a.description}\n", style="dim")
+        if a.undo:
+            t.append("    undo: " + " ".join(a.undo) + "\n", style="dim")
+    return t
+
+
+def review_head(plan: ResolvedPlan, read_only: bool) -> Text:
     t = Text()
     t.append(f"{plan.title}\n", style="bold")
-    t.append(plan.why.strip() + "\n")
-    target = ", ".join(f"{k} {v}" for k, v in plan.target if k != "index_url")
-    t.append(f"Target: {target}\n", style="bold")
+    target = ", ".join(f"{k} {v}" for k, v in plan.target if k not in ("index_url", "venv"))
+    t.append(f"Target: {target}\n")
+    venv = dict(plan.target).get("venv")
+    if venv:
+        t.append("Venv: ", style="bold")
+        t.append(f"{venv}  ", style="bold")
+        t.append("(v changes it)\n", style="dim")
     n_cmd = sum(len(s.actions) for s in plan.steps if s.kind != PREFLIGHT)
     n_destr = sum(1 for s in plan.steps for a in s.actions if a.destructive or s.destructive)
-    t.append(f"{len(plan.steps)} steps, {n_cmd} commands, {n_destr} destructive (marked ⚠ DESTRUCTIVE); "
-             "# = runs as root\n\n")
-    for i, s in enumerate(plan.steps, 1):
-        if s.kind == PREFLIGHT:
-            t.append(f"Step {i}: {s.title}\n", style="bold underline")
-            t.append("  checked before the first change; a failure stops the run with nothing changed\n",
-                     style="italic")
-            for a in s.actions:
-                t.append(f"  ? {a.name or 'check'}: {a.description}\n")
-                t.append(f"      {'#' if a.root else '$'} {a.shown()}\n", style="dim")
-            t.append("\n")
-            continue
-        head = f"Step {i}: {s.title}  [{s.kind}]"
-        if s.destructive:
-            head += "  ⚠ DESTRUCTIVE"
-        if s.reboot:
-            head += "  ⟳ REBOOT"
-        t.append(head + "\n", style="bold red" if s.destructive else "bold")
-        for n in s.notes:
-            t.append(f"  note: {n}\n", style="italic")
-        if s.skipped_reason:
-            t.append(f"  – skipped: {s.skipped_reason}\n", style="dim")
-        for a in s.actions:
-            mark = "⚠ " if a.destructive else "  "
-            who = "#" if a.root else "$"
-            t.append(f"  {mark}{who} {a.shown()}\n", style="red" if a.destructive else "")
-            if a.description:
-                t.append(f"        {a.description}\n", style="dim")
-            if a.undo:
-                t.append("        undo: " + " ".join(a.undo) + "\n", style="dim")
-        t.append("\n")
+    t.append(f"{len(plan.steps)} steps, {n_cmd} commands, {n_destr} destructive (⚠; ⟳ reboots). Enter opens a "
+             "step, s shows the whole script; # runs as root", style="dim")
     if read_only:
-        t.append("This is a recorded machine: review and export only (x writes the script).\n", style="bold")
+        t.append("\nThis is a recorded machine: review and export only (x writes the script).", style="bold")
     return t
 
 
@@ -166,23 +174,152 @@ class ReviewScreen(StageScreen):
     BINDINGS = [
         *StageScreen.BINDINGS,
         Binding("c", "confirm", "Confirm…"),
-        Binding("x", "app.export", "Export script"),
+        Binding("v", "venv", "Venv…"),
+        Binding("s", "script", "Full script"),
+        Binding("x", "export", "Export…"),
         Binding("b,escape", "move('back')", "Back"),
         Binding("q", "app.quit_wizard", "Quit"),
     ]
 
     def body(self) -> ComposeResult:
-        assert self.session.resolved is not None
+        plan = self.session.resolved
+        assert plan is not None
+        yield Static(review_head(plan, self.session.read_only), id="review-head")
         with VerticalScroll(id="review"):
-            yield Static(review_text(self.session.resolved, self.session.read_only), id="review-body")
+            for i, s in enumerate(plan.steps, 1):
+                with Collapsible(title=step_line(i, s), collapsed=True, classes="step"):
+                    yield Static(step_commands(s))
+
+    def on_mount(self) -> None:
+        first = self.query(Collapsible)
+        if first:
+            first.first().query_one(CollapsibleTitle).focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "confirm" and not self.session.can(Move.CONFIRM):
+            return None
+        if action == "venv" and not dict(self.session.resolved.target if self.session.resolved else ()).get("venv"):
             return None
         return True
 
     def action_confirm(self) -> None:
         self.move(Move.CONFIRM)
+
+    def action_script(self) -> None:
+        s = self.session
+        if s.resolved is not None:
+            self.app.push_screen(ScriptModal(s.resolved.name, self.wizard.services.script(s.resolved, s.facts)))
+
+    def action_export(self) -> None:
+        s = self.session
+        if s.resolved is None:
+            return
+        default = str(self.wizard.services.export_dir / f"rocm-wizard-{s.resolved.name}.sh")
+
+        def chosen(path: str | None) -> None:
+            if path:
+                self.wizard.export_to(path)
+
+        self.app.push_screen(ExportModal(default), chosen)
+
+    def action_venv(self) -> None:
+        s = self.session
+        if s.resolved is None:
+            return
+        envs = [e.path for e in s.facts.python_envs if e.path and e.kind in ("venv", "conda")] if s.facts else []
+
+        def chosen(answer: str | None) -> None:
+            if answer is not None:
+                self.wizard.choose_venv(answer or None)
+
+        self.app.push_screen(VenvModal(str(dict(s.resolved.target).get("venv")), s.resolved.name, envs), chosen)
+
+
+NEW_BESIDE = "__new_beside__"
+TYPE_PATH = "__type_path__"
+
+
+class VenvModal(ModalScreen[str | None]):
+    """Where the torch stack goes: a new venv beside the old one (the default), a detected one, or a path.
+    Dismissed with "" for the default, a path, or None (cancelled)."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, current: str, plan: str, envs: list[str]) -> None:
+        super().__init__()
+        self.current, self.plan, self.envs = current, plan, envs
+
+    def compose(self) -> ComposeResult:
+        from wizard.planner import beside_venv
+
+        beside = beside_venv(self.plan, self.envs) if self.envs else None
+        new = (f"a new venv beside the old one: {beside} (safe default: the old one stays untouched)" if beside
+               else "a new venv at the default place (safe default)")
+        opts = [Option(new, id=NEW_BESIDE)]
+        opts += [Option(f"reuse {p} (its torch stack is replaced; the backup can restore it)", id=p)
+                 for p in self.envs if p != beside]
+        opts.append(Option("type a path…", id=TYPE_PATH))
+        with Vertical(classes="dialog"):
+            yield Label(f"The venv this plan fills (now: {self.current}):")
+            yield OptionList(*opts, id="venv-choices")
+            yield Input(placeholder="/home/you/venvs/rocm", id="venv-path", classes="hidden")
+            yield Label("Enter chooses, Escape cancels.", classes="hint")
+
+    @on(OptionList.OptionSelected)
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        oid = event.option.id or ""
+        if oid == NEW_BESIDE:
+            self.dismiss("")
+        elif oid == TYPE_PATH:
+            box = self.query_one("#venv-path", Input)
+            box.remove_class("hidden")
+            box.focus()
+        else:
+            self.dismiss(oid)
+
+    @on(Input.Submitted)
+    def _typed(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        if not text.startswith(("/", "~/")):
+            self.notify("give an absolute path (or ~/...)", severity="warning")
+            return
+        self.dismiss(text)
+
+
+class ExportModal(ModalScreen[str | None]):
+    """Where to write a file (the dry-run script, an evidence bundle); Enter writes it there."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, default: str, question: str = "Write the dry-run script to:") -> None:
+        super().__init__()
+        self.default, self.question = default, question
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(self.question)
+            yield Input(value=self.default, id="export-path")
+            yield Label("Enter writes it (an existing file is replaced), Escape cancels.", classes="hint")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value.strip() or None)
+
+
+class ScriptModal(ModalScreen[None]):
+    """The whole plan as the dry-run script, read-only."""
+
+    BINDINGS = [Binding("escape,q,s", "dismiss", "Close")]
+
+    def __init__(self, name: str, text: str) -> None:
+        super().__init__()
+        self.name_, self.text = name, text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide tall"):
+            yield Label(f"The whole plan {self.name_} as a bash script (x on Review exports it)")
+            yield TextArea(self.text, read_only=True, language=None, show_line_numbers=True, id="script-text")
+            yield Label("Escape closes.", classes="hint")
 
 
 def confirm_text(plan: ResolvedPlan, machine: str, sudo: bool) -> Text:

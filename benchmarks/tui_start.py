@@ -1,0 +1,88 @@
+"""TUI start: from the command to its first screen on a real terminal, against a bare Textual app.
+
+Each run starts the command in a fresh tmux window (100x32) and polls the pane every 5 ms until the first
+screen's text is there: ``rocm-wizard`` (live detection, diagnosis, every plan resolved, the Detect screen)
+and a bare Textual app that shows one Static and a Footer. Runs alternate; the ratio is taken within each
+pair, then the median. Target: the wizard's first screen within 300 ms.
+
+    python benchmarks/tui_start.py [--repeat 9]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET_S = 0.300
+BARE = """\
+from textual.app import App
+from textual.widgets import Footer, Static
+
+class Bare(App):
+    def compose(self):
+        yield Static("bare textual app ready")
+        yield Footer()
+
+Bare().run()
+"""
+
+
+def first_screen(session: str, argv: list[str], marker: str, timeout: float = 20.0) -> float:
+    """Seconds from starting ``argv`` in a new tmux window until ``marker`` is on the screen."""
+    t0 = time.monotonic()
+    subprocess.run(["tmux", "new-window", "-t", session, "-n", "w", *argv], check=True)
+    try:
+        while time.monotonic() - t0 < timeout:
+            out = subprocess.run(["tmux", "capture-pane", "-p", "-t", f"{session}:w"], capture_output=True,
+                                 text=True).stdout
+            if marker in out:
+                return time.monotonic() - t0
+            time.sleep(0.005)
+        raise SystemExit(f"{argv[0]}: no first screen ({marker!r}) within {timeout:g} s")
+    finally:
+        subprocess.run(["tmux", "kill-window", "-t", f"{session}:w"], capture_output=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=9)
+    args = ap.parse_args()
+    if shutil.which("tmux") is None:
+        print("tmux is needed", file=sys.stderr)
+        return 2
+    wizard = shutil.which("rocm-wizard") or str(Path(sys.executable).with_name("rocm-wizard"))
+    with tempfile.TemporaryDirectory() as tmp:
+        bare = Path(tmp) / "bare.py"
+        bare.write_text(BARE)
+        session = f"rwstart{int(time.time())}"
+        subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "32"], check=True)
+        try:
+            first_screen(session, [sys.executable, str(bare)], "bare textual app ready")  # warm the caches
+            first_screen(session, [wizard, "--state-dir", tmp], "Detect")
+            pairs = []
+            for _ in range(args.repeat):
+                b = first_screen(session, [sys.executable, str(bare)], "bare textual app ready")
+                w = first_screen(session, [wizard, "--state-dir", tmp], "Detect")
+                pairs.append((w, b))
+        finally:
+            subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+    ws = [w for w, _ in pairs]
+    bs = [b for _, b in pairs]
+    ratio = statistics.median(w / b for w, b in pairs)
+    w_med = statistics.median(ws)
+    print(f"rocm-wizard first screen: median {w_med * 1000:.0f} ms (min {min(ws) * 1000:.0f}, max "
+          f"{max(ws) * 1000:.0f}) over {len(ws)} runs; target {TARGET_S * 1000:.0f} ms: "
+          f"{'met' if w_med <= TARGET_S else 'NOT met'}")
+    print(f"bare Textual app first screen: median {statistics.median(bs) * 1000:.0f} ms")
+    print(f"ratio rocm-wizard / bare Textual app (median of per-pair ratios): {ratio:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
