@@ -25,6 +25,26 @@ ZYPPER_PATHS = ("etc/zypp/repos.d",)
 GLOBAL_ENV_PATHS = ("etc/environment", "etc/profile.d", "etc/ld.so.conf.d")
 KFD_DUMP = ('for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done '
             '>"$1" 2>&1 || true')
+# python3 -I -c FREEZE VENV OUT: `pip freeze`'s name==version lines, read from VENV's *.dist-info/METADATA
+# files by the system's python3 (isolated): the venv's own interpreter, which its user can change, never runs
+# as root. OUT is created 0600 and never through a symlink.
+FREEZE = """\
+import glob, os, re, sys
+venv, out = sys.argv[1], sys.argv[2]
+pins = {}
+for meta in glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages", "*.dist-info", "METADATA")):
+    try:
+        with open(meta, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1 << 16)
+    except OSError:
+        continue
+    name, version = re.search(r"^Name: *(\\S+)", text, re.M), re.search(r"^Version: *(\\S+)", text, re.M)
+    if name and version:
+        pins[name.group(1)] = version.group(1)
+fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+with os.fdopen(fd, "w") as fh:
+    fh.write("".join(f"{n}=={v}\\n" for n, v in sorted(pins.items(), key=lambda kv: kv[0].lower())))
+"""
 _LOCAL_ROCM = re.compile(r"\+(rocm\d+(?:\.\d+){1,2})$")
 
 
@@ -77,19 +97,21 @@ def plan(ctx: StepContext) -> StepPlan:
     user_side = not root
     d = ctx.backup_dir
     actions: list[Action] = [
-        Action(argv=("mkdir", "-p", "--", d), description="create the backup directory", root=root,
+        Action(argv=("mkdir", "-p", "-m", "0700", "--", d), description="create the backup directory", root=root,
                as_user=user_side, check=("test", "-d", d), changes=(d,)),
+        Action(argv=("chmod", "0700", "--", d), description="the backup directory is its owner's alone (it holds "
+               "pip.conf files, which may carry index passwords)", root=root, as_user=user_side),
     ]
     envs_manifest = []
     for i, env in enumerate(affected_envs(ctx), 1):
         assert env.path is not None
-        py = f"{env.path}/bin/python"
         freeze = f"pip-freeze-{i}-{_slug(env.path)}.txt"
         files = f"venv-files-{i}-{_slug(env.path)}.tar.gz"
         actions.append(Action(
-            argv=("sh", "-c", 'out=$1; shift; "$@" >"$out"', "sh", f"{d}/{freeze}", py, "-m", "pip", "freeze",
-                  "--all"),
-            description=f"pip freeze of {env.path}", root=root, as_user=user_side, changes=(f"{d}/{freeze}",)))
+            argv=("python3", "-I", "-c", FREEZE, env.path, f"{d}/{freeze}"),
+            description=f"the distributions installed in {env.path} (read from their metadata files; the "
+                        "venv's own python never runs here)", root=root, as_user=user_side,
+            changes=(f"{d}/{freeze}",)))
         rel = [f"{env.path.lstrip('/')}/bin/activate", f"{env.path.lstrip('/')}/pip.conf",
                f"{env.path.lstrip('/')}/rocm-wizard-constraints.txt"]
         actions.append(Action(
@@ -155,6 +177,8 @@ def plan(ctx: StepContext) -> StepPlan:
     text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
     actions.append(write_file(f"{d}/manifest.json", text, "the manifest rollback reads", root=root,
                               as_user=user_side))
+    actions.append(Action(argv=("chmod", "-R", "go-rwx", "--", d), description="the backup is readable by its "
+                          "owner only", root=root, as_user=user_side))
     notes = [f"backup directory: {d}"]
     if not envs_manifest:
         notes.append("no Python environment with torch to back up")

@@ -70,6 +70,8 @@ def settings(ctx: StepContext) -> tuple[list[tuple[str, str | None]], list[str]]
 
 
 def block(ctx: StepContext, values: list[tuple[str, str | None]]) -> str:
+    """The marked block; every value is shell-quoted (a venv path with ``;``, ``$(...)`` or a space is
+    a word in the activate script, never a command)."""
     lines = [BEGIN]
     for name, value in values:
         lines.append(f"unset {name}" if value is None else shell_export(name, value))

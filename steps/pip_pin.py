@@ -68,6 +68,15 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {', '.join(missing)}")
 print(f"torch {v}: ROCm build carrying {', '.join(targets) or 'the requested targets'}")"""
+# python -c ASSERT_THEROCK any GFX...: ASSERT_ROCM, and the torch is TheRock's (its rocm-sdk or amd-torch-device
+# packages are installed): any other ROCm torch carrying the GPU's gfx is not what a TheRock plan installs
+ASSERT_THEROCK = """\
+import sys
+from importlib import metadata as md
+if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
+           for d in md.distributions()):
+    sys.exit("the torch installed is not TheRock's build (no rocm-sdk or amd-torch-device packages)")
+""" + ASSERT_ROCM
 
 
 def override_gfx(value: str) -> str:
@@ -136,7 +145,7 @@ def plan(ctx: StepContext) -> StepPlan:
     want = (ctx.vendor_wheel.torch.split("+")[0] if ctx.vendor_wheel else "any") if ctx.therock_index else \
         (ctx.wheel.torch if ctx.wheel else "any")
     targets = wheel_targets(ctx)
-    assert_argv = (py, "-c", ASSERT_ROCM, want, *targets)
+    assert_argv = (py, "-c", ASSERT_THEROCK if ctx.therock_index else ASSERT_ROCM, want, *targets)
     actions: list[Action] = []
     if not ctx.venv_exists:
         actions.append(Action(argv=("python3", "-m", "venv", venv), description=f"create the venv {venv}",

@@ -134,8 +134,10 @@ def plan(ctx: StepContext) -> StepPlan:
     if not with_dkms:
         args.append("--no-dkms")
     notes = [f"amdgpu-install package: {url}"]
-    actions: list[Action] = package_guards(ctx.pm, ctx.lock_wait, ("amdgpu-install", "rocm", "amdgpu-dkms"))
-    actions += [
+    # first on every entry to the step: a crash inside one of its dpkg runs (an unpack of amdgpu-install or of
+    # the stack) leaves an interrupted dpkg that every apt command of a resume would stop at
+    actions: list[Action] = [
+        *package_guards(ctx.pm, ctx.lock_wait, ("amdgpu-install", "rocm", "amdgpu-dkms")),
         Action(argv=("mkdir", "-p", "--", f"{ctx.state_dir}/downloads"), description="download directory",
                root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir),
                check=("test", "-d", f"{ctx.state_dir}/downloads"),

@@ -8,6 +8,7 @@ state and logs live, and how the user names it on a command line. One place for 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,16 +23,24 @@ if TYPE_CHECKING:
     from wizard.realroot.machine import RealRoot
 
 
+def _given_state(state_dir: str | None) -> str | None:
+    """The state dir named by --state-dir or ROCM_WIZARD_STATE_DIR, absolute (the boot-time resume keeps it)."""
+    given = state_dir or os.environ.get(paths.ENV_VAR)
+    return str(Path(given).expanduser().absolute()) if given else None
+
+
 def live(host: Host, *, state_dir: str | None = None) -> Machine:
     state, logs = paths.state_dir(state_dir), paths.log_dir(state_dir)
     cli = ["rocm-wizard"]
     resume = [*wizard_command(), "resume", "--yes"]
-    if state_dir:
-        sd = str(Path(state_dir).absolute())
+    env: tuple[tuple[str, str], ...] = ()
+    sd = _given_state(state_dir)
+    if sd:
         cli += ["--state-dir", sd]
         resume += ["--state-dir", sd]
+        env = ((paths.ENV_VAR, sd),)
     return Machine(host, LiveExecutor(host.environ, Privilege.detect(host.environ)), state, logs, str(state), resume,
-                   cli)
+                   cli, resume_env=env)
 
 
 def sandbox(host: LiveHost, root: str | Path, *, verify_python: str | None = None,
@@ -45,13 +54,16 @@ def sandbox(host: LiveHost, root: str | Path, *, verify_python: str | None = Non
         state, logs = paths.state_dir(machine_root=r), paths.log_dir(machine_root=r)
     cli = ["rocm-wizard", "--sandbox", str(r)]
     resume = [*wizard_command(), "resume", "--yes", "--sandbox", str(r)]
+    env: tuple[tuple[str, str], ...] = ()
     if state_dir:
         sd = str(Path(state_dir).absolute())
         cli += ["--state-dir", sd]
         resume += ["--state-dir", sd]
+        env = ((paths.ENV_VAR, sd),)
     # the wizard on the sandbox machine is `python3 -m wizard` (its stand-in runs this wizard on the sandbox)
     return Machine(host, SandboxExecutor(r, host.environ, verify_python), state, logs,
-                   str(state) if state_dir else paths.ROOT_STATE, resume, cli, wizard_python="python3")
+                   str(state) if state_dir else paths.ROOT_STATE, resume, cli, wizard_python="python3",
+                   resume_env=env)
 
 
 def realroot(host: Host, root: RealRoot) -> Machine:

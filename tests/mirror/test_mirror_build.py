@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from wizard.host import LiveHost
-from wizard.kb import load_kb
+from wizard.kb import KnowledgeBase, load_kb
 from wizard.mirror import catalogue as cat
 from wizard.mirror.build import MirrorManifest
 from wizard.mirror.server import MirrorServer
@@ -98,16 +98,29 @@ def test_every_wheel_row_is_served_for_each_of_its_pythons(mirror: MirrorManifes
             assert any(n.startswith(f"torch-{newest.torch}+{newest.index}-") for n in served), p.name
     tr = kb.therock()
     assert tr is not None
+    seven, ten_sdk = newest_sdk(kb, "7."), newest_sdk(kb, "10.")
     multi = {f.filename for f in mirror.index_files(tr.multi_arch_index)}
-    assert any(n.startswith("rocm-7.14.0-") for n in multi)
-    assert any(n.startswith("rocm_sdk_device_gfx1100-7.14.0-") for n in multi)
+    assert any(n.startswith(f"rocm-{seven}-") for n in multi)
+    assert any(n.startswith(f"rocm_sdk_device_gfx1100-{seven}-") for n in multi)
     assert tr.rocm10_index is not None
     ten = {f.filename for f in mirror.index_files(tr.rocm10_index)}
-    assert any(n.startswith("rocm-10.0.0-") for n in ten)
-    # AMD's own torch builds (vendor_wheels) on the index that serves them, with their device packages
-    for v in kb.vendor_wheels("10.0.0"):
-        assert any(n.startswith(f"torch-{v.torch}-") for n in ten), v.torch
-        assert any(n.startswith(f"amd_torch_device_gfx1100-{v.torch}-") for n in ten), v.torch
+    assert any(n.startswith(f"rocm-{ten_sdk}-") for n in ten)
+    # AMD's own torch builds on the index each names, never PyTorch's rows (those stay on download.pytorch.org)
+    for v in kb.vendor_wheels():
+        ix = kb.wheel_index(v.index)
+        assert ix is not None
+        served = {f.filename for f in mirror.index_files(ix.url)}
+        assert any(n.startswith(f"torch-{v.torch}-") for n in served), (v.torch, v.index)
+        assert any(n.startswith(f"amd_torch_device_gfx1100-{v.torch}-") for n in served)
+        if v.torchaudio:
+            assert any(n.startswith(f"torchaudio-{v.torchaudio}-") for n in served)
+    pytorch_rows = {f"torch-{w.torch}+{w.index}-" for w in kb.wheels()}
+    assert not any(n.startswith(tuple(pytorch_rows)) for n in multi | ten)
+
+
+def newest_sdk(kb: KnowledgeBase, series: str) -> str:
+    return max((r.version for r in kb.releases("core-sdk") if r.version.startswith(series)),
+               key=lambda v: tuple(int(x) for x in v.split(".")))
 
 
 def test_release_files_are_signed_and_gpgv_verifies_them(mirror: MirrorManifest, tmp_path: Path) -> None:
@@ -253,9 +266,7 @@ def test_real_pip_installs_the_wheels_and_the_detector_reads_them(mirror: Mirror
     r = _pip(v, "install", "--index-url", mirror.url(tr.multi_arch_index), "rocm[libraries,device-gfx1100]")
     assert r.returncode == 0, r.stderr
     env = env_from_prefix(LiveHost(), str(v), "venv")
-    newest = max((v.sdk for v in load_kb().vendor_wheels() if v.index == "amd-multi-arch"),
-                 key=lambda s: tuple(int(x) for x in s.split(".")))  # the newest SDK the index serves
-    assert env is not None and env.rocm_sdk == newest and env.rocm_sdk_targets == ("gfx1100",)
+    assert env is not None and env.rocm_sdk == newest_sdk(load_kb(), "7.") and env.rocm_sdk_targets == ("gfx1100",)
 
 
 def test_manifest_and_config(mirror: MirrorManifest) -> None:

@@ -23,6 +23,7 @@ from typing import Callable, Iterator
 
 import pytest
 
+from tests.realroot.helpers import wizard_cli
 from wizard.kb import load_kb
 from wizard.mirror import catalogue as cat
 from wizard.mirror.build import ExtraDeb, MirrorManifest, build_mirror, missing_tools
@@ -142,5 +143,45 @@ def new_root(seeded: Callable[[str], RealRoot], session_base: Path, rehearsal: t
 
     yield make
     rehearsal[0].clear_failures()
+    for d in made:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------ the wizard's own CLI on a root
+
+@pytest.fixture(scope="session")
+def cli_template(host_ok: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], Path]]:
+    """``--sandbox DIR --profile P --root debian12`` built once per profile by the wizard's own CLI (the cached
+    base, the profile, its mirror, its starting stack); tests copy it (:func:`cli_root`)."""
+    built: dict[str, Path] = {}
+
+    def get(profile: str) -> Path:
+        if profile not in built:
+            d = tmp_path_factory.mktemp(f"cli-{profile}") / "root"
+            started = time.monotonic()
+            r = wizard_cli("--sandbox", str(d), "--profile", profile, "--root", "debian12", "detect", "--json")
+            assert r.returncode == 0, r.stderr[-1500:]
+            TIMINGS[f"--root debian12 {profile} (base, profile, mirror, starting stack)"] = time.monotonic() - started
+            built[profile] = d
+        return built[profile]
+
+    yield get
+    for d in built.values():
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def cli_root(cli_template: Callable[[str], Path], tmp_path: Path) -> Iterator[Callable[[str], Path]]:
+    """A fresh copy of a profile's CLI-built real root for one test (the copy serves its mirror on the
+    template's recorded port while a command runs: one at a time)."""
+    made: list[Path] = []
+
+    def make(profile: str) -> Path:
+        dest = tmp_path / f"{profile}-{len(made)}"
+        rb.copy(cli_template(profile), dest)
+        made.append(dest)
+        return dest
+
+    yield make
     for d in made:
         shutil.rmtree(d, ignore_errors=True)

@@ -36,17 +36,29 @@ def usage_error(message: str) -> CommandError:
 
 
 def resolve_plan_or_fail(spec: str, ctx: Context) -> ResolvedPlan:
-    """The planner's answer, or the CLI's: exit 2 for a bad plan, exit 5 with one line per reason."""
+    """The planner's answer, or the CLI's: exit 2 for a bad plan, exit 5 with one line per reason.
+    ``spec`` may also be a resolved-plan JSON file (``runs/<id>/plan.json``): loaded, not resolved
+    again, and held to the same rules (``wizard.runner.plan_checks``)."""
     from wizard.planner import PlanError, PlanRefused, resolve_plan
+    from wizard.runner import plan_checks, planfile
 
     try:
-        return resolve_plan(spec, ctx.facts, state_dir=ctx.plan_state_dir, lock_wait=ctx.lock_wait,
-                            wizard_python=None if ctx.read_only else ctx.machine.wizard_python,
-                            mirrors=ctx.mirrors if ctx.mirrors.mirrors else None)
+        if planfile.is_plan_file(spec):
+            plan = planfile.load(spec)
+        else:
+            plan = resolve_plan(spec, ctx.facts, state_dir=ctx.plan_state_dir, lock_wait=ctx.lock_wait,
+                                wizard_python=None if ctx.read_only else ctx.machine.wizard_python,
+                                mirrors=ctx.mirrors if ctx.mirrors.mirrors else None)
+    except planfile.PlanFileError as exc:
+        raise CommandError(str(exc), exit_codes.USAGE) from None
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None
     except PlanRefused as exc:
         raise CommandError("\n".join(f"refused: {r}" for r in exc.reasons), exit_codes.REFUSED) from None
+    reasons = plan_checks.refusals(ctx.host, plan)
+    if reasons:
+        raise CommandError("\n".join(f"refused: {r}" for r in reasons), exit_codes.REFUSED)
+    return plan
 
 
 def run_error(exc: Exception) -> CommandError:

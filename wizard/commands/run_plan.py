@@ -20,19 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # top-level options
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from wizard.commands.console import ConsoleView, ask, exit_code_for
-    from wizard.runner import planfile
     from wizard.runner.service import RunError
 
     if ctx.read_only:
         raise CommandError("error: --from names a recorded machine: it can be planned for (--dry-run), "
                            "never changed", exit_codes.USAGE)
-    if planfile.is_plan_file(args.plan):
-        try:
-            plan = planfile.load(args.plan)
-        except planfile.PlanFileError as exc:
-            raise CommandError(str(exc), exit_codes.USAGE) from None
-    else:
-        plan = resolve_plan_or_fail(args.plan, ctx)
+    plan = resolve_plan_or_fail(args.plan, ctx)
     service = ctx.runs
     skips = tuple(getattr(args, "skip_preflight", None) or ())
     try:

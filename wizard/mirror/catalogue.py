@@ -472,6 +472,35 @@ def torch_wheels(w: Wheel, therock: tuple[str, ...] = ()) -> tuple[WheelSpec, ..
     return tuple(out)
 
 
+def vendor_torch_wheels(v: VendorWheel, therock: tuple[str, ...], pythons: tuple[str, ...] = ()) -> tuple[WheelSpec, ...]:
+    """AMD's torch, torchvision and torchaudio of one ``vendor_wheels`` row (versions with their own
+    ``+rocmX.Y.Z``), torch offering a ``device-gfxNNNN`` extra per target. The KB does not record the
+    Python tags of AMD's files: ``pythons`` are those of the same torch release on PyTorch's own indexes
+    (a torch release supports the same Pythons whoever builds it); none known: ``py3-none``."""
+    note = (f"Rehearsal wheel of the rocm-wizard local mirror for AMD's torch {v.torch} of ROCm Core SDK {v.sdk} "
+            "(torch_wheels.json vendor_wheels); Python tags from the same torch release's upstream rows; "
+            "no PyTorch inside.")
+    tags = tuple(f"{python_tag(p)}-{PLATFORM}" for p in pythons) or (THEROCK_TAG,)
+    version_py = (f"# rocm-wizard rehearsal mirror: the fields of torch/version.py; hip is the Core SDK release the "
+                  f"knowledge base records\n__version__ = {v.torch!r}\ndebug = False\ncuda = None\n"
+                  f"git_version = 'unknown (rehearsal mirror)'\nhip = {v.sdk!r}\n").encode()
+    extras = tuple(f"device-{g}" for g in therock)
+    requires = tuple(f'amd-torch-device-{g}=={v.torch}; extra == "device-{g}"' for g in therock)
+    out = [WheelSpec("torch", v.torch, tags, (("torch/__init__.py", _placeholder_init("torch", v.torch)),
+                                                         ("torch/version.py", version_py)),
+                     f"torch {v.torch} (rehearsal placeholder)", None, requires, extras, note)]
+    if v.torchvision:
+        out.append(WheelSpec("torchvision", v.torchvision, tags,
+                             (("torchvision/__init__.py", _placeholder_init("torchvision", v.torchvision)),),
+                             f"torchvision {v.torchvision} (rehearsal placeholder)", None, (f"torch=={v.torch}",),
+                             extras, note))
+    if v.torchaudio:  # the KB pairs one torchaudio with several torch builds: it pins none of them here
+        out.append(WheelSpec("torchaudio", v.torchaudio, tags,
+                             (("torchaudio/__init__.py", _placeholder_init("torchaudio", v.torchaudio)),),
+                             f"torchaudio {v.torchaudio} (rehearsal placeholder)", None, (), (), note))
+    return tuple(out)
+
+
 def therock_device_wheels(torch_version: str, gfx: tuple[str, ...]) -> tuple[WheelSpec, ...]:
     return tuple(
         WheelSpec(f"amd-torch-device-{g}", torch_version, (THEROCK_TAG,),
@@ -508,28 +537,6 @@ def therock_sdk_wheels(version: str, gfx: tuple[str, ...]) -> tuple[WheelSpec, .
     return (selector, core, libs, *dev)
 
 
-def vendor_torch_wheels(v: VendorWheel, gfx: tuple[str, ...]) -> tuple[WheelSpec, ...]:
-    """AMD's own torch build for a Core SDK release (``vendor_wheels``): torch, torchvision and torchaudio at the
-    row's versions, torch and torchvision with the ``device-gfxNNNN`` extras AMD's install commands use. The
-    knowledge base records no Python tags for these builds: ``py3-none`` stands in (a pip of any Python takes
-    them; the wizard's wheel preflight, which asks for this Python's tag, cannot be answered by the mirror)."""
-    note = (f"Rehearsal wheel of the rocm-wizard local mirror for AMD's torch {v.torch} (ROCm Core SDK {v.sdk}, "
-            f"torch_wheels.json vendor_wheels); no PyTorch inside. Python tags are not recorded: py3-none stands in.")
-    version_py = (f"# rocm-wizard rehearsal mirror: the fields of torch/version.py\n__version__ = {v.torch!r}\n"
-                  f"debug = False\ncuda = None\ngit_version = 'unknown (rehearsal mirror)'\nhip = {v.sdk!r}\n").encode()
-    extras = tuple(f"device-{g}" for g in gfx)
-    requires = tuple(f'amd-torch-device-{g}=={v.torch}; extra == "device-{g}"' for g in gfx)
-    out = [WheelSpec("torch", v.torch, (THEROCK_TAG,), (("torch/__init__.py", _placeholder_init("torch", v.torch)),
-                                                       ("torch/version.py", version_py)),
-                     f"torch {v.torch} (rehearsal placeholder)", None, requires, extras, note)]
-    for name, version in (("torchvision", v.torchvision), ("torchaudio", v.torchaudio)):
-        if version:
-            out.append(WheelSpec(name, version, (THEROCK_TAG,), ((f"{name}/__init__.py", _placeholder_init(name, version)),),
-                                 f"{name} {version} (rehearsal placeholder)", None, (f"torch=={v.torch}",),
-                                 extras if name == "torchvision" else (), note))
-    return (*out, *therock_device_wheels(v.torch, gfx))
-
-
 @dataclass(frozen=True)
 class WheelIndex:
     url: str  # upstream index URL
@@ -557,22 +564,23 @@ def wheel_indexes(kb: KnowledgeBase, rows: tuple[Wheel, ...] | None = None) -> t
         multi = tr.multi_arch_index.rstrip("/")
         if seven:
             sdk_for_index[multi] = seven[-1].version
-            series = ".".join(seven[-1].version.split(".")[:2])
-            for w in rows:
-                if w.bundles_rocm is False and w.rocm == series:
-                    specs = torch_wheels(w, gfx)
-                    by_index.setdefault(multi, []).extend((*specs, *therock_device_wheels(specs[0].version, gfx)))
             by_index.setdefault(multi, [])
         if ten and tr.rocm10_index:
             sdk_for_index[tr.rocm10_index.rstrip("/")] = ten[-1].version
             by_index.setdefault(tr.rocm10_index.rstrip("/"), [])
     sdk_versions: dict[str, set[str]] = {url: {version} for url, version in sdk_for_index.items()}
-    for v in kb.vendor_wheels():  # AMD's own torch builds, on the index that serves them, with their SDK's wheels
+    for v in kb.vendor_wheels():  # AMD's own torch builds on the AMD index each row names, with their SDK's wheels
         ix = kb.wheel_index(v.index)
         if ix is None:
             continue
         url = ix.url.rstrip("/")
-        by_index.setdefault(url, []).extend(vendor_torch_wheels(v, gfx))
+        served = by_index.setdefault(url, [])
+        have = {(w.name, w.version) for w in served}
+        pythons = next((w.python for w in kb.wheels() if w.torch == v.torch.split("+")[0]), ())
+        for spec in (*vendor_torch_wheels(v, gfx, pythons), *therock_device_wheels(v.torch, gfx)):
+            if (spec.name, spec.version) not in have:
+                have.add((spec.name, spec.version))
+                served.append(spec)
         sdk_versions.setdefault(url, set()).add(v.sdk)
     for url, versions in sdk_versions.items():
         for version in sorted(versions, key=_vkey):

@@ -12,8 +12,9 @@ them), its user (uid 1000, with home, groups and ``.bashrc``) made by the root's
 The root IS Debian 12: ``/etc/os-release`` stays Debian's own whatever the profile claims
 (``.realroot/machine.json`` records the claim), its python3 is Debian's 3.11, and AMD's packages come
 from the ``jammy`` repositories, which is how AMD supports Debian 12 (audit-2026-11.md: "Debian 12 uses
-the ubuntu/jammy amdgpu-install"). Debian's archive lines are removed from ``sources.list``: a rehearsal
-installs from the mirror only and never reaches the network.
+the ubuntu/jammy amdgpu-install"). Debian's archive lines are removed from ``sources.list`` and names
+resolve from ``/etc/hosts`` only (:func:`offline`): a rehearsal installs from the mirror on 127.0.0.1 and
+never reaches an upstream host.
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ def lay_profile(root: RealRoot, prof: Profile) -> None:
     d = root.path
     enter.prepare(d)
     (d / "etc/apt/sources.list").write_text(DEBIAN_SOURCES)
+    offline(d)
     standins.install(d)
     tree = machine_tree(prof)
     for sub in tree.dirs:
@@ -150,6 +152,18 @@ def lay_profile(root: RealRoot, prof: Profile) -> None:
         "userland": "Debian 12 (bookworm)", "amd_codename": AMD_CODENAME,
         "profile_claims": {"os_release": claims, "python": prof.python, "codename": prof.codename},
     }, indent=1) + "\n")
+
+
+def offline(d: Path) -> None:
+    """No name resolves inside the root but /etc/hosts' own (no DNS, and no host resolv.conf copied in by
+    mmdebstrap): the rehearsal reaches its mirror by address and no upstream host at all."""
+    nss = d / "etc/nsswitch.conf"
+    lines = nss.read_text().splitlines() if nss.exists() else []
+    lines = [ln for ln in lines if not ln.startswith("hosts:")] + ["hosts:          files"]
+    nss.write_text("\n".join(lines) + "\n")
+    resolv = d / "etc/resolv.conf"
+    if resolv.is_symlink() or resolv.exists():
+        resolv.unlink()
 
 
 def _gid(root: Path, group: str) -> int:

@@ -59,8 +59,8 @@ def _build(d: Path, profile: str) -> Iterator[RealRoot]:
     from wizard.kb import load_kb
     from wizard.mirror.build import build_mirror
     from wizard.profiles import PROFILES
-    from wizard.realroot.machine import build_root, install_starting_stack
     from wizard.mirror.server import MirrorServer
+    from wizard.realroot.machine import AMD_CODENAME, build_root, install_starting_stack
 
     prof = PROFILES.get(profile)
     if prof is None:
@@ -68,7 +68,10 @@ def _build(d: Path, profile: str) -> Iterator[RealRoot]:
     server = MirrorServer(d / MIRROR, port=0, idle_timeout=24 * 3600)
     with server:
         root = build_root(d, profile, server.base_url, install_stack=False)
-        build_mirror(d / MIRROR, server.base_url)
+        # AMD's jammy packages are what Debian 12 installs (the starting stack); the profile's own codename
+        # is what the wizard plans for, since the root claims the profile's os-release
+        build_mirror(d / MIRROR, server.base_url,
+                     codenames=tuple(dict.fromkeys(c for c in (AMD_CODENAME, prof.codename) if c)))
         _profile_os_release(d, dict(prof.os_release))
         install_starting_stack(root, prof, load_kb())
         yield root

@@ -26,11 +26,13 @@ from wizard.runner import events as ev
 from wizard.runner import resume_unit
 from wizard.runner.executor import Executor
 from wizard.runner.journal import RunView, atomic_write
+from wizard.runner.rollback import claimed_paths
 from wizard.runner.records import (ActionEnd, ActionOutcome, ActionSkip, ActionStart, Phase, PreflightSkip, Rebooted,
                                    RebootPending, Resume, Retry, RollbackStart, RunEnd, RunStart, RunState,
                                    StepEnd, StepOutcome, StepSkip, StepStart)
 from wizard.runner.runs import RESUME_MARKER, Run
 from wizard.runner.shell import ShellResult
+from wizard.runner.signals import reason_of
 
 TAIL_LINES = 50
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
@@ -124,6 +126,7 @@ class Engine:
         ask_reboot: Callable[[], bool] | None = None,
         cancel: threading.Event | None = None,
         resume_command: Sequence[str] | None = None,
+        resume_env: Sequence[tuple[str, str]] = (),
         diagnose: Callable[[str], Sequence[ev.Finding]] | None = None,
         skip_preflight: Sequence[str] = (),
     ) -> None:
@@ -133,6 +136,7 @@ class Engine:
         self.ask_reboot = ask_reboot
         self.cancel = cancel or threading.Event()
         self.resume_command = list(resume_command or [*resume_unit.wizard_command(), "resume", "--yes"])
+        self.resume_env = tuple(resume_env)
         self.diagnose = diagnose if diagnose is not None else default_diagnose
         self.skip_preflight = tuple(skip_preflight)
         self.journal = run.journal
@@ -165,6 +169,12 @@ class Engine:
         log.write(f"--- done-check exit {res.exit_code}\n".encode())
         return res.exit_code == 0 and not res.timed_out
 
+    def _claimed(self, action: Action) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(absent, existing): the paths ``action`` may create, as they are before it runs."""
+        paths = claimed_paths(action)
+        absent = tuple(p for p in paths if not self.host.exists(p))
+        return absent, tuple(p for p in paths if p not in absent)
+
     # ------------------------------------------------------------------------- the action loop
     def _actions(self, phase: Phase, step: int, actions: Sequence[Action], log: IO[bytes], log_path: str, *,
                  done: set[int], interrupted: set[int], skip: dict[int, str] | None = None) -> tuple[bool, _Stop | None]:
@@ -172,6 +182,9 @@ class Engine:
         changed = False
         for a, action in enumerate(actions):
             shown = action.shown()
+            if self.cancel.is_set():  # a stop (the user, a signal) arrived between actions
+                return changed, _Stop(ActionOutcome.CANCELLED, a, shown, None, (),
+                                      reason_of(self.cancel) or "stopped by the user")
             if a in done and not action.repeat:
                 self.emit(ev.ActionSkipped(step, a, shown, "done (journal)", phase))
                 continue
@@ -190,7 +203,8 @@ class Engine:
                                       "back")
             log.write(f"=== [{time.strftime('%H:%M:%S')}] {shown}\n".encode())
             log.flush()
-            self.journal.append(ActionStart(step, a, shown, log_path, self.boot_id(), phase))
+            absent, existed = self._claimed(action) if phase is Phase.RUN and a not in interrupted else ((), ())
+            self.journal.append(ActionStart(step, a, shown, log_path, self.boot_id(), phase, absent, existed))
             self.emit(ev.ActionStarted(step, a, shown, action.description, phase))
             res, sink = self._exec(action, log, step, a)
             outcome = (ActionOutcome.TIMEOUT if res.timed_out else ActionOutcome.CANCELLED if res.cancelled
@@ -202,7 +216,7 @@ class Engine:
             self.emit(ev.ActionFinished(step, a, res.exit_code, res.duration, outcome, phase))
             if outcome is not ActionOutcome.OK:
                 why = (f"timed out after {action.timeout:g}s" if res.timed_out and action.timeout
-                       else "stopped by the user" if res.cancelled
+                       else reason_of(self.cancel) or "stopped by the user" if res.cancelled
                        else res.error or f"exited with {res.exit_code}")
                 return changed, _Stop(outcome, a, shown, res, tuple(sink.tail), why)
             changed = True
@@ -302,7 +316,7 @@ class Engine:
 
     def _stopped(self, i: int, step: StepPlan, stop: _Stop, log_path: str) -> Outcome:
         if stop.outcome is ActionOutcome.CANCELLED:
-            msg = "stopped by the user; `rocm-wizard resume` continues"
+            msg = f"{stop.message}; `rocm-wizard resume` continues"
             self.journal.append(RunEnd(RunState.STOPPED, step=i, action=stop.index, message=msg))
             self.emit(ev.RunFinished(RunState.STOPPED, self.run.id, message=msg))
             return Outcome(RunState.STOPPED, self.run.id, msg)
@@ -375,9 +389,16 @@ class Engine:
         notice = stage / "rocm-wizard.sh"
         atomic_write(notice, resume_unit.notice_text(marker, [c for c in self.resume_command if c != "--yes"]))
         unit_file = None
-        if self.yes:
+        why_not = resume_unit.untrusted(self.resume_command) if self.yes else None
+        if why_not:
+            log.write(f"--- no resume unit: root runs only root-owned code at boot, and {why_not}; after the "
+                      "reboot run `sudo rocm-wizard resume`\n".encode())
+            self.emit(ev.OutputLines(step, -1, (f"no resume unit: {why_not} (root runs only root-owned code at "
+                                                "boot); after the reboot run `sudo rocm-wizard resume`",)))
+        elif self.yes:
             unit_file = stage / resume_unit.UNIT_NAME
-            atomic_write(unit_file, resume_unit.unit_text(self.resume_command, marker, user=self.executor.unit_user))
+            atomic_write(unit_file, resume_unit.unit_text(self.resume_command, marker, user=self.executor.unit_user,
+                                                          environment=self.resume_env))
         for act in resume_unit.install_actions(unit_file, notice):
             res, _ = self._exec(act, log, step, -1, quiet=True)
             if not res.ok:
@@ -429,6 +450,11 @@ class Engine:
                     log.write(f"=== {why}\n".encode())
             _, stop = self._actions(Phase.ROLLBACK, -1, acts, log, str(log_path), done=set(view.rolled_back),
                                     interrupted=set(view.rollback_open))
+        if stop is not None and stop.outcome is ActionOutcome.CANCELLED:
+            # journalled as an interrupted rollback (no run-end): `rollback` continues it, nothing calls it done
+            msg = f"rollback {stop.message}; `rocm-wizard rollback` continues it"
+            self.emit(ev.RunFinished(RunState.ROLLING_BACK, self.run.id, message=msg))
+            return Outcome(RunState.ROLLING_BACK, self.run.id, msg)
         if stop is not None:
             why = actions[stop.index][0]
             msg = f"rollback: {why} failed ({stop.message}); log: {log_path}; `rocm-wizard rollback` tries again"

@@ -71,6 +71,8 @@ class Journal:
             data = self.path.read_bytes()
         except FileNotFoundError:
             return []
+        except OSError as exc:
+            raise JournalError(f"{self.path}: cannot be read ({exc.strerror})") from None
         lines = data.split(b"\n")
         out: list[dict[str, Any]] = []
         for i, raw in enumerate(lines):
@@ -82,8 +84,9 @@ class Journal:
                 if i == len(lines) - 1:  # torn tail: never completed, never acted on
                     break
                 raise JournalError(f"{self.path}: record {i + 1} is not valid JSON") from None
-            if isinstance(rec, dict):
-                out.append(rec)
+            if not isinstance(rec, dict):
+                raise JournalError(f"{self.path}: record {i + 1} is not a JSON object")
+            out.append(rec)
         return out
 
     def entries(self) -> list[Entry]:
@@ -92,11 +95,12 @@ class Journal:
         for n, obj in enumerate(self.records(), 1):
             try:
                 rec = decode(obj)
-            except ValueError as exc:
+            except (ValueError, TypeError) as exc:
                 raise JournalError(f"{self.path}: record {n}: {exc}") from None
             if rec is not None:
-                t = obj.get("t")
-                out.append(Entry(int(obj.get("seq") or n), float(t) if isinstance(t, (int, float)) else 0.0, rec))
+                t, seq = obj.get("t"), obj.get("seq")
+                out.append(Entry(seq if isinstance(seq, int) else n, float(t) if isinstance(t, (int, float)) else 0.0,
+                                 rec))
         return out
 
     # -- writing -----------------------------------------------------------------------
@@ -120,6 +124,14 @@ class Journal:
             return
 
     def append(self, record: Record) -> dict[str, Any]:
+        """Write one record (JournalError, one line, when it cannot be: a full disk, a read-only fs)."""
+        try:
+            return self._append(record)
+        except OSError as exc:
+            self._seq = None  # counted again from the file by the next append
+            raise JournalError(f"cannot write the journal {self.path}: {exc.strerror or exc}") from None
+
+    def _append(self, record: Record) -> dict[str, Any]:
         if self._seq is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             new = not self.path.exists()
@@ -131,9 +143,10 @@ class Journal:
         rec: dict[str, Any] = {"seq": self._seq, "t": round(time.time(), 3)}
         rec.update(encode(record))
         line = (json.dumps(rec, sort_keys=False, default=str) + "\n").encode("utf-8")
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         try:
-            os.write(fd, line)
+            if os.write(fd, line) != len(line):  # a short write (a full disk) is a torn tail: cut on the next append
+                raise OSError(28, "No space left on device (short write)")
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -183,6 +196,8 @@ class RunView:
     rollback: RollbackStart | None = None  # the rollback as it started, when one did
     rolled_back: set[int] = field(default_factory=set)  # rollback actions done
     rollback_open: set[int] = field(default_factory=set)
+    # (step, action) -> (paths absent, paths present) when the action first started (see ActionStart)
+    claimed: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     reboot_needed: bool = False
     message: str = ""
     yes: bool = False
@@ -242,6 +257,7 @@ def replay(entries: list[Entry]) -> RunView:
                 v.rollback_open.add(r.action)
             else:
                 v.open_actions.add((r.step, r.action))
+                v.claimed.setdefault((r.step, r.action), (r.absent, r.existed))  # the first start says it
         elif isinstance(r, ActionSkip):
             if r.phase is Phase.ROLLBACK:
                 v.rollback_open.discard(r.action)

@@ -148,6 +148,10 @@ class ActionStart(Record):
     log: str = ""
     boot_id: str | None = None
     phase: Phase = Phase.RUN
+    # the paths this action may create (its changes, what its undo deletes) that did not exist when it
+    # first started: a rollback deletes only these (a directory that was there before is never removed)
+    absent: tuple[str, ...] = ()
+    existed: tuple[str, ...] = ()  # those that did exist then
 
 
 @dataclass(frozen=True)

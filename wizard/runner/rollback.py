@@ -12,8 +12,9 @@ as a run, journalled as its rollback phase.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any, Sequence
 
 from wizard.host import Host
 from wizard.model import Action, ResolvedPlan
@@ -44,6 +45,55 @@ def manifest(host: Host, plan: ResolvedPlan) -> dict[str, Any] | None:
     return None
 
 
+def removed_paths(argv: Sequence[str]) -> list[str] | None:
+    """The paths an ``rm`` command line deletes (None: it is not one)."""
+    if not argv or os.path.basename(argv[0]) != "rm":
+        return None
+    out, opts = [], True
+    for a in argv[1:]:
+        if opts and a == "--":
+            opts = False
+        elif opts and a.startswith("-") and a != "-":
+            continue
+        else:
+            out.append(a)
+    return out
+
+
+def _norm(path: str) -> str:
+    return os.path.normpath("/" + path.lstrip("/")) if path.startswith("/") else path
+
+
+def claimed_paths(action: Action) -> tuple[str, ...]:
+    """The machine paths an action may create: the absolute paths among its ``changes`` (``venv:PATH``
+    included) and what its ``undo`` would delete. Normalised (``/home/../x`` is ``/x``)."""
+    out: list[str] = []
+    for c in action.changes:
+        c = c[len("venv:"):] if c.startswith("venv:") else c
+        if c.startswith("/"):
+            out.append(_norm(c))
+    out += [_norm(p) for p in removed_paths(action.undo or ()) or () if p.startswith("/")]
+    return tuple(dict.fromkeys(out))
+
+
+def _only_created(why: str, act: Action, created: set[str], existed: set[str],
+                  rb: RollbackPlan) -> tuple[str, Action] | None:
+    """An undo that deletes paths keeps only those the journal says this run created."""
+    targets = removed_paths(act.argv)
+    if targets is None:
+        return why, act
+    keep = [t for t in targets if _norm(t) in created]
+    for t in targets:
+        if _norm(t) not in created:
+            said = ("it existed before the run" if _norm(t) in existed
+                    else "the journal does not say the run created it")
+            rb.cannot.append(f"{t} is kept: {said}, so a rollback never deletes it ({why})")
+    if not keep:
+        return None
+    opts = [a for a in act.argv[1:] if a.startswith("-") and a != "--" and a not in targets]
+    return why, replace(act, argv=(act.argv[0], *opts, "--", *keep))
+
+
 def build(host: Host, plan: ResolvedPlan, view: RunView) -> RollbackPlan:
     from wizard.steps import registry
     from wizard.steps._common import UndoContext, undo_each_action
@@ -62,8 +112,13 @@ def build(host: Host, plan: ResolvedPlan, view: RunView) -> RollbackPlan:
         u = UndoContext(step=step, index=s, ran=tuple(ran[s]), manifest=man, read_text=host.read_text,
                         glob=host.glob, kb=kb)
         undo = undo_fn(u)
-        rb.actions.extend(undo.actions)
+        created = {p for a in ran[s] for p in view.claimed.get((s, a), ((), ()))[0]}
+        existed = {p for a in ran[s] for p in view.claimed.get((s, a), ((), ()))[1]}
         rb.cannot.extend(undo.cannot)
+        for why, act in undo.actions:
+            kept = _only_created(why, act, created, existed, rb)
+            if kept is not None:
+                rb.actions.append(kept)
     return rb
 
 

@@ -11,15 +11,16 @@ Textual app are two views of it: each passes an event callback and, where root i
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 from wizard.host import Host
 from wizard.mirror.config import MirrorConfig
 from wizard.model import Action, ResolvedPlan
 from wizard.runner import events as ev
-from wizard.runner import runs
+from wizard.runner import plan_checks, runs, state
 from wizard.runner.engine import BOOT_ID, Engine, Mode, Outcome
 from wizard.runner.executor import Executor
 from wizard.runner.journal import JournalError, RunView
@@ -27,6 +28,8 @@ from wizard.runner.lock import Lock, LockHeld
 from wizard.runner.privilege import PrivilegeError
 from wizard.runner.records import RunEnd, RunState
 from wizard.runner.rollback import RollbackPlan, build
+from wizard.runner.signals import stop_on_signals
+from wizard.runner.state import StateError
 
 LOCK_NAME = "lock"
 EventSink = Callable[[ev.Event], None]
@@ -41,6 +44,18 @@ class RunError(Exception):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+@contextmanager
+def one_line_errors() -> Iterator[None]:
+    """A journal that cannot be read or written, a full disk, a state file gone: RunError, one line."""
+    try:
+        yield
+    except JournalError as exc:
+        raise RunError(str(exc)) from None
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        raise RunError(f"{where}{exc.strerror or exc}") from None
 
 
 class RunBlocked(RunError):
@@ -93,6 +108,7 @@ class Machine:
     cli: list[str] = field(default_factory=lambda: ["rocm-wizard"])  # the wizard's command for this machine
     wizard_python: str | None = None  # the interpreter a plan's steps run the wizard with (None: this one)
     mirrors: MirrorConfig | None = None  # the machine's own mirrors (a rehearsal root's local one)
+    resume_env: tuple[tuple[str, str], ...] = ()  # the environment the boot-time resume keeps
 
     def command(self, *words: str) -> str:
         return " ".join([*self.cli, *words])
@@ -162,6 +178,13 @@ class RunService:
 
     # -- running -----------------------------------------------------------------------------
     def _lock(self) -> Lock:
+        """The machine's lock, after the state and log dirs were checked (owner, mode) and made 0700."""
+        try:
+            state.prepare(self.machine.state_root, self.machine.log_root)
+        except StateError as exc:
+            raise RunError(f"refusing to use the state dir: {exc}") from None
+        except OSError as exc:
+            raise RunError(f"the state dir {self.machine.state_root} cannot be made: {exc.strerror}") from None
         try:
             return Lock(self.machine.state_root / LOCK_NAME).acquire()
         except LockHeld as exc:
@@ -191,7 +214,7 @@ class RunService:
                 skip_preflight: Sequence[str] = ()) -> Engine:
         return Engine(self.machine.host, plan, run, executor=self.machine.executor, on_event=on_event, yes=yes,
                       ask_reboot=ask_reboot, cancel=cancel, resume_command=self.machine.resume_command,
-                      skip_preflight=skip_preflight)
+                      resume_env=self.machine.resume_env, skip_preflight=skip_preflight)
 
     @staticmethod
     def check_skips(plan: ResolvedPlan, skip_preflight: Sequence[str]) -> None:
@@ -206,17 +229,21 @@ class RunService:
               cancel: threading.Event | None = None, skip_preflight: Sequence[str] = ()) -> Outcome:
         """A new run of ``plan``. Refused (RunBlocked) while another run is unfinished."""
         self.check_skips(plan, skip_preflight)
+        refused = plan_checks.refusals(self.machine.host, plan)
+        if refused:
+            raise RunError("\n".join(f"refused: {r}" for r in refused), 5)
         lock = self._lock()
         try:
-            why = self.blocked()
-            if why:
-                raise RunBlocked(why)
-            actions = [a for s in plan.steps for a in s.actions]
-            self._rights(actions, yes=yes, authenticate=authenticate)
-            run = runs.create(self.machine.state_root, self.machine.log_root, plan)
-            with self.machine.executor.kept_alive(actions):
-                return self._engine(plan, run, on_event, yes=yes, ask_reboot=ask_reboot, cancel=cancel,
-                                    skip_preflight=skip_preflight).execute(mode=Mode.START)
+            with one_line_errors():
+                why = self.blocked()
+                if why:
+                    raise RunBlocked(why)
+                actions = [a for s in plan.steps for a in s.actions]
+                self._rights(actions, yes=yes, authenticate=authenticate)
+                run = runs.create(self.machine.state_root, self.machine.log_root, plan)
+                with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
+                    return self._engine(plan, run, on_event, yes=yes, ask_reboot=ask_reboot, cancel=stop,
+                                        skip_preflight=skip_preflight).execute(mode=Mode.START)
         finally:
             lock.release()
 
@@ -227,23 +254,24 @@ class RunService:
         ``run_id``: the run the caller means; refused when the current run is another one."""
         lock = self._lock()
         try:
-            run = self._bound(run_id, "resume")
-            view = self._view(run)
-            if view.finished:
-                return Outcome(view.state, run.id, f"run {run.id} ({view.plan}) is already {view.state.value}; "
-                                                   "nothing to resume")
-            if not view.state.resumable:
-                raise RunError(f"run {run.id} ({view.plan}) is {view.state.value}: "
-                               f"`{self.machine.command('rollback')}` continues the rollback")
-            plan = self._plan(run)
-            self._check_digest(run, view)
-            self.check_skips(plan, skip_preflight)
-            actions = [a for s in plan.steps for a in s.actions]
-            self._rights(actions, yes=yes, authenticate=authenticate)
-            mode = Mode.RETRY if view.state is RunState.FAILED else Mode.RESUME
-            with self.machine.executor.kept_alive(actions):
-                return self._engine(plan, run, on_event, yes=yes or view.yes, ask_reboot=ask_reboot, cancel=cancel,
-                                    skip_preflight=skip_preflight).execute(mode=mode)
+            with one_line_errors():
+                run = self._bound(run_id, "resume")
+                view = self._view(run)
+                if view.finished:
+                    return Outcome(view.state, run.id, f"run {run.id} ({view.plan}) is already {view.state.value}; "
+                                                       "nothing to resume")
+                if not view.state.resumable:
+                    raise RunError(f"run {run.id} ({view.plan}) is {view.state.value}: "
+                                   f"`{self.machine.command('rollback')}` continues the rollback")
+                plan = self._plan(run)
+                self._check_digest(run, view)
+                self.check_skips(plan, skip_preflight)
+                actions = [a for s in plan.steps for a in s.actions]
+                self._rights(actions, yes=yes, authenticate=authenticate)
+                mode = Mode.RETRY if view.state is RunState.FAILED else Mode.RESUME
+                with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
+                    return self._engine(plan, run, on_event, yes=yes or view.yes, ask_reboot=ask_reboot, cancel=stop,
+                                        skip_preflight=skip_preflight).execute(mode=mode)
         finally:
             lock.release()
 
@@ -257,7 +285,14 @@ class RunService:
 
     @staticmethod
     def _check_digest(run: runs.Run, view: RunView) -> None:
-        if view.plan_digest and run.plan_digest() != view.plan_digest:
+        """plan.json is byte for byte the plan the journal's run-start recorded (sha256): an edited plan
+        (a step removed after a crash) would credit journal records to the wrong actions."""
+        if view.state is RunState.NOT_STARTED:
+            return
+        if not view.plan_digest:
+            raise RunError(f"run {run.id}'s journal records no digest of its plan: refusing to go on with a plan "
+                           "it cannot be checked against")
+        if run.plan_digest() != view.plan_digest:
             raise RunError(f"{run.plan_path} changed since run {run.id} started: refusing to go on with a plan "
                            "the journal does not describe")
 
@@ -280,20 +315,21 @@ class RunService:
                  authenticate: Authenticate | None = None, cancel: threading.Event | None = None) -> Outcome:
         lock = self._lock()
         try:
-            run = self._bound(run_id, "roll back")
-            view = self._view(run)
-            if view.state is RunState.ROLLED_BACK:
-                return Outcome(view.state, run.id, f"run {run.id} is already rolled back")
-            if not view.state.can_roll_back:
-                raise RunError(f"run {run.id} ({view.plan}) is {view.state.value}: there is nothing to roll back")
-            self._check_digest(run, view)
-            _, rb = self.rollback_plan(run.id)
-            plan = self._plan(run)
-            actions = [a for _, a in rb.actions]
-            self._rights(actions, yes=yes, authenticate=authenticate)
-            engine = self._engine(plan, run, on_event, yes=yes, ask_reboot=None, cancel=cancel)
-            with self.machine.executor.kept_alive(actions):
-                return engine.rollback(rb.actions, rb.cannot)
+            with one_line_errors():
+                run = self._bound(run_id, "roll back")
+                view = self._view(run)
+                if view.state is RunState.ROLLED_BACK:
+                    return Outcome(view.state, run.id, f"run {run.id} is already rolled back")
+                if not view.state.can_roll_back:
+                    raise RunError(f"run {run.id} ({view.plan}) is {view.state.value}: there is nothing to roll back")
+                self._check_digest(run, view)
+                _, rb = self.rollback_plan(run.id)
+                plan = self._plan(run)
+                actions = [a for _, a in rb.actions]
+                self._rights(actions, yes=yes, authenticate=authenticate)
+                with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
+                    engine = self._engine(plan, run, on_event, yes=yes, ask_reboot=None, cancel=stop)
+                    return engine.rollback(rb.actions, rb.cannot)
         finally:
             lock.release()
 
@@ -301,17 +337,18 @@ class RunService:
         """Forget an unfinished run (the journal says so; nothing on the machine changes)."""
         lock = self._lock()
         try:
-            run = self._bound(run_id, "abandon")
-            try:
-                view = run.view()
-                state = view.state
-            except JournalError:
-                state = RunState.INTERRUPTED
-            if state.finished:
-                return f"run {run.id} is already {state.value}; nothing to abandon"
-            run.journal.append(RunEnd(RunState.ABANDONED, message="abandoned by the user; nothing was changed by that"))
-            return (f"run {run.id} is abandoned: nothing on the machine was changed by that; what the run did "
-                    f"stays done (its journal and logs stay in {run.dir} and {run.logs})")
+            with one_line_errors():
+                run = self._bound(run_id, "abandon")
+                try:
+                    view = run.view()
+                    state = view.state
+                except JournalError:
+                    state = RunState.INTERRUPTED
+                if state.finished:
+                    return f"run {run.id} is already {state.value}; nothing to abandon"
+                run.journal.append(RunEnd(RunState.ABANDONED, message="abandoned by the user; nothing was changed by that"))
+                return (f"run {run.id} is abandoned: nothing on the machine was changed by that; what the run did "
+                        f"stays done (its journal and logs stay in {run.dir} and {run.logs})")
         finally:
             lock.release()
 

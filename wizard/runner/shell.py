@@ -21,7 +21,8 @@ from typing import Callable, Mapping, Sequence
 import sh
 
 CHUNK = 65536
-PIPE_BYTES = 1 << 20  # /proc/sys/fs/pipe-max-size's default: allowed without privileges
+PIPE_BYTES = 1 << 20
+CHILD_UMASK = 0o022  # /proc/sys/fs/pipe-max-size's default: allowed without privileges
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,12 @@ def _widen(fd: int) -> None:
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
     except (ImportError, AttributeError, OSError):
         pass
+
+
+def _child_umask() -> None:
+    """Actions run under the system's usual umask 022 (the package managers expect it), whatever the
+    wizard's own (077, for its state files) or the caller's was."""
+    os.umask(CHILD_UMASK)
 
 
 def _killpg(pgid: int, sig: int) -> None:
@@ -97,6 +104,7 @@ def run(
                 _env=dict(env),
                 _cwd=cwd,
                 _ok_code=list(range(256)),
+                _preexec_fn=_child_umask,
             )
         except (OSError, sh.CommandNotFound) as exc:
             os.close(r)
@@ -153,6 +161,7 @@ def run(
         code = _exit_code(proc)
         if timed_out or cancelled:
             _killpg(pgid, signal.SIGKILL)  # leftovers of the group
+            _group_gone(pgid, 5.0)  # the caller may release the lock now: no child of the action lives on
         # a daemonised grandchild may keep the pipe open: stop reading shortly after exit
         reader_done.wait(2.0)
         stop_reader.set()
@@ -183,6 +192,21 @@ def _wait_gone(proc: "sh.RunningCommand", seconds: float) -> bool:
             return True
         time.sleep(0.02)
     return not _alive(proc)
+
+
+def _group_gone(pgid: int, seconds: float) -> bool:
+    """Wait until no process of the group is left (killed members are reaped by their parents)."""
+    end = time.monotonic() + seconds
+    while True:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            pass
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.02)
 
 
 def _terminate(proc: "sh.RunningCommand", pgid: int, grace: float) -> None:

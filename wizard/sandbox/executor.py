@@ -46,13 +46,16 @@ class SandboxExecutor:
         return shell.resolve(program, self.environ)
 
     def map_program(self, argv: Sequence[str]) -> list[str] | None:
-        """An absolute program path means the one inside the root (else the stand-in of its name)."""
+        """An absolute program path means the one inside the root (else the stand-in of its name);
+        None: it would leave the root."""
+        from wizard.sandbox.machine import Escape, inside as mapped
+
         if not argv or not argv[0].startswith("/"):
             return list(argv)
-        root = str(self.root)
-        if argv[0] == root or argv[0].startswith(root.rstrip("/") + "/"):
-            return list(argv)
-        inside = self.root / argv[0].lstrip("/")
+        try:
+            inside = mapped(self.root, argv[0])  # normalised: '..' never climbs out of the root
+        except Escape:
+            return None
         if inside.is_file():
             return [str(inside), *argv[1:]]
         standin = self._which(os.path.basename(argv[0]))

@@ -23,11 +23,38 @@ BASE_PACKAGES = ("python3-venv", "python3-pip", "wget", "curl", "gnupg", "ca-cer
                  "docker.io", "mokutil", "dkms")
 
 
+class Escape(ValueError):
+    """A path of the sandbox machine that would leave ROOT (``..`` past its top, or a link out of it)."""
+
+
 def inside(root: Path, path: str) -> Path:
-    r = str(root)
-    if path == r or path.startswith(r.rstrip("/") + "/"):
-        return Path(path)
-    return root / path.lstrip("/")
+    """A path of the sandbox machine -> the real path under ROOT. The path is normalised first
+    (``/home/../../x`` is the machine's ``/x``, as on a real one), and the directory it lands in must
+    resolve inside ROOT (a symlinked directory pointing out of it is refused): :class:`Escape`."""
+    r = str(root).rstrip("/") or "/"
+    if "\0" in path:
+        raise Escape(f"sandbox: a path with a NUL byte: {path!r}")
+    if path == r or path.startswith(r + "/"):
+        path = "/" + path[len(r):].lstrip("/")
+    machine = os.path.normpath("/" + path.lstrip("/"))  # '..' cannot climb above the machine's /
+    machine = "/" + machine.lstrip("/")
+    real = root / machine.lstrip("/") if machine != "/" else root
+    check_within(root, real)
+    return real
+
+
+def within(root: Path, real: Path | str) -> bool:
+    """``real`` is ROOT or below it, once every directory on its way is resolved (its last part is
+    not followed: removing or replacing a link acts on the link)."""
+    top = os.path.realpath(root)
+    p = os.path.normpath(str(real))
+    parent = os.path.realpath(os.path.dirname(p)) if p != os.path.normpath(str(root)) else top
+    return parent == top or parent.startswith(top.rstrip("/") + "/") or os.path.realpath(p) == top
+
+
+def check_within(root: Path, real: Path | str) -> None:
+    if not within(root, real):
+        raise Escape(f"sandbox: {real} is outside the sandbox {root}; nothing outside it is touched")
 
 
 def atomic_write(path: Path, text: str, mode: int = 0o644) -> None:

@@ -24,6 +24,9 @@ OWN_TOOLS = ("apt-get", "apt", "apt-mark", "dpkg", "dpkg-query", "rpm", "amdgpu-
              "curl", "id", "update-initramfs", "update-alternatives", "ldconfig", "update-secureboot-policy",
              "rocminfo", "gpg")
 SCRIPT_PATH = re.compile(r"(?<![\w./$\-])(/(?:etc|opt|var|home|sys|proc|usr|srv|root|boot|lib|run)(?=[/\s'\"]|$)[^\s'\";|&)<>]*)")
+# any absolute path in a script (what is left after SCRIPT_PATH's mapping must be a device or a program)
+ANY_PATH = re.compile(r"(?<![\w./$\-:])(/[\w.][^\s'\";|&)<>]*)(?=[\s'\";|&)<>]|$)")
+UNMAPPED_TOPS = ("dev", "bin", "sbin")  # the real machine's devices and programs a script may name as they are
 
 
 class Fail(Exception):
@@ -85,6 +88,9 @@ def main(tool: str, venv: str | None = None) -> None:
     except Fail as exc:
         print(str(exc), file=sys.stderr)
         sys.exit(exc.code)
+    except m.Escape as exc:
+        print(str(exc), file=sys.stderr)
+        sys.exit(126)
     except BrokenPipeError:
         sys.exit(141)
 
@@ -125,7 +131,7 @@ def sh(root: Path, args: list[str]) -> int:
     while i < len(args):
         a = args[i]
         if a == "-c" and i + 1 < len(args):
-            out += ["-c", SCRIPT_PATH.sub(lambda mo: map_arg(root, mo.group(1)), args[i + 1])]
+            out += ["-c", map_script(root, args[i + 1])]
             out += [map_arg(root, x) for x in args[i + 2:]]
             break
         out.append(map_arg(root, a) if not a.startswith("-") else a)
@@ -134,9 +140,31 @@ def sh(root: Path, args: list[str]) -> int:
     return 0
 
 
+def map_script(root: Path, script: str) -> str:
+    """A ``sh -c`` script with the sandbox machine's paths mapped under ROOT (normalised, checked to
+    stay inside it). A path left outside ROOT afterwards (``/tmp/x``, ``/x/../y``) is refused: only
+    devices and the real programs (/dev, /bin, /sbin) may be named as they are."""
+    mapped = SCRIPT_PATH.sub(lambda mo: map_arg(root, mo.group(1)), script)
+    r = str(root).rstrip("/")
+    for mo in ANY_PATH.finditer(mapped):
+        p = mo.group(1)
+        if p == r or p.startswith(r + "/"):
+            m.check_within(root, os.path.normpath(p))
+            continue
+        parts = p.split("/")
+        top = os.path.normpath(p).lstrip("/").split("/")[0]
+        if ".." in parts or top not in UNMAPPED_TOPS:
+            raise m.Escape(f"sandbox: the script names {p}, a path outside the sandbox {root}; "
+                           "nothing outside it is touched")
+    return mapped
+
+
 def _run_python(root: Path, args: list[str], site: Path | None) -> int:
     env = dict(os.environ)
     pre = []
+    while args and args[0] in ("-I", "-E", "-s", "-S"):  # isolation flags pass through
+        pre.append(args[0])
+        args = args[1:]
     if site is not None:
         env["PYTHONPATH"] = str(site)
         env["PYTHONNOUSERSITE"] = "1"

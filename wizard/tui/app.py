@@ -382,23 +382,66 @@ class WizardApp(App[int]):
         s.exported = str(path)
         self.notify(f"dry-run script written: {path}", title="exported", timeout=10)
 
-    def action_rehearse(self) -> None:
+    @property
+    def real_root_unavailable(self) -> str | None:
+        """Why the rehearsal cannot use a real Debian 12 root here (what to install), or None."""
+        if not hasattr(self, "_real_root_why"):
+            from wizard.tui.services import real_root_unavailable
+
+            self._real_root_why = real_root_unavailable()
+        return self._real_root_why
+
+    def action_rehearse(self, real: bool = False) -> None:
+        """``r``: the stand-in sandbox; ``d``: a real Debian 12 root where mmdebstrap is available (else
+        the stand-in sandbox, saying what to install)."""
         if not self.can_rehearse:
             self.notify("a rehearsal starts from a live machine; this one is already "
                         f"{self.services.host.name}", severity="warning")
             return
+        if real and self.real_root_unavailable:
+            self.notify(f"no real root here: {self.real_root_unavailable}; rehearsing in the stand-in sandbox",
+                        severity="warning", timeout=15)
+            real = False
+        if real:
+            self.notify("building a real Debian 12 root with the profile's starting stack (the first time takes a "
+                        "minute or more; later uses reopen it)", timeout=30)
+            self._open_rehearsal_worker()
+            return
+        self._open_rehearsal(False)
+
+    @work(thread=True, exclusive=True, group="rehearsal")
+    def _open_rehearsal_worker(self) -> None:
+        self._open_rehearsal(True)
+
+    def _open_rehearsal(self, real: bool) -> None:
         try:
-            services = self.services.rehearsal()
+            services = self.services.rehearsal(real=real)
             session = services.new_session()
         except Exception as exc:  # noqa: BLE001
-            self.notify(f"could not open the rehearsal machine: {exc}", severity="error")
+            self._notify_any_thread(f"could not open the rehearsal machine: {exc}", "error")
             return
+        if real:
+            self.call_from_thread(self._enter_rehearsal, services, session)
+        else:
+            self._enter_rehearsal(services, session)
+
+    def _notify_any_thread(self, message: str, severity: str) -> None:
+        if threading.current_thread() is threading.main_thread():
+            self.notify(message, severity=severity)  # type: ignore[arg-type]
+        else:
+            self.call_from_thread(self.notify, message, severity=severity)
+
+    def _enter_rehearsal(self, services: Services, session: Session) -> None:
+        self.services.close()
         self.services, self.session = services, session
         if session.pending is not None:
             session.stage = Stage.RESUME
         self.show_stage()
         self.notify(f"rehearsal machine: {services.host.name}; every step runs there, nothing touches this machine",
                     timeout=10)
+
+    def on_unmount(self) -> None:
+        self.services.close()
 
     def plan_file(self) -> str | None:
         runs = self.services.runs

@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
@@ -77,6 +77,7 @@ class Services:
     relaunch_hint: str = "rocm-wizard"  # the command that resumes, as shown to the user
     facts: Facts | None = None  # already detected (the CLI's ctx.facts)
     wizard_python: str | None = None  # the interpreter plans run the wizard with (planner default: this one)
+    closing: ExitStack = field(default_factory=ExitStack)  # what close() stops (a real root's mirror server)
 
     # -- the machine -------------------------------------------------------------------
     def detect(self) -> Facts:
@@ -135,21 +136,53 @@ class Services:
         return path
 
     # -- the rehearsal -------------------------------------------------------------------
-    def rehearsal(self, profile: str = REHEARSAL_PROFILE) -> Services:
-        """Services for a built-in sandbox machine: every step runs there, nothing touches this one."""
+    def rehearsal(self, profile: str = REHEARSAL_PROFILE, *, real: bool = False) -> Services:
+        """Services for a built-in rehearsal machine: every step runs there, nothing touches this one.
+        ``real``: a real Debian 12 root (real apt, dpkg and pip from a local mirror, built on first use,
+        which takes a minute or more; see :func:`real_root_unavailable`); else the stand-in sandbox."""
         from wizard import machines
         from wizard.runner.service import RunService
-        from wizard.sandbox import open_sandbox
 
         root = self.rehearsal_root or _default_rehearsal_root()
-        sandbox = str(root / profile)
-        host = open_sandbox(sandbox, profile)
-        machine = machines.sandbox(host, sandbox, verify_python=self.verify_python)
+        closing = ExitStack()
+        if real:
+            from wizard.realroot.executor import RealRootHost
+            from wizard.realroot.rehearsal import opened
+
+            directory = root / f"{profile}-debian12"
+            real_root = closing.enter_context(opened(directory, profile))  # its mirror served until close()
+            host: Host = RealRootHost(real_root.path)
+            machine = machines.realroot(host, real_root)
+            hint = f"rocm-wizard --sandbox {directory} --root debian12"
+        else:
+            from wizard.sandbox import open_sandbox
+
+            sandbox = str(root / profile)
+            live = open_sandbox(sandbox, profile)
+            host, machine = live, machines.sandbox(live, sandbox, verify_python=self.verify_python)
+            hint = f"rocm-wizard --sandbox {sandbox}"
         return Services(host=host, read_only=False, runs=RunService(machine), state_dir=machine.machine_state,
                         wizard_python=machine.wizard_python,
                         authenticator=self.authenticator, clock=self.clock, export_dir=self.export_dir,
-                        verify_python=self.verify_python,
-                        relaunch_hint=f"rocm-wizard --sandbox {sandbox}", rehearsal_root=root)
+                        verify_python=self.verify_python, relaunch_hint=hint, rehearsal_root=root,
+                        closing=closing)
+
+    def close(self) -> None:
+        """Stop what these services started (a real root's mirror server)."""
+        self.closing.close()
+
+
+def real_root_unavailable() -> str | None:
+    """Why this machine cannot build a real Debian 12 rehearsal root (one line saying what to install or
+    do), or None when it can: root, mmdebstrap, and the tools the local mirror is built with."""
+    from wizard.mirror.build import missing_tools
+    from wizard.realroot.base import RealRootError, require_host
+
+    try:
+        require_host()
+    except RealRootError as exc:
+        return str(exc)
+    return missing_tools()
 
 
 def _default_rehearsal_root() -> Path:

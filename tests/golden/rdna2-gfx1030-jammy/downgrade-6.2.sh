@@ -108,8 +108,11 @@ fi
 if ! step_done 2; then
   # create the backup directory
   if ! test -d /var/lib/rocm-wizard/backup/downgrade-6.2; then
-    sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/downgrade-6.2
+    sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/downgrade-6.2
   fi
+  # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
+  # passwords)
+  sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/downgrade-6.2
   # installed packages (both ROCm streams included)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/downgrade-6.2/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
@@ -228,6 +231,8 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json 644 '{
 }
 '
   fi
+  # the backup is readable by its owner only
+  sudo -- chmod -R go-rwx -- /var/lib/rocm-wizard/backup/downgrade-6.2
   mark_done 2
 fi
 

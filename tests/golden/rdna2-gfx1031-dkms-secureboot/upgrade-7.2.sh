@@ -108,11 +108,29 @@ fi
 if ! step_done 2; then
   # create the backup directory
   if ! test -d /var/lib/rocm-wizard/backup/upgrade-7.2; then
-    sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/upgrade-7.2
+    sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/upgrade-7.2
   fi
-  # pip freeze of /home/user/venv
-  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; "$@" >"$out"' sh /var/lib/rocm-wizard/backup/upgrade-7.2/pip-freeze-1-home-user-venv.txt /home/user/venv/bin/python -m pip freeze --all
+  # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
+  # passwords)
+  sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/upgrade-7.2
+  # the distributions installed in /home/user/venv (read from their metadata files; the venv's own
+  # python never runs here)
+  sudo -- python3 -I -c 'import glob, os, re, sys
+venv, out = sys.argv[1], sys.argv[2]
+pins = {}
+for meta in glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages", "*.dist-info", "METADATA")):
+    try:
+        with open(meta, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1 << 16)
+    except OSError:
+        continue
+    name, version = re.search(r"^Name: *(\S+)", text, re.M), re.search(r"^Version: *(\S+)", text, re.M)
+    if name and version:
+        pins[name.group(1)] = version.group(1)
+fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+with os.fdopen(fd, "w") as fh:
+    fh.write("".join(f"{n}=={v}\n" for n, v in sorted(pins.items(), key=lambda kv: kv[0].lower())))
+' /home/user/venv /var/lib/rocm-wizard/backup/upgrade-7.2/pip-freeze-1-home-user-venv.txt
   # save /home/user/venv's activate script, pip.conf and constraints
   sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/upgrade-7.2/venv-files-1-home-user-venv.tar.gz -C / home/user/venv/bin/activate home/user/venv/pip.conf home/user/venv/rocm-wizard-constraints.txt
   # installed packages (both ROCm streams included)
@@ -319,6 +337,8 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/upgrade-7.2/manifest.json 644 '{
 }
 '
   fi
+  # the backup is readable by its owner only
+  sudo -- chmod -R go-rwx -- /var/lib/rocm-wizard/backup/upgrade-7.2
   mark_done 2
 fi
 

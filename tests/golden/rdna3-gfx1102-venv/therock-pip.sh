@@ -56,11 +56,29 @@ fi
 if ! step_done 2; then
   # create the backup directory
   if ! test -d /var/lib/rocm-wizard/backup/therock-pip; then
-    sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/therock-pip
+    sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/therock-pip
   fi
-  # pip freeze of /home/user/sd
-  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; "$@" >"$out"' sh /var/lib/rocm-wizard/backup/therock-pip/pip-freeze-1-home-user-sd.txt /home/user/sd/bin/python -m pip freeze --all
+  # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
+  # passwords)
+  sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/therock-pip
+  # the distributions installed in /home/user/sd (read from their metadata files; the venv's own
+  # python never runs here)
+  sudo -- python3 -I -c 'import glob, os, re, sys
+venv, out = sys.argv[1], sys.argv[2]
+pins = {}
+for meta in glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages", "*.dist-info", "METADATA")):
+    try:
+        with open(meta, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(1 << 16)
+    except OSError:
+        continue
+    name, version = re.search(r"^Name: *(\S+)", text, re.M), re.search(r"^Version: *(\S+)", text, re.M)
+    if name and version:
+        pins[name.group(1)] = version.group(1)
+fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+with os.fdopen(fd, "w") as fh:
+    fh.write("".join(f"{n}=={v}\n" for n, v in sorted(pins.items(), key=lambda kv: kv[0].lower())))
+' /home/user/sd /var/lib/rocm-wizard/backup/therock-pip/pip-freeze-1-home-user-sd.txt
   # save /home/user/sd's activate script, pip.conf and constraints
   sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/venv-files-1-home-user-sd.tar.gz -C / home/user/sd/bin/activate home/user/sd/pip.conf home/user/sd/rocm-wizard-constraints.txt
   # installed packages (both ROCm streams included)
@@ -237,6 +255,8 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
 }
 '
   fi
+  # the backup is readable by its owner only
+  sudo -- chmod -R go-rwx -- /var/lib/rocm-wizard/backup/therock-pip
   mark_done 2
 fi
 
@@ -250,7 +270,12 @@ fi
 # knowledge base confirms there
 if ! step_done 4; then
   # remove every torch-stack distribution from the venv
-  if ! /home/user/sd/bin/python -c 'import os, re, sys
+  if ! /home/user/sd/bin/python -c 'import sys
+from importlib import metadata as md
+if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
+           for d in md.distributions()):
+    sys.exit("the torch installed is not TheRock'"'"'s build (no rocm-sdk or amd-torch-device packages)")
+import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -281,7 +306,12 @@ print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the r
     /home/user/sd/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
   fi
   # install the pinned stack from https://stable.repo.amd.com/rocm/whl-next/
-  if ! /home/user/sd/bin/python -c 'import os, re, sys
+  if ! /home/user/sd/bin/python -c 'import sys
+from importlib import metadata as md
+if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
+           for d in md.distributions()):
+    sys.exit("the torch installed is not TheRock'"'"'s build (no rocm-sdk or amd-torch-device packages)")
+import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -324,7 +354,12 @@ with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
 print("\n".join(pins))' /home/user/sd/rocm-wizard-constraints.txt
   # assert: a ROCm build carrying gfx1102
-  /home/user/sd/bin/python -c 'import os, re, sys
+  /home/user/sd/bin/python -c 'import sys
+from importlib import metadata as md
+if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
+           for d in md.distributions()):
+    sys.exit("the torch installed is not TheRock'"'"'s build (no rocm-sdk or amd-torch-device packages)")
+import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:

@@ -110,8 +110,11 @@ fi
 if ! step_done 2; then
   # create the backup directory
   if ! test -d /var/lib/rocm-wizard/backup/core-sdk; then
-    sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/core-sdk
+    sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/core-sdk
   fi
+  # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
+  # passwords)
+  sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/core-sdk
   # installed packages (both ROCm streams included)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/core-sdk/rpm-packages.txt rpm -qa --qf '%{NAME}\t%{VERSION}-%{RELEASE}\t%{ARCH}\n'
@@ -256,6 +259,8 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/core-sdk/manifest.json 644 '{
 }
 '
   fi
+  # the backup is readable by its owner only
+  sudo -- chmod -R go-rwx -- /var/lib/rocm-wizard/backup/core-sdk
   mark_done 2
 fi
 
@@ -434,7 +439,12 @@ if ! step_done 6; then
     python3 -m venv /home/user/rocm-wizard-venv
   fi
   # remove every torch-stack distribution from the venv
-  if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys
+from importlib import metadata as md
+if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
+           for d in md.distributions()):
+    sys.exit("the torch installed is not TheRock'"'"'s build (no rocm-sdk or amd-torch-device packages)")
+import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -465,7 +475,12 @@ print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the r
     /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
   fi
   # install the pinned stack from https://stable.repo.amd.com/rocm/whl-next/
-  if ! /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys
+from importlib import metadata as md
+if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
+           for d in md.distributions()):
+    sys.exit("the torch installed is not TheRock'"'"'s build (no rocm-sdk or amd-torch-device packages)")
+import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -508,7 +523,12 @@ with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
 print("\n".join(pins))' /home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
   # assert: a ROCm build carrying gfx942
-  /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
+  /home/user/rocm-wizard-venv/bin/python -c 'import sys
+from importlib import metadata as md
+if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
+           for d in md.distributions()):
+    sys.exit("the torch installed is not TheRock'"'"'s build (no rocm-sdk or amd-torch-device packages)")
+import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:

@@ -55,8 +55,11 @@ fi
 if ! step_done 2; then
   # create the backup directory
   if ! test -d /var/lib/rocm-wizard/backup/docker; then
-    sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/docker
+    sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/docker
   fi
+  # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
+  # passwords)
+  sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/docker
   # repo lists, keys, pins and global env files
   sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/docker/etc-files.tar.gz -C / etc/environment etc/profile.d etc/ld.so.conf.d
   # rocminfo evidence
@@ -162,6 +165,8 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/docker/manifest.json 644 '{
 }
 '
   fi
+  # the backup is readable by its owner only
+  sudo -- chmod -R go-rwx -- /var/lib/rocm-wizard/backup/docker
   mark_done 2
 fi
 

@@ -63,8 +63,11 @@ fi
 if ! step_done 2; then
   # create the backup directory
   if ! test -d /var/lib/rocm-wizard/backup/pip-only; then
-    sudo -- mkdir -p -- /var/lib/rocm-wizard/backup/pip-only
+    sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/pip-only
   fi
+  # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
+  # passwords)
+  sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/pip-only
   # repo lists, keys, pins and global env files
   sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/etc-files.tar.gz -C / etc/environment etc/profile.d etc/ld.so.conf.d
   # rocminfo evidence
@@ -170,6 +173,8 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/pip-only/manifest.json 644 '{
 }
 '
   fi
+  # the backup is readable by its owner only
+  sudo -- chmod -R go-rwx -- /var/lib/rocm-wizard/backup/pip-only
   mark_done 2
 fi
 

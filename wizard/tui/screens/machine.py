@@ -16,14 +16,20 @@ SEVERITIES = ("critical", "error", "warning", "info")
 SEV_MARK = {"critical": "‼ CRITICAL", "error": "✘ ERROR", "warning": "! WARNING", "info": "i INFO"}
 
 
-def no_gpu_text(machine: str, can_rehearse: bool) -> Text:
+def no_gpu_text(machine: str, can_rehearse: bool, real_root_unavailable: str | None = None) -> Text:
     t = Text()
     t.append("No AMD GPU was found on this machine", style="bold")
     t.append(f" ({machine}).\n")
     t.append("There is nothing here to migrate. ")
     if can_rehearse:
         t.append("Press r to rehearse on a built-in sandbox machine (two RX 7900 XT, Ubuntu 22.04, ROCm 6.2): "
-                 "every step runs there, visibly, and nothing touches this machine.")
+                 "every step runs there, visibly, and nothing touches this machine.\n")
+        if real_root_unavailable is None:
+            t.append("Press d to rehearse on a real Debian 12 root instead: the real apt, dpkg and pip install "
+                     "from a local mirror (built with mmdebstrap on first use).")
+        else:
+            t.append(f"A rehearsal on a real Debian 12 root (real apt, dpkg, pip) is not available here: "
+                     f"{real_root_unavailable}.")
     return t
 
 
@@ -45,6 +51,7 @@ class DetectScreen(StageScreen):
         Binding("n,enter", "move('next')", "Diagnose"),
         Binding("e", "toggle_evidence", "Evidence"),
         Binding("r", "rehearse", "Rehearse in sandbox"),
+        Binding("d", "rehearse_real", "Rehearse on Debian 12"),
         Binding("q", "app.quit_wizard", "Quit"),
     ]
 
@@ -55,8 +62,9 @@ class DetectScreen(StageScreen):
     def body(self) -> ComposeResult:
         with VerticalScroll(id="facts"):
             if not self.session.has_amd_gpu:
-                yield Static(no_gpu_text(self.session.machine, self.wizard.can_rehearse), id="no-gpu",
-                             classes="banner")
+                yield Static(no_gpu_text(self.session.machine, self.wizard.can_rehearse,
+                                         self.wizard.real_root_unavailable if self.wizard.can_rehearse else None),
+                             id="no-gpu", classes="banner")
             c = conflicts_text(self.session.facts)
             if c is not None:
                 yield Static(c, id="conflicts", classes="warn")
@@ -68,12 +76,15 @@ class DetectScreen(StageScreen):
         return Group(*facts_renderables(self.session.facts, evidence=self.evidence))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "rehearse":
+        if action in ("rehearse", "rehearse_real"):
             return self.wizard.can_rehearse
         return True
 
     def action_rehearse(self) -> None:
         self.wizard.action_rehearse()
+
+    def action_rehearse_real(self) -> None:
+        self.wizard.action_rehearse(real=True)
 
     def action_toggle_evidence(self) -> None:
         self.evidence = not self.evidence

@@ -1,0 +1,72 @@
+"""Pilot tests of the rehearsal offer on a machine without an AMD GPU: a real Debian 12 root where mmdebstrap
+is available (key d), otherwise the line saying what to install, and the stand-in sandbox (key r, or d
+when no real root can be built)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.tui.helpers import FakeAuth, sync, wait_for
+from tests.tui.test_pilot import SIZE, screen_text
+from wizard.host import LiveHost
+from wizard.session import Stage
+from wizard.tui.app import make_app
+from wizard.tui.services import Services, real_root_unavailable
+
+
+def notifications(app) -> list[str]:  # type: ignore[no-untyped-def]
+    return [n.message for n in app._notifications]
+
+
+@sync
+async def test_without_mmdebstrap_it_says_what_to_install_and_rehearses_in_the_sandbox(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import wizard.realroot.base as rb
+
+    monkeypatch.setattr(rb, "mmdebstrap", lambda: None)
+    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        if app.session.has_amd_gpu:
+            pytest.skip("this machine has an AMD GPU")
+        text = " ".join(screen_text(app).split())
+        why = "apt-get install mmdebstrap" if os.geteuid() == 0 else "needs root on the host"
+        assert "A rehearsal on a real Debian 12 root (real apt, dpkg, pip) is not available here" in text
+        assert why in text and "Press d" not in text
+        await pilot.press("d")
+        await pilot.pause()
+        assert app.session.machine.startswith("sandbox:") and app.session.stage == Stage.DETECT
+        assert any(why in n and "rehearsing in the stand-in sandbox" in n for n in notifications(app))
+        assert (tmp_path / "rehearsal" / "seed-7900xt").is_dir()
+        assert not (tmp_path / "rehearsal" / "seed-7900xt-debian12").exists()
+
+
+@pytest.mark.realroot
+@pytest.mark.skipif(os.environ.get("ROCM_WIZARD_REALROOT_ALL") != "1",
+                    reason="slow real-root test: ROCM_WIZARD_REALROOT_ALL=1")
+@sync
+async def test_with_mmdebstrap_it_offers_and_opens_a_real_debian_12_root(tmp_path: Path) -> None:
+    why = real_root_unavailable()
+    if why:
+        pytest.skip(why)
+    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        if app.session.has_amd_gpu:
+            pytest.skip("this machine has an AMD GPU")
+        assert "Press d to rehearse on a real Debian 12 root" in " ".join(screen_text(app).split())
+        await pilot.press("d")
+        await pilot.pause()
+        assert any("building a real Debian 12 root" in n for n in notifications(app))
+        await wait_for(pilot, lambda: app.session.machine.startswith("realroot:"), timeout=600)
+        root = tmp_path / "rehearsal" / "seed-7900xt-debian12"
+        assert app.session.machine == f"realroot:{root}"
+        assert app.session.has_amd_gpu and app.session.stage == Stage.DETECT
+        facts = app.session.facts
+        assert facts.rocm.version == "6.2.0" and [g.gfx for g in facts.gpus] == ["gfx1100", "gfx1100"]
+        assert app.services.relaunch_hint == f"rocm-wizard --sandbox {root} --root debian12"
+        assert (root / "var/lib/dpkg/status").read_text().count("Package: rocm-core") == 1  # real dpkg's database
+        assert any(o.name == "downgrade-6.2" and o.applicable for o in app.session.options)
