@@ -126,8 +126,10 @@ def plan(ctx: StepContext) -> StepPlan:
     if not need_it:
         why = f"the in-tree amdgpu driver of kernel {kernel} is enough: /dev/kfd is present" if facts.driver.kind != "dkms" \
             else "the amdgpu DKMS driver is installed and /dev/kfd is present"
-        said: tuple[str, ...] = ("nothing to do",) if need is None else ("nothing to do",
-                                                                         f"kernel {kernel} meets: {need[1]}")
+        said: tuple[str, ...] = ("nothing to do",)
+        if need is not None:  # an APU the KB states a kernel for: say whether this one is known to meet it
+            said += (f"kernel {kernel} meets: {need[1]}" if _kernel_version(facts) is not None
+                     else f"the kernel version is unknown here; the knowledge base says: {need[1]}",)
         return skipped("kernel_driver", title, why, said)
     fam = family(facts)
     if fam == "instinct":
