@@ -25,6 +25,7 @@ from wizard.runner.engine import BOOT_ID, Engine, Mode, Outcome
 from wizard.runner.executor import Executor
 from wizard.runner.journal import JournalError, RunView
 from wizard.runner.lock import Lock, LockHeld
+from wizard.runner.planfile import PlanFileError
 from wizard.runner.privilege import PrivilegeError
 from wizard.runner.records import RunEnd, RunState
 from wizard.runner.rollback import RollbackPlan, build
@@ -51,7 +52,7 @@ def one_line_errors() -> Iterator[None]:
     """A journal that cannot be read or written, a full disk, a state file gone: RunError, one line."""
     try:
         yield
-    except JournalError as exc:
+    except (JournalError, PlanFileError) as exc:
         raise RunError(str(exc)) from None
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
@@ -169,8 +170,6 @@ class RunService:
         return self._plan(run) if run is not None else None
 
     def _plan(self, run: runs.Run) -> ResolvedPlan:
-        from wizard.runner.planfile import PlanFileError
-
         try:
             return run.plan()
         except PlanFileError as exc:
@@ -310,8 +309,11 @@ class RunService:
         if view.rollback is not None:  # an interrupted or failed rollback goes on with its own actions
             from wizard.runner.planfile import action_from_json
 
-            rb.actions = [(str(d.get("why", "")), action_from_json(d.get("action") or {}))
-                          for n, d in enumerate(view.rollback.actions) if n not in view.rolled_back]
+            try:
+                rb.actions = [(str(d.get("why", "")), action_from_json(d.get("action") or {}))
+                              for n, d in enumerate(view.rollback.actions) if n not in view.rolled_back]
+            except PlanFileError as exc:
+                raise RunError(f"the journal of run {run.id} holds a rollback action that cannot be read: {exc}") from None
             rb.cannot = list(view.rollback.cannot)
             return run, rb
         return run, build(self.machine.host, plan, view)
