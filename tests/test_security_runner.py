@@ -248,3 +248,21 @@ def test_a_resolved_plan_file_dry_runs_and_keeps_the_backup_first_rule(tmp_path:
         assert r.returncode == 5, r.stdout[-2000:] + r.stderr
         assert "comes before any backup step" in r.stderr and "Traceback" not in r.stderr
     assert end_state(b) == before and not (b / "var/lib/rocm-wizard/runs").exists()
+
+
+def test_a_resolved_plan_file_with_a_mistyped_action_is_one_line(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    open_sandbox(root, "seed-7900xt")
+    plan = plan_of(StepPlan("preflight", "checks"),
+                   StepPlan("groups", "g", actions=(Action(("true",), "nothing", check=("false",)),)))
+    doc = json.loads(planfile.dumps(plan))
+    for key, value in (("root", "yes"), ("argv", "rm -rf /"), ("check", [1]), ("timeout", -1), ("surprise", 1)):
+        bad = json.loads(json.dumps(doc))
+        bad["plan"]["steps"][1]["actions"][0][key] = value
+        f = tmp_path / "bad.json"
+        f.write_text(json.dumps(bad))
+        for extra in (["--dry-run"], ["--yes"]):
+            r = wizard(["--sandbox", str(root), "--plan", str(f), *extra])
+            assert r.returncode == 2, (key, r.stdout + r.stderr)
+            assert str(f) in one_line(r) and repr(key) in r.stderr, (key, r.stderr)
+    assert not (root / "var/lib/rocm-wizard/runs").exists()

@@ -100,6 +100,39 @@ def test_a_signal_stops_the_action_group_journals_it_and_resume_runs_it_once_mor
     assert seq == [("action-start", 1), ("action-end", 1), ("action-start", 1), ("action-end", 1)]
 
 
+def test_the_lock_is_held_until_an_action_that_ignores_sigterm_is_gone(tmp_path: Path) -> None:
+    from wizard.runner.lock import Lock, LockHeld
+
+    root = tmp_path / "m"
+    open_sandbox(root, "rx9070xt-noble")
+    script = f"trap '' TERM; echo start >> /home/user/starts; sleep {MARK}"  # SIG_IGN is inherited by sleep
+    plan = plan_of(StepPlan("preflight", "checks"),
+                   StepPlan("groups", "stubborn", actions=(Action(("sh", "-c", script), "ignores SIGTERM"),)))
+    pf = tmp_path / "stubborn.json"
+    pf.write_text(planfile.dumps(plan))
+    env = dict(os.environ)
+    env.pop("ROCM_WIZARD_STATE_DIR", None)
+    p = subprocess.Popen([PY, "-m", "wizard", "--sandbox", str(root), "--plan", str(pf), "--yes"], cwd=REPO, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    lock = root / "var/lib/rocm-wizard/lock"
+    try:
+        deadline = time.monotonic() + 60
+        while not marked_processes():
+            assert time.monotonic() < deadline and p.poll() is None
+            time.sleep(0.05)
+        p.send_signal(signal.SIGTERM)
+        time.sleep(1.0)  # the group ignores SIGTERM: it lives until the SIGKILL after the grace period
+        assert marked_processes(), "the action should still be alive inside the grace period"
+        with pytest.raises(LockHeld):
+            Lock(lock).acquire()
+        assert p.wait(timeout=30) == 1
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert marked_processes() == []
+    Lock(lock).acquire().release()
+
+
 # ------------------------------------------------------------------ item 6b: umask and ownership
 
 

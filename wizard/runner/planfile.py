@@ -41,7 +41,37 @@ def _tuple(v: Any) -> Any:
     return v
 
 
+_BOOL = ("root", "as_user", "destructive", "idempotent", "repeat")
+_STRS = ("argv", "changes", "requires")
+_ARGVS = ("check", "undo")  # a list of strings or null
+_INTS = ("ok_codes", "redact")
+
+
+def _strs(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _check_action(d: Any) -> None:
+    """Each field of a resolved-plan action has its type (a hand-edited file cannot smuggle a string
+    where a flag or a command line belongs)."""
+    if not isinstance(d, dict):
+        raise PlanFileError("an action is not a JSON object")
+    unknown = sorted(set(d) - set(Action.__dataclass_fields__))
+    if unknown:
+        raise PlanFileError(f"an action has an unknown key {unknown[0]!r}")
+    for k, v in d.items():
+        ok = (isinstance(v, bool) if k in _BOOL else _strs(v) if k in _STRS
+              else v is None or _strs(v) if k in _ARGVS
+              else isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v) if k in _INTS
+              else v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0) if k == "timeout"
+              else isinstance(v, list) and all(_strs(p) and len(p) == 2 for p in v) if k == "env"
+              else v is None or isinstance(v, str))
+        if not ok:
+            raise PlanFileError(f"an action's key {k!r} has the wrong type ({type(v).__name__})")
+
+
 def _action(d: dict[str, Any]) -> Action:
+    _check_action(d)
     kw = {k: _tuple(v) for k, v in d.items() if k in Action.__dataclass_fields__}
     kw["argv"] = tuple(str(a) for a in kw.get("argv", ()))
     if not kw["argv"]:
@@ -85,8 +115,9 @@ def loads(text: str, where: str = "plan file") -> ResolvedPlan:
             source_file=d.get("source_file"),
             state_dir=d.get("state_dir"),
         )
-    except PlanFileError:
-        raise
+    except PlanFileError as exc:
+        msg = str(exc)
+        raise PlanFileError(msg if msg.startswith(where) else f"{where}: {msg}") from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise PlanFileError(f"{where}: not a readable resolved plan ({type(exc).__name__}: {exc})") from None
 

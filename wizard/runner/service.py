@@ -25,6 +25,7 @@ from wizard.runner.engine import BOOT_ID, Engine, Mode, Outcome
 from wizard.runner.executor import Executor
 from wizard.runner.journal import JournalError, RunView
 from wizard.runner.lock import Lock, LockHeld
+from wizard.runner.planfile import PlanFileError
 from wizard.runner.privilege import PrivilegeError
 from wizard.runner.records import RunEnd, RunState
 from wizard.runner.rollback import RollbackPlan, build
@@ -51,7 +52,7 @@ def one_line_errors() -> Iterator[None]:
     """A journal that cannot be read or written, a full disk, a state file gone: RunError, one line."""
     try:
         yield
-    except JournalError as exc:
+    except (JournalError, PlanFileError) as exc:
         raise RunError(str(exc)) from None
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
@@ -169,8 +170,6 @@ class RunService:
         return self._plan(run) if run is not None else None
 
     def _plan(self, run: runs.Run) -> ResolvedPlan:
-        from wizard.runner.planfile import PlanFileError
-
         try:
             return run.plan()
         except PlanFileError as exc:
@@ -178,7 +177,8 @@ class RunService:
 
     # -- running -----------------------------------------------------------------------------
     def _lock(self) -> Lock:
-        """The machine's lock, after the state and log dirs were checked (owner, mode) and made 0700."""
+        """The machine's lock, after the state and log dirs were checked (owner, mode) and made 0700
+        (called inside ``state.private()``: umask 077)."""
         try:
             state.prepare(self.machine.state_root, self.machine.log_root)
         except StateError as exc:
@@ -190,9 +190,21 @@ class RunService:
         except LockHeld as exc:
             raise RunError(str(exc), 4) from None
 
+    @contextmanager
+    def _held(self) -> Iterator[Lock]:
+        """umask 077, the state checked, the lock held, errors as one line; the lock is released last."""
+        with state.private():
+            lock = self._lock()
+            try:
+                with one_line_errors():
+                    yield lock
+            finally:
+                lock.release()
+
     def ensure_unlocked(self) -> None:
         """RunError (exit 4) naming the holder when another wizard holds the lock now."""
-        self._lock().release()
+        with state.private():
+            self._lock().release()
 
     def needs_authentication(self, plan: ResolvedPlan) -> bool:
         return self.machine.executor.needs_authentication([a for s in plan.steps for a in s.actions])
@@ -232,48 +244,40 @@ class RunService:
         refused = plan_checks.refusals(self.machine.host, plan)
         if refused:
             raise RunError("\n".join(f"refused: {r}" for r in refused), 5)
-        lock = self._lock()
-        try:
-            with one_line_errors():
-                why = self.blocked()
-                if why:
-                    raise RunBlocked(why)
-                actions = [a for s in plan.steps for a in s.actions]
-                self._rights(actions, yes=yes, authenticate=authenticate)
-                run = runs.create(self.machine.state_root, self.machine.log_root, plan)
-                with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
-                    return self._engine(plan, run, on_event, yes=yes, ask_reboot=ask_reboot, cancel=stop,
-                                        skip_preflight=skip_preflight).execute(mode=Mode.START)
-        finally:
-            lock.release()
+        with self._held():
+            why = self.blocked()
+            if why:
+                raise RunBlocked(why)
+            actions = [a for s in plan.steps for a in s.actions]
+            self._rights(actions, yes=yes, authenticate=authenticate)
+            run = runs.create(self.machine.state_root, self.machine.log_root, plan)
+            with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
+                return self._engine(plan, run, on_event, yes=yes, ask_reboot=ask_reboot, cancel=stop,
+                                    skip_preflight=skip_preflight).execute(mode=Mode.START)
 
     def resume(self, *, run_id: str | None = None, on_event: EventSink | None = None, yes: bool = False,
                authenticate: Authenticate | None = None, ask_reboot: Callable[[], bool] | None = None,
                cancel: threading.Event | None = None, skip_preflight: Sequence[str] = ()) -> Outcome:
         """Continue the current run: after a reboot, a crash or a stop, or (a failed run) retry it.
         ``run_id``: the run the caller means; refused when the current run is another one."""
-        lock = self._lock()
-        try:
-            with one_line_errors():
-                run = self._bound(run_id, "resume")
-                view = self._view(run)
-                if view.finished:
-                    return Outcome(view.state, run.id, f"run {run.id} ({view.plan}) is already {view.state.value}; "
-                                                       "nothing to resume")
-                if not view.state.resumable:
-                    raise RunError(f"run {run.id} ({view.plan}) is {view.state.value}: "
-                                   f"`{self.machine.command('rollback')}` continues the rollback")
-                plan = self._plan(run)
-                self._check_digest(run, view)
-                self.check_skips(plan, skip_preflight)
-                actions = [a for s in plan.steps for a in s.actions]
-                self._rights(actions, yes=yes, authenticate=authenticate)
-                mode = Mode.RETRY if view.state is RunState.FAILED else Mode.RESUME
-                with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
-                    return self._engine(plan, run, on_event, yes=yes or view.yes, ask_reboot=ask_reboot, cancel=stop,
-                                        skip_preflight=skip_preflight).execute(mode=mode)
-        finally:
-            lock.release()
+        with self._held():
+            run = self._bound(run_id, "resume")
+            view = self._view(run)
+            if view.finished:
+                return Outcome(view.state, run.id, f"run {run.id} ({view.plan}) is already {view.state.value}; "
+                                                   "nothing to resume")
+            if not view.state.resumable:
+                raise RunError(f"run {run.id} ({view.plan}) is {view.state.value}: "
+                               f"`{self.machine.command('rollback')}` continues the rollback")
+            plan = self._plan(run)
+            self._check_digest(run, view)
+            self.check_skips(plan, skip_preflight)
+            actions = [a for s in plan.steps for a in s.actions]
+            self._rights(actions, yes=yes, authenticate=authenticate)
+            mode = Mode.RETRY if view.state is RunState.FAILED else Mode.RESUME
+            with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
+                return self._engine(plan, run, on_event, yes=yes or view.yes, ask_reboot=ask_reboot, cancel=stop,
+                                    skip_preflight=skip_preflight).execute(mode=mode)
 
     def _bound(self, run_id: str | None, what: str) -> runs.Run:
         run = self.current()
@@ -305,52 +309,47 @@ class RunService:
         if view.rollback is not None:  # an interrupted or failed rollback goes on with its own actions
             from wizard.runner.planfile import action_from_json
 
-            rb.actions = [(str(d.get("why", "")), action_from_json(d.get("action") or {}))
-                          for n, d in enumerate(view.rollback.actions) if n not in view.rolled_back]
+            try:
+                rb.actions = [(str(d.get("why", "")), action_from_json(d.get("action") or {}))
+                              for n, d in enumerate(view.rollback.actions) if n not in view.rolled_back]
+            except PlanFileError as exc:
+                raise RunError(f"the journal of run {run.id} holds a rollback action that cannot be read: {exc}") from None
             rb.cannot = list(view.rollback.cannot)
             return run, rb
         return run, build(self.machine.host, plan, view)
 
     def rollback(self, *, run_id: str | None = None, on_event: EventSink | None = None, yes: bool = False,
                  authenticate: Authenticate | None = None, cancel: threading.Event | None = None) -> Outcome:
-        lock = self._lock()
-        try:
-            with one_line_errors():
-                run = self._bound(run_id, "roll back")
-                view = self._view(run)
-                if view.state is RunState.ROLLED_BACK:
-                    return Outcome(view.state, run.id, f"run {run.id} is already rolled back")
-                if not view.state.can_roll_back:
-                    raise RunError(f"run {run.id} ({view.plan}) is {view.state.value}: there is nothing to roll back")
-                self._check_digest(run, view)
-                _, rb = self.rollback_plan(run.id)
-                plan = self._plan(run)
-                actions = [a for _, a in rb.actions]
-                self._rights(actions, yes=yes, authenticate=authenticate)
-                with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
-                    engine = self._engine(plan, run, on_event, yes=yes, ask_reboot=None, cancel=stop)
-                    return engine.rollback(rb.actions, rb.cannot)
-        finally:
-            lock.release()
+        with self._held():
+            run = self._bound(run_id, "roll back")
+            view = self._view(run)
+            if view.state is RunState.ROLLED_BACK:
+                return Outcome(view.state, run.id, f"run {run.id} is already rolled back")
+            if not view.state.can_roll_back:
+                raise RunError(f"run {run.id} ({view.plan}) is {view.state.value}: there is nothing to roll back")
+            self._check_digest(run, view)
+            _, rb = self.rollback_plan(run.id)
+            plan = self._plan(run)
+            actions = [a for _, a in rb.actions]
+            self._rights(actions, yes=yes, authenticate=authenticate)
+            with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
+                engine = self._engine(plan, run, on_event, yes=yes, ask_reboot=None, cancel=stop)
+                return engine.rollback(rb.actions, rb.cannot)
 
     def abandon(self, run_id: str | None = None) -> str:
         """Forget an unfinished run (the journal says so; nothing on the machine changes)."""
-        lock = self._lock()
-        try:
-            with one_line_errors():
-                run = self._bound(run_id, "abandon")
-                try:
-                    view = run.view()
-                    state = view.state
-                except JournalError:
-                    state = RunState.INTERRUPTED
-                if state.finished:
-                    return f"run {run.id} is already {state.value}; nothing to abandon"
-                run.journal.append(RunEnd(RunState.ABANDONED, message="abandoned by the user; nothing was changed by that"))
-                return (f"run {run.id} is abandoned: nothing on the machine was changed by that; what the run did "
-                        f"stays done (its journal and logs stay in {run.dir} and {run.logs})")
-        finally:
-            lock.release()
+        with self._held():
+            run = self._bound(run_id, "abandon")
+            try:
+                view = run.view()
+                state = view.state
+            except JournalError:
+                state = RunState.INTERRUPTED
+            if state.finished:
+                return f"run {run.id} is already {state.value}; nothing to abandon"
+            run.journal.append(RunEnd(RunState.ABANDONED, message="abandoned by the user; nothing was changed by that"))
+            return (f"run {run.id} is abandoned: nothing on the machine was changed by that; what the run did "
+                    f"stays done (its journal and logs stay in {run.dir} and {run.logs})")
 
     # -- status ------------------------------------------------------------------------------
     def status(self) -> Status:

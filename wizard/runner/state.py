@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import stat
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 STATE_UMASK = 0o077
 LIMIT = 20000  # files checked at most (a state dir holds a few per run)
@@ -79,9 +81,19 @@ def _make(top: Path) -> None:
         pass
 
 
+@contextmanager
+def private() -> Iterator[None]:
+    """umask 077 while the block runs (the wizard's own files: 0600, directories 0700), then the caller's."""
+    old = os.umask(STATE_UMASK)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
 def prepare(state_root: Path, log_root: Path) -> None:
-    """Before a run touches its state: umask 077, both trees checked (StateError), then created 0700."""
-    os.umask(STATE_UMASK)
+    """Before a run touches its state (inside :func:`private`): both trees checked (StateError), then
+    created 0700."""
     for top in (state_root, log_root):
         why = bad_path(str(top))
         if why:
