@@ -59,6 +59,7 @@ def report_text(s: Session, plan_file: str | None, exported: str | None) -> Text
     t = Text()
     verdict = {RunState.DONE: "✔ Finished", RunState.STOPPED: "■ Stopped", RunState.FAILED: "✘ Failed",
                RunState.ROLLED_BACK: "↶ Rolled back", RunState.ROLLBACK_FAILED: "✘ Rollback failed",
+               RunState.ROLLING_BACK: "■ Rollback stopped (`rocm-wizard rollback` continues it)",
                RunState.REBOOT_PENDING: "⟳ Reboot pending"}.get(run.state, run.state.value) if run.state else "-"
     t.append(f"{verdict}: {run.plan or s.chosen or '-'} on {s.machine}\n", style="bold")
     if run.state is RunState.STOPPED:
