@@ -100,6 +100,42 @@ def test_a_signal_stops_the_action_group_journals_it_and_resume_runs_it_once_mor
     assert seq == [("action-start", 1), ("action-end", 1), ("action-start", 1), ("action-end", 1)]
 
 
+def test_sigterm_mid_rollback_leaves_it_rolling_back_and_rollback_continues(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    open_sandbox(root, "rx9070xt-noble")
+    undo = f'echo undo >> /home/user/undos; if [ ! -e /home/user/fast ]; then sleep {MARK}; fi'
+    plan = plan_of(StepPlan("preflight", "checks"),
+                   StepPlan("groups", "g", actions=(Action(("sh", "-c", "echo did >> /home/user/did"), "do",
+                                                           changes=("/home/user/did",), undo=("sh", "-c", undo)),)))
+    pf = tmp_path / "undo.json"
+    pf.write_text(planfile.dumps(plan))
+    assert wizard(["--sandbox", str(root), "--plan", str(pf), "--yes"]).returncode == 0
+    env = dict(os.environ)
+    env.pop("ROCM_WIZARD_STATE_DIR", None)
+    p = subprocess.Popen([PY, "-m", "wizard", "rollback", "--yes", "--sandbox", str(root)], cwd=REPO, env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not marked_processes():
+            assert time.monotonic() < deadline and p.poll() is None
+            time.sleep(0.05)
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 1 and marked_processes() == [], out + err
+    st = json.loads(wizard(["status", "--sandbox", str(root), "--json"]).stdout)
+    assert st["state"] == "rolling-back" and "rollback" in st["next"]
+    r = wizard(["resume", "--yes", "--sandbox", str(root)])
+    assert r.returncode == 1 and "rollback" in r.stderr
+    (root / "home/user/fast").write_text("")
+    r = wizard(["rollback", "--yes", "--sandbox", str(root)])
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (root / "home/user/undos").read_text() == "undo\nundo\n"
+    assert json.loads(wizard(["status", "--sandbox", str(root), "--json"]).stdout)["state"] == "rolled-back"
+
+
 def test_the_lock_is_held_until_an_action_that_ignores_sigterm_is_gone(tmp_path: Path) -> None:
     from wizard.runner.lock import Lock, LockHeld
 

@@ -267,8 +267,8 @@ class RunProgress:
                 if self.current is not None and self.steps and self.steps[self.current].state == "running":
                     self._set(self.current, state="stopped")
                 return Move.STOPPED
-            if event.state in (RunState.ROLLED_BACK, RunState.ROLLBACK_FAILED):
-                self.state = event.state
+            if event.state in (RunState.ROLLED_BACK, RunState.ROLLBACK_FAILED, RunState.ROLLING_BACK):
+                self.state = event.state  # ROLLING_BACK: the rollback was stopped; `rollback` continues it
                 self.skipped = tuple(f"not restorable: {c}" for c in event.skipped)
                 return Move.STOPPED
         return None

@@ -316,11 +316,13 @@ class WizardApp(App[int]):
             if s.can(Move.FAILED):
                 self.fire(Move.FAILED)
             self.notify(s.run.error or "", title="the run could not go on", severity="error", timeout=15)
-        elif outcome is not None and outcome.state in (RunState.ROLLED_BACK, RunState.ROLLBACK_FAILED):
+        elif outcome is not None and outcome.state in (RunState.ROLLED_BACK, RunState.ROLLBACK_FAILED,
+                                                       RunState.ROLLING_BACK):
             s.run.state = outcome.state
             s.run.reboot_needed = outcome.reboot_needed
             s.run.skipped = tuple(f"not restorable: {c}" for c in outcome.skipped)
             self.notify(outcome.message, title="rolled back" if outcome.state is RunState.ROLLED_BACK
+                        else "the rollback was stopped" if outcome.state is RunState.ROLLING_BACK
                         else "the rollback failed", timeout=10,
                         severity="information" if outcome.state is RunState.ROLLED_BACK else "error")
             for mv in (Move.STOPPED, Move.STOP):

@@ -77,6 +77,7 @@ def report_text(s: Session, plan_file: str | None, exported: str | None) -> Text
     t = Text()
     verdict = {RunState.DONE: "✔ Finished", RunState.STOPPED: "■ Stopped", RunState.FAILED: "✘ Failed",
                RunState.ROLLED_BACK: "↶ Rolled back", RunState.ROLLBACK_FAILED: "✘ Rollback failed",
+               RunState.ROLLING_BACK: "■ Rollback stopped (`rocm-wizard rollback` continues it)",
                RunState.REBOOT_PENDING: "⟳ Reboot pending"}.get(run.state, run.state.value) if run.state else "-"
     unverified = next((r for r in run.steps if r.kind == "verify" and r.state == "skipped"), None)
     if run.state is RunState.DONE and unverified is not None:
