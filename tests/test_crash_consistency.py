@@ -54,6 +54,7 @@ def _sample(n_records: int, k: int, seed: int) -> list[int]:
     return sorted(set(firsts + rng.sample(pool, min(k, len(pool)))))
 
 
+@pytest.mark.timeout(1200)  # dozens of sandbox runs; on a loaded 2-core machine over 300 s
 @pytest.mark.parametrize("profile,plan", CASES)
 def test_kill_at_journal_boundaries(tmp_path: Path, reference: dict, profile: str, plan: str) -> None:
     want, n = reference[(profile, plan)]
@@ -80,6 +81,7 @@ def _kill_session(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+@pytest.mark.timeout(1200)
 @pytest.mark.parametrize("profile,plan", CASES)
 def test_kill_at_random_instants_inside_actions(tmp_path: Path, reference: dict, profile: str, plan: str) -> None:
     want, _ = reference[(profile, plan)]
