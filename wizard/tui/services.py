@@ -211,7 +211,7 @@ class Services:
             host: Host = RealRootHost(real_root.path)
             machine = machines.realroot(host, real_root)
             hint = f"rocm-wizard --sandbox {directory} --root debian12"
-            args = ("--sandbox", str(directory), "--root", "debian12")
+            args: tuple[str, ...] = ("--sandbox", str(directory), "--root", "debian12")
         else:
             from wizard.sandbox import open_sandbox
 
