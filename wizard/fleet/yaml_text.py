@@ -1,0 +1,76 @@
+"""A small YAML writer for the exported playbooks: block style, one key per line, so a person can
+review and diff them. Strings that YAML could read as something else are double-quoted (JSON string
+syntax, which YAML reads as the same string); multi-line strings are double-quoted with ``\\n``.
+The wizard itself never needs a YAML parser (Ansible reads these files)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_PLAIN = re.compile(r"^[A-Za-z_./][A-Za-z0-9_./@+-]*$")
+_RESERVED = {"yes", "no", "true", "false", "on", "off", "null", "y", "n", "~"}
+_JINJA = ("{{", "{%", "{#")
+
+
+class Literal(str):
+    """A string Ansible must pass as it is, never as a template (an action's argv, its environment)."""
+
+
+def scalar(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return json.dumps(value)
+    text = str(value)
+    if isinstance(value, Literal) and any(m in text for m in _JINJA):
+        return "!unsafe " + json.dumps(text, ensure_ascii=False)
+    if _PLAIN.match(text) and text.lower() not in _RESERVED:
+        return text
+    return json.dumps(text, ensure_ascii=False)
+
+
+def dump(value: Any, indent: int = 0) -> list[str]:
+    """``value`` (dicts, lists, scalars) as YAML lines, indented by ``indent`` spaces."""
+    pad = " " * indent
+    if isinstance(value, dict):
+        if not value:
+            return [pad + "{}"]
+        out: list[str] = []
+        for k, v in value.items():
+            key = scalar(str(k))
+            if isinstance(v, (dict, list)) and v:
+                out.append(f"{pad}{key}:")
+                out += dump(v, indent + (2 if isinstance(v, dict) else 2))
+            else:
+                out.append(f"{pad}{key}: {_inline(v)}")
+        return out
+    if isinstance(value, list):
+        if not value:
+            return [pad + "[]"]
+        out = []
+        for item in value:
+            if isinstance(item, (dict, list)) and item:
+                inner = dump(item, indent + 2)
+                out.append(f"{pad}- {inner[0].lstrip()}")
+                out += inner[1:]
+            else:
+                out.append(f"{pad}- {_inline(item)}")
+        return out
+    return [pad + scalar(value)]
+
+
+def _inline(v: Any) -> str:
+    if isinstance(v, dict):
+        return "{}"
+    if isinstance(v, list):
+        return "[]"
+    return scalar(v)
+
+
+def document(value: Any, header: list[str] | None = None) -> str:
+    lines = ["---", *(f"# {h}".rstrip() for h in (header or [])), *dump(value)]
+    return "\n".join(lines) + "\n"
