@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "abandon": ("wizard.commands.abandon", "forget an unfinished run so a new plan can start (changes nothing)"),
     "report": ("wizard.commands.report", "write this machine's evidence bundle for a bug report"),
     "kb": ("wizard.commands.kb", "check the knowledge base, or refresh it against the live sources"),
+    "fleet": ("wizard.commands.fleet", "detect, plan, run and verify many machines through Ansible"),
 }
 
 
