@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -90,7 +91,8 @@ def inventory_hosts(inventory: str, limit: str | None, fleet_dir: Path) -> list[
 def run_playbook(playbook: Path, inventory: str, fleet_dir: Path, *, limit: str | None = None,
                  extra_vars: Mapping[str, Any] | None = None, on_line: Callable[[str], None] | None = None,
                  check: bool = False) -> PlaybookResult:
-    """Run ansible-playbook; each progress line goes to ``on_line`` (default: stdout) as it comes."""
+    """Run ansible-playbook; each progress line goes to ``on_line`` (default: stderr, so that stdout holds
+    only the table or the JSON) as it comes."""
     events = fleet_dir / ".ansible" / f"events-{os.getpid()}-{playbook.stem}.jsonl"
     events.parent.mkdir(parents=True, exist_ok=True)
     events.unlink(missing_ok=True)
@@ -101,7 +103,7 @@ def run_playbook(playbook: Path, inventory: str, fleet_dir: Path, *, limit: str 
         argv += ["-e", json.dumps(dict(extra_vars))]
     if check:
         argv.append("--check")
-    say = on_line or (lambda line: (sys.stdout.write(line + "\n"), sys.stdout.flush()) and None)
+    say = on_line or (lambda line: (sys.stderr.write(line + "\n"), sys.stderr.flush()) and None)
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=environment(fleet_dir, events), stdin=subprocess.DEVNULL)
     assert proc.stdout is not None
@@ -121,7 +123,8 @@ def _read_events(path: Path) -> list[Event]:
     for line in lines:
         try:
             d = json.loads(line)
-            out.append(Event(str(d["host"]), str(d["status"]), str(d["task"]), str(d.get("message") or ""),
+            task = re.sub(r"^\S+ : ", "", str(d["task"]))  # Ansible names a role's task "ROLE : NAME"
+            out.append(Event(str(d["host"]), str(d["status"]), task, str(d.get("message") or ""),
                              d.get("rc") if isinstance(d.get("rc"), int) else None))
         except (ValueError, KeyError, TypeError):
             continue

@@ -3,8 +3,8 @@
 
 Nothing here imports Ansible: the export is text. What it writes, for plan NAME:
 
-* ``DIR/NAME.yml``: one play per group of hosts that resolve to the same actions (a single-machine
-  export has one play for ``all``), ``gather_facts: false`` (the wizard's own detection planned it),
+* ``DIR/NAME.yml``: one play; each group of hosts that resolve to the same actions has its own role,
+  run on those hosts only (a single-machine export has one role for ``all``), ``gather_facts: false`` (the wizard's own detection planned it),
   ``serial`` and ``max_fail_percentage`` from the extra vars ``rocm_wizard_serial`` /
   ``rocm_wizard_max_fail`` (defaults: the values given at export, else every host at once and 100 %);
 * ``DIR/roles/<role>/tasks/main.yml``: the plan's steps in order, each a block tagged ``step-K`` and
@@ -72,13 +72,14 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).is_file())):
         raise ExportError(f"{out}: exists and is not an earlier rocm-wizard export; give a new or empty directory")
     files: dict[Path, str] = {}
-    plays: list[dict[str, Any]] = []
+    roles: list[dict[str, Any]] = []
     for i, g in enumerate(groups, 1):
         role = role_name(g.plan, i if len(groups) > 1 else None)
         files[Path("roles", role, "tasks", "main.yml")] = document(role_tasks(g.plan), [
             f"rocm-wizard plan {g.plan.name}: {g.plan.title}", *g.machine,
             "target: " + ", ".join(f"{k} {v}" for k, v in g.plan.target)])
-        plays.append(_play(g, role, serial, max_fail))
+        roles.append({"role": role, **({"when": f"inventory_hostname in {list(g.hosts)}"} if g.hosts else {})})
+    plays = [_play(groups, roles, serial, max_fail)]
     plan = groups[0].plan
     book = Path(f"{plan.name}.yml")
     files[book] = document(plays, [
@@ -98,15 +99,19 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
     return out / book
 
 
-def _play(g: PlanGroup, role: str, serial: int | None, max_fail: int | None) -> dict[str, Any]:
-    hosts = ":".join(g.hosts) if g.hosts else "all"
+def _play(groups: Sequence[PlanGroup], roles: list[dict[str, Any]], serial: int | None,
+          max_fail: int | None) -> dict[str, Any]:
+    """One play for every host (serial and max_fail_percentage count the whole fleet, and a host that
+    fails stops only itself); each group's role runs on its own hosts."""
+    hosts = [h for g in groups for h in g.hosts]
+    plan = groups[0].plan
     return {
-        "name": f"rocm-wizard plan {g.plan.name}" + (f" on {', '.join(g.hosts)}" if g.hosts else ""),
-        "hosts": hosts,
+        "name": f"rocm-wizard plan {plan.name}",
+        "hosts": ":".join(hosts) if hosts else "all",
         "gather_facts": False,
         "serial": "{{ rocm_wizard_serial | default(%d) }}" % (serial or 0),
         "max_fail_percentage": "{{ rocm_wizard_max_fail | default(%d) }}" % (100 if max_fail is None else max_fail),
-        "roles": [{"role": role}],
+        "roles": roles,
     }
 
 
