@@ -82,6 +82,22 @@ def test_every_export_passes_ansible_syntax_check(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
 
 
+def test_every_export_passes_ansible_lint(tmp_path: Path) -> None:
+    """ansible-lint (production profile) on one export per machine: beside this interpreter, on PATH, or
+    ROCM_WIZARD_ANSIBLE_LINT (it is not a dependency of the wizard: pip install ansible-lint)."""
+    lint = os.environ.get("ROCM_WIZARD_ANSIBLE_LINT") or shutil.which(
+        "ansible-lint", path=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    if not lint:
+        pytest.skip("ansible-lint is not installed (pip install ansible-lint, or ROCM_WIZARD_ANSIBLE_LINT=PATH)")
+    for machine in MACHINES:
+        out = tmp_path / machine
+        assert exported(machine, "upgrade-6.4", out)[0] == "yml"
+        subprocess.run(["git", "init", "-q", str(out)], check=True, timeout=60)  # ansible-lint's project root
+        res = subprocess.run([lint, "--offline", "--nocolor", "upgrade-6.4.yml"], cwd=out, capture_output=True,
+                             text=True, timeout=600, env={**os.environ, "HOME": str(tmp_path / "home")})
+        assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+
+
 def test_every_action_is_an_argv_command_with_become_only_for_root(tmp_path: Path) -> None:
     """Read the role back as YAML: no shell string anywhere, become exactly on the root actions, each
     done-check a guard that runs in check mode and never counts as a change."""

@@ -75,7 +75,7 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
     roles: list[dict[str, Any]] = []
     for i, g in enumerate(groups, 1):
         role = role_name(g.plan, i if len(groups) > 1 else None)
-        files[Path("roles", role, "tasks", "main.yml")] = document(role_tasks(g.plan), [
+        files[Path("roles", role, "tasks", "main.yml")] = document(role_tasks(g.plan, role), [
             f"rocm-wizard plan {g.plan.name}: {g.plan.title}", *g.machine,
             "target: " + ", ".join(f"{k} {v}" for k, v in g.plan.target)])
         roles.append({"role": role, **({"when": f"inventory_hostname in {list(g.hosts)}"} if g.hosts else {})})
@@ -106,7 +106,7 @@ def _play(groups: Sequence[PlanGroup], roles: list[dict[str, Any]], serial: int 
     hosts = [h for g in groups for h in g.hosts]
     plan = groups[0].plan
     return {
-        "name": f"rocm-wizard plan {plan.name}",
+        "name": f"Plan {plan.name} (rocm-wizard)",
         "hosts": ":".join(hosts) if hosts else "all",
         "gather_facts": False,
         "serial": "{{ rocm_wizard_serial | default(%d) }}" % (serial or 0),
@@ -115,13 +115,15 @@ def _play(groups: Sequence[PlanGroup], roles: list[dict[str, Any]], serial: int 
     }
 
 
-def role_tasks(plan: ResolvedPlan) -> list[dict[str, Any]]:
+def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
+    """The role's tasks; names start with a capital and registered variables with the role's name
+    (ansible-lint's name and var-naming rules)."""
     progress = progress_path(plan)
     root_progress = bool(plan.state_dir) and _system_path(plan.state_dir or "")
     tasks: list[dict[str, Any]] = [{
-        "name": "rocm-wizard: read this host's progress (finished steps)",
+        "name": "Read this host's progress (the steps rocm-wizard finished)",
         "ansible.builtin.command": {"argv": ["cat", progress]},
-        "register": "rocm_wizard_progress",
+        "register": f"{role}_progress",
         "changed_when": False,
         "failed_when": False,
         "check_mode": False,
@@ -132,29 +134,30 @@ def role_tasks(plan: ResolvedPlan) -> list[dict[str, Any]]:
     for k, step in enumerate(plan.steps, 1):
         if step.skipped_reason:
             continue
-        title = f"step {k}/{n} {step.kind}"
+        title = f"Step {k}/{n} {step.kind}"
         if step.kind == "backup":
             backed_up = True
         if not backed_up and any(a.destructive for a in step.actions):
             raise ExportError(f"plan {plan.name}: step {k} ({step.kind}) is destructive and no backup step comes "
                               "before it")
-        body = _step_body(plan, k, title, step)
+        body = _step_body(plan, k, title, step, role)
         verify = step.kind == VERIFY_KIND
         if not verify:
             body.append({
                 "name": f"{title}: done",
                 "ansible.builtin.command": {"argv": [*MARK_DONE, progress, str(k)]},
+                "changed_when": True,
                 **({"become": True} if root_progress else {}),
             })
         block: dict[str, Any] = {"name": f"{title}: {' '.join(step.title.split())}", "tags": [f"step-{k}", step.kind]}
         if not verify:  # the verify step runs every time: it changes nothing and its result is the run's answer
-            block["when"] = f"'{k}' not in rocm_wizard_progress.stdout_lines"
+            block["when"] = f"'{k}' not in {role}_progress.stdout_lines"
         block["block"] = body
         tasks.append(block)
     return tasks
 
 
-def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan) -> list[dict[str, Any]]:
+def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str) -> list[dict[str, Any]]:
     if step.reboot:
         return [{
             "name": f"{title}: reboot",
@@ -168,7 +171,7 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan) -> list[d
         }]
     out: list[dict[str, Any]] = []
     for j, a in enumerate(step.actions, 1):
-        reg = f"rocm_wizard_s{k}_a{j}"
+        reg = f"{role}_s{k}_a{j}"
         label = a.name or a.description or a.argv[0]
         if a.check:
             out.append({
@@ -194,8 +197,7 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan) -> list[d
             task["when"] = f"{reg}_done.rc != 0"
         if tuple(a.ok_codes) != (0,):
             task["failed_when"] = f"{reg}.rc not in {list(a.ok_codes)}"
-        if step.kind in (PREFLIGHT, VERIFY_KIND):
-            task["changed_when"] = False
+        task["changed_when"] = step.kind not in (PREFLIGHT, VERIFY_KIND)
         if step.kind == VERIFY_KIND:  # its JSON comes back first, pass or fail; then a failure fails the host
             task["failed_when"] = False
         out.append(task)

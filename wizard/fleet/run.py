@@ -23,8 +23,8 @@ from wizard.fleet.detect import HostFacts, detect
 from wizard.fleet.export import MARKER, export
 from wizard.fleet.plan import plan_fleet
 
-DONE = re.compile(r"^step (\d+)/(\d+) (\S+): done$")
-REBOOT = re.compile(r"^step (\d+)/\d+ reboot: reboot$")
+DONE = re.compile(r"^step (\d+)/(\d+) (\S+): done$", re.I)
+REBOOT = re.compile(r"^step (\d+)/\d+ reboot: reboot$", re.I)
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
                                    "steps": len(steps), "reboot": reboot, "verify": verify, "failed": None,
                                    "next": None}
             if failed is not None:
-                step = re.match(r"^step (\d+)/\d+ (\S+)", failed.task)
+                step = re.match(r"^step (\d+)/\d+ (\S+)", failed.task, re.I)
                 row["failed"] = {"task": failed.task, "status": failed.status,
                                  "message": _last_line(failed.message)}
                 where = f" (continues at step {step.group(1)}, {step.group(2)})" if step else ""

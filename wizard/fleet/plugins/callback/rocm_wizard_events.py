@@ -23,7 +23,7 @@ from ansible.plugins.callback import CallbackBase
 
 def _text(result):
     r = result._result
-    for key in ("msg", "stderr", "stdout"):
+    for key in ("stderr", "msg", "stdout"):  # a failed command's own words before Ansible's "non-zero return code"
         v = r.get(key)
         if isinstance(v, str) and v.strip():
             return v.strip()
