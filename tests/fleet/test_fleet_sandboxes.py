@@ -126,3 +126,16 @@ def test_run_fails_one_host_alone_then_resumes_it_and_a_rerun_changes_nothing(fl
     changed = [line for line in again.stderr.splitlines() if len(line.split()) > 1 and line.split()[1] == "changed"
                and "controller" not in line]
     assert changed == [], changed
+
+
+def test_verify_runs_the_suite_everywhere_and_writes_the_report(fleet: dict[str, Path]) -> None:
+    res = wizard("fleet", "verify", "-i", str(fleet["inv"]), "--fleet-dir", str(fleet["fleet"]), "--limit",
+                 "seed-7900xt:rx9070xt-noble", "--json", cwd=fleet["base"])
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    rows = {r["host"]: r for r in json.loads(res.stdout)["hosts"]}
+    assert set(rows) == {"seed-7900xt", "rx9070xt-noble"}
+    assert all(r["verify"]["status"] == "pass" and r["verify"]["checks"] > 0 for r in rows.values())
+    assert rows["seed-7900xt"]["python"] == "/home/user/pytorch_venv/bin/python"
+    assert json.loads((fleet["fleet"] / "verify" / "rx9070xt-noble" / "verify.json").read_text())["checks"]
+    page = (fleet["fleet"] / "report.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<script" not in page and "seed-7900xt" in page

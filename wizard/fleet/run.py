@@ -93,12 +93,13 @@ def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
             ev = res.of(host)
             if limit is not None and not ev:
                 continue
-            done = {int(m.group(1)) for e in ev if e.status in ("ok", "changed", "skipped")
+            done = {int(m.group(1)) for e in ev if e.status in ("ok", "changed") or (
+                    e.status == "skipped" and "_progress.stdout_lines" in e.message)  # done in an earlier run
                     for m in [DONE.match(e.task)] if m}
             failed = next((e for e in ev if e.status in ("failed", "unreachable")), None)
             reboot = "not needed" if reboot_step is None else next(
                 ("rebooted" if e.status == "changed" else "earlier" for e in ev if REBOOT.match(e.task)
-                 and e.status in ("changed", "skipped", "ok")), "not reached")
+                 and (e.status in ("changed", "ok") or "_progress.stdout_lines" in e.message)), "not reached")
             verify = verify_result(results / host / "verify.json")
             row: dict[str, Any] = {"host": host, "plan": rec.plan, "steps_done": len(done & set(steps)),
                                    "steps": len(steps), "reboot": reboot, "verify": verify, "failed": None,

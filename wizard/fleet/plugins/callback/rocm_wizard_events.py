@@ -53,8 +53,12 @@ class CallbackModule(CallbackBase):
 
     def _result(self, result, status):
         rc = result._result.get("rc")
-        self._record(result._host.get_name(), status, result._task.get_name(), _text(result) if status in (
-            "failed", "unreachable") else "", rc if isinstance(rc, int) else None)
+        if status == "skipped":  # which condition skipped it: a finished step, or another group's role
+            message = str(result._result.get("false_condition") or "")
+        else:
+            message = _text(result) if status in ("failed", "unreachable") else ""
+        self._record(result._host.get_name(), status, result._task.get_name(), message,
+                     rc if isinstance(rc, int) else None)
 
     def v2_runner_on_ok(self, result):
         self._result(result, "changed" if result._result.get("changed") else "ok")
