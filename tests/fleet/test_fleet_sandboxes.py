@@ -1,5 +1,5 @@
 """Real Ansible against several different machines: rocm-wizard sandboxes (seed-7900xt, rx9070xt-noble,
-seed-5600xt, and a twin of the first) reached through the wizard's own connection plugin
+seed-5600xt, a twin of the first, and one without the wizard) reached through the wizard's own connection plugin
 (wizard/fleet/plugins/connection/rocm_wizard_sandbox.py: real ansible-playbook, real modules, every
 command answered inside the sandbox), plus a host that cannot be reached and one that answers garbage.
 
@@ -46,6 +46,9 @@ def fleet(tmp_path_factory: pytest.TempPathFactory, torch_python: str) -> dict[s
     lines.append(f"garbage ansible_connection=rocm_wizard_sandbox rocm_wizard_sandbox_root={base / 'seed-5600xt'} "
                  f"ansible_python_interpreter={sys.executable} "
                  "rocm_wizard_command='[\"echo\", \"hello from a host without the wizard\"]'")
+    # no wizard on it (its "wizard" fails): its evidence comes from plain commands
+    lines.append(f"nowiz ansible_connection=rocm_wizard_sandbox rocm_wizard_sandbox_root={base / 'seed-5600xt'} "
+                 f"ansible_python_interpreter={sys.executable} rocm_wizard_command='[\"false\"]'")
     lines.append("ghost ansible_host=127.0.0.1 ansible_port=9 ansible_connection=ssh "
                  "ansible_ssh_common_args='-o ConnectTimeout=3 -o StrictHostKeyChecking=no'")
     inv = base / "inventory.ini"
@@ -68,12 +71,14 @@ def test_detect_finds_each_hosts_gpus_and_lists_the_unreadable(fleet: dict[str, 
     assert rows["ghost"]["status"] == "unreachable" and rows["ghost"]["reason"]
     assert rows["garbage"]["status"] == "garbage" and "facts" in rows["garbage"]["reason"]
     assert (fleet["fleet"] / "hosts" / "rx9070xt-noble" / "facts.json").is_file()
+    assert rows["nowiz"]["status"] == "evidence" and rows["nowiz"]["gpus"] == [{"gfx": "gfx1010", "count": 1}]
+    assert (fleet["fleet"] / "hosts" / "nowiz" / "bundle" / "os-release.txt").is_file()
 
 
 def test_plan_groups_alike_hosts_and_refuses_the_one_it_cannot_fit(fleet: dict[str, Path]) -> None:
     out = fleet["base"] / "plan-export"
     res = wizard("fleet", "plan", "upgrade-6.4", "-i", str(fleet["inv"]), "--fleet-dir", str(fleet["fleet"]),
-                 "--limit", "all:!ghost:!garbage", "--json", "--export", "ansible", str(out), cwd=fleet["base"])
+                 "--limit", "all:!ghost:!garbage:!nowiz", "--json", "--export", "ansible", str(out), cwd=fleet["base"])
     assert res.returncode == 0, res.stderr[-3000:]
     doc = json.loads(res.stdout)
     groups = sorted(sorted(g["hosts"]) for g in doc["groups"])

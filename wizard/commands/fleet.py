@@ -122,7 +122,7 @@ def _detect(args: argparse.Namespace, fleet_dir: Path) -> int:
         sys.stdout.write("\n")
     else:
         _print_table(f"fleet: {len(hosts)} hosts ({fleet_dir})", COLUMNS, table_lines(rs))
-    return exit_codes.OK if all(h.status == "ok" for h in hosts) else exit_codes.FAILURE
+    return exit_codes.OK if all(h.facts is not None for h in hosts) else exit_codes.FAILURE
 
 
 def _plan(args: argparse.Namespace, fleet_dir: Path) -> int:

@@ -56,13 +56,13 @@ def table_lines(rows_: Sequence[dict[str, Any]]) -> list[list[str]]:
     """The table's cells, in columns: host, state, OS, GPUs, driver, ROCm, torch, findings, alike."""
     out = []
     for r in rows_:
-        if r["status"] != "ok":
+        if r["status"] not in ("ok", "evidence"):
             out.append([r["host"], r["status"], r.get("reason") or "", "", "", "", "", "", ""])
             continue
         gpus = ", ".join(f"{g['count']}x {g['gfx']}" for g in r["gpus"]) or "none"
         torch = "; ".join(f"{t['env']}: {t['torch']}" for t in r["torch"]) or "none"
         found = ", ".join(f"{n} {s}" for s, n in r["findings"].items() if n) or "none"
-        out.append([r["host"], "ok", r["os"] or "?", gpus, r["driver"] or "?", r["rocm"] or "none", torch, found,
+        out.append([r["host"], r["status"], r["os"] or "?", gpus, r["driver"] or "?", r["rocm"] or "none", torch, found,
                     r["alike"] or ""])
     return out
 
