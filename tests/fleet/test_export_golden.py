@@ -76,7 +76,8 @@ def test_every_export_passes_ansible_syntax_check(tmp_path: Path) -> None:
         if exported(machine, plan, out)[0] == "yml":
             books.append(str(out / f"{plan}.yml"))
     assert len(books) >= 6
-    env = {**os.environ, "ANSIBLE_HOME": str(tmp_path / ".ansible"), "ANSIBLE_LOCAL_TEMP": str(tmp_path / ".tmp")}
+    env = {**os.environ, "ANSIBLE_HOME": str(tmp_path / ".ansible"), "ANSIBLE_LOCAL_TEMP": str(tmp_path / ".tmp"),
+           "HOME": str(tmp_path)}
     res = subprocess.run([playbook, "-i", "localhost,", "--syntax-check", *books], capture_output=True, text=True,
                          env=env, timeout=600)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]

@@ -25,8 +25,10 @@ RUN_HOSTS = "seed-7900xt:rx9070xt-noble:seed-5600xt"
 
 
 def wizard(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    # HOME inside the test's directory: Ansible's controller-side temp files (~/.ansible/tmp of the tasks
+    # delegated to localhost) stay there
     return subprocess.run([sys.executable, "-m", "wizard", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=1700)
+                          timeout=1700, env={**os.environ, "HOME": str(cwd / "home")})
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +89,8 @@ def test_plan_groups_alike_hosts_and_refuses_the_one_it_cannot_fit(fleet: dict[s
     assert refused["host"] == "seed-5600xt" and any("gfx1010" in r for r in refused["reasons"])
     syntax = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(fleet["inv"]),
                              "--syntax-check", doc["export"]], capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "ANSIBLE_HOME": str(fleet["base"] / ".ansible")})
+                            env={**os.environ, "ANSIBLE_HOME": str(fleet["base"] / ".ansible"),
+                                 "HOME": str(fleet["base"] / "home")})
     assert syntax.returncode == 0, syntax.stdout + syntax.stderr
 
 
