@@ -25,10 +25,11 @@ RUN_HOSTS = "seed-7900xt:rx9070xt-noble:seed-5600xt"
 
 
 def wizard(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    # HOME inside the test's directory: Ansible's controller-side temp files (~/.ansible/tmp of the tasks
-    # delegated to localhost) stay there
+    # Ansible's temp files (~root/.ansible/tmp of the tasks delegated to localhost; inside each sandbox for
+    # its own tasks) stay in the test's directory
     return subprocess.run([sys.executable, "-m", "wizard", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=1700, env={**os.environ, "HOME": str(cwd / "home")})
+                          timeout=1700, env={**os.environ, "HOME": str(cwd / "home"),
+                                             "ANSIBLE_REMOTE_TEMP": str(cwd / "ansible-tmp")})
 
 
 @pytest.fixture(scope="module")
