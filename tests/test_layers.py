@@ -17,12 +17,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("wizard.plans", "wizard.plan_file", "wizard.steps", "wizard.preflight", "wizard.script", "wizard.mirror"),
     ("wizard.planner",),
     ("wizard.runner",),
-    ("wizard.sandbox", "wizard.realroot", "wizard.machines", "wizard.session"),
+    ("wizard.sandbox", "wizard.realroot", "wizard.machines", "wizard.session", "wizard.fleet"),
     ("wizard.commands", "wizard.tui", "wizard.cli", "wizard.__main__"),
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 PACKAGES = ("runner", "tui", "commands", "kb", "probes", "parsers", "sandbox", "verify", "steps", "plans", "mirror",
-            "realroot")
+            "realroot", "fleet")
 
 
 def module_of(path: Path) -> str:
@@ -88,7 +88,8 @@ def test_a_lower_layer_never_imports_a_higher_one() -> None:
 
 
 def test_who_imports_sh_textual_and_torch() -> None:
-    allowed = {"sh": ("wizard/runner/shell.py",), "textual": ("wizard/tui/",), "torch": ("wizard/verify/suite.py",)}
+    allowed = {"sh": ("wizard/runner/shell.py",), "textual": ("wizard/tui/",), "torch": ("wizard/verify/suite.py",),
+               "ansible": ("wizard/fleet/plugins/",)}
     bad = []
     for path in sources():
         rel = str(path.relative_to(ROOT))

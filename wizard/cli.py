@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "abandon": ("wizard.commands.abandon", "forget an unfinished run so a new plan can start (changes nothing)"),
     "report": ("wizard.commands.report", "write this machine's evidence bundle for a bug report"),
     "kb": ("wizard.commands.kb", "check the knowledge base, or refresh it against the live sources"),
+    "fleet": ("wizard.commands.fleet", "detect, plan, run and verify many machines through Ansible"),
 }
 
 
@@ -96,6 +97,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     add_venv_option(parser, suppress=False)
     parser.add_argument("--yes", action="store_true", help="unattended: no questions")
     parser.add_argument("--dry-run", action="store_true", help="change nothing; print the plan as a bash script")
+    parser.add_argument("--export", nargs=2, metavar=("FORMAT", "DIR"),
+                        help="change nothing; write the plan as an Ansible playbook and role into DIR (FORMAT: ansible)")
     parser.add_argument("--verify-python", metavar="PATH",
                         help="in a sandbox, run the verify step with this (CPU) torch interpreter")
     parser.add_argument("--lock-wait", metavar="S", type=_seconds, default=None,
@@ -128,8 +131,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             module = importlib.import_module(COMMANDS[args.command][0])
             return int(module.run(args, ctx))
         if args.plan:
-            name = "wizard.commands.dry_run" if args.dry_run else "wizard.commands.run_plan"
+            name = ("wizard.commands.export_plan" if args.export else
+                    "wizard.commands.dry_run" if args.dry_run else "wizard.commands.run_plan")
             return int(importlib.import_module(name).run(args, ctx))
+        if args.export:
+            raise UsageError("--export needs --plan NAME|FILE (see `rocm-wizard plans`)")
         if args.dry_run:
             raise UsageError("--dry-run needs --plan NAME|FILE (see `rocm-wizard plans`)")
         return int(importlib.import_module("wizard.commands.tui").run(args, ctx))

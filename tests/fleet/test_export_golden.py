@@ -1,0 +1,140 @@
+"""The Ansible export (``--plan NAME --export ansible DIR``): every shipped plan on two machines of the
+plan goldens (the seed 7900 XT pair on 22.04, an RX 9070 XT on 24.04 with nothing installed) -> the
+expected playbook and role (or refusal), and ``ansible-playbook --syntax-check`` on every one.
+
+Regenerate after an intended change: ``ROCM_WIZARD_UPDATE_GOLDEN=1 pytest tests/fleet/test_export_golden.py``
+and review the diff of tests/fleet/golden/.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wizard.fleet.export import ExportError, PlanGroup, export
+from wizard.model import Facts
+from wizard.plan_file import builtin_plan_names
+from wizard.planner import PlanRefused, resolve_plan
+from wizard.script import machine_summary
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+UPDATE = os.environ.get("ROCM_WIZARD_UPDATE_GOLDEN") == "1"
+MACHINES = ("seed-7900xt", "rx9070xt-noble-fresh")
+CASES = [(m, p) for m in MACHINES for p in builtin_plan_names()]
+
+
+def facts(machine: str) -> Facts:
+    from test_plan_golden import machines
+
+    return machines()[machine]
+
+
+def exported(machine: str, plan: str, out: Path) -> tuple[str, str]:
+    """('yml', every written file, each under a '# ==== path' line) or ('refused', one reason a line)."""
+    f = facts(machine)
+    try:
+        rp = resolve_plan(plan, f, state_dir="/var/lib/rocm-wizard", wizard_python="python3")
+    except PlanRefused as exc:
+        return "refused", "".join(f"{r}\n" for r in exc.reasons)
+    export([PlanGroup(rp, machine=tuple(machine_summary(f)))], out)
+    text = "".join(f"# ==== {p.relative_to(out)}\n{p.read_text()}" for p in sorted(out.rglob("*.yml")))
+    return "yml", text
+
+
+@pytest.mark.parametrize("machine, plan", CASES)
+def test_export_golden(machine: str, plan: str, tmp_path: Path) -> None:
+    kind, text = exported(machine, plan, tmp_path / "out")
+    path = GOLDEN / machine / f"{plan}.{kind}"
+    other = GOLDEN / machine / f"{plan}.{'refused' if kind == 'yml' else 'yml'}"
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        other.unlink(missing_ok=True)
+        return
+    assert path.exists(), f"no golden {path}; run with ROCM_WIZARD_UPDATE_GOLDEN=1 and review"
+    assert text == path.read_text(), f"{machine}/{plan} differs from {path} (ROCM_WIZARD_UPDATE_GOLDEN=1 to update)"
+
+
+def test_both_machines_export_some_plans_and_refuse_others() -> None:
+    kinds = {(m, p.suffix) for m in MACHINES for p in (GOLDEN / m).iterdir()}
+    assert {(m, ".yml") for m in MACHINES} <= kinds
+    assert ("seed-7900xt", ".refused") in kinds
+
+
+def test_every_export_passes_ansible_syntax_check(tmp_path: Path) -> None:
+    playbook = shutil.which("ansible-playbook", path=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    if playbook is None:
+        pytest.skip("ansible-core is not installed (pip install -e '.[fleet]')")
+    books = []
+    for machine, plan in CASES:
+        out = tmp_path / machine / plan
+        if exported(machine, plan, out)[0] == "yml":
+            books.append(str(out / f"{plan}.yml"))
+    assert len(books) >= 6
+    env = {**os.environ, "ANSIBLE_HOME": str(tmp_path / ".ansible"), "ANSIBLE_LOCAL_TEMP": str(tmp_path / ".tmp"),
+           "HOME": str(tmp_path)}
+    res = subprocess.run([playbook, "-i", "localhost,", "--syntax-check", *books], capture_output=True, text=True,
+                         env=env, timeout=600)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+
+
+def test_every_export_passes_ansible_lint(tmp_path: Path) -> None:
+    """ansible-lint (production profile) on one export per machine: beside this interpreter, on PATH, or
+    ROCM_WIZARD_ANSIBLE_LINT (it is not a dependency of the wizard: pip install ansible-lint)."""
+    lint = os.environ.get("ROCM_WIZARD_ANSIBLE_LINT") or shutil.which(
+        "ansible-lint", path=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    if not lint:
+        pytest.skip("ansible-lint is not installed (pip install ansible-lint, or ROCM_WIZARD_ANSIBLE_LINT=PATH)")
+    for machine in MACHINES:
+        out = tmp_path / machine
+        assert exported(machine, "upgrade-6.4", out)[0] == "yml"
+        subprocess.run(["git", "init", "-q", str(out)], check=True, timeout=60)  # ansible-lint's project root
+        res = subprocess.run([lint, "--offline", "--nocolor", "upgrade-6.4.yml"], cwd=out, capture_output=True,
+                             text=True, timeout=600, env={**os.environ, "HOME": str(tmp_path / "home")})
+        assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
+
+
+def test_every_action_is_an_argv_command_with_become_only_for_root(tmp_path: Path) -> None:
+    """Read the role back as YAML: no shell string anywhere, become exactly on the root actions, each
+    done-check a guard that runs in check mode and never counts as a change."""
+    yaml = pytest.importorskip("yaml")
+    f = facts("seed-7900xt")
+    rp = resolve_plan("downgrade-6.2", f, state_dir="/var/lib/rocm-wizard", wizard_python="python3")
+    export([PlanGroup(rp)], tmp_path / "out")
+    (role,) = (tmp_path / "out" / "roles").iterdir()
+    tasks = yaml.safe_load((role / "tasks" / "main.yml").read_text())
+    blocks = [t for t in tasks if "block" in t]
+    expected = [s for s in rp.steps if not s.skipped_reason]
+    assert [b["tags"][1] for b in blocks] == [s.kind for s in expected]
+    for block, step in zip(blocks, expected):
+        body = block["block"]
+        assert not any("ansible.builtin.shell" in t or "shell" in t for t in body)
+        if step.reboot:
+            assert body[0]["ansible.builtin.reboot"]["reboot_timeout"] > 0
+            continue
+        runs = [t for t in body if "ansible.builtin.command" in t and not t["name"].split(": ", 1)[1].startswith(
+            ("already done?", "done"))]
+        assert [tuple(t["ansible.builtin.command"]["argv"]) for t in runs] == [a.argv for a in step.actions]
+        for t, a in zip(runs, step.actions):
+            assert t.get("become", False) is a.root, t["name"]
+            if a.check:
+                guard = body[body.index(t) - 1]
+                assert tuple(guard["ansible.builtin.command"]["argv"]) == a.check
+                assert guard["check_mode"] is False and guard["changed_when"] is False
+                assert t["when"] == f"{guard['register']}.rc != 0"
+    kinds = [b["tags"][1] for b in blocks]
+    first_destructive = next(i for i, s in enumerate(expected) if any(a.destructive for a in s.actions))
+    assert kinds.index("backup") < first_destructive
+
+
+def test_export_refuses_a_directory_that_is_not_an_export(tmp_path: Path) -> None:
+    (tmp_path / "keep.txt").write_text("mine")
+    rp = resolve_plan("pip-only", facts("seed-7900xt"), state_dir="/var/lib/rocm-wizard", wizard_python="python3")
+    with pytest.raises(ExportError, match="not an earlier rocm-wizard export"):
+        export([PlanGroup(rp)], tmp_path)
+    assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]

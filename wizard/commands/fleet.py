@@ -1,0 +1,214 @@
+"""`rocm-wizard fleet detect|plan|run|verify -i INVENTORY`: many machines through Ansible (wizard.fleet).
+
+Needs Ansible (`pip install 'rocm-wizard[fleet]'`); without it: one line, exit 1. Every host's
+facts, exports, results and the report go to the fleet directory (`--fleet-dir`, default
+`<state>/fleet`). Exit codes: 0 every host answered (plan: the plan fits at least one host; run and
+verify: every host finished and passed), 1 some host failed or could not be read, 2 bad usage or
+an unreadable inventory, 5 the plan fits no host. `fleet facts` is the host side: this machine's
+facts as the controller reads them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from wizard import exit_codes
+
+
+def _percent(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole percentage: {text!r}") from None
+    if not 0 <= v <= 100:
+        raise argparse.ArgumentTypeError(f"between 0 and 100: {text!r}")
+    return v
+
+
+def _count(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"at least 1: {text!r}")
+    return v
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="fleet_command", metavar="ACTION", required=True, parser_class=type(p))
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("-i", "--inventory", required=True, metavar="INVENTORY", help="an Ansible inventory")
+        sp.add_argument("--limit", metavar="PATTERN", help="only these hosts (Ansible's --limit)")
+        sp.add_argument("--fleet-dir", metavar="DIR", help="where facts, exports, results and the report go "
+                                                            "(default: <state>/fleet)")
+        sp.add_argument("--json", action="store_true", help="print the table as JSON")
+
+    d = sub.add_parser("detect", help="every host's GPUs, driver, ROCm, torch and findings; which are alike")
+    common(d)
+    pl = sub.add_parser("plan", help="resolve a plan per host, group the hosts with the same actions, list refusals")
+    pl.add_argument("plan", metavar="NAME|FILE")
+    common(pl)
+    pl.add_argument("--export", nargs=2, metavar=("FORMAT", "DIR"), help="write the groups as an Ansible playbook")
+    r = sub.add_parser("run", help="run a plan on every host it fits through ansible-playbook")
+    r.add_argument("plan", metavar="NAME|FILE")
+    common(r)
+    r.add_argument("--serial", type=_count, metavar="N", help="hosts per batch (Ansible's serial)")
+    r.add_argument("--max-fail", type=_percent, metavar="PCT", help="stop the run when more than PCT %% of a batch fail")
+    r.add_argument("--replan", action="store_true", help="detect and resolve again instead of continuing the saved run")
+    v = sub.add_parser("verify", help="run only the verification suite on every host")
+    common(v)
+    sub.add_parser("facts", help=argparse.SUPPRESS)
+
+
+def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
+    from wizard.commands import CommandError
+    from wizard.fleet import FleetError
+
+    if args.fleet_command == "facts":
+        from wizard.fleet.facts_io import dumps
+
+        sys.stdout.write(dumps(ctx.facts) + "\n")
+        return exit_codes.OK
+    fleet_dir = _fleet_dir(args)
+    try:
+        if args.fleet_command == "detect":
+            return _detect(args, fleet_dir)
+        if args.fleet_command == "plan":
+            return _plan(args, fleet_dir)
+        if args.fleet_command == "run":
+            return _run(args, fleet_dir)
+        return _verify(args, fleet_dir)
+    except FleetError as exc:
+        lines = str(exc).splitlines()
+        code = exit_codes.REFUSED if "applies to no host" in lines[0] else (
+            exit_codes.USAGE if "inventory" in lines[0] else exit_codes.FAILURE)
+        raise CommandError("\n".join(lines), code) from None
+
+
+def _fleet_dir(args: argparse.Namespace) -> Path:
+    if args.fleet_dir:
+        return Path(args.fleet_dir).expanduser().absolute()
+    from wizard import paths
+
+    return paths.state_dir(getattr(args, "state_dir", None)) / "fleet"
+
+
+def _print_table(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left")
+    for c in columns:
+        t.add_column(c)
+    for row in cells:
+        t.add_row(*row)
+    Console(width=200).print(t)
+
+
+def _detect(args: argparse.Namespace, fleet_dir: Path) -> int:
+    from wizard.fleet.detect import detect
+    from wizard.fleet.summary import COLUMNS, rows, table_lines
+
+    hosts = detect(args.inventory, fleet_dir, limit=args.limit)
+    rs = rows(hosts)
+    if args.json:
+        json.dump({"fleet_dir": str(fleet_dir), "hosts": rs}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        _print_table(f"fleet: {len(hosts)} hosts ({fleet_dir})", COLUMNS, table_lines(rs))
+    return exit_codes.OK if all(h.facts is not None for h in hosts) else exit_codes.FAILURE
+
+
+def _plan(args: argparse.Namespace, fleet_dir: Path) -> int:
+    from wizard.commands import CommandError, usage_error
+    from wizard.fleet.detect import detect
+    from wizard.fleet.export import ExportError, export
+    from wizard.fleet.plan import PlanError, plan_fleet
+
+    if args.export and args.export[0] != "ansible":
+        raise usage_error(f"--export {args.export[0]}: unknown format (formats: ansible)")
+    hosts = detect(args.inventory, fleet_dir, limit=args.limit)
+    try:
+        fp = plan_fleet(args.plan, hosts)
+    except PlanError as exc:
+        raise CommandError(exc.message, exit_codes.USAGE) from None
+    doc: dict[str, Any] = {
+        "plan": fp.name,
+        "groups": [{"group": i, "hosts": list(g.hosts), "title": g.plan.title,
+                    "steps": [s.kind for s in g.plan.steps if not s.skipped_reason],
+                    "actions": sum(len(s.actions) for s in g.plan.steps)} for i, g in enumerate(fp.groups, 1)],
+        "refused": [{"host": h, "reasons": list(r)} for h, r in fp.refused],
+        "unknown": [{"host": h.host, "status": h.status, "reason": h.reason} for h in fp.unknown],
+    }
+    if args.export and fp.groups:
+        try:
+            doc["export"] = str(export(fp.groups, args.export[1]))
+        except ExportError as exc:
+            raise CommandError(f"error: {exc}", exit_codes.USAGE) from None
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        cells = [[f"group {g['group']}", ", ".join(g["hosts"]), f"{len(g['steps'])} steps, {g['actions']} commands: "
+                  + " > ".join(g["steps"])] for g in doc["groups"]]
+        cells += [["refused", r["host"], "; ".join(r["reasons"])] for r in doc["refused"]]
+        cells += [[u["status"], u["host"], u["reason"]] for u in doc["unknown"]]
+        _print_table(f"plan {fp.name} on {len(hosts)} hosts", ("group", "hosts", "plan"), cells)
+        if "export" in doc:
+            print(f"playbook: {doc['export']}")
+    if not fp.groups:
+        return exit_codes.REFUSED
+    return exit_codes.OK if not fp.unknown else exit_codes.FAILURE
+
+
+def _run(args: argparse.Namespace, fleet_dir: Path) -> int:
+    from wizard.fleet import report
+    from wizard.fleet.run import all_ok, fleet_run
+
+    rows = fleet_run(args.plan, args.inventory, fleet_dir, limit=args.limit, serial=args.serial,
+                     max_fail=args.max_fail, replan=args.replan)
+    j, h = report.write(fleet_dir, "run", rows)
+    _show(args, rows, j, h, ("host", "plan", "steps done", "reboot", "verify", "failed", "what to do"),
+          lambda r: [r["host"], r["plan"], f"{r['steps_done']}/{r['steps']}" if not r.get("refused") else "refused",
+                     r["reboot"], _verify_cell(r["verify"]), _failed_cell(r), r.get("next") or ""])
+    return exit_codes.OK if all_ok(rows) else exit_codes.FAILURE
+
+
+def _verify(args: argparse.Namespace, fleet_dir: Path) -> int:
+    from wizard.fleet import report
+    from wizard.fleet.run import all_ok, fleet_verify
+
+    rows = fleet_verify(args.inventory, fleet_dir, limit=args.limit)
+    j, h = report.write(fleet_dir, "verify", rows)
+    _show(args, rows, j, h, ("host", "python", "verify", "failed", "what to do"),
+          lambda r: [r["host"], r.get("python") or "", _verify_cell(r["verify"]), _failed_cell(r), r.get("next") or ""])
+    return exit_codes.OK if all_ok(rows) else exit_codes.FAILURE
+
+
+def _show(args: argparse.Namespace, rows: Sequence[dict[str, Any]], j: Path, h: Path, columns: Sequence[str],
+          cells: Any) -> None:
+    if args.json:
+        json.dump({"report": str(j), "html": str(h), "hosts": list(rows)}, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    _print_table(f"fleet {args.fleet_command}", columns, [cells(r) for r in rows])
+    print(f"report: {j} and {h}")
+
+
+def _verify_cell(v: dict[str, Any]) -> str:
+    if v["status"] == "fail":
+        return "fail: " + "; ".join(v.get("findings") or [])[:200]
+    return str(v["status"])
+
+
+def _failed_cell(r: dict[str, Any]) -> str:
+    if r.get("refused"):
+        return "; ".join(r["refused"])
+    f = r.get("failed")
+    return f"{f['status']} at {f['task']}: {f['message']}" if f else ""

@@ -1,0 +1,232 @@
+"""A resolved plan as an Ansible playbook and role a person can review and run with plain
+``ansible-playbook`` (``rocm-wizard --plan NAME --export ansible DIR``, ``fleet plan ... --export``).
+
+Nothing here imports Ansible: the export is text. What it writes, for plan NAME:
+
+* ``DIR/NAME.yml``: one play; each group of hosts that resolve to the same actions has its own role,
+  run on those hosts only (a single-machine export has one role for ``all``), ``gather_facts: false`` (the wizard's own detection planned it),
+  ``serial`` and ``max_fail_percentage`` from the extra vars ``rocm_wizard_serial`` /
+  ``rocm_wizard_max_fail`` (defaults: the values given at export, else every host at once and 100 %);
+* ``DIR/roles/<role>/tasks/main.yml``: the plan's steps in order, each a block tagged ``step-K`` and
+  with its kind, skipped when the host's progress file (the dry-run script's, beside the plan's
+  backup) says the step is done, and marked done at its end: a re-run continues where the host stopped
+  and a finished host changes nothing. Each action is an ``ansible.builtin.command`` with ``argv``
+  (never a shell string), ``become: true`` exactly where the action needs root, its environment, its
+  timeout and its accepted exit codes; an action with a done-check runs the check first (in check mode
+  too, never counted as a change) and runs only when the check fails. The reboot is
+  ``ansible.builtin.reboot`` with a timeout; the verify step's JSON comes back to
+  ``rocm_wizard_results`` (default ``DIR/results``) ``/HOST/verify.json`` on the controller.
+
+The planner already puts the backup before anything destructive; the export checks it again and
+refuses a plan whose destructive action comes first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from wizard.model import PREFLIGHT, Action, ResolvedPlan, StepPlan
+from wizard.script import _system_path, progress_path
+
+from wizard.fleet.yaml_text import Literal, document
+
+MARKER = ".rocm-wizard-export"  # DIR holds an export: a later export may overwrite it
+REBOOT_TIMEOUT = 1800
+RESULTS = "{{ rocm_wizard_results | default(playbook_dir + '/results') }}"
+VERIFY_KIND = "verify"
+# records a finished step in the host's progress file, as the dry-run script's mark_done does (the
+# same file and format: the script and the playbook continue each other's runs)
+MARK_DONE = ("sh", "-c", 'mkdir -p "$(dirname "$1")" && { grep -qx "$2" "$1" 2>/dev/null || echo "$2" >>"$1"; }', "sh")
+
+
+class ExportError(Exception):
+    """The export cannot be written (one line)."""
+
+
+@dataclass(frozen=True)
+class PlanGroup:
+    """Hosts that resolve to the same actions (none: every host of the inventory)."""
+
+    plan: ResolvedPlan
+    hosts: tuple[str, ...] = ()
+    machine: tuple[str, ...] = ()  # a summary of the machine it was resolved for (comments)
+
+
+def role_name(plan: ResolvedPlan, index: int | None = None) -> str:
+    base = "rocm_wizard_" + re.sub(r"[^a-z0-9]+", "_", plan.name.lower()).strip("_")
+    return base if index is None else f"{base}_{index}"
+
+
+def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | None = None,
+           max_fail: int | None = None) -> Path:
+    """Write the playbook and its roles into ``out_dir``; return the playbook's path."""
+    if not groups:
+        raise ExportError("nothing to export: no host has an applicable plan")
+    names = {g.plan.name for g in groups}
+    if len(names) != 1:
+        raise ExportError(f"one plan per export, not {', '.join(sorted(names))}")
+    out = Path(out_dir)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).is_file())):
+        raise ExportError(f"{out}: exists and is not an earlier rocm-wizard export; give a new or empty directory")
+    files: dict[Path, str] = {}
+    roles: list[dict[str, Any]] = []
+    for i, g in enumerate(groups, 1):
+        role = role_name(g.plan, i if len(groups) > 1 else None)
+        files[Path("roles", role, "tasks", "main.yml")] = document(role_tasks(g.plan, role), [
+            f"rocm-wizard plan {g.plan.name}: {g.plan.title}", *g.machine,
+            "target: " + ", ".join(f"{k} {v}" for k, v in g.plan.target)])
+        roles.append({"role": role, **({"when": f"inventory_hostname in {list(g.hosts)}"} if g.hosts else {})})
+    plays = [_play(groups, roles, serial, max_fail)]
+    plan = groups[0].plan
+    book = Path(f"{plan.name}.yml")
+    files[book] = document(plays, [
+        f"rocm-wizard plan {plan.name}: {plan.title}",
+        f"why: {plan.why}",
+        f"run: ansible-playbook -i INVENTORY {book} [--check] [--limit HOSTS] [--tags step-K]",
+        "      [-e rocm_wizard_serial=N] [-e rocm_wizard_max_fail=PCT] [-e rocm_wizard_results=DIR]",
+        "connect as the machine's user (the one who owns the venvs); root actions use become (sudo)",
+        "each host records finished steps in its progress file: a re-run continues where it stopped",
+    ])
+    out.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        p = out / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    (out / MARKER).write_text(f"plan {plan.name}\n", encoding="utf-8")
+    return out / book
+
+
+def _play(groups: Sequence[PlanGroup], roles: list[dict[str, Any]], serial: int | None,
+          max_fail: int | None) -> dict[str, Any]:
+    """One play for every host (serial and max_fail_percentage count the whole fleet, and a host that
+    fails stops only itself); each group's role runs on its own hosts."""
+    hosts = [h for g in groups for h in g.hosts]
+    plan = groups[0].plan
+    return {
+        "name": f"Plan {plan.name} (rocm-wizard)",
+        "hosts": ":".join(hosts) if hosts else "all",
+        "gather_facts": False,
+        "serial": "{{ rocm_wizard_serial | default(%d) }}" % (serial or 0),
+        "max_fail_percentage": "{{ rocm_wizard_max_fail | default(%d) }}" % (100 if max_fail is None else max_fail),
+        "roles": roles,
+    }
+
+
+def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
+    """The role's tasks; names start with a capital and registered variables with the role's name
+    (ansible-lint's name and var-naming rules)."""
+    progress = progress_path(plan)
+    root_progress = bool(plan.state_dir) and _system_path(plan.state_dir or "")
+    tasks: list[dict[str, Any]] = [{
+        "name": "Read this host's progress (the steps rocm-wizard finished)",
+        "ansible.builtin.command": {"argv": ["cat", progress]},
+        "register": f"{role}_progress",
+        "changed_when": False,
+        "failed_when": False,
+        "check_mode": False,
+        "tags": ["always"],
+    }]
+    n = len(plan.steps)
+    backed_up = False
+    for k, step in enumerate(plan.steps, 1):
+        if step.skipped_reason:
+            continue
+        title = f"Step {k}/{n} {step.kind}"
+        if step.kind == "backup":
+            backed_up = True
+        if not backed_up and any(a.destructive for a in step.actions):
+            raise ExportError(f"plan {plan.name}: step {k} ({step.kind}) is destructive and no backup step comes "
+                              "before it")
+        body = _step_body(plan, k, title, step, role)
+        verify = step.kind == VERIFY_KIND
+        if not verify:
+            body.append({
+                "name": f"{title}: done",
+                "ansible.builtin.command": {"argv": [*MARK_DONE, progress, str(k)]},
+                "changed_when": True,
+                **({"become": True} if root_progress else {}),
+            })
+        block: dict[str, Any] = {"name": f"{title}: {' '.join(step.title.split())}", "tags": [f"step-{k}", step.kind]}
+        if not verify:  # the verify step runs every time: it changes nothing and its result is the run's answer
+            block["when"] = f"'{k}' not in {role}_progress.stdout_lines"
+        block["block"] = body
+        tasks.append(block)
+    return tasks
+
+
+def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str) -> list[dict[str, Any]]:
+    if step.reboot:
+        return [{
+            "name": f"{title}: reboot",
+            "ansible.builtin.reboot": {
+                "msg": f"rocm-wizard plan {plan.name}: {step.actions[0].description if step.actions else 'reboot'}",
+                "reboot_timeout": REBOOT_TIMEOUT,
+                "test_command": "id",
+                "reboot_command": "{{ rocm_wizard_reboot_command | default(omit) }}",
+            },
+            "become": True,
+        }]
+    out: list[dict[str, Any]] = []
+    for j, a in enumerate(step.actions, 1):
+        reg = f"{role}_s{k}_a{j}"
+        label = a.name or a.description or a.argv[0]
+        if a.check:
+            out.append({
+                "name": f"{title}: already done? {label}",
+                "ansible.builtin.command": {"argv": _literal(a.check)},
+                **_env(a),
+                **({"become": True} if a.root else {}),
+                "register": f"{reg}_done",
+                "changed_when": False,
+                "failed_when": False,
+                "check_mode": False,
+            })
+        task: dict[str, Any] = {"name": f"{title}: {label}", "ansible.builtin.command": {"argv": _literal(a.argv)}}
+        task.update(_env(a))
+        if a.root:
+            task["become"] = True
+        if a.timeout:
+            task["timeout"] = int(a.timeout)
+        if a.redact:
+            task["no_log"] = True
+        task["register"] = reg
+        if a.check:
+            task["when"] = f"{reg}_done.rc != 0"
+        if tuple(a.ok_codes) != (0,):
+            task["failed_when"] = f"{reg}.rc not in {list(a.ok_codes)}"
+        task["changed_when"] = step.kind not in (PREFLIGHT, VERIFY_KIND)
+        if step.kind == VERIFY_KIND:  # its JSON comes back first, pass or fail; then a failure fails the host
+            task["failed_when"] = False
+        out.append(task)
+        if step.kind == VERIFY_KIND:
+            out += [{
+                "name": f"{title}: the controller's results directory for this host",
+                "ansible.builtin.file": {"path": RESULTS + "/{{ inventory_hostname }}", "state": "directory",
+                                         "mode": "0755"},
+                "delegate_to": "localhost",
+                "check_mode": False,
+            }, {
+                "name": f"{title}: bring the suite's JSON back to the controller",
+                "ansible.builtin.copy": {"content": "{{ %s.stdout }}" % reg,
+                                         "dest": RESULTS + "/{{ inventory_hostname }}/verify.json", "mode": "0644"},
+                "delegate_to": "localhost",
+                "when": f"{reg}.stdout is defined",
+            }, {
+                "name": f"{title}: the suite passed",
+                "ansible.builtin.assert": {"that": [f"{reg}.rc is not defined or {reg}.rc == 0"],
+                                           "fail_msg": f"verify failed (exit {{{{ {reg}.rc }}}}): see "
+                                                       "results/{{ inventory_hostname }}/verify.json",
+                                           "quiet": True},
+            }]
+    return out
+
+
+def _literal(argv: Sequence[str]) -> list[Literal]:
+    return [Literal(x) for x in argv]
+
+
+def _env(a: Action) -> dict[str, Any]:
+    return {"environment": {k: Literal(v) for k, v in a.env}} if a.env else {}

@@ -1,0 +1,78 @@
+"""Ansible stdout callback for rocm-wizard fleets: one line per host and task as it happens
+(``HOST  STATUS  TASK: message``), and every result as a JSON line in the file named by
+ROCM_WIZARD_FLEET_EVENTS, which wizard.fleet reads back for its tables and report."""
+
+from __future__ import annotations
+
+DOCUMENTATION = """
+    name: rocm_wizard_events
+    type: stdout
+    short_description: per-host progress lines and a JSON-lines record for rocm-wizard fleet
+    description:
+        - Prints one line per host and task; writes each result to $ROCM_WIZARD_FLEET_EVENTS.
+    author: rocm-wizard
+"""
+
+import json
+import os
+import sys
+import time
+
+from ansible.plugins.callback import CallbackBase
+
+
+def _text(result):
+    r = result._result
+    for key in ("stderr", "msg", "stdout"):  # a failed command's own words before Ansible's "non-zero return code"
+        v = r.get(key)
+        if isinstance(v, str) and v.strip():
+            return v.strip()
+    return ""
+
+
+class CallbackModule(CallbackBase):
+    CALLBACK_VERSION = 2.0
+    CALLBACK_TYPE = "stdout"
+    CALLBACK_NAME = "rocm_wizard_events"
+
+    def __init__(self):
+        super().__init__()
+        path = os.environ.get("ROCM_WIZARD_FLEET_EVENTS")
+        self._out = open(path, "a", encoding="utf-8") if path else None
+
+    def _record(self, host, status, task, message="", rc=None):
+        if self._out is not None:
+            self._out.write(json.dumps({"t": round(time.time(), 3), "host": host, "status": status, "task": task,
+                                        "message": message[-2000:], "rc": rc}) + "\n")
+            self._out.flush()
+        if status in ("skipped", "recap"):
+            return
+        first = message.splitlines()[-1] if message and status in ("failed", "unreachable") else ""
+        sys.stdout.write(f"{host:<20} {status:<11} {task}" + (f": {first[:200]}" if first else "") + "\n")
+        sys.stdout.flush()
+
+    def _result(self, result, status):
+        rc = result._result.get("rc")
+        if status == "skipped":  # which condition skipped it: a finished step, or another group's role
+            message = str(result._result.get("false_condition") or "")
+        else:
+            message = _text(result) if status in ("failed", "unreachable") else ""
+        self._record(result._host.get_name(), status, result._task.get_name(), message,
+                     rc if isinstance(rc, int) else None)
+
+    def v2_runner_on_ok(self, result):
+        self._result(result, "changed" if result._result.get("changed") else "ok")
+
+    def v2_runner_on_failed(self, result, ignore_errors=False):
+        self._result(result, "ignored" if ignore_errors else "failed")
+
+    def v2_runner_on_unreachable(self, result):
+        self._result(result, "unreachable")
+
+    def v2_runner_on_skipped(self, result):
+        self._result(result, "skipped")
+
+    def v2_playbook_on_stats(self, stats):
+        for host in sorted(stats.processed):
+            s = stats.summarize(host)
+            self._record(host, "recap", "recap", json.dumps(s))

@@ -1,0 +1,206 @@
+"""``fleet run`` and ``fleet verify``: the exported playbook (or the verify suite alone) run by
+``ansible-playbook`` on every host, then one row per host: plan, steps done, reboot, verify result
+and what to do about a failed host.
+
+A run lives in ``FLEET/runs/PLAN/``: the export (``export/``), ``run.json`` (which hosts resolved to
+which group, which were refused) and ``results/HOST/verify.json``. Running the same plan again reuses
+that export, as ``rocm-wizard resume`` reuses a run's plan.json: each host continues from its own
+progress file (a finished host changes nothing; a host that failed at step K starts at step K).
+``--replan`` detects and resolves again (for a new host, or a changed inventory).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+from wizard.fleet import FleetError
+from wizard.fleet.ansible_run import PlaybookResult, run_playbook, write_playbook
+from wizard.fleet.detect import HostFacts, detect
+from wizard.fleet.export import MARKER, export
+from wizard.fleet.plan import plan_fleet
+
+DONE = re.compile(r"^step (\d+)/(\d+) (\S+): done$", re.I)
+REBOOT = re.compile(r"^step (\d+)/\d+ reboot: reboot$", re.I)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    plan: str
+    playbook: Path
+    groups: tuple[tuple[tuple[str, ...], tuple[int, ...], int | None], ...]  # hosts, step numbers, reboot step
+    refused: tuple[tuple[str, tuple[str, ...]], ...]
+    unknown: tuple[tuple[str, str, str], ...]  # host, status, reason
+
+
+def run_dir(fleet_dir: Path, spec: str) -> Path:
+    return fleet_dir / "runs" / re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(spec).stem if spec.endswith(".toml") else spec)
+
+
+def prepare(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None, serial: int | None,
+            max_fail: int | None, replan: bool) -> RunRecord:
+    """The run's export: the saved one, or detect + plan + export now."""
+    d = run_dir(fleet_dir, spec)
+    saved = d / "run.json"
+    if saved.is_file() and (d / "export" / MARKER).is_file() and not replan:
+        return _load(saved)
+    hosts = detect(inventory, fleet_dir, limit=limit)
+    fp = plan_fleet(spec, hosts)
+    unknown = tuple((h.host, h.status, h.reason) for h in fp.unknown)
+    if not fp.groups:
+        lines = [f"{h}: refused: {'; '.join(r)}" for h, r in fp.refused] + [f"{h}: {s}: {r}" for h, s, r in unknown]
+        raise FleetError(f"plan {spec} applies to no host\n" + "\n".join(lines))
+    book = export(fp.groups, d / "export", serial=serial, max_fail=max_fail)
+    groups = tuple((g.hosts, tuple(k for k, s in enumerate(g.plan.steps, 1) if not s.skipped_reason and s.kind != "verify"),
+                    next((k for k, s in enumerate(g.plan.steps, 1) if s.reboot and not s.skipped_reason), None))
+                   for g in fp.groups)
+    rec = RunRecord(fp.name, book, groups, fp.refused, unknown)
+    saved.write_text(json.dumps({"plan": rec.plan, "playbook": str(book), "groups": [list(map(list, (g[0], g[1]))) + [g[2]]
+                                                                                      for g in groups],
+                                 "refused": [[h, list(r)] for h, r in rec.refused],
+                                 "unknown": [list(u) for u in unknown]}, indent=1))
+    return rec
+
+
+def _load(path: Path) -> RunRecord:
+    d = json.loads(path.read_text())
+    return RunRecord(d["plan"], Path(d["playbook"]), tuple((tuple(g[0]), tuple(g[1]), g[2]) for g in d["groups"]),
+                     tuple((h, tuple(r)) for h, r in d["refused"]), tuple((u[0], u[1], u[2]) for u in d["unknown"]))
+
+
+def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None = None, serial: int | None = None,
+              max_fail: int | None = None, replan: bool = False) -> list[dict[str, Any]]:
+    rec = prepare(spec, inventory, fleet_dir, limit=limit, serial=serial, max_fail=max_fail, replan=replan)
+    results = run_dir(fleet_dir, spec) / "results"
+    extra: dict[str, Any] = {"rocm_wizard_results": str(results)}
+    if serial is not None:
+        extra["rocm_wizard_serial"] = serial
+    if max_fail is not None:
+        extra["rocm_wizard_max_fail"] = max_fail
+    res = run_playbook(rec.playbook, inventory, fleet_dir, limit=limit, extra_vars=extra)
+    return run_rows(rec, res, results, inventory, limit)
+
+
+def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
+             limit: str | None) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    again = f"rocm-wizard fleet run {rec.plan} -i {inventory}"
+    for hosts, steps, reboot_step in rec.groups:
+        for host in hosts:
+            ev = res.of(host)
+            if limit is not None and not ev:
+                continue
+            done = {int(m.group(1)) for e in ev if e.status in ("ok", "changed") or (
+                    e.status == "skipped" and "_progress.stdout_lines" in e.message)  # done in an earlier run
+                    for m in [DONE.match(e.task)] if m}
+            failed = next((e for e in ev if e.status in ("failed", "unreachable")), None)
+            reboot = "not needed" if reboot_step is None else next(
+                ("rebooted" if e.status == "changed" else "earlier" for e in ev if REBOOT.match(e.task)
+                 and (e.status in ("changed", "ok") or "_progress.stdout_lines" in e.message)), "not reached")
+            verify = verify_result(results / host / "verify.json")
+            row: dict[str, Any] = {"host": host, "plan": rec.plan, "steps_done": len(done & set(steps)),
+                                   "steps": len(steps), "reboot": reboot, "verify": verify, "failed": None,
+                                   "next": None}
+            if failed is not None:
+                step = re.match(r"^step (\d+)/\d+ (\S+)", failed.task, re.I)
+                row["failed"] = {"task": failed.task, "status": failed.status,
+                                 "message": _last_line(failed.message)}
+                where = f" (continues at step {step.group(1)}, {step.group(2)})" if step else ""
+                row["next"] = (f"reach the host, then: {again} --limit {host}" if failed.status == "unreachable" else
+                               f"fix the cause above, then: {again} --limit {host}{where}")
+            elif verify["status"] == "fail":
+                row["next"] = f"see the verify findings: {results / host / 'verify.json'}"
+            rows.append(row)
+    for host, reasons in rec.refused:
+        rows.append({"host": host, "plan": rec.plan, "refused": list(reasons), "steps_done": 0, "steps": 0,
+                     "reboot": "-", "verify": {"status": "-"}, "failed": None,
+                     "next": "the plan does not fit this machine: `rocm-wizard plans` on it lists the ones that do"})
+    for host, status, reason in rec.unknown:
+        rows.append({"host": host, "plan": rec.plan, "state": status, "steps_done": 0, "steps": 0, "reboot": "-",
+                     "verify": {"status": "-"}, "failed": {"task": "detect", "status": status, "message": reason},
+                     "next": f"make the host answer, then: {again} --replan"})
+    return rows
+
+
+def verify_result(path: Path) -> dict[str, Any]:
+    """pass / fail (with the failed checks and the finding each names) / none, from the suite's JSON."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except OSError:
+        return {"status": "none"}
+    except ValueError:
+        return {"status": "fail", "findings": [f"{path.name} is not the suite's JSON"]}
+    checks = doc.get("checks") if isinstance(doc, dict) else None
+    if not isinstance(checks, list):
+        return {"status": "fail", "findings": [f"{path.name} holds no checks"]}
+    bad = [c for c in checks if isinstance(c, dict) and c.get("status") in ("fail", "timeout", "error")]
+    findings = [f"{c.get('name')}: {c.get('status')}: {c.get('error') or ''}".rstrip(": ") for c in bad]
+    return {"status": "fail" if bad else "pass", "checks": len(checks), "findings": findings}
+
+
+def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None) -> list[dict[str, Any]]:
+    """The verification suite alone on every host, with the first Python env that has torch."""
+    hosts = detect(inventory, fleet_dir, limit=limit)
+    args = {h.host: _verify_args(h) for h in hosts if h.facts is not None}
+    results = fleet_dir / "verify"
+    book = write_playbook(fleet_dir / "playbooks" / "verify.yml", [{
+        "name": "rocm-wizard fleet verify",
+        "hosts": "all",
+        "gather_facts": False,
+        "vars": {"rocm_wizard_verify_args": args},
+        "tasks": [{
+            "name": "verify: the suite",
+            "ansible.builtin.command": {"argv": "{{ rocm_wizard_command | default(['python3', '-m', 'wizard']) + "
+                                                "['verify', '--json'] + rocm_wizard_verify_args[inventory_hostname] }}"},
+            "register": "rocm_wizard_verify",
+            "changed_when": False,
+            "failed_when": False,
+            "check_mode": False,
+        }, {
+            "name": "verify: the controller's directory for this host",
+            "ansible.builtin.file": {"path": f"{results}/{{{{ inventory_hostname }}}}", "state": "directory",
+                                     "mode": "0755"},
+            "delegate_to": "localhost",
+        }, {
+            "name": "verify: bring the JSON back",
+            "ansible.builtin.copy": {"content": "{{ rocm_wizard_verify.stdout }}",
+                                     "dest": f"{results}/{{{{ inventory_hostname }}}}/verify.json", "mode": "0644"},
+            "delegate_to": "localhost",
+        }],
+    }], ["rocm-wizard fleet verify: written by the wizard"])
+    for h in hosts:
+        (results / h.host / "verify.json").unlink(missing_ok=True)
+    answered = [h.host for h in hosts if h.facts is not None]
+    res = run_playbook(book, inventory, fleet_dir, limit=":".join(answered) if answered else limit)
+    rows: list[dict[str, Any]] = []
+    for h in hosts:
+        if h.facts is None:
+            rows.append({"host": h.host, "verify": {"status": "-"}, "failed": {"task": "detect", "status": h.status,
+                                                                              "message": h.reason}, "next": None})
+            continue
+        failed = next((e for e in res.of(h.host) if e.status in ("failed", "unreachable")), None)
+        v = verify_result(results / h.host / "verify.json")
+        rows.append({"host": h.host, "python": (args[h.host] or ["(default)", "python3"])[-1], "verify": v,
+                     "failed": None if failed is None else {"task": failed.task, "status": failed.status,
+                                                            "message": _last_line(failed.message)},
+                     "next": None if v["status"] == "pass" else "rocm-wizard diagnose on the host, with the findings"})
+    return rows
+
+
+def _verify_args(h: HostFacts) -> list[str]:
+    assert h.facts is not None
+    env = next((e for e in h.facts.python_envs if e.torch and e.python), None)
+    return ["--python", env.python] if env is not None and env.python else []
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1][:300] if lines else ""
+
+
+def all_ok(rows: Sequence[dict[str, Any]]) -> bool:
+    """Every host the plan fits finished and passed (a refused host is reported, not a failure)."""
+    return all(r.get("failed") is None and r["verify"]["status"] in ("pass", "-") for r in rows)
