@@ -63,7 +63,7 @@ def test_export_golden(machine: str, plan: str, tmp_path: Path) -> None:
 def test_both_machines_export_some_plans_and_refuse_others() -> None:
     kinds = {(m, p.suffix) for m in MACHINES for p in (GOLDEN / m).iterdir()}
     assert {(m, ".yml") for m in MACHINES} <= kinds
-    assert ("seed-7900xt", ".refused") in kinds
+    assert any(suffix == ".refused" for _m, suffix in kinds)  # a refusal is written as such, not exported
 
 
 def test_every_export_passes_ansible_syntax_check(tmp_path: Path) -> None:
