@@ -61,7 +61,7 @@ class VerifyScreen(_LiveRun):
 
     def tick(self) -> None:
         """The check in progress and how long it has run: a hanging conv is seen hanging."""
-        if not self.is_mounted or self.wizard.screen is not self:
+        if not self.is_mounted:
             return
         run = self.session.run
         step = (run.steps[run.verify_step] if run.verify_step is not None and run.verify_step < len(run.steps)
