@@ -61,8 +61,6 @@ class VerifyScreen(_LiveRun):
 
     def tick(self) -> None:
         """The check in progress and how long it has run: a hanging conv is seen hanging."""
-        if not self.is_mounted:
-            return
         run = self.session.run
         step = (run.steps[run.verify_step] if run.verify_step is not None and run.verify_step < len(run.steps)
                 else None)
