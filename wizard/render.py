@@ -58,14 +58,16 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[Renderab
                          f"  kernel {o.kernel or '?'}  {o.arch or ''}")
     yield head
     gpus = Table(title="GPUs", title_justify="left", expand=False)
+    whole = ("gfx", "PCI id")  # never cut: what a user compares with the wheel and with lspci
+    least = {"gfx": 7, "runtime says": 7, "PCI id": 9}
     for col in ("#", "name", "gfx", "runtime says", "PCI id", "BDF", "kind", "VRAM", "family"):
-        gpus.add_column(col)
+        gpus.add_column(col, no_wrap=col in whole, min_width=least.get(col))
     if evidence:
         gpus.add_column("evidence")
     for i, g in enumerate(facts.gpus):
         reported = g.gfx_reported or "?"
         if g.gfx and g.gfx_reported and g.gfx != g.gfx_reported:
-            reported = f"{g.gfx_reported} (override!)"
+            reported = f"{g.gfx_reported} (override!)"  # the note wraps below the target, never the target
         row = [str(g.hip_index if g.hip_index is not None else "-"), g.name or "?", g.gfx or "?", reported,
                g.pci_id or "?", g.bdf or "?", _yn(g.integrated, "iGPU", "dGPU"), _gib(g.vram_bytes), g.family or "?"]
         if evidence:

@@ -300,3 +300,10 @@ def test_rehearsal_choice_sizes(size: tuple[int, int], snap_compare: Any) -> Non
     app = _no_gpu()
     app.services.rehearsal_root = Path("/nonexistent/rocm-wizard/rehearsal")
     assert snap_compare(app, terminal_size=size, press=["r"])
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+@pytest.mark.parametrize("example", ["seed-7900xt", "seed-5600xt"])
+def test_detect_sizes(example: str, size: tuple[int, int], snap_compare: Any) -> None:
+    """Detect at the sizes people use: gfx targets and PCI ids whole, the machine named in the header."""
+    assert snap_compare(app_at(Stage.DETECT, example=example), terminal_size=size)

@@ -63,7 +63,8 @@ class VerifyScreen(_LiveRun):
     def tick(self) -> None:
         """The check in progress and how long it has run: a hanging conv is seen hanging."""
         run = self.session.run
-        step = run.steps[run.verify_step] if run.verify_step is not None and run.steps else None
+        step = (run.steps[run.verify_step] if run.verify_step is not None and run.verify_step < len(run.steps)
+                else None)
         if step is None or step.state != "running":
             self.query_one("#verify-clock", Static).update("")
             return
