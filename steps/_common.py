@@ -108,6 +108,9 @@ class StepContext:
 # checks before "dpkg was interrupted, you must manually run 'dpkg --configure -a'") and nothing
 # half-installed or half-configured (``dpkg --audit`` prints nothing)
 DPKG_CLEAN = 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && test -z "$(dpkg --audit 2>/dev/null)"'
+# exit 0 when apt sees no unmet dependency and dpkg no half-installed package (``dpkg --configure -a`` does not
+# reinstall one that a kill mid-unpack left ``reinstreq half-installed``; ``apt-get -f install`` does)
+APT_CLEAN = 'apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"'
 # sh -c HOLD_CHECK sh PKG...: fail, naming the unhold the user must decide on, when one of PKG is held
 HOLD_CHECK = ('held=$(apt-mark showhold "$@" 2>/dev/null | tr "\\n" " " | sed "s/ *$//"); '
               'if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin\'s '
@@ -131,8 +134,9 @@ def package_guards(pm: str | None, lock_wait: int, packages: Sequence[str] = ())
         out += [
             Action(("dpkg", "--configure", "-a"), "repair an interrupted dpkg (dpkg --configure -a)", root=True,
                    check=("sh", "-c", DPKG_CLEAN), changes=("dpkg",), repeat=True, timeout=3600),
-            Action(("apt-get", "-f", "install", "-y"), "repair broken dependencies (apt-get -f install)", root=True,
-                   check=("apt-get", "check"), changes=("dpkg",), repeat=True, timeout=3600),
+            Action(("apt-get", "-f", "install", "-y"), "repair broken dependencies and reinstall half-installed "
+                   "packages (apt-get -f install)", root=True, check=("sh", "-c", APT_CLEAN), changes=("dpkg",),
+                   repeat=True, timeout=3600),
         ]
         if packages:
             out.append(Action(("sh", "-c", HOLD_CHECK, "sh", *packages), "no package the step changes is held",

@@ -390,8 +390,9 @@ while True:
   if ! sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && test -z "$(dpkg --audit 2>/dev/null)"' >/dev/null 2>&1; then
     sudo -- dpkg --configure -a
   fi
-  # repair broken dependencies (apt-get -f install)
-  if ! apt-get check >/dev/null 2>&1; then
+  # repair broken dependencies and reinstall half-installed packages (apt-get -f install)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"' >/dev/null 2>&1; then
     sudo -- apt-get -f install -y
   fi
   # no package the step changes is held
@@ -483,8 +484,9 @@ while True:
   if ! sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && test -z "$(dpkg --audit 2>/dev/null)"' >/dev/null 2>&1; then
     sudo -- dpkg --configure -a
   fi
-  # repair broken dependencies (apt-get -f install)
-  if ! apt-get check >/dev/null 2>&1; then
+  # repair broken dependencies and reinstall half-installed packages (apt-get -f install)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"' >/dev/null 2>&1; then
     sudo -- apt-get -f install -y
   fi
   # no package the step changes is held
