@@ -163,3 +163,33 @@ def test_cli_origin_twice() -> None:
     assert len(cfg("repo.radeon.com=http://a", "repo.radeon.com=http://a").mirrors) == 1
     with pytest.raises(MirrorConfigError, match="given twice"):
         cfg("repo.radeon.com=http://a", "repo.radeon.com=http://b")
+
+
+def test_detect_reports_the_mirrors_in_force(tmp_path: Path) -> None:
+    """Issue 11: `detect` says which mirrors are in force, from the command line and the config file."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    cfg = tmp_path / "xdg" / "rocm-wizard"
+    cfg.mkdir(parents=True)
+    (cfg / "mirrors.toml").write_text('[mirrors."download.pytorch.org"]\nurl = "https://nexus.example/pytorch"\n')
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "xdg"), "ROCM_WIZARD_STATE_DIR": str(tmp_path / "state")}
+    fpr = "A" * 40
+    base = [sys.executable, "-m", "wizard", "--from", "seed-7900xt", "--mirror",
+            "repo.radeon.com=https://mirror.example/radeon", "--mirror-key", f"repo.radeon.com={fpr}", "detect"]
+    out = subprocess.run([*base, "--json"], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    got = {m["origin"]: m for m in json.loads(out.stdout)["mirrors"]}
+    assert got["repo.radeon.com"]["url"] == "https://mirror.example/radeon"
+    assert got["repo.radeon.com"]["key_fingerprint"] == fpr and got["repo.radeon.com"]["source"] == "--mirror, --mirror-key"
+    assert got["download.pytorch.org"]["url"] == "https://nexus.example/pytorch"
+    assert str(cfg / "mirrors.toml") in got["download.pytorch.org"]["source"]
+    table = subprocess.run(base, env=env, capture_output=True, text=True, timeout=120)
+    assert table.returncode == 0 and "Mirrors in force" in table.stdout
+    assert "https://mirror.example/radeon" in table.stdout and fpr in table.stdout
+    plain = subprocess.run([sys.executable, "-m", "wizard", "--from", "seed-7900xt", "detect", "--json"],
+                           env={**env, "XDG_CONFIG_HOME": str(tmp_path / "none")}, capture_output=True, text=True,
+                           timeout=120)
+    assert json.loads(plain.stdout)["mirrors"] == []

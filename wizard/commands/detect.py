@@ -12,6 +12,7 @@ from wizard import exit_codes
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from wizard.mirror.config import Mirror
     from wizard.model import Facts
 
 
@@ -27,10 +28,15 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
     from wizard.commands._paste import facts_for
 
     facts = facts_for(args, ctx)
+    mirrors = ctx.mirrors.origins_in_force()
     if args.json:
         from wizard.facts_json import facts_to_json
 
-        json.dump(facts_to_json(facts), sys.stdout, indent=2)
+        doc = facts_to_json(facts)
+        # the site's mirrors in force (mirrors.toml, --mirror): every URL of the origin goes to the mirror
+        doc["mirrors"] = [{"origin": m.origin, "url": m.url, "source": m.source, "key_fingerprint": m.key_fingerprint}
+                          for m in mirrors]
+        json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return exit_codes.OK
 
@@ -42,7 +48,23 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
         console.print(item)
     if facts.texts and (args.paste or args.evidence):
         console.print(_texts_table(facts))
+    if mirrors:
+        console.print(_mirrors_table(mirrors))
     return exit_codes.OK
+
+
+def _mirrors_table(mirrors: tuple[Mirror, ...]) -> Table:
+    """The site's mirrors in force: where each origin's URLs go, and who said so."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title="Mirrors in force (every URL of the origin goes to the mirror)", title_justify="left")
+    for col in ("origin", "mirror", "signing key", "from"):
+        table.add_column(col)
+    for m in mirrors:
+        key = m.key_fingerprint or ("the origin's own (pinned)" if not m.is_registry else "-")
+        table.add_row(*(Text(c) for c in (m.origin, m.url, key, m.source)))
+    return table
 
 
 def _texts_table(facts: Facts) -> Table:
