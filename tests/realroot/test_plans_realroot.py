@@ -55,6 +55,11 @@ class Expect:
     rocm_core: str | None  # its rocm-core package version in AMD's scheme
     sources: dict[str, str] | None  # apt list file -> its line, with the mirror's URL (None: unchanged)
     gone: str | None  # the release the profile started with, when the plan replaces it
+    stream: str = "legacy"  # of the system ROCm after the run
+    install_path: str | None = None  # where it is installed (None: /opt/rocm-<rocm>)
+    installs: tuple[str, ...] = ()  # every ROCm detect must find (empty: the install_path only)
+    packages: tuple[tuple[str, str], ...] = ()  # other dpkg packages the run installs -> their version
+    gfx: str = "gfx1100"  # the profile's GPU target (TheRock's device package)
 
 
 def _vkey(v: str) -> tuple[int, ...]:
@@ -64,6 +69,10 @@ def _vkey(v: str) -> tuple[int, ...]:
 def expect(kb: KnowledgeBase, profile: str, plan: str, mirror: str) -> Expect:
     prof, t = PROFILES[profile], load_plan(plan).target
     venv = prof.venv or f"/home/user/{NEW_VENV_NAME}"
+    if t.stream == "core-sdk":
+        from tests.realroot.expect_core_sdk import expect_core_sdk
+
+        return expect_core_sdk(kb, prof, venv, mirror)
     if t.index == "therock":
         tr = kb.therock()
         assert tr is not None
@@ -165,16 +174,20 @@ def test_plan_runs_end_to_end_in_a_real_root(profile: str, plan: str, cli_root: 
     rocm = facts["rocm"]
     assert isinstance(rocm, dict)
     if want.rocm is not None:
-        assert (rocm["version"], rocm["stream"]) == (want.rocm, "legacy")
-        assert [i["path"] for i in rocm["installs"]] == [f"/opt/rocm-{want.rocm}"]
+        assert (rocm["version"], rocm["stream"]) == (want.rocm, want.stream)
+        assert [i["path"] for i in rocm["installs"]] == list(want.installs or (f"/opt/rocm-{want.rocm}",))
     envs = {e["path"]: e for e in facts["python_envs"]}  # type: ignore[attr-defined]
     assert envs[want.venv]["torch"] == want.torch and envs[want.venv]["build"] == "rocm"
     if "rocm" in want.companions:
         assert envs[want.venv]["rocm_sdk"] == want.companions["rocm"]
-        assert "gfx1100" in envs[want.venv]["rocm_sdk_targets"]
+        assert want.gfx in envs[want.venv]["rocm_sdk_targets"]
     # 2. dpkg-query
     now = installed(root)
-    if want.rocm is not None:
+    if want.stream == "core-sdk":
+        assert {k: now.get(k) for k, _ in want.packages} == dict(want.packages)
+        assert (d / str(want.install_path).lstrip("/") / ".info/version").read_text().strip() == want.rocm
+        assert not [p for p in now if p in ("rocm-core", "rocm") or p.startswith("rocm-hip")]  # no legacy left
+    elif want.rocm is not None:
         assert now["rocm-core"] == want.rocm_core and now["rocm"] == want.rocm_core
         assert (d / f"opt/rocm-{want.rocm}/.info/version").read_text().strip() == want.rocm
         if want.gone:

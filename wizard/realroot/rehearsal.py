@@ -71,10 +71,21 @@ def _build(d: Path, profile: str) -> Iterator[RealRoot]:
         # AMD's jammy packages are what Debian 12 installs (the starting stack); the profile's own codename
         # is what the wizard plans for, since the root claims the profile's os-release
         build_mirror(d / MIRROR, server.base_url,
-                     codenames=tuple(dict.fromkeys(c for c in (AMD_CODENAME, prof.codename) if c)))
+                     codenames=tuple(dict.fromkeys(c for c in (AMD_CODENAME, prof.codename) if c)),
+                     core_distros=tuple(dict.fromkeys(k for k in ("debian12", core_sdk_distro(prof.os_release)) if k)))
         _profile_os_release(d, dict(prof.os_release))
         install_starting_stack(root, prof, load_kb())
         yield root
+
+
+def core_sdk_distro(os_release: tuple[tuple[str, str], ...]) -> str | None:
+    """The key of a Core SDK release's ``routes.apt.repos`` the profile's machine plans for ("ubuntu2404"):
+    the core-sdk plan's own rule, so the mirror carries the repository its source line names."""
+    from wizard.model import Facts, OsInfo
+    from wizard.steps.core_sdk_install import repo_key
+
+    f = dict(os_release)
+    return repo_key(Facts(os=OsInfo(id=f.get("ID"), version=f.get("VERSION_ID"))))
 
 
 def _profile_os_release(d: Path, fields: dict[str, str]) -> None:
