@@ -54,3 +54,21 @@ def expect_core_sdk(kb: KnowledgeBase, prof: Profile, venv: str, mirror: str) ->
     gone = prof.rocm if prof.rocm else None
     return Expect(venv, v.torch, comp, rel.version, None, {SOURCE_FILE[apt.format]: line}, gone, stream="core-sdk",
                   install_path=rel.install_path, installs=(rel.install_path, venv), packages=pkgs, gfx=gfx)
+
+
+def expect_driver(kb: KnowledgeBase, prof: Profile, mirror: str) -> Expect:
+    """The driver plan on a machine without /dev/kfd: the newest Core SDK release's amdgpu-install (31.x) for
+    the profile's codename at the version its file name carries, the amdgpu-dkms it installs at the mirror's
+    version, AMD's driver repository list naming the mirror, and after the reboot the DKMS driver loaded."""
+    from tests.realroot.test_plans_realroot import SOURCE_OPTS, Expect
+    from wizard.mirror.driver_catalogue import driver_releases
+
+    assert prof.codename is not None
+    rels = [r for r in kb.releases("core-sdk") if r.driver_version and prof.codename in r.amdgpu_install]
+    rel = max(rels, key=lambda r: _vkey(r.version))
+    url = rel.amdgpu_install[prof.codename]
+    directory = url.split("/amdgpu-install/", 1)[1].split("/", 1)[0]
+    served = next(d for d in driver_releases(kb, (prof.codename,)) if d.sdk == rel.version)
+    pkgs = (("amdgpu-install", url.rsplit("/", 1)[1].split("_")[1]), ("amdgpu-dkms", served.dkms_version))
+    line = f"deb {SOURCE_OPTS} {mirror.rstrip('/')}/repo.radeon.com/amdgpu/{directory}/ubuntu {prof.codename} main\n"
+    return Expect("", "", {}, None, None, {"amdgpu.list": line}, None, stream="driver", packages=pkgs, driver="dkms")

@@ -28,6 +28,7 @@ from wizard.mirror import catalogue as cat
 from wizard.mirror.apt_repo import AptRepo, add_to_pool, write_indexes
 from wizard.mirror.config import KNOWN_ORIGINS, REGISTRY_ORIGINS, Mirror, MirrorConfig
 from wizard.mirror.debs import DebSpec, build_deb
+from wizard.mirror.driver_catalogue import amdgpu_install_package, driver_packages, driver_releases
 from wizard.mirror.keys import SigningKey, signing_key
 from wizard.mirror.simple_index import IndexedFile, write_index
 from wizard.mirror.wheels import build_wheel
@@ -173,6 +174,11 @@ def build_mirror(root: Path, base_url: str, *, kb: KnowledgeBase | None = None,
             dr = repo(rel.amdgpu_repo(), rel.codename, f"AMDGPU {rel.version} rehearsal repository")
             jobs_list += [(rr, root / ".build", s, "gzip") for s in cat.legacy_rocm_packages(rel)]
             jobs_list += [(dr, root / ".build", s, "gzip") for s in cat.legacy_driver_packages(rel)]
+        for drel in driver_releases(kb, tuple(codenames)):  # the Core SDK era's amdgpu-install 31.x
+            inst = root / cat.index_path(drel.install_url)
+            jobs_list.append((None, inst.parent, amdgpu_install_package(drel, mirror_of, keyring), "gzip"))
+            drv = repo(drel.amdgpu_repo(), drel.codename, f"AMDGPU driver {drel.driver} rehearsal repository")
+            jobs_list += [(drv, root / ".build", s, "gzip") for s in driver_packages(drel)]
         for crel in core:
             cr = repo(crel.repo(), crel.suite, f"ROCm Core SDK {crel.version} rehearsal repository ({crel.distro})")
             jobs_list += [(cr, root / ".build", s, "gzip") for s in cat.core_sdk_packages(crel)]
