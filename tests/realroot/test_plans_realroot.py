@@ -173,6 +173,9 @@ def test_plan_runs_end_to_end_in_a_real_root(profile: str, plan: str, cli_root: 
     reboots = [r for r in records if r["event"] == "action-end" and r.get("argv") == "systemctl reboot"]
     boots = list(dict.fromkeys(r["boot_id"] for r in records if r.get("boot_id")))
     assert (len(reboots), len(boots)) == ((1, 2) if rebooted else (0, 1))  # resumed on the new boot
+    if load_plan(plan).target.stream == "core-sdk":  # the Core SDK key was checked against the mirror key given
+        assert [r["exit_code"] for r in records if r["event"] == "action-end"
+                and "not the mirror key" in r.get("argv", "")] == [0]
 
     want = expect(kb, profile, plan, root.mirror_url)
     # 1. the wizard's own detect, run by the root's python3 as the user
