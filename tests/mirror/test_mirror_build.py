@@ -72,7 +72,7 @@ def test_every_release_the_plans_and_profiles_name_is_served(mirror: MirrorManif
             assert drv["amdgpu-dkms"]["Version"].startswith("1:")
         else:
             cr = cat.core_sdk_release(kb, version, "debian12")
-            pk = packages(mirror, cr.repo(), cat.CORE_SDK_SUITE)
+            pk = packages(mirror, cr.repo(), cr.suite)
             assert cr.meta in pk and f"{cr.meta}-gfx1100" in pk
 
 

@@ -38,6 +38,7 @@ PAIRS = [
     pytest.param("seed-7900xt", "upgrade-6.4", marks=REALROOT, id="seed-7900xt-upgrade-6.4"),
     pytest.param("rx9070xt-noble", "upgrade-7.2", marks=REALROOT, id="rx9070xt-noble-upgrade-7.2"),
     pytest.param("rx9070xt-noble", "core-sdk", marks=REALROOT, id="rx9070xt-noble-core-sdk"),
+    pytest.param("rx9070xt-noble-nodriver", "driver", marks=REALROOT, id="rx9070xt-noble-nodriver-driver"),
     pytest.param("seed-7900xt", "therock-pip", marks=REALROOT, id="seed-7900xt-therock-pip"),
     pytest.param("seed-5600xt", "therock-pip", marks=REALROOT, id="seed-5600xt-therock-pip"),
 ]
@@ -55,6 +56,12 @@ class Expect:
     rocm_core: str | None  # its rocm-core package version in AMD's scheme
     sources: dict[str, str] | None  # apt list file -> its line, with the mirror's URL (None: unchanged)
     gone: str | None  # the release the profile started with, when the plan replaces it
+    stream: str = "legacy"  # of the system ROCm after the run
+    install_path: str | None = None  # where it is installed (None: /opt/rocm-<rocm>)
+    installs: tuple[str, ...] = ()  # every ROCm detect must find (empty: the install_path only)
+    packages: tuple[tuple[str, str], ...] = ()  # other dpkg packages the run installs -> their version
+    gfx: str = "gfx1100"  # the profile's GPU target (TheRock's device package)
+    driver: str | None = None  # the amdgpu driver detect must find loaded with /dev/kfd (None: not checked)
 
 
 def _vkey(v: str) -> tuple[int, ...]:
@@ -64,6 +71,14 @@ def _vkey(v: str) -> tuple[int, ...]:
 def expect(kb: KnowledgeBase, profile: str, plan: str, mirror: str) -> Expect:
     prof, t = PROFILES[profile], load_plan(plan).target
     venv = prof.venv or f"/home/user/{NEW_VENV_NAME}"
+    if t.stream == "core-sdk":
+        from tests.realroot.expect_core_sdk import expect_core_sdk
+
+        return expect_core_sdk(kb, prof, venv, mirror)
+    if t.stream == "driver":
+        from tests.realroot.expect_core_sdk import expect_driver
+
+        return expect_driver(kb, prof, mirror)
     if t.index == "therock":
         tr = kb.therock()
         assert tr is not None
@@ -158,6 +173,9 @@ def test_plan_runs_end_to_end_in_a_real_root(profile: str, plan: str, cli_root: 
     reboots = [r for r in records if r["event"] == "action-end" and r.get("argv") == "systemctl reboot"]
     boots = list(dict.fromkeys(r["boot_id"] for r in records if r.get("boot_id")))
     assert (len(reboots), len(boots)) == ((1, 2) if rebooted else (0, 1))  # resumed on the new boot
+    if load_plan(plan).target.stream == "core-sdk":  # the Core SDK key was checked against the mirror key given
+        assert [r["exit_code"] for r in records if r["event"] == "action-end"
+                and "not the mirror key" in r.get("argv", "")] == [0]
 
     want = expect(kb, profile, plan, root.mirror_url)
     # 1. the wizard's own detect, run by the root's python3 as the user
@@ -165,26 +183,36 @@ def test_plan_runs_end_to_end_in_a_real_root(profile: str, plan: str, cli_root: 
     rocm = facts["rocm"]
     assert isinstance(rocm, dict)
     if want.rocm is not None:
-        assert (rocm["version"], rocm["stream"]) == (want.rocm, "legacy")
-        assert [i["path"] for i in rocm["installs"]] == [f"/opt/rocm-{want.rocm}"]
+        assert (rocm["version"], rocm["stream"]) == (want.rocm, want.stream)
+        assert [i["path"] for i in rocm["installs"]] == list(want.installs or (f"/opt/rocm-{want.rocm}",))
+    if want.driver is not None:
+        drv = facts["driver"]
+        assert isinstance(drv, dict)
+        assert (drv["kfd_present"], drv["loaded"], drv["kind"]) == (True, True, want.driver), drv
     envs = {e["path"]: e for e in facts["python_envs"]}  # type: ignore[attr-defined]
-    assert envs[want.venv]["torch"] == want.torch and envs[want.venv]["build"] == "rocm"
+    if want.venv:
+        assert envs[want.venv]["torch"] == want.torch and envs[want.venv]["build"] == "rocm"
     if "rocm" in want.companions:
         assert envs[want.venv]["rocm_sdk"] == want.companions["rocm"]
-        assert "gfx1100" in envs[want.venv]["rocm_sdk_targets"]
+        assert want.gfx in envs[want.venv]["rocm_sdk_targets"]
     # 2. dpkg-query
     now = installed(root)
-    if want.rocm is not None:
+    assert {k: now.get(k) for k, _ in want.packages} == dict(want.packages)
+    if want.stream == "core-sdk":
+        assert (d / str(want.install_path).lstrip("/") / ".info/version").read_text().strip() == want.rocm
+        assert not [p for p in now if p in ("rocm-core", "rocm") or p.startswith("rocm-hip")]  # no legacy left
+    elif want.rocm is not None:
         assert now["rocm-core"] == want.rocm_core and now["rocm"] == want.rocm_core
         assert (d / f"opt/rocm-{want.rocm}/.info/version").read_text().strip() == want.rocm
         if want.gone:
             assert not (d / f"opt/rocm-{want.gone}").exists()
-    else:
+    elif not want.packages:
         assert now == before_dpkg
     # 3. pip list in the venv
-    pkgs = pip_list(root, want.venv)
-    assert pkgs["torch"] == want.torch
-    assert {k: pkgs.get(k) for k in want.companions} == want.companions
+    if want.venv:
+        pkgs = pip_list(root, want.venv)
+        assert pkgs["torch"] == want.torch
+        assert {k: pkgs.get(k) for k in want.companions} == want.companions
     # 4. the apt source lines: the target release, through the mirror only
     lists = apt_lists(d)
     if want.sources is not None:

@@ -11,7 +11,10 @@ mirrored URLs and nothing is rewritten twice:
   repo files), an action rewrites those lines to the mirror: journalled like any action, guarded by its done-check, and
   undone by a rollback's restore of the repo lists;
 * AMD's pinned key fingerprint stays pinned, unless the mirror for repo.radeon.com is given with a key
-  fingerprint of its own (``--mirror-key``): then that key, and only that one, is trusted.
+  fingerprint of its own (``--mirror-key``): then that key, and only that one, is trusted;
+* the Core SDK's key (fetched from its URL, no fingerprint known for AMD's) from a mirror given with a key
+  fingerprint: right after it is put into its keyring, an action stops the run unless the keyring holds
+  exactly that key.
 """
 
 from __future__ import annotations
@@ -59,6 +62,30 @@ for path in sys.argv[2:]:
         sys.exit(1)"""
 
 
+# sh -c KEY_IS sh KEYRING FPR: exit 0 only when KEYRING holds one key and FPR is its fingerprint
+KEY_IS = ('got=$(gpg --show-keys --with-colons "$1" 2>/dev/null | '
+          'awk -F: \'$1=="pub"{p=1;next} p&&$1=="fpr"{print $10;p=0}\'); '
+          'if [ "$got" = "$2" ]; then echo "key $2: as given for the mirror"; else '
+          'echo "$1 holds key(s) ${got:-none}, not the mirror key $2 that was given" >&2; exit 1; fi')
+
+
+def _key_pin(step: StepPlan, a: Action, mirrors: MirrorConfig) -> Action | None:
+    """After the Core SDK key goes into its keyring: the check that it is the mirror key given, if one was."""
+    from urllib.parse import urlsplit
+
+    from wizard.steps.core_sdk_install import KEYRING
+
+    if step.kind != "core_sdk_install" or a.argv[:3] != ("sh", "-c", KEYRING):
+        return None
+    origin = urlsplit(str(step.param("key_url"))).hostname
+    m = next((x for x in mirrors.mirrors if x.origin == origin), None)
+    if m is None or m.key_fingerprint is None:
+        return None
+    keyring = a.argv[-1]
+    return Action(("sh", "-c", KEY_IS, "sh", keyring, m.key_fingerprint),
+                  f"the key in {keyring} is the one given for {origin}'s mirror ({m.key_fingerprint})", root=True)
+
+
 def _text(s: str, mirrors: MirrorConfig) -> str:
     return _IMAGE.sub(lambda mo: mirrors.rewrite_image(mo.group(0)), mirrors.rewrite_text(s))
 
@@ -102,6 +129,9 @@ def apply(plan: ResolvedPlan, mirrors: MirrorConfig) -> ResolvedPlan:
                                    check=_argv(a.check, mirrors, key, ROCM_KEY_FINGERPRINT),
                                    undo=_argv(a.undo, mirrors, key, ROCM_KEY_FINGERPRINT),
                                    description=_text(a.description, mirrors)))
+            pin = _key_pin(step, a, mirrors)
+            if pin is not None:
+                actions.append(pin)
             for d, files in REPO_FILES.items():
                 if d in a.changes:  # amdgpu-install's package just wrote AMD's repository lines
                     rewrite = _source_rewrite(mirrors, files)

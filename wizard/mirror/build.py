@@ -28,6 +28,7 @@ from wizard.mirror import catalogue as cat
 from wizard.mirror.apt_repo import AptRepo, add_to_pool, write_indexes
 from wizard.mirror.config import KNOWN_ORIGINS, REGISTRY_ORIGINS, Mirror, MirrorConfig
 from wizard.mirror.debs import DebSpec, build_deb
+from wizard.mirror.driver_catalogue import amdgpu_install_package, driver_packages, driver_releases
 from wizard.mirror.keys import SigningKey, signing_key
 from wizard.mirror.simple_index import IndexedFile, write_index
 from wizard.mirror.wheels import build_wheel
@@ -137,7 +138,7 @@ def default_core_versions(kb: KnowledgeBase) -> tuple[str, ...]:
 
 def build_mirror(root: Path, base_url: str, *, kb: KnowledgeBase | None = None,
                  legacy_versions: Sequence[str] | None = None, codenames: Sequence[str] = ("jammy",),
-                 core_versions: Sequence[str] | None = None, core_distro: str = "debian12",
+                 core_versions: Sequence[str] | None = None, core_distros: Sequence[str] = ("debian12",),
                  wheel_rows: Sequence[Wheel] | None = None, extra_debs: Iterable[ExtraDeb] = (),
                  jobs: int = 4) -> MirrorManifest:
     """Build (or rebuild) the mirror under ``root`` for a server at ``base_url``."""
@@ -148,10 +149,9 @@ def build_mirror(root: Path, base_url: str, *, kb: KnowledgeBase | None = None,
     mirror_of = {f"https://{o}": f"{base}/{o}" for o in KNOWN_ORIGINS if o not in REGISTRY_ORIGINS}
     legacy = tuple(cat.legacy_release(kb, v, c) for v in (legacy_versions if legacy_versions is not None
                                                           else default_legacy_versions(kb)) for c in codenames)
-    core = tuple(cat.core_sdk_release(kb, v, core_distro)
-                 for v in (core_versions if core_versions is not None else default_core_versions(kb)))
-    tr = kb.therock()
-    gfx = tr.device_extras if tr else ()
+    core = tuple(cat.core_sdk_release(kb, v, distro)
+                 for v in (core_versions if core_versions is not None else default_core_versions(kb))
+                 for distro in dict.fromkeys(core_distros) if distro in cat.core_sdk_distros(kb, v))
     with signing_key() as key, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         keyring = key.public_keyring()
         (root / KEYRING).parent.mkdir(parents=True, exist_ok=True)
@@ -174,9 +174,14 @@ def build_mirror(root: Path, base_url: str, *, kb: KnowledgeBase | None = None,
             dr = repo(rel.amdgpu_repo(), rel.codename, f"AMDGPU {rel.version} rehearsal repository")
             jobs_list += [(rr, root / ".build", s, "gzip") for s in cat.legacy_rocm_packages(rel)]
             jobs_list += [(dr, root / ".build", s, "gzip") for s in cat.legacy_driver_packages(rel)]
+        for drel in driver_releases(kb, tuple(codenames)):  # the Core SDK era's amdgpu-install 31.x
+            inst = root / cat.index_path(drel.install_url)
+            jobs_list.append((None, inst.parent, amdgpu_install_package(drel, mirror_of, keyring), "gzip"))
+            drv = repo(drel.amdgpu_repo(), drel.codename, f"AMDGPU driver {drel.driver} rehearsal repository")
+            jobs_list += [(drv, root / ".build", s, "gzip") for s in driver_packages(drel)]
         for crel in core:
-            cr = repo(crel.repo(), cat.CORE_SDK_SUITE, f"ROCm Core SDK {crel.version} rehearsal repository")
-            jobs_list += [(cr, root / ".build", s, "gzip") for s in cat.core_sdk_packages(crel, gfx)]
+            cr = repo(crel.repo(), crel.suite, f"ROCm Core SDK {crel.version} rehearsal repository ({crel.distro})")
+            jobs_list += [(cr, root / ".build", s, "gzip") for s in cat.core_sdk_packages(crel)]
         for extra in extra_debs:
             er = repo(extra.repo_url, extra.suite, "rehearsal repository")
             jobs_list.append((er, root / ".build", extra.spec, extra.compression))
@@ -218,7 +223,8 @@ def _write_manifest(m: MirrorManifest) -> None:
         "base_url": m.base_url, "key_fingerprint": m.key_fingerprint, "keyring": KEYRING,
         "legacy": [{"version": r.version, "codename": r.codename, "amdgpu_install": r.install_url,
                     "package_version": r.package_version} for r in m.legacy],
-        "core_sdk": [{"version": r.version, "repo": r.repo(), "install_path": r.install_path} for r in m.core_sdk],
+        "core_sdk": [{"version": r.version, "distro": r.distro, "repo": r.repo(), "install_path": r.install_path}
+                     for r in m.core_sdk],
         "apt_repos": [{"path": str(r.base.relative_to(m.root)), "suite": r.suite} for r in m.apt_repos],
         "indexes": {url: len(files) for url, files in m.indexes},
         "seconds": round(m.seconds, 2),

@@ -19,10 +19,10 @@ Facts and their sources:
 * ``/opt/rocm`` is an update-alternatives link (``/opt/rocm -> /etc/alternatives/rocm -> /opt/rocm-X.Y.Z``)
   set by rocm-core, and ``/usr/bin/rocminfo`` likewise, as installed systems show; the alternatives'
   priority (the release code here) is not known.
-* Core SDK (7.14, 10.0): install paths from ``rocm_releases.json``; meta package names
-  (``amdrocm7.14``, ``amdrocm10.0``, ``amdrocm10.0-gfxNNNN``) and repository URLs from
-  /work/shared/knowledge/audit-2026-11.md (AMD's 7.14/10.0 install pages), which the KB does not carry
-  yet (see CORE_SDK_REPOS). Per-gfx packages for the KB's TheRock device targets.
+* Core SDK (7.14, 10.0): install paths, meta and per-gfx package names (``amdrocm10.0``,
+  ``amdrocm10.0-gfxNNNN``), the repository URL per distro (``ubuntu2404``, ``debian12``) and its suite
+  from the release's ``routes`` in ``rocm_releases.json`` (AMD's install pages). Per-gfx packages for
+  the release's ``gfx`` targets.
 * wheels (``torch_wheels.json``): one set per row and index, one file per Python of the row, with the
   row's local version (``+rocm6.2``); ``torch/version.py`` gives ``hip`` as the ROCm version the row
   records (the real file has the full HIP build string, not in the KB) and ``cuda = None``; rocBLAS
@@ -51,13 +51,6 @@ BUILD = "rehearsal"  # stands where AMD's build id goes
 PLATFORM = "linux_x86_64"
 THEROCK_TAG = f"py3-none-{PLATFORM}"
 RADEON = "https://repo.radeon.com"
-# Core SDK apt repositories (audit-2026-11.md, "Install routes of the Core SDK"): deb URL/<distro> SUITE main.
-# The 10.0 suite is not recorded there (a deb822 file is documented): "stable" is used for both.
-CORE_SDK_REPOS = {
-    "7.14": "https://repo.amd.com/rocm/packages-multi-arch",
-    "10.0": "https://stable.repo.amd.com/rocm/core/packages",
-}
-CORE_SDK_SUITE = "stable"
 PLACEHOLDER = ("Rehearsal package of the rocm-wizard local mirror, built from the knowledge base: it has the name, "
                "version scheme, dependencies and file layout of AMD's package and contains none of its software.")
 
@@ -367,47 +360,57 @@ def amdgpu_install_package(rel: LegacyRelease, mirror_of: dict[str, str], keyrin
 class CoreSdkRelease:
     version: str  # "10.0.0"
     install_path: str  # "/opt/rocm/core-10.0"
-    distro: str  # "debian12": AMD's repositories are per distro, not per codename
-
-    @property
-    def series(self) -> str:
-        return ".".join(self.version.split(".")[:2])
-
-    @property
-    def meta(self) -> str:
-        return f"amdrocm{self.series}"
+    distro: str  # "debian12", "ubuntu2404": the key of the release's routes.apt.repos
+    repo_url: str  # routes.apt.repos[distro], without the trailing slash
+    suite: str  # routes.apt.suite
+    meta: str  # routes.meta_package: "amdrocm10.0"
+    gfx_package: str  # routes.gfx_package: "amdrocm10.0-{gfx}"
+    gfx: tuple[str, ...]  # the release's official targets
 
     @property
     def package_version(self) -> str:
         return f"{self.version}-{BUILD}"
 
     def repo(self) -> str:
-        base = CORE_SDK_REPOS.get(self.series)
-        if base is None:
-            raise CatalogueError(f"no Core SDK repository is recorded for {self.series} (audit-2026-11.md)")
-        return f"{base}/{self.distro}"
+        return self.repo_url
 
 
 def core_sdk_release(kb: KnowledgeBase, version: str, distro: str) -> CoreSdkRelease:
     rel = kb.release(version)
     if rel is None or rel.stream != "core-sdk" or not rel.install_path:
         raise CatalogueError(f"rocm_releases.json: no Core SDK release {version} with an install_path")
-    return CoreSdkRelease(rel.version, rel.install_path, distro)
+    r = rel.routes
+    if r is None or r.apt is None or not r.meta_package or not r.gfx_package or rel.gfx is None:
+        raise CatalogueError(f"rocm_releases.json ({version}): routes.apt, meta_package, gfx_package and gfx are "
+                             "needed for its rehearsal repository")
+    url = r.apt.repos.get(distro)
+    if url is None:
+        raise CatalogueError(f"rocm_releases.json ({version}): routes.apt.repos has no {distro!r} "
+                             f"(has: {', '.join(sorted(r.apt.repos))})")
+    return CoreSdkRelease(rel.version, rel.install_path, distro, url.rstrip("/"), r.apt.suite, r.meta_package,
+                          r.gfx_package, rel.gfx.official)
 
 
-def core_sdk_packages(rel: CoreSdkRelease, gfx: tuple[str, ...]) -> tuple[DebSpec, ...]:
+def core_sdk_distros(kb: KnowledgeBase, version: str) -> tuple[str, ...]:
+    """The distros a Core SDK release has an apt repository for (routes.apt.repos)."""
+    rel = kb.release(version)
+    apt = rel.routes.apt if rel is not None and rel.routes is not None else None
+    return tuple(apt.repos) if apt is not None else ()
+
+
+def core_sdk_packages(rel: CoreSdkRelease) -> tuple[DebSpec, ...]:
     desc = (PLACEHOLDER, f"ROCm Core SDK {rel.version}: package names from AMD's install pages "
-                         "(audit-2026-11.md); the build part of AMD's version is not recorded, "
+                         "(rocm_releases.json routes); the build part of AMD's version is not recorded, "
                          f"so '{BUILD}' stands in.")
     meta = DebSpec(rel.meta, rel.package_version, "amd64", f"ROCm Core SDK {rel.version} (rehearsal placeholder)",
                    desc, files=(DebFile(f"{rel.install_path}/.info/version", f"{rel.version}\n".encode()),
                                 DebFile(f"{rel.install_path}/bin/rocminfo", ROCMINFO.encode(), 0o755)))
     per_gfx = tuple(
-        DebSpec(f"{rel.meta}-{g}", rel.package_version, "amd64", f"ROCm Core SDK {rel.version} device code for {g} "
-                "(rehearsal placeholder)", desc, depends=(f"{rel.meta} (= {rel.package_version})",),
+        DebSpec(rel.gfx_package.replace("{gfx}", g), rel.package_version, "amd64",
+                f"ROCm Core SDK {rel.version} device code for {g} (rehearsal placeholder)", desc, depends=(f"{rel.meta} (= {rel.package_version})",),
                 files=(DebFile(f"{rel.install_path}/lib/rocblas/library/TensileLibrary_lazy_{g}.dat",
                                b"rehearsal placeholder\n"),))
-        for g in gfx)
+        for g in rel.gfx)
     return (meta, *per_gfx)
 
 

@@ -139,6 +139,9 @@ def lay_profile(root: RealRoot, prof: Profile) -> None:
         p.write_text("")
         os.chown(p, 0, render_gid)
         os.chmod(p, 0o660)
+    if not prof.driver:
+        loaded = machine_tree(prof, driver=True)
+        standins.record_driver_tree(d, loaded.files, loaded.dirs, loaded.nodes)
     root.run(["useradd", "--create-home", "--uid", str(USER_UID), "--user-group", "--shell", "/bin/bash",
               root.user.name], check=True)
     if prof.user_groups:

@@ -6,7 +6,8 @@ AMD's repositories and the wheel indexes built from the knowledge base into DIR/
 the profile's starting stack installed with the root's real apt, dpkg and pip from that mirror). Every
 use serves the mirror on 127.0.0.1 at the port recorded in DIR (the packages inside name it) while the
 command runs, and stops it at the end. The machine's mirror configuration sends every origin to that
-mirror and trusts the mirror's own signing key by its fingerprint.
+mirror and trusts the mirror's own signing key by its fingerprint (for repo.radeon.com and the Core SDK
+key's hosts).
 """
 
 from __future__ import annotations
@@ -71,10 +72,21 @@ def _build(d: Path, profile: str) -> Iterator[RealRoot]:
         # AMD's jammy packages are what Debian 12 installs (the starting stack); the profile's own codename
         # is what the wizard plans for, since the root claims the profile's os-release
         build_mirror(d / MIRROR, server.base_url,
-                     codenames=tuple(dict.fromkeys(c for c in (AMD_CODENAME, prof.codename) if c)))
+                     codenames=tuple(dict.fromkeys(c for c in (AMD_CODENAME, prof.codename) if c)),
+                     core_distros=tuple(dict.fromkeys(k for k in ("debian12", core_sdk_distro(prof.os_release)) if k)))
         _profile_os_release(d, dict(prof.os_release))
         install_starting_stack(root, prof, load_kb())
         yield root
+
+
+def core_sdk_distro(os_release: tuple[tuple[str, str], ...]) -> str | None:
+    """The key of a Core SDK release's ``routes.apt.repos`` the profile's machine plans for ("ubuntu2404"):
+    the core-sdk plan's own rule, so the mirror carries the repository its source line names."""
+    from wizard.model import Facts, OsInfo
+    from wizard.steps.core_sdk_install import repo_key
+
+    f = dict(os_release)
+    return repo_key(Facts(os=OsInfo(id=f.get("ID"), version=f.get("VERSION_ID"))))
 
 
 def _profile_os_release(d: Path, fields: dict[str, str]) -> None:
@@ -99,8 +111,19 @@ def mirrors(root: RealRoot) -> MirrorConfig:
         key = json.loads((root.path / MIRROR / "manifest.json").read_text())["key_fingerprint"]
     except (OSError, ValueError, KeyError):
         return cfg
+    signed = {AMD_REPO, *core_sdk_key_origins()}
     return MirrorConfig(tuple(Mirror(m.origin, m.url, m.source, key_fingerprint=str(key))
-                              if m.origin == AMD_REPO else m for m in cfg.mirrors))
+                              if m.origin in signed else m for m in cfg.mirrors))
+
+
+def core_sdk_key_origins() -> set[str]:
+    """The hosts of the Core SDK releases' key URLs: their mirror's key is given like repo.radeon.com's."""
+    from urllib.parse import urlsplit
+
+    from wizard.kb import load_kb
+    from wizard.mirror.build import core_sdk_key_urls
+
+    return {h for u in core_sdk_key_urls(load_kb()) if (h := urlsplit(u).hostname)}
 
 
 __all__ = ["KINDS", "opened", "is_real_root", "mirrors"]

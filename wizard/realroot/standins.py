@@ -49,6 +49,32 @@ def installed(package):
 '''
 
 REBOOT = _COMMON + r'''
+def load_driver():
+    """A machine that booted without the amdgpu driver has it after this boot when amdgpu-dkms is installed
+    and DKMS installed its module (and, under Secure Boot, the MOK was enrolled): /dev/kfd, the KFD topology
+    and the render nodes appear as the profile describes them with the driver loaded (DRIVER_TREE)."""
+    import base64, grp
+    tree_file = f"{STATE}/driver-tree.json"
+    if os.path.exists("/dev/kfd") or not os.path.exists(tree_file) or not installed("amdgpu-dkms"):
+        return
+    if not os.path.isdir("/var/lib/dkms/amdgpu") or (secure_boot() and not os.path.exists(f"{STATE}/mok-enrolled")):
+        return
+    with open(tree_file) as fh:
+        tree = json.load(fh)
+    for d in tree["dirs"]:
+        os.makedirs("/" + d, exist_ok=True)
+    for rel, data in tree["files"]:
+        os.makedirs(os.path.dirname("/" + rel), exist_ok=True)
+        with open("/" + rel, "wb") as fh:
+            fh.write(base64.b64decode(data))
+    gid = grp.getgrnam("render").gr_gid
+    for rel in tree["nodes"]:
+        os.makedirs(os.path.dirname("/" + rel), exist_ok=True)
+        open("/" + rel, "w").close()
+        os.chown("/" + rel, 0, gid)
+        os.chmod("/" + rel, 0o660)
+    print("rehearsal: the amdgpu module of amdgpu-dkms loaded at boot: /dev/kfd is present")
+
 bid = str(uuid.uuid4())
 with open("/proc/sys/kernel/random/boot_id", "r+") as fh:  # in place: the file is bound over procfs's
     fh.truncate(0)
@@ -56,6 +82,7 @@ with open("/proc/sys/kernel/random/boot_id", "r+") as fh:  # in place: the file 
 with open(f"{LOG}/reboots.log", "a") as fh:
     fh.write(bid + "\n")
 print(f"rehearsal: {TOOL} {' '.join(ARGS)}: the machine rebooted (new boot id {bid})".replace("  ", " "))
+load_driver()
 '''
 
 SYSTEMCTL = _COMMON + r'''
@@ -177,6 +204,21 @@ STANDINS = {
     "/usr/bin/systemctl": SYSTEMCTL, "/usr/sbin/modprobe": MODPROBE, "/usr/sbin/dkms": DKMS,
     "/usr/sbin/update-initramfs": NOOP, "/usr/bin/mokutil": MOKUTIL,
 }
+
+
+DRIVER_TREE = f"{STATE_DIR}/driver-tree.json"  # what the reboot stand-in lays once amdgpu-dkms is installed
+
+
+def record_driver_tree(root: Path, files: tuple[tuple[str, bytes], ...], dirs: tuple[str, ...],
+                       nodes: tuple[str, ...]) -> None:
+    """For a profile booted without the amdgpu driver: what the loaded driver shows, for the reboot stand-in."""
+    import base64
+    import json
+
+    p = root / DRIVER_TREE
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps({"files": [[rel, base64.b64encode(data).decode()] for rel, data in files],
+                             "dirs": list(dirs), "nodes": list(nodes)}))
 
 
 class RealProgramPresent(RealRootError):
