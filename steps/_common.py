@@ -111,6 +111,12 @@ DPKG_CLEAN = 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && test -z "$
 # exit 0 when apt sees no unmet dependency and dpkg no half-installed package (``dpkg --configure -a`` does not
 # reinstall one that a kill mid-unpack left ``reinstreq half-installed``; ``apt-get -f install`` does)
 APT_CLEAN = 'apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"'
+# exit 0 when no package is marked reinstall-required (a kill mid-unpack leaves it "install reinstreq
+# half-installed": neither ``dpkg --configure -a`` nor ``apt-get -f install`` reinstalls it)
+NO_REINSTREQ = "! dpkg-query -W -f '${Status}\\n' 2>/dev/null | grep -q ' reinstreq '"
+# reinstall exactly the packages dpkg marks reinstall-required, from the configured repositories
+REINSTALL = ("pkgs=$(dpkg-query -W -f '${Package} ${Status}\\n' 2>/dev/null | awk '$3 == \"reinstreq\" {print $1}'); "
+             '[ -z "$pkgs" ] || exec apt-get install --reinstall -y $pkgs')
 # sh -c HOLD_CHECK sh PKG...: fail, naming the unhold the user must decide on, when one of PKG is held
 HOLD_CHECK = ('held=$(apt-mark showhold "$@" 2>/dev/null | tr "\\n" " " | sed "s/ *$//"); '
               'if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin\'s '
@@ -136,6 +142,9 @@ def package_guards(pm: str | None, lock_wait: int, packages: Sequence[str] = ())
                    check=("sh", "-c", DPKG_CLEAN), changes=("dpkg",), repeat=True, timeout=3600),
             Action(("apt-get", "-f", "install", "-y"), "repair broken dependencies and reinstall half-installed "
                    "packages (apt-get -f install)", root=True, check=("sh", "-c", APT_CLEAN), changes=("dpkg",),
+                   repeat=True, timeout=3600),
+            Action(("sh", "-c", REINSTALL), "reinstall the packages a kill mid-unpack left half-installed "
+                   "(apt-get install --reinstall)", root=True, check=("sh", "-c", NO_REINSTREQ), changes=("dpkg",),
                    repeat=True, timeout=3600),
         ]
         if packages:

@@ -386,6 +386,11 @@ while True:
   if ! sh -c 'apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"' >/dev/null 2>&1; then
     sudo -- apt-get -f install -y
   fi
+  # reinstall the packages a kill mid-unpack left half-installed (apt-get install --reinstall)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
+    sudo -- sh -c 'pkgs=$(dpkg-query -W -f '"'"'${Package} ${Status}\n'"'"' 2>/dev/null | awk '"'"'$3 == "reinstreq" {print $1}'"'"'); [ -z "$pkgs" ] || exec apt-get install --reinstall -y $pkgs'
+  fi
   # no package the step changes is held
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sh -c 'held=$(apt-mark showhold "$@" 2>/dev/null | tr "\n" " " | sed "s/ *$//"); if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin'"'"'s decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
@@ -479,6 +484,11 @@ while True:
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"' >/dev/null 2>&1; then
     sudo -- apt-get -f install -y
+  fi
+  # reinstall the packages a kill mid-unpack left half-installed (apt-get install --reinstall)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
+    sudo -- sh -c 'pkgs=$(dpkg-query -W -f '"'"'${Package} ${Status}\n'"'"' 2>/dev/null | awk '"'"'$3 == "reinstreq" {print $1}'"'"'); [ -z "$pkgs" ] || exec apt-get install --reinstall -y $pkgs'
   fi
   # no package the step changes is held
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
