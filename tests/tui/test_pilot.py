@@ -200,6 +200,7 @@ async def test_failure_then_retry(tmp_path: Path) -> None:
         f = app.session.run.failure
         assert f is not None and f.exit_code == 7 and f.step == 1
         assert any("hipErrorNoBinaryForGpu" in line for line in f.tail)
+        await wait_for(pilot, lambda: "FAILED" in screen_text(app))  # the Failed screen is composed
         text = screen_text(app)
         assert "FAILED" in text and "exit code 7" in text
         assert f.findings, "the known issue for hipErrorNoBinaryForGpu should match"

@@ -189,8 +189,17 @@ def test_reboot_question(snap_compare: Any) -> None:
     assert snap_compare(app_at(Stage.RUN, events=_reboot()[:-1]), terminal_size=SIZE, run_before=ask)
 
 
-def test_help_screen(snap_compare: Any) -> None:
-    assert snap_compare(app_at(Stage.DETECT), terminal_size=SIZE, press=["question_mark"])
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+@pytest.mark.parametrize("stage", [Stage.DETECT, Stage.REVIEW], ids=["detect", "review"])
+def test_help_sizes(stage: Stage, size: tuple[int, int], snap_compare: Any) -> None:
+    """Help: this screen's keys and everyone's in one table that fits 80x24 without scrolling."""
+    assert snap_compare(app_at(stage), terminal_size=size, press=["question_mark"])
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+def test_choose_sizes(size: tuple[int, int], snap_compare: Any) -> None:
+    """Choose: the footer names Enter (which the plan list takes) for what it does here."""
+    assert snap_compare(app_at(Stage.CHOOSE), terminal_size=size)
 
 
 def test_light_theme_review(snap_compare: Any) -> None:

@@ -369,8 +369,14 @@ class WizardApp(App[int]):
         self.exit(code, return_code=code, message=summary or (self.stop_message() if bad else None))
 
     def action_help(self) -> None:
-        keys = [(b.key_display or b.key, b.description) for b in self.screen.BINDINGS
-                if isinstance(b, Binding) and b.description]
+        screen = self.screen
+        keys: list[tuple[str, str]] = []
+        for b in screen.BINDINGS:  # the screen's own keys that work now (the footer's, and the hidden ones)
+            if not isinstance(b, Binding) or not b.description:
+                continue
+            action = b.action.split("(", 1)[0]
+            if action.startswith("app.") or screen.check_action(action, ()) is not False:
+                keys.append((b.key_display or b.key.replace(",", ", "), b.description))
         self.push_screen(HelpModal(keys))
 
     def action_toggle_theme(self) -> None:
