@@ -116,6 +116,36 @@ class RehearsalModal(ModalScreen["str | None"]):
         self.dismiss(event.option.id)
 
 
+def verify_torch_text(commands: list[list[str]]) -> Text:
+    import shlex
+
+    t = Text()
+    t.append("No torch to verify with.\n", style="bold yellow")
+    t.append("This rehearsal's Verify step (matmul and convolution) needs a torch to play the venv's; without one "
+             "it is skipped and the rehearsal is NOT verified.\n\n")
+    t.append("m  make a CPU torch now (minutes, a download of several hundred MB); it runs:\n")
+    for argv in commands:
+        t.append(f"     {shlex.join(argv)}\n", style="green")
+    t.append("s  rehearse without verifying (or start with --verify-python PATH)\n")
+    t.append("Escape  cancel")
+    return t
+
+
+class VerifyTorchModal(ModalScreen["str | None"]):
+    """The rehearsal has no CPU torch: make one, or rehearse saying loudly that nothing will be verified."""
+
+    BINDINGS = [Binding("m", "dismiss('make')", "Make a CPU torch"), Binding("s", "dismiss('skip')", "Skip verify"),
+                Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, commands: list[list[str]]) -> None:
+        super().__init__()
+        self.commands = commands
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog wide"):
+            yield Static(verify_torch_text(self.commands), id="verify-torch-body")
+
+
 class StartOverModal(ModalScreen["str | None"]):
     """A rehearsal machine that was used: continue it, or start over from the profile."""
 
