@@ -125,7 +125,7 @@ def test_toast_does_not_cover_content(size: tuple[int, int]) -> None:
     _settled(app_at(Stage.DETECT), size, check, notifications=True)
 
 
-@pytest.mark.parametrize("stage", ["detect", "diagnose", "choose", "review", "confirm", "failed", "reboot", "resume",
+@pytest.mark.parametrize("stage", ["detect", "detect_no_gpu", "diagnose", "choose", "review", "confirm", "failed", "reboot", "resume",
                                    "verify", "report"])
 def test_help_key_table_fits_at_80x24(stage: str) -> None:
     async def check(app: Any, pilot: Any) -> None:
@@ -138,7 +138,7 @@ def test_help_key_table_fits_at_80x24(stage: str) -> None:
     _settled(CASES[stage](), (80, 24), check, keys=("question_mark",))
 
 
-@pytest.mark.parametrize("stage", ["detect", "diagnose", "choose", "review", "confirm", "failed", "reboot", "resume",
+@pytest.mark.parametrize("stage", ["detect", "detect_no_gpu", "diagnose", "choose", "review", "confirm", "failed", "reboot", "resume",
                                    "verify", "report"])
 def test_every_footer_shows_the_screens_keys_at_80x24(stage: str) -> None:
     """Each key the screen offers now (its own bindings that are enabled) is in the footer, whole."""
