@@ -76,3 +76,38 @@ def test_arbitrary_error_text_never_raises(text: str) -> None:
     facts = detect(open_recorded("seed-7900xt"))
     for f in diagnose(facts, text) + diagnose_error_text(text, facts):
         assert f.sources or f.id.startswith(("probe-", "no-amd-gpu"))
+
+
+def _gfx1100_machine(targets: tuple[str, ...]) -> Facts:
+    gpu = Gpu(name="Radeon RX 7900 XTX", gfx="gfx1100", gfx_reported="gfx1100", pci_id="1002:744c",
+              integrated=False, family="RDNA3", hip_index=0)
+    env = PythonEnv(path="/v", torch="2.7.1+rocm6.3", build="rocm", gfx_targets=targets)
+    return Facts(gpus=(gpu,), python_envs=(env,), origin="test")
+
+
+_NO_CODE = "RuntimeError: HIP error: invalid device function\nhipErrorNoBinaryForGpu: Unable to find code object"
+
+
+def test_diagnosis_does_not_contradict_detection() -> None:
+    """'the wheel has no code for this GPU' while detect lists the GPU's gfx in the wheel: listed last, with a note."""
+    carried = diagnose(_gfx1100_machine(("gfx1030", "gfx1100", "gfx1101")), _NO_CODE)
+    ids = [f.id for f in carried]
+    for iid in ("invalid-device-function", "no-binary-for-gpu"):
+        f = carried[ids.index(iid)]
+        assert f.contradicted is not None and f.to_json()["contradicted_by"]
+        assert any(e.startswith("but: detection contradicts this cause") and "carries gfx1100" in e
+                   for e in f.evidence), f.evidence
+    assert set(ids[-2:]) == {"invalid-device-function", "no-binary-for-gpu"}  # below every other finding
+    assert ids[0] not in ("invalid-device-function", "no-binary-for-gpu")
+    # the same text on a machine whose wheel lacks the GPU's gfx: the finding leads, uncontradicted
+    lacking = diagnose(_gfx1100_machine(("gfx1030", "gfx1101")), _NO_CODE)
+    by_id = {f.id: f for f in lacking}
+    assert by_id["invalid-device-function"].contradicted is None
+    assert lacking[0].id in ("wheel-lacks-gpu-gfx", "invalid-device-function", "no-binary-for-gpu")
+    # an override makes the runtime load another gfx's code: the wheel must carry that one
+    overridden = replace(_gfx1100_machine(("gfx1030", "gfx1100")),
+                         env=(EnvSetting("HSA_OVERRIDE_GFX_VERSION", "11.0.1", "test"),))
+    assert {f.id: f for f in diagnose(overridden, _NO_CODE)}["invalid-device-function"].contradicted is None
+    # nothing known about the wheel's gfx list: nothing to contradict
+    unknown = {f.id: f for f in diagnose(_gfx1100_machine(()), _NO_CODE)}
+    assert unknown["invalid-device-function"].contradicted is None

@@ -161,6 +161,16 @@ def _p_wheel_lacks_gfx(f: Facts, arg: object) -> list[str] | None:
     return hits or None
 
 
+def _p_wheel_carries_gfx(f: Facts, arg: object) -> list[str] | None:
+    """Every ROCm torch whose gfx list is known carries every GPU's effective gfx (and there is one)."""
+    envs = [e for e in _rocm_envs(f) if e.gfx_targets]
+    needs = [(g, eff) for g in f.gpus if (eff := effective_gfx(g, f))]
+    if not envs or not needs or any(eff not in e.gfx_targets for e in envs for _g, eff in needs):
+        return None
+    return [f"{_env_label(e)} carries {', '.join(sorted({eff for _g, eff in needs}))}, which "
+            f"{' and '.join(_gpu_label(g) for g, _eff in needs)} needs" for e in envs]
+
+
 def _p_torch_build(f: Facts, arg: object) -> list[str] | None:
     hits = [f"{_env_label(e)} is a {e.build} build" for e in f.python_envs if e.build == arg]
     if hits and arg in ("cuda", "cpu") and not f.gpus:
@@ -492,6 +502,7 @@ PREDICATES: dict[str, Pred] = {
     "visible_devices_hide_all": _p_visible_devices_hide_all,
     "override_family_mismatch": _p_override_family_mismatch,
     "dkms_not_for_running_kernel": _p_dkms_not_for_running_kernel,
+    "wheel_carries_gfx": _p_wheel_carries_gfx,
 }
 
 
@@ -574,13 +585,35 @@ def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False) -
     return evidence, held
 
 
+DETECTED = "detected facts"  # Evidence.source of a contradiction that detection, not a text, shows
+
+
+def _facts_against(issue: KnownIssue, facts: Facts | None) -> _Match | None:
+    """The first of the issue's `contradicted_when` predicates that the detected facts make true."""
+    if facts is None:
+        return None
+    for name, arg in issue.contradicted_when:
+        pred = PREDICATES.get(name)
+        got = pred(facts, arg) if pred is not None else None
+        if got:
+            return _Match(Evidence(DETECTED, None, "; ".join(got)), True)
+    return None
+
+
+def against_detection(f: Finding) -> bool:
+    """True when detection itself speaks against the finding (it is then listed last, with a note)."""
+    return f.contradicted is not None and f.contradicted.source == DETECTED
+
+
 def _finding(issue: KnownIssue, evidence: list[str], match: _Match | None, against: _Match | None) -> Finding:
     fix = issue.fix
     ev: list[str] = []
     if match is not None:
         ev.append(f"{match.evidence}" + ("" if match.own else " (another person's post)"))
     ev += evidence
-    if against is not None:
+    if against is not None and against.evidence.source == DETECTED:
+        ev.append(f"but: detection contradicts this cause: {against.evidence.text}")
+    elif against is not None:
         ev.append(f"but: {against.evidence}")
     return Finding(
         id=issue.id, severity=issue.severity, title=issue.title, cause=issue.cause,
@@ -617,15 +650,18 @@ def _rank(issue: KnownIssue, match: _Match | None, held: int, against: _Match | 
     score = (100 if match.own else 40) if match is not None else 0
     score += 15 * held + _SEVERITY_WEIGHT.get(issue.severity, 0)
     if against is not None:
-        score -= 90
+        score -= 1000 if against.evidence.source == DETECTED else 90
     return score
 
 
 def _ranked(scored: list[tuple[int, KnownIssue, Finding]]) -> list[Finding]:
-    """Most specific first; an issue that explains another (a deeper cause of the same symptom) goes above it."""
+    """Most specific first; an issue that explains another (a deeper cause of the same symptom) goes above it,
+    unless detection contradicts it (it then stays last)."""
     score = {issue.id: sc for sc, issue, _ in scored}
     for _ in range(3):  # explanations can chain: settle them
-        for _sc, issue, _f in scored:
+        for _sc, issue, f in scored:
+            if against_detection(f):
+                continue
             for other in issue.explains:
                 if other in score and score[issue.id] <= score[other]:
                     score[issue.id] = score[other] + 1
@@ -643,7 +679,9 @@ def _findings(facts: Facts | None, texts: list[EvidenceText], predicted: bool) -
         if got is None:
             continue
         evidence, held = got
-        against = _search(issue.unless, [t for t in texts if t.own]) if issue.unless else None
+        against = _facts_against(issue, facts)
+        if against is None and issue.unless:
+            against = _search(issue.unless, [t for t in texts if t.own])
         scored.append((_rank(issue, match, held, against), issue, _finding(issue, evidence, match, against)))
     return _ranked(scored)
 
@@ -655,7 +693,8 @@ def diagnose(facts: Facts, error_text: str | None = None) -> list[Finding]:
     kernel log lines) and in ``error_text``; each finding names the file and line that matched.
     """
     findings = _findings(facts, _texts(facts, error_text), predicted=True)
-    return findings + _machine_findings(facts)
+    return ([f for f in findings if not against_detection(f)] + _machine_findings(facts)
+            + [f for f in findings if against_detection(f)])
 
 
 def diagnose_error_text(text: str, facts: Facts | None = None) -> list[Finding]:

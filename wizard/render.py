@@ -6,14 +6,16 @@ parsed as markup: a ``[/x]`` in a path is shown as it is and cannot hide what fo
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
+from rich import box
 from rich.console import RenderableType
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from wizard.model import Facts
+from wizard.model import Facts, Gpu
 
 
 PIPE_WIDTH = 200  # output that is not a terminal: wide enough that no path or command is cut mid-way
@@ -51,25 +53,85 @@ def _row(table: Table, *cells: str) -> None:
     table.add_row(*(escape(c) for c in cells))
 
 
+_BRACKETED = re.compile(r"\[([^\[\]]*/[^\[\]]*)\]")  # lspci: "Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]"
+
+
+def name_alternatives(name: str) -> list[str]:
+    """The products a multi-product name stands for, each written out in full:
+    "Navi 31 [Radeon RX 7900 XT/7900 XTX]" and "AMD Radeon RX 7900 XT / 7900 XTX" ->
+    ["... RX 7900 XT", "... RX 7900 XTX"]; a single-product name -> []."""
+    m = _BRACKETED.search(name)
+    body = m.group(1) if m else name
+    alts = [a.split() for a in body.split("/")]
+    if len(alts) < 2 or not all(alts):
+        return []
+    first = alts[0]
+    out = [" ".join(first)]
+    for a in alts[1:]:
+        keep = max(len(first) - len(a), 0)
+        lead = re.match(r"\d+", a[0])  # "7900M" takes the place of "7900", "7900 XTX" of "7900 XT"
+        for i, word in enumerate(first):
+            if word == a[0] or (lead and re.match(r"\d+", word) and word.startswith(lead.group(0))):
+                keep = i
+                break
+        out.append(" ".join(first[:keep] + a))
+    return out
+
+
+def _model(alt: str) -> str:
+    """The words that tell one product from its siblings: "AMD Radeon RX 7900 XTX" -> "RX 7900 XTX"."""
+    words = alt.split()
+    while len(words) > 2 and words[0] in ("AMD", "ATI", "Radeon"):
+        words = words[1:]
+    return " ".join(words)
+
+
+def gpu_display_name(g: Gpu, facts: Facts) -> str:
+    """A GPU's name as a table shows it: a multi-product name ("Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/
+    7900M]") becomes the one product the machine's own evidence names ("Radeon RX 7900 XT"); without such
+    evidence the name stays whole, since guessing a model would claim more than the machine shows."""
+    name = g.name or "?"
+    alts = name_alternatives(name)
+    if not alts:
+        return name.removeprefix("AMD ") if name.startswith("AMD Radeon") else name
+    said = [str(e) for e in g.sources] + [t.text for t in facts.texts if t.own]
+    said = [line for text in said for line in text.splitlines() if "/" not in line or not _BRACKETED.search(line)]
+    named = [a for a in alts if any(re.search(rf"(?<![\w/]){re.escape(_model(a))}(?![\w/])", line, re.IGNORECASE)
+                                    for line in said)]
+    if len(named) == 1:
+        return named[0].removeprefix("AMD ")
+    return name
+
+
+def _bus(bdf: str | None) -> str:
+    """"0000:03:00.0" -> "03:00.0" (PCI domain 0 is every desktop's)."""
+    if not bdf:
+        return "?"
+    return bdf[5:] if bdf.startswith("0000:") else bdf
+
+
 def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[RenderableType]:
     o = facts.os
     head = Text.assemble(("Machine ", "bold"), (facts.origin, "cyan"), "  ",
                          f"{o.pretty_name or (o.id or '?') + ' ' + (o.version or '')}",
                          f"  kernel {o.kernel or '?'}  {o.arch or ''}")
     yield head
-    gpus = Table(title="GPUs", title_justify="left", expand=False)
-    whole = ("gfx", "PCI id")  # never cut: what a user compares with the wheel and with lspci
-    least = {"gfx": 7, "runtime says": 7, "PCI id": 9}
-    for col in ("#", "name", "gfx", "runtime says", "PCI id", "BDF", "kind", "VRAM", "family"):
+    # no vertical rules: at 80 columns every column but the name keeps its full width (the name wraps)
+    gpus = Table(title="GPUs", title_justify="left", expand=False, box=box.SIMPLE_HEAD, pad_edge=False,
+                 collapse_padding=True)
+    whole = ("#", "gfx", "PCI id", "bus", "kind", "VRAM", "family")  # never cut: what a user compares with the wheel, lspci
+    overridden = any(g.gfx and g.gfx_reported and g.gfx != g.gfx_reported for g in facts.gpus)
+    least = {"gfx": 7, "runtime": 9 if overridden else 7, "PCI id": 9, "bus": 7}
+    for col in ("#", "name", "gfx", "runtime", "PCI id", "bus", "kind", "VRAM", "family"):
         gpus.add_column(col, no_wrap=col in whole, min_width=least.get(col))
     if evidence:
         gpus.add_column("evidence")
     for i, g in enumerate(facts.gpus):
         reported = g.gfx_reported or "?"
         if g.gfx and g.gfx_reported and g.gfx != g.gfx_reported:
-            reported = f"{g.gfx_reported} (override!)"  # the note wraps below the target, never the target
-        row = [str(g.hip_index if g.hip_index is not None else "-"), g.name or "?", g.gfx or "?", reported,
-               g.pci_id or "?", g.bdf or "?", _yn(g.integrated, "iGPU", "dGPU"), _gib(g.vram_bytes), g.family or "?"]
+            reported = f"{g.gfx_reported} override!"  # the note wraps below the target, never the target
+        row = [str(g.hip_index if g.hip_index is not None else "-"), gpu_display_name(g, facts), g.gfx or "?",
+               reported, g.pci_id or "?", _bus(g.bdf), _yn(g.integrated, "iGPU", "dGPU"), _gib(g.vram_bytes), g.family or "?"]
         if evidence:
             row.append("\n".join(str(e) for e in g.sources))
         _row(gpus, *row)

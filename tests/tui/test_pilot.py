@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,7 +97,8 @@ async def test_recommended_first_and_refused_plans_explained(tmp_path: Path) -> 
 async def test_no_amd_gpu_offers_a_rehearsal(tmp_path: Path) -> None:
     from wizard.host import LiveHost
 
-    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
+    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth(),
+                   verify_python=sys.executable)  # a torch is found: no offer to make one
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         if app.session.has_amd_gpu:
@@ -123,7 +125,8 @@ async def test_a_second_rehearsal_on_a_used_machine_asks_whether_to_start_over(t
     from wizard.host import LiveHost
 
     root = tmp_path / "rehearsal"
-    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=root, authenticator=FakeAuth())
+    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=root, authenticator=FakeAuth(),
+                   verify_python=sys.executable)
     used = svc.rehearsal("seed-7900xt")  # lay it, and leave a trace of a run in its state
     (root / "seed-7900xt/var/lib/rocm-wizard/runs/run-1").mkdir(parents=True)
     marker = root / "seed-7900xt/home/user/touched-by-the-run"
@@ -200,6 +203,7 @@ async def test_failure_then_retry(tmp_path: Path) -> None:
         f = app.session.run.failure
         assert f is not None and f.exit_code == 7 and f.step == 1
         assert any("hipErrorNoBinaryForGpu" in line for line in f.tail)
+        await wait_for(pilot, lambda: "FAILED" in screen_text(app))  # the Failed screen is composed
         text = screen_text(app)
         assert "FAILED" in text and "exit code 7" in text
         assert f.findings, "the known issue for hipErrorNoBinaryForGpu should match"

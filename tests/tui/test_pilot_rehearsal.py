@@ -5,6 +5,7 @@ when no real root can be built)."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,8 @@ async def test_without_mmdebstrap_it_says_what_to_install_and_rehearses_in_the_s
     import wizard.realroot.base as rb
 
     monkeypatch.setattr(rb, "mmdebstrap", lambda: None)
-    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
+    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth(),
+                   verify_python=sys.executable)
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         if app.session.has_amd_gpu:
@@ -76,3 +78,60 @@ async def test_with_mmdebstrap_it_offers_and_opens_a_real_debian_12_root(tmp_pat
         assert app.services.relaunch_hint == f"rocm-wizard --sandbox {root} --root debian12"
         assert (root / "var/lib/dpkg/status").read_text().count("Package: rocm-core") == 1  # real dpkg's database
         assert any(o.name == "downgrade-6.2" and o.applicable for o in app.session.options)
+
+
+@sync
+async def test_without_a_cpu_torch_the_rehearsal_offers_to_make_one_or_says_it_is_not_verified(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No --verify-python, no $ROCM_WIZARD_TEST_TORCH_PYTHON, none made before: the offer (what it would run),
+    and declined, a loud "skipped: no torch to verify with". The making itself is never run here."""
+    from wizard.tui.services import CPU_TORCH_INDEX, NO_TORCH, TORCH_PYTHON_ENV
+
+    monkeypatch.delenv(TORCH_PYTHON_ENV, raising=False)
+    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
+    assert svc.find_cpu_torch() is None
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        if app.session.has_amd_gpu:
+            pytest.skip("this machine has an AMD GPU")
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("enter")  # seed-7900xt
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "VerifyTorchModal")
+        text = " ".join(screen_text(app).split())
+        assert "No torch to verify with" in text and "NOT verified" in text
+        assert f"-m venv {tmp_path / 'rehearsal' / 'cpu-torch'}" in text and CPU_TORCH_INDEX in text
+        await pilot.press("escape")  # cancel: no rehearsal, nothing made
+        await pilot.pause()
+        assert not app.session.machine.startswith("sandbox:")
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: type(app.screen).__name__ == "VerifyTorchModal")
+        await pilot.press("s")  # rehearse without verifying: said loudly
+        await wait_for(pilot, lambda: app.session.machine.startswith("sandbox:"))
+        loud = [n for n in app._notifications if NO_TORCH in n.message]
+        assert loud and loud[0].severity == "warning" and loud[0].title == "NOT verified"
+        assert app.services.verify_python is None
+        assert not (tmp_path / "rehearsal" / "cpu-torch").exists()
+
+
+@sync
+async def test_a_cpu_torch_found_is_used_without_asking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from wizard.tui.services import TORCH_PYTHON_ENV
+
+    fake = tmp_path / "torch-python"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv(TORCH_PYTHON_ENV, str(fake))
+    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
+    app = make_app(svc)
+    async with app.run_test(size=SIZE) as pilot:
+        if app.session.has_amd_gpu:
+            pytest.skip("this machine has an AMD GPU")
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.session.machine.startswith("sandbox:"))
+        assert app.services.verify_python == str(fake)  # the rehearsal's Verify step runs with it
+        assert not any("no torch to verify with" in n.message for n in app._notifications)

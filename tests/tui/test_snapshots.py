@@ -189,8 +189,17 @@ def test_reboot_question(snap_compare: Any) -> None:
     assert snap_compare(app_at(Stage.RUN, events=_reboot()[:-1]), terminal_size=SIZE, run_before=ask)
 
 
-def test_help_screen(snap_compare: Any) -> None:
-    assert snap_compare(app_at(Stage.DETECT), terminal_size=SIZE, press=["question_mark"])
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+@pytest.mark.parametrize("stage", [Stage.DETECT, Stage.REVIEW], ids=["detect", "review"])
+def test_help_sizes(stage: Stage, size: tuple[int, int], snap_compare: Any) -> None:
+    """Help: this screen's keys and everyone's in one table that fits 80x24 without scrolling."""
+    assert snap_compare(app_at(stage), terminal_size=size, press=["question_mark"])
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+def test_choose_sizes(size: tuple[int, int], snap_compare: Any) -> None:
+    """Choose: the footer names Enter (which the plan list takes) for what it does here."""
+    assert snap_compare(app_at(Stage.CHOOSE), terminal_size=size)
 
 
 def test_light_theme_review(snap_compare: Any) -> None:
@@ -307,3 +316,22 @@ def test_rehearsal_choice_sizes(size: tuple[int, int], snap_compare: Any) -> Non
 def test_detect_sizes(example: str, size: tuple[int, int], snap_compare: Any) -> None:
     """Detect at the sizes people use: gfx targets and PCI ids whole, the machine named in the header."""
     assert snap_compare(app_at(Stage.DETECT, example=example), terminal_size=size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
+def test_verify_torch_offer_sizes(size: tuple[int, int], snap_compare: Any) -> None:
+    """A rehearsal without a CPU torch: the offer to make one (what it runs), or to go on NOT verified."""
+    from wizard.tui.screens.modals import VerifyTorchModal
+    from wizard.tui.services import CPU_TORCH_INDEX
+
+    where = "/home/user/.local/state/rocm-wizard/rehearsal/cpu-torch"
+    commands = [["/usr/bin/python3", "-m", "venv", where],
+                [f"{where}/bin/python", "-m", "pip", "install", "--disable-pip-version-check", "torch",
+                 "--index-url", CPU_TORCH_INDEX]]
+
+    async def ask(pilot: Any) -> None:
+        await pilot.pause(0.2)
+        pilot.app.push_screen(VerifyTorchModal(commands))
+        await pilot.pause()
+
+    assert snap_compare(_no_gpu(), terminal_size=size, run_before=ask)

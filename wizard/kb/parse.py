@@ -81,6 +81,7 @@ PREDICATES: dict[str, str] = {
     "visible_devices_hide_all": "true",
     "override_family_mismatch": "true",
     "dkms_not_for_running_kernel": "true",
+    "wheel_carries_gfx": "true",
 }
 
 
@@ -723,7 +724,7 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
     def build(where: str, raw: Any) -> KnownIssue:
         e = Entry(problems, where, raw, {
             "id", "severity", "title", "signatures", "when", "predict", "cause", "fix", "uncertain", "sources",
-            "unless", "explains"})
+            "unless", "explains", "contradicted_when"})
         iid = e.text("id")
         if not re.match(r"^[a-z0-9][a-z0-9-]*$", iid):
             e.fail("id", f"expected lower-case-with-dashes, got {iid!r}")
@@ -747,6 +748,12 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         if not isinstance(raw_when, list):
             e.fail("when", "expected a list of {predicate: argument}")
         when = tuple(_predicate(e, i, w) for i, w in enumerate(raw_when))
+        raw_against = e.get("contradicted_when", False)
+        if raw_against is _MISSING:
+            raw_against = []
+        if not isinstance(raw_against, list):
+            e.fail("contradicted_when", "expected a list of {predicate: argument}")
+        contradicted_when = tuple(_predicate(e, i, w) for i, w in enumerate(raw_against))
         predict = e.flag("predict")
         if predict and not when:
             e.fail("predict", "true needs a non-empty 'when'")
@@ -766,7 +773,7 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         return KnownIssue(id=iid, severity=sev, title=e.text("title"), signatures=tuple(sigs), when=when,
                           predict=bool(predict), cause=e.text("cause"), fix=fix, sources=e.sources(),
                           uncertain=e.opt_text("uncertain", required=False), unless=tuple(unless),
-                          explains=tuple(explains))
+                          explains=tuple(explains), contradicted_when=contradicted_when)
 
     issues = _each(problems, top.get("issues", []), "issues", build)
     seen: set[str] = set()

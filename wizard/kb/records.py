@@ -236,6 +236,8 @@ class KnownIssue:
     uncertain: str | None = None
     unless: tuple[re.Pattern[str], ...] = ()  # evidence lines that speak against this cause (it is then not shown first)
     explains: tuple[str, ...] = ()  # ids of issues this one is the deeper cause of (it goes above them)
+    # (predicate, argument) pairs on the detected facts: when one holds, the facts speak against this cause
+    contradicted_when: tuple[tuple[str, Any], ...] = ()
 
     def matches_text(self, text: str) -> bool:
         """True when one of the signatures is found in ``text`` (predicates not checked)."""

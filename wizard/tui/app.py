@@ -16,7 +16,7 @@ import threading
 from collections import deque
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from textual import on, work
 from textual.app import App
@@ -369,8 +369,14 @@ class WizardApp(App[int]):
         self.exit(code, return_code=code, message=summary or (self.stop_message() if bad else None))
 
     def action_help(self) -> None:
-        keys = [(b.key_display or b.key, b.description) for b in self.screen.BINDINGS
-                if isinstance(b, Binding) and b.description]
+        screen = self.screen
+        keys: list[tuple[str, str]] = []
+        for b in screen.BINDINGS:  # the screen's own keys that work now (the footer's, and the hidden ones)
+            if not isinstance(b, Binding) or not b.description:
+                continue
+            action = b.action.split("(", 1)[0]
+            if action.startswith("app.") or screen.check_action(action, ()) is not False:
+                keys.append((b.key_display or b.key.replace(",", ", "), b.description))
         self.push_screen(HelpModal(keys))
 
     def action_toggle_theme(self) -> None:
@@ -486,6 +492,12 @@ class WizardApp(App[int]):
         def picked(profile: str | None) -> None:
             if profile is None:
                 return
+            if real:
+                chosen(profile)
+            else:
+                self.with_verify_torch(lambda: chosen(profile))
+
+        def chosen(profile: str) -> None:
             if not self.services.rehearsal_used(profile, real=real):
                 self.open_rehearsal(profile, real=real)
                 return
@@ -497,6 +509,44 @@ class WizardApp(App[int]):
             self.push_screen(StartOverModal(profile, str(self.services.rehearsal_dir(profile, real=real))), answered)
 
         self.push_screen(RehearsalModal(self.services, real=real), picked)
+
+    def with_verify_torch(self, go: Callable[[], None]) -> None:
+        """Before a stand-in rehearsal: find a CPU torch for its Verify step, or offer to make one; declined,
+        say loudly that the rehearsal will not be verified."""
+        from wizard.tui.screens.modals import VerifyTorchModal
+        from wizard.tui.services import NO_TORCH
+
+        found = self.services.find_cpu_torch()
+        if found is not None:
+            self.services.verify_python = found
+            go()
+            return
+
+        def answered(choice: str | None) -> None:
+            if choice == "make":
+                self.notify(f"making a CPU torch in {self.services.cpu_torch_dir()} (minutes)…", timeout=30)
+                self._make_torch_worker(go)
+            elif choice == "skip":
+                self.notify(f"{NO_TORCH}: this rehearsal's Verify step will be skipped and the run NOT verified "
+                            "(--verify-python PATH verifies it)", title="NOT verified", severity="warning",
+                            timeout=30)
+                go()
+
+        self.push_screen(VerifyTorchModal(self.services.cpu_torch_commands()), answered)
+
+    @work(thread=True, exclusive=True, group="cpu-torch", exit_on_error=False)
+    def _make_torch_worker(self, go: Callable[[], None]) -> None:
+        from wizard.tui.services import NO_TORCH
+
+        try:
+            python = self.services.make_cpu_torch()
+        except (ValueError, OSError) as exc:
+            self.call_from_thread(self.notify, f"{exc}; {NO_TORCH}: the rehearsal will NOT be verified",
+                                  title="no CPU torch", severity="error", timeout=30)
+        else:
+            self.services.verify_python = python
+            self.call_from_thread(self.notify, f"CPU torch ready: {python}; the rehearsal verifies with it", timeout=10)
+        self.call_from_thread(go)
 
     def open_rehearsal(self, profile: str, *, real: bool = False, reset: bool = False) -> None:
         if real:

@@ -5,6 +5,7 @@ real authenticator, which needs the app to suspend."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import sys
@@ -61,6 +62,13 @@ def _ctrl_c_goes_to_the_prompt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+# PyTorch's CPU-only wheel index (https://pytorch.org/get-started/locally/, "Compute Platform: CPU"): a torch that
+# plays the venv's torch in a rehearsal, so its Verify step runs matmul and conv for real on the CPU.
+CPU_TORCH_INDEX = "https://download.pytorch.org/whl/cpu"
+TORCH_PYTHON_ENV = "ROCM_WIZARD_TEST_TORCH_PYTHON"  # a CPU torch's interpreter, as the tests and .ci/run use
+NO_TORCH = "skipped: no torch to verify with"
 
 
 @dataclass
@@ -175,6 +183,47 @@ class Services:
         if out.returncode != 0:
             raise ValueError(last.removeprefix("rocm-wizard: "))
         return last
+
+    # -- the rehearsal's verify torch ------------------------------------------------------
+    def cpu_torch_dir(self) -> Path:
+        """Where the wizard makes a CPU torch for rehearsals (when the user says so)."""
+        return (self.rehearsal_root or _default_rehearsal_root()) / "cpu-torch"
+
+    def find_cpu_torch(self) -> str | None:
+        """A CPU torch's interpreter for the rehearsal's Verify step: --verify-python, else
+        $ROCM_WIZARD_TEST_TORCH_PYTHON, else the one the wizard made before; None when there is none."""
+        made = self.cpu_torch_dir() / "bin" / "python"
+        candidates = (self.verify_python, os.environ.get(TORCH_PYTHON_ENV),
+                      str(made) if (self.cpu_torch_dir() / ".made").is_file() else None)
+        for cand in candidates:
+            if cand and Path(cand).is_file() and os.access(cand, os.X_OK):
+                return cand
+        return None
+
+    def cpu_torch_commands(self) -> list[list[str]]:
+        """What making a CPU torch runs: a venv, then torch from PyTorch's CPU-only index."""
+        d = self.cpu_torch_dir()
+        return [[sys.executable, "-m", "venv", str(d)],
+                [str(d / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "torch",
+                 "--index-url", CPU_TORCH_INDEX]]
+
+    def make_cpu_torch(self) -> str:
+        """Run :meth:`cpu_torch_commands` (minutes: a download of hundreds of MB), check that the torch is a CPU
+        build, and return its interpreter. Raises ValueError with one line when it could not."""
+        import subprocess
+
+        for argv in self.cpu_torch_commands():
+            out = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=3600)
+            if out.returncode != 0:
+                last = (out.stderr or out.stdout).strip().splitlines()
+                raise ValueError(f"`{' '.join(argv[:4])} …` failed: {last[-1] if last else out.returncode}")
+        python = str(self.cpu_torch_dir() / "bin" / "python")
+        probe = subprocess.run([python, "-c", "import torch; print(torch.version.cuda, torch.version.hip)"],
+                               capture_output=True, text=True, timeout=300)
+        if probe.stdout.split() != ["None", "None"]:
+            raise ValueError(f"the torch installed in {self.cpu_torch_dir()} is not a CPU build")
+        (self.cpu_torch_dir() / ".made").write_text(CPU_TORCH_INDEX + "\n")
+        return python
 
     # -- the rehearsal -------------------------------------------------------------------
     def rehearsal_dir(self, profile: str, *, real: bool = False) -> Path:

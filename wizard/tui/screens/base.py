@@ -8,7 +8,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widget import Widget
+from textual.widgets import Footer
 
 from wizard.session import Move, Session, Stage
 from wizard.tui.messages import MoveRequested
@@ -23,20 +24,63 @@ CRUMBS = (
 _ALIAS = {Stage.FAILED: Stage.RUN, Stage.REBOOT: Stage.RUN, Stage.RESUME: Stage.RUN}
 
 
-def breadcrumb(stage: Stage, machine: str, read_only: bool) -> Text:
+def _crumbs(here: Stage, compact: bool) -> Text:
+    """Every stage, the current one marked; compact: the stage's number, it and the next one."""
+    t = Text()
+    index = next((i for i, (s, _label) in enumerate(CRUMBS) if s == here), 0)
+    shown = list(enumerate(CRUMBS))
+    if compact:
+        t.append(f"{index + 1}/{len(CRUMBS)} ", style="dim")
+        shown = shown[index:index + 2]
+    for n, (i, (s, label)) in enumerate(shown):
+        if n:
+            t.append(" › ", style="dim")
+        t.append(f"[{label}]" if s == here else label, style="bold reverse" if s == here else "dim")
+    if compact and index + 2 < len(CRUMBS):
+        t.append(" › …", style="dim")
+    return t
+
+
+def machine_label(machine: str, read_only: bool, gpus: list[str]) -> str:
+    """What the header calls the machine: where it lives (this one, a recording, a rehearsal) and its GPUs."""
+    kind, _, where = machine.partition(":")
+    name = {"live": "this machine", "bundle": "recorded", "sandbox": "rehearsal"}.get(kind, kind)
+    if where:
+        name += " " + (where.rstrip("/").rsplit("/", 1)[-1] or where)
+    if read_only and kind != "bundle":
+        name += " (read-only)"
+    elif read_only:
+        name += ", read-only"
+    if gpus:
+        counts = {g: gpus.count(g) for g in gpus}
+        name += ": " + ", ".join(f"{n}× {g}" if n > 1 else g for g, n in counts.items())
+    return name
+
+
+def breadcrumb(stage: Stage, machine: str, width: int | None = None) -> Text:
+    """The header line: the stages and the machine, fitted to ``width`` (the stages compact first, then the
+    machine's name cut at its end)."""
     here = _ALIAS.get(stage, stage)
     t = Text()
-    for i, (s, label) in enumerate(CRUMBS):
-        if i:
-            t.append(" › ", style="dim")
-        if s == here:
-            t.append(f"[{label}]", style="bold reverse")
-        else:
-            t.append(label, style="dim")
-    t.append(f"   machine: {machine}", style="italic")
-    if read_only:
-        t.append("  (recorded: read-only)", style="bold")
+    for compact in (False, True):
+        t = _crumbs(here, compact)
+        t.append("   ")
+        t.append(machine, style="italic")
+        if width is None or t.cell_len <= width:
+            return t
+    t.truncate(width or t.cell_len, overflow="ellipsis")
     return t
+
+
+class Crumbs(Widget):
+    """The header: the stages (the current one marked) and the machine's name, at any width."""
+
+    def __init__(self, stage: Stage, machine: str) -> None:
+        super().__init__(id="crumbs")
+        self.stage, self.machine = stage, machine
+
+    def render(self) -> Text:
+        return breadcrumb(self.stage, self.machine, self.content_size.width or None)
 
 
 class StageScreen(Screen[None]):
@@ -55,7 +99,11 @@ class StageScreen(Screen[None]):
         return self.wizard.session
 
     def compose(self) -> ComposeResult:
-        yield Static(breadcrumb(self.STAGE, self.session.machine, self.session.read_only), id="crumbs")
+        from wizard.render import gpu_display_name
+
+        facts = self.session.facts
+        gpus = [gpu_display_name(g, facts) for g in facts.gpus]
+        yield Crumbs(self.STAGE, machine_label(self.session.machine, self.session.read_only, gpus))
         yield from self.body()
         yield Footer()
 

@@ -51,7 +51,7 @@ class DetectScreen(StageScreen):
         *StageScreen.BINDINGS,
         Binding("n,enter", "move('next')", "Diagnose"),
         Binding("e", "toggle_evidence", "Evidence"),
-        Binding("r", "rehearse", "Rehearse in sandbox"),
+        Binding("r", "rehearse", "Rehearse"),
         Binding("d", "rehearse_real", "Rehearse on Debian 12"),
         Binding("q", "app.quit_wizard", "Quit"),
     ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,17 +16,28 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Log, OptionList, Static
 from textual.widgets.option_list import Option
 
-HELP = """\
-rocm-wizard walks through: Detect → Diagnose → Choose → Review → Confirm → Run → (Reboot → Resume) → Verify → Report.
-Nothing changes on the machine before you confirm on the Confirm screen. Every command is shown on Review.
+HELP_INTRO = """\
+Detect › Diagnose › Choose › Review › Confirm › Run › Verify › Report
+Nothing changes on the machine before Confirm; Review shows it all."""
+GLOBAL_KEYS = (("?, F1", "this help"), ("Escape", "back, or close a dialog"), ("Ctrl+T", "dark / light theme"),
+               ("Ctrl+C", "stop safely (the journal stays consistent) and quit"))
+HELP_END = """\
+States: · planned  ▶ running  ✔ ok  = already done  – skipped
+        ✘ FAILED  ⟳ reboot  ■ stopped
+After a reboot or a stop, `rocm-wizard resume` goes on from there."""
 
-Keys are listed at the bottom of every screen; the mouse works too.
-  ?, F1      this help                 Ctrl+C   stop safely (the journal stays consistent) and quit
-  Ctrl+T     dark / light theme        Escape   back, or close a dialog
-States are shown as symbols and words: · planned  ▶ running  ✔ ok  = already done  – skipped  ✘ FAILED  ⟳ reboot  ■ stopped
 
-After an interruption or a reboot, run `rocm-wizard` again (or `rocm-wizard resume`): it offers to continue.
-"""
+def help_keys(keys: list[tuple[str, str]]) -> Table:
+    """One two-column table: this screen's keys, then the keys every screen has (it fits 80 columns)."""
+    table = Table(box=None, show_header=True, header_style="bold", pad_edge=False, padding=(0, 2, 0, 0))
+    table.add_column("key", no_wrap=True)
+    table.add_column("on this screen")
+    for key, desc in keys:
+        table.add_row(Text(key), Text(desc))
+    table.add_row(Text(""), Text("everywhere", style="bold"))
+    for key, desc in GLOBAL_KEYS:
+        table.add_row(Text(key), Text(desc))
+    return table
 
 
 class HelpModal(ModalScreen[None]):
@@ -32,16 +45,12 @@ class HelpModal(ModalScreen[None]):
 
     def __init__(self, keys: list[tuple[str, str]]) -> None:
         super().__init__()
-        self.keys = keys
+        self.keys = [(k, d) for k, d in keys if d != "Help"]  # "?" is among the keys every screen has
 
     def compose(self) -> ComposeResult:
-        t = Text(HELP)
-        if self.keys:
-            t.append("\nOn this screen:\n", style="bold")
-            for key, desc in self.keys:
-                t.append(f"  {key:<10} {desc}\n")
-        with VerticalScroll(classes="dialog wide"):
-            yield Static(t, id="help-body")
+        with VerticalScroll(classes="dialog wide", id="help"):
+            yield Static(Group(Text(HELP_INTRO), Text(""), help_keys(self.keys), Text(""), Text(HELP_END)),
+                         id="help-body")
             yield Label("Escape closes.", classes="hint")
 
 
@@ -105,6 +114,36 @@ class RehearsalModal(ModalScreen["str | None"]):
     @on(OptionList.OptionSelected)
     def _selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)
+
+
+def verify_torch_text(commands: list[list[str]]) -> Text:
+    import shlex
+
+    t = Text()
+    t.append("No torch to verify with.\n", style="bold yellow")
+    t.append("This rehearsal's Verify step (matmul and convolution) needs a torch to play the venv's; without one "
+             "it is skipped and the rehearsal is NOT verified.\n\n")
+    t.append("m  make a CPU torch now (minutes, a download of several hundred MB); it runs:\n")
+    for argv in commands:
+        t.append(f"     {shlex.join(argv)}\n", style="green")
+    t.append("s  rehearse without verifying (or start with --verify-python PATH)\n")
+    t.append("Escape  cancel")
+    return t
+
+
+class VerifyTorchModal(ModalScreen["str | None"]):
+    """The rehearsal has no CPU torch: make one, or rehearse saying loudly that nothing will be verified."""
+
+    BINDINGS = [Binding("m", "dismiss('make')", "Make a CPU torch"), Binding("s", "dismiss('skip')", "Skip verify"),
+                Binding("escape", "dismiss(None)", "Cancel")]
+
+    def __init__(self, commands: list[list[str]]) -> None:
+        super().__init__()
+        self.commands = commands
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="dialog wide"):
+            yield Static(verify_torch_text(self.commands), id="verify-torch-body")
 
 
 class StartOverModal(ModalScreen["str | None"]):

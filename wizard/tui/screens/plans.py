@@ -57,6 +57,12 @@ class OpenPlanModal(ModalScreen[str | None]):
         self.dismiss(event.value.strip() or None)
 
 
+class PlanList(OptionList):
+    """The plans: Enter (which the list itself takes) is named in the footer for what it does here."""
+
+    BINDINGS = [Binding("enter", "select", "Review this plan")]
+
+
 class ChooseScreen(StageScreen):
     STAGE = Stage.CHOOSE
     BINDINGS = [
@@ -72,7 +78,7 @@ class ChooseScreen(StageScreen):
         if self.session.blocked:
             yield Static(blocked_text(self.session.blocked), id="blocked", classes="banner")
         with Horizontal(id="choose"):
-            yield OptionList(*[Option(option_label(o), id=o.name) for o in opts], id="plans")
+            yield PlanList(*[Option(option_label(o), id=o.name) for o in opts], id="plans")
             with VerticalScroll(id="plan-detail-box"):
                 yield Static(option_detail(opts[0]) if opts else Text("No plan is shipped."), id="plan-detail")
 

@@ -41,12 +41,18 @@ class StepList(DataTable[object]):
         super().__init__(cursor_type="row", zebra_stripes=False, **kw)  # type: ignore[arg-type]
 
     def on_mount(self) -> None:
+        self._add_columns()
+
+    def _add_columns(self) -> None:
+        if self.columns:
+            return
         self.add_column("#", key="n")
         self.add_column("state", key="state", width=14)
         self.add_column("step", key="title")
         self.add_column("time", key="time", width=7)
 
     def show(self, rows: list[StepRow]) -> None:
+        self._add_columns()  # a run's events can arrive before this table is mounted
         if self.row_count != len(rows):
             self.clear()
             for r in rows:
