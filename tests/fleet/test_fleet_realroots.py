@@ -8,7 +8,7 @@ upgrade-6.4 fits the 7900 XT (ROCm 6.2 with DKMS: through a reboot) and the 9070
 5600 XT (gfx1010). A real root has no GPU: its verify step is skipped and reported so, never passed.
 Expectations come from the knowledge base and the plan file, not from the run.
 
-Marked ``fleet`` and ``realroot``: runs with ROCM_WIZARD_REALROOT_ALL=1 and ``-m fleet``.
+Marked ``fleet`` and ``realroot``: runs with ROCM_WIZARD_REALROOT_ALL=1 and ``-m fleet`` (or ROCM_WIZARD_FLEET_ALL=1).
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from wizard.realroot.endstate import dpkg_status, end_state
 
 pytestmark = [pytest.mark.fleet, pytest.mark.realroot, pytest.mark.timeout(3600),
               pytest.mark.skipif(os.environ.get("ROCM_WIZARD_REALROOT_ALL") != "1",
-                                 reason="slow real-root fleet test: ROCM_WIZARD_REALROOT_ALL=1 pytest -m fleet tests/fleet")]
+                                 reason="slow real-root fleet test: ROCM_WIZARD_REALROOT_ALL=1 ROCM_WIZARD_FLEET_ALL=1 "
+                                        "pytest tests/fleet")]
 
 HOSTS = ("seed-7900xt", "rx9070xt-noble", "seed-5600xt")  # host name = its profile
 PLAN = "upgrade-6.4"
