@@ -129,13 +129,14 @@ def _plan(args: argparse.Namespace, fleet_dir: Path) -> int:
     from wizard.commands import CommandError, usage_error
     from wizard.fleet.detect import detect
     from wizard.fleet.export import ExportError, export
+    from wizard.fleet import realroots
     from wizard.fleet.plan import PlanError, plan_fleet
 
     if args.export and args.export[0] != "ansible":
         raise usage_error(f"--export {args.export[0]}: unknown format (formats: ansible)")
     hosts = detect(args.inventory, fleet_dir, limit=args.limit)
     try:
-        fp = plan_fleet(args.plan, hosts)
+        fp = plan_fleet(args.plan, hosts, realroots.mirrors(realroots.hosts(args.inventory, args.limit, fleet_dir)))
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None
     doc: dict[str, Any] = {
@@ -204,6 +205,8 @@ def _show(args: argparse.Namespace, rows: Sequence[dict[str, Any]], j: Path, h: 
 def _verify_cell(v: dict[str, Any]) -> str:
     if v["status"] == "fail":
         return "fail: " + "; ".join(v.get("findings") or [])[:200]
+    if v["status"] == "skipped":
+        return "skipped: " + str(v.get("reason") or "")[:200]
     return str(v["status"])
 
 

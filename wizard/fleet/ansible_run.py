@@ -92,25 +92,33 @@ def run_playbook(playbook: Path, inventory: str, fleet_dir: Path, *, limit: str 
                  extra_vars: Mapping[str, Any] | None = None, on_line: Callable[[str], None] | None = None,
                  check: bool = False) -> PlaybookResult:
     """Run ansible-playbook; each progress line goes to ``on_line`` (default: stderr, so that stdout holds
-    only the table or the JSON) as it comes."""
+    only the table or the JSON) as it comes. The inventory's real-root hosts are served while it runs and
+    what they cannot provide goes to the play as ``rocm_wizard_unavailable`` (wizard/fleet/realroots.py)."""
+    from wizard.fleet import realroots
+
     events = fleet_dir / ".ansible" / f"events-{os.getpid()}-{playbook.stem}.jsonl"
     events.parent.mkdir(parents=True, exist_ok=True)
     events.unlink(missing_ok=True)
+    roots = realroots.hosts(inventory, limit, fleet_dir)
+    extra = dict(extra_vars or {})
+    if roots:
+        extra["rocm_wizard_unavailable"] = realroots.unavailable(roots)
     argv: list[str] = [ansible_program(), "-i", inventory, str(playbook)]
     if limit:
         argv += ["--limit", limit]
-    if extra_vars:
-        argv += ["-e", json.dumps(dict(extra_vars))]
+    if extra:
+        argv += ["-e", json.dumps(extra)]
     if check:
         argv.append("--check")
     say = on_line or (lambda line: (sys.stderr.write(line + "\n"), sys.stderr.flush()) and None)
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=environment(fleet_dir, events), stdin=subprocess.DEVNULL)
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        if line.strip():
-            say(line.rstrip("\n"))
-    rc = proc.wait()
+    with realroots.serving(roots):  # the real roots' mirrors served while the play runs
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=environment(fleet_dir, events), stdin=subprocess.DEVNULL)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if line.strip():
+                say(line.rstrip("\n"))
+        rc = proc.wait()
     return PlaybookResult(rc, tuple(_read_events(events)))
 
 

@@ -15,7 +15,9 @@ Nothing here imports Ansible: the export is text. What it writes, for plan NAME:
   timeout and its accepted exit codes; an action with a done-check runs the check first (in check mode
   too, never counted as a change) and runs only when the check fails. The reboot is
   ``ansible.builtin.reboot`` with a timeout; the verify step's JSON comes back to
-  ``rocm_wizard_results`` (default ``DIR/results``) ``/HOST/verify.json`` on the controller.
+  ``rocm_wizard_results`` (default ``DIR/results``) ``/HOST/verify.json`` on the controller. An action that
+  needs what a host cannot provide (``rocm_wizard_unavailable``, host -> requirement -> reason: a real
+  root has no GPU) is skipped there, and the verify JSON says ``{"skipped": REASON}``.
 
 The planner already puts the backup before anything destructive; the export checks it again and
 refuses a plan whose destructive action comes first.
@@ -186,6 +188,7 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
             })
         task: dict[str, Any] = {"name": f"{title}: {label}", "ansible.builtin.command": {"argv": _literal(a.argv)}}
         task.update(_env(a))
+        when = [available(r) for r in a.requires]  # a machine that cannot provide it (a real root: no GPU) skips it
         if a.root:
             task["become"] = True
         if a.timeout:
@@ -194,7 +197,9 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
             task["no_log"] = True
         task["register"] = reg
         if a.check:
-            task["when"] = f"{reg}_done.rc != 0"
+            when.append(f"{reg}_done.rc != 0")
+        if when:
+            task["when"] = when[0] if len(when) == 1 else when
         if tuple(a.ok_codes) != (0,):
             task["failed_when"] = f"{reg}.rc not in {list(a.ok_codes)}"
         task["changed_when"] = step.kind not in (PREFLIGHT, VERIFY_KIND)
@@ -214,14 +219,31 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
                                          "dest": RESULTS + "/{{ inventory_hostname }}/verify.json", "mode": "0644"},
                 "delegate_to": "localhost",
                 "when": f"{reg}.stdout is defined",
-            }, {
+            }, *[{
+                "name": f"{title}: the controller records that this host cannot run it",
+                "ansible.builtin.copy": {"content": "{{ {'skipped': %s} | to_json }}" % unavailable(r),
+                                         "dest": RESULTS + "/{{ inventory_hostname }}/verify.json", "mode": "0644"},
+                "delegate_to": "localhost",
+                "when": f"{unavailable(r)} | length > 0",
+            } for r in a.requires], {
                 "name": f"{title}: the suite passed",
                 "ansible.builtin.assert": {"that": [f"{reg}.rc is not defined or {reg}.rc == 0"],
                                            "fail_msg": f"verify failed (exit {{{{ {reg}.rc }}}}): see "
                                                        "results/{{ inventory_hostname }}/verify.json",
                                            "quiet": True},
+                **({"when": " and ".join(available(r) for r in a.requires)} if a.requires else {}),
             }]
     return out
+
+
+def unavailable(requirement: str) -> str:
+    """The Jinja expression of why this host cannot provide ``requirement`` (the extra var
+    ``rocm_wizard_unavailable``: host -> requirement -> reason; the fleet commands set it for real roots)."""
+    return f"((rocm_wizard_unavailable | default({{}})).get(inventory_hostname) or {{}}).get('{requirement}', '')"
+
+
+def available(requirement: str) -> str:
+    return f"{unavailable(requirement)} | length == 0"
 
 
 def _literal(argv: Sequence[str]) -> list[Literal]:

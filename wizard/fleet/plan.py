@@ -4,11 +4,12 @@ form a group (one play of the export), the others are refused with their reasons
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from wizard import paths
 from wizard.fleet.detect import HostFacts
 from wizard.fleet.export import PlanGroup
+from wizard.mirror.config import MirrorConfig
 from wizard.model import ResolvedPlan
 from wizard.planner import PlanError, PlanRefused, resolve_plan
 from wizard.script import machine_summary
@@ -33,15 +34,17 @@ def signature(plan: ResolvedPlan) -> tuple[Any, ...]:
                  for s in plan.steps)
 
 
-def plan_fleet(spec: str, hosts: Sequence[HostFacts]) -> FleetPlan:
-    """Raises PlanError for an unknown plan or a malformed plan file (the same for every host)."""
+def plan_fleet(spec: str, hosts: Sequence[HostFacts], mirrors: Mapping[str, MirrorConfig] | None = None) -> FleetPlan:
+    """Raises PlanError for an unknown plan or a malformed plan file (the same for every host).
+    ``mirrors``: host -> the mirror configuration its plan is resolved with (a real root's rehearsal mirror)."""
     by_sig: dict[tuple[Any, ...], tuple[ResolvedPlan, list[str], tuple[str, ...]]] = {}
     refused: list[tuple[str, tuple[str, ...]]] = []
     for h in hosts:
         if h.facts is None:
             continue
         try:
-            rp = resolve_plan(spec, h.facts, state_dir=paths.ROOT_STATE, wizard_python=WIZARD_PYTHON)
+            rp = resolve_plan(spec, h.facts, state_dir=paths.ROOT_STATE, wizard_python=WIZARD_PYTHON,
+                              mirrors=(mirrors or {}).get(h.host))
         except PlanRefused as exc:
             refused.append((h.host, tuple(exc.reasons)))
             continue

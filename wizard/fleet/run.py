@@ -20,8 +20,9 @@ from typing import Any, Sequence
 from wizard.fleet import FleetError
 from wizard.fleet.ansible_run import PlaybookResult, run_playbook, write_playbook
 from wizard.fleet.detect import HostFacts, detect
-from wizard.fleet.export import MARKER, export
+from wizard.fleet.export import MARKER, available, export, unavailable
 from wizard.fleet.plan import plan_fleet
+from wizard.model import NEEDS_GPU
 
 DONE = re.compile(r"^step (\d+)/(\d+) (\S+): done$", re.I)
 REBOOT = re.compile(r"^step (\d+)/\d+ reboot: reboot$", re.I)
@@ -47,8 +48,10 @@ def prepare(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None, se
     saved = d / "run.json"
     if saved.is_file() and (d / "export" / MARKER).is_file() and not replan:
         return _load(saved)
+    from wizard.fleet import realroots
+
     hosts = detect(inventory, fleet_dir, limit=limit)
-    fp = plan_fleet(spec, hosts)
+    fp = plan_fleet(spec, hosts, realroots.mirrors(realroots.hosts(inventory, limit, fleet_dir)))
     unknown = tuple((h.host, h.status, h.reason) for h in fp.unknown)
     if not fp.groups:
         lines = [f"{h}: refused: {'; '.join(r)}" for h, r in fp.refused] + [f"{h}: {s}: {r}" for h, s, r in unknown]
@@ -126,13 +129,16 @@ def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
 
 
 def verify_result(path: Path) -> dict[str, Any]:
-    """pass / fail (with the failed checks and the finding each names) / none, from the suite's JSON."""
+    """pass / fail (with the failed checks and the finding each names) / skipped (with why the host cannot
+    run it) / none, from the suite's JSON."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
     except OSError:
         return {"status": "none"}
     except ValueError:
         return {"status": "fail", "findings": [f"{path.name} is not the suite's JSON"]}
+    if isinstance(doc, dict) and isinstance(doc.get("skipped"), str) and doc["skipped"]:
+        return {"status": "skipped", "reason": doc["skipped"]}  # the host cannot run it (a real root: no GPU)
     checks = doc.get("checks") if isinstance(doc, dict) else None
     if not isinstance(checks, list):
         return {"status": "fail", "findings": [f"{path.name} holds no checks"]}
@@ -159,6 +165,7 @@ def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None) -
             "changed_when": False,
             "failed_when": False,
             "check_mode": False,
+            "when": available(NEEDS_GPU),
         }, {
             "name": "verify: the controller's directory for this host",
             "ansible.builtin.file": {"path": f"{results}/{{{{ inventory_hostname }}}}", "state": "directory",
@@ -169,6 +176,13 @@ def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None) -
             "ansible.builtin.copy": {"content": "{{ rocm_wizard_verify.stdout }}",
                                      "dest": f"{results}/{{{{ inventory_hostname }}}}/verify.json", "mode": "0644"},
             "delegate_to": "localhost",
+            "when": "rocm_wizard_verify.stdout is defined",
+        }, {
+            "name": "verify: the controller records that this host cannot run it",
+            "ansible.builtin.copy": {"content": "{{ {'skipped': %s} | to_json }}" % unavailable(NEEDS_GPU),
+                                     "dest": f"{results}/{{{{ inventory_hostname }}}}/verify.json", "mode": "0644"},
+            "delegate_to": "localhost",
+            "when": f"{unavailable(NEEDS_GPU)} | length > 0",
         }],
     }], ["rocm-wizard fleet verify: written by the wizard"])
     for h in hosts:
@@ -186,7 +200,7 @@ def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None) -
         rows.append({"host": h.host, "python": (args[h.host] or ["(default)", "python3"])[-1], "verify": v,
                      "failed": None if failed is None else {"task": failed.task, "status": failed.status,
                                                             "message": _last_line(failed.message)},
-                     "next": None if v["status"] == "pass" else "rocm-wizard diagnose on the host, with the findings"})
+                     "next": None if v["status"] in ("pass", "skipped") else "rocm-wizard diagnose on the host, with the findings"})
     return rows
 
 
@@ -202,5 +216,6 @@ def _last_line(text: str) -> str:
 
 
 def all_ok(rows: Sequence[dict[str, Any]]) -> bool:
-    """Every host the plan fits finished and passed (a refused host is reported, not a failure)."""
-    return all(r.get("failed") is None and r["verify"]["status"] in ("pass", "-") for r in rows)
+    """Every host the plan fits finished and passed (a refused host is reported, not a failure; a verify the
+    host cannot run, a real root's, is reported as skipped)."""
+    return all(r.get("failed") is None and r["verify"]["status"] in ("pass", "skipped", "-") for r in rows)

@@ -6,7 +6,8 @@ own ``sh`` stand-in with the sandbox's environment (PATH holds only its stand-in
 under /etc, /opt, /var, /home, /proc ... are the sandbox's), and files go to and come from inside
 the sandbox's root. The modules run with the interpreter the inventory names
 (``ansible_python_interpreter``: the controller's Python that has the wizard, the one the stand-ins
-use). A program named by absolute path (a venv's ``bin/python``) is the sandbox's: each command runs
+use), entered through a launcher inside the sandbox (``.sandbox/ansible/python``), since the sandbox's shell
+refuses a path outside it. A program named by absolute path (a venv's ``bin/python``) is the sandbox's: each command runs
 in a private mount namespace (``unshare --mount``, so host root is needed) with the sandbox's /home
 and /opt bound over the host's; nothing propagates back and the namespace ends with the command. A command naming a program of the host by absolute path (``/sbin/shutdown``) is refused, so
 nothing outside the sandbox runs; ``ansible.builtin.reboot`` therefore needs ``reboot_command``
@@ -41,6 +42,13 @@ DOCUMENTATION = """
             default: ''
             vars:
                 - name: rocm_wizard_verify_python
+        python_interpreter:
+            description: the controller's Python that runs the modules (entered through a launcher inside the
+                sandbox, since the sandbox's shell refuses a path outside it)
+            type: str
+            default: ''
+            vars:
+                - name: ansible_python_interpreter
     extends_documentation_fragment:
         - connection_pipelining
 """
@@ -87,8 +95,31 @@ class Connection(LocalConnection):
             return path
         return os.path.join(root, path.lstrip("/"))
 
+    def _launcher(self, root: str) -> tuple[str, str] | None:
+        """(the interpreter, a launcher of it inside the sandbox): Ansible names its module interpreter by
+        its host path, which the sandbox's shell refuses; the launcher is a path inside the sandbox."""
+        interp = self.get_option("python_interpreter")
+        if not interp or not os.path.isabs(interp) or interp.startswith(root.rstrip("/") + "/"):
+            return None
+        launcher = os.path.join(root, ".sandbox", "ansible", "python")
+        body = f"#!/bin/sh\nexec {shlex.quote(interp)} \"$@\"\n"
+        try:
+            with open(launcher, encoding="utf-8") as fh:
+                same = fh.read() == body
+        except OSError:
+            same = False
+        if not same:
+            os.makedirs(os.path.dirname(launcher), exist_ok=True)
+            with open(launcher, "w", encoding="utf-8") as fh:
+                fh.write(body)
+            os.chmod(launcher, 0o755)
+        return interp, launcher
+
     def exec_command(self, cmd, in_data=None, sudoable=True):  # type: ignore[no-untyped-def]
         text = cmd if isinstance(cmd, str) else " ".join(cmd)
+        launch = self._launcher(self._root())
+        if launch is not None:
+            text = re.sub(r"(?<![\w./-])" + re.escape(launch[0]) + r"(?![\w./-])", launch[1], text)
         host = sorted({m.group(0) for m in HOST_PROGRAM.finditer(text) if m.group(1) not in ALLOWED_HOST_PROGRAMS})
         if host:
             raise AnsibleError(f"rocm_wizard_sandbox: refused to run the host's {', '.join(host)} "
