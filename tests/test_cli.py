@@ -99,3 +99,14 @@ def test_fuzzed_arguments_never_traceback(argv: list[str], capsys: pytest.Captur
     out = capsys.readouterr()
     assert "Traceback" not in out.err
     assert rc in (0, 1, 2, 3, 4, 5)
+
+
+def test_detect_on_the_live_machine_opens_no_runner() -> None:
+    """detect is a read: it imports neither the runner nor `sh` (a real root's python3 runs it without them)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom wizard.cli import main\ntry:\n    main(['detect', '--json'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith('wizard.runner') or m == 'sh'), file=sys.stderr)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr[-2000:]

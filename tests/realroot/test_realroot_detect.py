@@ -25,7 +25,10 @@ def test_detect_reads_the_gpus_rocm_and_the_venv(seeded: Callable[[str], RealRoo
     assert rocm["installs"][0]["path"] == "/opt/rocm-6.2.0"
     assert f"/etc/apt/sources.list.d/rocm.list: deb [arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg] " \
            f"{m.base_url}/repo.radeon.com/rocm/apt/6.2 jammy main" in rocm["apt_sources"]
-    (env,) = facts["python_envs"]
+    # the venv with torch, and the root's own python3 (an environment too: a pip plan needs its version)
+    envs = {e["path"]: e for e in facts["python_envs"]}
+    env = envs["/home/user/pytorch_venv"]
+    assert any(e["kind"] == "system" and e["python_version"] == "3.11" for e in envs.values())
     assert (env["path"], env["torch"], env["hip"], env["build"]) == ("/home/user/pytorch_venv", "2.5.1+rocm6.2",
                                                                      "6.2", "rocm")
     assert "gfx1100" in env["gfx_targets"] and env["python_version"] == "3.11"

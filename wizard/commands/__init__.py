@@ -208,14 +208,19 @@ class Context:
         return RunService(self.machine)
 
     @cached_property
-    def mirrors(self) -> MirrorConfig:
-        """The site's mirrors (mirrors.toml files, then --mirror / --mirror-key), then the machine's own."""
+    def site_mirrors(self) -> MirrorConfig:
+        """The site's mirrors: mirrors.toml files, then --mirror / --mirror-key (no machine is opened)."""
         from wizard.mirror.config import MirrorConfigError, load_config
 
         try:
-            cfg = load_config(self.mirror_args, self.mirror_key_args)
+            return load_config(self.mirror_args, self.mirror_key_args)
         except MirrorConfigError as exc:
             raise usage_error(str(exc)) from None
+
+    @cached_property
+    def mirrors(self) -> MirrorConfig:
+        """The site's mirrors, then the machine's own (a real root's rehearsal mirror)."""
+        cfg = self.site_mirrors
         own = None if self.read_only else self.machine.mirrors
         return cfg.merged(own.mirrors) if own is not None else cfg
 

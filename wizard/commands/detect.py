@@ -28,7 +28,9 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
     from wizard.commands._paste import facts_for
 
     facts = facts_for(args, ctx)
-    mirrors = ctx.mirrors.origins_in_force()
+    # a rehearsal machine (--sandbox) may carry its own mirror; the live machine is never opened for it (detect
+    # stays a read: no runner, no executor)
+    mirrors = (ctx.mirrors if ctx.sandbox else ctx.site_mirrors).origins_in_force()
     if args.json:
         from wizard.facts_json import facts_to_json
 
