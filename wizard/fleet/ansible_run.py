@@ -54,8 +54,8 @@ def environment(fleet_dir: Path, events: Path | None = None) -> dict[str, str]:
     return env
 
 
-def inventory_hosts(inventory: str, limit: str | None, fleet_dir: Path) -> list[str]:
-    """The hosts of INVENTORY (after --limit), as Ansible itself reads it."""
+def read_inventory(inventory: str, limit: str | None, fleet_dir: Path) -> dict[str, Any]:
+    """INVENTORY (after --limit) as ``ansible-inventory --list`` reads it: groups and ``_meta.hostvars``."""
     if not Path(inventory).exists():
         raise FleetError(f"{inventory}: no such inventory")
     argv = [ansible_program("ansible-inventory"), "-i", inventory, "--list"]
@@ -70,6 +70,12 @@ def inventory_hosts(inventory: str, limit: str | None, fleet_dir: Path) -> list[
     if not isinstance(doc, dict):
         last = (res.stderr.strip().splitlines() or ["unreadable"])[-1]
         raise FleetError(f"{inventory}: Ansible cannot read this inventory: {last}")
+    return doc
+
+
+def inventory_hosts(inventory: str, limit: str | None, fleet_dir: Path) -> list[str]:
+    """The hosts of INVENTORY (after --limit), as Ansible itself reads it."""
+    doc = read_inventory(inventory, limit, fleet_dir)
     hosts: list[str] = []
 
     def walk(group: str, seen: set[str]) -> None:

@@ -11,13 +11,11 @@ step is then skipped on that host and reported as skipped, never passed.
 
 from __future__ import annotations
 
-import json
-import subprocess
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from wizard.fleet import FleetError, ansible_program
+from wizard.fleet import FleetError
 from wizard.mirror.config import MirrorConfig
 from wizard.model import NEEDS_GPU
 
@@ -28,18 +26,15 @@ PTH = "usr/lib/python3/dist-packages/rocm-wizard.pth"
 
 def hosts(inventory: str, limit: str | None, fleet_dir: Path) -> dict[str, Path]:
     """host -> its real root's directory, for the inventory's hosts that use the real-root connection."""
-    from wizard.fleet.ansible_run import environment
+    from wizard.fleet.ansible_run import read_inventory
 
     if not Path(inventory).exists():
         return {}
-    argv = [ansible_program("ansible-inventory"), "-i", inventory, "--list"]
-    if limit:
-        argv += ["--limit", limit]
-    fleet_dir.mkdir(parents=True, exist_ok=True)
-    res = subprocess.run(argv, capture_output=True, text=True, env=environment(fleet_dir), timeout=300)
     try:
-        meta = json.loads(res.stdout)["_meta"]["hostvars"] if res.returncode == 0 else {}
-    except (ValueError, KeyError, TypeError):
+        meta = read_inventory(inventory, limit, fleet_dir).get("_meta", {}).get("hostvars", {})
+    except (FleetError, AttributeError):
+        meta = {}
+    if not isinstance(meta, dict):
         meta = {}
     out: dict[str, Path] = {}
     for host, hv in meta.items():

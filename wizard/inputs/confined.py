@@ -112,20 +112,14 @@ class ConfinedDir:
 
     def lstat(self, path: str) -> os.stat_result | None:
         """The entry itself (a link is not followed at the last component)."""
-        walked = self._walk(path, follow_last=False)
-        if walked is None:
-            return None
-        dfd, name = walked
-        try:
-            return os.stat(name or ".", dir_fd=dfd, follow_symlinks=False)
-        except OSError:
-            return None
-        finally:
-            os.close(dfd)
+        return self._stat(path, follow_last=False)
 
     def stat(self, path: str) -> os.stat_result | None:
         """What the path leads to inside ``top`` (links followed inside it)."""
-        walked = self._walk(path)
+        return self._stat(path, follow_last=True)
+
+    def _stat(self, path: str, *, follow_last: bool) -> os.stat_result | None:
+        walked = self._walk(path, follow_last=follow_last)
         if walked is None:
             return None
         dfd, name = walked

@@ -62,6 +62,23 @@ class CatalogueError(ValueError):
 # ------------------------------------------------------------------------------ legacy releases
 
 
+def install_directory(install_url: str, release: str) -> str:
+    """The amdgpu-install URL's directory ("6.2.4", "31.50"), also its repositories'."""
+    m = re.search(r"/amdgpu-install/([^/]+)/", install_url)
+    if not m:
+        raise CatalogueError(f"rocm_releases.json ({release}): amdgpu-install URL has no directory")
+    return m.group(1)
+
+
+def install_package_version(install_url: str, release: str) -> str:
+    """amdgpu-install's own package version, from the file name: "6.2.60204-1"."""
+    name = install_url.rsplit("/", 1)[-1]
+    m = re.fullmatch(r"amdgpu-install_(.+)_all\.deb", name)
+    if not m:
+        raise CatalogueError(f"rocm_releases.json ({release}): {name} is not an amdgpu-install .deb")
+    return m.group(1)
+
+
 @dataclass(frozen=True)
 class LegacyRelease:
     version: str  # "6.2.4"
@@ -72,19 +89,12 @@ class LegacyRelease:
     @property
     def directory(self) -> str:
         """"6.2" for 6.2.0, "6.2.4": the amdgpu-install URL's directory, also the repositories'."""
-        m = re.search(r"/amdgpu-install/([^/]+)/", self.install_url)
-        if not m:
-            raise CatalogueError(f"rocm_releases.json ({self.version}): amdgpu-install URL has no directory")
-        return m.group(1)
+        return install_directory(self.install_url, self.version)
 
     @property
     def install_version(self) -> str:
         """amdgpu-install's own package version, from the file name: "6.2.60204-1"."""
-        name = self.install_url.rsplit("/", 1)[-1]
-        m = re.fullmatch(r"amdgpu-install_(.+)_all\.deb", name)
-        if not m:
-            raise CatalogueError(f"rocm_releases.json ({self.version}): {name} is not an amdgpu-install .deb")
-        return m.group(1)
+        return install_package_version(self.install_url, self.version)
 
     @property
     def code(self) -> str:

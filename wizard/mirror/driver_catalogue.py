@@ -15,11 +15,11 @@ says so; ``--no-dkms`` installs nothing.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from wizard.kb import KnowledgeBase
-from wizard.mirror.catalogue import BUILD, PLACEHOLDER, RADEON, CatalogueError, ubuntu_version
+from wizard.mirror.catalogue import (BUILD, PLACEHOLDER, RADEON, install_directory,
+                                     install_package_version, ubuntu_version)
 from wizard.mirror.debs import DebFile, DebSpec
 
 SOURCE_OPTS = "[arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg]"
@@ -35,18 +35,11 @@ class DriverRelease:
 
     @property
     def directory(self) -> str:
-        m = re.search(r"/amdgpu-install/([^/]+)/", self.install_url)
-        if not m:
-            raise CatalogueError(f"rocm_releases.json ({self.sdk}): amdgpu-install URL has no directory")
-        return m.group(1)
+        return install_directory(self.install_url, self.sdk)
 
     @property
     def install_version(self) -> str:
-        name = self.install_url.rsplit("/", 1)[-1]
-        m = re.fullmatch(r"amdgpu-install_(.+)_all\.deb", name)
-        if not m:
-            raise CatalogueError(f"rocm_releases.json ({self.sdk}): {name} is not an amdgpu-install .deb")
-        return m.group(1)
+        return install_package_version(self.install_url, self.sdk)
 
     @property
     def dkms_version(self) -> str:
