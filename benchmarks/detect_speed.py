@@ -8,7 +8,8 @@ project targets: detect within 2x a bare `python -c pass` of the interpreter tha
 cancels; CPU time of both is shown too), detect under 0.25 s, at least 15x faster than collect_env. The torch
 interpreter defaults to $ROCM_WIZARD_TEST_TORCH_PYTHON (a venv with the CPU torch).
 ``--fresh-install`` measures a regular (non-editable) install made into a temporary venv, which
-is what a user runs; otherwise the ``rocm-wizard`` on PATH is measured.
+is what a user runs; otherwise the ``rocm-wizard`` on PATH is measured. The package is byte-compiled
+first, as ``pip install`` leaves it.
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ def main() -> int:
         exe = os.path.join(venv, "bin", "rocm-wizard")
     print(f"measuring {exe}")
     python = _interpreter(exe)
+    # A user's install has its bytecode (pip compiles it); an editable checkout under PYTHONDONTWRITEBYTECODE
+    # would otherwise recompile every module on every run and measure the compiler, not the wizard.
+    subprocess.run([python, "-c", "import compileall, wizard, wizard.steps, wizard.plans\n"
+                    "for m in (wizard, wizard.steps, wizard.plans):\n"
+                    "    compileall.compile_dir(m.__path__[0], quiet=1)"], check=True, stdout=subprocess.DEVNULL)
     ratio2, det, bare, cpu_ratio = paired_ratio([exe, "detect", "--json"], [python, "-c", "pass"], max(args.runs, 21))
     print(f"bare `{python} -c pass`: {bare * 1000:7.1f} ms median; detect --json beside it: {det * 1000:7.1f} ms")
     print(f"detect --json / python -c pass = {ratio2:.2f}x median of {max(args.runs, 21)} paired runs "

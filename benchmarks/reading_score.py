@@ -15,8 +15,10 @@ from __future__ import annotations
 import enum
 import re
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
+
+from wizard.record import field, record
+
 
 CATEGORIES = (
     "rdna1", "rdna2", "rdna3", "rdna35-apu", "rdna4", "vega", "gcn-old", "cdna", "multi-gpu", "wsl",
@@ -35,7 +37,7 @@ class Outcome(enum.Enum):
     WRONG = "wrong"
 
 
-@dataclass(frozen=True)
+@record
 class Fact:
     path: str  # "gpus[0].gfx", "gpus.count", "rocm.version", "env.HSA_OVERRIDE_GFX_VERSION"
     expected: Any
@@ -46,14 +48,14 @@ class Fact:
         return "gpu count" if self.path == "gpus.count" else re.sub(r"\[\d+\]", "[]", self.path)
 
 
-@dataclass(frozen=True)
+@record
 class Judged:
     fact: Fact
     actual: Any
     outcome: Outcome
 
 
-@dataclass(frozen=True)
+@record
 class DiagnosisScore:
     expected_ids: tuple[str, ...]
     top_ids: tuple[str, ...]  # the first TOP_N finding ids, in the wizard's order
@@ -75,7 +77,7 @@ class DiagnosisScore:
                 and self.top_severity in ("critical", "error"))
 
 
-@dataclass
+@record(frozen=False)
 class FixtureScore:
     name: str
     category: str
@@ -186,7 +188,7 @@ def score_diagnosis(expected: Mapping[str, Any], findings: Sequence[tuple[str, s
 # --------------------------------------------------------------------------- totals
 
 
-@dataclass(frozen=True)
+@record
 class Share:
     right: int
     total: int
@@ -240,7 +242,7 @@ _SECTION = re.compile(r"^## `?([^`\s]+)`?\s*$")
 _FIELD = re.compile(r"^- \*\*([a-z ]+)\*\*:\s*(.*)$")
 
 
-@dataclass
+@record(frozen=False)
 class CauseSection:
     id: str
     fields: dict[str, str]

@@ -8,10 +8,10 @@ the runner runs it as is, and the dry-run script prints it shlex-quoted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Generic, Sequence, TypeVar
 
 from wizard.model import KERNEL_DRIVER, Action, Facts, Gpu, StepPlan
+from wizard.record import field, record, replace
 
 if TYPE_CHECKING:
     from wizard.kb import DockerImage, KnowledgeBase, Release, VendorWheel, Wheel, WheelIndex
@@ -29,7 +29,7 @@ class StepRefused(Exception):
         self.reasons = list(reasons)
 
 
-@dataclass(frozen=True)
+@record
 class NoParams:
     """The parameters of a step kind that takes none (besides ``title``)."""
 
@@ -50,14 +50,14 @@ def package_manager(facts: Facts) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class StepContext:
     facts: Facts
     kb: KnowledgeBase
     plan_name: str
     target: Target
     spec: StepSpec
-    params: Any = field(default_factory=NoParams)  # the step kind's typed parameter dataclass
+    params: Any = field(default_factory=NoParams)  # the step kind's typed parameter record
     gpus: tuple[Gpu, ...] = ()  # the GPUs the stack is set up for
     hidden: tuple[Gpu, ...] = ()  # AMD GPUs to hide from HIP (unusable iGPU)
     gfx: tuple[str, ...] = ()  # their hardware gfx targets, sorted, unique
@@ -156,7 +156,7 @@ def package_guards(pm: str | None, lock_wait: int, packages: Sequence[str] = ())
 # --- undo: what a step contributes to a rollback ------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record
 class Undo:
     """A step's part of a rollback: (why, action) pairs run in order, and what cannot be restored."""
 
@@ -164,7 +164,7 @@ class Undo:
     cannot: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class UndoContext:
     """What a step's ``undo`` may know: its own resolved step, which of its actions really ran (from
     the journal: an action a done-check skipped did not run), the backup manifest, and read access to
@@ -217,7 +217,7 @@ def no_checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
 P = TypeVar("P")
 
 
-@dataclass(frozen=True)
+@record
 class StepKind(Generic[P]):
     """Everything about one step kind, declared by its module as ``KIND``: the registry in
     ``wizard.steps`` collects them; the plan-file loader validates against ``params``; the planner
@@ -225,7 +225,7 @@ class StepKind(Generic[P]):
 
     name: str
     summary: str
-    params: type[P]  # a frozen dataclass: its fields (with defaults) are the plan file's keys
+    params: type[P]  # a frozen record: its fields (with defaults) are the plan file's keys
     plan: Callable[[StepContext], StepPlan]  # may raise StepRefused
     destructive: bool = False  # must come after a backup step (checked when a plan file loads)
     # the facts this kind needs from a target release on this machine, as "what is missing" lines

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 
+from wizard import lazy_re
 from wizard.model import Action, PythonEnv, StepPlan
 
 from ._common import NoParams, StepContext, StepKind, capture, no_undo, system_path, write_file
@@ -45,7 +46,7 @@ fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
 with os.fdopen(fd, "w") as fh:
     fh.write("".join(f"{n}=={v}\\n" for n, v in sorted(pins.items(), key=lambda kv: kv[0].lower())))
 """
-_LOCAL_ROCM = re.compile(r"\+(rocm\d+(?:\.\d+){1,2})$")
+_LOCAL_ROCM = lazy_re.compile(r"\+(rocm\d+(?:\.\d+){1,2})$")
 
 
 def needs_root(ctx: StepContext) -> bool:

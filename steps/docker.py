@@ -8,20 +8,20 @@ directory mounted at /workspace.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from packaging.version import InvalidVersion, Version
 
 from wizard import preflight
 from wizard.model import Action, Facts, StepPlan
+from wizard.record import record
 
 from ._common import StepContext, StepKind, StepRefused, write_file
 
 GIB = 1 << 30
 
 
-@dataclass(frozen=True)
+@record
 class Params:
     launcher: str = "auto"  # where the launcher script goes: "auto" (~/rocm-wizard-docker.sh), /path or ~/path
 

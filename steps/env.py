@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from wizard import lazy_re
 from wizard.inputs import shell_export
 from wizard.model import Action, StepPlan
 
@@ -69,7 +70,7 @@ if 0 < n <= len(lines) and lines[n - 1].startswith("# rocm-wizard: "):
 # python -c COMMENTED FILE LINE: exit 0 when the line is already commented out by rocm-wizard
 COMMENTED = ("import sys; p, n = sys.argv[1], int(sys.argv[2]); ls = open(p).read().split(chr(10)); "
              "sys.exit(0 if 0 < n <= len(ls) and ls[n - 1].startswith('# rocm-wizard: ') else 1)")
-_WHERE = re.compile(r"^((?:/|~/)[^:]+):(\d+)$")
+_WHERE = lazy_re.compile(r"^((?:/|~/)[^:]+):(\d+)$")
 
 
 def comment_out_actions(ctx: StepContext, values: list[tuple[str, str | None]]) -> list[Action]:

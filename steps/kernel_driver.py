@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from packaging.version import InvalidVersion, Version
 
+from wizard import lazy_re
 from wizard import preflight
 from wizard.model import KERNEL_DRIVER, Action, Facts, StepPlan
 
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
     from wizard.kb import Release
 
 # "ubuntu 24.04: Ryzen APUs (gfx1150, gfx1151, ...) need the OEM kernel 6.14 or newer (linux-oem-24.04d)"
-_RYZEN_KERNEL = re.compile(r"^(?P<os>\S+) (?P<ver>[\d.]+): Ryzen APUs \((?P<gfx>[^)]*)\) need .*?kernel "
+_RYZEN_KERNEL = lazy_re.compile(r"^(?P<os>\S+) (?P<ver>[\d.]+): Ryzen APUs \((?P<gfx>[^)]*)\) need .*?kernel "
                            r"(?P<kernel>\d+\.\d+) or newer(?P<rest>.*)$")
 _DPKG_HAS = 'dpkg-query -W -f \'${db:Status-Abbrev}\' "$1" 2>/dev/null | grep -q "^ii"'
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from wizard import lazy_re
 from wizard import preflight
 from wizard.model import Action, StepPlan
 
@@ -19,7 +20,7 @@ from ._common import NoParams, StepContext, StepKind, StepRefused, Undo, UndoCon
 
 GIB = 1 << 30
 # what a rollback restores in a venv: the torch stack and TheRock's ROCm packages
-STACK_RE = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|"
+STACK_RE = lazy_re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|"
                       r"amd-torch-device-.*|_rocm_sdk_.*)$", re.I)
 CONSTRAINTS = "rocm-wizard-constraints.txt"
 STACK = ("torch", "torchvision", "torchaudio", "pytorch-triton-rocm", "triton")
@@ -29,7 +30,7 @@ THEROCK_STACK = ("rocm", "rocm-sdk-core", "rocm-sdk-libraries")
 WRITE_CONSTRAINTS = """\
 import re, sys
 from importlib import metadata as md
-keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
+keep = lazy_re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['Name']}=={d.version}" for d in md.distributions()
                if d.metadata['Name'] and keep.match(d.metadata['Name'].lower().replace('_', '-'))})
 if not any(p.lower().startswith("torch==") for p in pins):

@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import re
 
-from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
+from wizard import lazy_re
 from wizard import preflight
 from wizard.model import KERNEL_DRIVER, Action, StepPlan
+from wizard.record import record, replace
 
 from ._common import StepContext, StepKind, Undo, UndoContext, package_guards, skipped
 
 STREAMS = ("legacy", "core-sdk", "distro")
 
 
-@dataclass(frozen=True)
+@record
 class Params:
     streams: tuple[str, ...] = STREAMS  # which installed ROCm streams to remove
 
@@ -61,7 +62,7 @@ exit 0
 NONE_INSTALLED_DPKG = ('for p; do if dpkg-query -W -f \'${db:Status-Abbrev}\' "$p" 2>/dev/null | grep -q "^ii"; '
                        'then exit 1; fi; done; exit 0')
 NONE_INSTALLED_RPM = 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0'
-_PKG_NAME = re.compile(r"^[a-z0-9][a-z0-9+.\-]*(:[a-z0-9]+)?$")
+_PKG_NAME = lazy_re.compile(r"^[a-z0-9][a-z0-9+.\-]*(:[a-z0-9]+)?$")
 
 
 def packages_to_remove(ctx: StepContext) -> list[str]:

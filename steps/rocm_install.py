@@ -9,20 +9,20 @@ repository for this distro; it has none today, so the step refuses and says whic
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Sequence
 
+from wizard import lazy_re
 from wizard import preflight
 from wizard.model import KERNEL_DRIVER, Action, Facts, StepPlan
+from wizard.record import record
 
 from ._common import StepContext, StepKind, StepRefused, Undo, UndoContext, package_guards, system_path, write_file
 
-_USECASE_RE = re.compile(r"^[a-z][a-z0-9]*(,[a-z][a-z0-9]*)*$")
+_USECASE_RE = lazy_re.compile(r"^[a-z][a-z0-9]*(,[a-z][a-z0-9]*)*$")
 GIB = 1 << 30
 
 
-@dataclass(frozen=True)
+@record
 class Params:
     usecase: str = "rocm"  # amdgpu-install --usecase
     dkms: str = "auto"  # the kernel driver: "auto" (keep what the machine has), "yes" (DKMS), "no" (in-tree)

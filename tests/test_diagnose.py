@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +10,7 @@ from wizard.host import open_recorded
 from wizard.kb import load_kb
 from wizard.model import EnvSetting, Facts, Gpu, PythonEnv
 from wizard.probes import detect
+from wizard.record import replace
 
 
 def test_seed_7900xt_alloc_failed_is_memory_or_build_not_a_version_check() -> None:

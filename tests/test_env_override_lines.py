@@ -3,12 +3,12 @@ detector's ``~/.bashrc:12``), keeps a copy, and its undo puts the line back."""
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 from pathlib import Path
 
 from test_plan_golden import machines
+from wizard import record
 from wizard.model import EnvSetting
 from wizard.planner import resolve_plan
 
@@ -33,7 +33,7 @@ def test_the_line_that_sets_the_override_is_commented_out_with_a_copy_and_an_und
     text = "".join(f"echo line {i}\n" for i in range(1, 12)) + "export HSA_OVERRIDE_GFX_VERSION=11.0.0\nalias ll='ls -l'\n"
     rc.write_text(text)
     rc.chmod(0o640)
-    facts = dataclasses.replace(base, env=(EnvSetting("HSA_OVERRIDE_GFX_VERSION", "11.0.0", f"{rc}:12"),))
+    facts = record.replace(base, env=(EnvSetting("HSA_OVERRIDE_GFX_VERSION", "11.0.0", f"{rc}:12"),))
     comment = next(a for a in env_actions(facts) if a.description.startswith("comment out"))
     assert run(comment.check).returncode == 1  # not done yet
     res = run(comment.argv)
@@ -53,9 +53,9 @@ def test_the_line_that_sets_the_override_is_commented_out_with_a_copy_and_an_und
 
 def test_a_value_the_plan_keeps_and_a_venvs_own_activate_script_are_left_alone() -> None:
     base = machines()["rdna3-gfx1102-venv"]
-    facts = dataclasses.replace(base, env=(
+    facts = record.replace(base, env=(
         EnvSetting("HSA_OVERRIDE_GFX_VERSION", "11.0.0", "/home/user/sd/bin/activate:40"),))
     assert not [a for a in env_actions(facts) if a.description.startswith("comment out")]
-    facts = dataclasses.replace(base, env=(EnvSetting("HSA_OVERRIDE_GFX_VERSION", "11.0.0", "/etc/environment:1"),))
+    facts = record.replace(base, env=(EnvSetting("HSA_OVERRIDE_GFX_VERSION", "11.0.0", "/etc/environment:1"),))
     etc = [a for a in env_actions(facts) if a.description.startswith("comment out")]
     assert len(etc) == 1 and etc[0].root  # a system file: as root

@@ -8,7 +8,6 @@ entry cannot land without its evidence.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from wizard.diagnose import diagnose
 from wizard.kb import load_kb
 from wizard.kb.families import family_of_gfx
 from wizard.model import Driver, EnvSetting, EvidenceText, Facts, Gpu, OsInfo, Rocm
+from wizard.record import replace
 
 DATA = json.loads((Path(__file__).parent / "data" / "known_issue_texts.json").read_text(encoding="utf-8"))
 CASES: dict[str, dict[str, Any]] = DATA["cases"]

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # lowest first; a module may import its own layer and the ones below it (docs/contracts.md "Layers")
 LAYERS: list[tuple[str, ...]] = [
-    ("wizard", "wizard.model", "wizard.exit_codes", "wizard.paths", "wizard.inputs"),
+    ("wizard", "wizard.record", "wizard.lazy_re", "wizard.model", "wizard.exit_codes", "wizard.paths", "wizard.inputs"),
     ("wizard.host", "wizard.kb", "wizard.parsers", "wizard.facts_json", "wizard.render", "wizard.profiles"),
     ("wizard.probes", "wizard.evidence"),
     ("wizard.diagnose", "wizard.verify"),
@@ -88,8 +88,9 @@ def test_a_lower_layer_never_imports_a_higher_one() -> None:
 
 
 def test_who_imports_sh_textual_and_torch() -> None:
-    allowed = {"sh": ("wizard/runner/shell.py",), "textual": ("wizard/tui/",), "torch": ("wizard/verify/suite.py",),
-               "ansible": ("wizard/fleet/plugins/",)}
+    """Also: nothing imports dataclasses; value classes are ``wizard.record`` records (no generated code at import)."""
+    allowed = {"dataclasses": (), "sh": ("wizard/runner/shell.py",), "textual": ("wizard/tui/",),
+               "torch": ("wizard/verify/suite.py",), "ansible": ("wizard/fleet/plugins/",)}
     bad = []
     for path in sources():
         rel = str(path.relative_to(ROOT))
@@ -98,3 +99,11 @@ def test_who_imports_sh_textual_and_torch() -> None:
             if top in allowed and not rel.startswith(allowed[top]):
                 bad.append(f"{rel}:{line}: imports {target}")
     assert not bad, "\n".join(bad)
+
+
+def test_patterns_are_compiled_on_first_use() -> None:
+    """Every regular expression is ``lazy_re.compile``d: a start pays only for the patterns it uses."""
+    bad = [f"{p.relative_to(ROOT)}:{n}" for p in sources() if p.name != "lazy_re.py"
+           for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if "re.compile(" in line
+           and "lazy_re.compile(" not in line]
+    assert not bad, "use lazy_re.compile: " + ", ".join(bad)

@@ -6,7 +6,6 @@ swallowed by the production guard.
 
 from __future__ import annotations
 
-import dataclasses
 import random
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from wizard import record
 from wizard.parsers import (
     amd_smi,
     clinfo,
@@ -66,9 +66,9 @@ ALL_EXAMPLES = [(name, path) for name in PARSERS for path in _examples(name)]
 
 
 def _is_frozen_result(result: object) -> bool:
-    """A parser's answer is a frozen dataclass, or a tuple of them (never an exception, never a dict)."""
+    """A parser's answer is a frozen record, or a tuple of them (never an exception, never a dict)."""
     items = result if isinstance(result, tuple) else (result,)
-    return all(dataclasses.is_dataclass(item) and type(item).__dataclass_params__.frozen  # type: ignore[attr-defined]
+    return all(record.is_record(item) and type(item).__record_frozen__  # type: ignore[attr-defined]
                for item in items)
 
 

@@ -3,7 +3,6 @@ fresh machine without /dev/kfd getting a way forward. Every value asserted comes
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import shutil
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from test_plan_golden import STATE_DIR, built_machines, machines
+from wizard import record
 from wizard.kb import load_kb
 from wizard.model import Driver, Facts
 from wizard.plan_file import PLANS_DIR, PlanError, load_plan_file
@@ -30,7 +30,7 @@ def fresh() -> Facts:
 
 
 def no_kfd(facts: Facts) -> Facts:
-    return dataclasses.replace(facts, driver=dataclasses.replace(facts.driver, kfd_present=False, loaded=False,
+    return record.replace(facts, driver=record.replace(facts.driver, kfd_present=False, loaded=False,
                                                                  kind=None))
 
 
@@ -178,7 +178,7 @@ def test_driver_installs_amdgpu_install_31x_with_amds_radeon_usecase_and_reboots
 
 
 def test_driver_has_nothing_to_do_where_the_kernels_driver_is_enough() -> None:
-    facts = dataclasses.replace(fresh(), driver=dataclasses.replace(fresh().driver, in_render_group=True,
+    facts = record.replace(fresh(), driver=record.replace(fresh().driver, in_render_group=True,
                                                                     in_video_group=True))
     rp = resolve("driver", facts)
     assert not any(s.actions for s in rp.steps)
@@ -194,9 +194,9 @@ def test_driver_refusals_ryzen_kernel_container_unknown() -> None:
         resolve("driver", apu)
     assert any("6.14" in r and "linux-oem-24.04d" in r for r in exc.value.reasons)
     with pytest.raises(PlanRefused) as exc:
-        resolve("driver", dataclasses.replace(no_kfd(fresh()), in_container=True))
+        resolve("driver", record.replace(no_kfd(fresh()), in_container=True))
     assert any("container" in r for r in exc.value.reasons)
-    unknown = dataclasses.replace(fresh(), driver=Driver(user="user"))
+    unknown = record.replace(fresh(), driver=Driver(user="user"))
     with pytest.raises(PlanRefused) as exc:
         resolve("driver", unknown)
     assert any("not known" in r for r in exc.value.reasons)
@@ -207,7 +207,7 @@ def test_pip_plans_without_kfd_point_at_the_driver_plan() -> None:
         resolve("pip-only", no_kfd(fresh()))
     assert any("run the driver plan first" in r for r in exc.value.reasons)
     # where the driver plan cannot help either, the refusal says why instead of pointing at it
-    boxed = dataclasses.replace(no_kfd(fresh()), in_container=True)
+    boxed = record.replace(no_kfd(fresh()), in_container=True)
     with pytest.raises(PlanRefused) as exc:
         resolve("pip-only", boxed)
     text = "\n".join(exc.value.reasons)

@@ -1,7 +1,7 @@
 """Golden tests: every shipped plan on >= 12 machines -> the expected dry-run script or refusal.
 
 Machines: the two built-in examples (the user's notes), recorded fixtures under
-tests/fixtures/machines/, and Facts built here from model.py dataclasses where no recording exists
+tests/fixtures/machines/, and Facts built here from model.py records where no recording exists
 (gfx1102 venv, gfx1103 iGPU only, RHEL 9 MI300X, a Core SDK 10.0 machine, RDNA2 gfx1031 with an
 override, DKMS and Secure Boot, and an RX 9070 XT with nothing installed).
 Recorded bundles do not name their user; the tests name one (``user``) so venv paths are concrete.
@@ -12,13 +12,13 @@ and review the diff of tests/golden/.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 from pathlib import Path
 
 import pytest
 
+from wizard import record
 from wizard.host import BUILTIN_EXAMPLES, BundleHost
 from wizard.model import (
     Docker,
@@ -145,8 +145,8 @@ def machines() -> dict[str, Facts]:
         if not path.is_dir():
             continue
         facts = detect(BundleHost(path))
-        driver = facts.driver if facts.driver.user else dataclasses.replace(facts.driver, user="user")
-        out[name] = dataclasses.replace(facts, origin=f"recorded:{name}", driver=driver)
+        driver = facts.driver if facts.driver.user else record.replace(facts.driver, user="user")
+        out[name] = record.replace(facts, origin=f"recorded:{name}", driver=driver)
     out.update(built_machines())
     return out
 

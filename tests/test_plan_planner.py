@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import pytest
 
 from test_plan_golden import STATE_DIR, built_machines, machines
+from wizard import record
 from wizard.kb import load_kb
 from wizard.model import Driver, Facts, Gpu, OsInfo, PythonEnv
 from wizard.plan_file import builtin_plan_names
@@ -131,7 +130,7 @@ def test_no_override_on_native_cards_and_a_stale_one_is_unset(machine: str) -> N
 
 
 def test_gfx1101_on_torch_2_5_1_uses_the_documented_override() -> None:
-    facts = dataclasses.replace(built_machines()["rdna3-gfx1102-venv"], gpus=(
+    facts = record.replace(built_machines()["rdna3-gfx1102-venv"], gpus=(
         Gpu(name="AMD Radeon RX 7800 XT", gfx="gfx1101", integrated=False, hip_index=0),), env=())
     rp = resolve("downgrade-6.2", facts)
     assert dict(rp.target)["HSA_OVERRIDE_GFX_VERSION"] == "11.0.0"
@@ -160,7 +159,7 @@ def test_refusals_list_every_reason() -> None:
 
 def test_secure_boot_dkms_without_mok_path_is_refused() -> None:
     rhel = built_machines()["rhel9-mi300x"]
-    facts = dataclasses.replace(rhel, os=dataclasses.replace(rhel.os, secure_boot=True))
+    facts = record.replace(rhel, os=record.replace(rhel.os, secure_boot=True))
     with pytest.raises(PlanRefused) as exc:
         resolve("downgrade-6.2", facts)
     assert any("MOK" in r for r in exc.value.reasons)
@@ -182,7 +181,7 @@ def test_no_reboot_when_nothing_needs_one() -> None:
 
 def test_cuda_venv_on_a_multi_vendor_machine_is_not_replaced() -> None:
     base = built_machines()["rx9070xt-noble-fresh"]
-    facts = dataclasses.replace(base, other_gpus=("10de:2684 NVIDIA AD102",), python_envs=(
+    facts = record.replace(base, other_gpus=("10de:2684 NVIDIA AD102",), python_envs=(
         PythonEnv(path="/home/user/cuda", python_version="3.12", torch="2.5.1+cu124", build="cuda", kind="venv"),))
     assert dict(resolve("pip-only", facts).target)["venv"] == "/home/user/cuda-pip-only"  # a new one beside it
     with pytest.raises(PlanRefused) as exc:
@@ -225,7 +224,7 @@ def test_docker_image_is_a_real_kb_tag_and_launcher_has_amd_flags() -> None:
 
 def test_kfd_missing_refuses_wheel_plans() -> None:
     base = built_machines()["rx9070xt-noble-fresh"]
-    facts = dataclasses.replace(base, driver=dataclasses.replace(base.driver, kfd_present=False))
+    facts = record.replace(base, driver=record.replace(base.driver, kfd_present=False))
     with pytest.raises(PlanRefused) as exc:
         resolve("pip-only", facts)
     assert any("/dev/kfd" in r for r in exc.value.reasons)
@@ -292,7 +291,7 @@ def test_default_venv_is_new_beside_the_old_one_which_stays_untouched() -> None:
     touched = [a for s in rp.steps for a in s.actions if any(c == "venv:/home/user/pytorch_venv" for c in a.changes)]
     assert touched == []
     # an earlier run's venv beside it is reused, not nested
-    facts = dataclasses.replace(machines()["seed-7900xt"], python_envs=(
+    facts = record.replace(machines()["seed-7900xt"], python_envs=(
         *machines()["seed-7900xt"].python_envs,
         PythonEnv(path="/home/user/pytorch_venv-pip-only", python_version="3.10", torch="2.11.0+rocm7.2",
                   build="rocm", kind="venv"),))
@@ -300,7 +299,7 @@ def test_default_venv_is_new_beside_the_old_one_which_stays_untouched() -> None:
 
 
 def test_unknown_home_targets_the_documented_default_in_the_script() -> None:
-    facts = dataclasses.replace(machines()["seed-7900xt"], python_envs=(), driver=Driver())
+    facts = record.replace(machines()["seed-7900xt"], python_envs=(), driver=Driver())
     rp = resolve("pip-only", facts)
     assert dict(rp.target)["venv"] == "~/rocm-wizard-venv"
     from wizard.script import render

@@ -39,7 +39,7 @@ def test_the_cli_shows_bracketed_values_literally(tmp_path: Path) -> None:
 
 
 def test_fact_tables_are_literal_text() -> None:
-    from dataclasses import replace
+    from wizard.record import replace
 
     facts = detect(BundleHost(Path(__file__).parent.parent / "wizard" / "examples" / "seed-7900xt"))
     facts = replace(facts, python_envs=tuple(replace(e, path="/home/u/[/x]venv[dim]") for e in facts.python_envs))

@@ -3,9 +3,8 @@ after backup, exact package names, override rules, done-checks."""
 
 from __future__ import annotations
 
-import dataclasses
-
 from test_plan_golden import STATE_DIR, built_machines, machines
+from wizard import record
 from wizard.model import RocmInstall
 from wizard.plan_file import builtin_plan_names
 from wizard.planner import PlanRefused, resolve_plan
@@ -32,7 +31,7 @@ def test_every_kind_is_one_module_that_declares_everything_about_it() -> None:
     for name, k in kinds.items():
         mod = importlib.import_module(f"wizard.steps.{name}")
         assert mod.KIND is k and isinstance(k, StepKind) and k.name == name
-        assert dataclasses.is_dataclass(k.params) and callable(k.plan) and callable(k.undo) and callable(k.preflight)
+        assert record.is_record(k.params) and callable(k.plan) and callable(k.undo) and callable(k.preflight)
         k.params()  # every parameter has a default
 
 
@@ -99,7 +98,7 @@ def test_purge_skipped_when_nothing_is_installed() -> None:
 
 def test_purge_without_package_list_only_audits() -> None:
     base = built_machines()["rx9070xt-noble-fresh"]
-    facts = dataclasses.replace(base, rocm=dataclasses.replace(base.rocm, version="6.3.0", stream="legacy", installs=(
+    facts = record.replace(base, rocm=record.replace(base.rocm, version="6.3.0", stream="legacy", installs=(
         RocmInstall(version="6.3.0", stream="legacy", path="/opt/rocm-6.3.0", how="version-file"),)))
     rp = resolve_plan("upgrade-7.2", facts, state_dir=STATE_DIR)
     purge = next(s for s in rp.steps if s.kind == "purge")

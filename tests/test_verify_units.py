@@ -8,12 +8,12 @@ import stat
 import sys
 import textwrap
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from wizard.cli import main as cli_main
+from wizard.record import record
 from wizard.verify import SuiteOptions, VerifyUsageError, command_argv, docker_argv, local_argv, run_verify
 from wizard.verify.diagnosis import build_notes, diagnose_checks, expected_peak, flag_throughput, texts_for
 from wizard.verify.launch import (
@@ -294,7 +294,7 @@ def test_run_verify_with_a_stand_in_docker_records_the_argv(tmp_path: Path) -> N
 # --------------------------------------------------------------------------- diagnosis
 
 
-@dataclass(frozen=True)
+@record
 class _F:
     id: str
     severity: str = "error"
@@ -335,7 +335,7 @@ def test_notes_carry_the_wrong_build_warning_and_flags() -> None:
     assert texts_for(checks[1]) == ["verify: matmul throughput far below expected (5.0 of about 100 TFLOP/s)"]
 
 
-@dataclass(frozen=True)
+@record
 class _Info:
     name: str
     peak_tflops: float | None

@@ -1,3 +1,3 @@
-from wizard.cli import main
+from wizard.cli import console
 
-raise SystemExit(main())
+raise SystemExit(console())

@@ -9,21 +9,22 @@ that made each condition true, so it never claims more than the machine and its 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 from typing import Callable
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from wizard import lazy_re
 from wizard.kb import KnownIssue, load_kb
 from wizard.model import Evidence, EvidenceText, Facts, Gpu, PythonEnv
+from wizard.record import record, replace
 
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_ANSI = lazy_re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _VISIBILITY = ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     id: str
     severity: str  # critical | error | warning | info
@@ -369,7 +370,7 @@ def _p_gpu_gfx_not_in(f: Facts, arg: object) -> list[str] | None:
 # TheRock's pip indexes are per GPU family: gfx110X-dgpu, gfx110X-all, gfx1151, gfx120X-all, gfx94X-dcgpu ...
 # (https://github.com/ROCm/TheRock/blob/main/RELEASES.md). "X" stands for any last digit; "-dgpu" and "-dcgpu"
 # leave out the integrated GPUs of that generation.
-_THEROCK_FAMILY = re.compile(r"(?:/v2(?:-staging)?/|\b|_rocm_sdk_libraries_|rocm-sdk-libraries-)(gfx\d{2,3}[0-9a-fA-FxX])"
+_THEROCK_FAMILY = lazy_re.compile(r"(?:/v2(?:-staging)?/|\b|_rocm_sdk_libraries_|rocm-sdk-libraries-)(gfx\d{2,3}[0-9a-fA-FxX])"
                              r"(?:-(dgpu|all|dcgpu|igpu))?(?=[/\s\)`'\",]|$)")
 
 
@@ -403,7 +404,7 @@ def _p_therock_family_lacks_gpu(f: Facts, arg: object) -> list[str] | None:
 
 
 def _p_text_matches(f: Facts, arg: object) -> list[str] | None:
-    rx = re.compile(str(arg), re.IGNORECASE)
+    rx = lazy_re.compile(str(arg), re.IGNORECASE)
     for t in f.texts:
         if t.own:
             m = rx.search(t.text)
@@ -448,7 +449,7 @@ def _p_override_family_mismatch(f: Facts, arg: object) -> list[str] | None:
     return hits or None
 
 
-_DKMS_STATUS = re.compile(r"\bamdgpu[/,]\s*[\w.:~+-]+,\s*([\w.+~-]+),\s*\w+\s*:\s*installed", re.IGNORECASE)
+_DKMS_STATUS = lazy_re.compile(r"\bamdgpu[/,]\s*[\w.:~+-]+,\s*([\w.+~-]+),\s*\w+\s*:\s*installed", re.IGNORECASE)
 
 
 def _p_dkms_not_for_running_kernel(f: Facts, arg: object) -> list[str] | None:
@@ -513,7 +514,7 @@ def normalise_error_text(text: str) -> str:
     return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
 
 
-@dataclass(frozen=True)
+@record
 class _Match:
     evidence: Evidence  # file and line that matched
     own: bool  # in the machine's own texts (not another person's post in a pasted thread)
@@ -529,7 +530,7 @@ def _texts(facts: Facts | None, error_text: str | None) -> list[EvidenceText]:
     return [replace(t, text=normalise_error_text(t.text)) for t in out if t.text]
 
 
-def _search(patterns: tuple[re.Pattern[str], ...], texts: list[EvidenceText]) -> _Match | None:
+def _search(patterns: tuple[lazy_re.Pattern, ...], texts: list[EvidenceText]) -> _Match | None:
     """The first line any pattern matches: the machine's own texts first, then others' posts."""
     for own in (True, False):
         for t in texts:

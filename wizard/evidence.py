@@ -12,42 +12,43 @@ import os
 import re
 import tarfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
+from wizard import lazy_re
 from wizard.host import Host
 from wizard.probes.env_settings import RELEVANT
+from wizard.record import record
 
 # Secret-looking values, replaced wherever they appear (token formats as their issuers document them).
-_SECRET_VALUE = re.compile(
+_SECRET_VALUE = lazy_re.compile(
     r"\b(?:ghp_[A-Za-z0-9]{20,}|gh[osur]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|hf_[A-Za-z0-9]{20,}"
     r"|sk-[A-Za-z0-9_-]{20,}|AKIA[0-9A-Z]{16}|ASIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_-]{20,}|pypi-AgE[A-Za-z0-9_-]{20,}"
     r"|xox[abprs]-[A-Za-z0-9-]{10,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+)")  # a JWT (header.payload.signature)
-_BEARER = re.compile(r"(?i)(\bbearer\s+|\bauthorization:\s*(?:basic\s+|token\s+|bearer\s+)?)[A-Za-z0-9._~+/=-]{8,}")
+_BEARER = lazy_re.compile(r"(?i)(\bbearer\s+|\bauthorization:\s*(?:basic\s+|token\s+|bearer\s+)?)[A-Za-z0-9._~+/=-]{8,}")
 # user:password@ in URLs (any scheme: https, postgres, redis ...) and bare user:password@host
-_URL_PASSWORD = re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s/:@]+:)[^\s/@]+(@)")
-_BARE_PASSWORD = re.compile(r"(?<![\w/:.@-])([\w.%+-]+:)(?!//)[^\s/@:]+(@[A-Za-z0-9.-]+)")
+_URL_PASSWORD = lazy_re.compile(r"(?i)(\b[a-z][a-z0-9+.-]*://[^\s/:@]+:)[^\s/@]+(@)")
+_BARE_PASSWORD = lazy_re.compile(r"(?<![\w/:.@-])([\w.%+-]+:)(?!//)[^\s/@:]+(@[A-Za-z0-9.-]+)")
 # signed-URL query parameters (S3 presigned URLs, SAS tokens, OAuth)
-_QUERY_SECRET = re.compile(r"(?i)([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|Signature|sig"
+_QUERY_SECRET = lazy_re.compile(r"(?i)([?&](?:X-Amz-Signature|X-Amz-Credential|X-Amz-Security-Token|Signature|sig"
                            r"|access_token|api_key|apikey|token|password)=)[^&\s\"'#]+")
 _SECRET_KEY = r"[\w.-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)[\w.-]*"
 # NAME=value / name: value whose name says it is secret: at a line's start the rest of the line, elsewhere one word
 # (never a requirement such as tokenizers==0.19.1)
-_KEY_LINE = re.compile(rf"(?im)^(\s*(?:export\s+)?[\"']?{_SECRET_KEY}[\"']?\s*[=:](?![=:])\s*).+$")
-_KEY_WORD = re.compile(rf"(?i)((?<![\w.-]){_SECRET_KEY}[\"']?\s*[=:](?![=:])\s*)[^\s,;&\"']+")
+_KEY_LINE = lazy_re.compile(rf"(?im)^(\s*(?:export\s+)?[\"']?{_SECRET_KEY}[\"']?\s*[=:](?![=:])\s*).+$")
+_KEY_WORD = lazy_re.compile(rf"(?i)((?<![\w.-]){_SECRET_KEY}[\"']?\s*[=:](?![=:])\s*)[^\s,;&\"']+")
 
 
-def _user_patterns(user: str) -> list[tuple[re.Pattern[str], str]]:
+def _user_patterns(user: str) -> list[tuple[lazy_re.Pattern, str]]:
     """Where a user name stands as a user: home paths, user@host, id's (name), NAME=user; never elsewhere
     (a user called ``torch`` leaves ``torch==2.5.1`` alone)."""
     u = re.escape(user)
     end = r"(?![\w.-])"
     return [
-        (re.compile(rf"(/home/|/Users/|/var/home/|~){u}(?=/|{end})"), r"\1user"),
-        (re.compile(rf"(?<![\w.-]){u}(@)"), r"user\1"),
-        (re.compile(rf"(\d\(){u}(\))"), r"\1user\2"),
-        (re.compile(rf"(?i)\b((?:SUDO_)?USER(?:NAME)?=|LOGNAME=|MAIL=/var/mail/|user[ :]+){u}{end}"), r"\1user"),
+        (lazy_re.compile(rf"(/home/|/Users/|/var/home/|~){u}(?=/|{end})"), r"\1user"),
+        (lazy_re.compile(rf"(?<![\w.-]){u}(@)"), r"user\1"),
+        (lazy_re.compile(rf"(\d\(){u}(\))"), r"\1user\2"),
+        (lazy_re.compile(rf"(?i)\b((?:SUDO_)?USER(?:NAME)?=|LOGNAME=|MAIL=/var/mail/|user[ :]+){u}{end}"), r"\1user"),
     ]
 
 
@@ -58,7 +59,7 @@ _GENERIC_HOSTS = frozenset({"localhost", "ubuntu", "debian", "fedora", "archlinu
                             "mint", "host"})
 
 
-@dataclass(frozen=True)
+@record
 class Redactor:
     """Replaces user names (where they stand as users), the host name with its domain, and secrets."""
 

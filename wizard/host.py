@@ -13,16 +13,18 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Protocol
+
+from wizard.record import record
+
 
 
 class HostError(Exception):
     """The host itself cannot be used (unreadable bundle, missing root)."""
 
 
-@dataclass(frozen=True)
+@record
 class CommandResult:
     argv: tuple[str, ...]
     returncode: int | None  # None: timed out or could not start
@@ -66,12 +68,14 @@ class _RootedFiles:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self._base = str(root).rstrip("/")
 
-    def _p(self, path: str) -> Path:
+    def _p(self, path: str) -> str:
+        """The path on this machine's file system (a string: detect calls this hundreds of times)."""
         rel = os.path.normpath(_norm(path))
         if rel.startswith(".."):
             rel = rel.lstrip("./")
-        return self.root / rel if rel != "." else self.root
+        return f"{self._base}/{rel}" if rel != "." else self._base or "/"
 
     def read_text(self, path: str, limit: int = 4 << 20) -> str | None:
         try:
@@ -89,7 +93,7 @@ class _RootedFiles:
 
     def is_dir(self, path: str) -> bool:
         try:
-            return self._p(path).is_dir()
+            return os.path.isdir(self._p(path))
         except (OSError, ValueError):
             return False
 
@@ -126,7 +130,7 @@ class _RootedFiles:
             cand = cur.rstrip("/") + "/" + part
             for _ in range(20):
                 p = self._p(cand)
-                if not p.is_symlink():
+                if not os.path.islink(p):
                     break
                 target = os.readlink(p)
                 cand = target if target.startswith("/") else os.path.normpath(cur.rstrip("/") + "/" + target)
@@ -140,9 +144,9 @@ class _RootedFiles:
                 st = os.statvfs(p)
                 return st.f_bavail * st.f_frsize
             except OSError:
-                if p == self.root or p.parent == p:
+                if p == (self._base or "/") or os.path.dirname(p) == p:
                     return None
-                p = p.parent
+                p = os.path.dirname(p)
 
 
 class LiveHost(_RootedFiles):

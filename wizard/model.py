@@ -1,20 +1,22 @@
 """Typed values shared by every layer: Facts (what the machine is) and Actions (what a step does).
 
-Everything here is a frozen dataclass with no behaviour beyond small derived views, so the
+Everything here is a frozen record (``wizard.record``) with no behaviour beyond small derived views, so the
 probes, the knowledge base, the diagnoser, the planner, the runner and both front ends can
 exchange them freely. Unknown is ``None``, never a guess.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from wizard.record import asdict, field, is_record, record
+
 
 
 # --------------------------------------------------------------------------- evidence
 
 
-@dataclass(frozen=True)
+@record
 class Evidence:
     """Where a fact came from: a file or a command, and the line that said it."""
 
@@ -27,7 +29,7 @@ class Evidence:
         return f"{where}: {self.text}" if self.text else where
 
 
-@dataclass(frozen=True)
+@record
 class EvidenceText:
     """One text the wizard read: a bundle file, a segment of a paste, kernel log lines, an error file.
 
@@ -46,7 +48,7 @@ class EvidenceText:
     post: int = 0  # which post of a pasted thread (0: the first, or no thread structure)
 
 
-@dataclass(frozen=True)
+@record
 class ProbeError:
     """A probe that could not read its source. Recorded on Facts; never raised through detect()."""
 
@@ -57,7 +59,7 @@ class ProbeError:
 # --------------------------------------------------------------------------- facts
 
 
-@dataclass(frozen=True)
+@record
 class OsInfo:
     id: str | None = None  # "ubuntu", "debian", "rhel", "fedora", "opensuse-leap", "arch" ...
     version: str | None = None  # "22.04", "9.4", "12"
@@ -72,7 +74,7 @@ class OsInfo:
     sources: tuple[Evidence, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Gpu:
     name: str | None = None  # marketing name
     gfx: str | None = None  # the hardware's own target, e.g. "gfx1100"
@@ -89,7 +91,7 @@ class Gpu:
     sources: tuple[Evidence, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Driver:
     loaded: bool | None = None  # amdgpu module loaded
     kind: str | None = None  # "in-tree" | "dkms"
@@ -107,7 +109,7 @@ class Driver:
     sources: tuple[Evidence, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class RocmInstall:
     version: str | None
     stream: str  # "legacy" | "core-sdk" | "pip" | "distro"
@@ -117,7 +119,7 @@ class RocmInstall:
     sources: tuple[Evidence, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Rocm:
     version: str | None = None  # the release /opt/rocm points at (or the only one)
     stream: str | None = None
@@ -128,7 +130,7 @@ class Rocm:
     sources: tuple[Evidence, ...] = ()  # where the version came from when no install record holds it
 
 
-@dataclass(frozen=True)
+@record
 class PythonEnv:
     path: str | None  # venv / conda prefix; None when only recorded output is known
     python: str | None = None  # interpreter path (live) or version (bundle)
@@ -147,7 +149,7 @@ class PythonEnv:
     sources: tuple[Evidence, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class EnvSetting:
     """One assignment of a relevant variable, and where it is made."""
 
@@ -156,7 +158,7 @@ class EnvSetting:
     where: str  # "environment", "/etc/environment:3", "~/.bashrc:12", "<venv>/bin/activate:40", "env.txt"
 
 
-@dataclass(frozen=True)
+@record
 class Docker:
     docker: str | None = None  # path of the docker client, or None
     podman: str | None = None
@@ -164,7 +166,7 @@ class Docker:
     sources: tuple[Evidence, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Conflict:
     """Two views of the machine that disagree (e.g. runtime gfx vs hardware gfx)."""
 
@@ -173,7 +175,7 @@ class Conflict:
     evidence: tuple[Evidence, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class Facts:
     os: OsInfo = field(default_factory=OsInfo)
     gpus: tuple[Gpu, ...] = ()
@@ -214,7 +216,7 @@ KERNEL_DRIVER = "kernel:amdgpu"
 NEEDS_GPU = "gpu"
 
 
-@dataclass(frozen=True)
+@record
 class Action:
     """One command a step wants run. Steps build these; only the runner executes them."""
 
@@ -253,7 +255,7 @@ class Action:
 PREFLIGHT = "preflight"  # the kind of step 0 of every planned run: the checks before the first change
 
 
-@dataclass(frozen=True)
+@record
 class StepPlan:
     """A step resolved against the facts: its actions, in order."""
 
@@ -274,7 +276,7 @@ class StepPlan:
         return default
 
 
-@dataclass(frozen=True)
+@record
 class ResolvedPlan:
     name: str
     title: str
@@ -294,7 +296,7 @@ class ResolvedPlan:
 
 def to_jsonable(obj: Any) -> Any:
     """Dataclasses -> plain JSON types (tuples become lists)."""
-    if hasattr(obj, "__dataclass_fields__"):
+    if is_record(obj):
         return {k: to_jsonable(v) for k, v in asdict(obj).items()}
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}

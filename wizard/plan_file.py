@@ -22,7 +22,7 @@ Schema (every key not listed is an error)::
     [[steps]]
     kind = "backup"                    # a step kind of the registry (wizard.steps); "pip-pin" == "pip_pin"
     title = "..."                      # optional
-    <kind-specific parameters>         # the fields of the kind's Params dataclass
+    <kind-specific parameters>         # the fields of the kind's Params record
 
 Step kinds, their parameters, which are destructive, which target keys and streams they need: all
 declared by the step modules themselves (``KIND``), so this loader has no list of its own. A plan whose
@@ -32,15 +32,15 @@ destructive step comes before a backup step is rejected here, at load time. Ever
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import tomllib
 import typing
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wizard import lazy_re
 import wizard.plans
+from wizard.record import fields, record
 
 PLANS_DIR = Path(next(iter(wizard.plans.__path__)))
 
@@ -49,11 +49,11 @@ CHANNELS = ("stable", "nightly")
 TOP_KEYS: dict[str, tuple[type, ...]] = {"title": (str,), "why": (str,), "target": (dict,), "steps": (list,)}
 TARGET_KEYS: dict[str, tuple[type, ...]] = {"stream": (str,), "rocm": (str,), "torch": (str,), "index": (str,),
                                             "image": (str,), "venv": (str,), "channel": (str,)}
-_VERSION_RE = re.compile(r"^\d+(\.\d+){1,3}$")
-_INDEX_RE = re.compile(r"^(auto|therock|core-sdk|rocm\d+(\.\d+){1,2})$")
+_VERSION_RE = lazy_re.compile(r"^\d+(\.\d+){1,3}$")
+_INDEX_RE = lazy_re.compile(r"^(auto|therock|core-sdk|rocm\d+(\.\d+){1,2})$")
 _TARGET_WORDS = {"rocm": "ROCm release", "torch": "torch version (or \"newest\")", "index": "wheel index",
                  "image": "image (\"auto\" or a tag)"}
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_NAME_RE = lazy_re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 class PlanError(Exception):
@@ -64,7 +64,7 @@ class PlanError(Exception):
         self.message = message
 
 
-@dataclass(frozen=True)
+@record
 class Target:
     stream: str
     rocm: str | None = None
@@ -75,14 +75,14 @@ class Target:
     channel: str = "stable"  # "nightly" also allows AMD's nightly indexes (never a stable release)
 
 
-@dataclass(frozen=True)
+@record
 class StepSpec:
     kind: str
     title: str | None = None
-    params: Any = None  # the kind's Params dataclass, validated
+    params: Any = None  # the kind's Params record, validated
 
 
-@dataclass(frozen=True)
+@record
 class PlanFile:
     name: str  # the plan id: the file name without .toml
     title: str
@@ -215,9 +215,9 @@ def parse_plan(data: Any, *, name: str, path: str, builtin: bool = False) -> Pla
 
 
 def _param_fields(cls: type) -> dict[str, Any]:
-    """A Params dataclass's fields and their types (str, bool, int or tuple[str, ...])."""
+    """A Params record's fields and their types (str, bool, int or tuple[str, ...])."""
     hints = typing.get_type_hints(cls)
-    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+    return {f.name: hints[f.name] for f in fields(cls)}
 
 
 def _typed(where: str, key: str, value: Any, want: Any) -> Any:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 from packaging.version import InvalidVersion, Version
@@ -28,6 +27,7 @@ from wizard.mirror.apply import apply as mirror_apply
 from wizard.mirror.config import MirrorConfig
 from wizard.model import KERNEL_DRIVER, Action, Facts, PythonEnv, ResolvedPlan, StepPlan
 from wizard.plan_file import PlanError, PlanFile, builtin_plan_names, builtin_plans, load_plan
+from wizard.record import record, replace
 
 __all__ = ["PlanError", "PlanRefused", "PlanChoice", "resolve_plan", "recommend", "default_state_dir",
            "fitting_fix_plans"]
@@ -210,7 +210,7 @@ def _wheel_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, py: str | None,
     return pick, None, ov, notes
 
 
-@dataclass(frozen=True)
+@record
 class _AmdChoice:
     """AMD's index with the GPUs' device extras, and what is pinned from it."""
 
@@ -337,7 +337,7 @@ def _choose_release(pf: PlanFile, facts: Facts, kb: KnowledgeBase, reasons: list
     return None, ()
 
 
-@dataclass(frozen=True)
+@record
 class _Target:
     """The target resolved against the machine: what the steps install, and where."""
 

@@ -12,10 +12,12 @@ suffixes of real packages are not known here and are not made up. No kernel vers
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from wizard.record import field, record
 
 
-@dataclass(frozen=True)
+
+
+@record
 class GpuSpec:
     bdf: str
     device: str  # PCI device id (vendor 1002)
@@ -23,7 +25,7 @@ class GpuSpec:
     integrated: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Profile:
     name: str
     description: str
@@ -43,7 +45,7 @@ class Profile:
     driver: bool = True  # the amdgpu kernel driver is loaded (/dev/kfd, KFD topology); False: a fresh install
 
 
-@dataclass(frozen=True)
+@record
 class MachineTree:
     """The kernel-side files of a profile's machine, as paths relative to its root: the GPUs' PCI
     sysfs entries and KFD topology, /dev/kfd and render nodes (plain files), the Secure Boot EFI

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from wizard import lazy_re
 from wizard.model import Facts, Gpu
 
 
@@ -53,7 +54,7 @@ def _row(table: Table, *cells: str) -> None:
     table.add_row(*(escape(c) for c in cells))
 
 
-_BRACKETED = re.compile(r"\[([^\[\]]*/[^\[\]]*)\]")  # lspci: "Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]"
+_BRACKETED = lazy_re.compile(r"\[([^\[\]]*/[^\[\]]*)\]")  # lspci: "Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]"
 
 
 def name_alternatives(name: str) -> list[str]:

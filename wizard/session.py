@@ -1,7 +1,7 @@
 """The wizard's stages as a pure state machine, and the Session both front ends read.
 
 No Textual, no rich, no I/O: ``advance(stage, move, read_only=...)`` is a table lookup over typed
-moves, and ``RunProgress.apply(event)`` folds the runner's event dataclasses into what a view shows
+moves, and ``RunProgress.apply(event)`` folds the runner's event records into what a view shows
 (step states, durations, the failure, the reboot message, verify results) and returns the move the
 event implies. Runs themselves go through the run service (``wizard.runner.service``), which the CLI
 uses too; the app holds no business logic of its own.
@@ -15,11 +15,11 @@ uses too; the app holds no business logic of its own.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
 from wizard.model import ResolvedPlan
+from wizard.record import field, record, replace
 from wizard.runner import events as ev
 from wizard.runner.records import RunState
 from wizard.runner.service import PendingRun
@@ -118,7 +118,7 @@ def moves_from(stage: Stage, *, read_only: bool = False) -> list[Move]:
 # ----------------------------------------------------------------------------- plans on offer
 
 
-@dataclass(frozen=True)
+@record
 class PlanOption:
     """One plan as the Choose stage shows it."""
 
@@ -142,7 +142,7 @@ def order_options(options: list[PlanOption]) -> list[PlanOption]:
 STEP_STATES = ("planned", "running", "ok", "unchanged", "skipped", "failed", "reboot", "stopped")
 
 
-@dataclass(frozen=True)
+@record
 class StepRow:
     index: int
     kind: str
@@ -153,7 +153,7 @@ class StepRow:
     note: str | None = None  # skip reason, failure message
 
 
-@dataclass(frozen=True)
+@record
 class VerifyRow:
     name: str
     device: str
@@ -170,7 +170,7 @@ class VerifyRow:
         return ", ".join(parts)
 
 
-@dataclass
+@record(frozen=False)
 class RunProgress:
     """The fold of the engine's events: what the Run, Failed, Reboot, Verify and Report stages show."""
 
@@ -314,7 +314,7 @@ def _verify_row(d: dict[str, Any]) -> VerifyRow:
 # ----------------------------------------------------------------------------- the session
 
 
-@dataclass
+@record(frozen=False)
 class Session:
     """Everything a view needs: the machine, its findings, the plans, the run. Views read it;
     changes go through ``advance`` and ``RunState.apply``."""

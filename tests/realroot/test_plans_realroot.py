@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -29,6 +28,7 @@ from wizard.profiles import PROFILES
 from wizard.realroot import enter
 from wizard.realroot.endstate import end_state
 from wizard.realroot.machine import RealRoot, install_wizard_source, open_root
+from wizard.record import record
 
 REALROOT = pytest.mark.realroot
 # (profile, plan): the one list a plan rename touches
@@ -47,7 +47,7 @@ REFUSED = {("seed-5600xt", "therock-pip"): "TheRock has no device extra for gfx1
 SOURCE_OPTS = "[arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg]"
 
 
-@dataclass(frozen=True)
+@record
 class Expect:
     venv: str
     torch: str  # the full version pip list must show

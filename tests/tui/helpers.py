@@ -6,11 +6,11 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from wizard.model import Action, ResolvedPlan, StepPlan
+from wizard.record import field, record
 from wizard.runner.service import RunService
 from wizard.tui.services import Services
 
@@ -68,7 +68,7 @@ def slow_plan() -> ResolvedPlan:
                 StepPlan("pip_pin", "Slow", (sh("echo start; sleep 30; echo end", "sleep"),)))
 
 
-@dataclass
+@record(frozen=False)
 class FakeAuth:
     answer: bool = True
     calls: list[str] = field(default_factory=list)

@@ -8,7 +8,6 @@ footer offers its keys, and the GPU table keeps its last column whole.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ from tests.tui.test_snapshots import CASES, app_at
 from wizard.host import open_recorded
 from wizard.model import Evidence, EvidenceText
 from wizard.probes import detect
+from wizard.record import replace
 from wizard.render import facts_renderables, gpu_display_name, name_alternatives
 from wizard.session import Stage
 from wizard.tui.screens.base import breadcrumb, machine_label

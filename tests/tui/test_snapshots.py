@@ -6,11 +6,11 @@ Update with `pytest tests/tui/test_snapshots.py --snapshot-update` after reviewi
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from wizard.record import replace
 from wizard.runner import events as ev
 from wizard.runner.records import RunState, StepOutcome
 from wizard.runner.service import PendingRun

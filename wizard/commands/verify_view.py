@@ -9,9 +9,11 @@ the suite runs, then the whole report on stdout. A run's view (the CLI's ``resum
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from wizard.record import field, record
+
 
 STATUS_ORDER = ("pass", "fail", "timeout", "error", "skip")
 
@@ -62,7 +64,7 @@ def parse_check_line(line: str) -> dict[str, Any] | None:
     return d if isinstance(d, dict) and d.get("type") == "check" else None
 
 
-@dataclass
+@record(frozen=False)
 class VerifyOutput:
     """Feed the verify step's output lines; get back what to print. The report document is kept, not
     printed, and becomes one summary line at the end."""

@@ -9,14 +9,14 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from wizard.fleet import PLUGINS, FleetError, ansible_program
+from wizard.record import field, record
 
 
-@dataclass(frozen=True)
+@record
 class Event:
     host: str
     status: str  # ok, changed, failed, ignored, unreachable, skipped, recap
@@ -25,7 +25,7 @@ class Event:
     rc: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class PlaybookResult:
     rc: int
     events: tuple[Event, ...] = field(default_factory=tuple)

@@ -12,13 +12,13 @@ others go on.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from wizard.fleet.ansible_run import PlaybookResult, inventory_hosts, run_playbook, write_playbook
 from wizard.fleet.facts_io import FactsFormatError, loads
 from wizard.model import Facts
+from wizard.record import record
 
 WIZARD_FACTS = "{{ rocm_wizard_command | default(['python3', '-m', 'wizard']) + ['fleet', 'facts'] }}"
 HOSTS = "hosts"
@@ -39,7 +39,7 @@ def evidence_commands() -> list[dict[str, Any]]:
     return out
 
 
-@dataclass(frozen=True)
+@record
 class HostFacts:
     host: str
     status: str  # "ok", "evidence" (no wizard: plain commands), "unreachable", "failed", "garbage"

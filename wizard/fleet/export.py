@@ -26,11 +26,11 @@ refuses a plan whose destructive action comes first.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from wizard.model import PREFLIGHT, Action, ResolvedPlan, StepPlan
+from wizard.record import record
 from wizard.script import _system_path, progress_path
 
 from wizard.fleet.yaml_text import Literal, document
@@ -48,7 +48,7 @@ class ExportError(Exception):
     """The export cannot be written (one line)."""
 
 
-@dataclass(frozen=True)
+@record
 class PlanGroup:
     """Hosts that resolve to the same actions (none: every host of the inventory)."""
 

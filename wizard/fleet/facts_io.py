@@ -1,15 +1,15 @@
-"""Facts to JSON and back, exactly (every field of wizard.model's dataclasses): what a host's wizard
+"""Facts to JSON and back, exactly (every field of wizard.model's records): what a host's wizard
 sends the controller in a fleet (``rocm-wizard fleet facts``), so the controller plans for that host
 from its own facts. Not ``detect --json`` (a public view with its own field names), the model itself."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import types
 import typing
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
+from wizard import record
 from wizard.model import Facts, to_jsonable
 
 FORMAT = "rocm-wizard-facts/1"
@@ -45,11 +45,11 @@ def _build(tp: Any, data: Any) -> Any:
             return None
         options = [a for a in get_args(tp) if a is not type(None)]
         return _build(options[0], data)
-    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
+    if record.is_record(tp) and isinstance(tp, type):
         if not isinstance(data, dict):
             raise TypeError(f"{tp.__name__}: expected an object")
         hints = get_type_hints(tp)
-        known = {f.name for f in dataclasses.fields(tp)}
+        known = {f.name for f in record.fields(tp)}
         return tp(**{k: _build(hints[k], v) for k, v in data.items() if k in known})
     if origin is tuple:
         args = get_args(tp)

@@ -3,7 +3,6 @@ form a group (one play of the export), the others are refused with their reasons
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from wizard import paths
@@ -12,12 +11,13 @@ from wizard.fleet.export import PlanGroup
 from wizard.mirror.config import MirrorConfig
 from wizard.model import ResolvedPlan
 from wizard.planner import PlanError, PlanRefused, resolve_plan
+from wizard.record import record
 from wizard.script import machine_summary
 
 WIZARD_PYTHON = "python3"  # the wizard on a fleet host: `python3 -m wizard` (fleet detect ran it so)
 
 
-@dataclass(frozen=True)
+@record
 class FleetPlan:
     name: str
     groups: tuple[PlanGroup, ...]

@@ -13,22 +13,23 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
+from wizard import lazy_re
 from wizard.fleet import FleetError
 from wizard.fleet.ansible_run import PlaybookResult, run_playbook, write_playbook
 from wizard.fleet.detect import HostFacts, detect
 from wizard.fleet.export import MARKER, available, export, unavailable
 from wizard.fleet.plan import plan_fleet
 from wizard.model import NEEDS_GPU
+from wizard.record import record
 
-DONE = re.compile(r"^step (\d+)/(\d+) (\S+): done$", re.I)
-REBOOT = re.compile(r"^step (\d+)/\d+ reboot: reboot$", re.I)
+DONE = lazy_re.compile(r"^step (\d+)/(\d+) (\S+): done$", re.I)
+REBOOT = lazy_re.compile(r"^step (\d+)/\d+ reboot: reboot$", re.I)
 
 
-@dataclass(frozen=True)
+@record
 class RunRecord:
     plan: str
     playbook: Path

@@ -9,11 +9,13 @@ import json
 import re
 from typing import Any
 
-_PLAIN = re.compile(r"^[A-Za-z_./][A-Za-z0-9_./@+-]*$")
+from wizard import lazy_re
+
+_PLAIN = lazy_re.compile(r"^[A-Za-z_./][A-Za-z0-9_./@+-]*$")
 _RESERVED = {"yes", "no", "true", "false", "on", "off", "null", "y", "n", "~"}
 _JINJA = ("{{", "{%", "{#")
 WIDTH = 110  # a long string goes on several lines (YAML's escaped line breaks), so lines stay reviewable
-_UNIT = re.compile(r"\\u[0-9a-fA-F]{4}|\\.|.", re.S)
+_UNIT = lazy_re.compile(r"\\u[0-9a-fA-F]{4}|\\.|.", re.S)
 
 
 class Literal(str):

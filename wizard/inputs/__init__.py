@@ -23,6 +23,8 @@ import re
 import shlex
 from typing import BinaryIO
 
+from wizard import lazy_re
+
 MAX_PATH = 4096  # PATH_MAX on Linux
 MAX_IMAGE = 512  # docker's name limit is 255; with a tag (128) and a digest the whole stays below this
 
@@ -80,11 +82,11 @@ def cli_path(value: str, what: str) -> str:
 
 
 # distribution/reference's grammar, one piece at a time (each bounded by MAX_IMAGE before it is matched)
-_DOMAIN_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?")
-_PORT = re.compile(r"[0-9]{1,5}")
-_PATH_COMPONENT = re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
-_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
-_DIGEST = re.compile(r"[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}")
+_DOMAIN_LABEL = lazy_re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?")
+_PORT = lazy_re.compile(r"[0-9]{1,5}")
+_PATH_COMPONENT = lazy_re.compile(r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*")
+_TAG = lazy_re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
+_DIGEST = lazy_re.compile(r"[a-z0-9]+(?:[+._-][a-z0-9]+)*:[0-9a-fA-F]{32,}")
 
 
 def _domain(text: str) -> bool:
@@ -132,7 +134,7 @@ def read_bounded(stream: BinaryIO, limit: int, what: str) -> bytes:
     return data
 
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = lazy_re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def shell_export(name: str, value: str) -> str:

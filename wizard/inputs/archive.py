@@ -29,15 +29,17 @@ import tarfile
 import tempfile
 import time
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import BinaryIO
 
+from wizard.record import record
+
+
 PREFIX = "rocm-wizard-bundle-"
 
 
-@dataclass(frozen=True)
+@record
 class Limits:
     """What one bundle may hold. A real one (``report --bundle``) is well under a megabyte."""
 

@@ -11,10 +11,12 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
-_NOISE = re.compile(r"\(tm\)|™|®|\(r\)|\bamd\b|\bati\b|\bradeon\b|\bgraphics\b|\bseries\b|\bgpu\b|\bcard\b"
+from wizard import lazy_re
+
+_NOISE = lazy_re.compile(r"\(tm\)|™|®|\(r\)|\bamd\b|\bati\b|\bradeon\b|\bgraphics\b|\bseries\b|\bgpu\b|\bcard\b"
                     r"|\bedition\b|\bwith\b|\baccelerator\b", re.IGNORECASE)
 _PREFIXES = ("rx", "pro", "instinct", "firepro", "ai pro", "aipro")
-_VARIANT = re.compile(r"(?:\s+|-)(?:xtx|xt|xl|xle|pro|gl|le|gl-xl|xt[a-z]?|xl[a-z]?|lite|[A-Z]{1,2}-[A-Z]{1,3})$", re.I)
+_VARIANT = lazy_re.compile(r"(?:\s+|-)(?:xtx|xt|xl|xle|pro|gl|le|gl-xl|xt[a-z]?|xl[a-z]?|lite|[A-Z]{1,2}-[A-Z]{1,3})$", re.I)
 
 
 def name_keys(name: str) -> list[str]:

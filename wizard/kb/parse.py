@@ -37,9 +37,11 @@ from .records import (
     WheelIndex,
 )
 
-_GFX = re.compile(r"^gfx[0-9]{2,3}[0-9a-f]$")
-_PCI = re.compile(r"^[0-9a-f]{4}:[0-9a-f]{4}$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+from wizard import lazy_re
+
+_GFX = lazy_re.compile(r"^gfx[0-9]{2,3}[0-9a-f]$")
+_PCI = lazy_re.compile(r"^[0-9a-f]{4}:[0-9a-f]{4}$")
+_DATE = lazy_re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _MISSING = object()
 
 # Predicate -> argument kind, exactly the vocabulary of docs/contracts.md.
@@ -692,14 +694,14 @@ def _predicate(e: Entry, i: int, raw: Any) -> tuple[str, Any]:
         ok = arg in ("cuda", "cpu", "rocm")
     elif kind == "regex":
         try:
-            re.compile(arg)
+            lazy_re.compile(arg)
         except (re.error, TypeError):
             ok = False
     elif kind == "env-pair":
         ok = isinstance(arg, list) and len(arg) == 2 and all(isinstance(x, str) for x in arg)
         if ok:
             try:
-                re.compile(arg[1])
+                lazy_re.compile(arg[1])
             except re.error:
                 ok = False
             arg = tuple(arg)
@@ -734,13 +736,13 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         sigs = []
         for s in e.strs("signatures"):
             try:
-                sigs.append(re.compile(s, re.IGNORECASE | re.MULTILINE))
+                sigs.append(lazy_re.compile(s, re.IGNORECASE | re.MULTILINE))
             except re.error as exc:
                 e.fail("signatures", f"bad regex {s!r}: {exc}")
         unless = []
         for s in e.strs("unless", required=False) or ():
             try:
-                unless.append(re.compile(s, re.IGNORECASE | re.MULTILINE))
+                unless.append(lazy_re.compile(s, re.IGNORECASE | re.MULTILINE))
             except re.error as exc:
                 e.fail("unless", f"bad regex {s!r}: {exc}")
         explains = e.strs("explains", required=False) or ()

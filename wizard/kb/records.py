@@ -6,9 +6,11 @@ Mappings are read-only views and are left out of hashing.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+from wizard import lazy_re
+from wizard.record import field, record
+
 
 FAMILIES = (
     "GCN5",
@@ -33,7 +35,7 @@ INDEX_CHANNELS = ("stable", "prerelease", "nightly", "dev", "preview")
 USECASE_FAMILIES = ("radeon", "ryzen", "all")
 
 
-@dataclass(frozen=True)
+@record
 class GpuInfo:
     pci_id: str  # "1002:744c"
     name: str
@@ -46,7 +48,7 @@ class GpuInfo:
     note: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class ApuInfo:
     """A processor family's integrated GPU: which gpus.json row the processors in ``cpus`` carry."""
 
@@ -56,14 +58,14 @@ class ApuInfo:
     sources: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Distro:
     id: str  # os-release ID: "ubuntu", "rhel", "sles", "debian", "ol", ...
     version: str  # "22.04", "9.4", "15.6"
     codename: str | None = None  # "jammy"; None where the distro has none
 
 
-@dataclass(frozen=True)
+@record
 class GfxSupport:
     official: tuple[str, ...] = ()
     unofficial: tuple[str, ...] = ()
@@ -71,7 +73,7 @@ class GfxSupport:
     note: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class AptRepo:
     """AMD's apt repository for one release: the signing key, how the source is written, one URL per distro."""
 
@@ -83,13 +85,13 @@ class AptRepo:
     repos: Mapping[str, str] = field(hash=False)  # "ubuntu2404" / "debian12" -> repository URL
 
 
-@dataclass(frozen=True)
+@record
 class RpmRepo:
     key_url: str
     repos: Mapping[str, str] = field(hash=False)  # "rhel9" / "sles15" -> baseurl
 
 
-@dataclass(frozen=True)
+@record
 class CoreSdkRoutes:
     """The ways AMD documents to install one Core SDK release (URLs exactly as AMD's install page writes them)."""
 
@@ -103,7 +105,7 @@ class CoreSdkRoutes:
     gfx_package: str | None  # "amdrocm10.0-{gfx}" (one target)
 
 
-@dataclass(frozen=True)
+@record
 class Release:
     version: str  # "6.2.4"
     stream: str  # "legacy" | "core-sdk"
@@ -125,7 +127,7 @@ class Release:
     remove_first: str | None = None  # specifier of installed legacy releases AMD says to uninstall first
 
 
-@dataclass(frozen=True)
+@record
 class WheelIndex:
     """One Python package index the knowledge base knows (the list a local mirror serves)."""
 
@@ -144,7 +146,7 @@ class WheelIndex:
         return self.channel == "stable"
 
 
-@dataclass(frozen=True)
+@record
 class VendorWheel:
     """AMD's own torch build for one Core SDK release (installed with a mandatory device extra)."""
 
@@ -159,7 +161,7 @@ class VendorWheel:
     sources: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Wheel:
     torch: str  # "2.5.1"
     index: str  # "rocm6.2"
@@ -180,7 +182,7 @@ class Wheel:
         return self.gfx is not None
 
 
-@dataclass(frozen=True)
+@record
 class TheRock:
     multi_arch_index: str
     multi_arch_index_nightly: str | None
@@ -192,7 +194,7 @@ class TheRock:
     sources: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class HsaOverride:
     gfx: tuple[str, ...]
     value: str | None  # None: no safe value (the reason says why)
@@ -201,7 +203,7 @@ class HsaOverride:
     sources: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class DockerImage:
     tag: str
     exists: bool | None  # False: documented as (very likely) non-existent
@@ -214,7 +216,7 @@ class DockerImage:
     sources: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Fix:
     summary: str
     commands: tuple[str, ...] = ()
@@ -222,19 +224,19 @@ class Fix:
     plan: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class KnownIssue:
     id: str
     severity: str
     title: str
-    signatures: tuple[re.Pattern[str], ...]
+    signatures: tuple[lazy_re.Pattern, ...]
     when: tuple[tuple[str, Any], ...]  # (predicate, argument); lists become tuples
     predict: bool
     cause: str
     fix: Fix
     sources: tuple[str, ...]
     uncertain: str | None = None
-    unless: tuple[re.Pattern[str], ...] = ()  # evidence lines that speak against this cause (it is then not shown first)
+    unless: tuple[lazy_re.Pattern, ...] = ()  # evidence lines that speak against this cause (it is then not shown first)
     explains: tuple[str, ...] = ()  # ids of issues this one is the deeper cause of (it goes above them)
     # (predicate, argument) pairs on the detected facts: when one holds, the facts speak against this cause
     contradicted_when: tuple[tuple[str, Any], ...] = ()

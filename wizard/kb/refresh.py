@@ -21,7 +21,6 @@ import json
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +37,10 @@ from .sources import (
     simple_projects,
 )
 
+from wizard import lazy_re
+from wizard.record import field, record
+
+
 if TYPE_CHECKING:
     from . import KnowledgeBase
     from .records import Release, WheelIndex
@@ -51,10 +54,10 @@ DOCKER_MAX_PAGES = 200
 # amdgpu-install directories whose per-codename listings are checked: recent legacy lines and the Core SDK
 VERIFY_LEGACY_FROM = Version("7.0")
 
-_TAG = re.compile(r"^rocm(?P<rocm>\d+(?:\.\d+)+)_ubuntu(?P<ubuntu>\d+\.\d+)_py(?P<py>\d+\.\d+)_pytorch(?:_release)?_"
+_TAG = lazy_re.compile(r"^rocm(?P<rocm>\d+(?:\.\d+)+)_ubuntu(?P<ubuntu>\d+\.\d+)_py(?P<py>\d+\.\d+)_pytorch(?:_release)?_"
                   r"(?P<torch>\d+(?:\.\d+)+)$")
-_DEVICE = re.compile(r"^(?:rocm-sdk-device|amd-torch-device)-(gfx[0-9a-f]+)$")
-_TARBALL = re.compile(r"^therock-dist-linux-(?P<family>.+)-(?P<version>\d+\.\d+\.\d+)\.tar\.gz$")
+_DEVICE = lazy_re.compile(r"^(?:rocm-sdk-device|amd-torch-device)-(gfx[0-9a-f]+)$")
+_TARBALL = lazy_re.compile(r"^therock-dist-linux-(?P<family>.+)-(?P<version>\d+\.\d+\.\d+)\.tar\.gz$")
 
 
 class Kind(str, Enum):
@@ -86,7 +89,7 @@ TITLES = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class Addition:
     """One thing ``--write`` may add: a new entry in a list, or a new key in an existing release's
     amdgpu_install map."""
@@ -97,7 +100,7 @@ class Addition:
     release: str | None = None  # for section "amdgpu_install": the release version the key is added to
 
 
-@dataclass(frozen=True)
+@record
 class Difference:
     kind: Kind
     subject: str  # a stable key: "rocm7.2 torch 2.15.0", "rocm/pytorch:rocm7.2.4_...", "release 7.2.5"
@@ -114,7 +117,7 @@ class Difference:
         return out
 
 
-@dataclass(frozen=True)
+@record
 class Report:
     differences: tuple[Difference, ...]
     sources_read: tuple[str, ...]

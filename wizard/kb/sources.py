@@ -17,9 +17,12 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+
+from wizard import lazy_re
+from wizard.record import record
+
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 ACCEPT = f"{SIMPLE_JSON}, text/html;q=0.1, application/json;q=0.5, */*;q=0.01"
@@ -31,7 +34,7 @@ class SourceError(Exception):
     """A source could not be read (network failure, server error, unreadable file). One line."""
 
 
-@dataclass(frozen=True)
+@record
 class Page:
     url: str
     body: bytes
@@ -170,10 +173,10 @@ def simple_projects(page: Page) -> list[str]:
     return [re.sub(r"[-_.]+", "-", n).lower() for n in names]
 
 
-_WHEEL = re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
+_WHEEL = lazy_re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
 
 
-@dataclass(frozen=True)
+@record
 class WheelFile:
     name: str  # normalized: "torch"
     version: str  # "2.14.1+rocm7.2"

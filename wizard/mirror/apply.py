@@ -19,18 +19,17 @@ mirrored URLs and nothing is rewritten twice:
 
 from __future__ import annotations
 
-import re
-from dataclasses import replace
-
+from wizard import lazy_re
 from wizard.mirror.config import MirrorConfig
 from wizard.model import Action, ResolvedPlan, StepPlan
+from wizard.record import replace
 
 SOURCES_DIR = "/etc/apt/sources.list.d"
 YUM_DIR = "/etc/yum.repos.d"
 REPO_FILES = {SOURCES_DIR: (f"{SOURCES_DIR}/rocm.list", f"{SOURCES_DIR}/amdgpu.list"),
               YUM_DIR: (f"{YUM_DIR}/rocm.repo", f"{YUM_DIR}/amdgpu.repo")}
 AMD_REPO = "repo.radeon.com"
-_IMAGE = re.compile(r"\brocm/pytorch:[A-Za-z0-9_.-]+")
+_IMAGE = lazy_re.compile(r"\brocm/pytorch:[A-Za-z0-9_.-]+")
 # python3 -c REWRITE MIRROR_JSON FILE...: rewrite AMD's URLs in apt source files to the mirror (idempotent);
 # MIRROR_JSON pairs an origin host with its mirror URL
 REWRITE = """\

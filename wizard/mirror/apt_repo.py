@@ -17,17 +17,17 @@ import gzip
 import os
 import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 from wizard.mirror.keys import SigningKey
+from wizard.record import record
 
 
 class RepoBuildError(RuntimeError):
     """apt-ftparchive failed; one line."""
 
 
-@dataclass(frozen=True)
+@record
 class AptRepo:
     base: Path  # the directory the deb line's URL points at
     suite: str  # "jammy", "stable"

@@ -18,7 +18,6 @@ import json
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 from urllib.parse import urlsplit
@@ -32,6 +31,7 @@ from wizard.mirror.driver_catalogue import amdgpu_install_package, driver_packag
 from wizard.mirror.keys import SigningKey, signing_key
 from wizard.mirror.simple_index import IndexedFile, write_index
 from wizard.mirror.wheels import build_wheel
+from wizard.record import field, record
 
 KEYRING = "keys/rehearsal.gpg"
 TOOLS = {"dpkg-deb": "dpkg-dev", "apt-ftparchive": "apt-utils", "gpg": "gnupg", "gpgv": "gpgv"}
@@ -45,7 +45,7 @@ def missing_tools() -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@record
 class ExtraDeb:
     """A package a test adds to one of the mirror's repositories (e.g. a big one to interrupt dpkg in)."""
     repo_url: str  # upstream URL of the repository ("https://repo.radeon.com/rocm/apt/6.2.4")
@@ -54,7 +54,7 @@ class ExtraDeb:
     compression: str = "gzip"  # dpkg-deb -Z: "none" builds a big test payload fast
 
 
-@dataclass(frozen=True)
+@record
 class MirrorManifest:
     root: Path
     base_url: str  # "http://127.0.0.1:PORT"

@@ -40,12 +40,12 @@ Facts and their sources:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from wizard.kb import KnowledgeBase, Release, VendorWheel, Wheel
 from wizard.mirror.debs import DebFile, DebSpec
 from wizard.mirror.wheels import WheelSpec, python_tag
+from wizard.record import record
 
 BUILD = "rehearsal"  # stands where AMD's build id goes
 PLATFORM = "linux_x86_64"
@@ -79,7 +79,7 @@ def install_package_version(install_url: str, release: str) -> str:
     return m.group(1)
 
 
-@dataclass(frozen=True)
+@record
 class LegacyRelease:
     version: str  # "6.2.4"
     codename: str  # "jammy"
@@ -366,7 +366,7 @@ def amdgpu_install_package(rel: LegacyRelease, mirror_of: dict[str, str], keyrin
 # ------------------------------------------------------------------------------ Core SDK
 
 
-@dataclass(frozen=True)
+@record
 class CoreSdkRelease:
     version: str  # "10.0.0"
     install_path: str  # "/opt/rocm/core-10.0"
@@ -550,7 +550,7 @@ def therock_sdk_wheels(version: str, gfx: tuple[str, ...]) -> tuple[WheelSpec, .
     return (selector, core, libs, *dev)
 
 
-@dataclass(frozen=True)
+@record
 class WheelIndex:
     url: str  # upstream index URL
     wheels: tuple[WheelSpec, ...]

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 from urllib.parse import urlsplit
+
+from wizard import lazy_re
+from wizard.record import record, replace
+
 
 SYSTEM_CONFIG = Path("/etc/rocm-wizard/mirrors.toml")
 CONFIG_NAME = "mirrors.toml"
@@ -46,9 +48,9 @@ KNOWN_ORIGINS = (
 )
 REGISTRY_ORIGINS = frozenset({"docker.io"})
 URL_SCHEMES = ("http", "https", "file")
-_HOST = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$")
-_REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(:\d{1,5})?(/[A-Za-z0-9._/-]+)?$")
-_URL_IN_TEXT = re.compile(r"\b(?:https?|file)://[^\s\"'<>\]]+")
+_HOST = lazy_re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$")
+_REGISTRY = lazy_re.compile(r"^[A-Za-z0-9.-]+(:\d{1,5})?(/[A-Za-z0-9._/-]+)?$")
+_URL_IN_TEXT = lazy_re.compile(r"\b(?:https?|file)://[^\s\"'<>\]]+")
 _FILE_KEYS = frozenset({"url", "key_fingerprint", "key_url"})
 
 
@@ -56,7 +58,7 @@ class MirrorConfigError(ValueError):
     """A malformed mirror entry. The message is one line and names its source."""
 
 
-@dataclass(frozen=True)
+@record
 class Mirror:
     origin: str  # "repo.radeon.com" or "download.pytorch.org/whl"
     url: str  # "https://mirror.example/radeon" (no trailing slash); a registry: "host:5000/path"
@@ -79,7 +81,7 @@ class Mirror:
         return self.host in REGISTRY_ORIGINS
 
 
-@dataclass(frozen=True)
+@record
 class MirrorConfig:
     mirrors: tuple[Mirror, ...] = ()
 
@@ -233,6 +235,8 @@ def parse_mirror_key_arg(text: str) -> Mirror:
 
 def parse_mirrors_toml(text: str, source: str) -> tuple[Mirror, ...]:
     """The ``[mirrors."ORIGIN"]`` tables of one mirrors.toml."""
+    import tomllib  # here, not at the top: most machines have no mirrors.toml, and detect starts faster
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -12,8 +12,10 @@ import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from wizard.record import field, record
+
 
 MAINTAINER = "rocm-wizard rehearsal mirror <rehearsal-mirror@localhost>"
 SCRIPTS = ("preinst", "postinst", "prerm", "postrm")
@@ -23,14 +25,14 @@ class DebBuildError(RuntimeError):
     """dpkg-deb refused a package; one line with its message."""
 
 
-@dataclass(frozen=True)
+@record
 class DebFile:
     path: str  # absolute path on the installed system
     content: bytes
     mode: int = 0o644
 
 
-@dataclass(frozen=True)
+@record
 class DebSpec:
     name: str
     version: str  # full Debian version, epoch included ("1:6.2.4...")

@@ -15,17 +15,16 @@ says so; ``--no-dkms`` installs nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from wizard.kb import KnowledgeBase
 from wizard.mirror.catalogue import (BUILD, PLACEHOLDER, RADEON, install_directory,
                                      install_package_version, ubuntu_version)
 from wizard.mirror.debs import DebFile, DebSpec
+from wizard.record import record
 
 SOURCE_OPTS = "[arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg]"
 
 
-@dataclass(frozen=True)
+@record
 class DriverRelease:
     sdk: str  # the Core SDK release whose install page names it: "10.0.0"
     driver: str  # "31.50"

@@ -13,9 +13,11 @@ import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
+
+from wizard.record import record
+
 
 TEST_KEY_UID = "rocm-wizard rehearsal mirror (throwaway test key, not AMD's) <rehearsal-mirror@localhost>"
 
@@ -24,7 +26,7 @@ class SigningError(RuntimeError):
     """gpg failed; the message is one line with gpg's own last line."""
 
 
-@dataclass(frozen=True)
+@record
 class SigningKey:
     gnupghome: Path
     fingerprint: str  # 40 upper-case hex digits

@@ -14,7 +14,6 @@ import os
 import posixpath
 import threading
 import time
-from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -23,11 +22,12 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from wizard.mirror.simple_index import JSON_TYPE
+from wizard.record import record
 
 HOST = "127.0.0.1"
 
 
-@dataclass(frozen=True)
+@record
 class Request:
     method: str
     path: str  # URL path, decoded ("/download.pytorch.org/whl/rocm6.2/torch/")

@@ -17,15 +17,17 @@ import html
 import json
 import re
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
+
+from wizard.record import record
+
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 HTML_TYPE = "application/vnd.pypi.simple.v1+html"
 
 
-@dataclass(frozen=True)
+@record
 class IndexedFile:
     project: str  # normalised (PEP 503)
     filename: str

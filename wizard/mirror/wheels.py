@@ -12,14 +12,16 @@ import base64
 import hashlib
 import re
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
+
+from wizard.record import record
+
 
 GENERATOR = "rocm-wizard rehearsal mirror"
 _ZIP_DATE = (2024, 1, 1, 0, 0, 0)  # fixed, so a wheel's bytes depend on its content only
 
 
-@dataclass(frozen=True)
+@record
 class WheelSpec:
     name: str  # "torch", "rocm-sdk-device-gfx1100"
     version: str  # "2.5.1+rocm6.2"

@@ -7,20 +7,21 @@ the original text, so a Fact can point at the line that said it.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
+
+from wizard import lazy_re
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks) and two-byte escapes.
-_ANSI_RE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_ANSI_RE = lazy_re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 # Control characters other than tab; CR and LF are handled before this runs.
-_CTRL_RE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_FENCE_RE = re.compile(r"^\s*(?:```|~~~)")
+_CTRL_RE = lazy_re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_FENCE_RE = lazy_re.compile(r"^\s*(?:```|~~~)")
 # A shell prompt followed by a command: "$ rocminfo", "user@host:~/x$ lspci -nn",
 # "(venv) user@host:~$ pip freeze", "root@box:/# cat ...", "❯ rocminfo", "➜  ~ lspci".
-_PROMPT_RE = re.compile(
+_PROMPT_RE = lazy_re.compile(
     r"^\s*(?:\([^()\s]{1,64}\)\s*)?"
     r"(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#%]|\[[^\]\n]{1,80}\][$#%]|[$%❯➜»]|>>>|PS [^>]{0,80}>)"
     r"\s*(?P<cmd>\S.*)?$"
@@ -88,9 +89,9 @@ def leading_int(text: str | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
-_LEADING_INT_RE = re.compile(r"\s*(\d+)")
+_LEADING_INT_RE = lazy_re.compile(r"\s*(\d+)")
 
-_NORMALISE_RE = re.compile(r"[-_.]+")
+_NORMALISE_RE = lazy_re.compile(r"[-_.]+")
 
 
 def canonical_name(name: str) -> str:

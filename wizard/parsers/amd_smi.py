@@ -8,20 +8,21 @@ so ``vram_bytes`` multiplies back by 2**20.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from wizard import lazy_re
 from wizard.parsers._text import json_payload, lines, never_raises, none_if_na, to_text
+from wizard.record import record
 
-_GPU_RE = re.compile(r"^\s*GPU\s*:\s*(\d+)\s*$")
-_OTHER_DEVICE_RE = re.compile(r"^\s*(?:CPU|CORE|AI_NIC|NIC|SWITCH)\s*:\s*\d+\s*$")
-_SECTION_RE = re.compile(r"^\s*([A-Z][A-Z0-9_ ]*):\s*$")
-_KV_RE = re.compile(r"^\s*([A-Z][A-Z0-9_]*)\s*:\s*(.*?)\s*$")
-_VERSION_PART_RE = re.compile(r"^\s*([A-Za-z][A-Za-z ]*?)\s*(?:version)?\s*:\s*(.*?)\s*$", re.IGNORECASE)
-_SIZE_RE = re.compile(r"^\s*(\d+)\s*(MB|MiB|GB|KB)?\s*$", re.IGNORECASE)
-_GFX_RE = re.compile(r"\bgfx[0-9a-f]{3,4}\b")
+_GPU_RE = lazy_re.compile(r"^\s*GPU\s*:\s*(\d+)\s*$")
+_OTHER_DEVICE_RE = lazy_re.compile(r"^\s*(?:CPU|CORE|AI_NIC|NIC|SWITCH)\s*:\s*\d+\s*$")
+_SECTION_RE = lazy_re.compile(r"^\s*([A-Z][A-Z0-9_ ]*):\s*$")
+_KV_RE = lazy_re.compile(r"^\s*([A-Z][A-Z0-9_]*)\s*:\s*(.*?)\s*$")
+_VERSION_PART_RE = lazy_re.compile(r"^\s*([A-Za-z][A-Za-z ]*?)\s*(?:version)?\s*:\s*(.*?)\s*$", re.IGNORECASE)
+_SIZE_RE = lazy_re.compile(r"^\s*(\d+)\s*(MB|MiB|GB|KB)?\s*$", re.IGNORECASE)
+_GFX_RE = lazy_re.compile(r"\bgfx[0-9a-f]{3,4}\b")
 
 
-@dataclass(frozen=True)
+@record
 class AmdSmiGpu:
     index: int
     bdf: str | None = None
@@ -41,7 +42,7 @@ class AmdSmiGpu:
         return self.vram_size_mb * 2**20 if self.vram_size_mb is not None else None
 
 
-@dataclass(frozen=True)
+@record
 class AmdSmi:
     gpus: tuple[AmdSmiGpu, ...] = ()
     tool_version: str | None = None

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
+from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises
+from wizard.record import record
 
-_FIELD = re.compile(r"^\s*(Board name|Device Board Name \(AMD\)|Name|Device Name)\s*:?\s{2,}(.*?)\s*$|"
+_FIELD = lazy_re.compile(r"^\s*(Board name|Device Board Name \(AMD\)|Name|Device Name)\s*:?\s{2,}(.*?)\s*$|"
                     r"^\s*(Board name|Name):\s*(.*?)\s*$")
-_GFX = re.compile(r"\b(gfx[0-9]{2,3}[0-9a-f])\b")
+_GFX = lazy_re.compile(r"\b(gfx[0-9]{2,3}[0-9a-f])\b")
 
 
-@dataclass(frozen=True)
+@record
 class ClDevice:
     board_name: str | None
     gfx: str | None
     line: int
 
 
-@dataclass(frozen=True)
+@record
 class ClInfo:
     devices: tuple[ClDevice, ...] = ()
 

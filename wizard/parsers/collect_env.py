@@ -7,19 +7,18 @@ either after the key on one line or on the following lines.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
+from wizard import lazy_re
 from wizard.parsers._text import canonical_name, lines, never_raises, none_if_na
+from wizard.record import record
 
-_KV_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 _./()-]*?)\s*:\s*(.*?)\s*$")
-_GPU_LINE_RE = re.compile(r"^\s*GPU\s+(\d+)\s*:\s*(.*?)\s*$")
-_GFX_RE = re.compile(r"\((gfx[0-9a-f]+)((?::[\w+-]+)*)\)\s*$")
-_LIB_RE = re.compile(r"^\s*\[(pip3?|conda)\]\s+(.*?)\s*$")
-_PIP_SPEC_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:===?|@)\s*(\S+)")
-_CONDA_RE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s+(\S+)")
-_BANNER_RE = re.compile(r"^\s*Collecting environment information\.*\s*")
-_VERSION_HEAD_RE = re.compile(r"^\d+\.\d+(?:\.\d+)?")
+_KV_RE = lazy_re.compile(r"^\s*([A-Za-z][A-Za-z0-9 _./()-]*?)\s*:\s*(.*?)\s*$")
+_GPU_LINE_RE = lazy_re.compile(r"^\s*GPU\s+(\d+)\s*:\s*(.*?)\s*$")
+_GFX_RE = lazy_re.compile(r"\((gfx[0-9a-f]+)((?::[\w+-]+)*)\)\s*$")
+_LIB_RE = lazy_re.compile(r"^\s*\[(pip3?|conda)\]\s+(.*?)\s*$")
+_PIP_SPEC_RE = lazy_re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:===?|@)\s*(\S+)")
+_CONDA_RE = lazy_re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s+(\S+)")
+_BANNER_RE = lazy_re.compile(r"^\s*Collecting environment information\.*\s*")
+_VERSION_HEAD_RE = lazy_re.compile(r"^\d+\.\d+(?:\.\d+)?")
 
 _KEYS = {
     "pytorch version": "torch_version",
@@ -41,7 +40,7 @@ _KEYS = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class CollectEnvGpu:
     index: int | None
     name: str  # "AMD Radeon RX 7900 XTX"
@@ -50,7 +49,7 @@ class CollectEnvGpu:
     line: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class CollectEnv:
     torch_version: str | None = None
     is_debug_build: bool | None = None

@@ -7,18 +7,19 @@ ISO stamps are removed first; the BDF is read from ``amdgpu 0000:03:00.0:``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises
+from wizard.record import record
 
-_PREFIX_RE = re.compile(
+_PREFIX_RE = lazy_re.compile(
     r"^\s*(?:<\d+>)?"
     r"(?:\d{4}-\d\d-\d\dT[\d:.,+-]+\s+\S+\s+kernel:\s*|[A-Z][a-z]{2}\s+\d+\s+[\d:]+\s+\S+\s+kernel:\s*)?"
     r"(?:\[\s*[\d.]+\]\s*)?(?:kernel:\s*)?"
 )
-_BDF_RE = re.compile(r"\b(?:amdgpu|\[drm\])\s+([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
-_RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(rx, re.IGNORECASE))
+_BDF_RE = lazy_re.compile(r"\b(?:amdgpu|\[drm\])\s+([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")
+_RULES: tuple[tuple[str, lazy_re.Pattern], ...] = tuple(
+    (kind, lazy_re.compile(rx, re.IGNORECASE))
     for kind, rx in (
         ("amdgpu_version", r"\[drm\] amdgpu version:\s*(\S+)"),
         ("ip_discovery", r"initializing kernel modesetting \((?:IP DISCOVERY|[A-Z0-9_]+)\s+0x([0-9a-f]{4}):0x([0-9a-f]{4})"),
@@ -35,7 +36,7 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 )
 
 
-@dataclass(frozen=True)
+@record
 class DmesgEvent:
     kind: str  # one of the rule names above
     text: str  # the message with its timestamp/prefix removed
@@ -44,7 +45,7 @@ class DmesgEvent:
     detail: str | None = None  # version, "1002:744c", ring name, VRAM MB, firmware file, hub...
 
 
-@dataclass(frozen=True)
+@record
 class Dmesg:
     events: tuple[DmesgEvent, ...] = ()
 

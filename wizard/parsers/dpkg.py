@@ -4,16 +4,17 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises
+from wizard.record import record
 
-_ROW_RE = re.compile(r"^([uihrpn][ncHUFWtiR])R?\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+(.*?))?\s*$")
-_APT_RE = re.compile(r"^([a-z0-9][a-z0-9+.-]+)/(\S+)\s+(\S+)\s+(\S+)\s+\[([^\]]*)\]\s*$")
-_FIELD_RE = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):\s*(.*?)\s*$")
+_ROW_RE = lazy_re.compile(r"^([uihrpn][ncHUFWtiR])R?\s+(\S+)\s+(\S+)\s+(\S+)(?:\s+(.*?))?\s*$")
+_APT_RE = lazy_re.compile(r"^([a-z0-9][a-z0-9+.-]+)/(\S+)\s+(\S+)\s+(\S+)\s+\[([^\]]*)\]\s*$")
+_FIELD_RE = lazy_re.compile(r"^([A-Za-z][A-Za-z0-9-]*):\s*(.*?)\s*$")
 
 
-@dataclass(frozen=True)
+@record
 class DebPackage:
     name: str  # without ":arch"
     version: str

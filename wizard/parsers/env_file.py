@@ -12,23 +12,25 @@
 
 from __future__ import annotations
 
-import re
 import shlex
-from dataclasses import dataclass
 
+from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises
+from wizard.record import record
 
-_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_ENV_LINE_RE = re.compile(r"^\s*(?:export\s+|declare\s+-x\s+|setenv\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
-_FUNC_RE = re.compile(r"^\s*(?:function\s+[\w:.-]+(?:\s*\(\s*\))?|[\w:.-]+\s*\(\s*\))\s*(?:\{|$)")
-_HEREDOC_RE = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+_NAME_RE = lazy_re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_ENV_LINE_RE = lazy_re.compile(r"^\s*(?:export\s+|declare\s+-x\s+|setenv\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_FUNC_RE = lazy_re.compile(r"^\s*(?:function\s+[\w:.-]+(?:\s*\(\s*\))?|[\w:.-]+\s*\(\s*\))\s*(?:\{|$)")
+_HEREDOC_RE = lazy_re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 _OPENERS = frozenset({"if", "case", "for", "while", "until", "select"})
 _CLOSERS = frozenset({"fi", "esac", "done"})
+# A line without any of these can neither assign nor open or close a block (shlex is slow: skip such lines).
+_MAY_MATTER = lazy_re.compile(r"=|\b(?:export|declare|typeset|if|case|for|while|until|select|fi|esac|done|elif)\b")
 _SEPARATORS = frozenset({";", "&&", "||", "|", "&", ";;", "|&"})
 _STANDARD_ACTIVATE = frozenset({"VIRTUAL_ENV", "PATH", "PYTHONHOME", "PS1", "VIRTUAL_ENV_PROMPT"})
 
 
-@dataclass(frozen=True)
+@record
 class EnvAssignment:
     name: str
     value: str | None  # None for a bare ``export NAME``
@@ -37,7 +39,7 @@ class EnvAssignment:
     conditional: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class ActivateScript:
     virtual_env: str | None
     added: tuple[EnvAssignment, ...]  # exports beyond the standard venv template
@@ -124,6 +126,8 @@ def parse_shell_rc(text: object) -> tuple[EnvAssignment, ...]:
         hm = _HEREDOC_RE.search(line)
         if hm:
             heredoc = hm.group(2)
+        if not _MAY_MATTER.search(line):  # no assignment, export or block word: nothing to tokenize
+            continue
         for words, after_logic in _commands(_tokens(line)):
             while words and words[0] in ("then", "else", "do", "{", "}"):
                 words = words[1:]

@@ -12,16 +12,15 @@ stepping = v % 100, rendered with hex minor and stepping: 110000 -> gfx1100, 900
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
+from wizard import lazy_re
 from wizard.parsers._text import bdf_from_location, lines, never_raises, prompt_command
+from wizard.record import record
 
-_KV_RE = re.compile(r"^\s*([a-z][a-z0-9_]*)\s+(-?\d+)\s*$")
-_GREP_RE = re.compile(r"^\s*(\S*nodes/(\d+)/properties):\s*([a-z][a-z0-9_]*)\s+(-?\d+)\s*$")
-_HEADER_RE = re.compile(r"^\s*==>\s*(.*?)\s*<==\s*$")
-_NODE_PATH_RE = re.compile(r"nodes/(\d+)(?:/properties)?\b")
-_BARE_PATH_RE = re.compile(r"^\s*\S*/nodes/(\d+)/properties:?\s*$")
+_KV_RE = lazy_re.compile(r"^\s*([a-z][a-z0-9_]*)\s+(-?\d+)\s*$")
+_GREP_RE = lazy_re.compile(r"^\s*(\S*nodes/(\d+)/properties):\s*([a-z][a-z0-9_]*)\s+(-?\d+)\s*$")
+_HEADER_RE = lazy_re.compile(r"^\s*==>\s*(.*?)\s*<==\s*$")
+_NODE_PATH_RE = lazy_re.compile(r"nodes/(\d+)(?:/properties)?\b")
+_BARE_PATH_RE = lazy_re.compile(r"^\s*\S*/nodes/(\d+)/properties:?\s*$")
 
 
 def gfx_from_target_version(value: int | None) -> str | None:
@@ -34,7 +33,7 @@ def gfx_from_target_version(value: int | None) -> str | None:
     return f"gfx{major}{minor:x}{stepping:x}"
 
 
-@dataclass(frozen=True)
+@record
 class KfdNode:
     """One topology node. ``node`` is the sysfs node number when a header named it."""
 
@@ -129,7 +128,7 @@ class KfdNode:
         return self.get("unique_id")
 
 
-@dataclass(frozen=True)
+@record
 class KfdTopology:
     nodes: tuple[KfdNode, ...] = ()
 

@@ -8,23 +8,24 @@ Returns only display controllers (PCI class 03xx: VGA compatible, Display, 3D) p
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises
+from wizard.record import record
 
-_DEVICE_RE = re.compile(
+_DEVICE_RE = lazy_re.compile(
     r"^\s*(?P<bdf>(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7]))"
     r"\s+(?P<cls>[A-Za-z0-9][^:\[\]]*?)(?:\s*\[(?P<code>[0-9a-fA-F]{4})\])?\s*:\s*(?P<rest>.*?)\s*$"
 )
-_REV_RE = re.compile(r"\s*\(rev\s+([0-9a-fA-F]{1,2})\)")
-_PROGIF_RE = re.compile(r"\s*\(prog-if\s+[0-9a-fA-F]{2}(?:\s*\[[^\]]*\])?\)")
-_IDS_RE = re.compile(r"\s*\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]\s*$")
-_DETAIL_RE = re.compile(r"^\s+(Subsystem|Kernel driver in use|Kernel modules|DeviceName)\s*:\s*(.*?)\s*$")
+_REV_RE = lazy_re.compile(r"\s*\(rev\s+([0-9a-fA-F]{1,2})\)")
+_PROGIF_RE = lazy_re.compile(r"\s*\(prog-if\s+[0-9a-fA-F]{2}(?:\s*\[[^\]]*\])?\)")
+_IDS_RE = lazy_re.compile(r"\s*\[([0-9a-fA-F]{4}):([0-9a-fA-F]{4})\]\s*$")
+_DETAIL_RE = lazy_re.compile(r"^\s+(Subsystem|Kernel driver in use|Kernel modules|DeviceName)\s*:\s*(.*?)\s*$")
 _DISPLAY_CLASSES = ("vga compatible controller", "display controller", "3d controller")
-_AMD_VENDOR_RE = re.compile(r"Advanced Micro Devices|\bAMD\b|\bATI\b", re.IGNORECASE)
+_AMD_VENDOR_RE = lazy_re.compile(r"Advanced Micro Devices|\bAMD\b|\bATI\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record
 class PciDevice:
     bdf: str  # "0000:03:00.0"
     class_name: str  # "VGA compatible controller"

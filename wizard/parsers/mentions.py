@@ -22,16 +22,17 @@ line that said it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Callable
 
+from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises
+from wizard.record import record
 
 GFX = r"gfx(?:[6-9][0-9][0-9a-f]|1[0-3][0-9][0-9a-f])"
-_GFX_RE = re.compile(rf"\b({GFX})\b")
+_GFX_RE = lazy_re.compile(rf"\b({GFX})\b")
 
 
-@dataclass(frozen=True)
+@record
 class Mention:
     kind: str  # see KINDS
     value: str
@@ -47,11 +48,11 @@ KINDS = (
     "gpu_prose", "os", "user", "kfd_node", "render_node", "hip",
 )
 
-Rule = tuple[str, "re.Pattern[str]", Callable[["re.Match[str]"], "list[tuple[str, str, str | None]]"]]
+Rule = tuple[str, "lazy_re.Pattern", Callable[["re.Match[str]"], "list[tuple[str, str, str | None]]"]]
 
 
 # a kernel named in a DKMS status line, a package name or a boot-menu list is one installed, not the one running
-_NOT_RUNNING_KERNEL = re.compile(r":\s*(?:installed|built|added)\b|linux-(?:image|headers|modules)|vmlinuz|initrd|"
+_NOT_RUNNING_KERNEL = lazy_re.compile(r":\s*(?:installed|built|added)\b|linux-(?:image|headers|modules)|vmlinuz|initrd|"
                                  r"/lib/modules/|\bkernel-(?:devel|headers|core)\b", re.I)
 
 
@@ -119,13 +120,13 @@ def _env_assignments(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
 
 _ENV_NAMES = r"(?:HSA_OVERRIDE_GFX_VERSION(?:_\d+)?|HSA_XNACK|HSA_ENABLE_DXG_DETECTION|HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES|CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL|PYTORCH_ROCM_ARCH|TORCH_BLAS_PREFER_HIPBLASLT|HSA_ENABLE_SDMA|MIOPEN_FIND_MODE|PYTORCH_HIP_ALLOC_CONF|ROCM_PATH|LD_LIBRARY_PATH|LD_PRELOAD)"
 # NAME=value (shell, env, docker -e, compose list), NAME: value (compose map, ollama's env map), set -x NAME value
-_ASSIGN_RE = re.compile(
+_ASSIGN_RE = lazy_re.compile(
     rf"(?:(?:^|[\s\[\"'(,{{])(?:-e\s+|--env[= ]\s*|export\s+|set\s+-gx\s+|set\s+-x\s+|Environment=\"?)?)"
     rf"(?P<name>{_ENV_NAMES})(?:=|['\"]\]\s*=\s*|:\s*(?=[\"'\d/])|\s+(?=\d))(?P<value>\"[^\"]*\"|'[^']*'|[^\s\]\"',}}]*)"
 )
 
 # A line that tells, rather than shows: advice, questions, hypotheticals. Settings read from it are not facts.
-_TELLING = re.compile(
+_TELLING = lazy_re.compile(
     r"\b(?:try|tried|trying|should|could|would|suggest\w*|recommend\w*|maybe|perhaps|instead|without|whether|"
     r"if you|you can|you need|you have to|did you|have you|make sure|don't|do not|doesn't|didn't|no need|unset|"
     r"instructions?|guide|docs?|documentation|e\.g\.|for example|such as|like this|similar|until|unless|otherwise)\b"
@@ -134,7 +135,7 @@ _TELLING = re.compile(
 )
 
 # Product names as people write them; the caller keeps only names the knowledge base resolves.
-PRODUCT = re.compile(
+PRODUCT = lazy_re.compile(
     r"(?<![\w/.-])(?:"
     r"(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*(?:Pro\s+)?VII\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:RX\s*)?Vega\s*(?:56|64|Frontier(?:\s+Edition)?|\d{1,2})\b"
@@ -149,7 +150,7 @@ PRODUCT = re.compile(
     r")",
     re.IGNORECASE,
 )
-_OS_NAME = re.compile(
+_OS_NAME = lazy_re.compile(
     r"\b(Ubuntu|Kubuntu|Xubuntu|Lubuntu|Debian(?: GNU/Linux)?|Fedora(?: Linux)?|Arch ?Linux|Manjaro(?: Linux)?|EndeavourOS"
     r"|openSUSE (?:Tumbleweed|Leap)|Rocky Linux|AlmaLinux|CentOS(?: Linux| Stream)?|Red Hat Enterprise Linux(?: Server)?|RHEL"
     r"|Linux ?Mint|Pop!_OS|Gentoo|NixOS|Oracle Linux)(?![a-z])(?!\s*(?:packages?|repo|repositor|-style|based|derivative))"
@@ -207,163 +208,163 @@ def _gfx_prose(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gfx_rt", m.group(1).lower(), "prose")]
 
 
-_RULES: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], list[tuple[str, str, str | None]]]], ...] = (
+_RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[str, str, str | None]]]], ...] = (
     # ---- GPU: hardware gfx
-    ("gfx_target_version", re.compile(r"gfx_target_version\W{0,3}(\d{5,6})\b"), _gfx_from_packed),
-    ("gfx version", re.compile(rf"(?:GFX Version|TARGET_GRAPHICS_VERSION)\s*:\s*({GFX})\b", re.I), _one("gfx_hw")),
+    ("gfx_target_version", lazy_re.compile(r"gfx_target_version\W{0,3}(\d{5,6})\b"), _gfx_from_packed),
+    ("gfx version", lazy_re.compile(rf"(?:GFX Version|TARGET_GRAPHICS_VERSION)\s*:\s*({GFX})\b", re.I), _one("gfx_hw")),
     # ---- GPU: runtime gfx in device contexts
-    ("gcnarchname", re.compile(rf"gcnArchName\W{{0,4}}\s*({GFX})", re.I), _one("gfx_rt")),
-    ("gpu_type", re.compile(rf"\b(?:gpu_type|gfx|compute|arch|gfx_version)\s*[=:]\s*\"?({GFX})\b"), _one("gfx_rt")),
-    ("llama", re.compile(rf"Device (\d+): [^,\n]*, ({GFX}) \(0x[0-9a-f]+\)", re.I), _gfx_hex_id),
-    ("nobinary device", re.compile(rf"amdgcn-amd-amdhsa--({GFX})\S*\s*-\s*\[(?:Not )?Found\]"), _one("gfx_rt")),
-    ("rocminfo name", re.compile(rf"^\s*Name:\s+(?:amdgcn-amd-amdhsa--)?({GFX})(?::\S*)?\s*$"), _one("gfx_rt")),
-    ("miopen db", re.compile(rf"\b({GFX})_\d+\.(?:u?kdb|db|fdb\.txt|udb|HIP\.fdb\.txt)\b"), _one("gfx_rt")),
-    ("tensile missing", re.compile(rf"(?:Cannot read|cannot open|No such file|not found|missing|Could not load|failed to load)"
+    ("gcnarchname", lazy_re.compile(rf"gcnArchName\W{{0,4}}\s*({GFX})", re.I), _one("gfx_rt")),
+    ("gpu_type", lazy_re.compile(rf"\b(?:gpu_type|gfx|compute|arch|gfx_version)\s*[=:]\s*\"?({GFX})\b"), _one("gfx_rt")),
+    ("llama", lazy_re.compile(rf"Device (\d+): [^,\n]*, ({GFX}) \(0x[0-9a-f]+\)", re.I), _gfx_hex_id),
+    ("nobinary device", lazy_re.compile(rf"amdgcn-amd-amdhsa--({GFX})\S*\s*-\s*\[(?:Not )?Found\]"), _one("gfx_rt")),
+    ("rocminfo name", lazy_re.compile(rf"^\s*Name:\s+(?:amdgcn-amd-amdhsa--)?({GFX})(?::\S*)?\s*$"), _one("gfx_rt")),
+    ("miopen db", lazy_re.compile(rf"\b({GFX})_\d+\.(?:u?kdb|db|fdb\.txt|udb|HIP\.fdb\.txt)\b"), _one("gfx_rt")),
+    ("tensile missing", lazy_re.compile(rf"(?:Cannot read|cannot open|No such file|not found|missing|Could not load|failed to load)"
                                    rf"[^\n]*TensileLibrary\w*?_({GFX})\b|TensileLibrary\w*?_({GFX})\S*:?\s*No such file", re.I),
      lambda m: [("gfx_rt", m.group(1) or m.group(2), None)]),
-    ("rocblas arch", re.compile(rf"(?:GPU arch|GPU architecture|arch(?:itecture)?)\s*:\s*({GFX})\b", re.I), _one("gfx_rt")),
-    ("mms", re.compile(r"Gfx Major/Minor/Stepping:\s*(\d+)/(\d+)/(\d+)"), _gfx_from_mms),
-    ("isa paren", re.compile(rf"(?:Radeon|Instinct|AMD|RX\s?\d{{3,4}}\w*|GPU)[^()\n]{{0,60}}\(({GFX})(?::[\w+-]+)*\)", re.I), _one("gfx_rt")),
-    ("enumerator", re.compile(rf"^\s*({GFX})\s*$"), _one("gfx_rt")),
-    ("hip arch", re.compile(rf"(?:agent|device|GPU)\s+(?:name|arch)\W{{0,3}}\s*({GFX})\b", re.I), _one("gfx_rt")),
+    ("rocblas arch", lazy_re.compile(rf"(?:GPU arch|GPU architecture|arch(?:itecture)?)\s*:\s*({GFX})\b", re.I), _one("gfx_rt")),
+    ("mms", lazy_re.compile(r"Gfx Major/Minor/Stepping:\s*(\d+)/(\d+)/(\d+)"), _gfx_from_mms),
+    ("isa paren", lazy_re.compile(rf"(?:Radeon|Instinct|AMD|RX\s?\d{{3,4}}\w*|GPU)[^()\n]{{0,60}}\(({GFX})(?::[\w+-]+)*\)", re.I), _one("gfx_rt")),
+    ("enumerator", lazy_re.compile(rf"^\s*({GFX})\s*$"), _one("gfx_rt")),
+    ("hip arch", lazy_re.compile(rf"(?:agent|device|GPU)\s+(?:name|arch)\W{{0,3}}\s*({GFX})\b", re.I), _one("gfx_rt")),
     # ---- GPU: ids, names, places, counts
-    ("pci [1002:xxxx]", re.compile(r"\[1002:([0-9a-fA-F]{4})\]|\b1002:([0-9a-fA-F]{4})\b"),
+    ("pci [1002:xxxx]", lazy_re.compile(r"\[1002:([0-9a-fA-F]{4})\]|\b1002:([0-9a-fA-F]{4})\b"),
      lambda m: [("pci_id", f"1002:{(m.group(1) or m.group(2)).lower()}", None)]),
-    ("lspci Device", re.compile(r"(?:Advanced Micro Devices|\bATI\b|\bAMD\b)[^\n]*?\bDevice ([0-9a-f]{4})\b"), _pci),
-    ("device id", re.compile(r"\b(?:Device ID|DEVICE_ID|GPU ID|device_id|Chip ID)\s*[:=]\s*(?:\d+\()?0x([0-9a-fA-F]{4})\b"), _pci),
-    ("lspci name", re.compile(r"\[AMD(?:/ATI)?\]\s+([^\[\n]+?)\s*(?:\[([^\]\n]+)\])?\s*(?:\(rev [0-9a-f]+\))?\s*$"),
+    ("lspci Device", lazy_re.compile(r"(?:Advanced Micro Devices|\bATI\b|\bAMD\b)[^\n]*?\bDevice ([0-9a-f]{4})\b"), _pci),
+    ("device id", lazy_re.compile(r"\b(?:Device ID|DEVICE_ID|GPU ID|device_id|Chip ID)\s*[:=]\s*(?:\d+\()?0x([0-9a-fA-F]{4})\b"), _pci),
+    ("lspci name", lazy_re.compile(r"\[AMD(?:/ATI)?\]\s+([^\[\n]+?)\s*(?:\[([^\]\n]+)\])?\s*(?:\(rev [0-9a-f]+\))?\s*$"),
      lambda m: [("gpu_name", m.group(1).strip(), "codename")] + ([("gpu_name", m.group(2).strip(), "lspci")] if m.group(2) else [])),
-    ("marketing name", re.compile(r"(?:Marketing Name|MARKET_NAME|Card (?:Series|SKU|Model)|Board name|Device Board Name \(AMD\)"
+    ("marketing name", lazy_re.compile(r"(?:Marketing Name|MARKET_NAME|Card (?:Series|SKU|Model)|Board name|Device Board Name \(AMD\)"
                                   r"|Product Name|name)\s*[:=]\s*['\"]?((?:AMD |ATI )?(?:Radeon|Instinct|FirePro)[^'\",\n]*?)['\",]?\s*$", re.I),
      _one("gpu_name", 1)),
-    ("device N: name", re.compile(r"\b(?:Device|GPU|cuda:?)\s*(\d+)\s*[:=]\s*((?:AMD )?(?:Radeon|Instinct)[^,()\n]*?)\s*(?:[,(]|:\s|$)", re.I),
+    ("device N: name", lazy_re.compile(r"\b(?:Device|GPU|cuda:?)\s*(\d+)\s*[:=]\s*((?:AMD )?(?:Radeon|Instinct)[^,()\n]*?)\s*(?:[,(]|:\s|$)", re.I),
      lambda m: [("gpu_name", m.group(2).strip(), None), ("gpu_index", m.group(1), None)]),
     # rocm-smi --showproductname, text and --csv: "GPU[1] : Card series: Navi 31 [Radeon RX 7900 XT/7900 XTX]",
     # "card1,Arcturus GL-XL [AMD Instinct MI100],0x0c34,..." (one line per GPU, numbered)
-    ("smi card series", re.compile(r"^\s*(?:GPU\[(\d+)\]\s*:\s*Card series\s*:|card(\d+),)\s*([^,\[\n]*?)\s*(?:\[([^\]\n]+)\])?\s*(?:,|$)", re.I),
+    ("smi card series", lazy_re.compile(r"^\s*(?:GPU\[(\d+)\]\s*:\s*Card series\s*:|card(\d+),)\s*([^,\[\n]*?)\s*(?:\[([^\]\n]+)\])?\s*(?:,|$)", re.I),
      lambda m: [("gpu_index", m.group(1) or m.group(2), None)]
      + ([("gpu_name", m.group(3).strip(), "codename")] if m.group(3).strip() else [])
      + ([("gpu_name", m.group(4).strip(), "lspci")] if m.group(4) else [])),
-    ("bdf", re.compile(r"\bamdgpu(?::| )\s*([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\b"), _one("bdf")),
-    ("bdf kv", re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id)\s*[:=]\s*([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"),
+    ("bdf", lazy_re.compile(r"\bamdgpu(?::| )\s*([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\b"), _one("bdf")),
+    ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id)\s*[:=]\s*([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"),
      lambda m: [("bdf", m.group(1).lower(), None)]),
-    ("ollama gpu index", re.compile(r"\b(?:gpu|id)=(\d+)\b[^\n]*\b(?:library=rocm|gpu_type=|compute=gfx|name=)", re.I),
+    ("ollama gpu index", lazy_re.compile(r"\b(?:gpu|id)=(\d+)\b[^\n]*\b(?:library=rocm|gpu_type=|compute=gfx|name=)", re.I),
      _one("gpu_index")),
-    ("count", re.compile(r"(?:Number of HIP devices|found|device_count\(\)\W*|Device count|Number of devices|num_gpus|GPU count)"
+    ("count", lazy_re.compile(r"(?:Number of HIP devices|found|device_count\(\)\W*|Device count|Number of devices|num_gpus|GPU count)"
                          r"\s*[:=]?\s*(\d{1,2})\s*(?:ROCm devices|HIP devices|GPUs?|devices?|$)", re.I),
      _one("gpu_count")),
-    ("apu", re.compile(r"Memory Properties:\s*APU|\bis_apu\s*[:=]\s*(?:1|true)|\bAPU\s*:\s*(?:yes|true)\b", re.I),
+    ("apu", lazy_re.compile(r"Memory Properties:\s*APU|\bis_apu\s*[:=]\s*(?:1|true)|\bAPU\s*:\s*(?:yes|true)\b", re.I),
      lambda m: [("apu", "true", None)]),
     # ---- ROCm
-    ("rocm path", re.compile(r"/opt/rocm-(\d+\.\d+(?:\.\d+)?)(?=[/\s'\":]|$)"), _one("rocm", 1)),
-    ("rocm package", re.compile(
+    ("rocm path", lazy_re.compile(r"/opt/rocm-(\d+\.\d+(?:\.\d+)?)(?=[/\s'\":]|$)"), _one("rocm", 1)),
+    ("rocm package", lazy_re.compile(
         r"\b(?:rocm-core|rocm-dev|rocm-libs|rocm-hip-runtime|rocm-hip-sdk|rocminfo|rocm-smi-lib|hip-runtime-amd|rocm-language-runtime|"
         r"rocm-opencl-runtime|rocm-device-libs|hsa-rocr|rocm-llvm|amdgpu-install)(?:/\S+\s+|[ :=_-]|\s+\S*\s+|-\s*)"
         r"(?P<maj>[1-9]\d?)\.(?P<min>\d+)(?:\.(?P<pat>\d+))?(?:\.(?P<code>\d{5}))?(?:[-~.]\S*)?(?=\s|$|,)"),
      _rocm_from_package_code),
-    ("compiler banner", re.compile(r"\broc-(\d+\.\d+\.\d+)\b"), lambda m: [("rocm", m.group(1), "compiler")]),
-    ("build path", re.compile(r"\brocm-rel-(\d+\.\d+(?:\.\d+)?)\b"), lambda m: [("rocm", m.group(1), "build-path")]),
-    ("rocm version kv", re.compile(r"\b(?:ROCm version|ROCM Version|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d+)?)(?![\d.]*\d{5})(?![\w.])"),
+    ("compiler banner", lazy_re.compile(r"\broc-(\d+\.\d+\.\d+)\b"), lambda m: [("rocm", m.group(1), "compiler")]),
+    ("build path", lazy_re.compile(r"\brocm-rel-(\d+\.\d+(?:\.\d+)?)\b"), lambda m: [("rocm", m.group(1), "build-path")]),
+    ("rocm version kv", lazy_re.compile(r"\b(?:ROCm version|ROCM Version|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d+)?)(?![\d.]*\d{5})(?![\w.])"),
      lambda m: [("rocm", m.group(1), "tool")]),
-    ("rocm stated", re.compile(r"(?<![+\w./-])(?:ROCm|rocm|ROCM)\s*v?(\d+\.\d+(?:\.\d+)?)(?![\w.])"), lambda m: [("rocm", m.group(1), "stated")]),
-    ("hip version", re.compile(r"\b(?:ROCM HIP version|HIP version|HIP runtime version|ROCM used to build PyTorch|"
+    ("rocm stated", lazy_re.compile(r"(?<![+\w./-])(?:ROCm|rocm|ROCM)\s*v?(\d+\.\d+(?:\.\d+)?)(?![\w.])"), lambda m: [("rocm", m.group(1), "stated")]),
+    ("hip version", lazy_re.compile(r"\b(?:ROCM HIP version|HIP version|HIP runtime version|ROCM used to build PyTorch|"
                                r"torch\.version\.hip\W*)\s*[:=]?\s*'?"
                                r"(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"), _one("hip")),
-    ("rocm version file", re.compile(r"/\.info/version\S*\s*[:\s]\s*(\d+\.\d+\.\d+)(?:-\d+)?\s*$"),
+    ("rocm version file", lazy_re.compile(r"/\.info/version\S*\s*[:\s]\s*(\d+\.\d+\.\d+)(?:-\d+)?\s*$"),
      lambda m: [("rocm", m.group(1), "version-file")]),
     # ---- torch
-    ("torch banner", re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?: version)?\s*[:=]\s*v?(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\+[\w.]+)?)\b", re.I),
+    ("torch banner", lazy_re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?: version)?\s*[:=]\s*v?(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\+[\w.]+)?)\b", re.I),
      _one("torch")),
-    ("torch pip", re.compile(r"(?:^|[\s,(])torch(?:==|-| )(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\d*)?(?:\+(?:rocm|cu|cpu)[\w.]*)?)"
+    ("torch pip", lazy_re.compile(r"(?:^|[\s,(])torch(?:==|-| )(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\d*)?(?:\+(?:rocm|cu|cpu)[\w.]*)?)"
                              r"(?:\.dist-info|-cp\d+|\s|$|\)|,)"), _one("torch")),
-    ("torch site", re.compile(r"(/\S*?/(?:site|dist)-packages)/torch-(\d+\.\d+\.\d+\S*?)\.dist-info"),
+    ("torch site", lazy_re.compile(r"(/\S*?/(?:site|dist)-packages)/torch-(\d+\.\d+\.\d+\S*?)\.dist-info"),
      lambda m: [("torch", m.group(2), m.group(1))]),
-    ("torch repl", re.compile(r"^'(\d+\.\d+\.\d+(?:[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)'\s*$"), _one("torch")),
-    ("torch paren", re.compile(r"\b(?:py)?torch\s*\(\s*v?(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\w*)?(?:\+[\w.]+)?)\s*\)", re.I),
+    ("torch repl", lazy_re.compile(r"^'(\d+\.\d+\.\d+(?:[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)'\s*$"), _one("torch")),
+    ("torch paren", lazy_re.compile(r"\b(?:py)?torch\s*\(\s*v?(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\w*)?(?:\+[\w.]+)?)\s*\)", re.I),
      _one("torch")),
-    ("gfx overridden", re.compile(rf"\b({GFX})\s*,?\s*(?:overrid\w*|spoof\w*|reported as|running as)\s+(?:to\s+|as\s+)?({GFX})\b", re.I),
+    ("gfx overridden", lazy_re.compile(rf"\b({GFX})\s*,?\s*(?:overrid\w*|spoof\w*|reported as|running as)\s+(?:to\s+|as\s+)?({GFX})\b", re.I),
      lambda m: [("gfx_hw", m.group(1).lower(), "stated"), ("gfx_rt", m.group(2).lower(), "stated")]),
-    ("torch wheel", re.compile(r"torch-(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\w*)?)(?:%2B|\+)((?:rocm|cu|cpu)[\w.]*?)-cp\d+", re.I),
+    ("torch wheel", lazy_re.compile(r"torch-(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\w*)?)(?:%2B|\+)((?:rocm|cu|cpu)[\w.]*?)-cp\d+", re.I),
      lambda m: [("torch", f"{m.group(1)}+{m.group(2)}", None)]),
-    ("torch requirement", re.compile(r"Requirement already satisfied: torch\S*\s+in\s+(\S+)\s+\((\d+\.\d+\.\d+\S*?)\)"),
+    ("torch requirement", lazy_re.compile(r"Requirement already satisfied: torch\S*\s+in\s+(\S+)\s+\((\d+\.\d+\.\d+\S*?)\)"),
      lambda m: [("torch", m.group(2), m.group(1))]),
-    ("python", re.compile(r"\bPython (3\.\d{1,2})(?:\.\d+)?\b|/python(3\.\d{1,2})/(?:site|dist)-packages"),
+    ("python", lazy_re.compile(r"\bPython (3\.\d{1,2})(?:\.\d+)?\b|/python(3\.\d{1,2})/(?:site|dist)-packages"),
      lambda m: [("python_version", m.group(1) or m.group(2), None)]),
     # ---- settings
-    ("env", re.compile(_ENV_NAMES), _env_assignments),
-    ("env stated", re.compile(r"\b(?:set|setting|had|have|exported?)\s+(?:the\s+)?(HSA_OVERRIDE_GFX_VERSION)\s+(?:to|=|as)\s+"
+    ("env", lazy_re.compile(_ENV_NAMES), _env_assignments),
+    ("env stated", lazy_re.compile(r"\b(?:set|setting|had|have|exported?)\s+(?:the\s+)?(HSA_OVERRIDE_GFX_VERSION)\s+(?:to|=|as)\s+"
                               r"`?(?:gfx(\d{1,2})([0-9a-f])([0-9a-f])|(\d+\.\d+\.\d+))\b"), _override_statement),
-    ("env unset", re.compile(rf"^\s*(?:[$#>]\s*)?unset\s+((?:{_ENV_NAMES}\s*)+)$"),
+    ("env unset", lazy_re.compile(rf"^\s*(?:[$#>]\s*)?unset\s+((?:{_ENV_NAMES}\s*)+)$"),
      lambda m: [("env", n, "unset") for n in m.group(1).split()]),
     # ---- system
-    ("kernel platform", re.compile(r"Python platform:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"), _one("kernel")),
-    ("kernel version", re.compile(r"\bLinux version (\d+\.\d+\.\d+\S*)"), _one("kernel")),
-    ("kernel uname", re.compile(r"^\s*Linux \S+ (\d+\.\d+\.\d+\S*) #\d"), _one("kernel")),
-    ("kernel kv", re.compile(r"(?:^\s*[-*]?\s*|\bSystem:\s+)(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*:\s*(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)", re.I),
+    ("kernel platform", lazy_re.compile(r"Python platform:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"), _one("kernel")),
+    ("kernel version", lazy_re.compile(r"\bLinux version (\d+\.\d+\.\d+\S*)"), _one("kernel")),
+    ("kernel uname", lazy_re.compile(r"^\s*Linux \S+ (\d+\.\d+\.\d+\S*) #\d"), _one("kernel")),
+    ("kernel kv", lazy_re.compile(r"(?:^\s*[-*]?\s*|\bSystem:\s+)(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*:\s*(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)", re.I),
      _one("kernel")),
-    ("wsl", re.compile(r"microsoft-standard-WSL\d?|-Microsoft\b|/dev/dxg\b|\bWSL ?2?\b|librocdxg", re.I),
+    ("wsl", lazy_re.compile(r"microsoft-standard-WSL\d?|-Microsoft\b|/dev/dxg\b|\bWSL ?2?\b|librocdxg", re.I),
      lambda m: [("wsl", "true", None)]),
-    ("container", re.compile(r"/\.dockerenv|/run/\.containerenv|^\s*`?(?:\([\w.-]+\)\s*)?[\w! .-]*@[0-9a-f]{12}:\S*\s?[#$]"),
+    ("container", lazy_re.compile(r"/\.dockerenv|/run/\.containerenv|^\s*`?(?:\([\w.-]+\)\s*)?[\w! .-]*@[0-9a-f]{12}:\S*\s?[#$]"),
      lambda m: [("container", "true", None)]),
-    ("amdgpu-pro", re.compile(r"(/opt/amdgpu-pro\S*|\bamdgpu-pro\b[\w./-]*|libamdocl-orca\w*\.so)"), _one("amdgpu_pro")),
-    ("rock", re.compile(r"ROCk module(?: version (\S+))? is (NOT )?loaded"),
+    ("amdgpu-pro", lazy_re.compile(r"(/opt/amdgpu-pro\S*|\bamdgpu-pro\b[\w./-]*|libamdocl-orca\w*\.so)"), _one("amdgpu_pro")),
+    ("rock", lazy_re.compile(r"ROCk module(?: version (\S+))? is (NOT )?loaded"),
      lambda m: [("rock", "false" if m.group(2) else "true", m.group(1))]
      + ([("driver_version", m.group(1), "rock")] if m.group(1) and not m.group(2) else [])),
-    ("kfd open", re.compile(r"(Unable|Able) to open /dev/kfd read-write(?::\s*(.+?))?\s*$"),
+    ("kfd open", lazy_re.compile(r"(Unable|Able) to open /dev/kfd read-write(?::\s*(.+?))?\s*$"),
      lambda m: [("kfd", "ok" if m.group(1) == "Able" else (m.group(2) or "unknown").strip(), None)]),
-    ("kfd missing", re.compile(r"/dev/kfd\W*(?::\s*)?No such file or directory|error gathering device information while adding custom device \"/dev/kfd\""
+    ("kfd missing", lazy_re.compile(r"/dev/kfd\W*(?::\s*)?No such file or directory|error gathering device information while adding custom device \"/dev/kfd\""
                                r"|/dev/kfd`?\s+(?:is\s+)?(?:absent|missing|not present|does not exist|doesn't exist)", re.I),
      lambda m: [("kfd", "No such file or directory", None)]),
-    ("kfd added", re.compile(r"kfd kfd: (?:amdgpu: )?added device ([0-9a-f]{4}:[0-9a-f]{4})"), _one("kfd_added")),
-    ("group member", re.compile(r"(\S+) is (not )?(?:a )?member of \"?(render|video)\"? group"),
+    ("kfd added", lazy_re.compile(r"kfd kfd: (?:amdgpu: )?added device ([0-9a-f]{4}:[0-9a-f]{4})"), _one("kfd_added")),
+    ("group member", lazy_re.compile(r"(\S+) is (not )?(?:a )?member of \"?(render|video)\"? group"),
      lambda m: [("render_group" if m.group(3) == "render" else "video_group",
                  "false" if m.group(2) else "true", m.group(1))]),
-    ("driver version", re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(\S+)", re.I),
+    ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(\S+)", re.I),
      lambda m: [("driver_version", m.group(1).rstrip(",|"), None)]),
-    ("dkms", re.compile(r"\bamdgpu(?:-dkms)?[/,]\s*(\d+\.\d+\.\d+[\w.-]*)\s*,\s*\S+\s*,\s*\S+\s*:\s*installed|\b(amdgpu-dkms)\b"),
+    ("dkms", lazy_re.compile(r"\bamdgpu(?:-dkms)?[/,]\s*(\d+\.\d+\.\d+[\w.-]*)\s*,\s*\S+\s*,\s*\S+\s*:\s*installed|\b(amdgpu-dkms)\b"),
      lambda m: [("dkms", m.group(1) or m.group(2), None)]),
     # ---- more GPU evidence: kernel words, firmware names, lshw, labelled lines, prose
-    ("kfd refuses", re.compile(r"kfd kfd: (?:amdgpu: )?([A-Z][A-Z0-9_]+)\s+not supported in kfd"),
+    ("kfd refuses", lazy_re.compile(r"kfd kfd: (?:amdgpu: )?([A-Z][A-Z0-9_]+)\s+not supported in kfd"),
      lambda m: [("gpu_name", m.group(1).title(), "codename")]),
-    ("firmware chip", re.compile(r"amdgpu/([a-z][a-z0-9]+?)_(?:mc|pfp|me|ce|rlc|mec2?|sdma1?|smc|uvd|vce|gpu_info|sos|asd|ta)\.bin"),
+    ("firmware chip", lazy_re.compile(r"amdgpu/([a-z][a-z0-9]+?)_(?:mc|pfp|me|ce|rlc|mec2?|sdma1?|smc|uvd|vce|gpu_info|sos|asd|ta)\.bin"),
      lambda m: [("gpu_name", m.group(1), "codename")]),
-    ("lshw bus", re.compile(r"(?:bus info|Bus-Informationen|informations bus)\s*:\s*pci@([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])", re.I),
+    ("lshw bus", lazy_re.compile(r"(?:bus info|Bus-Informationen|informations bus)\s*:\s*pci@([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])", re.I),
      _one("bdf")),
-    ("lshw product", re.compile(r"^\s*(?:product|Produkt|produit|producto)\s*:\s*([^\[\n]+?)\s*\[([^\]\n]+)\]", re.I),
+    ("lshw product", lazy_re.compile(r"^\s*(?:product|Produkt|produit|producto)\s*:\s*([^\[\n]+?)\s*\[([^\]\n]+)\]", re.I),
      lambda m: [("gpu_name", m.group(1).strip(), "codename"), ("gpu_name", m.group(2).strip(), "lspci")]),
-    ("labelled gpu", re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:[id]GPU|GPUs?(?:\s*\d)?|Graphics(?: card)?|Video card|Graphics Card|Card|Hardware|Device)(?:\*\*)?\s*:"
+    ("labelled gpu", lazy_re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:[id]GPU|GPUs?(?:\s*\d)?|Graphics(?: card)?|Video card|Graphics Card|Card|Hardware|Device)(?:\*\*)?\s*:"
                                 r"\s*(?:\*\*)?(.+?)\s*$", re.I),
      lambda m: [("gpu_name", p.group(0), "label") for p in PRODUCT.finditer(m.group(1))]
      or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I) else [])),
-    ("cpu igpu", re.compile(r"\b(?:iGPU|integrated (?:GPU|graphics)|APU)\b", re.I),
+    ("cpu igpu", lazy_re.compile(r"\b(?:iGPU|integrated (?:GPU|graphics)|APU)\b", re.I),
      lambda m: [] if PRODUCT.search(m.string) else _cpu_as_gpu(m.string)),
     ("prose gpu", PRODUCT, lambda m: [("gpu_prose", m.group(0), None)]),
-    ("prose gfx", re.compile(rf"\b(?:an?|my|the|is|it's)\s+({GFX})\s+(?:GPU|card|device|iGPU|APU)\b"
+    ("prose gfx", lazy_re.compile(rf"\b(?:an?|my|the|is|it's)\s+({GFX})\s+(?:GPU|card|device|iGPU|APU)\b"
                              rf"|\b(?:device|machine|system|GPU|card|laptop)\s+(?:with|having)\s+(?:only\s+|an?\s+)?({GFX})\b", re.I),
      lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "prose")]),
-    ("hsa device", re.compile(rf"\bHSA device ({GFX})\S*\s*\(PCI ID ([0-9a-fA-F]{{4}})\)"),
+    ("hsa device", lazy_re.compile(rf"\bHSA device ({GFX})\S*\s*\(PCI ID ([0-9a-fA-F]{{4}})\)"),
      lambda m: [("gfx_rt", m.group(1).lower(), None), ("pci_id", f"1002:{m.group(2).lower()}", None)]),
-    ("kms init", re.compile(r"initializing kernel modesetting \((?:IP DISCOVERY|([A-Z][A-Z0-9_]+)) 0x1002:0x([0-9A-Fa-f]{4})\b"),
+    ("kms init", lazy_re.compile(r"initializing kernel modesetting \((?:IP DISCOVERY|([A-Z][A-Z0-9_]+)) 0x1002:0x([0-9A-Fa-f]{4})\b"),
      lambda m: [("pci_id", f"1002:{m.group(2).lower()}", None)]
      + ([("gpu_name", m.group(1).title(), "codename")] if m.group(1) else [])),
-    ("render nodes", re.compile(r"\b(renderD1\d\d)\b"), _one("render_node")),
-    ("kfd node", re.compile(r"^\s*(?:crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\s)?/dev/kfd\s*$"),
+    ("render nodes", lazy_re.compile(r"\b(renderD1\d\d)\b"), _one("render_node")),
+    ("kfd node", lazy_re.compile(r"^\s*(?:crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\s)?/dev/kfd\s*$"),
      lambda m: [("kfd", "present", m.group(1))]),
     # ---- OS, user
-    ("os label", re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:OS|Operating System|Distribution|Distro|Linux Distribution|Description|PRETTY_NAME)"
+    ("os label", lazy_re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:OS|Operating System|Distribution|Distro|Linux Distribution|Description|PRETTY_NAME)"
                             r"(?:\*\*)?\s*[:=]\s*\"?(?:\*\*)?(.+)$", re.I),
      lambda m: [("os", f"{f[0]} {f[1] or ''}".strip(), "label") for o in [_OS_NAME.search(m.group(1))] if o
                 for f in [os_from_name(o.group(1), o.group(2))] if f]),
     ("os", _OS_NAME, _os),
     # "im using arch", "I'm on Arch btw": the distribution in a user's own words (not "arch: x86_64")
-    ("os arch words", re.compile(r"\b(?:I'?m\s+(?:using|on|running)|I\s+(?:use|run)|using|running)\s+arch\b"
+    ("os arch words", lazy_re.compile(r"\b(?:I'?m\s+(?:using|on|running)|I\s+(?:use|run)|using|running)\s+arch\b"
                                  r"(?!\s*[:=(-])(?!\s+(?:x86|amd64|aarch|arm|i686|linux\s*=))", re.I),
      lambda m: [("os", "arch", None)]),
-    ("fedora rpm", re.compile(r"\.fc(\d{2})\.(?:x86_64|noarch|aarch64|i686)\b"), lambda m: [("os", f"fedora {m.group(1)}", "package")]),
-    ("prompt user", re.compile(r"^\s*`?(?:\([\w.-]+\)\s*)?([a-z_][a-z0-9_.-]{0,31})@[\w.-]+:[^\s$#]*\s?[$#]"),
+    ("fedora rpm", lazy_re.compile(r"\.fc(\d{2})\.(?:x86_64|noarch|aarch64|i686)\b"), lambda m: [("os", f"fedora {m.group(1)}", "package")]),
+    ("prompt user", lazy_re.compile(r"^\s*`?(?:\([\w.-]+\)\s*)?([a-z_][a-z0-9_.-]{0,31})@[\w.-]+:[^\s$#]*\s?[$#]"),
      lambda m: [("user", m.group(1), "prompt")]),
-    ("member", re.compile(r"^\s*(\S+) is (?:not )?member of \"?[\w-]+\"? group"), lambda m: [("user", m.group(1), None)]),
-    ("kernel token", re.compile(r"(?<![\w.-])(\d\.\d{1,2}\.\d{1,3}(?:\.\d+)?-(?:\d+(?:\.\d+)*-)?(?:generic|amd64|lowlatency|oem|aws|azure|gcp"
+    ("member", lazy_re.compile(r"^\s*(\S+) is (?:not )?member of \"?[\w-]+\"? group"), lambda m: [("user", m.group(1), None)]),
+    ("kernel token", lazy_re.compile(r"(?<![\w.-])(\d\.\d{1,2}\.\d{1,3}(?:\.\d+)?-(?:\d+(?:\.\d+)*-)?(?:generic|amd64|lowlatency|oem|aws|azure|gcp"
                                 r"|microsoft-standard(?:-WSL2)?|arch\d+|zen\d*|cachyos|default|pve|rt\d*|\d+\.fc\d+\.x86_64|\d+\.el\d\S*)\+?)(?![\w-])"),
      lambda m: [] if _NOT_RUNNING_KERNEL.search(m.string) else [("kernel", m.group(1), "token")]),
 )
@@ -400,18 +401,18 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                      "-default", "-pve", "-rt", ".fc", ".el"),
 }
 # A gfx written in a list (wheel arch lists, build flags, "supported: ...") is not the device's.
-_LIST_CONTEXT = re.compile(
+_LIST_CONTEXT = lazy_re.compile(
     r"PYTORCH_ROCM_ARCH|AMDGPU_TARGETS|GPU_TARGETS|offload-arch|get_arch_list|arch_list|Available code objects"
     r"|supported (?:gfx|arch|targets?|GPUs?)|(?:gfx[0-9a-f]+[;,]\s*){2,}|\[\s*'gfx", re.I)
 
 
-_HEADING = re.compile(r"^\s{0,3}#{2,6}\s+(.+?)\s*#*\s*$")
-_UNDERSCORE_EMPHASIS = re.compile(r"(?<![\w/.$])_+(?=\w)(?!_*(?:OLD|rocm_sdk|version|init|main|file|name)\b)|(?<=\w)_+(?![\w/.])")
-_BARE_VERSION = re.compile(r"^\s*(?:ROCm\s+)?v?(\d+\.\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
+_HEADING = lazy_re.compile(r"^\s{0,3}#{2,6}\s+(.+?)\s*#*\s*$")
+_UNDERSCORE_EMPHASIS = lazy_re.compile(r"(?<![\w/.$])_+(?=\w)(?!_*(?:OLD|rocm_sdk|version|init|main|file|name)\b)|(?<=\w)_+(?![\w/.])")
+_BARE_VERSION = lazy_re.compile(r"^\s*(?:ROCm\s+)?v?(\d+\.\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
 
 
 # A processor model: named where the GPU is asked, it stands for its integrated GPU (wizard/kb/apus.json)
-CPU = re.compile(r"\bRyzen\s+(?:AI\s+Max\+?\s+(?:PRO\s+)?\d{3}|AI\s+[579]\s+(?:HX\s+)?(?:PRO\s+)?\d{3}"
+CPU = lazy_re.compile(r"\bRyzen\s+(?:AI\s+Max\+?\s+(?:PRO\s+)?\d{3}|AI\s+[579]\s+(?:HX\s+)?(?:PRO\s+)?\d{3}"
                  r"|[3579]\s+(?:PRO\s+)?\d{4}[A-Z0-9]{0,4})\b", re.IGNORECASE)
 
 
@@ -437,7 +438,7 @@ def _template_field(heading: str, line: str) -> list[tuple[str, str, str | None]
     return []
 
 
-_SHELL_START = re.compile(
+_SHELL_START = lazy_re.compile(
     r"^\s*(?:[>$#%❯]\s*|\S+@\S+?[:~][^\s]*\s?[$#]\s*|\([\w.-]+\)\s*)?"
     r"(?:export\b|set\s+-|env\b|sudo\b|docker\b|podman\b|-\s|-e\b|Environment=|[A-Z_][A-Z0-9_]*=|[A-Z_][A-Z0-9_]*:\s|\{|\[|\||`?\w+\s*=)")
 

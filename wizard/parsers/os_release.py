@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
+from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises
+from wizard.record import record
 
-_ASSIGN_RE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+_ASSIGN_RE = lazy_re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
 
 
 def unquote(value: str) -> str:
@@ -45,7 +44,7 @@ def unquote(value: str) -> str:
     return "".join(out).strip() if not quote else "".join(out)
 
 
-@dataclass(frozen=True)
+@record
 class OsRelease:
     id: str | None = None  # "ubuntu"
     version_id: str | None = None  # "22.04"

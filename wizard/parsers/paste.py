@@ -16,15 +16,16 @@ thread's author describes another machine, so readers can tell the two apart (``
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 
+from wizard import lazy_re
 from wizard.parsers._text import clean_line, never_raises, prompt_command, to_text
+from wizard.record import record, replace
 
 TEXT = "text"
 
 # A command line -> the output kind it prints (first match wins).
-_COMMAND_KINDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(rx), kind)
+_COMMAND_KINDS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
+    (lazy_re.compile(rx), kind)
     for rx, kind in (
         (r"rocm_agent_enumerator", "rocm_agent_enumerator.txt"),
         (r"\brocminfo\b", "rocminfo.txt"),
@@ -47,7 +48,7 @@ _COMMAND_KINDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     )
 )
 # Commands a bare line (no prompt) may be: the tool first, then only flags, paths, pipes.
-_BARE_COMMAND = re.compile(
+_BARE_COMMAND = lazy_re.compile(
     r"^(?:sudo\s+(?:-\S+\s+)*)?(?:/opt/rocm\S*/bin/)?"
     r"(rocminfo|rocm-smi|amd-smi|lspci|clinfo|dmesg|journalctl|uname|lsb_release|hostnamectl|groups|id|"
     r"rocm_agent_enumerator|pip3?|conda|dpkg|apt|rpm|dnf|pacman|printenv|env|cat|python3?(?:\.\d+)?)"
@@ -60,7 +61,7 @@ _DATE = (rf"(?:\d{{4}}-\d\d-\d\d|{_MONTH}\s+\d{{1,2}}(?:,?\s+\d{{4}})?|\d{{1,2}}
 _OPENING_KINDS = ("description", "opened", "opened this issue", "asked", "question")
 # "alice · comment · 2024-05-01" (stored threads); "alice commented on Mar 1, 2024" / "bob opened this issue
 # 3 days ago · 5 comments" (a GitHub page copied as text); "carol replied Jan 5" (forums)
-_POST_HEADER = re.compile(
+_POST_HEADER = lazy_re.compile(
     r"^\s*@?(?P<author>[\w.\[\]-]+) · (?P<kind>description|comment(?:ed)?|review(?: comment| thread)?|answer(?:ed)?"
     r"|repl(?:y|ied)|opened|asked|question|posted) · " + _DATE + r"\b"
     r"|^\s*@?(?P<author2>[A-Za-z0-9][\w.-]{0,38})\s+(?P<kind2>commented|opened this issue|opened|replied|answered|asked"
@@ -69,19 +70,19 @@ _POST_HEADER = re.compile(
 )
 # A stored thread's own header ("ROCm/ROCm · issue #2686 · closed · Shell", "labels: ROCm 6.2.1, AMD Radeon RX 7900 XT"):
 # who filed it where, and the triagers' tags, which name releases and cards that need not be this machine's
-_THREAD_META = re.compile(r"^\s*[\w.-]+/[\w.-]+ · (?:issue|pull request|pr|discussion) #\d+\b|^\s*labels:\s", re.IGNORECASE)
-_TURN_HEADER = re.compile(r"^\s*\[turn (?P<turn>\d+) by (?P<author>[^,\]]+)(?:, continued)?\]\s*$")
-_FENCE = re.compile(r"^\s*(?:```|~~~)")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(?P<title>\S.*?)\s*#*\s*$")
-_HTML_BLOCK = re.compile(r"^\s*</?(?:details|summary|pre|code|p|div|br|hr|table|tr|td|th|tbody|thead|ul|ol|li|h\d)\b[^>]*>",
+_THREAD_META = lazy_re.compile(r"^\s*[\w.-]+/[\w.-]+ · (?:issue|pull request|pr|discussion) #\d+\b|^\s*labels:\s", re.IGNORECASE)
+_TURN_HEADER = lazy_re.compile(r"^\s*\[turn (?P<turn>\d+) by (?P<author>[^,\]]+)(?:, continued)?\]\s*$")
+_FENCE = lazy_re.compile(r"^\s*(?:```|~~~)")
+_HEADING = lazy_re.compile(r"^\s{0,3}#{1,6}\s+(?P<title>\S.*?)\s*#*\s*$")
+_HTML_BLOCK = lazy_re.compile(r"^\s*</?(?:details|summary|pre|code|p|div|br|hr|table|tr|td|th|tbody|thead|ul|ol|li|h\d)\b[^>]*>",
                          re.IGNORECASE)
-_HTML_TAG = re.compile(r"</?(?:details|summary|pre|code|p|div|br|b|i|em|strong|kbd|sup|sub|h\d)\b[^>]*>", re.IGNORECASE)
-_SUMMARY = re.compile(r"<summary>(?P<title>.*?)(?:</summary>|$)", re.IGNORECASE)
-_LABEL = re.compile(r"^\s*(?:\*\*|__)?(?P<title>[^:]{1,80}?)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*$")
+_HTML_TAG = lazy_re.compile(r"</?(?:details|summary|pre|code|p|div|br|b|i|em|strong|kbd|sup|sub|h\d)\b[^>]*>", re.IGNORECASE)
+_SUMMARY = lazy_re.compile(r"<summary>(?P<title>.*?)(?:</summary>|$)", re.IGNORECASE)
+_LABEL = lazy_re.compile(r"^\s*(?:\*\*|__)?(?P<title>[^:]{1,80}?)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*$")
 
 # Strong first lines of known outputs (no command needed).
-_MARKERS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(rx), kind)
+_MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
+    (lazy_re.compile(rx), kind)
     for rx, kind in (
         (r"^ROCk module (?:version \S+ )?is (?:NOT )?loaded|^HSA System Attributes\s*$|^HSA Agents\s*$"
          r"|^(?:Unable|Able) to open /dev/kfd read-write|^\*{3,}\s*$|^Agent \d+\s*$", "rocminfo.txt"),
@@ -107,46 +108,46 @@ _MARKERS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 # Lines that may continue a segment of each kind once it has started.
-_KEY_VALUE = re.compile(r"^\s*[A-Za-z][\w ./()+#&,'-]{0,60}:\s*(?:\S.*)?$")
-_BODY: dict[str, re.Pattern[str]] = {
-    "rocminfo.txt": re.compile(
+_KEY_VALUE = lazy_re.compile(r"^\s*[A-Za-z][\w ./()+#&,'-]{0,60}:\s*(?:\S.*)?$")
+_BODY: dict[str, lazy_re.Pattern] = {
+    "rocminfo.txt": lazy_re.compile(
         r"^\s*(?:[A-Za-z][\w ./()+#&,'-]{0,60}:|\*+|Agent \d+|Pool \d+|ISA \d+|[xyz]\s+\d+|N/A|\d+\S*\s*$)"
         r"|hsa api call failure|Call returned|is (?:not )?member of|Failed to get user name|HSA_STATUS"
         r"|Unable to open|Able to open|^\s*\*\*\* Done"),
-    "rocm-smi.txt": re.compile(r"^\s*(?:GPU\[\d+\]|=+|-+|\d+\s|Device\s|GPU\s|WARNING|ERROR|Driver version|\S.*\s{2,}\S)"
+    "rocm-smi.txt": lazy_re.compile(r"^\s*(?:GPU\[\d+\]|=+|-+|\d+\s|Device\s|GPU\s|WARNING|ERROR|Driver version|\S.*\s{2,}\S)"
                                r"|^\s+\S"),
-    "amd-smi.txt": re.compile(r"^\s*(?:[A-Z][A-Z0-9_ ]*:|GPU:|\||\+-|[-=]+\s*$|[A-Z]+\s*:)|^\s{2,}\S"),
-    "lspci.txt": re.compile(r"^\s*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s|^\s+\S"),
-    "clinfo.txt": re.compile(r"^\s+\S|^\s*[A-Z][\w ()/.,-]*\s{2,}\S|^\s*[A-Z][\w ()/.,-]*:\s"),
-    "collect_env.txt": re.compile(
+    "amd-smi.txt": lazy_re.compile(r"^\s*(?:[A-Z][A-Z0-9_ ]*:|GPU:|\||\+-|[-=]+\s*$|[A-Z]+\s*:)|^\s{2,}\S"),
+    "lspci.txt": lazy_re.compile(r"^\s*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s|^\s+\S"),
+    "clinfo.txt": lazy_re.compile(r"^\s+\S|^\s*[A-Z][\w ()/.,-]*\s{2,}\S|^\s*[A-Z][\w ()/.,-]*:\s"),
+    "collect_env.txt": lazy_re.compile(
         r"^\s*[A-Za-z][\w ./()+#&,'-]{0,60}:|^\s*\[(?:pip3?|conda)\]|^\s*GPU \d+:|^\s+\S|^Versions of relevant"
         r"|^Vulnerability |^Flags:|^\s*(?:CPU|Architecture|Model name|Stepping)|^Collecting environment"),
-    "kfd-properties.txt": re.compile(r"^\s*[a-z][a-z0-9_]*\s+-?\d+\s*$|^\s*==>.*<==\s*$|^\s*\S*nodes/\d+/properties"),
-    "dmesg.txt": re.compile(r"^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d\s|^\d{4}-\d\d-\d\dT\d\d:"
+    "kfd-properties.txt": lazy_re.compile(r"^\s*[a-z][a-z0-9_]*\s+-?\d+\s*$|^\s*==>.*<==\s*$|^\s*\S*nodes/\d+/properties"),
+    "dmesg.txt": lazy_re.compile(r"^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d\s|^\d{4}-\d\d-\d\dT\d\d:"
                             r"|^\s*(?:amdgpu|kfd|\[drm\]|kernel:)"),
-    "os-release.txt": re.compile(r"^[A-Z_]+=|^(?:Distributor ID|Description|Release|Codename|No LSB modules)\b"
+    "os-release.txt": lazy_re.compile(r"^[A-Z_]+=|^(?:Distributor ID|Description|Release|Codename|No LSB modules)\b"
                                  r"|^\s*(?:Static hostname|Icon name|Chassis|Machine ID|Boot ID|Operating System|Kernel"
                                  r"|Architecture|Hardware|Firmware|Virtualization|Transient hostname)\b"),
-    "uname.txt": re.compile(r"^Linux |^\d+\.\d+\.\d+\S*\s*$|^(?:x86_64|aarch64)\s*$"),
-    "pip-freeze.txt": re.compile(r"^[A-Za-z0-9][\w.-]*\s*(?:==|===|@|\s)\s*\S|^-{3,}|^Package\s|^#|^-e\s|^--"),
-    "dpkg.txt": re.compile(r"^[uihrpn][ncHUFWtiR]R?\s|^\|\|/|^\+\+\+-|^Desired=|^\| Status=|^\|/ Err\?"
+    "uname.txt": lazy_re.compile(r"^Linux |^\d+\.\d+\.\d+\S*\s*$|^(?:x86_64|aarch64)\s*$"),
+    "pip-freeze.txt": lazy_re.compile(r"^[A-Za-z0-9][\w.-]*\s*(?:==|===|@|\s)\s*\S|^-{3,}|^Package\s|^#|^-e\s|^--"),
+    "dpkg.txt": lazy_re.compile(r"^[uihrpn][ncHUFWtiR]R?\s|^\|\|/|^\+\+\+-|^Desired=|^\| Status=|^\|/ Err\?"
                            r"|^[a-z0-9][\w+.-]*/\S+\s+\S+|^Listing\.\.\.|^\s+\S|^[A-Z][\w-]*:\s|^[a-z0-9][\w+.-]*\s+\d\S*\s*$"),
-    "rpm.txt": re.compile(r"^[A-Za-z0-9][\w+.-]*-\d[\w.+~^]*-[\w.+~^]+(?:\.\w+)?\s*$|^[A-Za-z0-9][\w+.-]*\.\w+\s+\S+\s+\S+"
+    "rpm.txt": lazy_re.compile(r"^[A-Za-z0-9][\w+.-]*-\d[\w.+~^]*-[\w.+~^]+(?:\.\w+)?\s*$|^[A-Za-z0-9][\w+.-]*\.\w+\s+\S+\s+\S+"
                           r"|^Installed Packages"),
-    "env.txt": re.compile(r"^\s*(?:export\s+|declare -x\s+)?[A-Za-z_][A-Za-z0-9_]*="),
-    "groups.txt": re.compile(r"^uid=|^[\w.-]+(?:\s+[\w.-]+)*\s*$|^[\w.-]+\s*:\s*[\w. -]+$"),
-    "rocm_agent_enumerator.txt": re.compile(r"^\s*gfx[0-9a-f]{3,4}\s*$"),
-    "rocm-version.txt": re.compile(r"^\s*\d+\.\d+(?:\.\d+)?(?:[-.]\S+)?\s*$"),
+    "env.txt": lazy_re.compile(r"^\s*(?:export\s+|declare -x\s+)?[A-Za-z_][A-Za-z0-9_]*="),
+    "groups.txt": lazy_re.compile(r"^uid=|^[\w.-]+(?:\s+[\w.-]+)*\s*$|^[\w.-]+\s*:\s*[\w. -]+$"),
+    "rocm_agent_enumerator.txt": lazy_re.compile(r"^\s*gfx[0-9a-f]{3,4}\s*$"),
+    "rocm-version.txt": lazy_re.compile(r"^\s*\d+\.\d+(?:\.\d+)?(?:[-.]\S+)?\s*$"),
 }
 # Kinds where a paste holds one output: a second start marker begins a new segment of the same kind.
-_RESTART_MARKERS: dict[str, re.Pattern[str]] = {
-    "rocminfo.txt": re.compile(r"^ROCk module|^HSA System Attributes\s*$"),
-    "rocm-smi.txt": re.compile(r"ROCm System Management Interface"),
-    "collect_env.txt": re.compile(r"^Collecting environment information"),
+_RESTART_MARKERS: dict[str, lazy_re.Pattern] = {
+    "rocminfo.txt": lazy_re.compile(r"^ROCk module|^HSA System Attributes\s*$"),
+    "rocm-smi.txt": lazy_re.compile(r"ROCm System Management Interface"),
+    "collect_env.txt": lazy_re.compile(r"^Collecting environment information"),
 }
 # Tool names in a heading or label ("rocminfo output:", "### Output of rocm-smi") hint the next block.
-_HINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(rx, re.IGNORECASE), kind)
+_HINTS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
+    (lazy_re.compile(rx, re.IGNORECASE), kind)
     for rx, kind in (
         (r"rocm_agent_enumerator", "rocm_agent_enumerator.txt"),
         (r"\brocminfo\b", "rocminfo.txt"),
@@ -162,10 +163,10 @@ _HINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"^\W*(?:groups|id)\W*$", "groups.txt"),
     )
 )
-_OUTPUT_OF = re.compile(r"(?i)^\s*(?:\d+[.)]\s*)?(?:the\s+)?(?:output|result)s?\s+(?:of|from)\s+(?P<title>.{1,80}?)\s*:?\s*$")
+_OUTPUT_OF = lazy_re.compile(r"(?i)^\s*(?:\d+[.)]\s*)?(?:the\s+)?(?:output|result)s?\s+(?:of|from)\s+(?P<title>.{1,80}?)\s*:?\s*$")
 
 
-@dataclass(frozen=True)
+@record
 class Post:
     """One post of a stored thread: who wrote it and where it starts."""
 
@@ -175,7 +176,7 @@ class Post:
     opening: bool  # the thread's opening post (a description, or turn 0)
 
 
-@dataclass(frozen=True)
+@record
 class Segment:
     kind: str  # bundle file name ("rocminfo.txt") or "text"
     start: int  # 1-based line number of lines[0] in the pasted text
@@ -195,7 +196,7 @@ class Segment:
         return self.start + len(self.lines) - 1
 
 
-@dataclass(frozen=True)
+@record
 class Paste:
     segments: tuple[Segment, ...] = ()
     posts: tuple[Post, ...] = ()
@@ -452,7 +453,7 @@ def _fits_strongly(kind: str, line: str) -> bool:
     return kind == "rocminfo.txt" and bool(re.match(r"^\s*(?:\*+|Agent \d+)\s*$", line))
 
 
-_SENTENCE = re.compile(r"[a-z]{2,}[,.!?]?\s+(?:[a-z]{2,}[,.!?]?\s+){4,}", re.IGNORECASE)
+_SENTENCE = lazy_re.compile(r"[a-z]{2,}[,.!?]?\s+(?:[a-z]{2,}[,.!?]?\s+){4,}", re.IGNORECASE)
 
 
 def _prose(line: str) -> bool:

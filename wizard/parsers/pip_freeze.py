@@ -6,24 +6,24 @@ Names are normalised per PEP 503 (as ``packaging.utils.canonicalize_name`` does)
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from urllib.parse import unquote
 
+from wizard import lazy_re
 from wizard.parsers._text import canonical_name, lines, never_raises, prompt_command
+from wizard.record import record
 
 _NAME = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
-_PIN_RE = re.compile(rf"^({_NAME})\s*(?:\[[^\]]*\])?\s*===?\s*([^\s;#]+)")
-_URL_RE = re.compile(rf"^({_NAME})\s*(?:\[[^\]]*\])?\s*@\s*(\S+)")
-_LIST_RE = re.compile(rf"^({_NAME})\s+(\d[0-9A-Za-z.+!_-]*)(?:\s+(\S.*))?$")
-_OPTION_RE = re.compile(r"^(--index-url|-i|--extra-index-url|--find-links|-f|--trusted-host)(?:\s+|=)(\S+)")
-_EDITABLE_RE = re.compile(r"^(?:-e|--editable)(?:\s+|=)(\S+)")
-_EGG_RE = re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
-_HEADER_RE = re.compile(r"^Package\s+Version\b")
-_DASHES_RE = re.compile(r"^-{3,}(?:\s+-{3,})+\s*$")
+_PIN_RE = lazy_re.compile(rf"^({_NAME})\s*(?:\[[^\]]*\])?\s*===?\s*([^\s;#]+)")
+_URL_RE = lazy_re.compile(rf"^({_NAME})\s*(?:\[[^\]]*\])?\s*@\s*(\S+)")
+_LIST_RE = lazy_re.compile(rf"^({_NAME})\s+(\d[0-9A-Za-z.+!_-]*)(?:\s+(\S.*))?$")
+_OPTION_RE = lazy_re.compile(r"^(--index-url|-i|--extra-index-url|--find-links|-f|--trusted-host)(?:\s+|=)(\S+)")
+_EDITABLE_RE = lazy_re.compile(r"^(?:-e|--editable)(?:\s+|=)(\S+)")
+_EGG_RE = lazy_re.compile(r"[#&]egg=([A-Za-z0-9][A-Za-z0-9._-]*)")
+_HEADER_RE = lazy_re.compile(r"^Package\s+Version\b")
+_DASHES_RE = lazy_re.compile(r"^-{3,}(?:\s+-{3,})+\s*$")
 
 
-@dataclass(frozen=True)
+@record
 class PipPackage:
     name: str  # normalised: "pytorch-triton-rocm"
     raw_name: str
@@ -33,7 +33,7 @@ class PipPackage:
     line: int = 0
 
 
-@dataclass(frozen=True)
+@record
 class PipFreeze:
     packages: tuple[PipPackage, ...] = ()
     index_url: str | None = None

@@ -5,25 +5,26 @@ and ``-a``; also ``--json`` / ``--csv``-free JSON pastes (``{"card0": {...}}``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from wizard import lazy_re
 from wizard.parsers._text import json_payload, lines, never_raises, none_if_na, to_text
+from wizard.record import record
 
-_GPU_KV_RE = re.compile(r"^\s*GPU\[(\d+)\]\s*:\s*(.*?)\s*:\s*(.*?)\s*$")
-_DRIVER_RE = re.compile(r"^\s*Driver version\s*:\s*(\S+)", re.IGNORECASE)
-_ROW_RE = re.compile(r"^\s*(\d+)\s+(\S.*)$")
-_DEVICE_ID_RE = re.compile(r"\b0x([0-9a-fA-F]{4})\b")
-_GFX_RE = re.compile(r"\bgfx[0-9a-f]{3,4}\b")
-_BUS_RE = re.compile(r"^(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
+_GPU_KV_RE = lazy_re.compile(r"^\s*GPU\[(\d+)\]\s*:\s*(.*?)\s*:\s*(.*?)\s*$")
+_DRIVER_RE = lazy_re.compile(r"^\s*Driver version\s*:\s*(\S+)", re.IGNORECASE)
+_ROW_RE = lazy_re.compile(r"^\s*(\d+)\s+(\S.*)$")
+_DEVICE_ID_RE = lazy_re.compile(r"\b0x([0-9a-fA-F]{4})\b")
+_GFX_RE = lazy_re.compile(r"\bgfx[0-9a-f]{3,4}\b")
+_BUS_RE = lazy_re.compile(r"^(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 # rocm-smi 6.x concise rows, recognised even when the header was cut: "0  [0x0518 : 0xc0]  ..."
 # ([Model : Revision], the model being the board's subsystem id) and "0  1  0x744c,  12345 ...".
-_MODEL_ROW_RE = re.compile(r"^\s*(\d+)\s+(?:\d+\s+)?\[0x([0-9a-fA-F]{1,4})\s*:\s*0x([0-9a-fA-F]{1,2})\]")
-_DID_ROW_RE = re.compile(r"^\s*(\d+)\s+\d+\s+0x([0-9a-fA-F]{4}),")
-_HEX4_RE = re.compile(r"^[0-9a-fA-F]{4}$")
+_MODEL_ROW_RE = lazy_re.compile(r"^\s*(\d+)\s+(?:\d+\s+)?\[0x([0-9a-fA-F]{1,4})\s*:\s*0x([0-9a-fA-F]{1,2})\]")
+_DID_ROW_RE = lazy_re.compile(r"^\s*(\d+)\s+\d+\s+0x([0-9a-fA-F]{4}),")
+_HEX4_RE = lazy_re.compile(r"^[0-9a-fA-F]{4}$")
 _HEADER_WORDS = ("GPU", "Device")
 
 
-@dataclass(frozen=True)
+@record
 class SmiGpu:
     index: int
     card_series: str | None = None  # "Navi 31 [Radeon RX 7900 XT/7900 XTX]"
@@ -42,7 +43,7 @@ class SmiGpu:
     fields: tuple[tuple[str, str], ...] = ()  # every "key: value" for this GPU, keys lower-cased
 
 
-@dataclass(frozen=True)
+@record
 class RocmSmi:
     gpus: tuple[SmiGpu, ...] = ()
     driver_version: str | None = None
@@ -156,7 +157,7 @@ def parse_rocm_smi(text: object) -> RocmSmi:
         if mm:
             idx = int(mm.group(1))
             row = per_gpu.setdefault(idx, [])
-            if mm.re is _MODEL_ROW_RE:
+            if mm.re is _MODEL_ROW_RE.compiled:
                 row += [("model", "0x" + mm.group(2).lower()), ("device rev", "0x" + mm.group(3).lower())]
             else:
                 table_ids.setdefault(idx, mm.group(2).lower())
@@ -186,7 +187,7 @@ def parse_rocm_smi(text: object) -> RocmSmi:
                 elif did_col is not None and did_col < len(cells) and _HEX4_RE.match(cells[did_col]):
                     table_ids.setdefault(idx, cells[did_col].lower())
                 for name, offset in columns.items():
-                    cm = re.compile(r"\S+").match(line, offset) if offset < len(line) else None
+                    cm = lazy_re.compile(r"\S+").match(line, offset) if offset < len(line) else None
                     if cm and (offset == 0 or line[offset - 1].isspace()):
                         per_gpu[idx].append(("pci bus" if name == "BUS" else "vbios version", cm.group(0)))
     gpus = tuple(_build(i, per_gpu[i], table_ids.get(i)) for i in sorted(per_gpu))

@@ -8,32 +8,33 @@ ISA name such as ``amdgcn-amd-amdhsa--gfx1100``.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from wizard import lazy_re
 from wizard.parsers._text import bdf_from_location, leading_int, lines, never_raises
+from wizard.record import record
 
-_AGENT_RE = re.compile(r"^\s*Agent\s+(\d+)\s*$")
-_KV_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ._()/-]*?)\s*:\s*(.*?)\s*$")
-_POOL_RE = re.compile(r"^\s*Pool\s+(\d+)\s*$")
-_ISA_RE = re.compile(r"^\s*ISA\s+(\d+)\s*$")
-_ROCK_RE = re.compile(r"ROCk module(?: version (?P<ver>\S+))? is (?P<not>NOT )?loaded", re.IGNORECASE)
-_GFX_RE = re.compile(r"\b(gfx[0-9]{1,2}[0-9a-f]{2,3})\b")
-_ERROR_RE = re.compile(
+_AGENT_RE = lazy_re.compile(r"^\s*Agent\s+(\d+)\s*$")
+_KV_RE = lazy_re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ._()/-]*?)\s*:\s*(.*?)\s*$")
+_POOL_RE = lazy_re.compile(r"^\s*Pool\s+(\d+)\s*$")
+_ISA_RE = lazy_re.compile(r"^\s*ISA\s+(\d+)\s*$")
+_ROCK_RE = lazy_re.compile(r"ROCk module(?: version (?P<ver>\S+))? is (?P<not>NOT )?loaded", re.IGNORECASE)
+_GFX_RE = lazy_re.compile(r"\b(gfx[0-9]{1,2}[0-9a-f]{2,3})\b")
+_ERROR_RE = lazy_re.compile(
     r"HSA_STATUS_ERROR\w*|hsa api call failure|Unable to open /dev/kfd|Permission denied"
     r"|Failed to get user name|is not member of|not loaded|Unable to find",
     re.IGNORECASE,
 )
 _AGENT_KEYS = frozenset({"name", "uuid", "marketing name", "vendor name", "device type", "chip id", "bdfid"})
-_SIZE_KB_RE = re.compile(r"^\s*(\d+)(?:\([^)]*\))?\s*KB\b", re.IGNORECASE)
+_SIZE_KB_RE = lazy_re.compile(r"^\s*(\d+)(?:\([^)]*\))?\s*KB\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record
 class RocmPool:
     segment: str  # "GLOBAL; FLAGS: COARSE GRAINED"
     size_kb: int | None
 
 
-@dataclass(frozen=True)
+@record
 class RocmAgent:
     index: int | None  # N of "Agent N"
     name: str | None = None  # "gfx1100" or the CPU's name
@@ -90,7 +91,7 @@ class RocmAgent:
         return None
 
 
-@dataclass(frozen=True)
+@record
 class RocmInfo:
     rock_loaded: bool | None = None
     rock_version: str | None = None  # "6.8.5" from "ROCk module version 6.8.5 is loaded"

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
+from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises
+from wizard.record import record
 
 _ARCHES = frozenset(
     {"x86_64", "noarch", "i686", "i386", "aarch64", "ppc64le", "s390x", "src", "armv7hl", "riscv64"}
 )
-_TOKEN_RE = re.compile(r"^[A-Za-z0-9_+.:~^-]+$")
+_TOKEN_RE = lazy_re.compile(r"^[A-Za-z0-9_+.:~^-]+$")
 
 
-@dataclass(frozen=True)
+@record
 class RpmPackage:
     name: str
     version: str

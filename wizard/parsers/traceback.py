@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
+from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises, prompt_command
+from wizard.record import record
 
-_WS_RE = re.compile(r"[ \t]+")
-_EXC_RE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Interrupt|Exit)|[\w.]*Error)\s*:\s*(.*)$")
+_WS_RE = lazy_re.compile(r"[ \t]+")
+_EXC_RE = lazy_re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Interrupt|Exit)|[\w.]*Error)\s*:\s*(.*)$")
 _TB_START = "Traceback (most recent call last):"
 
 
-@dataclass(frozen=True)
+@record
 class ErrorText:
     text: str  # ANSI/CR stripped, runs of blanks collapsed, blank lines and prompts dropped
     exception: str | None = None  # last "SomethingError: message" line's type

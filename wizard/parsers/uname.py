@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
+from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises, prompt_command
+from wizard.record import record
 
-_RELEASE_RE = re.compile(r"^\d+\.\d+(?:\.\d+)?[\w.+~-]*$")
+_RELEASE_RE = lazy_re.compile(r"^\d+\.\d+(?:\.\d+)?[\w.+~-]*$")
 _ARCHES = frozenset(
     {"x86_64", "aarch64", "arm64", "ppc64le", "ppc64", "s390x", "riscv64", "i686", "i586", "i386",
      "armv7l", "armv6l", "loongarch64", "mips64"}
 )
 
 
-@dataclass(frozen=True)
+@record
 class Uname:
     kernel_name: str | None = None  # "Linux"
     hostname: str | None = None

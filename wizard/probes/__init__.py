@@ -6,7 +6,6 @@ A probe that fails is recorded as a ProbeError on Facts; the others still report
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Callable, TypeVar
 
 from wizard.host import Host
@@ -25,6 +24,7 @@ from wizard.model import (
     Rocm,
     RocmInstall,
 )
+from wizard.record import replace
 
 T = TypeVar("T")
 

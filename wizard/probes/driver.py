@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import re
 
+from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Driver, Evidence
 
-_ID_GROUPS = re.compile(r"groups=([^\s]+)")
-_GROUP_NAME = re.compile(r"\d+\(([^)]+)\)")
+_ID_GROUPS = lazy_re.compile(r"groups=([^\s]+)")
+_GROUP_NAME = lazy_re.compile(r"\d+\(([^)]+)\)")
 
 
 def _user(host: Host) -> str | None:

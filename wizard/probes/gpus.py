@@ -8,12 +8,12 @@ the runtime says (rocminfo, collect_env; live: the override in force, else the h
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from wizard.host import Host
 from wizard.model import Evidence, Gpu
 from wizard.parsers.kfd import gfx_from_target_version, parse_kfd_properties
+from wizard.record import field, record
 
 if TYPE_CHECKING:
     from wizard.kb import GpuInfo
@@ -22,7 +22,7 @@ KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
 PCI_DEVICES = "/sys/bus/pci/devices"
 
 
-@dataclass
+@record(frozen=False)
 class _Draft:
     name: str | None = None
     name_rank: int = 99

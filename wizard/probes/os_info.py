@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-import re
 
+from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Evidence, OsInfo
 from wizard.parsers.os_release import parse_os_release
@@ -31,19 +31,19 @@ def _secure_boot(host: Host) -> bool | None:
 
 # collect_env's "OS:" line -> (os-release ID, how many version parts that distro's VERSION_ID has)
 _COLLECT_ENV_OS = (
-    (re.compile(r"^Ubuntu (\d+\.\d+)"), "ubuntu", ("debian",)),
-    (re.compile(r"^Debian GNU/Linux (\d+)"), "debian", ()),
-    (re.compile(r"^Fedora(?: Linux)? (\d+)"), "fedora", ()),
-    (re.compile(r"^Red Hat Enterprise Linux(?: Server)? (\d+\.\d+)"), "rhel", ("fedora",)),
-    (re.compile(r"^Rocky Linux (\d+\.\d+)"), "rocky", ("rhel", "fedora")),
-    (re.compile(r"^AlmaLinux (\d+\.\d+)"), "almalinux", ("rhel", "fedora")),
-    (re.compile(r"^openSUSE Tumbleweed"), "opensuse-tumbleweed", ("suse",)),
-    (re.compile(r"^openSUSE Leap (\d+\.\d+)"), "opensuse-leap", ("suse",)),
-    (re.compile(r"^SUSE Linux Enterprise Server (\d+)"), "sles", ("suse",)),
-    (re.compile(r"^Arch Linux"), "arch", ()),
-    (re.compile(r"^Gentoo"), "gentoo", ()),
-    (re.compile(r"^Linux Mint (\d+(?:\.\d+)?)"), "linuxmint", ("ubuntu", "debian")),
-    (re.compile(r"^Pop!_OS (\d+\.\d+)"), "pop", ("ubuntu", "debian")),
+    (lazy_re.compile(r"^Ubuntu (\d+\.\d+)"), "ubuntu", ("debian",)),
+    (lazy_re.compile(r"^Debian GNU/Linux (\d+)"), "debian", ()),
+    (lazy_re.compile(r"^Fedora(?: Linux)? (\d+)"), "fedora", ()),
+    (lazy_re.compile(r"^Red Hat Enterprise Linux(?: Server)? (\d+\.\d+)"), "rhel", ("fedora",)),
+    (lazy_re.compile(r"^Rocky Linux (\d+\.\d+)"), "rocky", ("rhel", "fedora")),
+    (lazy_re.compile(r"^AlmaLinux (\d+\.\d+)"), "almalinux", ("rhel", "fedora")),
+    (lazy_re.compile(r"^openSUSE Tumbleweed"), "opensuse-tumbleweed", ("suse",)),
+    (lazy_re.compile(r"^openSUSE Leap (\d+\.\d+)"), "opensuse-leap", ("suse",)),
+    (lazy_re.compile(r"^SUSE Linux Enterprise Server (\d+)"), "sles", ("suse",)),
+    (lazy_re.compile(r"^Arch Linux"), "arch", ()),
+    (lazy_re.compile(r"^Gentoo"), "gentoo", ()),
+    (lazy_re.compile(r"^Linux Mint (\d+(?:\.\d+)?)"), "linuxmint", ("ubuntu", "debian")),
+    (lazy_re.compile(r"^Pop!_OS (\d+\.\d+)"), "pop", ("ubuntu", "debian")),
 )
 
 

@@ -10,17 +10,18 @@ the device packages installed beside it (``rocm_sdk_device_gfx1100``, ``amd_torc
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
+from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Evidence, PythonEnv
+from wizard.record import replace
 
-_GFX = re.compile(r"gfx[0-9]{2,4}[0-9a-f]?(?![0-9a-z])")
-_GFX_IN_NAME = re.compile(r"gfx([0-9]{2,4}[0-9a-f]?)(?:[^0-9a-z]|$)")
-_DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+?)\.(?:dist|egg)-info$")
-_PY_VERSION_DIR = re.compile(r"^python(\d+(?:\.\d+)?)t?$")
-_VERSION_PY_FIELD = re.compile(r"^(?P<key>__version__|hip|cuda|git_version)\s*(?::\s*[^=]+)?=\s*(?P<val>.+?)\s*$", re.M)
-_DEVICE_PKG = re.compile(r"^(?:rocm_sdk_device|amd_torch_device|_rocm_sdk_device)_(gfx[0-9a-f]+)$", re.I)
+_GFX = lazy_re.compile(r"gfx[0-9]{2,4}[0-9a-f]?(?![0-9a-z])")
+_GFX_IN_NAME = lazy_re.compile(r"gfx([0-9]{2,4}[0-9a-f]?)(?:[^0-9a-z]|$)")
+_DIST_INFO = lazy_re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+?)\.(?:dist|egg)-info$")
+_PY_VERSION_DIR = lazy_re.compile(r"^python(\d+(?:\.\d+)?)t?$")
+_VERSION_PY_FIELD = lazy_re.compile(r"^(?P<key>__version__|hip|cuda|git_version)\s*(?::\s*[^=]+)?=\s*(?P<val>.+?)\s*$", re.M)
+_DEVICE_PKG = lazy_re.compile(r"^(?:rocm_sdk_device|amd_torch_device|_rocm_sdk_device)_(gfx[0-9a-f]+)$", re.I)
 
 # Distributions we report, by normalised name.
 _WANTED = {
@@ -36,7 +37,14 @@ _WANTED = {
 
 
 def _norm_name(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
+    """PEP 503's normalised name, with underscores: "Torch-Vision" -> "torch_vision"."""
+    out = name.lower().translate(_SEPARATORS)
+    while "__" in out:
+        out = out.replace("__", "_")
+    return out
+
+
+_SEPARATORS = str.maketrans("-.", "__")
 
 
 def site_packages_dirs(host: Host, prefix: str) -> list[str]:
@@ -104,7 +112,7 @@ def read_site_packages(host: Host, site: str) -> dict[str, object] | None:
     versions: dict[str, str] = {}
     device_targets: set[str] = set()
     for entry in host.listdir(site):
-        m = _DIST_INFO.match(entry)
+        m = _DIST_INFO.match(entry) if entry.endswith("-info") else None
         if m:
             name = _norm_name(m.group("name"))
             key = _WANTED.get(name)
@@ -113,7 +121,7 @@ def read_site_packages(host: Host, site: str) -> dict[str, object] | None:
             dm = _DEVICE_PKG.match(name)
             if dm:
                 device_targets.add(dm.group(1).lower())
-        else:
+        elif "device" in entry.lower():  # a device package's own directory (rocm_sdk_device_gfx1100)
             dm = _DEVICE_PKG.match(_norm_name(entry))
             if dm:
                 device_targets.add(dm.group(1).lower())
@@ -249,8 +257,8 @@ def resolve_python_arg(host: Host, spec: str) -> tuple[str, str] | None:
     return None
 
 
-_PYVENV_VERSION = re.compile(r"^\s*(?:version|version_info)\s*=\s*(\d+\.\d+)", re.M)
-_EXE_VERSION = re.compile(r"/python(\d+\.\d+)t?$")
+_PYVENV_VERSION = lazy_re.compile(r"^\s*(?:version|version_info)\s*=\s*(\d+\.\d+)", re.M)
+_EXE_VERSION = lazy_re.compile(r"/python(\d+\.\d+)t?$")
 
 
 def path_python(host: Host, exe: str | None = None) -> tuple[str, str, str, str | None, Evidence] | None:

@@ -9,24 +9,26 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Evidence, Rocm, RocmInstall
+from wizard.record import record
 
-_ROCM_PKG = re.compile(
+_ROCM_PKG = lazy_re.compile(
     r"^(rocm|hip|hsa|roc[a-z]|miopen|amdgpu-install|amdgpu-dkms|amdgpu-core|amdrocm|comgr|openmp-extras|"
     r"rccl|migraphx|mivisionx|rpp|composablekernel|half$|llvm-amdgpu|amd-smi|hipblaslt|hipsparselt|"
     r"rdc$|rvs$|mesa-amdgpu)",
 )
-_AMD_BUILD = re.compile(r"\.[5-9]\d{4}(?:-|$)|~\d\d\.\d\d|\.el\d|\.sle\d")  # 6.2.0.60200-66~22.04
-_OPT_LEGACY = re.compile(r"^rocm-(\d+\.\d+(?:\.\d+)?)(?:-\d+)?$")
-_CORE_DIR = re.compile(r"^core(?:-(\d+(?:\.\d+)*))?$")
-_VERSION = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
-_PKG_CODE = re.compile(r"\.(\d)(\d{2})(\d{2})-")  # 6.2.0.60200-66 -> 6, 02, 00
+_ROCM_STANZA = lazy_re.compile("\nPackage: " + _ROCM_PKG.pattern[1:])  # a literal start: re finds it fast
+_AMD_BUILD = lazy_re.compile(r"\.[5-9]\d{4}(?:-|$)|~\d\d\.\d\d|\.el\d|\.sle\d")  # 6.2.0.60200-66~22.04
+_OPT_LEGACY = lazy_re.compile(r"^rocm-(\d+\.\d+(?:\.\d+)?)(?:-\d+)?$")
+_CORE_DIR = lazy_re.compile(r"^core(?:-(\d+(?:\.\d+)*))?$")
+_VERSION = lazy_re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+_PKG_CODE = lazy_re.compile(r"\.(\d)(\d{2})(\d{2})-")  # 6.2.0.60200-66 -> 6, 02, 00
 
 
-@dataclass(frozen=True)
+@record
 class Package:
     name: str
     version: str
@@ -53,15 +55,16 @@ def _short_version(text: str | None) -> str | None:
 def _relevant_stanzas(status: str) -> str:
     """Only the dpkg status stanzas of ROCm/amdgpu packages: a desktop's file has thousands."""
     keep = []
-    for stanza in status.split("\n\n"):
-        head = stanza.lstrip("\n")
-        if head.startswith("Package: ") and _ROCM_PKG.match(head[9:head.find("\n") if "\n" in head else None]):
-            keep.append(head)
+    status = "\n" + status
+    for m in _ROCM_STANZA.finditer(status):
+        start = m.start() + 1
+        end = status.find("\n\n", start)
+        keep.append(status[start:] if end < 0 else status[start:end])
     return "\n\n".join(keep) + "\n"
 
 
 _PACMAN_LOCAL = "/var/lib/pacman/local"
-_PACMAN_ENTRY = re.compile(r"^(.+)-((?:\d+:)?[^-]+-[^-]+)$")
+_PACMAN_ENTRY = lazy_re.compile(r"^(.+)-((?:\d+:)?[^-]+-[^-]+)$")
 
 
 def read_packages(host: Host) -> list[Package]:

@@ -10,17 +10,18 @@ read for facts (they describe other machines).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
 
+from wizard import lazy_re
 from wizard.model import Conflict, Driver, EnvSetting, Evidence, EvidenceText, Facts, Gpu, OsInfo, PythonEnv, Rocm
 from wizard.parsers.mentions import Mention, read_mentions
+from wizard.record import field, record, replace
 
 # How a ROCm version was stated, most direct first.
 _ROCM_RANK = {"version-file": 0, "path": 1, "package": 2, "distro-package": 2, "tool": 3, "compiler": 4, "build-path": 5,
               "stated": 6, "installer": 7, None: 3}
 
 
-@dataclass(frozen=True)
+@record
 class Said:
     """One mention, placed in the file it came from."""
 
@@ -49,7 +50,7 @@ def collect(texts: tuple[EvidenceText, ...] | list[EvidenceText]) -> list[Said]:
 # --------------------------------------------------------------------------- GPUs
 
 
-@dataclass
+@record(frozen=False)
 class _Device:
     gfx: set[str] = field(default_factory=set)  # hardware gfx claims
     reported: set[str] = field(default_factory=set)  # runtime gfx claims
@@ -394,8 +395,8 @@ def stream_of(version: str) -> str | None:
     return "core-sdk" if major >= 10 or (major == 7 and minor >= 14) else "legacy"
 
 
-_SDK_TARGETS_CMD = re.compile(r"\brocm-sdk\s+targets\b")
-_SDK_TARGETS_LINE = re.compile(r"^\s*(gfx[0-9a-f]{3,4}(?:\s*[;,]\s*gfx[0-9a-f]{3,4})*)\s*$", re.I)
+_SDK_TARGETS_CMD = lazy_re.compile(r"\brocm-sdk\s+targets\b")
+_SDK_TARGETS_LINE = lazy_re.compile(r"^\s*(gfx[0-9a-f]{3,4}(?:\s*[;,]\s*gfx[0-9a-f]{3,4})*)\s*$", re.I)
 
 
 def _sdk_targets(texts: tuple[EvidenceText, ...]) -> tuple[tuple[str, ...], Evidence] | None:

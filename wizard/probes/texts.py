@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
+from wizard import lazy_re
 from wizard.host import CommandResult, Host
 from wizard.model import EvidenceText
+from wizard.record import record
 
 if TYPE_CHECKING:
     from wizard.parsers.paste import Segment
@@ -41,7 +42,7 @@ _SINGLE = frozenset({"rocminfo.txt", "collect_env.txt", "kfd-properties.txt", "c
 _TEXT_SUFFIXES = (".txt", ".log", ".md", ".out", ".text", "")
 
 
-@dataclass(frozen=True)
+@record
 class _Piece:
     start: int  # 1-based first line in the virtual file
     length: int
@@ -199,7 +200,7 @@ def _richness(kind: str, seg: Segment) -> int:
     return sum(1 for s in seg.lines if s.strip())
 
 
-_KERNEL_LINE = re.compile(r"amdgpu|\bkfd\b|\[drm\]|iommu|AMD-Vi", re.IGNORECASE)
+_KERNEL_LINE = lazy_re.compile(r"amdgpu|\bkfd\b|\[drm\]|iommu|AMD-Vi", re.IGNORECASE)
 
 
 def kernel_log(host: Host, limit: int = 4000) -> EvidenceText | None:

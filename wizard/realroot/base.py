@@ -21,9 +21,11 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
+
+from wizard.record import field, record
+
 
 FORMAT = 1  # bump when the way a base is made changes
 PACKAGES = ("python3", "python3-venv", "python3-pip", "wget", "ca-certificates", "gnupg", "apt-utils",
@@ -37,7 +39,7 @@ class RealRootError(RuntimeError):
     """A real root cannot be made or used here; the message is one line and says what to do."""
 
 
-@dataclass(frozen=True)
+@record
 class BaseSpec:
     suite: str = "bookworm"
     variant: str = "minbase"
@@ -56,7 +58,7 @@ class BaseSpec:
         return f"debian-{self.suite}-{self.variant}-{self.key()}.tar"
 
 
-@dataclass(frozen=True)
+@record
 class BaseTarball:
     path: Path
     built: bool  # False: taken from the cache

@@ -23,9 +23,11 @@ from __future__ import annotations
 import os
 import subprocess
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
+
+from wizard.record import record
+
 
 STATE = ".realroot"  # ROOT/.realroot: machine.json, the rehearsal's logs
 BOOT_ID = "proc/sys/kernel/random/boot_id"
@@ -43,7 +45,7 @@ exec chroot "$root" "$@"
 """
 
 
-@dataclass(frozen=True)
+@record
 class User:
     name: str
     home: str

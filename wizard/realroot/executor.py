@@ -14,7 +14,6 @@ from __future__ import annotations
 import subprocess
 import threading
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
@@ -22,6 +21,7 @@ from wizard.host import CommandResult, LiveHost
 from wizard.model import NEEDS_GPU, Action
 from wizard.realroot import enter
 from wizard.realroot.machine import USER
+from wizard.record import record
 from wizard.runner import shell
 from wizard.runner.executor import BASE_ENV, OutputSink
 
@@ -71,7 +71,7 @@ class RealRootHost(LiveHost):
         return CommandResult(tuple(argv), code, proc.stdout.decode("utf-8", "replace"), err)
 
 
-@dataclass
+@record(frozen=False)
 class RealRootExecutor:
     root: Path
     name: str = "realroot"

@@ -23,7 +23,6 @@ import json
 import os
 import subprocess
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -34,6 +33,7 @@ from wizard.realroot import base as rb
 from wizard.realroot import enter, standins
 from wizard.realroot.base import RealRootError
 from wizard.profiles import PROFILES, Profile, machine_tree
+from wizard.record import field, record
 
 USER = enter.User("user", "/home/user")
 AMD_CODENAME = "jammy"  # AMD's packages for Debian 12
@@ -46,7 +46,7 @@ class StepFailed(RealRootError):
     """A command inside the root failed while building it; one line with its last output."""
 
 
-@dataclass(frozen=True)
+@record
 class RealRoot:
     path: Path
     profile: str

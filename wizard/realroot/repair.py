@@ -28,10 +28,12 @@ import os
 import struct
 import subprocess
 import time
-from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Callable, Collection, Sequence
+
+from wizard.record import record
+
 
 DPKG_LOCKS = ("var/lib/dpkg/lock-frontend", "var/lib/dpkg/lock")
 APT_LOCKS = ("var/lib/apt/lists/lock", "var/cache/apt/archives/lock")
@@ -56,7 +58,7 @@ class RepairKind(Enum):
     REFUSE = "refuse"  # the user decides; ``commands`` is what they would run
 
 
-@dataclass(frozen=True)
+@record
 class Repair:
     kind: RepairKind
     message: str
@@ -64,7 +66,7 @@ class Repair:
     wait_seconds: float = 0.0
 
 
-@dataclass(frozen=True)
+@record
 class LockHolder:
     path: str  # "/var/lib/dpkg/lock-frontend"
     pid: int | None  # None: the holder is not visible from here
@@ -75,7 +77,7 @@ class LockHolder:
         return f"{self.path} is held by {who}"
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     state: HalfState
     message: str  # one line for the user
@@ -87,7 +89,7 @@ class Finding:
 # ------------------------------------------------------------------------------ dpkg status (pure)
 
 
-@dataclass(frozen=True)
+@record
 class PackageState:
     name: str
     want: str  # install | hold | deinstall | purge | unknown

@@ -16,12 +16,12 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
 from enum import Enum
 from typing import IO, Callable, Sequence
 
 from wizard.host import Host
 from wizard.model import KERNEL_DRIVER, Action, ResolvedPlan, StepPlan
+from wizard.record import record
 from wizard.runner import events as ev
 from wizard.runner import resume_unit
 from wizard.runner.executor import Executor
@@ -45,7 +45,7 @@ class Mode(str, Enum):
     RETRY = "retry"  # after a failure
 
 
-@dataclass(frozen=True)
+@record
 class Outcome:
     """How a call to the engine ended."""
 
@@ -101,7 +101,7 @@ class _Sink:
             pass
 
 
-@dataclass(frozen=True)
+@record
 class _Stop:
     """Why an action loop stopped early."""
 

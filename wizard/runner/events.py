@@ -1,4 +1,4 @@
-"""What the engine reports while it runs: plain frozen dataclasses, delivered through one callback.
+"""What the engine reports while it runs: plain frozen records, delivered through one callback.
 
 Views (the rich CLI, the Textual app) subscribe with ``on_event``; the engine never imports them.
 Output arrives in batches (:class:`OutputLines`, one per chunk read), never one call per line.
@@ -6,12 +6,11 @@ Output arrives in batches (:class:`OutputLines`, one per chunk read), never one 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from wizard.record import record
 from wizard.runner.records import ActionOutcome, Phase, RunState, StepOutcome
 
 
-@dataclass(frozen=True)
+@record
 class RunStarted:
     run_id: str
     plan: str
@@ -21,7 +20,7 @@ class RunStarted:
     log_dir: str
 
 
-@dataclass(frozen=True)
+@record
 class StepStarted:
     index: int
     total: int
@@ -30,7 +29,7 @@ class StepStarted:
     log_path: str
 
 
-@dataclass(frozen=True)
+@record
 class StepSkipped:
     index: int
     kind: str
@@ -38,7 +37,7 @@ class StepSkipped:
     reason: str
 
 
-@dataclass(frozen=True)
+@record
 class StepDoneEarlier:
     """A resumed run's step that an earlier session finished (as its journal says); not run again."""
 
@@ -50,7 +49,7 @@ class StepDoneEarlier:
     log_path: str | None
 
 
-@dataclass(frozen=True)
+@record
 class StepFinished:
     index: int
     kind: str
@@ -58,7 +57,7 @@ class StepFinished:
     duration: float
 
 
-@dataclass(frozen=True)
+@record
 class ActionStarted:
     step: int
     action: int
@@ -67,7 +66,7 @@ class ActionStarted:
     phase: Phase = Phase.RUN
 
 
-@dataclass(frozen=True)
+@record
 class ActionSkipped:
     step: int
     action: int
@@ -76,14 +75,14 @@ class ActionSkipped:
     phase: Phase = Phase.RUN
 
 
-@dataclass(frozen=True)
+@record
 class OutputLines:
     step: int
     action: int
     lines: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record
 class ActionFinished:
     step: int
     action: int
@@ -93,7 +92,7 @@ class ActionFinished:
     phase: Phase = Phase.RUN
 
 
-@dataclass(frozen=True)
+@record
 class Finding:
     """A known issue matched against the failed action's output (from wizard.diagnose)."""
 
@@ -103,7 +102,7 @@ class Finding:
     sources: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class RunFailed:
     step: int
     action: int | None
@@ -117,7 +116,7 @@ class RunFailed:
     choices: tuple[str, ...] = ("retry", "rollback", "stop")
 
 
-@dataclass(frozen=True)
+@record
 class RebootPending:
     step: int
     boot_id: str | None
@@ -125,14 +124,14 @@ class RebootPending:
     message: str
 
 
-@dataclass(frozen=True)
+@record
 class RollbackStarted:
     run_id: str
     total: int  # rollback actions
     cannot: tuple[str, ...]  # what the backup cannot restore
 
 
-@dataclass(frozen=True)
+@record
 class RunFinished:
     state: RunState  # DONE, FAILED, REBOOT_PENDING, STOPPED, ROLLED_BACK, ROLLBACK_FAILED
     run_id: str

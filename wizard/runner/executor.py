@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 import threading
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from typing import Callable, Mapping, Protocol, Sequence
 
 from wizard.model import Action
+from wizard.record import record
 from wizard.runner import shell
 from wizard.runner.privilege import Privilege
 
@@ -50,7 +50,7 @@ class Executor(Protocol):
     def unit_user(self) -> str | None: ...
 
 
-@dataclass
+@record(frozen=False)
 class LiveExecutor:
     """The machine the wizard runs on: root actions through ``sudo -n --`` unless already root."""
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wizard.record import field, record
 from wizard.runner.records import (ActionEnd, ActionSkip, ActionOutcome, ActionStart, Phase, PreflightSkip, RebootPending,
                                    Rebooted, Record, Resume, Retry, RollbackStart, RunEnd, RunStart, RunState,
                                    StepEnd, StepOutcome, StepSkip, StepStart, decode, encode)
@@ -48,7 +48,7 @@ def atomic_write(path: Path, text: str) -> None:
     fsync_dir(path.parent)
 
 
-@dataclass(frozen=True)
+@record
 class Entry:
     """One journal line: its sequence number, time, and typed record."""
 
@@ -167,7 +167,7 @@ def _crash_point(seq: int) -> None:
 # ----------------------------------------------------------------------------- replay
 
 
-@dataclass
+@record(frozen=False)
 class RunView:
     """What the journal says about a run (the replay of its records)."""
 

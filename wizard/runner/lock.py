@@ -11,11 +11,13 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
+from wizard.record import record
 
-@dataclass(frozen=True)
+
+
+@record
 class Holder:
     pid: int
     start_time: str  # ISO time the holder started

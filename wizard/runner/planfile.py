@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from wizard.model import Action, ResolvedPlan, StepPlan, to_jsonable
+from wizard.record import fields
 
 FORMAT = "rocm-wizard-resolved-plan/2"  # /2: step 0 is the preflight; no separate preflight list
 
@@ -56,7 +57,7 @@ def _check_action(d: Any) -> None:
     where a flag or a command line belongs)."""
     if not isinstance(d, dict):
         raise PlanFileError("an action is not a JSON object")
-    unknown = sorted(set(d) - set(Action.__dataclass_fields__))
+    unknown = sorted(set(d) - {f.name for f in fields(Action)})
     if unknown:
         raise PlanFileError(f"an action has an unknown key {unknown[0]!r}")
     for k, v in d.items():
@@ -72,7 +73,7 @@ def _check_action(d: Any) -> None:
 
 def _action(d: dict[str, Any]) -> Action:
     _check_action(d)
-    kw = {k: _tuple(v) for k, v in d.items() if k in Action.__dataclass_fields__}
+    kw = {k: _tuple(v) for k, v in d.items() if k in {f.name for f in fields(Action)}}
     kw["argv"] = tuple(str(a) for a in kw.get("argv", ()))
     if not kw["argv"]:
         raise PlanFileError("an action has an empty argv")
@@ -92,7 +93,7 @@ def action_from_json(d: dict[str, Any]) -> Action:
 
 
 def _step(d: dict[str, Any]) -> StepPlan:
-    kw = {k: v for k, v in d.items() if k in StepPlan.__dataclass_fields__}
+    kw = {k: v for k, v in d.items() if k in {f.name for f in fields(StepPlan)}}
     kw["actions"] = tuple(_action(a) for a in d.get("actions", ()))
     kw["params"] = tuple((str(k), _tuple(v)) for k, v in d.get("params", ()))
     kw["notes"] = tuple(d.get("notes", ()))

@@ -12,10 +12,10 @@ import os
 import subprocess
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Iterator, Mapping, Sequence
 
 from wizard.model import Action
+from wizard.record import record
 
 YES_NEEDS_ROOT = (
     "--yes needs root or passwordless sudo (sudo -n failed): run it as root, with sudo, "
@@ -27,7 +27,7 @@ class PrivilegeError(Exception):
     """Root is needed and cannot be had without a prompt."""
 
 
-@dataclass(frozen=True)
+@record
 class Privilege:
     is_root: bool
     sudo_user: str | None = None  # the invoking user when started through sudo

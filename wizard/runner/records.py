@@ -1,17 +1,18 @@
-"""The journal's records: one frozen dataclass per kind, and the run states the journal replays to.
+"""The journal's records: one frozen record per kind, and the run states the journal replays to.
 
 On disk a record is one JSON object per line with ``seq``, ``t`` and ``event`` (the record kind) plus
-its fields; in code it is a dataclass. ``decode`` turns a line's object back into its dataclass
+its fields; in code it is a record. ``decode`` turns a line's object back into its record
 (``None`` for a kind this version does not know: a newer wizard's record is ignored, never guessed).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import typing
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any, ClassVar
+
+from wizard.record import MISSING, fields, record
+
 
 
 class RunState(str, Enum):
@@ -70,12 +71,12 @@ class StepOutcome(str, Enum):
     SKIPPED = "skipped"
 
 
-@dataclass(frozen=True)
+@record
 class Record:
     EVENT: ClassVar[str] = ""
 
 
-@dataclass(frozen=True)
+@record
 class RunStart(Record):
     EVENT: ClassVar[str] = "run-start"
     run: str
@@ -90,7 +91,7 @@ class RunStart(Record):
     plan_digest: str | None = None  # sha256 of plan.json: a plan changed after the start is refused
 
 
-@dataclass(frozen=True)
+@record
 class Resume(Record):
     EVENT: ClassVar[str] = "resume"
     run: str
@@ -98,7 +99,7 @@ class Resume(Record):
     yes: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Retry(Record):
     EVENT: ClassVar[str] = "retry"
     run: str
@@ -106,7 +107,7 @@ class Retry(Record):
     yes: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class PreflightSkip(Record):
     """The user skipped these preflight checks (``--skip-preflight NAME``)."""
 
@@ -114,7 +115,7 @@ class PreflightSkip(Record):
     names: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class StepStart(Record):
     EVENT: ClassVar[str] = "step-start"
     step: int
@@ -123,7 +124,7 @@ class StepStart(Record):
     log: str
 
 
-@dataclass(frozen=True)
+@record
 class StepSkip(Record):
     EVENT: ClassVar[str] = "step-skip"
     step: int
@@ -131,7 +132,7 @@ class StepSkip(Record):
     reason: str
 
 
-@dataclass(frozen=True)
+@record
 class StepEnd(Record):
     EVENT: ClassVar[str] = "step-end"
     step: int
@@ -139,7 +140,7 @@ class StepEnd(Record):
     outcome: StepOutcome
 
 
-@dataclass(frozen=True)
+@record
 class ActionStart(Record):
     EVENT: ClassVar[str] = "action-start"
     step: int
@@ -154,7 +155,7 @@ class ActionStart(Record):
     existed: tuple[str, ...] = ()  # those that did exist then
 
 
-@dataclass(frozen=True)
+@record
 class ActionSkip(Record):
     EVENT: ClassVar[str] = "action-skip"
     step: int
@@ -163,7 +164,7 @@ class ActionSkip(Record):
     phase: Phase = Phase.RUN
 
 
-@dataclass(frozen=True)
+@record
 class ActionEnd(Record):
     EVENT: ClassVar[str] = "action-end"
     step: int
@@ -177,7 +178,7 @@ class ActionEnd(Record):
     phase: Phase = Phase.RUN
 
 
-@dataclass(frozen=True)
+@record
 class RebootPending(Record):
     EVENT: ClassVar[str] = "reboot-pending"
     step: int
@@ -186,7 +187,7 @@ class RebootPending(Record):
     now: bool = False
 
 
-@dataclass(frozen=True)
+@record
 class Rebooted(Record):
     EVENT: ClassVar[str] = "rebooted"
     step: int
@@ -194,7 +195,7 @@ class Rebooted(Record):
     boot_id: str | None = None
 
 
-@dataclass(frozen=True)
+@record
 class RollbackStart(Record):
     """The rollback's actions as planned when it started (a resumed rollback runs exactly these)."""
 
@@ -203,7 +204,7 @@ class RollbackStart(Record):
     cannot: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record
 class RunEnd(Record):
     EVENT: ClassVar[str] = "run-end"
     state: RunState
@@ -231,7 +232,7 @@ def event_name(rec: Record) -> str:
 
 def encode(rec: Record) -> dict[str, Any]:
     out: dict[str, Any] = {"event": event_name(rec)}
-    for f in dataclasses.fields(rec):
+    for f in fields(rec):
         v = getattr(rec, f.name)
         if f.name == "phase":
             continue  # said by the event name
@@ -284,7 +285,7 @@ def decode(obj: dict[str, Any]) -> Record | None:
     if hints is None:
         hints = _HINTS[cls] = typing.get_type_hints(cls)
     kw: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
+    for f in fields(cls):
         if f.name == "phase":
             kw["phase"] = phase
         elif f.name in obj:
@@ -292,7 +293,7 @@ def decode(obj: dict[str, Any]) -> Record | None:
                 kw[f.name] = _convert(obj[f.name], hints[f.name])
             except (TypeError, ValueError) as exc:
                 raise ValueError(f"{name}: field {f.name}: {exc}") from None
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+        elif f.default is MISSING and f.default_factory is MISSING:
             raise ValueError(f"{name}: field {f.name} is missing")
     return cls(**kw)
 

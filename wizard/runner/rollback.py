@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from wizard.host import Host
 from wizard.model import Action, ResolvedPlan
+from wizard.record import field, record, replace
 from wizard.runner.journal import RunView
 
 
-@dataclass
+@record(frozen=False)
 class RollbackPlan:
     actions: list[tuple[str, Action]] = field(default_factory=list)  # (why, action)
     cannot: list[str] = field(default_factory=list)

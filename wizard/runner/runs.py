@@ -6,10 +6,10 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from wizard.model import ResolvedPlan
+from wizard.record import record
 from wizard.runner import planfile
 from wizard.runner.journal import Journal, RunView, atomic_write, replay
 from wizard.runner.records import RunState
@@ -17,7 +17,7 @@ from wizard.runner.records import RunState
 RESUME_MARKER = "resume-pending"
 
 
-@dataclass
+@record(frozen=False)
 class Run:
     id: str
     dir: Path

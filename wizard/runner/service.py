@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from wizard.host import Host
 from wizard.mirror.config import MirrorConfig
 from wizard.model import Action, ResolvedPlan
+from wizard.record import field, record
 from wizard.runner import events as ev
 from wizard.runner import plan_checks, runs, state
 from wizard.runner.engine import BOOT_ID, Engine, Mode, Outcome
@@ -63,7 +63,7 @@ class RunBlocked(RunError):
     """Another run is unfinished: a new plan may not start."""
 
 
-@dataclass(frozen=True)
+@record
 class PendingRun:
     """A run the journal says is not finished: what a front end offers at start."""
 
@@ -77,7 +77,7 @@ class PendingRun:
     journal: str
 
 
-@dataclass(frozen=True)
+@record
 class Status:
     """Where the current (or last) run stands: what ``rocm-wizard status`` prints."""
 
@@ -95,7 +95,7 @@ class Status:
     message: str = ""
 
 
-@dataclass
+@record(frozen=False)
 class Machine:
     """Where runs happen: the machine's files (host), how actions reach it (executor), where its
     state and logs live, and how the user names it on a command line."""

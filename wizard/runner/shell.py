@@ -15,17 +15,19 @@ import shutil
 import signal
 import threading
 import time
-from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 import sh
+
+from wizard.record import record
+
 
 CHUNK = 65536
 PIPE_BYTES = 1 << 20
 CHILD_UMASK = 0o022  # /proc/sys/fs/pipe-max-size's default: allowed without privileges
 
 
-@dataclass(frozen=True)
+@record
 class ShellResult:
     exit_code: int | None  # None: could not start; negative: killed by that signal
     duration: float

@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 import threading
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
 from wizard.model import NEEDS_GPU, Action
+from wizard.record import field, record
 from wizard.runner import shell
 from wizard.runner.executor import BASE_ENV, OutputSink
 from wizard.runner.privilege import Privilege
@@ -20,7 +20,7 @@ SANDBOX_NO_GPU = ("sandbox: the verify step needs --verify-python PATH (a CPU to
 SANDBOX_VERIFY_PYTHON = "ROCM_WIZARD_SANDBOX_VERIFY_PYTHON"
 
 
-@dataclass
+@record(frozen=False)
 class SandboxExecutor:
     """A rehearsal machine: a root directory whose PATH holds only stand-in programs (wizard.sandbox).
 

@@ -13,6 +13,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from wizard import lazy_re
 from wizard.sandbox import machine as m
 
 MAPPED_TOOLS = ("cat", "cp", "mv", "rm", "mkdir", "rmdir", "ln", "install", "test", "[", "grep", "ls", "touch",
@@ -23,9 +24,9 @@ OWN_TOOLS = ("apt-get", "apt", "apt-mark", "dpkg", "dpkg-query", "rpm", "amdgpu-
              "pip", "pip3", "python3", "python", "docker", "systemctl", "reboot", "shutdown", "sudo", "sh", "wget",
              "curl", "id", "update-initramfs", "update-alternatives", "ldconfig", "update-secureboot-policy",
              "rocminfo", "gpg")
-SCRIPT_PATH = re.compile(r"(?<![\w./$\-])(/(?:etc|opt|var|home|sys|proc|usr|srv|root|boot|lib|run)(?=[/\s'\"]|$)[^\s'\";|&)<>]*)")
+SCRIPT_PATH = lazy_re.compile(r"(?<![\w./$\-])(/(?:etc|opt|var|home|sys|proc|usr|srv|root|boot|lib|run)(?=[/\s'\"]|$)[^\s'\";|&)<>]*)")
 # any absolute path in a script (what is left after SCRIPT_PATH's mapping must be a device or a program)
-ANY_PATH = re.compile(r"(?<![\w./$\-:])(/[\w.][^\s'\";|&)<>]*)(?=[\s'\";|&)<>]|$)")
+ANY_PATH = lazy_re.compile(r"(?<![\w./$\-:])(/[\w.][^\s'\";|&)<>]*)(?=[\s'\";|&)<>]|$)")
 UNMAPPED_TOPS = ("dev", "bin", "sbin")  # the real machine's devices and programs a script may name as they are
 
 
@@ -623,7 +624,7 @@ def dpkg(root: Path, args: list[str]) -> int:
     return dpkg_query(root, args)
 
 
-RPM_TAG = re.compile(r"%(-?\d*)\{(\w+)\}")
+RPM_TAG = lazy_re.compile(r"%(-?\d*)\{(\w+)\}")
 
 
 def rpm(root: Path, args: list[str]) -> int:

@@ -12,10 +12,10 @@ import sys
 import threading
 import time
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
+from wizard.record import field, record
 from wizard.session import PlanOption, Session, order_options
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ TORCH_PYTHON_ENV = "ROCM_WIZARD_TEST_TORCH_PYTHON"  # a CPU torch's interpreter,
 NO_TORCH = "skipped: no torch to verify with"
 
 
-@dataclass
+@record(frozen=False)
 class Services:
     host: Host
     read_only: bool

@@ -20,9 +20,9 @@ the suite's synthetic phrases, which the knowledge base has signatures for:
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any, Callable, Iterable, Sequence
 
+from wizard.record import replace
 from wizard.verify.results import CheckFindings, CheckResult
 
 FAR_BELOW = 0.25  # flagged when the matmul rate is under this fraction of the card's stated peak

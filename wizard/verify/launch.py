@@ -16,10 +16,10 @@ import sys
 import tempfile
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from wizard.record import record
 from wizard.verify.results import CheckResult, SuiteOutputError
 
 SUITE_PATH = Path(__file__).resolve().with_name("suite.py")
@@ -40,7 +40,7 @@ class VerifyUsageError(ValueError):
     """Bad input to verify (not an interpreter, no docker client): exit 2."""
 
 
-@dataclass(frozen=True)
+@record
 class SuiteOptions:
     device: str = "auto"  # "auto" | "cpu"
     timeout: float = DEFAULT_TIMEOUT  # per check
@@ -153,7 +153,7 @@ def resolve_python(spec: str) -> str:
 # --------------------------------------------------------------------------- running
 
 
-@dataclass(frozen=True)
+@record
 class SuiteRun:
     header: Mapping[str, Any]  # the suite's first line
     checks: tuple[CheckResult, ...]

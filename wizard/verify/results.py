@@ -7,8 +7,10 @@ The JSON the command prints (``rocm-wizard verify --json``) is ``VerifyReport.to
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Mapping
+
+from wizard.record import field, record
+
 
 STATUSES = ("pass", "fail", "timeout", "skip", "error")
 BAD = ("fail", "timeout", "error")
@@ -18,7 +20,7 @@ class SuiteOutputError(ValueError):
     """A line of suite.py output that is not what the protocol says."""
 
 
-@dataclass(frozen=True)
+@record
 class CheckResult:
     name: str  # "matmul", "conv2d", ...
     device: str  # "cpu", "cuda:0", "gpu" (GPU checks skipped), "cuda:0,cuda:1" (p2p)
@@ -55,7 +57,7 @@ class CheckResult:
                    dict(metrics) if isinstance(metrics, Mapping) else {})
 
 
-@dataclass(frozen=True)
+@record
 class CheckFindings:
     """What the diagnoser said about one failed, timed-out or flagged check."""
 
@@ -72,7 +74,7 @@ class CheckFindings:
                 "findings": [f.to_json() if hasattr(f, "to_json") else to_jsonable(f) for f in self.findings]}
 
 
-@dataclass(frozen=True)
+@record
 class VerifyReport:
     checks: tuple[CheckResult, ...]
     python: str | None  # interpreter path (inside the image when image is set)

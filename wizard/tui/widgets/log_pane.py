@@ -8,12 +8,12 @@ expanded, repeats of a progress line dropped) and writes them with one ``write_l
 
 from __future__ import annotations
 
-import re
-
 from textual.widgets import Log
 
-_ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
-_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+from wizard import lazy_re
+
+_ANSI = lazy_re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_CTRL = lazy_re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 BATCH_MAX = 2000
 MAX_LINES = 5000
 

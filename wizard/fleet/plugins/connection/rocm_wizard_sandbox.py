@@ -62,7 +62,9 @@ import shutil
 from ansible.errors import AnsibleError
 from ansible.plugins.connection.local import Connection as LocalConnection
 
-HOST_PROGRAM = re.compile(r"(?<![\w./-])/(?:usr/)?(?:local/)?s?bin/([\w.+-]+)")
+from wizard import lazy_re
+
+HOST_PROGRAM = lazy_re.compile(r"(?<![\w./-])/(?:usr/)?(?:local/)?s?bin/([\w.+-]+)")
 ALLOWED_HOST_PROGRAMS = {"sh"}
 BOUND = ("home", "opt")
 
