@@ -84,20 +84,24 @@ def main() -> int:
     python = _interpreter(exe)
     # A user's install has its bytecode (pip compiles it); an editable checkout under PYTHONDONTWRITEBYTECODE
     # would otherwise recompile every module on every run and measure the compiler, not the wizard.
-    subprocess.run([python, "-c", "import compileall, wizard, wizard.steps, wizard.plans\n"
+    subprocess.run([python, "-I", "-c", "import compileall, wizard, wizard.steps, wizard.plans\n"
                     "for m in (wizard, wizard.steps, wizard.plans):\n"
                     "    compileall.compile_dir(m.__path__[0], quiet=1)"], check=True, stdout=subprocess.DEVNULL)
     ratio2, det, bare, cpu_ratio = paired_ratio([exe, "detect", "--json"], [python, "-c", "pass"], max(args.runs, 21))
     print(f"bare `{python} -c pass`: {bare * 1000:7.1f} ms median; detect --json beside it: {det * 1000:7.1f} ms")
     print(f"detect --json / python -c pass = {ratio2:.2f}x median of {max(args.runs, 21)} paired runs "
           f"(CPU time {cpu_ratio:.2f}x) (target <= 2x: {'met' if ratio2 <= 2 else 'NOT met'})")
+    floor, _, _, _ = paired_ratio([python, "-c", "import argparse, json, re, typing"], [python, "-c", "pass"],
+                                  max(args.runs, 21))
+    print(f"floor: `import argparse, json, re, typing` alone / python -c pass = {floor:.2f}x (what any such "
+          "CLI pays before it reads a file; over 2x on a regular install, where the bare start preloads none of it)")
     live = median_seconds([exe, "detect", "--json"], args.runs)
     bundle = median_seconds([exe, "detect", "--json", "--from", "seed-7900xt"], args.runs)
     version = median_seconds([exe, "--version"], args.runs)
     print(f"rocm-wizard detect --json (this machine):   {live * 1000:7.1f} ms median of {args.runs}")
     print(f"rocm-wizard detect --json --from seed-7900xt: {bundle * 1000:7.1f} ms")
     print(f"rocm-wizard --version:                       {version * 1000:7.1f} ms")
-    probe = subprocess.run([python, "-c", "import sys; from wizard.cli import main; main(['--version']);"
+    probe = subprocess.run([python, "-I", "-c", "import sys; from wizard.cli import main; main(['--version']);"
                             "print(sorted(m for m in ('textual','torch','rich') if m in sys.modules))"],
                            capture_output=True, text=True, check=False)
     print(f"modules imported by --version among textual/torch/rich: {probe.stdout.strip().splitlines()[-1]}")
