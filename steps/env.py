@@ -15,8 +15,6 @@ directly (Jupyter, an IDE, a service) never reads the activate script. A copy of
 
 from __future__ import annotations
 
-import re
-
 from wizard import lazy_re
 from wizard.inputs import shell_export
 from wizard.model import Action, StepPlan

@@ -30,7 +30,7 @@ THEROCK_STACK = ("rocm", "rocm-sdk-core", "rocm-sdk-libraries")
 WRITE_CONSTRAINTS = """\
 import re, sys
 from importlib import metadata as md
-keep = lazy_re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
+keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['Name']}=={d.version}" for d in md.distributions()
                if d.metadata['Name'] and keep.match(d.metadata['Name'].lower().replace('_', '-'))})
 if not any(p.lower().startswith("torch==") for p in pins):

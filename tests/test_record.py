@@ -175,3 +175,20 @@ def test_lazy_pattern_acts_as_re_compile() -> None:
     bad = lazy_re.compile("(")
     with pytest.raises(re.error):
         bad.search("x")
+
+
+@record
+class Normalised:
+    names: tuple[str, ...] = ("a",)
+
+    def __post_init__(self) -> None:
+        if not self.names:
+            raise ValueError("a non-empty list")
+        object.__setattr__(self, "names", tuple(dict.fromkeys(self.names)))
+
+
+def test_post_init_validates_and_normalises_as_a_dataclass() -> None:
+    assert Normalised(("b", "b", "c")).names == ("b", "c")
+    assert replace(Normalised(), names=("x", "x")).names == ("x",)
+    with pytest.raises(ValueError):
+        Normalised(())

@@ -111,6 +111,7 @@ def _init(cls: type, table: tuple[Field, ...]) -> Callable[..., None]:
     defaults = {f.name: f.default for f in table if f.default is not MISSING}
     factories = {f.name: f.default_factory for f in table if f.default_factory is not MISSING}
     title = cls.__qualname__
+    post_init = hasattr(cls, "__post_init__")
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
         if len(args) > count:
@@ -137,6 +138,8 @@ def _init(cls: type, table: tuple[Field, ...]) -> Callable[..., None]:
             if missing:
                 values.clear()
                 raise TypeError(f"{title}() missing required argument(s): {', '.join(map(repr, missing))}")
+        if post_init:
+            self.__post_init__()  # validation, as a dataclass's (it may object.__setattr__ a normalised value)
 
     return __init__
 

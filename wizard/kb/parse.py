@@ -717,6 +717,14 @@ def _predicate(e: Entry, i: int, raw: Any) -> tuple[str, Any]:
     return name, arg
 
 
+def _checked(text: str) -> lazy_re.Pattern:
+    """A known issue's pattern, compiled now: a bad one is the knowledge base's error when it loads, not a
+    crash in a later diagnosis (raises re.error)."""
+    pattern = lazy_re.compile(text, re.IGNORECASE | re.MULTILINE)
+    pattern.compiled  # noqa: B018 - compiles it
+    return pattern
+
+
 def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
     top = _top(problems, doc, {"_meta", "issues"}, {"issues"})
     if top is None:
@@ -733,16 +741,16 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         sev = e.text("severity")
         if sev not in SEVERITIES:
             e.fail("severity", f"expected one of {SEVERITIES}, got {sev!r}")
-        sigs = []
+        sigs: list[lazy_re.Pattern] = []
         for s in e.strs("signatures"):
             try:
-                sigs.append(lazy_re.compile(s, re.IGNORECASE | re.MULTILINE))
+                sigs.append(_checked(s))
             except re.error as exc:
                 e.fail("signatures", f"bad regex {s!r}: {exc}")
         unless = []
         for s in e.strs("unless", required=False) or ():
             try:
-                unless.append(lazy_re.compile(s, re.IGNORECASE | re.MULTILINE))
+                unless.append(_checked(s))
             except re.error as exc:
                 e.fail("unless", f"bad regex {s!r}: {exc}")
         explains = e.strs("explains", required=False) or ()

@@ -62,9 +62,7 @@ import shutil
 from ansible.errors import AnsibleError
 from ansible.plugins.connection.local import Connection as LocalConnection
 
-from wizard import lazy_re
-
-HOST_PROGRAM = lazy_re.compile(r"(?<![\w./-])/(?:usr/)?(?:local/)?s?bin/([\w.+-]+)")
+HOST_PROGRAM = re.compile(r"(?<![\w./-])/(?:usr/)?(?:local/)?s?bin/([\w.+-]+)")
 ALLOWED_HOST_PROGRAMS = {"sh"}
 BOUND = ("home", "opt")
 
