@@ -1,9 +1,14 @@
 """TUI start: from the command to its first screen on a real terminal, against a bare Textual app.
 
 Each run starts the command in a fresh tmux window (100x32) and polls the pane every 5 ms until the first
-screen's text is there: ``rocm-wizard`` (live detection, diagnosis, every plan resolved, the Detect screen)
-and a bare Textual app that shows one Static and a Footer. Runs alternate; the ratio is taken within each
-pair, then the median. Target: the wizard's first screen within 300 ms.
+screen's text is there: ``rocm-wizard`` (live detection, diagnosis, the Detect screen) and a bare Textual app
+that shows one Static and a Footer. Runs alternate; the ratio is taken within each pair, then the median. Both
+run from cached bytecode, as an installed program does: the warm-up runs write it even where
+PYTHONDONTWRITEBYTECODE is set.
+
+Target (issue 15.12): the first screen within 300 ms, where a bare Textual app starts in about 200 ms; so on any
+machine the target is the ratio, rocm-wizard / bare Textual app <= 1.5 (a slow machine scales both alike), and the
+absolute time is printed against 300 ms for a machine as fast as the issue's.
 
     python benchmarks/tui_start.py [--repeat 9]
 """
@@ -20,6 +25,7 @@ import time
 from pathlib import Path
 
 TARGET_S = 0.300
+TARGET_RATIO = 1.5  # 300 ms where a bare Textual app takes about 200 ms
 BARE = """\
 from textual.app import App
 from textual.widgets import Footer, Static
@@ -33,10 +39,12 @@ Bare().run()
 """
 
 
-def first_screen(session: str, argv: list[str], marker: str, timeout: float = 20.0) -> float:
-    """Seconds from starting ``argv`` in a new tmux window until ``marker`` is on the screen."""
+def first_screen(session: str, argv: list[str], marker: str, timeout: float = 20.0, *, warm: bool = False) -> float:
+    """Seconds from starting ``argv`` in a new tmux window until ``marker`` is on the screen. ``warm``: a
+    warm-up run, which writes the bytecode caches (``-e`` with an empty value unsets the variable)."""
+    env = ["-e", "PYTHONDONTWRITEBYTECODE="] if warm else []
     t0 = time.monotonic()
-    subprocess.run(["tmux", "new-window", "-t", session, "-n", "w", *argv], check=True)
+    subprocess.run(["tmux", "new-window", "-t", session, "-n", "w", *env, *argv], check=True)
     try:
         while time.monotonic() - t0 < timeout:
             out = subprocess.run(["tmux", "capture-pane", "-p", "-t", f"{session}:w"], capture_output=True,
@@ -63,8 +71,8 @@ def main() -> int:
         session = f"rwstart{int(time.time())}"
         subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "100", "-y", "32"], check=True)
         try:
-            first_screen(session, [sys.executable, str(bare)], "bare textual app ready")  # warm the caches
-            first_screen(session, [wizard, "--state-dir", tmp], "Detect")
+            first_screen(session, [sys.executable, str(bare)], "bare textual app ready", warm=True)
+            first_screen(session, [wizard, "--state-dir", tmp], "Detect", warm=True)
             pairs = []
             for _ in range(args.repeat):
                 b = first_screen(session, [sys.executable, str(bare)], "bare textual app ready")
@@ -77,10 +85,11 @@ def main() -> int:
     ratio = statistics.median(w / b for w, b in pairs)
     w_med = statistics.median(ws)
     print(f"rocm-wizard first screen: median {w_med * 1000:.0f} ms (min {min(ws) * 1000:.0f}, max "
-          f"{max(ws) * 1000:.0f}) over {len(ws)} runs; target {TARGET_S * 1000:.0f} ms: "
-          f"{'met' if w_med <= TARGET_S else 'NOT met'}")
+          f"{max(ws) * 1000:.0f}) over {len(ws)} runs; {TARGET_S * 1000:.0f} ms on the issue's machine: "
+          f"{'met' if w_med <= TARGET_S else 'NOT met'} here")
     print(f"bare Textual app first screen: median {statistics.median(bs) * 1000:.0f} ms")
-    print(f"ratio rocm-wizard / bare Textual app (median of per-pair ratios): {ratio:.2f}")
+    print(f"ratio rocm-wizard / bare Textual app (median of per-pair ratios): {ratio:.2f}; target <= "
+          f"{TARGET_RATIO:g}: {'met' if ratio <= TARGET_RATIO else 'NOT met'}")
     return 0
 
 
