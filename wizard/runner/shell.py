@@ -1,4 +1,6 @@
-"""Runs one argv list with its output streamed in chunks. The only module that imports ``sh``.
+"""Runs one argv list with its output streamed in chunks. The only module that imports ``sh``, and only
+when it first runs something (sh's import reads the installed packages' metadata: tens of ms that a
+front end's start would wait for).
 
 stdout and stderr are merged into one pipe that a reader thread drains with ``os.read`` (64 KiB at a
 time), so a flood costs one callback per chunk, not per line, and memory stays bounded whatever the
@@ -15,12 +17,12 @@ import shutil
 import signal
 import threading
 import time
-from typing import Callable, Mapping, Sequence
-
-import sh
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from wizard.record import record
 
+if TYPE_CHECKING:
+    import sh
 
 CHUNK = 65536
 PIPE_BYTES = 1 << 20
@@ -88,6 +90,8 @@ def run(
         msg = f"{argv[0]}: command not found"
         on_output((msg + "\n").encode())
         return ShellResult(127, time.monotonic() - start, error=msg)
+    import sh
+
     r, w = os.pipe()
     _widen(r)
     devnull = open(os.devnull, "rb")
@@ -175,6 +179,8 @@ def run(
 
 
 def _exit_code(proc: "sh.RunningCommand") -> int | None:
+    import sh
+
     try:
         proc.wait()
     except sh.ErrorReturnCode:
