@@ -7,8 +7,9 @@ from typing import Iterator
 
 import pytest
 
-from wizard.mirror.build import MirrorManifest, build_mirror, missing_tools
+from wizard.mirror.build import MirrorManifest, build_mirror
 from wizard.mirror.server import MirrorServer
+from wizard.mirror.tools import missing_tools
 
 
 @pytest.fixture(scope="session")

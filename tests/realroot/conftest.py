@@ -26,9 +26,10 @@ import pytest
 from tests.realroot.helpers import wizard_cli
 from wizard.kb import load_kb
 from wizard.mirror import catalogue as cat
-from wizard.mirror.build import ExtraDeb, MirrorManifest, build_mirror, missing_tools
+from wizard.mirror.build import ExtraDeb, MirrorManifest, build_mirror
 from wizard.mirror.debs import DebFile, DebSpec
 from wizard.mirror.server import MirrorServer
+from wizard.mirror.tools import missing_tools
 from wizard.realroot import base as rb
 from wizard.realroot.machine import RealRoot, build_root, open_root
 

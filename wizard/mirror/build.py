@@ -34,15 +34,6 @@ from wizard.mirror.wheels import build_wheel
 from wizard.record import field, record
 
 KEYRING = "keys/rehearsal.gpg"
-TOOLS = {"dpkg-deb": "dpkg-dev", "apt-ftparchive": "apt-utils", "gpg": "gnupg", "gpgv": "gpgv"}
-
-
-def missing_tools() -> str | None:
-    """None when the host can build the mirror; else one line saying what to install."""
-    gone = [f"{tool} ({pkg})" for tool, pkg in TOOLS.items() if shutil.which(tool) is None]
-    if gone:
-        return f"building the rehearsal mirror needs {', '.join(gone)}: apt-get install them (.ci/run does)"
-    return None
 
 
 @record

@@ -283,7 +283,7 @@ class Services:
 def real_root_unavailable() -> str | None:
     """Why this machine cannot build a real Debian 12 rehearsal root (one line saying what to install or
     do), or None when it can: root, mmdebstrap, and the tools the local mirror is built with."""
-    from wizard.mirror.build import missing_tools
+    from wizard.mirror.tools import missing_tools
     from wizard.realroot.base import RealRootError, require_host
 
     try:
