@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import json
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wizard.model import ResolvedPlan
 from wizard.record import field, record, replace
 from wizard.runner import events as ev
 from wizard.runner.records import RunState
-from wizard.runner.service import PendingRun
+
+if TYPE_CHECKING:
+    from wizard.runner.service import PendingRun
 
 
 class Stage(str, Enum):

@@ -11,12 +11,13 @@ bound to the run that failed.
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from collections import deque
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from textual import on, work
 from textual.app import App
@@ -29,21 +30,27 @@ from wizard.runner.records import RunState
 from wizard.session import IllegalTransition, Move, RunProgress, Session, Stage
 from wizard.tui.messages import (MoveRequested, PlanChosen, ResumeRequested, RetryRequested, RollbackRequested,
                                  RunConfirmed)
-from wizard.tui.screens.base import StageScreen
-from wizard.tui.screens.machine import DetectScreen, DiagnoseScreen
-from wizard.tui.screens.modals import HelpModal
-from wizard.tui.screens.plans import ChooseScreen, ConfirmScreen, ReviewScreen
-from wizard.tui.screens.results import ReportScreen, VerifyScreen
-from wizard.tui.screens.run import (FailedScreen, RebootModal, RebootScreen, ResumeScreen, RollbackModal, RunScreen,
-                                    reboot_question, rollback_text)
 from wizard.tui.services import SUDO_REASON, Services
 
-SCREENS: dict[Stage, type[StageScreen]] = {
-    Stage.DETECT: DetectScreen, Stage.DIAGNOSE: DiagnoseScreen, Stage.CHOOSE: ChooseScreen,
-    Stage.REVIEW: ReviewScreen, Stage.CONFIRM: ConfirmScreen, Stage.RUN: RunScreen, Stage.FAILED: FailedScreen,
-    Stage.REBOOT: RebootScreen, Stage.RESUME: ResumeScreen, Stage.VERIFY: VerifyScreen, Stage.REPORT: ReportScreen,
+if TYPE_CHECKING:
+    from wizard.tui.screens.base import StageScreen
+
+# each stage's screen, as (module in wizard.tui.screens, class): a module is imported when its first screen is
+# shown, so the first screen does not wait for the others
+SCREENS: dict[Stage, tuple[str, str]] = {
+    Stage.DETECT: ("machine", "DetectScreen"), Stage.DIAGNOSE: ("machine", "DiagnoseScreen"),
+    Stage.CHOOSE: ("plans", "ChooseScreen"), Stage.REVIEW: ("plans", "ReviewScreen"),
+    Stage.CONFIRM: ("plans", "ConfirmScreen"), Stage.RUN: ("run", "RunScreen"), Stage.FAILED: ("run", "FailedScreen"),
+    Stage.REBOOT: ("run", "RebootScreen"), Stage.RESUME: ("run", "ResumeScreen"),
+    Stage.VERIFY: ("results", "VerifyScreen"), Stage.REPORT: ("results", "ReportScreen"),
 }
 FLUSH_HZ = 15
+
+
+def screen_class(stage: Stage) -> type[StageScreen]:
+    module, name = SCREENS[stage]
+    cls: type[StageScreen] = getattr(importlib.import_module(f"wizard.tui.screens.{module}"), name)
+    return cls
 
 
 class Job(str, Enum):
@@ -93,10 +100,10 @@ class WizardApp(App[int]):
         if self.session.pending is not None and not self.session.read_only:
             self.session.stage = Stage.RESUME
         self.set_interval(1 / FLUSH_HZ, self.drain)
-        self.push_screen(SCREENS[self.session.stage]())
+        self.push_screen(screen_class(self.session.stage)())
 
     def show_stage(self) -> None:
-        self.switch_screen(SCREENS[self.session.stage]())
+        self.switch_screen(screen_class(self.session.stage)())
 
     def fire(self, move: Move) -> bool:
         try:
@@ -145,6 +152,7 @@ class WizardApp(App[int]):
     @on(RollbackRequested)
     def _rollback(self, msg: RollbackRequested) -> None:
         from wizard.runner.service import RunError
+        from wizard.tui.screens.run import RollbackModal, rollback_text
 
         runs = self.services.runs
         if runs is None or not self.session.can(Move.ROLLBACK):
@@ -256,6 +264,8 @@ class WizardApp(App[int]):
 
     def _ask_reboot(self) -> bool:
         """Called by the engine on its thread: ask on the UI thread, wait for the answer."""
+        from wizard.tui.screens.run import RebootModal, reboot_question
+
         answer: dict[str, bool] = {}
         done = threading.Event()
 
@@ -369,6 +379,8 @@ class WizardApp(App[int]):
         self.exit(code, return_code=code, message=summary or (self.stop_message() if bad else None))
 
     def action_help(self) -> None:
+        from wizard.tui.screens.modals import HelpModal
+
         screen = self.screen
         keys: list[tuple[str, str]] = []
         for b in screen.BINDINGS:  # the screen's own keys that work now (the footer's, and the hidden ones)

@@ -6,9 +6,8 @@ from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
-from textual.widgets import Label, Static, TextArea
+from textual.containers import VerticalScroll
+from textual.widgets import Static
 
 from wizard.session import Stage
 from wizard.tui.screens.base import StageScreen
@@ -115,6 +114,8 @@ class DiagnoseScreen(StageScreen):
     ]
 
     def action_paste(self) -> None:
+        from wizard.tui.screens.modals import PasteModal
+
         def pasted(text: str | None) -> None:
             if text and text.strip():
                 self.wizard.diagnose_text(text)
@@ -130,20 +131,3 @@ class DiagnoseScreen(StageScreen):
             yield Static(findings_summary(findings), id="summary")
             yield Static(Group(*findings_renderables(findings)), id="findings-body")
 
-
-class PasteModal(ModalScreen[str | None]):
-    """The error text the user hit (a traceback, a terminal scrollback), for the diagnosis."""
-
-    BINDINGS = [Binding("ctrl+s", "done", "Diagnose with it"), Binding("escape", "dismiss(None)", "Cancel")]
-
-    def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog wide tall"):
-            yield Label("Paste the error you hit (a traceback, a log, a terminal scrollback):")
-            yield TextArea(id="paste-text", soft_wrap=True)
-            yield Label("Ctrl+S diagnoses with it, Escape cancels.", classes="hint")
-
-    def on_mount(self) -> None:
-        self.query_one(TextArea).focus()
-
-    def action_done(self) -> None:
-        self.dismiss(self.query_one(TextArea).text)

@@ -1,4 +1,4 @@
-"""Help and the full log of a step, on demand."""
+"""The dialogs, opened on demand: help, the full log of a step, the pasted error, the rehearsal's questions."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual import on
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Label, Log, OptionList, Static
+from textual.widgets import Label, Log, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
 HELP_INTRO = """\
@@ -163,3 +163,21 @@ class StartOverModal(ModalScreen["str | None"]):
                                        "c  continue it as it is (a pending run is offered to resume)\n",
                                        "s  start over: delete it and lay the profile fresh\n",
                                        "Escape  cancel"), id="start-over-body")
+
+
+class PasteModal(ModalScreen[str | None]):
+    """The error text the user hit (a traceback, a terminal scrollback), for the diagnosis."""
+
+    BINDINGS = [Binding("ctrl+s", "done", "Diagnose with it"), Binding("escape", "dismiss(None)", "Cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog wide tall"):
+            yield Label("Paste the error you hit (a traceback, a log, a terminal scrollback):")
+            yield TextArea(id="paste-text", soft_wrap=True)
+            yield Label("Ctrl+S diagnoses with it, Escape cancels.", classes="hint")
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def action_done(self) -> None:
+        self.dismiss(self.query_one(TextArea).text)
