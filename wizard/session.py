@@ -324,7 +324,7 @@ class Session:
     machine: str  # "live", "bundle:<path>", "sandbox:<path>"
     read_only: bool
     facts: Any = None  # wizard.model.Facts
-    findings: list[Any] = field(default_factory=list)  # wizard.diagnose.Finding
+    findings: list[Any] | None = None  # wizard.diagnose.Finding; None: not diagnosed yet (Diagnose not shown yet)
     options: list[PlanOption] = field(default_factory=list)
     chosen: str | None = None
     resolved: ResolvedPlan | None = None

@@ -414,6 +414,15 @@ class WizardApp(App[int]):
             s.options = self.services.plan_options(s.facts)
         return s.options
 
+    def findings(self) -> list[Any]:
+        """The machine's diagnosis, made when Diagnose is first shown (the first screen does not wait for it)."""
+        s = self.session
+        if s.findings is None:
+            from wizard.diagnose import diagnose
+
+            s.findings = list(diagnose(s.facts, error_text=s.facts.error_text))
+        return s.findings
+
     def diagnose_text(self, text: str) -> None:
         """Diagnose again with the error text the user pasted (as the CLI's --error-file)."""
         from wizard.diagnose import diagnose

@@ -99,12 +99,10 @@ class Services:
         return self.facts
 
     def new_session(self) -> Session:
-        from wizard.diagnose import diagnose
-
         facts = self.detect()
         s = Session(machine=self.host.name, read_only=self.read_only, facts=facts)
-        s.findings = list(diagnose(facts, error_text=facts.error_text))
-        # the plans are resolved when Choose is first shown (WizardApp.plan_options): the first screen does not wait
+        # the machine is diagnosed when Diagnose is first shown (WizardApp.findings), and the plans are resolved
+        # when Choose is (WizardApp.plan_options): the first screen waits for neither
         if self.runs is not None:
             s.pending = self.runs.pending()
             s.blocked = self.runs.blocked()

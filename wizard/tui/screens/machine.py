@@ -126,7 +126,7 @@ class DiagnoseScreen(StageScreen):
         from wizard.render import findings_renderables
 
         order = {s: i for i, s in enumerate(SEVERITIES)}
-        findings = sorted(self.session.findings, key=lambda f: order.get(f.severity, 9))
+        findings = sorted(self.wizard.findings(), key=lambda f: order.get(f.severity, 9))
         with VerticalScroll(id="findings"):
             yield Static(findings_summary(findings), id="summary")
             yield Static(Group(*findings_renderables(findings)), id="findings-body")
