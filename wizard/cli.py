@@ -108,8 +108,9 @@ def add_venv_option(p: argparse.ArgumentParser, *, suppress: bool) -> None:
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The parser; given ``argv``, only the sub-commands it names are built (each costs imports and time)."""
-    named = [a for a in argv if a in COMMANDS] if argv is not None else []
+    """The parser. Every sub-command is listed, but only those ``argv`` names get their options (each costs
+    imports and time; without ``argv``, all of them: the complete parser, for docs and tests)."""
+    named = [a for a in argv if a in COMMANDS] if argv is not None else list(COMMANDS)
     parser = _Parser(
         prog=PROG,
         description="Detect, diagnose, plan, run and verify PyTorch on AMD GPUs. "
@@ -131,12 +132,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                         help="skip this preflight check (repeatable; journalled): one you know to be wrong")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, help_text) in COMMANDS.items():
-        if named and name not in named:
-            continue
-        mod = importlib.import_module(module)
         sp = sub.add_parser(name, help=help_text, description=help_text)
-        _machine_options(sp, suppress=True)
-        mod.add_arguments(sp)
+        if name in named:  # the others are listed by --help and named by errors, never parsed: no imports
+            _machine_options(sp, suppress=True)
+            importlib.import_module(module).add_arguments(sp)
     return parser
 
 
