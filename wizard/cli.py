@@ -108,8 +108,9 @@ def add_venv_option(p: argparse.ArgumentParser, *, suppress: bool) -> None:
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The parser. Every sub-command is listed, but only those ``argv`` names get their options (each costs
-    imports and time; without ``argv``, all of them: the complete parser, for docs and tests)."""
+    """The parser. Only the sub-commands ``argv`` names are built (each costs imports and time); when it names
+    none, every one is listed without its options (for --help and a typo's error). Without ``argv``: all of
+    them, complete (for docs and tests)."""
     named = [a for a in argv if a in COMMANDS] if argv is not None else list(COMMANDS)
     parser = _Parser(
         prog=PROG,
@@ -132,10 +133,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                         help="skip this preflight check (repeatable; journalled): one you know to be wrong")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, help_text) in COMMANDS.items():
-        sp = sub.add_parser(name, help=help_text, description=help_text)
-        if name in named:  # the others are listed by --help and named by errors, never parsed: no imports
+        if name in named:
+            sp = sub.add_parser(name, help=help_text, description=help_text)
             _machine_options(sp, suppress=True)
             importlib.import_module(module).add_arguments(sp)
+        elif not named:  # listed by --help and named by a typo's error, never parsed: no imports
+            sub.add_parser(name, help=help_text, description=help_text)
     return parser
 
 

@@ -11,6 +11,7 @@ from textual.widgets import Static
 
 from wizard.session import Stage
 from wizard.tui.screens.base import StageScreen
+from wizard.tui.widgets.rendered_once import RenderedOnce
 
 SEVERITIES = ("critical", "error", "warning", "info")
 SEV_MARK = {"critical": "‼ CRITICAL", "error": "✘ ERROR", "warning": "! WARNING", "info": "i INFO"}
@@ -70,10 +71,10 @@ class DetectScreen(StageScreen):
                 yield Static(c, id="conflicts", classes="warn")
             yield Static(self._facts(), id="facts-body")
 
-    def _facts(self) -> Group:
+    def _facts(self) -> RenderedOnce:
         from wizard.render import facts_renderables
 
-        return Group(*facts_renderables(self.session.facts, evidence=self.evidence))
+        return RenderedOnce(Group(*facts_renderables(self.session.facts, evidence=self.evidence)))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("rehearse", "rehearse_real"):
