@@ -11,7 +11,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Any, NoReturn, Sequence
+from typing import Any, Callable, NoReturn, Sequence
 
 from wizard import __version__, exit_codes
 
@@ -65,14 +65,19 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _seconds(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number of seconds: {text!r}") from None
-    if not 0 <= v <= 86400:
-        raise argparse.ArgumentTypeError(f"between 0 and 86400 seconds: {text!r}")
-    return v
+def whole_number(noun: str, low: int, high: int | None = None, unit: str = "") -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number in [low, high] (no upper bound when ``high`` is None)."""
+    def convert(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole {noun}: {text!r}") from None
+        if v < low or (high is not None and v > high):
+            bound = f"at least {low}" if high is None else f"between {low} and {high}{unit}"
+            raise argparse.ArgumentTypeError(f"{bound}: {text!r}")
+        return v
+
+    return convert
 
 
 def _machine_options(p: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -127,7 +132,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
                         help="change nothing; write the plan as an Ansible playbook and role into DIR (FORMAT: ansible)")
     parser.add_argument("--verify-python", metavar="PATH",
                         help="in a sandbox, run the verify step with this (CPU) torch interpreter")
-    parser.add_argument("--lock-wait", metavar="S", type=_seconds, default=None,
+    parser.add_argument("--lock-wait", metavar="S", type=whole_number("number of seconds", 0, 86400, " seconds"),
+                        default=None,
                         help="seconds the preflight waits for another apt/dpkg (or rpm) to finish (default 120)")
     parser.add_argument("--skip-preflight", metavar="NAME", action="append", default=[],
                         help="skip this preflight check (repeatable; journalled): one you know to be wrong")

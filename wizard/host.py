@@ -68,7 +68,7 @@ class _RootedFiles:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._base = str(root).rstrip("/")
+        self._base = str(root).rstrip("/")  # root as _p joins it ("" for "/")
 
     def _p(self, path: str) -> str:
         """The path on this machine's file system (a string: detect calls this hundreds of times)."""

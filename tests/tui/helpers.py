@@ -114,6 +114,17 @@ async def wait_for(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
         await pilot.pause(0.05)
 
 
+async def rehearse_first_profile(app: Any, pilot: Any) -> None:
+    """On a machine without an AMD GPU (else the test is skipped): press r and take the first profile."""
+    import pytest
+
+    if app.session.has_amd_gpu:
+        pytest.skip("this machine has an AMD GPU")
+    await pilot.press("r")
+    await pilot.pause()
+    await pilot.press("enter")
+
+
 async def choose(app: Any, pilot: Any, name: str) -> None:
     """From Detect: next, next, then pick plan `name` (test plans are picked through the file dialog)."""
     await pilot.press("n")

@@ -16,8 +16,8 @@ from wizard.session import Stage
 from wizard.tui.app import make_app
 from wizard.tui.services import Services
 from wizard.tui.widgets.log_pane import MAX_LINES, LogPane
-from tests.tui.helpers import (FakeAuth, choose, flaky_plan, flood_plan, reboot_plan, sandbox_services, slow_plan,
-                               sync, wait_for)
+from tests.tui.helpers import (FakeAuth, choose, flaky_plan, flood_plan, reboot_plan, rehearse_first_profile,
+                               sandbox_services, slow_plan, sync, wait_for)
 
 SIZE = (100, 32)
 
@@ -134,11 +134,7 @@ async def test_a_second_rehearsal_on_a_used_machine_asks_whether_to_start_over(t
     assert used.rehearsal_used("seed-7900xt")
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
-        if app.session.has_amd_gpu:
-            pytest.skip("this machine has an AMD GPU")
-        await pilot.press("r")
-        await pilot.pause()
-        await pilot.press("enter")
+        await rehearse_first_profile(app, pilot)
         await pilot.pause()
         assert type(app.screen).__name__ == "StartOverModal"
         await pilot.press("escape")  # cancel: nothing changes

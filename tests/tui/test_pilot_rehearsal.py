@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.helpers import FakeAuth, sync, wait_for
+from tests.tui.helpers import FakeAuth, rehearse_first_profile, sync, wait_for
 from tests.tui.test_pilot import SIZE, screen_text
 from wizard.host import LiveHost
 from wizard.session import Stage
@@ -92,11 +92,7 @@ async def test_without_a_cpu_torch_the_rehearsal_offers_to_make_one_or_says_it_i
     assert svc.find_cpu_torch() is None
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
-        if app.session.has_amd_gpu:
-            pytest.skip("this machine has an AMD GPU")
-        await pilot.press("r")
-        await pilot.pause()
-        await pilot.press("enter")  # seed-7900xt
+        await rehearse_first_profile(app, pilot)
         await wait_for(pilot, lambda: type(app.screen).__name__ == "VerifyTorchModal")
         text = " ".join(screen_text(app).split())
         assert "No torch to verify with" in text and "NOT verified" in text
@@ -127,11 +123,7 @@ async def test_a_cpu_torch_found_is_used_without_asking(tmp_path: Path, monkeypa
     svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
-        if app.session.has_amd_gpu:
-            pytest.skip("this machine has an AMD GPU")
-        await pilot.press("r")
-        await pilot.pause()
-        await pilot.press("enter")
+        await rehearse_first_profile(app, pilot)
         await wait_for(pilot, lambda: app.session.machine.startswith("sandbox:"))
         assert app.services.verify_python == str(fake)  # the rehearsal's Verify step runs with it
         assert not any("no torch to verify with" in n.message for n in app._notifications)

@@ -17,26 +17,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from wizard import exit_codes
-
-
-def _percent(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole percentage: {text!r}") from None
-    if not 0 <= v <= 100:
-        raise argparse.ArgumentTypeError(f"between 0 and 100: {text!r}")
-    return v
-
-
-def _count(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"at least 1: {text!r}")
-    return v
+from wizard.cli import whole_number
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -58,8 +39,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r = sub.add_parser("run", help="run a plan on every host it fits through ansible-playbook")
     r.add_argument("plan", metavar="NAME|FILE")
     common(r)
-    r.add_argument("--serial", type=_count, metavar="N", help="hosts per batch (Ansible's serial)")
-    r.add_argument("--max-fail", type=_percent, metavar="PCT", help="stop the run when more than PCT %% of a batch fail")
+    r.add_argument("--serial", type=whole_number("number", 1), metavar="N", help="hosts per batch (Ansible's serial)")
+    r.add_argument("--max-fail", type=whole_number("percentage", 0, 100), metavar="PCT",
+                   help="stop the run when more than PCT %% of a batch fail")
     r.add_argument("--replan", action="store_true", help="detect and resolve again instead of continuing the saved run")
     v = sub.add_parser("verify", help="run only the verification suite on every host")
     common(v)

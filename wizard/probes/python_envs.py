@@ -36,15 +36,15 @@ _WANTED = {
 }
 
 
+_SEPARATORS = str.maketrans("-.", "__")
+
+
 def _norm_name(name: str) -> str:
     """PEP 503's normalised name, with underscores: "Torch-Vision" -> "torch_vision"."""
     out = name.lower().translate(_SEPARATORS)
     while "__" in out:
         out = out.replace("__", "_")
     return out
-
-
-_SEPARATORS = str.maketrans("-.", "__")
 
 
 def site_packages_dirs(host: Host, prefix: str) -> list[str]:
