@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 from wizard import exit_codes
 from wizard.cli import main
 
+pytestmark = pytest.mark.integration
+
 SEED = "seed-7900xt"
 
 

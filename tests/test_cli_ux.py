@@ -15,6 +15,8 @@ from wizard.commands.verify_view import VerifyOutput, report_from_text
 from wizard.runner import events as ev
 from wizard.runner.records import RunState, StepOutcome
 
+pytestmark = pytest.mark.integration
+
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None
             ) -> subprocess.CompletedProcess[str]:

@@ -15,6 +15,8 @@ from runner_helpers import PY, REPO, end_state, wizard
 
 from wizard.runner.journal import Journal
 
+pytestmark = pytest.mark.integration
+
 CASES = [("seed-7900xt", "downgrade-6.2"), ("rx9070xt-noble", "upgrade-7.2")]
 
 

@@ -11,6 +11,8 @@ from wizard.facts_json import facts_to_json
 from wizard.host import BUILTIN_EXAMPLES, open_recorded
 from wizard.probes import detect
 
+pytestmark = pytest.mark.unit
+
 FIXTURES = Path(__file__).parent / "fixtures" / "machines"
 MACHINES = sorted(
     [p for p in FIXTURES.iterdir() if (p / "expected.json").is_file()]

@@ -11,6 +11,9 @@ from wizard.kb import load_kb
 from wizard.model import EnvSetting, Facts, Gpu, PythonEnv
 from wizard.probes import detect
 from wizard.record import replace
+import pytest
+
+pytestmark = pytest.mark.unit
 
 
 def test_seed_7900xt_alloc_failed_is_memory_or_build_not_a_version_check() -> None:

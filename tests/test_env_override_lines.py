@@ -11,6 +11,9 @@ from test_plan_golden import machines
 from wizard import record
 from wizard.model import EnvSetting
 from wizard.planner import resolve_plan
+import pytest
+
+pytestmark = pytest.mark.integration
 
 
 def env_actions(facts):  # type: ignore[no-untyped-def]

@@ -18,6 +18,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.unit
+
 REPO = Path(__file__).resolve().parent.parent
 MACHINES = Path(__file__).parent / "fixtures" / "machines"
 FIXTURES = sorted(p for p in MACHINES.iterdir() if p.is_dir()) if MACHINES.is_dir() else []

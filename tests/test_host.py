@@ -7,6 +7,9 @@ import time
 from pathlib import Path
 
 from wizard.host import BundleHost, LiveHost
+import pytest
+
+pytestmark = pytest.mark.unit
 
 
 def test_a_hung_command_returns_within_its_timeout() -> None:

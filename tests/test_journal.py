@@ -14,6 +14,8 @@ from wizard.runner import records as r
 from wizard.runner.journal import Entry, Journal, JournalError, replay
 from wizard.runner.lock import Lock, LockHeld
 
+pytestmark = pytest.mark.unit
+
 
 def entries(raw: list[dict]) -> list[Entry]:
     out = []

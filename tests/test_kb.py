@@ -16,6 +16,8 @@ from packaging.version import Version
 from wizard.kb import KB_DIR, PLANS, PREDICATES, SEVERITIES, KbError, KnowledgeBase, load_kb
 from wizard.kb.records import DockerImage, GpuInfo, HsaOverride, KnownIssue, Release, Wheel
 
+pytestmark = pytest.mark.integration
+
 _T = TypeVar("_T")
 
 

@@ -7,6 +7,8 @@ import pytest
 from wizard.kb import load_kb
 from wizard.probes import detect
 
+pytestmark = pytest.mark.unit
+
 
 def test_every_apu_row_points_at_an_integrated_gpu_row() -> None:
     kb = load_kb()

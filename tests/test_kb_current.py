@@ -15,6 +15,8 @@ from packaging.version import Version
 from wizard.kb import KB_DIR, KnowledgeBase, load_kb
 from wizard.kb.consistency import cross_problems
 
+pytestmark = pytest.mark.unit
+
 _T = TypeVar("_T")
 
 

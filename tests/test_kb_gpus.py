@@ -17,6 +17,8 @@ import pytest
 
 import wizard
 
+pytestmark = pytest.mark.unit
+
 GPUS_JSON = Path(wizard.__file__).resolve().parent / "kb" / "gpus.json"
 
 ENTRY_KEYS = {"pci_id", "name", "codename", "gfx", "family", "integrated", "sources", "peak_tflops", "note"}

@@ -34,6 +34,8 @@ from wizard.kb.sources import (
     snapshot_path,
 )
 
+pytestmark = pytest.mark.integration
+
 
 _T = TypeVar("_T")
 

@@ -19,6 +19,8 @@ from wizard.kb.families import family_of_gfx
 from wizard.model import Driver, EnvSetting, EvidenceText, Facts, Gpu, OsInfo, Rocm
 from wizard.record import replace
 
+pytestmark = pytest.mark.unit
+
 DATA = json.loads((Path(__file__).parent / "data" / "known_issue_texts.json").read_text(encoding="utf-8"))
 CASES: dict[str, dict[str, Any]] = DATA["cases"]
 # The 44 entries the knowledge base held before issue 12 (their evidence predates this table).

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+import pytest
+
+pytestmark = pytest.mark.unit
 
 ROOT = Path(__file__).resolve().parent.parent
 

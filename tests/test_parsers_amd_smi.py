@@ -4,6 +4,9 @@ import json
 from pathlib import Path
 
 from wizard.parsers.amd_smi import parse_amd_smi
+import pytest
+
+pytestmark = pytest.mark.unit
 
 DATA = Path(__file__).parent / "data" / "parsers" / "amd_smi"
 

@@ -3,6 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from wizard.parsers.collect_env import parse_collect_env
+import pytest
+
+pytestmark = pytest.mark.unit
 
 DATA = Path(__file__).parent / "data" / "parsers" / "collect_env"
 

@@ -3,6 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from wizard.parsers.env_file import effective_exports, parse_activate, parse_env_file, parse_shell_rc
+import pytest
+
+pytestmark = pytest.mark.unit
 
 DATA = Path(__file__).parent / "data" / "parsers" / "env_file"
 

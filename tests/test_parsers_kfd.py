@@ -6,6 +6,8 @@ import pytest
 
 from wizard.parsers.kfd import gfx_from_target_version, parse_kfd_properties
 
+pytestmark = pytest.mark.unit
+
 DATA = Path(__file__).parent / "data" / "parsers" / "kfd"
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from wizard.parsers.mentions import read_mentions
 
+pytestmark = pytest.mark.unit
+
 READS = [
     ("  Name:                    amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-", "gfx_rt", "gfx90a"),
     ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1100.dat: No such file", "gfx_rt", "gfx1100"),

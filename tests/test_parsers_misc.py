@@ -7,6 +7,9 @@ from pathlib import Path
 from wizard.parsers.dmesg import parse_dmesg
 from wizard.parsers.traceback import normalise_error_text, parse_error_text
 from wizard.parsers.uname import parse_uname
+import pytest
+
+pytestmark = pytest.mark.unit
 
 DATA = Path(__file__).parent / "data" / "parsers"
 

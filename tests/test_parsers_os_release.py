@@ -3,6 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from wizard.parsers.os_release import parse_os_release, unquote
+import pytest
+
+pytestmark = pytest.mark.unit
 
 DATA = Path(__file__).parent / "data" / "parsers" / "os_release"
 

@@ -6,6 +6,9 @@ from pathlib import Path
 
 from wizard.parsers.dpkg import parse_dpkg
 from wizard.parsers.rpm import parse_rpm
+import pytest
+
+pytestmark = pytest.mark.unit
 
 DATA = Path(__file__).parent / "data" / "parsers"
 

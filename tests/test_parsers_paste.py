@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from wizard.parsers.paste import split_paste
+import pytest
+
+pytestmark = pytest.mark.unit
 
 ISSUE = """\
 # GPU not detected after upgrade

@@ -3,6 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from wizard.parsers.pip_freeze import parse_pip_freeze, wheel_version
+import pytest
+
+pytestmark = pytest.mark.unit
 
 DATA = Path(__file__).parent / "data" / "parsers" / "pip_freeze"
 

@@ -32,6 +32,8 @@ from wizard.parsers import (
     uname,
 )
 
+pytestmark = pytest.mark.unit
+
 DATA = Path(__file__).parent / "data" / "parsers"
 
 # format directory -> guarded parser

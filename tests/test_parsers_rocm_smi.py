@@ -3,6 +3,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from wizard.parsers.rocm_smi import parse_rocm_smi
+import pytest
+
+pytestmark = pytest.mark.unit
 
 DATA = Path(__file__).parent / "data" / "parsers" / "rocm_smi"
 

@@ -13,6 +13,8 @@ import pytest
 from wizard import exit_codes
 from wizard.cli import main
 
+pytestmark = pytest.mark.integration
+
 PASTE = """\
 ROCm does not see my card
 

@@ -18,6 +18,8 @@ from wizard.model import Driver, Facts
 from wizard.plan_file import PLANS_DIR, PlanError, load_plan_file
 from wizard.planner import PlanRefused, recommend, resolve_plan
 
+pytestmark = pytest.mark.integration
+
 FRESH = Path(__file__).resolve().parent / "fixtures" / "machines" / "rdna4-9070xt-noble-fresh-no-kfd"
 
 

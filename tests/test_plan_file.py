@@ -18,6 +18,8 @@ from wizard.plan_file import (
 )
 from wizard.steps import kind_names
 
+pytestmark = pytest.mark.unit
+
 STEP_KINDS = kind_names()
 
 GOOD = """\

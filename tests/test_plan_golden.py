@@ -35,6 +35,8 @@ from wizard.plan_file import builtin_plan_names
 from wizard.planner import PlanRefused, resolve_plan
 from wizard.script import render
 
+pytestmark = pytest.mark.unit
+
 ROOT = Path(__file__).resolve().parent
 GOLDEN = ROOT / "golden"
 FIXTURES = ROOT / "fixtures" / "machines"

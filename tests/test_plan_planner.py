@@ -11,6 +11,8 @@ from wizard.model import Driver, Facts, Gpu, OsInfo, PythonEnv
 from wizard.plan_file import builtin_plan_names
 from wizard.planner import PlanRefused, recommend, resolve_plan
 
+pytestmark = pytest.mark.unit
+
 UPSTREAM_WHEEL_PLANS = ("downgrade-6.2", "upgrade-6.4", "upgrade-7.2", "pip-only")
 
 

@@ -14,6 +14,8 @@ from runner_helpers import calls, end_state, wizard
 
 from wizard.kb import load_kb
 
+pytestmark = pytest.mark.integration
+
 TORCH_PYTHON = os.environ.get("ROCM_WIZARD_TEST_TORCH_PYTHON")
 
 

@@ -22,7 +22,7 @@ from runner_helpers import PY, REPO, calls, wizard
 from wizard import preflight
 from wizard.runner import planfile
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 
 def _journal(root: Path) -> list[dict]:

@@ -10,6 +10,8 @@ import pytest
 from wizard.host import LiveHost
 from wizard.probes import detect
 
+pytestmark = pytest.mark.unit
+
 KFD = "sys/class/kfd/kfd/topology/nodes"
 
 

@@ -19,6 +19,9 @@ from hypothesis import strategies as st
 from wizard.parsers.mentions import read_mentions
 from wizard.parsers.paste import split_paste
 from wizard.probes import detect
+import pytest
+
+pytestmark = pytest.mark.unit
 
 MACHINES = Path(__file__).parent / "fixtures" / "machines"
 METADATA = {"SOURCE.md", "expected.json", "README.md"}

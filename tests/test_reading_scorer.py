@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.unit
+
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
 

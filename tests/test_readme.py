@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.system
+
 REPO = Path(__file__).resolve().parent.parent
 
 

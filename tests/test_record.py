@@ -18,6 +18,8 @@ import wizard
 from wizard import lazy_re
 from wizard.record import FrozenRecordError, asdict, field, fields, is_record, record, replace
 
+pytestmark = pytest.mark.unit
+
 
 @record
 class Point:

@@ -17,6 +17,9 @@ from wizard.runner.journal import replay
 from wizard.runner.executor import LiveExecutor
 from wizard.runner.privilege import Privilege
 from wizard.runner.records import RunState
+import pytest
+
+pytestmark = pytest.mark.integration
 
 
 def _engine(tmp_path: Path, plan, sink=None, **kw) -> tuple[Engine, runs.Run]:

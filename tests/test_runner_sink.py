@@ -10,6 +10,9 @@ from hypothesis import strategies as st
 
 from wizard.runner import events as ev
 from wizard.runner.engine import _Sink
+import pytest
+
+pytestmark = pytest.mark.unit
 
 
 def _lines_of(data: bytes, chunks: list[int]) -> tuple[list[str], bytes]:

@@ -12,6 +12,8 @@ from runner_helpers import PY, calls, end_state, wizard
 
 from wizard.sandbox import open_sandbox, profile_names
 
+pytestmark = pytest.mark.integration
+
 
 @pytest.mark.parametrize("name", ["seed-7900xt", "seed-5600xt", "rx9070xt-noble", "strix-halo", "mi300x-rhel9"])
 def test_profiles_are_detected_as_described(tmp_path: Path, name: str) -> None:

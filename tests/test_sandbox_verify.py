@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.system
+
 TORCH_PYTHON = os.environ.get("ROCM_WIZARD_TEST_TORCH_PYTHON")
 
 

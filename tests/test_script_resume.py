@@ -11,6 +11,9 @@ from runner_helpers import calls, end_state, wizard
 
 from wizard.sandbox.executor import SANDBOX_VERIFY_PYTHON
 from wizard.sandbox.standins import SCRIPT_PATH, map_arg
+import pytest
+
+pytestmark = pytest.mark.integration
 
 
 def run_script(root: Path, script: str, torch_python: str) -> subprocess.CompletedProcess[str]:

@@ -19,6 +19,8 @@ from wizard.planner import resolve_plan
 from wizard.script import command, render
 from wizard.model import Action
 
+pytestmark = pytest.mark.integration
+
 SCRIPTS = sorted(GOLDEN.glob("*/*.sh"))
 SHELLCHECK = shutil.which("shellcheck")
 

@@ -25,6 +25,8 @@ import pytest
 from wizard.host import BundleHost, HostError
 from wizard.inputs.archive import PREFIX, ArchiveError, Limits, extract
 
+pytestmark = pytest.mark.integration
+
 GOOD_LSPCI = "03:00.0 VGA compatible controller [0300]: Advanced Micro Devices, Inc. [AMD/ATI] Navi 31 [1002:744c]\n"
 
 

@@ -12,6 +12,8 @@ import pytest
 
 from wizard.inputs import InputError, cli_path, docker_image, shell_export, shell_path
 
+pytestmark = pytest.mark.integration
+
 SEED = "seed-7900xt"
 
 

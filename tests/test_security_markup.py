@@ -15,6 +15,9 @@ from tests.tui.helpers import sync
 from wizard.host import BundleHost
 from wizard.probes import detect
 from wizard.render import facts_renderables
+import pytest
+
+pytestmark = pytest.mark.integration
 
 HOSTILE = "/opt/[/x]lib:[bold red]loud[/]:[link=file:///etc]z[/link]"
 LSPCI = "03:00.0 VGA compatible controller [0300]: Advanced Micro Devices, Inc. [AMD/ATI] Navi 31 [1002:744c]\n"

@@ -14,6 +14,8 @@ import pytest
 from wizard.evidence import Redactor, collect, write_bundle
 from wizard.host import BundleHost, LiveHost
 
+pytestmark = pytest.mark.integration
+
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "wizard", *args], capture_output=True, text=True, timeout=120)

@@ -20,6 +20,8 @@ from wizard.model import Action, StepPlan
 from wizard.runner import planfile
 from wizard.sandbox import open_sandbox
 
+pytestmark = pytest.mark.integration
+
 ONE_LINE_ERR = ("Traceback", "internal error")
 
 

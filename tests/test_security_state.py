@@ -22,6 +22,8 @@ from wizard.model import Action, StepPlan
 from wizard.runner import planfile
 from wizard.sandbox import open_sandbox
 
+pytestmark = pytest.mark.integration
+
 MARK = "41.37"  # the sleep of the slow action: a mark to find its process by
 
 

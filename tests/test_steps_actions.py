@@ -11,6 +11,9 @@ from wizard.planner import PlanRefused, resolve_plan
 from wizard.steps import kind, registry
 from wizard.steps._common import StepKind
 from wizard.steps.pip_pin import override_gfx
+import pytest
+
+pytestmark = pytest.mark.unit
 
 
 def resolved():

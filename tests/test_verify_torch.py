@@ -21,6 +21,8 @@ import pytest
 from wizard.verify import SuiteOptions, run_verify
 from wizard.verify.launch import SUITE_PATH
 
+pytestmark = pytest.mark.system
+
 FAKE = Path(__file__).parent / "fixtures" / "fake_torch"
 REPO = Path(__file__).resolve().parents[1]
 

@@ -26,6 +26,8 @@ from wizard.verify.launch import (
 )
 from wizard.verify.results import CheckResult, SuiteOutputError, VerifyReport
 
+pytestmark = pytest.mark.integration
+
 SUITE_CHECKS = ("import", "devices", "tensor", "matmul", "matmul-blaslt", "matmul-blas", "conv2d", "train",
                 "autocast", "alloc", "p2p", "throughput")
 

@@ -22,6 +22,8 @@ from wizard.plan_file import builtin_plan_names
 from wizard.planner import PlanRefused, resolve_plan
 from wizard.script import machine_summary
 
+pytestmark = pytest.mark.integration
+
 GOLDEN = Path(__file__).resolve().parent / "golden"
 UPDATE = os.environ.get("ROCM_WIZARD_UPDATE_GOLDEN") == "1"
 MACHINES = ("seed-7900xt", "rx9070xt-noble-fresh")

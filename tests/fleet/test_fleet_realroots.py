@@ -29,7 +29,7 @@ from wizard.profiles import PROFILES
 from wizard.realroot import enter
 from wizard.realroot.endstate import dpkg_status, end_state
 
-pytestmark = [pytest.mark.fleet, pytest.mark.realroot, pytest.mark.timeout(3600),
+pytestmark = [pytest.mark.system, pytest.mark.fleet, pytest.mark.realroot, pytest.mark.timeout(3600),
               pytest.mark.skipif(os.environ.get("ROCM_WIZARD_REALROOT_ALL") != "1",
                                  reason="slow real-root fleet test: ROCM_WIZARD_REALROOT_ALL=1 ROCM_WIZARD_FLEET_ALL=1 "
                                         "pytest tests/fleet")]

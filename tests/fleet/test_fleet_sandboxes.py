@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.fleet, pytest.mark.timeout(1800)]
+pytestmark = [pytest.mark.system, pytest.mark.fleet, pytest.mark.timeout(1800)]
 
 PROFILES = {"seed-7900xt": "seed-7900xt", "twin-7900xt": "seed-7900xt", "rx9070xt-noble": "rx9070xt-noble",
             "seed-5600xt": "seed-5600xt"}
@@ -59,6 +59,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory, torch_python: str) -> dict[s
     return {"base": base, "inv": inv, "fleet": base / "fleet"}
 
 
+@pytest.mark.smoke
 def test_detect_finds_each_hosts_gpus_and_lists_the_unreadable(fleet: dict[str, Path]) -> None:
     res = wizard("fleet", "detect", "-i", str(fleet["inv"]), "--fleet-dir", str(fleet["fleet"]), "--json",
                  cwd=fleet["base"])

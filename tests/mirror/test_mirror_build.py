@@ -28,6 +28,8 @@ from wizard.probes.python_envs import env_from_prefix
 from wizard.probes.rocm import _short_version
 from wizard.profiles import PROFILES
 
+pytestmark = pytest.mark.integration
+
 
 def fetch(url: str, accept: str | None = None) -> tuple[int, str, bytes]:
     req = urllib.request.Request(url, headers={"Accept": accept} if accept else {})

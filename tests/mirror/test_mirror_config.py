@@ -17,6 +17,8 @@ from wizard.mirror.config import (
     parse_mirrors_toml,
 )
 
+pytestmark = pytest.mark.integration
+
 FPR = "0123456789ABCDEF0123456789ABCDEF01234567"
 
 

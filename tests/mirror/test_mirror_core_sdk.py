@@ -19,6 +19,9 @@ from wizard.mirror.server import MirrorServer
 from wizard.model import Driver, Facts, Gpu, OsInfo, PythonEnv
 from wizard.planner import resolve_plan
 from wizard.probes.python_envs import env_from_prefix
+import pytest
+
+pytestmark = pytest.mark.integration
 
 DEBIAN12 = Facts(
     os=OsInfo(id="debian", version="12", codename="bookworm", like=(), pretty_name="Debian GNU/Linux 12 (bookworm)",

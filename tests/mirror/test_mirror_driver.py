@@ -12,6 +12,9 @@ from .test_mirror_build import fetch, packages
 from wizard.kb import load_kb
 from wizard.mirror.build import MirrorManifest
 from wizard.mirror.driver_catalogue import driver_releases
+import pytest
+
+pytestmark = pytest.mark.integration
 
 
 def test_mirror_serves_the_core_sdk_amdgpu_install_and_its_driver(mirror: MirrorManifest, tmp_path: Path) -> None:

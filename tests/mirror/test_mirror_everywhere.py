@@ -22,6 +22,8 @@ from wizard.profiles import PROFILES
 from wizard.sandbox import open_sandbox
 from wizard.script import render
 
+pytestmark = pytest.mark.integration
+
 MIRROR_HOST = "mirror.example"
 REGISTRY = "registry.example:5000/hub"
 STATE_DIR = "/var/lib/rocm-wizard"

@@ -15,6 +15,9 @@ from wizard.mirror.build import MirrorManifest
 from wizard.mirror.config import Mirror, MirrorConfig
 from wizard.planner import resolve_plan
 from wizard.steps.core_sdk_install import KEYRING
+import pytest
+
+pytestmark = pytest.mark.integration
 
 
 def _pins(mirrors: MirrorConfig) -> list[tuple[str, ...]]:

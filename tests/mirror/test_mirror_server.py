@@ -12,6 +12,8 @@ import pytest
 
 from wizard.mirror.server import MirrorServer
 
+pytestmark = pytest.mark.integration
+
 
 def get(url: str) -> int:
     try:

@@ -7,8 +7,9 @@
   shared: a test that uses it directly may read and run things but must not change its packages;
 * ``new_root(profile, stack=True)``: a fresh copy for one test that changes packages, removed afterwards.
 
-Tests marked ``realroot`` (the slowest) run only with ROCM_WIZARD_REALROOT_ALL=1; the rest run in every
-``python -m pytest``. Without root or mmdebstrap everything here skips, saying what to install.
+Every test here is of the ``system`` tier: a plain ``python -m pytest`` runs only its smoke (one plan to the
+reboot and back), ``python -m pytest -m system`` (or ROCM_WIZARD_REALROOT_ALL=1) all of them; tests/conftest.py
+decides. Without root or mmdebstrap everything here skips, saying what to install.
 The base tarball is cached where the wizard caches it (/var/cache/rocm-wizard/roots for root;
 ROCM_WIZARD_ROOT_CACHE overrides), so a machine builds it once.
 """
@@ -35,7 +36,6 @@ from wizard.realroot.machine import RealRoot, build_root, open_root
 
 TIMINGS: dict[str, float] = {}
 BIG_FILES = 128  # x 1 MiB: dpkg takes long enough to unpack it that a test can kill it half-way
-RUN_ALL = os.environ.get("ROCM_WIZARD_REALROOT_ALL") == "1"
 
 
 def host_reason() -> str | None:
@@ -44,15 +44,6 @@ def host_reason() -> str | None:
     if rb.mmdebstrap() is None:
         return "mmdebstrap is not installed: apt-get install mmdebstrap (.ci/run installs it)"
     return missing_tools()
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if RUN_ALL:
-        return
-    skip = pytest.mark.skip(reason="slow real-root test: ROCM_WIZARD_REALROOT_ALL=1 python -m pytest tests/realroot")
-    for item in items:
-        if item.get_closest_marker("realroot") is not None:
-            item.add_marker(skip)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

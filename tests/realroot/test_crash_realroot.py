@@ -17,6 +17,8 @@ import pytest
 from tests.realroot.helpers import REPO
 from wizard.realroot.endstate import end_state
 
+pytestmark = pytest.mark.system
+
 SEEDS = (0, 1, 2)  # MODES[seed % 3]: dpkg, pip, random
 
 

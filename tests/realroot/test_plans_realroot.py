@@ -30,10 +30,12 @@ from wizard.realroot.endstate import end_state
 from wizard.realroot.machine import RealRoot, install_wizard_source, open_root
 from wizard.record import record
 
+pytestmark = pytest.mark.system
+
 REALROOT = pytest.mark.realroot
 # (profile, plan): the one list a plan rename touches
 PAIRS = [
-    pytest.param("seed-7900xt", "downgrade-6.2", id="seed-7900xt-downgrade-6.2"),
+    pytest.param("seed-7900xt", "downgrade-6.2", marks=pytest.mark.smoke, id="seed-7900xt-downgrade-6.2"),
     pytest.param("seed-7900xt", "upgrade-7.2", marks=REALROOT, id="seed-7900xt-upgrade-7.2"),
     pytest.param("seed-7900xt", "upgrade-6.4", marks=REALROOT, id="seed-7900xt-upgrade-6.4"),
     pytest.param("rx9070xt-noble", "upgrade-7.2", marks=REALROOT, id="rx9070xt-noble-upgrade-7.2"),

@@ -17,6 +17,8 @@ from wizard.mirror.keys import signing_key
 from wizard.mirror.server import MirrorServer
 from wizard.realroot.machine import RealRoot
 
+pytestmark = pytest.mark.system
+
 NONINTERACTIVE = {"DEBIAN_FRONTEND": "noninteractive"}
 LEGACY = ("rocm", "rocm-hip-runtime", "hip-runtime-amd", "rocminfo", "rocm-core", "amdgpu-dkms",
           "amdgpu-dkms-firmware")

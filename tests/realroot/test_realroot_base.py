@@ -12,6 +12,8 @@ import pytest
 from wizard.realroot import base as rb
 from wizard.realroot.machine import RealRoot
 
+pytestmark = pytest.mark.system
+
 
 def test_cache_key_follows_the_package_set_and_location_follows_the_user() -> None:
     a = rb.BaseSpec()

@@ -8,6 +8,9 @@ from typing import Callable
 from wizard.mirror.build import MirrorManifest
 from wizard.mirror.server import MirrorServer
 from wizard.realroot.machine import RealRoot, install_wizard_source
+import pytest
+
+pytestmark = pytest.mark.system
 
 
 def test_detect_reads_the_gpus_rocm_and_the_venv(seeded: Callable[[str], RealRoot],

@@ -10,6 +10,9 @@ from typing import Callable
 
 from wizard.realroot import enter, standins
 from wizard.realroot.machine import RealRoot
+import pytest
+
+pytestmark = pytest.mark.system
 
 
 def processes_in(root: Path) -> list[int]:

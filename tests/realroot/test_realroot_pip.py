@@ -12,6 +12,9 @@ from wizard.mirror.server import MirrorServer
 from wizard.mirror.simple_index import write_index
 from wizard.mirror.wheels import WheelSpec, build_wheel
 from wizard.realroot.machine import RealRoot
+import pytest
+
+pytestmark = pytest.mark.system
 
 PIP = ["--disable-pip-version-check", "--no-input"]
 

@@ -16,6 +16,8 @@ from wizard.realroot import repair
 from wizard.realroot.machine import RealRoot
 from wizard.realroot.repair import HalfState, RepairKind
 
+pytestmark = pytest.mark.system
+
 NONINTERACTIVE = {"DEBIAN_FRONTEND": "noninteractive"}
 
 

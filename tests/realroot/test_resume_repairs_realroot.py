@@ -36,6 +36,8 @@ from wizard.realroot import repair
 from wizard.realroot.endstate import dpkg_status
 from wizard.realroot.machine import RealRoot, open_root
 
+pytestmark = pytest.mark.system
+
 PLAN = "downgrade-6.2"
 NONINTERACTIVE = {"DEBIAN_FRONTEND": "noninteractive"}
 LOCK = "var/lib/dpkg/lock-frontend"

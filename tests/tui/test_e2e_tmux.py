@@ -20,6 +20,7 @@ import pytest
 SCRIPT = Path(sys.executable).parent / "rocm-wizard"
 
 pytestmark = [
+    pytest.mark.system,
     pytest.mark.e2e,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
     pytest.mark.skipif(not SCRIPT.exists(), reason="the rocm-wizard console script is not installed in this venv"),
@@ -105,6 +106,7 @@ def tmux_env(tmp_path: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.smoke
 def test_seed_7900xt_downgrade_reboot_resume_verify_report(tmp_path: Path) -> None:
     torch_python = os.environ.get("ROCM_WIZARD_TEST_TORCH_PYTHON")
     sb = tmp_path / "sandbox"

@@ -22,6 +22,8 @@ from wizard.render import facts_renderables, gpu_display_name, name_alternatives
 from wizard.session import Stage
 from wizard.tui.screens.base import breadcrumb, machine_label
 
+pytestmark = pytest.mark.integration
+
 SIZES = [(80, 24), (100, 32)]
 LSPCI = "Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]"
 

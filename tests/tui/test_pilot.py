@@ -19,6 +19,8 @@ from wizard.tui.widgets.log_pane import MAX_LINES, LogPane
 from tests.tui.helpers import (FakeAuth, choose, flaky_plan, flood_plan, reboot_plan, rehearse_first_profile,
                                sandbox_services, slow_plan, sync, wait_for)
 
+pytestmark = pytest.mark.integration
+
 SIZE = (100, 32)
 
 

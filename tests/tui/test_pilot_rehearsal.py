@@ -22,6 +22,7 @@ def notifications(app) -> list[str]:  # type: ignore[no-untyped-def]
     return [n.message for n in app._notifications]
 
 
+@pytest.mark.integration
 @sync
 async def test_without_mmdebstrap_it_says_what_to_install_and_rehearses_in_the_sandbox(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,6 +50,7 @@ async def test_without_mmdebstrap_it_says_what_to_install_and_rehearses_in_the_s
         assert not (tmp_path / "rehearsal" / "seed-7900xt-debian12").exists()
 
 
+@pytest.mark.system
 @pytest.mark.realroot
 @pytest.mark.skipif(os.environ.get("ROCM_WIZARD_REALROOT_ALL") != "1",
                     reason="slow real-root test: ROCM_WIZARD_REALROOT_ALL=1")
@@ -80,6 +82,7 @@ async def test_with_mmdebstrap_it_offers_and_opens_a_real_debian_12_root(tmp_pat
         assert any(o.name == "downgrade-6.2" and o.applicable for o in app.session.options)
 
 
+@pytest.mark.integration
 @sync
 async def test_without_a_cpu_torch_the_rehearsal_offers_to_make_one_or_says_it_is_not_verified(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,6 +115,7 @@ async def test_without_a_cpu_torch_the_rehearsal_offers_to_make_one_or_says_it_i
         assert not (tmp_path / "rehearsal" / "cpu-torch").exists()
 
 
+@pytest.mark.integration
 @sync
 async def test_a_cpu_torch_found_is_used_without_asking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from wizard.tui.services import TORCH_PYTHON_ENV

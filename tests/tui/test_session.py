@@ -9,6 +9,8 @@ from wizard.runner.records import RunState, StepOutcome
 from wizard.session import IllegalTransition, Move, RunProgress, Session, Stage, advance, moves_from
 from tests.tui.helpers import flood_plan
 
+pytestmark = pytest.mark.unit
+
 
 def test_happy_path_through_every_stage() -> None:
     s = Stage.DETECT

@@ -18,6 +18,8 @@ from wizard.session import RunProgress, Stage
 from wizard.tui.app import WizardApp, make_app
 from wizard.tui.services import Services
 
+pytestmark = pytest.mark.integration
+
 SIZE = (100, 32)
 LOGS = "/var/log/rocm-wizard/run-1"
 STATE = "/var/lib/rocm-wizard"
