@@ -184,4 +184,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from results import main_with_results  # benchmarks/results.py: --write-results
+
+    raise SystemExit(main_with_results(main, "realroot_crash.txt"))

@@ -5,13 +5,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pytest
+
 from wizard.diagnose import PREDICATES, diagnose, diagnose_error_text
 from wizard.host import open_recorded
 from wizard.kb import load_kb
 from wizard.model import EnvSetting, Facts, Gpu, PythonEnv
 from wizard.probes import detect
 from wizard.record import replace
-import pytest
 
 pytestmark = pytest.mark.unit
 

@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 
 from test_plan_golden import machines
+import pytest
+
 from wizard import record
 from wizard.model import EnvSetting
 from wizard.planner import resolve_plan
-import pytest
 
 pytestmark = pytest.mark.integration
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+
 import pytest
 
 pytestmark = pytest.mark.unit
+
 
 ROOT = Path(__file__).resolve().parent.parent
 

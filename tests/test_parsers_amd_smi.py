@@ -3,8 +3,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from wizard.parsers.amd_smi import parse_amd_smi
 import pytest
+
+from wizard.parsers.amd_smi import parse_amd_smi
 
 pytestmark = pytest.mark.unit
 

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wizard.parsers.collect_env import parse_collect_env
 import pytest
+
+from wizard.parsers.collect_env import parse_collect_env
 
 pytestmark = pytest.mark.unit
 

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wizard.parsers.env_file import effective_exports, parse_activate, parse_env_file, parse_shell_rc
 import pytest
+
+from wizard.parsers.env_file import effective_exports, parse_activate, parse_env_file, parse_shell_rc
 
 pytestmark = pytest.mark.unit
 

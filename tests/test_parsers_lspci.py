@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wizard.parsers.lspci import parse_lspci
 import pytest
+
+from wizard.parsers.lspci import parse_lspci
 
 pytestmark = pytest.mark.unit
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from wizard.parsers.dmesg import parse_dmesg
 from wizard.parsers.traceback import normalise_error_text, parse_error_text
 from wizard.parsers.uname import parse_uname
-import pytest
 
 pytestmark = pytest.mark.unit
 

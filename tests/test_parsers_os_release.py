@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wizard.parsers.os_release import parse_os_release, unquote
 import pytest
+
+from wizard.parsers.os_release import parse_os_release, unquote
 
 pytestmark = pytest.mark.unit
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from wizard.parsers.dpkg import parse_dpkg
 from wizard.parsers.rpm import parse_rpm
-import pytest
 
 pytestmark = pytest.mark.unit
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from wizard.parsers.paste import split_paste
 import pytest
+
+from wizard.parsers.paste import split_paste
 
 pytestmark = pytest.mark.unit
 

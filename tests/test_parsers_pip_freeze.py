@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wizard.parsers.pip_freeze import parse_pip_freeze, wheel_version
 import pytest
+
+from wizard.parsers.pip_freeze import parse_pip_freeze, wheel_version
 
 pytestmark = pytest.mark.unit
 

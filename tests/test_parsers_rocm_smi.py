@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wizard.parsers.rocm_smi import parse_rocm_smi
 import pytest
+
+from wizard.parsers.rocm_smi import parse_rocm_smi
 
 pytestmark = pytest.mark.unit
 

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wizard.parsers.rocminfo import parse_rocminfo
 import pytest
+
+from wizard.parsers.rocminfo import parse_rocminfo
 
 pytestmark = pytest.mark.unit
 

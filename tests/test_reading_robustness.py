@@ -16,10 +16,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import pytest
+
 from wizard.parsers.mentions import read_mentions
 from wizard.parsers.paste import split_paste
 from wizard.probes import detect
-import pytest
 
 pytestmark = pytest.mark.unit
 

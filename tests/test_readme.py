@@ -25,7 +25,6 @@ def readme_block(after: str) -> list[str]:
     return [x for x in m.group(1).splitlines() if x.strip()]
 
 
-@pytest.mark.slow
 def test_readme_quick_start_in_a_fresh_clone(tmp_path: Path) -> None:
     if shutil.which("git") is None:
         pytest.skip("git is needed for a fresh clone")

@@ -8,9 +8,10 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pytest
+
 from wizard.runner import events as ev
 from wizard.runner.engine import _Sink
-import pytest
 
 pytestmark = pytest.mark.unit
 

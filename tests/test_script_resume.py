@@ -7,11 +7,12 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from runner_helpers import calls, end_state, wizard
 
 from wizard.sandbox.executor import SANDBOX_VERIFY_PYTHON
 from wizard.sandbox.standins import SCRIPT_PATH, map_arg
-import pytest
 
 pytestmark = pytest.mark.integration
 

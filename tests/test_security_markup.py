@@ -11,11 +11,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+import pytest
+
 from tests.tui.helpers import sync
 from wizard.host import BundleHost
 from wizard.probes import detect
 from wizard.render import facts_renderables
-import pytest
 
 pytestmark = pytest.mark.integration
 

@@ -4,6 +4,8 @@ after backup, exact package names, override rules, done-checks."""
 from __future__ import annotations
 
 from test_plan_golden import STATE_DIR, built_machines, machines
+import pytest
+
 from wizard import record
 from wizard.model import RocmInstall
 from wizard.plan_file import builtin_plan_names
@@ -11,7 +13,6 @@ from wizard.planner import PlanRefused, resolve_plan
 from wizard.steps import kind, registry
 from wizard.steps._common import StepKind
 from wizard.steps.pip_pin import override_gfx
-import pytest
 
 pytestmark = pytest.mark.unit
 

@@ -162,11 +162,12 @@ def test_a_hung_conv2d_times_out_within_its_budget_and_the_suite_goes_on(torch_p
     by = {c.name: c for c in report.checks}
     conv = by["conv2d"]
     assert conv.status == "timeout"
-    assert budget <= conv.seconds < budget + 1.0, conv.seconds  # killed on time
+    # killed on time, not after the fake's hour-long hang (generous: a loaded 2-core machine is slow to reap)
+    assert budget <= conv.seconds < budget + 15, conv.seconds
     assert conv.error.startswith(f"verify: conv2d timed out after {budget:g} s")
     # train uses conv2d too: it hangs in turn and is killed in turn; the suite still finishes
     assert by["train"].status == "timeout" and report.problem is None
-    assert wall < by["import"].seconds + 2 * budget + 10, wall
+    assert wall < by["import"].seconds + 2 * budget + 60, wall  # two kills, not two hours
     diag = [d for d in report.diagnosis if d.check == "conv2d"]
     if report.diagnoser is None:
         assert "miopen-first-conv-slow" in [f.id for f in diag[0].findings]
@@ -176,7 +177,7 @@ def test_a_hung_check_is_killed_with_its_children_in_spawn_isolation(torch_pytho
     report = run_verify(python=torch_python, env=_env("matmul:hang"),
                         options=SuiteOptions(device="cpu", timeout=3, isolation="spawn", only=("import", "matmul")))
     mm = report.check("matmul")
-    assert mm.status == "timeout" and 3 <= mm.seconds < 4.5
+    assert mm.status == "timeout" and 3 <= mm.seconds < 3 + 15, mm.seconds  # not the fake's hour-long hang
 
 
 def test_import_failure_and_import_hang(torch_python: str) -> None:

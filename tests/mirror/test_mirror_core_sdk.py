@@ -11,6 +11,8 @@ from pathlib import Path
 
 from .test_mirror_build import _pip, _venv, fetch, packages
 
+import pytest
+
 from wizard.host import LiveHost
 from wizard.kb import load_kb
 from wizard.mirror import catalogue as cat
@@ -19,7 +21,6 @@ from wizard.mirror.server import MirrorServer
 from wizard.model import Driver, Facts, Gpu, OsInfo, PythonEnv
 from wizard.planner import resolve_plan
 from wizard.probes.python_envs import env_from_prefix
-import pytest
 
 pytestmark = pytest.mark.integration
 

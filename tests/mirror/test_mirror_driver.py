@@ -9,10 +9,11 @@ from pathlib import Path
 
 from .test_mirror_build import fetch, packages
 
+import pytest
+
 from wizard.kb import load_kb
 from wizard.mirror.build import MirrorManifest
 from wizard.mirror.driver_catalogue import driver_releases
-import pytest
 
 pytestmark = pytest.mark.integration
 

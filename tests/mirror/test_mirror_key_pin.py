@@ -10,12 +10,13 @@ from pathlib import Path
 
 from .test_mirror_core_sdk import DEBIAN12
 
+import pytest
+
 from wizard.mirror.apply import KEY_IS, apply
 from wizard.mirror.build import MirrorManifest
 from wizard.mirror.config import Mirror, MirrorConfig
 from wizard.planner import resolve_plan
 from wizard.steps.core_sdk_install import KEYRING
-import pytest
 
 pytestmark = pytest.mark.integration
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from typing import Callable
 
+import pytest
+
 from wizard.mirror.build import MirrorManifest
 from wizard.mirror.server import MirrorServer
 from wizard.realroot.machine import RealRoot, install_wizard_source
-import pytest
 
 pytestmark = pytest.mark.system
 

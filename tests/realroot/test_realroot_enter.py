@@ -8,9 +8,10 @@ import os
 from pathlib import Path
 from typing import Callable
 
+import pytest
+
 from wizard.realroot import enter, standins
 from wizard.realroot.machine import RealRoot
-import pytest
 
 pytestmark = pytest.mark.system
 

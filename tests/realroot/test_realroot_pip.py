@@ -7,12 +7,13 @@ from typing import Callable
 
 from packaging.version import Version
 
+import pytest
+
 from wizard.mirror.build import MirrorManifest
 from wizard.mirror.server import MirrorServer
 from wizard.mirror.simple_index import write_index
 from wizard.mirror.wheels import WheelSpec, build_wheel
 from wizard.realroot.machine import RealRoot
-import pytest
 
 pytestmark = pytest.mark.system
 

@@ -1,0 +1,70 @@
+"""Wall time of each test tier, and of the README's test command, on this machine.
+
+Runs, one after another, ``python -m pytest -m unit``, ``-m integration``, the README's plain
+``python -m pytest`` (unit + integration + the system smoke) and ``-m system``, and prints each one's wall
+time and pytest's summary line (target for the plain command: about 10 minutes on a quiet 2-core machine).
+``--write-results`` also writes benchmarks/results/test_tiers.txt, with the command and the machine.
+Not a test (pytest collects only tests/): it runs the suite, so run it on a quiet machine.
+
+    python benchmarks/test_tiers.py [--tiers unit,integration,default,system] [--write-results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from results import machine_line, write_results  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+TIERS = {
+    "unit": ["-m", "unit"],
+    "integration": ["-m", "integration"],
+    "default": [],  # the README's command: unit + integration + the system smoke
+    "system": ["-m", "system"],
+}
+
+
+def summary_line(out: str) -> str:
+    lines = [ln.strip("= ") for ln in out.splitlines() if ln.startswith("=") and " in " in ln]
+    return lines[-1] if lines else "(no summary: see the output)"
+
+
+def run_tier(name: str) -> tuple[float, int, str]:
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TIERS[name]]
+    t0 = time.monotonic()
+    res = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return time.monotonic() - t0, res.returncode, summary_line(res.stdout)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tiers", default="unit,integration,default,system",
+                    help="comma-separated, from: " + ", ".join(TIERS))
+    ap.add_argument("--write-results", action="store_true", help="write benchmarks/results/test_tiers.txt")
+    a = ap.parse_args()
+    names = [t.strip() for t in a.tiers.split(",") if t.strip()]
+    unknown = [t for t in names if t not in TIERS]
+    if unknown:
+        ap.error(f"unknown tier(s): {', '.join(unknown)} (from: {', '.join(TIERS)})")
+    lines = [machine_line()]
+    print(lines[0], flush=True)
+    failed = False
+    for name in names:
+        seconds, rc, summary = run_tier(name)
+        cmd = " ".join(["python -m pytest", *TIERS[name]])
+        lines.append(f"{name:<12} {seconds:7.0f} s  ({seconds / 60:.1f} min)  exit {rc}  `{cmd}`: {summary}")
+        print(lines[-1], flush=True)
+        failed |= rc != 0
+    if a.write_results:
+        write_results("test_tiers.txt", "\n".join(lines) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
