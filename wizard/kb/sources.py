@@ -20,7 +20,8 @@ import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
 
-from wizard import lazy_re
+from packaging.utils import canonicalize_name
+
 from wizard.record import record
 
 
@@ -170,29 +171,29 @@ def simple_projects(page: Page) -> list[str]:
         names = [p["name"] for p in projects if isinstance(p, dict) and isinstance(p.get("name"), str)]
     else:
         names = [h.rstrip("/").rsplit("/", 1)[-1] for h in _hrefs(page.body)]
-    return [re.sub(r"[-_.]+", "-", n).lower() for n in names]
-
-
-_WHEEL = lazy_re.compile(r"^(?P<name>[A-Za-z0-9_.]+)-(?P<version>[^-]+)-(?P<py>[^-]+)-(?P<abi>[^-]+)-(?P<plat>[^-]+)\.whl$")
+    return [canonicalize_name(n) for n in names]
 
 
 @record
 class WheelFile:
-    name: str  # normalized: "torch"
+    name: str  # normalized (PEP 503): "torch"
     version: str  # "2.14.1+rocm7.2"
     python: str | None  # "3.12", "3.13t"; None for py3-none wheels
-    platform: str
 
 
 def parse_wheel_filename(filename: str) -> WheelFile | None:
-    m = _WHEEL.match(urllib.parse.unquote(filename))
-    if not m:
+    """A wheel's file name as an index lists it (``+`` may be escaped as ``%2B``), read by packaging;
+    None for anything that is not a valid wheel file name."""
+    from packaging.utils import InvalidWheelFilename
+    from packaging.utils import parse_wheel_filename as parse
+
+    try:
+        name, version, _build, tags = parse(urllib.parse.unquote(filename))
+    except InvalidWheelFilename:
         return None
-    python = None
-    cp = re.match(r"^cp(\d)(\d+)(t?)$", m["abi"]) or re.match(r"^cp(\d)(\d+)()$", m["py"])
-    if cp:
-        python = f"{cp[1]}.{cp[2]}{cp[3]}"
-    return WheelFile(re.sub(r"[-_.]+", "-", m["name"]).lower(), m["version"], python, m["plat"])
+    tag = min(tags, key=str)
+    cp = re.match(r"^cp(\d)(\d+)(t?)$", tag.abi) or re.match(r"^cp(\d)(\d+)()$", tag.interpreter)
+    return WheelFile(name, str(version), f"{cp[1]}.{cp[2]}{cp[3]}" if cp else None)
 
 
 # --------------------------------------------------------------------------- Docker Hub

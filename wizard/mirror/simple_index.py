@@ -15,10 +15,11 @@ from __future__ import annotations
 import hashlib
 import html
 import json
-import re
 import zipfile
 from pathlib import Path
 from urllib.parse import quote
+
+from packaging.utils import canonicalize_name
 
 from wizard.record import record
 
@@ -33,10 +34,6 @@ class IndexedFile:
     filename: str
     sha256: str
     requires_python: str | None
-
-
-def normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _read_wheel(path: Path) -> IndexedFile:
@@ -54,7 +51,7 @@ def _read_wheel(path: Path) -> IndexedFile:
                 requires = value
     if name is None:
         raise ValueError(f"{path.name}: METADATA has no Name")
-    return IndexedFile(normalise(name), path.name, hashlib.sha256(data).hexdigest(), requires)
+    return IndexedFile(canonicalize_name(name), path.name, hashlib.sha256(data).hexdigest(), requires)
 
 
 def write_index(index_dir: Path) -> tuple[IndexedFile, ...]:

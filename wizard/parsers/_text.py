@@ -95,7 +95,8 @@ _NORMALISE_RE = lazy_re.compile(r"[-_.]+")
 
 
 def canonical_name(name: str) -> str:
-    """PEP 503 normalised project name (same result as packaging.utils.canonicalize_name)."""
+    """PEP 503 normalised project name (same result as packaging.utils.canonicalize_name, which the
+    parsers do not import: packaging.utils brings packaging.tags and costs ~15 ms of detect's start)."""
     return _NORMALISE_RE.sub("-", name).lower()
 
 

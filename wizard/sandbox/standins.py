@@ -245,7 +245,9 @@ def venv_python(root: Path, args: list[str], venv: str | None) -> int:
 
 
 def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
+    from packaging.utils import canonicalize_name  # PEP 503; imported by the pip stand-in only
+
+    return canonicalize_name(name)
 
 
 def _dists(site: Path) -> dict[str, tuple[str, Path]]:
