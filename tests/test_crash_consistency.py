@@ -15,7 +15,7 @@ from runner_helpers import PY, REPO, end_state, wizard
 
 from wizard.runner.journal import Journal
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.system  # dozens of sandbox runs: minutes on 2 cores
 
 CASES = [("seed-7900xt", "downgrade-6.2"), ("rx9070xt-noble", "upgrade-7.2")]
 

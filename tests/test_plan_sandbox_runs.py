@@ -14,8 +14,6 @@ from runner_helpers import calls, end_state, wizard
 
 from wizard.kb import load_kb
 
-pytestmark = pytest.mark.integration
-
 TORCH_PYTHON = os.environ.get("ROCM_WIZARD_TEST_TORCH_PYTHON")
 
 
@@ -25,6 +23,7 @@ def _plans(box: str) -> dict[str, dict]:  # type: ignore[type-arg]
     return {p["name"]: p for p in json.loads(res.stdout)["plans"]}
 
 
+@pytest.mark.integration
 def test_driver_plan_end_to_end_on_a_fresh_machine(tmp_path: Path) -> None:
     box = str(tmp_path / "box")
     before = wizard(["--sandbox", box, "--profile", "rx9070xt-noble-nodriver", "plans", "--json"])
@@ -54,6 +53,7 @@ def test_driver_plan_end_to_end_on_a_fresh_machine(tmp_path: Path) -> None:
     assert end_state(root) == state
 
 
+@pytest.mark.system  # two whole plans in a row: about a minute on 2 cores
 def test_core_sdk_plan_end_to_end_after_the_legacy_line(tmp_path: Path) -> None:
     box = str(tmp_path / "box")
     root = Path(box)
@@ -86,6 +86,7 @@ def test_core_sdk_plan_end_to_end_after_the_legacy_line(tmp_path: Path) -> None:
     assert any(i["stream"] == "core-sdk" and i["version"] == "10.0.0" for i in detected["rocm"]["installs"])
 
 
+@pytest.mark.system  # a whole plan and the verify suite on the CPU torch
 @pytest.mark.skipif(not TORCH_PYTHON, reason="needs ROCM_WIZARD_TEST_TORCH_PYTHON (a venv with the CPU torch)")
 def test_core_sdk_verify_runs_the_suite_on_the_cpu_torch(tmp_path: Path) -> None:
     box = str(tmp_path / "box")

@@ -14,7 +14,7 @@ from runner_helpers import calls, end_state, wizard
 from wizard.sandbox.executor import SANDBOX_VERIFY_PYTHON
 from wizard.sandbox.standins import SCRIPT_PATH, map_arg
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.system  # a whole plan through the reboot, twice, with a CPU-torch verify
 
 
 def run_script(root: Path, script: str, torch_python: str) -> subprocess.CompletedProcess[str]:
