@@ -137,10 +137,16 @@ def test_verify_command_exits_2_for_a_python_that_is_not_an_interpreter(tmp_path
     assert cli_main(["verify", "--python", str(fake), "--json"]) == 2
     err = capsys.readouterr().err
     assert "not a Python interpreter" in err and len(err.strip().splitlines()) == 1
-    assert cli_main(["verify", "--python", str(tmp_path / "nope")]) == 2
-    assert cli_main(["verify", "--timeout", "-1"]) == 2
-    assert cli_main(["verify", "--device", "gpu0"]) == 2
-    assert cli_main(["verify", "--python", sys.executable, "--python", sys.executable]) == 2
+    for argv, needle in [(["--python", str(tmp_path / "nope")], f"--python {tmp_path / 'nope'}: no such file"),
+                         (["--timeout", "-1"], "argument --timeout: must be positive: '-1'"),
+                         (["--device", "gpu0"], "argument --device: invalid choice: 'gpu0'"),
+                         (["--python", sys.executable, "--python", sys.executable], "verify takes one --python PATH")]:
+        try:
+            code = cli_main(["verify", *argv])
+        except SystemExit as exc:  # argparse's own usage errors
+            code = exc.code
+        err = capsys.readouterr().err
+        assert code == 2 and needle in err and len(err.strip().splitlines()) == 1, (argv, code, err)
 
 
 def test_verify_command_refuses_a_recorded_machine(capsys) -> None:

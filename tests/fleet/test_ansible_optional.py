@@ -64,3 +64,4 @@ def test_export_format_and_directory_errors_are_one_line(tmp_path: Path) -> None
     res = run_blocked("--from", "seed-5600xt", "--plan", "pip-only", "--export", "ansible", str(tmp_path / "y"),
                       cwd=tmp_path)
     assert res.returncode == 5 and not (tmp_path / "y").exists()
+    assert res.stderr.startswith("rocm-wizard: refused: no upstream wheel carries gfx1010"), res.stderr
