@@ -119,25 +119,35 @@ _sigint_seen = [False]
 
 def _forward_sigint() -> None:
     """Wrap ``signal.signal`` so that a SIGINT handler installed by code under test also marks the session
-    interrupted; :func:`_stop_after_an_interrupt` then ends the suite after the test."""
-    real = signal.signal
-    if getattr(real, "_rocm_wizard_forwards", False):
+    interrupted; :func:`_stop_after_an_interrupt` then ends the suite after the test. The wrapping is
+    invisible: ``signal.signal`` and ``signal.getsignal`` return the handler that was installed (asyncio
+    compares them to restore its own)."""
+    real_signal, real_getsignal = signal.signal, signal.getsignal
+    if getattr(real_signal, "_rocm_wizard_forwards", False):
         return
+    inner_of: dict[Any, Any] = {}
+
+    def unwrap(handler: Any) -> Any:
+        return inner_of.get(handler, handler)
 
     def install(signum: int, handler: Any) -> Any:
-        if signum == signal.SIGINT and callable(handler) and handler is not signal.default_int_handler \
-                and not getattr(handler, "_rocm_wizard_forwards", False):
+        if signum == signal.SIGINT and callable(handler) and handler is not signal.default_int_handler:
             inner: Callable[[int, FrameType | None], Any] = handler
 
-            def handler(s: int, frame: FrameType | None) -> Any:  # noqa: F811 - the wrapped one
+            def forwarding(s: int, frame: FrameType | None) -> Any:
                 _sigint_seen[0] = True
                 return inner(s, frame)
 
-            handler._rocm_wizard_forwards = True  # type: ignore[attr-defined]
-        return real(signum, handler)
+            inner_of[forwarding] = inner
+            handler = forwarding
+        return unwrap(real_signal(signum, handler))
+
+    def getsignal(signum: int) -> Any:
+        return unwrap(real_getsignal(signum))
 
     install._rocm_wizard_forwards = True  # type: ignore[attr-defined]
     signal.signal = install  # type: ignore[assignment]
+    signal.getsignal = getsignal  # type: ignore[assignment]
 
 
 @pytest.fixture(autouse=True)

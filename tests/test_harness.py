@@ -153,12 +153,17 @@ def test_a_sigint_caught_by_the_wizards_own_handler_stops_the_suite(tmp_path: Pa
     the suite still stops after that test, and the next one never runs."""
     after = tmp_path / "the-next-test-ran"
     res = pytest_on(tmp_path, f"""
+        import asyncio
         import os
         import signal
         import pytest
         from wizard.runner.signals import stop_on_signals
 
         pytestmark = pytest.mark.unit
+
+        def test_asyncio_still_puts_the_default_handler_back():
+            asyncio.run(asyncio.sleep(0))  # installs its own SIGINT handler, then restores the default
+            assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
         def test_interrupted():
             with stop_on_signals(None) as stop:
@@ -169,7 +174,7 @@ def test_a_sigint_caught_by_the_wizards_own_handler_stops_the_suite(tmp_path: Pa
             open({str(after)!r}, "w").close()
     """)
     assert res.returncode == pytest.ExitCode.INTERRUPTED, res.stdout + res.stderr
-    assert "KeyboardInterrupt" in res.stdout and not after.exists(), res.stdout
+    assert "KeyboardInterrupt" in res.stdout and "2 passed" in res.stdout and not after.exists(), res.stdout
 
 
 def test_an_internal_error_fails_the_fuzzed_cli_test(tmp_path: Path) -> None:
