@@ -11,7 +11,8 @@
   tier (or its kinds ``realroot``, ``fleet``, ``e2e``) sets both for the modules that read them.
 * **Built once, outside any timeout.** A session-, package- or module-scoped fixture (the CPU-torch venv,
   the cached Debian base, the rehearsal mirror, a fleet of sandboxes) is built with the requesting test's
-  timeout paused; the test gets its whole budget after it.
+  timeout paused; the test gets its whole budget after it. A session fixture that builds lazily, when a test
+  calls it (a seeded real root per profile), wraps the build in ``outside_timeout()``.
 * **Failures surface.** ROCM_WIZARD_DEBUG=1 for the session (and every subprocess that inherits the
   environment): ``cli.main`` re-raises what it would report as "internal error", so a bug fails the test
   that hit it instead of passing as exit 1.
@@ -27,8 +28,9 @@ import re
 import signal
 import subprocess
 import sys
+from contextlib import contextmanager
 from types import FrameType
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ContextManager, Iterator
 
 import pytest
 
@@ -92,24 +94,41 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     _running.pop()
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Iterator[None]:
+@contextmanager
+def _paused_timeout() -> Iterator[None]:
+    """The running test's timeout paused meanwhile, and restarted whole after (nested uses: the outermost)."""
     item = _running[-1] if _running else None
-    paused = (item is not None and fixturedef.scope in ONCE_SCOPES and _once_depth[0] == 0
-              and item.config.pluginmanager.hasplugin("timeout") and hasattr(item, "cancel_timeout"))
+    paused = (item is not None and _once_depth[0] == 0 and item.config.pluginmanager.hasplugin("timeout")
+              and hasattr(item, "cancel_timeout"))
     if paused:
         item.config.hook.pytest_timeout_cancel_timer(item=item)
-    _once_depth[0] += fixturedef.scope in ONCE_SCOPES
+    _once_depth[0] += 1
     try:
         yield
     finally:
-        _once_depth[0] -= fixturedef.scope in ONCE_SCOPES
+        _once_depth[0] -= 1
         if paused and item is not None:
             import pytest_timeout
 
             settings = pytest_timeout._get_item_settings(item)  # the marker's, else the ini's
             if settings.timeout and not settings.func_only:
                 item.config.hook.pytest_timeout_set_timer(item=item, settings=settings)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef[Any], request: pytest.FixtureRequest) -> Iterator[None]:
+    if fixturedef.scope not in ONCE_SCOPES:
+        yield
+        return
+    with _paused_timeout():
+        yield
+
+
+@pytest.fixture(scope="session")
+def outside_timeout() -> Callable[[], ContextManager[None]]:
+    """For a session fixture that builds lazily (a factory called from tests): ``with outside_timeout():``
+    around the build keeps it out of the calling test's timeout."""
+    return _paused_timeout
 
 
 # ---------------------------------------------------------------------------------- Ctrl-C stops the suite

@@ -122,8 +122,9 @@ def test_m_system_sets_the_old_switches_for_modules_that_read_them(tmp_path: Pat
 
 
 def test_a_session_fixture_is_built_outside_the_tests_timeout(tmp_path: Path) -> None:
-    """A session fixture slower than the test's timeout does not time the test out; the same wait in the
-    test itself does (so the timeout is really on)."""
+    """A session fixture slower than the test's timeout does not time the test out, nor does a session
+    fixture's factory that builds under ``outside_timeout()``; the same wait in the test itself does (so the
+    timeout is really on)."""
     res = pytest_on(tmp_path, """
         import time
         import pytest
@@ -139,12 +140,24 @@ def test_a_session_fixture_is_built_outside_the_tests_timeout(tmp_path: Path) ->
         def test_uses_it(built_once):
             assert built_once == 1
 
+        @pytest.fixture(scope="session")
+        def lazily(outside_timeout):
+            def get():
+                with outside_timeout():  # a factory that builds when a test first asks
+                    time.sleep(3)
+                return 2
+            return get
+
+        @pytest.mark.timeout(1)
+        def test_builds_lazily(lazily):
+            assert lazily() == 2
+
         @pytest.mark.timeout(1)
         def test_waits_itself():
             time.sleep(3)
     """)
     assert res.returncode == 1, res.stdout + res.stderr
-    assert "1 failed, 1 passed" in res.stdout and "Failed: Timeout (>1.0s)" in res.stdout, res.stdout
+    assert "1 failed, 2 passed" in res.stdout and "Failed: Timeout (>1.0s)" in res.stdout, res.stdout
     assert "FAILED" in res.stdout and "test_it.py::test_waits_itself" in res.stdout.split("short test summary")[1]
 
 

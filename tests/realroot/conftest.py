@@ -20,7 +20,7 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, ContextManager, Iterator
 
 import pytest
 
@@ -96,14 +96,16 @@ def session_base(host_ok: None, tmp_path_factory: pytest.TempPathFactory) -> Ite
 
 @pytest.fixture(scope="session")
 def seeded(session_base: Path, rehearsal: tuple[MirrorServer, MirrorManifest],
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], RealRoot]]:
+           tmp_path_factory: pytest.TempPathFactory,
+           outside_timeout: Callable[[], ContextManager[None]]) -> Iterator[Callable[[str], RealRoot]]:
     built: dict[str, RealRoot] = {}
 
     def get(profile: str) -> RealRoot:
         if profile not in built:
             started = time.monotonic()
-            built[profile] = build_root(tmp_path_factory.mktemp(f"seeded-{profile}") / "root", profile,
-                                        rehearsal[0].base_url, from_root=session_base)
+            with outside_timeout():
+                built[profile] = build_root(tmp_path_factory.mktemp(f"seeded-{profile}") / "root", profile,
+                                            rehearsal[0].base_url, from_root=session_base)
             TIMINGS[f"seeded {profile} (copy, lay, install stack)"] = time.monotonic() - started
             for k, v in built[profile].timings.items():
                 TIMINGS[f"  {profile}: {k}"] = v
@@ -142,7 +144,8 @@ def new_root(seeded: Callable[[str], RealRoot], session_base: Path, rehearsal: t
 # ------------------------------------------------------------------------------ the wizard's own CLI on a root
 
 @pytest.fixture(scope="session")
-def cli_template(host_ok: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], Path]]:
+def cli_template(host_ok: None, tmp_path_factory: pytest.TempPathFactory,
+                 outside_timeout: Callable[[], ContextManager[None]]) -> Iterator[Callable[[str], Path]]:
     """``--sandbox DIR --profile P --root debian12`` built once per profile by the wizard's own CLI (the cached
     base, the profile, its mirror, its starting stack); tests copy it (:func:`cli_root`)."""
     built: dict[str, Path] = {}
@@ -151,7 +154,8 @@ def cli_template(host_ok: None, tmp_path_factory: pytest.TempPathFactory) -> Ite
         if profile not in built:
             d = tmp_path_factory.mktemp(f"cli-{profile}") / "root"
             started = time.monotonic()
-            r = wizard_cli("--sandbox", str(d), "--profile", profile, "--root", "debian12", "detect", "--json")
+            with outside_timeout():
+                r = wizard_cli("--sandbox", str(d), "--profile", profile, "--root", "debian12", "detect", "--json")
             assert r.returncode == 0, r.stderr[-1500:]
             TIMINGS[f"--root debian12 {profile} (base, profile, mirror, starting stack)"] = time.monotonic() - started
             built[profile] = d
