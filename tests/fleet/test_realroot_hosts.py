@@ -17,7 +17,7 @@ from wizard.fleet.export import PlanGroup, export
 from wizard.fleet.run import all_ok, verify_result
 from wizard.planner import resolve_plan
 
-pytestmark = pytest.mark.system
+pytestmark = pytest.mark.integration
 
 ANSIBLE = shutil.which("ansible-playbook", path=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
 needs_ansible = pytest.mark.skipif(ANSIBLE is None, reason="ansible-core is not installed (pip install '.[fleet]')")

@@ -17,7 +17,7 @@ import pytest
 from tests.realroot.helpers import REPO
 from wizard.realroot.endstate import end_state
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.realroot]
 
 SEEDS = (0, 1, 2)  # MODES[seed % 3]: dpkg, pip, random
 

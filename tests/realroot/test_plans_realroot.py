@@ -30,7 +30,7 @@ from wizard.realroot.endstate import end_state
 from wizard.realroot.machine import RealRoot, install_wizard_source, open_root
 from wizard.record import record
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.realroot]
 
 REALROOT = pytest.mark.realroot
 # (profile, plan): the one list a plan rename touches

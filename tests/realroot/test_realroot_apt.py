@@ -17,7 +17,7 @@ from wizard.mirror.keys import signing_key
 from wizard.mirror.server import MirrorServer
 from wizard.realroot.machine import RealRoot
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.realroot]
 
 NONINTERACTIVE = {"DEBIAN_FRONTEND": "noninteractive"}
 LEGACY = ("rocm", "rocm-hip-runtime", "hip-runtime-amd", "rocminfo", "rocm-core", "amdgpu-dkms",

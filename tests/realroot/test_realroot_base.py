@@ -12,7 +12,7 @@ import pytest
 from wizard.realroot import base as rb
 from wizard.realroot.machine import RealRoot
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.realroot]
 
 
 def test_cache_key_follows_the_package_set_and_location_follows_the_user() -> None:

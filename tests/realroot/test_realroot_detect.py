@@ -11,7 +11,7 @@ from wizard.mirror.build import MirrorManifest
 from wizard.mirror.server import MirrorServer
 from wizard.realroot.machine import RealRoot, install_wizard_source
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.realroot]
 
 
 def test_detect_reads_the_gpus_rocm_and_the_venv(seeded: Callable[[str], RealRoot],

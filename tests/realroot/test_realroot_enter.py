@@ -13,7 +13,7 @@ import pytest
 from wizard.realroot import enter, standins
 from wizard.realroot.machine import RealRoot
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.realroot]
 
 
 def processes_in(root: Path) -> list[int]:

@@ -15,7 +15,7 @@ from wizard.mirror.simple_index import write_index
 from wizard.mirror.wheels import WheelSpec, build_wheel
 from wizard.realroot.machine import RealRoot
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.realroot]
 
 PIP = ["--disable-pip-version-check", "--no-input"]
 

@@ -16,7 +16,7 @@ from wizard.realroot import repair
 from wizard.realroot.machine import RealRoot
 from wizard.realroot.repair import HalfState, RepairKind
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.realroot]
 
 NONINTERACTIVE = {"DEBIAN_FRONTEND": "noninteractive"}
 

@@ -36,7 +36,7 @@ from wizard.realroot import repair
 from wizard.realroot.endstate import dpkg_status
 from wizard.realroot.machine import RealRoot, open_root
 
-pytestmark = pytest.mark.system
+pytestmark = [pytest.mark.system, pytest.mark.realroot]
 
 PLAN = "downgrade-6.2"
 NONINTERACTIVE = {"DEBIAN_FRONTEND": "noninteractive"}
