@@ -59,6 +59,7 @@ def facts_to_json(facts: Facts) -> dict[str, Any]:
                 "build": e.build, "gfx_targets": list(e.gfx_targets), "rocm_sdk": e.rocm_sdk,
                 "rocm_sdk_targets": list(e.rocm_sdk_targets), "numpy": e.numpy, "kind": e.kind,
                 "sources": _ev(e.sources),
+                "found": [{"how": f.how.value, "where": f.where, "text": f.text, "app": f.app} for f in e.found],
             }
             for e in facts.python_envs
         ],

@@ -17,6 +17,8 @@ from wizard.model import (
     Evidence,
     EvidenceText,
     Facts,
+    Found,
+    FoundBy,
     Gpu,
     OsInfo,
     ProbeError,
@@ -77,6 +79,7 @@ def _recorded_python(host: Host) -> list[PythonEnv]:
         triton=pick("pytorch-triton-rocm") or pick("triton"), hip=hip, build=build,
         rocm_sdk=pick("rocm") or pick("rocm-sdk-core"), rocm_sdk_targets=device, gfx_targets=device,
         numpy=pick("numpy"), kind="recorded", sources=tuple(sources),
+        found=tuple(Found(FoundBy.RECORDED, s.source) for s in sources),
     )]
 
 
@@ -225,7 +228,7 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     errors: list[ProbeError] = []
     os_info = _guard(errors, "os", lambda: probe_os(host), OsInfo())
 
-    if host.is_live or host.listdir("/home") or pythons:
+    if host.is_live or pythons or any(host.listdir(d) for d in ("/home", "/opt", "/etc/systemd/system")):
         no_envs: tuple[list[PythonEnv], list[str]] = ([], [])
         envs, problems = _guard(errors, "python", lambda: probe_live_envs(host, list(pythons)), no_envs)
         errors.extend(ProbeError("python", p) for p in problems)
