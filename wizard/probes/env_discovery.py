@@ -168,7 +168,7 @@ class _FolderScan:
             if kind:
                 c.add(e, kind, Found(FoundBy.APP, d, "installer_files/env", d))
                 found = True
-        if found or not below:
+        if found or not below or ".git" in sub:  # a checkout is one project: its folders are its own parts
             return found
         for n in [n for n in sub if not n.startswith(".") and n not in SKIP_BELOW][:MAX_BELOW]:
             found = self.folder(f"{d}/{n}", below=False) or found
@@ -326,17 +326,31 @@ def _tokens(command: str, home: str | None) -> list[str]:
     return out
 
 
+def _may_name_an_env(line: str) -> bool:
+    """Cheaply: whether an ExecStart line can name an environment (most run a system program: no parse)."""
+    if "python" in line or " cd " in line or "%h" in line:
+        return True
+    for word in line[len("ExecStart="):].split():
+        word = word.lstrip("'\"@-:+!|")
+        if "/bin/" in word and not word.startswith(_SYSTEM_BIN):
+            return True
+    return False
+
+
 def _unit(host: Host, path: str, home: str | None, c: _Collected, homes: tuple[str, ...]) -> None:
     text = host.read_text(path, limit=1 << 16)
     if not text or "ExecStart" not in text:
         return
+    if "\\\n" not in text and not any(_may_name_an_env(ln.strip()) for ln in text.splitlines()
+                                       if ln.lstrip().startswith("ExecStart=")):
+        return  # every ExecStart runs a system program (no continuation line hides another word)
     lines = _logical_lines(text)
     workdir = next((ln.split("=", 1)[1].strip().lstrip("-") for _, ln in lines
                     if ln.startswith("WorkingDirectory=")), None)
     if workdir and home:
         workdir = workdir.replace("%h", home)
     for number, line in lines:
-        if not line.startswith("ExecStart="):
+        if not line.startswith("ExecStart=") or not _may_name_an_env(line):
             continue
         tokens = _tokens(line.split("=", 1)[1], home)
         wd = workdir
