@@ -297,3 +297,12 @@ def test_facts_round_trip_keeps_how_each_env_was_found(home: Path) -> None:
     back = loads(dumps(facts))
     assert back.python_envs == facts.python_envs
     assert all(isinstance(f.how, FoundBy) for e in back.python_envs for f in e.found)
+
+
+def test_a_pasted_torch_is_found_where_the_paste_says_it() -> None:
+    text = ("My setup:\n\n```\n$ python -m torch.utils.collect_env\nPyTorch version: 2.5.1+rocm6.2\n"
+            "Is debug build: False\nCUDA used to build PyTorch: N/A\nROCM used to build PyTorch: 6.2.41133-dd7f95766\n```\n")
+    facts = detect(None, paste=("thread.txt", text))
+    env = next(e for e in facts.python_envs if e.torch)
+    assert env.kind == "recorded" and [f.how for f in env.found] == [FoundBy.RECORDED]
+    assert env.found[0].where.startswith("thread.txt") and env.found[0].text == "PyTorch version: 2.5.1+rocm6.2"

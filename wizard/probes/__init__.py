@@ -79,7 +79,6 @@ def _recorded_python(host: Host) -> list[PythonEnv]:
         triton=pick("pytorch-triton-rocm") or pick("triton"), hip=hip, build=build,
         rocm_sdk=pick("rocm") or pick("rocm-sdk-core"), rocm_sdk_targets=device, gfx_targets=device,
         numpy=pick("numpy"), kind="recorded", sources=tuple(sources),
-        found=tuple(Found(FoundBy.RECORDED, s.source) for s in sources),
     )]
 
 
@@ -146,7 +145,16 @@ def detect(host: Host | None, pythons: list[str] | tuple[str, ...] = (), paste: 
         facts = _guard_facts(facts, lambda f: apply(f, f.texts))
     if reading is not None:
         facts = _relocate(facts, reading)
-    return facts
+    return replace(facts, python_envs=tuple(_recorded_found(e) for e in facts.python_envs))
+
+
+def _recorded_found(env: PythonEnv) -> PythonEnv:
+    """A recorded environment (a bundle's collect_env.txt, a paste) was found where its first evidence is."""
+    if env.found or env.kind != "recorded" or not env.sources:
+        return env
+    ev = env.sources[0]
+    return replace(env, found=(Found(FoundBy.RECORDED, ev.source if ev.line is None else f"{ev.source}:{ev.line}",
+                                     ev.text),))
 
 
 def _guard_facts(facts: Facts, fn: Callable[[Facts], Facts]) -> Facts:
