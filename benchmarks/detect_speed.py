@@ -141,6 +141,9 @@ def home_case(exe: str, baseline: str, runs: int) -> None:
     print(f"  this build   {exe}: {new * 1000:7.1f} ms median, finds {counts[1]} of the 20")
     print(f"  this build / today's code = {ratio:.2f}x median of {runs} paired runs (CPU time {cpu:.2f}x) "
           f"(target <= 1.5x: {'met' if ratio <= 1.5 else 'NOT met'})")
+    ratio, new, old, cpu = paired_ratio([exe, "detect", "--json"], [baseline, "detect", "--json"], runs)
+    print(f"this machine as it is (HOME={os.environ.get('HOME')}): today's code {old * 1000:.1f} ms, this build "
+          f"{new * 1000:.1f} ms: {ratio:.2f}x median of {runs} paired runs (CPU time {cpu:.2f}x)")
 
 
 def main() -> int:

@@ -93,3 +93,22 @@ def test_the_wizards_own_process_is_not_counted_as_use() -> None:
     envs, _ = probe_live_envs(host, [sys.prefix])
     mine = next(e for e in envs if e.path == sys.prefix)
     assert not [f for f in mine.found if f.how is FoundBy.PROCESS and f.where == f"pid {os.getpid()}"]
+
+
+def test_a_sandbox_root_is_searched_and_the_real_machine_stays_out(tmp_path: Path) -> None:
+    """A rehearsal machine's homes, /opt and units are its own; the real machine's processes are not its."""
+    from test_env_discovery import make_env, write
+
+    from wizard.probes import detect
+    from wizard.sandbox import open_sandbox
+
+    root = tmp_path / "m"
+    open_sandbox(root, "seed-7900xt")
+    make_env(root, "/home/user/ComfyUI/venv", "2.5.1+rocm6.2")
+    make_env(root, "/srv/sd/venv", "2.6.0+rocm6.2.4")
+    write(root, "etc/systemd/system/sd.service", "[Service]\nWorkingDirectory=/srv/sd\nExecStart=/srv/sd/venv/bin/python launch.py\n")
+    envs = {e.path: e for e in detect(open_sandbox(root)).python_envs}
+    assert envs["/home/user/ComfyUI/venv"].app == "/home/user/ComfyUI"
+    assert envs["/srv/sd/venv"].in_use and envs["/srv/sd/venv"].torch == "2.6.0+rocm6.2.4"
+    assert envs["/home/user/pytorch_venv"].torch == "2.5.1+rocm6.2"
+    assert not [f for e in envs.values() for f in e.found if f.how is FoundBy.PROCESS]
