@@ -306,3 +306,16 @@ def test_a_pasted_torch_is_found_where_the_paste_says_it() -> None:
     env = next(e for e in facts.python_envs if e.torch)
     assert env.kind == "recorded" and [f.how for f in env.found] == [FoundBy.RECORDED]
     assert env.found[0].where.startswith("thread.txt") and env.found[0].text == "PyTorch version: 2.5.1+rocm6.2"
+
+
+def test_a_tool_environment_is_never_the_plans_venv(tmp_path: Path) -> None:
+    """pipx and uv manage their tools' venvs: a plan makes no sibling in pipx's venvs folder."""
+    from wizard.planner import ranked_venvs, resolve_plan, venv_roles
+
+    make_env(tmp_path, f"{HOME}/.local/share/pipx/venvs/openai-whisper", "2.5.1+rocm6.2")
+    machine = _facts()
+    facts = replace(detect(host_for(tmp_path)), os=machine.os, gpus=machine.gpus, driver=machine.driver)
+    assert ranked_venvs(facts) == []
+    plan = resolve_plan("pip-only", facts, state_dir=str(tmp_path / "state"))
+    assert dict(plan.target)["venv"] == f"{HOME}/rocm-wizard-venv"
+    assert venv_roles(plan, facts).left_alone == (f"{HOME}/.local/share/pipx/venvs/openai-whisper",)

@@ -25,7 +25,7 @@ from wizard.diagnose import Finding
 from wizard.kb import DockerImage, KnowledgeBase, Release, VendorWheel, Wheel, WheelIndex
 from wizard.mirror.apply import apply as mirror_apply
 from wizard.mirror.config import MirrorConfig
-from wizard.model import KERNEL_DRIVER, Action, Facts, PythonEnv, ResolvedPlan, StepPlan
+from wizard.model import KERNEL_DRIVER, Action, Facts, FoundBy, PythonEnv, ResolvedPlan, StepPlan
 from wizard.plan_file import PlanError, PlanFile, builtin_plan_names, builtin_plans, load_plan
 from wizard.record import record, replace
 
@@ -132,8 +132,10 @@ def _choose_venv(pf: PlanFile, facts: Facts, venv: str | None, reasons: list[str
 def ranked_venvs(facts: Facts) -> list[PythonEnv]:
     """The machine's venvs and conda envs, the one the user runs torch in first: with torch, then in use (a
     running process or a service runs it), then beside an application (~/ComfyUI/venv), then a ROCm build;
-    detection's order otherwise. A plan that pins torch works beside the first."""
-    envs = [e for e in facts.python_envs if e.path and e.kind in ("venv", "conda")]
+    detection's order otherwise. A plan that pins torch works beside the first. pipx's and uv's tool
+    environments are theirs to manage: never a plan's venv, nor the place of a new one beside them."""
+    envs = [e for e in facts.python_envs if e.path and e.kind in ("venv", "conda")
+            and not any(f.how in (FoundBy.PIPX, FoundBy.UV_TOOL) for f in e.found)]
     return sorted(envs, key=lambda e: (e.torch is None, not e.in_use, e.app is None, e.build != "rocm"))
 
 
