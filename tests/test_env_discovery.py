@@ -164,7 +164,8 @@ def test_running_processes_in_a_proc_tree(tmp_path: Path) -> None:
     comfy = envs[f"{HOME}/ComfyUI/venv"]
     assert comfy.in_use and comfy.app == f"{HOME}/ComfyUI"
     proc = next(f for f in comfy.found if f.how is FoundBy.PROCESS)
-    assert proc.where == "pid 4242" and "main.py --listen" in (proc.text or "")
+    assert proc.where == "pid 4242"
+    assert proc.text == f"{HOME}/ComfyUI/venv/bin/python main.py (+1 argument) (cwd {HOME}/ComfyUI)"
     assert envs["/srv/sd/venv"].torch == "2.5.1+rocm6.2" and envs["/srv/sd/venv"].app == "/srv/sd"
     assert envs["/data/envs/torch"].in_use and envs["/data/envs/torch"].app == "/data/work"
     assert "running (pid 4242)" in found_label(comfy)
@@ -187,7 +188,7 @@ def test_systemd_units_system_and_user(tmp_path: Path) -> None:
     comfy = envs["/srv/comfy/venv"]
     svc = next(f for f in comfy.found if f.how is FoundBy.SERVICE)
     assert svc.where == "/etc/systemd/system/comfyui.service:7" and comfy.app == "/srv/comfy"
-    assert "--listen 127.0.0.1" in (svc.text or "")
+    assert svc.text == "/srv/comfy/venv/bin/python main.py (+2 arguments)"  # arguments may carry tokens: not shown
     assert found_label(comfy) == "service comfyui.service"
     sd = envs[f"{HOME}/apps/sd/.venv"]  # the user unit names it through bash -c (and the folder scan finds it)
     assert {f.how for f in sd.found} >= {FoundBy.SERVICE, FoundBy.APP}
@@ -319,3 +320,15 @@ def test_a_tool_environment_is_never_the_plans_venv(tmp_path: Path) -> None:
     plan = resolve_plan("pip-only", facts, state_dir=str(tmp_path / "state"))
     assert dict(plan.target)["venv"] == f"{HOME}/rocm-wizard-venv"
     assert venv_roles(plan, facts).left_alone == (f"{HOME}/.local/share/pipx/venvs/openai-whisper",)
+
+
+@pytest.mark.parametrize("argv,shown", [
+    (["/v/bin/python", "main.py", "--api-key", "hf_secret"], "/v/bin/python main.py (+2 arguments)"),
+    (["python3", "-u", "-m", "uvicorn", "app:app", "--port", "1"], "python3 -u -m uvicorn (+3 arguments)"),
+    (["python3", "-X", "utf8", "-c", "import time; time.sleep(30)"], "python3 -X utf8 -c 'import time; time.sleep(30)'"),
+    (["/opt/x/.venv/bin/invokeai-web"], "/opt/x/.venv/bin/invokeai-web"),
+])
+def test_evidence_shows_what_runs_never_the_arguments_after_it(argv: list[str], shown: str) -> None:
+    from wizard.probes.env_discovery import command_head
+
+    assert command_head(argv) == shown

@@ -262,6 +262,32 @@ def _process_app(argv: list[str], cwd: str | None, homes: tuple[str, ...]) -> st
     return None if cwd is None or cwd in homes or cwd == "/" else cwd
 
 
+def command_head(words: list[str], start: int = 0) -> str:
+    """The program and what it runs (a script, ``-m module``, ``-c code``), never the arguments after it: a
+    command line may carry a token (``--api-key ...``), and the evidence is shown and bundled."""
+    shown: list[str] = []
+    rest = words[start:]
+    i = 0
+    while i < len(rest):
+        w = rest[i]
+        shown.append(w if len(w) <= 80 else w[:77] + "...")
+        i += 1
+        if i == 1:
+            continue
+        if w in ("-m", "-c", "-X", "-W") and i < len(rest):
+            nxt = rest[i]
+            shown.append(nxt if len(nxt) <= 80 else nxt[:77] + "...")
+            i += 1
+            if w in ("-m", "-c"):
+                break
+            continue
+        if not w.startswith("-"):
+            break
+    more = len(rest) - i
+    line = " ".join(shlex.quote(w) for w in shown)
+    return line + (f" (+{more} argument{'s' if more != 1 else ''})" if more > 0 else "")
+
+
 def _processes(host: Host, c: _Collected, homes: tuple[str, ...]) -> None:
     own = host.readlink("/proc/self")
     for pid in [n for n in host.listdir("/proc") if n.isdigit()][:MAX_PROCESSES]:
@@ -278,8 +304,7 @@ def _processes(host: Host, c: _Collected, homes: tuple[str, ...]) -> None:
             argv.pop()
         cwd = host.readlink(f"/proc/{pid}/cwd")
         prefix, kind, python = _process_env(host, pid, exe, argv, cwd)
-        line = " ".join(shlex.quote(a) for a in argv)
-        text = (line[:240] + " ..." if len(line) > 240 else line) + (f" (cwd {cwd})" if cwd else "")
+        text = command_head(argv) + (f" (cwd {cwd})" if cwd else "")
         c.add(prefix, kind, Found(FoundBy.PROCESS, f"pid {pid}", text, _process_app(argv, cwd, homes)), python)
 
 
@@ -370,7 +395,7 @@ def _unit(host: Host, path: str, home: str | None, c: _Collected, homes: tuple[s
                 kind = env_kind(host, prefix)
             if kind:
                 app = wd if wd and wd.startswith("/") and wd not in homes else app_of(prefix, homes)
-                c.add(prefix, kind, Found(FoundBy.SERVICE, f"{path}:{number}", line, app), path_)
+                c.add(prefix, kind, Found(FoundBy.SERVICE, f"{path}:{number}", command_head(tokens, i), app), path_)
                 break
 
 
