@@ -158,20 +158,26 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[Renderab
     if not facts.rocm.installs:
         _row(rocm, "-", "", "no system ROCm found", "")
     yield rocm
-    py = Table(title="Python environments", title_justify="left")
+    # as the GPUs: no vertical rules; a path, a version or a HIP build wraps, never cut short
+    py = Table(title="Python environments", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+               collapse_padding=True)
     for col in ("path", "python", "torch", "build", "HIP", "gfx in wheel", "found"):
-        py.add_column(col)
-    if evidence:
-        py.add_column("evidence")
+        py.add_column(col, overflow="fold", no_wrap=col in ("python", "torch", "build"))
     for e in facts.python_envs:
-        row = [e.path or "(recorded)", e.python_version or "?", e.torch or "-", e.build or "?", e.hip or "-",
-               _short_list(e.gfx_targets), found_label(e)]
-        if evidence:
-            row.append("\n".join(dict.fromkeys([*(str(f) for f in e.found), *(str(x) for x in e.sources)])))
-        _row(py, *row)
+        _row(py, e.path or "(recorded)", e.python_version or "?", e.torch or "-", e.build or "?", e.hip or "-",
+             _short_list(e.gfx_targets), found_label(e))
     if not facts.python_envs:
-        _row(py, "-", "", "no environment with torch found", "", "", "", "", *[""] * evidence)
+        _row(py, "-", "", "no environment with torch found", "", "", "", "")
     yield py
+    if evidence and facts.python_envs:
+        how = Table(title="How each Python environment was found, and what was read", title_justify="left",
+                    box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+        how.add_column("environment", overflow="fold")
+        how.add_column("evidence", overflow="fold")
+        for e in facts.python_envs:
+            _row(how, e.path or "(recorded)",
+                 "\n".join(dict.fromkeys([*(str(f) for f in e.found), *(str(x) for x in e.sources)])) or "-")
+        yield how
     if facts.env:
         env = Table(title="Environment", title_justify="left")
         env.add_column("variable")
