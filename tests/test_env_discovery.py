@@ -332,3 +332,13 @@ def test_evidence_shows_what_runs_never_the_arguments_after_it(argv: list[str], 
     from wizard.probes.env_discovery import command_head
 
     assert command_head(argv) == shown
+
+
+def test_how_an_env_was_found_reads_back_from_its_json(found: dict[str, PythonEnv]) -> None:
+    """What a bundle's list of environments can carry, so a replay says how the machine found each."""
+    from wizard.facts_json import found_from_json, found_json
+
+    for env in found.values():
+        assert found_from_json([found_json(f) for f in env.found]) == env.found
+    assert found_from_json([{"how": "nonsense", "where": "x"}, {"how": "app"}, "x", None]) == ()
+    assert found_from_json({"how": "app"}) == ()
