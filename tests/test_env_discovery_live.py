@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -112,3 +113,29 @@ def test_a_sandbox_root_is_searched_and_the_real_machine_stays_out(tmp_path: Pat
     assert envs["/srv/sd/venv"].in_use and envs["/srv/sd/venv"].torch == "2.6.0+rocm6.2.4"
     assert envs["/home/user/pytorch_venv"].torch == "2.5.1+rocm6.2"
     assert not [f for e in envs.values() for f in e.found if f.how is FoundBy.PROCESS]
+
+
+def test_detect_table_and_plan_of_a_recorded_comfyui_machine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The CLI over a bundle laid out as a ComfyUI user's machine: the table says how each environment was
+    found, and the plan pins torch beside the venv ComfyUI runs in, naming the ones it leaves alone."""
+    from test_env_discovery import HOME, fake_process, lay_out_home, write
+
+    from wizard.cli import main
+    from wizard.host import BUILTIN_EXAMPLES
+
+    bundle = tmp_path / "bundle"
+    shutil.copytree(BUILTIN_EXAMPLES / "seed-7900xt", bundle)
+    shutil.rmtree(bundle / "root" / "home")
+    lay_out_home(bundle / "root")
+    fake_process(bundle / "root", 4242, "/usr/bin/python3.10", [f"{HOME}/ComfyUI/venv/bin/python", "main.py"],
+                 f"{HOME}/ComfyUI")
+    write(bundle / "root", "etc/passwd", f"alice:x:1000:1000::{HOME}:/bin/bash\n")
+    assert main(["detect", "--from", str(bundle)]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.lstrip().startswith(f"{HOME}/ComfyUI/venv "))
+    assert "2.5.1+rocm6.2" in row and "running (pid 4242), app ComfyUI" in row
+    assert "app stable-diffusion-webui" in out and "pipx" in out and "uv-tool" in out
+    assert main(["--plan", "pip-only", "--dry-run", "--from", str(bundle)]) == 0
+    script = capsys.readouterr().out
+    assert f"venv {HOME}/ComfyUI/venv-pip-only" in script
+    assert f"{HOME}/ComfyUI/venv stays as it is" in script
