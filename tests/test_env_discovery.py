@@ -342,3 +342,13 @@ def test_how_an_env_was_found_reads_back_from_its_json(found: dict[str, PythonEn
         assert found_from_json([found_json(f) for f in env.found]) == env.found
     assert found_from_json([{"how": "nonsense", "where": "x"}, {"how": "app"}, "x", None]) == ()
     assert found_from_json({"how": "app"}) == ()
+
+
+def test_a_conda_root_is_found_once_with_its_envs(tmp_path: Path) -> None:
+    make_env(tmp_path, f"{HOME}/miniforge3", "2.5.1+rocm6.2", conda=True)
+    make_env(tmp_path, f"{HOME}/miniforge3/envs/sd", "2.6.0+rocm6.2.4", conda=True)
+    make_env(tmp_path, "/opt/conda", "2.7.1+rocm6.3", conda=True)  # a system-wide conda
+    envs = {e.path: e for e in detect(host_for(tmp_path)).python_envs}
+    assert [(f.how, f.where) for f in envs[f"{HOME}/miniforge3"].found] == [(FoundBy.CONDA, f"{HOME}/miniforge3")]
+    assert envs[f"{HOME}/miniforge3/envs/sd"].torch == "2.6.0+rocm6.2.4"
+    assert [f.how for f in envs["/opt/conda"].found] == [FoundBy.CONDA] and envs["/opt/conda"].kind == "conda"

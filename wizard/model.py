@@ -140,10 +140,10 @@ class FoundBy(str, Enum):
     PROCESS = "process"  # the interpreter of a running process (/proc/PID: exe, cmdline, cwd)
     SERVICE = "service"  # a systemd unit's ExecStart
     APP = "app"  # inside an application folder of a home or of /opt (ComfyUI/venv, installer_files/env ...)
-    FOLDER = "folder"  # a folder of a home or of /opt that is itself an environment (~/torch-env, /opt/conda)
+    FOLDER = "folder"  # a folder of a home or of /opt that is itself a venv (~/torch-env)
     VENVS = "venvs"  # ~/venvs, ~/.venvs, ~/.virtualenvs
     PYENV = "pyenv"  # ~/.pyenv/versions/*
-    CONDA = "conda"  # a conda root, its envs, ~/.conda/environments.txt
+    CONDA = "conda"  # a conda root (also a folder of a home or of /opt: /opt/conda), its envs, environments.txt
     PIPX = "pipx"  # pipx's venvs (~/.local/share/pipx, ~/.local/pipx, /opt/pipx, $PIPX_HOME)
     UV_TOOL = "uv-tool"  # uv tool environments (~/.local/share/uv/tools, $UV_TOOL_DIR)
     USER_SITE = "user-site"  # ~/.local (pip install --user)

@@ -145,8 +145,8 @@ class _FolderScan:
         self.listings -= 1
         host, c = self.host, self.c
         sub = host.subdirs(d)
-        if "conda-meta" in sub:
-            c.add(d, "conda", Found(FoundBy.FOLDER, d, "conda-meta"))
+        if "conda-meta" in sub:  # a conda root (~/miniforge3, /opt/conda) or env: as the conda roots below say
+            c.add(d, "conda", Found(FoundBy.CONDA, d, "conda-meta"))
             if "envs" in sub:
                 for n in host.subdirs(f"{d}/envs"):
                     c.add(f"{d}/envs/{n}", "conda", Found(FoundBy.CONDA, f"{d}/envs"))
@@ -186,7 +186,7 @@ def _home(host: Host, home: str, c: _Collected, user_home: str | None) -> None:
     for root in CONDA_ROOTS:
         base = f"{home}/{root}"
         if host.is_dir(f"{base}/conda-meta"):
-            c.add(base, "conda", Found(FoundBy.CONDA, base))
+            c.add(base, "conda", Found(FoundBy.CONDA, base, "conda-meta"))
         for name in host.subdirs(f"{base}/envs"):
             c.add(f"{base}/envs/{name}", "conda", Found(FoundBy.CONDA, f"{base}/envs"))
     listed = f"{home}/.conda/environments.txt"
