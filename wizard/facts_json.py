@@ -4,13 +4,34 @@ from __future__ import annotations
 
 from typing import Any
 
-from wizard.model import Evidence, Facts, to_jsonable
+from wizard.model import Evidence, Facts, Found, FoundBy, to_jsonable
 
 SCHEMA = 1
 
 
 def _ev(sources: tuple[Evidence, ...]) -> list[str]:
     return [str(e) for e in sources]
+
+
+def found_json(f: Found) -> dict[str, Any]:
+    """How an environment was found, as ``python_envs[].found[]`` shows it."""
+    return {"how": f.how.value, "where": f.where, "text": f.text, "app": f.app}
+
+
+def found_from_json(items: Any) -> tuple[Found, ...]:
+    """``found_json`` read back (a bundle's list of environments); what is not such an entry is left out."""
+    out: list[Found] = []
+    for item in items if isinstance(items, list) else ():
+        if not isinstance(item, dict) or not isinstance(item.get("where"), str):
+            continue
+        try:
+            how = FoundBy(item.get("how"))
+        except ValueError:
+            continue
+        text, app = item.get("text"), item.get("app")
+        out.append(Found(how, item["where"], text if isinstance(text, str) else None,
+                         app if isinstance(app, str) else None))
+    return tuple(out)
 
 
 def facts_to_json(facts: Facts) -> dict[str, Any]:
@@ -59,6 +80,7 @@ def facts_to_json(facts: Facts) -> dict[str, Any]:
                 "build": e.build, "gfx_targets": list(e.gfx_targets), "rocm_sdk": e.rocm_sdk,
                 "rocm_sdk_targets": list(e.rocm_sdk_targets), "numpy": e.numpy, "kind": e.kind,
                 "sources": _ev(e.sources),
+                "found": [found_json(f) for f in e.found],
             }
             for e in facts.python_envs
         ],

@@ -44,6 +44,8 @@ class Host(Protocol):
     def exists(self, path: str) -> bool: ...
     def is_dir(self, path: str) -> bool: ...
     def listdir(self, path: str) -> list[str]: ...
+    def subdirs(self, path: str) -> list[str]: ...
+    def readlink(self, path: str) -> str | None: ...
     def glob(self, pattern: str) -> list[str]: ...
     def realpath(self, path: str) -> str: ...
     def access(self, path: str, mode: int) -> bool | None: ...
@@ -102,6 +104,22 @@ class _RootedFiles:
             return sorted(os.listdir(self._p(path)))
         except (OSError, ValueError):
             return []
+
+    def subdirs(self, path: str) -> list[str]:
+        """The names of the directories in a directory (links to one included), from one listing: no stat
+        per entry except for links."""
+        try:
+            with os.scandir(self._p(path)) as it:
+                return sorted(e.name for e in it if e.is_dir())
+        except (OSError, ValueError):
+            return []
+
+    def readlink(self, path: str) -> str | None:
+        """A link's target as written (an absolute target names a path of this machine), None if no link."""
+        try:
+            return os.readlink(self._p(path))
+        except (OSError, ValueError):
+            return None
 
     def glob(self, pattern: str) -> list[str]:
         """Glob an absolute pattern under the root; returns absolute (root-relative) paths."""
@@ -302,6 +320,13 @@ class BundleHost(_RootedFiles):
 
     def listdir(self, path: str) -> list[str]:
         return self._root.listdir(path)
+
+    def subdirs(self, path: str) -> list[str]:
+        base = path.rstrip("/")
+        return [n for n in self._root.listdir(path) if self._root.is_dir(f"{base}/{n}")]
+
+    def readlink(self, path: str) -> str | None:
+        return self._root.readlink(path)
 
     def realpath(self, path: str) -> str:
         return self._root.resolve(path)

@@ -7,6 +7,7 @@ exchange them freely. Unknown is ``None``, never a guess.
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Any
 
 from wizard.record import asdict, field, is_record, record
@@ -130,6 +131,42 @@ class Rocm:
     sources: tuple[Evidence, ...] = ()  # where the version came from when no install record holds it
 
 
+class FoundBy(str, Enum):
+    """How a Python environment was found (``detect --json``: ``python_envs[].found[].how``)."""
+
+    NAMED = "named"  # --python PATH
+    ACTIVE = "active"  # $VIRTUAL_ENV / $CONDA_PREFIX in force
+    PATH = "path"  # the python3 a command typed now would run, and /usr/bin/python3
+    PROCESS = "process"  # the interpreter of a running process (/proc/PID: exe, cmdline, cwd)
+    SERVICE = "service"  # a systemd unit's ExecStart
+    APP = "app"  # inside an application folder of a home or of /opt (ComfyUI/venv, installer_files/env ...)
+    FOLDER = "folder"  # a folder of a home or of /opt that is itself a venv (~/torch-env)
+    VENVS = "venvs"  # ~/venvs, ~/.venvs, ~/.virtualenvs
+    PYENV = "pyenv"  # ~/.pyenv/versions/*
+    CONDA = "conda"  # a conda root (also a folder of a home or of /opt: /opt/conda), its envs, environments.txt
+    PIPX = "pipx"  # pipx's venvs (~/.local/share/pipx, ~/.local/pipx, /opt/pipx, $PIPX_HOME)
+    UV_TOOL = "uv-tool"  # uv tool environments (~/.local/share/uv/tools, $UV_TOOL_DIR)
+    USER_SITE = "user-site"  # ~/.local (pip install --user)
+    SYSTEM = "system"  # /usr, /usr/local
+    RECORDED = "recorded"  # a bundle's collect_env.txt / pip-freeze.txt
+
+
+IN_USE = (FoundBy.PROCESS, FoundBy.SERVICE)
+
+
+@record
+class Found:
+    """One way an environment was found: what shows it, and the application it serves when known."""
+
+    how: FoundBy
+    where: str  # the folder, "pid 4242", or the unit file and line that shows it
+    text: str | None = None  # the command line or the ExecStart line
+    app: str | None = None  # the application folder beside the environment (~/ComfyUI), when known
+
+    def __str__(self) -> str:
+        return f"{self.how.value}: {self.where}" + (f": {self.text}" if self.text else "")
+
+
 @record
 class PythonEnv:
     path: str | None  # venv / conda prefix; None when only recorded output is known
@@ -147,6 +184,17 @@ class PythonEnv:
     numpy: str | None = None
     kind: str | None = None  # "venv" | "conda" | "system" | "user-site" | "recorded"
     sources: tuple[Evidence, ...] = ()
+    found: tuple[Found, ...] = ()  # how it was found (several ways: a running process of an app folder's venv)
+
+    @property
+    def app(self) -> str | None:
+        """The application folder this environment serves, when discovery saw one."""
+        return next((f.app for f in self.found if f.app), None)
+
+    @property
+    def in_use(self) -> bool:
+        """A running process or a service runs this environment's interpreter."""
+        return any(f.how in IN_USE for f in self.found)
 
 
 @record

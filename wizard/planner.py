@@ -25,12 +25,12 @@ from wizard.diagnose import Finding
 from wizard.kb import DockerImage, KnowledgeBase, Release, VendorWheel, Wheel, WheelIndex
 from wizard.mirror.apply import apply as mirror_apply
 from wizard.mirror.config import MirrorConfig
-from wizard.model import KERNEL_DRIVER, Action, Facts, PythonEnv, ResolvedPlan, StepPlan
+from wizard.model import KERNEL_DRIVER, Action, Facts, FoundBy, PythonEnv, ResolvedPlan, StepPlan
 from wizard.plan_file import PlanError, PlanFile, builtin_plan_names, builtin_plans, load_plan
 from wizard.record import record, replace
 
 __all__ = ["PlanError", "PlanRefused", "PlanChoice", "resolve_plan", "recommend", "default_state_dir",
-           "fitting_fix_plans"]
+           "fitting_fix_plans", "ranked_venvs", "venv_roles", "VenvRoles"]
 
 GIB = 1 << 30
 RECOMMEND_ORDER = ("pip-only", "therock-pip", "docker", "core-sdk", "upgrade-7.2", "upgrade-6.4", "downgrade-6.2")
@@ -112,10 +112,8 @@ def _choose_venv(pf: PlanFile, facts: Facts, venv: str | None, reasons: list[str
     if path is None and param != "auto":
         path = f"{home}/{param[2:]}" if param.startswith("~/") and home else (None if param.startswith("~/")
                                                                               else param)
-    envs = [e for e in facts.python_envs if e.path and e.kind in ("venv", "conda")]
     if path is None:
-        path = beside_venv(pf.name, [e.path for e in sorted(envs, key=lambda e: (e.build != "rocm", e.torch is None))
-                                     if e.path])
+        path = beside_venv(pf.name, [e.path for e in ranked_venvs(facts) if e.path])
     if path is None:
         path = f"{home or HOME_VAR}/{NEW_VENV_NAME}"
     from wizard.inputs import InputError, shell_path
@@ -129,6 +127,47 @@ def _choose_venv(pf: PlanFile, facts: Facts, venv: str | None, reasons: list[str
         return None, False, None, home
     env = next((e for e in facts.python_envs if e.path == path), None)
     return path, env is not None, env, home
+
+
+def ranked_venvs(facts: Facts) -> list[PythonEnv]:
+    """The machine's venvs and conda envs, the one the user runs torch in first: with torch, then in use (a
+    running process or a service runs it), then beside an application (~/ComfyUI/venv), then a ROCm build;
+    detection's order otherwise. A plan that pins torch works beside the first. pipx's and uv's tool
+    environments are theirs to manage: never a plan's venv, nor the place of a new one beside them."""
+    envs = [e for e in facts.python_envs if e.path and e.kind in ("venv", "conda")
+            and not any(f.how in (FoundBy.PIPX, FoundBy.UV_TOOL) for f in e.found)]
+    return sorted(envs, key=lambda e: (e.torch is None, not e.in_use, e.app is None, e.build != "rocm"))
+
+
+@record
+class VenvRoles:
+    """What a plan does to the machine's Python environments, for Review to name."""
+
+    changes: str | None  # the venv the plan fills (None: the plan installs no torch)
+    new: bool  # it does not exist yet
+    beside: str | None  # the detected environment it is made beside (left as it is)
+    left_alone: tuple[str, ...]  # every other detected environment with torch (none of them is touched)
+
+    def lines(self) -> list[str]:
+        """Plain lines for a view: the venv the plan changes, and the environments it leaves alone."""
+        out: list[str] = []
+        if self.changes:
+            how = f" (new, beside {self.beside})" if self.new and self.beside else " (new)" if self.new else ""
+            out.append(f"changes the venv {self.changes}{how}")
+        if self.left_alone:
+            out.append("leaves alone: " + ", ".join(self.left_alone))
+        return out
+
+
+def venv_roles(plan: ResolvedPlan, facts: Facts) -> VenvRoles:
+    venv = dict(plan.target).get("venv")
+    target = str(venv) if venv else None
+    paths = [e.path for e in facts.python_envs if e.path]
+    beside = next((p for p in paths if target and target != p and target.endswith(f"-{plan.name}")
+                   and target[:-len(plan.name) - 1] == p), None)
+    alone = tuple(p for e in facts.python_envs if (p := e.path) and p != target
+                  and (e.torch or e.kind in ("venv", "conda")))
+    return VenvRoles(target, target is not None and target not in paths, beside, alone)
 
 
 def beside_venv(plan: str, existing: list[str]) -> str | None:

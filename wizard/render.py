@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from wizard import lazy_re
-from wizard.model import Facts, Gpu
+from wizard.model import Facts, FoundBy, Gpu, PythonEnv
 
 
 PIPE_WIDTH = 200  # output that is not a terminal: wide enough that no path or command is cut mid-way
@@ -158,15 +158,26 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[Renderab
     if not facts.rocm.installs:
         _row(rocm, "-", "", "no system ROCm found", "")
     yield rocm
-    py = Table(title="Python environments", title_justify="left")
-    for col in ("path", "python", "torch", "build", "HIP", "gfx in wheel"):
-        py.add_column(col)
+    # as the GPUs: no vertical rules; a path, a version or a HIP build wraps, never cut short
+    py = Table(title="Python environments", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False,
+               collapse_padding=True)
+    for col in ("path", "python", "torch", "build", "HIP", "gfx in wheel", "found"):
+        py.add_column(col, overflow="fold", no_wrap=col in ("python", "torch", "build"))
     for e in facts.python_envs:
         _row(py, e.path or "(recorded)", e.python_version or "?", e.torch or "-", e.build or "?", e.hip or "-",
-             _short_list(e.gfx_targets))
+             _short_list(e.gfx_targets), found_label(e))
     if not facts.python_envs:
-        _row(py, "-", "", "no environment with torch found", "", "", "")
+        _row(py, "-", "", "no environment with torch found", "", "", "", "")
     yield py
+    if evidence and facts.python_envs:
+        how = Table(title="How each Python environment was found, and what was read", title_justify="left",
+                    box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+        how.add_column("environment", overflow="fold")
+        how.add_column("evidence", overflow="fold")
+        for e in facts.python_envs:
+            _row(how, e.path or "(recorded)",
+                 "\n".join(dict.fromkeys([*(str(f) for f in e.found), *(str(x) for x in e.sources)])) or "-")
+        yield how
     if facts.env:
         env = Table(title="Environment", title_justify="left")
         env.add_column("variable")
@@ -179,6 +190,21 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[Renderab
         yield Text(f"! {c.message}", style="bold yellow")
     for err in facts.errors:
         yield Text(f"probe {err.probe}: {err.message}", style="dim")
+
+
+def found_label(e: PythonEnv) -> str:
+    """How an environment was found, shortly: "running (pid 4242), app ComfyUI", "service comfyui.service"."""
+    out: list[str] = []
+    for f in e.found:
+        if f.how is FoundBy.PROCESS:
+            out.append(f"running ({f.where})")
+        elif f.how is FoundBy.SERVICE:
+            out.append("service " + f.where.rsplit("/", 1)[-1].rsplit(":", 1)[0])
+        elif f.how is FoundBy.APP and f.app:
+            out.append("app " + f.app.rstrip("/").rsplit("/", 1)[-1])
+        else:
+            out.append(f.how.value)
+    return ", ".join(dict.fromkeys(out)) or "-"
 
 
 _SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}

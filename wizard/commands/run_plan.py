@@ -37,6 +37,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             n = sum(1 for s in plan.steps if s.skipped_reason is None)
             actions = sum(len(s.actions) for s in plan.steps)
             print(f"{plan.title}: {n} steps, {actions} commands (see them with --dry-run).")
+            from wizard.planner import venv_roles
+
+            for line in venv_roles(plan, ctx.facts).lines():
+                print(f"It {line}.")
             if not ask("Start now? This changes the machine" + (" (sandbox)" if ctx.sandbox else "")):
                 print("nothing was changed")
                 return exit_codes.OK

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import types
 import typing
+from enum import Enum
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
 from wizard import record
@@ -58,6 +59,8 @@ def _build(tp: Any, data: Any) -> Any:
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_build(args[0], x) for x in data)
         return tuple(_build(a, x) for a, x in zip(args, data))
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        return tp(data)
     if tp is Any or tp is typing.Any:
         return data
     if tp in (str, int, float, bool):

@@ -149,6 +149,19 @@ class ConfinedDir:
         finally:
             os.close(fd)
 
+    def readlink(self, path: str) -> str | None:
+        """The target of the link at ``path`` as written (never followed), None for anything else."""
+        walked = self._walk(path, follow_last=False)
+        if walked is None:
+            return None
+        dfd, name = walked
+        try:
+            return os.readlink(name, dir_fd=dfd) if name else None
+        except OSError:
+            return None
+        finally:
+            os.close(dfd)
+
     def resolve(self, path: str) -> str:
         """The path with every link resolved inside ``top`` (``/`` is ``top``); the path itself if absent."""
         parts: list[str] = []

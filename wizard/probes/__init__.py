@@ -17,6 +17,8 @@ from wizard.model import (
     Evidence,
     EvidenceText,
     Facts,
+    Found,
+    FoundBy,
     Gpu,
     OsInfo,
     ProbeError,
@@ -143,7 +145,16 @@ def detect(host: Host | None, pythons: list[str] | tuple[str, ...] = (), paste: 
         facts = _guard_facts(facts, lambda f: apply(f, f.texts))
     if reading is not None:
         facts = _relocate(facts, reading)
-    return facts
+    return replace(facts, python_envs=tuple(_recorded_found(e) for e in facts.python_envs))
+
+
+def _recorded_found(env: PythonEnv) -> PythonEnv:
+    """A recorded environment (a bundle's collect_env.txt, a paste) was found where its first evidence is."""
+    if env.found or env.kind != "recorded" or not env.sources:
+        return env
+    ev = env.sources[0]
+    return replace(env, found=(Found(FoundBy.RECORDED, ev.source if ev.line is None else f"{ev.source}:{ev.line}",
+                                     ev.text),))
 
 
 def _guard_facts(facts: Facts, fn: Callable[[Facts], Facts]) -> Facts:
@@ -225,7 +236,7 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     errors: list[ProbeError] = []
     os_info = _guard(errors, "os", lambda: probe_os(host), OsInfo())
 
-    if host.is_live or host.listdir("/home") or pythons:
+    if host.is_live or pythons or any(host.listdir(d) for d in ("/home", "/opt", "/etc/systemd/system")):
         no_envs: tuple[list[PythonEnv], list[str]] = ([], [])
         envs, problems = _guard(errors, "python", lambda: probe_live_envs(host, list(pythons)), no_envs)
         errors.extend(ProbeError("python", p) for p in problems)

@@ -13,7 +13,7 @@ import re
 
 from wizard import lazy_re
 from wizard.host import Host
-from wizard.model import Evidence, PythonEnv
+from wizard.model import Evidence, Found, FoundBy, PythonEnv
 from wizard.record import replace
 
 _GFX = lazy_re.compile(r"gfx[0-9]{2,4}[0-9a-f]?(?![0-9a-z])")
@@ -191,51 +191,6 @@ def home_dirs(host: Host) -> list[str]:
     return seen
 
 
-_CONDA_ROOTS = ("anaconda3", "miniconda3", "miniforge3", "mambaforge", ".conda", "micromamba")
-
-
-def candidate_prefixes(host: Host) -> list[tuple[str, str]]:
-    """(prefix, kind) of every environment worth reading, most relevant first."""
-    env = host.environ
-    out: list[tuple[str, str]] = []
-
-    def add(prefix: str, kind: str) -> None:
-        prefix = prefix.rstrip("/") or "/"
-        if all(prefix != p for p, _ in out):
-            out.append((prefix, kind))
-
-    if env.get("VIRTUAL_ENV"):
-        add(env["VIRTUAL_ENV"], "venv")
-    if env.get("CONDA_PREFIX"):
-        add(env["CONDA_PREFIX"], "conda")
-    for home in home_dirs(host):
-        for name in host.listdir(home):
-            d = f"{home}/{name}"
-            if host.exists(f"{d}/pyvenv.cfg"):
-                add(d, "venv")
-            elif host.exists(f"{d}/.venv/pyvenv.cfg"):
-                add(f"{d}/.venv", "venv")
-        for group in ("venvs", ".venvs", ".virtualenvs", ".pyenv/versions"):
-            for name in host.listdir(f"{home}/{group}"):
-                if host.exists(f"{home}/{group}/{name}/pyvenv.cfg") or host.is_dir(f"{home}/{group}/{name}/lib"):
-                    add(f"{home}/{group}/{name}", "venv")
-        for root in _CONDA_ROOTS:
-            base = f"{home}/{root}"
-            if host.is_dir(f"{base}/conda-meta"):
-                add(base, "conda")
-            for name in host.listdir(f"{base}/envs"):
-                add(f"{base}/envs/{name}", "conda")
-        text = host.read_text(f"{home}/.conda/environments.txt") or ""
-        for line in text.splitlines():
-            if line.strip().startswith("/"):
-                add(line.strip(), "conda")
-        if host.is_dir(f"{home}/.local/lib"):
-            add(f"{home}/.local", "user-site")
-    for system in ("/usr", "/usr/local"):
-        add(system, "system")
-    return out
-
-
 def resolve_python_arg(host: Host, spec: str) -> tuple[str, str] | None:
     """--python PATH: an interpreter or an environment directory -> (prefix, interpreter)."""
     path = spec.rstrip("/")
@@ -326,10 +281,20 @@ def _pyenv_interpreter(host: Host, shim: str) -> str | None:
 
 
 def probe_live_envs(host: Host, pythons: list[str]) -> tuple[list[PythonEnv], list[str]]:
-    """Environments named with --python first (all kept), then discovered ones that hold torch/ROCm."""
+    """Environments named with --python first (all kept), then discovered ones that hold torch/ROCm; each
+    says how it was found (``PythonEnv.found``)."""
+    from wizard.probes.env_discovery import Candidate, discover
+
     envs: list[PythonEnv] = []
     problems: list[str] = []
     seen: set[str] = set()
+    candidates = discover(host, home_dirs(host))
+    by_prefix = {c.prefix: c for c in candidates}
+
+    def also(prefix: str) -> tuple[Found, ...]:
+        cand = by_prefix.get(prefix)
+        return cand.found if cand is not None else ()
+
     for spec in pythons:
         resolved = resolve_python_arg(host, spec)
         if resolved is None:
@@ -338,7 +303,7 @@ def probe_live_envs(host: Host, pythons: list[str]) -> tuple[list[PythonEnv], li
         prefix, exe = resolved
         kind = "venv" if host.exists(f"{prefix}/pyvenv.cfg") else "system"
         env = env_from_prefix(host, prefix, kind, python=exe) or PythonEnv(path=prefix, python=exe, kind=kind)
-        envs.append(env)
+        envs.append(replace(env, found=(Found(FoundBy.NAMED, spec),) + also(prefix)))
         seen.add(prefix)
     # python3 on PATH, and the system's own /usr/bin/python3, are environments even without torch: a pip plan
     # needs their Python version
@@ -347,11 +312,11 @@ def probe_live_envs(host: Host, pythons: list[str]) -> tuple[list[PythonEnv], li
         for found in (path_python(host), path_python(host, "/usr/bin/python3")):
             if found is not None and found[0] not in always:
                 always[found[0]] = found
-    candidates = candidate_prefixes(host)
     for prefix, found in always.items():
-        if all(p != prefix for p, _k in candidates):
-            candidates.append((prefix, found[2]))
-    for prefix, kind in candidates:
+        if prefix not in by_prefix:
+            candidates.append(Candidate(prefix, found[2]))
+    for cand in candidates:
+        prefix, kind = cand.prefix, cand.kind
         if prefix in seen:
             continue
         found_env: PythonEnv | None
@@ -362,15 +327,17 @@ def probe_live_envs(host: Host, pythons: list[str]) -> tuple[list[PythonEnv], li
                 found_env = PythonEnv(path=prefix, python=exe, python_version=version, kind=kind, sources=(ev,))
             elif version and found_env.python_version != version:
                 found_env = replace(found_env, python_version=version, sources=found_env.sources + (ev,))
+            ways = (Found(FoundBy.PATH, exe),) + cand.found
         else:
-            found_env = env_from_prefix(host, prefix, kind)
+            found_env = env_from_prefix(host, prefix, kind, python=cand.python if kind == "system" else None)
+            ways = cand.found
         if found_env is not None:
             seen.add(prefix)
-            envs.append(found_env)
+            envs.append(replace(found_env, found=ways))
     if not any(e.kind == "system" and e.python_version for e in envs):
         system = system_python(host)  # a recorded or sandboxed root: read where /usr/bin/python3 points
         if system is not None:
-            envs.append(system)
+            envs.append(replace(system, found=(Found(FoundBy.SYSTEM, system.python or "/usr/bin/python3"),)))
     return envs, problems
 
 

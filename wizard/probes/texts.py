@@ -98,6 +98,12 @@ class ReadingHost:
     def listdir(self, path: str) -> list[str]:
         return self.base.listdir(path) if self.base is not None else []
 
+    def subdirs(self, path: str) -> list[str]:
+        return self.base.subdirs(path) if self.base is not None else []
+
+    def readlink(self, path: str) -> str | None:
+        return self.base.readlink(path) if self.base is not None else None
+
     def glob(self, pattern: str) -> list[str]:
         return self.base.glob(pattern) if self.base is not None else []
 

@@ -12,7 +12,7 @@ from textual.widgets import Button, Collapsible, Input, Label, OptionList, Stati
 from textual.widgets._collapsible import CollapsibleTitle
 from textual.widgets.option_list import Option
 
-from wizard.model import PREFLIGHT, ResolvedPlan, StepPlan
+from wizard.model import PREFLIGHT, Facts, ResolvedPlan, StepPlan
 from wizard.session import Move, PlanOption, Stage
 from wizard.tui.messages import PlanChosen, RunConfirmed
 from wizard.tui.screens.base import StageScreen
@@ -156,16 +156,24 @@ def step_commands(s: StepPlan) -> Text:
     return t
 
 
-def review_head(plan: ResolvedPlan, read_only: bool) -> Text:
+def review_head(plan: ResolvedPlan, read_only: bool, facts: Facts | None = None) -> Text:
     t = Text()
     t.append(f"{plan.title}\n", style="bold")
     target = ", ".join(f"{k} {v}" for k, v in plan.target if k not in ("index_url", "venv"))
     t.append(f"Target: {target}\n")
     venv = dict(plan.target).get("venv")
     if venv:
+        from wizard.planner import venv_roles
+
+        roles = venv_roles(plan, facts) if facts is not None else None
         t.append("Venv: ", style="bold")
         t.append(f"{venv}  ", style="bold")
+        if roles is not None and roles.new:
+            t.append("new" + (f", beside {roles.beside} " if roles.beside else " "))
         t.append("(v changes it)\n", style="dim")
+        if roles is not None and roles.left_alone:
+            t.append("Left alone: ", style="bold")
+            t.append(", ".join(roles.left_alone) + "\n")
     n_cmd = sum(len(s.actions) for s in plan.steps if s.kind != PREFLIGHT)
     n_destr = sum(1 for s in plan.steps for a in s.actions if a.destructive or s.destructive)
     t.append(f"{len(plan.steps)} steps, {n_cmd} commands, {n_destr} destructive (⚠; ⟳ reboots). Enter opens a "
@@ -190,7 +198,7 @@ class ReviewScreen(StageScreen):
     def body(self) -> ComposeResult:
         plan = self.session.resolved
         assert plan is not None
-        yield Static(review_head(plan, self.session.read_only), id="review-head")
+        yield Static(review_head(plan, self.session.read_only, self.session.facts), id="review-head")
         with VerticalScroll(id="review"):
             for i, s in enumerate(plan.steps, 1):
                 with Collapsible(title=step_line(i, s), collapsed=True, classes="step"):
@@ -232,7 +240,9 @@ class ReviewScreen(StageScreen):
         s = self.session
         if s.resolved is None:
             return
-        envs = [e.path for e in s.facts.python_envs if e.path and e.kind in ("venv", "conda")] if s.facts else []
+        from wizard.planner import ranked_venvs
+
+        envs = [e.path for e in ranked_venvs(s.facts) if e.path] if s.facts else []
 
         def chosen(answer: str | None) -> None:
             if answer is not None:

@@ -1,0 +1,453 @@
+"""Where the Python environments are: every place users and their applications' installers keep one.
+
+``discover(host) -> [Candidate]``: each environment worth reading (prefix, kind), most relevant first, with
+every way it was found (``wizard.model.Found``: the evidence). Cheap by construction: no interpreter is
+started and nothing is walked. A folder is listed once (``Host.subdirs``: one directory listing), the
+depth is fixed and every count is bounded; a running process is read from ``/proc/PID`` (its ``exe`` and
+``cwd`` links, ``cmdline``, ``environ``), never attached to. Everything goes through the ``Host``, so a
+sandbox root, a real root and a bundle's ``root/`` are searched as the live machine is.
+
+Looked at, in this order:
+
+1. ``$VIRTUAL_ENV`` / ``$CONDA_PREFIX`` in force;
+2. the interpreters of running Python processes (``/proc/*/exe`` named ``python*``), mapped to their
+   environment through the command line (the interpreter path as typed, relative ones from the
+   process's cwd), its ``VIRTUAL_ENV`` / ``CONDA_PREFIX`` / ``PATH``, or the binary's own prefix (a conda
+   env's python is a real file in it);
+3. systemd units' ``ExecStart`` (system: /etc/systemd/system, /lib/systemd/system, /usr/lib/systemd/system;
+   user: each home's ~/.config/systemd/user, /etc/systemd/user; ``*.service.d/*.conf`` drop-ins too): an
+   executable under ``<env>/bin/`` (the interpreter or a console script), ``bash -c`` strings included,
+   relative paths from ``WorkingDirectory=``, ``%h`` expanded;
+4. per home: its folders (a folder that is an environment; an environment inside an application folder,
+   ``venv``, ``.venv``, ``env``, ``fooocus_env``..., ``installer_files/env``; one level below for folders
+   without one: ``~/ai/ComfyUI/venv``, a uv project's ``~/code/app/.venv``), ~/venvs, ~/.venvs,
+   ~/.virtualenvs, ~/.pyenv/versions, conda roots and their envs, ~/.conda/environments.txt, pipx's venvs,
+   uv's tool environments, ~/.local (user site);
+5. ``/opt`` as a home's folders (``/opt/<app>/venv``, ``/opt/<app>/.venv``, ``/opt/conda``), /opt/pipx;
+6. /usr and /usr/local.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from wizard import lazy_re
+from wizard.host import Host
+from wizard.model import Found, FoundBy
+from wizard.record import record
+
+MAX_FOLDERS = 400  # folders of one home (or of /opt) looked into
+MAX_BELOW = 64  # folders one level below a folder looked into
+MAX_LISTINGS = 3000  # directory listings for one home (or /opt), all levels together
+MAX_PROCESSES = 4096
+MAX_UNITS = 1024  # unit files and drop-ins read
+MAX_FOUND = 8  # ways one environment is recorded as found (a system python runs many daemons)
+
+# one level below a folder: names that never hold a project's environment and can be large
+SKIP_BELOW = frozenset({
+    "node_modules", "__pycache__", "site-packages", "models", "outputs", "output", "input", "cache", "logs",
+    "datasets", "checkpoints", "lib", "lib64", "include", "share", "bin", "src", "tests", "docs", "venvs",
+})
+COLLECTIONS = ("venvs", ".venvs", ".virtualenvs")
+CONDA_ROOTS = ("anaconda3", "miniconda3", "miniforge3", "mambaforge", ".conda", "micromamba", ".micromamba")
+SYSTEM_UNITS = ("/etc/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system")
+_PYTHON = lazy_re.compile(r"^python(?:\d+(?:\.\d+)?)?t?$")
+_SYSTEM_BIN = ("/usr/", "/bin/", "/sbin/", "/lib/")
+
+
+@record
+class Candidate:
+    prefix: str
+    kind: str  # "venv" | "conda" | "system" | "user-site"
+    found: tuple[Found, ...] = ()
+    python: str | None = None  # the interpreter a process or a unit names, when one does
+
+
+class _Collected:
+    """Candidates in the order first found; one per prefix, with every way it was found."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+        self.kind: dict[str, str] = {}
+        self.found: dict[str, list[Found]] = {}
+        self.python: dict[str, str] = {}
+
+    def add(self, prefix: str, kind: str, found: Found, python: str | None = None) -> None:
+        prefix = prefix.rstrip("/") or "/"
+        if prefix not in self.kind:
+            self.order.append(prefix)
+            self.kind[prefix] = kind
+            self.found[prefix] = []
+        ways = self.found[prefix]
+        if found not in ways and len(ways) < MAX_FOUND:
+            ways.append(found)
+        if python and prefix not in self.python:
+            self.python[prefix] = python
+
+    def candidates(self) -> list[Candidate]:
+        return [Candidate(p, self.kind[p], tuple(self.found[p]), self.python.get(p)) for p in self.order]
+
+
+def env_kind(host: Host, prefix: str) -> str | None:
+    """"venv" (a pyvenv.cfg), "conda" (a conda-meta folder), or None: not an environment's prefix."""
+    if host.exists(f"{prefix}/pyvenv.cfg"):
+        return "venv"
+    if host.is_dir(f"{prefix}/conda-meta"):
+        return "conda"
+    return None
+
+
+def _parent(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[0] or "/"
+
+
+def app_of(prefix: str, homes: tuple[str, ...]) -> str | None:
+    """The application folder an environment sits in (``~/ComfyUI`` for ``~/ComfyUI/venv``, the webui for
+    ``installer_files/env``); None for one directly in a home, in /opt or in a collection of environments."""
+    parent = _parent(prefix)
+    if parent.endswith("/installer_files"):
+        parent = _parent(parent)
+    name = parent.rsplit("/", 1)[-1]
+    if parent in homes or parent in ("/", "/opt", "/home", "/srv", "/usr", "/usr/local") or name in (
+            *COLLECTIONS, "envs", "versions", "tools") or name.startswith("."):
+        return None
+    return parent
+
+
+# --------------------------------------------------------------------------- folders
+
+
+class _FolderScan:
+    """The folders of one home (or /opt): each listed once, one level below where no environment showed."""
+
+    def __init__(self, host: Host, c: _Collected, skip: tuple[str, ...] = ()) -> None:
+        self.host, self.c, self.skip = host, c, skip
+        self.listings = MAX_LISTINGS
+
+    def run(self, base: str) -> None:
+        host = self.host
+        for name in host.subdirs(base)[:MAX_FOLDERS]:
+            d = f"{base.rstrip('/')}/{name}"
+            if name.startswith("."):  # hidden: only a folder that is itself an environment (~/.venv, ~/.torch)
+                if host.exists(f"{d}/pyvenv.cfg"):
+                    self.c.add(d, "venv", Found(FoundBy.FOLDER, d, "pyvenv.cfg"))
+                elif host.exists(f"{d}/.venv/pyvenv.cfg"):
+                    self.c.add(f"{d}/.venv", "venv", Found(FoundBy.APP, d, ".venv/pyvenv.cfg", d))
+                continue
+            if name in COLLECTIONS or name.startswith(self.skip):
+                continue
+            self.folder(d, below=True)
+
+    def folder(self, d: str, *, below: bool) -> bool:
+        """Whether ``d`` is an environment or holds one (then nothing under it is listed)."""
+        if self.listings <= 0:
+            return False
+        self.listings -= 1
+        host, c = self.host, self.c
+        sub = host.subdirs(d)
+        if "conda-meta" in sub:  # a conda root (~/miniforge3, /opt/conda) or env: as the conda roots below say
+            c.add(d, "conda", Found(FoundBy.CONDA, d, "conda-meta"))
+            if "envs" in sub:
+                for n in host.subdirs(f"{d}/envs"):
+                    c.add(f"{d}/envs/{n}", "conda", Found(FoundBy.CONDA, f"{d}/envs"))
+            return True
+        if ("bin" in sub or "lib" in sub) and host.exists(f"{d}/pyvenv.cfg"):
+            c.add(d, "venv", Found(FoundBy.FOLDER, d, "pyvenv.cfg"))
+            return True
+        found = False
+        for n in sub:
+            if "env" in n.lower() and n != "envs":  # venv, .venv, env, fooocus_env, sd-venv ...
+                e = f"{d}/{n}"
+                kind = env_kind(host, e)
+                if kind:
+                    c.add(e, kind, Found(FoundBy.APP, d, f"{n}/{'pyvenv.cfg' if kind == 'venv' else 'conda-meta'}", d))
+                    found = True
+        if "installer_files" in sub:  # text-generation-webui's and others' one-click installers (a conda env)
+            e = f"{d}/installer_files/env"
+            kind = env_kind(host, e)
+            if kind:
+                c.add(e, kind, Found(FoundBy.APP, d, "installer_files/env", d))
+                found = True
+        if found or not below or ".git" in sub:  # a checkout is one project: its folders are its own parts
+            return found
+        for n in [n for n in sub if not n.startswith(".") and n not in SKIP_BELOW][:MAX_BELOW]:
+            found = self.folder(f"{d}/{n}", below=False) or found
+        return found
+
+
+def _home(host: Host, home: str, c: _Collected, user_home: str | None) -> None:
+    env = host.environ if home == user_home else {}
+    _FolderScan(host, c).run(home)
+    for group in COLLECTIONS:
+        for name in host.subdirs(f"{home}/{group}"):
+            c.add(f"{home}/{group}/{name}", "venv", Found(FoundBy.VENVS, f"{home}/{group}"))
+    for name in host.subdirs(f"{home}/.pyenv/versions"):
+        c.add(f"{home}/.pyenv/versions/{name}", "venv", Found(FoundBy.PYENV, f"{home}/.pyenv/versions"))
+    for root in CONDA_ROOTS:
+        base = f"{home}/{root}"
+        if host.is_dir(f"{base}/conda-meta"):
+            c.add(base, "conda", Found(FoundBy.CONDA, base, "conda-meta"))
+        for name in host.subdirs(f"{base}/envs"):
+            c.add(f"{base}/envs/{name}", "conda", Found(FoundBy.CONDA, f"{base}/envs"))
+    listed = f"{home}/.conda/environments.txt"
+    for i, line in enumerate((host.read_text(listed, limit=1 << 16) or "").splitlines(), 1):
+        if line.strip().startswith("/"):
+            c.add(line.strip(), "conda", Found(FoundBy.CONDA, f"{listed}:{i}"))
+    data = env.get("XDG_DATA_HOME") or f"{home}/.local/share"
+    for pipx in dict.fromkeys(p for p in (env.get("PIPX_HOME"), f"{data}/pipx", f"{home}/.local/pipx") if p):
+        for name in host.subdirs(f"{pipx}/venvs"):
+            c.add(f"{pipx}/venvs/{name}", "venv", Found(FoundBy.PIPX, f"{pipx}/venvs"))
+    for tools in dict.fromkeys(p for p in (env.get("UV_TOOL_DIR"), f"{data}/uv/tools") if p):
+        for name in host.subdirs(tools):
+            c.add(f"{tools}/{name}", "venv", Found(FoundBy.UV_TOOL, tools))
+
+
+# --------------------------------------------------------------------------- processes
+
+
+def _environ(host: Host, pid: str) -> dict[str, str]:
+    raw = host.read_text(f"/proc/{pid}/environ", limit=1 << 17) or ""
+    out: dict[str, str] = {}
+    for item in raw.split("\0"):
+        k, sep, v = item.partition("=")
+        if sep and k in ("VIRTUAL_ENV", "CONDA_PREFIX", "PATH"):
+            out[k] = v
+    return out
+
+
+def _process_env(host: Host, pid: str, exe: str, argv: list[str], cwd: str | None) -> tuple[str, str, str]:
+    """(prefix, kind, interpreter) of a Python process: the interpreter as it was started decides the venv
+    (Python finds pyvenv.cfg beside the path it was started by, not beside the binary a link leads to)."""
+    argv0 = argv[0] if argv else ""
+    if "/" in argv0:
+        path = argv0 if argv0.startswith("/") else (f"{cwd.rstrip('/')}/{argv0}" if cwd else "")
+        if path:
+            prefix = _parent(_parent(path))
+            kind = env_kind(host, prefix)
+            if kind:
+                return prefix, kind, path
+    elif argv0:
+        env = _environ(host, pid)
+        for var in ("VIRTUAL_ENV", "CONDA_PREFIX"):
+            prefix = env.get(var, "").rstrip("/")
+            if prefix and host.exists(f"{prefix}/bin/{argv0}"):
+                kind = env_kind(host, prefix)
+                if kind:
+                    return prefix, kind, f"{prefix}/bin/{argv0}"
+        for d in env.get("PATH", "").split(":"):
+            if d.startswith("/") and host.exists(f"{d.rstrip('/')}/{argv0}"):
+                prefix = _parent(d)
+                kind = env_kind(host, prefix)
+                if kind:
+                    return prefix, kind, f"{d.rstrip('/')}/{argv0}"
+                break
+    prefix = _parent(_parent(exe))  # the binary's own prefix: a conda env's python, or the system's
+    return prefix, env_kind(host, prefix) or "system", exe
+
+
+def _process_app(argv: list[str], cwd: str | None, homes: tuple[str, ...]) -> str | None:
+    """The folder of the script a process runs (``main.py`` in ~/ComfyUI), else its cwd for ``-m``/``-c``."""
+    args = iter(argv[1:])
+    for a in args:
+        if a in ("-m", "-c"):
+            break
+        if a in ("-X", "-W", "-Q"):
+            next(args, None)
+            continue
+        if a.startswith("-"):
+            continue
+        path = a if a.startswith("/") else (f"{cwd.rstrip('/')}/{a}" if cwd else None)
+        app = _parent(path) if path else None
+        return None if app is None or app.endswith("/bin") or app in homes or app == "/" else app
+    return None if cwd is None or cwd in homes or cwd == "/" else cwd
+
+
+def command_head(words: list[str], start: int = 0) -> str:
+    """The program and what it runs (a script, ``-m module``, ``-c code``), never the arguments after it: a
+    command line may carry a token (``--api-key ...``), and the evidence is shown and bundled."""
+    shown: list[str] = []
+    rest = words[start:]
+    i = 0
+    while i < len(rest):
+        w = rest[i]
+        shown.append(w if len(w) <= 80 else w[:77] + "...")
+        i += 1
+        if i == 1:
+            continue
+        if w in ("-m", "-c", "-X", "-W") and i < len(rest):
+            nxt = rest[i]
+            shown.append(nxt if len(nxt) <= 80 else nxt[:77] + "...")
+            i += 1
+            if w in ("-m", "-c"):
+                break
+            continue
+        if not w.startswith("-"):
+            break
+    more = len(rest) - i
+    line = " ".join(shlex.quote(w) for w in shown)
+    return line + (f" (+{more} argument{'s' if more != 1 else ''})" if more > 0 else "")
+
+
+def _processes(host: Host, c: _Collected, homes: tuple[str, ...]) -> None:
+    own = host.readlink("/proc/self")
+    for pid in [n for n in host.listdir("/proc") if n.isdigit()][:MAX_PROCESSES]:
+        if pid == own:
+            continue
+        exe = host.readlink(f"/proc/{pid}/exe")
+        if not exe:
+            continue
+        exe = exe.removesuffix(" (deleted)")
+        if not _PYTHON.match(exe.rsplit("/", 1)[-1]):
+            continue
+        argv = (host.read_text(f"/proc/{pid}/cmdline", limit=1 << 14) or "").split("\0")
+        while argv and not argv[-1]:
+            argv.pop()
+        cwd = host.readlink(f"/proc/{pid}/cwd")
+        prefix, kind, python = _process_env(host, pid, exe, argv, cwd)
+        text = command_head(argv) + (f" (cwd {cwd})" if cwd else "")
+        c.add(prefix, kind, Found(FoundBy.PROCESS, f"pid {pid}", text, _process_app(argv, cwd, homes)), python)
+
+
+# --------------------------------------------------------------------------- systemd units
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """(first line number, line) with backslash continuations joined, as systemd reads a unit."""
+    out: list[tuple[int, str]] = []
+    pending: tuple[int, str] | None = None
+    for i, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if pending is not None:
+            start, head = pending
+            line = f"{head} {line}"
+        else:
+            start = i
+        if line.endswith("\\"):
+            pending = (start, line[:-1].rstrip())
+            continue
+        pending = None
+        out.append((start, line))
+    if pending is not None:
+        out.append(pending)
+    return out
+
+
+def _tokens(command: str, home: str | None) -> list[str]:
+    command = command.lstrip("@-:+!|")
+    if home:
+        command = command.replace("%h", home)
+    command = command.replace("%%", "%")
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    out = list(words)
+    for i, w in enumerate(words[:-1]):
+        if w == "-c" and i >= 1 and words[i - 1].rsplit("/", 1)[-1] in ("sh", "bash", "dash", "zsh"):
+            try:
+                out += shlex.split(words[i + 1])
+            except ValueError:
+                out += words[i + 1].split()
+    return out
+
+
+def _may_name_an_env(line: str) -> bool:
+    """Cheaply: whether an ExecStart line can name an environment (most run a system program: no parse)."""
+    if "python" in line or " cd " in line or "%h" in line:
+        return True
+    for word in line[len("ExecStart="):].split():
+        word = word.lstrip("'\"@-:+!|")
+        if "/bin/" in word and not word.startswith(_SYSTEM_BIN):
+            return True
+    return False
+
+
+def _unit(host: Host, path: str, home: str | None, c: _Collected, homes: tuple[str, ...]) -> None:
+    text = host.read_text(path, limit=1 << 16)
+    if not text or "ExecStart" not in text:
+        return
+    if "\\\n" not in text and not any(_may_name_an_env(ln.strip()) for ln in text.splitlines()
+                                       if ln.lstrip().startswith("ExecStart=")):
+        return  # every ExecStart runs a system program (no continuation line hides another word)
+    lines = _logical_lines(text)
+    workdir = next((ln.split("=", 1)[1].strip().lstrip("-") for _, ln in lines
+                    if ln.startswith("WorkingDirectory=")), None)
+    if workdir and home:
+        workdir = workdir.replace("%h", home)
+    for number, line in lines:
+        if not line.startswith("ExecStart=") or not _may_name_an_env(line):
+            continue
+        tokens = _tokens(line.split("=", 1)[1], home)
+        wd = workdir
+        for i, t in enumerate(tokens):
+            if t == "cd" and i + 1 < len(tokens) and tokens[i + 1].startswith("/"):  # bash -c 'cd DIR && ...'
+                wd = tokens[i + 1]
+                continue
+            path_ = t if t.startswith("/") else (f"{wd.rstrip('/')}/{t}" if wd and wd.startswith("/")
+                                                 and "/" in t and not t.startswith("-") else None)
+            if not path_ or "/bin/" not in path_:
+                continue
+            name = path_.rsplit("/", 1)[-1]
+            prefix = path_.rsplit("/bin/", 1)[0] or "/"
+            if path_.startswith(_SYSTEM_BIN):
+                kind = "system" if _PYTHON.match(name) and prefix in ("/usr", "/usr/local") else None
+            else:
+                kind = env_kind(host, prefix)
+            if kind:
+                app = wd if wd and wd.startswith("/") and wd not in homes else app_of(prefix, homes)
+                c.add(prefix, kind, Found(FoundBy.SERVICE, f"{path}:{number}", command_head(tokens, i), app), path_)
+                break
+
+
+def _services(host: Host, homes: tuple[str, ...], c: _Collected) -> None:
+    dirs: list[tuple[str, str | None]] = [(d, "/root") for d in SYSTEM_UNITS]
+    dirs += [(f"{h}/.config/systemd/user", h) for h in homes] + [("/etc/systemd/user", None)]
+    seen: set[str] = set()
+    budget = MAX_UNITS
+    for d, home in dirs:
+        names = host.listdir(d)
+        real = host.realpath(d)
+        if not names or real in seen:
+            continue
+        seen.add(real)
+        for name in names:
+            if name.endswith(".service"):
+                files = [f"{d}/{name}"]
+            elif name.endswith(".service.d"):
+                files = [f"{d}/{name}/{x}" for x in host.listdir(f"{d}/{name}") if x.endswith(".conf")]
+            else:
+                continue
+            for f in files:
+                budget -= 1
+                if budget < 0:
+                    return
+                _unit(host, f, home, c, homes)
+
+
+# --------------------------------------------------------------------------- all of it
+
+
+def discover(host: Host, homes: list[str]) -> list[Candidate]:
+    """Every environment worth reading on ``host``, most relevant first, each with how it was found."""
+    env = host.environ
+    c = _Collected()
+    if env.get("VIRTUAL_ENV"):
+        c.add(env["VIRTUAL_ENV"], "venv", Found(FoundBy.ACTIVE, "VIRTUAL_ENV"))
+    if env.get("CONDA_PREFIX"):
+        c.add(env["CONDA_PREFIX"], "conda", Found(FoundBy.ACTIVE, "CONDA_PREFIX"))
+    home_set = tuple(homes)
+    _processes(host, c, home_set)
+    _services(host, home_set, c)
+    user_home = env.get("HOME")
+    for home in homes:
+        _home(host, home, c, user_home)
+    _FolderScan(host, c, skip=("rocm", "amdgpu", "pipx")).run("/opt")  # ROCm's trees hold no application
+    pipx_global = env.get("PIPX_GLOBAL_HOME") or "/opt/pipx"
+    for name in host.subdirs(f"{pipx_global}/venvs"):
+        c.add(f"{pipx_global}/venvs/{name}", "venv", Found(FoundBy.PIPX, f"{pipx_global}/venvs"))
+    for home in homes:
+        if host.is_dir(f"{home}/.local/lib"):
+            c.add(f"{home}/.local", "user-site", Found(FoundBy.USER_SITE, f"{home}/.local/lib"))
+    for system in ("/usr", "/usr/local"):
+        c.add(system, "system", Found(FoundBy.SYSTEM, system))
+    return c.candidates()
