@@ -164,17 +164,62 @@ def test_channel_is_validated(tmp_path: Path) -> None:
 # --- driver ------------------------------------------------------------------------------------------
 
 
-def test_driver_installs_amdgpu_install_31x_with_amds_radeon_usecase_and_reboots() -> None:
+def test_driver_installs_only_amdgpu_dkms_from_amds_driver_repository_and_reboots() -> None:
+    """Audit 2026-11b A7: AMD's driver-only route (amdgpu-dkms with the kernel headers, dkms status), never
+    amdgpu-install's --usecase lines, which AMD documents as the full ROCm and graphics install."""
     kb = load_kb()
     rel = kb.release("10.0.0")
     assert rel is not None
-    rp = resolve("driver", no_kfd(fresh()))
+    facts = no_kfd(fresh())
+    rp = resolve("driver", facts)
     argvs = [a.argv for a in actions(rp, "kernel_driver")]
     url = rel.amdgpu_install["noble"]
     assert any(url in a for a in argvs)
-    assert ("amdgpu-install", "-y", *rel.amdgpu_install_usecases["radeon"].split()) in argvs
+    assert not [a for a in argvs if a[0] == "amdgpu-install"]  # no usecase: no ROCm, no graphics stack
+    install = ("sh", "-c", 'apt-get install -y "linux-headers-$(uname -r)" "linux-modules-extra-$(uname -r)" '
+               "amdgpu-dkms")
+    assert argvs.index(("apt-get", "update")) < argvs.index(install)
+    assert any(a[:2] == ("sh", "-c") and "dkms status amdgpu" in a[2] for a in argvs)
+    step = next(s for s in rp.steps if s.kind == "kernel_driver")
+    assert any("/dev/kfd must exist" in n for n in step.notes)
+    assert not any(s.actions for s in rp.steps if s.kind == "purge")  # nothing legacy installed
     reboot = next(s for s in rp.steps if s.kind == "reboot")
     assert reboot.actions and reboot.reboot
+
+
+def test_driver_refuses_a_distribution_the_release_does_not_list() -> None:
+    facts = no_kfd(fresh())
+    questing = record.replace(facts, os=record.replace(facts.os, version="25.10", codename="questing"))
+    with pytest.raises(PlanRefused) as exc:
+        resolve("driver", questing)
+    assert any("questing" in r or "25.10" in r for r in exc.value.reasons), exc.value.reasons
+
+
+def test_driver_refuses_a_mainline_kernel() -> None:
+    facts = no_kfd(fresh())
+    mainline = record.replace(facts, os=record.replace(facts.os, kernel="6.19.0-061900-generic"))
+    with pytest.raises(PlanRefused) as exc:
+        resolve("driver", mainline)
+    assert any("mainline" in r for r in exc.value.reasons), exc.value.reasons
+
+
+def test_driver_removes_legacy_rocm_first_as_amd_says(tmp_path: Path) -> None:
+    seed = machines()["seed-7900xt"]  # ROCm 6.2.0 installed (<= 7.2.4: AMD says uninstall it first)
+    rp = resolve("driver", no_kfd(seed))
+    kinds = [s.kind for s in rp.steps if s.actions]
+    assert kinds.index("purge") < kinds.index("kernel_driver")
+    purge = next(s for s in rp.steps if s.kind == "purge")
+    assert any(a.argv[:3] == ("apt-get", "-y", "purge") for a in purge.actions)
+    step = next(s for s in rp.steps if s.kind == "kernel_driver")
+    assert any("6.2.0 is removed first" in n for n in step.notes)
+    # where the kernel's driver is enough the legacy install stays: the driver plan removes nothing
+    kept = resolve("driver", seed)
+    assert not any(s.actions for s in kept.steps if s.kind == "purge")
+    # a copy without the purge step is refused, naming AMD's instruction
+    plan = plan_copy(tmp_path, "driver", {'[[steps]]\nkind = "purge"\nstreams = ["legacy"]\n\n': ""})
+    with pytest.raises(PlanRefused) as exc:
+        resolve(plan, no_kfd(seed))
+    assert any("6.2.0" in r and "<=7.2.4" in r and "no purge step" in r for r in exc.value.reasons)
 
 
 def test_driver_has_nothing_to_do_where_the_kernels_driver_is_enough() -> None:
