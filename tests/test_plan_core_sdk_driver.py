@@ -127,23 +127,55 @@ def test_core_sdk_refuses_a_gpu_without_a_package_naming_the_targets() -> None:
     assert any("no package for gfx1010" in r for r in exc.value.reasons)
 
 
-# --- channels: nightly-only routes are named, and refused on the stable channel -------------------------
+# --- channels: published-but-undocumented targets on stable, nightly-only ones refused on stable ------------
 
 
-def test_seed_5600xt_nightly_only_route_is_named_and_refused_on_stable(tmp_path: Path) -> None:
+def test_rdna1_rdna2_get_the_stable_whl_next_device_packages_with_a_warning() -> None:
+    """Audit 2026-11b T2: TheRock's publishing manifest puts gfx1010-1012 and gfx1030-1036 device packages on
+    the stable whl-next stream; AMD's install page does not document them, so the plan says so."""
+    kb = load_kb()
+    stable = kb.wheel_index("amd-whl-next")
+    assert stable is not None and "gfx1031" not in (stable.device_extras or ())
+    published = kb.published_devices(stable)
+    for g in ("gfx1010", "gfx1011", "gfx1012", "gfx1030", "gfx1031", "gfx1036", "gfx1250"):
+        assert g in published
+    for g in ("gfx900", "gfx906", "gfx90c"):  # dev and nightly streams only
+        assert g not in published
+    nightly = kb.wheel_index("amd-nightly-whl-next")
+    assert nightly is not None and {"gfx900", "gfx906", "gfx90c"} <= set(kb.published_devices(nightly))
+    for machine in ("seed-5600xt", "rdna2-gfx1031-dkms-secureboot"):
+        facts = machines()[machine] if machine in machines() else built_machines()[machine]
+        rp = resolve("therock-pip", facts)
+        t = dict(rp.target)
+        assert (t["index"], t["index_url"]) == ("amd-whl-next", "https://stable.repo.amd.com/rocm/whl-next/")
+        assert "channel" not in t
+        pip = next(s for s in rp.steps if s.kind == "pip_pin")
+        gfx = t["gfx"]
+        warn = [n for n in pip.notes if n.startswith(f"warning: device-{gfx} is published, not in AMD's documented")]
+        assert warn and "rocm_whl_next_ownership.yaml" in warn[0] and "89553ce3" in warn[0]
+        pin = next(a for a in actions(rp, "pip_pin") if "--index-url" in a.argv).argv
+        assert f"torch[device-{gfx}]==2.13.0+rocm10.0.0" in pin and f"rocm[libraries,device-{gfx}]==10.0.0" in pin
+    # a documented target gets no such warning
+    pip = next(s for s in resolve("therock-pip", fresh()).steps if s.kind == "pip_pin")
+    assert not [n for n in pip.notes if "published, not in AMD's documented" in n]
+
+
+def test_nightly_only_targets_are_named_and_refused_on_stable(tmp_path: Path) -> None:
+    from wizard.model import Gpu
+
     facts = machines()["seed-5600xt"]
+    vega = record.replace(facts, gpus=tuple(record.replace(g, gfx="gfx906", family="GCN5.1", name="Radeon VII")
+                                            for g in facts.gpus))
     with pytest.raises(PlanRefused) as exc:
-        resolve("therock-pip", facts)
+        resolve("therock-pip", vega)
     text = "\n".join(exc.value.reasons)
-    assert "https://rocm.nightlies.amd.com/whl-multi-arch/" in text and "not a stable release" in text
+    assert "device-gfx906" in text and "not a stable release" in text
     nightly = plan_copy(tmp_path, "therock-pip", {'[target]\n': '[target]\nchannel = "nightly"\n'})
-    rp = resolve(nightly, facts)
+    rp = resolve(nightly, vega)
     t = dict(rp.target)
-    assert t["index_url"] == "https://rocm.nightlies.amd.com/whl-multi-arch/"
+    assert t["index_url"] in ("https://rocm.nightlies.amd.com/whl-multi-arch/", "https://nightly.repo.amd.com/rocm/whl-next/")
     assert t["channel"].startswith("nightly") and "not a stable release" in t["channel"]
-    pip = next(s for s in rp.steps if s.kind == "pip_pin")
-    assert any("not a stable release" in n for n in pip.notes)
-    assert not [c for c in recommend(facts, state_dir=STATE_DIR) if c.recommended]
+    assert Gpu  # the record type the machines carry
 
 
 def test_therock_pip_names_the_newest_stable_amd_build() -> None:

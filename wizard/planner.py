@@ -270,13 +270,13 @@ def _amd_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, release: Release |
     if not gfx:
         return _AmdChoice()
     stable_only = t.channel == "stable"
-    per_gfx = [kb.device_extra_indexes(g, stable_only=stable_only) for g in gfx]
+    per_gfx = [kb.device_extra_indexes(g, stable_only=stable_only, published=True) for g in gfx]
     common = [ix for ix in per_gfx[0] if all(ix in other for other in per_gfx[1:])]
     if not common:
         for g in gfx:
-            if kb.device_extra_indexes(g, stable_only=stable_only):
+            if kb.device_extra_indexes(g, stable_only=stable_only, published=True):
                 continue
-            later = [ix for ix in kb.device_extra_indexes(g) if not ix.stable]
+            later = [ix for ix in kb.device_extra_indexes(g, published=True) if not ix.stable]
             if later and stable_only:
                 names = ", ".join(f"{ix.name} ({ix.url}, {ix.channel})" for ix in later)
                 reasons.append(f"AMD's device-{g} extra is only on {names}: not a stable release, so refused while "
@@ -294,12 +294,29 @@ def _amd_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, release: Release |
     if not ix.stable:
         notes.append(f"{ix.url} ({ix.name}) is a {ix.channel} index, not a stable release: its builds may be "
                      "broken or withdrawn; the constraints file pins what got installed")
+    notes += _undocumented_devices(kb, ix, gfx)
     if pick is None:
         notes.append(f"the knowledge base records no torch version on {ix.name}: the newest it serves is installed")
         return _AmdChoice(ix, None, None, tuple(notes))
     notes.insert(0, f"AMD's torch {pick.torch} (ROCm Core SDK {pick.sdk}) from {ix.url} ({ix.name}, {ix.channel}), "
                     "the newest build the knowledge base confirms there")
     return _AmdChoice(ix, pick, _rocm_requirement(kb, pick.sdk, gfx), tuple(notes))
+
+
+def _undocumented_devices(kb: KnowledgeBase, ix: WheelIndex, gfx: tuple[str, ...]) -> list[str]:
+    """The warning for targets whose device packages are published on ``ix`` but not in AMD's documented list."""
+    out = []
+    for g in gfx:
+        if g in (ix.device_extras or ()):
+            continue
+        st = kb.target_status(g)
+        status = ("; TheRock's SUPPORTED_GPUS.md: " + ("Release Ready" if st["release_ready"] else "Sanity Tested"
+                                                      if st["sanity_tested"] else "Build Passing only (pip installs, "
+                                                      "the runtime may still fail)")) if st else ""
+        out.append(f"warning: device-{g} is published, not in AMD's documented list: TheRock's publishing manifest "
+                   f"({kb.published_provenance()}) puts its device packages on {ix.url}, but AMD's install page "
+                   f"does not document it among its {len(ix.device_extras or ())} targets{status}")
+    return out
 
 
 def _release_complete(kinds: list[Any], rel: Release, facts: Facts) -> list[str]:
