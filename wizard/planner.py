@@ -179,8 +179,9 @@ def _wheel_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, py: str | None,
             return True, values.pop()
         return False, None
 
-    # "newest" prefers rows the knowledge base does not mark uncertain; an uncertain newer one is noted
-    ranked = sorted(rows, key=lambda w: (w.uncertain is None, _v(w.torch), _v(w.rocm)), reverse=True)
+    # "newest" prefers rows whose gfx list and Python tags are certain (a note about torchaudio or the index
+    # alone does not demote a row); a newer row uncertain in those is noted
+    ranked = sorted(rows, key=lambda w: (w.choice_certain, _v(w.torch), _v(w.rocm)), reverse=True)
     native = [w for w in ranked if status(w) == (True, None)]
     overridden = [w for w in ranked if status(w)[0] and status(w)[1] is not None]
     pick = native[0] if native else overridden[0] if overridden else None
@@ -205,8 +206,8 @@ def _wheel_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, py: str | None,
     _, ov = status(pick)
     newer = sorted({w.torch for w in rows if _v(w.torch) > _v(pick.torch) and status(w)[0]}, key=_v)
     if newer and t.torch == "newest":
-        notes.append(f"torch {pick.torch} is the newest row the knowledge base confirms; {', '.join(newer)} "
-                     "exist there marked uncertain")
+        notes.append(f"torch {pick.torch} is the newest row whose gfx list and Python tags the knowledge base "
+                     f"confirms; {', '.join(newer)} exist there with those marked uncertain")
     return pick, None, ov, notes
 
 

@@ -16,6 +16,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from wizard import lazy_re
+
 DERIVED_DEVICES = "derived_devices.json"
 SNAPSHOTS = "upstream/snapshots.json"
 THEROCK = "ROCm/TheRock"
@@ -23,8 +25,8 @@ OWNERSHIP = "build_tools/packaging/python/rocm_whl_next_ownership.yaml"
 SUPPORTED = "SUPPORTED_GPUS.md"
 # the device packages a TheRock torch install takes for one target (torch[device-X], rocm[device-X])
 DEVICE_PACKAGES = ("amd-torch-device-", "rocm-sdk-device-")
-_GFX = re.compile(r"^gfx\d{2,4}[a-f]?$")  # one target: gfx1031, gfx90a (not the family packages gfx110x, gfx12-0)
-_ROW = re.compile(r"^\|\s*\**[^|]*?\**\s*\|\s*\**(gfx[0-9a-z]+)\**\s*\|([^|]*)\|([^|]*)\|([^|]*)\|")
+_GFX = lazy_re.compile(r"^gfx\d{2,4}[a-f]?$")  # one target: gfx1031, gfx90a (not the family packages gfx110x, gfx12-0)
+_ROW = lazy_re.compile(r"^\|\s*\**[^|]*?\**\s*\|\s*\**(gfx[0-9a-z]+)\**\s*\|([^|]*)\|([^|]*)\|([^|]*)\|")
 
 
 class IngestError(ValueError):

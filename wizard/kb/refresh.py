@@ -231,6 +231,7 @@ class _Refresh:
                      "bundles_rocm": bundles.pop() if len(bundles) == 1 else None,
                      "uncertain": f"added by kb refresh from {url}: the gfx list and the torchvision/torchaudio "
                                   "versions were not read",
+                     "uncertain_facts": ["gfx", "torchvision", "torchaudio"],
                      "notes": None, "sources": [url]}
             self.add(Kind.NEW_TORCH, f"{ix.name} torch {v}", f"Python {', '.join(pys) or 'none'}", url,
                      Addition("torch_wheels.json", "wheels", entry))
