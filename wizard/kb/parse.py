@@ -535,8 +535,10 @@ def parse_wheels(doc: Any, problems: Problems) -> WheelFile:
         uncertain = e.opt_text("uncertain", required=False)
         facts = e.strs("uncertain_facts", required=False,
                        check=lambda s: None if s in WHEEL_FACTS else f"not one of {', '.join(WHEEL_FACTS)}: {s!r}")
-        if bool(uncertain) != bool(facts):  # what the note is about decides whether "newest" may pick the row
-            e.fail("uncertain_facts", "name which facts the uncertain note is about (and only with a note)")
+        if facts and not uncertain:
+            e.fail("uncertain_facts", "names uncertain facts without an 'uncertain' note saying why")
+        if uncertain and not facts:  # a note that does not say what it is about: every fact is in doubt
+            facts = WHEEL_FACTS
         return Wheel(
             torch=e.version("torch"), index=index, index_url=url,
             torchvision=e.opt_version("torchvision"), torchaudio=e.opt_version("torchaudio"),
