@@ -111,3 +111,51 @@ def test_supported_gpus_linux_rows() -> None:
     kb = KnowledgeBase(KB_DIR)
     assert kb.target_status("gfx1031") == {"build_passing": True, "sanity_tested": True, "release_ready": True}
     assert kb.target_status("gfx90c") == {"build_passing": True, "sanity_tested": False, "release_ready": False}
+
+
+# --- PyTorch's manywheel build script: the gfx targets per build path ----------------------------------
+
+
+def test_wheel_gfx_is_derived_from_pytorchs_build_script() -> None:
+    from wizard.kb.ingest import BUILD_SH, DERIVED_WHEEL_GFX, PYTORCH, derive_wheel_gfx
+
+    table = json.loads((KB_DIR / DERIVED_WHEEL_GFX).read_text())
+    assert table == derive_wheel_gfx(KB_DIR)
+    src = table["provenance"]
+    assert (src["repo"], src["path"]) == (PYTORCH, BUILD_SH) and src["commit"].startswith("027375bf")
+    legacy, therock = table["targets"]["rocm_final_legacy"], table["targets"]["rocm_final"]
+    assert legacy[:2] == ["gfx900", "gfx906"] and legacy[2:] == therock and "gfx1103" in therock
+    kb = KnowledgeBase(KB_DIR)
+    cited = [w for w in kb.wheels() if src["url"] in w.sources]
+    assert {(w.torch, w.index) for w in cited} >= {("2.13.0", "rocm7.2"), ("2.14.1", "rocm7.14")}
+    for w in cited:
+        assert set(w.gfx or ()) == set(legacy if w.bundles_rocm else therock), (w.torch, w.index)
+
+
+def test_rocm_arch_lists_follow_each_branch() -> None:
+    from wizard.kb.ingest import rocm_arch_lists
+
+    script = ("case x in\n    manylinux2_28-builder:rocm*)\n        PYTORCH_ROCM_ARCH=\"gfx942;gfx1100\"\n"
+              "        if [[ a ]]; then\n            TARGET=rocm_final\n        else\n"
+              "            if [[ b ]]; then\n                X=1\n            fi\n            TARGET=rocm_final_legacy\n"
+              "            PYTORCH_ROCM_ARCH=\"gfx900;${PYTORCH_ROCM_ARCH}\"\n        fi\n        ;;\n"
+              "    other)\n        PYTORCH_ROCM_ARCH=\"gfx1\"\n        TARGET=nope\n        ;;\nesac\n")
+    assert rocm_arch_lists(script, "t") == {"rocm_final": ["gfx942", "gfx1100"],
+                                            "rocm_final_legacy": ["gfx900", "gfx942", "gfx1100"]}
+    with pytest.raises(IngestError):
+        rocm_arch_lists("echo nothing\n", "t")
+
+
+def test_a_changed_build_script_fails_check_until_ingest_and_the_rows_agree(kb_dir: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from wizard.kb.ingest import BUILD_SH, PYTORCH
+
+    snap = kb_dir / "upstream" / PYTORCH / BUILD_SH
+    snap.write_text(snap.read_text().replace("gfx1102;gfx1103;", "gfx1102;"))  # upstream drops gfx1103
+    assert main(["check", str(kb_dir)]) == 1
+    assert "derived_wheel_gfx.json: differs from what its snapshots give" in capsys.readouterr().out
+    assert main(["ingest", str(kb_dir)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(kb_dir)]) == 1  # now the rows that cite the script say otherwise
+    out = capsys.readouterr().out
+    assert "wheels (2.13.0 rocm7.2): gfx" in out and "is not what its source" in out

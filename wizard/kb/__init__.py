@@ -454,9 +454,12 @@ class KnowledgeBase:
             parser(doc, problems)
             out.extend(problems.lines)
         if not out:
-            from .ingest import derived_problems
+            from .ingest import DERIVED_WHEEL_GFX, derived_problems, wheel_gfx_problems
 
             out.extend(derived_problems(self.directory))
+            table = self._read(DERIVED_WHEEL_GFX) if (self.directory / DERIVED_WHEEL_GFX).exists() else None
+            if isinstance(table, dict):
+                out.extend(wheel_gfx_problems(table, self.wheels()))
         if not out:
             out.extend(self._cross_problems())
         return out

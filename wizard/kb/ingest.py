@@ -5,8 +5,13 @@ Snapshots of upstream files live under ``upstream/<owner>/<repo>/<path>`` beside
 regenerates every derived table from them; ``python -m wizard.kb check`` fails when a derived table
 differs from what its snapshots give. Every derived table carries the provenance of each input.
 
-Derived now: ``derived_devices.json``, TheRock's device packages per ``whl-next`` release stream and
-target (``rocm_whl_next_ownership.yaml``), with each target's Linux status (``SUPPORTED_GPUS.md``).
+Derived now:
+
+* ``derived_devices.json``: TheRock's device packages per ``whl-next`` release stream and target
+  (``rocm_whl_next_ownership.yaml``), with each target's Linux status (``SUPPORTED_GPUS.md``);
+* ``derived_wheel_gfx.json``: the gfx targets PyTorch's ROCm wheel builds compile in, per build path
+  (``.ci/docker/manywheel/build.sh``: the TheRock-pip path ``rocm_final``, the OS-package path
+  ``rocm_final_legacy``); every wheel row that cites that file at that commit must carry that list.
 """
 
 from __future__ import annotations
@@ -14,11 +19,17 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from wizard import lazy_re
 
+if TYPE_CHECKING:
+    from .records import Wheel
+
 DERIVED_DEVICES = "derived_devices.json"
+DERIVED_WHEEL_GFX = "derived_wheel_gfx.json"
+PYTORCH = "pytorch/pytorch"
+BUILD_SH = ".ci/docker/manywheel/build.sh"
 SNAPSHOTS = "upstream/snapshots.json"
 THEROCK = "ROCm/TheRock"
 OWNERSHIP = "build_tools/packaging/python/rocm_whl_next_ownership.yaml"
@@ -26,6 +37,8 @@ SUPPORTED = "SUPPORTED_GPUS.md"
 # the device packages a TheRock torch install takes for one target (torch[device-X], rocm[device-X])
 DEVICE_PACKAGES = ("amd-torch-device-", "rocm-sdk-device-")
 _GFX = lazy_re.compile(r"^gfx\d{2,4}[a-f]?$")  # one target: gfx1031, gfx90a (not the family packages gfx110x, gfx12-0)
+_ARCH = lazy_re.compile(r'^PYTORCH_ROCM_ARCH="([^"]*)"$')
+_TARGET = lazy_re.compile(r"^TARGET=(\S+)$")
 _ROW = lazy_re.compile(r"^\|\s*\**[^|]*?\**\s*\|\s*\**(gfx[0-9a-z]+)\**\s*\|([^|]*)\|([^|]*)\|([^|]*)\|")
 
 
@@ -152,6 +165,63 @@ def linux_status(markdown: str, where: str) -> dict[str, dict[str, bool]]:
     return out
 
 
+def rocm_arch_lists(script: str, where: str) -> dict[str, list[str]]:
+    """{docker build target: PYTORCH_ROCM_ARCH} of the ``manylinux2_28-builder:rocm*`` case of PyTorch's
+    manywheel build.sh. The case sets a common list, then each branch of its if/elif/else sets its TARGET and
+    may extend the list (``${PYTORCH_ROCM_ARCH}``); every branch starts from the common list."""
+    out: dict[str, list[str]] = {}
+    common: list[str] = []
+    current: list[str] = []
+    target: str | None = None
+    inside = False
+    depth = 0
+    for line in script.splitlines():
+        s = line.strip()
+        if not inside:
+            inside = s.startswith("manylinux2_28-builder:rocm") and s.endswith(")")
+            continue
+        if s == ";;":
+            break
+        word = s.split(" ", 1)[0]
+        if word == "if":
+            depth += 1
+            if depth == 1:
+                current, target = list(common), None
+            continue
+        if word == "fi":
+            depth -= 1
+            continue
+        if word in ("elif", "else") and depth == 1:
+            current, target = list(common), None
+            continue
+        arch = _ARCH.match(s)
+        if arch:
+            current = [g for g in arch.group(1).replace("${PYTORCH_ROCM_ARCH}", ";".join(current)).split(";") if g]
+            if depth == 0:
+                common = list(current)
+            if target is not None:
+                out[target] = list(current)
+            continue
+        tm = _TARGET.match(s)
+        if tm:
+            target = tm.group(1)
+            out[target] = list(current)
+    if not out or not all(out.values()):
+        raise IngestError(f"{where}: no PYTORCH_ROCM_ARCH per TARGET in the manylinux2_28-builder:rocm* case")
+    return out
+
+
+def derive_wheel_gfx(kb_dir: Path) -> dict[str, Any]:
+    script, src = _snapshot(kb_dir, PYTORCH, BUILD_SH)
+    return {
+        "_generated": "by 'python -m wizard.kb ingest' from the snapshot named in provenance; do not edit",
+        "provenance": src,
+        "targets": rocm_arch_lists(script, BUILD_SH),
+        "rows": "wheel rows citing provenance.url: bundles_rocm true (OS-package ROCm) carry rocm_final_legacy, "
+                "bundles_rocm false (TheRock's rocm pip packages) carry rocm_final",
+    }
+
+
 def _snapshots(kb_dir: Path) -> list[dict[str, str]]:
     path = kb_dir / SNAPSHOTS
     try:
@@ -203,24 +273,46 @@ def render(table: dict[str, Any]) -> str:
 def ingest(kb_dir: Path) -> list[str]:
     """Write every derived table from its snapshots; the names of the files that changed."""
     changed = []
-    text = render(derive_devices(kb_dir))
-    out = kb_dir / DERIVED_DEVICES
-    if not out.exists() or out.read_text(encoding="utf-8") != text:
-        out.write_text(text, encoding="utf-8")
-        changed.append(DERIVED_DEVICES)
+    for name, derive in ((DERIVED_DEVICES, derive_devices), (DERIVED_WHEEL_GFX, derive_wheel_gfx)):
+        text = render(derive(kb_dir))
+        out = kb_dir / name
+        if not out.exists() or out.read_text(encoding="utf-8") != text:
+            out.write_text(text, encoding="utf-8")
+            changed.append(name)
     return changed
 
 
 def derived_problems(kb_dir: Path) -> list[str]:
     """A derived table that its snapshots no longer give, one line each. Nothing to check where no derived
     table is kept, or no upstream/ directory (a copy of the knowledge files alone takes the tables as they are)."""
-    out = kb_dir / DERIVED_DEVICES
-    if not out.exists() or not (kb_dir / "upstream").is_dir():
-        return []
-    try:
-        want = render(derive_devices(kb_dir))
-    except IngestError as exc:
-        return [f"{DERIVED_DEVICES}: cannot be checked against its snapshots: {exc}"]
-    if out.read_text(encoding="utf-8") != want:
-        return [f"{DERIVED_DEVICES}: differs from what its snapshots give (run 'python -m wizard.kb ingest')"]
-    return []
+    out: list[str] = []
+    if not (kb_dir / "upstream").is_dir():
+        return out
+    for name, derive in ((DERIVED_DEVICES, derive_devices), (DERIVED_WHEEL_GFX, derive_wheel_gfx)):
+        path = kb_dir / name
+        if not path.exists():
+            continue
+        try:
+            want = render(derive(kb_dir))
+        except IngestError as exc:
+            out.append(f"{name}: cannot be checked against its snapshots: {exc}")
+            continue
+        if path.read_text(encoding="utf-8") != want:
+            out.append(f"{name}: differs from what its snapshots give (run 'python -m wizard.kb ingest')")
+    return out
+
+
+def wheel_gfx_problems(table: dict[str, Any], wheels: Sequence[Wheel]) -> list[str]:
+    """Wheel rows that cite the build script the table derives from but carry another gfx list."""
+    url = str((table.get("provenance") or {}).get("url") or "")
+    targets = table.get("targets") or {}
+    out = []
+    for w in wheels:
+        if not url or url not in w.sources:
+            continue
+        want = targets.get("rocm_final_legacy" if w.bundles_rocm else "rocm_final")
+        if want is None or set(w.gfx or ()) != set(want):
+            have = ", ".join(sorted(w.gfx or ())) or "none"
+            out.append(f"torch_wheels.json: wheels ({w.torch} {w.index}): gfx ({have}) is not what its source "
+                       f"{url} builds ({', '.join(want or ()) or 'unknown'}; {DERIVED_WHEEL_GFX})")
+    return out
