@@ -247,7 +247,7 @@ def plan(ctx: StepContext) -> StepPlan:
                    destructive=True, timeout=7200),
         ]
     actions.append(Action(argv=("sh", "-c", _DKMS_BUILT), description="dkms status: the amdgpu module is built "
-                          "and installed", timeout=120))
+                          "and installed", root=True, timeout=120))
     notes = [f"amdgpu-install {rel.driver_version} (ROCm Core SDK {rel.version}) adds AMD's driver repository: {url}",
              "the driver only: amdgpu-dkms and the kernel headers, not amdgpu-install's --usecase lines (AMD "
              "documents those as the full ROCm and graphics install)",

@@ -304,7 +304,7 @@ while True:
     sudo -- sh -c 'apt-get install -y "linux-headers-$(uname -r)" "linux-modules-extra-$(uname -r)" amdgpu-dkms'
   fi
   # dkms status: the amdgpu module is built and installed
-  sh -c 'dkms status amdgpu | grep -q ": installed"'
+  sudo -- sh -c 'dkms status amdgpu | grep -q ": installed"'
   mark_done 4
 fi
 
