@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
 
 from wizard import preflight
 from wizard.kb import AptRepo, Release
@@ -93,25 +91,6 @@ def release_facts(rel: Release, facts: Facts) -> list[str]:
     return out
 
 
-def _legacy_to_remove(ctx: StepContext, rel: Release) -> list[str]:
-    if not rel.remove_first:
-        return []
-    try:
-        spec = SpecifierSet(rel.remove_first)
-    except InvalidSpecifier:
-        return []
-    out = []
-    for inst in ctx.facts.rocm.installs:
-        if inst.stream != "legacy" or not inst.version:
-            continue
-        try:
-            if Version(inst.version) in spec:
-                out.append(inst.version)
-        except InvalidVersion:
-            continue
-    return out
-
-
 def refusals(ctx: StepContext) -> list[str]:
     rel = ctx.release
     if rel is None:
@@ -129,17 +108,16 @@ def refusals(ctx: StepContext) -> list[str]:
     if lacking:
         out.append(f"ROCm Core SDK {rel.version} has no package for {', '.join(lacking)} (its targets: "
                    f"{', '.join(rel.gfx.official)})")
-    if rel.distros is not None and o.id and o.version:
-        if not any(d.id == o.id and (o.version == d.version or o.version.startswith(d.version + ".")
-                                     or d.version.startswith(o.version + ".")) for d in rel.distros):
-            out.append(f"ROCm Core SDK {rel.version} does not list {where} among its supported distributions")
-    from .kernel_driver import kernel_too_old
+    from .kernel_driver import distro_listed, kernel_too_old, legacy_to_remove
+
+    if distro_listed(rel, ctx.facts) is False:
+        out.append(f"ROCm Core SDK {rel.version} does not list {where} among its supported distributions")
 
     apus = [g.gfx for g in ctx.gpus if g.integrated is True and g.gfx]
     too_old = kernel_too_old(rel, ctx.facts, apus)
     if too_old:
         out.append(too_old)
-    old = _legacy_to_remove(ctx, rel)
+    old = legacy_to_remove(rel, ctx.facts)
     if old and "purge" not in ctx.earlier:
         out.append(f"ROCm {', '.join(old)} (legacy) is installed and AMD says to uninstall ROCm {rel.remove_first} "
                    f"before installing {rel.version}: this plan has no purge step before the install")

@@ -2,28 +2,32 @@
 
 When the running kernel's own (in-tree) driver is enough (``/dev/kfd`` present, and for a Ryzen APU the
 kernel at least the version the knowledge base says it needs), the step has nothing to do and says so.
-Otherwise: AMD's driver-numbered amdgpu-install package (31.x, from the target Core SDK release of the
-knowledge base) and ``amdgpu-install -y`` with the ``--usecase`` line AMD documents for Radeon GPUs; the
-DKMS module it builds needs a reboot. Ryzen APUs use the in-tree driver (AMD's Ryzen line has
-``--no-dkms``): a kernel too old for them is refused with the knowledge base's words, never patched here.
-Instinct GPUs are refused: the knowledge base records no amdgpu-install line for them.
+Otherwise it takes AMD's driver-only route (AMD's native "AMD GPU Driver (amdgpu)" install, as AMD's own
+rocm-cli does it): the driver-numbered amdgpu-install package (31.x, from the target Core SDK release of
+the knowledge base) only adds AMD's driver repository; then the running kernel's headers and
+``amdgpu-dkms`` are installed, and ``dkms status`` must show the module built. No ``amdgpu-install
+--usecase`` line runs: AMD documents those as the full "ROCm and graphics" install. The DKMS module needs
+a reboot, after which ``driver_check`` looks for ``/dev/kfd``. Refused: a distribution the release does
+not list, a mainline (non-distribution) kernel AMD's DKMS packages refuse, an installed legacy ROCm that
+AMD says to uninstall first with no purge step before this one, Ryzen APUs (AMD's Ryzen line has
+``--no-dkms``: a kernel too old for them is refused with the knowledge base's words) and Instinct GPUs.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 from typing import TYPE_CHECKING, Sequence
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from wizard import lazy_re
 from wizard import preflight
 from wizard.model import KERNEL_DRIVER, Action, Facts, StepPlan
 
-from ._common import NoParams, StepContext, StepKind, StepRefused, package_guards, skipped, system_path
+from ._common import (NoParams, StepContext, StepKind, StepRefused, Undo, UndoContext, package_guards, skipped,
+                      system_path)
 from .rocm_install import os_codename
-from .rocm_install import undo as amdgpu_install_undo
 
 if TYPE_CHECKING:
     from wizard.kb import Release
@@ -32,6 +36,8 @@ if TYPE_CHECKING:
 _RYZEN_KERNEL = lazy_re.compile(r"^(?P<os>\S+) (?P<ver>[\d.]+): Ryzen APUs \((?P<gfx>[^)]*)\) need .*?kernel "
                            r"(?P<kernel>\d+\.\d+) or newer(?P<rest>.*)$")
 _DPKG_HAS = 'dpkg-query -W -f \'${db:Status-Abbrev}\' "$1" 2>/dev/null | grep -q "^ii"'
+_DKMS_BUILT = 'dkms status amdgpu | grep -q ": installed"'
+_MAINLINE = lazy_re.compile(r"^\d+\.\d+\.\d+-\d{6}-")
 
 
 def family(facts: Facts) -> str:
@@ -84,16 +90,59 @@ def release_facts(rel: Release, facts: Facts) -> list[str]:
     """What a driver install on this machine needs from the release that the knowledge base lacks."""
     if rel.stream != "core-sdk":
         return [f"a Core SDK release ({rel.version} is {rel.stream})"]
-    fam = family(facts)
     out: list[str] = []
     if not rel.driver_version:
         out.append("driver_version (the amdgpu-install 31.x line)")
     if package_url(rel, facts) is None:
         where = " ".join(x for x in (facts.os.id, facts.os.version) if x) or "this OS"
         out.append(f"an amdgpu-install package for {where}")
-    if fam != "instinct" and fam not in rel.amdgpu_install_usecases:
-        out.append(f"amdgpu_install_usecases.{fam}")
+    if rel.distros is None:
+        out.append("distros (the distributions it supports)")
     return out
+
+
+def distro_listed(rel: Release, facts: Facts) -> bool | None:
+    """Whether the release lists this OS among its distributions (None: the list or the OS is unknown).
+    "24.04" matches a listed "24.04" and "24.04.4"; "9" matches "9.4"; "9.4" matches "9"."""
+    o = facts.os
+    if rel.distros is None or not o.id or not o.version:
+        return None
+    return any(d.id == o.id and (o.version == d.version or o.version.startswith(d.version + ".")
+                                 or d.version.startswith(o.version + ".")) for d in rel.distros)
+
+
+def legacy_to_remove(rel: Release, facts: Facts) -> list[str]:
+    """Installed legacy releases AMD says to uninstall before this one (its ``remove_first``)."""
+    if not rel.remove_first:
+        return []
+    try:
+        spec = SpecifierSet(rel.remove_first)
+    except InvalidSpecifier:
+        return []
+    out = []
+    for inst in facts.rocm.installs:
+        if inst.stream != "legacy" or not inst.version:
+            continue
+        try:
+            if Version(inst.version) in spec:
+                out.append(inst.version)
+        except InvalidVersion:
+            continue
+    return out
+
+
+def mainline_kernel(facts: Facts) -> bool:
+    """An Ubuntu mainline-PPA kernel ("6.2.0-060200-generic"): AMD's DKMS packages refuse it (ROCm#2840)."""
+    return bool(_MAINLINE.match(facts.os.kernel or ""))
+
+
+def driver_install(facts: Facts, pm: str) -> str:
+    """The shell line that installs the running kernel's headers (DKMS builds amdgpu against them) and
+    amdgpu-dkms, as AMD's native driver install writes it: the kernel is read when it runs (``uname -r``)."""
+    if pm == "apt":
+        extra = ' "linux-modules-extra-$(uname -r)"' if facts.os.id == "ubuntu" else ""
+        return f'apt-get install -y "linux-headers-$(uname -r)"{extra} amdgpu-dkms'
+    return 'dnf -y install "kernel-headers-$(uname -r)" "kernel-devel-$(uname -r)" amdgpu-dkms'
 
 
 def needs_driver(facts: Facts) -> bool | None:
@@ -134,7 +183,7 @@ def plan(ctx: StepContext) -> StepPlan:
         return skipped("kernel_driver", title, why, said)
     fam = family(facts)
     if fam == "instinct":
-        raise StepRefused(["the knowledge base records amdgpu-install usecases for Radeon and Ryzen only, not for "
+        raise StepRefused(["the knowledge base records the driver route for Radeon and Ryzen only, not for "
                            "Instinct GPUs: follow AMD's Instinct driver instructions"])
     if fam == "ryzen":
         raise StepRefused([f"/dev/kfd is missing on a Ryzen APU: AMD's Ryzen line ({rel.amdgpu_install_usecases.get('ryzen', '')}) "
@@ -142,7 +191,21 @@ def plan(ctx: StepContext) -> StepPlan:
                            "(check dmesg for amdgpu errors)"])
     missing = release_facts(rel, facts)
     if missing:
-        raise StepRefused([f"ROCm {rel.version}'s amdgpu-install: the knowledge base lacks {'; '.join(missing)}"])
+        raise StepRefused([f"ROCm {rel.version}'s amdgpu driver: the knowledge base lacks {'; '.join(missing)}"])
+    where = " ".join(x for x in (facts.os.id, facts.os.version) if x) or "this OS"
+    refused: list[str] = []
+    if distro_listed(rel, facts) is False:
+        refused.append(f"ROCm Core SDK {rel.version}'s driver ({rel.driver_version}) does not list {where} among its "
+                       "supported distributions")
+    if mainline_kernel(facts):
+        refused.append(f"kernel {kernel} is a mainline (non-distribution) kernel: AMD's amdgpu-dkms supports the "
+                       "distribution's own kernels only (boot one of those)")
+    old = legacy_to_remove(rel, facts)
+    if old and "purge" not in ctx.earlier:
+        refused.append(f"ROCm {', '.join(old)} (legacy) is installed and AMD says to uninstall ROCm {rel.remove_first} "
+                       f"before installing {rel.version}: this plan has no purge step before the driver")
+    if refused:
+        raise StepRefused(refused)
     url = package_url(rel, facts)
     assert url is not None
     pm = ctx.pm
@@ -150,11 +213,10 @@ def plan(ctx: StepContext) -> StepPlan:
         raise StepRefused([f"the driver install is planned for apt and dnf systems, not {pm or 'an unknown one'}"])
     if facts.os.secure_boot and "secure_boot" not in ctx.later:
         raise StepRefused(["Secure Boot is on and the plan installs the DKMS kernel driver with no MOK enrolment step"])
-    usecase = shlex.split(rel.amdgpu_install_usecases[fam])
-    no_dkms = "--no-dkms" in usecase
     state_root = system_path(ctx.state_dir)
     downloads = f"{ctx.state_dir}/downloads"
     pkg = f"{downloads}/{url.rsplit('/', 1)[-1]}"
+    install = driver_install(facts, pm)
     actions: list[Action] = package_guards(pm, ctx.lock_wait, ("amdgpu-install", "amdgpu-dkms"))
     actions += [
         Action(argv=("mkdir", "-p", "--", downloads), description="download directory", root=state_root,
@@ -163,28 +225,43 @@ def plan(ctx: StepContext) -> StepPlan:
                root=state_root, as_user=not state_root, check=("test", "-s", pkg), changes=(pkg,), timeout=600),
     ]
     if pm == "apt":
-        actions.append(Action(argv=("apt-get", "install", "-y", pkg), description="install the amdgpu-install "
-                              "package (adds AMD's driver repository)", root=True,
-                              changes=("dpkg", "/etc/apt/sources.list.d"), destructive=True, timeout=1800))
         done: tuple[str, ...] = ("sh", "-c", _DPKG_HAS, "sh", "amdgpu-dkms")
+        actions += [
+            Action(argv=("apt-get", "install", "-y", pkg), description="install the amdgpu-install package: it adds "
+                   "AMD's driver repository (no usecase is run)", root=True,
+                   changes=("dpkg", "/etc/apt/sources.list.d"), destructive=True, timeout=1800),
+            Action(argv=("apt-get", "update"), description="read AMD's driver repository", root=True, check=done,
+                   changes=("/var/lib/apt/lists",), timeout=1800),
+            Action(argv=("sh", "-c", install), description="the running kernel's headers and amdgpu-dkms "
+                   "(AMD's driver-only install)", root=True, check=done, changes=("dpkg", "amdgpu-dkms", KERNEL_DRIVER),
+                   destructive=True, timeout=7200),
+        ]
     else:
-        actions.append(Action(argv=("dnf", "-y", "install", pkg), description="install the amdgpu-install package",
-                              root=True, changes=("rpm", "/etc/yum.repos.d"), destructive=True, timeout=1800))
         done = ("rpm", "-q", "amdgpu-dkms")
-    changes = ("dpkg" if pm == "apt" else "rpm",) + (() if no_dkms else (KERNEL_DRIVER,))
-    actions.append(Action(argv=("amdgpu-install", "-y", *usecase),
-                          description=f"the amdgpu driver as AMD documents it for Radeon ({' '.join(usecase)})",
-                          root=True, check=None if no_dkms else done, changes=changes, destructive=True,
-                          timeout=7200))
-    notes = [f"amdgpu-install {rel.driver_version} (ROCm Core SDK {rel.version}): {url}",
+        actions += [
+            Action(argv=("dnf", "-y", "install", pkg), description="install the amdgpu-install package: it adds "
+                   "AMD's driver repository (no usecase is run)", root=True, changes=("rpm", "/etc/yum.repos.d"),
+                   destructive=True, timeout=1800),
+            Action(argv=("sh", "-c", install), description="the running kernel's headers and amdgpu-dkms "
+                   "(AMD's driver-only install)", root=True, check=done, changes=("rpm", "amdgpu-dkms", KERNEL_DRIVER),
+                   destructive=True, timeout=7200),
+        ]
+    actions.append(Action(argv=("sh", "-c", _DKMS_BUILT), description="dkms status: the amdgpu module is built "
+                          "and installed", root=True, timeout=120))
+    notes = [f"amdgpu-install {rel.driver_version} (ROCm Core SDK {rel.version}) adds AMD's driver repository: {url}",
+             "the driver only: amdgpu-dkms and the kernel headers, not amdgpu-install's --usecase lines (AMD "
+             "documents those as the full ROCm and graphics install)",
              f"why: /dev/kfd is {'missing' if facts.driver.kfd_present is False else 'unknown'}, the amdgpu driver "
              f"is {'not loaded' if facts.driver.loaded is False else 'loaded' if facts.driver.loaded else 'not known to be loaded'}",
+             "builds the amdgpu-dkms kernel module: a reboot loads it, then /dev/kfd must exist (ls -l /dev/kfd; "
+             "the pip plans check it)",
              *ctx.release_notes]
-    if not no_dkms:
-        notes.append("builds the amdgpu-dkms kernel module: a reboot loads it")
-    return StepPlan(kind="kernel_driver", title=ctx.title(f"The amdgpu kernel driver (amdgpu-install {rel.driver_version})"),
-                    actions=tuple(actions), params=(("url", url), ("usecase", " ".join(usecase)), ("dkms", not no_dkms)),
-                    destructive=True, notes=tuple(notes), effects=() if no_dkms else (KERNEL_DRIVER,))
+    if old:
+        notes.append(f"ROCm {', '.join(old)} is removed first (AMD: uninstall ROCm {rel.remove_first} before "
+                     f"{rel.version})")
+    return StepPlan(kind="kernel_driver", title=ctx.title(f"The amdgpu kernel driver (amdgpu-dkms, driver {rel.driver_version})"),
+                    actions=tuple(actions), params=(("url", url), ("install", install), ("dkms", True)),
+                    destructive=True, notes=tuple(notes), effects=(KERNEL_DRIVER,))
 
 
 def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
@@ -200,7 +277,23 @@ def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
     return out
 
 
-KIND = StepKind(name="kernel_driver", summary="only the amdgpu kernel driver (amdgpu-install 31.x), or nothing "
-                "when the kernel's own driver is enough", target_needs=("rocm",), streams=("driver",),
-                params=NoParams, plan=plan, destructive=True, preflight=checks, undo=amdgpu_install_undo,
+def undo(u: UndoContext) -> Undo:
+    """Remove what the run installed: amdgpu-dkms (where its install ran) and amdgpu-install with the driver
+    repository it added. The kernel headers stay: they may have been there before and harm nothing."""
+    ran = u.ran_actions
+    if not any(a.destructive for a in ran):
+        return Undo()
+    apt = any("dpkg" in a.changes for a in u.step.actions)
+    dkms = any(KERNEL_DRIVER in a.changes for a in ran)
+    pkgs = (("amdgpu-dkms",) if dkms else ()) + ("amdgpu-install",)
+    argv = ("apt-get", "-y", "purge", *pkgs) if apt else ("dnf", "-y", "remove", *pkgs)
+    changes = ("dpkg" if apt else "rpm",) + ((KERNEL_DRIVER,) if dkms else ())
+    return Undo(actions=((f"remove the run's {' and '.join(pkgs)}", Action(argv, root=True, changes=changes,
+                                                                           timeout=3600)),))
+
+
+KIND = StepKind(name="kernel_driver", summary="only the amdgpu kernel driver (amdgpu-dkms from AMD's driver "
+                "repository, which amdgpu-install 31.x adds), or nothing when the kernel's own driver is enough",
+                target_needs=("rocm",), streams=("driver",),
+                params=NoParams, plan=plan, destructive=True, preflight=checks, undo=undo,
                 release_facts=release_facts)

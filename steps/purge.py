@@ -82,9 +82,26 @@ def packages_to_remove(ctx: StepContext) -> list[str]:
     return out
 
 
+def _driver_keeps(ctx: StepContext) -> str | None:
+    """Why the driver plan's purge removes nothing here (None: it removes the legacy line first)."""
+    from .kernel_driver import legacy_to_remove, needs_driver
+
+    rel = ctx.release
+    old = legacy_to_remove(rel, ctx.facts) if rel is not None else []
+    if not old:
+        return "no installed ROCm release that AMD says to uninstall before this driver"
+    if needs_driver(ctx.facts) is not True:
+        return "the driver plan installs no driver here, so the installed ROCm stays"
+    return None
+
+
 def plan(ctx: StepContext) -> StepPlan:
     title = ctx.title("Remove the installed ROCm stacks (simulated first)")
     pm = ctx.pm
+    if ctx.target.stream == "driver":  # the driver plan removes only what AMD says to uninstall before its driver
+        why = _driver_keeps(ctx)
+        if why:
+            return skipped("purge", title, why, ("nothing to purge",))
     pkgs = packages_to_remove(ctx)
     installs = [i for i in ctx.facts.rocm.installs if i.stream in ("legacy", "core-sdk", "distro")]
     notes: list[str] = []

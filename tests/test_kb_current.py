@@ -53,8 +53,9 @@ def test_core_sdk_amdgpu_install_is_driver_numbered(kb: KnowledgeBase) -> None:
     assert r10.driver_version == "31.50" and r10.filename_verified is True
     r714 = _some(kb.release("7.14.0"))
     assert r714.driver_version == "31.40"
-    # AMD's page and third parties disagree on 7.14.0's file name: no URL, both named
-    assert r714.amdgpu_install == {} and "26.13.26130000" in _some(r714.uncertain) and "31.40.314000-1" in _some(r714.uncertain)
+    # 7.14.0's file names are the ones AMD's page prints (third-party scripts use another; audit 2026-11b A12)
+    assert r714.filename_verified is True and "26.13.26130000-2369674" in r714.amdgpu_install["noble"]
+    assert "31.40.314000-1" in _some(r714.uncertain)
 
 
 def test_core_sdk_package_names(kb: KnowledgeBase) -> None:
@@ -132,7 +133,7 @@ def test_new_core_sdk_releases_and_dates(kb: KnowledgeBase) -> None:
     assert all("https://github.com/ROCm/TheRock/releases" in _some(kb.release(v)).sources for v in ("7.14.1", "10.0.0", "10.1.0"))
     # what was not read stays null, with the reason
     r101 = _some(kb.release("10.1.0"))
-    assert r101.install_path is None and r101.distros is None and r101.uncertain
+    assert r101.install_path == "/opt/rocm/core-10.1" and r101.distros is None and r101.uncertain  # audit R9
 
 
 def test_legacy_line_ends_at_7_2_4_and_10_x_removes_it_first(kb: KnowledgeBase) -> None:
@@ -213,7 +214,7 @@ def test_amds_torch_builds_per_sdk(kb: KnowledgeBase) -> None:
 def test_upstream_2_14_matrix(kb: KnowledgeBase) -> None:
     assert {w.index for w in kb.wheels_for(torch=">=2.14,<2.15")} == {"rocm7.2", "rocm7.14"}
     for w in kb.wheels_for(torch=">=2.14,<2.15"):
-        assert "3.15" in _some(w.uncertain)  # built for the RCs; the release index's tags are for kb refresh
+        assert {"3.15", "3.15t"} <= set(w.python) and "cp315" in _some(w.notes)  # built for the 2.14 test channel (audit W9)
     row = _some(kb.wheel("2.14.1", "rocm7.14"))
     assert row.bundles_rocm is False and "rocm[libraries,device-all]==7.14.*" in _some(row.notes)
 

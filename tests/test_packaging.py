@@ -38,6 +38,9 @@ def test_steps_plans_kb_and_examples_ship_inside_wizard(wheel_names: list[str]) 
     assert plans and all(f"wizard/plans/{p}" in names for p in plans)
     for kb in (ROOT / "wizard" / "kb").glob("*.json"):
         assert f"wizard/kb/{kb.name}" in names
+    for snap in (ROOT / "wizard" / "kb" / "upstream").rglob("*"):  # the snapshots derived tables come from
+        if snap.is_file():
+            assert f"wizard/{snap.relative_to(ROOT / 'wizard')}" in names
     assert "wizard/verify/suite.py" in names
     for example in ("seed-7900xt", "seed-5600xt"):
         assert f"wizard/examples/{example}/rocminfo.txt" in names

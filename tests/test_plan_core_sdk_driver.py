@@ -129,23 +129,55 @@ def test_core_sdk_refuses_a_gpu_without_a_package_naming_the_targets() -> None:
     assert any("no package for gfx1010" in r for r in exc.value.reasons)
 
 
-# --- channels: nightly-only routes are named, and refused on the stable channel -------------------------
+# --- channels: published-but-undocumented targets on stable, nightly-only ones refused on stable ------------
 
 
-def test_seed_5600xt_nightly_only_route_is_named_and_refused_on_stable(tmp_path: Path) -> None:
+def test_rdna1_rdna2_get_the_stable_whl_next_device_packages_with_a_warning() -> None:
+    """Audit 2026-11b T2: TheRock's publishing manifest puts gfx1010-1012 and gfx1030-1036 device packages on
+    the stable whl-next stream; AMD's install page does not document them, so the plan says so."""
+    kb = load_kb()
+    stable = kb.wheel_index("amd-whl-next")
+    assert stable is not None and "gfx1031" not in (stable.device_extras or ())
+    published = kb.published_devices(stable)
+    for g in ("gfx1010", "gfx1011", "gfx1012", "gfx1030", "gfx1031", "gfx1036", "gfx1250"):
+        assert g in published
+    for g in ("gfx900", "gfx906", "gfx90c"):  # dev and nightly streams only
+        assert g not in published
+    nightly = kb.wheel_index("amd-nightly-whl-next")
+    assert nightly is not None and {"gfx900", "gfx906", "gfx90c"} <= set(kb.published_devices(nightly))
+    for machine in ("seed-5600xt", "rdna2-gfx1031-dkms-secureboot"):
+        facts = machines()[machine] if machine in machines() else built_machines()[machine]
+        rp = resolve("therock-pip", facts)
+        t = dict(rp.target)
+        assert (t["index"], t["index_url"]) == ("amd-whl-next", "https://stable.repo.amd.com/rocm/whl-next/")
+        assert "channel" not in t
+        pip = next(s for s in rp.steps if s.kind == "pip_pin")
+        gfx = t["gfx"]
+        warn = [n for n in pip.notes if n.startswith(f"warning: device-{gfx} is published, not in AMD's documented")]
+        assert warn and "rocm_whl_next_ownership.yaml" in warn[0] and "89553ce3" in warn[0]
+        pin = next(a for a in actions(rp, "pip_pin") if "--index-url" in a.argv).argv
+        assert f"torch[device-{gfx}]==2.13.0+rocm10.0.0" in pin and f"rocm[libraries,device-{gfx}]==10.0.0" in pin
+    # a documented target gets no such warning
+    pip = next(s for s in resolve("therock-pip", fresh()).steps if s.kind == "pip_pin")
+    assert not [n for n in pip.notes if "published, not in AMD's documented" in n]
+
+
+def test_nightly_only_targets_are_named_and_refused_on_stable(tmp_path: Path) -> None:
+    from wizard.model import Gpu
+
     facts = machines()["seed-5600xt"]
+    vega = record.replace(facts, gpus=tuple(record.replace(g, gfx="gfx906", family="GCN5.1", name="Radeon VII")
+                                            for g in facts.gpus))
     with pytest.raises(PlanRefused) as exc:
-        resolve("therock-pip", facts)
+        resolve("therock-pip", vega)
     text = "\n".join(exc.value.reasons)
-    assert "https://rocm.nightlies.amd.com/whl-multi-arch/" in text and "not a stable release" in text
+    assert "device-gfx906" in text and "not a stable release" in text
     nightly = plan_copy(tmp_path, "therock-pip", {'[target]\n': '[target]\nchannel = "nightly"\n'})
-    rp = resolve(nightly, facts)
+    rp = resolve(nightly, vega)
     t = dict(rp.target)
-    assert t["index_url"] == "https://rocm.nightlies.amd.com/whl-multi-arch/"
+    assert t["index_url"] in ("https://rocm.nightlies.amd.com/whl-multi-arch/", "https://nightly.repo.amd.com/rocm/whl-next/")
     assert t["channel"].startswith("nightly") and "not a stable release" in t["channel"]
-    pip = next(s for s in rp.steps if s.kind == "pip_pin")
-    assert any("not a stable release" in n for n in pip.notes)
-    assert not [c for c in recommend(facts, state_dir=STATE_DIR) if c.recommended]
+    assert Gpu  # the record type the machines carry
 
 
 def test_therock_pip_names_the_newest_stable_amd_build() -> None:
@@ -166,17 +198,62 @@ def test_channel_is_validated(tmp_path: Path) -> None:
 # --- driver ------------------------------------------------------------------------------------------
 
 
-def test_driver_installs_amdgpu_install_31x_with_amds_radeon_usecase_and_reboots() -> None:
+def test_driver_installs_only_amdgpu_dkms_from_amds_driver_repository_and_reboots() -> None:
+    """Audit 2026-11b A7: AMD's driver-only route (amdgpu-dkms with the kernel headers, dkms status), never
+    amdgpu-install's --usecase lines, which AMD documents as the full ROCm and graphics install."""
     kb = load_kb()
     rel = kb.release("10.0.0")
     assert rel is not None
-    rp = resolve("driver", no_kfd(fresh()))
+    facts = no_kfd(fresh())
+    rp = resolve("driver", facts)
     argvs = [a.argv for a in actions(rp, "kernel_driver")]
     url = rel.amdgpu_install["noble"]
     assert any(url in a for a in argvs)
-    assert ("amdgpu-install", "-y", *rel.amdgpu_install_usecases["radeon"].split()) in argvs
+    assert not [a for a in argvs if a[0] == "amdgpu-install"]  # no usecase: no ROCm, no graphics stack
+    install = ("sh", "-c", 'apt-get install -y "linux-headers-$(uname -r)" "linux-modules-extra-$(uname -r)" '
+               "amdgpu-dkms")
+    assert argvs.index(("apt-get", "update")) < argvs.index(install)
+    assert any(a[:2] == ("sh", "-c") and "dkms status amdgpu" in a[2] for a in argvs)
+    step = next(s for s in rp.steps if s.kind == "kernel_driver")
+    assert any("/dev/kfd must exist" in n for n in step.notes)
+    assert not any(s.actions for s in rp.steps if s.kind == "purge")  # nothing legacy installed
     reboot = next(s for s in rp.steps if s.kind == "reboot")
     assert reboot.actions and reboot.reboot
+
+
+def test_driver_refuses_a_distribution_the_release_does_not_list() -> None:
+    facts = no_kfd(fresh())
+    questing = record.replace(facts, os=record.replace(facts.os, version="25.10", codename="questing"))
+    with pytest.raises(PlanRefused) as exc:
+        resolve("driver", questing)
+    assert any("questing" in r or "25.10" in r for r in exc.value.reasons), exc.value.reasons
+
+
+def test_driver_refuses_a_mainline_kernel() -> None:
+    facts = no_kfd(fresh())
+    mainline = record.replace(facts, os=record.replace(facts.os, kernel="6.19.0-061900-generic"))
+    with pytest.raises(PlanRefused) as exc:
+        resolve("driver", mainline)
+    assert any("mainline" in r for r in exc.value.reasons), exc.value.reasons
+
+
+def test_driver_removes_legacy_rocm_first_as_amd_says(tmp_path: Path) -> None:
+    seed = machines()["seed-7900xt"]  # ROCm 6.2.0 installed (<= 7.2.4: AMD says uninstall it first)
+    rp = resolve("driver", no_kfd(seed))
+    kinds = [s.kind for s in rp.steps if s.actions]
+    assert kinds.index("purge") < kinds.index("kernel_driver")
+    purge = next(s for s in rp.steps if s.kind == "purge")
+    assert any(a.argv[:3] == ("apt-get", "-y", "purge") for a in purge.actions)
+    step = next(s for s in rp.steps if s.kind == "kernel_driver")
+    assert any("6.2.0 is removed first" in n for n in step.notes)
+    # where the kernel's driver is enough the legacy install stays: the driver plan removes nothing
+    kept = resolve("driver", seed)
+    assert not any(s.actions for s in kept.steps if s.kind == "purge")
+    # a copy without the purge step is refused, naming AMD's instruction
+    plan = plan_copy(tmp_path, "driver", {'[[steps]]\nkind = "purge"\nstreams = ["legacy"]\n\n': ""})
+    with pytest.raises(PlanRefused) as exc:
+        resolve(plan, no_kfd(seed))
+    assert any("6.2.0" in r and "<=7.2.4" in r and "no purge step" in r for r in exc.value.reasons)
 
 
 def test_driver_has_nothing_to_do_where_the_kernels_driver_is_enough() -> None:

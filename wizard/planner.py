@@ -218,8 +218,9 @@ def _wheel_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, py: str | None,
             return True, values.pop()
         return False, None
 
-    # "newest" prefers rows the knowledge base does not mark uncertain; an uncertain newer one is noted
-    ranked = sorted(rows, key=lambda w: (w.uncertain is None, _v(w.torch), _v(w.rocm)), reverse=True)
+    # "newest" prefers rows whose gfx list and Python tags are certain (a note about torchaudio or the index
+    # alone does not demote a row); a newer row uncertain in those is noted
+    ranked = sorted(rows, key=lambda w: (w.choice_certain, _v(w.torch), _v(w.rocm)), reverse=True)
     native = [w for w in ranked if status(w) == (True, None)]
     overridden = [w for w in ranked if status(w)[0] and status(w)[1] is not None]
     pick = native[0] if native else overridden[0] if overridden else None
@@ -244,8 +245,8 @@ def _wheel_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, py: str | None,
     _, ov = status(pick)
     newer = sorted({w.torch for w in rows if _v(w.torch) > _v(pick.torch) and status(w)[0]}, key=_v)
     if newer and t.torch == "newest":
-        notes.append(f"torch {pick.torch} is the newest row the knowledge base confirms; {', '.join(newer)} "
-                     "exist there marked uncertain")
+        notes.append(f"torch {pick.torch} is the newest row whose gfx list and Python tags the knowledge base "
+                     f"confirms; {', '.join(newer)} exist there with those marked uncertain")
     return pick, None, ov, notes
 
 
@@ -309,13 +310,13 @@ def _amd_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, release: Release |
     if not gfx:
         return _AmdChoice()
     stable_only = t.channel == "stable"
-    per_gfx = [kb.device_extra_indexes(g, stable_only=stable_only) for g in gfx]
+    per_gfx = [kb.device_extra_indexes(g, stable_only=stable_only, published=True) for g in gfx]
     common = [ix for ix in per_gfx[0] if all(ix in other for other in per_gfx[1:])]
     if not common:
         for g in gfx:
-            if kb.device_extra_indexes(g, stable_only=stable_only):
+            if kb.device_extra_indexes(g, stable_only=stable_only, published=True):
                 continue
-            later = [ix for ix in kb.device_extra_indexes(g) if not ix.stable]
+            later = [ix for ix in kb.device_extra_indexes(g, published=True) if not ix.stable]
             if later and stable_only:
                 names = ", ".join(f"{ix.name} ({ix.url}, {ix.channel})" for ix in later)
                 reasons.append(f"AMD's device-{g} extra is only on {names}: not a stable release, so refused while "
@@ -333,12 +334,29 @@ def _amd_choice(pf: PlanFile, kb: KnowledgeBase, m: _Machine, release: Release |
     if not ix.stable:
         notes.append(f"{ix.url} ({ix.name}) is a {ix.channel} index, not a stable release: its builds may be "
                      "broken or withdrawn; the constraints file pins what got installed")
+    notes += _undocumented_devices(kb, ix, gfx)
     if pick is None:
         notes.append(f"the knowledge base records no torch version on {ix.name}: the newest it serves is installed")
         return _AmdChoice(ix, None, None, tuple(notes))
     notes.insert(0, f"AMD's torch {pick.torch} (ROCm Core SDK {pick.sdk}) from {ix.url} ({ix.name}, {ix.channel}), "
                     "the newest build the knowledge base confirms there")
     return _AmdChoice(ix, pick, _rocm_requirement(kb, pick.sdk, gfx), tuple(notes))
+
+
+def _undocumented_devices(kb: KnowledgeBase, ix: WheelIndex, gfx: tuple[str, ...]) -> list[str]:
+    """The warning for targets whose device packages are published on ``ix`` but not in AMD's documented list."""
+    out = []
+    for g in gfx:
+        if g in (ix.device_extras or ()):
+            continue
+        st = kb.target_status(g)
+        status = ("; TheRock's SUPPORTED_GPUS.md: " + ("Release Ready" if st["release_ready"] else "Sanity Tested"
+                                                      if st["sanity_tested"] else "Build Passing only (pip installs, "
+                                                      "the runtime may still fail)")) if st else ""
+        out.append(f"warning: device-{g} is published, not in AMD's documented list: TheRock's publishing manifest "
+                   f"({kb.published_provenance()}) puts its device packages on {ix.url}, but AMD's install page "
+                   f"does not document it among its {len(ix.device_extras or ())} targets{status}")
+    return out
 
 
 def _release_complete(kinds: list[Any], rel: Release, facts: Facts) -> list[str]:

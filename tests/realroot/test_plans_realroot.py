@@ -44,8 +44,9 @@ PAIRS = [
     pytest.param("seed-7900xt", "therock-pip", marks=REALROOT, id="seed-7900xt-therock-pip"),
     pytest.param("seed-5600xt", "therock-pip", marks=REALROOT, id="seed-5600xt-therock-pip"),
 ]
-# what the knowledge base says about a pair the planner must refuse (nothing may change in the root)
-REFUSED = {("seed-5600xt", "therock-pip"): "TheRock has no device extra for gfx1010"}
+# what the knowledge base says about a pair the planner must refuse (nothing may change in the root); none now:
+# seed-5600xt's gfx1010 takes the device packages TheRock publishes on the stable whl-next index (undocumented)
+REFUSED: dict[tuple[str, str], str] = {}
 SOURCE_OPTS = "[arch=amd64 signed-by=/etc/apt/keyrings/rocm.gpg]"
 
 
@@ -73,7 +74,7 @@ def _vkey(v: str) -> tuple[int, ...]:
 def expect(kb: KnowledgeBase, profile: str, plan: str, mirror: str) -> Expect:
     prof, t = PROFILES[profile], load_plan(plan).target
     venv = prof.venv or f"/home/user/{NEW_VENV_NAME}"
-    if t.stream == "core-sdk":
+    if t.stream == "core-sdk" and t.index != "therock":  # therock-pip: AMD's wheels only, nothing system-wide
         from tests.realroot.expect_core_sdk import expect_core_sdk
 
         return expect_core_sdk(kb, prof, venv, mirror)
@@ -82,20 +83,24 @@ def expect(kb: KnowledgeBase, profile: str, plan: str, mirror: str) -> Expect:
 
         return expect_driver(kb, prof, mirror)
     if t.index == "therock":
-        tr = kb.therock()
-        assert tr is not None
-        rows = [v for v in kb.vendor_wheels() if (ix := kb.wheel_index(v.index)) is not None
-                and ix.url.rstrip("/") == tr.multi_arch_index.rstrip("/")]
+        from wizard.parsers.kfd import gfx_from_target_version
+
+        gfx = next(x for g in prof.gpus if (x := gfx_from_target_version(g.gfx_target_version)))
+        # the planner's rule: the first stable AMD index with the GPU's device packages, documented or published
+        ix0 = kb.device_extra_indexes(gfx, stable_only=True, published=True)[0]
+        rows = [v for v in kb.vendor_wheels() if v.index == ix0.name and v.uncertain is None]
         v = max(rows, key=lambda r: _vkey(r.torch))
         torch, comp = v.torch, {"torchvision": v.torchvision or "", "torchaudio": v.torchaudio or ""}
-        sdk = max((r.version for r in kb.releases("core-sdk") if r.version.startswith(v.sdk.split(".")[0] + ".")),
-                  key=_vkey)
+        sdk = max((r.version for r in kb.releases("core-sdk") if r.version.startswith(v.sdk.split(".")[0] + ".")
+                   and r.routes is not None and r.routes.pip_requirement), key=_vkey)
         comp["rocm"] = sdk
+        new = f"{prof.venv}-{plan}" if prof.venv else venv  # the planner fills a new venv beside the user's
+        return Expect(new, torch, comp, None, None, None, None, gfx=gfx)
     else:
         assert t.index is not None
         rows = kb.wheels_for(index=t.index) if t.torch == "newest" else kb.wheels_for(torch=t.torch, index=t.index)
-        # "newest": the newest row the knowledge base does not mark uncertain (the planner's documented rule)
-        w = max(rows, key=lambda r: (r.uncertain is None, _vkey(r.torch)))
+        # "newest": the newest row whose gfx list and Python tags are certain (the planner's documented rule)
+        w = max(rows, key=lambda r: (r.choice_certain, _vkey(r.torch)))
         torch = f"{w.torch}+{w.index}"
         comp = {k: f"{v}+{w.index}" for k, v in (("torchvision", w.torchvision), ("torchaudio", w.torchaudio)) if v}
     if t.stream != "legacy" or not t.rocm:
@@ -175,7 +180,8 @@ def test_plan_runs_end_to_end_in_a_real_root(profile: str, plan: str, cli_root: 
     reboots = [r for r in records if r["event"] == "action-end" and r.get("argv") == "systemctl reboot"]
     boots = list(dict.fromkeys(r["boot_id"] for r in records if r.get("boot_id")))
     assert (len(reboots), len(boots)) == ((1, 2) if rebooted else (0, 1))  # resumed on the new boot
-    if load_plan(plan).target.stream == "core-sdk":  # the Core SDK key was checked against the mirror key given
+    target = load_plan(plan).target
+    if target.stream == "core-sdk" and target.index != "therock":  # the Core SDK key was checked against the mirror key
         assert [r["exit_code"] for r in records if r["event"] == "action-end"
                 and "not the mirror key" in r.get("argv", "")] == [0]
 

@@ -89,9 +89,12 @@ def _refresh(args: argparse.Namespace) -> int:
             applied = apply(directory, report)
         except (ValueError, OSError) as exc:
             raise CommandError(f"kb refresh --write: nothing written: {exc}") from None
-        for line in applied:
+        for line in applied.added:
             print(f"added {line}", file=sys.stderr)
-        print(f"kb refresh --write: {len(applied)} additions written to {directory}", file=sys.stderr)
+        for line in applied.refused:
+            print(f"not added (the knowledge base would fail its check) {line}", file=sys.stderr)
+        print(f"kb refresh --write: {len(applied.added)} additions written to {directory}"
+              + (f", {len(applied.refused)} left out" if applied.refused else ""), file=sys.stderr)
     return exit_codes.OK
 
 

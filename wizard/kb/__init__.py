@@ -273,8 +273,46 @@ class KnowledgeBase:
                 return ix
         return None
 
-    def device_extra_indexes(self, gfx: str, *, stable_only: bool = False) -> tuple[WheelIndex, ...]:
-        """AMD indexes with a documented device-<gfx> extra, stable ones first, newest ROCm line first."""
+    @cached_property
+    def _derived_devices(self) -> dict[str, Any]:
+        """derived_devices.json (``python -m wizard.kb ingest``); empty when this directory keeps none."""
+        from .ingest import DERIVED_DEVICES
+
+        path = self.directory / DERIVED_DEVICES
+        if not path.exists():
+            return {}
+        doc = self._read(DERIVED_DEVICES)
+        return doc if isinstance(doc, dict) else {}
+
+    def published_devices(self, ix: WheelIndex) -> tuple[str, ...]:
+        """Targets whose device packages TheRock's publishing manifest puts on this index (its release stream
+        of the aggregate whl-next index), documented by AMD's install page or not; () for other indexes."""
+        d = self._derived_devices
+        template = str(d.get("index_url") or "")
+        if "{stream}" not in template:
+            return ()
+        head, tail = template.split("{stream}", 1)
+        url = ix.url.rstrip("/") + "/"
+        if not (url.startswith(head) and url.endswith(tail)):
+            return ()
+        stream = url[len(head):len(url) - len(tail)]
+        return tuple(sorted((d.get("streams") or {}).get(stream) or {}))
+
+    def published_provenance(self) -> str | None:
+        """The URL (repository, commit, path) the published device packages are derived from."""
+        src = (self._derived_devices.get("provenance") or {}).get("streams") or {}
+        return str(src["url"]) if "url" in src else None
+
+    def target_status(self, gfx: str) -> dict[str, bool] | None:
+        """TheRock's SUPPORTED_GPUS.md Linux status of a target (build_passing, sanity_tested, release_ready)."""
+        row = (self._derived_devices.get("linux_status") or {}).get(gfx)
+        return dict(row) if isinstance(row, dict) else None
+
+    def device_extra_indexes(self, gfx: str, *, stable_only: bool = False,
+                             published: bool = False) -> tuple[WheelIndex, ...]:
+        """AMD indexes with a documented device-<gfx> extra (with ``published``: or device packages TheRock
+        publishes there without AMD documenting them): stable, prerelease, nightly, then the rest; documented
+        before published only; newest ROCm line first."""
         from packaging.version import InvalidVersion, Version
 
         def line(ix: WheelIndex) -> Version:
@@ -283,9 +321,12 @@ class KnowledgeBase:
             except InvalidVersion:
                 return Version("0")
 
-        hits = [ix for ix in self.indexes(vendor="amd") if ix.device_extras and gfx in ix.device_extras
+        hits = [ix for ix in self.indexes(vendor="amd")
+                if ((ix.device_extras and gfx in ix.device_extras) or (published and gfx in self.published_devices(ix)))
                 and (ix.stable or not stable_only)]
-        return tuple(sorted(hits, key=lambda ix: (not ix.stable, -line(ix).major, -line(ix).minor, ix.name)))
+        rank = {"stable": 0, "prerelease": 1, "nightly": 2}  # then preview, dev
+        return tuple(sorted(hits, key=lambda ix: (rank.get(ix.channel, 3), gfx not in (ix.device_extras or ()),
+                                                  -line(ix).major, -line(ix).minor, ix.name)))
 
     def vendor_wheels(self, sdk: str | None = None) -> tuple[VendorWheel, ...]:
         """AMD's own torch builds (per Core SDK release, each with a mandatory device extra)."""
@@ -412,6 +453,13 @@ class KnowledgeBase:
             problems = Problems(name)
             parser(doc, problems)
             out.extend(problems.lines)
+        if not out:
+            from .ingest import DERIVED_WHEEL_GFX, derived_problems, wheel_gfx_problems
+
+            out.extend(derived_problems(self.directory))
+            table = self._read(DERIVED_WHEEL_GFX) if (self.directory / DERIVED_WHEEL_GFX).exists() else None
+            if isinstance(table, dict):
+                out.extend(wheel_gfx_problems(table, self.wheels()))
         if not out:
             out.extend(self._cross_problems())
         return out

@@ -153,6 +153,14 @@ def _release_problems(kb: KnowledgeBase) -> list[str]:
     out: list[str] = []
     lines: dict[tuple[str, str], list[tuple[Version, str]]] = {}
     for r in kb.releases():
+        if r.amdgpu_install and "no URL is recorded" in (r.uncertain or ""):
+            out.append(f"rocm_releases.json: releases ({r.version}): has amdgpu-install URLs but its uncertain note "
+                       "says no URL is recorded")
+        codenames = {d.codename for d in r.distros or () if d.codename}
+        for key in sorted(r.amdgpu_install):
+            if r.distros is not None and key.isalpha() and key not in codenames:
+                out.append(f"rocm_releases.json: releases ({r.version}): amdgpu-install URL for {key}, which is not "
+                           "among its distributions")
         v = _v(r.version)
         if v is None or r.date is None:
             continue

@@ -482,6 +482,9 @@ WheelFile = tuple[tuple[Wheel, ...], TheRock | None, tuple[HsaOverride, ...], tu
                   tuple[WheelIndex, ...], tuple[VendorWheel, ...]]
 
 
+# what a wheel row's "uncertain" note can be about ("newest" passes over rows uncertain in gfx or python)
+WHEEL_FACTS = ("gfx", "python", "index", "torchvision", "torchaudio", "triton", "rocm")
+
 def parse_wheels(doc: Any, problems: Problems) -> WheelFile:
     top = _top(problems, doc, {"_meta", "indexes", "wheels", "vendor_wheels", "therock", "hsa_overrides",
                                "unresolved"}, {"indexes", "wheels", "therock", "hsa_overrides"})
@@ -521,7 +524,7 @@ def parse_wheels(doc: Any, problems: Problems) -> WheelFile:
     def build(where: str, raw: Any) -> Wheel:
         e = Entry(problems, where, raw, {
             "torch", "index", "index_url", "torchvision", "torchaudio", "triton", "python", "gfx", "rocm",
-            "bundles_rocm", "uncertain", "notes", "sources"})
+            "bundles_rocm", "uncertain", "uncertain_facts", "notes", "sources"})
         index = e.text("index")
         if not re.match(r"^rocm\d+\.\d+(\.\d+)?$", index):
             e.fail("index", f"expected rocmX.Y[.Z], got {index!r}")
@@ -529,12 +532,19 @@ def parse_wheels(doc: Any, problems: Problems) -> WheelFile:
         if url.rstrip("/") != INDEX_BASE + index:
             e.fail("index_url", f"{url!r} does not match index {index!r}")
         py = e.strs("python", check=lambda s: None if re.match(r"^3\.\d+t?$", s) else f"not a python version {s!r}")
+        uncertain = e.opt_text("uncertain", required=False)
+        facts = e.strs("uncertain_facts", required=False,
+                       check=lambda s: None if s in WHEEL_FACTS else f"not one of {', '.join(WHEEL_FACTS)}: {s!r}")
+        if facts and not uncertain:
+            e.fail("uncertain_facts", "names uncertain facts without an 'uncertain' note saying why")
+        if uncertain and not facts:  # a note that does not say what it is about: every fact is in doubt
+            facts = WHEEL_FACTS
         return Wheel(
             torch=e.version("torch"), index=index, index_url=url,
             torchvision=e.opt_version("torchvision"), torchaudio=e.opt_version("torchaudio"),
             triton=e.opt_version("triton"), python=py, gfx=e.opt_gfx_list("gfx"),
             rocm=e.opt_version("rocm"), bundles_rocm=e.opt_flag("bundles_rocm"),
-            uncertain=e.opt_text("uncertain", required=False),
+            uncertain=uncertain, uncertain_facts=facts,
             notes=e.opt_text("notes", required=False), sources=e.sources(),
         )
 

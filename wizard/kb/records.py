@@ -176,6 +176,13 @@ class Wheel:
     uncertain: str | None
     notes: str | None
     sources: tuple[str, ...]
+    uncertain_facts: tuple[str, ...] = ()  # which facts "uncertain" is about: "gfx", "python", "torchaudio", ...
+
+    @property
+    def choice_certain(self) -> bool:
+        """Whether the facts a choice rests on (the gfx list, the Python tags) are certain: "newest" prefers
+        such rows; a note about torchaudio or the index alone does not demote a row."""
+        return not {"gfx", "python"} & set(self.uncertain_facts)
 
     @property
     def gfx_known(self) -> bool:

@@ -9,10 +9,14 @@ Sources (all derived from the knowledge base itself, so a new index or release i
 * repo.radeon.com's ``amdgpu-install/`` and ``rocm/apt/`` directory listings (Apache style) and the
   ``ubuntu/<codename>/`` listings of recent amdgpu-install directories;
 * repo.amd.com's / stable.repo.amd.com's tarball and package-repository listings (nginx style);
-* the Docker Hub v2 tags API for rocm/pytorch.
+* the Docker Hub tags endpoint for rocm/pytorch (``/v2/namespaces/rocm/repositories/pytorch/tags``).
 
 Nothing is written unless asked: :func:`apply` adds only what a source shows (new rows, new keys), each with
-the URL it was read from, and never changes or removes a row; contradictions are reported, not fixed.
+the URL it was read from, and only what the release's own facts allow (an amdgpu-install URL for a
+distribution in its list; a note the addition would make false is rewritten with it); each addition is
+applied on its own and kept only if ``check`` still passes. It never removes a row; contradictions are
+reported, not fixed. A source read only in part (a tags page missing after the first) is named in the
+report's ``incomplete`` list and nothing is judged vanished from it.
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ PYTORCH_ROOT = "https://download.pytorch.org/whl/torch/"
 PYTORCH_INDEX_BASE = "https://download.pytorch.org/whl/"
 AMDGPU_INSTALL_ROOT = "https://repo.radeon.com/amdgpu-install/"
 ROCM_APT_ROOT = "https://repo.radeon.com/rocm/apt/"
-DOCKER_TAGS = "https://hub.docker.com/v2/repositories/rocm/pytorch/tags?name=_pytorch&page_size=100"
+# Docker Hub's documented endpoint (ListRepositoryTags): page and page_size only; tags are filtered here
+DOCKER_TAGS = "https://hub.docker.com/v2/namespaces/rocm/repositories/pytorch/tags?page_size=100"
 DOCKER_MAX_PAGES = 200
 # amdgpu-install directories whose per-codename listings are checked: recent legacy lines and the Core SDK
 VERIFY_LEGACY_FROM = Version("7.0")
@@ -121,6 +126,7 @@ class Difference:
 class Report:
     differences: tuple[Difference, ...]
     sources_read: tuple[str, ...]
+    incomplete: tuple[str, ...] = ()  # sources read only in part: what was not judged, and why
 
     @property
     def additions(self) -> tuple[Difference, ...]:
@@ -128,7 +134,8 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         return {"differences": [d.to_json() for d in self.differences], "sources_read": list(self.sources_read),
-                "counts": {k.value: sum(1 for d in self.differences if d.kind is k) for k in Kind}}
+                "counts": {k.value: sum(1 for d in self.differences if d.kind is k) for k in Kind},
+                "incomplete": list(self.incomplete)}
 
     def markdown(self) -> str:
         lines = ["# Knowledge-base refresh report", "",
@@ -143,6 +150,9 @@ class Report:
                 mark = " [--write adds]" if d.addition is not None else ""
                 lines.append(f"- {d.subject}: {d.detail} ({d.source}){mark}")
             lines.append("")
+        if self.incomplete:
+            lines += [f"## Sources read only in part ({len(self.incomplete)})", ""]
+            lines += [f"- {line}" for line in self.incomplete] + [""]
         if not self.differences:
             lines += ["No differences: the knowledge base matches every source read.", ""]
         return "\n".join(lines)
@@ -168,6 +178,7 @@ class _Refresh:
         self.kb = kb
         self.reader = reader
         self.out: list[Difference] = []
+        self.incomplete: list[str] = []
 
     def add(self, kind: Kind, subject: str, detail: str, source: str, addition: Addition | None = None) -> None:
         self.out.append(Difference(kind, subject, detail, source, addition))
@@ -231,6 +242,7 @@ class _Refresh:
                      "bundles_rocm": bundles.pop() if len(bundles) == 1 else None,
                      "uncertain": f"added by kb refresh from {url}: the gfx list and the torchvision/torchaudio "
                                   "versions were not read",
+                     "uncertain_facts": ["gfx", "torchvision", "torchaudio"],
                      "notes": None, "sources": [url]}
             self.add(Kind.NEW_TORCH, f"{ix.name} torch {v}", f"Python {', '.join(pys) or 'none'}", url,
                      Addition("torch_wheels.json", "wheels", entry))
@@ -322,7 +334,7 @@ class _Refresh:
             v = _v(name.rstrip("/")) if re.fullmatch(r"\d+\.\d+(\.\d+)*/?", name) else None
             if v is None or v < oldest or v in known:
                 continue
-            version = ".".join(str(x) for x in (v.release + (0, 0))[:3])
+            version = ".".join(str(x) for x in (v.release + (0, 0))[:max(3, len(v.release))])  # 7.2.3.1 stays itself
             self.add(Kind.NEW_RELEASE, f"release {version}", f"repo.radeon.com/rocm/apt/{name} (legacy stream)",
                      ROCM_APT_ROOT, Addition("rocm_releases.json", "releases", _new_release(version, "legacy",
                                                                                              ROCM_APT_ROOT)))
@@ -380,9 +392,11 @@ class _Refresh:
                                        f"{have.rsplit('/', 1)[1]} is not in the listing ({', '.join(debs) or 'empty'})",
                                        url)
             elif len(debs) == 1:
-                self.add(Kind.NEW_AMDGPU_INSTALL, f"release {r.version} {c}", f"{d}/ubuntu/{c}/{debs[0]}", url,
-                         Addition("rocm_releases.json", "amdgpu_install", {"key": c, "url": url + debs[0]},
-                                  release=r.version))
+                why = _amdgpu_install_refusal(r, c)
+                self.add(Kind.NEW_AMDGPU_INSTALL, f"release {r.version} {c}",
+                         f"{d}/ubuntu/{c}/{debs[0]}" + (f" (not added: {why})" if why else ""), url,
+                         None if why else Addition("rocm_releases.json", "amdgpu_install",
+                                                   {"key": c, "url": url + debs[0]}, release=r.version))
             elif debs:
                 self.add(Kind.NEW_AMDGPU_INSTALL, f"release {r.version} {c}",
                          f"several packages, none chosen: {', '.join(debs)}", url)
@@ -444,17 +458,25 @@ class _Refresh:
         url: str | None = DOCKER_TAGS
         hub: dict[str, str] = {}  # tag -> the page that lists it
         pages = 0
+        complete = True
         while url and pages < DOCKER_MAX_PAGES:
             page = self.reader.get(url)
             if page is None:
                 if pages == 0:
                     self.contradiction("rocm/pytorch", "the Docker Hub tags API answered 404", DOCKER_TAGS)
                     return
+                complete = False
+                self.incomplete.append(f"rocm/pytorch tags: page {pages + 1} ({url}) is absent after {pages} read: "
+                                       "tags not seen there are not judged vanished")
                 break
             names, nxt = docker_tags(page)
             hub.update((n, url) for n in names if _TAG.match(n) and n not in hub)
             url = nxt
             pages += 1
+        if url and complete:
+            complete = False
+            self.incomplete.append(f"rocm/pytorch tags: stopped after {DOCKER_MAX_PAGES} pages: tags not seen are "
+                                   "not judged vanished")
         kb_tags = {im.tag.split(":", 1)[1]: im for im in self.kb.docker_images() if im.tag.startswith("rocm/pytorch:")}
         for tag in sorted(set(hub) - set(kb_tags)):
             m = _TAG.match(tag)
@@ -465,12 +487,24 @@ class _Refresh:
             self.add(Kind.NEW_TAG, f"rocm/pytorch:{tag}", f"ROCm {m['rocm']}, torch {m['torch']}, Ubuntu "
                      f"{m['ubuntu']}, Python {m['py']}", hub[tag], Addition("docker_images.json", "images", entry))
         for tag, im in sorted(kb_tags.items()):
-            if im.exists is True and tag not in hub and _TAG.match(tag):
+            if complete and im.exists is True and tag not in hub and _TAG.match(tag):
                 self.add(Kind.VANISHED_TAG, im.tag, "the knowledge base lists it as existing; Docker Hub does not",
                          DOCKER_TAGS)
             if im.exists is False and tag in hub:
                 self.contradiction(im.tag, "the knowledge base marks it as non-existent; Docker Hub lists it",
                                    hub[tag])
+
+
+def _amdgpu_install_refusal(rel: Release, codename: str) -> str | None:
+    """Why a listed amdgpu-install package may not be added to a release (None: it may): the release's own
+    distribution list must name the codename, and file names AMD's page printed are not mixed with others."""
+    if rel.distros is None:
+        return f"ROCm {rel.version} records no distributions, so {codename} is not known to be supported"
+    if not any(d.codename == codename for d in rel.distros):
+        return f"{codename} is not among ROCm {rel.version}'s distributions"
+    if rel.filename_verified is True:
+        return (f"ROCm {rel.version}'s file names come from AMD's install page; this one only from the listing")
+    return None
 
 
 def _new_release(version: str, stream: str, source: str) -> dict[str, Any]:
@@ -491,7 +525,7 @@ def refresh(kb: KnowledgeBase, reader: Reader) -> Report:
     r.docker()
     order = {k: i for i, k in enumerate(Kind)}
     diffs = sorted(dict.fromkeys(r.out), key=lambda d: (order[d.kind], d.subject, d.detail))
-    return Report(tuple(diffs), tuple(dict.fromkeys(reader.read)))
+    return Report(tuple(diffs), tuple(dict.fromkeys(reader.read)), tuple(r.incomplete))
 
 
 # --------------------------------------------------------------------------- --write
@@ -518,45 +552,70 @@ def _insert_release(releases: list[dict[str, Any]], entry: dict[str, Any]) -> No
     releases.insert(at, entry)
 
 
-def apply(directory: Path, report: Report) -> list[str]:
-    """Add every sourced addition of ``report`` to the knowledge files in ``directory``. The files are changed
-    only if the result passes ``check``; returns one line per addition applied (raises ValueError otherwise)."""
+@record
+class Applied:
+    """What ``--write`` did: one line per addition written, and one per addition left out with the reason."""
+
+    added: tuple[str, ...]
+    refused: tuple[str, ...]
+
+
+def _add(docs: dict[str, Any], d: Difference) -> None:
+    """One addition into the loaded documents (a note it would make false is rewritten with it)."""
+    a = d.addition
+    assert a is not None
+    doc = docs[a.file]
+    if a.section == "amdgpu_install":
+        rel = next(r for r in doc["releases"] if r["version"] == a.release)
+        rel["amdgpu_install"][a.entry["key"]] = a.entry["url"]
+        listing = _dir_url(a.entry["url"])
+        rel["sources"] = list(dict.fromkeys([*rel["sources"], listing]))
+        kept = [c for c in re.split(r";\s*", rel.get("uncertain") or "") if c and "no URL is recorded" not in c]
+        kept.append(f"amdgpu-install {a.entry['key']} added by kb refresh from {listing}: its file name was read "
+                    "from the listing, not from AMD's install page")
+        rel["uncertain"] = "; ".join(kept)
+    elif a.section == "releases":
+        _insert_release(doc["releases"], a.entry)
+    elif a.section == "images":
+        images = doc["images"]
+        at = next((i for i, im in enumerate(images) if im.get("exists") is False), len(images))
+        images.insert(at, a.entry)
+    else:
+        doc.setdefault(a.section, []).append(a.entry)
+
+
+def apply(directory: Path, report: Report) -> Applied:
+    """Add the sourced additions of ``report`` to the knowledge files in ``directory``, each on its own: an
+    addition is kept only if the knowledge base with it still passes ``check``; one that would not is left
+    out and named with the first problem it causes. The files are written once, at the end."""
+    import copy
+
     from . import KnowledgeBase
 
     additions = [d for d in report.differences if d.addition is not None]
     if not additions:
-        return []
+        return Applied((), ())
     with tempfile.TemporaryDirectory(prefix="kb-refresh-") as tmp:
         work = Path(tmp)
         for f in directory.glob("*.json"):
             shutil.copy2(f, work / f.name)
         docs: dict[str, Any] = {}
-        applied: list[str] = []
+        added: list[str] = []
+        refused: list[str] = []
         for d in additions:
             a = d.addition
             assert a is not None
-            doc = docs.setdefault(a.file, _load(work, a.file))
-            if a.section == "amdgpu_install":
-                rel = next(r for r in doc["releases"] if r["version"] == a.release)
-                rel["amdgpu_install"][a.entry["key"]] = a.entry["url"]
-                rel["sources"] = list(dict.fromkeys([*rel["sources"], _dir_url(a.entry["url"])]))
-            elif a.section == "releases":
-                _insert_release(doc["releases"], a.entry)
-            elif a.section == "images":
-                images = doc["images"]
-                at = next((i for i, im in enumerate(images) if im.get("exists") is False), len(images))
-                images.insert(at, a.entry)
-            else:
-                doc.setdefault(a.section, []).append(a.entry)
-            applied.append(f"{a.file}: {a.section}: {d.subject} (source: {d.source})")
-        for name, doc in docs.items():
-            _dump(work, name, doc)
-        problems = KnowledgeBase(work).problems()
-        if problems:
-            raise ValueError(f"the additions would make the knowledge base inconsistent: {problems[0]}")
+            docs.setdefault(a.file, _load(work, a.file))
+            before = copy.deepcopy(docs[a.file])
+            _add(docs, d)
+            _dump(work, a.file, docs[a.file])
+            problems = KnowledgeBase(work).problems()
+            if problems:
+                docs[a.file] = before
+                _dump(work, a.file, before)
+                refused.append(f"{a.file}: {a.section}: {d.subject}: {problems[0]}")
+                continue
+            added.append(f"{a.file}: {a.section}: {d.subject} (source: {d.source})")
         for name in docs:
             shutil.copy2(work / name, directory / name)
-    return applied
-
-
-__all__ = ["Addition", "Difference", "Kind", "Page", "Report", "apply", "refresh"]
+    return Applied(tuple(added), tuple(refused))

@@ -6,19 +6,23 @@ Three ways to read a URL, one interface (:class:`Reader`):
 * a mirror: ``https://HOST/PATH?QUERY`` is read from ``MIRROR/HOST/PATH?QUERY`` (tests serve recordings on 127.0.0.1);
 * an offline snapshot directory, laid out by :func:`snapshot_path`.
 
-Formats: PEP 691 JSON and PEP 503 HTML simple indexes, Apache- and nginx-style directory listings, and the
-Docker Hub v2 tags API. Only the standard library is used.
+Formats: PEP 691 JSON and PEP 503 HTML simple indexes (relative or absolute hrefs), directory listings
+(Apache, nginx, TheRock's ``dir/index.html`` pages and JavaScript file arrays, raw S3 XML), and Docker Hub's
+documented tags endpoint. A 429 (rate limit) is waited out and retried a bounded number of times. Only the
+standard library is used.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Callable
 
 from packaging.utils import canonicalize_name
 
@@ -28,6 +32,8 @@ from wizard.record import record
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 ACCEPT = f"{SIMPLE_JSON}, text/html;q=0.1, application/json;q=0.5, */*;q=0.01"
 TIMEOUT_S = 60
+RETRIES_429 = 4  # how many times a rate-limited read is waited out and tried again
+MAX_WAIT_S = 120.0
 USER_AGENT = "rocm-wizard-kb-refresh"
 
 
@@ -74,10 +80,14 @@ class Reader:
     """Reads a URL from the network, a mirror, or an offline snapshot. ``get`` returns None for a page the
     server says is absent (404, and 403, which AMD's and PyTorch's indexes answer for missing projects)."""
 
-    def __init__(self, *, mirror: str | None = None, snapshot: Path | None = None) -> None:
+    def __init__(self, *, mirror: str | None = None, snapshot: Path | None = None,
+                 sleep: Callable[[float], None] = time.sleep, retries: int = RETRIES_429) -> None:
         self.mirror = mirror.rstrip("/") if mirror else None
         self.snapshot = snapshot
         self.read: list[str] = []  # every URL read, in order
+        self.sleep = sleep
+        self.retries = retries
+        self.waited: list[float] = []  # the back-off waits, in order (seconds)
 
     def get(self, url: str) -> Page | None:
         self.read.append(url)
@@ -94,17 +104,36 @@ class Reader:
             parts = urllib.parse.urlsplit(url)
             target = f"{self.mirror}/{parts.netloc}{parts.path}" + (f"?{parts.query}" if parts.query else "")
         request = urllib.request.Request(target, headers={"Accept": ACCEPT, "User-Agent": USER_AGENT})
-        try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT_S) as resp:  # noqa: S310 - https or the mirror
-                ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-                return Page(url, resp.read(), ctype)
-        except urllib.error.HTTPError as exc:
-            if exc.code in (403, 404):
-                return None
-            raise SourceError(f"cannot read {url}: HTTP {exc.code} {exc.reason}") from None
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise SourceError(f"cannot read {url}: {reason}") from None
+        for attempt in range(self.retries + 1):
+            try:
+                with urllib.request.urlopen(request, timeout=TIMEOUT_S) as resp:  # noqa: S310 - https or the mirror
+                    ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+                    return Page(url, resp.read(), ctype)
+            except urllib.error.HTTPError as exc:
+                if exc.code in (403, 404):
+                    return None
+                if exc.code == 429 and attempt < self.retries:  # rate limited: wait as told (bounded), then again
+                    wait = _retry_after(exc.headers.get("Retry-After") if exc.headers else None, attempt)
+                    self.waited.append(wait)
+                    self.sleep(wait)
+                    continue
+                tail = f" (still rate limited after {self.retries} waits)" if exc.code == 429 else ""
+                raise SourceError(f"cannot read {url}: HTTP {exc.code} {exc.reason}{tail}") from None
+            except (urllib.error.URLError, OSError, ValueError) as exc:
+                reason = getattr(exc, "reason", exc)
+                raise SourceError(f"cannot read {url}: {reason}") from None
+        raise SourceError(f"cannot read {url}: no answer")  # not reached: the last attempt returns or raises
+
+
+def _retry_after(header: str | None, attempt: int) -> float:
+    """Seconds to wait after a 429: the server's Retry-After (seconds) when it gives one, else 2, 4, 8 ...;
+    never more than MAX_WAIT_S."""
+    try:
+        told = float(header) if header is not None else None
+    except ValueError:
+        told = None
+    wait = told if told is not None and told >= 0 else float(2 ** (attempt + 1))
+    return min(wait, MAX_WAIT_S)
 
 
 # --------------------------------------------------------------------------- HTML anchors
@@ -128,16 +157,66 @@ def _hrefs(body: bytes) -> list[str]:
     return p.hrefs
 
 
+_JS_FILES = lazy_re.compile(r"\bconst\s+files\s*=\s*(\[.*?\])\s*;", re.S)
+_S3_KEY = lazy_re.compile(r"<Key>(.*?)</Key>", re.S)
+_S3_PREFIX = lazy_re.compile(r"<Prefix>(.*?)</Prefix>", re.S)
+_S3_COMMON = lazy_re.compile(r"<CommonPrefixes>(.*?)</CommonPrefixes>", re.S)
+
+
 def listing_entries(page: Page) -> list[str]:
-    """Names in an Apache or nginx directory listing: files as "name", directories as "name/". Sort links,
-    the parent link and absolute links elsewhere are left out."""
+    """Names in a directory listing: files as "name", directories as "name/". Read in every form the servers
+    answer with: Apache and nginx anchors; TheRock's package-repository pages, which link a folder as
+    ``name/index.html`` (``generate_package_indexes.py``); TheRock's tarball pages, whose file names sit in a
+    JavaScript array ``const files = [{"name": ...}]`` and get their anchors in the browser
+    (``index_generation_s3_tar.py``); and a raw S3 ``ListBucketResult`` (``<Key>`` files, ``<CommonPrefixes>``
+    folders). Sort links, the parent link, the page itself and absolute links elsewhere are left out."""
+    text = page.body.decode("utf-8", "replace")
+    if "<ListBucketResult" in text[:2048]:
+        return _s3_entries(text)
     out: list[str] = []
+    js = _JS_FILES.search(text)
+    if js:
+        try:
+            files = json.loads(js.group(1))
+        except ValueError as exc:
+            raise SourceError(f"{page.url}: the listing's files array is not JSON ({exc})") from None
+        for f in files if isinstance(files, list) else []:
+            name = f.get("name") if isinstance(f, dict) else None
+            if isinstance(name, str) and name and "/" not in name and name not in out:
+                out.append(name)
     for href in _hrefs(page.body):
         if href.startswith(("?", "#", "/", "..")) or "://" in href:
             continue
-        name = urllib.parse.unquote(href.split("?", 1)[0])
-        if name and name not in out:
+        name = urllib.parse.unquote(href.split("?", 1)[0].split("#", 1)[0])
+        if name == "index.html":
+            continue
+        if name.endswith("/index.html"):  # a folder linked to its own listing page
+            name = name[: -len("index.html")]
+        if name and name.count("/") <= (1 if name.endswith("/") else 0) and name not in out:
             out.append(name)
+    return out
+
+
+def _s3_entries(text: str) -> list[str]:
+    """A ListBucketResult (with Delimiter=/): the direct children of its Prefix."""
+    import html
+
+    mo = _S3_PREFIX.search(text.split("<Contents>", 1)[0].split("<CommonPrefixes>", 1)[0])
+    prefix = html.unescape(mo.group(1)) if mo else ""
+    out: list[str] = []
+    for block in _S3_COMMON.findall(text):
+        for p in _S3_PREFIX.findall(block):
+            name = html.unescape(p)[len(prefix):] if html.unescape(p).startswith(prefix) else ""
+            if name and name.rstrip("/").count("/") == 0 and name not in out:
+                out.append(name if name.endswith("/") else name + "/")
+    for key in _S3_KEY.findall(text):
+        k = html.unescape(key)
+        name = k[len(prefix):] if k.startswith(prefix) else ""
+        if not name or name.endswith("index.html"):
+            continue
+        entry = name if "/" not in name else name.split("/", 1)[0] + "/"  # a key below a folder shows the folder
+        if entry not in out:
+            out.append(entry)
     return out
 
 

@@ -124,7 +124,10 @@ def core_sdk_key_urls(kb: KnowledgeBase) -> tuple[str, ...]:
 
 
 def default_core_versions(kb: KnowledgeBase) -> tuple[str, ...]:
-    return tuple(r.version for r in kb.releases("core-sdk") if r.install_path)
+    """Core SDK releases the knowledge base can rehearse: an install path and AMD's apt route (10.1.0 has the
+    path for detection, not the route)."""
+    return tuple(r.version for r in kb.releases("core-sdk")
+                 if r.install_path and r.routes is not None and r.routes.apt is not None)
 
 
 def build_mirror(root: Path, base_url: str, *, kb: KnowledgeBase | None = None,

@@ -582,6 +582,11 @@ def wheel_indexes(kb: KnowledgeBase, rows: tuple[Wheel, ...] | None = None) -> t
             sdk_for_index[tr.rocm10_index.rstrip("/")] = ten[-1].version
             by_index.setdefault(tr.rocm10_index.rstrip("/"), [])
     sdk_versions: dict[str, set[str]] = {url: {version} for url, version in sdk_for_index.items()}
+    def served_gfx(url: str) -> tuple[str, ...]:
+        """The documented extras, plus the device packages TheRock's manifest publishes on this index."""
+        ix = kb.wheel_index(url)
+        return tuple(dict.fromkeys((*gfx, *(kb.published_devices(ix) if ix is not None else ()))))
+
     for v in kb.vendor_wheels():  # AMD's own torch builds on the AMD index each row names, with their SDK's wheels
         ix = kb.wheel_index(v.index)
         if ix is None:
@@ -590,14 +595,15 @@ def wheel_indexes(kb: KnowledgeBase, rows: tuple[Wheel, ...] | None = None) -> t
         served = by_index.setdefault(url, [])
         have = {(w.name, w.version) for w in served}
         pythons = next((w.python for w in kb.wheels() if w.torch == v.torch.split("+")[0]), ())
-        for spec in (*vendor_torch_wheels(v, gfx, pythons), *therock_device_wheels(v.torch, gfx)):
+        targets = served_gfx(url)
+        for spec in (*vendor_torch_wheels(v, targets, pythons), *therock_device_wheels(v.torch, targets)):
             if (spec.name, spec.version) not in have:
                 have.add((spec.name, spec.version))
                 served.append(spec)
         sdk_versions.setdefault(url, set()).add(v.sdk)
     for url, versions in sdk_versions.items():
         for version in sorted(versions, key=_vkey):
-            by_index[url].extend(therock_sdk_wheels(version, gfx))
+            by_index[url].extend(therock_sdk_wheels(version, served_gfx(url)))
     return tuple(WheelIndex(url, tuple(specs)) for url, specs in sorted(by_index.items()))
 
 

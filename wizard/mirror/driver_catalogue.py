@@ -150,4 +150,19 @@ def driver_packages(rel: DriverRelease) -> tuple[DebSpec, ...]:
                               f'  dkms install -m amdgpu -v {mod}\nfi\n'),
                  ("prerm", 'case "$1" in remove|upgrade|deconfigure)\n'
                            f'  dkms remove -m amdgpu -v {mod} --all || true ;;\nesac\n')))
-    return firmware, dkms
+    return firmware, dkms, *kernel_headers()
+
+
+def kernel_headers(kernel: str | None = None) -> tuple[DebSpec, ...]:
+    """Stand-ins for the distribution's headers packages of the running kernel, which AMD's driver-only install
+    asks for (``linux-headers-$(uname -r)``, ``linux-modules-extra-$(uname -r)``): a rehearsal root reaches no
+    distribution archive and shares the host's kernel, so the mirror serves placeholders of that kernel's name."""
+    import os
+
+    k = kernel or os.uname().release
+    note = (f"Stands in for the distribution's package of kernel {k}'s headers (the rehearsal root's uname -r) in "
+            "the rehearsal mirror; it holds no headers: the root's dkms is a stand-in.")
+    return tuple(DebSpec(f"{name}-{k}", "0.rehearsal", "all", f"{what} of kernel {k} (rehearsal placeholder)",
+                         (PLACEHOLDER, note), section="kernel",
+                         files=(DebFile(f"/usr/share/doc/{name}-{k}/REHEARSAL-PLACEHOLDER", b"no files\n"),))
+                 for name, what in (("linux-headers", "headers"), ("linux-modules-extra", "extra modules")))

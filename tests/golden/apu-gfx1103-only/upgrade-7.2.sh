@@ -74,9 +74,10 @@ while True:
   # venv-path: /home/user/rocm-wizard-venv is new or a venv
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/rocm-wizard-venv; then echo 'preflight failed: venv-path: /home/user/rocm-wizard-venv is new or a venv' >&2; exit 1; fi
-  # python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.14t)
+  # python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.14t,
+  # 3.15, 3.15t)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1; shift; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; mm=$(echo "$v" | cut -d. -f1,2); for w in "$@"; do [ "$mm" = "$w" ] && { echo "$py is Python $mm"; exit 0; }; done; echo "$py is Python $mm; the wheel exists for Python $*" >&2; exit 1' sh python3 3.10 3.11 3.12 3.13 3.14 3.14t; then echo 'preflight failed: python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.14t)' >&2; exit 1; fi
+  if ! sh -c 'py=$1; shift; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; mm=$(echo "$v" | cut -d. -f1,2); for w in "$@"; do [ "$mm" = "$w" ] && { echo "$py is Python $mm"; exit 0; }; done; echo "$py is Python $mm; the wheel exists for Python $*" >&2; exit 1' sh python3 3.10 3.11 3.12 3.13 3.14 3.14t 3.15 3.15t; then echo 'preflight failed: python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.14t, 3.15, 3.15t)' >&2; exit 1; fi
   # wheel: torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://download.pytorch.org/whl/rocm7.2 torch 'torch-2\.14\.1((\+|%2B)[^-]*)?-@TAG@-'; then echo 'preflight failed: wheel: torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
@@ -351,13 +352,7 @@ fi
 # base does not record its version)
 # note: knowledge base: indexes taken from the RC 'test' channel of 2026-08-10 ['7.2','7.14'];
 # final release matrix not read; no torchaudio of this version on PyPI; whether the index carries
-# a matching torchaudio is unknown; gfx list from pytorch/pytorch main's manywheel build.sh
-# @027375bf (legacy 7.1/7.2 path: gfx900;gfx906 plus the common list, which has gfx1103 since
-# #179653 landed in April 2026, and gfx950/gfx1150/gfx1151 since #167299); the release/2.13 and
-# release/2.14 copies were not read, not measured with torch.cuda.get_arch_list(); cp315/cp315t
-# wheels were built for the 2.14 release candidates (test-infra #8427 enabled 3.15/3.15t on the
-# test channel, #8497 moved it to the 2.14 RCs); whether the release index carries them was not
-# read
+# a matching torchaudio is unknown
 if ! step_done 7; then
   # create the venv /home/user/rocm-wizard-venv
   if ! test -x /home/user/rocm-wizard-venv/bin/python; then

@@ -11,7 +11,7 @@
 # ROCm now: 6.2.4 (legacy)
 # driver: amdgpu dkms 6.8.5
 # python env: /home/user/venv: torch 2.5.1+rocm6.2
-# target: stream pip, torch 2.11.0, index rocm7.2, index_url
+# target: stream pip, torch 2.14.1, index rocm7.2, index_url
 # https://download.pytorch.org/whl/rocm7.2, gfx gfx1031, HSA_OVERRIDE_GFX_VERSION 10.3.0, venv
 # /home/user/venv-pip-only
 # why: The least invasive path for most GPUs with a working amdgpu kernel driver: the upstream
@@ -42,13 +42,13 @@ if ! step_done 1; then
   # venv-path: /home/user/venv-pip-only is new or a venv
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/venv-pip-only; then echo 'preflight failed: venv-path: /home/user/venv-pip-only is new or a venv' >&2; exit 1; fi
-  # python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.13t,
-  # 3.14t)
+  # python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.14t,
+  # 3.15, 3.15t)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1; shift; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; mm=$(echo "$v" | cut -d. -f1,2); for w in "$@"; do [ "$mm" = "$w" ] && { echo "$py is Python $mm"; exit 0; }; done; echo "$py is Python $mm; the wheel exists for Python $*" >&2; exit 1' sh python3 3.10 3.11 3.12 3.13 3.14 3.13t 3.14t; then echo 'preflight failed: python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.13t, 3.14t)' >&2; exit 1; fi
-  # wheel: torch 2.11.0 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
+  if ! sh -c 'py=$1; shift; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; mm=$(echo "$v" | cut -d. -f1,2); for w in "$@"; do [ "$mm" = "$w" ] && { echo "$py is Python $mm"; exit 0; }; done; echo "$py is Python $mm; the wheel exists for Python $*" >&2; exit 1' sh python3 3.10 3.11 3.12 3.13 3.14 3.14t 3.15 3.15t; then echo 'preflight failed: python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.14t, 3.15, 3.15t)' >&2; exit 1; fi
+  # wheel: torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://download.pytorch.org/whl/rocm7.2 torch 'torch-2\.11\.0((\+|%2B)[^-]*)?-@TAG@-'; then echo 'preflight failed: wheel: torch 2.11.0 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://download.pytorch.org/whl/rocm7.2 torch 'torch-2\.14\.1((\+|%2B)[^-]*)?-@TAG@-'; then echo 'preflight failed: wheel: torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
   # disk-venv: disk space for the venv under /home/user
   if ! python3 -c 'import os, shutil, sys
 path, need = sys.argv[1], int(sys.argv[2])
@@ -313,12 +313,14 @@ fi
 
 # ---- step 4/6: pip_pin: Pin the torch stack in /home/user/venv-pip-only
 # note: new venv /home/user/venv-pip-only
+# note: no torchaudio is known for torch 2.14.1 on rocm7.2: torchaudio is not installed
 # note: pytorch-triton-rocm comes from rocm7.2 as torch's own pinned dependency (the knowledge
 # base does not record its version)
+# note: knowledge base: indexes taken from the RC 'test' channel of 2026-08-10 ['7.2','7.14'];
+# final release matrix not read; no torchaudio of this version on PyPI; whether the index carries
+# a matching torchaudio is unknown
 # note: /home/user/venv stays as it is (a new venv beside it gets the new stack; --venv PATH
 # chooses another)
-# note: torch 2.11.0 is the newest row the knowledge base confirms; 2.12.0, 2.12.1, 2.13.0,
-# 2.14.0, 2.14.1 exist there marked uncertain
 if ! step_done 4; then
   # create the venv /home/user/venv-pip-only
   if ! test -x /home/user/venv-pip-only/bin/python; then
@@ -352,7 +354,7 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx1030 >/dev/null 2>&1; then
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1030 >/dev/null 2>&1; then
     /home/user/venv-pip-only/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
   fi
   # install the pinned stack from https://download.pytorch.org/whl/rocm7.2
@@ -383,8 +385,8 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx1030 >/dev/null 2>&1; then
-    /home/user/venv-pip-only/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.11.0 torchvision==0.26.0 torchaudio==2.11.0
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1030 >/dev/null 2>&1; then
+    /home/user/venv-pip-only/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.14.1 torchvision==0.29.1
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
@@ -426,7 +428,7 @@ else:
     missing = [t for t in targets if t not in found]
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
-print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.11.0 gfx1030
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1030
   mark_done 4
 fi
 

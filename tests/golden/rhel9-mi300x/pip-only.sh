@@ -226,8 +226,8 @@ fi
 # note: new venv /home/user/rocm-wizard-venv
 # note: pytorch-triton-rocm comes from rocm6.3 as torch's own pinned dependency (the knowledge
 # base does not record its version)
-# note: torch 2.7.1 is the newest row the knowledge base confirms; 2.8.0 exist there marked
-# uncertain
+# note: torch 2.7.1 is the newest row whose gfx list and Python tags the knowledge base confirms;
+# 2.8.0 exist there with those marked uncertain
 if ! step_done 4; then
   # create the venv /home/user/rocm-wizard-venv
   if ! test -x /home/user/rocm-wizard-venv/bin/python; then

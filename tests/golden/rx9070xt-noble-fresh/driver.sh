@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# rocm-wizard dry run: plan driver: Only the amdgpu kernel driver (AMD's amdgpu-install 31.x), for
-# ROCm from pip or a container
+# rocm-wizard dry run: plan driver: Only the amdgpu kernel driver (amdgpu-dkms from AMD's driver
+# repository), for ROCm from pip or a container
 # Nothing has been run. Running this script by hand does what `rocm-wizard --plan driver` would
 # do, in the same order, with the same commands. Run it again after the reboot, or after fixing a
 # failure: it continues where it stopped.
@@ -12,9 +12,12 @@
 # why: For the many setups whose ROCm comes from a pip wheel or a container: only the kernel
 # driver is needed, and /dev/kfd is how it shows. When the running kernel's own amdgpu driver is
 # enough (/dev/kfd present; for a Ryzen APU a kernel as new as the knowledge base says it needs)
-# this plan has nothing to do and says so. Otherwise it installs AMD's driver-numbered amdgpu-
-# install package of the newest Core SDK release the knowledge base has facts for and runs it with
-# the --usecase line AMD documents for Radeon GPUs, then reboots. After it, a pip plan (pip-only,
+# this plan has nothing to do and says so. Otherwise it takes AMD's driver-only route: the driver-
+# numbered amdgpu-install package of the newest Core SDK release the knowledge base has facts for
+# adds AMD's driver repository, then the running kernel's headers and amdgpu-dkms are installed
+# and dkms status must show the module; no ROCm and no graphics stack are installed. A
+# distribution the release does not list, or a mainline kernel, is refused; an installed ROCm
+# 7.2.4 or older is removed first, as AMD says. Then a reboot. After it, a pip plan (pip-only,
 # therock-pip) or docker.
 # plan file: plans/driver.toml (shipped)
 
@@ -27,7 +30,7 @@ step_done() { grep -qx "$1" "$progress"; }
 mark_done() { echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
 mark_boot() { echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
 
-# ---- step 1/6: preflight: Preflight: check everything the plan needs before the first change
+# ---- step 1/7: preflight: Preflight: check everything the plan needs before the first change
 # note: each check must pass; a failure stops the run before anything changes (--skip-preflight
 # NAME skips a check you know to be wrong, and is journalled)
 if ! step_done 1; then
@@ -39,7 +42,7 @@ if ! step_done 1; then
   mark_done 1
 fi
 
-# ---- step 2/6: backup: Back up environments, packages, repo lists and evidence
+# ---- step 2/7: backup: Back up environments, packages, repo lists and evidence
 # note: backup directory: /var/lib/rocm-wizard/backup/driver
 # note: no Python environment with torch to back up
 if ! step_done 2; then
@@ -173,25 +176,29 @@ os.replace(t,p)' /var/lib/rocm-wizard/backup/driver/manifest.json 644 '{
   mark_done 2
 fi
 
-# ---- step 3/6: kernel_driver: The amdgpu kernel driver
+# ---- step 3/7: purge: Remove the installed ROCm stacks (simulated first)
+# note: nothing to purge
+# skipped: no installed ROCm release that AMD says to uninstall before this driver
+
+# ---- step 4/7: kernel_driver: The amdgpu kernel driver
 # note: nothing to do
 # skipped: the in-tree amdgpu driver of kernel 6.8.0-48-generic is enough: /dev/kfd is present
 
-# ---- step 4/6: secure_boot: Enrol the DKMS signing key for Secure Boot (MOK)
+# ---- step 5/7: secure_boot: Enrol the DKMS signing key for Secure Boot (MOK)
 # skipped: Secure Boot is off
 
-# ---- step 5/6: groups: Add the user to the render and video groups
+# ---- step 6/7: groups: Add the user to the render and video groups
 # note: log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed
-if ! step_done 5; then
+if ! step_done 6; then
   # add user to render and video
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
     sudo -- usermod -a -G render,video user
   fi
-  mark_done 5
+  mark_done 6
 fi
 
-# ---- step 6/6: reboot: Reboot
+# ---- step 7/7: reboot: Reboot
 # skipped: no earlier step needs a reboot
 
 echo 'rocm-wizard plan driver: done'

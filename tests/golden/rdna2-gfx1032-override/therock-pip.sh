@@ -1,0 +1,356 @@
+#!/usr/bin/env bash
+# rocm-wizard dry run: plan therock-pip: ROCm Core SDK (TheRock) wheels with device extras in a
+# venv; nothing system-wide
+# Nothing has been run. Running this script by hand does what `rocm-wizard --plan therock-pip`
+# would do, in the same order, with the same commands. Run it again after the reboot, or after
+# fixing a failure: it continues where it stopped.
+#
+# machine: unknown OS [recorded:rdna2-gfx1032-override]
+# GPU: AMD Radeon RX 6600 XT (gfx1032)
+# target: stream core-sdk, torch 2.13.0+rocm10.0.0, index amd-whl-next, index_url
+# https://stable.repo.amd.com/rocm/whl-next/, gfx gfx1032, venv /home/user/rocm-wizard-venv
+# why: The current ROCm stream from pip: TheRock's multi-arch index ships torch with per-GPU
+# device packages (torch[device-gfxNNNN]) and the ROCm libraries as pip packages, so only the
+# amdgpu kernel driver is needed. It covers targets no upstream wheel carries (RDNA1 gfx1010-1012,
+# gfx1031-1036, gfx1103, gfx1152/1153) without an HSA_OVERRIDE_GFX_VERSION. Treat it as newer and
+# less proven than the upstream wheels; undoing it means deleting the venv.
+# plan file: plans/therock-pip.toml (shipped)
+
+set -euo pipefail
+
+# Progress: one line per finished step. Delete this file to start the plan over.
+progress=/var/lib/rocm-wizard/script/therock-pip.progress
+[ -e "$progress" ] || { sudo -- mkdir -p "$(dirname "$progress")" && sudo -- touch "$progress"; }
+step_done() { grep -qx "$1" "$progress"; }
+mark_done() { echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
+mark_boot() { echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
+
+# ---- step 1/6: preflight: Preflight: check everything the plan needs before the first change
+# note: each check must pass; a failure stops the run before anything changes (--skip-preflight
+# NAME skips a check you know to be wrong, and is journalled)
+if ! step_done 1; then
+  # ssh: ssh session: advise tmux/screen
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
+  # root: root is available through sudo
+  if ! sudo -- true; then echo 'preflight failed: root: root is available through sudo' >&2; exit 1; fi
+  # venv-path: /home/user/rocm-wizard-venv is new or a venv
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'if [ -e "$1" ] && [ ! -e "$1/pyvenv.cfg" ]; then echo "$1 exists and is not a Python venv: choose another venv path" >&2; exit 1; fi' sh /home/user/rocm-wizard-venv; then echo 'preflight failed: venv-path: /home/user/rocm-wizard-venv is new or a venv' >&2; exit 1; fi
+  # wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://stable.repo.amd.com/rocm/whl-next/ torch 'torch-2\.13\.0((\+|%2B)[^-]*)?-(@TAG@|py3-none)-'; then echo 'preflight failed: wheel: torch 2.13.0 exists on https://stable.repo.amd.com/rocm/whl-next/ for this Python' >&2; exit 1; fi
+  # disk-venv: disk space for the venv under /home/user
+  if ! python3 -c 'import os, shutil, sys
+path, need = sys.argv[1], int(sys.argv[2])
+while not os.path.exists(path) and os.path.dirname(path) != path:
+    path = os.path.dirname(path)
+free = shutil.disk_usage(path).free
+if free < need:
+    sys.exit(f"only {free / 2**30:.1f} GiB free on {path}; {need >> 30} GiB needed")
+print(f"{free / 2**30:.1f} GiB free on {path}")' /home/user 16106127360; then echo 'preflight failed: disk-venv: disk space for the venv under /home/user' >&2; exit 1; fi
+  mark_done 1
+fi
+
+# ---- step 2/6: backup: Back up environments, packages, repo lists and evidence
+# note: backup directory: /var/lib/rocm-wizard/backup/therock-pip
+# note: no Python environment with torch to back up
+if ! step_done 2; then
+  # create the backup directory
+  if ! test -d /var/lib/rocm-wizard/backup/therock-pip; then
+    sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/therock-pip
+  fi
+  # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
+  # passwords)
+  sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/therock-pip
+  # repo lists, keys, pins and global env files
+  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/etc-files.tar.gz -C / etc/environment etc/profile.d etc/ld.so.conf.d
+  # rocminfo evidence
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/therock-pip/rocminfo.txt rocminfo
+  # KFD topology evidence
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/therock-pip/kfd-properties.txt
+  # the manifest rollback reads
+  if ! python3 -c 'import sys
+try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
+except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
+ "driver": {
+  "kind": null,
+  "version": null
+ },
+ "env_settings": [],
+ "envs": [],
+ "evidence": [
+  "rocminfo.txt",
+  "kfd-properties.txt"
+ ],
+ "files": {
+  "archive": "etc-files.tar.gz",
+  "paths": [
+   "/etc/environment",
+   "/etc/profile.d",
+   "/etc/ld.so.conf.d"
+  ]
+ },
+ "format": 1,
+ "machine": {
+  "codename": null,
+  "kernel": null,
+  "os": null,
+  "version": null
+ },
+ "packages": {
+  "dkms": [],
+  "file": null,
+  "manager": null,
+  "rocm_streams": {}
+ },
+ "plan": "therock-pip",
+ "rocm": {
+  "apt_sources": [],
+  "installs": [],
+  "pins": [],
+  "stream": null,
+  "version": null
+ }
+}
+' >/dev/null 2>&1; then
+    sudo -- python3 -c 'import os,sys
+p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
+d=os.path.dirname(p) or '"'"'.'"'"'
+os.makedirs(d,exist_ok=True)
+t=p+'"'"'.rocm-wizard.tmp'"'"'
+with open(t,'"'"'w'"'"') as f: f.write(text)
+os.chmod(t,mode)
+os.replace(t,p)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json 644 '{
+ "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
+ "driver": {
+  "kind": null,
+  "version": null
+ },
+ "env_settings": [],
+ "envs": [],
+ "evidence": [
+  "rocminfo.txt",
+  "kfd-properties.txt"
+ ],
+ "files": {
+  "archive": "etc-files.tar.gz",
+  "paths": [
+   "/etc/environment",
+   "/etc/profile.d",
+   "/etc/ld.so.conf.d"
+  ]
+ },
+ "format": 1,
+ "machine": {
+  "codename": null,
+  "kernel": null,
+  "os": null,
+  "version": null
+ },
+ "packages": {
+  "dkms": [],
+  "file": null,
+  "manager": null,
+  "rocm_streams": {}
+ },
+ "plan": "therock-pip",
+ "rocm": {
+  "apt_sources": [],
+  "installs": [],
+  "pins": [],
+  "stream": null,
+  "version": null
+ }
+}
+'
+  fi
+  # the backup is readable by its owner only
+  sudo -- chmod -R go-rwx -- /var/lib/rocm-wizard/backup/therock-pip
+  mark_done 2
+fi
+
+# ---- step 3/6: groups: Add the user to the render and video groups
+# note: log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed
+if ! step_done 3; then
+  # add user to render and video
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
+    sudo -- usermod -a -G render,video user
+  fi
+  mark_done 3
+fi
+
+# ---- step 4/6: pip_pin: Pin the torch stack in /home/user/rocm-wizard-venv
+# note: new venv /home/user/rocm-wizard-venv
+# note: AMD's torch 2.13.0+rocm10.0.0 (ROCm Core SDK 10.0.0) from
+# https://stable.repo.amd.com/rocm/whl-next/ (amd-whl-next, stable), the newest build the
+# knowledge base confirms there
+# note: warning: device-gfx1032 is published, not in AMD's documented list: TheRock's publishing
+# manifest (https://github.com/ROCm/TheRock/blob/89553ce3746eda74ade42557470d25e37c91b6f0/build_to
+# ols/packaging/python/rocm_whl_next_ownership.yaml) puts its device packages on
+# https://stable.repo.amd.com/rocm/whl-next/, but AMD's install page does not document it among
+# its 15 targets; TheRock's SUPPORTED_GPUS.md: Release Ready
+if ! step_done 4; then
+  # create the venv /home/user/rocm-wizard-venv
+  if ! test -x /home/user/rocm-wizard-venv/bin/python; then
+    python3 -m venv /home/user/rocm-wizard-venv
+  fi
+  # remove every torch-stack distribution from the venv
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys
+from importlib import metadata as md
+if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
+           for d in md.distributions()):
+    sys.exit("the torch installed is not TheRock'"'"'s build (no rocm-sdk or amd-torch-device packages)")
+import os, re, sys
+from importlib import metadata as md
+want, targets = sys.argv[1], sys.argv[2:]
+try:
+    v = md.version("torch")
+except md.PackageNotFoundError:
+    sys.exit("torch is not installed")
+if want != "any" and v.split("+")[0] != want:
+    sys.exit(f"torch {v} is installed, {want} was expected")
+names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
+if "+rocm" not in v and not therock:
+    sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
+if therock:
+    missing = [t for t in targets if f"amd-torch-device-{t}" not in names and f"rocm-sdk-device-{t}" not in names]
+else:
+    lib = os.path.join(os.path.dirname(str(md.distribution("torch").locate_file("torch/__init__.py"))), "lib")
+    found = set()
+    for root, dirs, files in os.walk(lib):
+        for name in files:
+            found.update(re.findall(r"gfx[0-9]+[a-z]?", name))
+    if not found:
+        print(f"torch {v}: no per-arch files under {lib}; the verify step checks the GPU")
+        sys.exit(0)
+    missing = [t for t in targets if t not in found]
+if missing:
+    sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1032 >/dev/null 2>&1; then
+    /home/user/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton rocm rocm-sdk-core rocm-sdk-libraries
+  fi
+  # install the pinned stack from https://stable.repo.amd.com/rocm/whl-next/
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys
+from importlib import metadata as md
+if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
+           for d in md.distributions()):
+    sys.exit("the torch installed is not TheRock'"'"'s build (no rocm-sdk or amd-torch-device packages)")
+import os, re, sys
+from importlib import metadata as md
+want, targets = sys.argv[1], sys.argv[2:]
+try:
+    v = md.version("torch")
+except md.PackageNotFoundError:
+    sys.exit("torch is not installed")
+if want != "any" and v.split("+")[0] != want:
+    sys.exit(f"torch {v} is installed, {want} was expected")
+names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
+if "+rocm" not in v and not therock:
+    sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
+if therock:
+    missing = [t for t in targets if f"amd-torch-device-{t}" not in names and f"rocm-sdk-device-{t}" not in names]
+else:
+    lib = os.path.join(os.path.dirname(str(md.distribution("torch").locate_file("torch/__init__.py"))), "lib")
+    found = set()
+    for root, dirs, files in os.walk(lib):
+        for name in files:
+            found.update(re.findall(r"gfx[0-9]+[a-z]?", name))
+    if not found:
+        print(f"torch {v}: no per-arch files under {lib}; the verify step checks the GPU")
+        sys.exit(0)
+    missing = [t for t in targets if t not in found]
+if missing:
+    sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1032 >/dev/null 2>&1; then
+    /home/user/rocm-wizard-venv/bin/python -m pip install --index-url https://stable.repo.amd.com/rocm/whl-next/ 'rocm[libraries,device-gfx1032]==10.0.0' 'torch[device-gfx1032]==2.13.0+rocm10.0.0' 'torchvision[device-gfx1032]==0.28.0+rocm10.0.0' torchaudio==2.11.0.2+rocm10.0.0
+  fi
+  # constraints file pinning the installed build
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  /home/user/rocm-wizard-venv/bin/python -c 'import re, sys
+from importlib import metadata as md
+keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
+pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
+               if d.metadata['"'"'Name'"'"'] and keep.match(d.metadata['"'"'Name'"'"'].lower().replace('"'"'_'"'"', '"'"'-'"'"'))})
+if not any(p.lower().startswith("torch==") for p in pins):
+    sys.exit("torch is not installed: no constraints written")
+with open(sys.argv[1], "w") as f:
+    f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
+print("\n".join(pins))' /home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+  # assert: a ROCm build carrying gfx1032
+  /home/user/rocm-wizard-venv/bin/python -c 'import sys
+from importlib import metadata as md
+if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
+           for d in md.distributions()):
+    sys.exit("the torch installed is not TheRock'"'"'s build (no rocm-sdk or amd-torch-device packages)")
+import os, re, sys
+from importlib import metadata as md
+want, targets = sys.argv[1], sys.argv[2:]
+try:
+    v = md.version("torch")
+except md.PackageNotFoundError:
+    sys.exit("torch is not installed")
+if want != "any" and v.split("+")[0] != want:
+    sys.exit(f"torch {v} is installed, {want} was expected")
+names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
+if "+rocm" not in v and not therock:
+    sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
+if therock:
+    missing = [t for t in targets if f"amd-torch-device-{t}" not in names and f"rocm-sdk-device-{t}" not in names]
+else:
+    lib = os.path.join(os.path.dirname(str(md.distribution("torch").locate_file("torch/__init__.py"))), "lib")
+    found = set()
+    for root, dirs, files in os.walk(lib):
+        for name in files:
+            found.update(re.findall(r"gfx[0-9]+[a-z]?", name))
+    if not found:
+        print(f"torch {v}: no per-arch files under {lib}; the verify step checks the GPU")
+        sys.exit(0)
+    missing = [t for t in targets if t not in found]
+if missing:
+    sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.13.0 gfx1032
+  mark_done 4
+fi
+
+# ---- step 5/6: env: Set the venv's environment (activate script)
+if ! step_done 5; then
+  # write the rocm-wizard block into /home/user/rocm-wizard-venv/bin/activate
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+# <<< rocm-wizard <<<
+' >/dev/null 2>&1; then
+    /home/user/rocm-wizard-venv/bin/python -c 'import sys
+path, block = sys.argv[1], sys.argv[2]
+text = open(path).read()
+begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
+if begin in text and end in text:
+    head, rest = text.split(begin, 1)
+    text = head.rstrip("\n") + "\n" + rest.split(end, 1)[1].lstrip("\n")
+if block:
+    text = text.rstrip("\n") + "\n" + block
+open(path + ".rocm-wizard.tmp", "w").write(text)
+import os
+os.replace(path + ".rocm-wizard.tmp", path)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+# <<< rocm-wizard <<<
+'
+  fi
+  mark_done 5
+fi
+
+# ---- step 6/6: verify: Verify: matmul and convolution on the GPU
+if ! step_done 6; then
+  # run the suite with /home/user/rocm-wizard-venv/bin/python
+  python3 -m wizard verify --python /home/user/rocm-wizard-venv/bin/python --json
+  mark_done 6
+fi
+
+echo 'rocm-wizard plan therock-pip: done'

@@ -1,0 +1,161 @@
+"""Issue 21 point 1: derived knowledge with provenance. ``python -m wizard.kb ingest`` regenerates the derived
+tables from the upstream snapshots kept in the repository; ``kb check`` fails when they disagree."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from wizard.kb import KB_DIR, KnowledgeBase
+from wizard.kb.__main__ import main
+from wizard.kb.ingest import (DERIVED_DEVICES, OWNERSHIP, SUPPORTED, THEROCK, IngestError, derive_devices,
+                              linux_status, stream_devices, yaml_tree)
+
+pytestmark = pytest.mark.unit
+
+MANIFEST = KB_DIR / "upstream" / THEROCK / OWNERSHIP
+
+
+@pytest.fixture()
+def kb_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "kb"
+    shutil.copytree(KB_DIR, d, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    return d
+
+
+def test_the_kept_derived_table_is_what_its_snapshots_give(capsys: pytest.CaptureFixture[str]) -> None:
+    assert (KB_DIR / DERIVED_DEVICES).read_text() == json.dumps(derive_devices(KB_DIR), indent=1) + "\n"
+    snaps = json.loads((KB_DIR / "upstream" / "snapshots.json").read_text())["snapshots"]
+    for row in snaps:  # each snapshot: repository, 40-hex commit, path, and the file itself
+        assert len(row["commit"]) == 40 and (KB_DIR / "upstream" / row["repo"] / row["path"]).is_file()
+
+
+def test_every_derived_fact_names_its_provenance() -> None:
+    table = json.loads((KB_DIR / DERIVED_DEVICES).read_text())
+    for part in ("streams", "linux_status"):
+        src = table["provenance"][part]
+        assert src["repo"] == THEROCK and len(src["commit"]) == 40
+        assert src["url"] == f"https://github.com/{src['repo']}/blob/{src['commit']}/{src['path']}"
+    assert table["provenance"]["streams"]["path"] == OWNERSHIP
+    assert table["provenance"]["linux_status"]["path"] == SUPPORTED
+
+
+def test_stable_whl_next_devices_are_the_manifests() -> None:
+    streams = json.loads((KB_DIR / DERIVED_DEVICES).read_text())["streams"]
+    stable = set(streams["stable"])
+    assert {"gfx1010", "gfx1011", "gfx1012", "gfx1250"} <= stable
+    assert {f"gfx103{i}" for i in range(7)} <= stable
+    assert not {"gfx900", "gfx906", "gfx90c"} & stable
+    assert {"gfx900", "gfx906", "gfx90c"} <= set(streams["nightly"]) & set(streams["dev"])
+    assert set(streams["bkc"]) == {"gfx1250"}
+    assert streams["stable"]["gfx1031"][:2] == ["amd-torch-device-gfx1031", "rocm-sdk-device-gfx1031"]
+
+
+def test_check_fails_when_a_snapshot_changes_and_ingest_repairs_it(kb_dir: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(kb_dir)]) == 0
+    snap = kb_dir / "upstream" / THEROCK / OWNERSHIP
+    text = snap.read_text()
+    for pkg in ("amd-torch-device-gfx1031", "rocm-sdk-device-gfx1031"):  # upstream withdraws gfx1031 from stable
+        text = text.replace(f"      {pkg}:\n        owner_path: pytorch/whl-next\n",
+                            f"      {pkg}:\n        owner_path: pytorch/whl-next\n        streams:\n"
+                            "          - dev\n          - nightly\n")
+    snap.write_text(text)
+    capsys.readouterr()
+    assert main(["check", str(kb_dir)]) == 1
+    assert "derived_devices.json: differs from what its snapshots give" in capsys.readouterr().out
+    assert main(["ingest", str(kb_dir)]) == 0
+    assert "derived_devices.json" in capsys.readouterr().out
+    assert main(["check", str(kb_dir)]) == 0
+    kb = KnowledgeBase(kb_dir)
+    ix = kb.wheel_index("amd-whl-next")
+    assert ix is not None and "gfx1031" not in kb.published_devices(ix) and "gfx1032" in kb.published_devices(ix)
+    assert main(["ingest", str(kb_dir)]) == 0 and "up to date" in capsys.readouterr().out
+
+
+def test_a_snapshot_in_a_format_the_reader_does_not_know_is_one_line(kb_dir: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    (kb_dir / "upstream" / THEROCK / OWNERSHIP).write_text("streams: {known: [stable]}\n")
+    assert main(["ingest", str(kb_dir)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ingest: ") and "\n" not in err and "flow" in err
+    assert main(["check", str(kb_dir)]) == 1
+    assert "cannot be checked against its snapshots" in capsys.readouterr().out
+
+
+def test_a_missing_snapshot_is_named(kb_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (kb_dir / "upstream" / THEROCK / SUPPORTED).unlink()
+    assert main(["ingest", str(kb_dir)]) == 1
+    assert f"upstream/{THEROCK}/{SUPPORTED}: snapshot file missing" in capsys.readouterr().err
+
+
+def test_yaml_subset_reader() -> None:
+    tree = yaml_tree("a:\n  b: 1\n  c:\n    - x\n    - 'y'\n# note\nd:\n  - k: v\n    m:\n      n: o\n", "t")
+    assert tree == {"a": {"b": 1, "c": ["x", "y"]}, "d": [{"k": "v", "m": {"n": "o"}}]}
+    with pytest.raises(IngestError):
+        yaml_tree("a: &anchor x\n", "t")
+    with pytest.raises(IngestError):
+        stream_devices({"streams": {}}, "t")
+
+
+def test_supported_gpus_linux_rows() -> None:
+    md = ("## ROCm on Linux\n| Architecture | LLVM target | Build Passing | Sanity Tested | Release Ready |\n"
+          "| --- | --- | --- | --- | --- |\n| RDNA2 | gfx1031 | ✅ | ✅ | ✅ |\n| **CDNA4** | **gfx950** | ✅ | | |\n"
+          "## ROCm on Windows\n| RDNA2 | gfx1030 | ✅ | | |\n")
+    assert linux_status(md, "t") == {
+        "gfx1031": {"build_passing": True, "sanity_tested": True, "release_ready": True},
+        "gfx950": {"build_passing": True, "sanity_tested": False, "release_ready": False}}
+    kb = KnowledgeBase(KB_DIR)
+    assert kb.target_status("gfx1031") == {"build_passing": True, "sanity_tested": True, "release_ready": True}
+    assert kb.target_status("gfx90c") == {"build_passing": True, "sanity_tested": False, "release_ready": False}
+
+
+# --- PyTorch's manywheel build script: the gfx targets per build path ----------------------------------
+
+
+def test_wheel_gfx_is_derived_from_pytorchs_build_script() -> None:
+    from wizard.kb.ingest import BUILD_SH, DERIVED_WHEEL_GFX, PYTORCH, derive_wheel_gfx
+
+    table = json.loads((KB_DIR / DERIVED_WHEEL_GFX).read_text())
+    assert table == derive_wheel_gfx(KB_DIR)
+    src = table["provenance"]
+    assert (src["repo"], src["path"]) == (PYTORCH, BUILD_SH) and src["commit"].startswith("027375bf")
+    legacy, therock = table["targets"]["rocm_final_legacy"], table["targets"]["rocm_final"]
+    assert legacy[:2] == ["gfx900", "gfx906"] and legacy[2:] == therock and "gfx1103" in therock
+    kb = KnowledgeBase(KB_DIR)
+    cited = [w for w in kb.wheels() if src["url"] in w.sources]
+    assert {(w.torch, w.index) for w in cited} >= {("2.13.0", "rocm7.2"), ("2.14.1", "rocm7.14")}
+    for w in cited:
+        assert set(w.gfx or ()) == set(legacy if w.bundles_rocm else therock), (w.torch, w.index)
+
+
+def test_rocm_arch_lists_follow_each_branch() -> None:
+    from wizard.kb.ingest import rocm_arch_lists
+
+    script = ("case x in\n    manylinux2_28-builder:rocm*)\n        PYTORCH_ROCM_ARCH=\"gfx942;gfx1100\"\n"
+              "        if [[ a ]]; then\n            TARGET=rocm_final\n        else\n"
+              "            if [[ b ]]; then\n                X=1\n            fi\n            TARGET=rocm_final_legacy\n"
+              "            PYTORCH_ROCM_ARCH=\"gfx900;${PYTORCH_ROCM_ARCH}\"\n        fi\n        ;;\n"
+              "    other)\n        PYTORCH_ROCM_ARCH=\"gfx1\"\n        TARGET=nope\n        ;;\nesac\n")
+    assert rocm_arch_lists(script, "t") == {"rocm_final": ["gfx942", "gfx1100"],
+                                            "rocm_final_legacy": ["gfx900", "gfx942", "gfx1100"]}
+    with pytest.raises(IngestError):
+        rocm_arch_lists("echo nothing\n", "t")
+
+
+def test_a_changed_build_script_fails_check_until_ingest_and_the_rows_agree(kb_dir: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from wizard.kb.ingest import BUILD_SH, PYTORCH
+
+    snap = kb_dir / "upstream" / PYTORCH / BUILD_SH
+    snap.write_text(snap.read_text().replace("gfx1102;gfx1103;", "gfx1102;"))  # upstream drops gfx1103
+    assert main(["check", str(kb_dir)]) == 1
+    assert "derived_wheel_gfx.json: differs from what its snapshots give" in capsys.readouterr().out
+    assert main(["ingest", str(kb_dir)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(kb_dir)]) == 1  # now the rows that cite the script say otherwise
+    out = capsys.readouterr().out
+    assert "wheels (2.13.0 rocm7.2): gfx" in out and "is not what its source" in out
