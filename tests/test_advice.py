@@ -144,3 +144,16 @@ def test_branches_name_only_implemented_predicates() -> None:
     for k in branched:
         for b in k.fix.branches:
             assert b.when and all(name in PREDICATES for name, _ in b.when), k.id
+
+
+def test_root_that_cannot_open_kfd_is_not_told_about_groups() -> None:
+    """The issue's real failure: a Proxmox LXC where root, in render, gets "Invalid argument" from /dev/kfd."""
+    findings = diagnose(detect(open_recorded(str(MACHINES / "container-lxc-proxmox-9070xt-kfd-invalid-argument"))))
+    kfd = {f.id: f for f in findings}["kfd-inaccessible"]
+    assert kfd.contradicted is not None and "Invalid argument" in kfd.contradicted.text
+    assert kfd.fix == NOT_ADVISED and findings[-1].id == "kfd-inaccessible"
+    text = "Unable to open /dev/kfd read-write: Permission denied"
+    denied = Driver(user="rocm-user", kfd_present=True, kfd_accessible=False, kfd_error="Permission denied",
+                    in_render_group=False, in_video_group=True)
+    f = {x.id: x for x in diagnose(_facts(_gpu("gfx908", "CDNA1"), text=text, driver=denied))}["kfd-inaccessible"]
+    assert f.contradicted is None and "usermod" in _advice(f)

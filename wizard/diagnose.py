@@ -475,6 +475,17 @@ def _p_has_dgpu(f: Facts, arg: object) -> list[str] | None:
     return ["no discrete AMD GPU"] if known and not d else None
 
 
+def _p_kfd_open_not_permissions(f: Facts, arg: object) -> list[str] | None:
+    """/dev/kfd exists and root (or a member of render) cannot open it, with an error other than "Permission
+    denied": groups and permissions are not what fails."""
+    d = f.driver
+    if d.kfd_present is not True or not d.kfd_error or re.search(r"permission denied", d.kfd_error, re.IGNORECASE):
+        return None
+    who = ("root" if f.is_root or d.user == "root" else
+           f"{d.user or 'the user'}, a member of render" if d.in_render_group is True else None)
+    return [f"/dev/kfd exists and {who} cannot open it: {d.kfd_error}"] if who else None
+
+
 def _p_rocm_stream_in(f: Facts, arg: object) -> list[str] | None:
     wanted = set(arg if isinstance(arg, (list, tuple)) else [arg])
     hits = [f"ROCm {i.version or '?'} ({i.stream})" for i in f.rocm.installs if i.stream in wanted]
@@ -522,6 +533,7 @@ PREDICATES: dict[str, Pred] = {
     "wheel_carries_gfx": _p_wheel_carries_gfx,
     "has_dgpu": _p_has_dgpu,
     "rocm_stream_in": _p_rocm_stream_in,
+    "kfd_open_not_permissions": _p_kfd_open_not_permissions,
 }
 
 

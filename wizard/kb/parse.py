@@ -87,6 +87,7 @@ PREDICATES: dict[str, str] = {
     "wheel_carries_gfx": "true",
     "has_dgpu": "bool",
     "rocm_stream_in": "str-list",
+    "kfd_open_not_permissions": "true",
 }
 
 
