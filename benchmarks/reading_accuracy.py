@@ -86,7 +86,9 @@ def score_fixture(path: Path) -> FixtureScore:
         if probe_errors:
             score.error = "; ".join(probe_errors)
     score.facts = score_facts(expected, detected)
-    score.diagnosis = score_diagnosis(expected, [(f["id"], f["severity"]) for f in findings])
+    # what is only "to check" is listed, but not stated as a cause: it cannot contradict the thread's cause
+    score.diagnosis = score_diagnosis(expected, [(f["id"], f["severity"] if f.get("to_check") is None else "to-check")
+                                                 for f in findings])
     score.finding_ids = tuple(f["id"] for f in findings)
     score.confident_ids = confident((f["id"], f["severity"], f.get("to_check") is not None,
                                      bool(f.get("against_detection"))) for f in findings)

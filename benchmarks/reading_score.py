@@ -80,7 +80,8 @@ class DiagnosisScore:
 
     @property
     def contradicted(self) -> bool:
-        """The wizard leads with a different cause, stated as an error: worse than silence."""
+        """The wizard leads with a different cause, stated as an error: worse than silence. (A finding listed only
+        "to check" comes with the severity "to-check": it states no cause.)"""
         return (not self.named and bool(self.top_ids) and not NOT_A_CAUSE.match(self.top_ids[0])
                 and self.top_severity in ("critical", "error"))
 

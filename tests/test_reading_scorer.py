@@ -227,3 +227,8 @@ def test_holdout_rule_is_fixed_and_covers_about_a_quarter() -> None:
     names = [f"machine-{i}" for i in range(400)]
     share = sum(rs.is_holdout(n) for n in names) / len(names)
     assert 0.15 < share < 0.35 and rs.is_holdout("apu-strix-point-lspci") and not rs.is_holdout("vega-gfx906-debian12")
+
+
+def test_a_to_check_lead_is_not_a_contradiction() -> None:
+    lead = rs.score_diagnosis(_diag(["x"]), [("symptom", "to-check"), ("y", "warning")])
+    assert not lead.contradicted and not lead.named and not lead.silent
