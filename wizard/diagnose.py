@@ -126,8 +126,8 @@ def _p_gpu_family_in(f: Facts, arg: object) -> list[str] | None:
 def _p_override_set(f: Facts, arg: object) -> list[str] | None:
     value, where = _override(f)
     is_set = bool(value)
-    if bool(arg) != is_set:
-        return None
+    if bool(arg) != is_set or (not is_set and not _override_known(f)):
+        return None  # "not set" holds only where the environment was read (a paste rarely shows it)
     return [f"HSA_OVERRIDE_GFX_VERSION={value} ({where})"] if is_set else ["HSA_OVERRIDE_GFX_VERSION is not set"]
 
 
@@ -583,7 +583,10 @@ def _any_gfx(f: Facts) -> bool:
 
 
 def _override_known(f: Facts) -> bool:
-    return _override(f)[0] is not None or f.origin == "live" or f.origin.startswith("sandbox")
+    """Whether HSA_OVERRIDE_GFX_VERSION's absence is a fact: it is set, or the environment itself was read (a live
+    machine, a rehearsal, a bundle's env.txt)."""
+    return (_override(f)[0] is not None or f.origin == "live" or f.origin.startswith("sandbox")
+            or any(t.kind == "env.txt" for t in f.texts))
 
 
 # Which facts decide a predicate: where they are unknown (a recording or a paste often lacks them), a
@@ -612,7 +615,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "rocm_version": lambda f: f.rocm.version is not None,
 }
 _NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_inaccessible", "not_in_render_group",
-                      "in_render_group"})
+                      "in_render_group", "override_set"})
 NOT_KNOWN = "not known from the evidence"
 
 
