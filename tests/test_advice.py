@@ -157,3 +157,12 @@ def test_root_that_cannot_open_kfd_is_not_told_about_groups() -> None:
                     in_render_group=False, in_video_group=True)
     f = {x.id: x for x in diagnose(_facts(_gpu("gfx908", "CDNA1"), text=text, driver=denied))}["kfd-inaccessible"]
     assert f.contradicted is None and "usermod" in _advice(f)
+
+
+def test_an_unread_environment_is_not_evidence_that_no_override_is_set() -> None:
+    gpu, env = _gpu("gfx1031", "RDNA2"), PythonEnv(path="/v", torch="2.2.0+rocm5.7", build="rocm")
+    pasted = Facts(gpus=(gpu,), python_envs=(env,), origin="paste")
+    assert "rdna2-variant-needs-override" not in [f.id for f in diagnose(pasted)]
+    read = Facts(gpus=(gpu,), python_envs=(env,), origin="recorded",
+                 texts=(EvidenceText("env.txt", "PATH=/usr/bin\n", 1, "env.txt", True),))
+    assert "rdna2-variant-needs-override" in [f.id for f in diagnose(read)]
