@@ -12,7 +12,7 @@ import pytest
 
 from tests.tui.helpers import FakeAuth, rehearse_first_profile, sync, wait_for
 from tests.tui.test_pilot import SIZE, screen_text
-from wizard.host import LiveHost
+from wizard.machine_session import MachineSession, MachineSpec
 from wizard.session import Stage
 from wizard.tui.app import make_app
 from wizard.tui.services import Services, real_root_unavailable
@@ -28,8 +28,8 @@ async def test_without_mmdebstrap_it_says_what_to_install_and_rehearses_in_the_s
     import wizard.realroot.base as rb
 
     monkeypatch.setattr(rb, "mmdebstrap", lambda: None)
-    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth(),
-                   verify_python=sys.executable)
+    svc = Services(MachineSession(MachineSpec(verify_python=sys.executable)), rehearsal_root=tmp_path / "rehearsal",
+                   authenticator=FakeAuth())
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         if app.session.has_amd_gpu:
@@ -57,7 +57,7 @@ async def test_with_mmdebstrap_it_offers_and_opens_a_real_debian_12_root(tmp_pat
     why = real_root_unavailable()
     if why:
         pytest.skip(why)
-    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
+    svc = Services(MachineSession(), rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         if app.session.has_amd_gpu:
@@ -88,7 +88,7 @@ async def test_without_a_cpu_torch_the_rehearsal_offers_to_make_one_or_says_it_i
     from wizard.tui.services import CPU_TORCH_INDEX, NO_TORCH, TORCH_PYTHON_ENV
 
     monkeypatch.delenv(TORCH_PYTHON_ENV, raising=False)
-    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
+    svc = Services(MachineSession(), rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
     assert svc.find_cpu_torch() is None
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
@@ -120,7 +120,7 @@ async def test_a_cpu_torch_found_is_used_without_asking(tmp_path: Path, monkeypa
     fake.write_text("#!/bin/sh\n")
     fake.chmod(0o755)
     monkeypatch.setenv(TORCH_PYTHON_ENV, str(fake))
-    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
+    svc = Services(MachineSession(), rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth())
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         await rehearse_first_profile(app, pilot)
