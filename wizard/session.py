@@ -245,7 +245,7 @@ class RunProgress:
                 self.verify, self._verify_buf = [], []
                 return Move.VERIFY
         elif isinstance(event, ev.StepSkipped):
-            self._set(event.index, state="skipped", note=event.reason, kind=event.kind, title=event.title)
+            self._set(event.index, state="skipped", note=event.reason, kind=event.kind)
         elif isinstance(event, ev.StepDoneEarlier):
             self._set(event.index, state=event.outcome.value, duration=event.duration, log_path=event.log_path,
                       note="done before this session")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from wizard import exit_codes
-from wizard.commands import CommandError, Context, resolve_plan_or_fail, usage_error
+from wizard.commands import Context, resolve_plan_or_fail, usage_error
 
 FORMATS = ("ansible",)
 

@@ -306,8 +306,8 @@ class WizardApp(App[int]):
                 if m is not None:
                     implied.append(m)
             screen = self.stage_screen()
-            if screen is not None:  # handled once the screen is mounted, never before (a message waits)
-                screen.post_message(RunUpdated(tuple(lines)))
+            if screen is not None:  # never before the screen is mounted (then the update waits as a message)
+                screen.deliver(RunUpdated(tuple(lines)))
         for m in implied:
             if self.session.can(m):
                 self.fire(m)

@@ -41,10 +41,9 @@ class _LiveRun(StageScreen):
     def on_mount(self) -> None:
         self.refresh_run()
 
-    @on(RunUpdated)
-    def _run_updated(self, msg: RunUpdated) -> None:
-        if msg.lines:
-            self.add_lines(list(msg.lines))
+    def run_updated(self, update: RunUpdated) -> None:
+        if update.lines:
+            self.add_lines(list(update.lines))
         self.refresh_run()
 
     def add_lines(self, lines: list[str]) -> None:
