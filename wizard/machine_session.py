@@ -218,7 +218,8 @@ class MachineSession:
         from wizard.runner.service import RunService
 
         if self.machine is None:
-            raise usage_error("a recorded machine (--from) can be looked at, planned for and exported, never changed")
+            raise usage_error("a recorded machine (--from) has no runs: it can be looked at, planned for and exported, "
+                              "never changed")
         return RunService(self.machine)
 
     @cached_property

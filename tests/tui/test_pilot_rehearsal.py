@@ -79,7 +79,7 @@ async def test_with_mmdebstrap_it_offers_opens_and_runs_a_real_debian_12_root(tm
         assert facts.rocm.version == "6.2.0" and [g.gfx for g in facts.gpus] == ["gfx1100", "gfx1100"]
         assert app.services.relaunch_hint == f"rocm-wizard --sandbox {root} --root debian12"
         assert (root / "var/lib/dpkg/status").read_text().count("Package: rocm-core") == 1  # real dpkg's database
-        assert any(o.name == "downgrade-6.2" and o.applicable for o in app.session.options)
+        assert any(o.name == "downgrade-6.2" and o.applicable for o in app.plan_options())
         # the TUI plans with the root's own mirror (issue 20: it planned for upstream hosts, and every plan failed
         # its preflight at step 1), and runs downgrade-6.2 to the reboot
         await choose(app, pilot, "downgrade-6.2")
