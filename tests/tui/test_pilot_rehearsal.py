@@ -13,6 +13,8 @@ import pytest
 from tests.tui.helpers import FakeAuth, choose, rehearse_first_profile, sync, wait_for
 from tests.tui.test_pilot import SIZE, screen_text
 from wizard.machine_session import MachineSession, MachineSpec
+from wizard.cli import build_parser
+from wizard.commands import Context, resolve_plan_or_fail
 from wizard.runner import planfile
 from wizard.runner.records import RunState
 from wizard.session import Stage
@@ -81,12 +83,25 @@ async def test_with_mmdebstrap_it_offers_opens_and_runs_a_real_debian_12_root(tm
         assert (root / "var/lib/dpkg/status").read_text().count("Package: rocm-core") == 1  # real dpkg's database
         assert any(o.name == "downgrade-6.2" and o.applicable for o in app.plan_options())
         # the TUI plans with the root's own mirror (issue 20: it planned for upstream hosts, and every plan failed
-        # its preflight at step 1), and runs downgrade-6.2 to the reboot
+        # its preflight at step 1): the CLI's plan for the same root, byte for byte
         await choose(app, pilot, "downgrade-6.2")
         assert app.session.stage == Stage.REVIEW and app.session.resolved is not None, app.session.resolve_error
         text = planfile.dumps(app.session.resolved)
         assert "http://127.0.0.1:" in text  # the root's mirror
         assert "https://repo.radeon.com" not in text and "https://download.pytorch.org" not in text
+        await pilot.press("q")
+        await wait_for(pilot, lambda: app.return_code is not None)
+    argv = ["--sandbox", str(root), "--root", "debian12"]
+    ctx = Context(build_parser(argv).parse_args(argv))  # `rocm-wizard --sandbox ROOT --root debian12 --plan ...`
+    try:
+        assert planfile.dumps(resolve_plan_or_fail("downgrade-6.2", ctx)) == text
+    finally:
+        ctx.close()
+    # the next start on the rehearsal machine runs downgrade-6.2 to the reboot
+    app = make_app(svc.rehearsal("seed-7900xt", real=True))
+    async with app.run_test(size=SIZE) as pilot:
+        await choose(app, pilot, "downgrade-6.2")
+        assert app.session.resolved is not None and planfile.dumps(app.session.resolved) == text
         await pilot.press("c", "y")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "RebootModal" or app.session.stage == Stage.FAILED,
                        timeout=1200)
