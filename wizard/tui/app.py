@@ -291,7 +291,8 @@ class WizardApp(App[int]):
 
     def drain(self) -> None:
         """Fold queued engine events into the session (``RunProgress``, the fold the CLI's view keeps too), in
-        order; then one typed message per tick to the stage's screen with the new output lines."""
+        order; then one typed update (``RunUpdated``, the new output lines) per tick to the stage's screen, which a
+        screen not mounted yet receives as a message after its mount (``StageScreen.deliver``)."""
         if not self.events:
             return
         lines: list[str] = []
