@@ -184,7 +184,9 @@ def plan(ctx: StepContext) -> StepPlan:
         notes.append("builds the amdgpu-dkms kernel module: a reboot loads it")
     return StepPlan(kind="kernel_driver", title=ctx.title(f"The amdgpu kernel driver (amdgpu-install {rel.driver_version})"),
                     actions=tuple(actions), params=(("url", url), ("usecase", " ".join(usecase)), ("dkms", not no_dkms)),
-                    destructive=True, notes=tuple(notes), effects=() if no_dkms else (KERNEL_DRIVER,))
+                    destructive=True, notes=tuple(notes), effects=() if no_dkms else (KERNEL_DRIVER,),
+                    check=Action(done if not no_dkms else (*done[:-1], "amdgpu-install"),
+                                 "the driver package is installed" if not no_dkms else "amdgpu-install is installed"))
 
 
 def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
