@@ -132,7 +132,8 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
     sudo = "sudo -- " if plan.state_dir and _system_path(plan.state_dir) else ""  # root's state dir, like the backup
     out += [f"read_record() {{ {sudo}sh -c {shlex.quote(READ_RECORD)} sh \"$@\"; }}",
             f'done_steps=$(read_record "$progress" {shlex.quote(STEP_LINE)}) || exit 1',
-            f'booted_from=$(read_record "$progress.reboot" {shlex.quote(BOOT_LINE)}) || exit 1',
+            *([f'booted_from=$(read_record "$progress.reboot" {shlex.quote(BOOT_LINE)}) || exit 1']
+              if any(s.reboot and not s.skipped_reason for s in plan.steps) else []),
             'step_done() { [[ $\'\\n\'"$done_steps"$\'\\n\' == *$\'\\n\'"$1"$\'\\n\'* ]]; }',
             'drift() { echo "drift: step $1 is recorded as done, but the machine says otherwise (checked: $2: no): '
             'running it again" >&2; done_steps=$(printf \'%s\\n\' "$done_steps" | grep -vx "$1" || true); }',
@@ -155,7 +156,8 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
         if step.check is not None and not step.reboot:
             if _needs_sc2016(step.check.argv):
                 out.append(SC2016)
-            out.append(f"if step_done {i} && ! {command(step.check)} >/dev/null 2>&1; then "
+            quiet = "" if step.check.argv[0] in ("test", "[") else " >/dev/null 2>&1"
+            out.append(f"if step_done {i} && ! {command(step.check)}{quiet}; then "
                        f"drift {i} {shlex.quote(step.check.description or step.check.shown())}; fi")
         out.append(f"if ! step_done {i}; then")
         out += ["  " + line if line else line for line in body]

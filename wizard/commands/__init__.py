@@ -39,11 +39,17 @@ def usage_error(message: str) -> CommandError:
 def resolve_plan_or_fail(spec: str, ctx: Context) -> ResolvedPlan:
     """The planner's answer, or the CLI's: exit 2 for a bad plan, exit 5 with one line per reason.
     ``spec`` may also be a resolved-plan JSON file (``runs/<id>/plan.json``): loaded, not resolved
-    again, and held to the same rules (``wizard.runner.plan_checks``)."""
+    again, and held to the same rules (``wizard.runner.plan_checks``); with ``--replan`` the plan it names is
+    resolved again on this machine (a resolved plan runs only on the machine it was made for)."""
+    from pathlib import Path
+
     from wizard.planner import PlanError, PlanRefused, resolve_plan
     from wizard.runner import plan_checks, planfile
 
     try:
+        if planfile.is_plan_file(spec) and getattr(ctx.args, "replan", False):
+            was = planfile.load(spec)
+            spec = was.source_file if was.source_file and Path(was.source_file).is_file() else was.name
         if planfile.is_plan_file(spec):
             plan = planfile.load(spec)
         else:
