@@ -15,15 +15,15 @@ exactly as it maps every other path.
 from __future__ import annotations
 
 import json
-import re
 
+from wizard import lazy_re
 from wizard.model import Action, Facts
 
 NAME = "machine"  # the preflight check's name (what --skip-preflight names)
 # the files the program reads, in its argument order (after the JSON of the bound facts)
 PATHS = ("/etc/os-release", "/proc/sys/kernel/osrelease", "/sys/bus/pci/devices", "/sys/class/kfd/kfd/topology/nodes",
          "/opt")
-LEGACY_DIR = re.compile(r"^/opt/rocm-(\d+\.\d+(?:\.\d+)?)(?:-\d+)?$")  # as the ROCm probe reads /opt
+LEGACY_DIR = lazy_re.compile(r"^/opt/rocm-(\d+\.\d+(?:\.\d+)?)(?:-\d+)?$")  # as the ROCm probe reads /opt
 
 # python3 -c CHECK JSON OS_RELEASE OSRELEASE PCI_DEVICES KFD_NODES OPT [VENV]: exit 0 when every bound fact
 # of JSON holds on this machine; else each difference on stderr and exit 1
