@@ -137,8 +137,10 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
             'step_done() { [[ $\'\\n\'"$done_steps"$\'\\n\' == *$\'\\n\'"$1"$\'\\n\'* ]]; }',
             'drift() { echo "drift: step $1 is recorded as done, but the machine says otherwise (checked: $2: no): '
             'running it again" >&2; done_steps=$(printf \'%s\\n\' "$done_steps" | grep -vx "$1" || true); }',
-            f'mark_done() {{ {sudo}mkdir -p "$(dirname "$progress")" && echo "$1" | {sudo}tee -a "$progress" >/dev/null; }}',
-            f'mark_boot() {{ {sudo}mkdir -p "$(dirname "$progress")" && echo "$1" | {sudo}tee "$progress.reboot" >/dev/null; }}']
+            f'mark_done() {{ {sudo}mkdir -p "$(dirname "$progress")" && '
+            f'echo "$1" | {sudo}tee -a "$progress" >/dev/null; }}',
+            f'mark_boot() {{ {sudo}mkdir -p "$(dirname "$progress")" && '
+            f'echo "$1" | {sudo}tee "$progress.reboot" >/dev/null; }}']
     n = len(plan.steps)
     for i, step in enumerate(plan.steps, 1):
         out += ["", f"# ---- step {i}/{n}: {step.kind}: {' '.join(step.title.split())}"]

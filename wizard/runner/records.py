@@ -227,7 +227,8 @@ class RunEnd(Record):
 
 
 KINDS: dict[str, type[Record]] = {c.EVENT: c for c in (RunStart, Resume, Retry, PreflightSkip, StepStart, StepSkip,
-                                                      StepEnd, StepDrift, ActionStart, ActionSkip, ActionEnd, RebootPending,
+                                                      StepEnd, StepDrift, ActionStart, ActionSkip, ActionEnd,
+                                                      RebootPending,
                                                       Rebooted, RollbackStart, RunEnd)}
 # the rollback phase's action records are named apart, so a reader of the raw file sees what is what
 PHASED = {("action-start", Phase.ROLLBACK): "rollback-action-start",

@@ -77,8 +77,8 @@ for n in nodes or ():
         gfx.append(f"gfx{v // 10000}{v // 100 % 100}{v % 100:x}")
 have["gfx"] = ",".join(sorted(gfx)) if nodes is not None else None
 try:
-    have["rocm"] = ",".join(sorted(m.group(1) for x in os.listdir(opt)
-                                   for m in [re.match(r"^rocm-(\d+\.\d+(?:\.\d+)?)(?:-\d+)?$", x)] if m)) or "none"
+    legacy = (re.match(r"^rocm-(\d+\.\d+(?:\.\d+)?)(?:-\d+)?$", x) for x in os.listdir(opt))
+    have["rocm"] = ",".join(sorted(m.group(1) for m in legacy if m)) or "none"
 except OSError:
     have["rocm"] = "none"
 if venv is not None:
