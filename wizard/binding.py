@@ -20,6 +20,7 @@ from wizard import lazy_re
 from wizard.model import Action, Facts
 
 NAME = "machine"  # the preflight check's name (what --skip-preflight names)
+SAYS = "this is the machine the plan was made for"  # how the check's description starts (the role's assert task)
 # the files the program reads, in its argument order (after the JSON of the bound facts)
 PATHS = ("/etc/os-release", "/proc/sys/kernel/osrelease", "/sys/bus/pci/devices", "/sys/class/kfd/kfd/topology/nodes",
          "/opt")
@@ -128,4 +129,4 @@ def check(machine: tuple[tuple[str, str], ...]) -> Action | None:
         facts.pop("venv_python", None)
     shown = ", ".join(f"{k} {v}" for k, v in machine)
     return Action(("python3", "-c", CHECK, json.dumps(facts, sort_keys=True), *PATHS, *((venv,) if venv else ())),
-                  f"this is the machine the plan was made for ({shown})", name=NAME)
+                  f"{SAYS} ({shown})", name=NAME)
