@@ -9,7 +9,10 @@ The script is resumable the way the wizard's own runs are: each finished step is
 progress file in the plan's state directory, so running the script again (after the reboot, or after
 a failure you fixed) skips every finished step: the backup it made is never made again over the
 changed machine, and a purge is never repeated after the new release is installed. The reboot step
-records the boot id and reboots; running the script again after the boot continues after it.
+records the boot id and reboots; running the script again after the boot continues after it. A step
+the progress records as done whose own check (``StepPlan.check``) fails on the machine now is drift:
+reported and run again. The progress is read as the owner of the state dir; one that exists but cannot be
+read or does not parse stops the script before any change.
 """
 
 from __future__ import annotations

@@ -9,8 +9,11 @@ Nothing here imports Ansible: the export is text. What it writes, for plan NAME:
   ``rocm_wizard_max_fail`` (defaults: the values given at export, else every host at once and 100 %);
 * ``DIR/roles/<role>/tasks/main.yml``: the plan's steps in order, each a block tagged ``step-K`` and
   with its kind, skipped when the host's progress file (the dry-run script's, beside the plan's
-  backup) says the step is done, and marked done at its end: a re-run continues where the host stopped
-  and a finished host changes nothing. Each action is an ``ansible.builtin.command`` with ``argv``
+  backup, read as root for a system state dir; one that cannot be read or does not parse fails the host)
+  says the step is done and the step's own check (``StepPlan.check``, the one the engine and the script
+  run) still passes on the machine, else reported as drift and run again; marked done at its end: a
+  re-run continues where the host stopped and a finished host changes nothing. The preflight's machine
+  check is an assert per host ahead of every destructive task (``wizard.binding``). Each action is an ``ansible.builtin.command`` with ``argv``
   (never a shell string), ``become: true`` exactly where the action needs root, its environment, its
   timeout and its accepted exit codes; an action with a done-check runs the check first (in check mode
   too, never counted as a change) and runs only when the check fails. The reboot is
@@ -29,9 +32,9 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
+from wizard import binding
 from wizard.model import PREFLIGHT, Action, ResolvedPlan, StepPlan
 from wizard.record import record
-from wizard import binding
 from wizard.script import READ_RECORD, STEP_LINE, _system_path, progress_path
 
 from wizard.fleet.yaml_text import Literal, document
