@@ -188,4 +188,6 @@ def plan(ctx: StepContext) -> StepPlan:
 
 
 KIND = StepKind(name="backup", summary="everything a rollback needs, with a manifest", params=NoParams, plan=plan,
-                undo=no_undo, protects=True)
+                undo=no_undo, protects=True,
+                record_only="a backup records the machine before the plan: made again over the changed machine it "
+                            "would record the wrong one")

@@ -160,7 +160,8 @@ def plan(ctx: StepContext) -> StepPlan:
                  undo=(ctx.venv_python, "-c", EDIT, activate, ""), destructive=True)
     return StepPlan(kind="env", title=title, actions=(act, *comment_out_actions(ctx, values)),
                     params=tuple((n, v if v is not None else "") for n, v in values), notes=tuple(notes),
-                    destructive=True)
+                    destructive=True, check=Action(act.check or (), f"the rocm-wizard block is in {activate}",
+                                                   as_user=True))
 
 
 KIND = StepKind(name="env", summary="the venv's own environment, in its activate script", params=NoParams, plan=plan,

@@ -178,7 +178,8 @@ def plan(ctx: StepContext) -> StepPlan:
     return StepPlan(kind="rocm_install", title=ctx.title(f"Install ROCm {rel.version} with amdgpu-install"),
                     actions=tuple(actions), params=(("url", url), ("usecase", usecase(ctx)), ("dkms", with_dkms)),
                     reboot=False, destructive=True, notes=tuple(notes),
-                    effects=(KERNEL_DRIVER,) if with_dkms else ())
+                    effects=(KERNEL_DRIVER,) if with_dkms else (),
+                    check=Action(done_check, f"ROCm {rel.version} is installed (its rocm-core version file)"))
 
 
 def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:

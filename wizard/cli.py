@@ -105,6 +105,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     _machine_options(parser, suppress=False)
     parser.add_argument("--plan", metavar="NAME|FILE", help="run (or with --dry-run, print) this plan")
+    parser.add_argument("--replan", action="store_true",
+                        help="with --plan FILE.json (a resolved plan): resolve the plan it names again on this machine")
     add_venv_option(parser, suppress=False)
     parser.add_argument("--yes", action="store_true", help="unattended: no questions")
     parser.add_argument("--dry-run", action="store_true", help="change nothing; print the plan as a bash script")

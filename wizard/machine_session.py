@@ -270,15 +270,19 @@ class MachineSession:
             return self._given_wizard_python
         return self.machine.wizard_python if self.machine is not None else None
 
-    def resolve(self, spec: str, venv: str | None = None) -> ResolvedPlan:
+    def resolve(self, spec: str, venv: str | None = None, *, replan: bool = False) -> ResolvedPlan:
         """A plan for this machine: a shipped plan's name or a plan file, resolved against the facts with the
         venv (``venv``, else the session's), the lock wait and the mirrors in force; or a resolved-plan JSON
-        file (``runs/<id>/plan.json``) loaded as it is. Either is held to ``wizard.runner.plan_checks``.
+        file (``runs/<id>/plan.json``) loaded as it is, or with ``replan`` the plan it was made from resolved
+        again for this machine. Either is held to ``wizard.runner.plan_checks``.
         Raises ``PlanRefused(reasons)`` or ``PlanError(message)`` (a plan file that cannot be read)."""
         from wizard.planner import PlanError, PlanRefused, resolve_plan
         from wizard.runner import plan_checks, planfile
 
         try:
+            if replan and planfile.is_plan_file(spec):
+                was = planfile.load(spec)
+                spec = was.source_file if was.source_file and os.path.isfile(was.source_file) else was.name
             if planfile.is_plan_file(spec):
                 plan = planfile.load(spec)
             else:

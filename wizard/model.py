@@ -316,6 +316,11 @@ class StepPlan:
     notes: tuple[str, ...] = ()  # shown in review and as comments in the dry-run script
     skipped_reason: str | None = None  # set when the step has nothing to do on this machine
     effects: tuple[str, ...] = ()  # what later steps must know it does: KERNEL_DRIVER, "mok"
+    # the step's done-check on the machine (its kind states it): exit 0 when the machine has what the step
+    # makes, read now, never from a record. A step a journal or a progress file records as done whose check
+    # fails is drift: every executor reports it and runs the step again. None: the record is the answer
+    # (a backup is never made again over a changed machine; a reboot is known by its boot id)
+    check: Action | None = None
 
     def param(self, name: str, default: Any = None) -> Any:
         for k, v in self.params:
@@ -333,6 +338,9 @@ class ResolvedPlan:
     steps: tuple[StepPlan, ...]  # a planned run's step 0 is its preflight (kind PREFLIGHT)
     source_file: str | None = None
     state_dir: str | None = None  # the state dir the plan writes into (its backup), as the machine sees it
+    # the facts it was made from and depends on (wizard.binding): ("os", "ubuntu 22.04"), ("pci", ...) ...;
+    # its preflight's first check stops it on a machine that does not have them
+    machine: tuple[tuple[str, str], ...] = ()
 
     @property
     def preflight(self) -> tuple[Action, ...]:

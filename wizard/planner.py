@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
-from wizard import paths, preflight
+from wizard import binding, paths, preflight
 from wizard.diagnose import Finding
 from wizard.kb import DockerImage, KnowledgeBase, Release, VendorWheel, Wheel, WheelIndex
 from wizard.mirror.apply import apply as mirror_apply
@@ -522,6 +522,10 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
         checks.insert(0, preflight.ssh_advice())
     if any(a.root for a in acts):
         checks.insert(1, preflight.root_available())
+    machine = binding.bound_facts(facts, tg.venv, tg.venv_exists, tg.python_version)
+    bind = binding.check(machine) if checks else None  # a plan with nothing to do checks nothing
+    if bind is not None:
+        checks.insert(0, bind)  # before every other check: on another machine nothing else means anything
     target: list[tuple[str, Any]] = [("stream", pf.target.stream)]
     if tg.release:
         target.append(("rocm", tg.release.version))
@@ -541,7 +545,8 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
     if tg.venv:
         target.append(("venv", tg.venv))
     plan = ResolvedPlan(name=pf.name, title=pf.title, why=pf.why, target=tuple(target),
-                        steps=(preflight.step(checks), *steps), source_file=pf.path, state_dir=state)
+                        steps=(preflight.step(checks), *steps), source_file=pf.path, state_dir=state,
+                        machine=machine)
     return mirror_apply(plan, mirrors) if mirrors is not None else plan
 
 

@@ -19,11 +19,14 @@ CommandError = SessionError  # a command ends with a one-line message and an exi
 
 
 def resolve_plan_or_fail(spec: str, ctx: Context) -> ResolvedPlan:
-    """The session's plan, or the CLI's answer: exit 2 for a bad plan, exit 5 with one line per reason."""
+    """The session's plan, or the CLI's answer: exit 2 for a bad plan, exit 5 with one line per reason.
+    ``spec`` may also be a resolved-plan JSON file (``runs/<id>/plan.json``): loaded, not resolved again;
+    with ``--replan`` the plan it names is resolved again on this machine (a resolved plan runs only on the
+    machine it was made for)."""
     from wizard.planner import PlanError, PlanRefused
 
     try:
-        return ctx.resolve(spec)
+        return ctx.resolve(spec, replan=bool(getattr(ctx.args, "replan", False)))
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None
     except PlanRefused as exc:

@@ -55,6 +55,9 @@ class ConsoleView:
                 self.verify = VerifyOutput()
         elif isinstance(e, ev.StepDoneEarlier):
             c.print(f"[dim]== step {e.index + 1}/{self.total}: {escape(e.title)}: done before ({e.outcome.value})[/]")
+        elif isinstance(e, ev.StepDrift):
+            c.print(f"[bold yellow]!! step {e.index + 1}/{self.total}: {escape(e.title)}: DRIFT: recorded as done, "
+                    f"but the machine says otherwise (checked: {escape(e.check)}: no): running it again[/]")
         elif isinstance(e, ev.StepSkipped):
             if e.kind == "verify":
                 c.print(f"[bold yellow]!! step {e.index + 1}: {escape(e.title)}: SKIPPED, NOT VERIFIED: "

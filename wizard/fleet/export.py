@@ -9,8 +9,11 @@ Nothing here imports Ansible: the export is text. What it writes, for plan NAME:
   ``rocm_wizard_max_fail`` (defaults: the values given at export, else every host at once and 100 %);
 * ``DIR/roles/<role>/tasks/main.yml``: the plan's steps in order, each a block tagged ``step-K`` and
   with its kind, skipped when the host's progress file (the dry-run script's, beside the plan's
-  backup) says the step is done, and marked done at its end: a re-run continues where the host stopped
-  and a finished host changes nothing. Each action is an ``ansible.builtin.command`` with ``argv``
+  backup, read as root for a system state dir; one that cannot be read or does not parse fails the host)
+  says the step is done and the step's own check (``StepPlan.check``, the one the engine and the script
+  run) still passes on the machine, else reported as drift and run again; marked done at its end: a
+  re-run continues where the host stopped and a finished host changes nothing. The preflight's machine
+  check is an assert per host ahead of every destructive task (``wizard.binding``). Each action is an ``ansible.builtin.command`` with ``argv``
   (never a shell string), ``become: true`` exactly where the action needs root, its environment, its
   timeout and its accepted exit codes; an action with a done-check runs the check first (in check mode
   too, never counted as a change) and runs only when the check fails. The reboot is
@@ -29,9 +32,10 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
+from wizard import binding
 from wizard.model import PREFLIGHT, Action, ResolvedPlan, StepPlan
 from wizard.record import record
-from wizard.script import _system_path, progress_path
+from wizard.script import READ_RECORD, STEP_LINE, _system_path, progress_path
 
 from wizard.fleet.yaml_text import Literal, document
 
@@ -123,14 +127,18 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
     progress = progress_path(plan)
     root_progress = bool(plan.state_dir) and _system_path(plan.state_dir or "")
     tasks: list[dict[str, Any]] = [{
+        # as the owner of the state dir (root for /var/lib): read as the user, a 0700 dir looks like "no
+        # progress" and a finished host would be migrated again; a progress that exists but cannot be read or
+        # does not parse fails the host here, before any change
         "name": "Read this host's progress (the steps rocm-wizard finished)",
-        "ansible.builtin.command": {"argv": ["cat", progress]},
+        "ansible.builtin.command": {"argv": ["sh", "-c", READ_RECORD, "sh", progress, STEP_LINE]},
+        **({"become": True} if root_progress else {}),
         "register": f"{role}_progress",
         "changed_when": False,
-        "failed_when": False,
         "check_mode": False,
         "tags": ["always"],
     }]
+    done = f"{role}_progress.stdout_lines"
     n = len(plan.steps)
     backed_up = False
     for k, step in enumerate(plan.steps, 1):
@@ -144,6 +152,9 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
                               "before it")
         body = _step_body(plan, k, title, step, role)
         verify = step.kind == VERIFY_KIND
+        drift = f"{role}_s{k}_drift"
+        if step.check is not None and not step.reboot and not verify:
+            tasks += _drift_tasks(k, step.kind, title, step.check, drift, done)
         if not verify:
             body.append({
                 "name": f"{title}: done",
@@ -153,10 +164,53 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
             })
         block: dict[str, Any] = {"name": f"{title}: {' '.join(step.title.split())}", "tags": [f"step-{k}", step.kind]}
         if not verify:  # the verify step runs every time: it changes nothing and its result is the run's answer
-            block["when"] = f"'{k}' not in {role}_progress.stdout_lines"
+            block["when"] = (f"'{k}' not in {done} or {drift}.rc | default(0) != 0" if step.check is not None
+                             and not step.reboot else f"'{k}' not in {done}")
         block["block"] = body
         tasks.append(block)
     return tasks
+
+
+def _binding_tasks(title: str, a: Action, reg: str) -> list[dict[str, Any]]:
+    """The plan's machine binding: the facts read on the host (in check mode too), then an assert per
+    host, ahead of every destructive task, that names each difference."""
+    return [{
+        "name": f"{title}: read the facts the plan was made from",
+        "ansible.builtin.command": {"argv": _literal(a.command())},
+        "register": reg,
+        "changed_when": False,
+        "failed_when": False,
+        "check_mode": False,
+    }, {
+        "name": f"{title}: {a.description}",
+        "ansible.builtin.assert": {"that": [f"{reg}.rc == 0"],
+                                   "fail_msg": "{{ %s.stderr | default('the machine facts could not be read') }}" % reg,
+                                   "quiet": True},
+    }]
+
+
+def _drift_tasks(k: int, kind: str, title: str, check: Action, reg: str, done: str) -> list[dict[str, Any]]:
+    """A step the progress records as done is checked on the machine (the step's own check, the one the
+    engine and the script run); when the check fails, the drift is reported and the step runs again."""
+    label = check.description or check.shown()
+    return [{
+        "name": f"{title}: still done on the machine? {label}",
+        "ansible.builtin.command": {"argv": _literal(check.command())},
+        **({"become": True} if check.root else {}),
+        "register": reg,
+        "changed_when": False,
+        "failed_when": False,
+        "check_mode": False,
+        "when": f"'{k}' in {done}",
+        "tags": [f"step-{k}", kind],
+    }, {
+        "name": f"{title}: drift, recorded as done but the machine says otherwise: it runs again",
+        "ansible.builtin.debug": {"msg": f"drift: step {k} is recorded as done, but the machine says otherwise "
+                                         f"(checked: {label}: no): running it again"},
+        "changed_when": True,
+        "when": f"'{k}' in {done} and {reg}.rc | default(0) != 0",
+        "tags": [f"step-{k}", kind],
+    }]
 
 
 def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str) -> list[dict[str, Any]]:
@@ -175,6 +229,9 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
     for j, a in enumerate(step.actions, 1):
         reg = f"{role}_s{k}_a{j}"
         label = a.name or a.description or a.argv[0]
+        if step.kind == PREFLIGHT and a.name == binding.NAME:
+            out += _binding_tasks(title, a, reg)
+            continue
         if a.check:
             out.append({
                 "name": f"{title}: already done? {label}",

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from wizard import lazy_re
+from wizard import binding, lazy_re
 from wizard.fleet import FleetError
 from wizard.fleet.ansible_run import PlaybookResult, run_playbook, write_playbook
 from wizard.fleet.detect import HostFacts, detect
@@ -114,6 +114,8 @@ def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
                                  "message": _last_line(failed.message)}
                 where = f" (continues at step {step.group(1)}, {step.group(2)})" if step else ""
                 row["next"] = (f"reach the host, then: {again} --limit {host}" if failed.status == "unreachable" else
+                               f"the host is not the machine the plan was made for: {again} --replan"
+                               if binding.SAYS in failed.task else
                                f"fix the cause above, then: {again} --limit {host}{where}")
             elif verify["status"] == "fail":
                 row["next"] = f"see the verify findings: {results / host / 'verify.json'}"

@@ -13,6 +13,7 @@ next ``execute()`` on a new boot id continues after it.
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 from collections import deque
@@ -21,7 +22,7 @@ from typing import IO, Callable, Sequence
 
 from wizard.host import Host
 from wizard.model import KERNEL_DRIVER, Action, ResolvedPlan, StepPlan
-from wizard.record import record
+from wizard.record import record, replace
 from wizard.runner import events as ev
 from wizard.runner import resume_unit
 from wizard.runner.executor import Executor
@@ -29,7 +30,7 @@ from wizard.runner.journal import RunView, atomic_write
 from wizard.runner.rollback import claimed_paths
 from wizard.runner.records import (ActionEnd, ActionOutcome, ActionSkip, ActionStart, Phase, PreflightSkip, Rebooted,
                                    RebootPending, Resume, Retry, RollbackStart, RunEnd, RunStart, RunState,
-                                   StepEnd, StepOutcome, StepSkip, StepStart)
+                                   StepDrift, StepEnd, StepOutcome, StepSkip, StepStart)
 from wizard.runner.runs import RESUME_MARKER, Run
 from wizard.runner.shell import ShellResult
 from wizard.runner.signals import reason_of
@@ -162,8 +163,11 @@ class Engine:
 
     def _check(self, action: Action, log: IO[bytes], step: int, index: int) -> bool:
         assert action.check is not None
-        probe = Action(action.check, "done-check", root=action.root, as_user=action.as_user, env=action.env,
-                       timeout=60)
+        return self._probe(Action(action.check, "done-check", root=action.root, as_user=action.as_user,
+                                  env=action.env, timeout=60), log, step, index)
+
+    def _probe(self, probe: Action, log: IO[bytes], step: int, index: int) -> bool:
+        """Run a check quietly (its output in the log only): True when it passes."""
         log.write(f"--- done-check: {probe.shown()}\n".encode())
         res, _ = self._exec(probe, log, step, index, quiet=True)
         log.write(f"--- done-check exit {res.exit_code}\n".encode())
@@ -237,8 +241,9 @@ class Engine:
                 self.host.name, self.run.plan_digest()))
             resumed = False
         else:
-            if view.finished:
-                return Outcome(view.state, self.run.id, f"run {self.run.id} is already {view.state.value}")
+            if view.finished and not (view.state is RunState.DONE and self.drift(view)):
+                return Outcome(view.state, self.run.id, f"run {self.run.id} is already {view.state.value}"
+                               + ("; every step's check passes on the machine" if view.state is RunState.DONE else ""))
             rec = Retry if mode is Mode.RETRY else Resume
             self.journal.append(rec(self.run.id, boot, self.yes))
             resumed = True
@@ -252,6 +257,8 @@ class Engine:
                                 str(self.journal.path), str(self.run.logs)))
         skipped: list[str] = []
         for i, step in enumerate(self.plan.steps):
+            if i in view.done_steps and self._drifted(i, step):
+                view = self.run.view()  # the step is not done any more: it runs again, every action of it
             if i in view.done_steps:
                 self.emit(ev.StepDoneEarlier(i, step.kind, step.title,
                                              StepOutcome(view.step_outcomes.get(i, StepOutcome.OK.value)),
@@ -276,6 +283,42 @@ class Engine:
         self.journal.append(RunEnd(RunState.DONE, message=message, reboot_needed=reboot_needed))
         self.emit(ev.RunFinished(RunState.DONE, self.run.id, tuple(skipped), reboot_needed, message))
         return Outcome(RunState.DONE, self.run.id, message, skipped=tuple(skipped), reboot_needed=reboot_needed)
+
+    def drift(self, view: RunView | None = None) -> list[tuple[int, StepPlan]]:
+        """The steps the journal records as done whose done-check fails on the machine now (nothing is
+        journalled: what ``status`` and a resume of a finished run ask)."""
+        view = view or self.run.view()
+        out: list[tuple[int, StepPlan]] = []
+        try:  # the checks' output, for whoever wonders why; a reader who cannot write the logs still asks
+            self.run.logs.mkdir(parents=True, exist_ok=True)
+            log: IO[bytes] = open(self.run.logs / "drift.log", "ab")
+        except OSError:
+            log = io.BytesIO()
+        with log:
+            for i in sorted(view.done_steps):
+                step = self.plan.steps[i] if i < len(self.plan.steps) else None
+                if step is None or step.check is None or step.reboot:
+                    continue
+                if not self._probe(replace(step.check, timeout=step.check.timeout or 60), log, i, -1):
+                    out.append((i, step))
+        return out
+
+    def _drifted(self, i: int, step: StepPlan) -> bool:
+        """A step the journal records as done whose done-check on the machine now fails: journalled as
+        drift (the replay no longer counts it done) and reported; the record alone never says done."""
+        if step.check is None or step.reboot:
+            return False
+        log_path = self.run.step_log(i, step.kind)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(log_path, "ab") as log:
+            if self._probe(replace(step.check, timeout=step.check.timeout or 60), log, i, -1):
+                return False
+            shown = step.check.shown()
+            log.write(f"--- drift: step {i + 1} is recorded as done, but its check fails now ({shown}): "
+                      "it runs again\n".encode())
+        self.journal.append(StepDrift(i, step.kind, shown))
+        self.emit(ev.StepDrift(i, step.kind, step.title, step.check.description or shown))
+        return True
 
     def _unavailable(self, step: StepPlan) -> str | None:
         for req in dict.fromkeys(r for a in step.actions for r in a.requires):

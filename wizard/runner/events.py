@@ -50,6 +50,16 @@ class StepDoneEarlier:
 
 
 @record
+class StepDrift:
+    """A step recorded as done whose done-check now fails on the machine: it runs again."""
+
+    index: int
+    kind: str
+    title: str
+    check: str  # the check that failed, as shown
+
+
+@record
 class StepFinished:
     index: int
     kind: str
@@ -141,6 +151,6 @@ class RunFinished:
 
 
 Event = (
-    RunStarted | StepStarted | StepSkipped | StepDoneEarlier | StepFinished | ActionStarted | ActionSkipped | OutputLines
-    | ActionFinished | RunFailed | RebootPending | RollbackStarted | RunFinished
+    RunStarted | StepStarted | StepSkipped | StepDoneEarlier | StepDrift | StepFinished | ActionStarted | ActionSkipped
+    | OutputLines | ActionFinished | RunFailed | RebootPending | RollbackStarted | RunFinished
 )

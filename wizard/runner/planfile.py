@@ -98,6 +98,7 @@ def _step(d: dict[str, Any]) -> StepPlan:
     kw["params"] = tuple((str(k), _tuple(v)) for k, v in d.get("params", ()))
     kw["notes"] = tuple(d.get("notes", ()))
     kw["effects"] = tuple(str(e) for e in d.get("effects", ()))
+    kw["check"] = _action(d["check"]) if d.get("check") is not None else None
     return StepPlan(**kw)
 
 
@@ -115,6 +116,7 @@ def loads(text: str, where: str = "plan file") -> ResolvedPlan:
             steps=tuple(_step(s) for s in d["steps"]),
             source_file=d.get("source_file"),
             state_dir=d.get("state_dir"),
+            machine=tuple((str(k), str(v)) for k, v in d.get("machine", ())),
         )
     except PlanFileError as exc:
         msg = str(exc)

@@ -93,6 +93,7 @@ class Status:
     skipped: tuple[tuple[int, str], ...] = ()  # (1-based step, reason)
     reboot_needed: bool = False
     message: str = ""
+    drift: tuple[tuple[int, str], ...] = ()  # (1-based step, its check): recorded done, the machine says not
 
 
 @record(frozen=False)
@@ -263,10 +264,10 @@ class RunService:
         with self._held():
             run = self._bound(run_id, "resume")
             view = self._view(run)
-            if view.finished:
+            if view.finished and view.state is not RunState.DONE:  # a finished run resumes only to repair drift
                 return Outcome(view.state, run.id, f"run {run.id} ({view.plan}) is already {view.state.value}; "
                                                    "nothing to resume")
-            if not view.state.resumable:
+            if not view.state.resumable and view.state is not RunState.DONE:
                 raise RunError(f"run {run.id} ({view.plan}) is {view.state.value}: "
                                f"`{self.machine.command('rollback')}` continues the rollback")
             plan = self._plan(run)
@@ -383,6 +384,24 @@ class RunService:
         }.get(v.state, f"`{m.command('resume')}`")
         if v.reboot_needed and v.state.finished:
             nxt = "reboot: the kernel driver changed and is loaded only after a reboot"
+        drift = self._drift(run, v)
+        if drift and v.state is RunState.DONE:
+            nxt = f"`{m.command('resume')}` runs the drifted step(s) again"
         return Status(run.id, v.plan, None if step is None else step + 1, v.total_steps, v.state,
                       str(run.journal.path), str(run.plan_path), logs, nxt,
-                      tuple((k + 1, r) for k, r in sorted(v.skipped_steps.items())), v.reboot_needed, v.message)
+                      tuple((k + 1, r) for k, r in sorted(v.skipped_steps.items())), v.reboot_needed, v.message,
+                      drift)
+
+    def _drift(self, run: runs.Run, view: RunView) -> tuple[tuple[int, str], ...]:
+        """The done steps whose check fails now; checks that would ask for a password are left out."""
+        if view.state in (RunState.ROLLED_BACK, RunState.ABANDONED, RunState.NOT_STARTED):
+            return ()
+        try:
+            plan = self._plan(run)
+        except RunError:
+            return ()
+        checks = [s.check for s in plan.steps if s.check is not None]
+        if not checks or self.machine.executor.needs_authentication(checks):
+            return ()
+        engine = self._engine(plan, run, None, yes=False, ask_reboot=None, cancel=None)
+        return tuple((i + 1, step.check.description if step.check else step.title) for i, step in engine.drift(view))
