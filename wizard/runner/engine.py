@@ -227,15 +227,18 @@ class Engine:
         view = self.run.view()
         boot = self.boot_id()
         if view.state is RunState.NOT_STARTED:
+            user = self.executor.user_for(self.plan)
             self.journal.append(RunStart(
                 self.run.id, self.plan.name, str(self.run.plan_path), len(self.plan.steps),
                 tuple(s.kind for s in self.plan.steps), tuple(s.title for s in self.plan.steps), self.yes, boot,
-                self.host.name, self.run.plan_digest()))
+                self.host.name, self.run.plan_digest(), user))
+            self.executor.adopt_user(user)
             resumed = False
         else:
             if view.finished:
                 return Outcome(view.state, self.run.id, f"run {self.run.id} is already {view.state.value}")
             rec = Retry if mode is Mode.RETRY else Resume
+            self.executor.adopt_user(view.user)  # the boot-time resume runs as root: the run's user comes back
             self.journal.append(rec(self.run.id, boot, self.yes))
             resumed = True
         if self.skip_preflight:
@@ -432,6 +435,7 @@ class Engine:
         from wizard.runner.planfile import action_from_json, action_to_json
 
         view = self.run.view()
+        self.executor.adopt_user(view.user)  # undoing a user's venv runs as that user, never as root
         if view.rollback is None:
             self.journal.append(RollbackStart(tuple({"why": why, "action": action_to_json(a)} for why, a in actions),
                                               tuple(cannot)))
