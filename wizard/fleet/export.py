@@ -29,6 +29,7 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
+from wizard import lazy_re
 from wizard.model import PREFLIGHT, Action, ResolvedPlan, StepPlan
 from wizard.record import record
 from wizard.script import _system_path, progress_path
@@ -48,7 +49,7 @@ class ExportError(Exception):
     """The export cannot be written (one line)."""
 
 
-_NAMED = re.compile(r"^[A-Za-z0-9_.:-]+$")  # host names and requirements, which the export writes into conditionals
+_NAMED = lazy_re.compile(r"^[A-Za-z0-9_.:-]+$")  # host names and requirements, which the export writes into conditionals
 
 
 def _check_names(g: PlanGroup) -> None:
