@@ -27,8 +27,11 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if fmt not in FORMATS:
         raise usage_error(f"--export {fmt}: unknown format (formats: {', '.join(FORMATS)})")
     plan = resolve_plan_or_fail(args.plan, ctx)
+    from wizard.runner.state import private
+
     try:
-        book = export([PlanGroup(plan, machine=tuple(machine_summary(ctx.facts)))], out_dir)
+        with private():  # umask 077: an export may name mirror credentials and the machine's users and paths
+            book = export([PlanGroup(plan, machine=tuple(machine_summary(ctx.facts)))], out_dir)
     except ExportError as exc:
         raise CommandError(f"error: {exc}", exit_codes.USAGE) from None
     print(book)

@@ -32,6 +32,18 @@ class Template(str):
     string emitted without ``!unsafe`` when it holds a template marker. Never build one from data."""
 
 
+def in_template(path: object) -> str:
+    """A controller path (the fleet directory) that a wizard-written :class:`Template` embeds: no brace in it, so it
+    can never open a template of its own."""
+    from wizard.fleet import FleetError
+
+    text = str(path)
+    if "{" in text or "}" in text:
+        raise FleetError(f"{text}: a fleet directory with '{{' or '}}' in its path cannot be written into a playbook; "
+                         "choose another")
+    return text
+
+
 def _quoted(text: str, indent: int) -> str:
     """A JSON string, folded with escaped line breaks after each \\n and every WIDTH characters (never inside an escape;
     a continuation that would start with a space writes it as \\x20, which folding would drop)."""
