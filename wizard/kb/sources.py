@@ -19,6 +19,7 @@ import urllib.parse
 import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 from wizard import lazy_re
 from wizard.record import record
@@ -26,7 +27,9 @@ from wizard.record import record
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 ACCEPT = f"{SIMPLE_JSON}, text/html;q=0.1, application/json;q=0.5, */*;q=0.01"
-TIMEOUT_S = 60
+TIMEOUT_S = 60  # per page, whole: a server that drips a byte at a time is cut off here
+DOCKER_HUB = "hub.docker.com"  # the only host a tags page's "next" link may lead to
+MAX_BODY = 64 << 20  # the largest index page read (the biggest simple index is a few MiB)
 USER_AGENT = "rocm-wizard-kb-refresh"
 
 
@@ -96,7 +99,7 @@ class Reader:
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT_S) as resp:  # noqa: S310 - https or the mirror
                 ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-                return Page(url, resp.read(), ctype)
+                return Page(url, _bounded_body(resp, url), ctype)
         except urllib.error.HTTPError as exc:
             if exc.code in (403, 404):
                 return None
@@ -104,6 +107,25 @@ class Reader:
         except (urllib.error.URLError, OSError, ValueError) as exc:
             reason = getattr(exc, "reason", exc)
             raise SourceError(f"cannot read {url}: {reason}") from None
+
+
+def _bounded_body(resp: Any, url: str) -> bytes:
+    """The body, at most MAX_BODY bytes and TIMEOUT_S seconds in all (SourceError beyond)."""
+    import time
+
+    deadline = time.monotonic() + TIMEOUT_S
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = resp.read1(1 << 20) if hasattr(resp, "read1") else resp.read(1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise SourceError(f"cannot read {url}: larger than {MAX_BODY >> 20} MiB")
+        if time.monotonic() > deadline:
+            raise SourceError(f"cannot read {url}: not read within {TIMEOUT_S} s")
+        chunks.append(chunk)
 
 
 # --------------------------------------------------------------------------- HTML anchors
@@ -127,6 +149,9 @@ def _hrefs(body: bytes) -> list[str]:
     return p.hrefs
 
 
+_ENTRY = lazy_re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+~-]{0,200}/?$")
+
+
 def listing_entries(page: Page) -> list[str]:
     """Names in an Apache or nginx directory listing: files as "name", directories as "name/". Sort links,
     the parent link and absolute links elsewhere are left out."""
@@ -135,7 +160,9 @@ def listing_entries(page: Page) -> list[str]:
         if href.startswith(("?", "#", "/", "..")) or "://" in href:
             continue
         name = urllib.parse.unquote(href.split("?", 1)[0])
-        if name and name not in out:
+        if not _ENTRY.match(name):  # "%2e%2e%2f..", "{{...}}/": never a key or a file name of the knowledge base
+            continue
+        if name not in out:
             out.append(name)
     return out
 
@@ -209,4 +236,9 @@ def docker_tags(page: Page) -> tuple[list[str], str | None]:
         raise SourceError(f"{page.url}: no 'results' list (not a Docker Hub tags page)")
     names = [r["name"] for r in results if isinstance(r, dict) and isinstance(r.get("name"), str)]
     nxt = doc.get("next")
-    return names, nxt if isinstance(nxt, str) and nxt else None
+    if not isinstance(nxt, str) or not nxt:
+        return names, None
+    there = urllib.parse.urlsplit(nxt)
+    if (there.scheme, there.netloc) != ("https", DOCKER_HUB):  # followed only on Docker Hub itself
+        raise SourceError(f"{page.url}: its 'next' page {nxt[:120]!r} is not on https://{DOCKER_HUB}")
+    return names, nxt
