@@ -20,7 +20,7 @@ from enum import Enum
 from typing import IO, Callable, Sequence
 
 from wizard.host import Host
-from wizard.model import KERNEL_DRIVER, Action, ResolvedPlan, StepPlan
+from wizard.model import KERNEL_DRIVER, Action, ResolvedPlan, StepPlan, hide_passwords
 from wizard.record import record
 from wizard.runner import events as ev
 from wizard.runner import resume_unit
@@ -69,7 +69,11 @@ class _Sink:
 
     def feed(self, chunk: bytes) -> None:  # runs on the reader thread; must never raise
         try:
-            self.log.write(chunk)
+            if b"@" in chunk:  # a mirror URL's password, as an action echoes it (best effort: one chunk at a time)
+                text = hide_passwords(chunk.decode("utf-8", "surrogateescape"))
+                self.log.write(text.encode("utf-8", "surrogateescape"))
+            else:
+                self.log.write(chunk)
             self.log.flush()
             complete, nl, self._carry = (self._carry + chunk).rpartition(b"\n")  # no newline: all in carry
             if len(self._carry) > 65536:  # a "line" without end (progress bars): show it anyway
@@ -83,7 +87,7 @@ class _Sink:
     def _publish(self, block: bytes) -> None:
         """Whole lines (no trailing newline): decoded and split at C speed; a line redrawn with
         carriage returns (a progress bar) keeps only what was drawn last."""
-        text = block.decode("utf-8", "replace")  # a newline never falls inside a UTF-8 sequence
+        text = hide_passwords(block.decode("utf-8", "replace"))  # a newline never falls inside a UTF-8 sequence
         lines = text.split("\n")
         if "\r" in text:
             lines = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in lines]
@@ -205,7 +209,7 @@ class Engine:
             log.flush()
             absent, existed = self._claimed(action) if phase is Phase.RUN and a not in interrupted else ((), ())
             self.journal.append(ActionStart(step, a, shown, log_path, self.boot_id(), phase, absent, existed))
-            self.emit(ev.ActionStarted(step, a, shown, action.description, phase))
+            self.emit(ev.ActionStarted(step, a, shown, hide_passwords(action.description), phase))
             res, sink = self._exec(action, log, step, a)
             outcome = (ActionOutcome.TIMEOUT if res.timed_out else ActionOutcome.CANCELLED if res.cancelled
                        else ActionOutcome.OK if res.exit_code in action.ok_codes else ActionOutcome.FAILED)
