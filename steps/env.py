@@ -89,12 +89,13 @@ def comment_out_actions(ctx: StepContext, values: list[tuple[str, str | None]]) 
                 continue
             path = f"{ctx.home.rstrip('/')}/{path[2:]}"
         root = not (ctx.home is not None and path.startswith(ctx.home.rstrip("/") + "/"))
-        py = ctx.venv_python
-        out.append(Action(argv=(py, "-c", COMMENT, path, line, s.name),
+        py = "python3" if root else ctx.venv_python  # root never starts the user's interpreter (its .pth files run)
+        pre = ("-I",) if root else ()
+        out.append(Action(argv=(py, *pre, "-c", COMMENT, path, line, s.name),
                           description=f"comment out {s.name}={s.value} in {path}:{line}, where it is set (a copy "
                                       f"stays as {path}.rocm-wizard-bak)",
-                          root=root, as_user=not root, check=(py, "-c", COMMENTED, path, line), changes=(path,),
-                          undo=(py, "-c", UNCOMMENT, path, line), destructive=True))
+                          root=root, as_user=not root, check=(py, *pre, "-c", COMMENTED, path, line),
+                          changes=(path,), undo=(py, *pre, "-c", UNCOMMENT, path, line), destructive=True))
     return out
 
 

@@ -45,8 +45,10 @@ APT_PIN_PATH = "/etc/apt/preferences.d/rocm-pin-600"
 APT_PIN = "Package: *\nPin: release o=repo.radeon.com\nPin-Priority: 600\n"
 # Ubuntu release codenames (https://wiki.ubuntu.com/Releases), for os-release files that lack one
 UBUNTU_CODENAMES = {"20.04": "focal", "22.04": "jammy", "24.04": "noble"}
-KEY_CHECK = ('gpg --show-keys --with-colons "$1" 2>/dev/null | grep -q "^fpr:*:$2:$" '
-             '|| { echo "$1: AMD ROCm key fingerprint $2 not found" >&2; exit 1; }')
+# exactly the pinned key: a keyring holding it and another key would have apt trust both (signed-by)
+KEY_CHECK = ('got=$(gpg --show-keys --with-colons "$1" 2>/dev/null | '
+             'awk -F: \'$1=="pub"{p=1;next} p&&$1=="fpr"{print $10;p=0}\'); '
+             '[ "$got" = "$2" ] || { echo "$1 holds key(s) ${got:-none}, not only the AMD ROCm key $2" >&2; exit 1; }')
 
 
 def download_path(ctx: StepContext, url: str) -> str:

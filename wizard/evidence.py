@@ -36,7 +36,14 @@ _SECRET_KEY = r"[\w.-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCES
 # NAME=value / name: value whose name says it is secret: at a line's start the rest of the line, elsewhere one word
 # (never a requirement such as tokenizers==0.19.1)
 _KEY_LINE = lazy_re.compile(rf"(?im)^(\s*(?:export\s+)?[\"']?{_SECRET_KEY}[\"']?\s*[=:](?![=:])\s*).+$")
-_KEY_WORD = lazy_re.compile(rf"(?i)((?<![\w.-]){_SECRET_KEY}[\"']?\s*[=:](?![=:])\s*)[^\s,;&\"']+")
+_KEY_WORD = lazy_re.compile(rf"(?i)((?<![\w.-]){_SECRET_KEY}[\"']?\s*[=:](?![=:])\s*[\"']?)[^\s,;&\"']+")
+# --password VALUE (the = form is _KEY_WORD's); a netrc's "[machine H] [login U] password P"; docker's "auth": "..."
+_KEY_FLAG = lazy_re.compile(r"(?i)((?<![\w-])--?[\w-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API[_-]?KEY"
+                            r"|ACCESS[_-]?KEY)[ \t]+)[^\s-][^\s]*")
+_NETRC = lazy_re.compile(r"(?im)^([ \t]*(?:machine|default)[ \t]+(?:\S+[ \t]+)?(?:login[ \t]+\S+[ \t]+)?password[ \t]+)\S+"
+                         r"|^([ \t]*password[ \t]+)\S+(?=[ \t]*$)")
+_DOCKER_AUTH = lazy_re.compile(r'(?i)("(?:auth|identitytoken|registrytoken)"\s*:\s*")[^"]+')
+_PEM = lazy_re.compile(r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY)-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S)
 
 
 def _user_patterns(user: str) -> list[tuple[lazy_re.Pattern, str]]:
@@ -69,6 +76,10 @@ class Redactor:
     def __call__(self, text: str) -> str:
         out = _KEY_LINE.sub(lambda m: m.group(1) + "***", text)
         out = _KEY_WORD.sub(lambda m: m.group(1) + "***", out)
+        out = _KEY_FLAG.sub(lambda m: m.group(1) + "***", out)
+        out = _NETRC.sub(lambda m: (m.group(1) or m.group(2)) + "***", out)
+        out = _DOCKER_AUTH.sub(lambda m: m.group(1) + "***", out)
+        out = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}-----\n***\n-----END {m.group(1)}-----", out)
         out = _URL_PASSWORD.sub(r"\1***\2", out)
         out = _BARE_PASSWORD.sub(r"\1***\2", out)
         out = _QUERY_SECRET.sub(r"\1***", out)
@@ -82,9 +93,9 @@ class Redactor:
         short, _, domain = (self.hostname or "").partition(".")
         if short and short.lower() not in _GENERIC_HOSTS:
             # the host with any domain after it (gpu01, gpu01.lab.example.com)
-            out = re.sub(rf"(?<![\w.-]){re.escape(short)}(?:\.[A-Za-z0-9-]+)*(?![\w-])", "host", out)
+            out = re.sub(rf"(?<![\w.-]){re.escape(short)}(?:\.[A-Za-z0-9-]+)*(?![\w-])", "host", out, flags=re.I)
         if "." in domain:  # the domain alone (an organisation's name), whatever the host is called
-            out = re.sub(rf"(?<![\w-]){re.escape(domain)}(?![\w-])", "domain", out)
+            out = re.sub(rf"(?<![\w-]){re.escape(domain)}(?![\w-])", "domain", out, flags=re.I)
         return out
 
 

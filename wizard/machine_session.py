@@ -329,10 +329,12 @@ class MachineSession:
     def export_ansible(self, plan: ResolvedPlan, out_dir: str) -> Path:
         """The plan as an Ansible playbook and role in ``out_dir``; the playbook's path."""
         from wizard.fleet.export import ExportError, PlanGroup, export
+        from wizard.runner.state import private
         from wizard.script import machine_summary
 
         try:
-            return export([PlanGroup(plan, machine=tuple(machine_summary(self.facts)))], out_dir)
+            with private():  # umask 077: an export may name mirror credentials and the machine's users and paths
+                return export([PlanGroup(plan, machine=tuple(machine_summary(self.facts)))], out_dir)
         except ExportError as exc:
             raise usage_error(str(exc)) from None
 

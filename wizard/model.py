@@ -10,6 +10,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
+from wizard import lazy_re
 from wizard.record import asdict, field, is_record, record
 
 
@@ -264,6 +265,15 @@ KERNEL_DRIVER = "kernel:amdgpu"
 NEEDS_GPU = "gpu"
 
 
+_URL_PASSWORD = lazy_re.compile(r"(?i)(\b[a-z][a-z0-9+.-]{0,20}://[^\s/:@]{1,256}:)[^\s/@]{1,256}(@)")
+
+
+def hide_passwords(text: str) -> str:
+    """``text`` with every URL's password (``scheme://user:PASS@host``) as ``***``: what is shown, logged or
+    journalled of a mirror URL with credentials (the plan itself keeps them: its commands need them)."""
+    return _URL_PASSWORD.sub(r"\1***\2", text) if "@" in text else text
+
+
 @record
 class Action:
     """One command a step wants run. Steps build these; only the runner executes them."""
@@ -287,9 +297,11 @@ class Action:
     #                       repairs what the crash left), even when the journal says it ran
 
     def shown(self) -> str:
+        """The argv as logs, the journal and the screen show it: redacted positions as ***, and a URL's password
+        (``https://user:PASS@mirror``) as *** wherever it stands."""
         import shlex
 
-        parts = ["***" if i in self.redact else a for i, a in enumerate(self.argv)]
+        parts = ["***" if i in self.redact else hide_passwords(a) for i, a in enumerate(self.argv)]
         return shlex.join(parts)
 
     def command(self) -> tuple[str, ...]:

@@ -33,15 +33,16 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from wizard import binding
+from wizard import lazy_re
 from wizard.model import PREFLIGHT, Action, ResolvedPlan, StepPlan
 from wizard.record import record
 from wizard.script import READ_RECORD, STEP_LINE, _system_path, progress_path
 
-from wizard.fleet.yaml_text import Literal, document
+from wizard.fleet.yaml_text import Literal, Template as T, document
 
 MARKER = ".rocm-wizard-export"  # DIR holds an export: a later export may overwrite it
 REBOOT_TIMEOUT = 1800
-RESULTS = "{{ rocm_wizard_results | default(playbook_dir + '/results') }}"
+RESULTS = T("{{ rocm_wizard_results | default(playbook_dir + '/results') }}")
 VERIFY_KIND = "verify"
 # records a finished step in the host's progress file, as the dry-run script's mark_done does (the
 # same file and format: the script and the playbook continue each other's runs)
@@ -50,6 +51,15 @@ MARK_DONE = ("sh", "-c", 'mkdir -p "$(dirname "$1")" && { grep -qx "$2" "$1" 2>/
 
 class ExportError(Exception):
     """The export cannot be written (one line)."""
+
+
+_NAMED = lazy_re.compile(r"^[A-Za-z0-9_.:-]+$")  # host names and requirements, which the export writes into conditionals
+
+
+def _check_names(g: PlanGroup) -> None:
+    for name in (*g.hosts, *(r for s in g.plan.steps for a in s.actions for r in a.requires)):
+        if not _NAMED.match(name):
+            raise ExportError(f"{name!r}: not a name an export can hold (letters, digits and . _ : - only)")
 
 
 @record
@@ -80,6 +90,7 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
     files: dict[Path, str] = {}
     roles: list[dict[str, Any]] = []
     for i, g in enumerate(groups, 1):
+        _check_names(g)
         role = role_name(g.plan, i if len(groups) > 1 else None)
         files[Path("roles", role, "tasks", "main.yml")] = document(role_tasks(g.plan, role), [
             f"rocm-wizard plan {g.plan.name}: {g.plan.title}", *g.machine,
@@ -115,8 +126,8 @@ def _play(groups: Sequence[PlanGroup], roles: list[dict[str, Any]], serial: int 
         "name": f"Plan {plan.name} (rocm-wizard)",
         "hosts": ":".join(hosts) if hosts else "all",
         "gather_facts": False,
-        "serial": "{{ rocm_wizard_serial | default(%d) }}" % (serial or 0),
-        "max_fail_percentage": "{{ rocm_wizard_max_fail | default(%d) }}" % (100 if max_fail is None else max_fail),
+        "serial": T("{{ rocm_wizard_serial | default(%d) }}" % (serial or 0)),
+        "max_fail_percentage": T("{{ rocm_wizard_max_fail | default(%d) }}" % (100 if max_fail is None else max_fail)),
         "roles": roles,
     }
 
@@ -184,7 +195,7 @@ def _binding_tasks(title: str, a: Action, reg: str) -> list[dict[str, Any]]:
     }, {
         "name": f"{title}: {a.description}",
         "ansible.builtin.assert": {"that": [f"{reg}.rc == 0"],
-                                   "fail_msg": "{{ %s.stderr | default('the machine facts could not be read') }}" % reg,
+                                   "fail_msg": T("{{ %s.stderr | default('the machine facts could not be read') }}" % reg),
                                    "quiet": True},
     }]
 
@@ -221,7 +232,7 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
                 "msg": f"rocm-wizard plan {plan.name}: {step.actions[0].description if step.actions else 'reboot'}",
                 "reboot_timeout": REBOOT_TIMEOUT,
                 "test_command": "id",
-                "reboot_command": "{{ rocm_wizard_reboot_command | default(omit) }}",
+                "reboot_command": T("{{ rocm_wizard_reboot_command | default(omit) }}"),
             },
             "become": True,
         }]
@@ -266,27 +277,27 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
         if step.kind == VERIFY_KIND:
             out += [{
                 "name": f"{title}: the controller's results directory for this host",
-                "ansible.builtin.file": {"path": RESULTS + "/{{ inventory_hostname }}", "state": "directory",
+                "ansible.builtin.file": {"path": T(RESULTS + "/{{ inventory_hostname }}"), "state": "directory",
                                          "mode": "0755"},
                 "delegate_to": "localhost",
                 "check_mode": False,
             }, {
                 "name": f"{title}: bring the suite's JSON back to the controller",
-                "ansible.builtin.copy": {"content": "{{ %s.stdout }}" % reg,
-                                         "dest": RESULTS + "/{{ inventory_hostname }}/verify.json", "mode": "0644"},
+                "ansible.builtin.copy": {"content": T("{{ %s.stdout }}" % reg),
+                                         "dest": T(RESULTS + "/{{ inventory_hostname }}/verify.json"), "mode": "0644"},
                 "delegate_to": "localhost",
                 "when": f"{reg}.stdout is defined",
             }, *[{
                 "name": f"{title}: the controller records that this host cannot run it",
-                "ansible.builtin.copy": {"content": "{{ {'skipped': %s} | to_json }}" % unavailable(r),
-                                         "dest": RESULTS + "/{{ inventory_hostname }}/verify.json", "mode": "0644"},
+                "ansible.builtin.copy": {"content": T("{{ {'skipped': %s} | to_json }}" % unavailable(r)),
+                                         "dest": T(RESULTS + "/{{ inventory_hostname }}/verify.json"), "mode": "0644"},
                 "delegate_to": "localhost",
                 "when": f"{unavailable(r)} | length > 0",
             } for r in a.requires], {
                 "name": f"{title}: the suite passed",
                 "ansible.builtin.assert": {"that": [f"{reg}.rc is not defined or {reg}.rc == 0"],
-                                           "fail_msg": f"verify failed (exit {{{{ {reg}.rc }}}}): see "
-                                                       "results/{{ inventory_hostname }}/verify.json",
+                                           "fail_msg": T(f"verify failed (exit {{{{ {reg}.rc }}}}): see "
+                                                         "results/{{ inventory_hostname }}/verify.json"),
                                            "quiet": True},
                 **({"when": " and ".join(available(r) for r in a.requires)} if a.requires else {}),
             }]

@@ -25,7 +25,7 @@ import re
 from typing import Callable
 
 from wizard import lazy_re
-from wizard.parsers._text import lines, never_raises
+from wizard.parsers._text import heading_title, lines, never_raises
 from wizard.record import record
 
 GFX = r"gfx(?:[6-9][0-9][0-9a-f]|1[0-3][0-9][0-9a-f])"
@@ -300,7 +300,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("kernel platform", lazy_re.compile(r"Python platform:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"), _one("kernel")),
     ("kernel version", lazy_re.compile(r"\bLinux version (\d+\.\d+\.\d+\S*)"), _one("kernel")),
     ("kernel uname", lazy_re.compile(r"^\s*Linux \S+ (\d+\.\d+\.\d+\S*) #\d"), _one("kernel")),
-    ("kernel kv", lazy_re.compile(r"(?:^\s*[-*]?\s*|\bSystem:\s+)(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*:\s*(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)", re.I),
+    ("kernel kv", lazy_re.compile(r"(?:^\s*(?:[-*]\s*)?|\bSystem:\s+)(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*:\s*(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)", re.I),
      _one("kernel")),
     ("wsl", lazy_re.compile(r"microsoft-standard-WSL\d?|-Microsoft\b|/dev/dxg\b|\bWSL ?2?\b|librocdxg", re.I),
      lambda m: [("wsl", "true", None)]),
@@ -332,8 +332,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      _one("bdf")),
     ("lshw product", lazy_re.compile(r"^\s*(?:product|Produkt|produit|producto)\s*:\s*([^\[\n]+?)\s*\[([^\]\n]+)\]", re.I),
      lambda m: [("gpu_name", m.group(1).strip(), "codename"), ("gpu_name", m.group(2).strip(), "lspci")]),
-    ("labelled gpu", lazy_re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:[id]GPU|GPUs?(?:\s*\d)?|Graphics(?: card)?|Video card|Graphics Card|Card|Hardware|Device)(?:\*\*)?\s*:"
-                                r"\s*(?:\*\*)?(.+?)\s*$", re.I),
+    ("labelled gpu", lazy_re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:[id]GPU|GPUs?(?:\s*\d)?|Graphics(?: card)?|Video card|Graphics Card|Card|Hardware|Device)(?:\*\*)?\s*:"
+                                r"\s*(?:\*\*)?(\S.*)$", re.I),
      lambda m: [("gpu_name", p.group(0), "label") for p in PRODUCT.finditer(m.group(1))]
      or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I) else [])),
     ("cpu igpu", lazy_re.compile(r"\b(?:iGPU|integrated (?:GPU|graphics)|APU)\b", re.I),
@@ -351,7 +351,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("kfd node", lazy_re.compile(r"^\s*(?:crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\s)?/dev/kfd\s*$"),
      lambda m: [("kfd", "present", m.group(1))]),
     # ---- OS, user
-    ("os label", lazy_re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:OS|Operating System|Distribution|Distro|Linux Distribution|Description|PRETTY_NAME)"
+    ("os label", lazy_re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:OS|Operating System|Distribution|Distro|Linux Distribution|Description|PRETTY_NAME)"
                             r"(?:\*\*)?\s*[:=]\s*\"?(?:\*\*)?(.+)$", re.I),
      lambda m: [("os", f"{f[0]} {f[1] or ''}".strip(), "label") for o in [_OS_NAME.search(m.group(1))] if o
                 for f in [os_from_name(o.group(1), o.group(2))] if f]),
@@ -406,7 +406,7 @@ _LIST_CONTEXT = lazy_re.compile(
     r"|supported (?:gfx|arch|targets?|GPUs?)|(?:gfx[0-9a-f]+[;,]\s*){2,}|\[\s*'gfx", re.I)
 
 
-_HEADING = lazy_re.compile(r"^\s{0,3}#{2,6}\s+(.+?)\s*#*\s*$")
+_HEADING = lazy_re.compile(r"^\s{0,3}#{2,6}\s+(\S.*)$")  # closing hashes: _text.heading_title
 _UNDERSCORE_EMPHASIS = lazy_re.compile(r"(?<![\w/.$])_+(?=\w)(?!_*(?:OLD|rocm_sdk|version|init|main|file|name)\b)|(?<=\w)_+(?![\w/.])")
 _BARE_VERSION = lazy_re.compile(r"^\s*(?:ROCm\s+)?v?(\d+\.\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
 
@@ -463,11 +463,11 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
         if not line or len(line) > 4000:
             continue
         if "*" in line or "_" in line:  # markdown emphasis: **ROCm**: 7.2.1, _rocm-core 6.0.2-2_
-            line = _UNDERSCORE_EMPHASIS.sub(" ", line.replace("**", ""))
+            line = _UNDERSCORE_EMPHASIS.sub(" ", line.replace("**", "")).rstrip()
         low = line.lower()
         hm = _HEADING.match(line)
         if hm:
-            heading, answered = hm.group(1).strip().lower(), 0
+            heading, answered = heading_title(hm.group(1)).lower(), 0
             continue
         if heading is not None and answered < 3:
             answered += 1

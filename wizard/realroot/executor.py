@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from wizard.host import CommandResult, LiveHost
-from wizard.model import NEEDS_GPU, Action
+from wizard.model import NEEDS_GPU, Action, ResolvedPlan
 from wizard.realroot import enter
 from wizard.realroot.machine import USER
 from wizard.record import record
@@ -98,6 +98,12 @@ class RealRootExecutor:
 
     @property
     def unit_user(self) -> str | None:
+        return None
+
+    def user_for(self, plan: ResolvedPlan) -> str | None:
+        return None  # a rehearsal machine has no users of its own
+
+    def adopt_user(self, user: str | None) -> None:
         return None
 
 

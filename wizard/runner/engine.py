@@ -21,7 +21,7 @@ from enum import Enum
 from typing import IO, Callable, Sequence
 
 from wizard.host import Host
-from wizard.model import KERNEL_DRIVER, Action, ResolvedPlan, StepPlan
+from wizard.model import KERNEL_DRIVER, Action, ResolvedPlan, StepPlan, hide_passwords
 from wizard.record import record, replace
 from wizard.runner import events as ev
 from wizard.runner import resume_unit
@@ -70,7 +70,11 @@ class _Sink:
 
     def feed(self, chunk: bytes) -> None:  # runs on the reader thread; must never raise
         try:
-            self.log.write(chunk)
+            if b"@" in chunk:  # a mirror URL's password, as an action echoes it (best effort: one chunk at a time)
+                text = hide_passwords(chunk.decode("utf-8", "surrogateescape"))
+                self.log.write(text.encode("utf-8", "surrogateescape"))
+            else:
+                self.log.write(chunk)
             self.log.flush()
             complete, nl, self._carry = (self._carry + chunk).rpartition(b"\n")  # no newline: all in carry
             if len(self._carry) > 65536:  # a "line" without end (progress bars): show it anyway
@@ -84,7 +88,7 @@ class _Sink:
     def _publish(self, block: bytes) -> None:
         """Whole lines (no trailing newline): decoded and split at C speed; a line redrawn with
         carriage returns (a progress bar) keeps only what was drawn last."""
-        text = block.decode("utf-8", "replace")  # a newline never falls inside a UTF-8 sequence
+        text = hide_passwords(block.decode("utf-8", "replace"))  # a newline never falls inside a UTF-8 sequence
         lines = text.split("\n")
         if "\r" in text:
             lines = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in lines]
@@ -209,7 +213,7 @@ class Engine:
             log.flush()
             absent, existed = self._claimed(action) if phase is Phase.RUN and a not in interrupted else ((), ())
             self.journal.append(ActionStart(step, a, shown, log_path, self.boot_id(), phase, absent, existed))
-            self.emit(ev.ActionStarted(step, a, shown, action.description, phase))
+            self.emit(ev.ActionStarted(step, a, shown, hide_passwords(action.description), phase))
             note = progress_note(action)
             if note is not None:
                 log.write(f"{note}\n".encode())
@@ -235,16 +239,19 @@ class Engine:
         view = self.run.view()
         boot = self.boot_id()
         if view.state is RunState.NOT_STARTED:
+            user = self.executor.user_for(self.plan)
             self.journal.append(RunStart(
                 self.run.id, self.plan.name, str(self.run.plan_path), len(self.plan.steps),
                 tuple(s.kind for s in self.plan.steps), tuple(s.title for s in self.plan.steps), self.yes, boot,
-                self.host.name, self.run.plan_digest()))
+                self.host.name, self.run.plan_digest(), user))
+            self.executor.adopt_user(user)
             resumed = False
         else:
             if view.finished and not (view.state is RunState.DONE and self.drift(view)):
                 return Outcome(view.state, self.run.id, f"run {self.run.id} is already {view.state.value}"
                                + ("; every step's check passes on the machine" if view.state is RunState.DONE else ""))
             rec = Retry if mode is Mode.RETRY else Resume
+            self.executor.adopt_user(view.user)  # the boot-time resume runs as root: the run's user comes back
             self.journal.append(rec(self.run.id, boot, self.yes))
             resumed = True
         if self.skip_preflight:
@@ -479,6 +486,7 @@ class Engine:
         from wizard.runner.planfile import action_from_json, action_to_json
 
         view = self.run.view()
+        self.executor.adopt_user(view.user)  # undoing a user's venv runs as that user, never as root
         if view.rollback is None:
             self.journal.append(RollbackStart(tuple({"why": why, "action": action_to_json(a)} for why, a in actions),
                                               tuple(cannot)))

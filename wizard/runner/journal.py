@@ -175,6 +175,7 @@ class RunView:
     plan: str | None = None
     plan_file: str | None = None
     plan_digest: str | None = None
+    user: str | None = None  # the run-start's user (None: none recorded)
     total_steps: int = 0
     step_kinds: list[str] = field(default_factory=list)
     step_titles: list[str] = field(default_factory=list)
@@ -233,6 +234,7 @@ def replay(entries: list[Entry]) -> RunView:
             v.total_steps = r.steps
             v.step_kinds, v.step_titles = list(r.kinds), list(r.titles)
             v.yes = r.yes
+            v.user = r.user
             v.state = RunState.RUNNING
         elif isinstance(r, (Resume, Retry)):
             v.state = RunState.RUNNING

@@ -89,6 +89,7 @@ class RunStart(Record):
     boot_id: str | None = None
     host: str = ""
     plan_digest: str | None = None  # sha256 of plan.json: a plan changed after the start is refused
+    user: str | None = None  # whose venvs the plan touches: as_user actions run as this user, resumed too
 
 
 @record

@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from wizard.model import NEEDS_GPU, Action
+from wizard.model import NEEDS_GPU, Action, ResolvedPlan
 from wizard.record import field, record
 from wizard.runner import shell
 from wizard.runner.executor import BASE_ENV, OutputSink
@@ -90,4 +90,10 @@ class SandboxExecutor:
 
     @property
     def unit_user(self) -> str | None:
+        return None
+
+    def user_for(self, plan: ResolvedPlan) -> str | None:
+        return None  # a rehearsal machine has no users of its own
+
+    def adopt_user(self, user: str | None) -> None:
         return None

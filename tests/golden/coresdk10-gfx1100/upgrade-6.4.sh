@@ -553,7 +553,7 @@ while True:
   sudo -- apt-get install -y /var/lib/rocm-wizard/downloads/amdgpu-install_6.4.60404-1_all.deb
   # AMD's repository key has the pinned fingerprint
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sh -c 'gpg --show-keys --with-colons "$1" 2>/dev/null | grep -q "^fpr:*:$2:$" || { echo "$1: AMD ROCm key fingerprint $2 not found" >&2; exit 1; }' sh /etc/apt/keyrings/rocm.gpg CA8BB4727A47B4D09B4EE8969386B48A1A693C5C
+  sh -c 'got=$(gpg --show-keys --with-colons "$1" 2>/dev/null | awk -F: '"'"'$1=="pub"{p=1;next} p&&$1=="fpr"{print $10;p=0}'"'"'); [ "$got" = "$2" ] || { echo "$1 holds key(s) ${got:-none}, not only the AMD ROCm key $2" >&2; exit 1; }' sh /etc/apt/keyrings/rocm.gpg CA8BB4727A47B4D09B4EE8969386B48A1A693C5C
   # pin AMD's repository at 600 above distro rocm packages
   if ! python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
