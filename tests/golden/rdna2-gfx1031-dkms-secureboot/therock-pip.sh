@@ -585,8 +585,8 @@ export PIP_CONSTRAINT=/home/user/venv-therock-pip/rocm-wizard-constraints.txt
   fi
   # comment out HSA_OVERRIDE_GFX_VERSION=10.3.0 in /etc/environment:2, where it is set (a copy stays
   # as /etc/environment.rocm-wizard-bak)
-  if ! /home/user/venv-therock-pip/bin/python -c 'import sys; p, n = sys.argv[1], int(sys.argv[2]); ls = open(p).read().split(chr(10)); sys.exit(0 if 0 < n <= len(ls) and ls[n - 1].startswith('"'"'# rocm-wizard: '"'"') else 1)' /etc/environment 2 >/dev/null 2>&1; then
-    sudo -- /home/user/venv-therock-pip/bin/python -c 'import os, re, shutil, sys
+  if ! python3 -I -c 'import sys; p, n = sys.argv[1], int(sys.argv[2]); ls = open(p).read().split(chr(10)); sys.exit(0 if 0 < n <= len(ls) and ls[n - 1].startswith('"'"'# rocm-wizard: '"'"') else 1)' /etc/environment 2 >/dev/null 2>&1; then
+    sudo -- python3 -I -c 'import os, re, shutil, sys
 path, n, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 lines = open(path).read().split("\n")
 line = lines[n - 1] if 0 < n <= len(lines) else ""
