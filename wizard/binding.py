@@ -52,10 +52,10 @@ try:
 except OSError:
     devs = []
 for d in devs:
-    vendor = (read(f"{pci}/{d}/vendor") or "").strip().lower()
-    cls = (read(f"{pci}/{d}/class") or "").strip().lower()
+    vendor = (read(os.path.join(pci, d, "vendor")) or "").strip().lower()
+    cls = (read(os.path.join(pci, d, "class")) or "").strip().lower()
     if vendor == "0x1002" and cls.startswith("0x03"):
-        dev = (read(f"{pci}/{d}/device") or "").strip().lower()
+        dev = (read(os.path.join(pci, d, "device")) or "").strip().lower()
         ids.append("1002:" + dev[2:] if dev.startswith("0x") else "1002:" + dev)
 have["pci"] = ",".join(sorted(ids)) or "none"
 gfx = []
@@ -64,7 +64,7 @@ try:
 except OSError:
     nodes = None
 for n in nodes or ():
-    m = re.search(r"^gfx_target_version (\\d+)", read(f"{kfd}/{n}/properties") or "", re.M)
+    m = re.search(r"^gfx_target_version (\\d+)", read(os.path.join(kfd, n, "properties")) or "", re.M)
     v = int(m.group(1)) if m else 0
     if v:
         gfx.append(f"gfx{v // 10000}{v // 100 % 100}{v % 100:x}")
@@ -75,9 +75,9 @@ try:
 except OSError:
     have["rocm"] = "none"
 if venv is not None:
-    cfg = read(f"{venv}/pyvenv.cfg")
+    cfg = read(os.path.join(venv, "pyvenv.cfg"))
     if cfg is None:
-        have["venv_python"] = "present" if os.path.isdir(f"{venv}/bin") else "absent"
+        have["venv_python"] = "present" if os.path.isdir(os.path.join(venv, "bin")) else "absent"
     else:
         m = re.search(r"^version(?:_info)?\\s*=\\s*(\\d+\\.\\d+)", cfg, re.M)
         have["venv_python"] = m.group(1) if m else "present"
