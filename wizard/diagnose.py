@@ -617,6 +617,11 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
 _NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_inaccessible", "not_in_render_group",
                       "in_render_group", "override_set"})
 NOT_KNOWN = "not known from the evidence"
+# Conditions that only say which GPU or system this is: a predicted issue resting on them alone (this GPU is
+# unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed
+# software or the settings (the wheel lacks the GPU's target, the override names another family) is a cause.
+_IDENTITY_ONLY = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gpu_codename_in", "has_dgpu",
+                            "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "wsl", "in_container"})
 
 
 def _decided(name: str, facts: Facts) -> bool:
@@ -708,6 +713,8 @@ def _to_check(issue: KnownIssue, match: _Match | None, held: int, against: _Matc
     if match is not None and match.own:
         return "this failure shows, but it has several possible causes: see which one holds" if issue.symptom else None
     if issue.predict and issue.when and held == len(issue.when):
+        if all(name in _IDENTITY_ONLY for name, _arg in issue.when):
+            return "a risk: the GPU or system it needs is here, but no failure in this machine's own text shows it"
         return None if issue.severity in ("critical", "error") else "a risk the facts allow; no failure shows it"
     if match is not None:
         return "seen only in another person's post"
