@@ -88,6 +88,9 @@ def test_a_cause_needs_positive_evidence() -> None:
     assert own.to_check is None  # the machine's own text shows the failure its facts explain
     quiet = {f.id: f for f in diagnose(_facts(_gpu("gfx803", "GCN4"), text="all went well"))}["gfx803-dropped"]
     assert quiet.to_check and "risk" in quiet.to_check  # only which GPU this is: no failure shows
+    titled = Facts(gpus=(_gpu("gfx803", "GCN4"),), origin="test",
+                   texts=(EvidenceText("paste.txt", "# hipErrorNoBinaryForGpu: Coudn't find binary", 1, "text", False),))
+    assert {f.id: f for f in diagnose(titled)}["gfx803-dropped"].to_check is None  # the thread's title shows it
     other = Facts(gpus=(_gpu("gfx1032", "RDNA2"),), origin="test",
                   texts=(EvidenceText("paste.txt", _IDF, 1, "text", False),))
     assert {f.id: f for f in diagnose(other)}["invalid-device-function"].to_check == "seen only in another person's post"

@@ -713,12 +713,17 @@ def _to_check(issue: KnownIssue, match: _Match | None, held: int, against: _Matc
     if match is not None and match.own:
         return "this failure shows, but it has several possible causes: see which one holds" if issue.symptom else None
     if issue.predict and issue.when and held == len(issue.when):
-        if all(name in _IDENTITY_ONLY for name, _arg in issue.when):
+        if all(name in _IDENTITY_ONLY for name, _arg in issue.when) and not (match is not None and _in_title(match)):
             return "a risk: the GPU or system it needs is here, but no failure in this machine's own text shows it"
         return None if issue.severity in ("critical", "error") else "a risk the facts allow; no failure shows it"
     if match is not None:
         return "seen only in another person's post"
     return "no evidence on this machine shows it"
+
+
+def _in_title(match: _Match) -> bool:
+    """A match in a pasted thread's title: the failure the thread, and every post in it, is about."""
+    return match.evidence.text.startswith("#") and (match.evidence.line or 99) <= 2
 
 
 def _finding(issue: KnownIssue, evidence: list[str], match: _Match | None, against: _Match | None,
