@@ -723,7 +723,7 @@ def _to_check(issue: KnownIssue, match: _Match | None, held: int, against: _Matc
 
 def _in_title(match: _Match) -> bool:
     """A match in a pasted thread's title: the failure the thread, and every post in it, is about."""
-    return match.evidence.text.startswith("#") and (match.evidence.line or 99) <= 2
+    return (match.evidence.text or "").startswith("#") and (match.evidence.line or 99) <= 2
 
 
 def _finding(issue: KnownIssue, evidence: list[str], match: _Match | None, against: _Match | None,
