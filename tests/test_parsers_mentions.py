@@ -72,6 +72,7 @@ READS = [
     ("\tKernel driver in use: amdgpu", "rock", "true"),
     ('    "torch_version": "2.1.2+rocm5.6",', "torch", "2.1.2+rocm5.6"),
     ("  --index-url=https://rocm.nightlies.amd.com/v2-staging/gfx1151 \\", "gfx_rt", "gfx1151"),
+    ("[    2.562957] kfd kfd: skipped device 1002:67c4, PCI rejects atomics", "kfd_probe", "1002:67c4"),
 ]
 
 NEAR_MISSES = [
@@ -98,6 +99,7 @@ NEAR_MISSES = [
     # a family index names no single target
     ("pip install --index-url https://rocm.nightlies.amd.com/v2/gfx110X-all/ torch", "gfx_rt"),
     ("GPU 0,1 Compute Capability: 9.4", "gpu_count"),
+    ("kfd kfd: skipped device 1002:67c4, PCI rejects atomics", "kfd_probe"),  # no boot time: which probe is it?
 ]
 
 
@@ -124,3 +126,13 @@ def test_line_numbers_follow_the_text() -> None:
 @pytest.mark.parametrize("junk", ["", "\x00\x01", "é" * 5000, "gfx" * 3000, "\n" * 10000, None, 42, b"gfx1030"])
 def test_odd_input_never_raises(junk: object) -> None:
     read_mentions(junk)
+
+
+def test_kfd_probes_at_two_boot_times_are_two_gpus() -> None:
+    from wizard.model import EvidenceText
+    from wizard.probes.secondary import collect, _gpu_count
+
+    log = ("[    2.562957] kfd kfd: skipped device 1002:67c4, PCI rejects atomics\n"
+           "[    3.359595] kfd kfd: skipped device 1002:67c4, PCI rejects atomics\n"
+           "[    3.359595] kfd kfd: skipped device 1002:67c4, PCI rejects atomics\n")  # the same line pasted twice
+    assert _gpu_count(collect([EvidenceText("dmesg.txt", log, 1, "dmesg.txt", True)]))[0] == 2

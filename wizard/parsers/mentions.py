@@ -45,7 +45,7 @@ KINDS = (
     "gfx_hw", "gfx_rt", "pci_id", "gpu_name", "bdf", "gpu_index", "gpu_count", "apu",
     "rocm", "torch", "python_version", "env", "kernel", "wsl", "container", "amdgpu_pro",
     "rock", "kfd", "kfd_added", "render_group", "video_group", "driver_version", "dkms",
-    "gpu_prose", "os", "user", "kfd_node", "render_node", "hip",
+    "gpu_prose", "os", "user", "kfd_node", "render_node", "hip", "kfd_probe",
 )
 
 Rule = tuple[str, "lazy_re.Pattern", Callable[["re.Match[str]"], "list[tuple[str, str, str | None]]"]]
@@ -326,6 +326,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                r"|/dev/kfd`?\s+(?:is\s+)?(?:absent|missing|not present|does not exist|doesn't exist)", re.I),
      lambda m: [("kfd", "No such file or directory", None)]),
     ("kfd added", lazy_re.compile(r"kfd kfd: (?:amdgpu: )?added device ([0-9a-f]{4}:[0-9a-f]{4})"), _one("kfd_added")),
+    # the kernel logs each GPU KFD probes once: the same id at two boot times is two GPUs
+    ("kfd probe", lazy_re.compile(r"^\s*\[\s*(\d+\.\d+)\]\s+kfd kfd: (?:amdgpu: )?(?:added|skipped) device ([0-9a-f]{4}:[0-9a-f]{4})\b"),
+     lambda m: [("kfd_probe", m.group(2), m.group(1))]),
     ("group member", lazy_re.compile(r"(\S+) is (not )?(?:a )?member of \"?(render|video)\"? group"),
      lambda m: [("render_group" if m.group(3) == "render" else "video_group",
                  "false" if m.group(2) else "true", m.group(1))]),
@@ -401,7 +404,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "kernel platform": ("platform",), "kernel version": ("linux version",), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
     "amdgpu-pro": ("amdgpu-pro", "orca"), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
-    "kfd missing": ("/dev/kfd",), "kfd added": ("added device",), "group member": ("member of",),
+    "kfd missing": ("/dev/kfd",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu",),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
     "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "vega", "mi", "xt", "gre", "instinct",
