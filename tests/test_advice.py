@@ -91,6 +91,11 @@ def test_a_cause_needs_positive_evidence() -> None:
     titled = Facts(gpus=(_gpu("gfx803", "GCN4"),), origin="test",
                    texts=(EvidenceText("paste.txt", "# hipErrorNoBinaryForGpu: Coudn't find binary", 1, "text", False),))
     assert {f.id: f for f in diagnose(titled)}["gfx803-dropped"].to_check is None  # the thread's title shows it
+    rdna1 = _gpu("gfx1010", "RDNA1")
+    rocm = Facts(gpus=(rdna1,), origin="test", python_envs=(PythonEnv(path="/v", torch="2.7.0+rocm6.3", build="rocm"),))
+    assert {f.id: f for f in diagnose(rocm)}["rdna1-no-upstream-wheel"].to_check  # a ROCm torch: is it upstream's?
+    cpu = Facts(gpus=(rdna1,), origin="test", python_envs=(PythonEnv(path="/v", torch="2.7.0+cpu", build="cpu"),))
+    assert {f.id: f for f in diagnose(cpu)}["torch-cpu-build"].to_check is None  # a CPU torch is the fault itself
     other = Facts(gpus=(_gpu("gfx1032", "RDNA2"),), origin="test",
                   texts=(EvidenceText("paste.txt", _IDF, 1, "text", False),))
     assert {f.id: f for f in diagnose(other)}["invalid-device-function"].to_check == "seen only in another person's post"

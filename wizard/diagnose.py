@@ -713,12 +713,18 @@ def _to_check(issue: KnownIssue, match: _Match | None, held: int, against: _Matc
     if match is not None and match.own:
         return "this failure shows, but it has several possible causes: see which one holds" if issue.symptom else None
     if issue.predict and issue.when and held == len(issue.when):
-        if all(name in _IDENTITY_ONLY for name, _arg in issue.when) and not (match is not None and _in_title(match)):
+        if all(_identity_only(name, arg) for name, arg in issue.when) and not (match is not None and _in_title(match)):
             return "a risk: the GPU or system it needs is here, but no failure in this machine's own text shows it"
         return None if issue.severity in ("critical", "error") else "a risk the facts allow; no failure shows it"
     if match is not None:
         return "seen only in another person's post"
     return "no evidence on this machine shows it"
+
+
+def _identity_only(name: str, arg: object) -> bool:
+    """A condition that only says which GPU or system this is; a ROCm torch being installed says no more (a CPU
+    or CUDA torch on an AMD machine is itself the fault)."""
+    return name in _IDENTITY_ONLY or (name == "torch_build" and arg == "rocm")
 
 
 def _in_title(match: _Match) -> bool:
