@@ -4,6 +4,9 @@
 * a sandbox: the sandbox machine's own /var/lib/rocm-wizard and /var/log/rocm-wizard under its root.
 * root: /var/lib/rocm-wizard and /var/log/rocm-wizard.
 * a user: $XDG_STATE_HOME/rocm-wizard (default ~/.local/state/rocm-wizard), logs in its logs/.
+
+A plan that changes nothing system-wide (a venv, pip) keeps its backup and its script's progress in the
+user's state dir wherever it runs (:func:`user_state_dir`), so it needs no root.
 """
 
 from __future__ import annotations
@@ -66,3 +69,9 @@ def log_dir(
 ) -> Path:
     """The directory holding one folder of per-step logs per run."""
     return _dirs(explicit, environ, is_root, machine_root)[1]
+
+
+def user_state_dir(home: str, environ: Mapping[str, str] | None = None) -> str:
+    """The user's state dir as their machine names it: $XDG_STATE_HOME/rocm-wizard, else HOME/.local/state/..."""
+    xdg = (environ or {}).get("XDG_STATE_HOME")
+    return f"{xdg.rstrip('/') if xdg else home.rstrip('/') + '/.local/state'}/rocm-wizard"

@@ -406,7 +406,36 @@ def _resolve_target(pf: PlanFile, facts: Facts, kb: KnowledgeBase, m: _Machine, 
 
 def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir: str | None = None,
                  wizard_python: str | None = None, kb: KnowledgeBase | None = None,
-                 lock_wait: int = preflight.LOCK_WAIT, mirrors: MirrorConfig | None = None) -> ResolvedPlan:
+                 lock_wait: int = preflight.LOCK_WAIT, mirrors: MirrorConfig | None = None,
+                 user_state_dir: str | None = None) -> ResolvedPlan:
+    """``user_state_dir``: where a plan whose steps change nothing system-wide (no root action, no reboot) keeps
+    its backup and progress instead of ``state_dir``, so it needs no root (``~/`` is the machine user's home)."""
+    plan = _resolve_plan(spec, facts, venv=venv, state_dir=state_dir, wizard_python=wizard_python, kb=kb,
+                         lock_wait=lock_wait, mirrors=mirrors)
+    user_dir = _user_dir(user_state_dir, facts)
+    if user_dir is None or user_dir == plan.state_dir or not user_only(plan):
+        return plan
+    return _resolve_plan(spec, facts, venv=venv, state_dir=user_dir, wizard_python=wizard_python, kb=kb,
+                         lock_wait=lock_wait, mirrors=mirrors)
+
+
+def user_only(plan: ResolvedPlan) -> bool:
+    """No step but a backup needs root or a reboot: the plan changes nothing system-wide."""
+    from wizard.steps import kind as step_kind
+
+    return not any(sp.reboot or (not step_kind(sp.kind).protects and any(a.root for a in sp.actions))
+                   for sp in plan.steps if sp.kind != "preflight")
+
+
+def _user_dir(user_state_dir: str | None, facts: Facts) -> str | None:
+    if not user_state_dir or not user_state_dir.startswith("~/"):
+        return user_state_dir
+    home = _home(facts)  # a recording that does not say whose home keeps the state dir it was given
+    return f"{home.rstrip('/')}/{user_state_dir[2:]}" if home else None
+
+
+def _resolve_plan(spec: str, facts: Facts, *, venv: str | None, state_dir: str | None, wizard_python: str | None,
+                  kb: KnowledgeBase | None, lock_wait: int, mirrors: MirrorConfig | None) -> ResolvedPlan:
     from wizard.kb import load_kb
     from wizard.steps import kind as step_kind
     from wizard.steps._common import StepContext, StepRefused, skipped

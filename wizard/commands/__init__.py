@@ -49,7 +49,8 @@ def resolve_plan_or_fail(spec: str, ctx: Context) -> ResolvedPlan:
         else:
             plan = resolve_plan(spec, ctx.facts, venv=ctx.venv, state_dir=ctx.plan_state_dir, lock_wait=ctx.lock_wait,
                                 wizard_python=None if ctx.read_only else ctx.machine.wizard_python,
-                                mirrors=ctx.mirrors if ctx.mirrors.mirrors else None)
+                                mirrors=ctx.mirrors if ctx.mirrors.mirrors else None,
+                                user_state_dir=ctx.user_state_dir)
     except planfile.PlanFileError as exc:
         raise CommandError(str(exc), exit_codes.USAGE) from None
     except PlanError as exc:
@@ -232,6 +233,13 @@ class Context:
 
             return str(paths.state_dir(self.state_dir))
         return self.machine.machine_state
+
+    @property
+    def user_state_dir(self) -> str | None:
+        """Where a user-only plan keeps its backup and progress (``paths.user_state_dir``)."""
+        if self.state_dir or os.environ.get("ROCM_WIZARD_STATE_DIR"):
+            return None  # a state dir the user named holds everything
+        return "~/.local/state/rocm-wizard" if self.read_only else self.machine.user_state
 
     @cached_property
     def facts(self) -> Facts:

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
         host=host, read_only=ctx.read_only, pythons=tuple(ctx.pythons), runs=runs,
         verify_python=ctx.verify_python, state_dir=ctx.plan_state_dir, relaunch_hint=relaunch_hint(ctx),
         facts=ctx.facts, venv=ctx.venv, machine_args=("--sandbox", ctx.sandbox) if ctx.sandbox else (),
-        wizard_python=runs.machine.wizard_python if runs is not None else None,
+        wizard_python=runs.machine.wizard_python if runs is not None else None, user_state_dir=ctx.user_state_dir,
     )
     if ctx.state_dir:
         services.rehearsal_root = Path(ctx.state_dir).absolute() / "rehearsal"

@@ -110,6 +110,7 @@ class Machine:
     wizard_python: str | None = None  # the interpreter a plan's steps run the wizard with (None: this one)
     mirrors: MirrorConfig | None = None  # the machine's own mirrors (a rehearsal root's local one)
     resume_env: tuple[tuple[str, str], ...] = ()  # the environment the boot-time resume keeps
+    user_state: str | None = None  # the user's state dir as the machine sees it (a user-only plan's; None: none)
 
     def command(self, *words: str) -> str:
         return " ".join([*self.cli, *words])

@@ -89,6 +89,7 @@ class Services:
     closing: ExitStack = field(default_factory=ExitStack)  # what close() stops (a real root's mirror server)
     venv: str | None = None  # --venv PATH: the venv the pip plans fill (None: the planner's default)
     machine_args: tuple[str, ...] = ()  # the CLI options that name this machine (``--sandbox DIR``)
+    user_state_dir: str | None = None  # where a user-only plan keeps its backup and progress (planner)
 
     # -- the machine -------------------------------------------------------------------
     def detect(self) -> Facts:
@@ -128,7 +129,7 @@ class Services:
         from wizard.planner import resolve_plan
 
         return resolve_plan(spec, facts, venv=venv or self.venv, state_dir=self.state_dir,
-                            wizard_python=self.wizard_python)
+                            wizard_python=self.wizard_python, user_state_dir=self.user_state_dir)
 
     def script(self, plan: ResolvedPlan, facts: Facts) -> str:
         from wizard import script
@@ -271,7 +272,7 @@ class Services:
                         wizard_python=machine.wizard_python,
                         authenticator=self.authenticator, clock=self.clock, export_dir=self.export_dir,
                         verify_python=self.verify_python, relaunch_hint=hint, rehearsal_root=root,
-                        closing=closing, machine_args=args, venv=self.venv)
+                        closing=closing, machine_args=args, venv=self.venv, user_state_dir=machine.user_state)
 
     def close(self) -> None:
         """Stop what these services started (a real root's mirror server)."""
