@@ -34,13 +34,12 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if blocked:
             raise CommandError(blocked, exit_codes.FAILURE)
         if not args.yes:
-            n = sum(1 for s in plan.steps if s.skipped_reason is None)
-            actions = sum(len(s.actions) for s in plan.steps)
-            print(f"{plan.title}: {n} steps, {actions} commands (see them with --dry-run).")
+            print(f"{plan.title}: {plan.size} (see them with --dry-run).")
             if not ask("Start now? This changes the machine" + (" (sandbox)" if ctx.sandbox else "")):
                 print("nothing was changed")
                 return exit_codes.OK
-        out = service.start(plan, on_event=ConsoleView(), yes=bool(args.yes), skip_preflight=skips,
+        view = ConsoleView(verbose=bool(getattr(args, "verbose", False)), cli=ctx.machine.cli)
+        out = service.start(plan, on_event=view, yes=bool(args.yes), skip_preflight=skips,
                             ask_reboot=None if args.yes else (lambda: ask("Reboot now?", default=False)))
     except RunError as exc:
         raise run_error(exc) from None

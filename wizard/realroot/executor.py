@@ -100,5 +100,9 @@ class RealRootExecutor:
     def unit_user(self) -> str | None:
         return None
 
+    @property
+    def resumes_at_boot(self) -> bool:
+        return False  # a rehearsal root never boots
+
 
 __all__ = ["RealRootHost", "RealRootExecutor", "machine_path", "NO_GPU"]

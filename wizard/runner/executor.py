@@ -49,6 +49,11 @@ class Executor(Protocol):
     @property
     def unit_user(self) -> str | None: ...
 
+    @property
+    def resumes_at_boot(self) -> bool:
+        """Whether a boot of this machine starts the armed resume unit (a rehearsal machine never boots)."""
+        ...
+
 
 @record(frozen=False)
 class LiveExecutor:
@@ -80,6 +85,10 @@ class LiveExecutor:
         if self.needs_authentication(actions):
             return self.privilege.kept_alive(self.environ)
         return nullcontext()
+
+    @property
+    def resumes_at_boot(self) -> bool:
+        return True
 
     @property
     def unit_user(self) -> str | None:

@@ -91,3 +91,7 @@ class SandboxExecutor:
     @property
     def unit_user(self) -> str | None:
         return None
+
+    @property
+    def resumes_at_boot(self) -> bool:
+        return False  # the stand-in reboot changes the boot id; nothing starts the unit

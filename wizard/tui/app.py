@@ -351,7 +351,7 @@ class WizardApp(App[int]):
         run = self.session.run
         if run.run_id:
             return (f"rocm-wizard: stopped; the journal is consistent ({run.journal}).\n"
-                    f"Run `{self.services.relaunch_hint}` (or `rocm-wizard resume`) to continue.")
+                    f"Run `{self.services.relaunch_hint}` (or `{self.services.relaunch_hint} resume`) to continue.")
         return "rocm-wizard: nothing was changed."
 
     def action_interrupt(self) -> None:
@@ -389,7 +389,7 @@ class WizardApp(App[int]):
             action = b.action.split("(", 1)[0]
             if action.startswith("app.") or screen.check_action(action, ()) is not False:
                 keys.append((b.key_display or b.key.replace(",", ", "), b.description))
-        self.push_screen(HelpModal(keys))
+        self.push_screen(HelpModal(keys, self.services.relaunch_hint))
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"

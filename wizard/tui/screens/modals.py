@@ -24,7 +24,7 @@ GLOBAL_KEYS = (("?, F1", "this help"), ("Escape", "back, or close a dialog"), ("
 HELP_END = """\
 States: · planned  ▶ running  ✔ ok  = already done  – skipped
         ✘ FAILED  ⟳ reboot  ■ stopped
-After a reboot or a stop, `rocm-wizard resume` goes on from there."""
+After a reboot or a stop, `{cli} resume` goes on from there."""
 
 
 def help_keys(keys: list[tuple[str, str]]) -> Table:
@@ -43,13 +43,14 @@ def help_keys(keys: list[tuple[str, str]]) -> Table:
 class HelpModal(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close")]
 
-    def __init__(self, keys: list[tuple[str, str]]) -> None:
+    def __init__(self, keys: list[tuple[str, str]], cli: str = "rocm-wizard") -> None:
         super().__init__()
         self.keys = [(k, d) for k, d in keys if d != "Help"]  # "?" is among the keys every screen has
+        self.cli = cli  # the command that names this machine (``rocm-wizard --sandbox DIR``)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog wide", id="help"):
-            yield Static(Group(Text(HELP_INTRO), Text(""), help_keys(self.keys), Text(""), Text(HELP_END)),
+            yield Static(Group(Text(HELP_INTRO), Text(""), help_keys(self.keys), Text(""), Text(HELP_END.format(cli=self.cli))),
                          id="help-body")
             yield Label("Escape closes.", classes="hint")
 

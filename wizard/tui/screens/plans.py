@@ -166,9 +166,8 @@ def review_head(plan: ResolvedPlan, read_only: bool) -> Text:
         t.append("Venv: ", style="bold")
         t.append(f"{venv}  ", style="bold")
         t.append("(v changes it)\n", style="dim")
-    n_cmd = sum(len(s.actions) for s in plan.steps if s.kind != PREFLIGHT)
     n_destr = sum(1 for s in plan.steps for a in s.actions if a.destructive or s.destructive)
-    t.append(f"{len(plan.steps)} steps, {n_cmd} commands, {n_destr} destructive (⚠; ⟳ reboots). Enter opens a "
+    t.append(f"{plan.size}, {n_destr} destructive (⚠; ⟳ reboots). Enter opens a "
              "step, s shows the whole script; # runs as root", style="dim")
     if read_only:
         t.append("\nThis is a recorded machine: review and export only (x writes the script).", style="bold")
@@ -328,19 +327,19 @@ class ScriptModal(ModalScreen[None]):
             yield Label("Escape closes.", classes="hint")
 
 
-def confirm_text(plan: ResolvedPlan, machine: str, sudo: bool) -> Text:
+def confirm_text(plan: ResolvedPlan, machine: str, sudo: bool, cli: str = "rocm-wizard") -> Text:
     steps = plan.steps
     destr = [s.title for s in steps if s.destructive or any(a.destructive for a in s.actions)]
     t = Text()
     t.append(f"Run “{plan.title}” on {machine}?\n\n", style="bold")
-    t.append(f"  {len(steps)} steps, {sum(len(s.actions) for s in steps)} commands, shown on the Review screen.\n")
+    t.append(f"  {plan.size}, shown on the Review screen.\n")
     if destr:
         t.append(f"  ⚠ Removes things in: {', '.join(destr)} (after the backup step).\n", style="bold red")
     if any(s.reboot for s in steps):
         t.append("  ⟳ Needs a reboot; the wizard asks before it and resumes after it.\n")
     if sudo:
         t.append("  # Administrator rights: the wizard pauses for sudo's own password prompt.\n")
-    t.append("\nEvery step is journalled: if anything stops it, `rocm-wizard resume` continues.\n")
+    t.append(f"\nEvery step is journalled: if anything stops it, `{cli} resume` continues.\n")
     return t
 
 
@@ -355,7 +354,8 @@ class ConfirmScreen(StageScreen):
     def body(self) -> ComposeResult:
         assert self.session.resolved is not None
         with Vertical(id="confirm", classes="dialog"):
-            yield Static(confirm_text(self.session.resolved, self.session.machine, self.wizard.needs_sudo),
+            yield Static(confirm_text(self.session.resolved, self.session.machine, self.wizard.needs_sudo,
+                                      self.wizard.services.relaunch_hint),
                          id="confirm-body")
             with Horizontal(classes="buttons"):
                 yield Button("Yes, run it (y)", id="yes", variant="error")

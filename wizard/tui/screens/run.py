@@ -118,7 +118,7 @@ class FailedScreen(_LiveRun):
             if not f.findings:
                 t.append("\nNo known issue matches this output.\n", style="italic")
         t.append("\nr retries the step · u rolls back what the run did (asks first, listing it) · s stops here "
-                 "(the state is kept; `rocm-wizard resume` continues later)\n")
+                 f"(the state is kept; `{self.wizard.services.relaunch_hint} resume` continues later)\n")
         with Vertical(id="failed"):
             yield StepList(id="steps")
             with VerticalScroll(id="failure-box"):
