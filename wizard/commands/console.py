@@ -33,7 +33,7 @@ class ConsoleView:
         from wizard.commands.verify_view import VerifyOutput
 
         self.console = Console(highlight=False, soft_wrap=True)  # a pasted log keeps its paths whole
-        self.quiet_output = quiet_output or not verbose
+        self.quiet_output = quiet_output  # not even the verify step's table of checks
         self.verbose = verbose
         self.cli = " ".join(cli)
         self.total = 0
@@ -86,7 +86,7 @@ class ConsoleView:
         elif isinstance(e, ev.ActionSkipped):
             what = e.shown if self.verbose else first_line(e.shown, 70)
             c.print(f"[dim]  skip: {escape(what)} ({escape(e.reason)})[/]")
-        elif isinstance(e, ev.OutputLines) and not self.quiet_output:
+        elif isinstance(e, ev.OutputLines) and self.verbose and not self.quiet_output:
             sys.stdout.write("".join(f"  {line}\n" for line in e.lines))
             sys.stdout.flush()
         elif isinstance(e, ev.ActionFinished) and e.outcome.value != "ok":
