@@ -50,7 +50,7 @@ def resolve_plan_or_fail(spec: str, ctx: Context) -> ResolvedPlan:
             plan = resolve_plan(spec, ctx.facts, venv=ctx.venv, state_dir=ctx.plan_state_dir, lock_wait=ctx.lock_wait,
                                 wizard_python=None if ctx.read_only else ctx.machine.wizard_python,
                                 mirrors=ctx.mirrors if ctx.mirrors.mirrors else None,
-                                user_state_dir=ctx.user_state_dir)
+                                user_state_dir=ctx.user_state_dir, channel=ctx.channel)
     except planfile.PlanFileError as exc:
         raise CommandError(str(exc), exit_codes.USAGE) from None
     except PlanError as exc:
@@ -101,6 +101,7 @@ class Context:
         if self.venv and not self.from_ and self.venv not in self.pythons and os.path.exists(self.venv):
             self.pythons.append(self.venv)  # detected like --python: its torch, and its backup
         self.lock_wait: int = int(getattr(args, "lock_wait", None) or 120)
+        self.channel: str | None = getattr(args, "channel", None)  # --channel stable|nightly
         self.root_kind: str | None = getattr(args, "root", None)
         self.mirror_args: list[str] = list(getattr(args, "mirrors", None) or [])
         self.mirror_key_args: list[str] = list(getattr(args, "mirror_keys", None) or [])

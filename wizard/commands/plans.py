@@ -29,7 +29,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
     try:
         choices = recommend(ctx.facts, venv=ctx.venv, state_dir=ctx.plan_state_dir,
-                            wizard_python=None if ctx.read_only else ctx.machine.wizard_python)
+                            wizard_python=None if ctx.read_only else ctx.machine.wizard_python, channel=ctx.channel)
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None
     rows: list[dict[str, Any]] = [{"name": c.plan.name, "title": c.plan.title, "applicable": c.applicable, "reasons": list(c.reasons),

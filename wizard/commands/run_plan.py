@@ -9,6 +9,7 @@ Exit codes: 0 done, 1 failed, 2 unknown/malformed plan, 3 reboot pending, 4 lock
 from __future__ import annotations
 
 import argparse
+import sys
 
 from wizard import exit_codes
 from wizard.commands import CommandError, Context, resolve_plan_or_fail, run_error
@@ -26,6 +27,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         raise CommandError("error: --from names a recorded machine: it can be planned for (--dry-run), "
                            "never changed", exit_codes.USAGE)
     plan = resolve_plan_or_fail(args.plan, ctx)
+    if str(dict(plan.target).get("channel", "")).startswith("nightly"):
+        print("warning: this plan installs AMD's nightly builds: they are not releases and may be broken or "
+              "withdrawn (the constraints file pins what gets installed)", file=sys.stderr)
     service = ctx.runs
     skips = tuple(getattr(args, "skip_preflight", None) or ())
     try:

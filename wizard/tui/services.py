@@ -90,6 +90,7 @@ class Services:
     venv: str | None = None  # --venv PATH: the venv the pip plans fill (None: the planner's default)
     machine_args: tuple[str, ...] = ()  # the CLI options that name this machine (``--sandbox DIR``)
     user_state_dir: str | None = None  # where a user-only plan keeps its backup and progress (planner)
+    channel: str | None = None  # stable | nightly: AMD's indexes the plans may use (None: each plan's own)
 
     # -- the machine -------------------------------------------------------------------
     def detect(self) -> Facts:
@@ -114,7 +115,8 @@ class Services:
         from wizard.planner import recommend
 
         out = []
-        for c in recommend(facts, venv=self.venv, state_dir=self.state_dir, wizard_python=self.wizard_python):
+        for c in recommend(facts, venv=self.venv, state_dir=self.state_dir, wizard_python=self.wizard_python,
+                           channel=self.channel):
             rec_why = None
             reasons = tuple(c.reasons)
             if c.recommended:
@@ -129,7 +131,8 @@ class Services:
         from wizard.planner import resolve_plan
 
         return resolve_plan(spec, facts, venv=venv or self.venv, state_dir=self.state_dir,
-                            wizard_python=self.wizard_python, user_state_dir=self.user_state_dir)
+                            wizard_python=self.wizard_python, user_state_dir=self.user_state_dir,
+                            channel=self.channel)
 
     def script(self, plan: ResolvedPlan, facts: Facts) -> str:
         from wizard import script
@@ -272,7 +275,8 @@ class Services:
                         wizard_python=machine.wizard_python,
                         authenticator=self.authenticator, clock=self.clock, export_dir=self.export_dir,
                         verify_python=self.verify_python, relaunch_hint=hint, rehearsal_root=root,
-                        closing=closing, machine_args=args, venv=self.venv, user_state_dir=machine.user_state)
+                        closing=closing, machine_args=args, venv=self.venv, user_state_dir=machine.user_state,
+                        channel=self.channel)
 
     def close(self) -> None:
         """Stop what these services started (a real root's mirror server)."""

@@ -69,6 +69,7 @@ class ChooseScreen(StageScreen):
         *StageScreen.BINDINGS,
         Binding("enter", "choose", "Review this plan"),
         Binding("o", "open_file", "Open plan file"),
+        Binding("c", "channel", "Stable/nightly"),
         Binding("b,escape", "move('back')", "Back"),
         Binding("q", "app.quit_wizard", "Quit"),
     ]
@@ -77,6 +78,8 @@ class ChooseScreen(StageScreen):
         opts = self.wizard.plan_options()
         if self.session.blocked:
             yield Static(blocked_text(self.session.blocked), id="blocked", classes="banner")
+        if self.wizard.services.channel == "nightly":
+            yield Static(NIGHTLY_WARNING, id="nightly", classes="banner")
         with Horizontal(id="choose"):
             yield PlanList(*[Option(option_label(o), id=o.name) for o in opts], id="plans")
             with VerticalScroll(id="plan-detail-box"):
@@ -109,12 +112,24 @@ class ChooseScreen(StageScreen):
         if o is not None:
             self.wizard.post_message(PlanChosen(o.name))
 
+    def action_channel(self) -> None:
+        """Stable (each plan's own channel) or nightly: AMD's nightly indexes may serve the plans (--channel)."""
+        svc = self.wizard.services
+        svc.channel = None if svc.channel == "nightly" else "nightly"
+        self.session.options = []  # resolved again for the channel
+        self.refresh(recompose=True)
+
     def action_open_file(self) -> None:
         def opened(path: str | None) -> None:
             if path:
                 self.wizard.post_message(PlanChosen(path))
 
         self.app.push_screen(OpenPlanModal(), opened)
+
+
+NIGHTLY_WARNING = Text.assemble(
+    ("Nightly channel: ", "bold yellow"),
+    "AMD's nightly builds are not releases; they may be broken or withdrawn. c goes back to stable.")
 
 
 def blocked_text(why: str) -> Text:
