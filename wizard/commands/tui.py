@@ -37,7 +37,7 @@ def run(args: argparse.Namespace, ctx: Any) -> int:
         verify_python=ctx.verify_python, state_dir=ctx.plan_state_dir, relaunch_hint=relaunch_hint(ctx),
         facts=ctx.facts, venv=ctx.venv, machine_args=("--sandbox", ctx.sandbox) if ctx.sandbox else (),
         wizard_python=runs.machine.wizard_python if runs is not None else None, user_state_dir=ctx.user_state_dir,
-        channel=ctx.channel,
+        channel=ctx.channel, mirrors=ctx.site_mirrors,
     )
     if ctx.state_dir:
         services.rehearsal_root = Path(ctx.state_dir).absolute() / "rehearsal"

@@ -559,14 +559,19 @@ class WizardApp(App[int]):
     def _make_torch_worker(self, go: Callable[[], None]) -> None:
         from wizard.tui.services import NO_TORCH
 
+        from wizard.sandbox.cpu_torch import size_text
+
         try:
-            python = self.services.make_cpu_torch()
+            made = self.services.make_cpu_torch()
         except (ValueError, OSError) as exc:
             self.call_from_thread(self.notify, f"{exc}; {NO_TORCH}: the rehearsal will NOT be verified",
                                   title="no CPU torch", severity="error", timeout=30)
         else:
-            self.services.verify_python = python
-            self.call_from_thread(self.notify, f"CPU torch ready: {python}; the rehearsal verifies with it", timeout=10)
+            self.services.verify_python = made.python
+            tried = f" (before it: {'; '.join(made.failures)})" if made.failures else ""
+            self.call_from_thread(self.notify, f"CPU torch ready from {made.source}, downloaded "
+                                  f"{size_text(made.downloaded_bytes)}{tried}; the rehearsal verifies with it",
+                                  timeout=10)
         self.call_from_thread(go)
 
     def open_rehearsal(self, profile: str, *, real: bool = False, reset: bool = False) -> None:

@@ -20,8 +20,10 @@ from wizard.session import PlanOption, Session, order_options
 
 if TYPE_CHECKING:
     from wizard.host import Host
+    from wizard.mirror.config import MirrorConfig
     from wizard.model import Facts, ResolvedPlan
     from wizard.runner.service import RunService
+    from wizard.sandbox.cpu_torch import Made
 
 REHEARSAL_PROFILE = "seed-7900xt"
 SUDO_REASON = "rocm-wizard needs administrator rights for the next steps (packages, drivers, groups)."
@@ -91,6 +93,7 @@ class Services:
     machine_args: tuple[str, ...] = ()  # the CLI options that name this machine (``--sandbox DIR``)
     user_state_dir: str | None = None  # where a user-only plan keeps its backup and progress (planner)
     channel: str | None = None  # stable | nightly: AMD's indexes the plans may use (None: each plan's own)
+    mirrors: MirrorConfig | None = None  # the site's mirrors (--mirror, mirrors.toml): the CPU torch tries them first
 
     # -- the machine -------------------------------------------------------------------
     def detect(self) -> Facts:
@@ -116,7 +119,7 @@ class Services:
 
         out = []
         for c in recommend(facts, venv=self.venv, state_dir=self.state_dir, wizard_python=self.wizard_python,
-                           channel=self.channel):
+                           channel=self.channel, mirrors=self.mirrors):
             rec_why = None
             reasons = tuple(c.reasons)
             if c.recommended:
@@ -203,29 +206,16 @@ class Services:
         return None
 
     def cpu_torch_commands(self) -> list[list[str]]:
-        """What making a CPU torch runs: a venv, then torch from PyTorch's CPU-only index."""
-        d = self.cpu_torch_dir()
-        return [[sys.executable, "-m", "venv", str(d)],
-                [str(d / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "torch",
-                 "--index-url", CPU_TORCH_INDEX]]
+        """What making a CPU torch runs (:mod:`wizard.sandbox.cpu_torch`): a venv, then pip from each source."""
+        from wizard.sandbox import cpu_torch
 
-    def make_cpu_torch(self) -> str:
-        """Run :meth:`cpu_torch_commands` (minutes: a download of hundreds of MB), check that the torch is a CPU
-        build, and return its interpreter. Raises ValueError with one line when it could not."""
-        import subprocess
+        return cpu_torch.commands(self.cpu_torch_dir(), self.mirrors)
 
-        for argv in self.cpu_torch_commands():
-            out = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=3600)
-            if out.returncode != 0:
-                last = (out.stderr or out.stdout).strip().splitlines()
-                raise ValueError(f"`{' '.join(argv[:4])} …` failed: {last[-1] if last else out.returncode}")
-        python = str(self.cpu_torch_dir() / "bin" / "python")
-        probe = subprocess.run([python, "-c", "import torch; print(torch.version.cuda, torch.version.hip)"],
-                               capture_output=True, text=True, timeout=300)
-        if probe.stdout.split() != ["None", "None"]:
-            raise ValueError(f"the torch installed in {self.cpu_torch_dir()} is not a CPU build")
-        (self.cpu_torch_dir() / ".made").write_text(CPU_TORCH_INDEX + "\n")
-        return python
+    def make_cpu_torch(self) -> Made:
+        """Make it (minutes where pip downloads); raises ValueError naming every source tried and what failed."""
+        from wizard.sandbox import cpu_torch
+
+        return cpu_torch.make(self.cpu_torch_dir(), self.mirrors)
 
     # -- the rehearsal -------------------------------------------------------------------
     def rehearsal_dir(self, profile: str, *, real: bool = False) -> Path:

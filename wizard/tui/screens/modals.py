@@ -124,7 +124,9 @@ def verify_torch_text(commands: list[list[str]]) -> Text:
     t.append("No torch to verify with.\n", style="bold yellow")
     t.append("This rehearsal's Verify step (matmul and convolution) needs a torch to play the venv's; without one "
              "it is skipped and the rehearsal is NOT verified.\n\n")
-    t.append("m  make a CPU torch now (minutes, a download of several hundred MB); it runs:\n")
+    t.append("m  make a CPU torch now (minutes: PyTorch's CPU wheel is a few hundred MB; PyPI's torch, a CUDA "
+             "build that also runs on the CPU, brings several GB). It makes a venv, then tries each source in "
+             "turn until one works (the site mirror, your pip configuration, PyTorch's CPU index):\n")
     for argv in commands:
         t.append(f"     {shlex.join(argv)}\n", style="green")
     t.append("s  rehearse without verifying (or start with --verify-python PATH)\n")

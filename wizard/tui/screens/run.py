@@ -21,13 +21,16 @@ from wizard.tui.widgets.step_list import StepList, duration_text
 
 
 def status_text(run: RunProgress) -> Text:
-    done = sum(1 for r in run.steps if r.state in ("ok", "unchanged", "skipped"))
+    done = sum(1 for r in run.steps if r.state in ("ok", "unchanged"))
+    skipped = sum(1 for r in run.steps if r.state == "skipped")
     t = Text()
-    t.append(f"{done}/{len(run.steps)} steps done", style="bold")
+    t.append(f"{done}/{len(run.steps) - skipped} steps done" + (f", {skipped} skipped" if skipped else ""),
+             style="bold")
     if run.current is not None and run.current < len(run.steps):
         t.append(f" · step {run.current + 1}: {run.steps[run.current].title}")
     if run.current_action:
-        t.append(f"\n$ {run.current_action}", style="dim")
+        head, _, more = run.current_action.partition("\n")  # a script's first line; the log pane has it all
+        t.append(f"\n$ {head[:200]}{' …' if more or len(head) > 200 else ''}", style="dim")
     t.append(f"\n{run.lines:,} lines of output", style="dim")
     return t
 
