@@ -117,3 +117,39 @@ def test_one_count_of_steps_and_commands(capsys: pytest.CaptureFixture[str]) -> 
     assert "skipped" in plan.size  # Secure Boot and groups have nothing to do on this machine
     assert plan.size in confirm_text(plan, "m", False).plain
     assert plan.size in review_head(plan, False).plain
+
+
+def test_a_failed_preflight_names_its_check_and_how_to_skip_it(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    sb = tmp_path / "sb"
+    assert main(["detect", "--sandbox", str(sb), "--profile", "seed-7900xt"]) == 0
+    (sb / ".sandbox/fail").mkdir()
+    (sb / ".sandbox/fail/wget").write_text("\nwget: unable to resolve host address 'repo.radeon.com'\n")
+    capsys.readouterr()
+    assert main(["--sandbox", str(sb), "--plan", "downgrade-6.2", "--yes"]) == 1
+    out = capsys.readouterr().out
+    headline = next(line for line in out.splitlines() if line.startswith("FAILED"))
+    assert headline.startswith("FAILED preflight check package-url (the amdgpu-install package for this distro "
+                               "exists)"), headline
+    assert f"`rocm-wizard --sandbox {sb} resume --skip-preflight package-url`" in out
+
+
+@pytest.mark.parametrize("command", ["detect", "diagnose"])
+def test_an_empty_paste_is_one_line_exit_2(tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n  \n")
+    capsys.readouterr()
+    assert main([command, "--paste", str(empty)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "empty" in err[0]
+
+
+def test_a_sandbox_venv_under_tilde_is_the_sandbox_users(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert main(["--sandbox", str(tmp_path / "sb"), "--profile", "seed-7900xt", "--plan", "pip-only", "--dry-run",
+                 "--venv", "~/x"]) == 0
+    script = capsys.readouterr().out
+    assert "python3 -m venv /home/user/x" in script
+    import os
+
+    assert os.path.expanduser("~") == "/home/user" or os.path.expanduser("~/x") not in script

@@ -109,6 +109,8 @@ def _choose_venv(pf: PlanFile, facts: Facts, venv: str | None, reasons: list[str
     home = _home(facts)
     param = pf.target.venv
     path: str | None = venv
+    if path is not None and path.startswith("~/") and home:  # the machine's user's home, not this process's
+        path = f"{home}/{path[2:]}"
     if path is None and param != "auto":
         path = f"{home}/{param[2:]}" if param.startswith("~/") and home else (None if param.startswith("~/")
                                                                               else param)

@@ -77,7 +77,7 @@ def _venv_path(text: str | None, *, on_this_machine: bool) -> str | None:
         raise usage_error("--venv needs a path")
     if not on_this_machine:
         if not text.startswith(("/", "~/")):
-            raise usage_error(f"--venv {text}: on a recorded machine give an absolute path (or ~/...)")
+            raise usage_error(f"--venv {text}: on a recorded or rehearsal machine give an absolute path (or ~/...)")
         return text.rstrip("/") or "/"
     path = os.path.abspath(os.path.expanduser(text))
     if os.path.exists(path) and not os.path.isfile(os.path.join(path, "pyvenv.cfg")):
@@ -97,7 +97,9 @@ class Context:
         self.profile: str | None = getattr(args, "profile", None)
         self.state_dir: str | None = getattr(args, "state_dir", None)
         self.verify_python: str | None = getattr(args, "verify_python", None)
-        self.venv: str | None = _venv_path(getattr(args, "venv", None), on_this_machine=not self.from_)
+        # a sandbox's ~ is its user's home, not this process's: the planner expands it (like a recording's)
+        self.venv: str | None = _venv_path(getattr(args, "venv", None),
+                                           on_this_machine=not self.from_ and not getattr(args, "sandbox", None))
         if self.venv and not self.from_ and self.venv not in self.pythons and os.path.exists(self.venv):
             self.pythons.append(self.venv)  # detected like --python: its torch, and its backup
         self.lock_wait: int = int(getattr(args, "lock_wait", None) or 120)

@@ -93,7 +93,11 @@ class ConsoleView:
             c.print(f"[red]  {e.outcome.value} (exit {e.exit_code}) after {e.duration:.1f}s[/]")
         elif isinstance(e, ev.RunFailed):
             what = "preflight check" if e.kind == "preflight" else f"step {e.step + 1} ({e.kind})"
-            c.print(f"[bold red]FAILED[/] {what}: {escape(e.message)}")
+            if e.check:
+                what += f" {e.check}"
+            if e.description:
+                what += f" ({e.description})"
+            c.print(f"[bold red]FAILED[/] {escape(what)}: {escape(e.message)}")
             c.print(f"  command: {escape(e.shown if self.verbose else first_line(e.shown))}\n"
                     f"  full log: {escape(e.log_path)}")
             if e.tail:
@@ -104,8 +108,9 @@ class ConsoleView:
                 for s in f.sources:
                     c.print(f"    source: {escape(s)}")
             if e.kind == "preflight":
-                c.print(f"  nothing was changed. Fix the cause and run `{escape(self.cli)} resume`, or skip a check "
-                        "you know to be wrong with --skip-preflight NAME")
+                skip = f"--skip-preflight {e.check}" if e.check else "--skip-preflight NAME"
+                c.print(f"  nothing was changed. Fix the cause and run `{escape(self.cli)} resume`, or skip this check "
+                        f"if you know it is wrong: `{escape(self.cli)} resume {skip}`")
             else:
                 c.print(f"  choices: `{escape(self.cli)} resume` (retry), `{escape(self.cli)} rollback`, or stop here "
                         "(state kept)")

@@ -340,7 +340,7 @@ class WizardApp(App[int]):
                     self.fire(mv)
                     break
         if self.quitting:
-            self.exit(130, return_code=130, message=self.stop_message())
+            self.exit(exit_codes.FAILURE, return_code=exit_codes.FAILURE, message=self.stop_message())
         elif outcome is not None and outcome.state is RunState.REBOOT_PENDING and self.reboot_now:
             self.exit(exit_codes.REBOOT_PENDING, return_code=exit_codes.REBOOT_PENDING,
                       message=f"rocm-wizard: rebooting; run {outcome.run_id} is reboot-pending.\n"
@@ -360,7 +360,7 @@ class WizardApp(App[int]):
             self.cancel.set()
             self.notify("stopping the current command; the journal stays consistent…", severity="warning")
             return
-        self.exit(130, return_code=130, message=self.stop_message())
+        self.exit(exit_codes.FAILURE, return_code=exit_codes.FAILURE, message=self.stop_message())
 
     def action_quit_wizard(self) -> None:
         s = self.session
