@@ -343,18 +343,19 @@ class ScriptModal(ModalScreen[None]):
 
 
 def confirm_text(plan: ResolvedPlan, machine: str, sudo: bool, cli: str = "rocm-wizard") -> Text:
+    """What Confirm asks, whole in an 80x24 terminal with its buttons: steps by number (Review names them)."""
     steps = plan.steps
-    destr = [s.title for s in steps if s.destructive or any(a.destructive for a in s.actions)]
+    destr = [str(i + 1) for i, s in enumerate(steps) if s.destructive or any(a.destructive for a in s.actions)]
     t = Text()
     t.append(f"Run “{plan.title}” on {machine}?\n\n", style="bold")
-    t.append(f"  {plan.size}, shown on the Review screen.\n")
+    t.append(f"  {plan.size} (Review shows them).\n")
     if destr:
-        t.append(f"  ⚠ Removes things in: {', '.join(destr)} (after the backup step).\n", style="bold red")
+        t.append(f"  ⚠ Steps {', '.join(destr)} remove or replace things (after the backup).\n", style="bold red")
     if any(s.reboot for s in steps):
-        t.append("  ⟳ Needs a reboot; the wizard asks before it and resumes after it.\n")
+        t.append("  ⟳ Needs a reboot; the wizard asks before it.\n")
     if sudo:
-        t.append("  # Administrator rights: the wizard pauses for sudo's own password prompt.\n")
-    t.append(f"\nEvery step is journalled: if anything stops it, `{cli} resume` continues.\n")
+        t.append("  # Needs administrator rights: sudo asks for its own password.\n")
+    t.append(f"\nJournalled: if anything stops it, `{cli} resume` continues.")
     return t
 
 

@@ -259,20 +259,20 @@ class RebootScreen(_LiveRun):
 
 
 def pending_text(p: PendingRun, hint: str) -> Text:
+    """The resume offer, whole in an 80x24 terminal with its buttons."""
     t = Text()
-    t.append("A migration is waiting to be finished.\n\n", style="bold")
-    t.append(f"  run: {p.run_id}\n  plan: {p.plan}\n  state: {p.state.value}\n")
+    t.append("A migration is waiting to be finished.\n", style="bold")
+    t.append(f"  {p.plan}, run {p.run_id}: {p.state.value}\n")
     if p.next_step is not None:
         title = p.step_titles[p.next_step] if p.next_step < len(p.step_titles) else "?"
         t.append(f"  next: step {p.next_step + 1} of {p.total_steps}: {title}\n")
     if p.state.value == "reboot-pending":
         t.append("  ✔ the machine has rebooted since\n" if p.rebooted
                  else "  ! the machine has NOT rebooted yet since the reboot step\n")
-    t.append(f"  journal: {p.journal}\n\n", style="dim")
+    t.append(f"  journal: {p.journal}\n", style="dim")
     if p.state.resumable:
         t.append("r resumes it now · ")
-    t.append("l decides later (it stays pending, and no other plan can start until it is resumed, rolled back or "
-             f"abandoned; `{hint}` offers it again)\n")
+    t.append(f"l later: it stays pending and blocks a new plan; `{hint}` offers it again")
     return t
 
 
