@@ -46,7 +46,8 @@ def sources(mirrors: MirrorConfig | None = None) -> list[Source]:
     """Where a CPU torch may come from, in the order they are tried."""
     out: list[Source] = []
     if mirrors is not None and mirrors.mirror_for(PYTORCH_CPU_INDEX) is not None:
-        out.append(Source("the site mirror of PyTorch's CPU index", ("--index-url", mirrors.rewrite(PYTORCH_CPU_INDEX))))
+        out.append(Source("the site mirror of PyTorch's CPU index",
+                          ("--index-url", mirrors.rewrite(PYTORCH_CPU_INDEX))))
     pypi = mirrors.rewrite(PYPI_SIMPLE) if mirrors is not None and mirrors.mirror_for(PYPI_SIMPLE) else None
     out.append(Source("your pip configuration" + (" with the pypi.org mirror" if pypi else ""),
                       ("--index-url", pypi) if pypi else ()))

@@ -50,7 +50,8 @@ class HelpModal(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog wide", id="help"):
-            yield Static(Group(Text(HELP_INTRO), Text(""), help_keys(self.keys), Text(""), Text(HELP_END.format(cli=self.cli))),
+            end = Text(HELP_END.format(cli=self.cli))
+            yield Static(Group(Text(HELP_INTRO), Text(""), help_keys(self.keys), Text(""), end),
                          id="help-body")
             yield Label("Escape closes.", classes="hint")
 
