@@ -88,6 +88,8 @@ def _machine_options(p: argparse.ArgumentParser, *, suppress: bool) -> None:
                    default=argparse.SUPPRESS if suppress else [],
                    help="trust this signing key (full fingerprint) for ORIGIN's mirror")
     p.add_argument("--state-dir", metavar="DIR", default=d, help=argparse.SUPPRESS)
+    p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                   help="a run, resume or rollback prints each command and its output (else they go to the step log)")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:

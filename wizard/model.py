@@ -361,6 +361,15 @@ class ResolvedPlan:
             return self.steps[0].actions
         return ()
 
+    @property
+    def size(self) -> str:
+        """"10 steps (1 skipped), 51 commands": the one count of a plan every view shows (preflight checks
+        are commands; a skipped step is a step that runs nothing)."""
+        skipped = sum(1 for s in self.steps if s.skipped_reason is not None)
+        commands = sum(len(s.actions) for s in self.steps)
+        return (f"{len(self.steps)} steps" + (f" ({skipped} skipped)" if skipped else "")
+                + f", {commands} command{'s' if commands != 1 else ''}")
+
 
 def to_jsonable(obj: Any) -> Any:
     """Dataclasses -> plain JSON types (tuples become lists)."""

@@ -105,6 +105,9 @@ class RealRootExecutor:
 
     def adopt_user(self, user: str | None) -> None:
         return None
+    @property
+    def resumes_at_boot(self) -> bool:
+        return False  # a rehearsal root never boots
 
 
 __all__ = ["RealRootHost", "RealRootExecutor", "machine_path", "NO_GPU"]

@@ -134,6 +134,7 @@ class Engine:
         resume_env: Sequence[tuple[str, str]] = (),
         diagnose: Callable[[str], Sequence[ev.Finding]] | None = None,
         skip_preflight: Sequence[str] = (),
+        cli: Sequence[str] = ("rocm-wizard",),
     ) -> None:
         self.host, self.plan, self.run, self.executor = host, plan, run, executor
         self._on_event = on_event
@@ -144,9 +145,14 @@ class Engine:
         self.resume_env = tuple(resume_env)
         self.diagnose = diagnose if diagnose is not None else default_diagnose
         self.skip_preflight = tuple(skip_preflight)
+        self.cli = tuple(cli)
         self.journal = run.journal
 
     # ------------------------------------------------------------------------- helpers
+    def command(self, *words: str) -> str:
+        """The command the user types for this machine (``rocm-wizard --sandbox DIR resume``)."""
+        return " ".join([*self.cli, *words])
+
     def emit(self, event: ev.Event) -> None:
         if self._on_event is not None:
             try:
@@ -370,7 +376,7 @@ class Engine:
 
     def _stopped(self, i: int, step: StepPlan, stop: _Stop, log_path: str) -> Outcome:
         if stop.outcome is ActionOutcome.CANCELLED:
-            msg = f"{stop.message}; `rocm-wizard resume` continues"
+            msg = f"{stop.message}; `{self.command('resume')}` continues"
             self.journal.append(RunEnd(RunState.STOPPED, step=i, action=stop.index, message=msg))
             self.emit(ev.RunFinished(RunState.STOPPED, self.run.id, message=msg))
             return Outcome(RunState.STOPPED, self.run.id, msg)
@@ -387,7 +393,10 @@ class Engine:
                 findings = ()
         what = "preflight check failed" if step.kind == "preflight" else f"step {i + 1} ({step.title}) failed"
         self.journal.append(RunEnd(RunState.FAILED, step=i, action=a, exit_code=code, message=why))
-        failure = ev.RunFailed(i, a, step.kind, shown, code, why, tail, log_path, findings)
+        action = step.actions[a] if a is not None and 0 <= a < len(step.actions) else None
+        failure = ev.RunFailed(i, a, step.kind, shown, code, why, tail, log_path, findings,
+                               check=action.name if action is not None and step.kind == "preflight" else None,
+                               description=action.description if action is not None else "")
         self.emit(failure)
         self.emit(ev.RunFinished(RunState.FAILED, self.run.id, message=why))
         return Outcome(RunState.FAILED, self.run.id, f"{what}: {why}", failure)
@@ -403,7 +412,8 @@ class Engine:
         actions = list(step.actions) or [Action(("systemctl", "reboot"), "reboot", root=True, idempotent=False)]
         last = len(actions) - 1
         if view.reboot_step == i and (i, last) in view.done_actions:
-            msg = "the reboot was requested but the machine has not rebooted yet; reboot, then run `rocm-wizard resume`"
+            msg = ("the reboot was requested but the machine has not rebooted yet; reboot, then run "
+                   f"`{self.command('resume')}`")
             self.journal.append(RunEnd(RunState.REBOOT_PENDING, step=i, message=msg))
             self.emit(ev.RebootPending(i, boot, False, msg))
             self.emit(ev.RunFinished(RunState.REBOOT_PENDING, self.run.id, message=msg))
@@ -417,7 +427,8 @@ class Engine:
             now = self.yes or self.ask_reboot is None or self.ask_reboot()
             self.journal.append(RebootPending(i, boot, unit, now))
             if not now:
-                msg = "reboot when ready, then run `rocm-wizard resume` (a login notice will remind you)"
+                msg = f"reboot when ready, then run `{self.command('resume')}`" + (
+                    " (a login notice will remind you)" if self.executor.resumes_at_boot else "")
                 self.journal.append(RunEnd(RunState.REBOOT_PENDING, step=i, message=msg))
                 self.emit(ev.RebootPending(i, boot, unit, msg))
                 self.emit(ev.RunFinished(RunState.REBOOT_PENDING, self.run.id, message=msg))
@@ -427,8 +438,8 @@ class Engine:
             _, stop = self._actions(Phase.RUN, i, actions, log, str(log_path), done=done, interrupted=set())
             if stop is not None:
                 return self._stopped(i, step, stop, str(log_path))
-        msg = ("rebooting; the run resumes by itself after the boot" if unit
-               else "rebooting; after the boot run `rocm-wizard resume`")
+        msg = ("rebooting; the run resumes by itself after the boot" if unit and self.executor.resumes_at_boot
+               else f"rebooting; after the boot run `{self.command('resume')}`")
         self.journal.append(RunEnd(RunState.REBOOT_PENDING, step=i, message=msg))
         self.emit(ev.RebootPending(i, boot, unit, msg))
         self.emit(ev.RunFinished(RunState.REBOOT_PENDING, self.run.id, message=msg))
@@ -446,9 +457,9 @@ class Engine:
         why_not = resume_unit.untrusted(self.resume_command) if self.yes else None
         if why_not:
             log.write(f"--- no resume unit: root runs only root-owned code at boot, and {why_not}; after the "
-                      "reboot run `sudo rocm-wizard resume`\n".encode())
+                      f"reboot run `sudo {self.command('resume')}`\n".encode())
             self.emit(ev.OutputLines(step, -1, (f"no resume unit: {why_not} (root runs only root-owned code at "
-                                                "boot); after the reboot run `sudo rocm-wizard resume`",)))
+                                                f"boot); after the reboot run `sudo {self.command('resume')}`",)))
         elif self.yes:
             unit_file = stage / resume_unit.UNIT_NAME
             atomic_write(unit_file, resume_unit.unit_text(self.resume_command, marker, user=self.executor.unit_user,
@@ -507,12 +518,12 @@ class Engine:
                                     interrupted=set(view.rollback_open))
         if stop is not None and stop.outcome is ActionOutcome.CANCELLED:
             # journalled as an interrupted rollback (no run-end): `rollback` continues it, nothing calls it done
-            msg = f"rollback {stop.message}; `rocm-wizard rollback` continues it"
+            msg = f"rollback {stop.message}; `{self.command('rollback')}` continues it"
             self.emit(ev.RunFinished(RunState.ROLLING_BACK, self.run.id, message=msg))
             return Outcome(RunState.ROLLING_BACK, self.run.id, msg)
         if stop is not None:
             why = actions[stop.index][0]
-            msg = f"rollback: {why} failed ({stop.message}); log: {log_path}; `rocm-wizard rollback` tries again"
+            msg = f"rollback: {why} failed ({stop.message}); log: {log_path}; `{self.command('rollback')}` tries again"
             self.journal.append(RunEnd(RunState.ROLLBACK_FAILED, action=stop.index,
                                        exit_code=stop.result.exit_code if stop.result else None, message=msg))
             self.emit(ev.RunFinished(RunState.ROLLBACK_FAILED, self.run.id, message=msg))

@@ -124,6 +124,8 @@ class RunFailed:
     log_path: str
     findings: tuple[Finding, ...] = ()
     choices: tuple[str, ...] = ("retry", "rollback", "stop")
+    check: str | None = None  # a preflight check's name (what --skip-preflight takes)
+    description: str = ""  # what the failed action does, in words
 
 
 @record

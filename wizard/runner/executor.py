@@ -56,6 +56,9 @@ class Executor(Protocol):
 
     def adopt_user(self, user: str | None) -> None:
         """``as_user`` actions run as ``user`` (the one the journal recorded); None: no user is known."""
+    @property
+    def resumes_at_boot(self) -> bool:
+        """Whether a boot of this machine starts the armed resume unit (a rehearsal machine never boots)."""
         ...
 
 
@@ -95,6 +98,10 @@ class LiveExecutor:
         if self.needs_authentication(actions):
             return self.privilege.kept_alive(self.environ)
         return nullcontext()
+
+    @property
+    def resumes_at_boot(self) -> bool:
+        return True
 
     @property
     def unit_user(self) -> str | None:

@@ -67,6 +67,23 @@ def read_holder(path: Path) -> Holder | None:
         return None
 
 
+def held(path: Path) -> Holder | None:
+    """The process holding the lock at ``path`` now (None: nobody does); never creates or changes the file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return read_holder(path) or Holder(0, "?", "another rocm-wizard")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # closing drops a shared lock this call took
+    return None
+
+
 class Lock:
     """``with Lock(path): ...``; raises :class:`LockHeld` when another live process holds it."""
 

@@ -97,3 +97,6 @@ class SandboxExecutor:
 
     def adopt_user(self, user: str | None) -> None:
         return None
+    @property
+    def resumes_at_boot(self) -> bool:
+        return False  # the stand-in reboot changes the boot id; nothing starts the unit

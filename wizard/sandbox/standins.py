@@ -316,6 +316,27 @@ def _install(site: Path, name: str, version: str) -> None:
     os.replace(tmp, dist)
 
 
+# AMD's nightly indexes publish a build every night; the knowledge base records none of their versions. The
+# sandbox serves this stand-in there (never a real build's number), so a nightly plan rehearses to the end.
+NIGHTLY_STANDIN = "0+rocmnightly"
+_NIGHTLY_NAMES = ("torch", "torchvision", "torchaudio", "rocm")
+
+
+def _nightly_index(index: str | None) -> bool:
+    """An AMD nightly index of the knowledge base whose builds it does not record."""
+    if not index:
+        return False
+    try:
+        from wizard.kb import load_kb
+
+        kb = load_kb()
+    except Exception:  # noqa: BLE001 - without a knowledge base, no index is known
+        return False
+    ix = kb.wheel_index(index)
+    return (ix is not None and ix.vendor == "amd" and ix.channel == "nightly"
+            and not any(v.index == ix.name for v in kb.vendor_wheels()))
+
+
 def _index_tag(url: str | None) -> str | None:
     if not url:
         return None
@@ -326,6 +347,8 @@ def _index_tag(url: str | None) -> str | None:
 def _resolve(root: Path, name: str, version: str | None, index: str | None, pyver: str) -> str:
     nname = _norm(name)
     tag = _index_tag(index)
+    if version is None and nname in _NIGHTLY_NAMES and _nightly_index(index):
+        return NIGHTLY_STANDIN
     if version is None:
         raise Fail(f"ERROR: sandbox pip needs pinned requirements (name==version); got {name}", 1)
     if nname in ("torch", "torchvision", "torchaudio") and tag:
@@ -886,6 +909,8 @@ def _vendor_index_page(kb: object, index: str, name: str) -> str | None:
         got = {"torch": v.torch, "torchvision": v.torchvision, "torchaudio": v.torchaudio, "rocm": v.sdk}.get(name)
         if got:
             versions.add(got)
+    if not versions and name in _NIGHTLY_NAMES and _nightly_index(index):
+        versions.add(NIGHTLY_STANDIN)
     if not versions:
         return None
     files = [f"{name.replace('-', '_')}-{ver.replace('+', '%2B')}-py3-none-linux_x86_64.whl" for ver in sorted(versions)]
