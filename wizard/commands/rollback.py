@@ -41,7 +41,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if not args.yes and not ask("Roll back now?"):
             print("nothing was changed")
             return exit_codes.OK
-        view = ConsoleView(verbose=bool(getattr(args, "verbose", False)), cli=ctx.machine.cli)
+        view = ConsoleView(verbose=bool(getattr(args, "verbose", False)), cli=ctx.runs.machine.cli)
         out = service.rollback(run_id=run_.id, on_event=view, yes=bool(args.yes))
     except RunError as exc:
         raise run_error(exc) from None

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             if not ask("Start now? This changes the machine" + (" (sandbox)" if ctx.sandbox else "")):
                 print("nothing was changed")
                 return exit_codes.OK
-        view = ConsoleView(verbose=bool(getattr(args, "verbose", False)), cli=ctx.machine.cli)
+        view = ConsoleView(verbose=bool(getattr(args, "verbose", False)), cli=ctx.runs.machine.cli)
         out = service.start(plan, on_event=view, yes=bool(args.yes), skip_preflight=skips,
                             ask_reboot=None if args.yes else (lambda: ask("Reboot now?", default=False)))
     except RunError as exc:
