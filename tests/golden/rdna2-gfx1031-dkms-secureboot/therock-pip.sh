@@ -157,12 +157,12 @@ with os.fdopen(fd, "w") as fh:
     fh.write("".join(f"{n}=={v}\n" for n, v in sorted(pins.items(), key=lambda kv: kv[0].lower())))
 ' /home/user/venv /var/lib/rocm-wizard/backup/therock-pip/pip-freeze-1-home-user-venv.txt
   # save /home/user/venv's activate script, pip.conf and constraints
-  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/venv-files-1-home-user-venv.tar.gz -C / home/user/venv/bin/activate home/user/venv/pip.conf home/user/venv/rocm-wizard-constraints.txt
+  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/venv-files-1-home-user-venv.tar.gz -C / home/user/venv/bin/activate home/user/venv/pip.conf home/user/venv/rocm-wizard-constraints.txt
   # installed packages (both ROCm streams included)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/therock-pip/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
   # repo lists, keys, pins and global env files
-  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
   # rocminfo evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/therock-pip/rocminfo.txt rocminfo
