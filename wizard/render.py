@@ -167,6 +167,10 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[Renderab
     if not facts.python_envs:
         _row(py, "-", "", "no environment with torch found", "", "", "")
     yield py
+    for e in facts.python_envs:
+        if e.placeholders:
+            yield Text(f"! {e.path or '(recorded)'}: PyPI's empty placeholders installed, not ROCm: "
+                       f"{', '.join(e.placeholders)}", style="bold yellow")
     if facts.env:
         env = Table(title="Environment", title_justify="left")
         env.add_column("variable")
