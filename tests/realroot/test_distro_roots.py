@@ -68,16 +68,36 @@ def test_detect_reads_debians_own_rocm_as_it_is(built: dict, name: str) -> None:
     assert not rocm["apt_sources"]  # Debian's archive lines are gone from the rehearsal root
     if "python3-torch" in prof.distro_packages:
         system = [e for e in facts["python_envs"] if e["kind"] == "system" and e["torch"]]
-        assert [e["torch"] for e in system] == [_short(dpkg["python3-torch"])], facts["python_envs"]
-        assert system[0]["build"] != "rocm"  # Debian's python3-torch is not a ROCm build
+        # Debian's python3-torch, read from its files: "2.6.0+debian", a CPU build (not a ROCm one)
+        assert [e["torch"].split("+")[0] for e in system] == [_short(dpkg["python3-torch"])], facts["python_envs"]
+        assert (system[0]["path"], system[0]["build"]) == ("/usr", "cpu")
+
+
+@pytest.mark.parametrize("name", ["debian12-distro-rocm", "debian13-distro-rocm"])
+def test_debians_rocminfo_and_rocm_smi_run_without_a_gpu(built: dict, name: str) -> None:  # type: ignore[type-arg]
+    """The real binaries inside the root: no GPU and no kernel driver there, so they fail, with their own
+    error text and an exit code, never a crash (a signal)."""
+    from wizard.realroot.machine import open_root
+
+    root = open_root(built[name][0])
+    info = root.run(["/usr/bin/rocminfo"], timeout=120)
+    assert info.returncode == 1, (info.returncode, info.stdout[-500:], info.stderr[-500:])
+    assert "ROCk module is NOT loaded, possibly no GPU devices" in info.stdout + info.stderr
+    smi = root.run(["/usr/bin/rocm-smi"], timeout=120)  # Debian's rocm-smi says so and exits 0
+    assert smi.returncode >= 0 and "Driver not initialized (amdgpu not found in modules)" in smi.stdout + smi.stderr, \
+        (smi.returncode, smi.stdout[-500:], smi.stderr[-500:])
 
 
 def test_the_mixed_root_holds_both_streams(built: dict) -> None:  # type: ignore[type-arg]
     root, facts = built["debian13-mixed"]
     dpkg = _dpkg(root)
-    assert "libamdhip64-5" in dpkg and "rocminfo" in dpkg and "amdgpu-install" in dpkg
+    assert "libamdhip64-5" in dpkg and "amdgpu-install" in dpkg
+    # AMD's rocminfo has the same name as Debian's: apt replaced Debian's with AMD's (AMD's build number)
+    assert ".60204" in dpkg["rocminfo"], dpkg["rocminfo"]
     streams = {i["stream"]: i for i in facts["rocm"]["installs"]}
     assert set(streams) == {"legacy", "distro"}, facts["rocm"]["installs"]
+    assert streams["distro"]["version"] == _short(dpkg["libhsa-runtime64-1"])
+    assert {"libamdhip64-5", "librocblas0"} <= set(streams["distro"]["packages"])
     assert streams["legacy"]["version"] == "6.2.4" and streams["legacy"]["path"] == "/opt/rocm-6.2.4"
     assert (root / "opt/rocm-6.2.4").is_dir()
     assert facts["rocm"]["version"] == "6.2.4"  # AMD's is the one in use; Debian's is reported beside it

@@ -175,7 +175,8 @@ def probe_rocm(host: Host, packages: list[Package]) -> Rocm:
         if any(i.stream == stream for i in installs):
             continue
         core = next((p for p in pkgs if p.name in ("rocm-core", "amdrocm-core") or p.name.startswith("rocm-core")), None)
-        anchor = core or next((p for p in pkgs if p.name in ("rocminfo", "hip-runtime-amd", "rocm-hip-runtime")), None)
+        anchor = core or next((p for p in pkgs if p.name in ("rocminfo", "hip-runtime-amd", "rocm-hip-runtime")), None) \
+            or next((p for p in pkgs if p.name.startswith("libhsa-runtime64")), None)  # Debian's, under AMD's rocminfo
         version = _short_version(anchor.version) if anchor else None
         if stream == "legacy" and version is None:
             continue  # only amdgpu-install / dkms: no ROCm user space yet
