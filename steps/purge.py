@@ -107,6 +107,11 @@ def plan(ctx: StepContext) -> StepPlan:
     actions: list[Action] = package_guards(pm, ctx.lock_wait, pkgs) if pkgs else []
     if pm == "apt":
         none_installed = ("sh", "-c", NONE_INSTALLED_DPKG, "sh", *pkgs)
+        if pkgs and any(i.stream == "distro" for i in installs if i.stream in ctx.params.streams):
+            # AMD warns against mixing the distribution's ROCm with its own: it goes, but never takes a package
+            # that depends on it along; checked before anything is removed
+            actions.append(Action(argv=("sh", "-c", NO_DEPENDENTS, "sh", *pkgs),
+                                  description="no other installed package depends on them", check=none_installed))
         if "amdgpu-install" in pkgs:
             actions.append(Action(
                 argv=("amdgpu-install", "-y", "--uninstall", "--rocmrelease=all"),
@@ -118,11 +123,6 @@ def plan(ctx: StepContext) -> StepPlan:
                 argv=("apt-get", "-s", "purge", *pkgs),
                 description="simulation: what the removal would do (read it before the real removal)",
                 check=none_installed))
-            if any(i.stream == "distro" for i in installs if i.stream in ctx.params.streams):
-                # AMD warns against mixing the distribution's ROCm with its own: it goes, but never takes a
-                # package that depends on it along
-                actions.append(Action(argv=("sh", "-c", NO_DEPENDENTS, "sh", *pkgs),
-                                      description="no other installed package depends on them", check=none_installed))
             actions.append(Action(
                 argv=("apt-get", "-y", "purge", *pkgs), description="remove exactly these packages", root=True,
                 check=none_installed, changes=("dpkg", *pkgs), destructive=True, timeout=3600))

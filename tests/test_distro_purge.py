@@ -58,6 +58,8 @@ def test_a_system_plan_purges_debians_rocm_first_and_keeps_python3_torch() -> No
     guard = next(i for i, a in enumerate(argvs) if a[:3] == ("sh", "-c", NO_DEPENDENTS))
     removal = next(i for i, a in enumerate(argvs) if a[:3] == ("apt-get", "-y", "purge"))
     assert guard < removal and argvs[guard][4:] == argvs[removal][3:] == DEBIAN
+    destructive = [i for i, a in enumerate(purge.actions) if a.destructive]
+    assert destructive and guard < destructive[0]  # checked before anything is removed
     assert not any("python3-torch" in a for argv in argvs for a in argv)
     install = next(i for i, s in enumerate(rp.steps) if s.kind == "rocm_install")
     assert rp.steps.index(purge) < install  # the distribution's ROCm goes before AMD's comes

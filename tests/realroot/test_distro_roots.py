@@ -110,3 +110,78 @@ def test_distro_roots_are_real_roots_only(tmp_path: Path) -> None:
     res = wizard_cli("--sandbox", str(tmp_path / "r"), "--profile", "debian13-distro-rocm", "--root", "debian12",
                      "detect")
     assert res.returncode != 0 and "--root debian12 cannot hold it" in res.stderr, res.stderr[-500:]
+
+
+def test_core_sdk_replaces_debians_rocm_and_runs_again_with_no_change(tmp_path: Path) -> None:
+    """Debian 12 with Debian's ROCm 5.2: core-sdk purges Debian's packages (nothing else depends on them
+    there), installs AMD's Core SDK and its torch; one stream remains. Run again: nothing changes."""
+    d = tmp_path / "root"
+    made = wizard_cli("--sandbox", str(d), "--profile", "debian12-distro-rocm", "--root", "debian12", "detect",
+                      timeout=3600)
+    assert made.returncode == 0, made.stderr[-2000:]
+    debian = {p for p in _dpkg(d) if p in DISTRO_PROFILES["debian12-distro-rocm"].distro_packages}
+    assert debian
+    venv = "/home/user/rocm-wizard-venv"
+    first = wizard_cli("--sandbox", str(d), "--plan", "core-sdk", "--venv", venv, "--yes")
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
+    after = _dpkg(d)
+    assert not debian & set(after) and any(p.startswith("amdrocm") for p in after)
+    facts = json.loads(wizard_cli("--sandbox", str(d), "detect", "--json").stdout)
+    assert {i["stream"] for i in facts["rocm"]["installs"]} == {"core-sdk", "pip"}, facts["rocm"]["installs"]
+    site = sorted(p.name for p in (d / venv.lstrip("/")).glob("lib/python3*/site-packages/*"))
+    second = wizard_cli("--sandbox", str(d), "--plan", "core-sdk", "--venv", venv, "--yes")
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-2000:]
+    assert _dpkg(d) == after
+    assert sorted(p.name for p in (d / venv.lstrip("/")).glob("lib/python3*/site-packages/*")) == site
+
+
+def test_a_system_plan_refuses_to_take_debians_python3_torch_along(tmp_path: Path) -> None:
+    """core-sdk on the mixed machine: the purge of Debian's ROCm would take python3-torch (through libtorch2.6
+    and its MPI/UCX libraries) along; apt's real simulation says so, the run stops naming them, and nothing
+    of dpkg's state changed."""
+    d = tmp_path / "root"
+    made = wizard_cli("--sandbox", str(d), "--profile", "debian13-mixed", "--root", "debian13", "detect", timeout=3600)
+    assert made.returncode == 0, made.stderr[-2000:]
+    before = _dpkg(d)
+    run = wizard_cli("--sandbox", str(d), "--plan", "core-sdk", "--yes")
+    assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
+    named = re.findall(r"^\s*other installed packages depend on these and apt would remove them too: ([^;$]+);",
+                       run.stdout, re.M)
+    assert named, run.stdout[-3000:]
+    assert {"python3-torch", "libtorch2.6"} <= set(named[-1].split()), named
+    assert _dpkg(d) == before
+
+
+def test_pip_only_venv_does_not_see_debians_torch_and_pypi_in_pip_conf_stops_it(tmp_path: Path) -> None:
+    """Debian 13 with python3-torch: a pip.conf putting PyPI beside the index stops pip-only at its preflight
+    (the file and the line named, nothing changed); without it the plan's venv has its own torch and does not
+    see Debian's, which stays; run again, nothing changes."""
+    d = tmp_path / "root"
+    made = wizard_cli("--sandbox", str(d), "--profile", "debian13-distro-rocm", "--root", "debian13", "detect",
+                      timeout=3600)
+    assert made.returncode == 0, made.stderr[-2000:]
+    conf = d / "etc/pip.conf"
+    conf.write_text("[global]\nextra-index-url = https://pypi.org/simple\n")
+    venv = "/home/user/venv"
+    trapped = wizard_cli("--sandbox", str(d), "--plan", "pip-only", "--venv", venv, "--yes")
+    assert trapped.returncode == 1, trapped.stdout[-3000:]
+    assert "/etc/pip.conf line 2: https://pypi.org/simple puts PyPI beside" in trapped.stdout, trapped.stdout[-3000:]
+    assert not (d / venv.lstrip("/")).exists()
+    conf.unlink()
+    first = wizard_cli("--sandbox", str(d), "--plan", "pip-only", "--venv", venv, "--yes")
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
+    assert "include-system-site-packages = false" in (d / "home/user/venv/pyvenv.cfg").read_text()
+    from wizard.realroot.machine import open_root
+
+    root = open_root(d)
+    where = "import importlib.util as u; print(u.find_spec('torch').origin)"
+    assert root.run([f"{venv}/bin/python", "-c", where], as_user=True).stdout.strip() == \
+        f"{venv}/lib/python3.13/site-packages/torch/__init__.py"
+    assert root.run(["python3", "-c", where], as_user=True).stdout.strip() == \
+        "/usr/lib/python3/dist-packages/torch/__init__.py"  # Debian's, left alone
+    dpkg, site = _dpkg(d), sorted(p.name for p in (d / venv.lstrip("/")).glob("lib/python3*/site-packages/*"))
+    assert "python3-torch" in dpkg
+    second = wizard_cli("--sandbox", str(d), "--plan", "pip-only", "--venv", venv, "--yes")
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert _dpkg(d) == dpkg
+    assert sorted(p.name for p in (d / venv.lstrip("/")).glob("lib/python3*/site-packages/*")) == site
