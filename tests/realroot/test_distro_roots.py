@@ -167,6 +167,8 @@ def test_pip_only_venv_does_not_see_debians_torch_and_pypi_in_pip_conf_stops_it(
     assert trapped.returncode == 1, trapped.stdout[-3000:]
     assert "/etc/pip.conf line 2: https://pypi.org/simple puts PyPI beside" in trapped.stdout, trapped.stdout[-3000:]
     assert not (d / venv.lstrip("/")).exists()
+    assert f"--sandbox {d} --root debian13 rollback" in wizard_cli("--sandbox", str(d), "status").stdout
+    assert wizard_cli("--sandbox", str(d), "abandon", "--yes").returncode == 0  # the stopped run; nothing changes
     conf.unlink()
     first = wizard_cli("--sandbox", str(d), "--plan", "pip-only", "--venv", venv, "--yes")
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
