@@ -24,6 +24,11 @@ STACK_RE = lazy_re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|
                       r"amd-torch-device-.*|_rocm_sdk_.*)$", re.I)
 CONSTRAINTS = "rocm-wizard-constraints.txt"
 STACK = ("torch", "torchvision", "torchaudio", "pytorch-triton-rocm", "triton")
+# pip reads no configuration file (PIP_CONFIG_FILE=/dev/null) and no PIP_* variable (--isolated): no
+# extra-index-url or find-links of a pip.conf, at any level, can add PyPI beside the plan's index, where
+# ROCm's names are empty placeholders (rocm 0.1.0, rocm-sdk-device-gfx* 0.0.1.dev0) and torch is a CUDA build
+ISOLATED = ("--isolated", "--no-input")
+ISOLATED_ENV = (("PIP_CONFIG_FILE", "/dev/null"),)
 THEROCK_STACK = ("rocm", "rocm-sdk-core", "rocm-sdk-libraries")
 
 # python -c WRITE_CONSTRAINTS OUT: pin every installed torch-stack / ROCm-SDK distribution exactly
@@ -51,6 +56,12 @@ except md.PackageNotFoundError:
 if want != "any" and v.split("+")[0] != want:
     sys.exit(f"torch {v} is installed, {want} was expected")
 names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+fake = sorted(f"{d.metadata['Name']} {d.version}" for d in md.distributions()
+              if ((d.metadata["Name"] or "").lower().replace("_", "-") in ("rocm", "rocm-sdk", "rocm-sdk-core",
+                  "rocm-sdk-libraries") and d.version == "0.1.0") or ((d.metadata["Name"] or "").lower().replace(
+                  "_", "-").startswith(("rocm-sdk-device-", "amd-torch-device-")) and d.version == "0.0.1.dev0"))
+if fake:
+    sys.exit(f"PyPI's empty placeholders are installed, not ROCm: {', '.join(fake)}")
 therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
 if "+rocm" not in v and not therock:
     sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
@@ -168,9 +179,9 @@ def plan(ctx: StepContext) -> StepPlan:
         Action(argv=(py, "-m", "pip", "uninstall", "-y", *uninstall),
                description="remove every torch-stack distribution from the venv", as_user=True,
                check=assert_argv, changes=(f"venv:{venv}",), destructive=True, timeout=1800),
-        Action(argv=(py, "-m", "pip", "install", "--index-url", index_url, *reqs),
-               description=f"install the pinned stack from {index_url}", as_user=True, check=assert_argv,
-               changes=(f"venv:{venv}",), timeout=7200),
+        Action(argv=(py, "-m", "pip", "install", *ISOLATED, "--index-url", index_url, *reqs),
+               description=f"install the pinned stack from {index_url} alone", as_user=True, check=assert_argv,
+               changes=(f"venv:{venv}",), timeout=7200, env=ISOLATED_ENV),
         Action(argv=(py, "-c", WRITE_CONSTRAINTS, f"{venv}/{CONSTRAINTS}"),
                description="constraints file pinning the installed build", as_user=True,
                changes=(f"{venv}/{CONSTRAINTS}",)),
@@ -196,6 +207,7 @@ def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
     pys = tuple(step.param("python") or ())
     if pys:
         out.append(preflight.python_version(python, pys))
+    out.append(preflight.pip_config(str(step.param("index_url")), ctx.home, venv))
     out.append(preflight.wheel_on_index(python, str(step.param("index_url")), "torch", str(step.param("torch")),
                                         pure_ok=ctx.amd_index is not None))
     parent = venv.rsplit("/", 1)[0] or "/"

@@ -62,6 +62,16 @@ exit 0
 NONE_INSTALLED_DPKG = ('for p; do if dpkg-query -W -f \'${db:Status-Abbrev}\' "$p" 2>/dev/null | grep -q "^ii"; '
                        'then exit 1; fi; done; exit 0')
 NONE_INSTALLED_RPM = 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0'
+# sh -c NO_DEPENDENTS sh PKG...: apt's simulation of the purge removes nothing but PKG... (a distribution's ROCm
+# libraries are depended on by other packages of the distribution: hipcc, python3-torch-rocm, a user's own);
+# otherwise stop, naming them
+NO_DEPENDENTS = ('out=$(apt-get -s purge "$@" 2>&1) || { printf "%s\\n" "$out" >&2; exit 1; }; '
+                 'extra=$(printf "%s\\n" "$out" | awk \'$1 == "Purg" || $1 == "Remv" {sub(/:.*/, "", $2); print $2}\' | '
+                 'while read -r p; do keep=1; for w in "$@"; do [ "$p" = "${w%%:*}" ] && keep=0; done; '
+                 '[ "$keep" = 1 ] && printf "%s " "$p"; done); '
+                 'if [ -n "$extra" ]; then echo "other installed packages depend on these and apt would remove them too: '
+                 '${extra% }; remove or keep them yourself first (the wizard removes only what it detected)" >&2; exit 1; fi; '
+                 'echo "apt removes exactly these packages"')
 _PKG_NAME = lazy_re.compile(r"^[a-z0-9][a-z0-9+.\-]*(:[a-z0-9]+)?$")
 
 
@@ -114,6 +124,11 @@ def plan(ctx: StepContext) -> StepPlan:
     actions: list[Action] = package_guards(pm, ctx.lock_wait, pkgs) if pkgs else []
     if pm == "apt":
         none_installed = ("sh", "-c", NONE_INSTALLED_DPKG, "sh", *pkgs)
+        if pkgs and any(i.stream == "distro" for i in installs if i.stream in ctx.params.streams):
+            # AMD warns against mixing the distribution's ROCm with its own: it goes, but never takes a package
+            # that depends on it along; checked before anything is removed
+            actions.append(Action(argv=("sh", "-c", NO_DEPENDENTS, "sh", *pkgs),
+                                  description="no other installed package depends on them", check=none_installed))
         if "amdgpu-install" in pkgs:
             actions.append(Action(
                 argv=("amdgpu-install", "-y", "--uninstall", "--rocmrelease=all"),

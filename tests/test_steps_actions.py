@@ -186,7 +186,7 @@ def test_preflight_has_the_checks_the_plan_needs() -> None:
     names = [a.name for a in rp.preflight]
     # the machine it was made for first; an in-tree driver: no DKMS, so no Secure Boot check; a new venv beside
     # the old one: venv-path checks it
-    assert names == ["machine", "ssh", "root", "package-lock", "package-url", "venv-path", "python-version", "wheel",
+    assert names == ["machine", "ssh", "root", "package-lock", "package-url", "venv-path", "python-version", "pip-config", "wheel",
                      "disk-rocm", "disk-venv"]
     descs = " | ".join(a.description for a in rp.preflight)
     for needle in ("ssh", "root", "package manager's lock", "amdgpu-install package for this distro exists",

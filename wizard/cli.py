@@ -77,9 +77,9 @@ def _machine_options(p: argparse.ArgumentParser, *, suppress: bool) -> None:
                    help="use DIR as the machine's root, with stand-in programs (a rehearsal)")
     p.add_argument("--profile", metavar="NAME", default=d,
                    help="sandbox profile used when DIR is first created (e.g. seed-7900xt)")
-    p.add_argument("--root", metavar="KIND", choices=("debian12",), default=d,
-                   help="with --sandbox: a real Debian 12 root (real apt, dpkg, pip from a local mirror) instead of "
-                        "stand-ins; needs root and mmdebstrap")
+    p.add_argument("--root", metavar="KIND", choices=("debian12", "debian13"), default=d,
+                   help="with --sandbox: a real Debian 12 or 13 root (real apt, dpkg, pip from a local mirror) instead "
+                        "of stand-ins; needs root and mmdebstrap")
     p.add_argument("--mirror", dest="mirrors", metavar="ORIGIN=URL", action="append",
                    default=argparse.SUPPRESS if suppress else [],
                    help="serve ORIGIN (repo.radeon.com, repo.amd.com, download.pytorch.org, docker.io ...) from a site "

@@ -260,6 +260,11 @@ def _p_therock_missing_device(f: Facts, arg: object) -> list[str] | None:
     return hits or None
 
 
+def _p_pypi_placeholder(f: Facts, arg: object) -> list[str] | None:
+    hits = [f"{_env_label(e)} holds {', '.join(e.placeholders)} from PyPI" for e in f.python_envs if e.placeholders]
+    return hits or None
+
+
 def _p_triton_missing(f: Facts, arg: object) -> list[str] | None:
     hits = [f"{_env_label(e)} has no pytorch-triton-rocm" for e in _rocm_envs(f)
             if e.triton is None and e.kind != "recorded" and (_public(e.torch) or Version("0")) >= Version("2.1")]
@@ -509,6 +514,7 @@ PREDICATES: dict[str, Pred] = {
     "distro_rocm_packages": _p_distro_rocm_packages,
     "mixed_rocm_repos": _p_mixed_rocm_repos,
     "therock_missing_device": _p_therock_missing_device,
+    "pypi_placeholder": _p_pypi_placeholder,
     "triton_missing": _p_triton_missing,
     "numpy_major": _p_numpy_major,
     "multi_gpu": _p_multi_gpu,

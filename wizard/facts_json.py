@@ -78,7 +78,8 @@ def facts_to_json(facts: Facts) -> dict[str, Any]:
                 "path": e.path, "python": e.python, "python_version": e.python_version, "torch": e.torch,
                 "torchvision": e.torchvision, "torchaudio": e.torchaudio, "triton": e.triton, "hip": e.hip,
                 "build": e.build, "gfx_targets": list(e.gfx_targets), "rocm_sdk": e.rocm_sdk,
-                "rocm_sdk_targets": list(e.rocm_sdk_targets), "numpy": e.numpy, "kind": e.kind,
+                "rocm_sdk_targets": list(e.rocm_sdk_targets), "placeholders": list(e.placeholders),
+                "numpy": e.numpy, "kind": e.kind,
                 "sources": _ev(e.sources),
                 "found": [found_json(f) for f in e.found],
             }

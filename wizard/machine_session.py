@@ -183,7 +183,7 @@ class MachineSession:
 
         assert self.sandbox is not None
         try:
-            self._real_root = self._stack.enter_context(opened(Path(self.sandbox), self.profile))
+            self._real_root = self._stack.enter_context(opened(Path(self.sandbox), self.profile, self.root_kind))
         except RealRootError as exc:
             raise SessionError(f"error: {exc}", exit_codes.FAILURE) from None
         return RealRootHost(self._real_root.path)

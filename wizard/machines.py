@@ -88,14 +88,14 @@ def sandbox(host: LiveHost, root: str | Path, *, verify_python: str | None = Non
 
 
 def realroot(host: Host, root: RealRoot) -> Machine:
-    """A rehearsal on a real Debian 12 root: the root's own tools run every action (wizard.realroot)."""
+    """A rehearsal on a real Debian 12 or 13 root: the root's own tools run every action (wizard.realroot)."""
     from wizard.realroot.executor import RealRootExecutor
     from wizard.realroot.machine import USER
     from wizard.realroot.rehearsal import mirrors
 
     r = root.path
-    cli = ["rocm-wizard", "--sandbox", str(r), "--root", "debian12"]
-    resume = [*wizard_command(), "resume", "--yes", "--sandbox", str(r), "--root", "debian12"]
+    cli = ["rocm-wizard", "--sandbox", str(r), "--root", root.kind]
+    resume = [*wizard_command(), "resume", "--yes", "--sandbox", str(r), "--root", root.kind]
     # its state is the root's own /var/lib/rocm-wizard, whatever ROCM_WIZARD_STATE_DIR says
     return Machine(host, RealRootExecutor(r), paths.state_dir(machine_root=r, environ={}),
                    paths.log_dir(machine_root=r, environ={}),

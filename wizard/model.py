@@ -182,6 +182,7 @@ class PythonEnv:
     gfx_targets: tuple[str, ...] = ()  # gfx targets the wheel carries (read from its files)
     rocm_sdk: str | None = None  # TheRock pip ROCm (rocm / _rocm_sdk_core) version, if any
     rocm_sdk_targets: tuple[str, ...] = ()  # device packages installed (gfx targets)
+    placeholders: tuple[str, ...] = ()  # PyPI's empty placeholders under ROCm's names ("rocm 0.1.0")
     numpy: str | None = None
     kind: str | None = None  # "venv" | "conda" | "system" | "user-site" | "recorded"
     sources: tuple[Evidence, ...] = ()

@@ -24,7 +24,7 @@ DISK_IMAGE = 40 * GIB
 LOCK_WAIT = 120  # seconds a run waits for another apt/dpkg (or rpm) to let go of its lock
 
 # the names --skip-preflight accepts, in the order a plan runs them
-ORDER = ("machine", "ssh", "root", "package-lock", "package-url", "venv-path", "python-version", "wheel", "disk-rocm",
+ORDER = ("machine", "ssh", "root", "package-lock", "package-url", "venv-path", "python-version", "pip-config", "wheel", "disk-rocm",
          "disk-venv", "disk-image", "docker", "secure-boot")
 DPKG_LOCKS = ("/var/lib/dpkg/lock-frontend", "/var/lib/dpkg/lock")
 RPM_LOCKS = ("/var/lib/rpm/.rpm.lock",)
@@ -88,6 +88,78 @@ WHEEL = ('py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py
          're=$(echo "$re" | sed "s/@TAG@/$tag/g"); '
          'if printf "%s\\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; '
          'echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1')
+# python3 -c PIP_CONFIG INDEX FILE...: the pip configuration a pip command in the venv would read (FILE... are
+# pip's files in its own order: global, user, the venv's; PIP_CONFIG_FILE and PIP_INDEX_URL,
+# PIP_EXTRA_INDEX_URL from the environment override them as pip lets them) must not put PyPI beside another
+# index (PyPI as an extra index, or PyPI's default beside INDEX or another ROCm wheel index): pip takes the
+# best version from all of them, and PyPI answers for ROCm's names with empty
+# placeholders (rocm 0.1.0, rocm-sdk-device-gfx* 0.0.1.dev0) and for torch with CUDA or CPU builds.
+PYPI_HOSTS = ("pypi.org", "pypi.python.org", "files.pythonhosted.org")
+PIP_CONFIG = """\
+import os, re, sys
+from urllib.parse import urlsplit
+PYPI = %r
+KEYS = {"index-url": "index", "extra-index-url": "extra"}
+def read(path):
+    out, section, key = {}, None, None
+    try:
+        lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+    except OSError:
+        return None
+    for n, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip()[:1] in "#;":
+            continue
+        if line.startswith("[") and "]" in line:
+            section, key = line[1:line.index("]")].strip().lower(), None
+            continue
+        if line[:1] in " \\t" and key:
+            out[key][1].extend((u, f"{path} line {n}") for u in line.split())
+            continue
+        mo = re.match(r"^([A-Za-z_-]+)\\s*[=:]\\s*(.*)$", line)
+        key = None
+        if mo and section in ("global", "install"):
+            name = KEYS.get(mo.group(1).lower().replace("_", "-"))
+            if name:
+                key = (section, name)
+                out[key] = (section, [(u, f"{path} line {n}") for u in mo.group(2).split()])
+    merged = {}
+    for section in ("global", "install"):
+        merged.update({k[1]: v[1] for k, v in out.items() if k[0] == section})
+    return merged
+VENDOR = {urlsplit(sys.argv[1]).hostname or "", "download.pytorch.org", "repo.radeon.com"}
+files, chosen = sys.argv[2:], os.environ.get("PIP_CONFIG_FILE")
+if chosen == os.devnull:
+    files = []
+elif chosen is not None:
+    if os.path.exists(chosen):
+        files = [f for f in files if "/.pip/" not in f and "/.config/pip/" not in f]
+    files.append(chosen)
+found = {"index": [("https://pypi.org/simple", "pip's default index")], "extra": []}
+for f in files:
+    got = read(f)
+    if got:
+        found.update(got)
+for var, name in (("PIP_INDEX_URL", "index"), ("PIP_EXTRA_INDEX_URL", "extra")):
+    if os.environ.get(var):
+        found[name] = [(u, f"the environment's {var}") for u in os.environ[var].split()]
+def pypi(u):
+    return (urlsplit(u).hostname or "") in PYPI
+def vendor(u):
+    host = urlsplit(u).hostname or ""
+    return host in VENDOR or host.endswith(".amd.com")
+extra = found["extra"]
+# PyPI named as an extra index, or PyPI as the index beside a ROCm wheel index (the plan's, PyTorch's, AMD's)
+bad = [x for x in extra if pypi(x[0])] or \
+    [x for x in found["index"] if pypi(x[0]) and any(vendor(u) for u, _ in extra)]
+if bad:
+    u, where = bad[0]
+    other = next((x for x in found["index"] + extra if not pypi(x[0])), ("the plan's index", "its command line"))
+    sys.exit(f"{where}: {u} puts PyPI beside {other[0]} ({other[1]}): pip would let PyPI answer for "
+             "rocm, rocm-sdk-* and torch, and PyPI serves empty placeholders under ROCm's names (rocm 0.1.0, "
+             "rocm-sdk-device-gfx* 0.0.1.dev0) and CUDA/CPU torch builds; remove PyPI from that setting "
+             "(the wizard's own install ignores pip's configuration; later pip commands in the venv do not)")
+where = ", ".join(sorted({w for _, w in found["index"] + extra}))
+print(f"pip configuration: PyPI is not beside a ROCm index ({where})")""" % (PYPI_HOSTS,)
 SB_OFF = ('if mokutil --sb-state 2>/dev/null | grep -q "SecureBoot enabled"; then '
           'echo "Secure Boot is on and the plan installs a DKMS module without MOK enrolment" >&2; exit 1; fi')
 SSH_ADVICE = ('if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then '
@@ -147,6 +219,17 @@ def wheel_on_index(python: str, index_url: str, name: str, version: str, *, pure
         pattern = pattern.replace("-@TAG@-", "-(@TAG@|py3-none)-")
     return Action(("sh", "-c", WHEEL, "sh", python, index_url, name, pattern),
                   f"{name} {version} exists on {index_url} for this Python", timeout=120, name="wheel")
+
+
+def pip_config(index_url: str, home: str | None, venv: str) -> Action:
+    """pip's configuration at every level (the files pip reads, in its order, then its environment) lets
+    no PyPI answer beside another index. Run as the user, whose environment and files pip would read."""
+    files = ["/etc/xdg/pip/pip.conf", "/etc/pip.conf"]
+    if home:
+        files += [f"{home}/.pip/pip.conf", f"{home}/.config/pip/pip.conf"]
+    files.append(f"{venv}/pip.conf")
+    return Action(("python3", "-c", PIP_CONFIG, index_url, *files), "pip's configuration lets no PyPI answer beside the index",
+                  as_user=True, name="pip-config")
 
 
 def disk_free(name: str, path: str, need: int, what: str) -> Action:

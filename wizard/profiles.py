@@ -43,6 +43,10 @@ class Profile:
     package_manager: str = "apt"
     notes: tuple[str, ...] = field(default_factory=tuple)
     driver: bool = True  # the amdgpu kernel driver is loaded (/dev/kfd, KFD topology); False: a fresh install
+    # real roots only: the Debian suite the root is ("bookworm", "trixie") and the packages of Debian's own
+    # archive its starting stack holds, installed by real apt when the base is made (os_release stays Debian's)
+    suite: str | None = None
+    distro_packages: tuple[str, ...] = ()
 
 
 @record
@@ -124,3 +128,34 @@ PROFILES: dict[str, Profile] = {
                 package_manager="dnf", user_groups=("video", "render")),
     )
 }
+
+
+# Profiles that exist only as real roots (``--root debian12|debian13``): their starting stack is Debian's own
+# ROCm (and PyTorch) packages, installed by real apt from Debian's archive, which the stand-in sandbox does
+# not model. Package names and versions as Debian's archive carries them (apt-cache policy, 2026-11-26):
+# bookworm: libamdhip64-5 5.2.3, libhsa-runtime64-1 5.2.3, librocsparse0 5.3.0, rocminfo 5.2.3, rocm-smi 5.2.3;
+# trixie: libamdhip64-5 5.7.1, libhsa-runtime64-1 6.1.2, librocblas0 5.5.1, rocminfo 6.1.2, rocm-smi 6.1.2,
+# python3-torch 2.6.0. hipcc is left out (it pulls a whole clang); librocblas0 and librocsparse0 are the large
+# real libraries (over 1 GB installed each).
+DEBIAN12_ROCM = ("libamdhip64-5", "libhsa-runtime64-1", "librocsparse0", "rocminfo", "rocm-smi")
+DEBIAN13_ROCM = ("libamdhip64-5", "libhsa-runtime64-1", "librocblas0", "rocminfo", "rocm-smi", "python3-torch")
+_NAVI31 = (GpuSpec("0000:03:00.0", "744c", 110000),)
+DISTRO_PROFILES: dict[str, Profile] = {
+    p.name: p
+    for p in (
+        Profile("debian12-distro-rocm", "RX 7900 XTX, Debian 12 with Debian's own ROCm 5.2 packages (real roots only)",
+                (), "bookworm", "3.11", _NAVI31, user_groups=("video", "render"), suite="bookworm",
+                distro_packages=DEBIAN12_ROCM),
+        Profile("debian13-distro-rocm", "RX 7900 XTX, Debian 13 with Debian's HIP 5.7, rocBLAS 5.5, rocminfo 6.1 and "
+                "python3-torch 2.6 (real roots only)", (), "trixie", "3.13", _NAVI31, user_groups=("video", "render"),
+                suite="trixie", distro_packages=DEBIAN13_ROCM),
+        Profile("debian13-mixed", "debian13-distro-rocm with AMD's ROCm 6.2.4 installed over it by amdgpu-install "
+                "(real roots only)", (), "trixie", "3.13", _NAVI31, rocm="6.2.4", dkms=False,
+                user_groups=("video", "render"), suite="trixie", distro_packages=DEBIAN13_ROCM),
+    )
+}
+
+
+def find_profile(name: str) -> Profile | None:
+    """A sandbox profile, or a real-root-only one."""
+    return PROFILES.get(name) or DISTRO_PROFILES.get(name)

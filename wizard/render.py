@@ -178,6 +178,10 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[Renderab
             _row(how, e.path or "(recorded)",
                  "\n".join(dict.fromkeys([*(str(f) for f in e.found), *(str(x) for x in e.sources)])) or "-")
         yield how
+    for e in facts.python_envs:
+        if e.placeholders:
+            yield Text(f"! {e.path or '(recorded)'}: PyPI's empty placeholders installed, not ROCm: "
+                       f"{', '.join(e.placeholders)}", style="bold yellow")
     if facts.env:
         env = Table(title="Environment", title_justify="left")
         env.add_column("variable")

@@ -63,6 +63,7 @@ PREDICATES: dict[str, str] = {
     "distro_rocm_packages": "true",
     "mixed_rocm_repos": "true",
     "therock_missing_device": "true",
+    "pypi_placeholder": "true",
     "triton_missing": "true",
     "numpy_major": "specifier",
     "multi_gpu": "true",

@@ -70,7 +70,11 @@ def _recorded_python(host: Host) -> list[PythonEnv]:
     if pf_text:
         sources.append(Evidence("pip-freeze.txt"))
     device: tuple[str, ...] = ()
+    placeholders: tuple[str, ...] = ()
     if pf:
+        from wizard.probes.python_envs import pypi_placeholder
+
+        placeholders = tuple(sorted(f"{p.name} {p.version}" for p in pf.packages if pypi_placeholder(p.name, p.version)))
         device = tuple(sorted({p.name.rsplit("-", 1)[-1] for p in pf.packages
                                if p.name.startswith(("rocm-sdk-device-gfx", "amd-torch-device-gfx"))}))
     return [PythonEnv(
@@ -78,7 +82,7 @@ def _recorded_python(host: Host) -> list[PythonEnv]:
         torch=torch, torchvision=pick("torchvision"), torchaudio=pick("torchaudio"),
         triton=pick("pytorch-triton-rocm") or pick("triton"), hip=hip, build=build,
         rocm_sdk=pick("rocm") or pick("rocm-sdk-core"), rocm_sdk_targets=device, gfx_targets=device,
-        numpy=pick("numpy"), kind="recorded", sources=tuple(sources),
+        placeholders=placeholders, numpy=pick("numpy"), kind="recorded", sources=tuple(sources),
     )]
 
 

@@ -35,6 +35,23 @@ _WANTED = {
     "rocm_sdk_core": "rocm_sdk",
 }
 
+# PyPI's projects under ROCm's names hold one empty placeholder release each (recorded copies of their JSON
+# in tests/fixtures/pypi): https://pypi.org/project/rocm/ (and rocm-sdk, rocm-sdk-core, rocm-sdk-libraries)
+# 0.1.0; https://pypi.org/project/rocm-sdk-device-gfx1201/ (and every rocm-sdk-device-gfx*,
+# amd-torch-device-gfx*) 0.0.1.dev0. A pip that reached PyPI for these names installed nothing of ROCm.
+_PLACEHOLDER_SDK = ("rocm", "rocm_sdk", "rocm_sdk_core", "rocm_sdk_libraries")
+_PLACEHOLDER_SDK_VERSION = "0.1.0"
+_PLACEHOLDER_DEVICE = lazy_re.compile(r"^(?:rocm_sdk_device|amd_torch_device)_gfx[0-9a-z]+$")
+_PLACEHOLDER_DEVICE_VERSION = "0.0.1.dev0"
+
+
+def pypi_placeholder(name: str, version: str | None) -> bool:
+    """``name`` (any spelling) at ``version`` is one of PyPI's empty placeholders under ROCm's names."""
+    n = _norm_name(name)
+    if n in _PLACEHOLDER_SDK:
+        return version == _PLACEHOLDER_SDK_VERSION
+    return version == _PLACEHOLDER_DEVICE_VERSION and bool(_PLACEHOLDER_DEVICE.match(n))
+
 
 _SEPARATORS = str.maketrans("-.", "__")
 
@@ -111,10 +128,13 @@ def read_site_packages(host: Host, site: str) -> dict[str, object] | None:
     """What a site-packages directory holds of interest, or None when it has no torch/rocm."""
     versions: dict[str, str] = {}
     device_targets: set[str] = set()
+    placeholders: set[str] = set()
     for entry in host.listdir(site):
         m = _DIST_INFO.match(entry) if entry.endswith("-info") else None
         if m:
             name = _norm_name(m.group("name"))
+            if pypi_placeholder(name, m.group("version")):
+                placeholders.add(f"{name.replace('_', '-')} {m.group('version')}")
             key = _WANTED.get(name)
             if key and key not in versions:
                 versions[key] = m.group("version")
@@ -125,9 +145,10 @@ def read_site_packages(host: Host, site: str) -> dict[str, object] | None:
             dm = _DEVICE_PKG.match(_norm_name(entry))
             if dm:
                 device_targets.add(dm.group(1).lower())
-    if "torch" not in versions and "rocm_sdk" not in versions:
+    if "torch" not in versions and "rocm_sdk" not in versions and not placeholders:
         return None
     info: dict[str, object] = dict(versions)
+    info["placeholders"] = tuple(sorted(placeholders))
     torch_dir = f"{site}/torch"
     if "torch" in versions and host.is_dir(torch_dir):
         vp = _read_version_py(host, torch_dir)
@@ -165,6 +186,7 @@ def env_from_prefix(host: Host, prefix: str, kind: str, python: str | None = Non
             gfx_targets=targets or device,
             rocm_sdk=info.get("rocm_sdk"),  # type: ignore[arg-type]
             rocm_sdk_targets=device,
+            placeholders=tuple(info.get("placeholders", ())),  # type: ignore[arg-type]
             numpy=info.get("numpy"),  # type: ignore[arg-type]
             kind=kind,
             sources=(Evidence(site),),

@@ -18,7 +18,9 @@ from wizard.record import record
 _ROCM_PKG = lazy_re.compile(
     r"^(rocm|hip|hsa|roc[a-z]|miopen|amdgpu-install|amdgpu-dkms|amdgpu-core|amdrocm|comgr|openmp-extras|"
     r"rccl|migraphx|mivisionx|rpp|composablekernel|half$|llvm-amdgpu|amd-smi|hipblaslt|hipsparselt|"
-    r"rdc$|rvs$|mesa-amdgpu)",
+    r"rdc$|rvs$|mesa-amdgpu|"
+    # Debian's and Ubuntu's own ROCm libraries (libamdhip64-5, libhsa-runtime64-1, librocblas0, libhipblas0 ...)
+    r"libamdhip|libhsa-runtime|libhsakmt|libroc[a-z]|libhip[a-z]|libamd-comgr|librccl|libmiopen)",
 )
 _ROCM_STANZA = lazy_re.compile("\nPackage: " + _ROCM_PKG.pattern[1:])  # a literal start: re finds it fast
 _AMD_BUILD = lazy_re.compile(r"\.[5-9]\d{4}(?:-|$)|~\d\d\.\d\d|\.el\d|\.sle\d")  # 6.2.0.60200-66~22.04
@@ -173,7 +175,8 @@ def probe_rocm(host: Host, packages: list[Package]) -> Rocm:
         if any(i.stream == stream for i in installs):
             continue
         core = next((p for p in pkgs if p.name in ("rocm-core", "amdrocm-core") or p.name.startswith("rocm-core")), None)
-        anchor = core or next((p for p in pkgs if p.name in ("rocminfo", "hip-runtime-amd", "rocm-hip-runtime")), None)
+        anchor = core or next((p for p in pkgs if p.name in ("rocminfo", "hip-runtime-amd", "rocm-hip-runtime")), None) \
+            or next((p for p in pkgs if p.name.startswith("libhsa-runtime64")), None)  # Debian's, under AMD's rocminfo
         version = _short_version(anchor.version) if anchor else None
         if stream == "legacy" and version is None:
             continue  # only amdgpu-install / dkms: no ROCm user space yet

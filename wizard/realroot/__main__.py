@@ -44,7 +44,7 @@ def _build(args: argparse.Namespace) -> int:
     from wizard.kb import load_kb
     from wizard.mirror.build import build_mirror
     from wizard.realroot.machine import build_root, install_starting_stack
-    from wizard.profiles import PROFILES
+    from wizard.profiles import PROFILES, find_profile
 
     directory = Path(args.dir).absolute()
     started = time.monotonic()
@@ -54,7 +54,7 @@ def _build(args: argparse.Namespace) -> int:
         build_mirror(directory / MIRROR, url)
         timings = {**root.timings, "build mirror": time.monotonic() - t}
         if not args.no_stack:
-            install_starting_stack(root, PROFILES[args.profile], load_kb(), timings)
+            install_starting_stack(root, find_profile(args.profile) or PROFILES[args.profile], load_kb(), timings)
     times = ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
     print(f"{directory}: real root for {args.profile} in {time.monotonic() - started:.1f} s ({times})")
     return 0

@@ -32,11 +32,31 @@ from wizard.mirror.build import mirror_config
 from wizard.realroot import base as rb
 from wizard.realroot import enter, standins
 from wizard.realroot.base import RealRootError
-from wizard.profiles import PROFILES, Profile, machine_tree
+from wizard.profiles import DISTRO_PROFILES, PROFILES, Profile, find_profile, machine_tree
 from wizard.record import field, record
 
 USER = enter.User("user", "/home/user")
 AMD_CODENAME = "jammy"  # AMD's packages for Debian 12
+# the Debian suites a real root can be (--root KIND): (suite, the Ubuntu codename whose AMD packages it installs).
+# Debian 13: noble's, the rehearsal's own choice (glibc 2.41 runs 24.04's binaries), not an AMD statement.
+SUITES = {"debian12": ("bookworm", "jammy"), "debian13": ("trixie", "noble")}
+USERLAND = {"bookworm": "Debian 12 (bookworm)", "trixie": "Debian 13 (trixie)"}
+
+
+def kind_of(prof: Profile, kind: str | None) -> str:
+    """The --root KIND for ``prof``: a distro profile's own suite, else ``kind`` (default debian12); a KIND
+    that contradicts the profile's suite is refused."""
+    own = next((k for k, (suite, _) in SUITES.items() if suite == prof.suite), None)
+    if own and kind and kind != own:
+        raise RealRootError(f"profile {prof.name} is a {own} root (Debian's own packages of {prof.suite}); "
+                            f"--root {kind} cannot hold it")
+    return own or kind or "debian12"
+
+
+def base_spec(prof: Profile, kind: str) -> rb.BaseSpec:
+    """The base tarball of ``prof`` on ``kind``: the rehearsal's packages and the profile's Debian packages
+    (installed by mmdebstrap's real apt from Debian's archive, cached like every base)."""
+    return rb.BaseSpec(suite=SUITES[kind][0], packages=rb.PACKAGES + prof.distro_packages)
 USER_UID = 1000
 DEBIAN_SOURCES = "# rocm-wizard rehearsal root: Debian's archive is not used; packages come from the local mirror\n"
 NONINTERACTIVE = {"DEBIAN_FRONTEND": "noninteractive"}
@@ -53,6 +73,11 @@ class RealRoot:
     mirror_url: str  # the rehearsal mirror's base URL ("http://127.0.0.1:PORT")
     user: enter.User = USER
     timings: Mapping[str, float] = field(default_factory=dict, compare=False)
+    kind: str = "debian12"  # what --root built it as
+
+    @property
+    def amd_codename(self) -> str:
+        return SUITES.get(self.kind, SUITES["debian12"])[1]
 
     def argv(self, argv: Sequence[str], *, as_user: bool = False, env: Mapping[str, str] | None = None,
              cwd: str | None = None) -> list[str]:
@@ -83,20 +108,23 @@ def open_root(directory: Path) -> RealRoot:
         data = json.loads((directory / enter.STATE / "machine.json").read_text())
     except (OSError, ValueError):
         raise RealRootError(f"{directory}: not a real root (no readable .realroot/machine.json)") from None
-    return RealRoot(directory.absolute(), data["profile"], data["mirror"])
+    return RealRoot(directory.absolute(), data["profile"], data["mirror"], kind=str(data.get("kind", "debian12")))
 
 
 def build_root(directory: Path, profile: str, mirror_url: str, *, kb: KnowledgeBase | None = None,
-               base: rb.BaseSpec = rb.BaseSpec(), from_root: Path | None = None, install_stack: bool = True,
-               log: Path | None = None) -> RealRoot:
+               base: rb.BaseSpec | None = None, from_root: Path | None = None, install_stack: bool = True,
+               log: Path | None = None, kind: str | None = None) -> RealRoot:
     """Make ``directory`` a real root for ``profile`` whose packages come from the mirror at ``mirror_url``.
 
     ``from_root``: an unpacked base to copy (a test session's) instead of unpacking the cached tarball.
     """
     rb.require_host()
-    prof = PROFILES.get(profile)
+    prof = find_profile(profile)
     if prof is None:
-        raise RealRootError(f"unknown profile {profile!r} (profiles: {', '.join(sorted(PROFILES))})")
+        raise RealRootError(f"unknown profile {profile!r} "
+                            f"(profiles: {', '.join(sorted([*PROFILES, *DISTRO_PROFILES]))})")
+    kind = kind_of(prof, kind)
+    base = base or base_spec(prof, kind)
     directory = directory.absolute()
     timings: dict[str, float] = {}
     t = time.monotonic()
@@ -111,7 +139,7 @@ def build_root(directory: Path, profile: str, mirror_url: str, *, kb: KnowledgeB
         rb.unpack(tar.path, directory)
         timings["unpack base"] = time.monotonic() - t
     t = time.monotonic()
-    root = RealRoot(directory, profile, mirror_url.rstrip("/"), USER, timings)
+    root = RealRoot(directory, profile, mirror_url.rstrip("/"), USER, timings, kind)
     lay_profile(root, prof)
     timings["lay profile"] = time.monotonic() - t
     if install_stack:
@@ -152,7 +180,8 @@ def lay_profile(root: RealRoot, prof: Profile) -> None:
     claims = dict(prof.os_release)
     (d / enter.STATE / "machine.json").write_text(json.dumps({
         "profile": prof.name, "user": root.user.name, "mirror": root.mirror_url,
-        "userland": "Debian 12 (bookworm)", "amd_codename": AMD_CODENAME,
+        "kind": root.kind, "userland": USERLAND[SUITES[root.kind][0]], "amd_codename": root.amd_codename,
+        "distro_packages": list(prof.distro_packages),
         "profile_claims": {"os_release": claims, "python": prof.python, "codename": prof.codename},
     }, indent=1) + "\n")
 
@@ -184,7 +213,7 @@ def install_starting_stack(root: RealRoot, prof: Profile, kb: KnowledgeBase,
     cfg = mirror_config(root.mirror_url)
     if prof.rocm:
         t = time.monotonic()
-        rel = cat.legacy_release(kb, prof.rocm, AMD_CODENAME)
+        rel = cat.legacy_release(kb, prof.rocm, root.amd_codename)
         deb = f"/var/cache/rocm-wizard-rehearsal/{rel.install_url.rsplit('/', 1)[-1]}"
         root.run(["mkdir", "-p", "/var/cache/rocm-wizard-rehearsal"], check=True)
         root.run(["wget", "-q", "-O", deb, cfg.rewrite(rel.install_url)], check=True)

@@ -1,4 +1,4 @@
-"""``--sandbox DIR --profile NAME --root debian12``: a rehearsal on a real Debian 12 root.
+"""``--sandbox DIR --profile NAME --root debian12|debian13``: a rehearsal on a real Debian 12 or 13 root.
 
 The first use of DIR builds it (the cached mmdebstrap base, the profile's GPU tree, devices and user,
 the profile's ``/etc/os-release`` so the wizard plans for the profile's machine, a local mirror of
@@ -28,7 +28,7 @@ from wizard.realroot import enter
 from wizard.realroot.base import RealRootError
 from wizard.realroot.machine import RealRoot, open_root
 
-KINDS = ("debian12",)  # what --root accepts
+KINDS = ("debian12", "debian13")  # what --root accepts
 MIRROR = ".realroot/mirror"
 AMD_REPO = "repo.radeon.com"
 
@@ -38,18 +38,21 @@ def is_real_root(directory: Path) -> bool:
 
 
 @contextmanager
-def opened(directory: Path, profile: str | None) -> Iterator[RealRoot]:
-    """DIR as a real root (built on first use), its mirror served while the block runs."""
+def opened(directory: Path, profile: str | None, kind: str | None = None) -> Iterator[RealRoot]:
+    """DIR as a real root (built on first use as ``kind``: debian12 unless the profile is a Debian
+    suite's own), its mirror served while the block runs."""
     from wizard.mirror.server import MirrorServer
 
     d = Path(directory).absolute()
     if not is_real_root(d):
-        _build_whole(d, profile or "seed-7900xt")
+        _build_whole(d, profile or "seed-7900xt", kind)
     if is_real_root(d):
         root = open_root(d)
         if profile and profile != root.profile:
             raise RealRootError(f"{d}: this real root was built from profile {root.profile!r}, not {profile!r} "
                                 "(use another DIR for another profile)")
+        if kind and kind != root.kind:
+            raise RealRootError(f"{d}: this real root is {root.kind}, not {kind} (use another DIR)")
         port = int(root.mirror_url.rsplit(":", 1)[1])
         try:
             server = MirrorServer(d / MIRROR, port=port, idle_timeout=24 * 3600)
@@ -65,7 +68,7 @@ def opened(directory: Path, profile: str | None) -> Iterator[RealRoot]:
 BUILDING = ".building-"
 
 
-def _build_whole(d: Path, profile: str) -> None:
+def _build_whole(d: Path, profile: str, kind: str | None = None) -> None:
     """Build the root for ``profile`` beside ``d`` and rename it to ``d`` once complete (``d`` absent or an
     empty directory); what a killed build left beside ``d`` is removed first."""
     if d.exists() and (not d.is_dir() or any(d.iterdir())):
@@ -79,7 +82,7 @@ def _build_whole(d: Path, profile: str) -> None:
     if tmp.exists():
         shutil.rmtree(tmp)
     try:
-        _build(tmp, profile)
+        _build(tmp, profile, kind)
         os.sync()  # the whole root on disk before its name says it is one
         if d.is_dir():
             d.rmdir()  # empty (checked above); a build racing ours that finished first wins
@@ -92,25 +95,29 @@ def _build_whole(d: Path, profile: str) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _build(d: Path, profile: str) -> None:
+def _build(d: Path, profile: str, kind: str | None) -> None:
     from wizard.kb import load_kb
     from wizard.mirror.build import build_mirror
-    from wizard.profiles import PROFILES
+    from wizard.profiles import DISTRO_PROFILES, PROFILES, find_profile
     from wizard.mirror.server import MirrorServer
-    from wizard.realroot.machine import AMD_CODENAME, build_root, install_starting_stack
+    from wizard.realroot.machine import build_root, install_starting_stack
 
-    prof = PROFILES.get(profile)
+    prof = find_profile(profile)
     if prof is None:
-        raise RealRootError(f"unknown profile {profile!r} (profiles: {', '.join(sorted(PROFILES))})")
+        raise RealRootError(f"unknown profile {profile!r} "
+                            f"(profiles: {', '.join(sorted([*PROFILES, *DISTRO_PROFILES]))})")
     server = MirrorServer(d / MIRROR, port=0, idle_timeout=24 * 3600)
     with server:
-        root = build_root(d, profile, server.base_url, install_stack=False)
-        # AMD's jammy packages are what Debian 12 installs (the starting stack); the profile's own codename
-        # is what the wizard plans for, since the root claims the profile's os-release
+        root = build_root(d, profile, server.base_url, install_stack=False, kind=kind)
+        # AMD's jammy packages are what Debian 12 installs (noble's on Debian 13: the starting stack); the
+        # profile's own codename is what the wizard plans for, since the root claims the profile's os-release
+        # (a distro profile keeps Debian's own)
         build_mirror(d / MIRROR, server.base_url,
-                     codenames=tuple(dict.fromkeys(c for c in (AMD_CODENAME, prof.codename) if c)),
-                     core_distros=tuple(dict.fromkeys(k for k in ("debian12", core_sdk_distro(prof.os_release)) if k)))
-        _profile_os_release(d, dict(prof.os_release))
+                     codenames=tuple(dict.fromkeys(c for c in (root.amd_codename, None if prof.suite else prof.codename)
+                                                   if c)),
+                     core_distros=tuple(dict.fromkeys(k for k in (root.kind, core_sdk_distro(prof.os_release)) if k)))
+        if prof.os_release:
+            _profile_os_release(d, dict(prof.os_release))
         install_starting_stack(root, prof, load_kb())
 
 

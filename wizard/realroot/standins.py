@@ -225,6 +225,20 @@ class RealProgramPresent(RealRootError):
     """The root has the real program where a stand-in would go."""
 
 
+def _divert(root: Path, path: str) -> None:
+    """A package of the root ships the real program (Debian's kmod brings modprobe, a dependency of its
+    rocminfo): Debian's own way aside, ``dpkg-divert --local --rename`` to PATH.distrib, so the package's
+    upgrades and removal respect the stand-in; refused when it cannot be diverted."""
+    from wizard.realroot import enter
+
+    proc = enter.run(root, ["dpkg-divert", "--local", "--rename", "--divert", f"{path}.distrib", "--add", path],
+                     user=enter.ROOT_USER, timeout=60)
+    if proc.returncode != 0 or not os.path.lexists(root / f"{path.lstrip('/')}.distrib"):
+        raise RealProgramPresent(f"{root}: {path} is a real program and cannot be diverted "
+                                 f"({(proc.stderr.strip().splitlines() or ['no output'])[-1]}); "
+                                 "a stand-in would shadow it")
+
+
 def install(root: Path) -> tuple[str, ...]:
     """Write the stand-ins into the root; returns their paths inside it."""
     for path, text in STANDINS.items():
@@ -235,7 +249,7 @@ def install(root: Path) -> tuple[str, ...]:
             except OSError:
                 ours = False
             if not ours:
-                raise RealProgramPresent(f"{root}: {path} is a real program; a stand-in would shadow it")
+                _divert(root, path)
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text.replace("(MARK)", MARK), encoding="utf-8")
         os.chmod(p, 0o755)

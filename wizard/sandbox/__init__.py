@@ -47,6 +47,13 @@ def open_sandbox(directory: str | os.PathLike[str], profile: str | None = None) 
             raise HostError(f"{root}: exists, is not empty and is not a sandbox; give a new or empty directory")
         name = profile or DEFAULT_PROFILE
         if name not in profile_names():
+            from wizard.profiles import DISTRO_PROFILES
+
+            real = DISTRO_PROFILES.get(name)
+            if real is not None:
+                kind = "debian13" if real.suite == "trixie" else "debian12"
+                raise HostError(f"profile {name!r} exists only as a real root (Debian's own packages): "
+                                f"add --root {kind}")
             raise HostError(f"unknown sandbox profile {name!r} (profiles: {', '.join(profile_names())})")
         build.build(root, name)
         cfg = json.loads(cfg_path.read_text())
