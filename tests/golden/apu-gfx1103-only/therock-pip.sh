@@ -347,6 +347,12 @@ except md.PackageNotFoundError:
 if want != "any" and v.split("+")[0] != want:
     sys.exit(f"torch {v} is installed, {want} was expected")
 names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+fake = sorted(f"{d.metadata['"'"'Name'"'"']} {d.version}" for d in md.distributions()
+              if ((d.metadata["Name"] or "").lower().replace("_", "-") in ("rocm", "rocm-sdk", "rocm-sdk-core",
+                  "rocm-sdk-libraries") and d.version == "0.1.0") or ((d.metadata["Name"] or "").lower().replace(
+                  "_", "-").startswith(("rocm-sdk-device-", "amd-torch-device-")) and d.version == "0.0.1.dev0"))
+if fake:
+    sys.exit(f"PyPI'"'"'s empty placeholders are installed, not ROCm: {'"'"', '"'"'.join(fake)}")
 therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
 if "+rocm" not in v and not therock:
     sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")

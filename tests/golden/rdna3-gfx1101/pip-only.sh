@@ -113,6 +113,71 @@ print("the machine is the one the plan was made for")' '{"pci": "1002:747e", "ro
   # 3.15, 3.15t)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'py=$1; shift; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; mm=$(echo "$v" | cut -d. -f1,2); for w in "$@"; do [ "$mm" = "$w" ] && { echo "$py is Python $mm"; exit 0; }; done; echo "$py is Python $mm; the wheel exists for Python $*" >&2; exit 1' sh python3 3.10 3.11 3.12 3.13 3.14 3.14t 3.15 3.15t; then echo 'preflight failed: python-version: python3 is a Python the wheel exists for (3.10, 3.11, 3.12, 3.13, 3.14, 3.14t, 3.15, 3.15t)' >&2; exit 1; fi
+  # pip-config: pip's configuration lets no PyPI answer beside the index
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! python3 -c 'import os, re, sys
+from urllib.parse import urlsplit
+PYPI = ('"'"'pypi.org'"'"', '"'"'pypi.python.org'"'"', '"'"'files.pythonhosted.org'"'"')
+KEYS = {"index-url": "index", "extra-index-url": "extra"}
+def read(path):
+    out, section, key = {}, None, None
+    try:
+        lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+    except OSError:
+        return None
+    for n, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip()[:1] in "#;":
+            continue
+        if line.startswith("[") and "]" in line:
+            section, key = line[1:line.index("]")].strip().lower(), None
+            continue
+        if line[:1] in " \t" and key:
+            out[key][1].extend((u, f"{path} line {n}") for u in line.split())
+            continue
+        mo = re.match(r"^([A-Za-z_-]+)\s*[=:]\s*(.*)$", line)
+        key = None
+        if mo and section in ("global", "install"):
+            name = KEYS.get(mo.group(1).lower().replace("_", "-"))
+            if name:
+                key = (section, name)
+                out[key] = (section, [(u, f"{path} line {n}") for u in mo.group(2).split()])
+    merged = {}
+    for section in ("global", "install"):
+        merged.update({k[1]: v[1] for k, v in out.items() if k[0] == section})
+    return merged
+VENDOR = {urlsplit(sys.argv[1]).hostname or "", "download.pytorch.org", "repo.radeon.com"}
+files, chosen = sys.argv[2:], os.environ.get("PIP_CONFIG_FILE")
+if chosen == os.devnull:
+    files = []
+elif chosen is not None:
+    if os.path.exists(chosen):
+        files = [f for f in files if "/.pip/" not in f and "/.config/pip/" not in f]
+    files.append(chosen)
+found = {"index": [("https://pypi.org/simple", "pip'"'"'s default index")], "extra": []}
+for f in files:
+    got = read(f)
+    if got:
+        found.update(got)
+for var, name in (("PIP_INDEX_URL", "index"), ("PIP_EXTRA_INDEX_URL", "extra")):
+    if os.environ.get(var):
+        found[name] = [(u, f"the environment'"'"'s {var}") for u in os.environ[var].split()]
+def pypi(u):
+    return (urlsplit(u).hostname or "") in PYPI
+def vendor(u):
+    host = urlsplit(u).hostname or ""
+    return host in VENDOR or host.endswith(".amd.com")
+extra = found["extra"]
+# PyPI named as an extra index, or PyPI as the index beside a ROCm wheel index (the plan'"'"'s, PyTorch'"'"'s, AMD'"'"'s)
+bad = [x for x in extra if pypi(x[0])] or     [x for x in found["index"] if pypi(x[0]) and any(vendor(u) for u, _ in extra)]
+if bad:
+    u, where = bad[0]
+    other = next((x for x in found["index"] + extra if not pypi(x[0])), ("the plan'"'"'s index", "its command line"))
+    sys.exit(f"{where}: {u} puts PyPI beside {other[0]} ({other[1]}): pip would let PyPI answer for "
+             "rocm, rocm-sdk-* and torch, and PyPI serves empty placeholders under ROCm'"'"'s names (rocm 0.1.0, "
+             "rocm-sdk-device-gfx* 0.0.1.dev0) and CUDA/CPU torch builds; remove PyPI from that setting "
+             "(the wizard'"'"'s own install ignores pip'"'"'s configuration; later pip commands in the venv do not)")
+where = ", ".join(sorted({w for _, w in found["index"] + extra}))
+print(f"pip configuration: PyPI is not beside a ROCm index ({where})")' https://download.pytorch.org/whl/rocm7.2 /etc/xdg/pip/pip.conf /etc/pip.conf /home/tharvey/.pip/pip.conf /home/tharvey/.config/pip/pip.conf /home/tharvey/rocm-wizard-venv/pip.conf; then echo 'preflight failed: pip-config: pip'"'"'s configuration lets no PyPI answer beside the index' >&2; exit 1; fi
   # wheel: torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'py=$1 index=$2 name=$3 re=$4; v=$("$py" --version 2>&1) || { echo "$py cannot run: $v" >&2; exit 1; }; v=${v#Python }; tag=cp$(echo "$v" | cut -d. -f1,2 | tr -d .); page=$(wget -q -O - "${index%/}/$name/") || { echo "${index%/}/$name/ cannot be read" >&2; exit 1; }; re=$(echo "$re" | sed "s/@TAG@/$tag/g"); if printf "%s\n" "$page" | grep -qE -- "$re"; then echo "$name for $tag is on $index"; exit 0; fi; echo "no $name wheel for $tag (this Python) on $index" >&2; exit 1' sh python3 https://download.pytorch.org/whl/rocm7.2 torch 'torch-2\.14\.1((\+|%2B)[^-]*)?-@TAG@-'; then echo 'preflight failed: wheel: torch 2.14.1 exists on https://download.pytorch.org/whl/rocm7.2 for this Python' >&2; exit 1; fi
@@ -280,6 +345,12 @@ except md.PackageNotFoundError:
 if want != "any" and v.split("+")[0] != want:
     sys.exit(f"torch {v} is installed, {want} was expected")
 names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+fake = sorted(f"{d.metadata['"'"'Name'"'"']} {d.version}" for d in md.distributions()
+              if ((d.metadata["Name"] or "").lower().replace("_", "-") in ("rocm", "rocm-sdk", "rocm-sdk-core",
+                  "rocm-sdk-libraries") and d.version == "0.1.0") or ((d.metadata["Name"] or "").lower().replace(
+                  "_", "-").startswith(("rocm-sdk-device-", "amd-torch-device-")) and d.version == "0.0.1.dev0"))
+if fake:
+    sys.exit(f"PyPI'"'"'s empty placeholders are installed, not ROCm: {'"'"', '"'"'.join(fake)}")
 therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
 if "+rocm" not in v and not therock:
     sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
@@ -314,6 +385,12 @@ except md.PackageNotFoundError:
 if want != "any" and v.split("+")[0] != want:
     sys.exit(f"torch {v} is installed, {want} was expected")
 names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+fake = sorted(f"{d.metadata['"'"'Name'"'"']} {d.version}" for d in md.distributions()
+              if ((d.metadata["Name"] or "").lower().replace("_", "-") in ("rocm", "rocm-sdk", "rocm-sdk-core",
+                  "rocm-sdk-libraries") and d.version == "0.1.0") or ((d.metadata["Name"] or "").lower().replace(
+                  "_", "-").startswith(("rocm-sdk-device-", "amd-torch-device-")) and d.version == "0.0.1.dev0"))
+if fake:
+    sys.exit(f"PyPI'"'"'s empty placeholders are installed, not ROCm: {'"'"', '"'"'.join(fake)}")
 therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
 if "+rocm" not in v and not therock:
     sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
@@ -334,8 +411,8 @@ if missing:
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1101 >/dev/null 2>&1; then
     /home/tharvey/rocm-wizard-venv/bin/python -m pip uninstall -y torch torchvision torchaudio pytorch-triton-rocm triton
   fi
-  # install the pinned stack from https://download.pytorch.org/whl/rocm7.2
-  if ! /home/tharvey/rocm-wizard-venv/bin/python -c 'import os, re, sys
+  # install the pinned stack from https://download.pytorch.org/whl/rocm7.2 alone
+  if ! env PIP_CONFIG_FILE=/dev/null /home/tharvey/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
 want, targets = sys.argv[1], sys.argv[2:]
 try:
@@ -345,6 +422,12 @@ except md.PackageNotFoundError:
 if want != "any" and v.split("+")[0] != want:
     sys.exit(f"torch {v} is installed, {want} was expected")
 names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+fake = sorted(f"{d.metadata['"'"'Name'"'"']} {d.version}" for d in md.distributions()
+              if ((d.metadata["Name"] or "").lower().replace("_", "-") in ("rocm", "rocm-sdk", "rocm-sdk-core",
+                  "rocm-sdk-libraries") and d.version == "0.1.0") or ((d.metadata["Name"] or "").lower().replace(
+                  "_", "-").startswith(("rocm-sdk-device-", "amd-torch-device-")) and d.version == "0.0.1.dev0"))
+if fake:
+    sys.exit(f"PyPI'"'"'s empty placeholders are installed, not ROCm: {'"'"', '"'"'.join(fake)}")
 therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
 if "+rocm" not in v and not therock:
     sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
@@ -363,7 +446,7 @@ else:
 if missing:
     sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
 print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1101 >/dev/null 2>&1; then
-    /home/tharvey/rocm-wizard-venv/bin/python -m pip install --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.14.1 torchvision==0.29.1
+    env PIP_CONFIG_FILE=/dev/null /home/tharvey/rocm-wizard-venv/bin/python -m pip install --isolated --no-input --index-url https://download.pytorch.org/whl/rocm7.2 torch==2.14.1 torchvision==0.29.1
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
@@ -388,6 +471,12 @@ except md.PackageNotFoundError:
 if want != "any" and v.split("+")[0] != want:
     sys.exit(f"torch {v} is installed, {want} was expected")
 names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+fake = sorted(f"{d.metadata['"'"'Name'"'"']} {d.version}" for d in md.distributions()
+              if ((d.metadata["Name"] or "").lower().replace("_", "-") in ("rocm", "rocm-sdk", "rocm-sdk-core",
+                  "rocm-sdk-libraries") and d.version == "0.1.0") or ((d.metadata["Name"] or "").lower().replace(
+                  "_", "-").startswith(("rocm-sdk-device-", "amd-torch-device-")) and d.version == "0.0.1.dev0"))
+if fake:
+    sys.exit(f"PyPI'"'"'s empty placeholders are installed, not ROCm: {'"'"', '"'"'.join(fake)}")
 therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
 if "+rocm" not in v and not therock:
     sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
