@@ -38,3 +38,18 @@ def test_a_resolved_plan_step_cannot_write_outside_the_sandbox(tmp_path: Path, n
     assert r.returncode != 0, r.stdout[-2000:]
     assert "outside the sandbox" in r.stdout + r.stderr, r.stdout[-2000:]
     assert list(w.iterdir()) == []
+
+
+def test_sed_and_awk_text_is_not_taken_for_paths() -> None:
+    """Only the file operands of an awk or sed program are paths: ``s/@TAG@/cp310/g`` (the wheel check's sed)
+    is text and passes; ``w F``, ``r F`` and awk's redirections are mapped or refused."""
+    from wizard.sandbox.standins import _program
+
+    root = Path("/tmp/sandbox-root")
+    assert _program(root, "sed", "s/@TAG@/cp310/g") == "s/@TAG@/cp310/g"
+    assert _program(root, "sed", "s|/usr/lib|/x|g") == "s|/usr/lib|/x|g"
+    assert _program(root, "sed", "1r /etc/hosts") == "1r /tmp/sandbox-root/etc/hosts"
+    assert _program(root, "awk", "{print $1}") == "{print $1}"
+    for tool, prog in (("sed", "w /tmp/x/y"), ("sed", "s/a/b/w /tmp/x/y"), ("awk", 'BEGIN{print 1 > "/tmp/x/y"}')):
+        with pytest.raises(Exception, match="outside the sandbox"):
+            _program(root, tool, prog)

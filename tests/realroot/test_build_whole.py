@@ -35,7 +35,7 @@ def test_a_failed_build_leaves_dir_as_it_was_and_a_dead_builders_part_is_removed
     dead = tmp_path / f".root{rehearsal.BUILDING}999999999"  # a build killed before (no such process)
     _part_of_a_root(dead)
 
-    def killed(tmp: Path, profile: str) -> None:
+    def killed(tmp: Path, profile: str, kind: str | None) -> None:
         _part_of_a_root(tmp)
         raise RealRootError("the build stopped half-way")
 
@@ -44,7 +44,7 @@ def test_a_failed_build_leaves_dir_as_it_was_and_a_dead_builders_part_is_removed
         rehearsal._build_whole(d, "seed-7900xt")
     assert not d.exists() and not dead.exists() and not list(tmp_path.glob(".root.building-*"))
 
-    def whole(tmp: Path, profile: str) -> None:
+    def whole(tmp: Path, profile: str, kind: str | None) -> None:
         _part_of_a_root(tmp)
         (tmp / ".realroot").mkdir()
         (tmp / ".realroot/machine.json").write_text(json.dumps({"profile": profile, "mirror": "http://127.0.0.1:1"}))

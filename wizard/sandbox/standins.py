@@ -27,6 +27,10 @@ OWN_TOOLS = ("apt-get", "apt", "apt-mark", "dpkg", "dpkg-query", "rpm", "amdgpu-
 SCRIPT_PATH = lazy_re.compile(r"(?<![\w./$\-])(/(?:etc|opt|var|home|sys|proc|usr|srv|root|boot|lib|run)(?=[/\s'\"]|$)[^\s'\";|&)<>]*)")
 # any absolute path in a script (what is left after SCRIPT_PATH's mapping must be a device or a program)
 ANY_PATH = lazy_re.compile(r"(?<![\w./$\-:])(/+[\w.][^\s'\";|&)<>]*)(?=[\s'\";|&)<>]|$)")  # "//tmp" too
+# the file operands of awk and sed programs (the only parts of them that are paths)
+AWK_FILE = lazy_re.compile(r'(?:>>?|<|\|)[ \t]*"([^"\n]*)"')
+SED_FILE = lazy_re.compile(r"(?:^|[;\n{}])[ \t]*[0-9$,]*[ \t]*[wWrR][ \t]+([^;\n}]+)"
+                           r"|s(?P<d>[^\w\s\\])(?:\\.|(?!(?P=d)).)*(?P=d)(?:\\.|(?!(?P=d)).)*(?P=d)[gpiImMeE0-9]*w[ \t]+([^;\n}]+)")
 UNMAPPED_TOPS = ("dev", "bin", "sbin")  # the real machine's devices and programs a script may name as they are
 
 
@@ -113,8 +117,8 @@ def _mapped(root: Path, tool: str, args: list[str]) -> None:
         raise Fail(f"{tool}: command not found", 127)
     if tool == "bash":  # its -c script is a script like sh's
         _shell(root, args, exe)
-    if tool in ("awk", "sed"):  # a program may write files (print > "/x", sed's w /x): checked like a script
-        _exec([exe, *(a if a.startswith("-") else map_arg(root, a) if a.startswith("/") else map_script(root, a)
+    if tool in ("awk", "sed"):  # a program may name files (print > "/x", sed's w /x): those are checked as paths
+        _exec([exe, *(a if a.startswith("-") else map_arg(root, a) if a.startswith("/") else _program(root, tool, a)
                       for a in args)])
     out, symlink = [], tool == "ln" and any(a.startswith("-") and "s" in a.lstrip("-") for a in args if not a.startswith("--"))
     targets_seen = 0
@@ -148,6 +152,19 @@ def _shell(root: Path, args: list[str], exe: str) -> None:
         out.append(map_arg(root, a) if not a.startswith("-") else a)
         i += 1
     _exec([exe, *out])
+
+
+def _program(root: Path, tool: str, program: str) -> str:
+    """An awk or sed program with the files it reads or writes (awk's ``> "F"``, ``>> "F"``, ``< "F"``,
+    ``| "CMD"``; sed's ``w F``, ``r F`` and an ``s`` command's ``w F`` flag) mapped and checked like a
+    script's paths; the rest of the program (``s/a/b/g``, regexes) is text, not paths."""
+    pattern = AWK_FILE if tool == "awk" else SED_FILE
+    out, last = [], 0
+    for mo in pattern.finditer(program):
+        g = next(i for i in range(1, (mo.lastindex or 0) + 1) if mo.group(i) is not None and i != mo.re.groupindex.get("d"))
+        out += [program[last:mo.start(g)], map_script(root, mo.group(g))]
+        last = mo.end(g)
+    return "".join([*out, program[last:]])
 
 
 def map_script(root: Path, script: str) -> str:
