@@ -19,7 +19,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("wizard.host", "wizard.kb", "wizard.parsers", "wizard.facts_json", "wizard.render", "wizard.profiles"),
     ("wizard.probes", "wizard.evidence"),
     ("wizard.diagnose", "wizard.verify"),
-    ("wizard.plans", "wizard.plan_file", "wizard.steps", "wizard.preflight", "wizard.script", "wizard.mirror"),
+    ("wizard.plans", "wizard.plan_file", "wizard.steps", "wizard.preflight", "wizard.script", "wizard.mirror",
+     "wizard.downloads"),
     ("wizard.planner",),
     ("wizard.runner",),
     ("wizard.sandbox", "wizard.realroot", "wizard.machines", "wizard.session", "wizard.fleet"),
@@ -27,7 +28,7 @@ LAYERS: list[tuple[str, ...]] = [
 ]
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 PACKAGES = ("runner", "tui", "commands", "kb", "probes", "parsers", "sandbox", "verify", "steps", "plans", "mirror",
-            "realroot", "fleet")
+            "realroot", "fleet", "downloads")
 
 
 def module_of(path: Path) -> str:

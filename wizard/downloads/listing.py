@@ -1,0 +1,178 @@
+"""An index's own listing (PEP 691 JSON, else PEP 503 HTML) resolved to exact files.
+
+``resolve(index_url, ["torch==2.5.1", "torchvision"], "3.12")`` asks ``INDEX/<project>/`` of each
+requirement, keeps the wheels the index publishes a sha256 for whose tags fit that Python on Linux
+x86_64, and picks the pinned version (or the newest) with the most specific tag. A file's size comes from
+the JSON listing (PEP 700) or, where the listing has none, from a HEAD request. Anything that cannot be
+resolved raises :class:`ListingError` with one line saying why: the caller says so in the plan.
+"""
+
+from __future__ import annotations
+
+import html.parser
+import json
+import urllib.error
+import urllib.request
+from typing import Iterable, Sequence
+from urllib.parse import unquote, urldefrag, urljoin
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.tags import Tag, compatible_tags, cpython_tags
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import Version
+
+from wizard.record import record
+
+JSON_TYPE = "application/vnd.pypi.simple.v1+json"
+ACCEPT = f"{JSON_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
+TIMEOUT_S = 30
+# manylinux glibc minors tried (newest first): every x86_64 distribution the knowledge base supports has >= 2.28
+GLIBC_MINORS = range(40, 16, -1)
+
+
+class ListingError(Exception):
+    """One line: why the files could not be resolved from the listing."""
+
+
+@record
+class RemoteFile:
+    """One file a plan downloads: where, its published sha256 and its size in bytes."""
+
+    project: str  # normalised (PEP 503)
+    filename: str
+    url: str
+    sha256: str
+    size: int
+
+
+def supported_tags(python: str, arch: str = "x86_64") -> list[Tag]:
+    """The wheel tags a CPython ``python`` ("3.12") on Linux ``arch`` accepts, most specific first."""
+    try:
+        major, minor = (int(x) for x in python.split(".")[:2])
+    except ValueError as exc:
+        raise ListingError(f"not a Python version: {python!r}") from exc
+    platforms = [f"manylinux_2_{m}_{arch}" for m in GLIBC_MINORS] + \
+        [f"manylinux2014_{arch}", f"manylinux2010_{arch}", f"manylinux1_{arch}", f"linux_{arch}"]
+    return [*cpython_tags((major, minor), platforms=platforms),
+            *compatible_tags((major, minor), platforms=platforms)]
+
+
+@record
+class _Link:
+    filename: str
+    url: str
+    sha256: str | None
+    size: int | None
+    yanked: bool
+
+
+class _Anchors(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            a = dict(attrs)
+            if a.get("href"):
+                self.links.append((str(a["href"]), a))
+
+
+def parse_listing(body: bytes, content_type: str, page_url: str) -> list[_Link]:
+    """The files of one project page, JSON (PEP 691) or HTML (PEP 503), with absolute URLs."""
+    out: list[_Link] = []
+    if JSON_TYPE in content_type or body.lstrip().startswith(b"{"):
+        try:
+            doc = json.loads(body)
+            files = doc["files"]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ListingError(f"{page_url}: not a PEP 691 listing ({exc})") from exc
+        for f in files:
+            if not isinstance(f, dict) or "filename" not in f or "url" not in f:
+                continue
+            hashes = f.get("hashes")
+            hashes = hashes if isinstance(hashes, dict) else {}
+            size = f.get("size")
+            out.append(_Link(str(f["filename"]), urljoin(page_url, str(f["url"])), hashes.get("sha256"),
+                             size if isinstance(size, int) else None, bool(f.get("yanked"))))
+        return out
+    parser = _Anchors()
+    parser.feed(body.decode("utf-8", "replace"))
+    for href, attrs in parser.links:
+        url, frag = urldefrag(urljoin(page_url, href))
+        name = url.rsplit("/", 1)[-1]
+        sha = frag[len("sha256="):] if frag.startswith("sha256=") else None
+        out.append(_Link(unquote(name), url, sha, None, "data-yanked" in attrs))
+    return out
+
+
+def _get(url: str, accept: str) -> tuple[bytes, str]:
+    req = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "rocm-wizard"})
+    try:
+        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:  # noqa: S310 - an index URL the plan names
+            return resp.read(), resp.headers.get("Content-Type", "")
+    except urllib.error.HTTPError as exc:
+        raise ListingError(f"{url}: HTTP {exc.code}") from exc
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise ListingError(f"{url}: cannot be reached ({reason})") from exc
+
+
+def _size(url: str) -> int:
+    req = urllib.request.Request(url, method="HEAD", headers={"User-Agent": "rocm-wizard"})
+    try:
+        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:  # noqa: S310 - a file the listing links
+            length = resp.headers.get("Content-Length")
+    except (urllib.error.URLError, OSError, TimeoutError) as exc:
+        raise ListingError(f"{url}: no size ({getattr(exc, 'reason', exc)})") from exc
+    if length is None or not length.isdigit():
+        raise ListingError(f"{url}: the server gives no Content-Length")
+    return int(length)
+
+
+def pick(links: Iterable[_Link], req: Requirement, tags: Sequence[Tag]) -> _Link:
+    """The wheel for ``req``: a version the specifier allows (the newest), the most specific tag."""
+    rank = {t: i for i, t in enumerate(tags)}
+    best: tuple[Version, int, _Link] | None = None
+    seen_unhashed = False
+    for link in links:
+        if link.yanked or not link.filename.endswith(".whl"):
+            continue
+        try:
+            name, version, _, ftags = parse_wheel_filename(link.filename)
+        except InvalidWheelFilename:
+            continue
+        if name != canonicalize_name(req.name) or not req.specifier.contains(version, prereleases=True):
+            continue
+        fits = [rank[t] for t in ftags if t in rank]
+        if not fits:
+            continue
+        if not link.sha256:
+            seen_unhashed = True
+            continue
+        key = (version, -min(fits), link)
+        if best is None or key[:2] > best[:2]:
+            best = key
+    if best is None:
+        why = "publishes no sha256 for it" if seen_unhashed else "has no wheel for this Python and platform"
+        raise ListingError(f"{req}: the index {why}")
+    return best[2]
+
+
+def resolve(index_url: str, requirements: Sequence[str], python: str, arch: str = "x86_64") -> tuple[RemoteFile, ...]:
+    """The exact file of each requirement on ``index_url`` for CPython ``python`` on Linux ``arch``."""
+    tags = supported_tags(python, arch)
+    out: list[RemoteFile] = []
+    for text in requirements:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as exc:
+            raise ListingError(f"{text!r}: not a requirement ({exc})") from exc
+        project = canonicalize_name(req.name)
+        page = f"{index_url.rstrip('/')}/{project}/"
+        body, ctype = _get(page, ACCEPT)
+        link = pick(parse_listing(body, ctype, page), req, tags)
+        assert link.sha256 is not None
+        size = link.size if link.size is not None else _size(link.url)
+        out.append(RemoteFile(project, link.filename, link.url, link.sha256.lower(), size))
+    return tuple(out)
