@@ -47,14 +47,16 @@ class RemoteFile:
 
 def supported_tags(python: str, arch: str = "x86_64") -> list[Tag]:
     """The wheel tags a CPython ``python`` ("3.12") on Linux ``arch`` accepts, most specific first."""
+    free = python.endswith("t")  # free-threaded "3.13t": its own ABI (cp313t), no abi3
     try:
-        major, minor = (int(x) for x in python.split(".")[:2])
+        major, minor = (int(x) for x in python.rstrip("t").split(".")[:2])
     except ValueError as exc:
         raise ListingError(f"not a Python version: {python!r}") from exc
     platforms = [f"manylinux_2_{m}_{arch}" for m in GLIBC_MINORS] + \
         [f"manylinux2014_{arch}", f"manylinux2010_{arch}", f"manylinux1_{arch}", f"linux_{arch}"]
-    return [*cpython_tags((major, minor), platforms=platforms),
-            *compatible_tags((major, minor), platforms=platforms)]
+    abi = f"cp{major}{minor}{'t' if free else ''}"
+    tags = [t for t in cpython_tags((major, minor), abis=[abi], platforms=platforms) if not (free and t.abi == "abi3")]
+    return [*tags, *compatible_tags((major, minor), platforms=platforms)]
 
 
 @record

@@ -1,0 +1,193 @@
+"""Downloads against a 127.0.0.1 server (the rehearsal mirror's, which stops by itself, counting bytes):
+files resolved from its PEP 691/503 listing, kill -9 at random instants then resume (bytes served within
+1.05x), a corrupted wheel stopping the step before anything is installed, a second venv fetching nothing,
+real pip installing exactly the downloaded files, and the planner pinning a plan through the mirror."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import io
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from wizard import record
+from wizard.model import PythonEnv
+from wizard.downloads import pin as pin_mod
+from wizard.downloads.fetch import files_json, main as fetch_main
+from wizard.downloads.listing import ListingError, resolve
+from wizard.mirror.server import MirrorServer
+from wizard.mirror.simple_index import write_index
+from wizard.mirror.wheels import WheelSpec, build_wheel
+
+pytestmark = pytest.mark.integration
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("download_resume", BENCH / "download_resume.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _index(root: Path) -> Path:
+    """An index of two projects (each with a file pip must not pick) under root/whl."""
+    d = root / "whl"
+    for name, version, tag in (("demo-torch", "2.5.1", "cp312-cp312-linux_x86_64"),
+                               ("demo-torch", "2.5.1", "cp311-cp311-linux_x86_64"),
+                               ("demo-torch", "2.4.0", "cp312-cp312-linux_x86_64"),
+                               ("demo-vision", "0.20.1", "py3-none-any")):
+        pkg = name.replace("-", "_")
+        files = ((f"{pkg}/__init__.py", f"V = {version!r}\n".encode()), (f"{pkg}/blob.bin", bytes(range(256)) * 400))
+        build_wheel(WheelSpec(name, version, (tag,), files, name), tag, d)
+    write_index(d)
+    return d
+
+
+def test_resolve_reads_json_or_html_listing_and_sizes_from_head(tmp_path: Path) -> None:
+    d = _index(tmp_path)
+    with MirrorServer(tmp_path, idle_timeout=30) as srv:
+        files = resolve(f"{srv.base_url}/whl", ["demo-torch==2.5.1", "demo-vision"], "3.12")
+        assert [f.filename for f in files] == ["demo_torch-2.5.1-cp312-cp312-linux_x86_64.whl",
+                                               "demo_vision-0.20.1-py3-none-any.whl"]
+        for f in files:
+            assert f.size == (d / f.filename).stat().st_size
+            assert f.sha256 == hashlib.sha256((d / f.filename).read_bytes()).hexdigest()
+        assert any(r.method == "HEAD" for r in srv.requests)
+        for p in d.glob("*/index.json"):  # a PEP 503-only index: the HTML page, same files
+            p.unlink()
+        assert resolve(f"{srv.base_url}/whl", ["demo-torch==2.5.1", "demo-vision"], "3.12") == files
+        with pytest.raises(ListingError, match="HTTP 404"):
+            resolve(f"{srv.base_url}/whl", ["nothing-here"], "3.12")
+    with pytest.raises(ListingError, match="cannot be reached"):
+        resolve(f"{srv.base_url}/whl", ["demo-torch"], "3.12")
+
+
+def test_kill_9_at_random_instants_then_resume_10_seeds(tmp_path: Path) -> None:
+    b = _bench()
+    served = tmp_path / "served"
+    served.mkdir()
+    paths = b.make_files(served, 12)
+    need = sum(p.stat().st_size for p in paths)
+    with MirrorServer(served, idle_timeout=60, rate=b.RATE) as srv:
+        files = b.remote(paths, srv.base_url)
+        for seed in range(10):
+            dest = tmp_path / f"seed-{seed}"
+            before = srv.bytes_sent
+            rc, landed = b.kill_seed(seed, files, dest, 3, srv, need)
+            sent = srv.bytes_sent - before
+            assert rc == 0
+            assert landed >= 1, f"seed {seed}: no kill landed mid-download"
+            assert sent <= b.LIMIT * need, f"seed {seed}: served {sent} for {need}"
+            for p in paths:
+                assert (dest / p.name).read_bytes() == p.read_bytes()
+            assert not list(dest.glob("*.part"))
+
+
+def _fetch(files, dest: Path, req: Path | None = None) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["--dest", str(dest), *(["--requirements", str(req)] if req else []), files_json(files)]
+    return fetch_main(argv, out, err), out.getvalue(), err.getvalue()
+
+
+def test_a_corrupted_wheel_stops_names_it_keeps_nothing_and_only_it_is_fetched_again(tmp_path: Path) -> None:
+    d = _index(tmp_path)
+    wh = tmp_path / "wheelhouse"
+    with MirrorServer(tmp_path, idle_timeout=30) as srv:
+        files = resolve(f"{srv.base_url}/whl", ["demo-torch==2.5.1", "demo-vision"], "3.12")
+        bad = d / files[1].filename  # the second: the first is whole by then
+        good = bad.read_bytes()
+        bad.write_bytes(good[:-10] + b"X" * 10)  # same size, other bytes
+        req = tmp_path / "reqs.txt"
+        rc, _, err = _fetch(files, wh, req)
+        assert rc == 1
+        assert files[1].filename in err and files[1].sha256 in err and "nothing of it is kept" in err
+        assert not (wh / files[1].filename).exists() and not (wh / (files[1].filename + ".part")).exists()
+        assert not req.exists()  # nothing to install from: the install action never gets its requirements
+        bad.write_bytes(good)  # the mirror is fixed
+        srv.clear_log()
+        rc, out, _ = _fetch(files, wh, req)
+        assert rc == 0, out
+        assert srv.fetched() == [f"/whl/{files[1].filename}"]
+        assert f"{files[0].filename}: already in the wheelhouse" in out
+
+
+def test_a_second_venv_downloads_nothing_and_pip_installs_exactly_the_files(tmp_path: Path) -> None:
+    _index(tmp_path)
+    wh = tmp_path / "wheelhouse"
+    with MirrorServer(tmp_path, idle_timeout=30) as srv:
+        files = resolve(f"{srv.base_url}/whl", ["demo-torch==2.5.1", "demo-vision"], "3.12")
+        assert _fetch(files, wh, tmp_path / "r1.txt")[0] == 0
+        again = resolve(f"{srv.base_url}/whl", ["demo-torch==2.5.1", "demo-vision"], "3.12")  # a second plan
+        first = srv.bytes_sent
+        srv.clear_log()
+        rc, out, _ = _fetch(again, wh, tmp_path / "r2.txt")
+        assert rc == 0 and srv.fetched() == [] and "2 already in" in out
+        assert srv.bytes_sent == first
+    target = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                           "--no-index", "--find-links", str(wh), "--require-hashes", "--no-deps",
+                           "--target", str(target), "--python-version", "3.12", "--only-binary=:all:",
+                           "-r", str(tmp_path / "r2.txt")], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert (target / "demo_torch" / "__init__.py").read_text() == "V = '2.5.1'\n"
+    assert (target / "demo_vision" / "__init__.py").is_file()
+    # a file of the wheelhouse changed behind the plan's back: pip refuses it (the hash pins the bytes)
+    f = wh / again[1].filename
+    f.write_bytes(f.read_bytes() + b"\0")
+    bad = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                          "--no-index", "--find-links", str(wh), "--require-hashes", "--no-deps",
+                          "--target", str(tmp_path / "site2"), "--python-version", "3.12", "--only-binary=:all:",
+                          "-r", str(tmp_path / "r2.txt")],
+                         capture_output=True, text=True, check=False)
+    assert bad.returncode != 0 and "do not match the hashes" in bad.stderr.lower(), bad.stderr
+
+
+def test_the_planner_pins_the_pip_step_through_the_mirror_in_force(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_plan_golden import STATE_DIR, machines
+    from wizard.kb import load_kb
+    from wizard.mirror.build import mirror_config
+    from wizard.mirror.catalogue import index_path, torch_wheels
+    from wizard.planner import resolve_plan
+
+    facts = record.replace(machines()["seed-7900xt"], origin="live")
+    rp = resolve_plan("pip-only", facts, state_dir=STATE_DIR, wizard_python="python3")
+    t = dict(rp.target)
+    row = next(w for w in load_kb().wheels() if w.torch == t["torch"] and w.index_url == t["index_url"])
+    # the recorded machine says nothing of its python3's version: a live one does
+    facts = record.replace(facts, python_envs=(
+        *facts.python_envs, PythonEnv(path=None, python="/usr/bin/python3", python_version=row.python[-1],
+                                      kind="system")))
+    d = tmp_path / index_path(row.index_url)
+    for spec in torch_wheels(row):
+        for tag in spec.tags:
+            build_wheel(spec, tag, d)
+    write_index(d)
+    monkeypatch.delenv(pin_mod.OFF_VAR, raising=False)
+    monkeypatch.setenv("ROCM_WIZARD_CACHE_DIR", str(tmp_path / "cache"))
+    with MirrorServer(tmp_path, idle_timeout=30) as srv:
+        pinned = resolve_plan("pip-only", facts, state_dir=STATE_DIR, wizard_python="python3",
+                              mirrors=mirror_config(srv.base_url))
+        step = next(s for s in pinned.steps if s.kind == "pip_pin")
+        files = step.param("downloads")
+        assert files, step.notes
+        assert all(url.startswith(srv.base_url) for _, url, _, _ in files)
+        assert step.param("download_bytes") == sum(size for *_, size in files)
+        assert dict(pinned.target)["download"]
+        fetch = next(a for a in step.actions if a.argv[1:4] == ("-m", "wizard.downloads", "fetch"))
+        rc = subprocess.run((sys.executable, *fetch.argv[1:]), capture_output=True, text=True, check=False)
+        assert rc.returncode == 0, rc.stderr
+        assert {p.name for p in (tmp_path / "cache" / "wheelhouse").glob("*.whl")} == {f[0] for f in files}
+    # the machine cannot reach the index now: the plan says so and keeps today's pip install
+    down = resolve_plan("pip-only", facts, state_dir=STATE_DIR, wizard_python="python3",
+                        mirrors=mirror_config(srv.base_url))
+    step = next(s for s in down.steps if s.kind == "pip_pin")
+    assert step.param("downloads") is None and any("could not be read at plan time" in n for n in step.notes)
