@@ -26,6 +26,7 @@ from typing import Callable
 
 from packaging.utils import canonicalize_name
 
+from wizard import lazy_re
 from wizard.record import record
 
 
