@@ -191,3 +191,40 @@ def test_the_planner_pins_the_pip_step_through_the_mirror_in_force(tmp_path: Pat
                         mirrors=mirror_config(srv.base_url))
     step = next(s for s in down.steps if s.kind == "pip_pin")
     assert step.param("downloads") is None and any("could not be read at plan time" in n for n in step.notes)
+
+
+def test_cache_shows_and_prunes_with_one_line_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    import os
+
+    from wizard.cli import main
+
+    monkeypatch.setenv("ROCM_WIZARD_CACHE_DIR", str(tmp_path))
+    assert main(["cache"]) == 0
+    assert "no wheelhouse yet" in capsys.readouterr().out
+    wh = tmp_path / "wheelhouse"
+    wh.mkdir()
+    (wh / "old-1.0-py3-none-any.whl").write_bytes(b"o" * 2048)
+    (wh / "new-1.0-py3-none-any.whl.part").write_bytes(b"n" * 100)
+    os.utime(wh / "old-1.0-py3-none-any.whl", (1, 1))
+    assert main(["cache"]) == 0
+    out = capsys.readouterr().out
+    assert "old-1.0-py3-none-any.whl" in out and "2.0 KiB" in out and "partial" in out
+    assert f"2 file(s), 2.1 KiB in {wh}" in out
+    assert main(["cache", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["total"] == 2148 and {f["name"] for f in doc["files"]} == {"old-1.0-py3-none-any.whl",
+                                                                           "new-1.0-py3-none-any.whl.part"}
+    for bad, msg in ((["cache", "prune"], "needs --all or --older-than DAYS"),
+                     (["cache", "prune", "--older-than", "soon"], "not a whole number of days: 'soon'"),
+                     (["cache", "prune", "--older-than", "-2"], "between 0 and 36500 days"),
+                     (["cache", "--all"], "go with `cache prune`"),
+                     (["cache", "prune", "--all", "--older-than", "3"], "not allowed with")):
+        assert main(bad) == 2
+        err = capsys.readouterr().err
+        assert msg in err and len(err.strip().splitlines()) == 1, err
+    assert main(["cache", "prune", "--older-than", "30", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["removed"] == ["old-1.0-py3-none-any.whl"]
+    assert main(["cache", "prune", "--all"]) == 0
+    assert "removed 1 file(s)" in capsys.readouterr().out and not any(wh.iterdir())

@@ -165,3 +165,17 @@ def test_root_and_env_wheelhouse(monkeypatch: pytest.MonkeyPatch) -> None:
     assert pin_mod.wheelhouse_for(None) == "/var/cache/rocm-wizard/wheelhouse"
     monkeypatch.setenv("ROCM_WIZARD_CACHE_DIR", "/tmp/c/")
     assert pin_mod.wheelhouse_for("/home/u") == "/tmp/c/wheelhouse"
+
+
+def test_the_plan_question_says_the_size_or_why_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(pin_mod.OFF_VAR, raising=False)
+    pinned = pin_mod.pin_plan(_plan(), "3.12", "python3", "/home/u", _resolver)
+    assert pin_mod.review_lines(pinned) == [
+        "downloads 3.0 GiB into the wheelhouse, each file pinned to its published sha256 (a kill or a dropped "
+        "link resumes; a file already there is not fetched again)"]
+
+    def down(index: str, reqs, python: str) -> tuple[RemoteFile, ...]:
+        raise ListingError("https://idx/whl/rocm6.2/torch/: HTTP 503")
+
+    lines = pin_mod.review_lines(pin_mod.pin_plan(_plan(), "3.12", "python3", "/home/u", down))
+    assert len(lines) == 1 and lines[0].startswith(pin_mod.NOT_PINNED) and "HTTP 503" in lines[0]

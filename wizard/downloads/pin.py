@@ -27,6 +27,7 @@ from wizard.downloads.wheelhouse import ENV_VAR, ROOT_CACHE, WHEELHOUSE
 from wizard.model import Action, ResolvedPlan, StepPlan
 from wizard.record import replace
 
+NOT_PINNED = "the index listing could not be read at plan time"
 # set to 1: plans are not pinned to files (the suite's default: its machines are made up, no index is reached)
 OFF_VAR = "ROCM_WIZARD_NO_DOWNLOAD_PINS"
 Resolver = Callable[[str, Sequence[str], str], tuple[RemoteFile, ...]]
@@ -57,7 +58,7 @@ def pin_step(step: StepPlan, python: str, wizard_python: str, home: str | None,
     try:
         files = resolver(index_url, reqs, python)
     except ListingError as exc:
-        note = (f"the index listing could not be read at plan time ({exc}): pip downloads from {index_url} as "
+        note = (f"{NOT_PINNED} ({exc}): pip downloads from {index_url} as "
                 "before, without resume across a kill and without pinning the files to their published hashes")
         return replace(step, notes=(*step.notes, note)), None
     wh = wheelhouse_for(home)
@@ -103,3 +104,15 @@ def pin_plan(plan: ResolvedPlan, python: str | None, wizard_python: str, home: s
         steps.append(sp)
     target = plan.target + ((("download", " + ".join(sizes)),) if sizes else ())
     return replace(plan, steps=tuple(steps), target=target)
+
+
+def review_lines(plan: ResolvedPlan) -> list[str]:
+    """What the plan question says of downloads: their total size, or why they are not pinned."""
+    out = []
+    size = dict(plan.target).get("download")
+    if size:
+        out.append(f"downloads {size} into the wheelhouse, each file pinned to its published sha256 "
+                   "(a kill or a dropped link resumes; a file already there is not fetched again)")
+    for sp in plan.steps:
+        out += [n for n in sp.notes if n.startswith(NOT_PINNED)]
+    return out

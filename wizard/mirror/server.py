@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 import threading
 import time
 from http import HTTPStatus
@@ -23,11 +22,12 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from wizard import lazy_re
 from wizard.mirror.simple_index import JSON_TYPE
 from wizard.record import record
 
 HOST = "127.0.0.1"
-_RANGE = re.compile(r"^bytes=(\d+)-$")  # the one form a resuming download asks for
+_RANGE = lazy_re.compile(r"^bytes=(\d+)-$")  # the one form a resuming download asks for
 _CHUNK = 1 << 16
 
 
