@@ -13,6 +13,7 @@ that cause when any of them is among the ids of its first three findings, in its
 from __future__ import annotations
 
 import enum
+import hashlib
 import re
 from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
@@ -24,11 +25,18 @@ CATEGORIES = (
     "rdna1", "rdna2", "rdna3", "rdna35-apu", "rdna4", "vega", "gcn-old", "cdna", "multi-gpu", "wsl",
     "container", "override", "truncated", "core-sdk", "distro-packaged",
 )
-NOT_FACTS = frozenset({"category", "diagnosis"})
+NOT_FACTS = frozenset({"category", "diagnosis", "holdout"})
 TOP_N = 3
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)+$")
 # Findings that describe the wizard's own reading, not a cause: they do not break "silence".
 NOT_A_CAUSE = re.compile(r"^probe-")
+
+
+def is_holdout(name: str) -> bool:
+    """The fixed rule that holds a recorded machine out of tuning: the first 32 bits of the SHA-256 of its
+    directory name are a multiple of 4 (about a quarter of the corpus). Chosen before any result was read; a
+    fixture's ``"holdout": true`` in expected.json states it, and the catalogue test checks the two agree."""
+    return int(hashlib.sha256(name.encode("utf-8")).hexdigest()[:8], 16) % 4 == 0
 
 
 class Outcome(enum.Enum):
@@ -72,7 +80,8 @@ class DiagnosisScore:
 
     @property
     def contradicted(self) -> bool:
-        """The wizard leads with a different cause, stated as an error: worse than silence."""
+        """The wizard leads with a different cause, stated as an error: worse than silence. (A finding listed only
+        "to check" comes with the severity "to-check": it states no cause.)"""
         return (not self.named and bool(self.top_ids) and not NOT_A_CAUSE.match(self.top_ids[0])
                 and self.top_severity in ("critical", "error"))
 
@@ -85,6 +94,9 @@ class FixtureScore:
     diagnosis: DiagnosisScore | None = None  # None: the thread found no cause
     finding_ids: tuple[str, ...] = ()  # every finding the wizard gave, in its order
     error: str | None = None  # the detector or the loader failed on this fixture
+    confident_ids: tuple[str, ...] = ()  # findings shown as causes (positive evidence, not contradicted)
+    bad_advice: tuple[str, ...] = ()  # "<finding id>: <why>" for advice a detected fact contradicts
+    holdout: bool = False
 
     @property
     def spoke(self) -> bool:
@@ -183,6 +195,43 @@ def score_diagnosis(expected: Mapping[str, Any], findings: Sequence[tuple[str, s
         expected_ids=ids, top_ids=tuple(f[0] for f in findings[:TOP_N]), all_ids=tuple(f[0] for f in findings),
         top_severity=findings[0][1] if findings else None,
     )
+
+
+def confident(findings: Iterable[tuple[str, str, bool, bool]]) -> tuple[str, ...]:
+    """Ids of (id, severity, to_check, contradicted) findings that the wizard states as causes: not its own
+    reading notes, not "to check", not contradicted by detection, not a mere note (info)."""
+    return tuple(i for i, sev, to_check, against in findings
+                 if not NOT_A_CAUSE.match(i) and not to_check and not against and sev != "info")
+
+
+# --------------------------------------------------------------------------- advice against the facts
+# Checked here apart from the knowledge base's own conditions, on the words the user reads: a rule names a
+# piece of advice and the detected fact that rules it out.
+
+_OVERRIDE_VALUE = re.compile(r"HSA_OVERRIDE_GFX_VERSION=(\d+)\.(\d+)\.\d+|\bthat is (\d+)\.(\d+)\.\d+")
+_RENDER_ADVICE = re.compile(r"add the user to (?:the )?render|usermod\b[^\n]*\brender", re.IGNORECASE)
+_LOAD_DRIVER = re.compile(r"load the amdgpu driver|/dev/kfd is missing", re.IGNORECASE)
+_DXG_ADVICE = re.compile(r"HSA_ENABLE_DXG_DETECTION=1")
+
+
+def contradicting_advice(detected: Mapping[str, Any], advice: str) -> list[str]:
+    """Why ``advice`` (a finding's fix text, commands and env as shown) contradicts the detected facts."""
+    out: list[str] = []
+    gfxs = [g.get("gfx") or g.get("gfx_reported") for g in detected.get("gpus") or [] if isinstance(g, dict)]
+    if gfxs and all(gfxs):
+        for m in _OVERRIDE_VALUE.finditer(advice):
+            major, minor = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            prefix = f"gfx{major}{minor}" if int(major) >= 10 else f"gfx{major}0"
+            if not any(str(g).startswith(prefix) for g in gfxs):
+                out.append(f"override {major}.{minor}.x advised, but the GPUs are {', '.join(map(str, gfxs))}")
+    driver = detected.get("driver") or {}
+    if driver.get("in_render_group") is True and _RENDER_ADVICE.search(advice):
+        out.append("advises joining the render group, but the user is in it")
+    if driver.get("kfd_present") is True and _LOAD_DRIVER.search(advice):
+        out.append("advises loading the driver, but /dev/kfd exists")
+    if (detected.get("os") or {}).get("wsl") is False and _DXG_ADVICE.search(advice):
+        out.append("advises WSL's DXG detection, but this is not WSL")
+    return out
 
 
 # --------------------------------------------------------------------------- totals

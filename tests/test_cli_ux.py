@@ -11,7 +11,7 @@ import pytest
 
 from wizard import exit_codes
 from wizard.commands.console import ConsoleView
-from wizard.commands.verify_view import VerifyOutput, report_from_text
+from wizard.verify.view import VerifyOutput, report_from_text
 from wizard.runner import events as ev
 from wizard.runner.records import RunState, StepOutcome
 

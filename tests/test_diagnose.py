@@ -34,8 +34,10 @@ def test_seed_7900xt_alloc_failed_is_memory_or_build_not_a_version_check() -> No
 def test_seed_5600xt_names_the_way_forward() -> None:
     findings = diagnose(detect(open_recorded("seed-5600xt")))
     by_id = {f.id: f for f in findings}
-    forward = by_id["rdna1-no-upstream-wheel"]  # no released route: the nightly index, named as such
-    assert forward.fix_plan is None and "nightly" in forward.fix
+    # no upstream wheel: AMD's stable whl-next index publishes gfx1010-1012 device packages (undocumented)
+    forward = by_id["rdna1-no-upstream-wheel"]
+    assert forward.fix_plan is None and "stable whl-next" in forward.fix and "not list" in forward.fix
+    assert "nightly" not in forward.fix
     override = by_id["rdna1-override-breaks"]
     assert any("HSA_OVERRIDE_GFX_VERSION=10.3.0" in e for e in override.evidence)
     assert "https://github.com/ROCm/ROCm/issues/2527" in override.sources or any(

@@ -28,7 +28,7 @@ BUNDLE_FILES = {
 TEXT_FILES = {"issue.txt", "paste.txt"}
 META_FILES = {"SOURCE.md", "expected.json"}
 EXPECTED_KEYS = {"os", "gpus", "rocm", "python_envs", "env", "driver", "docker", "other_gpus", "in_container",
-                 "category", "diagnosis"}
+                 "category", "diagnosis", "holdout"}
 GPU_KEYS = {"name", "gfx", "gfx_reported", "pci_id", "bdf", "integrated", "vram_bytes", "family",
             "hip_index", "kfd_node", "render_node"}
 GFX = re.compile(r"^gfx[0-9a-f]{3,4}$")

@@ -27,7 +27,7 @@ CATEGORIES = {"rdna1", "rdna2", "rdna3", "rdna35-apu", "rdna4", "vega", "gcn-old
               "container", "override", "truncated", "core-sdk", "distro-packaged"}
 
 TOP_KEYS = {"os", "gpus", "rocm", "python_envs", "env", "driver", "other_gpus", "in_container", "category",
-            "diagnosis"}
+            "diagnosis", "holdout"}
 GPU_KEYS = {"name", "gfx", "gfx_reported", "pci_id", "bdf", "integrated", "vram_bytes", "family",
             "hip_index", "kfd_node", "render_node"}
 EVIDENCE = {"rocminfo.txt", "lspci.txt", "collect_env.txt", "traceback.txt", "env.txt",
@@ -45,7 +45,7 @@ def test_there_are_fixtures() -> None:
 def test_the_corpus_keeps_its_spread() -> None:
     """Issue 12's public corpus: enough machines, causes and whole pastes, every category covered."""
     expected = [json.loads((f / "expected.json").read_text(encoding="utf-8")) for f in FIXTURES]
-    assert len(FIXTURES) >= 85
+    assert len(FIXTURES) >= 150  # issue 21: at least 150 recorded machines from public threads
     assert sum(1 for e in expected if isinstance(e.get("diagnosis"), dict)) >= 45
     assert sum(1 for f in FIXTURES if (f / "paste.txt").is_file()) >= 25
     per_category = {c: sum(1 for e in expected if e.get("category") == c) for c in CATEGORIES}
@@ -100,6 +100,16 @@ def test_root_symlinks_stay_inside(fixture: Path) -> None:
                 target = (path.parent / os.readlink(path)).resolve()
                 assert target.is_relative_to(root.resolve()), f"{path} points outside root/"
                 assert target.exists(), f"{path} is dangling"
+
+
+@pytest.mark.parametrize("fixture", FIXTURES, ids=lambda p: p.name)
+def test_holdout_flag_follows_the_fixed_rule(fixture: Path) -> None:
+    """The held-out part of the corpus is chosen by a hash of the name, never by hand (so never by results)."""
+    data = json.loads((fixture / "expected.json").read_text(encoding="utf-8"))
+    assert data.get("holdout", False) in (True, False), f"{fixture.name}: holdout must be true or absent"
+    rule = _load_scorer().is_holdout(fixture.name)
+    assert data.get("holdout", False) is rule, (
+        f"{fixture.name}: " + ('add "holdout": true' if rule else 'remove "holdout"') + " (the rule: is_holdout)")
 
 
 def test_readme_lists_every_fixture() -> None:

@@ -382,12 +382,14 @@ def test_alloc_failed_is_memory_not_version_gate(kb: KnowledgeBase) -> None:
     assert "HSA_OVERRIDE_GFX_VERSION" not in k.fix.env
 
 
-def test_rdna1_names_the_nightly_route_not_a_plan(kb: KnowledgeBase) -> None:
+def test_rdna1_names_the_published_stable_route_not_a_plan(kb: KnowledgeBase) -> None:
+    """TheRock's whl-next manifest publishes gfx1010-1012 device packages on every stream, stable included
+    (audit 2026-11b, T2/K7): the fix names that index as published but undocumented, never "nightly only"."""
     k = _some(kb.known_issue("rdna1-no-upstream-wheel"))
     assert k.predict and ("gpu_gfx_in", ("gfx1010", "gfx1011", "gfx1012")) in k.when
-    assert k.fix.plan is None  # no stable index carries RDNA1: no plan may claim it
-    assert "nightly" in k.fix.summary and "not a release" in k.fix.summary
-    assert any("rocm.nightlies.amd.com/whl-multi-arch" in c for c in k.fix.commands)
+    assert k.fix.plan is None  # AMD's install page documents no RDNA1 target: no plan may claim it
+    assert "stable whl-next" in k.fix.summary and "nightly" not in k.fix.summary
+    assert any("stable.repo.amd.com/rocm/whl-next" in c for c in k.fix.commands)
     assert "https://github.com/ROCm/ROCm/issues/2527" in k.sources
     assert "HSA_OVERRIDE_GFX_VERSION" not in k.fix.env
     assert _some(kb.known_issue("rdna1-override-breaks")).fix.plan is None

@@ -24,8 +24,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("wizard.planner",),
     ("wizard.runner",),
     ("wizard.sandbox", "wizard.realroot", "wizard.machines", "wizard.session", "wizard.fleet"),
-    ("wizard.commands", "wizard.tui", "wizard.cli", "wizard.__main__"),
+    ("wizard.machine_session",),  # the one machine session below both front ends
+    ("wizard.commands", "wizard.tui"),  # the two front ends: siblings, neither imports the other (below)
+    ("wizard.cli", "wizard.__main__"),
 ]
+# the front ends' one meeting point: the command that opens the TUI
+FRONT_ENDS = {"wizard.commands": "wizard.tui", "wizard.tui": "wizard.commands"}
+LAUNCHERS = ("wizard/commands/tui.py",)
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 PACKAGES = ("runner", "tui", "commands", "kb", "probes", "parsers", "sandbox", "verify", "steps", "plans", "mirror",
             "realroot", "fleet", "downloads")
@@ -48,8 +53,9 @@ def unit(module: str) -> str:
     return ".".join(parts[:2])
 
 
-def imports(path: Path) -> list[tuple[int, str]]:
-    mod = module_of(path)
+def imports(path: Path, mod: str | None = None) -> list[tuple[int, str]]:
+    """(line, module) of every import in ``path`` (``mod``: the module it is, else found from its path)."""
+    mod = mod or module_of(path)
     is_pkg = path.name == "__init__.py"
     out: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
@@ -79,18 +85,57 @@ def test_every_module_has_a_layer() -> None:
     assert not missing, f"add these to LAYERS (and to docs/contracts.md): {missing}"
 
 
+def wrong_imports(rel: str, me: str, found: list[tuple[int, str]]) -> list[str]:
+    """What a module (``me``, at ``rel``) may not import: a higher layer; the other front end (the CLI's
+    commands and the TUI share the machine session, never each other's code; only the command that opens the
+    TUI imports ``wizard.tui``)."""
+    bad = []
+    for line, target in found:
+        if not target.startswith("wizard"):
+            continue
+        them = unit(target) if unit(target) in RANK else target.split(".")[0]
+        if RANK.get(them, 0) > RANK[me]:
+            bad.append(f"{rel}:{line}: {me} (layer {RANK[me]}) imports {target} (layer {RANK[them]})")
+        elif FRONT_ENDS.get(me) == them and rel not in LAUNCHERS:
+            bad.append(f"{rel}:{line}: {me} imports the other front end's {target}")
+    return bad
+
+
 def test_a_lower_layer_never_imports_a_higher_one() -> None:
     bad = []
     for path in sources():
-        me = unit(module_of(path))
-        for line, target in imports(path):
-            if not target.startswith("wizard"):
-                continue
-            them = unit(target) if unit(target) in RANK else target.split(".")[0]
-            if RANK.get(them, 0) > RANK[me]:
-                bad.append(f"{path.relative_to(ROOT)}:{line}: {me} (layer {RANK[me]}) imports {target} "
-                           f"(layer {RANK[them]})")
+        bad += wrong_imports(str(path.relative_to(ROOT)), unit(module_of(path)), imports(path))
     assert not bad, "\n".join(bad)
+
+
+def test_the_tui_runs_no_cli_subprocess() -> None:
+    """The TUI asks its machine session, never a ``rocm-wizard`` / ``python -m wizard`` child process."""
+    bad = []
+    for path in ROOT.glob("wizard/tui/**/*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.List, ast.Tuple)):
+                continue
+            words = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
+            pairs = list(zip(words, words[1:]))
+            if ("-m", "wizard") in pairs or ("-m", "wizard.cli") in pairs or words[:1] == ["rocm-wizard"]:
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not bad, "runs the CLI: " + ", ".join(bad)
+
+
+def test_the_check_catches_upward_and_sideways_imports(tmp_path: Path) -> None:
+    """What issue 20 found unseen: a command importing ``wizard.cli``; the TUI importing a command's module
+    (module level or inside a function, ``from wizard import cli`` too)."""
+    cases = [("wizard/commands/plans.py", "wizard.commands.plans", "from wizard.cli import add_venv_option\n"),
+             ("wizard/commands/fleet.py", "wizard.commands.fleet", "def f():\n    from wizard import cli\n"),
+             ("wizard/tui/services.py", "wizard.tui.services",
+              "def f():\n    from wizard.commands.verify_view import summary_text\n"),
+             ("wizard/tui/app.py", "wizard.tui.app", "from wizard.commands import Context\n")]
+    for rel, mod, text in cases:
+        p = tmp_path / "m.py"
+        p.write_text(text)
+        assert wrong_imports(rel, unit(mod), imports(p, mod)), text
+    p.write_text("from wizard.tui.app import make_app\n")
+    assert not wrong_imports("wizard/commands/tui.py", "wizard.commands", imports(p, "wizard.commands.tui"))
 
 
 def test_who_imports_sh_textual_and_torch() -> None:

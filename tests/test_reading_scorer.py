@@ -204,3 +204,33 @@ def test_cli_refuses_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture
     assert ra.main(["--fixtures", str(tmp_path / "nope")]) == 2
     assert ra.main(["--fixtures", str(tmp_path), "--only", "nothing"]) == 2
     assert "no fixture named nothing" in capsys.readouterr().err
+
+
+def test_confident_findings_leave_out_checks_notes_and_contradicted() -> None:
+    findings = [("a", "error", False, False), ("b", "warning", True, False), ("c", "error", False, True),
+                ("probe-gpus", "info", False, False), ("d", "info", False, False), ("e", "warning", False, False)]
+    assert rs.confident(findings) == ("a", "e")
+
+
+def test_contradicting_advice_rules() -> None:
+    rdna1 = {"gpus": [{"gfx": "gfx1010"}], "driver": {"in_render_group": True, "kfd_present": True},
+             "os": {"wsl": False}}
+    why = rs.contradicting_advice(rdna1, "set HSA_OVERRIDE_GFX_VERSION=10.3.0; sudo usermod -a -G render,video $LOGNAME"
+                                         "\nLoad the amdgpu driver\nexport HSA_ENABLE_DXG_DETECTION=1")
+    assert len(why) == 4 and "gfx1010" in why[0]
+    rdna2 = {"gpus": [{"gfx": "gfx1031"}, {"gfx": "gfx1100"}], "driver": {"in_render_group": False}}
+    assert rs.contradicting_advice(rdna2, "HSA_OVERRIDE_GFX_VERSION=10.3.0; for RDNA3 that is 11.0.0; "
+                                          "add the user to the render group") == []
+    assert rs.contradicting_advice({"gpus": [{"gfx": None}]}, "HSA_OVERRIDE_GFX_VERSION=10.3.0") == []  # unknown
+    assert rs.contradicting_advice(rdna2, "never 10.3.0 on RDNA1") == []  # a warning is not advice to set it
+
+
+def test_holdout_rule_is_fixed_and_covers_about_a_quarter() -> None:
+    names = [f"machine-{i}" for i in range(400)]
+    share = sum(rs.is_holdout(n) for n in names) / len(names)
+    assert 0.15 < share < 0.35 and rs.is_holdout("apu-strix-point-lspci") and not rs.is_holdout("vega-gfx906-debian12")
+
+
+def test_a_to_check_lead_is_not_a_contradiction() -> None:
+    lead = rs.score_diagnosis(_diag(["x"]), [("symptom", "to-check"), ("y", "warning")])
+    assert not lead.contradicted and not lead.named and not lead.silent

@@ -169,8 +169,7 @@ def test_secret_environment_is_never_collected(tmp_path: Path) -> None:
 
 def test_the_tuis_script_export_never_writes_through_a_planted_link(tmp_path: Path) -> None:
     """The TUI writes rocm-wizard-PLAN.sh into the current directory (often a shared one)."""
-    from wizard.host import open_recorded
-    from wizard.probes import detect
+    from wizard.machine_session import MachineSession, MachineSpec
     from wizard.tui.services import Services
 
     victim = tmp_path / "victim"
@@ -178,15 +177,14 @@ def test_the_tuis_script_export_never_writes_through_a_planted_link(tmp_path: Pa
     victim.chmod(0o600)
     export = tmp_path / "shared"
     export.mkdir()
-    svc = Services(host=open_recorded("seed-7900xt"), read_only=True, export_dir=export)
-    facts = detect(svc.host)
-    plan = svc.resolve("pip-only", facts)
+    svc = Services(MachineSession(MachineSpec(from_="seed-7900xt")), export_dir=export)
+    plan = svc.resolve("pip-only")
     os.symlink(victim, export / "rocm-wizard-pip-only.sh.partial")
     with pytest.raises(FileExistsError, match="planted"):
-        svc.export_script(plan, facts)
+        svc.export_script(plan)
     os.unlink(export / "rocm-wizard-pip-only.sh.partial")
     os.symlink(victim, export / "rocm-wizard-pip-only.sh")  # a link at the name itself is replaced, not followed
-    path = svc.export_script(plan, facts)
+    path = svc.export_script(plan)
     assert not path.is_symlink() and path.read_text().startswith("#!/usr/bin/env bash")
     assert stat.S_IMODE(path.stat().st_mode) == 0o755
     assert victim.read_text() == "root's file\n" and stat.S_IMODE(victim.stat().st_mode) == 0o600

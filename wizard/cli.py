@@ -11,7 +11,7 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Any, Callable, NoReturn, Sequence
+from typing import Any, NoReturn, Sequence
 
 from wizard import __version__, exit_codes
 
@@ -66,21 +66,6 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def whole_number(noun: str, low: int, high: int | None = None, unit: str = "") -> Callable[[str], int]:
-    """An argparse ``type`` for a whole number in [low, high] (no upper bound when ``high`` is None)."""
-    def convert(text: str) -> int:
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole {noun}: {text!r}") from None
-        if v < low or (high is not None and v > high):
-            bound = f"at least {low}" if high is None else f"between {low} and {high}{unit}"
-            raise argparse.ArgumentTypeError(f"{bound}: {text!r}")
-        return v
-
-    return convert
-
-
 def _machine_options(p: argparse.ArgumentParser, *, suppress: bool) -> None:
     """Options that say which machine to look at; accepted before and after the sub-command."""
     d = argparse.SUPPRESS if suppress else None
@@ -106,17 +91,12 @@ def _machine_options(p: argparse.ArgumentParser, *, suppress: bool) -> None:
     p.add_argument("--state-dir", metavar="DIR", default=d, help=argparse.SUPPRESS)
 
 
-def add_venv_option(p: argparse.ArgumentParser, *, suppress: bool) -> None:
-    """``--venv PATH`` on every command that plans: the venv the pip plans fill (existing or new)."""
-    p.add_argument("--venv", metavar="PATH", default=argparse.SUPPRESS if suppress else None,
-                   help="the venv the plan fills: an existing one, or a new one at PATH (default: a new venv "
-                        "beside the one found, else ~/rocm-wizard-venv)")
-
-
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser. Only the sub-commands ``argv`` names are built (each costs imports and time); when it names
     none, every one is listed without its options (for --help and a typo's error). Without ``argv``: all of
     them, complete (for docs and tests)."""
+    from wizard.commands.options import add_venv_option, whole_number
+
     named = [a for a in argv if a in COMMANDS] if argv is not None else list(COMMANDS)
     parser = _Parser(
         prog=PROG,

@@ -39,6 +39,7 @@ class Finding:
     matched_text: str | None = None  # the error line that matched a signature
     matched: Evidence | None = None  # where it matched: file (or text) and line
     contradicted: Evidence | None = None  # a line of the evidence that speaks against this finding
+    to_check: str | None = None  # why this only might apply (no positive evidence); None: a cause
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -48,6 +49,7 @@ class Finding:
             "matched": None if self.matched is None else
             {"source": self.matched.source, "line": self.matched.line, "text": self.matched.text},
             "contradicted_by": None if self.contradicted is None else str(self.contradicted),
+            "to_check": self.to_check,
         }
 
 
@@ -124,8 +126,8 @@ def _p_gpu_family_in(f: Facts, arg: object) -> list[str] | None:
 def _p_override_set(f: Facts, arg: object) -> list[str] | None:
     value, where = _override(f)
     is_set = bool(value)
-    if bool(arg) != is_set:
-        return None
+    if bool(arg) != is_set or (not is_set and not _override_known(f)):
+        return None  # "not set" holds only where the environment was read (a paste rarely shows it)
     return [f"HSA_OVERRIDE_GFX_VERSION={value} ({where})"] if is_set else ["HSA_OVERRIDE_GFX_VERSION is not set"]
 
 
@@ -465,6 +467,31 @@ def _p_dkms_not_for_running_kernel(f: Facts, arg: object) -> list[str] | None:
     return None
 
 
+def _p_has_dgpu(f: Facts, arg: object) -> list[str] | None:
+    d = [g for g in f.gpus if g.integrated is False]
+    if bool(arg):
+        return [f"discrete: {_gpu_label(g)}" for g in d] or None
+    known = [g for g in f.gpus if g.integrated is not None]
+    return ["no discrete AMD GPU"] if known and not d else None
+
+
+def _p_kfd_open_not_permissions(f: Facts, arg: object) -> list[str] | None:
+    """/dev/kfd exists and root (or a member of render) cannot open it, with an error other than "Permission
+    denied": groups and permissions are not what fails."""
+    d = f.driver
+    if d.kfd_present is not True or not d.kfd_error or re.search(r"permission denied", d.kfd_error, re.IGNORECASE):
+        return None
+    who = ("root" if f.is_root or d.user == "root" else
+           f"{d.user or 'the user'}, a member of render" if d.in_render_group is True else None)
+    return [f"/dev/kfd exists and {who} cannot open it: {d.kfd_error}"] if who else None
+
+
+def _p_rocm_stream_in(f: Facts, arg: object) -> list[str] | None:
+    wanted = set(arg if isinstance(arg, (list, tuple)) else [arg])
+    hits = [f"ROCm {i.version or '?'} ({i.stream})" for i in f.rocm.installs if i.stream in wanted]
+    return hits or None
+
+
 PREDICATES: dict[str, Pred] = {
     "gpu_gfx_in": _p_gpu_gfx_in,
     "gpu_family_in": _p_gpu_family_in,
@@ -504,6 +531,9 @@ PREDICATES: dict[str, Pred] = {
     "override_family_mismatch": _p_override_family_mismatch,
     "dkms_not_for_running_kernel": _p_dkms_not_for_running_kernel,
     "wheel_carries_gfx": _p_wheel_carries_gfx,
+    "has_dgpu": _p_has_dgpu,
+    "rocm_stream_in": _p_rocm_stream_in,
+    "kfd_open_not_permissions": _p_kfd_open_not_permissions,
 }
 
 
@@ -548,9 +578,22 @@ def _search(patterns: tuple[lazy_re.Pattern, ...], texts: list[EvidenceText]) ->
     return None
 
 
-# Predicates on facts a recording or a paste often does not hold. When the facts are unknown, a finding whose
-# signature matched this machine's text is not vetoed by them (nor counted as confirmed); a prediction is.
-_UNKNOWABLE: dict[str, Callable[[Facts], bool]] = {
+def _any_gfx(f: Facts) -> bool:
+    return any(g.gfx or g.gfx_reported for g in f.gpus)
+
+
+def _override_known(f: Facts) -> bool:
+    """Whether HSA_OVERRIDE_GFX_VERSION's absence is a fact: it is set, or the environment itself was read (a live
+    machine, a rehearsal, a bundle's env.txt)."""
+    return (_override(f)[0] is not None or f.origin == "live" or f.origin.startswith("sandbox")
+            or any(t.kind == "env.txt" for t in f.texts))
+
+
+# Which facts decide a predicate: where they are unknown (a recording or a paste often lacks them), a
+# predicate that does not hold says nothing either way. One table for both uses: a fix branch is withheld
+# only where the facts decide against it, and (for the software facts in _NO_VETO) a finding whose signature
+# matched this machine's own text is not vetoed by an unknown fact, only marked "to check".
+_DECIDED: dict[str, Callable[[Facts], bool]] = {
     "torch_build": lambda f: any(e.torch for e in f.python_envs),
     "torch_version": lambda f: any(e.torch for e in f.python_envs),
     "wheel_lacks_gfx": lambda f: any(e.gfx_targets for e in f.python_envs),
@@ -558,7 +601,27 @@ _UNKNOWABLE: dict[str, Callable[[Facts], bool]] = {
     or f.driver.kfd_accessible is not None,
     "not_in_render_group": lambda f: f.driver.in_render_group is not None,
     "in_render_group": lambda f: f.driver.in_render_group is not None,
+    "gpu_gfx_in": _any_gfx,
+    "gpu_gfx_not_in": _any_gfx,
+    "gpu_family_in": lambda f: any(g.family for g in f.gpus),
+    "gpu_codename_in": lambda f: any(g.codename for g in f.gpus),
+    "has_dgpu": lambda f: any(g.integrated is not None for g in f.gpus),
+    "override_set": _override_known,
+    "os_id_in": lambda f: f.os.id is not None,
+    "wsl": lambda f: f.os.wsl is not None,
+    "in_container": lambda f: f.in_container is not None,
+    "kfd_present": lambda f: f.driver.kfd_present is not None,
+    "rocm_stream_in": lambda f: bool(f.rocm.installs),
+    "rocm_version": lambda f: f.rocm.version is not None,
 }
+_NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_inaccessible", "not_in_render_group",
+                      "in_render_group", "override_set"})
+NOT_KNOWN = "not known from the evidence"
+
+
+def _decided(name: str, facts: Facts) -> bool:
+    known = _DECIDED.get(name)
+    return known is None or known(facts)
 
 
 def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False) -> tuple[list[str], int] | None:
@@ -576,9 +639,8 @@ def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False) -
             return None
         got = pred(facts, arg)
         if got is None:
-            known = _UNKNOWABLE.get(name)
-            if matched and known is not None and not known(facts):
-                evidence.append(f"({name.replace('_', ' ')}: not known from the evidence)")
+            if matched and name in _NO_VETO and not _decided(name, facts):
+                evidence.append(f"({name.replace('_', ' ')}: {NOT_KNOWN})")
                 continue
             return None
         held += 1
@@ -606,23 +668,74 @@ def against_detection(f: Finding) -> bool:
     return f.contradicted is not None and f.contradicted.source == DETECTED
 
 
-def _finding(issue: KnownIssue, evidence: list[str], match: _Match | None, against: _Match | None) -> Finding:
+def _branch_fits(when: tuple[tuple[str, object], ...], facts: Facts | None) -> bool:
+    """A fix branch is shown unless a detected fact decides one of its conditions against it."""
+    if facts is None:
+        return True
+    for name, arg in when:
+        pred = PREDICATES.get(name)
+        if pred is not None and pred(facts, arg) is None and _decided(name, facts):
+            return False
+    return True
+
+
+NOT_ADVISED = "No advice: detection contradicts this cause (see the evidence)."
+
+
+def _advice(issue: KnownIssue, facts: Facts | None) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...],
+                                                              str | None]:
+    """(summary, commands, env, plan) of the fix, with only the branches this machine's facts allow."""
     fix = issue.fix
+    parts, commands, env, plan = [fix.summary], list(fix.commands), dict(fix.env), fix.plan
+    for b in fix.branches:
+        if not _branch_fits(b.when, facts):
+            continue
+        parts.append(b.summary)
+        commands += [c for c in b.commands if c not in commands]
+        env.update(b.env)
+        plan = plan or b.plan
+    return " ".join(p for p in parts if p), tuple(commands), tuple(env.items()), plan
+
+
+def _to_check(issue: KnownIssue, match: _Match | None, held: int, against: _Match | None) -> str | None:
+    """Why a finding only might apply (it is then listed apart from the causes), or None for a cause. Positive
+    evidence is a line of this machine's own text that shows the failure, or (for an issue the facts alone
+    predict) detected facts that make every condition hold; a predicted warning is a risk, not a cause."""
+    if against is not None:
+        return "a line of the evidence speaks against it"
+    if issue.severity == "info":
+        return "a note, not a cause"
+    if match is not None and match.own:
+        return "this failure shows, but it has several possible causes: see which one holds" if issue.symptom else None
+    if issue.predict and issue.when and held == len(issue.when):
+        return None if issue.severity in ("critical", "error") else "a risk the facts allow; no failure shows it"
+    if match is not None:
+        return "seen only in another person's post"
+    return "no evidence on this machine shows it"
+
+
+def _finding(issue: KnownIssue, evidence: list[str], match: _Match | None, against: _Match | None,
+             facts: Facts | None = None, held: int = 0) -> Finding:
     ev: list[str] = []
     if match is not None:
         ev.append(f"{match.evidence}" + ("" if match.own else " (another person's post)"))
     ev += evidence
-    if against is not None and against.evidence.source == DETECTED:
+    detected_against = against is not None and against.evidence.source == DETECTED
+    if against is not None and detected_against:
         ev.append(f"but: detection contradicts this cause: {against.evidence.text}")
     elif against is not None:
         ev.append(f"but: {against.evidence}")
+    summary, commands, env, plan = _advice(issue, facts)
+    if detected_against:  # advice a detected fact contradicts is never given
+        summary, commands, env, plan = NOT_ADVISED, (), (), None
     return Finding(
         id=issue.id, severity=issue.severity, title=issue.title, cause=issue.cause,
-        fix=fix.summary, sources=tuple(issue.sources), evidence=tuple(dict.fromkeys(ev)),
-        fix_commands=tuple(fix.commands), fix_env=tuple(dict(fix.env).items()), fix_plan=fix.plan,
+        fix=summary, sources=tuple(issue.sources), evidence=tuple(dict.fromkeys(ev)),
+        fix_commands=commands, fix_env=env, fix_plan=plan,
         matched_text=match.evidence.text if match is not None else None,
         matched=match.evidence if match is not None else None,
         contradicted=against.evidence if against is not None else None,
+        to_check=None if detected_against else _to_check(issue, match, held, against),
     )
 
 
@@ -683,7 +796,7 @@ def _findings(facts: Facts | None, texts: list[EvidenceText], predicted: bool) -
         against = _facts_against(issue, facts)
         if against is None and issue.unless:
             against = _search(issue.unless, [t for t in texts if t.own])
-        scored.append((_rank(issue, match, held, against), issue, _finding(issue, evidence, match, against)))
+        scored.append((_rank(issue, match, held, against), issue, _finding(issue, evidence, match, against, facts, held)))
     return _ranked(scored)
 
 
@@ -694,8 +807,15 @@ def diagnose(facts: Facts, error_text: str | None = None) -> list[Finding]:
     kernel log lines) and in ``error_text``; each finding names the file and line that matched.
     """
     findings = _findings(facts, _texts(facts, error_text), predicted=True)
-    return ([f for f in findings if not against_detection(f)] + _machine_findings(facts)
+    causes = [f for f in findings if not against_detection(f) and f.to_check is None]
+    return (causes + _machine_findings(facts) + [f for f in findings if not against_detection(f) and f.to_check]
             + [f for f in findings if against_detection(f)])
+
+
+def causes_and_checks(findings: list[Finding]) -> tuple[list[Finding], list[Finding]]:
+    """(causes, to check): the findings positive evidence shows (with those detection contradicts, listed last
+    without advice), and apart from them those that only might apply."""
+    return [f for f in findings if f.to_check is None], [f for f in findings if f.to_check is not None]
 
 
 def diagnose_error_text(text: str, facts: Facts | None = None) -> list[Finding]:

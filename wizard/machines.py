@@ -44,14 +44,17 @@ def live(host: Host, *, state_dir: str | None = None) -> Machine:
 
 
 def sandbox(host: LiveHost, root: str | Path, *, verify_python: str | None = None,
-            state_dir: str | None = None) -> Machine:
+            state_dir: str | None = None, own_state: bool = False) -> Machine:
+    """``own_state``: a rehearsal machine, whose state is its own /var/lib/rocm-wizard even where
+    ROCM_WIZARD_STATE_DIR names another (the live machine's)."""
     from wizard.sandbox.executor import SandboxExecutor
 
     r = Path(root).absolute()
     if state_dir:
         state, logs = paths.state_dir(state_dir), paths.log_dir(state_dir)
     else:
-        state, logs = paths.state_dir(machine_root=r), paths.log_dir(machine_root=r)
+        own: dict[str, str] | None = {} if own_state else None
+        state, logs = paths.state_dir(machine_root=r, environ=own), paths.log_dir(machine_root=r, environ=own)
     cli = ["rocm-wizard", "--sandbox", str(r)]
     resume = [*wizard_command(), "resume", "--yes", "--sandbox", str(r)]
     env: tuple[tuple[str, str], ...] = ()
@@ -74,7 +77,9 @@ def realroot(host: Host, root: RealRoot) -> Machine:
     r = root.path
     cli = ["rocm-wizard", "--sandbox", str(r), "--root", "debian12"]
     resume = [*wizard_command(), "resume", "--yes", "--sandbox", str(r), "--root", "debian12"]
-    return Machine(host, RealRootExecutor(r), paths.state_dir(machine_root=r), paths.log_dir(machine_root=r),
+    # its state is the root's own /var/lib/rocm-wizard, whatever ROCM_WIZARD_STATE_DIR says
+    return Machine(host, RealRootExecutor(r), paths.state_dir(machine_root=r, environ={}),
+                   paths.log_dir(machine_root=r, environ={}),
                    paths.ROOT_STATE, resume, cli, wizard_python="python3", mirrors=mirrors(root))
 
 

@@ -15,6 +15,7 @@ from typing import Mapping
 ENV_VAR = "ROCM_WIZARD_STATE_DIR"
 ROOT_STATE = "/var/lib/rocm-wizard"
 ROOT_LOG = "/var/log/rocm-wizard"
+REHEARSALS = "rehearsal"  # <state>/rehearsal/: the TUI's rehearsal machines, each with its own state inside
 
 
 def _explicit(explicit: str | os.PathLike[str] | None, environ: Mapping[str, str]) -> Path | None:
@@ -66,3 +67,9 @@ def log_dir(
 ) -> Path:
     """The directory holding one folder of per-step logs per run."""
     return _dirs(explicit, environ, is_root, machine_root)[1]
+
+
+def rehearsal_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """Where the rehearsal machines of the machine whose state is ``state_dir(explicit)`` live. A live run
+    neither reads nor checks it: each rehearsal machine keeps its state under its own root."""
+    return state_dir(explicit) / REHEARSALS

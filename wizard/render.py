@@ -211,13 +211,26 @@ _SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", 
 
 
 def findings_renderables(findings: list[Any]) -> Iterable[RenderableType]:
+    """The causes first, then apart what only might apply ("to check")."""
+    causes = [f for f in findings if getattr(f, "to_check", None) is None]
+    checks = [f for f in findings if getattr(f, "to_check", None) is not None]
+    if not causes:
+        yield Text("No known problem matches this machine" + ("; a few things to check below." if checks else "."),
+                   style="green")
+    yield from _finding_panels(causes)
+    if checks:
+        yield Text("To check: these might apply, but nothing on this machine shows them yet", style="bold")
+        yield from _finding_panels(checks)
+
+
+def _finding_panels(findings: list[Any]) -> Iterable[RenderableType]:
     from rich.panel import Panel
 
-    if not findings:
-        yield Text("No known problem matches this machine.", style="green")
-        return
     for f in findings:
         body = Text()
+        if getattr(f, "to_check", None):
+            body.append("To check: ", style="bold")
+            body.append(f"{f.to_check}\n")
         body.append("Cause: ", style="bold")
         body.append(f.cause + "\n")
         body.append("Fix: ", style="bold")

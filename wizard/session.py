@@ -24,6 +24,7 @@ from wizard.runner import events as ev
 from wizard.runner.records import RunState
 
 if TYPE_CHECKING:
+    from wizard.planner import PlanChoice
     from wizard.runner.service import PendingRun
 
 
@@ -133,6 +134,15 @@ class PlanOption:
     recommended_why: str | None = None
     target: tuple[tuple[str, Any], ...] = ()
 
+    @classmethod
+    def of(cls, c: PlanChoice) -> PlanOption:
+        """A planner's choice as Choose shows it: a recommended plan says why instead of its reasons."""
+        if c.recommended:
+            why = "; ".join(r.removeprefix("recommended: ") for r in c.reasons)
+            return cls(c.plan.name, c.plan.title, c.plan.why, c.applicable, (), True, why, tuple(c.target.items()))
+        return cls(c.plan.name, c.plan.title, c.plan.why, c.applicable, tuple(c.reasons), False, None,
+                   tuple(c.target.items()))
+
 
 def order_options(options: list[PlanOption]) -> list[PlanOption]:
     """Recommended first, then applicable plans, then refused ones; by name within each group."""
@@ -205,6 +215,11 @@ class RunProgress:
                             note=s.skipped_reason) for i, s in enumerate(plan.steps)]
         return rs
 
+    @property
+    def verify_skipped(self) -> str | None:
+        """Why the plan's verify step did not run (None: it ran, or there is none)."""
+        return next((r.note or "" for r in self.steps if r.kind == "verify" and r.state == "skipped"), None)
+
     def _set(self, index: int, **changes: Any) -> None:
         if 0 <= index < len(self.steps):
             self.steps[index] = replace(self.steps[index], **changes)
@@ -230,7 +245,7 @@ class RunProgress:
                 self.verify, self._verify_buf = [], []
                 return Move.VERIFY
         elif isinstance(event, ev.StepSkipped):
-            self._set(event.index, state="skipped", note=event.reason)
+            self._set(event.index, state="skipped", note=event.reason, kind=event.kind)
         elif isinstance(event, ev.StepDoneEarlier):
             self._set(event.index, state=event.outcome.value, duration=event.duration, log_path=event.log_path,
                       note="done before this session")
@@ -277,16 +292,13 @@ class RunProgress:
 
     # -- verify results: JSON lines of the suite, or one JSON report at the end ----------------
     def _verify_lines(self, lines: tuple[str, ...]) -> None:
+        from wizard.verify.view import parse_check_line
+
         for line in lines:
             self._verify_buf.append(line)
-            s = line.strip()
-            if s.startswith("{") and s.endswith("}"):
-                try:
-                    d = json.loads(s)
-                except ValueError:
-                    continue
-                if isinstance(d, dict) and d.get("type") == "check":
-                    self.verify.append(_verify_row(d))
+            d = parse_check_line(line)
+            if d is not None:
+                self.verify.append(_verify_row(d))
 
     def _parse_verify_whole(self) -> None:
         if self.verify:

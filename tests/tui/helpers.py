@@ -11,7 +11,7 @@ from typing import Any
 
 from wizard.model import Action, ResolvedPlan, StepPlan
 from wizard.record import field, record
-from wizard.runner.service import RunService
+from wizard.machine_session import MachineSession, MachineSpec
 from wizard.tui.services import Services
 
 PY = sys.executable
@@ -83,25 +83,18 @@ class TestServices(Services):
 
     extra_plans: dict[str, ResolvedPlan]
 
-    def resolve(self, spec: str, facts: Any, venv: str | None = None) -> ResolvedPlan:
+    def resolve(self, spec: str, venv: str | None = None) -> ResolvedPlan:
         if spec in getattr(self, "extra_plans", {}):
             return self.extra_plans[spec]
-        return super().resolve(spec, facts, venv)
+        return super().resolve(spec, venv)
 
 
 def sandbox_services(sandbox: Path, profile: str = "seed-7900xt", *, plans: dict[str, ResolvedPlan] | None = None,
                      verify_python: str | None = None, auth: FakeAuth | None = None,
                      export_dir: Path | None = None) -> TestServices:
-    from wizard import machines
-    from wizard.sandbox import open_sandbox
-
-    host = open_sandbox(str(sandbox), profile)
-    machine = machines.sandbox(host, sandbox, verify_python=verify_python)
-    s = TestServices(host=host, read_only=False, runs=RunService(machine), state_dir=machine.machine_state,
-                     wizard_python=machine.wizard_python,
-                     authenticator=auth or FakeAuth(), clock=lambda: 1_700_000_000.0,
-                     export_dir=export_dir or sandbox.parent / "export", verify_python=verify_python,
-                     machine_args=("--sandbox", str(sandbox)), relaunch_hint=f"rocm-wizard --sandbox {sandbox}")
+    session = MachineSession(MachineSpec(sandbox=str(sandbox), profile=profile, verify_python=verify_python))
+    s = TestServices(session, authenticator=auth or FakeAuth(), clock=lambda: 1_700_000_000.0,
+                     export_dir=export_dir or sandbox.parent / "export")
     s.extra_plans = dict(plans or {})
     return s
 

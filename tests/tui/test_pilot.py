@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from wizard.machine_session import MachineSession, MachineSpec
 from wizard.session import Stage
 from wizard.tui.app import make_app
 from wizard.tui.services import Services
@@ -48,9 +49,7 @@ def screen_text(app) -> str:  # type: ignore[no-untyped-def]
 
 @sync
 async def test_recorded_machine_review_and_export_only(tmp_path: Path) -> None:
-    from wizard.host import open_recorded
-
-    svc = Services(host=open_recorded("seed-7900xt"), read_only=True, export_dir=tmp_path, authenticator=FakeAuth())
+    svc = Services(MachineSession(MachineSpec(from_="seed-7900xt")), export_dir=tmp_path, authenticator=FakeAuth())
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         assert app.session.stage == Stage.DETECT
@@ -77,9 +76,7 @@ async def test_recorded_machine_review_and_export_only(tmp_path: Path) -> None:
 
 @sync
 async def test_recommended_first_and_refused_plans_explained(tmp_path: Path) -> None:
-    from wizard.host import open_recorded
-
-    svc = Services(host=open_recorded("seed-5600xt"), read_only=True, export_dir=tmp_path)
+    svc = Services(MachineSession(MachineSpec(from_="seed-5600xt")), export_dir=tmp_path)
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         assert app.session.options == []  # resolved when Choose is first shown, not before the first screen
@@ -97,10 +94,9 @@ async def test_recommended_first_and_refused_plans_explained(tmp_path: Path) -> 
 
 @sync
 async def test_no_amd_gpu_offers_a_rehearsal(tmp_path: Path) -> None:
-    from wizard.host import LiveHost
-
-    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=tmp_path / "rehearsal", authenticator=FakeAuth(),
-                   verify_python=sys.executable)  # a torch is found: no offer to make one
+    # a torch is found: no offer to make one
+    svc = Services(MachineSession(MachineSpec(verify_python=sys.executable)), rehearsal_root=tmp_path / "rehearsal",
+                   authenticator=FakeAuth())
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         if app.session.has_amd_gpu:
@@ -124,11 +120,9 @@ async def test_no_amd_gpu_offers_a_rehearsal(tmp_path: Path) -> None:
 
 @sync
 async def test_a_second_rehearsal_on_a_used_machine_asks_whether_to_start_over(tmp_path: Path) -> None:
-    from wizard.host import LiveHost
-
     root = tmp_path / "rehearsal"
-    svc = Services(host=LiveHost(), read_only=False, rehearsal_root=root, authenticator=FakeAuth(),
-                   verify_python=sys.executable)
+    svc = Services(MachineSession(MachineSpec(verify_python=sys.executable)), rehearsal_root=root,
+                   authenticator=FakeAuth())
     used = svc.rehearsal("seed-7900xt")  # lay it, and leave a trace of a run in its state
     (root / "seed-7900xt/var/lib/rocm-wizard/runs/run-1").mkdir(parents=True)
     marker = root / "seed-7900xt/home/user/touched-by-the-run"
@@ -356,7 +350,7 @@ async def test_sudo_refused_changes_nothing(tmp_path: Path) -> None:
     host = LiveHost()
     rc = RunService(Machine(host, LiveExecutor(host.environ, Privilege(is_root=False, sudo="/nonexistent/sudo")),
                             tmp_path / "state", tmp_path / "logs", str(tmp_path / "state"), ["rocm-wizard", "resume"]))
-    svc = TestServices(host=host, read_only=False, runs=rc, authenticator=auth, export_dir=tmp_path)
+    svc = TestServices(MachineSession(machine=rc.machine), authenticator=auth, export_dir=tmp_path)
     svc.extra_plans = {"rooted": rooted}
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
@@ -440,9 +434,7 @@ async def test_an_interrupted_run_blocks_a_second_plan_at_choose_and_resume_cont
 async def test_review_steps_collapsed_venv_choice_full_script_and_export_elsewhere(tmp_path: Path) -> None:
     from textual.widgets import Collapsible, Input, OptionList
 
-    from wizard.host import open_recorded
-
-    svc = Services(host=open_recorded("seed-7900xt"), read_only=True, export_dir=tmp_path, authenticator=FakeAuth())
+    svc = Services(MachineSession(MachineSpec(from_="seed-7900xt")), export_dir=tmp_path, authenticator=FakeAuth())
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         await choose(app, pilot, "pip-only")
@@ -537,9 +529,7 @@ async def test_report_acts_verify_again_rollback_bundle_and_leaves_a_summary(tmp
 async def test_diagnose_takes_pasted_error_text(tmp_path: Path) -> None:
     from textual.widgets import TextArea
 
-    from wizard.host import open_recorded
-
-    svc = Services(host=open_recorded("seed-7900xt"), read_only=True, export_dir=tmp_path, authenticator=FakeAuth())
+    svc = Services(MachineSession(MachineSpec(from_="seed-7900xt")), export_dir=tmp_path, authenticator=FakeAuth())
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")

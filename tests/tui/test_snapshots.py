@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from wizard.machine_session import MachineSession, MachineSpec
 from wizard.record import replace
 from wizard.runner import events as ev
 from wizard.runner.records import RunState, StepOutcome
@@ -25,14 +26,15 @@ LOGS = "/var/log/rocm-wizard/run-1"
 STATE = "/var/lib/rocm-wizard"
 
 
-def _services(example: str = "seed-7900xt") -> Services:
+def _services(example: str = "seed-7900xt", facts: Any = None) -> Services:
     from wizard.host import open_recorded
     from wizard.probes import detect
 
     host = open_recorded(example)
-    facts = replace(detect(host), origin=f"bundle:{example}")
-    return Services(host=host, read_only=False, facts=facts, state_dir=STATE, wizard_python="/usr/bin/python3",
-                    clock=lambda: 1_700_000_000.0, relaunch_hint="rocm-wizard")
+    facts = facts or replace(detect(host), origin=f"bundle:{example}")
+    session = MachineSession(MachineSpec(state_dir=STATE), host=host, facts=facts, read_only=False,
+                             wizard_python="/usr/bin/python3")
+    return Services(session, clock=lambda: 1_700_000_000.0)
 
 
 def app_at(stage: Stage, *, example: str = "seed-7900xt", events: list[Any] = (), **session: Any) -> WizardApp:  # type: ignore[assignment]
@@ -41,7 +43,7 @@ def app_at(stage: Stage, *, example: str = "seed-7900xt", events: list[Any] = ()
     s.machine = f"bundle:{example}"
     s.pending = None
     if stage not in (Stage.DETECT, Stage.DIAGNOSE, Stage.CHOOSE):
-        s.resolved = svc.resolve("downgrade-6.2", s.facts)
+        s.resolved = svc.resolve("downgrade-6.2")
         s.chosen = "downgrade-6.2"
         s.run = RunProgress.for_plan(s.resolved)
     for k, v in session.items():
@@ -130,8 +132,7 @@ CASES: dict[str, Any] = {
 def _no_gpu() -> WizardApp:
     from wizard.model import Facts
 
-    svc = _services()
-    svc.facts = Facts(origin="live")
+    svc = _services(facts=Facts(origin="live"))
     s = svc.new_session()
     s.machine = "live"
     s.pending = None

@@ -12,39 +12,51 @@ from wizard.runner.records import RunState
 
 class ConsoleView:
     """Prints engine events; every string that came from the plan or the machine is escaped, so rich
-    markup never eats a ``[...]`` in a command or a path."""
+    markup never eats a ``[...]`` in a command or a path. The events are folded first into the same
+    ``RunProgress`` the TUI shows (steps, the verify step, why it was skipped); this prints what each adds."""
 
     def __init__(self, quiet_output: bool = False) -> None:
         from rich.console import Console
 
-        from wizard.commands.verify_view import VerifyOutput
+        from wizard.session import RunProgress
+        from wizard.verify.view import VerifyOutput
 
         self.console = Console(highlight=False, soft_wrap=True)  # a pasted log keeps its paths whole
         self.quiet_output = quiet_output
-        self.total = 0
-        self.verify_step: int | None = None
+        self.run = RunProgress()
         self.verify = VerifyOutput()
-        self.verify_skipped: str | None = None  # why the verify step did not run
+
+    @property
+    def total(self) -> int:
+        return len(self.run.steps)
+
+    @property
+    def verify_step(self) -> int | None:
+        return self.run.verify_step
+
+    @property
+    def verify_skipped(self) -> str | None:
+        """Why the verify step did not run."""
+        return self.run.verify_skipped
 
     def __call__(self, e: ev.Event) -> None:
         from rich.markup import escape
 
+        self.run.apply(e)
         c = self.console
         if isinstance(e, ev.RunStarted):
-            self.total = e.total_steps
             c.print(f"[bold]{'Resuming' if e.resumed else 'Running'} {escape(e.plan)}[/] (run {escape(e.run_id)}; "
                     f"logs in {escape(e.log_dir)})")
         elif isinstance(e, ev.StepStarted):
             c.print(f"[bold cyan]== step {e.index + 1}/{e.total}: {escape(e.title)}[/] ({e.kind})")
             if e.kind == "verify":
-                from wizard.commands.verify_view import VerifyOutput
+                from wizard.verify.view import VerifyOutput
 
-                self.verify_step, self.verify = e.index, VerifyOutput()
+                self.verify = VerifyOutput()
         elif isinstance(e, ev.StepDoneEarlier):
             c.print(f"[dim]== step {e.index + 1}/{self.total}: {escape(e.title)}: done before ({e.outcome.value})[/]")
         elif isinstance(e, ev.StepSkipped):
             if e.kind == "verify":
-                self.verify_skipped = e.reason
                 c.print(f"[bold yellow]!! step {e.index + 1}: {escape(e.title)}: SKIPPED, NOT VERIFIED: "
                         f"{escape(e.reason)}[/]")
             else:

@@ -14,7 +14,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from wizard.commands._paste import add_argument
 
     p.add_argument("--error-file", metavar="FILE", help="an error text or traceback to explain ('-' for stdin)")
-    p.add_argument("--json", action="store_true", help='print {"findings": [...]} as JSON')
+    p.add_argument("--json", action="store_true", help='print {"findings": [...], "to_check": [...]} as JSON')
     add_argument(p)
 
 
@@ -57,7 +57,11 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
     facts = facts_for(args, ctx)
     findings = fitting_fix_plans(diagnose(facts, error_text), facts)  # a fix points only at a plan that fits
     if args.json:
-        json.dump({"findings": [f.to_json() for f in findings]}, sys.stdout, indent=2)
+        from wizard.diagnose import causes_and_checks
+
+        causes, checks = causes_and_checks(findings)
+        json.dump({"findings": [f.to_json() for f in causes], "to_check": [f.to_json() for f in checks]},
+                  sys.stdout, indent=2)
         sys.stdout.write("\n")
         return exit_codes.OK
 

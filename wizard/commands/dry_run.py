@@ -18,10 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # top-level options
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from wizard.script import render
-
     # the state dir as the machine sees it: the script shows the same paths a real run uses
     plan = resolve_plan_or_fail(args.plan, ctx)
-    sys.stdout.write(render(plan, ctx.facts))
+    sys.stdout.write(ctx.script(plan))
     sys.stdout.flush()
     return exit_codes.OK

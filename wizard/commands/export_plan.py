@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from wizard import exit_codes
-from wizard.commands import CommandError, Context, resolve_plan_or_fail, usage_error
+from wizard.commands import Context, resolve_plan_or_fail, usage_error
 
 FORMATS = ("ansible",)
 
@@ -20,16 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:  # top-level options
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    from wizard.fleet.export import ExportError, PlanGroup, export
-    from wizard.script import machine_summary
-
     fmt, out_dir = args.export
     if fmt not in FORMATS:
         raise usage_error(f"--export {fmt}: unknown format (formats: {', '.join(FORMATS)})")
     plan = resolve_plan_or_fail(args.plan, ctx)
-    try:
-        book = export([PlanGroup(plan, machine=tuple(machine_summary(ctx.facts)))], out_dir)
-    except ExportError as exc:
-        raise CommandError(f"error: {exc}", exit_codes.USAGE) from None
-    print(book)
+    print(ctx.export_ansible(plan, out_dir))
     return exit_codes.OK

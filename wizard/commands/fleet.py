@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from wizard import exit_codes
-from wizard.cli import whole_number
+from wizard.commands.options import whole_number
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from wizard.cli import add_venv_option
+    from wizard.commands.options import add_venv_option
 
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     add_venv_option(parser, suppress=True)
@@ -25,11 +25,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
     from wizard.commands import CommandError
-    from wizard.planner import PlanError, recommend
+    from wizard.planner import PlanError
 
     try:
-        choices = recommend(ctx.facts, venv=ctx.venv, state_dir=ctx.plan_state_dir,
-                            wizard_python=None if ctx.read_only else ctx.machine.wizard_python)
+        choices = ctx.choices()
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None
     rows: list[dict[str, Any]] = [{"name": c.plan.name, "title": c.plan.title, "applicable": c.applicable, "reasons": list(c.reasons),

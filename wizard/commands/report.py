@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from wizard import exit_codes
+from wizard.commands import Context
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -13,29 +13,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="write the evidence to OUT (a directory, or a .tar.gz when OUT ends so)")
 
 
-def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
-    from wizard.commands import CommandError, usage_error
-    from wizard.evidence import Redactor, check_out, collect, write_bundle
-    from wizard.inputs import InputError, cli_path
-
-    if ctx.read_only:
-        raise usage_error("report collects the live machine's evidence; --from names a recording already")
-    try:
-        out = cli_path(args.bundle, "--bundle")
-        check_out(out)  # before anything is collected
-    except (InputError, FileExistsError, FileNotFoundError) as exc:
-        raise usage_error(str(exc)) from None
-    host = ctx.host
-    env = host.environ
-    users = {env.get(k, "") for k in ("USER", "LOGNAME", "SUDO_USER")}
-    users.add(os.path.basename(env.get("HOME", "").rstrip("/")))
-    redact = Redactor(tuple(sorted(u for u in users if u)), os.uname().nodename if host.name == "live" else None)
-    try:
-        path = write_bundle(collect(host, ctx.pythons), out, redact)
-    except (FileExistsError, FileNotFoundError) as exc:
-        raise usage_error(str(exc)) from None
-    except OSError as exc:
-        raise CommandError(f"cannot write {args.bundle}: {exc.strerror or exc}") from None
+def run(args: argparse.Namespace, ctx: Context) -> int:
+    path = ctx.write_bundle(args.bundle)
     print(f"Evidence written to {path} (user and host names redacted).")
     print(f"Check it with: rocm-wizard detect --from {path}")
     return exit_codes.OK

@@ -35,7 +35,7 @@ def status_dict(ctx: Context) -> dict[str, Any]:
 
 def verify_result(plan_file: str | None, logs: tuple[str, ...], skipped: dict[int, str]) -> dict[str, str | None]:
     """What the run's verify step said: its summary line from its log, or why it did not run."""
-    from wizard.commands.verify_view import summary_from_log
+    from wizard.verify.view import summary_from_log
     from wizard.runner import planfile
 
     index = None

@@ -130,7 +130,7 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
     on_check = None
     console = None
     if args.json:  # each check as a JSON line on stderr as it finishes; the report on stdout at the end
-        from wizard.commands.verify_view import check_json_line
+        from wizard.verify.view import check_json_line
 
         def on_check(c):  # type: ignore[no-untyped-def]
             sys.stderr.write(check_json_line(c.to_json()) + "\n")

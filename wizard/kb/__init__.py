@@ -43,6 +43,7 @@ from .records import (
     Distro,
     DockerImage,
     Fix,
+    FixBranch,
     GfxSupport,
     GpuInfo,
     HsaOverride,
@@ -57,7 +58,7 @@ from .records import (
 
 __all__ = [
     "FAMILIES", "PLANS", "PREDICATES", "SEVERITIES", "ApuInfo", "AptRepo", "CoreSdkRoutes", "Distro", "DockerImage",
-    "Fix", "GfxSupport", "GpuInfo", "HsaOverride", "KbError", "KnownIssue", "KnowledgeBase", "Release", "RpmRepo",
+    "Fix", "FixBranch", "GfxSupport", "GpuInfo", "HsaOverride", "KbError", "KnownIssue", "KnowledgeBase", "Release", "RpmRepo",
     "TheRock", "VendorWheel", "Wheel", "WheelIndex", "KB_DIR", "load_kb",
 ]
 

@@ -110,16 +110,17 @@ def _issue_problems(kb: KnowledgeBase, targets: dict[str, dict[str, Any]]) -> li
         if name not in targets:
             out.append(f"plans/{name}.toml: missing, but known issues may name plan {name!r}")
     for k in kb.known_issues():
-        plan = k.fix.plan
-        if plan is None or plan not in targets:
-            continue
-        gfx = next((tuple(arg) for pred, arg in k.when if pred == "gpu_gfx_in"), ())
-        index = targets[plan].get("index")
-        if not gfx or not isinstance(index, str):
-            continue
-        if not any(_index_serves(kb, index, g) for g in gfx):
-            out.append(f"known_issues.json: issues ({k.id}): fix plan {plan} (index {index}) serves none of "
-                       f"{', '.join(gfx)}")
+        # the fix's plan under the issue's conditions, and each branch's under the issue's and its own
+        for plan, when in [(k.fix.plan, k.when)] + [(b.plan, k.when + b.when) for b in k.fix.branches]:
+            if plan is None or plan not in targets:
+                continue
+            gfx = next((tuple(arg) for pred, arg in reversed(when) if pred == "gpu_gfx_in"), ())
+            index = targets[plan].get("index")
+            if not gfx or not isinstance(index, str):
+                continue
+            if not any(_index_serves(kb, index, g) for g in gfx):
+                out.append(f"known_issues.json: issues ({k.id}): fix plan {plan} (index {index}) serves none of "
+                           f"{', '.join(gfx)}")
     return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from types import MappingProxyType
-from typing import Any, Callable, NoReturn
+from typing import Any, Callable, Mapping, NoReturn
 
 from .records import (
     FAMILIES,
@@ -25,6 +25,7 @@ from .records import (
     Distro,
     DockerImage,
     Fix,
+    FixBranch,
     GfxSupport,
     GpuInfo,
     HsaOverride,
@@ -84,6 +85,9 @@ PREDICATES: dict[str, str] = {
     "override_family_mismatch": "true",
     "dkms_not_for_running_kernel": "true",
     "wheel_carries_gfx": "true",
+    "has_dgpu": "bool",
+    "rocm_stream_in": "str-list",
+    "kfd_open_not_permissions": "true",
 }
 
 
@@ -735,6 +739,22 @@ def _checked(text: str) -> lazy_re.Pattern:
     return pattern
 
 
+def _fix_env(e: Entry) -> Mapping[str, str]:
+    env = e.get("env", False)
+    if env is _MISSING:
+        env = {}
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        e.fail("env", "expected an object of NAME: value strings")
+    return MappingProxyType(dict(env))
+
+
+def _fix_plan(e: Entry) -> str | None:
+    plan = e.opt_text("plan", required=False)
+    if plan is not None and plan not in PLANS:
+        e.fail("plan", f"unknown plan {plan!r} (known: {', '.join(PLANS)})")
+    return plan
+
+
 def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
     top = _top(problems, doc, {"_meta", "issues"}, {"issues"})
     if top is None:
@@ -744,7 +764,7 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
     def build(where: str, raw: Any) -> KnownIssue:
         e = Entry(problems, where, raw, {
             "id", "severity", "title", "signatures", "when", "predict", "cause", "fix", "uncertain", "sources",
-            "unless", "explains", "contradicted_when"})
+            "unless", "explains", "contradicted_when", "symptom"})
         iid = e.text("id")
         if not re.match(r"^[a-z0-9][a-z0-9-]*$", iid):
             e.fail("id", f"expected lower-case-with-dashes, got {iid!r}")
@@ -779,21 +799,28 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
             e.fail("predict", "true needs a non-empty 'when'")
         if not sigs and not predict:
             e.fail("signatures", "an issue with no signatures must be predictable (predict: true)")
-        fe = Entry(problems, f"{where}: fix", e.get("fix", True), {"summary", "commands", "env", "plan"})
-        env = fe.get("env", False)
-        if env is _MISSING:
-            env = {}
-        if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
-            fe.fail("env", "expected an object of NAME: value strings")
-        plan = fe.opt_text("plan", required=False)
-        if plan is not None and plan not in PLANS:
-            fe.fail("plan", f"unknown plan {plan!r} (known: {', '.join(PLANS)})")
+        fe = Entry(problems, f"{where}: fix", e.get("fix", True), {"summary", "commands", "env", "plan", "branches"})
+        raw_branches = fe.get("branches", False)
+        if raw_branches is _MISSING:
+            raw_branches = []
+        if not isinstance(raw_branches, list):
+            fe.fail("branches", "expected a list of {when, summary, commands, env, plan}")
+        branches = []
+        for n, raw in enumerate(raw_branches):
+            be = Entry(problems, f"{where}: fix: branches[{n}]", raw, {"when", "summary", "commands", "env", "plan"})
+            raw_bw = be.get("when", True)
+            if not isinstance(raw_bw, list) or not raw_bw:
+                be.fail("when", "expected a non-empty list of {predicate: argument}: the facts this branch needs")
+            branches.append(FixBranch(when=tuple(_predicate(be, i, w) for i, w in enumerate(raw_bw)),
+                                      summary=be.text("summary"), commands=be.strs("commands", required=False),
+                                      env=_fix_env(be), plan=_fix_plan(be)))
         fix = Fix(summary=fe.text("summary"), commands=fe.strs("commands", required=False),
-                  env=MappingProxyType(dict(env)), plan=plan)
+                  env=_fix_env(fe), plan=_fix_plan(fe), branches=tuple(branches))
         return KnownIssue(id=iid, severity=sev, title=e.text("title"), signatures=tuple(sigs), when=when,
                           predict=bool(predict), cause=e.text("cause"), fix=fix, sources=e.sources(),
                           uncertain=e.opt_text("uncertain", required=False), unless=tuple(unless),
-                          explains=tuple(explains), contradicted_when=contradicted_when)
+                          explains=tuple(explains), contradicted_when=contradicted_when,
+                          symptom=e.flag("symptom", default=False))
 
     issues = _each(problems, top.get("issues", []), "issues", build)
     seen: set[str] = set()

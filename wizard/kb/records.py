@@ -224,11 +224,23 @@ class DockerImage:
 
 
 @record
+class FixBranch:
+    """One way of fixing an issue that holds only on some machines: ``when`` names the facts it needs
+    (predicates of wizard/diagnose.py); it is shown unless a detected fact contradicts one of them."""
+    when: tuple[tuple[str, Any], ...]
+    summary: str
+    commands: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict, hash=False)
+    plan: str | None = None
+
+
+@record
 class Fix:
     summary: str
     commands: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict, hash=False)
     plan: str | None = None
+    branches: tuple[FixBranch, ...] = ()  # advice for some machines only, after the summary that fits all
 
 
 @record
@@ -247,6 +259,8 @@ class KnownIssue:
     explains: tuple[str, ...] = ()  # ids of issues this one is the deeper cause of (it goes above them)
     # (predicate, argument) pairs on the detected facts: when one holds, the facts speak against this cause
     contradicted_when: tuple[tuple[str, Any], ...] = ()
+    # the finding names a failure whose cause text lists several possible causes: seen, it is "to check"
+    symptom: bool = False
 
     def matches_text(self, text: str) -> bool:
         """True when one of the signatures is found in ``text`` (predicates not checked)."""

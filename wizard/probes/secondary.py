@@ -10,6 +10,7 @@ read for facts (they describe other machines).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from wizard import lazy_re
 from wizard.model import Conflict, Driver, EnvSetting, Evidence, EvidenceText, Facts, Gpu, OsInfo, PythonEnv, Rocm
@@ -412,23 +413,51 @@ def _sdk_targets(texts: tuple[EvidenceText, ...]) -> tuple[tuple[str, ...], Evid
     return None
 
 
-def _with_sdk_targets(envs: list[PythonEnv], texts: tuple[EvidenceText, ...]) -> list[PythonEnv]:
-    found = _sdk_targets(texts)
-    if found is None or any(e.rocm_sdk_targets for e in envs):
-        return envs
-    gfx, ev = found
-    therock = [i for i, e in enumerate(envs) if e.rocm_sdk or e.kind == "recorded"]
+# `rocm-sdk version` prints the version of the env's `rocm` package and nothing else (TheRock
+# build_tools/packaging/python/templates/rocm/src/rocm_sdk/__main__.py, _do_version)
+_SDK_VERSION_CMD = lazy_re.compile(r"\brocm-sdk\s+version\b|\brocm_sdk\s+version\b")
+_SDK_VERSION_LINE = lazy_re.compile(r"^\s*(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev)\d+)*(?:\.dev\d+)?)\s*$")
+
+
+def _sdk_version(texts: tuple[EvidenceText, ...]) -> tuple[str, Evidence] | None:
+    for t in texts:
+        if not t.own or not t.command or not _SDK_VERSION_CMD.search(t.command):
+            continue
+        for i, line in enumerate(t.text.splitlines()):
+            if line.strip():
+                m = _SDK_VERSION_LINE.match(line)
+                if m:
+                    return m.group(1), Evidence(t.source, t.first_line + i, line.strip())
+                break  # the first line is the version, or the command failed
+    return None
+
+
+def _with_sdk_cli(envs: list[PythonEnv], texts: tuple[EvidenceText, ...]) -> list[PythonEnv]:
+    """What TheRock's `rocm-sdk targets` and `rocm-sdk version` printed, on the one env they can be about."""
+    targets = _sdk_targets(texts)
+    if targets is not None and not any(e.rocm_sdk_targets for e in envs):
+        gfx, ev = targets
+        envs = _on_therock_env(envs, ev, rocm_sdk_targets=gfx)
+    version = _sdk_version(texts)
+    if version is not None and not any(e.rocm_sdk for e in envs):
+        v, ev = version
+        envs = _on_therock_env(envs, ev, rocm_sdk=v)
+    return envs
+
+
+def _on_therock_env(envs: list[PythonEnv], ev: Evidence, **fields: Any) -> list[PythonEnv]:
+    therock = [i for i, e in enumerate(envs) if e.rocm_sdk or e.rocm_sdk_targets or e.kind == "recorded"]
     if len(therock) == 1:
         i = therock[0]
-        envs[i] = replace(envs[i], rocm_sdk_targets=gfx, sources=envs[i].sources + (ev,))
+        envs[i] = replace(envs[i], sources=envs[i].sources + (ev,), **fields)
     elif not therock:
-        envs.append(PythonEnv(path=None, rocm_sdk_targets=gfx, kind="recorded", sources=(ev,)))
+        envs.append(PythonEnv(path=None, kind="recorded", sources=(ev,), **fields))
     return envs
 
 
 def _envs(facts: Facts, said: list[Said]) -> tuple[PythonEnv, ...]:
     envs = list(_torch_env(facts, said))
-    envs = _with_sdk_targets(envs, facts.texts)
+    envs = _with_sdk_cli(envs, facts.texts)
     hip = _first(said, "hip")
     if hip is not None and len(envs) == 1 and envs[0].hip is None and envs[0].build in ("rocm", None):
         envs[0] = replace(envs[0], hip=hip.m.value, sources=envs[0].sources + (hip.ev,))
@@ -587,7 +616,8 @@ def apply(facts: Facts, texts: tuple[EvidenceText, ...]) -> Facts:
     """Facts with what the texts add; conflicts where they disagree."""
     said = collect(texts)
     if not said:
-        return facts
+        envs = tuple(_with_sdk_cli(list(facts.python_envs), texts))
+        return facts if envs == facts.python_envs else replace(facts, python_envs=envs)
     conflicts: list[Conflict] = []
     env = _env_settings(facts, said)
     override = next((s.value for s in env if s.name == "HSA_OVERRIDE_GFX_VERSION"), None)

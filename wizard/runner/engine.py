@@ -206,6 +206,10 @@ class Engine:
             absent, existed = self._claimed(action) if phase is Phase.RUN and a not in interrupted else ((), ())
             self.journal.append(ActionStart(step, a, shown, log_path, self.boot_id(), phase, absent, existed))
             self.emit(ev.ActionStarted(step, a, shown, action.description, phase))
+            note = progress_note(action)
+            if note is not None:
+                log.write(f"{note}\n".encode())
+                self.emit(ev.OutputLines(step, a, (note,)))
             res, sink = self._exec(action, log, step, a)
             outcome = (ActionOutcome.TIMEOUT if res.timed_out else ActionOutcome.CANCELLED if res.cancelled
                        else ActionOutcome.OK if res.exit_code in action.ok_codes else ActionOutcome.FAILED)
@@ -470,6 +474,20 @@ class Engine:
         self.journal.append(RunEnd(RunState.ROLLED_BACK, message=msg, reboot_needed=reboot_needed))
         self.emit(ev.RunFinished(RunState.ROLLED_BACK, self.run.id, tuple(cannot), reboot_needed, msg))
         return Outcome(RunState.ROLLED_BACK, self.run.id, msg, skipped=tuple(cannot), reboot_needed=reboot_needed)
+
+
+NO_METADATA_NOTE = ("note: AMD's package indexes serve no PEP 658 metadata, so pip downloads each wheel whole (several "
+                    "GB for torch and its device packages) and may print nothing for minutes: that is downloading, not "
+                    "a hang (known issue pip-amd-index-no-metadata)")
+
+
+def progress_note(action: Action) -> str | None:
+    """A line shown when an action starts that will look stuck although it works: a pip install from one of AMD's
+    indexes (https://<...>.amd.com/), which serve no PEP 658 metadata."""
+    argv = action.argv
+    if "pip" in argv and "install" in argv and any(a.startswith("https://") and ".amd.com/" in a for a in argv):
+        return NO_METADATA_NOTE
+    return None
 
 
 def default_diagnose(text: str) -> list[ev.Finding]:

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from wizard import paths
+
 STATE_UMASK = 0o077
 LIMIT = 20000  # files checked at most (a state dir holds a few per run)
 
@@ -45,8 +47,10 @@ def _why(path: str, st: os.stat_result, me: int) -> str | None:
     return None
 
 
-def check_tree(top: Path) -> None:
-    """Every directory and file under ``top`` (``top`` included) may be trusted, or StateError."""
+def check_tree(top: Path, skip: frozenset[str] = frozenset()) -> None:
+    """Every directory and file under ``top`` (``top`` included) may be trusted, or StateError. ``skip``: names
+    of ``top``'s entries that are not the wizard's state (the rehearsal machines: their roots hold symlinks and
+    other users' files by design, and a run never reads them)."""
     me = os.geteuid()
     seen = 0
     try:
@@ -57,6 +61,9 @@ def check_tree(top: Path) -> None:
     if why:
         raise StateError(why)
     for d, dirs, files in os.walk(top):
+        if d == str(top):
+            dirs[:] = [n for n in dirs if n not in skip]
+            files = [n for n in files if n not in skip]
         for name in [*dirs, *files]:
             p = os.path.join(d, name)
             seen += 1
@@ -93,12 +100,13 @@ def private() -> Iterator[None]:
 
 def prepare(state_root: Path, log_root: Path) -> None:
     """Before a run touches its state (inside :func:`private`): both trees checked (StateError), then
-    created 0700."""
+    created 0700. The rehearsal machines kept in the state dir (``paths.REHEARSALS``) are not its state."""
+    skip = frozenset({paths.REHEARSALS})
     for top in (state_root, log_root):
         why = bad_path(str(top))
         if why:
             raise StateError(why)
-        check_tree(top)
+        check_tree(top, skip)
     for top in (state_root, log_root):
         _make(top)
-        check_tree(top)
+        check_tree(top, skip)

@@ -29,7 +29,7 @@ from wizard.runner import events as ev
 from wizard.runner.records import RunState
 from wizard.session import IllegalTransition, Move, RunProgress, Session, Stage
 from wizard.tui.messages import (MoveRequested, PlanChosen, ResumeRequested, RetryRequested, RollbackRequested,
-                                 RunConfirmed)
+                                 RunConfirmed, RunUpdated)
 from wizard.tui.services import SUDO_REASON, Services
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ class WizardApp(App[int]):
                 self.show_stage()
                 return
         try:
-            plan = self.services.resolve(spec, s.facts, venv=s.venv)
+            plan = self.services.resolve(spec, venv=s.venv)
         except PlanRefused as exc:
             s.resolve_error = tuple(exc.reasons)
             self.notify("\n".join(f"✘ {r}" for r in exc.reasons), title=f"{spec} is refused for this machine",
@@ -290,7 +290,9 @@ class WizardApp(App[int]):
         return self.reboot_now
 
     def drain(self) -> None:
-        """Fold queued engine events into the session, in order; one log write per tick."""
+        """Fold queued engine events into the session (``RunProgress``, the fold the CLI's view keeps too), in
+        order; then one typed update (``RunUpdated``, the new output lines) per tick to the stage's screen, which a
+        screen not mounted yet receives as a message after its mount (``StageScreen.deliver``)."""
         if not self.events:
             return
         lines: list[str] = []
@@ -304,14 +306,18 @@ class WizardApp(App[int]):
                 m = run.apply(e)
                 if m is not None:
                     implied.append(m)
-            screen = self.screen
-            if lines and hasattr(screen, "add_lines"):
-                screen.add_lines(lines)
-            if hasattr(screen, "refresh_run"):
-                screen.refresh_run()
+            screen = self.stage_screen()
+            if screen is not None:  # never before the screen is mounted (then the update waits as a message)
+                screen.deliver(RunUpdated(tuple(lines)))
         for m in implied:
             if self.session.can(m):
                 self.fire(m)
+
+    def stage_screen(self) -> StageScreen | None:
+        """The stage's screen: the top one, or the one under the dialogs above it."""
+        from wizard.tui.screens.base import StageScreen
+
+        return next((sc for sc in reversed(self.screen_stack) if isinstance(sc, StageScreen)), None)
 
     def _run_ended(self, outcome: Any, error: str | None) -> None:
         self.running = False
@@ -400,7 +406,7 @@ class WizardApp(App[int]):
         if s.resolved is None:
             return
         try:
-            written = self.services.export_script(s.resolved, s.facts, Path(path).expanduser())
+            written = self.services.export_script(s.resolved, Path(path).expanduser())
         except OSError as exc:  # an unwritable place is a message, not a crash
             self.notify(f"could not write {path}: {exc.strerror or exc}", title="not exported", severity="error")
             return
@@ -411,7 +417,7 @@ class WizardApp(App[int]):
         """Every plan for this machine, resolved once, when Choose is first shown (not before the first screen)."""
         s = self.session
         if not s.options:
-            s.options = self.services.plan_options(s.facts)
+            s.options = self.services.plan_options()
         return s.options
 
     def findings(self) -> list[Any]:
@@ -446,7 +452,7 @@ class WizardApp(App[int]):
     @work(thread=True, exclusive=True, group="verify", exit_on_error=False)
     def _verify_worker(self, plan: Any) -> None:
         try:
-            line = self.services.verify_again(plan, self.session.facts)
+            line = self.services.verify_again(plan)
         except Exception as exc:  # noqa: BLE001 - shown as a message, never a traceback
             self.call_from_thread(self.notify, str(getattr(exc, "args", [exc])[0] if exc.args else exc),
                                   title="not verified", severity="warning", timeout=15)
@@ -475,7 +481,7 @@ class WizardApp(App[int]):
         if s.chosen is None:
             return
         try:
-            plan = self.services.resolve(s.chosen, s.facts, venv=venv)
+            plan = self.services.resolve(s.chosen, venv=venv)
         except PlanRefused as exc:
             self.notify("\n".join(f"✘ {r}" for r in exc.reasons), title=f"{venv or 'the default venv'} is refused",
                         severity="error", timeout=12)

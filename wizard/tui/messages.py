@@ -51,3 +51,12 @@ class RollbackRequested(Message):
     def __init__(self, run_id: str | None) -> None:
         super().__init__()
         self.run_id = run_id
+
+
+class RunUpdated(Message):
+    """The app to a stage screen: the run's fold (``session.run``) changed; ``lines`` is the output since the
+    last one. Posted to the screen, so a screen that is not mounted yet handles it only after its mount."""
+
+    def __init__(self, lines: tuple[str, ...]) -> None:
+        super().__init__()
+        self.lines = lines

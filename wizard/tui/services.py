@@ -1,7 +1,8 @@
-"""What the app calls below it: detection, diagnosis, the planner, the dry-run script, the runner,
-and sudo. Bundled into one injectable object so tests swap in fakes (an authenticator that never
-prompts, a frozen clock) without touching the screens. Nothing here imports Textual except the
-real authenticator, which needs the app to suspend."""
+"""What the app calls below it: the machine session (``wizard.machine_session``, the same one the CLI's
+commands use: facts, plans, the script, the bundle, verify again, the run service), and what only the app
+needs: sudo through a suspended app, a clock, the rehearsal machines and their CPU torch. One injectable
+object, so tests swap in fakes (an authenticator that never prompts, a frozen clock) without touching the
+screens. Nothing here imports Textual except the real authenticator, which needs the app to suspend."""
 
 from __future__ import annotations
 
@@ -11,15 +12,15 @@ import signal
 import sys
 import threading
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
-from wizard.record import field, record
 from wizard.session import PlanOption, Session, order_options
 
 if TYPE_CHECKING:
     from wizard.host import Host
+    from wizard.machine_session import MachineSession
     from wizard.model import Facts, ResolvedPlan
     from wizard.runner.service import RunService
 
@@ -71,32 +72,42 @@ TORCH_PYTHON_ENV = "ROCM_WIZARD_TEST_TORCH_PYTHON"  # a CPU torch's interpreter,
 NO_TORCH = "skipped: no torch to verify with"
 
 
-@record(frozen=False)
 class Services:
-    host: Host
-    read_only: bool
-    pythons: tuple[str, ...] = ()
-    runs: RunService | None = None  # None: a recorded machine (nothing runs)
-    authenticator: Authenticator = tui_authenticator
-    clock: Callable[[], float] = time.time
-    export_dir: Path = field(default_factory=Path.cwd)
-    state_dir: str | None = None
-    verify_python: str | None = None
-    rehearsal_root: Path | None = None  # where a rehearsal sandbox is created
-    relaunch_hint: str = "rocm-wizard"  # the command that resumes, as shown to the user
-    facts: Facts | None = None  # already detected (the CLI's ctx.facts)
-    wizard_python: str | None = None  # the interpreter plans run the wizard with (planner default: this one)
-    closing: ExitStack = field(default_factory=ExitStack)  # what close() stops (a real root's mirror server)
-    venv: str | None = None  # --venv PATH: the venv the pip plans fill (None: the planner's default)
-    machine_args: tuple[str, ...] = ()  # the CLI options that name this machine (``--sandbox DIR``)
+    """The TUI's adapter over its machine session (``wizard.machine_session``): the session does the work
+    (facts, plans, script, bundle, verify again, runs); this adds what only the app needs: sudo through a
+    suspended app, a clock, where files are exported, and the rehearsal machines and their CPU torch."""
+
+    def __init__(self, session: MachineSession, *, authenticator: Authenticator = tui_authenticator,
+                 clock: Callable[[], float] = time.time, export_dir: Path | None = None,
+                 rehearsal_root: Path | None = None) -> None:
+        self.session = session
+        self.authenticator = authenticator
+        self.clock = clock
+        self.export_dir = export_dir if export_dir is not None else Path.cwd()
+        self.rehearsal_root = rehearsal_root  # where rehearsal machines are made (None: the session's)
+        self.verify_python = session.verify_python  # the CPU torch a rehearsal verifies with (found or made)
 
     # -- the machine -------------------------------------------------------------------
-    def detect(self) -> Facts:
-        if self.facts is None:
-            from wizard.probes import detect
+    @property
+    def host(self) -> Host:
+        return self.session.host
 
-            self.facts = detect(self.host, pythons=list(self.pythons))
-        return self.facts
+    @property
+    def read_only(self) -> bool:
+        return self.session.read_only
+
+    @property
+    def runs(self) -> RunService | None:
+        """The run service; None where nothing runs (a recorded machine)."""
+        return self.session.runs if self.session.can_run else None
+
+    @property
+    def relaunch_hint(self) -> str:
+        """The command that resumes, as shown to the user."""
+        return self.session.relaunch_hint
+
+    def detect(self) -> Facts:
+        return self.session.facts
 
     def new_session(self) -> Session:
         facts = self.detect()
@@ -109,83 +120,39 @@ class Services:
         return s
 
     # -- plans ---------------------------------------------------------------------------
-    def plan_options(self, facts: Facts) -> list[PlanOption]:
-        from wizard.planner import recommend
+    def plan_options(self) -> list[PlanOption]:
+        return order_options([PlanOption.of(c) for c in self.session.choices()])
 
-        out = []
-        for c in recommend(facts, venv=self.venv, state_dir=self.state_dir, wizard_python=self.wizard_python):
-            rec_why = None
-            reasons = tuple(c.reasons)
-            if c.recommended:
-                rec_why = "; ".join(r.removeprefix("recommended: ") for r in c.reasons)
-                reasons = ()
-            out.append(PlanOption(c.plan.name, c.plan.title, c.plan.why, c.applicable, reasons, c.recommended,
-                                  rec_why, tuple(c.target.items())))
-        return order_options(out)
+    def resolve(self, spec: str, venv: str | None = None) -> ResolvedPlan:
+        """Raises wizard.planner.PlanRefused / PlanError. ``venv``: the user's choice (else the session's)."""
+        return self.session.resolve(spec, venv)
 
-    def resolve(self, spec: str, facts: Facts, venv: str | None = None) -> ResolvedPlan:
-        """Raises wizard.planner.PlanRefused / PlanError. ``venv``: the user's choice (else ``self.venv``)."""
-        from wizard.planner import resolve_plan
+    def script(self, plan: ResolvedPlan) -> str:
+        return self.session.script(plan)
 
-        return resolve_plan(spec, facts, venv=venv or self.venv, state_dir=self.state_dir,
-                            wizard_python=self.wizard_python)
-
-    def script(self, plan: ResolvedPlan, facts: Facts) -> str:
-        from wizard import script
-
-        return script.render(plan, facts)
-
-    def export_script(self, plan: ResolvedPlan, facts: Facts, path: Path | None = None) -> Path:
+    def export_script(self, plan: ResolvedPlan, path: Path | None = None) -> Path:
         """Write the script to ``path`` (default: the export dir); its directory must exist."""
-        text = self.script(plan, facts)
-        path = path or self.export_dir / f"rocm-wizard-{plan.name}.sh"
-        if path.is_dir():
-            path = path / f"rocm-wizard-{plan.name}.sh"
-        if not path.parent.is_dir():
-            raise FileNotFoundError(2, f"no such directory: {path.parent}")
-        from wizard.inputs.files import new_file
-
-        with new_file(path, 0o755, replace=True) as fh:  # never through a link planted in a shared directory
-            fh.write(text.encode("utf-8"))
-        return path
+        return self.session.write_script(plan, path or self.export_dir)
 
     # -- after a run -----------------------------------------------------------------------
-    def verify_again(self, plan: ResolvedPlan, facts: Facts) -> str:
-        """Run the suite again on what the plan set up; its summary line. Raises ValueError (one line)
-        when there is nothing to verify with."""
-        from wizard.commands.verify_view import summary_text
-        from wizard.verify import SuiteOptions, resolve_python, run_verify
-
-        venv = dict(plan.target).get("venv")
-        if self.host.name.startswith("sandbox:") or self.verify_python:
-            if not self.verify_python:
-                raise ValueError("skipped: no torch to verify with (start the rehearsal with --verify-python PATH)")
-            python, device = self.verify_python, "cpu"
-        elif venv:
-            python, device = f"{venv}/bin/python", "auto"
-        else:
-            raise ValueError("this plan set up no venv to verify (a container plan: run `rocm-wizard verify "
-                             "--image TAG`)")
-        report = run_verify(python=resolve_python(python), options=SuiteOptions(device=device), facts=facts)
-        return summary_text(report.to_json())
+    def verify_again(self, plan: ResolvedPlan) -> str:
+        """The suite again on what the plan set up; its summary line (SessionError: why not, one line)."""
+        return self.session.verify_again(plan)
 
     def write_bundle(self, path: str) -> str:
-        """``rocm-wizard report --bundle PATH`` for this machine; its last line (what it wrote, or why not).
-        Raises ValueError with that line when it failed."""
-        import subprocess
+        """This machine's evidence bundle; the line saying where. Raises ValueError with the reason."""
+        from wizard.machine_session import SessionError
 
-        out = subprocess.run([*wizard_argv(), *self.machine_args, "report", "--bundle", path], capture_output=True,
-                             text=True, stdin=subprocess.DEVNULL, timeout=600)
-        lines = (out.stdout + out.stderr).strip().splitlines()
-        last = lines[0] if lines else f"exit status {out.returncode}"
-        if out.returncode != 0:
-            raise ValueError(last.removeprefix("rocm-wizard: "))
-        return last
+        try:
+            written = self.session.write_bundle(path)
+        except SessionError as exc:
+            raise ValueError(exc.message) from None
+        return f"Evidence written to {written} (user and host names redacted)."
 
     # -- the rehearsal's verify torch ------------------------------------------------------
     def cpu_torch_dir(self) -> Path:
         """Where the wizard makes a CPU torch for rehearsals (when the user says so)."""
-        return (self.rehearsal_root or _default_rehearsal_root()) / "cpu-torch"
+        return self.rehearsals() / "cpu-torch"
 
     def find_cpu_torch(self) -> str | None:
         """A CPU torch's interpreter for the rehearsal's Verify step: --verify-python, else
@@ -226,7 +193,7 @@ class Services:
     # -- the rehearsal -------------------------------------------------------------------
     def rehearsal_dir(self, profile: str, *, real: bool = False) -> Path:
         """Where the rehearsal machine of ``profile`` lives (kept between starts, until reset)."""
-        return (self.rehearsal_root or _default_rehearsal_root()) / (f"{profile}-debian12" if real else profile)
+        return self.rehearsals() / (f"{profile}-debian12" if real else profile)
 
     def rehearsal_used(self, profile: str, *, real: bool = False) -> bool:
         """A run was started on that rehearsal machine (its state says so)."""
@@ -240,42 +207,22 @@ class Services:
             raise ValueError(f"{d} is not a rehearsal machine; left as it is")
         shutil.rmtree(d)
 
+    def rehearsals(self) -> Path:
+        """Where rehearsal machines are made: ``<state>/rehearsal`` of this machine, unless told otherwise."""
+        return self.rehearsal_root or self.session.rehearsal_root
+
     def rehearsal(self, profile: str = REHEARSAL_PROFILE, *, real: bool = False) -> Services:
         """Services for a built-in rehearsal machine: every step runs there, nothing touches this one.
         ``real``: a real Debian 12 root (real apt, dpkg and pip from a local mirror, built on first use,
         which takes a minute or more; see :func:`real_root_unavailable`); else the stand-in sandbox."""
-        from wizard import machines
-        from wizard.runner.service import RunService
-
-        root = self.rehearsal_root or _default_rehearsal_root()
-        closing = ExitStack()
-        if real:
-            from wizard.realroot.executor import RealRootHost
-            from wizard.realroot.rehearsal import opened
-
-            directory = self.rehearsal_dir(profile, real=True)
-            real_root = closing.enter_context(opened(directory, profile))  # its mirror served until close()
-            host: Host = RealRootHost(real_root.path)
-            machine = machines.realroot(host, real_root)
-            hint = f"rocm-wizard --sandbox {directory} --root debian12"
-            args: tuple[str, ...] = ("--sandbox", str(directory), "--root", "debian12")
-        else:
-            from wizard.sandbox import open_sandbox
-
-            sandbox = str(self.rehearsal_dir(profile))
-            live = open_sandbox(sandbox, profile)
-            host, machine = live, machines.sandbox(live, sandbox, verify_python=self.verify_python)
-            hint = f"rocm-wizard --sandbox {sandbox}"
-            args = ("--sandbox", sandbox)
-        return Services(host=host, read_only=False, runs=RunService(machine), state_dir=machine.machine_state,
-                        wizard_python=machine.wizard_python,
-                        authenticator=self.authenticator, clock=self.clock, export_dir=self.export_dir,
-                        verify_python=self.verify_python, relaunch_hint=hint, rehearsal_root=root,
-                        closing=closing, machine_args=args, venv=self.venv)
+        session = self.session.rehearsal(self.rehearsal_dir(profile, real=real), profile, real=real,
+                                         verify_python=self.verify_python)
+        return Services(session, authenticator=self.authenticator, clock=self.clock, export_dir=self.export_dir,
+                        rehearsal_root=self.rehearsals())
 
     def close(self) -> None:
-        """Stop what these services started (a real root's mirror server)."""
-        self.closing.close()
+        """Stop what the session started (a real root's mirror server)."""
+        self.session.close()
 
 
 def real_root_unavailable() -> str | None:
@@ -289,13 +236,3 @@ def real_root_unavailable() -> str | None:
     except RealRootError as exc:
         return str(exc)
     return missing_tools()
-
-
-def _default_rehearsal_root() -> Path:
-    from wizard.paths import state_dir
-
-    return state_dir() / "rehearsal"
-
-
-def wizard_argv() -> list[str]:
-    return [sys.executable, "-m", "wizard"]

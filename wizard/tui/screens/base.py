@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
@@ -12,7 +13,7 @@ from textual.widget import Widget
 from textual.widgets import Footer
 
 from wizard.session import Move, Session, Stage
-from wizard.tui.messages import MoveRequested
+from wizard.tui.messages import MoveRequested, RunUpdated
 
 if TYPE_CHECKING:
     from wizard.tui.app import WizardApp
@@ -89,6 +90,24 @@ class StageScreen(Screen[None]):
 
     STAGE: Stage = Stage.DETECT
     BINDINGS = [Binding("question_mark,f1", "app.help", "Help", key_display="?")]
+    updates_waiting = 0  # RunUpdated messages posted to this screen and not handled yet
+
+    def deliver(self, update: RunUpdated) -> None:
+        """Hand a run update to this screen: now when it is mounted and nothing posted earlier is still
+        waiting; otherwise as a message, which Textual handles after the screen's mount, in order."""
+        if self.is_mounted and not self.updates_waiting:
+            self.run_updated(update)
+            return
+        self.updates_waiting += 1
+        self.post_message(update)
+
+    @on(RunUpdated)
+    def _run_update_arrived(self, update: RunUpdated) -> None:
+        self.updates_waiting -= 1
+        self.run_updated(update)
+
+    def run_updated(self, update: RunUpdated) -> None:
+        """The run's fold changed (screens that show the run override this)."""
 
     @property
     def wizard(self) -> WizardApp:

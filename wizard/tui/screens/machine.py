@@ -94,13 +94,17 @@ class DetectScreen(StageScreen):
 
 
 def findings_summary(findings: list[object]) -> Text:
-    counts = {s: sum(1 for f in findings if getattr(f, "severity", None) == s) for s in SEVERITIES}
+    causes = [f for f in findings if getattr(f, "to_check", None) is None]
+    checks = len(findings) - len(causes)
+    counts = {s: sum(1 for f in causes if getattr(f, "severity", None) == s) for s in SEVERITIES}
     t = Text()
-    if not findings:
+    if not causes:
         t.append("✔ No known problem matches this machine.", style="green")
-        return t
-    t.append(f"{len(findings)} finding(s): ", style="bold")
-    t.append(", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    else:
+        t.append(f"{len(causes)} finding(s): ", style="bold")
+        t.append(", ".join(f"{n} {s}" for s, n in counts.items() if n))
+    if checks:
+        t.append(f"; {checks} to check" if causes else f" {checks} to check.")
     return t
 
 

@@ -222,7 +222,7 @@ class ReviewScreen(StageScreen):
     def action_script(self) -> None:
         s = self.session
         if s.resolved is not None:
-            self.app.push_screen(ScriptModal(s.resolved.name, self.wizard.services.script(s.resolved, s.facts)))
+            self.app.push_screen(ScriptModal(s.resolved.name, self.wizard.services.script(s.resolved)))
 
     def action_export(self) -> None:
         s = self.session

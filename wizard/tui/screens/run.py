@@ -13,7 +13,7 @@ from textual.widgets import Button, Log, Static
 from wizard.model import Action
 from wizard.runner.service import PendingRun
 from wizard.session import Move, RunProgress, Stage
-from wizard.tui.messages import ResumeRequested, RetryRequested, RollbackRequested
+from wizard.tui.messages import ResumeRequested, RetryRequested, RollbackRequested, RunUpdated
 from wizard.tui.screens.base import StageScreen
 from wizard.tui.screens.modals import LogModal
 from wizard.tui.widgets.log_pane import LogPane, normalise
@@ -39,6 +39,11 @@ class _LiveRun(StageScreen):
         return self.query_one(StepList)
 
     def on_mount(self) -> None:
+        self.refresh_run()
+
+    def run_updated(self, update: RunUpdated) -> None:
+        if update.lines:
+            self.add_lines(list(update.lines))
         self.refresh_run()
 
     def add_lines(self, lines: list[str]) -> None:

@@ -1,0 +1,168 @@
+"""Advice computed for the machine (issue 21, point 4): a fix's branches render only where the detected facts
+allow them, advice detection contradicts is never given, and what only might apply is listed as "to check"."""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from wizard.diagnose import NOT_ADVISED, causes_and_checks, diagnose, diagnose_error_text
+from wizard.host import open_recorded
+from wizard.kb import load_kb
+from wizard.model import Driver, EvidenceText, Facts, Gpu, PythonEnv
+from wizard.probes import detect
+from wizard.render import findings_renderables
+
+pytestmark = pytest.mark.unit
+
+MACHINES = Path(__file__).parent / "fixtures" / "machines"
+_IDF = "RuntimeError: HIP error: invalid device function"
+
+
+def _gpu(gfx: str, family: str, integrated: bool = False) -> Gpu:
+    return Gpu(name=f"AMD {gfx}", gfx=gfx, gfx_reported=gfx, integrated=integrated, family=family, hip_index=0)
+
+
+def _facts(*gpus: Gpu, text: str = _IDF, driver: Driver | None = None) -> Facts:
+    return Facts(gpus=gpus, driver=driver or Driver(), origin="test",
+                 texts=(EvidenceText("error.txt", text, 1, "text", True),))
+
+
+def _advice(f: object) -> str:
+    return " ".join([getattr(f, "fix"), *getattr(f, "fix_commands"), *(f"{k}={v}" for k, v in getattr(f, "fix_env"))])
+
+
+def test_rdna1_card_is_never_offered_the_rdna2_override() -> None:
+    rdna1 = {f.id: f for f in diagnose(_facts(_gpu("gfx1010", "RDNA1")))}["invalid-device-function"]
+    assert "10.3.0" not in _advice(rdna1) and "gfx1010-1012" in rdna1.fix
+    rdna2 = {f.id: f for f in diagnose(_facts(_gpu("gfx1032", "RDNA2")))}["invalid-device-function"]
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in rdna2.fix and "gfx1010-1012" not in rdna2.fix
+    # nothing known about the GPU: every branch may apply, so every branch is shown
+    unknown = {f.id: f for f in diagnose_error_text(_IDF)}["invalid-device-function"]
+    assert "10.3.0" in unknown.fix and "gfx1010-1012" in unknown.fix
+
+
+def test_a_member_of_render_is_not_told_to_join_it() -> None:
+    text = "Unable to open /dev/kfd read-write: Permission denied\nalice is member of render group"
+    member = Driver(user="alice", kfd_present=True, kfd_accessible=False, in_render_group=True, in_video_group=True)
+    f = {x.id: x for x in diagnose(_facts(_gpu("gfx1100", "RDNA3"), text=text, driver=member))}["kfd-inaccessible"]
+    assert "render" not in _advice(f).replace("--group-add render", "") and "usermod" not in _advice(f)
+    outsider = Driver(user="bob", kfd_present=True, kfd_accessible=False, in_render_group=False, in_video_group=False)
+    g = {x.id: x for x in diagnose(_facts(_gpu("gfx1100", "RDNA3"), text=text, driver=outsider))}["kfd-inaccessible"]
+    assert "sudo usermod -a -G render,video $LOGNAME" in g.fix_commands
+    # /dev/kfd missing: joining a group cannot help, loading the driver can
+    missing = Driver(user="bob", kfd_present=False, in_render_group=False, in_video_group=False)
+    h = {x.id: x for x in diagnose(_facts(_gpu("gfx1100", "RDNA3"), text="", driver=missing))}["kfd-inaccessible"]
+    assert "load the amdgpu driver" in h.fix and "usermod" not in _advice(h)
+
+
+def test_family_branches_of_an_ollama_override() -> None:
+    text = 'msg="amdgpu is not supported" gpu_type=gfx1032 library=/usr/lib/ollama'
+    rdna2 = {f.id: f for f in diagnose(_facts(_gpu("gfx1032", "RDNA2"), text=text))}
+    fix = rdna2["ollama-gpu-type-not-in-runtime"].fix
+    assert "10.3.0" in fix and "11.0.0" not in fix
+
+
+def test_detection_contradicted_cause_gives_no_advice() -> None:
+    gpu = _gpu("gfx1100", "RDNA3")
+    env = PythonEnv(path="/v", torch="2.7.1+rocm6.3", build="rocm", gfx_targets=("gfx1030", "gfx1100"))
+    facts = Facts(gpus=(gpu,), python_envs=(env,), origin="test")
+    f = {x.id: x for x in diagnose(facts, _IDF)}["invalid-device-function"]
+    assert f.contradicted is not None and f.fix == NOT_ADVISED
+    assert not f.fix_commands and not f.fix_env and f.fix_plan is None
+
+
+def test_a_cause_needs_positive_evidence() -> None:
+    igpu, dgpu = _gpu("gfx1036", "RDNA2", integrated=True), _gpu("gfx1100", "RDNA3")
+    risk = {f.id: f for f in diagnose(Facts(gpus=(igpu, dgpu), origin="test"))}["igpu-visible-beside-dgpu"]
+    assert risk.to_check and "risk" in risk.to_check  # a predicted warning: nothing failed
+    seen = {f.id: f for f in diagnose(_facts(_gpu("gfx1100", "RDNA3"), text="HSA_STATUS_ERROR_OUT_OF_RESOURCES"))}
+    assert seen["hsa-out-of-resources"].to_check  # a symptom with several causes
+    own = {f.id: f for f in diagnose(_facts(_gpu("gfx1032", "RDNA2")))}["invalid-device-function"]
+    assert own.to_check is None  # the machine's own text shows the failure
+    other = Facts(gpus=(_gpu("gfx1032", "RDNA2"),), origin="test",
+                  texts=(EvidenceText("paste.txt", _IDF, 1, "text", False),))
+    assert {f.id: f for f in diagnose(other)}["invalid-device-function"].to_check == "seen only in another person's post"
+    causes, checks = causes_and_checks(diagnose(Facts(gpus=(igpu, dgpu), origin="test")))
+    assert all(f.to_check is None for f in causes) and all(f.to_check for f in checks)
+
+
+def test_to_check_is_shown_apart_in_the_cli_and_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rich.console import Console
+
+    igpu, dgpu = _gpu("gfx1036", "RDNA2", integrated=True), _gpu("gfx1100", "RDNA3")
+    findings = diagnose(Facts(gpus=(igpu, dgpu), origin="test"))
+    out = io.StringIO()
+    console = Console(file=out, width=120, color_system=None)
+    for item in findings_renderables(findings):
+        console.print(item)
+    text = out.getvalue()
+    assert text.index("No known problem") < text.index("To check") < text.index("integrated")
+
+    from wizard import cli
+
+    buf = io.StringIO()
+    with redirect_stdout(buf):
+        cli.main(["diagnose", "--from", str(MACHINES / "multi-igpu-raphael-7600xt"), "--json"])
+    doc = json.loads(buf.getvalue())
+    assert set(doc) == {"findings", "to_check"}
+    assert [f["id"] for f in doc["to_check"]] == ["igpu-visible-beside-dgpu"] and not doc["findings"]
+    assert doc["to_check"][0]["to_check"] and "fix" in doc["to_check"][0]
+
+
+def test_no_recorded_machine_gets_advice_a_detected_fact_contradicts() -> None:
+    """The corpus-wide check of benchmarks/reading_score.contradicting_advice, on the wizard's own output."""
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("reading_score", Path(__file__).parent.parent / "benchmarks"
+                                                  / "reading_score.py")
+    assert spec and spec.loader
+    rs = sys.modules.get("reading_score") or importlib.util.module_from_spec(spec)
+    if "reading_score" not in sys.modules:
+        sys.modules["reading_score"] = rs
+        spec.loader.exec_module(rs)
+    from wizard.facts_json import facts_to_json
+
+    bad = []
+    for d in sorted(p for p in MACHINES.iterdir() if (p / "expected.json").is_file()):
+        facts = detect(open_recorded(str(d)))
+        doc = facts_to_json(facts)
+        bad += [f"{d.name}: {f.id}: {why}" for f in diagnose(facts) for why in rs.contradicting_advice(doc, _advice(f))]
+    assert not bad, "\n".join(bad)
+
+
+def test_branches_name_only_implemented_predicates() -> None:
+    from wizard.diagnose import PREDICATES
+
+    branched = [k for k in load_kb().known_issues() if k.fix.branches]
+    assert len(branched) >= 8
+    for k in branched:
+        for b in k.fix.branches:
+            assert b.when and all(name in PREDICATES for name, _ in b.when), k.id
+
+
+def test_root_that_cannot_open_kfd_is_not_told_about_groups() -> None:
+    """The issue's real failure: a Proxmox LXC where root, in render, gets "Invalid argument" from /dev/kfd."""
+    findings = diagnose(detect(open_recorded(str(MACHINES / "container-lxc-proxmox-9070xt-kfd-invalid-argument"))))
+    kfd = {f.id: f for f in findings}["kfd-inaccessible"]
+    assert kfd.contradicted is not None and "Invalid argument" in kfd.contradicted.text
+    assert kfd.fix == NOT_ADVISED and findings[-1].id == "kfd-inaccessible"
+    text = "Unable to open /dev/kfd read-write: Permission denied"
+    denied = Driver(user="rocm-user", kfd_present=True, kfd_accessible=False, kfd_error="Permission denied",
+                    in_render_group=False, in_video_group=True)
+    f = {x.id: x for x in diagnose(_facts(_gpu("gfx908", "CDNA1"), text=text, driver=denied))}["kfd-inaccessible"]
+    assert f.contradicted is None and "usermod" in _advice(f)
+
+
+def test_an_unread_environment_is_not_evidence_that_no_override_is_set() -> None:
+    gpu, env = _gpu("gfx1031", "RDNA2"), PythonEnv(path="/v", torch="2.2.0+rocm5.7", build="rocm")
+    pasted = Facts(gpus=(gpu,), python_envs=(env,), origin="paste")
+    assert "rdna2-variant-needs-override" not in [f.id for f in diagnose(pasted)]
+    read = Facts(gpus=(gpu,), python_envs=(env,), origin="recorded",
+                 texts=(EvidenceText("env.txt", "PATH=/usr/bin\n", 1, "env.txt", True),))
+    assert "rdna2-variant-needs-override" in [f.id for f in diagnose(read)]

@@ -1,0 +1,29 @@
+"""Option types and options shared by the top-level parser (``wizard/cli.py``) and the sub-commands'
+parsers: defined here, below both, so no command imports the CLI module."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable
+
+
+def whole_number(noun: str, low: int, high: int | None = None, unit: str = "") -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number in [low, high] (no upper bound when ``high`` is None)."""
+    def convert(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole {noun}: {text!r}") from None
+        if v < low or (high is not None and v > high):
+            bound = f"at least {low}" if high is None else f"between {low} and {high}{unit}"
+            raise argparse.ArgumentTypeError(f"{bound}: {text!r}")
+        return v
+
+    return convert
+
+
+def add_venv_option(p: argparse.ArgumentParser, *, suppress: bool) -> None:
+    """``--venv PATH`` on every command that plans: the venv the pip plans fill (existing or new)."""
+    p.add_argument("--venv", metavar="PATH", default=argparse.SUPPRESS if suppress else None,
+                   help="the venv the plan fills: an existing one, or a new one at PATH (default: a new venv "
+                        "beside the one found, else ~/rocm-wizard-venv)")
