@@ -17,7 +17,7 @@ from wizard.commands import CommandError, Context
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from wizard.cli import whole_number
+    from wizard.commands.options import whole_number
 
     parser.add_argument("action", nargs="?", choices=("show", "prune"), default="show",
                         help="show (default) or prune the wheelhouse")
