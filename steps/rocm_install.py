@@ -133,7 +133,9 @@ def plan(ctx: StepContext) -> StepPlan:
     args = ["amdgpu-install", "-y", f"--usecase={usecase(ctx)}"]
     if not with_dkms:
         args.append("--no-dkms")
-    notes = [f"amdgpu-install package: {url}"]
+    notes = [f"amdgpu-install package: {url} (the knowledge base records no sha256 for it: it is installed "
+             "without a hash check; the packages it then installs are checked by the package manager against "
+             "AMD's signed repository)"]
     # first on every entry to the step: a crash inside one of its dpkg runs (an unpack of amdgpu-install or of
     # the stack) leaves an interrupted dpkg that every apt command of a resume would stop at
     actions: list[Action] = [
@@ -142,9 +144,14 @@ def plan(ctx: StepContext) -> StepPlan:
                root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir),
                check=("test", "-d", f"{ctx.state_dir}/downloads"),
                changes=(f"{ctx.state_dir}/downloads",)),
-        Action(argv=("wget", "-q", "-O", deb, url), description=f"download amdgpu-install for ROCm {rel.version}",
+        # into DEB.part, continued (-c) after a kill or a dropped link; only a whole download gets DEB's name
+        Action(argv=("wget", "-q", "-c", "-O", f"{deb}.part", url),
+               description=f"download amdgpu-install for ROCm {rel.version}",
                root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir), check=("test", "-s", deb),
                changes=(deb,), timeout=600),
+        Action(argv=("mv", "-f", "--", f"{deb}.part", deb), description="the download is whole: keep it",
+               root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir), check=("test", "-s", deb),
+               changes=(deb,)),
     ]
     done_check = ("test", "-e", f"/opt/rocm-{rel.version}/.info/version")
     if ctx.pm == "apt":

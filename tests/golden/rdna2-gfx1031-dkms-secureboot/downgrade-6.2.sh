@@ -446,7 +446,9 @@ fi
 
 # ---- step 4/10: rocm_install: Install ROCm 6.2.4 with amdgpu-install
 # note: amdgpu-install package: https://repo.radeon.com/amdgpu-install/6.2.4/ubuntu/jammy/amdgpu-
-# install_6.2.60204-1_all.deb
+# install_6.2.60204-1_all.deb (the knowledge base records no sha256 for it: it is installed
+# without a hash check; the packages it then installs are checked by the package manager against
+# AMD's signed repository)
 # note: installs the amdgpu-dkms kernel module: a reboot is needed
 if ! step_done 4; then
   # wait for the package manager's lock (at most 120 s)
@@ -508,7 +510,11 @@ while True:
   fi
   # download amdgpu-install for ROCm 6.2.4
   if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb; then
-    sudo -- wget -q -O /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb https://repo.radeon.com/amdgpu-install/6.2.4/ubuntu/jammy/amdgpu-install_6.2.60204-1_all.deb
+    sudo -- wget -q -c -O /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb.part https://repo.radeon.com/amdgpu-install/6.2.4/ubuntu/jammy/amdgpu-install_6.2.60204-1_all.deb
+  fi
+  # the download is whole: keep it
+  if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb; then
+    sudo -- mv -f -- /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb.part /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb
   fi
   # install the amdgpu-install package (adds AMD's repo lists and key)
   sudo -- apt-get install -y /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb
