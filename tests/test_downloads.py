@@ -228,3 +228,54 @@ def test_cache_shows_and_prunes_with_one_line_errors(tmp_path: Path, monkeypatch
     assert json.loads(capsys.readouterr().out)["removed"] == ["old-1.0-py3-none-any.whl"]
     assert main(["cache", "prune", "--all"]) == 0
     assert "removed 1 file(s)" in capsys.readouterr().out and not any(wh.iterdir())
+
+
+def test_the_dry_run_script_resumes_with_wget_and_checks_sha256sum(tmp_path: Path) -> None:
+    import os
+    import shutil
+    import signal
+    import time
+
+    from wizard.downloads.fetch import requirements_text
+    from wizard.downloads.shell import script_lines
+    from wizard.model import Action, Facts, ResolvedPlan, StepPlan
+    from wizard.script import render
+
+    b = _bench()
+    served = tmp_path / "served"
+    served.mkdir()
+    paths = b.make_files(served, 6, seed=3)
+    wh, req = tmp_path / "wh", tmp_path / "reqs.txt"
+    with MirrorServer(served, idle_timeout=60, rate=b.RATE) as srv:
+        files = b.remote(paths, srv.base_url)
+        argv = ("python3", "-m", "wizard.downloads", "fetch", "--dest", str(wh), "--requirements", str(req),
+                files_json(files))
+        step = StepPlan(kind="pip_pin", title="pin", actions=(Action(argv=argv, description="download"),))
+        text = render(ResolvedPlan(name="p", title="t", why="w", target=(), steps=(step,)), Facts())
+        lines = script_lines(argv)
+        assert all(x.strip() in text for x in lines) and "wizard.downloads" not in text
+        assert any("wget -c" in x for x in lines) and any("sha256sum -c" in x for x in lines)
+        script = tmp_path / "dl.sh"
+        script.write_text("#!/usr/bin/env bash\nset -euo pipefail\n" + "\n".join(lines) + "\n")
+        if shutil.which("shellcheck"):
+            sc = subprocess.run(["shellcheck", "-s", "bash", str(script)], capture_output=True, text=True, check=False)
+            assert sc.returncode == 0, sc.stdout
+        proc = subprocess.Popen(["bash", str(script)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
+        while srv.bytes_sent < sum(f.size for f in files) // 3:
+            time.sleep(0.01)
+        os.killpg(proc.pid, signal.SIGKILL)  # bash and its wget
+        proc.wait()
+        assert list(wh.glob("*.part")), "the kill left no partial file"
+        done = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        assert srv.bytes_sent <= b.LIMIT * sum(f.size for f in files)
+        for p in paths:
+            assert (wh / p.name).read_bytes() == p.read_bytes()
+        assert req.read_text() == requirements_text(files, wh)
+        # a corrupted file on the server: the script stops, names it and its hash, keeps nothing of it
+        (wh / paths[2].name).unlink()
+        paths[2].write_bytes(b"\0" * paths[2].stat().st_size)
+        bad = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=False)
+        assert bad.returncode == 1 and paths[2].name in bad.stderr and files[2].sha256 in bad.stderr
+        assert not (wh / paths[2].name).exists() and not (wh / f"{paths[2].name}.part").exists()

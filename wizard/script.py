@@ -159,9 +159,14 @@ def _preflight(step: StepPlan) -> list[str]:
 
 def _actions(step: StepPlan) -> list[str]:
     out: list[str] = []
+    from wizard.downloads.shell import is_fetch, script_lines
+
     for a in step.actions:
         if a.description:
             out += _comment(a.description)
+        if is_fetch(a.argv):  # the wheelhouse download in bash: wget -c, sha256sum -c, then the rename
+            out += script_lines(a.argv)
+            continue
         if _needs_sc2016(a.argv, a.check):
             out.append(SC2016)
         if a.check:
