@@ -179,3 +179,16 @@ def test_the_plan_question_says_the_size_or_why_not(monkeypatch: pytest.MonkeyPa
 
     lines = pin_mod.review_lines(pin_mod.pin_plan(_plan(), "3.12", "python3", "/home/u", down))
     assert len(lines) == 1 and lines[0].startswith(pin_mod.NOT_PINNED) and "HTTP 503" in lines[0]
+
+
+def test_the_ansible_export_downloads_in_bash_without_the_wizard_on_the_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wizard.fleet.export import role_tasks
+
+    monkeypatch.delenv(pin_mod.OFF_VAR, raising=False)
+    pinned = pin_mod.pin_plan(_plan(), "3.12", "python3", "/home/u", _resolver)
+    tasks = [t for block in role_tasks(pinned, "r") for t in block.get("block", [block])]
+    shell = [t for t in tasks if "ansible.builtin.shell" in t]
+    assert len(shell) == 1
+    cmd = shell[0]["ansible.builtin.shell"]["cmd"]
+    assert "wget -c" in cmd and "sha256sum -c" in cmd and "https://idx/t.whl" in cmd
+    assert not any("wizard.downloads" in str(t) for t in tasks)
