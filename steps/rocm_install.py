@@ -49,6 +49,11 @@ KEY_CHECK = ('gpg --show-keys --with-colons "$1" 2>/dev/null | grep -q "^fpr:*:$
              '|| { echo "$1: AMD ROCm key fingerprint $2 not found" >&2; exit 1; }')
 
 
+# sh -c FETCH_DEB sh DEB URL: into DEB.part, continued (-c) after a kill or a dropped link; only a whole download
+# gets DEB's name (the done-check ``test -s DEB`` never takes a partial one)
+FETCH_DEB = 'wget -q -c -O "$1.part" "$2" && mv -f -- "$1.part" "$1"'
+
+
 def download_path(ctx: StepContext, url: str) -> str:
     return f"{ctx.state_dir}/downloads/{url.rsplit('/', 1)[-1]}"
 
@@ -144,14 +149,10 @@ def plan(ctx: StepContext) -> StepPlan:
                root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir),
                check=("test", "-d", f"{ctx.state_dir}/downloads"),
                changes=(f"{ctx.state_dir}/downloads",)),
-        # into DEB.part, continued (-c) after a kill or a dropped link; only a whole download gets DEB's name
-        Action(argv=("wget", "-q", "-c", "-O", f"{deb}.part", url),
+        Action(argv=("sh", "-c", FETCH_DEB, "sh", deb, url),
                description=f"download amdgpu-install for ROCm {rel.version}",
                root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir), check=("test", "-s", deb),
                changes=(deb,), timeout=600),
-        Action(argv=("mv", "-f", "--", f"{deb}.part", deb), description="the download is whole: keep it",
-               root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir), check=("test", "-s", deb),
-               changes=(deb,)),
     ]
     done_check = ("test", "-e", f"/opt/rocm-{rel.version}/.info/version")
     if ctx.pm == "apt":

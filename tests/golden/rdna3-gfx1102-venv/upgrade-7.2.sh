@@ -381,12 +381,9 @@ while True:
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
   fi
   # download amdgpu-install for ROCm 7.2.4
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb; then
-    sudo -- wget -q -c -O /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb.part https://repo.radeon.com/amdgpu-install/7.2.4/ubuntu/noble/amdgpu-install_7.2.4.70204-1_all.deb
-  fi
-  # the download is whole: keep it
-  if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb; then
-    sudo -- mv -f -- /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb.part /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb
+    sudo -- sh -c 'wget -q -c -O "$1.part" "$2" && mv -f -- "$1.part" "$1"' sh /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb https://repo.radeon.com/amdgpu-install/7.2.4/ubuntu/noble/amdgpu-install_7.2.4.70204-1_all.deb
   fi
   # install the amdgpu-install package (adds AMD's repo lists and key)
   sudo -- apt-get install -y /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb

@@ -395,12 +395,9 @@ while True:
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
   fi
   # download amdgpu-install for ROCm 6.2.4
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm; then
-    sudo -- wget -q -c -O /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm.part https://repo.radeon.com/amdgpu-install/6.2.4/el/9.4/amdgpu-install-6.2.60204-1.el9.noarch.rpm
-  fi
-  # the download is whole: keep it
-  if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm; then
-    sudo -- mv -f -- /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm.part /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm
+    sudo -- sh -c 'wget -q -c -O "$1.part" "$2" && mv -f -- "$1.part" "$1"' sh /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm https://repo.radeon.com/amdgpu-install/6.2.4/el/9.4/amdgpu-install-6.2.60204-1.el9.noarch.rpm
   fi
   # install the amdgpu-install package
   sudo -- dnf -y install /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm
