@@ -279,3 +279,25 @@ def test_the_dry_run_script_resumes_with_wget_and_checks_sha256sum(tmp_path: Pat
         bad = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=False)
         assert bad.returncode == 1 and paths[2].name in bad.stderr and files[2].sha256 in bad.stderr
         assert not (wh / paths[2].name).exists() and not (wh / f"{paths[2].name}.part").exists()
+
+
+def test_a_pinned_plan_script_guards_the_download_with_its_check_and_passes_shellcheck(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    from test_downloads_units import _plan, _resolver
+    from wizard.model import Facts
+    from wizard.script import render
+
+    monkeypatch.delenv(pin_mod.OFF_VAR, raising=False)
+    text = render(pin_mod.pin_plan(_plan(), "3.12", "python3", "/home/u", _resolver), Facts())
+    lines = text.splitlines()
+    i = next(n for n, x in enumerate(lines) if "mkdir -p -- /home/u/.cache/rocm-wizard/wheelhouse" in x)
+    assert lines[i - 1].strip().startswith("if ! /home/u/venv/bin/python -c assert")  # the stack there: no download
+    assert "wizard.downloads" not in text and "--require-hashes" in text
+    if shutil.which("shellcheck") is None:
+        pytest.skip("shellcheck is not installed")
+    (tmp_path / "plan.sh").write_text(text)
+    sc = subprocess.run(["shellcheck", "-s", "bash", str(tmp_path / "plan.sh")], capture_output=True, text=True,
+                        check=False)
+    assert sc.returncode == 0, sc.stdout

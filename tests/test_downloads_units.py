@@ -136,7 +136,10 @@ def test_pin_plan_downloads_by_hash_then_installs_exactly_those_files(monkeypatc
     assert argvs[2] == ("/home/u/venv/bin/python", "-m", "pip", "install", "--no-index", "--find-links", wh,
                         "--require-hashes", "--no-deps", "-r", req)
     assert "--index-url" in argvs[3]  # the pins' small dependencies
-    assert step.actions[2].check == step.actions[3].check  # the same done-check as before
+    before = _plan().steps[0].actions[1].check
+    assert step.actions[1].check == step.actions[2].check == before  # a venv with the stack downloads nothing
+    assert step.actions[3].check == ("/home/u/venv/bin/python", "-m", "pip", "check")  # not the stack's check:
+    # it passes after the --no-deps install, and would skip the dependencies
     assert step.param("download_bytes") == (3 << 30) + (1 << 20)
     assert len(step.param("downloads")) == 2 and step.param("wheelhouse") == wh
     assert dict(rp.target)["download"] == "3.0 GiB"

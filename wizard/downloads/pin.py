@@ -69,12 +69,13 @@ def pin_step(step: StepPlan, python: str, wizard_python: str, home: str | None,
     fetch = Action(argv=(wizard_python, "-m", "wizard.downloads", "fetch", "--dest", wh, "--requirements", req_file,
                          files_json(files)),
                    description=f"download {len(files)} file(s), {human(total)}, into {wh} (resumes; sha256-checked)",
-                   as_user=True, timeout=6 * 3600)
+                   as_user=True, check=install.check, timeout=6 * 3600)  # a venv that has the stack needs nothing
     exact = Action(argv=(py, "-m", "pip", "install", "--no-index", "--find-links", wh, "--require-hashes",
                          "--no-deps", "-r", req_file),
                    description="install exactly the downloaded files (hash-checked)", as_user=True,
                    check=install.check, changes=install.changes, timeout=install.timeout)
-    deps = replace(install, description=f"their dependencies from {index_url}")
+    # its own done-check: after the exact install the stack's check passes while its dependencies are missing
+    deps = replace(install, description=f"their dependencies from {index_url}", check=(py, "-m", "pip", "check"))
     actions: list[Action] = []
     for a in step.actions:
         actions += [fetch, exact, deps] if a is install else [a]
