@@ -195,3 +195,23 @@ def test_the_ansible_export_downloads_in_bash_without_the_wizard_on_the_host(mon
     cmd = shell[0]["ansible.builtin.shell"]["cmd"]
     assert "wget -c" in cmd and "sha256sum -c" in cmd and "https://idx/t.whl" in cmd
     assert not any("wizard.downloads" in str(t) for t in tasks)
+
+
+def test_progress_says_bytes_rate_and_time_left_once_a_second(monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    from wizard.downloads import fetch
+
+    clock = iter([100.0, 100.5, 102.0, 104.0])
+    monkeypatch.setattr(fetch.time, "monotonic", lambda: next(clock))
+    out = io.StringIO()
+    p = fetch.Progress(out)
+    f = RemoteFile("torch", "torch.whl", "http://x/t.whl", SHA, 100 << 20)
+    p.start(f, 20 << 20)  # resumed at 20 MiB
+    p.update(21 << 20)  # half a second: nothing yet
+    p.update(40 << 20)  # 20 MiB in 2 s: 10 MiB/s, 60 MiB left: 6 s
+    p.update(100 << 20, final=True)
+    assert out.getvalue().splitlines() == [
+        "download torch.whl: 100.0 MiB, resuming at 20.0 MiB",
+        "  torch.whl: 40.0 MiB of 100.0 MiB (40%), 10.0 MiB/s, 0m06s left",
+        "  torch.whl: 100.0 MiB of 100.0 MiB (100%), 20.0 MiB/s"]

@@ -68,16 +68,17 @@ class Progress:
         self.out = out
 
     def start(self, f: RemoteFile, have: int) -> None:
-        self._f, self._t0, self._b0, self._last = f, time.monotonic(), have, 0.0
+        self._f, self._t0, self._b0, self._shown = f, time.monotonic(), have, -1
+        self._last = self._t0  # the first line after a second of transfer
         resumed = f", resuming at {human(have)}" if have else ""
         self.out.write(f"download {f.filename}: {human(f.size)}{resumed}\n")
         self.out.flush()
 
     def update(self, done: int, final: bool = False) -> None:
         now = time.monotonic()
-        if not final and now - self._last < PROGRESS_EVERY_S:
+        if (not final and now - self._last < PROGRESS_EVERY_S) or done == self._shown:
             return
-        self._last = now
+        self._last, self._shown = now, done
         rate = (done - self._b0) / max(now - self._t0, 1e-6)
         size = self._f.size
         left = f", {_eta((size - done) / rate)} left" if rate > 0 and not final else ""
