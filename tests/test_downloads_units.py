@@ -63,6 +63,10 @@ def test_pick_takes_the_pin_for_this_python_and_the_most_specific_tag() -> None:
     got = pick(links, Requirement("torch==2.5.1"), tags)
     assert got.filename == "torch-2.5.1+rocm6.2-cp312-cp312-manylinux_2_28_x86_64.whl"
     assert pick(links, Requirement("torch"), tags).filename.startswith("torch-2.6.0")
+    pre = _links("torch-2.7.0rc1-cp312-cp312-linux_x86_64.whl", "torch-2.6.0-cp312-cp312-linux_x86_64.whl")
+    assert pick(pre, Requirement("torch"), tags).filename.startswith("torch-2.6.0-")  # as pip: no pre-release
+    assert pick(pre, Requirement("torch>=2.7.0rc1"), tags).filename.startswith("torch-2.7.0rc1")
+    assert pick(pre[:1], Requirement("torch"), tags).filename.startswith("torch-2.7.0rc1")  # nothing else fits
     # the extras a TheRock requirement carries do not change the file
     assert pick(links, Requirement("torch[device-gfx1100]==2.5.1"), tags) == got
 

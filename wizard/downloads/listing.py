@@ -137,18 +137,14 @@ def pick(links: Iterable[_Link], req: Requirement, tags: Sequence[Tag]) -> _Link
     rank = {t: i for i, t in enumerate(tags)}
     best: tuple[Version, int, _Link] | None = None
     seen_unhashed = False
-    for link in links:
-        if link.yanked or not link.filename.endswith(".whl"):
-            continue
-        try:
-            name, version, _, ftags = parse_wheel_filename(link.filename)
-        except InvalidWheelFilename:
-            continue
-        if name != canonicalize_name(req.name) or not req.specifier.contains(version, prereleases=True):
-            continue
+    fitting = [link for link in links if _fits(link, req, rank)]
+    # as pip: a pre-release only when the specifier names one or nothing else fits
+    finals = [link for link in fitting if not parse_wheel_filename(link.filename)[1].is_prerelease]
+    if finals and not req.specifier.prereleases:
+        fitting = finals
+    for link in fitting:
+        _, version, _, ftags = parse_wheel_filename(link.filename)
         fits = [rank[t] for t in ftags if t in rank]
-        if not fits:
-            continue
         if not link.sha256:
             seen_unhashed = True
             continue
@@ -159,6 +155,18 @@ def pick(links: Iterable[_Link], req: Requirement, tags: Sequence[Tag]) -> _Link
         why = "publishes no sha256 for it" if seen_unhashed else "has no wheel for this Python and platform"
         raise ListingError(f"{req}: the index {why}")
     return best[2]
+
+
+def _fits(link: _Link, req: Requirement, rank: dict[Tag, int]) -> bool:
+    """A wheel of ``req``'s project, in its specifier, with a tag this Python takes, not yanked."""
+    if link.yanked or not link.filename.endswith(".whl"):
+        return False
+    try:
+        name, version, _, ftags = parse_wheel_filename(link.filename)
+    except InvalidWheelFilename:
+        return False
+    return (name == canonicalize_name(req.name) and req.specifier.contains(version, prereleases=True)
+            and any(t in rank for t in ftags))
 
 
 def resolve(index_url: str, requirements: Sequence[str], python: str, arch: str = "x86_64") -> tuple[RemoteFile, ...]:
