@@ -19,7 +19,7 @@ from wizard import record
 from wizard.model import PythonEnv
 from wizard.downloads import pin as pin_mod
 from wizard.downloads.fetch import files_json, main as fetch_main
-from wizard.downloads.listing import ListingError, resolve
+from wizard.downloads.listing import ListingError, forget, resolve
 from wizard.mirror.server import MirrorServer
 from wizard.mirror.simple_index import write_index
 from wizard.mirror.wheels import WheelSpec, build_wheel
@@ -63,11 +63,16 @@ def test_resolve_reads_json_or_html_listing_and_sizes_from_head(tmp_path: Path) 
         assert any(r.method == "HEAD" for r in srv.requests)
         for p in d.glob("*/index.json"):  # a PEP 503-only index: the HTML page, same files
             p.unlink()
+        forget()  # a new process: this one keeps what it read
+        srv.clear_log()
         assert resolve(f"{srv.base_url}/whl", ["demo-torch==2.5.1", "demo-vision"], "3.12") == files
+        pages = [r.path for r in srv.requests if r.method == "GET"]
+        resolve(f"{srv.base_url}/whl", ["demo-torch==2.5.1", "demo-vision"], "3.12")  # a second plan
+        assert [r.path for r in srv.requests if r.method == "GET"] == pages  # read once per process
         with pytest.raises(ListingError, match="HTTP 404"):
             resolve(f"{srv.base_url}/whl", ["nothing-here"], "3.12")
     with pytest.raises(ListingError, match="cannot be reached"):
-        resolve(f"{srv.base_url}/whl", ["demo-torch"], "3.12")
+        resolve(f"{srv.base_url}/whl", ["demo-other"], "3.12")
 
 
 def test_kill_9_at_random_instants_then_resume_10_seeds(tmp_path: Path) -> None:
@@ -187,6 +192,7 @@ def test_the_planner_pins_the_pip_step_through_the_mirror_in_force(tmp_path: Pat
         assert rc.returncode == 0, rc.stderr
         assert {p.name for p in (tmp_path / "cache" / "wheelhouse").glob("*.whl")} == {f[0] for f in files}
     # the machine cannot reach the index now: the plan says so and keeps today's pip install
+    forget()
     down = resolve_plan("pip-only", facts, state_dir=STATE_DIR, wizard_python="python3",
                         mirrors=mirror_config(srv.base_url))
     step = next(s for s in down.steps if s.kind == "pip_pin")

@@ -219,3 +219,23 @@ def test_progress_says_bytes_rate_and_time_left_once_a_second(monkeypatch: pytes
         "download torch.whl: 100.0 MiB, resuming at 20.0 MiB",
         "  torch.whl: 40.0 MiB of 100.0 MiB (40%), 10.0 MiB/s, 0m06s left",
         "  torch.whl: 100.0 MiB of 100.0 MiB (100%), 20.0 MiB/s"]
+
+
+def test_an_unreachable_index_is_asked_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    import urllib.error
+
+    from wizard.downloads import listing
+
+    calls: list[str] = []
+
+    def refuse(req, timeout: float):  # noqa: ANN001, ANN202 - urlopen's shape
+        calls.append(req.full_url)
+        raise urllib.error.URLError("Name or service not known")
+
+    listing.forget()
+    monkeypatch.setattr(listing.urllib.request, "urlopen", refuse)
+    for _ in range(3):  # three plans of one recommend()
+        with pytest.raises(ListingError, match="cannot be reached"):
+            listing.resolve("https://download.example/whl/rocm6.2", ["torch==2.5.1", "torchvision"], "3.12")
+    assert calls == ["https://download.example/whl/rocm6.2/torch/"]
+    listing.forget()

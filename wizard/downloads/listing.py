@@ -14,7 +14,7 @@ import json
 import urllib.error
 import urllib.request
 from typing import Iterable, Sequence
-from urllib.parse import unquote, urldefrag, urljoin
+from urllib.parse import unquote, urldefrag, urljoin, urlsplit
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import Tag, compatible_tags, cpython_tags
@@ -25,7 +25,7 @@ from wizard.record import record
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 ACCEPT = f"{JSON_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.01"
-TIMEOUT_S = 30
+TIMEOUT_S = 15
 # manylinux glibc minors tried (newest first): every x86_64 distribution the knowledge base supports has >= 2.28
 GLIBC_MINORS = range(40, 16, -1)
 
@@ -108,28 +108,51 @@ def parse_listing(body: bytes, content_type: str, page_url: str) -> list[_Link]:
     return out
 
 
-def _get(url: str, accept: str) -> tuple[bytes, str]:
-    req = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "rocm-wizard"})
+# one process asks each page once, and a server that could not be reached once is not asked again: every plan
+# recommend() resolves reads the same indexes, and a machine without a network must not wait TIMEOUT_S per plan
+_PAGES: dict[str, tuple[bytes, str]] = {}
+_SIZES: dict[str, int] = {}
+_UNREACHABLE: dict[str, ListingError] = {}
+
+
+def forget() -> None:
+    """Drop what this process learnt of the indexes (a new plan after the network came back)."""
+    _PAGES.clear()
+    _SIZES.clear()
+    _UNREACHABLE.clear()
+
+
+def _open(url: str, method: str, accept: str) -> tuple[bytes, str, str | None]:
+    host = urlsplit(url).netloc
+    if host in _UNREACHABLE:
+        raise _UNREACHABLE[host]
+    req = urllib.request.Request(url, method=method, headers={"Accept": accept, "User-Agent": "rocm-wizard"})
     try:
         with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:  # noqa: S310 - an index URL the plan names
-            return resp.read(), resp.headers.get("Content-Type", "")
+            body = resp.read() if method == "GET" else b""
+            return body, resp.headers.get("Content-Type", ""), resp.headers.get("Content-Length")
     except urllib.error.HTTPError as exc:
         raise ListingError(f"{url}: HTTP {exc.code}") from exc
     except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        reason = getattr(exc, "reason", exc)
-        raise ListingError(f"{url}: cannot be reached ({reason})") from exc
+        err = ListingError(f"{url}: cannot be reached ({getattr(exc, 'reason', exc)})")
+        _UNREACHABLE[host] = err
+        raise err from exc
+
+
+def _get(url: str, accept: str) -> tuple[bytes, str]:
+    if url not in _PAGES:
+        body, ctype, _ = _open(url, "GET", accept)
+        _PAGES[url] = (body, ctype)
+    return _PAGES[url]
 
 
 def _size(url: str) -> int:
-    req = urllib.request.Request(url, method="HEAD", headers={"User-Agent": "rocm-wizard"})
-    try:
-        with urllib.request.urlopen(req, timeout=TIMEOUT_S) as resp:  # noqa: S310 - a file the listing links
-            length = resp.headers.get("Content-Length")
-    except (urllib.error.URLError, OSError, TimeoutError) as exc:
-        raise ListingError(f"{url}: no size ({getattr(exc, 'reason', exc)})") from exc
-    if length is None or not length.isdigit():
-        raise ListingError(f"{url}: the server gives no Content-Length")
-    return int(length)
+    if url not in _SIZES:
+        _, _, length = _open(url, "HEAD", "*/*")
+        if length is None or not length.isdigit():
+            raise ListingError(f"{url}: the server gives no Content-Length")
+        _SIZES[url] = int(length)
+    return _SIZES[url]
 
 
 def pick(links: Iterable[_Link], req: Requirement, tags: Sequence[Tag]) -> _Link:
