@@ -98,6 +98,12 @@ def test_cache_dir_precedence() -> None:
     assert cache_dir({"XDG_CACHE_HOME": "/x"}, is_root=False) == Path("/x/rocm-wizard")
     assert cache_dir({"HOME": "/home/u"}, is_root=False) == Path("/home/u/.cache/rocm-wizard")
     assert cache_dir({}, home="/home/v") == Path("/home/v/.cache/rocm-wizard")
+    assert cache_dir({"SUDO_USER": "root"}, is_root=True) == Path("/var/cache/rocm-wizard")
+    assert cache_dir({"SUDO_USER": "no-such-user-here"}, is_root=True) == Path("/var/cache/rocm-wizard")
+    import pwd
+
+    other = next(u for u in pwd.getpwall() if u.pw_name != "root")  # the user sudo was run by
+    assert cache_dir({"SUDO_USER": other.pw_name}, is_root=True) == Path(other.pw_dir) / ".cache" / "rocm-wizard"
 
 
 def test_prune_all_or_older_than(tmp_path: Path) -> None:
@@ -105,6 +111,13 @@ def test_prune_all_or_older_than(tmp_path: Path) -> None:
     (tmp_path / "new.whl.part").write_bytes(b"2" * 5)
     os.utime(tmp_path / "old.whl", (1000, 1000))
     assert [(f.name, f.size, f.partial) for f in contents(tmp_path)] == [("new.whl.part", 5, True), ("old.whl", 10, False)]
+    import fcntl
+
+    with open(tmp_path / "new.whl.part", "ab") as held:  # a running download holds its .part
+        fcntl.flock(held, fcntl.LOCK_EX)
+        assert [f.name for f in prune(tmp_path)] == ["old.whl"]
+    (tmp_path / "old.whl").write_bytes(b"1" * 10)
+    os.utime(tmp_path / "old.whl", (1000, 1000))
     gone = prune(tmp_path, older_than_days=1)
     assert [f.name for f in gone] == ["old.whl"]
     assert [f.name for f in prune(tmp_path)] == ["new.whl.part"]

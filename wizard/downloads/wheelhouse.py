@@ -1,11 +1,12 @@
 """Where the wheelhouse is, what it holds, and pruning it (``rocm-wizard cache``).
 
 * ``ROCM_WIZARD_CACHE_DIR``: the cache in that directory (tests, CI);
-* root: /var/cache/rocm-wizard;
+* root: /var/cache/rocm-wizard (under sudo: the invoking user's, where that user's plans download);
 * a user: $XDG_CACHE_HOME/rocm-wizard (default ~/.cache/rocm-wizard).
 
 The wheelhouse is ``CACHE/wheelhouse``: the files plans downloaded, by their own names, and the ``.part``
-files of downloads a kill or a dropped link interrupted (the next run continues them).
+files of downloads a kill or a dropped link interrupted (the next run continues them; prune leaves one a
+running download holds).
 """
 
 from __future__ import annotations
@@ -29,12 +30,24 @@ def cache_dir(environ: Mapping[str, str] | None = None, *, is_root: bool | None 
     env = os.environ if environ is None else environ
     if env.get(ENV_VAR):
         return Path(env[ENV_VAR]).expanduser().absolute()
-    if home is None and ((os.geteuid() == 0) if is_root is None else is_root):
+    root = (os.geteuid() == 0) if is_root is None else is_root
+    if home is None and root and env.get("SUDO_USER") not in (None, "", "root"):
+        home = _home_of(env["SUDO_USER"])  # under sudo: the user's, where that user's plans download
+    if home is None and root:
         return Path(ROOT_CACHE)
     if home is not None:
         return Path(home) / ".cache" / "rocm-wizard"
     xdg = env.get("XDG_CACHE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
     return Path(xdg) / "rocm-wizard"
+
+
+def _home_of(user: str) -> str | None:
+    import pwd
+
+    try:
+        return pwd.getpwnam(user).pw_dir
+    except KeyError:
+        return None
 
 
 def wheelhouse_dir(environ: Mapping[str, str] | None = None, *, is_root: bool | None = None,
@@ -68,8 +81,24 @@ def prune(wheelhouse: Path, *, older_than_days: float | None = None, now: float 
     cutoff = None if older_than_days is None else (time.time() if now is None else now) - older_than_days * DAY_S
     gone = []
     for f in contents(wheelhouse):
-        if cutoff is not None and f.mtime >= cutoff:
+        if (cutoff is not None and f.mtime >= cutoff) or (f.partial and _in_use(wheelhouse / f.name)):
             continue
         (wheelhouse / f.name).unlink(missing_ok=True)
         gone.append(f)
     return tuple(gone)
+
+
+def _in_use(part: Path) -> bool:
+    """A download holds this ``.part`` (its flock): pruning it would only make that run start over."""
+    import fcntl
+
+    try:
+        with open(part, "rb") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(f, fcntl.LOCK_UN)
+    except OSError:
+        return False
+    return False
