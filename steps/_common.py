@@ -238,6 +238,9 @@ class StepKind(Generic[P]):
     streams: tuple[str, ...] | None = None  # the target streams it fits (None: any)
     preflight: Callable[[StepContext, StepPlan], Sequence[Action]] = no_checks
     undo: Callable[[UndoContext], Undo] = undo_each_action
+    # every kind states how "done" is known: its ``plan`` sets ``StepPlan.check`` (the check that reads the
+    # machine), or this says why the record of the step is the answer where it sets none
+    record_only: str | None = None
 
 
 # --- fixed helper programs (shown verbatim in the dry-run) ----------------------------------------

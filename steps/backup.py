@@ -23,6 +23,9 @@ APT_PATHS = ("etc/apt/sources.list", "etc/apt/sources.list.d", "etc/apt/preferen
              "etc/apt/trusted.gpg.d")
 DNF_PATHS = ("etc/yum.repos.d", "etc/pki/rpm-gpg")
 ZYPPER_PATHS = ("etc/zypp/repos.d",)
+# GNU tar: a path this machine does not have (no /etc/apt/preferences.d, no pip.conf in the venv) is left out
+# without a "Cannot stat" warning; an unreadable one too, as --ignore-failed-read already let it
+TAR_CREATE = ("tar", "--ignore-failed-read", "--warning=no-failed-read", "-czf")
 GLOBAL_ENV_PATHS = ("etc/environment", "etc/profile.d", "etc/ld.so.conf.d")
 KFD_DUMP = ('for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done '
             '>"$1" 2>&1 || true')
@@ -116,7 +119,7 @@ def plan(ctx: StepContext) -> StepPlan:
         rel = [f"{env.path.lstrip('/')}/bin/activate", f"{env.path.lstrip('/')}/pip.conf",
                f"{env.path.lstrip('/')}/rocm-wizard-constraints.txt"]
         actions.append(Action(
-            argv=("tar", "--ignore-failed-read", "-czf", f"{d}/{files}", "-C", "/", *rel),
+            argv=(*TAR_CREATE, f"{d}/{files}", "-C", "/", *rel),
             description=f"save {env.path}'s activate script, pip.conf and constraints", root=root,
             as_user=user_side,
             changes=(f"{d}/{files}",)))
@@ -150,7 +153,7 @@ def plan(ctx: StepContext) -> StepPlan:
     packages["dkms"] = list(ctx.facts.driver.dkms_packages)
     paths = [*etc, *GLOBAL_ENV_PATHS]
     actions.append(Action(
-        argv=("tar", "--ignore-failed-read", "-czf", f"{d}/etc-files.tar.gz", "-C", "/", *paths),
+        argv=(*TAR_CREATE, f"{d}/etc-files.tar.gz", "-C", "/", *paths),
         description="repo lists, keys, pins and global env files", root=root, as_user=user_side,
         changes=(f"{d}/etc-files.tar.gz",)))
     actions.append(capture(f"{d}/rocminfo.txt", ["rocminfo"], "rocminfo evidence", optional=True,
@@ -188,4 +191,6 @@ def plan(ctx: StepContext) -> StepPlan:
 
 
 KIND = StepKind(name="backup", summary="everything a rollback needs, with a manifest", params=NoParams, plan=plan,
-                undo=no_undo, protects=True)
+                undo=no_undo, protects=True,
+                record_only="a backup records the machine before the plan: made again over the changed machine it "
+                            "would record the wrong one")

@@ -208,7 +208,9 @@ def plan(ctx: StepContext) -> StepPlan:
                                                              "package repository"),
                     actions=tuple(actions), params=(("repo", url), ("key_url", key_url), ("packages", tuple(pkgs)),
                                                     ("release", rel.version)),
-                    destructive=True, notes=tuple(notes))
+                    destructive=True, notes=tuple(notes),
+                    check=Action(actions[-1].check, f"the ROCm Core SDK {rel.version} packages are installed")
+                    if actions[-1].check else None)
 
 
 def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:

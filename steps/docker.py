@@ -131,7 +131,8 @@ def plan(ctx: StepContext) -> StepPlan:
     notes.append(f"start it with: {path}")
     return StepPlan(kind="docker", title=ctx.title(f"Pull {ctx.image.tag} and write the launcher"),
                     actions=tuple(actions), params=(("image", ctx.image.tag), ("launcher", path), ("tool", tool)),
-                    notes=tuple(notes))
+                    notes=tuple(notes), check=Action((tool, "image", "inspect", ctx.image.tag),
+                                                     f"the image {ctx.image.tag} is there", root=sudo))
 
 
 def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:

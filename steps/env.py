@@ -89,12 +89,13 @@ def comment_out_actions(ctx: StepContext, values: list[tuple[str, str | None]]) 
                 continue
             path = f"{ctx.home.rstrip('/')}/{path[2:]}"
         root = not (ctx.home is not None and path.startswith(ctx.home.rstrip("/") + "/"))
-        py = ctx.venv_python
-        out.append(Action(argv=(py, "-c", COMMENT, path, line, s.name),
+        py = "python3" if root else ctx.venv_python  # root never starts the user's interpreter (its .pth files run)
+        pre = ("-I",) if root else ()
+        out.append(Action(argv=(py, *pre, "-c", COMMENT, path, line, s.name),
                           description=f"comment out {s.name}={s.value} in {path}:{line}, where it is set (a copy "
                                       f"stays as {path}.rocm-wizard-bak)",
-                          root=root, as_user=not root, check=(py, "-c", COMMENTED, path, line), changes=(path,),
-                          undo=(py, "-c", UNCOMMENT, path, line), destructive=True))
+                          root=root, as_user=not root, check=(py, *pre, "-c", COMMENTED, path, line),
+                          changes=(path,), undo=(py, *pre, "-c", UNCOMMENT, path, line), destructive=True))
     return out
 
 
@@ -160,7 +161,8 @@ def plan(ctx: StepContext) -> StepPlan:
                  undo=(ctx.venv_python, "-c", EDIT, activate, ""), destructive=True)
     return StepPlan(kind="env", title=title, actions=(act, *comment_out_actions(ctx, values)),
                     params=tuple((n, v if v is not None else "") for n, v in values), notes=tuple(notes),
-                    destructive=True)
+                    destructive=True, check=Action(act.check or (), f"the rocm-wizard block is in {activate}",
+                                                   as_user=True))
 
 
 KIND = StepKind(name="env", summary="the venv's own environment, in its activate script", params=NoParams, plan=plan,

@@ -29,6 +29,7 @@ def plan(ctx: StepContext) -> StepPlan:
                         description=f"add {user} to render and video", root=True,
                         check=("sh", "-c", IN_GROUPS, "sh", user), changes=(f"groups:{user}",),
                         undo=None),),
+        check=Action(("sh", "-c", IN_GROUPS, "sh", user), f"{user} is in render and video"),
         notes=("log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed",))
 
 

@@ -261,7 +261,8 @@ def plan(ctx: StepContext) -> StepPlan:
                      f"{rel.version})")
     return StepPlan(kind="kernel_driver", title=ctx.title(f"The amdgpu kernel driver (amdgpu-dkms, driver {rel.driver_version})"),
                     actions=tuple(actions), params=(("url", url), ("install", install), ("dkms", True)),
-                    destructive=True, notes=tuple(notes), effects=(KERNEL_DRIVER,))
+                    destructive=True, notes=tuple(notes), effects=(KERNEL_DRIVER,),
+                    check=Action(done, "the driver package is installed"))
 
 
 def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:

@@ -181,7 +181,8 @@ def plan(ctx: StepContext) -> StepPlan:
     return StepPlan(kind="pip_pin", title=ctx.title(f"Pin the torch stack in {venv}"), actions=tuple(actions),
                     params=(("venv", venv), ("index_url", index_url), ("requirements", tuple(reqs)),
                             ("torch", want), ("python", tuple(want_py)), ("new_venv", not ctx.venv_exists)),
-                    destructive=True, notes=tuple(notes))
+                    destructive=True, notes=tuple(notes),
+                    check=Action(assert_argv, f"the venv {venv} has the pinned torch", as_user=True))
 
 
 def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:

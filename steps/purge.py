@@ -174,8 +174,11 @@ def plan(ctx: StepContext) -> StepPlan:
         effects = (KERNEL_DRIVER,)
         actions = [_with_change(a, KERNEL_DRIVER) if a.destructive and {"dpkg", "rpm"} & set(a.changes) else a
                    for a in actions]
+    new_path = ctx.release.install_path if ctx.release is not None else None
+    gone = (Action(("sh", "-c", '! ls -d -- "$@" >/dev/null 2>&1', "sh", *dirs),
+                   "the removed releases' directories are gone") if dirs and new_path not in dirs else None)
     return StepPlan(kind="purge", title=title, actions=tuple(actions), params=(("packages", tuple(pkgs)),),
-                    destructive=True, notes=tuple(notes), effects=effects)
+                    destructive=True, notes=tuple(notes), effects=effects, check=gone)
 
 
 def _with_change(a: Action, change: str) -> Action:
@@ -228,4 +231,6 @@ def _amdgpu_install_url(u: UndoContext, version: str, machine: dict[str, Any]) -
 
 
 KIND = StepKind(name="purge", summary="remove the installed ROCm stacks by exact package names, simulated first",
-                params=Params, plan=plan, destructive=True, preflight=checks, undo=undo)
+                params=Params, plan=plan, destructive=True, preflight=checks, undo=undo,
+                record_only="without a removed release directory to look for (the packages cannot tell: the new "
+                            "release brings the same names), the record says the purge ran")

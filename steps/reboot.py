@@ -18,4 +18,5 @@ def plan(ctx: StepContext) -> StepPlan:
 
 
 KIND = StepKind(name="reboot", summary="a reboot, only when an earlier step needs one", params=NoParams, plan=plan,
-                undo=no_undo)
+                undo=no_undo, record_only="the new boot id: every executor compares the machine's boot id with the "
+                                          "one it recorded before the reboot")

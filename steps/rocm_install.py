@@ -45,8 +45,10 @@ APT_PIN_PATH = "/etc/apt/preferences.d/rocm-pin-600"
 APT_PIN = "Package: *\nPin: release o=repo.radeon.com\nPin-Priority: 600\n"
 # Ubuntu release codenames (https://wiki.ubuntu.com/Releases), for os-release files that lack one
 UBUNTU_CODENAMES = {"20.04": "focal", "22.04": "jammy", "24.04": "noble"}
-KEY_CHECK = ('gpg --show-keys --with-colons "$1" 2>/dev/null | grep -q "^fpr:*:$2:$" '
-             '|| { echo "$1: AMD ROCm key fingerprint $2 not found" >&2; exit 1; }')
+# exactly the pinned key: a keyring holding it and another key would have apt trust both (signed-by)
+KEY_CHECK = ('got=$(gpg --show-keys --with-colons "$1" 2>/dev/null | '
+             'awk -F: \'$1=="pub"{p=1;next} p&&$1=="fpr"{print $10;p=0}\'); '
+             '[ "$got" = "$2" ] || { echo "$1 holds key(s) ${got:-none}, not only the AMD ROCm key $2" >&2; exit 1; }')
 
 
 # sh -c FETCH_DEB sh DEB URL: into DEB.part, continued (-c) after a kill or a dropped link; only a whole download
@@ -186,7 +188,8 @@ def plan(ctx: StepContext) -> StepPlan:
     return StepPlan(kind="rocm_install", title=ctx.title(f"Install ROCm {rel.version} with amdgpu-install"),
                     actions=tuple(actions), params=(("url", url), ("usecase", usecase(ctx)), ("dkms", with_dkms)),
                     reboot=False, destructive=True, notes=tuple(notes),
-                    effects=(KERNEL_DRIVER,) if with_dkms else ())
+                    effects=(KERNEL_DRIVER,) if with_dkms else (),
+                    check=Action(done_check, f"ROCm {rel.version} is installed (its rocm-core version file)"))
 
 
 def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:

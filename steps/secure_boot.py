@@ -51,4 +51,5 @@ def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
 
 
 KIND = StepKind(name="secure_boot", summary="MOK enrolment when a DKMS module must load under Secure Boot",
-                params=NoParams, plan=plan, destructive=True, preflight=checks)
+                params=NoParams, plan=plan, destructive=True, preflight=checks,
+                record_only="the firmware enrols the queued key at the next boot; nothing can be read before it")

@@ -82,8 +82,20 @@ def test_a_cause_needs_positive_evidence() -> None:
     assert risk.to_check and "risk" in risk.to_check  # a predicted warning: nothing failed
     seen = {f.id: f for f in diagnose(_facts(_gpu("gfx1100", "RDNA3"), text="HSA_STATUS_ERROR_OUT_OF_RESOURCES"))}
     assert seen["hsa-out-of-resources"].to_check  # a symptom with several causes
-    own = {f.id: f for f in diagnose(_facts(_gpu("gfx1032", "RDNA2")))}["invalid-device-function"]
-    assert own.to_check is None  # the machine's own text shows the failure
+    idf = {f.id: f for f in diagnose(_facts(_gpu("gfx1032", "RDNA2")))}["invalid-device-function"]
+    assert idf.to_check and "several possible causes" in idf.to_check  # the error alone: which code is missing?
+    own = {f.id: f for f in diagnose(_facts(_gpu("gfx803", "GCN4"), text="hipErrorNoBinaryForGpu"))}["gfx803-dropped"]
+    assert own.to_check is None  # the machine's own text shows the failure its facts explain
+    quiet = {f.id: f for f in diagnose(_facts(_gpu("gfx803", "GCN4"), text="all went well"))}["gfx803-dropped"]
+    assert quiet.to_check and "risk" in quiet.to_check  # only which GPU this is: no failure shows
+    titled = Facts(gpus=(_gpu("gfx803", "GCN4"),), origin="test",
+                   texts=(EvidenceText("paste.txt", "# hipErrorNoBinaryForGpu: Coudn't find binary", 1, "text", False),))
+    assert {f.id: f for f in diagnose(titled)}["gfx803-dropped"].to_check is None  # the thread's title shows it
+    rdna1 = _gpu("gfx1010", "RDNA1")
+    rocm = Facts(gpus=(rdna1,), origin="test", python_envs=(PythonEnv(path="/v", torch="2.7.0+rocm6.3", build="rocm"),))
+    assert {f.id: f for f in diagnose(rocm)}["rdna1-no-upstream-wheel"].to_check  # a ROCm torch: is it upstream's?
+    cpu = Facts(gpus=(rdna1,), origin="test", python_envs=(PythonEnv(path="/v", torch="2.7.0+cpu", build="cpu"),))
+    assert {f.id: f for f in diagnose(cpu)}["torch-cpu-build"].to_check is None  # a CPU torch is the fault itself
     other = Facts(gpus=(_gpu("gfx1032", "RDNA2"),), origin="test",
                   texts=(EvidenceText("paste.txt", _IDF, 1, "text", False),))
     assert {f.id: f for f in diagnose(other)}["invalid-device-function"].to_check == "seen only in another person's post"

@@ -63,6 +63,16 @@ READS = [
     ("card1,Arcturus GL-XL [AMD Instinct MI100],0x0c34,Advanced Micro Devices Inc. [AMD/ATI],D34316", "gpu_index", "1"),
     ("card1,Arcturus GL-XL [AMD Instinct MI100],0x0c34,Advanced Micro Devices Inc. [AMD/ATI],D34316", "gpu_name", "AMD Instinct MI100"),
     ("GPU[1]\t\t: Card series:\t\tNavi 31 [Radeon RX 7900 XT/7900 XTX]", "gpu_index", "1"),
+    # sglang's check_env names the listed GPUs at once
+    ("GPU 0,1,2,3,4,5,6,7: AMD Instinct MI300X", "gpu_count", "8"),
+    ("GPU 0,1,2,3,4,5,6,7: AMD Instinct MI300X", "gpu_name", "AMD Instinct MI300X"),
+    # a ROCm package version whose build code states the release (apt show, prose)
+    ("ROCM is at 4.2.0.40200-21", "rocm", "4.2.0"),
+    ("amdgpu              21188608  50", "rock", "true"),
+    ("\tKernel driver in use: amdgpu", "rock", "true"),
+    ('    "torch_version": "2.1.2+rocm5.6",', "torch", "2.1.2+rocm5.6"),
+    ("  --index-url=https://rocm.nightlies.amd.com/v2-staging/gfx1151 \\", "gfx_rt", "gfx1151"),
+    ("[    2.562957] kfd kfd: skipped device 1002:67c4, PCI rejects atomics", "kfd_probe", "1002:67c4"),
 ]
 
 NEAR_MISSES = [
@@ -82,6 +92,14 @@ NEAR_MISSES = [
     # ComfyUI's "ROCm version" is torch's HIP major.minor, not the system's ROCm
     ("ROCm version: (6, 3)", "rocm"),
     ("running arch x86_64 with 16 cores", "os"),
+    # amdgpu-dkms carries the kernel driver's version before the ROCm build code: no release is stated
+    ("amdgpu-dkms 1:6.10.5.60204-2187269.22.04", "rocm"),
+    ("amdxcp                 12288  1 amdgpu", "rock"),
+    ("\tKernel driver in use: vfio-pci", "rock"),
+    # a family index names no single target
+    ("pip install --index-url https://rocm.nightlies.amd.com/v2/gfx110X-all/ torch", "gfx_rt"),
+    ("GPU 0,1 Compute Capability: 9.4", "gpu_count"),
+    ("kfd kfd: skipped device 1002:67c4, PCI rejects atomics", "kfd_probe"),  # no boot time: which probe is it?
 ]
 
 
@@ -108,3 +126,13 @@ def test_line_numbers_follow_the_text() -> None:
 @pytest.mark.parametrize("junk", ["", "\x00\x01", "é" * 5000, "gfx" * 3000, "\n" * 10000, None, 42, b"gfx1030"])
 def test_odd_input_never_raises(junk: object) -> None:
     read_mentions(junk)
+
+
+def test_kfd_probes_at_two_boot_times_are_two_gpus() -> None:
+    from wizard.model import EvidenceText
+    from wizard.probes.secondary import collect, _gpu_count
+
+    log = ("[    2.562957] kfd kfd: skipped device 1002:67c4, PCI rejects atomics\n"
+           "[    3.359595] kfd kfd: skipped device 1002:67c4, PCI rejects atomics\n"
+           "[    3.359595] kfd kfd: skipped device 1002:67c4, PCI rejects atomics\n")  # the same line pasted twice
+    assert _gpu_count(collect([EvidenceText("dmesg.txt", log, 1, "dmesg.txt", True)]))[0] == 2

@@ -107,12 +107,11 @@ def test_paste_and_error_file_cannot_both_read_stdin() -> None:
     assert res.returncode == exit_codes.USAGE and "stdin" in res.stderr.decode()
 
 
-def test_empty_paste_is_an_unknown_machine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_empty_paste_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     p = tmp_path / "empty.txt"
     p.write_text("")
-    assert main(["detect", "--json", "--paste", str(p)]) == exit_codes.OK
-    doc = json.loads(capsys.readouterr().out)
-    assert doc["gpus"] == [] and doc["rocm"]["version"] is None
+    assert main(["detect", "--json", "--paste", str(p)]) == exit_codes.USAGE  # was: an unknown machine, exit 0
+    assert "empty" in capsys.readouterr().err  # issue 25: nothing to read is said, not "no known problem"
 
 
 THEROCK = """\

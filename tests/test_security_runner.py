@@ -156,7 +156,9 @@ def test_pip_only_rollback_never_touches_system_rocm(tmp_path: Path) -> None:
     before = end_state(root)
     r = wizard(["--sandbox", str(root), "--plan", "pip-only", "--yes"])
     assert r.returncode == 0, r.stdout[-3000:]
-    manifest = json.loads(next((root / "var/lib/rocm-wizard/backup").glob("*/manifest.json")).read_text())
+    # a user-only plan keeps its backup in the user's state dir (issue 25)
+    backups = root / "home/user/.local/state/rocm-wizard/backup"
+    manifest = json.loads(next(backups.glob("*/manifest.json")).read_text())
     assert manifest["rocm"]["version"]
     n = {t: len(calls(root, t)) for t in ("apt-get", "amdgpu-install", "wget", "dpkg")}
     r = wizard(["rollback", "--yes", "--sandbox", str(root)])

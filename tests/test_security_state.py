@@ -187,7 +187,7 @@ def test_under_umask_000_state_logs_and_backup_are_private(tmp_path: Path) -> No
     assert own and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in own), own
     dirs = [state, logs, *state.glob("runs/*"), *logs.glob("*")]
     assert all(stat.S_IMODE(d.stat().st_mode) == 0o700 for d in dirs)
-    backup = next(state.glob("backup/*"))
+    backup = next((root / "home/user/.local/state/rocm-wizard").glob("backup/*"))  # a user-only plan (issue 25)
     assert stat.S_IMODE(backup.stat().st_mode) == 0o700
     files = list(backup.iterdir())
     assert files and all(stat.S_IMODE(f.stat().st_mode) & 0o077 == 0 for f in files), files
@@ -366,7 +366,7 @@ def test_the_backup_never_runs_the_venvs_python_and_reads_its_metadata(tmp_path:
     assert r.returncode == 0, r.stdout[-2000:]
     venv_calls = [c for c in calls(root, "python") if c[:3] == ["-m", "pip", "freeze"]]
     assert venv_calls == []
-    freeze = next((root / "var/lib/rocm-wizard/backup").glob("*/pip-freeze-*.txt"))
+    freeze = next((root / "home/user/.local/state/rocm-wizard/backup").glob("*/pip-freeze-*.txt"))
     assert "torch==2.5.1+rocm6.2" in freeze.read_text().splitlines()
 
 

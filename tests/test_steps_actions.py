@@ -184,8 +184,9 @@ def test_preflight_has_the_checks_the_plan_needs() -> None:
     rp = resolve_plan("downgrade-6.2", machines()["seed-7900xt"], state_dir=STATE_DIR)
     assert rp.steps[0].kind == "preflight" and rp.steps[0].actions == rp.preflight
     names = [a.name for a in rp.preflight]
-    # an in-tree driver: no DKMS, so no Secure Boot check; a new venv beside the old one: venv-path checks it
-    assert names == ["ssh", "root", "package-lock", "package-url", "venv-path", "python-version", "wheel",
+    # the machine it was made for first; an in-tree driver: no DKMS, so no Secure Boot check; a new venv beside
+    # the old one: venv-path checks it
+    assert names == ["machine", "ssh", "root", "package-lock", "package-url", "venv-path", "python-version", "wheel",
                      "disk-rocm", "disk-venv"]
     descs = " | ".join(a.description for a in rp.preflight)
     for needle in ("ssh", "root", "package manager's lock", "amdgpu-install package for this distro exists",

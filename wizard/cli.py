@@ -89,6 +89,8 @@ def _machine_options(p: argparse.ArgumentParser, *, suppress: bool) -> None:
                    default=argparse.SUPPRESS if suppress else [],
                    help="trust this signing key (full fingerprint) for ORIGIN's mirror")
     p.add_argument("--state-dir", metavar="DIR", default=d, help=argparse.SUPPRESS)
+    p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                   help="a run, resume or rollback prints each command and its output (else they go to the step log)")
 
 
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -106,6 +108,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     _machine_options(parser, suppress=False)
     parser.add_argument("--plan", metavar="NAME|FILE", help="run (or with --dry-run, print) this plan")
+    parser.add_argument("--replan", action="store_true",
+                        help="with --plan FILE.json (a resolved plan): resolve the plan it names again on this machine")
     add_venv_option(parser, suppress=False)
     parser.add_argument("--yes", action="store_true", help="unattended: no questions")
     parser.add_argument("--dry-run", action="store_true", help="change nothing; print the plan as a bash script")

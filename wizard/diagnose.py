@@ -617,6 +617,11 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
 _NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_inaccessible", "not_in_render_group",
                       "in_render_group", "override_set"})
 NOT_KNOWN = "not known from the evidence"
+# Conditions that only say which GPU or system this is: a predicted issue resting on them alone (this GPU is
+# unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed
+# software or the settings (the wheel lacks the GPU's target, the override names another family) is a cause.
+_IDENTITY_ONLY = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gpu_codename_in", "has_dgpu",
+                            "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "wsl", "in_container"})
 
 
 def _decided(name: str, facts: Facts) -> bool:
@@ -708,10 +713,23 @@ def _to_check(issue: KnownIssue, match: _Match | None, held: int, against: _Matc
     if match is not None and match.own:
         return "this failure shows, but it has several possible causes: see which one holds" if issue.symptom else None
     if issue.predict and issue.when and held == len(issue.when):
+        if all(_identity_only(name, arg) for name, arg in issue.when) and not (match is not None and _in_title(match)):
+            return "a risk: the GPU or system it needs is here, but no failure in this machine's own text shows it"
         return None if issue.severity in ("critical", "error") else "a risk the facts allow; no failure shows it"
     if match is not None:
         return "seen only in another person's post"
     return "no evidence on this machine shows it"
+
+
+def _identity_only(name: str, arg: object) -> bool:
+    """A condition that only says which GPU or system this is; a ROCm torch being installed says no more (a CPU
+    or CUDA torch on an AMD machine is itself the fault)."""
+    return name in _IDENTITY_ONLY or (name == "torch_build" and arg == "rocm")
+
+
+def _in_title(match: _Match) -> bool:
+    """A match in a pasted thread's title: the failure the thread, and every post in it, is about."""
+    return (match.evidence.text or "").startswith("#") and (match.evidence.line or 99) <= 2
 
 
 def _finding(issue: KnownIssue, evidence: list[str], match: _Match | None, against: _Match | None,

@@ -10,12 +10,15 @@ from __future__ import annotations
 import io
 import os
 import re
+import stat
 import tarfile
 import time
 from pathlib import Path
+from typing import Sequence
 
 from wizard import lazy_re
 from wizard.host import Host
+from wizard.model import Facts, PythonEnv
 from wizard.probes.env_settings import RELEVANT
 from wizard.record import record
 
@@ -36,7 +39,14 @@ _SECRET_KEY = r"[\w.-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCES
 # NAME=value / name: value whose name says it is secret: at a line's start the rest of the line, elsewhere one word
 # (never a requirement such as tokenizers==0.19.1)
 _KEY_LINE = lazy_re.compile(rf"(?im)^(\s*(?:export\s+)?[\"']?{_SECRET_KEY}[\"']?\s*[=:](?![=:])\s*).+$")
-_KEY_WORD = lazy_re.compile(rf"(?i)((?<![\w.-]){_SECRET_KEY}[\"']?\s*[=:](?![=:])\s*)[^\s,;&\"']+")
+_KEY_WORD = lazy_re.compile(rf"(?i)((?<![\w.-]){_SECRET_KEY}[\"']?\s*[=:](?![=:])\s*[\"']?)[^\s,;&\"']+")
+# --password VALUE (the = form is _KEY_WORD's); a netrc's "[machine H] [login U] password P"; docker's "auth": "..."
+_KEY_FLAG = lazy_re.compile(r"(?i)((?<![\w-])--?[\w-]*(?:TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API[_-]?KEY"
+                            r"|ACCESS[_-]?KEY)[ \t]+)[^\s-][^\s]*")
+_NETRC = lazy_re.compile(r"(?im)^([ \t]*(?:machine|default)[ \t]+(?:\S+[ \t]+)?(?:login[ \t]+\S+[ \t]+)?password[ \t]+)\S+"
+                         r"|^([ \t]*password[ \t]+)\S+(?=[ \t]*$)")
+_DOCKER_AUTH = lazy_re.compile(r'(?i)("(?:auth|identitytoken|registrytoken)"\s*:\s*")[^"]+')
+_PEM = lazy_re.compile(r"-----BEGIN ([A-Z0-9 ]*PRIVATE KEY)-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.S)
 
 
 def _user_patterns(user: str) -> list[tuple[lazy_re.Pattern, str]]:
@@ -69,6 +79,10 @@ class Redactor:
     def __call__(self, text: str) -> str:
         out = _KEY_LINE.sub(lambda m: m.group(1) + "***", text)
         out = _KEY_WORD.sub(lambda m: m.group(1) + "***", out)
+        out = _KEY_FLAG.sub(lambda m: m.group(1) + "***", out)
+        out = _NETRC.sub(lambda m: (m.group(1) or m.group(2)) + "***", out)
+        out = _DOCKER_AUTH.sub(lambda m: m.group(1) + "***", out)
+        out = _PEM.sub(lambda m: f"-----BEGIN {m.group(1)}-----\n***\n-----END {m.group(1)}-----", out)
         out = _URL_PASSWORD.sub(r"\1***\2", out)
         out = _BARE_PASSWORD.sub(r"\1***\2", out)
         out = _QUERY_SECRET.sub(r"\1***", out)
@@ -82,9 +96,9 @@ class Redactor:
         short, _, domain = (self.hostname or "").partition(".")
         if short and short.lower() not in _GENERIC_HOSTS:
             # the host with any domain after it (gpu01, gpu01.lab.example.com)
-            out = re.sub(rf"(?<![\w.-]){re.escape(short)}(?:\.[A-Za-z0-9-]+)*(?![\w-])", "host", out)
+            out = re.sub(rf"(?<![\w.-]){re.escape(short)}(?:\.[A-Za-z0-9-]+)*(?![\w-])", "host", out, flags=re.I)
         if "." in domain:  # the domain alone (an organisation's name), whatever the host is called
-            out = re.sub(rf"(?<![\w-]){re.escape(domain)}(?![\w-])", "domain", out)
+            out = re.sub(rf"(?<![\w-]){re.escape(domain)}(?![\w-])", "domain", out, flags=re.I)
         return out
 
 
@@ -107,8 +121,10 @@ def _relevant_dmesg(text: str) -> str:
     return "\n".join(ln for ln in text.splitlines() if re.search(r"amdgpu|kfd|drm|iommu", ln, re.I)) + "\n"
 
 
-def collect(host: Host, pythons: list[str] | None = None) -> dict[str, str]:
-    """Bundle file name (or root/<path>) -> text."""
+def collect(host: Host, pythons: list[str] | None = None, facts: Facts | None = None) -> dict[str, str]:
+    """Bundle file name (or root/<path>) -> text. ``facts``: what detect found on this machine: its Python
+    environments (listed, with the files the probes read of them and each one's ``pip freeze``) and the
+    user's groups as the probe read them."""
     files: dict[str, str] = {}
     osr = host.read_text("/etc/os-release")
     if osr:
@@ -118,7 +134,11 @@ def collect(host: Host, pythons: list[str] | None = None) -> dict[str, str]:
         for argv in candidates:
             if host.which(argv[0]) is None and not os.path.isfile(argv[0]):
                 continue
+            if name == "groups.txt" and facts is not None and facts.driver.groups:
+                break  # the groups the probe read (below), not this session's
             res = host.run(argv, timeout=COMMAND_TIMEOUT.get(name, 8.0))
+            if res.returncode == 127:  # the shell's "command not found": the tool is not there
+                break
             text = res.stdout + (f"\n[stderr]\n{res.stderr}" if res.stderr.strip() and not res.ok else "")
             if res.timed_out:
                 text += f"\n[rocm-wizard: {' '.join(argv)} timed out]\n"
@@ -161,8 +181,17 @@ def collect(host: Host, pythons: list[str] | None = None) -> dict[str, str]:
     v = host.read_text("/sys/module/amdgpu/version", 256)
     if v:
         files["root/sys/module/amdgpu/version"] = v
+    elif host.is_dir("/sys/module/amdgpu"):  # the in-tree module: loaded, with no version file
+        files["root/sys/module/amdgpu/initstate"] = host.read_text("/sys/module/amdgpu/initstate", 64) or "live\n"
+    if host.is_dir("/var/lib/dkms/amdgpu"):
+        files["root/var/lib/dkms/amdgpu/versions.txt"] = "".join(n + "\n" for n in host.listdir("/var/lib/dkms/amdgpu"))
+    files.update(_settings_files(host))
+    files.update(_repository_files(host))
+    if facts is not None and facts.driver.groups:
+        files["groups.txt"] = _groups_text(host, facts.driver.user, facts.driver.groups)
     env = host.environ
     files["env.txt"] = "".join(f"{n}={env[n]}\n" for n in RELEVANT if n in env)
+    files.update(_python_envs(host, facts.python_envs if facts is not None else ()))
     for spec in pythons or ([f"{env['VIRTUAL_ENV']}/bin/python"] if env.get("VIRTUAL_ENV") else []):
         res = host.run([spec, "-m", "pip", "freeze"], timeout=30.0)
         if res.ok:
@@ -172,6 +201,115 @@ def collect(host: Host, pythons: list[str] | None = None) -> dict[str, str]:
             files["collect_env.txt"] = res.stdout
         break
     return files
+
+
+def _repository_files(host: Host) -> dict[str, str]:
+    """Package-manager sources and apt pins that name AMD's repositories, and the Core SDK's version files."""
+    paths = ["/etc/apt/sources.list"]
+    for d in ("/etc/apt/sources.list.d", "/etc/yum.repos.d", "/etc/zypp/repos.d", "/etc/apt/preferences.d"):
+        paths += [f"{d}/{n}" for n in host.listdir(d)]
+    files: dict[str, str] = {}
+    for path in paths:
+        text = host.read_text(path, 1 << 20)
+        if text and ("repo.radeon.com" in text or "repo.amd.com" in text):
+            files["root" + path] = text
+    if host.is_dir("/opt/rocm") and host.realpath("/opt/rocm") == "/opt/rocm":
+        for name in host.listdir("/opt/rocm"):
+            v = host.read_text(f"/opt/rocm/{name}/.info/version", 256) if name.startswith("core") else None
+            if v is not None:
+                files[f"root/opt/rocm/{name}/.info/version"] = v
+    return files
+
+
+def _settings_files(host: Host) -> dict[str, str]:
+    """The shell start-up files, /etc/profile.d scripts and /etc/environment that set a variable the probes
+    read (HSA_OVERRIDE_GFX_VERSION ...), whole, so their line numbers stay the machine's."""
+    from wizard.probes.env_settings import _RC_FILES, _from_file
+    from wizard.probes.python_envs import home_dirs
+
+    paths = [f"{home}/{rc}" for home in home_dirs(host) for rc in _RC_FILES]
+    paths += [f"/etc/profile.d/{n}" for n in host.listdir("/etc/profile.d") if n.endswith(".sh")]
+    paths.append("/etc/environment")
+    files: dict[str, str] = {}
+    for path in paths:
+        if _from_file(host, path, path, "rc"):
+            files["root" + path] = host.read_text(path, 1 << 20) or ""
+    return files
+
+
+def _groups_text(host: Host, user: str | None, groups: Sequence[str]) -> str:
+    """``id``'s format for the groups the probe found (gids from /etc/group where it names them)."""
+    gids: dict[str, str] = {}
+    for line in (host.read_text("/etc/group") or "").splitlines():
+        parts = line.split(":")
+        if len(parts) >= 3 and parts[2].isdigit():
+            gids.setdefault(parts[0], parts[2])
+    uid = "0" if user == "root" else "1000"
+    for line in (host.read_text("/etc/passwd") or "").splitlines():
+        parts = line.split(":")
+        if len(parts) >= 3 and parts[0] == user and parts[2].isdigit():
+            uid = parts[2]
+    listed = ",".join(f"{gids.get(g, '0')}({g})" for g in groups)
+    return f"uid={uid}({user or 'user'}) groups={listed}\n"
+
+
+def _python_envs(host: Host, envs: Sequence[PythonEnv]) -> dict[str, str]:
+    """python/envs.jsonl, the probes' files of each environment under root/, python/N/pip-freeze.txt."""
+    from wizard.probes import bundle_envs
+
+    files: dict[str, str] = {}
+    text = bundle_envs.listing(envs)
+    if not text:
+        return files
+    files[bundle_envs.LISTING] = text
+    for n, e in enumerate(e for e in envs if e.path and e.kind != "recorded"):
+        for path, body in bundle_envs.env_files(host, e).items():
+            files["root" + path] = body
+        if e.python and host.exists(e.python):
+            # a sandbox runs its programs from its root (a real root's host enters the root itself)
+            exe = f"{getattr(host, 'root', '')}{e.python}" if host.name.startswith("sandbox:") else e.python
+            res = host.run([exe, "-m", "pip", "freeze", "--all"], timeout=30.0)
+            if res.ok and res.stdout.strip():
+                files[f"python/{n}/pip-freeze.txt"] = f"# {e.python} -m pip freeze --all\n" + res.stdout
+    return files
+
+
+# A run's files in a bundle: its plan and journal, and the tail of each step log
+RUN_LOG_LIMIT = 1 << 20
+
+
+def run_files(run_dir: Path, log_dir: Path) -> dict[str, str]:
+    """``run/plan.json``, ``run/journal.jsonl`` and ``run/logs/NN-kind.log`` (each log's last MiB) of one run."""
+    files: dict[str, str] = {}
+    for leaf in ("plan.json", "journal.jsonl"):
+        text = _read_plain(run_dir / leaf, 8 << 20)
+        if text is not None:
+            files[f"run/{leaf}"] = text
+    try:
+        logs = sorted(p.name for p in log_dir.iterdir() if p.name.endswith(".log"))
+    except OSError:
+        logs = []
+    for name in logs:
+        text = _read_plain(log_dir / name, RUN_LOG_LIMIT, tail=True)
+        if text is not None:
+            files[f"run/logs/{name}"] = text
+    return files
+
+
+def _read_plain(path: Path, limit: int, *, tail: bool = False) -> str | None:
+    """A regular file's text (never through a link), its first or last ``limit`` bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if tail and st.st_size > limit:
+            fh.seek(st.st_size - limit)
+            return "[rocm-wizard: the log's start left out]\n" + fh.read(limit).decode("utf-8", "replace")
+        return fh.read(limit).decode("utf-8", "replace")
 
 
 def check_out(out: str) -> Path:
@@ -195,7 +333,7 @@ def write_bundle(files: dict[str, str], out: str, redact: Redactor) -> Path:
     bundle is a new directory (0700) whose files are created the same way. Files are 0600.
     """
     target = check_out(out)
-    clean = {name: redact(text) for name, text in files.items()}
+    clean = {redact(name): redact(text) for name, text in files.items()}  # paths name users too (root/home/...)
     clean["README.txt"] = (f"rocm-wizard evidence bundle, collected {time.strftime('%Y-%m-%d %H:%M:%S %Z')}.\n"
                            "User names, the host name and secret-looking values are redacted.\n"
                            "Load it back with: rocm-wizard detect --from <this bundle>\n")
@@ -209,6 +347,8 @@ def write_bundle(files: dict[str, str], out: str, redact: Redactor) -> Path:
     try:
         for name, text in sorted(clean.items()):
             *dirs, leaf = name.split("/")
+            if any(part in ("", ".", "..") for part in (*dirs, leaf)):
+                continue  # a path that would not stay inside the bundle (never written)
             fd = os.dup(dfd)
             try:
                 for d in dirs:
@@ -233,6 +373,8 @@ def _write_archive(clean: dict[str, str], target: Path) -> None:
     base = target.name.removesuffix(".tar.gz").removesuffix(".tgz")
     with new_file(target, 0o600) as raw, tarfile.open(fileobj=raw, mode="w:gz") as tf:
         for name, text in sorted(clean.items()):
+            if any(part in ("", ".", "..") for part in name.split("/")):
+                continue
             data = text.encode()
             info = tarfile.TarInfo(f"{base}/{name}")
             info.size = len(data)

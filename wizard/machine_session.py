@@ -59,6 +59,7 @@ class MachineSpec:
     verify_python: str | None = None
     venv: str | None = None
     lock_wait: int | None = None
+    channel: str | None = None  # --channel stable|nightly: which AMD wheel indexes a plan may use
     mirrors: tuple[str, ...] = ()  # --mirror ORIGIN=URL
     mirror_keys: tuple[str, ...] = ()  # --mirror-key ORIGIN=FINGERPRINT
     rehearsal: bool = False  # a rehearsal machine: its state in its own directory, whatever the environment says
@@ -73,7 +74,7 @@ def _venv_path(text: str | None, *, on_this_machine: bool) -> str | None:
         raise usage_error("--venv needs a path")
     if not on_this_machine:
         if not text.startswith(("/", "~/")):
-            raise usage_error(f"--venv {text}: on a recorded machine give an absolute path (or ~/...)")
+            raise usage_error(f"--venv {text}: on a recorded or rehearsal machine give an absolute path (or ~/...)")
         return text.rstrip("/") or "/"
     path = os.path.abspath(os.path.expanduser(text))
     if os.path.exists(path) and not os.path.isfile(os.path.join(path, "pyvenv.cfg")):
@@ -104,7 +105,9 @@ class MachineSession:
             raise usage_error("--profile goes with --sandbox DIR")
         if self.root_kind and not self.sandbox:
             raise usage_error("--root goes with --sandbox DIR (a rehearsal on a real root)")
-        self.venv = _venv_path(spec.venv, on_this_machine=not self.from_)
+        # a sandbox's ~ is its user's home, not this process's: the planner expands it (like a recording's)
+        self.venv = _venv_path(spec.venv, on_this_machine=not self.from_ and not self.sandbox)
+        self.channel = spec.channel
         if self.venv and not self.from_ and self.venv not in self.pythons and os.path.exists(self.venv):
             self.pythons.append(self.venv)  # detected like --python: its torch, and its backup
         self.read_only: bool = self.from_ is not None if read_only is None else read_only
@@ -265,26 +268,39 @@ class MachineSession:
         return self.machine.machine_state
 
     @property
+    def user_state_dir(self) -> str | None:
+        """Where a user-only plan keeps its backup and progress (``paths.user_state_dir``); None when a state
+        dir the user named holds everything."""
+        if self.state_dir or os.environ.get("ROCM_WIZARD_STATE_DIR"):
+            return None
+        return "~/.local/state/rocm-wizard" if self.machine is None else self.machine.user_state
+
+    @property
     def wizard_python(self) -> str | None:
         if self._given_wizard_python is not None:
             return self._given_wizard_python
         return self.machine.wizard_python if self.machine is not None else None
 
-    def resolve(self, spec: str, venv: str | None = None) -> ResolvedPlan:
+    def resolve(self, spec: str, venv: str | None = None, *, replan: bool = False) -> ResolvedPlan:
         """A plan for this machine: a shipped plan's name or a plan file, resolved against the facts with the
         venv (``venv``, else the session's), the lock wait and the mirrors in force; or a resolved-plan JSON
-        file (``runs/<id>/plan.json``) loaded as it is. Either is held to ``wizard.runner.plan_checks``.
+        file (``runs/<id>/plan.json``) loaded as it is, or with ``replan`` the plan it was made from resolved
+        again for this machine. Either is held to ``wizard.runner.plan_checks``.
         Raises ``PlanRefused(reasons)`` or ``PlanError(message)`` (a plan file that cannot be read)."""
         from wizard.planner import PlanError, PlanRefused, resolve_plan
         from wizard.runner import plan_checks, planfile
 
         try:
+            if replan and planfile.is_plan_file(spec):
+                was = planfile.load(spec)
+                spec = was.source_file if was.source_file and os.path.isfile(was.source_file) else was.name
             if planfile.is_plan_file(spec):
                 plan = planfile.load(spec)
             else:
                 plan = resolve_plan(spec, self.facts, venv=venv or self.venv, state_dir=self.plan_state_dir,
                                     lock_wait=self.lock_wait, wizard_python=self.wizard_python,
-                                    mirrors=self._mirrors_for_plans())
+                                    mirrors=self._mirrors_for_plans(), user_state_dir=self.user_state_dir,
+                                    channel=self.channel)
         except planfile.PlanFileError as exc:
             raise PlanError(str(exc)) from None
         reasons = plan_checks.refusals(self.host, plan)
@@ -297,7 +313,7 @@ class MachineSession:
         from wizard.planner import recommend
 
         return recommend(self.facts, venv=self.venv, state_dir=self.plan_state_dir, wizard_python=self.wizard_python,
-                         mirrors=self._mirrors_for_plans())
+                         mirrors=self._mirrors_for_plans(), user_state_dir=self.user_state_dir, channel=self.channel)
 
     def _mirrors_for_plans(self) -> MirrorConfig | None:
         return self.mirrors if self.mirrors.mirrors else None
@@ -325,15 +341,19 @@ class MachineSession:
     def export_ansible(self, plan: ResolvedPlan, out_dir: str) -> Path:
         """The plan as an Ansible playbook and role in ``out_dir``; the playbook's path."""
         from wizard.fleet.export import ExportError, PlanGroup, export
+        from wizard.runner.state import private
         from wizard.script import machine_summary
 
         try:
-            return export([PlanGroup(plan, machine=tuple(machine_summary(self.facts)))], out_dir)
+            with private():  # umask 077: an export may name mirror credentials and the machine's users and paths
+                return export([PlanGroup(plan, machine=tuple(machine_summary(self.facts)))], out_dir)
         except ExportError as exc:
             raise usage_error(str(exc)) from None
 
-    def write_bundle(self, out: str) -> Path:
-        """This machine's evidence, user and host names redacted, into ``out`` (a directory or .tar.gz)."""
+    def write_bundle(self, out: str) -> str:
+        """This machine's evidence, user and host names redacted, into ``out`` (a directory or .tar.gz): every
+        Python environment detect found, and the pending or last run's plan, journal and step logs. Returns
+        the line that says where it went and what it holds."""
         from wizard.evidence import Redactor, check_out, collect, write_bundle
         from wizard.inputs import InputError, cli_path
 
@@ -348,12 +368,32 @@ class MachineSession:
         users = {env.get(k, "") for k in ("USER", "LOGNAME", "SUDO_USER")}
         users.add(os.path.basename(env.get("HOME", "").rstrip("/")))
         redact = Redactor(tuple(sorted(u for u in users if u)), os.uname().nodename if self.name == "live" else None)
+        files = collect(self.host, self.pythons, self.facts)
+        files.update(self._run_files())
         try:
-            return write_bundle(collect(self.host, self.pythons), out, redact)
+            path = write_bundle(files, out, redact)
         except (FileExistsError, FileNotFoundError) as exc:
             raise usage_error(str(exc)) from None
         except OSError as exc:
             raise SessionError(f"cannot write {out}: {exc.strerror or exc}") from None
+        freezes = sum(1 for name in files if name.startswith("python/") and name.endswith("pip-freeze.txt"))
+        listed = files.get("python/envs.jsonl", "").count("\n")
+        run_note = "; the last run's plan, journal and step logs" if "run/journal.jsonl" in files else ""
+        return (f"Evidence written to {path} (user and host names redacted): {listed} Python environment(s), "
+                f"{freezes} with pip freeze{run_note}.")
+
+    def _run_files(self) -> dict[str, str]:
+        """The pending or last run's plan, journal and step logs (none where no run ever started)."""
+        from wizard.evidence import run_files
+        from wizard.runner.service import RunError
+
+        if not self.can_run:
+            return {}
+        try:
+            run = self.runs.current()
+        except (RunError, OSError):
+            return {}
+        return {} if run is None else run_files(run.dir, run.logs)
 
     def verify_again(self, plan: ResolvedPlan) -> str:
         """Run the suite again on what the plan set up; its summary line. SessionError (one line) when there
@@ -389,7 +429,7 @@ class MachineSession:
         machine and state in ``directory`` only."""
         spec = replace(self.spec, from_=None, pythons=(), sandbox=str(directory), profile=profile,
                        root_kind="debian12" if real else None, state_dir=None, rehearsal=True,
-                       verify_python=verify_python, venv=self.venv)
+                       verify_python=verify_python, venv=self.venv, channel=self.channel)
         session = MachineSession(spec)
         try:
             session.machine  # opens (or builds) the machine now: its mirror is served until close()

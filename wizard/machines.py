@@ -40,7 +40,24 @@ def live(host: Host, *, state_dir: str | None = None) -> Machine:
         resume += ["--state-dir", sd]
         env = ((paths.ENV_VAR, sd),)
     return Machine(host, LiveExecutor(host.environ, Privilege.detect(host.environ)), state, logs, str(state), resume,
-                   cli, resume_env=env)
+                   cli, resume_env=env, user_state=None if sd else _live_user_state(host))
+
+
+def _live_user_state(host: Host) -> str | None:
+    """The state dir of the user a user-only plan is for: this user's; under sudo, SUDO_USER's; None for root
+    itself (root's plans keep root's state dir)."""
+    env = host.environ
+    if os.geteuid() != 0:
+        return str(paths.state_dir(environ=env, is_root=False))
+    user = env.get("SUDO_USER")
+    if not user or user == "root":
+        return None
+    import pwd
+
+    try:
+        return paths.user_state_dir(pwd.getpwnam(user).pw_dir)
+    except KeyError:
+        return None
 
 
 def sandbox(host: LiveHost, root: str | Path, *, verify_python: str | None = None,
@@ -64,14 +81,16 @@ def sandbox(host: LiveHost, root: str | Path, *, verify_python: str | None = Non
         resume += ["--state-dir", sd]
         env = ((paths.ENV_VAR, sd),)
     # the wizard on the sandbox machine is `python3 -m wizard` (its stand-in runs this wizard on the sandbox)
+    home = host.environ.get("HOME")
     return Machine(host, SandboxExecutor(r, host.environ, verify_python), state, logs,
                    str(state) if state_dir else paths.ROOT_STATE, resume, cli, wizard_python="python3",
-                   resume_env=env)
+                   resume_env=env, user_state=None if state_dir or not home else paths.user_state_dir(home))
 
 
 def realroot(host: Host, root: RealRoot) -> Machine:
     """A rehearsal on a real Debian 12 root: the root's own tools run every action (wizard.realroot)."""
     from wizard.realroot.executor import RealRootExecutor
+    from wizard.realroot.machine import USER
     from wizard.realroot.rehearsal import mirrors
 
     r = root.path
@@ -80,7 +99,8 @@ def realroot(host: Host, root: RealRoot) -> Machine:
     # its state is the root's own /var/lib/rocm-wizard, whatever ROCM_WIZARD_STATE_DIR says
     return Machine(host, RealRootExecutor(r), paths.state_dir(machine_root=r, environ={}),
                    paths.log_dir(machine_root=r, environ={}),
-                   paths.ROOT_STATE, resume, cli, wizard_python="python3", mirrors=mirrors(root))
+                   paths.ROOT_STATE, resume, cli, wizard_python="python3", mirrors=mirrors(root),
+                   user_state=paths.user_state_dir(USER.home))
 
 
 def service(machine: Machine) -> RunService:

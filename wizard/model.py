@@ -10,6 +10,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any
 
+from wizard import lazy_re
 from wizard.record import asdict, field, is_record, record
 
 
@@ -264,6 +265,15 @@ KERNEL_DRIVER = "kernel:amdgpu"
 NEEDS_GPU = "gpu"
 
 
+_URL_PASSWORD = lazy_re.compile(r"(?i)(\b[a-z][a-z0-9+.-]{0,20}://[^\s/:@]{1,256}:)[^\s/@]{1,256}(@)")
+
+
+def hide_passwords(text: str) -> str:
+    """``text`` with every URL's password (``scheme://user:PASS@host``) as ``***``: what is shown, logged or
+    journalled of a mirror URL with credentials (the plan itself keeps them: its commands need them)."""
+    return _URL_PASSWORD.sub(r"\1***\2", text) if "@" in text else text
+
+
 @record
 class Action:
     """One command a step wants run. Steps build these; only the runner executes them."""
@@ -287,9 +297,11 @@ class Action:
     #                       repairs what the crash left), even when the journal says it ran
 
     def shown(self) -> str:
+        """The argv as logs, the journal and the screen show it: redacted positions as ***, and a URL's password
+        (``https://user:PASS@mirror``) as *** wherever it stands."""
         import shlex
 
-        parts = ["***" if i in self.redact else a for i, a in enumerate(self.argv)]
+        parts = ["***" if i in self.redact else hide_passwords(a) for i, a in enumerate(self.argv)]
         return shlex.join(parts)
 
     def command(self) -> tuple[str, ...]:
@@ -316,6 +328,11 @@ class StepPlan:
     notes: tuple[str, ...] = ()  # shown in review and as comments in the dry-run script
     skipped_reason: str | None = None  # set when the step has nothing to do on this machine
     effects: tuple[str, ...] = ()  # what later steps must know it does: KERNEL_DRIVER, "mok"
+    # the step's done-check on the machine (its kind states it): exit 0 when the machine has what the step
+    # makes, read now, never from a record. A step a journal or a progress file records as done whose check
+    # fails is drift: every executor reports it and runs the step again. None: the record is the answer
+    # (a backup is never made again over a changed machine; a reboot is known by its boot id)
+    check: Action | None = None
 
     def param(self, name: str, default: Any = None) -> Any:
         for k, v in self.params:
@@ -333,6 +350,9 @@ class ResolvedPlan:
     steps: tuple[StepPlan, ...]  # a planned run's step 0 is its preflight (kind PREFLIGHT)
     source_file: str | None = None
     state_dir: str | None = None  # the state dir the plan writes into (its backup), as the machine sees it
+    # the facts it was made from and depends on (wizard.binding): ("os", "ubuntu 22.04"), ("pci", ...) ...;
+    # its preflight's first check stops it on a machine that does not have them
+    machine: tuple[tuple[str, str], ...] = ()
 
     @property
     def preflight(self) -> tuple[Action, ...]:
@@ -340,6 +360,15 @@ class ResolvedPlan:
         if self.steps and self.steps[0].kind == PREFLIGHT:
             return self.steps[0].actions
         return ()
+
+    @property
+    def size(self) -> str:
+        """"10 steps (1 skipped), 51 commands": the one count of a plan every view shows (preflight checks
+        are commands; a skipped step is a step that runs nothing)."""
+        skipped = sum(1 for s in self.steps if s.skipped_reason is not None)
+        commands = sum(len(s.actions) for s in self.steps)
+        return (f"{len(self.steps)} steps" + (f" ({skipped} skipped)" if skipped else "")
+                + f", {commands} command{'s' if commands != 1 else ''}")
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -4,6 +4,9 @@
 * a sandbox: the sandbox machine's own /var/lib/rocm-wizard and /var/log/rocm-wizard under its root.
 * root: /var/lib/rocm-wizard and /var/log/rocm-wizard.
 * a user: $XDG_STATE_HOME/rocm-wizard (default ~/.local/state/rocm-wizard), logs in its logs/.
+
+A plan that changes nothing system-wide (a venv, pip) keeps its backup and its script's progress in the
+user's state dir wherever it runs (:func:`user_state_dir`), so it needs no root.
 """
 
 from __future__ import annotations
@@ -73,3 +76,7 @@ def rehearsal_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
     """Where the rehearsal machines of the machine whose state is ``state_dir(explicit)`` live. A live run
     neither reads nor checks it: each rehearsal machine keeps its state under its own root."""
     return state_dir(explicit) / REHEARSALS
+def user_state_dir(home: str, environ: Mapping[str, str] | None = None) -> str:
+    """The user's state dir as their machine names it: $XDG_STATE_HOME/rocm-wizard, else HOME/.local/state/..."""
+    xdg = (environ or {}).get("XDG_STATE_HOME")
+    return f"{xdg.rstrip('/') if xdg else home.rstrip('/') + '/.local/state'}/rocm-wizard"

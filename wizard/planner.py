@@ -20,13 +20,13 @@ from typing import Any, NamedTuple
 
 from packaging.version import InvalidVersion, Version
 
-from wizard import paths, preflight
+from wizard import binding, paths, preflight
 from wizard.diagnose import Finding
 from wizard.kb import DockerImage, KnowledgeBase, Release, VendorWheel, Wheel, WheelIndex
 from wizard.mirror.apply import apply as mirror_apply
 from wizard.mirror.config import MirrorConfig
 from wizard.model import KERNEL_DRIVER, Action, Facts, FoundBy, PythonEnv, ResolvedPlan, StepPlan
-from wizard.plan_file import PlanError, PlanFile, builtin_plan_names, builtin_plans, load_plan
+from wizard.plan_file import CHANNELS, PlanError, PlanFile, builtin_plan_names, builtin_plans, load_plan
 from wizard.record import record, replace
 
 __all__ = ["PlanError", "PlanRefused", "PlanChoice", "resolve_plan", "recommend", "default_state_dir",
@@ -109,6 +109,8 @@ def _choose_venv(pf: PlanFile, facts: Facts, venv: str | None, reasons: list[str
     home = _home(facts)
     param = pf.target.venv
     path: str | None = venv
+    if path is not None and path.startswith("~/") and home:  # the machine's user's home, not this process's
+        path = f"{home}/{path[2:]}"
     if path is None and param != "auto":
         path = f"{home}/{param[2:]}" if param.startswith("~/") and home else (None if param.startswith("~/")
                                                                               else param)
@@ -463,12 +465,47 @@ def _resolve_target(pf: PlanFile, facts: Facts, kb: KnowledgeBase, m: _Machine, 
 
 def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir: str | None = None,
                  wizard_python: str | None = None, kb: KnowledgeBase | None = None,
-                 lock_wait: int = preflight.LOCK_WAIT, mirrors: MirrorConfig | None = None) -> ResolvedPlan:
+                 lock_wait: int = preflight.LOCK_WAIT, mirrors: MirrorConfig | None = None,
+                 user_state_dir: str | None = None, channel: str | None = None) -> ResolvedPlan:
+    """``user_state_dir``: where a plan whose steps change nothing system-wide (no root action, no reboot) keeps
+    its backup and progress instead of ``state_dir``, so it needs no root (``~/`` is the machine user's home).
+    ``channel``: ``stable`` or ``nightly`` in place of the plan's own ``target.channel`` (``--channel``)."""
+    plan = _resolve_plan(spec, facts, venv=venv, state_dir=state_dir, wizard_python=wizard_python, kb=kb,
+                         lock_wait=lock_wait, mirrors=mirrors, channel=channel)
+    user_dir = _user_dir(user_state_dir, facts)
+    if user_dir is None or user_dir == plan.state_dir or not user_only(plan):
+        return plan
+    return _resolve_plan(spec, facts, venv=venv, state_dir=user_dir, wizard_python=wizard_python, kb=kb,
+                         lock_wait=lock_wait, mirrors=mirrors, channel=channel)
+
+
+def user_only(plan: ResolvedPlan) -> bool:
+    """No step but a backup needs root or a reboot: the plan changes nothing system-wide."""
+    from wizard.steps import kind as step_kind
+
+    return not any(sp.reboot or (not step_kind(sp.kind).protects and any(a.root for a in sp.actions))
+                   for sp in plan.steps if sp.kind != "preflight")
+
+
+def _user_dir(user_state_dir: str | None, facts: Facts) -> str | None:
+    if not user_state_dir or not user_state_dir.startswith("~/"):
+        return user_state_dir
+    home = _home(facts)  # a recording that does not say whose home keeps the state dir it was given
+    return f"{home.rstrip('/')}/{user_state_dir[2:]}" if home else None
+
+
+def _resolve_plan(spec: str, facts: Facts, *, venv: str | None, state_dir: str | None, wizard_python: str | None,
+                  kb: KnowledgeBase | None, lock_wait: int, mirrors: MirrorConfig | None,
+                  channel: str | None = None) -> ResolvedPlan:
     from wizard.kb import load_kb
     from wizard.steps import kind as step_kind
     from wizard.steps._common import StepContext, StepRefused, skipped
 
     pf = load_plan(spec)
+    if channel is not None:
+        if channel not in CHANNELS:
+            raise PlanError(f"channel: one of {', '.join(CHANNELS)} (got {channel!r})")
+        pf = replace(pf, target=replace(pf.target, channel=channel))
     kb = kb or load_kb()
     reasons: list[str] = []
     m = _Machine(facts)
@@ -522,6 +559,10 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
         checks.insert(0, preflight.ssh_advice())
     if any(a.root for a in acts):
         checks.insert(1, preflight.root_available())
+    machine = binding.bound_facts(facts, tg.venv, tg.venv_exists, tg.python_version)
+    bind = binding.check(machine) if checks else None  # a plan with nothing to do checks nothing
+    if bind is not None:
+        checks.insert(0, bind)  # before every other check: on another machine nothing else means anything
     target: list[tuple[str, Any]] = [("stream", pf.target.stream)]
     if tg.release:
         target.append(("rocm", tg.release.version))
@@ -541,7 +582,8 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
     if tg.venv:
         target.append(("venv", tg.venv))
     plan = ResolvedPlan(name=pf.name, title=pf.title, why=pf.why, target=tuple(target),
-                        steps=(preflight.step(checks), *steps), source_file=pf.path, state_dir=state)
+                        steps=(preflight.step(checks), *steps), source_file=pf.path, state_dir=state,
+                        machine=machine)
     plan = mirror_apply(plan, mirrors) if mirrors is not None else plan
     if facts.origin == "live":  # a recorded or sandboxed machine's indexes are not reached from here
         from wizard.downloads.pin import pin_plan
@@ -582,13 +624,14 @@ def _recommend_reason(name: str, rp: ResolvedPlan) -> str:
 
 
 def recommend(facts: Facts, *, venv: str | None = None, state_dir: str | None = None, kb: KnowledgeBase | None = None,
-              wizard_python: str | None = None, mirrors: MirrorConfig | None = None) -> list[PlanChoice]:
+              wizard_python: str | None = None, mirrors: MirrorConfig | None = None,
+              channel: str | None = None, user_state_dir: str | None = None) -> list[PlanChoice]:
     """Every shipped plan with applicable/reasons/target, exactly one marked recommended (when any fits)."""
     out: list[PlanChoice] = []
     for pf in builtin_plans():
         try:
             rp = resolve_plan(pf.path, facts, venv=venv, state_dir=state_dir, kb=kb, wizard_python=wizard_python,
-                              mirrors=mirrors)
+                              mirrors=mirrors, channel=channel, user_state_dir=user_state_dir)
         except PlanRefused as exc:
             out.append(PlanChoice(pf, False, exc.reasons, _declared_target(pf), False))
             continue

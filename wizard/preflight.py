@@ -24,7 +24,7 @@ DISK_IMAGE = 40 * GIB
 LOCK_WAIT = 120  # seconds a run waits for another apt/dpkg (or rpm) to let go of its lock
 
 # the names --skip-preflight accepts, in the order a plan runs them
-ORDER = ("ssh", "root", "package-lock", "package-url", "venv-path", "python-version", "wheel", "disk-rocm",
+ORDER = ("machine", "ssh", "root", "package-lock", "package-url", "venv-path", "python-version", "wheel", "disk-rocm",
          "disk-venv", "disk-image", "docker", "secure-boot")
 DPKG_LOCKS = ("/var/lib/dpkg/lock-frontend", "/var/lib/dpkg/lock")
 RPM_LOCKS = ("/var/lib/rpm/.rpm.lock",)

@@ -9,7 +9,10 @@ The script is resumable the way the wizard's own runs are: each finished step is
 progress file in the plan's state directory, so running the script again (after the reboot, or after
 a failure you fixed) skips every finished step: the backup it made is never made again over the
 changed machine, and a purge is never repeated after the new release is installed. The reboot step
-records the boot id and reboots; running the script again after the boot continues after it.
+records the boot id and reboots; running the script again after the boot continues after it. A step
+the progress records as done whose own check (``StepPlan.check``) fails on the machine now is drift:
+reported and run again. The progress is read as the owner of the state dir; one that exists but cannot be
+read or does not parse stops the script before any change.
 """
 
 from __future__ import annotations
@@ -21,6 +24,18 @@ from pathlib import Path
 from wizard.model import PREFLIGHT, Action, Facts, ResolvedPlan, StepPlan
 
 SUDO = ("sudo", "--")
+# sh -c READ_RECORD sh FILE LINE_RE: a record (the progress file, its reboot file) as it is: nothing when it does
+# not exist, its lines when each matches LINE_RE (an ERE); a record that exists but cannot be read or does not
+# parse stops the caller (exit 1, naming the file), never "nothing done". Run as the record's owner (root for
+# a state dir under /var): a 0700 directory read by the user would look like "no progress"
+READ_RECORD = ('if out=$(LC_ALL=C cat -- "$1" 2>&1); then '
+               'if printf "%s\\n" "$out" | grep -qvxE -- "$2|"; then '
+               'echo "rocm-wizard: the record $1 does not parse (each line must match $2): fix or remove it" >&2; '
+               'exit 1; fi; printf "%s\\n" "$out"; exit 0; fi; '
+               'case $out in *"No such file or directory"*) exit 0;; esac; '
+               'echo "rocm-wizard: cannot read the record $1: $out" >&2; exit 1')
+STEP_LINE = "[0-9]+"  # a progress line: the number of a finished step
+BOOT_LINE = "[0-9a-f-]+"  # the reboot file: the boot id before the reboot
 SC2016 = "# shellcheck disable=SC2016  # literal $ inside single quotes is intended"
 
 
@@ -113,13 +128,22 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
         out += _comment(f"plan file: {shown}")
     progress = progress_path(plan)
     out += ["", "set -euo pipefail", ""]
-    out += _comment("Progress: one line per finished step. Delete this file to start the plan over.")
+    out += _comment("Progress: one line per finished step. Delete this file to start the plan over. A step it "
+                    "records as done whose check on the machine fails now is drift: reported and run again. A "
+                    "progress file that exists but cannot be read stops the script before any change.")
     out.append(f"progress={shlex.quote(progress) if plan.state_dir else chr(34) + progress + chr(34)}")
     sudo = "sudo -- " if plan.state_dir and _system_path(plan.state_dir) else ""  # root's state dir, like the backup
-    out += [f'[ -e "$progress" ] || {{ {sudo}mkdir -p "$(dirname "$progress")" && {sudo}touch "$progress"; }}',
-            'step_done() { grep -qx "$1" "$progress"; }',
-            f'mark_done() {{ echo "$1" | {sudo}tee -a "$progress" >/dev/null; }}',
-            f'mark_boot() {{ echo "$1" | {sudo}tee "$progress.reboot" >/dev/null; }}']
+    out += [f"read_record() {{ {sudo}sh -c {shlex.quote(READ_RECORD)} sh \"$@\"; }}",
+            f'done_steps=$(read_record "$progress" {shlex.quote(STEP_LINE)}) || exit 1',
+            *([f'booted_from=$(read_record "$progress.reboot" {shlex.quote(BOOT_LINE)}) || exit 1']
+              if any(s.reboot and not s.skipped_reason for s in plan.steps) else []),
+            'step_done() { [[ $\'\\n\'"$done_steps"$\'\\n\' == *$\'\\n\'"$1"$\'\\n\'* ]]; }',
+            'drift() { echo "drift: step $1 is recorded as done, but the machine says otherwise (checked: $2: no): '
+            'running it again" >&2; done_steps=$(printf \'%s\\n\' "$done_steps" | grep -vx "$1" || true); }',
+            f'mark_done() {{ {sudo}mkdir -p "$(dirname "$progress")" && '
+            f'echo "$1" | {sudo}tee -a "$progress" >/dev/null; }}',
+            f'mark_boot() {{ {sudo}mkdir -p "$(dirname "$progress")" && '
+            f'echo "$1" | {sudo}tee "$progress.reboot" >/dev/null; }}']
     n = len(plan.steps)
     for i, step in enumerate(plan.steps, 1):
         out += ["", f"# ---- step {i}/{n}: {step.kind}: {' '.join(step.title.split())}"]
@@ -134,6 +158,12 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
             body = _reboot(step)
         else:
             body = _actions(step)
+        if step.check is not None and not step.reboot:
+            if _needs_sc2016(step.check.argv):
+                out.append(SC2016)
+            quiet = "" if step.check.argv[0] in ("test", "[") else " >/dev/null 2>&1"
+            out.append(f"if step_done {i} && ! {command(step.check)}{quiet}; then "
+                       f"drift {i} {shlex.quote(step.check.description or step.check.shown())}; fi")
         out.append(f"if ! step_done {i}; then")
         out += ["  " + line if line else line for line in body]
         out.append(f"  mark_done {i}")
@@ -182,12 +212,12 @@ def _reboot(step: StepPlan) -> list[str]:
     cmds = [_run(a) for a in step.actions] or [shlex.join([*SUDO, "systemctl", "reboot"])]
     return [
         'boot_id=$(cat /proc/sys/kernel/random/boot_id)',
-        'if [ ! -e "$progress.reboot" ]; then',
+        'if [ -z "$booted_from" ]; then',
         '  mark_boot "$boot_id"',
         f"  echo {shlex.quote('rebooting now: run this script again after the reboot to continue')} >&2",
         *[f"  {c}" for c in cmds],
         "  exit 0",
-        'elif [ "$(cat "$progress.reboot")" = "$boot_id" ]; then',
+        'elif [ "$booted_from" = "$boot_id" ]; then',
         f"  echo {shlex.quote('a reboot is still pending: reboot, then run this script again')} >&2",
         "  exit 3",
         "fi",

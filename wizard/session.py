@@ -246,6 +246,8 @@ class RunProgress:
                 return Move.VERIFY
         elif isinstance(event, ev.StepSkipped):
             self._set(event.index, state="skipped", note=event.reason, kind=event.kind)
+        elif isinstance(event, ev.StepDrift):
+            self._set(event.index, state="planned", note=f"drift: {event.check} fails; runs again")
         elif isinstance(event, ev.StepDoneEarlier):
             self._set(event.index, state=event.outcome.value, duration=event.duration, log_path=event.log_path,
                       note="done before this session")

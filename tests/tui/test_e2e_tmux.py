@@ -162,7 +162,7 @@ def test_sudo_prompt_in_the_real_terminal_then_the_run_uses_sudo_n(tmp_path: Pat
         t.start(tmux_env(tmp_path))
         t.type(f"{SCRIPT} --sandbox {sb}; echo EXIT=$?")
         to_confirm_downgrade(t)
-        assert "Administrator rights" in t.last
+        assert "administrator rights" in t.last
         t.keys("y")
         screen = t.wait("rocm-wizard needs administrator rights", "[sudo] password for user:")
         assert "[Run]" not in screen  # the app is suspended: this is the terminal itself

@@ -19,11 +19,14 @@ CommandError = SessionError  # a command ends with a one-line message and an exi
 
 
 def resolve_plan_or_fail(spec: str, ctx: Context) -> ResolvedPlan:
-    """The session's plan, or the CLI's answer: exit 2 for a bad plan, exit 5 with one line per reason."""
+    """The session's plan, or the CLI's answer: exit 2 for a bad plan, exit 5 with one line per reason.
+    ``spec`` may also be a resolved-plan JSON file (``runs/<id>/plan.json``): loaded, not resolved again;
+    with ``--replan`` the plan it names is resolved again on this machine (a resolved plan runs only on the
+    machine it was made for)."""
     from wizard.planner import PlanError, PlanRefused
 
     try:
-        return ctx.resolve(spec)
+        return ctx.resolve(spec, replan=bool(getattr(ctx.args, "replan", False)))
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None
     except PlanRefused as exc:
@@ -41,7 +44,7 @@ def spec_of(args: argparse.Namespace) -> MachineSpec:
                        sandbox=getattr(args, "sandbox", None), profile=getattr(args, "profile", None),
                        root_kind=getattr(args, "root", None), state_dir=getattr(args, "state_dir", None),
                        verify_python=getattr(args, "verify_python", None), venv=getattr(args, "venv", None),
-                       lock_wait=getattr(args, "lock_wait", None),
+                       lock_wait=getattr(args, "lock_wait", None), channel=getattr(args, "channel", None),
                        mirrors=tuple(getattr(args, "mirrors", None) or ()),
                        mirror_keys=tuple(getattr(args, "mirror_keys", None) or ()))
 

@@ -36,6 +36,8 @@ def read_paste(path: str) -> tuple[str, str]:
         raise usage_error(f"--paste {path}: {exc.strerror or exc}") from None
     if b"\x00" in data[:65536]:
         raise usage_error(f"--paste {path}: binary data, not a text")
+    if not data.strip():
+        raise usage_error(f"--paste {path}: empty; paste the outputs or the thread to read (a file, or - for stdin)")
     return label, data.decode("utf-8", errors="replace")
 
 

@@ -10,19 +10,34 @@ from wizard.runner import events as ev
 from wizard.runner.records import RunState
 
 
+def first_line(shown: str, width: int = 110) -> str:
+    """A command as one line: its first line, cut at ``width``, marked where more follows (the log has it all)."""
+    head, _, rest = shown.partition("\n")
+    if len(head) > width:
+        head, rest = head[: width - 1], "more"
+    return head + (" …" if rest else "")
+
+
 class ConsoleView:
     """Prints engine events; every string that came from the plan or the machine is escaped, so rich
     markup never eats a ``[...]`` in a command or a path. The events are folded first into the same
-    ``RunProgress`` the TUI shows (steps, the verify step, why it was skipped); this prints what each adds."""
+    ``RunProgress`` the TUI shows (steps, the verify step, why it was skipped); this prints what each adds.
 
-    def __init__(self, quiet_output: bool = False) -> None:
+    One line per action (what it does) and one per step result; the commands themselves (scripts, manifests)
+    and their output go to the step log, and to the console only with ``verbose`` (``-v``). ``cli`` is the
+    command that names this machine (``rocm-wizard --sandbox DIR``), for every "what next" line."""
+
+    def __init__(self, quiet_output: bool = False, *, verbose: bool = False,
+                 cli: tuple[str, ...] | list[str] = ("rocm-wizard",)) -> None:
         from rich.console import Console
 
         from wizard.session import RunProgress
         from wizard.verify.view import VerifyOutput
 
         self.console = Console(highlight=False, soft_wrap=True)  # a pasted log keeps its paths whole
-        self.quiet_output = quiet_output
+        self.quiet_output = quiet_output  # not even the verify step's table of checks
+        self.verbose = verbose
+        self.cli = " ".join(cli)
         self.run = RunProgress()
         self.verify = VerifyOutput()
 
@@ -55,6 +70,9 @@ class ConsoleView:
                 self.verify = VerifyOutput()
         elif isinstance(e, ev.StepDoneEarlier):
             c.print(f"[dim]== step {e.index + 1}/{self.total}: {escape(e.title)}: done before ({e.outcome.value})[/]")
+        elif isinstance(e, ev.StepDrift):
+            c.print(f"[bold yellow]!! step {e.index + 1}/{self.total}: {escape(e.title)}: DRIFT: recorded as done, "
+                    f"but the machine says otherwise (checked: {escape(e.check)}: no): running it again[/]")
         elif isinstance(e, ev.StepSkipped):
             if e.kind == "verify":
                 c.print(f"[bold yellow]!! step {e.index + 1}: {escape(e.title)}: SKIPPED, NOT VERIFIED: "
@@ -74,19 +92,29 @@ class ConsoleView:
         elif isinstance(e, ev.StepFinished) and e.index == self.verify_step:
             for line in self.verify.finish():
                 c.print(escape(line), style="bold" if line.startswith("verify:") else None)
-        elif isinstance(e, ev.ActionStarted):
+        elif isinstance(e, ev.StepFinished):
+            c.print(f"   step {e.index + 1}: [green]{e.outcome.value}[/] ({e.duration:.1f}s)")
+        elif isinstance(e, ev.ActionStarted) and self.verbose:
             c.print(f"[dim]$ {escape(e.shown)}[/]")
+        elif isinstance(e, ev.ActionStarted):
+            c.print(f"[dim]  - {escape(e.description or first_line(e.shown))}[/]")
         elif isinstance(e, ev.ActionSkipped):
-            c.print(f"[dim]  skip: {escape(e.shown)} ({escape(e.reason)})[/]")
-        elif isinstance(e, ev.OutputLines) and not self.quiet_output:
+            what = e.shown if self.verbose else first_line(e.shown, 70)
+            c.print(f"[dim]  skip: {escape(what)} ({escape(e.reason)})[/]")
+        elif isinstance(e, ev.OutputLines) and self.verbose and not self.quiet_output:
             sys.stdout.write("".join(f"  {line}\n" for line in e.lines))
             sys.stdout.flush()
         elif isinstance(e, ev.ActionFinished) and e.outcome.value != "ok":
             c.print(f"[red]  {e.outcome.value} (exit {e.exit_code}) after {e.duration:.1f}s[/]")
         elif isinstance(e, ev.RunFailed):
             what = "preflight check" if e.kind == "preflight" else f"step {e.step + 1} ({e.kind})"
-            c.print(f"[bold red]FAILED[/] {what}: {escape(e.message)}")
-            c.print(f"  command: {escape(e.shown)}\n  full log: {escape(e.log_path)}")
+            if e.check:
+                what += f" {e.check}"
+            if e.description:
+                what += f" ({e.description})"
+            c.print(f"[bold red]FAILED[/] {escape(what)}: {escape(e.message)}")
+            c.print(f"  command: {escape(e.shown if self.verbose else first_line(e.shown))}\n"
+                    f"  full log: {escape(e.log_path)}")
             if e.tail:
                 c.print("  last lines:")
                 sys.stdout.write("".join(f"  | {line}\n" for line in e.tail))
@@ -95,10 +123,12 @@ class ConsoleView:
                 for s in f.sources:
                     c.print(f"    source: {escape(s)}")
             if e.kind == "preflight":
-                c.print("  nothing was changed. Fix the cause and run `rocm-wizard resume`, or skip a check you "
-                        "know to be wrong with --skip-preflight NAME")
+                skip = f"--skip-preflight {e.check}" if e.check else "--skip-preflight NAME"
+                c.print(f"  nothing was changed. Fix the cause and run `{escape(self.cli)} resume`, or skip this check "
+                        f"if you know it is wrong: `{escape(self.cli)} resume {skip}`")
             else:
-                c.print("  choices: `rocm-wizard resume` (retry), `rocm-wizard rollback`, or stop here (state kept)")
+                c.print(f"  choices: `{escape(self.cli)} resume` (retry), `{escape(self.cli)} rollback`, or stop here "
+                        "(state kept)")
         elif isinstance(e, ev.RebootPending):
             c.print(f"[bold yellow]REBOOT[/] {escape(e.message)}")
         elif isinstance(e, ev.RollbackStarted):

@@ -26,6 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
     from wizard.commands._paste import facts_for
+    from wizard.model import hide_passwords
 
     facts = facts_for(args, ctx)
     # a rehearsal machine (--sandbox) may carry its own mirror; the live machine is never opened for it (detect
@@ -36,7 +37,8 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
 
         doc = facts_to_json(facts)
         # the site's mirrors in force (mirrors.toml, --mirror): every URL of the origin goes to the mirror
-        doc["mirrors"] = [{"origin": m.origin, "url": m.url, "source": m.source, "key_fingerprint": m.key_fingerprint}
+        doc["mirrors"] = [{"origin": m.origin, "url": hide_passwords(m.url), "source": m.source,
+                           "key_fingerprint": m.key_fingerprint}
                           for m in mirrors]
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -60,12 +62,14 @@ def _mirrors_table(mirrors: tuple[Mirror, ...]) -> Table:
     from rich.table import Table
     from rich.text import Text
 
+    from wizard.model import hide_passwords
+
     table = Table(title="Mirrors in force (every URL of the origin goes to the mirror)", title_justify="left")
     for col in ("origin", "mirror", "signing key", "from"):
         table.add_column(col)
     for m in mirrors:
         key = m.key_fingerprint or ("the origin's own (pinned)" if not m.is_registry else "-")
-        table.add_row(*(Text(c) for c in (m.origin, m.url, key, m.source)))
+        table.add_row(*(Text(c) for c in (m.origin, hide_passwords(m.url), key, m.source)))
     return table
 
 

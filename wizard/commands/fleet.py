@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -59,6 +60,7 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
         return exit_codes.OK
     fleet_dir = _fleet_dir(args)
     try:
+        _private(fleet_dir)
         if args.fleet_command == "detect":
             return _detect(args, fleet_dir)
         if args.fleet_command == "plan":
@@ -71,6 +73,18 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
         code = exit_codes.REFUSED if "applies to no host" in lines[0] else (
             exit_codes.USAGE if "inventory" in lines[0] else exit_codes.FAILURE)
         raise CommandError("\n".join(lines), code) from None
+
+
+def _private(fleet_dir: Path) -> None:
+    """The fleet directory is 0700: it holds every host's facts (users, paths, overrides), Ansible's events and the
+    exports, which may carry mirror credentials (the files in it are written by Ansible, under the hosts' umask)."""
+    from wizard.fleet import FleetError
+
+    try:
+        fleet_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(fleet_dir, 0o700)
+    except OSError as exc:
+        raise FleetError(f"{fleet_dir}: cannot make the fleet directory private ({exc.strerror or exc})") from None
 
 
 def _fleet_dir(args: argparse.Namespace) -> Path:

@@ -23,7 +23,11 @@ def whole_number(noun: str, low: int, high: int | None = None, unit: str = "") -
 
 
 def add_venv_option(p: argparse.ArgumentParser, *, suppress: bool) -> None:
-    """``--venv PATH`` on every command that plans: the venv the pip plans fill (existing or new)."""
+    """``--venv PATH`` and ``--channel`` on every command that plans: the venv the pip plans fill (existing or
+    new), and whether AMD's nightly indexes may serve it."""
     p.add_argument("--venv", metavar="PATH", default=argparse.SUPPRESS if suppress else None,
                    help="the venv the plan fills: an existing one, or a new one at PATH (default: a new venv "
                         "beside the one found, else ~/rocm-wizard-venv)")
+    p.add_argument("--channel", choices=("stable", "nightly"), default=argparse.SUPPRESS if suppress else None,
+                   help="which AMD wheel indexes a plan may use: stable (the plans' default) or nightly (builds "
+                        "that are not releases: they may be broken or withdrawn)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 
 from wizard import exit_codes
 from wizard.commands import Context
@@ -14,7 +15,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> int:
-    path = ctx.write_bundle(args.bundle)
-    print(f"Evidence written to {path} (user and host names redacted).")
-    print(f"Check it with: rocm-wizard detect --from {path}")
+    print(ctx.write_bundle(args.bundle))
+    print(f"Check it with: rocm-wizard detect --from {shlex.quote(args.bundle)}")
     return exit_codes.OK

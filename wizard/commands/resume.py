@@ -26,7 +26,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     if ctx.read_only:
         raise CommandError("error: --from names a recorded machine; nothing can be resumed there", exit_codes.USAGE)
     try:
-        out = ctx.runs.resume(on_event=ConsoleView(), yes=bool(args.yes),
+        view = ConsoleView(verbose=bool(getattr(args, "verbose", False)), cli=ctx.runs.machine.cli)
+        out = ctx.runs.resume(on_event=view, yes=bool(args.yes),
                               skip_preflight=tuple(getattr(args, "skip_preflight", None) or ()),
                               ask_reboot=None if args.yes else (lambda: ask("Reboot now?", default=False)))
     except RunError as exc:

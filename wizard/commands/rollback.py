@@ -41,7 +41,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if not args.yes and not ask("Roll back now?"):
             print("nothing was changed")
             return exit_codes.OK
-        out = service.rollback(run_id=run_.id, on_event=ConsoleView(quiet_output=False), yes=bool(args.yes))
+        view = ConsoleView(verbose=bool(getattr(args, "verbose", False)), cli=ctx.runs.machine.cli)
+        out = service.rollback(run_id=run_.id, on_event=view, yes=bool(args.yes))
     except RunError as exc:
         raise run_error(exc) from None
     print(out.message)

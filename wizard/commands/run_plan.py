@@ -9,6 +9,7 @@ Exit codes: 0 done, 1 failed, 2 unknown/malformed plan, 3 reboot pending, 4 lock
 from __future__ import annotations
 
 import argparse
+import sys
 
 from wizard import exit_codes
 from wizard.commands import CommandError, Context, resolve_plan_or_fail, run_error
@@ -26,6 +27,9 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         raise CommandError("error: --from names a recorded machine: it can be planned for (--dry-run), "
                            "never changed", exit_codes.USAGE)
     plan = resolve_plan_or_fail(args.plan, ctx)
+    if str(dict(plan.target).get("channel", "")).startswith("nightly"):
+        print("warning: this plan installs AMD's nightly builds: they are not releases and may be broken or "
+              "withdrawn (the constraints file pins what gets installed)", file=sys.stderr)
     service = ctx.runs
     skips = tuple(getattr(args, "skip_preflight", None) or ())
     try:
@@ -34,9 +38,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         if blocked:
             raise CommandError(blocked, exit_codes.FAILURE)
         if not args.yes:
-            n = sum(1 for s in plan.steps if s.skipped_reason is None)
-            actions = sum(len(s.actions) for s in plan.steps)
-            print(f"{plan.title}: {n} steps, {actions} commands (see them with --dry-run).")
+            print(f"{plan.title}: {plan.size} (see them with --dry-run).")
             from wizard.planner import venv_roles
 
             for line in venv_roles(plan, ctx.facts).lines():
@@ -48,7 +50,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
             if not ask("Start now? This changes the machine" + (" (sandbox)" if ctx.sandbox else "")):
                 print("nothing was changed")
                 return exit_codes.OK
-        out = service.start(plan, on_event=ConsoleView(), yes=bool(args.yes), skip_preflight=skips,
+        view = ConsoleView(verbose=bool(getattr(args, "verbose", False)), cli=ctx.runs.machine.cli)
+        out = service.start(plan, on_event=view, yes=bool(args.yes), skip_preflight=skips,
                             ask_reboot=None if args.yes else (lambda: ask("Reboot now?", default=False)))
     except RunError as exc:
         raise run_error(exc) from None

@@ -1,10 +1,11 @@
 """`rocm-wizard status [--json]`: where the current (or last) run stands.
 
 JSON: {"run_id", "plan", "step", "total_steps", "state", "journal", "plan_file", "logs", "next",
-"skipped", "reboot_needed", "message", "verify"}; ``step`` is 1-based (the step running, failed or next),
+"skipped", "reboot_needed", "message", "verify", "drift"}; ``step`` is 1-based (the step running, failed or next),
 null when none; ``skipped`` maps a 1-based step to why it was skipped (never counted as passed);
 ``verify`` is {"state": "passed"|"failed"|"skipped"|"not run"|"no verify step", "summary"} from the verify
-step's log.
+step's log; ``drift`` maps a 1-based step the journal records as done to the check that fails on the machine
+now (``resume`` runs it again).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ def status_dict(ctx: Context) -> dict[str, Any]:
     return {"run_id": st.run_id, "plan": st.plan, "step": st.step, "total_steps": st.total_steps,
             "state": st.state.value, "journal": st.journal, "plan_file": st.plan_file, "logs": list(st.logs),
             "next": st.next, "skipped": {str(k): r for k, r in st.skipped}, "reboot_needed": st.reboot_needed,
-            "message": st.message, "verify": verify_result(st.plan_file, st.logs, dict(st.skipped))}
+            "message": st.message, "verify": verify_result(st.plan_file, st.logs, dict(st.skipped)),
+            "drift": {str(k): c for k, c in st.drift}}
 
 
 def verify_result(plan_file: str | None, logs: tuple[str, ...], skipped: dict[int, str]) -> dict[str, str | None]:
@@ -79,6 +81,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         print(f"log: {p}")
     for k, r in d["skipped"].items():
         print(f"step {k} skipped (not passed): {r}")
+    for k, c in d["drift"].items():
+        print(f"step {k} DRIFT: recorded as done, but the machine says otherwise (checked: {c}: no)")
     v = d["verify"]
     if v["state"] == "skipped":
         print("verify: skipped, NOT verified (the skipped step above)")

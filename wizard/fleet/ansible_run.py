@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from wizard import lazy_re
 from wizard.fleet import PLUGINS, FleetError, ansible_program
 from wizard.record import field, record
 
@@ -73,6 +74,9 @@ def read_inventory(inventory: str, limit: str | None, fleet_dir: Path) -> dict[s
     return doc
 
 
+_HOST = lazy_re.compile(r"^[A-Za-z0-9_.:-]{1,253}$")
+
+
 def inventory_hosts(inventory: str, limit: str | None, fleet_dir: Path) -> list[str]:
     """The hosts of INVENTORY (after --limit), as Ansible itself reads it."""
     doc = read_inventory(inventory, limit, fleet_dir)
@@ -89,6 +93,10 @@ def inventory_hosts(inventory: str, limit: str | None, fleet_dir: Path) -> list[
             walk(child, seen)
 
     walk("all", set())
+    bad = [h for h in hosts if not _HOST.match(h) or not h.strip(".")]
+    if bad:  # a host's name becomes the controller's path FLEET/hosts/NAME and a playbook's conditionals
+        raise FleetError(f"{inventory}: host name {bad[0][:80]!r} is not one the fleet commands can use (letters, digits "
+                         "and . _ : - only)")
     if not hosts:
         raise FleetError(f"{inventory}: no hosts" + (f" match --limit {limit}" if limit else ""))
     return hosts

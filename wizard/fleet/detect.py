@@ -17,10 +17,11 @@ from typing import Any
 
 from wizard.fleet.ansible_run import PlaybookResult, inventory_hosts, run_playbook, write_playbook
 from wizard.fleet.facts_io import FactsFormatError, loads
+from wizard.fleet.yaml_text import Template as T, in_template
 from wizard.model import Facts
 from wizard.record import record
 
-WIZARD_FACTS = "{{ rocm_wizard_command | default(['python3', '-m', 'wizard']) + ['fleet', 'facts'] }}"
+WIZARD_FACTS = T("{{ rocm_wizard_command | default(['python3', '-m', 'wizard']) + ['fleet', 'facts'] }}")
 HOSTS = "hosts"
 BUNDLE = "bundle"
 KFD = 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "==> $f <=="; cat "$f"; done'
@@ -65,21 +66,21 @@ def detect_playbook(fleet_dir: Path) -> Path:
             "check_mode": False,
         }, {
             "name": "The controller's directory for this host",
-            "ansible.builtin.file": {"path": f"{fleet_dir}/{HOSTS}/{{{{ inventory_hostname }}}}/{BUNDLE}",
+            "ansible.builtin.file": {"path": T(f"{in_template(fleet_dir)}/{HOSTS}/{{{{ inventory_hostname }}}}/{BUNDLE}"),
                                      "state": "directory", "mode": "0755"},
             "delegate_to": "localhost",
         }, {
             "name": "Bring the facts back",
-            "ansible.builtin.copy": {"content": "{{ rocm_wizard_facts.stdout }}",
-                                     "dest": f"{fleet_dir}/{HOSTS}/{{{{ inventory_hostname }}}}/facts.json",
+            "ansible.builtin.copy": {"content": T("{{ rocm_wizard_facts.stdout }}"),
+                                     "dest": T(f"{in_template(fleet_dir)}/{HOSTS}/{{{{ inventory_hostname }}}}/facts.json"),
                                      "mode": "0644"},
             "delegate_to": "localhost",
             "when": "rocm_wizard_facts.rc == 0",
         }, {
             "name": "Without the wizard: evidence by plain commands",
-            "ansible.builtin.command": {"argv": "{{ item.argv }}"},
+            "ansible.builtin.command": {"argv": T("{{ item.argv }}")},
             "loop": evidence_commands(),
-            "loop_control": {"label": "{{ item.file }}"},
+            "loop_control": {"label": T("{{ item.file }}")},
             "register": "rocm_wizard_evidence",
             "changed_when": False,
             "failed_when": False,
@@ -87,12 +88,12 @@ def detect_playbook(fleet_dir: Path) -> Path:
             "when": "rocm_wizard_facts.rc != 0",
         }, {
             "name": "Bring the evidence back",
-            "ansible.builtin.copy": {"content": "{{ item.stdout }}\n",
-                                     "dest": f"{fleet_dir}/{HOSTS}/{{{{ inventory_hostname }}}}/{BUNDLE}/"
-                                             "{{ item.item.file }}",
+            "ansible.builtin.copy": {"content": T("{{ item.stdout }}\n"),
+                                     "dest": T(f"{in_template(fleet_dir)}/{HOSTS}/{{{{ inventory_hostname }}}}/"
+                                               f"{BUNDLE}/{{{{ item.item.file }}}}"),
                                      "mode": "0644"},
-            "loop": "{{ rocm_wizard_evidence.results | default([]) }}",
-            "loop_control": {"label": "{{ item.item.file }}"},
+            "loop": T("{{ rocm_wizard_evidence.results | default([]) }}"),
+            "loop_control": {"label": T("{{ item.item.file }}")},
             "delegate_to": "localhost",
             "when": "rocm_wizard_facts.rc != 0 and item.stdout is defined and item.stdout | length > 0",
         }],

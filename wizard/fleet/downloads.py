@@ -13,9 +13,9 @@ from typing import Any, Sequence
 
 from wizard.downloads.fetch import parse_files_json
 from wizard.downloads.shell import script_lines
-from wizard.fleet.yaml_text import Literal
+from wizard.fleet.yaml_text import Literal, Template
 
-THROTTLE = "{{ rocm_wizard_download_throttle | default(2) }}"
+THROTTLE = Template("{{ rocm_wizard_download_throttle | default(2) }}")
 
 
 def fetch_tasks(name: str, argv: Sequence[str], done: str | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -26,7 +26,7 @@ def fetch_tasks(name: str, argv: Sequence[str], done: str | None) -> tuple[list[
     when = ["rocm_wizard_wheelhouse is defined", *([f"{done}.rc != 0"] if done else [])]
     copy = {
         "name": f"{name}: from the controller's wheelhouse (rocm_wizard_wheelhouse), where it has the file",
-        "ansible.builtin.copy": {"src": "{{ rocm_wizard_wheelhouse }}/{{ item }}", "dest": Literal(f"{dest}/"),
+        "ansible.builtin.copy": {"src": Template("{{ rocm_wizard_wheelhouse }}/{{ item }}"), "dest": Literal(f"{dest}/"),
                                  "mode": "0644"},
         "loop": [Literal(f.filename) for f in files],
         "when": when,

@@ -9,8 +9,11 @@ Nothing here imports Ansible: the export is text. What it writes, for plan NAME:
   ``rocm_wizard_max_fail`` (defaults: the values given at export, else every host at once and 100 %);
 * ``DIR/roles/<role>/tasks/main.yml``: the plan's steps in order, each a block tagged ``step-K`` and
   with its kind, skipped when the host's progress file (the dry-run script's, beside the plan's
-  backup) says the step is done, and marked done at its end: a re-run continues where the host stopped
-  and a finished host changes nothing. Each action is an ``ansible.builtin.command`` with ``argv``
+  backup, read as root for a system state dir; one that cannot be read or does not parse fails the host)
+  says the step is done and the step's own check (``StepPlan.check``, the one the engine and the script
+  run) still passes on the machine, else reported as drift and run again; marked done at its end: a
+  re-run continues where the host stopped and a finished host changes nothing. The preflight's machine
+  check is an assert per host ahead of every destructive task (``wizard.binding``). Each action is an ``ansible.builtin.command`` with ``argv``
   (never a shell string), ``become: true`` exactly where the action needs root, its environment, its
   timeout and its accepted exit codes; an action with a done-check runs the check first (in check mode
   too, never counted as a change) and runs only when the check fails. The reboot is
@@ -29,17 +32,19 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
+from wizard import binding
+from wizard import lazy_re
 from wizard.downloads.shell import is_fetch
 from wizard.model import PREFLIGHT, Action, ResolvedPlan, StepPlan
 from wizard.record import record
-from wizard.script import _system_path, progress_path
+from wizard.script import READ_RECORD, STEP_LINE, _system_path, progress_path
 
 from wizard.fleet.downloads import fetch_tasks
-from wizard.fleet.yaml_text import Literal, document
+from wizard.fleet.yaml_text import Literal, Template as T, document
 
 MARKER = ".rocm-wizard-export"  # DIR holds an export: a later export may overwrite it
 REBOOT_TIMEOUT = 1800
-RESULTS = "{{ rocm_wizard_results | default(playbook_dir + '/results') }}"
+RESULTS = T("{{ rocm_wizard_results | default(playbook_dir + '/results') }}")
 VERIFY_KIND = "verify"
 # records a finished step in the host's progress file, as the dry-run script's mark_done does (the
 # same file and format: the script and the playbook continue each other's runs)
@@ -48,6 +53,15 @@ MARK_DONE = ("sh", "-c", 'mkdir -p "$(dirname "$1")" && { grep -qx "$2" "$1" 2>/
 
 class ExportError(Exception):
     """The export cannot be written (one line)."""
+
+
+_NAMED = lazy_re.compile(r"^[A-Za-z0-9_.:-]+$")  # host names and requirements, which the export writes into conditionals
+
+
+def _check_names(g: PlanGroup) -> None:
+    for name in (*g.hosts, *(r for s in g.plan.steps for a in s.actions for r in a.requires)):
+        if not _NAMED.match(name):
+            raise ExportError(f"{name!r}: not a name an export can hold (letters, digits and . _ : - only)")
 
 
 @record
@@ -78,6 +92,7 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
     files: dict[Path, str] = {}
     roles: list[dict[str, Any]] = []
     for i, g in enumerate(groups, 1):
+        _check_names(g)
         role = role_name(g.plan, i if len(groups) > 1 else None)
         files[Path("roles", role, "tasks", "main.yml")] = document(role_tasks(g.plan, role), [
             f"rocm-wizard plan {g.plan.name}: {g.plan.title}", *g.machine,
@@ -113,8 +128,8 @@ def _play(groups: Sequence[PlanGroup], roles: list[dict[str, Any]], serial: int 
         "name": f"Plan {plan.name} (rocm-wizard)",
         "hosts": ":".join(hosts) if hosts else "all",
         "gather_facts": False,
-        "serial": "{{ rocm_wizard_serial | default(%d) }}" % (serial or 0),
-        "max_fail_percentage": "{{ rocm_wizard_max_fail | default(%d) }}" % (100 if max_fail is None else max_fail),
+        "serial": T("{{ rocm_wizard_serial | default(%d) }}" % (serial or 0)),
+        "max_fail_percentage": T("{{ rocm_wizard_max_fail | default(%d) }}" % (100 if max_fail is None else max_fail)),
         "roles": roles,
     }
 
@@ -125,14 +140,18 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
     progress = progress_path(plan)
     root_progress = bool(plan.state_dir) and _system_path(plan.state_dir or "")
     tasks: list[dict[str, Any]] = [{
+        # as the owner of the state dir (root for /var/lib): read as the user, a 0700 dir looks like "no
+        # progress" and a finished host would be migrated again; a progress that exists but cannot be read or
+        # does not parse fails the host here, before any change
         "name": "Read this host's progress (the steps rocm-wizard finished)",
-        "ansible.builtin.command": {"argv": ["cat", progress]},
+        "ansible.builtin.command": {"argv": ["sh", "-c", READ_RECORD, "sh", progress, STEP_LINE]},
+        **({"become": True} if root_progress else {}),
         "register": f"{role}_progress",
         "changed_when": False,
-        "failed_when": False,
         "check_mode": False,
         "tags": ["always"],
     }]
+    done = f"{role}_progress.stdout_lines"
     n = len(plan.steps)
     backed_up = False
     for k, step in enumerate(plan.steps, 1):
@@ -146,6 +165,9 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
                               "before it")
         body = _step_body(plan, k, title, step, role)
         verify = step.kind == VERIFY_KIND
+        drift = f"{role}_s{k}_drift"
+        if step.check is not None and not step.reboot and not verify:
+            tasks += _drift_tasks(k, step.kind, title, step.check, drift, done)
         if not verify:
             body.append({
                 "name": f"{title}: done",
@@ -155,10 +177,53 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
             })
         block: dict[str, Any] = {"name": f"{title}: {' '.join(step.title.split())}", "tags": [f"step-{k}", step.kind]}
         if not verify:  # the verify step runs every time: it changes nothing and its result is the run's answer
-            block["when"] = f"'{k}' not in {role}_progress.stdout_lines"
+            block["when"] = (f"'{k}' not in {done} or {drift}.rc | default(0) != 0" if step.check is not None
+                             and not step.reboot else f"'{k}' not in {done}")
         block["block"] = body
         tasks.append(block)
     return tasks
+
+
+def _binding_tasks(title: str, a: Action, reg: str) -> list[dict[str, Any]]:
+    """The plan's machine binding: the facts read on the host (in check mode too), then an assert per
+    host, ahead of every destructive task, that names each difference."""
+    return [{
+        "name": f"{title}: read the facts the plan was made from",
+        "ansible.builtin.command": {"argv": _literal(a.command())},
+        "register": reg,
+        "changed_when": False,
+        "failed_when": False,
+        "check_mode": False,
+    }, {
+        "name": f"{title}: {a.description}",
+        "ansible.builtin.assert": {"that": [f"{reg}.rc == 0"],
+                                   "fail_msg": T("{{ %s.stderr | default('the machine facts could not be read') }}" % reg),
+                                   "quiet": True},
+    }]
+
+
+def _drift_tasks(k: int, kind: str, title: str, check: Action, reg: str, done: str) -> list[dict[str, Any]]:
+    """A step the progress records as done is checked on the machine (the step's own check, the one the
+    engine and the script run); when the check fails, the drift is reported and the step runs again."""
+    label = check.description or check.shown()
+    return [{
+        "name": f"{title}: still done on the machine? {label}",
+        "ansible.builtin.command": {"argv": _literal(check.command())},
+        **({"become": True} if check.root else {}),
+        "register": reg,
+        "changed_when": False,
+        "failed_when": False,
+        "check_mode": False,
+        "when": f"'{k}' in {done}",
+        "tags": [f"step-{k}", kind],
+    }, {
+        "name": f"{title}: drift, recorded as done but the machine says otherwise: it runs again",
+        "ansible.builtin.debug": {"msg": f"drift: step {k} is recorded as done, but the machine says otherwise "
+                                         f"(checked: {label}: no): running it again"},
+        "changed_when": True,
+        "when": f"'{k}' in {done} and {reg}.rc | default(0) != 0",
+        "tags": [f"step-{k}", kind],
+    }]
 
 
 def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str) -> list[dict[str, Any]]:
@@ -169,7 +234,7 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
                 "msg": f"rocm-wizard plan {plan.name}: {step.actions[0].description if step.actions else 'reboot'}",
                 "reboot_timeout": REBOOT_TIMEOUT,
                 "test_command": "id",
-                "reboot_command": "{{ rocm_wizard_reboot_command | default(omit) }}",
+                "reboot_command": T("{{ rocm_wizard_reboot_command | default(omit) }}"),
             },
             "become": True,
         }]
@@ -177,6 +242,9 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
     for j, a in enumerate(step.actions, 1):
         reg = f"{role}_s{k}_a{j}"
         label = a.name or a.description or a.argv[0]
+        if step.kind == PREFLIGHT and a.name == binding.NAME:
+            out += _binding_tasks(title, a, reg)
+            continue
         if a.check:
             out.append({
                 "name": f"{title}: already done? {label}",
@@ -214,27 +282,27 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
         if step.kind == VERIFY_KIND:
             out += [{
                 "name": f"{title}: the controller's results directory for this host",
-                "ansible.builtin.file": {"path": RESULTS + "/{{ inventory_hostname }}", "state": "directory",
+                "ansible.builtin.file": {"path": T(RESULTS + "/{{ inventory_hostname }}"), "state": "directory",
                                          "mode": "0755"},
                 "delegate_to": "localhost",
                 "check_mode": False,
             }, {
                 "name": f"{title}: bring the suite's JSON back to the controller",
-                "ansible.builtin.copy": {"content": "{{ %s.stdout }}" % reg,
-                                         "dest": RESULTS + "/{{ inventory_hostname }}/verify.json", "mode": "0644"},
+                "ansible.builtin.copy": {"content": T("{{ %s.stdout }}" % reg),
+                                         "dest": T(RESULTS + "/{{ inventory_hostname }}/verify.json"), "mode": "0644"},
                 "delegate_to": "localhost",
                 "when": f"{reg}.stdout is defined",
             }, *[{
                 "name": f"{title}: the controller records that this host cannot run it",
-                "ansible.builtin.copy": {"content": "{{ {'skipped': %s} | to_json }}" % unavailable(r),
-                                         "dest": RESULTS + "/{{ inventory_hostname }}/verify.json", "mode": "0644"},
+                "ansible.builtin.copy": {"content": T("{{ {'skipped': %s} | to_json }}" % unavailable(r)),
+                                         "dest": T(RESULTS + "/{{ inventory_hostname }}/verify.json"), "mode": "0644"},
                 "delegate_to": "localhost",
                 "when": f"{unavailable(r)} | length > 0",
             } for r in a.requires], {
                 "name": f"{title}: the suite passed",
                 "ansible.builtin.assert": {"that": [f"{reg}.rc is not defined or {reg}.rc == 0"],
-                                           "fail_msg": f"verify failed (exit {{{{ {reg}.rc }}}}): see "
-                                                       "results/{{ inventory_hostname }}/verify.json",
+                                           "fail_msg": T(f"verify failed (exit {{{{ {reg}.rc }}}}): see "
+                                                         "results/{{ inventory_hostname }}/verify.json"),
                                            "quiet": True},
                 **({"when": " and ".join(available(r) for r in a.requires)} if a.requires else {}),
             }]

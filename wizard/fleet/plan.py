@@ -30,7 +30,7 @@ class FleetPlan:
 
 def signature(plan: ResolvedPlan) -> tuple[Any, ...]:
     return tuple((s.kind, s.skipped_reason, s.reboot,
-                  tuple((a.argv, a.root, a.as_user, a.check, a.env, a.ok_codes, a.timeout) for a in s.actions))
+                  tuple((a.argv, a.root, a.as_user, a.check, a.env, a.ok_codes, a.timeout) for a in s.actions), s.check)
                  for s in plan.steps)
 
 

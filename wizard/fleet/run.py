@@ -16,12 +16,13 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from wizard import lazy_re
+from wizard import binding, lazy_re
 from wizard.fleet import FleetError
 from wizard.fleet.ansible_run import PlaybookResult, run_playbook, write_playbook
 from wizard.fleet.detect import HostFacts, detect
 from wizard.fleet.export import MARKER, available, export, unavailable
 from wizard.fleet.plan import plan_fleet
+from wizard.fleet.yaml_text import Template as T, in_template
 from wizard.model import NEEDS_GPU
 from wizard.record import record
 
@@ -114,6 +115,8 @@ def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
                                  "message": _last_line(failed.message)}
                 where = f" (continues at step {step.group(1)}, {step.group(2)})" if step else ""
                 row["next"] = (f"reach the host, then: {again} --limit {host}" if failed.status == "unreachable" else
+                               f"the host is not the machine the plan was made for: {again} --replan"
+                               if binding.SAYS in failed.task else
                                f"fix the cause above, then: {again} --limit {host}{where}")
             elif verify["status"] == "fail":
                 row["next"] = f"see the verify findings: {results / host / 'verify.json'}"
@@ -160,8 +163,8 @@ def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None) -
         "vars": {"rocm_wizard_verify_args": args},
         "tasks": [{
             "name": "verify: the suite",
-            "ansible.builtin.command": {"argv": "{{ rocm_wizard_command | default(['python3', '-m', 'wizard']) + "
-                                                "['verify', '--json'] + rocm_wizard_verify_args[inventory_hostname] }}"},
+            "ansible.builtin.command": {"argv": T("{{ rocm_wizard_command | default(['python3', '-m', 'wizard']) + "
+                                                  "['verify', '--json'] + rocm_wizard_verify_args[inventory_hostname] }}")},
             "register": "rocm_wizard_verify",
             "changed_when": False,
             "failed_when": False,
@@ -169,19 +172,21 @@ def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None) -
             "when": available(NEEDS_GPU),
         }, {
             "name": "verify: the controller's directory for this host",
-            "ansible.builtin.file": {"path": f"{results}/{{{{ inventory_hostname }}}}", "state": "directory",
-                                     "mode": "0755"},
+            "ansible.builtin.file": {"path": T(f"{in_template(results)}/{{{{ inventory_hostname }}}}"),
+                                     "state": "directory", "mode": "0755"},
             "delegate_to": "localhost",
         }, {
             "name": "verify: bring the JSON back",
-            "ansible.builtin.copy": {"content": "{{ rocm_wizard_verify.stdout }}",
-                                     "dest": f"{results}/{{{{ inventory_hostname }}}}/verify.json", "mode": "0644"},
+            "ansible.builtin.copy": {"content": T("{{ rocm_wizard_verify.stdout }}"),
+                                     "dest": T(f"{in_template(results)}/{{{{ inventory_hostname }}}}/verify.json"),
+                                     "mode": "0644"},
             "delegate_to": "localhost",
             "when": "rocm_wizard_verify.stdout is defined",
         }, {
             "name": "verify: the controller records that this host cannot run it",
-            "ansible.builtin.copy": {"content": "{{ {'skipped': %s} | to_json }}" % unavailable(NEEDS_GPU),
-                                     "dest": f"{results}/{{{{ inventory_hostname }}}}/verify.json", "mode": "0644"},
+            "ansible.builtin.copy": {"content": T("{{ {'skipped': %s} | to_json }}" % unavailable(NEEDS_GPU)),
+                                     "dest": T(f"{in_template(results)}/{{{{ inventory_hostname }}}}/verify.json"),
+                                     "mode": "0644"},
             "delegate_to": "localhost",
             "when": f"{unavailable(NEEDS_GPU)} | length > 0",
         }],

@@ -1,7 +1,12 @@
 """A small YAML writer for the exported playbooks: block style, one key per line, so a person can
 review and diff them. Strings that YAML could read as something else are double-quoted (JSON string
 syntax, which YAML reads as the same string); multi-line strings are double-quoted with ``\\n``.
-The wizard itself never needs a YAML parser (Ansible reads these files)."""
+The wizard itself never needs a YAML parser (Ansible reads these files).
+
+Ansible renders strings as Jinja on the controller, so every string that holds a template marker is
+emitted ``!unsafe`` (passed as it is, never rendered) unless it is a :class:`Template`: a template the
+wizard wrote itself. A venv path, a title, a mirror URL, a plan name or anything else from a machine, a
+plan file or a flag is never code."""
 
 from __future__ import annotations
 
@@ -20,6 +25,23 @@ _UNIT = lazy_re.compile(r"\\u[0-9a-fA-F]{4}|\\.|.", re.S)
 
 class Literal(str):
     """A string Ansible must pass as it is, never as a template (an action's argv, its environment)."""
+
+
+class Template(str):
+    """A Jinja template the wizard wrote itself (``{{ rocm_wizard_serial | default(0) }}``): the only kind of
+    string emitted without ``!unsafe`` when it holds a template marker. Never build one from data."""
+
+
+def in_template(path: object) -> str:
+    """A controller path (the fleet directory) that a wizard-written :class:`Template` embeds: no brace in it, so it
+    can never open a template of its own."""
+    from wizard.fleet import FleetError
+
+    text = str(path)
+    if "{" in text or "}" in text:
+        raise FleetError(f"{text}: a fleet directory with '{{' or '}}' in its path cannot be written into a playbook; "
+                         "choose another")
+    return text
 
 
 def _quoted(text: str, indent: int) -> str:
@@ -51,7 +73,7 @@ def scalar(value: Any, indent: int = 0) -> str:
     if isinstance(value, (int, float)):
         return json.dumps(value)
     text = str(value)
-    if isinstance(value, Literal) and any(m in text for m in _JINJA):
+    if not isinstance(value, Template) and any(m in text for m in _JINJA):
         return "!unsafe " + _quoted(text, indent)
     if _PLAIN.match(text) and text.lower() not in _RESERVED and len(text) <= WIDTH:
         return text

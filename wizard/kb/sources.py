@@ -22,7 +22,7 @@ import urllib.parse
 import urllib.request
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from packaging.utils import canonicalize_name
 
@@ -32,9 +32,11 @@ from wizard.record import record
 
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
 ACCEPT = f"{SIMPLE_JSON}, text/html;q=0.1, application/json;q=0.5, */*;q=0.01"
-TIMEOUT_S = 60
+TIMEOUT_S = 60  # per page, whole: a server that drips a byte at a time is cut off here
 RETRIES_429 = 4  # how many times a rate-limited read is waited out and tried again
 MAX_WAIT_S = 120.0
+DOCKER_HUB = "hub.docker.com"  # the only host a tags page's "next" link may lead to
+MAX_BODY = 64 << 20  # the largest index page read (the biggest simple index is a few MiB)
 USER_AGENT = "rocm-wizard-kb-refresh"
 
 
@@ -109,7 +111,7 @@ class Reader:
             try:
                 with urllib.request.urlopen(request, timeout=TIMEOUT_S) as resp:  # noqa: S310 - https or the mirror
                     ctype = (resp.headers.get("Content-Type") or "").split(";")[0].strip().lower()
-                    return Page(url, resp.read(), ctype)
+                    return Page(url, _bounded_body(resp, url), ctype)
             except urllib.error.HTTPError as exc:
                 if exc.code in (403, 404):
                     return None
@@ -137,6 +139,25 @@ def _retry_after(header: str | None, attempt: int) -> float:
     return min(wait, MAX_WAIT_S)
 
 
+def _bounded_body(resp: Any, url: str) -> bytes:
+    """The body, at most MAX_BODY bytes and TIMEOUT_S seconds in all (SourceError beyond)."""
+    import time
+
+    deadline = time.monotonic() + TIMEOUT_S
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = resp.read1(1 << 20) if hasattr(resp, "read1") else resp.read(1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise SourceError(f"cannot read {url}: larger than {MAX_BODY >> 20} MiB")
+        if time.monotonic() > deadline:
+            raise SourceError(f"cannot read {url}: not read within {TIMEOUT_S} s")
+        chunks.append(chunk)
+
+
 # --------------------------------------------------------------------------- HTML anchors
 
 
@@ -162,6 +183,7 @@ _JS_FILES = lazy_re.compile(r"\bconst\s+files\s*=\s*(\[.*?\])\s*;", re.S)
 _S3_KEY = lazy_re.compile(r"<Key>(.*?)</Key>", re.S)
 _S3_PREFIX = lazy_re.compile(r"<Prefix>(.*?)</Prefix>", re.S)
 _S3_COMMON = lazy_re.compile(r"<CommonPrefixes>(.*?)</CommonPrefixes>", re.S)
+_ENTRY = lazy_re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+~-]{0,200}/?$")
 
 
 def listing_entries(page: Page) -> list[str]:
@@ -193,6 +215,8 @@ def listing_entries(page: Page) -> list[str]:
             continue
         if name.endswith("/index.html"):  # a folder linked to its own listing page
             name = name[: -len("index.html")]
+        if not _ENTRY.match(name):  # "%2e%2e%2f..", "{{...}}/": never a key or a file name of the knowledge base
+            continue
         if name and name.count("/") <= (1 if name.endswith("/") else 0) and name not in out:
             out.append(name)
     return out
@@ -290,4 +314,9 @@ def docker_tags(page: Page) -> tuple[list[str], str | None]:
         raise SourceError(f"{page.url}: no 'results' list (not a Docker Hub tags page)")
     names = [r["name"] for r in results if isinstance(r, dict) and isinstance(r.get("name"), str)]
     nxt = doc.get("next")
-    return names, nxt if isinstance(nxt, str) and nxt else None
+    if not isinstance(nxt, str) or not nxt:
+        return names, None
+    there = urllib.parse.urlsplit(nxt)
+    if (there.scheme, there.netloc) != ("https", DOCKER_HUB):  # followed only on Docker Hub itself
+        raise SourceError(f"{page.url}: its 'next' page {nxt[:120]!r} is not on https://{DOCKER_HUB}")
+    return names, nxt

@@ -136,7 +136,10 @@ def apply(plan: ResolvedPlan, mirrors: MirrorConfig) -> ResolvedPlan:
                     rewrite = _source_rewrite(mirrors, files)
                     if rewrite is not None:
                         actions.append(rewrite)
-        steps.append(replace(step, actions=tuple(actions), title=_text(step.title, mirrors),
+        check = step.check
+        if check is not None:
+            check = replace(check, argv=_argv(check.argv, mirrors, key, ROCM_KEY_FINGERPRINT) or check.argv)
+        steps.append(replace(step, actions=tuple(actions), title=_text(step.title, mirrors), check=check,
                              params=tuple((k, _text(v, mirrors) if isinstance(v, str) else v) for k, v in step.params),
                              notes=tuple(_text(n, mirrors) for n in step.notes)))
     target = tuple((k, _text(v, mirrors) if isinstance(v, str) else v) for k, v in plan.target)

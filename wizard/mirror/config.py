@@ -241,6 +241,8 @@ def parse_mirrors_toml(text: str, source: str) -> tuple[Mirror, ...]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise MirrorConfigError(f"{source}: invalid TOML: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise MirrorConfigError(f"{source}: invalid TOML: nested too deeply") from None
     unknown = sorted(set(data) - {"mirrors"})
     if unknown:
         raise MirrorConfigError(f"{source}: unknown key {unknown[0]!r} (a mirrors.toml has only [mirrors.\"ORIGIN\"] "
@@ -288,15 +290,36 @@ def config_paths(environ: Mapping[str, str]) -> tuple[Path, Path | None]:
     return SYSTEM_CONFIG, user
 
 
-def _read(path: Path) -> str | None:
+MAX_BYTES = 1 << 20  # a mirrors.toml is a few tables
+
+
+def _foreign(st: os.stat_result) -> bool:
+    """Root must not read a file someone else can change: owned by another user, or writable by group or others."""
+    return st.st_uid != 0 or bool(st.st_mode & 0o022)
+
+
+def _read(path: Path, *, system: bool = False) -> str | None:
+    """The file's text; None when absent. Run as root, a user's file that is not root's alone is ignored (``sudo
+    -E`` and ``su`` keep HOME / XDG_CONFIG_HOME: its mirrors and key pins would choose what root installs), and a
+    system file that is not root's alone is refused."""
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, "rb") as fh:
+            if os.geteuid() == 0 and _foreign(os.fstat(fh.fileno())):
+                if not system:
+                    return None
+                raise MirrorConfigError(f"{path}: not root's alone (owned by another user, or writable by group or "
+                                        "others): root does not read it")
+            raw = fh.read(MAX_BYTES + 1)
     except FileNotFoundError:
         return None
-    except UnicodeDecodeError:
-        raise MirrorConfigError(f"{path}: not UTF-8 text") from None
     except OSError as exc:
         raise MirrorConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if len(raw) > MAX_BYTES:
+        raise MirrorConfigError(f"{path}: larger than {MAX_BYTES >> 20} MiB; not a mirrors.toml")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MirrorConfigError(f"{path}: not UTF-8 text") from None
 
 
 def load_config(mirror_args: Sequence[str] = (), key_args: Sequence[str] = (), *,
@@ -309,7 +332,7 @@ def load_config(mirror_args: Sequence[str] = (), key_args: Sequence[str] = (), *
     for path in files:
         if path is None:
             continue
-        text = _read(path)
+        text = _read(path, system=path == SYSTEM_CONFIG)
         if text is not None:
             config = config.merged(parse_mirrors_toml(text, str(path)))
     cli = [parse_mirror_arg(a) for a in mirror_args]

@@ -14,6 +14,10 @@ from wizard import lazy_re
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# Longer lines are cut here before any pattern sees them: no command output the readers know has one, and every
+# pattern's cost grows with the line (a 1 MB line must not cost more than a 4 KB one)
+MAX_LINE = 4096
+
 # CSI (colours, cursor moves), OSC (titles, hyperlinks) and two-byte escapes.
 _ANSI_RE = lazy_re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 # Control characters other than tab; CR and LF are handled before this runs.
@@ -54,13 +58,19 @@ def lines(data: object) -> list[tuple[int, str]]:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     out: list[tuple[int, str]] = []
     for no, raw in enumerate(text.split("\n"), start=1):
-        line = clean_line(raw).rstrip()
+        line = clean_line(raw[:MAX_LINE]).rstrip()
         while line.startswith("> ") or line == ">":  # markdown block quote
             line = line[2:]
         if _FENCE_RE.match(line):
             line = ""
         out.append((no, line))
     return out
+
+
+def heading_title(title: str) -> str:
+    """A markdown heading's text without its closing hashes (``## GPU ##`` -> ``GPU``): done here, not by a
+    pattern's ``\\s*#*\\s*$``, whose overlapping quantifiers cost cubic time on a long line."""
+    return title.rstrip().rstrip("#").rstrip() or title.strip()
 
 
 def prompt_command(line: str) -> str | None:

@@ -17,9 +17,17 @@ _GPU_RE = lazy_re.compile(r"^\s*GPU\s*:\s*(\d+)\s*$")
 _OTHER_DEVICE_RE = lazy_re.compile(r"^\s*(?:CPU|CORE|AI_NIC|NIC|SWITCH)\s*:\s*\d+\s*$")
 _SECTION_RE = lazy_re.compile(r"^\s*([A-Z][A-Z0-9_ ]*):\s*$")
 _KV_RE = lazy_re.compile(r"^\s*([A-Z][A-Z0-9_]*)\s*:\s*(.*?)\s*$")
-_VERSION_PART_RE = lazy_re.compile(r"^\s*([A-Za-z][A-Za-z ]*?)\s*(?:version)?\s*:\s*(.*?)\s*$", re.IGNORECASE)
+_VERSION_PART_RE = lazy_re.compile(r"^\s*([A-Za-z][A-Za-z \t]*):(.*)$")  # key and value stripped by _version_key
 _SIZE_RE = lazy_re.compile(r"^\s*(\d+)\s*(MB|MiB|GB|KB)?\s*$", re.IGNORECASE)
 _GFX_RE = lazy_re.compile(r"\bgfx[0-9a-f]{3,4}\b")
+
+
+def _version_key(key: str) -> str:
+    """``ROCm version`` -> ``ROCm``; ``Version`` stays (in code: the pattern's ``\\s*(?:version)?\\s*`` was cubic)."""
+    key = key.strip()
+    if key.lower().endswith("version") and key[:-7].strip():
+        return key[:-7].rstrip()
+    return key
 
 
 @record
@@ -174,7 +182,7 @@ def parse_amd_smi(text: object) -> AmdSmi:
             for part in s.split("|"):
                 pm = _VERSION_PART_RE.match(part)
                 if pm:
-                    pairs[pm.group(1)] = pm.group(2)
+                    pairs[_version_key(pm.group(1))] = pm.group(2).strip()
             versions.update({k: v for k, v in _versions(pairs).items() if v})
             continue
         m = _GPU_RE.match(s)

@@ -18,7 +18,7 @@ from wizard.record import record
 
 _KV_RE = lazy_re.compile(r"^\s*([a-z][a-z0-9_]*)\s+(-?\d+)\s*$")
 _GREP_RE = lazy_re.compile(r"^\s*(\S*nodes/(\d+)/properties):\s*([a-z][a-z0-9_]*)\s+(-?\d+)\s*$")
-_HEADER_RE = lazy_re.compile(r"^\s*==>\s*(.*?)\s*<==\s*$")
+_HEADER_RE = lazy_re.compile(r"^\s*==>(.*)<==$")  # (lines come right-stripped; no overlapping \s* around the name)
 _NODE_PATH_RE = lazy_re.compile(r"nodes/(\d+)(?:/properties)?\b")
 _BARE_PATH_RE = lazy_re.compile(r"^\s*\S*/nodes/(\d+)/properties:?\s*$")
 

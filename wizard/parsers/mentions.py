@@ -25,7 +25,7 @@ import re
 from typing import Callable
 
 from wizard import lazy_re
-from wizard.parsers._text import lines, never_raises
+from wizard.parsers._text import heading_title, lines, never_raises
 from wizard.record import record
 
 GFX = r"gfx(?:[6-9][0-9][0-9a-f]|1[0-3][0-9][0-9a-f])"
@@ -45,7 +45,7 @@ KINDS = (
     "gfx_hw", "gfx_rt", "pci_id", "gpu_name", "bdf", "gpu_index", "gpu_count", "apu",
     "rocm", "torch", "python_version", "env", "kernel", "wsl", "container", "amdgpu_pro",
     "rock", "kfd", "kfd_added", "render_group", "video_group", "driver_version", "dkms",
-    "gpu_prose", "os", "user", "kfd_node", "render_node", "hip",
+    "gpu_prose", "os", "user", "kfd_node", "render_node", "hip", "kfd_probe",
 )
 
 Rule = tuple[str, "lazy_re.Pattern", Callable[["re.Match[str]"], "list[tuple[str, str, str | None]]"]]
@@ -245,6 +245,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("gpu_index", m.group(1) or m.group(2), None)]
      + ([("gpu_name", m.group(3).strip(), "codename")] if m.group(3).strip() else [])
      + ([("gpu_name", m.group(4).strip(), "lspci")] if m.group(4) else [])),
+    # sglang's check_env: "GPU 0,1,2,3,4,5,6,7: AMD Instinct MI300X" (one name for the listed devices)
+    ("gpu list name", lazy_re.compile(r"^\s*GPU\s+(\d{1,2}(?:,\d{1,2})+)\s*:\s*((?:AMD )?(?:Radeon|Instinct)[^,\n]*?)\s*$"),
+     lambda m: [("gpu_name", m.group(2), None), ("gpu_count", str(len(m.group(1).split(","))), None)]),
     ("bdf", lazy_re.compile(r"\bamdgpu(?::| )\s*([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\b"), _one("bdf")),
     ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id)\s*[:=]\s*([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"),
      lambda m: [("bdf", m.group(1).lower(), None)]),
@@ -270,10 +273,14 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("hip version", lazy_re.compile(r"\b(?:ROCM HIP version|HIP version|HIP runtime version|ROCM used to build PyTorch|"
                                r"torch\.version\.hip\W*)\s*[:=]?\s*'?"
                                r"(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"), _one("hip")),
+    # a ROCm package version carries its release's build code ("4.2.0.40200-21", "6.2.4.60204-139~22.04")
+    ("rocm build code", lazy_re.compile(r"(?<![\w.])([1-9])\.(\d{1,2})\.(\d{1,2})\.(\d{5})(?:-\d+)?(?![\w.])"),
+     lambda m: [("rocm", f"{m.group(1)}.{int(m.group(2))}.{int(m.group(3))}", "package")]
+     if int(m.group(4)) == int(m.group(1)) * 10000 + int(m.group(2)) * 100 + int(m.group(3)) else []),
     ("rocm version file", lazy_re.compile(r"/\.info/version\S*\s*[:\s]\s*(\d+\.\d+\.\d+)(?:-\d+)?\s*$"),
      lambda m: [("rocm", m.group(1), "version-file")]),
     # ---- torch
-    ("torch banner", lazy_re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?: version)?\s*[:=]\s*v?(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\+[\w.]+)?)\b", re.I),
+    ("torch banner", lazy_re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?:[ _]version)?\"?\s*[:=]\s*\"?v?(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\+[\w.]+)?)\b", re.I),
      _one("torch")),
     ("torch pip", lazy_re.compile(r"(?:^|[\s,(])torch(?:==|-| )(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\d*)?(?:\+(?:rocm|cu|cpu)[\w.]*)?)"
                              r"(?:\.dist-info|-cp\d+|\s|$|\)|,)"), _one("torch")),
@@ -300,7 +307,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("kernel platform", lazy_re.compile(r"Python platform:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"), _one("kernel")),
     ("kernel version", lazy_re.compile(r"\bLinux version (\d+\.\d+\.\d+\S*)"), _one("kernel")),
     ("kernel uname", lazy_re.compile(r"^\s*Linux \S+ (\d+\.\d+\.\d+\S*) #\d"), _one("kernel")),
-    ("kernel kv", lazy_re.compile(r"(?:^\s*[-*]?\s*|\bSystem:\s+)(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*:\s*(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)", re.I),
+    ("kernel kv", lazy_re.compile(r"(?:^\s*(?:[-*]\s*)?|\bSystem:\s+)(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*:\s*(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)", re.I),
      _one("kernel")),
     ("wsl", lazy_re.compile(r"microsoft-standard-WSL\d?|-Microsoft\b|/dev/dxg\b|\bWSL ?2?\b|librocdxg", re.I),
      lambda m: [("wsl", "true", None)]),
@@ -310,12 +317,18 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("rock", lazy_re.compile(r"ROCk module(?: version (\S+))? is (NOT )?loaded"),
      lambda m: [("rock", "false" if m.group(2) else "true", m.group(1))]
      + ([("driver_version", m.group(1), "rock")] if m.group(1) and not m.group(2) else [])),
+    # lsmod's row and lspci -k's binding: the amdgpu module is in the kernel
+    ("amdgpu module", lazy_re.compile(r"^\s*(?:amdgpu\s+\d+\s+\d+\b|Kernel driver in use:\s*amdgpu\s*$)"),
+     lambda m: [("rock", "true", None)]),
     ("kfd open", lazy_re.compile(r"(Unable|Able) to open /dev/kfd read-write(?::\s*(.+?))?\s*$"),
      lambda m: [("kfd", "ok" if m.group(1) == "Able" else (m.group(2) or "unknown").strip(), None)]),
     ("kfd missing", lazy_re.compile(r"/dev/kfd\W*(?::\s*)?No such file or directory|error gathering device information while adding custom device \"/dev/kfd\""
                                r"|/dev/kfd`?\s+(?:is\s+)?(?:absent|missing|not present|does not exist|doesn't exist)", re.I),
      lambda m: [("kfd", "No such file or directory", None)]),
     ("kfd added", lazy_re.compile(r"kfd kfd: (?:amdgpu: )?added device ([0-9a-f]{4}:[0-9a-f]{4})"), _one("kfd_added")),
+    # the kernel logs each GPU KFD probes once: the same id at two boot times is two GPUs
+    ("kfd probe", lazy_re.compile(r"^\s*\[\s*(\d+\.\d+)\]\s+kfd kfd: (?:amdgpu: )?(?:added|skipped) device ([0-9a-f]{4}:[0-9a-f]{4})\b"),
+     lambda m: [("kfd_probe", m.group(2), m.group(1))]),
     ("group member", lazy_re.compile(r"(\S+) is (not )?(?:a )?member of \"?(render|video)\"? group"),
      lambda m: [("render_group" if m.group(3) == "render" else "video_group",
                  "false" if m.group(2) else "true", m.group(1))]),
@@ -332,8 +345,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      _one("bdf")),
     ("lshw product", lazy_re.compile(r"^\s*(?:product|Produkt|produit|producto)\s*:\s*([^\[\n]+?)\s*\[([^\]\n]+)\]", re.I),
      lambda m: [("gpu_name", m.group(1).strip(), "codename"), ("gpu_name", m.group(2).strip(), "lspci")]),
-    ("labelled gpu", lazy_re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:[id]GPU|GPUs?(?:\s*\d)?|Graphics(?: card)?|Video card|Graphics Card|Card|Hardware|Device)(?:\*\*)?\s*:"
-                                r"\s*(?:\*\*)?(.+?)\s*$", re.I),
+    ("labelled gpu", lazy_re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:[id]GPU|GPUs?(?:\s*\d)?|Graphics(?: card)?|Video card|Graphics Card|Card|Hardware|Device)(?:\*\*)?\s*:"
+                                r"\s*(?:\*\*)?(\S.*)$", re.I),
      lambda m: [("gpu_name", p.group(0), "label") for p in PRODUCT.finditer(m.group(1))]
      or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I) else [])),
     ("cpu igpu", lazy_re.compile(r"\b(?:iGPU|integrated (?:GPU|graphics)|APU)\b", re.I),
@@ -342,6 +355,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("prose gfx", lazy_re.compile(rf"\b(?:an?|my|the|is|it's)\s+({GFX})\s+(?:GPU|card|device|iGPU|APU)\b"
                              rf"|\b(?:device|machine|system|GPU|card|laptop)\s+(?:with|having)\s+(?:only\s+|an?\s+)?({GFX})\b", re.I),
      lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "prose")]),
+    # the TheRock index a torch was installed from names one target ("rocm.nightlies.amd.com/v2-staging/gfx1151")
+    ("therock index", lazy_re.compile(rf"\brocm\.(?:nightlies|prereleases)\.amd\.com/v2(?:-staging)?/({GFX})(?![\w-])"),
+     lambda m: [("gfx_rt", m.group(1), "prose")]),
     ("hsa device", lazy_re.compile(rf"\bHSA device ({GFX})\S*\s*\(PCI ID ([0-9a-fA-F]{{4}})\)"),
      lambda m: [("gfx_rt", m.group(1).lower(), None), ("pci_id", f"1002:{m.group(2).lower()}", None)]),
     ("kms init", lazy_re.compile(r"initializing kernel modesetting \((?:IP DISCOVERY|([A-Z][A-Z0-9_]+)) 0x1002:0x([0-9A-Fa-f]{4})\b"),
@@ -351,7 +367,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("kfd node", lazy_re.compile(r"^\s*(?:crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\s)?/dev/kfd\s*$"),
      lambda m: [("kfd", "present", m.group(1))]),
     # ---- OS, user
-    ("os label", lazy_re.compile(r"^\s*[-*]?\s*(?:\*\*)?(?:OS|Operating System|Distribution|Distro|Linux Distribution|Description|PRETTY_NAME)"
+    ("os label", lazy_re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:OS|Operating System|Distribution|Distro|Linux Distribution|Description|PRETTY_NAME)"
                             r"(?:\*\*)?\s*[:=]\s*\"?(?:\*\*)?(.+)$", re.I),
      lambda m: [("os", f"{f[0]} {f[1] or ''}".strip(), "label") for o in [_OS_NAME.search(m.group(1))] if o
                 for f in [os_from_name(o.group(1), o.group(2))] if f]),
@@ -380,7 +396,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "ollama gpu index": ("gpu=", "id="), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "rocm version kv": ("rocm",),
-    "rocm version file": (".info/version",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
+    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "gpu list name": ("radeon", "instinct"), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
     "torch wheel": ("torch-",), "hip version": ("hip", "used to build"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
@@ -388,7 +404,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "kernel platform": ("platform",), "kernel version": ("linux version",), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
     "amdgpu-pro": ("amdgpu-pro", "orca"), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
-    "kfd missing": ("/dev/kfd",), "kfd added": ("added device",), "group member": ("member of",),
+    "kfd missing": ("/dev/kfd",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu",),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
     "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "vega", "mi", "xt", "gre", "instinct",
@@ -406,7 +422,7 @@ _LIST_CONTEXT = lazy_re.compile(
     r"|supported (?:gfx|arch|targets?|GPUs?)|(?:gfx[0-9a-f]+[;,]\s*){2,}|\[\s*'gfx", re.I)
 
 
-_HEADING = lazy_re.compile(r"^\s{0,3}#{2,6}\s+(.+?)\s*#*\s*$")
+_HEADING = lazy_re.compile(r"^\s{0,3}#{2,6}\s+(\S.*)$")  # closing hashes: _text.heading_title
 _UNDERSCORE_EMPHASIS = lazy_re.compile(r"(?<![\w/.$])_+(?=\w)(?!_*(?:OLD|rocm_sdk|version|init|main|file|name)\b)|(?<=\w)_+(?![\w/.])")
 _BARE_VERSION = lazy_re.compile(r"^\s*(?:ROCm\s+)?v?(\d+\.\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
 
@@ -463,11 +479,11 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
         if not line or len(line) > 4000:
             continue
         if "*" in line or "_" in line:  # markdown emphasis: **ROCm**: 7.2.1, _rocm-core 6.0.2-2_
-            line = _UNDERSCORE_EMPHASIS.sub(" ", line.replace("**", ""))
+            line = _UNDERSCORE_EMPHASIS.sub(" ", line.replace("**", "")).rstrip()
         low = line.lower()
         hm = _HEADING.match(line)
         if hm:
-            heading, answered = hm.group(1).strip().lower(), 0
+            heading, answered = heading_title(hm.group(1)).lower(), 0
             continue
         if heading is not None and answered < 3:
             answered += 1

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from wizard import lazy_re
-from wizard.parsers._text import clean_line, never_raises, prompt_command, to_text
+from wizard.parsers._text import MAX_LINE, clean_line, heading_title, never_raises, prompt_command, to_text
 from wizard.record import record, replace
 
 TEXT = "text"
@@ -73,11 +73,12 @@ _POST_HEADER = lazy_re.compile(
 _THREAD_META = lazy_re.compile(r"^\s*[\w.-]+/[\w.-]+ · (?:issue|pull request|pr|discussion) #\d+\b|^\s*labels:\s", re.IGNORECASE)
 _TURN_HEADER = lazy_re.compile(r"^\s*\[turn (?P<turn>\d+) by (?P<author>[^,\]]+)(?:, continued)?\]\s*$")
 _FENCE = lazy_re.compile(r"^\s*(?:```|~~~)")
-_HEADING = lazy_re.compile(r"^\s{0,3}#{1,6}\s+(?P<title>\S.*?)\s*#*\s*$")
+_HEADING = lazy_re.compile(r"^\s{0,3}#{1,6}\s+(?P<title>\S.*)$")  # closing hashes: _text.heading_title
 _HTML_BLOCK = lazy_re.compile(r"^\s*</?(?:details|summary|pre|code|p|div|br|hr|table|tr|td|th|tbody|thead|ul|ol|li|h\d)\b[^>]*>",
                          re.IGNORECASE)
 _HTML_TAG = lazy_re.compile(r"</?(?:details|summary|pre|code|p|div|br|b|i|em|strong|kbd|sup|sub|h\d)\b[^>]*>", re.IGNORECASE)
 _SUMMARY = lazy_re.compile(r"<summary>(?P<title>.*?)(?:</summary>|$)", re.IGNORECASE)
+_LABEL_MAX = 160  # a label line (its title at most 80 characters) is short: longer lines are not tried
 _LABEL = lazy_re.compile(r"^\s*(?:\*\*|__)?(?P<title>[^:]{1,80}?)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*$")
 
 # Strong first lines of known outputs (no command needed).
@@ -207,10 +208,14 @@ class Paste:
         return tuple(s for s in self.segments if s.kind == kind)
 
 
+# sudo / time / watch and NAME=VALUE before a command (the name holds no '=': "\\S+=" backtracked quadratically)
+_COMMAND_PREFIX = lazy_re.compile(r"^(?:sudo\s+(?:-\S+\s+)*|time\s+|watch\s+(?:-\S+\s+)*|[^\s=]+=\S*\s+)+")
+
+
 def command_kind(command: str) -> str | None:
     """The output kind a shell command prints, or None for commands we do not read."""
     cmd = command.strip().lstrip("`").strip()
-    cmd = re.sub(r"^(?:sudo\s+(?:-\S+\s+)*|time\s+|watch\s+(?:-\S+\s+)*|\S+=\S*\s+)+", "", cmd)
+    cmd = _COMMAND_PREFIX.sub("", cmd[:MAX_LINE])
     if cmd.startswith("cat ") and "/properties" not in cmd and "os-release" not in cmd and ".info/version" not in cmd:
         return None
     for rx, kind in _COMMAND_KINDS:
@@ -351,11 +356,12 @@ def split_paste(text: object) -> Paste:
             continue
         if not in_fence:
             hm = _HEADING.match(line)
-            if hm and not command_kind(hm.group("title")):
+            heading = heading_title(hm.group("title")) if hm else ""
+            if hm and not command_kind(heading):
                 b.close()
                 if title is None and no <= 3 and line.lstrip().startswith("# "):
-                    title = hm.group("title")
-                hint = _hint(hm.group("title"))
+                    title = heading
+                hint = _hint(heading)
                 b.open(TEXT, no)  # the heading stays with the prose under it (an issue template's field and answer)
                 b.add(no, line)
                 continue
@@ -380,7 +386,7 @@ def split_paste(text: object) -> Paste:
             hint = None
             continue
         # a label line naming a tool ("rocminfo output:", "3. Output of **groups**") hints the block after it
-        om = _OUTPUT_OF.match(line)
+        om = _OUTPUT_OF.match(s) if len(s) <= _LABEL_MAX else None
         if om and not in_fence:
             h = _hint(om.group("title").replace("*", "").replace("`", "").strip())
             if h:
@@ -389,7 +395,7 @@ def split_paste(text: object) -> Paste:
                 b.close()
                 hint = h
                 continue
-        lm = _LABEL.match(line)
+        lm = _LABEL.match(s) if len(s) <= _LABEL_MAX else None
         if lm and not in_fence and b.kind in (None, TEXT) and len(lm.group("title").split()) <= 8:
             h = _hint(lm.group("title"))
             if h:
@@ -437,7 +443,7 @@ def _raw_lines(data: object) -> list[tuple[int, str]]:
     text = to_text(data).replace("\r\n", "\n").replace("\r", "\n")
     out: list[tuple[int, str]] = []
     for no, raw in enumerate(text.split("\n"), start=1):
-        line = clean_line(raw).rstrip()
+        line = clean_line(raw[:MAX_LINE]).rstrip()
         while line.startswith("> ") or line == ">":
             line = line[2:]
         out.append((no, line))

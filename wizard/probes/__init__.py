@@ -236,7 +236,12 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     errors: list[ProbeError] = []
     os_info = _guard(errors, "os", lambda: probe_os(host), OsInfo())
 
-    if host.is_live or pythons or any(host.listdir(d) for d in ("/home", "/opt", "/etc/systemd/system")):
+    from wizard.probes.bundle_envs import read_listing
+
+    listed = None if host.is_live else _guard(errors, "python", lambda: read_listing(host), None)
+    if listed is not None:  # a bundle that lists the machine's environments: read those, as the machine did
+        envs = listed
+    elif host.is_live or pythons or any(host.listdir(d) for d in ("/home", "/opt", "/etc/systemd/system")):
         no_envs: tuple[list[PythonEnv], list[str]] = ([], [])
         envs, problems = _guard(errors, "python", lambda: probe_live_envs(host, list(pythons)), no_envs)
         errors.extend(ProbeError("python", p) for p in problems)

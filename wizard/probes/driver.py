@@ -11,6 +11,7 @@ from wizard.model import Driver, Evidence
 
 _ID_GROUPS = lazy_re.compile(r"groups=([^\s]+)")
 _GROUP_NAME = lazy_re.compile(r"\d+\(([^)]+)\)")
+_ID_USER = lazy_re.compile(r"\buid=\d+\(([^)]+)\)")
 
 
 def _user(host: Host) -> str | None:
@@ -88,6 +89,8 @@ def probe_driver(host: Host, dkms_packages: tuple[str, ...], rock_version: str |
     recorded = host.captured("groups.txt")
     if recorded:
         groups = _recorded_groups(recorded)
+        named = _ID_USER.search(recorded)  # `id` names the user whose groups these are
+        user = user or (named.group(1) if named else None)
         sources.append(Evidence("groups.txt", 1, recorded.strip().splitlines()[0] if recorded.strip() else ""))
     elif user:
         groups = _configured_groups(host, user)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Evidence, Gpu
 from wizard.parsers.kfd import gfx_from_target_version, parse_kfd_properties
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from wizard.kb import GpuInfo
 
 KFD_NODES = "/sys/class/kfd/kfd/topology/nodes"
+_BARE_DEVICE = lazy_re.compile(r"^Device ([0-9a-fA-F]{4})$")
 PCI_DEVICES = "/sys/bus/pci/devices"
 
 
@@ -334,6 +336,10 @@ def _merge_collect_env(host: Host, drafts: list[_Draft]) -> None:
             drafts.append(target)
         target.gfx_reported = target.gfx_reported or getattr(g, "gfx", None)
         target.set_name(getattr(g, "name", None), 4)
+        # a ROCm torch names a GPU that libdrm's amdgpu.ids does not know by its PCI device id ("Device 66a1")
+        bare = _BARE_DEVICE.match(g.name)
+        if bare and ce.rocm_build and not target.pci_id:
+            target.pci_id = f"1002:{bare.group(1).lower()}"
         target.sources.append(Evidence("collect_env.txt", getattr(g, "line", None), getattr(g, "name", None)))
 
 

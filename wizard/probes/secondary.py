@@ -203,6 +203,10 @@ def _gpu_count(said: list[Said]) -> tuple[int, Evidence | None]:
     for s in said:
         if s.m.kind == "gpu_count" and s.m.value.isdigit() and 0 < int(s.m.value) <= 64 and int(s.m.value) > best:
             best, where = int(s.m.value), s.ev
+    probes = {(s.m.value, s.m.detail) for s in said if s.m.kind == "kfd_probe"}
+    if len(probes) > best:
+        best = len(probes)
+        where = next(s.ev for s in said if s.m.kind == "kfd_probe")
     bdfs = {s.m.value for s in said if s.m.kind == "bdf"}
     if len(bdfs) > best:
         best = len(bdfs)

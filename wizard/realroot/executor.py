@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from wizard.host import CommandResult, LiveHost
-from wizard.model import NEEDS_GPU, Action
+from wizard.model import NEEDS_GPU, Action, ResolvedPlan
 from wizard.realroot import enter
 from wizard.realroot.machine import USER
 from wizard.record import record
@@ -99,6 +99,15 @@ class RealRootExecutor:
     @property
     def unit_user(self) -> str | None:
         return None
+
+    def user_for(self, plan: ResolvedPlan) -> str | None:
+        return None  # a rehearsal machine has no users of its own
+
+    def adopt_user(self, user: str | None) -> None:
+        return None
+    @property
+    def resumes_at_boot(self) -> bool:
+        return False  # a rehearsal root never boots
 
 
 __all__ = ["RealRootHost", "RealRootExecutor", "machine_path", "NO_GPU"]

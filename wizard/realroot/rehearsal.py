@@ -8,11 +8,17 @@ use serves the mirror on 127.0.0.1 at the port recorded in DIR (the packages ins
 command runs, and stops it at the end. The machine's mirror configuration sends every origin to that
 mirror and trusts the mirror's own signing key by its fingerprint (for repo.radeon.com and the Core SDK
 key's hosts).
+
+A root is built whole or not at all: it is built in a directory beside DIR (``.DIR.building-PID``) and
+renamed to DIR when it is complete, so a build killed at any instant leaves DIR as it was (absent or
+empty); the next use removes what a dead build left beside it and builds again.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,6 +43,8 @@ def opened(directory: Path, profile: str | None) -> Iterator[RealRoot]:
     from wizard.mirror.server import MirrorServer
 
     d = Path(directory).absolute()
+    if not is_real_root(d):
+        _build_whole(d, profile or "seed-7900xt")
     if is_real_root(d):
         root = open_root(d)
         if profile and profile != root.profile:
@@ -51,12 +59,40 @@ def opened(directory: Path, profile: str | None) -> Iterator[RealRoot]:
         with server:
             yield root
         return
-    if d.exists() and any(d.iterdir()):
+    raise RealRootError(f"{d}: not a real root after its build")  # _build_whole renamed a whole one or raised
+
+
+BUILDING = ".building-"
+
+
+def _build_whole(d: Path, profile: str) -> None:
+    """Build the root for ``profile`` beside ``d`` and rename it to ``d`` once complete (``d`` absent or an
+    empty directory); what a killed build left beside ``d`` is removed first."""
+    if d.exists() and (not d.is_dir() or any(d.iterdir())):
         raise RealRootError(f"{d}: exists, is not empty and is not a real root; give a new or empty directory")
-    yield from _build(d, profile or "seed-7900xt")
+    d.parent.mkdir(parents=True, exist_ok=True)
+    for stale in d.parent.glob(f".{d.name}{BUILDING}*"):
+        pid = stale.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():  # its builder is dead: a part of a root
+            shutil.rmtree(stale, ignore_errors=True)
+    tmp = d.parent / f".{d.name}{BUILDING}{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    try:
+        _build(tmp, profile)
+        os.sync()  # the whole root on disk before its name says it is one
+        if d.is_dir():
+            d.rmdir()  # empty (checked above); a build racing ours that finished first wins
+        os.rename(tmp, d)
+    except OSError as exc:
+        if not is_real_root(d):
+            raise RealRootError(f"{d}: cannot put the built root in place ({exc.strerror or exc})") from None
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _build(d: Path, profile: str) -> Iterator[RealRoot]:
+def _build(d: Path, profile: str) -> None:
     from wizard.kb import load_kb
     from wizard.mirror.build import build_mirror
     from wizard.profiles import PROFILES
@@ -76,7 +112,6 @@ def _build(d: Path, profile: str) -> Iterator[RealRoot]:
                      core_distros=tuple(dict.fromkeys(k for k in ("debian12", core_sdk_distro(prof.os_release)) if k)))
         _profile_os_release(d, dict(prof.os_release))
         install_starting_stack(root, prof, load_kb())
-        yield root
 
 
 def core_sdk_distro(os_release: tuple[tuple[str, str], ...]) -> str | None:

@@ -13,6 +13,7 @@ next ``execute()`` on a new boot id continues after it.
 
 from __future__ import annotations
 
+import io
 import threading
 import time
 from collections import deque
@@ -20,8 +21,8 @@ from enum import Enum
 from typing import IO, Callable, Sequence
 
 from wizard.host import Host
-from wizard.model import KERNEL_DRIVER, Action, ResolvedPlan, StepPlan
-from wizard.record import record
+from wizard.model import KERNEL_DRIVER, Action, ResolvedPlan, StepPlan, hide_passwords
+from wizard.record import record, replace
 from wizard.runner import events as ev
 from wizard.runner import resume_unit
 from wizard.runner.executor import Executor
@@ -29,7 +30,7 @@ from wizard.runner.journal import RunView, atomic_write
 from wizard.runner.rollback import claimed_paths
 from wizard.runner.records import (ActionEnd, ActionOutcome, ActionSkip, ActionStart, Phase, PreflightSkip, Rebooted,
                                    RebootPending, Resume, Retry, RollbackStart, RunEnd, RunStart, RunState,
-                                   StepEnd, StepOutcome, StepSkip, StepStart)
+                                   StepDrift, StepEnd, StepOutcome, StepSkip, StepStart)
 from wizard.runner.runs import RESUME_MARKER, Run
 from wizard.runner.shell import ShellResult
 from wizard.runner.signals import reason_of
@@ -69,7 +70,11 @@ class _Sink:
 
     def feed(self, chunk: bytes) -> None:  # runs on the reader thread; must never raise
         try:
-            self.log.write(chunk)
+            if b"@" in chunk:  # a mirror URL's password, as an action echoes it (best effort: one chunk at a time)
+                text = hide_passwords(chunk.decode("utf-8", "surrogateescape"))
+                self.log.write(text.encode("utf-8", "surrogateescape"))
+            else:
+                self.log.write(chunk)
             self.log.flush()
             complete, nl, self._carry = (self._carry + chunk).rpartition(b"\n")  # no newline: all in carry
             if len(self._carry) > 65536:  # a "line" without end (progress bars): show it anyway
@@ -83,7 +88,7 @@ class _Sink:
     def _publish(self, block: bytes) -> None:
         """Whole lines (no trailing newline): decoded and split at C speed; a line redrawn with
         carriage returns (a progress bar) keeps only what was drawn last."""
-        text = block.decode("utf-8", "replace")  # a newline never falls inside a UTF-8 sequence
+        text = hide_passwords(block.decode("utf-8", "replace"))  # a newline never falls inside a UTF-8 sequence
         lines = text.split("\n")
         if "\r" in text:
             lines = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in lines]
@@ -129,6 +134,7 @@ class Engine:
         resume_env: Sequence[tuple[str, str]] = (),
         diagnose: Callable[[str], Sequence[ev.Finding]] | None = None,
         skip_preflight: Sequence[str] = (),
+        cli: Sequence[str] = ("rocm-wizard",),
     ) -> None:
         self.host, self.plan, self.run, self.executor = host, plan, run, executor
         self._on_event = on_event
@@ -139,9 +145,14 @@ class Engine:
         self.resume_env = tuple(resume_env)
         self.diagnose = diagnose if diagnose is not None else default_diagnose
         self.skip_preflight = tuple(skip_preflight)
+        self.cli = tuple(cli)
         self.journal = run.journal
 
     # ------------------------------------------------------------------------- helpers
+    def command(self, *words: str) -> str:
+        """The command the user types for this machine (``rocm-wizard --sandbox DIR resume``)."""
+        return " ".join([*self.cli, *words])
+
     def emit(self, event: ev.Event) -> None:
         if self._on_event is not None:
             try:
@@ -162,8 +173,11 @@ class Engine:
 
     def _check(self, action: Action, log: IO[bytes], step: int, index: int) -> bool:
         assert action.check is not None
-        probe = Action(action.check, "done-check", root=action.root, as_user=action.as_user, env=action.env,
-                       timeout=60)
+        return self._probe(Action(action.check, "done-check", root=action.root, as_user=action.as_user,
+                                  env=action.env, timeout=60), log, step, index)
+
+    def _probe(self, probe: Action, log: IO[bytes], step: int, index: int) -> bool:
+        """Run a check quietly (its output in the log only): True when it passes."""
         log.write(f"--- done-check: {probe.shown()}\n".encode())
         res, _ = self._exec(probe, log, step, index, quiet=True)
         log.write(f"--- done-check exit {res.exit_code}\n".encode())
@@ -205,7 +219,7 @@ class Engine:
             log.flush()
             absent, existed = self._claimed(action) if phase is Phase.RUN and a not in interrupted else ((), ())
             self.journal.append(ActionStart(step, a, shown, log_path, self.boot_id(), phase, absent, existed))
-            self.emit(ev.ActionStarted(step, a, shown, action.description, phase))
+            self.emit(ev.ActionStarted(step, a, shown, hide_passwords(action.description), phase))
             note = progress_note(action)
             if note is not None:
                 log.write(f"{note}\n".encode())
@@ -231,15 +245,19 @@ class Engine:
         view = self.run.view()
         boot = self.boot_id()
         if view.state is RunState.NOT_STARTED:
+            user = self.executor.user_for(self.plan)
             self.journal.append(RunStart(
                 self.run.id, self.plan.name, str(self.run.plan_path), len(self.plan.steps),
                 tuple(s.kind for s in self.plan.steps), tuple(s.title for s in self.plan.steps), self.yes, boot,
-                self.host.name, self.run.plan_digest()))
+                self.host.name, self.run.plan_digest(), user))
+            self.executor.adopt_user(user)
             resumed = False
         else:
-            if view.finished:
-                return Outcome(view.state, self.run.id, f"run {self.run.id} is already {view.state.value}")
+            if view.finished and not (view.state is RunState.DONE and self.drift(view)):
+                return Outcome(view.state, self.run.id, f"run {self.run.id} is already {view.state.value}"
+                               + ("; every step's check passes on the machine" if view.state is RunState.DONE else ""))
             rec = Retry if mode is Mode.RETRY else Resume
+            self.executor.adopt_user(view.user)  # the boot-time resume runs as root: the run's user comes back
             self.journal.append(rec(self.run.id, boot, self.yes))
             resumed = True
         if self.skip_preflight:
@@ -252,6 +270,8 @@ class Engine:
                                 str(self.journal.path), str(self.run.logs)))
         skipped: list[str] = []
         for i, step in enumerate(self.plan.steps):
+            if i in view.done_steps and self._drifted(i, step):
+                view = self.run.view()  # the step is not done any more: it runs again, every action of it
             if i in view.done_steps:
                 self.emit(ev.StepDoneEarlier(i, step.kind, step.title,
                                              StepOutcome(view.step_outcomes.get(i, StepOutcome.OK.value)),
@@ -276,6 +296,42 @@ class Engine:
         self.journal.append(RunEnd(RunState.DONE, message=message, reboot_needed=reboot_needed))
         self.emit(ev.RunFinished(RunState.DONE, self.run.id, tuple(skipped), reboot_needed, message))
         return Outcome(RunState.DONE, self.run.id, message, skipped=tuple(skipped), reboot_needed=reboot_needed)
+
+    def drift(self, view: RunView | None = None) -> list[tuple[int, StepPlan]]:
+        """The steps the journal records as done whose done-check fails on the machine now (nothing is
+        journalled: what ``status`` and a resume of a finished run ask)."""
+        view = view or self.run.view()
+        out: list[tuple[int, StepPlan]] = []
+        try:  # the checks' output, for whoever wonders why; a reader who cannot write the logs still asks
+            self.run.logs.mkdir(parents=True, exist_ok=True)
+            log: IO[bytes] = open(self.run.logs / "drift.log", "ab")
+        except OSError:
+            log = io.BytesIO()
+        with log:
+            for i in sorted(view.done_steps):
+                step = self.plan.steps[i] if i < len(self.plan.steps) else None
+                if step is None or step.check is None or step.reboot:
+                    continue
+                if not self._probe(replace(step.check, timeout=step.check.timeout or 60), log, i, -1):
+                    out.append((i, step))
+        return out
+
+    def _drifted(self, i: int, step: StepPlan) -> bool:
+        """A step the journal records as done whose done-check on the machine now fails: journalled as
+        drift (the replay no longer counts it done) and reported; the record alone never says done."""
+        if step.check is None or step.reboot:
+            return False
+        log_path = self.run.step_log(i, step.kind)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(log_path, "ab") as log:
+            if self._probe(replace(step.check, timeout=step.check.timeout or 60), log, i, -1):
+                return False
+            shown = step.check.shown()
+            log.write(f"--- drift: step {i + 1} is recorded as done, but its check fails now ({shown}): "
+                      "it runs again\n".encode())
+        self.journal.append(StepDrift(i, step.kind, shown))
+        self.emit(ev.StepDrift(i, step.kind, step.title, step.check.description or shown))
+        return True
 
     def _unavailable(self, step: StepPlan) -> str | None:
         for req in dict.fromkeys(r for a in step.actions for r in a.requires):
@@ -320,7 +376,7 @@ class Engine:
 
     def _stopped(self, i: int, step: StepPlan, stop: _Stop, log_path: str) -> Outcome:
         if stop.outcome is ActionOutcome.CANCELLED:
-            msg = f"{stop.message}; `rocm-wizard resume` continues"
+            msg = f"{stop.message}; `{self.command('resume')}` continues"
             self.journal.append(RunEnd(RunState.STOPPED, step=i, action=stop.index, message=msg))
             self.emit(ev.RunFinished(RunState.STOPPED, self.run.id, message=msg))
             return Outcome(RunState.STOPPED, self.run.id, msg)
@@ -337,7 +393,10 @@ class Engine:
                 findings = ()
         what = "preflight check failed" if step.kind == "preflight" else f"step {i + 1} ({step.title}) failed"
         self.journal.append(RunEnd(RunState.FAILED, step=i, action=a, exit_code=code, message=why))
-        failure = ev.RunFailed(i, a, step.kind, shown, code, why, tail, log_path, findings)
+        action = step.actions[a] if a is not None and 0 <= a < len(step.actions) else None
+        failure = ev.RunFailed(i, a, step.kind, shown, code, why, tail, log_path, findings,
+                               check=action.name if action is not None and step.kind == "preflight" else None,
+                               description=action.description if action is not None else "")
         self.emit(failure)
         self.emit(ev.RunFinished(RunState.FAILED, self.run.id, message=why))
         return Outcome(RunState.FAILED, self.run.id, f"{what}: {why}", failure)
@@ -353,7 +412,8 @@ class Engine:
         actions = list(step.actions) or [Action(("systemctl", "reboot"), "reboot", root=True, idempotent=False)]
         last = len(actions) - 1
         if view.reboot_step == i and (i, last) in view.done_actions:
-            msg = "the reboot was requested but the machine has not rebooted yet; reboot, then run `rocm-wizard resume`"
+            msg = ("the reboot was requested but the machine has not rebooted yet; reboot, then run "
+                   f"`{self.command('resume')}`")
             self.journal.append(RunEnd(RunState.REBOOT_PENDING, step=i, message=msg))
             self.emit(ev.RebootPending(i, boot, False, msg))
             self.emit(ev.RunFinished(RunState.REBOOT_PENDING, self.run.id, message=msg))
@@ -367,7 +427,8 @@ class Engine:
             now = self.yes or self.ask_reboot is None or self.ask_reboot()
             self.journal.append(RebootPending(i, boot, unit, now))
             if not now:
-                msg = "reboot when ready, then run `rocm-wizard resume` (a login notice will remind you)"
+                msg = f"reboot when ready, then run `{self.command('resume')}`" + (
+                    " (a login notice will remind you)" if self.executor.resumes_at_boot else "")
                 self.journal.append(RunEnd(RunState.REBOOT_PENDING, step=i, message=msg))
                 self.emit(ev.RebootPending(i, boot, unit, msg))
                 self.emit(ev.RunFinished(RunState.REBOOT_PENDING, self.run.id, message=msg))
@@ -377,8 +438,8 @@ class Engine:
             _, stop = self._actions(Phase.RUN, i, actions, log, str(log_path), done=done, interrupted=set())
             if stop is not None:
                 return self._stopped(i, step, stop, str(log_path))
-        msg = ("rebooting; the run resumes by itself after the boot" if unit
-               else "rebooting; after the boot run `rocm-wizard resume`")
+        msg = ("rebooting; the run resumes by itself after the boot" if unit and self.executor.resumes_at_boot
+               else f"rebooting; after the boot run `{self.command('resume')}`")
         self.journal.append(RunEnd(RunState.REBOOT_PENDING, step=i, message=msg))
         self.emit(ev.RebootPending(i, boot, unit, msg))
         self.emit(ev.RunFinished(RunState.REBOOT_PENDING, self.run.id, message=msg))
@@ -396,9 +457,9 @@ class Engine:
         why_not = resume_unit.untrusted(self.resume_command) if self.yes else None
         if why_not:
             log.write(f"--- no resume unit: root runs only root-owned code at boot, and {why_not}; after the "
-                      "reboot run `sudo rocm-wizard resume`\n".encode())
+                      f"reboot run `sudo {self.command('resume')}`\n".encode())
             self.emit(ev.OutputLines(step, -1, (f"no resume unit: {why_not} (root runs only root-owned code at "
-                                                "boot); after the reboot run `sudo rocm-wizard resume`",)))
+                                                f"boot); after the reboot run `sudo {self.command('resume')}`",)))
         elif self.yes:
             unit_file = stage / resume_unit.UNIT_NAME
             atomic_write(unit_file, resume_unit.unit_text(self.resume_command, marker, user=self.executor.unit_user,
@@ -436,6 +497,7 @@ class Engine:
         from wizard.runner.planfile import action_from_json, action_to_json
 
         view = self.run.view()
+        self.executor.adopt_user(view.user)  # undoing a user's venv runs as that user, never as root
         if view.rollback is None:
             self.journal.append(RollbackStart(tuple({"why": why, "action": action_to_json(a)} for why, a in actions),
                                               tuple(cannot)))
@@ -456,12 +518,12 @@ class Engine:
                                     interrupted=set(view.rollback_open))
         if stop is not None and stop.outcome is ActionOutcome.CANCELLED:
             # journalled as an interrupted rollback (no run-end): `rollback` continues it, nothing calls it done
-            msg = f"rollback {stop.message}; `rocm-wizard rollback` continues it"
+            msg = f"rollback {stop.message}; `{self.command('rollback')}` continues it"
             self.emit(ev.RunFinished(RunState.ROLLING_BACK, self.run.id, message=msg))
             return Outcome(RunState.ROLLING_BACK, self.run.id, msg)
         if stop is not None:
             why = actions[stop.index][0]
-            msg = f"rollback: {why} failed ({stop.message}); log: {log_path}; `rocm-wizard rollback` tries again"
+            msg = f"rollback: {why} failed ({stop.message}); log: {log_path}; `{self.command('rollback')}` tries again"
             self.journal.append(RunEnd(RunState.ROLLBACK_FAILED, action=stop.index,
                                        exit_code=stop.result.exit_code if stop.result else None, message=msg))
             self.emit(ev.RunFinished(RunState.ROLLBACK_FAILED, self.run.id, message=msg))

@@ -50,6 +50,16 @@ class StepDoneEarlier:
 
 
 @record
+class StepDrift:
+    """A step recorded as done whose done-check now fails on the machine: it runs again."""
+
+    index: int
+    kind: str
+    title: str
+    check: str  # the check that failed, as shown
+
+
+@record
 class StepFinished:
     index: int
     kind: str
@@ -114,6 +124,8 @@ class RunFailed:
     log_path: str
     findings: tuple[Finding, ...] = ()
     choices: tuple[str, ...] = ("retry", "rollback", "stop")
+    check: str | None = None  # a preflight check's name (what --skip-preflight takes)
+    description: str = ""  # what the failed action does, in words
 
 
 @record
@@ -141,6 +153,6 @@ class RunFinished:
 
 
 Event = (
-    RunStarted | StepStarted | StepSkipped | StepDoneEarlier | StepFinished | ActionStarted | ActionSkipped | OutputLines
-    | ActionFinished | RunFailed | RebootPending | RollbackStarted | RunFinished
+    RunStarted | StepStarted | StepSkipped | StepDoneEarlier | StepDrift | StepFinished | ActionStarted | ActionSkipped
+    | OutputLines | ActionFinished | RunFailed | RebootPending | RollbackStarted | RunFinished
 )

@@ -14,7 +14,7 @@ import threading
 from contextlib import AbstractContextManager, nullcontext
 from typing import Callable, Mapping, Protocol, Sequence
 
-from wizard.model import Action
+from wizard.model import Action, ResolvedPlan
 from wizard.record import record
 from wizard.runner import shell
 from wizard.runner.privilege import Privilege
@@ -49,6 +49,18 @@ class Executor(Protocol):
     @property
     def unit_user(self) -> str | None: ...
 
+    def user_for(self, plan: ResolvedPlan) -> str | None:
+        """The user whose venvs ``plan`` touches, recorded in the run's first journal record (None: this
+        machine has no users of its own: its actions run as the wizard does)."""
+        ...
+
+    def adopt_user(self, user: str | None) -> None:
+        """``as_user`` actions run as ``user`` (the one the journal recorded); None: no user is known."""
+    @property
+    def resumes_at_boot(self) -> bool:
+        """Whether a boot of this machine starts the armed resume unit (a rehearsal machine never boots)."""
+        ...
+
 
 @record(frozen=False)
 class LiveExecutor:
@@ -57,6 +69,7 @@ class LiveExecutor:
     environ: Mapping[str, str]
     privilege: Privilege
     name: str = "live"
+    user_known: bool = True  # False: a resumed run that recorded no user (as_user actions are refused as root)
 
     def _env(self) -> dict[str, str]:
         env = dict(self.environ)
@@ -64,6 +77,11 @@ class LiveExecutor:
         return env
 
     def run(self, action: Action, *, on_output: OutputSink, cancel: threading.Event | None) -> shell.ShellResult:
+        if action.as_user and self.privilege.is_root and not self.privilege.sudo_user and not self.user_known:
+            msg = ("refused: this action runs as the user whose venvs the plan touches, and the run's journal names "
+                   "no user: run it as that user (or through sudo), never as root")
+            on_output((msg + "\n").encode())
+            return shell.ShellResult(None, 0.0, error=msg)
         return shell.run(self.privilege.wrap(action), env=self._env(), on_output=on_output, timeout=action.timeout,
                          cancel=cancel)
 
@@ -82,6 +100,10 @@ class LiveExecutor:
         return nullcontext()
 
     @property
+    def resumes_at_boot(self) -> bool:
+        return True
+
+    @property
     def unit_user(self) -> str | None:
         """The user the boot-time resume runs as (None: root)."""
         if self.privilege.is_root:
@@ -92,3 +114,32 @@ class LiveExecutor:
             return pwd.getpwuid(os.getuid()).pw_name
         except (KeyError, ImportError):
             return None
+
+    def user_for(self, plan: ResolvedPlan) -> str | None:
+        """Not root: this user. Root: ``SUDO_USER``, else the owner of the first venv the plan touches (of
+        the nearest directory above it that exists, for a new one), else root itself."""
+        import pwd
+
+        if not self.privilege.is_root:
+            return self.unit_user
+        if self.privilege.sudo_user:
+            return self.privilege.sudo_user
+        for step in plan.steps:
+            venv = step.param("venv")
+            p = str(venv) if venv else ""
+            while p.startswith("/"):
+                try:
+                    uid = os.stat(p).st_uid
+                except OSError:
+                    p = os.path.dirname(p) if p != "/" else ""
+                    continue
+                try:
+                    return pwd.getpwuid(uid).pw_name
+                except KeyError:
+                    return None  # an owner with no name: no user the actions could run as
+        return "root"
+
+    def adopt_user(self, user: str | None) -> None:
+        self.user_known = user is not None
+        if self.privilege.is_root and user and user != "root":
+            self.privilege = Privilege(is_root=True, sudo_user=user, sudo=self.privilege.sudo)

@@ -18,7 +18,7 @@ from typing import Any
 from wizard.record import field, record
 from wizard.runner.records import (ActionEnd, ActionSkip, ActionOutcome, ActionStart, Phase, PreflightSkip, RebootPending,
                                    Rebooted, Record, Resume, Retry, RollbackStart, RunEnd, RunStart, RunState,
-                                   StepEnd, StepOutcome, StepSkip, StepStart, decode, encode)
+                                   StepDrift, StepEnd, StepOutcome, StepSkip, StepStart, decode, encode)
 
 
 class JournalError(Exception):
@@ -175,6 +175,7 @@ class RunView:
     plan: str | None = None
     plan_file: str | None = None
     plan_digest: str | None = None
+    user: str | None = None  # the run-start's user (None: none recorded)
     total_steps: int = 0
     step_kinds: list[str] = field(default_factory=list)
     step_titles: list[str] = field(default_factory=list)
@@ -199,6 +200,7 @@ class RunView:
     # (step, action) -> (paths absent, paths present) when the action first started (see ActionStart)
     claimed: dict[tuple[int, int], tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
     reboot_needed: bool = False
+    drifted: dict[int, str] = field(default_factory=dict)  # step -> the done-check that failed (StepDrift)
     message: str = ""
     yes: bool = False
     records: int = 0
@@ -232,6 +234,7 @@ def replay(entries: list[Entry]) -> RunView:
             v.total_steps = r.steps
             v.step_kinds, v.step_titles = list(r.kinds), list(r.titles)
             v.yes = r.yes
+            v.user = r.user
             v.state = RunState.RUNNING
         elif isinstance(r, (Resume, Retry)):
             v.state = RunState.RUNNING
@@ -252,6 +255,10 @@ def replay(entries: list[Entry]) -> RunView:
                 v.step_durations[r.step] = max(0.0, e.t - started[r.step])
             if r.outcome in (StepOutcome.OK, StepOutcome.UNCHANGED):
                 v.done_steps.add(r.step)
+        elif isinstance(r, StepDrift):  # done no more: every action of the step runs again
+            v.drifted[r.step] = r.check
+            v.done_steps.discard(r.step)
+            v.done_actions = {(s, a) for s, a in v.done_actions if s != r.step}
         elif isinstance(r, ActionStart):
             if r.phase is Phase.ROLLBACK:
                 v.rollback_open.add(r.action)

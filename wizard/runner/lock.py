@@ -28,10 +28,24 @@ class Holder:
         return f"pid {self.pid}, started {self.start_time}: {self.command}"
 
 
+# The fds of the locks this process holds: every action inherits them (shell.run), so a wizard killed with
+# SIGKILL leaves its lock held until the last process it started is gone, and a resume cannot start an action
+# that is still running.
+_HELD: set[int] = set()
+
+
+def held_fds() -> frozenset[int]:
+    return frozenset(_HELD)
+
+
 class LockHeld(Exception):
     def __init__(self, holder: Holder | None, path: Path) -> None:
         who = holder.describe() if holder else "unknown holder"
-        super().__init__(f"another rocm-wizard run holds the lock ({who}); lock file: {path}")
+        if holder is not None and _proc_start(holder.pid) != holder.proc_start:
+            super().__init__(f"the lock is still held by a process a rocm-wizard run started ({who}; that wizard is "
+                             "gone, an action it ran is not): wait for it to end, or stop it; lock file: " + str(path))
+        else:
+            super().__init__(f"another rocm-wizard run holds the lock ({who}); lock file: {path}")
         self.holder = holder
         self.path = path
 
@@ -51,6 +65,23 @@ def read_holder(path: Path) -> Holder | None:
         return Holder(int(d["pid"]), str(d["start_time"]), str(d["command"]), d.get("proc_start"))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def held(path: Path) -> Holder | None:
+    """The process holding the lock at ``path`` now (None: nobody does); never creates or changes the file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return read_holder(path) or Holder(0, "?", "another rocm-wizard")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)  # closing drops a shared lock this call took
+    return None
 
 
 class Lock:
@@ -82,6 +113,7 @@ class Lock:
         os.pwrite(fd, (json.dumps(info) + "\n").encode(), 0)
         os.fsync(fd)
         self._fd = fd
+        _HELD.add(fd)
         return self
 
     def release(self) -> None:
@@ -91,6 +123,7 @@ class Lock:
             os.ftruncate(self._fd, 0)
         except OSError:
             pass
+        _HELD.discard(self._fd)
         os.close(self._fd)
         self._fd = None
 

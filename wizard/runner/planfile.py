@@ -10,10 +10,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from wizard import lazy_re
+from wizard.inputs import InputError, shell_path
 from wizard.model import Action, ResolvedPlan, StepPlan, to_jsonable
+from wizard.plan_file import _NAME_RE
 from wizard.record import fields
 
 FORMAT = "rocm-wizard-resolved-plan/2"  # /2: step 0 is the preflight; no separate preflight list
+MAX_BYTES = 4 << 20  # a resolved plan is tens of KiB; a larger file is not one
+_REQUIREMENT = lazy_re.compile(r"^[a-z0-9_.-]{1,64}$")
 
 
 class PlanFileError(Exception):
@@ -69,6 +74,8 @@ def _check_action(d: Any) -> None:
               else v is None or isinstance(v, str))
         if not ok:
             raise PlanFileError(f"an action's key {k!r} has the wrong type ({type(v).__name__})")
+    if not all(_REQUIREMENT.match(r) for r in d.get("requires", ())):
+        raise PlanFileError("an action's key 'requires': a requirement is lower-case letters, digits, '.', '_', '-'")
 
 
 def _action(d: dict[str, Any]) -> Action:
@@ -98,34 +105,58 @@ def _step(d: dict[str, Any]) -> StepPlan:
     kw["params"] = tuple((str(k), _tuple(v)) for k, v in d.get("params", ()))
     kw["notes"] = tuple(d.get("notes", ()))
     kw["effects"] = tuple(str(e) for e in d.get("effects", ()))
+    kw["check"] = _action(d["check"]) if d.get("check") is not None else None
     return StepPlan(**kw)
+
+
+def _name(v: Any) -> str:
+    """A plan's name: it becomes file names (the export's playbook, the progress file) and script text."""
+    if not isinstance(v, str) or not _NAME_RE.match(v):
+        raise PlanFileError("key 'name': a plan name is 1-64 letters, digits, '.', '_' or '-', starting with a letter "
+                            "or digit")
+    return v
+
+
+def _state_dir(v: Any) -> str | None:
+    if v is None:
+        return None
+    try:
+        return shell_path(v, "key 'state_dir'") if isinstance(v, str) else shell_path("", "key 'state_dir'")
+    except InputError as exc:
+        raise PlanFileError(str(exc)) from None
 
 
 def loads(text: str, where: str = "plan file") -> ResolvedPlan:
     try:
+        if len(text) > MAX_BYTES:
+            raise PlanFileError(f"{where}: larger than {MAX_BYTES >> 20} MiB; not a resolved plan")
         doc = json.loads(text)
         if doc.get("format") != FORMAT:
             raise PlanFileError(f"{where}: key 'format': expected {FORMAT!r}")
         d = doc["plan"]
         return ResolvedPlan(
-            name=str(d["name"]),
+            name=_name(d["name"]),
             title=str(d.get("title", d["name"])),
             why=str(d.get("why", "")),
             target=tuple((str(k), _tuple(v)) for k, v in d.get("target", ())),
             steps=tuple(_step(s) for s in d["steps"]),
             source_file=d.get("source_file"),
-            state_dir=d.get("state_dir"),
+            state_dir=_state_dir(d.get("state_dir")),
+            machine=tuple((str(k), str(v)) for k, v in d.get("machine", ())),
         )
     except PlanFileError as exc:
         msg = str(exc)
         raise PlanFileError(msg if msg.startswith(where) else f"{where}: {msg}") from None
+    except RecursionError:
+        raise PlanFileError(f"{where}: not a readable resolved plan (nested too deeply)") from None
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise PlanFileError(f"{where}: not a readable resolved plan ({type(exc).__name__}: {exc})") from None
 
 
 def load(path: str | Path) -> ResolvedPlan:
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(MAX_BYTES + 1)
     except OSError as exc:
         raise PlanFileError(f"{path}: cannot read ({exc.strerror})") from None
     return loads(text, str(path))

@@ -89,6 +89,7 @@ class RunStart(Record):
     boot_id: str | None = None
     host: str = ""
     plan_digest: str | None = None  # sha256 of plan.json: a plan changed after the start is refused
+    user: str | None = None  # whose venvs the plan touches: as_user actions run as this user, resumed too
 
 
 @record
@@ -138,6 +139,17 @@ class StepEnd(Record):
     step: int
     kind: str
     outcome: StepOutcome
+
+
+@record
+class StepDrift(Record):
+    """A step the journal records as done whose done-check (``StepPlan.check``) now fails: the machine no
+    longer has what the step made. The step is no longer done; it runs again."""
+
+    EVENT: ClassVar[str] = "step-drift"
+    step: int
+    kind: str
+    check: str  # the check that failed, as shown
 
 
 @record
@@ -216,7 +228,8 @@ class RunEnd(Record):
 
 
 KINDS: dict[str, type[Record]] = {c.EVENT: c for c in (RunStart, Resume, Retry, PreflightSkip, StepStart, StepSkip,
-                                                      StepEnd, ActionStart, ActionSkip, ActionEnd, RebootPending,
+                                                      StepEnd, StepDrift, ActionStart, ActionSkip, ActionEnd,
+                                                      RebootPending,
                                                       Rebooted, RollbackStart, RunEnd)}
 # the rollback phase's action records are named apart, so a reader of the raw file sees what is what
 PHASED = {("action-start", Phase.ROLLBACK): "rollback-action-start",

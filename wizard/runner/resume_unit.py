@@ -115,6 +115,15 @@ def _systemd_quote(arg: str) -> str:
     return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _condition_path(path: str) -> str:
+    """A path for a non-Exec setting: systemd takes it as written (no quotes, no ``$``), expanding only ``%``
+    specifiers; a quoted one is "not absolute" and the condition silently dropped (the unit would run at every
+    boot). Leading or trailing white space would be trimmed: refused."""
+    if any(c in path for c in "\n\r\0") or path != path.strip() or not path.startswith("/"):
+        raise ValueError(f"{path!r}: not a path a unit's condition can hold")
+    return path.replace("%", "%%")
+
+
 def unit_text(exec_argv: Sequence[str], trigger: Path, *, user: str | None = None,
               environment: Sequence[tuple[str, str]] = ()) -> str:
     """The unit (ValueError: an argument or a value holds a newline or NUL)."""
@@ -125,7 +134,7 @@ def unit_text(exec_argv: Sequence[str], trigger: Path, *, user: str | None = Non
         "Description=rocm-wizard: continue the GPU stack migration after the reboot",
         "Wants=network-online.target",
         "After=network-online.target",
-        f"ConditionPathExists={_systemd_quote(str(trigger))}",
+        f"ConditionPathExists={_condition_path(str(trigger))}",
         "",
         "[Service]",
         "Type=oneshot",

@@ -24,7 +24,7 @@ from wizard.runner import plan_checks, runs, state
 from wizard.runner.engine import BOOT_ID, Engine, Mode, Outcome
 from wizard.runner.executor import Executor
 from wizard.runner.journal import JournalError, RunView
-from wizard.runner.lock import Lock, LockHeld
+from wizard.runner.lock import Lock, LockHeld, held
 from wizard.runner.planfile import PlanFileError
 from wizard.runner.privilege import PrivilegeError
 from wizard.runner.records import RunEnd, RunState
@@ -93,6 +93,7 @@ class Status:
     skipped: tuple[tuple[int, str], ...] = ()  # (1-based step, reason)
     reboot_needed: bool = False
     message: str = ""
+    drift: tuple[tuple[int, str], ...] = ()  # (1-based step, its check): recorded done, the machine says not
 
 
 @record(frozen=False)
@@ -110,6 +111,7 @@ class Machine:
     wizard_python: str | None = None  # the interpreter a plan's steps run the wizard with (None: this one)
     mirrors: MirrorConfig | None = None  # the machine's own mirrors (a rehearsal root's local one)
     resume_env: tuple[tuple[str, str], ...] = ()  # the environment the boot-time resume keeps
+    user_state: str | None = None  # the user's state dir as the machine sees it (a user-only plan's; None: none)
 
     def command(self, *words: str) -> str:
         return " ".join([*self.cli, *words])
@@ -129,12 +131,19 @@ class RunService:
         except JournalError as exc:
             raise RunError(f"the journal of run {run.id} is damaged: {exc}") from None
 
+    def _now(self, view: RunView) -> RunView:
+        """A journal that stops mid-run reads `interrupted`; while another wizard holds the lock it is `running`
+        (for what is shown: never called with the lock held, which would be this process's own)."""
+        if view.state in (RunState.INTERRUPTED, RunState.ROLLING_BACK) and held(self.machine.state_root / LOCK_NAME):
+            view.state = RunState.RUNNING
+        return view
+
     def pending(self) -> PendingRun | None:
         run = self.current()
         if run is None:
             return None
         try:
-            view = run.view()
+            view = self._now(run.view())
         except JournalError:
             return None
         if not view.state.blocks_new_run:
@@ -144,19 +153,22 @@ class RunService:
         return PendingRun(run.id, view.plan, view.state, view.next_step, view.total_steps,
                           tuple(view.step_titles), rebooted, str(run.journal.path))
 
-    def blocked(self) -> str | None:
-        """Why a new plan cannot start now (None: it can)."""
+    def blocked(self, *, locked: bool = False) -> str | None:
+        """Why a new plan cannot start now (None: it can). ``locked``: this process holds the lock."""
         run = self.current()
         if run is None:
             return None
         try:
-            view = run.view()
+            view = run.view() if locked else self._now(run.view())
         except JournalError as exc:
             return (f"run {run.id}'s journal is damaged ({exc}); `{self.machine.command('abandon')}` forgets it "
                     "(nothing on the machine changes)")
         if not view.state.blocks_new_run:
             return None
         m = self.machine
+        if view.state is RunState.RUNNING:
+            return (f"run {run.id} ({view.plan}) is running in another rocm-wizard; wait for it "
+                    f"(`{m.command('status')}` shows where it is)")
         ways = []
         if view.state.resumable:
             ways.append(f"`{m.command('resume')}` continues it")
@@ -226,7 +238,7 @@ class RunService:
                 skip_preflight: Sequence[str] = ()) -> Engine:
         return Engine(self.machine.host, plan, run, executor=self.machine.executor, on_event=on_event, yes=yes,
                       ask_reboot=ask_reboot, cancel=cancel, resume_command=self.machine.resume_command,
-                      resume_env=self.machine.resume_env, skip_preflight=skip_preflight)
+                      resume_env=self.machine.resume_env, skip_preflight=skip_preflight, cli=self.machine.cli)
 
     @staticmethod
     def check_skips(plan: ResolvedPlan, skip_preflight: Sequence[str]) -> None:
@@ -245,7 +257,7 @@ class RunService:
         if refused:
             raise RunError("\n".join(f"refused: {r}" for r in refused), 5)
         with self._held():
-            why = self.blocked()
+            why = self.blocked(locked=True)
             if why:
                 raise RunBlocked(why)
             actions = [a for s in plan.steps for a in s.actions]
@@ -263,10 +275,10 @@ class RunService:
         with self._held():
             run = self._bound(run_id, "resume")
             view = self._view(run)
-            if view.finished:
+            if view.finished and view.state is not RunState.DONE:  # a finished run resumes only to repair drift
                 return Outcome(view.state, run.id, f"run {run.id} ({view.plan}) is already {view.state.value}; "
                                                    "nothing to resume")
-            if not view.state.resumable:
+            if not view.state.resumable and view.state is not RunState.DONE:
                 raise RunError(f"run {run.id} ({view.plan}) is {view.state.value}: "
                                f"`{self.machine.command('rollback')}` continues the rollback")
             plan = self._plan(run)
@@ -358,7 +370,7 @@ class RunService:
         if run is None:
             return Status(None, None, None, 0, RunState.NONE, None, None, (),
                           f"no run yet: `{m.command('plans')}` lists what can run")
-        v = self._view(run)
+        v = self._now(self._view(run))
         step: int | None = None
         if v.state in (RunState.FAILED,) and v.failed_step is not None:
             step = v.failed_step
@@ -380,9 +392,28 @@ class RunService:
             RunState.NOT_STARTED: f"`{m.command('resume')}` starts it",
             RunState.ROLLING_BACK: f"`{m.command('rollback')}` continues the interrupted rollback",
             RunState.ROLLBACK_FAILED: f"`{m.command('rollback')}` tries the failed rollback action again",
+            RunState.RUNNING: f"nothing: another rocm-wizard is running it; `{m.command('status')}` shows where it is",
         }.get(v.state, f"`{m.command('resume')}`")
         if v.reboot_needed and v.state.finished:
             nxt = "reboot: the kernel driver changed and is loaded only after a reboot"
+        drift = self._drift(run, v)
+        if drift and v.state is RunState.DONE:
+            nxt = f"`{m.command('resume')}` runs the drifted step(s) again"
         return Status(run.id, v.plan, None if step is None else step + 1, v.total_steps, v.state,
                       str(run.journal.path), str(run.plan_path), logs, nxt,
-                      tuple((k + 1, r) for k, r in sorted(v.skipped_steps.items())), v.reboot_needed, v.message)
+                      tuple((k + 1, r) for k, r in sorted(v.skipped_steps.items())), v.reboot_needed, v.message,
+                      drift)
+
+    def _drift(self, run: runs.Run, view: RunView) -> tuple[tuple[int, str], ...]:
+        """The done steps whose check fails now; checks that would ask for a password are left out."""
+        if view.state in (RunState.ROLLED_BACK, RunState.ABANDONED, RunState.NOT_STARTED):
+            return ()
+        try:
+            plan = self._plan(run)
+        except RunError:
+            return ()
+        checks = [s.check for s in plan.steps if s.check is not None]
+        if not checks or self.machine.executor.needs_authentication(checks):
+            return ()
+        engine = self._engine(plan, run, None, yes=False, ask_reboot=None, cancel=None)
+        return tuple((i + 1, step.check.description if step.check else step.title) for i, step in engine.drift(view))

@@ -11,6 +11,7 @@ tree: SIGTERM, a grace period, then SIGKILL for whatever ignored it.
 
 from __future__ import annotations
 
+import functools
 import os
 import select
 import shutil
@@ -60,10 +61,13 @@ def _widen(fd: int) -> None:
         pass
 
 
-def _child_umask() -> None:
+def _child_umask(keep: frozenset[int] = frozenset()) -> None:
     """Actions run under the system's usual umask 022 (the package managers expect it), whatever the
-    wizard's own (077, for its state files) or the caller's was."""
+    wizard's own (077, for its state files) or the caller's was; the wizard's lock fds ``keep`` stay open in
+    them (lock.held_fds)."""
     os.umask(CHILD_UMASK)
+    for fd in keep:
+        os.set_inheritable(fd, True)
 
 
 def _killpg(pgid: int, sig: int) -> None:
@@ -92,6 +96,9 @@ def run(
         return ShellResult(127, time.monotonic() - start, error=msg)
     import sh
 
+    from wizard.runner.lock import held_fds
+
+    keep = held_fds()
     r, w = os.pipe()
     _widen(r)
     devnull = open(os.devnull, "rb")
@@ -110,7 +117,8 @@ def run(
                 _env=dict(env),
                 _cwd=cwd,
                 _ok_code=list(range(256)),
-                _preexec_fn=_child_umask,
+                _preexec_fn=functools.partial(_child_umask, keep),
+                _pass_fds=set(keep),
             )
         except (OSError, sh.CommandNotFound) as exc:
             os.close(r)

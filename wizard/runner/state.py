@@ -47,6 +47,14 @@ def _why(path: str, st: os.stat_result, me: int) -> str | None:
     return None
 
 
+def untrusted(path: Path) -> str | None:
+    """Why the one path ``path`` may not be trusted (None: it may, or it is not there)."""
+    try:
+        return _why(str(path), os.lstat(path), os.geteuid())
+    except FileNotFoundError:
+        return None
+
+
 def check_tree(top: Path, skip: frozenset[str] = frozenset()) -> None:
     """Every directory and file under ``top`` (``top`` included) may be trusted, or StateError. ``skip``: names
     of ``top``'s entries that are not the wizard's state (the rehearsal machines: their roots hold symlinks and

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ def open_sandbox(directory: str | os.PathLike[str], profile: str | None = None) 
     from wizard.sandbox import build
 
     root = Path(directory).expanduser().absolute()
+    _check_owner(root)
     cfg_path = root / ".sandbox" / "machine.json"
     if cfg_path.is_file():
         try:
@@ -49,6 +51,34 @@ def open_sandbox(directory: str | os.PathLike[str], profile: str | None = None) 
         build.build(root, name)
         cfg = json.loads(cfg_path.read_text())
     return LiveHost(root, path_prefix=str(root / ".sandbox" / "bin"), environ=sandbox_environ(root, cfg))
+
+
+def _check_owner(root: Path) -> None:
+    """Root runs the programs of DIR/.sandbox/bin: DIR and everything under .sandbox must be the running user's
+    or root's and writable by no one else, and so must every directory above DIR (a sticky one, as /tmp, may be
+    writable by all): otherwise whoever owns it could swap the stand-ins while root rehearses. One line."""
+    from wizard.runner.state import StateError, check_tree, untrusted
+
+    me = os.geteuid()
+    for parent in reversed(root.parents):
+        try:
+            st = os.stat(parent)
+        except OSError:
+            break
+        why = (f"is owned by uid {st.st_uid}" if st.st_uid not in (0, me) else "is writable by group or others"
+               if st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX else None)
+        if why:
+            raise HostError(f"refusing the sandbox {root}: {parent} {why} (someone else could replace the programs "
+                            "it runs); choose a directory of your own")
+    why = untrusted(root)
+    try:
+        if why is None:
+            check_tree(root / ".sandbox")
+    except StateError as exc:
+        why = str(exc)
+    if why:
+        raise HostError(f"refusing the sandbox {root}: {why} (someone else could replace the programs it runs); "
+                        "choose a directory of your own")
 
 
 def sandbox_environ(root: Path, cfg: dict[str, Any]) -> dict[str, str]:

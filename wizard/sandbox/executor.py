@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from wizard.model import NEEDS_GPU, Action
+from wizard.model import NEEDS_GPU, Action, ResolvedPlan
 from wizard.record import field, record
 from wizard.runner import shell
 from wizard.runner.executor import BASE_ENV, OutputSink
@@ -91,3 +91,12 @@ class SandboxExecutor:
     @property
     def unit_user(self) -> str | None:
         return None
+
+    def user_for(self, plan: ResolvedPlan) -> str | None:
+        return None  # a rehearsal machine has no users of its own
+
+    def adopt_user(self, user: str | None) -> None:
+        return None
+    @property
+    def resumes_at_boot(self) -> bool:
+        return False  # the stand-in reboot changes the boot id; nothing starts the unit

@@ -26,7 +26,7 @@ OWN_TOOLS = ("apt-get", "apt", "apt-mark", "dpkg", "dpkg-query", "rpm", "amdgpu-
              "rocminfo", "gpg")
 SCRIPT_PATH = lazy_re.compile(r"(?<![\w./$\-])(/(?:etc|opt|var|home|sys|proc|usr|srv|root|boot|lib|run)(?=[/\s'\"]|$)[^\s'\";|&)<>]*)")
 # any absolute path in a script (what is left after SCRIPT_PATH's mapping must be a device or a program)
-ANY_PATH = lazy_re.compile(r"(?<![\w./$\-:])(/[\w.][^\s'\";|&)<>]*)(?=[\s'\";|&)<>]|$)")
+ANY_PATH = lazy_re.compile(r"(?<![\w./$\-:])(/+[\w.][^\s'\";|&)<>]*)(?=[\s'\";|&)<>]|$)")  # "//tmp" too
 UNMAPPED_TOPS = ("dev", "bin", "sbin")  # the real machine's devices and programs a script may name as they are
 
 
@@ -111,6 +111,11 @@ def _mapped(root: Path, tool: str, args: list[str]) -> None:
     exe = real_tool(tool)
     if exe is None:
         raise Fail(f"{tool}: command not found", 127)
+    if tool == "bash":  # its -c script is a script like sh's
+        _shell(root, args, exe)
+    if tool in ("awk", "sed"):  # a program may write files (print > "/x", sed's w /x): checked like a script
+        _exec([exe, *(a if a.startswith("-") else map_arg(root, a) if a.startswith("/") else map_script(root, a)
+                      for a in args)])
     out, symlink = [], tool == "ln" and any(a.startswith("-") and "s" in a.lstrip("-") for a in args if not a.startswith("--"))
     targets_seen = 0
     for a in args:
@@ -127,6 +132,11 @@ def _mapped(root: Path, tool: str, args: list[str]) -> None:
 
 
 def sh(root: Path, args: list[str]) -> int:
+    _shell(root, args, "/bin/sh")
+    return 0
+
+
+def _shell(root: Path, args: list[str], exe: str) -> None:
     out: list[str] = []
     i = 0
     while i < len(args):
@@ -137,8 +147,7 @@ def sh(root: Path, args: list[str]) -> int:
             break
         out.append(map_arg(root, a) if not a.startswith("-") else a)
         i += 1
-    _exec(["/bin/sh", *out])
-    return 0
+    _exec([exe, *out])
 
 
 def map_script(root: Path, script: str) -> str:
@@ -170,8 +179,8 @@ def _run_python(root: Path, args: list[str], site: Path | None) -> int:
         env["PYTHONPATH"] = str(site)
         env["PYTHONNOUSERSITE"] = "1"
         pre = ["-S"]
-    if args and args[0] == "-c":
-        _exec([sys.executable, *pre, "-c", args[1], *[map_arg(root, a) for a in args[2:]]], env)
+    if args and args[0] == "-c":  # the code is checked like a script: a path it names stays inside the sandbox
+        _exec([sys.executable, *pre, "-c", map_script(root, args[1]), *[map_arg(root, a) for a in args[2:]]], env)
     if args and not args[0].startswith("-"):
         _exec([sys.executable, *pre, map_arg(root, args[0]), *[map_arg(root, a) for a in args[1:]]], env)
     raise Fail(f"python: sandbox stand-in does not support {' '.join(args[:2])}", 2)
@@ -307,6 +316,27 @@ def _install(site: Path, name: str, version: str) -> None:
     os.replace(tmp, dist)
 
 
+# AMD's nightly indexes publish a build every night; the knowledge base records none of their versions. The
+# sandbox serves this stand-in there (never a real build's number), so a nightly plan rehearses to the end.
+NIGHTLY_STANDIN = "0+rocmnightly"
+_NIGHTLY_NAMES = ("torch", "torchvision", "torchaudio", "rocm")
+
+
+def _nightly_index(index: str | None) -> bool:
+    """An AMD nightly index of the knowledge base whose builds it does not record."""
+    if not index:
+        return False
+    try:
+        from wizard.kb import load_kb
+
+        kb = load_kb()
+    except Exception:  # noqa: BLE001 - without a knowledge base, no index is known
+        return False
+    ix = kb.wheel_index(index)
+    return (ix is not None and ix.vendor == "amd" and ix.channel == "nightly"
+            and not any(v.index == ix.name for v in kb.vendor_wheels()))
+
+
 def _index_tag(url: str | None) -> str | None:
     if not url:
         return None
@@ -317,6 +347,8 @@ def _index_tag(url: str | None) -> str | None:
 def _resolve(root: Path, name: str, version: str | None, index: str | None, pyver: str) -> str:
     nname = _norm(name)
     tag = _index_tag(index)
+    if version is None and nname in _NIGHTLY_NAMES and _nightly_index(index):
+        return NIGHTLY_STANDIN
     if version is None:
         raise Fail(f"ERROR: sandbox pip needs pinned requirements (name==version); got {name}", 1)
     if nname in ("torch", "torchvision", "torchaudio") and tag:
@@ -877,6 +909,8 @@ def _vendor_index_page(kb: object, index: str, name: str) -> str | None:
         got = {"torch": v.torch, "torchvision": v.torchvision, "torchaudio": v.torchaudio, "rocm": v.sdk}.get(name)
         if got:
             versions.add(got)
+    if not versions and name in _NIGHTLY_NAMES and _nightly_index(index):
+        versions.add(NIGHTLY_STANDIN)
     if not versions:
         return None
     files = [f"{name.replace('-', '_')}-{ver.replace('+', '%2B')}-py3-none-linux_x86_64.whl" for ver in sorted(versions)]

@@ -346,7 +346,7 @@ class WizardApp(App[int]):
                     self.fire(mv)
                     break
         if self.quitting:
-            self.exit(130, return_code=130, message=self.stop_message())
+            self.exit(exit_codes.FAILURE, return_code=exit_codes.FAILURE, message=self.stop_message())
         elif outcome is not None and outcome.state is RunState.REBOOT_PENDING and self.reboot_now:
             self.exit(exit_codes.REBOOT_PENDING, return_code=exit_codes.REBOOT_PENDING,
                       message=f"rocm-wizard: rebooting; run {outcome.run_id} is reboot-pending.\n"
@@ -357,7 +357,7 @@ class WizardApp(App[int]):
         run = self.session.run
         if run.run_id:
             return (f"rocm-wizard: stopped; the journal is consistent ({run.journal}).\n"
-                    f"Run `{self.services.relaunch_hint}` (or `rocm-wizard resume`) to continue.")
+                    f"Run `{self.services.relaunch_hint}` (or `{self.services.relaunch_hint} resume`) to continue.")
         return "rocm-wizard: nothing was changed."
 
     def action_interrupt(self) -> None:
@@ -366,7 +366,7 @@ class WizardApp(App[int]):
             self.cancel.set()
             self.notify("stopping the current command; the journal stays consistent…", severity="warning")
             return
-        self.exit(130, return_code=130, message=self.stop_message())
+        self.exit(exit_codes.FAILURE, return_code=exit_codes.FAILURE, message=self.stop_message())
 
     def action_quit_wizard(self) -> None:
         s = self.session
@@ -395,7 +395,7 @@ class WizardApp(App[int]):
             action = b.action.split("(", 1)[0]
             if action.startswith("app.") or screen.check_action(action, ()) is not False:
                 keys.append((b.key_display or b.key.replace(",", ", "), b.description))
-        self.push_screen(HelpModal(keys))
+        self.push_screen(HelpModal(keys, self.services.relaunch_hint))
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
@@ -565,14 +565,19 @@ class WizardApp(App[int]):
     def _make_torch_worker(self, go: Callable[[], None]) -> None:
         from wizard.tui.services import NO_TORCH
 
+        from wizard.sandbox.cpu_torch import size_text
+
         try:
-            python = self.services.make_cpu_torch()
+            made = self.services.make_cpu_torch()
         except (ValueError, OSError) as exc:
             self.call_from_thread(self.notify, f"{exc}; {NO_TORCH}: the rehearsal will NOT be verified",
                                   title="no CPU torch", severity="error", timeout=30)
         else:
-            self.services.verify_python = python
-            self.call_from_thread(self.notify, f"CPU torch ready: {python}; the rehearsal verifies with it", timeout=10)
+            self.services.verify_python = made.python
+            tried = f" (before it: {'; '.join(made.failures)})" if made.failures else ""
+            self.call_from_thread(self.notify, f"CPU torch ready from {made.source}, downloaded "
+                                  f"{size_text(made.downloaded_bytes)}{tried}; the rehearsal verifies with it",
+                                  timeout=10)
         self.call_from_thread(go)
 
     def open_rehearsal(self, profile: str, *, real: bool = False, reset: bool = False) -> None:

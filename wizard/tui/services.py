@@ -21,8 +21,10 @@ from wizard.session import PlanOption, Session, order_options
 if TYPE_CHECKING:
     from wizard.host import Host
     from wizard.machine_session import MachineSession
+    from wizard.mirror.config import MirrorConfig
     from wizard.model import Facts, ResolvedPlan
     from wizard.runner.service import RunService
+    from wizard.sandbox.cpu_torch import Made
 
 REHEARSAL_PROFILE = "seed-7900xt"
 SUDO_REASON = "rocm-wizard needs administrator rights for the next steps (packages, drivers, groups)."
@@ -106,6 +108,20 @@ class Services:
         """The command that resumes, as shown to the user."""
         return self.session.relaunch_hint
 
+    @property
+    def channel(self) -> str | None:
+        """stable | nightly: AMD's indexes the plans may use (None: each plan's own); ``c`` on Choose sets it."""
+        return self.session.channel
+
+    @channel.setter
+    def channel(self, value: str | None) -> None:
+        self.session.channel = value
+
+    @property
+    def mirrors(self) -> MirrorConfig:
+        """The site's mirrors (--mirror, mirrors.toml): the rehearsal's CPU torch tries them first."""
+        return self.session.site_mirrors
+
     def detect(self) -> Facts:
         return self.session.facts
 
@@ -144,10 +160,9 @@ class Services:
         from wizard.machine_session import SessionError
 
         try:
-            written = self.session.write_bundle(path)
+            return self.session.write_bundle(path)
         except SessionError as exc:
             raise ValueError(exc.message) from None
-        return f"Evidence written to {written} (user and host names redacted)."
 
     # -- the rehearsal's verify torch ------------------------------------------------------
     def cpu_torch_dir(self) -> Path:
@@ -166,29 +181,16 @@ class Services:
         return None
 
     def cpu_torch_commands(self) -> list[list[str]]:
-        """What making a CPU torch runs: a venv, then torch from PyTorch's CPU-only index."""
-        d = self.cpu_torch_dir()
-        return [[sys.executable, "-m", "venv", str(d)],
-                [str(d / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "torch",
-                 "--index-url", CPU_TORCH_INDEX]]
+        """What making a CPU torch runs (:mod:`wizard.sandbox.cpu_torch`): a venv, then pip from each source."""
+        from wizard.sandbox import cpu_torch
 
-    def make_cpu_torch(self) -> str:
-        """Run :meth:`cpu_torch_commands` (minutes: a download of hundreds of MB), check that the torch is a CPU
-        build, and return its interpreter. Raises ValueError with one line when it could not."""
-        import subprocess
+        return cpu_torch.commands(self.cpu_torch_dir(), self.mirrors)
 
-        for argv in self.cpu_torch_commands():
-            out = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=3600)
-            if out.returncode != 0:
-                last = (out.stderr or out.stdout).strip().splitlines()
-                raise ValueError(f"`{' '.join(argv[:4])} …` failed: {last[-1] if last else out.returncode}")
-        python = str(self.cpu_torch_dir() / "bin" / "python")
-        probe = subprocess.run([python, "-c", "import torch; print(torch.version.cuda, torch.version.hip)"],
-                               capture_output=True, text=True, timeout=300)
-        if probe.stdout.split() != ["None", "None"]:
-            raise ValueError(f"the torch installed in {self.cpu_torch_dir()} is not a CPU build")
-        (self.cpu_torch_dir() / ".made").write_text(CPU_TORCH_INDEX + "\n")
-        return python
+    def make_cpu_torch(self) -> Made:
+        """Make it (minutes where pip downloads); raises ValueError naming every source tried and what failed."""
+        from wizard.sandbox import cpu_torch
+
+        return cpu_torch.make(self.cpu_torch_dir(), self.mirrors)
 
     # -- the rehearsal -------------------------------------------------------------------
     def rehearsal_dir(self, profile: str, *, real: bool = False) -> Path:

@@ -20,17 +20,89 @@
 
 set -euo pipefail
 
-# Progress: one line per finished step. Delete this file to start the plan over.
+# Progress: one line per finished step. Delete this file to start the plan over. A step it records
+# as done whose check on the machine fails now is drift: reported and run again. A progress file
+# that exists but cannot be read stops the script before any change.
 progress=/var/lib/rocm-wizard/script/upgrade-7.2.progress
-[ -e "$progress" ] || { sudo -- mkdir -p "$(dirname "$progress")" && sudo -- touch "$progress"; }
-step_done() { grep -qx "$1" "$progress"; }
-mark_done() { echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
-mark_boot() { echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
+read_record() { sudo -- sh -c 'if out=$(LC_ALL=C cat -- "$1" 2>&1); then if printf "%s\n" "$out" | grep -qvxE -- "$2|"; then echo "rocm-wizard: the record $1 does not parse (each line must match $2): fix or remove it" >&2; exit 1; fi; printf "%s\n" "$out"; exit 0; fi; case $out in *"No such file or directory"*) exit 0;; esac; echo "rocm-wizard: cannot read the record $1: $out" >&2; exit 1' sh "$@"; }
+done_steps=$(read_record "$progress" '[0-9]+') || exit 1
+step_done() { [[ $'\n'"$done_steps"$'\n' == *$'\n'"$1"$'\n'* ]]; }
+drift() { echo "drift: step $1 is recorded as done, but the machine says otherwise (checked: $2: no): running it again" >&2; done_steps=$(printf '%s\n' "$done_steps" | grep -vx "$1" || true); }
+mark_done() { sudo -- mkdir -p "$(dirname "$progress")" && echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
+mark_boot() { sudo -- mkdir -p "$(dirname "$progress")" && echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
 
 # ---- step 1/10: preflight: Preflight: check everything the plan needs before the first change
 # note: each check must pass; a failure stops the run before anything changes (--skip-preflight
 # NAME skips a check you know to be wrong, and is journalled)
 if ! step_done 1; then
+  # machine: this is the machine the plan was made for (os ubuntu 24.04, kernel 6.8.0-48-generic,
+  # pci 1002:744c, gfx gfx1100, rocm none, venv /home/user/therock-upgrade-7.2, venv_python absent)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! python3 -c 'import json, os, re, sys
+want = json.loads(sys.argv[1])
+osr, krel, pci, kfd, opt = sys.argv[2:7]
+venv = sys.argv[7] if len(sys.argv) > 7 else None
+def read(p):
+    try:
+        with open(p, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+have = {}
+rel = {}
+for line in (read(osr) or "").splitlines():
+    k, _, v = line.partition("=")
+    rel[k.strip()] = v.strip().strip('"'"'"'"'"').strip("'"'"'")
+have["os"] = " ".join(x for x in (rel.get("ID"), rel.get("VERSION_ID")) if x) or "unknown"
+have["kernel"] = (read(krel) or "").strip() or "unknown"
+ids = []
+try:
+    devs = sorted(os.listdir(pci))
+except OSError:
+    devs = []
+for d in devs:
+    vendor = (read(os.path.join(pci, d, "vendor")) or "").strip().lower()
+    cls = (read(os.path.join(pci, d, "class")) or "").strip().lower()
+    if vendor == "0x1002" and cls.startswith("0x03"):
+        dev = (read(os.path.join(pci, d, "device")) or "").strip().lower()
+        ids.append("1002:" + dev[2:] if dev.startswith("0x") else "1002:" + dev)
+have["pci"] = ",".join(sorted(ids)) or "none"
+gfx = []
+try:
+    nodes = sorted(os.listdir(kfd))
+except OSError:
+    nodes = None
+for n in nodes or ():
+    m = re.search(r"^gfx_target_version (\d+)", read(os.path.join(kfd, n, "properties")) or "", re.M)
+    v = int(m.group(1)) if m else 0
+    if v:
+        gfx.append(f"gfx{v // 10000}{v // 100 % 100}{v % 100:x}")
+have["gfx"] = ",".join(sorted(gfx)) if nodes is not None else None
+try:
+    legacy = (re.match(r"^rocm-(\d+\.\d+(?:\.\d+)?)(?:-\d+)?$", x) for x in os.listdir(opt))
+    have["rocm"] = ",".join(sorted(m.group(1) for m in legacy if m)) or "none"
+except OSError:
+    have["rocm"] = "none"
+if venv is not None:
+    cfg = read(os.path.join(venv, "pyvenv.cfg"))
+    if cfg is None:
+        have["venv_python"] = "present" if os.path.isdir(os.path.join(venv, "bin")) else "absent"
+    else:
+        m = re.search(r"^version(?:_info)?\s*=\s*(\d+\.\d+)", cfg, re.M)
+        have["venv_python"] = m.group(1) if m else "present"
+diff = []
+for key, value in want.items():
+    got = have.get(key)
+    if got is None:
+        continue
+    if key == "venv_python" and value == "present" and got != "absent":
+        continue
+    if got != value:
+        diff.append(f"{key}: the plan was made for {value}, this machine has {got}")
+if diff:
+    sys.exit("this is not the machine the plan was made for (" + "; ".join(diff) + "); resolve the plan "
+             "again on this machine (rocm-wizard --plan NAME --replan, fleet run --replan)")
+print("the machine is the one the plan was made for")' '{"gfx": "gfx1100", "kernel": "6.8.0-48-generic", "os": "ubuntu 24.04", "pci": "1002:744c", "rocm": "none", "venv_python": "absent"}' /etc/os-release /proc/sys/kernel/osrelease /sys/bus/pci/devices /sys/class/kfd/kfd/topology/nodes /opt /home/user/therock-upgrade-7.2; then echo 'preflight failed: machine: this is the machine the plan was made for (os ubuntu 24.04, kernel 6.8.0-48-generic, pci 1002:744c, gfx gfx1100, rocm none, venv /home/user/therock-upgrade-7.2, venv_python absent)' >&2; exit 1; fi
   # ssh: ssh session: advise tmux/screen
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
@@ -133,12 +205,12 @@ with os.fdopen(fd, "w") as fh:
     fh.write("".join(f"{n}=={v}\n" for n, v in sorted(pins.items(), key=lambda kv: kv[0].lower())))
 ' /home/user/therock /var/lib/rocm-wizard/backup/upgrade-7.2/pip-freeze-1-home-user-therock.txt
   # save /home/user/therock's activate script, pip.conf and constraints
-  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/upgrade-7.2/venv-files-1-home-user-therock.tar.gz -C / home/user/therock/bin/activate home/user/therock/pip.conf home/user/therock/rocm-wizard-constraints.txt
+  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/upgrade-7.2/venv-files-1-home-user-therock.tar.gz -C / home/user/therock/bin/activate home/user/therock/pip.conf home/user/therock/rocm-wizard-constraints.txt
   # installed packages (both ROCm streams included)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/upgrade-7.2/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
   # repo lists, keys, pins and global env files
-  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/upgrade-7.2/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/upgrade-7.2/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
   # rocminfo evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/upgrade-7.2/rocminfo.txt rocminfo
@@ -416,6 +488,7 @@ fi
 # without a hash check; the packages it then installs are checked by the package manager against
 # AMD's signed repository)
 # note: --no-dkms: the running kernel's amdgpu driver stays; no reboot needed for the driver
+if step_done 4 && ! test -e /opt/rocm-7.2.4/.info/version; then drift 4 'ROCm 7.2.4 is installed (its rocm-core version file)'; fi
 if ! step_done 4; then
   # wait for the package manager's lock (at most 120 s)
   sudo -- python3 -c 'import fcntl, os, struct, sys, time
@@ -483,7 +556,7 @@ while True:
   sudo -- apt-get install -y /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb
   # AMD's repository key has the pinned fingerprint
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sh -c 'gpg --show-keys --with-colons "$1" 2>/dev/null | grep -q "^fpr:*:$2:$" || { echo "$1: AMD ROCm key fingerprint $2 not found" >&2; exit 1; }' sh /etc/apt/keyrings/rocm.gpg CA8BB4727A47B4D09B4EE8969386B48A1A693C5C
+  sh -c 'got=$(gpg --show-keys --with-colons "$1" 2>/dev/null | awk -F: '"'"'$1=="pub"{p=1;next} p&&$1=="fpr"{print $10;p=0}'"'"'); [ "$got" = "$2" ] || { echo "$1 holds key(s) ${got:-none}, not only the AMD ROCm key $2" >&2; exit 1; }' sh /etc/apt/keyrings/rocm.gpg CA8BB4727A47B4D09B4EE8969386B48A1A693C5C
   # pin AMD's repository at 600 above distro rocm packages
   if ! python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
@@ -528,6 +601,34 @@ fi
 # a matching torchaudio is unknown
 # note: /home/user/therock stays as it is (a new venv beside it gets the new stack; --venv PATH
 # chooses another)
+if step_done 7 && ! /home/user/therock-upgrade-7.2/bin/python -c 'import os, re, sys
+from importlib import metadata as md
+want, targets = sys.argv[1], sys.argv[2:]
+try:
+    v = md.version("torch")
+except md.PackageNotFoundError:
+    sys.exit("torch is not installed")
+if want != "any" and v.split("+")[0] != want:
+    sys.exit(f"torch {v} is installed, {want} was expected")
+names = {(d.metadata["Name"] or "").lower().replace("_", "-") for d in md.distributions()}
+therock = any(n.startswith(("rocm-sdk-", "amd-torch-device-")) for n in names)
+if "+rocm" not in v and not therock:
+    sys.exit(f"torch {v} is not a ROCm build (CUDA or CPU wheel installed)")
+if therock:
+    missing = [t for t in targets if f"amd-torch-device-{t}" not in names and f"rocm-sdk-device-{t}" not in names]
+else:
+    lib = os.path.join(os.path.dirname(str(md.distribution("torch").locate_file("torch/__init__.py"))), "lib")
+    found = set()
+    for root, dirs, files in os.walk(lib):
+        for name in files:
+            found.update(re.findall(r"gfx[0-9]+[a-z]?", name))
+    if not found:
+        print(f"torch {v}: no per-arch files under {lib}; the verify step checks the GPU")
+        sys.exit(0)
+    missing = [t for t in targets if t not in found]
+if missing:
+    sys.exit(f"torch {v} lacks {'"'"', '"'"'.join(missing)}")
+print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the requested targets'"'"'}")' 2.14.1 gfx1100 >/dev/null 2>&1; then drift 7 'the venv /home/user/therock-upgrade-7.2 has the pinned torch'; fi
 if ! step_done 7; then
   # create the venv /home/user/therock-upgrade-7.2
   if ! test -x /home/user/therock-upgrade-7.2/bin/python; then
@@ -640,6 +741,10 @@ print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the r
 fi
 
 # ---- step 8/10: env: Set the venv's environment (activate script)
+if step_done 8 && ! /home/user/therock-upgrade-7.2/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/therock-upgrade-7.2/bin/activate '# >>> rocm-wizard >>>
+export PIP_CONSTRAINT=/home/user/therock-upgrade-7.2/rocm-wizard-constraints.txt
+# <<< rocm-wizard <<<
+' >/dev/null 2>&1; then drift 8 'the rocm-wizard block is in /home/user/therock-upgrade-7.2/bin/activate'; fi
 if ! step_done 8; then
   # write the rocm-wizard block into /home/user/therock-upgrade-7.2/bin/activate
   if ! /home/user/therock-upgrade-7.2/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/therock-upgrade-7.2/bin/activate '# >>> rocm-wizard >>>

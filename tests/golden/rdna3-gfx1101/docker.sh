@@ -17,17 +17,88 @@
 
 set -euo pipefail
 
-# Progress: one line per finished step. Delete this file to start the plan over.
+# Progress: one line per finished step. Delete this file to start the plan over. A step it records
+# as done whose check on the machine fails now is drift: reported and run again. A progress file
+# that exists but cannot be read stops the script before any change.
 progress=/var/lib/rocm-wizard/script/docker.progress
-[ -e "$progress" ] || { sudo -- mkdir -p "$(dirname "$progress")" && sudo -- touch "$progress"; }
-step_done() { grep -qx "$1" "$progress"; }
-mark_done() { echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
-mark_boot() { echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
+read_record() { sudo -- sh -c 'if out=$(LC_ALL=C cat -- "$1" 2>&1); then if printf "%s\n" "$out" | grep -qvxE -- "$2|"; then echo "rocm-wizard: the record $1 does not parse (each line must match $2): fix or remove it" >&2; exit 1; fi; printf "%s\n" "$out"; exit 0; fi; case $out in *"No such file or directory"*) exit 0;; esac; echo "rocm-wizard: cannot read the record $1: $out" >&2; exit 1' sh "$@"; }
+done_steps=$(read_record "$progress" '[0-9]+') || exit 1
+step_done() { [[ $'\n'"$done_steps"$'\n' == *$'\n'"$1"$'\n'* ]]; }
+drift() { echo "drift: step $1 is recorded as done, but the machine says otherwise (checked: $2: no): running it again" >&2; done_steps=$(printf '%s\n' "$done_steps" | grep -vx "$1" || true); }
+mark_done() { sudo -- mkdir -p "$(dirname "$progress")" && echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
+mark_boot() { sudo -- mkdir -p "$(dirname "$progress")" && echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
 
 # ---- step 1/5: preflight: Preflight: check everything the plan needs before the first change
 # note: each check must pass; a failure stops the run before anything changes (--skip-preflight
 # NAME skips a check you know to be wrong, and is journalled)
 if ! step_done 1; then
+  # machine: this is the machine the plan was made for (pci 1002:747e, rocm none)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! python3 -c 'import json, os, re, sys
+want = json.loads(sys.argv[1])
+osr, krel, pci, kfd, opt = sys.argv[2:7]
+venv = sys.argv[7] if len(sys.argv) > 7 else None
+def read(p):
+    try:
+        with open(p, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+have = {}
+rel = {}
+for line in (read(osr) or "").splitlines():
+    k, _, v = line.partition("=")
+    rel[k.strip()] = v.strip().strip('"'"'"'"'"').strip("'"'"'")
+have["os"] = " ".join(x for x in (rel.get("ID"), rel.get("VERSION_ID")) if x) or "unknown"
+have["kernel"] = (read(krel) or "").strip() or "unknown"
+ids = []
+try:
+    devs = sorted(os.listdir(pci))
+except OSError:
+    devs = []
+for d in devs:
+    vendor = (read(os.path.join(pci, d, "vendor")) or "").strip().lower()
+    cls = (read(os.path.join(pci, d, "class")) or "").strip().lower()
+    if vendor == "0x1002" and cls.startswith("0x03"):
+        dev = (read(os.path.join(pci, d, "device")) or "").strip().lower()
+        ids.append("1002:" + dev[2:] if dev.startswith("0x") else "1002:" + dev)
+have["pci"] = ",".join(sorted(ids)) or "none"
+gfx = []
+try:
+    nodes = sorted(os.listdir(kfd))
+except OSError:
+    nodes = None
+for n in nodes or ():
+    m = re.search(r"^gfx_target_version (\d+)", read(os.path.join(kfd, n, "properties")) or "", re.M)
+    v = int(m.group(1)) if m else 0
+    if v:
+        gfx.append(f"gfx{v // 10000}{v // 100 % 100}{v % 100:x}")
+have["gfx"] = ",".join(sorted(gfx)) if nodes is not None else None
+try:
+    legacy = (re.match(r"^rocm-(\d+\.\d+(?:\.\d+)?)(?:-\d+)?$", x) for x in os.listdir(opt))
+    have["rocm"] = ",".join(sorted(m.group(1) for m in legacy if m)) or "none"
+except OSError:
+    have["rocm"] = "none"
+if venv is not None:
+    cfg = read(os.path.join(venv, "pyvenv.cfg"))
+    if cfg is None:
+        have["venv_python"] = "present" if os.path.isdir(os.path.join(venv, "bin")) else "absent"
+    else:
+        m = re.search(r"^version(?:_info)?\s*=\s*(\d+\.\d+)", cfg, re.M)
+        have["venv_python"] = m.group(1) if m else "present"
+diff = []
+for key, value in want.items():
+    got = have.get(key)
+    if got is None:
+        continue
+    if key == "venv_python" and value == "present" and got != "absent":
+        continue
+    if got != value:
+        diff.append(f"{key}: the plan was made for {value}, this machine has {got}")
+if diff:
+    sys.exit("this is not the machine the plan was made for (" + "; ".join(diff) + "); resolve the plan "
+             "again on this machine (rocm-wizard --plan NAME --replan, fleet run --replan)")
+print("the machine is the one the plan was made for")' '{"pci": "1002:747e", "rocm": "none"}' /etc/os-release /proc/sys/kernel/osrelease /sys/bus/pci/devices /sys/class/kfd/kfd/topology/nodes /opt; then echo 'preflight failed: machine: this is the machine the plan was made for (pci 1002:747e, rocm none)' >&2; exit 1; fi
   # ssh: ssh session: advise tmux/screen
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
@@ -60,7 +131,7 @@ if ! step_done 2; then
   # passwords)
   sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/docker
   # repo lists, keys, pins and global env files
-  sudo -- tar --ignore-failed-read -czf /var/lib/rocm-wizard/backup/docker/etc-files.tar.gz -C / etc/environment etc/profile.d etc/ld.so.conf.d
+  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/docker/etc-files.tar.gz -C / etc/environment etc/profile.d etc/ld.so.conf.d
   # rocminfo evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/docker/rocminfo.txt rocminfo
@@ -171,6 +242,8 @@ fi
 
 # ---- step 3/5: groups: Add the user to the render and video groups
 # note: log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+if step_done 3 && ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh tharvey >/dev/null 2>&1; then drift 3 'tharvey is in render and video'; fi
 if ! step_done 3; then
   # add tharvey to render and video
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
@@ -185,6 +258,7 @@ fi
 # torch 2.12.0, Python 3.14; high confidence)
 # note: Docker was not detected on this machine: the pull fails until Docker Engine is installed
 # note: start it with: /home/tharvey/rocm-wizard-docker.sh
+if step_done 4 && ! docker image inspect rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 >/dev/null 2>&1; then drift 4 'the image rocm/pytorch:rocm7.14.1_ubuntu26.04_py3.14_pytorch_release_2.12.0 is there'; fi
 if ! step_done 4; then
   # host: /dev/kfd exists (amdgpu KFD)
   test -e /dev/kfd

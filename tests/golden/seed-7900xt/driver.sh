@@ -25,12 +25,16 @@
 
 set -euo pipefail
 
-# Progress: one line per finished step. Delete this file to start the plan over.
+# Progress: one line per finished step. Delete this file to start the plan over. A step it records
+# as done whose check on the machine fails now is drift: reported and run again. A progress file
+# that exists but cannot be read stops the script before any change.
 progress=/var/lib/rocm-wizard/script/driver.progress
-[ -e "$progress" ] || { sudo -- mkdir -p "$(dirname "$progress")" && sudo -- touch "$progress"; }
-step_done() { grep -qx "$1" "$progress"; }
-mark_done() { echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
-mark_boot() { echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
+read_record() { sudo -- sh -c 'if out=$(LC_ALL=C cat -- "$1" 2>&1); then if printf "%s\n" "$out" | grep -qvxE -- "$2|"; then echo "rocm-wizard: the record $1 does not parse (each line must match $2): fix or remove it" >&2; exit 1; fi; printf "%s\n" "$out"; exit 0; fi; case $out in *"No such file or directory"*) exit 0;; esac; echo "rocm-wizard: cannot read the record $1: $out" >&2; exit 1' sh "$@"; }
+done_steps=$(read_record "$progress" '[0-9]+') || exit 1
+step_done() { [[ $'\n'"$done_steps"$'\n' == *$'\n'"$1"$'\n'* ]]; }
+drift() { echo "drift: step $1 is recorded as done, but the machine says otherwise (checked: $2: no): running it again" >&2; done_steps=$(printf '%s\n' "$done_steps" | grep -vx "$1" || true); }
+mark_done() { sudo -- mkdir -p "$(dirname "$progress")" && echo "$1" | sudo -- tee -a "$progress" >/dev/null; }
+mark_boot() { sudo -- mkdir -p "$(dirname "$progress")" && echo "$1" | sudo -- tee "$progress.reboot" >/dev/null; }
 
 # ---- step 1/7: preflight: Preflight: check everything the plan needs before the first change
 # note: each check must pass; a failure stops the run before anything changes (--skip-preflight

@@ -24,7 +24,7 @@ GLOBAL_KEYS = (("?, F1", "this help"), ("Escape", "back, or close a dialog"), ("
 HELP_END = """\
 States: · planned  ▶ running  ✔ ok  = already done  – skipped
         ✘ FAILED  ⟳ reboot  ■ stopped
-After a reboot or a stop, `rocm-wizard resume` goes on from there."""
+After a reboot or a stop, `{cli} resume` goes on from there."""
 
 
 def help_keys(keys: list[tuple[str, str]]) -> Table:
@@ -43,13 +43,15 @@ def help_keys(keys: list[tuple[str, str]]) -> Table:
 class HelpModal(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark,f1", "dismiss", "Close")]
 
-    def __init__(self, keys: list[tuple[str, str]]) -> None:
+    def __init__(self, keys: list[tuple[str, str]], cli: str = "rocm-wizard") -> None:
         super().__init__()
         self.keys = [(k, d) for k, d in keys if d != "Help"]  # "?" is among the keys every screen has
+        self.cli = cli  # the command that names this machine (``rocm-wizard --sandbox DIR``)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="dialog wide", id="help"):
-            yield Static(Group(Text(HELP_INTRO), Text(""), help_keys(self.keys), Text(""), Text(HELP_END)),
+            end = Text(HELP_END.format(cli=self.cli))
+            yield Static(Group(Text(HELP_INTRO), Text(""), help_keys(self.keys), Text(""), end),
                          id="help-body")
             yield Label("Escape closes.", classes="hint")
 
@@ -123,7 +125,9 @@ def verify_torch_text(commands: list[list[str]]) -> Text:
     t.append("No torch to verify with.\n", style="bold yellow")
     t.append("This rehearsal's Verify step (matmul and convolution) needs a torch to play the venv's; without one "
              "it is skipped and the rehearsal is NOT verified.\n\n")
-    t.append("m  make a CPU torch now (minutes, a download of several hundred MB); it runs:\n")
+    t.append("m  make a CPU torch now (minutes: PyTorch's CPU wheel is a few hundred MB; PyPI's torch, a CUDA "
+             "build that also runs on the CPU, brings several GB). It makes a venv, then tries each source in "
+             "turn until one works (the site mirror, your pip configuration, PyTorch's CPU index):\n")
     for argv in commands:
         t.append(f"     {shlex.join(argv)}\n", style="green")
     t.append("s  rehearse without verifying (or start with --verify-python PATH)\n")

@@ -69,6 +69,7 @@ class ChooseScreen(StageScreen):
         *StageScreen.BINDINGS,
         Binding("enter", "choose", "Review this plan"),
         Binding("o", "open_file", "Open plan file"),
+        Binding("c", "channel", "Stable/nightly"),
         Binding("b,escape", "move('back')", "Back"),
         Binding("q", "app.quit_wizard", "Quit"),
     ]
@@ -77,6 +78,8 @@ class ChooseScreen(StageScreen):
         opts = self.wizard.plan_options()
         if self.session.blocked:
             yield Static(blocked_text(self.session.blocked), id="blocked", classes="banner")
+        if self.wizard.services.channel == "nightly":
+            yield Static(NIGHTLY_WARNING, id="nightly", classes="banner")
         with Horizontal(id="choose"):
             yield PlanList(*[Option(option_label(o), id=o.name) for o in opts], id="plans")
             with VerticalScroll(id="plan-detail-box"):
@@ -109,12 +112,24 @@ class ChooseScreen(StageScreen):
         if o is not None:
             self.wizard.post_message(PlanChosen(o.name))
 
+    def action_channel(self) -> None:
+        """Stable (each plan's own channel) or nightly: AMD's nightly indexes may serve the plans (--channel)."""
+        svc = self.wizard.services
+        svc.channel = None if svc.channel == "nightly" else "nightly"
+        self.session.options = []  # resolved again for the channel
+        self.refresh(recompose=True)
+
     def action_open_file(self) -> None:
         def opened(path: str | None) -> None:
             if path:
                 self.wizard.post_message(PlanChosen(path))
 
         self.app.push_screen(OpenPlanModal(), opened)
+
+
+NIGHTLY_WARNING = Text.assemble(
+    ("Nightly channel: ", "bold yellow"),
+    "AMD's nightly builds are not releases; they may be broken or withdrawn. c goes back to stable.")
 
 
 def blocked_text(why: str) -> Text:
@@ -174,9 +189,8 @@ def review_head(plan: ResolvedPlan, read_only: bool, facts: Facts | None = None)
         if roles is not None and roles.left_alone:
             t.append("Left alone: ", style="bold")
             t.append(", ".join(roles.left_alone) + "\n")
-    n_cmd = sum(len(s.actions) for s in plan.steps if s.kind != PREFLIGHT)
     n_destr = sum(1 for s in plan.steps for a in s.actions if a.destructive or s.destructive)
-    t.append(f"{len(plan.steps)} steps, {n_cmd} commands, {n_destr} destructive (⚠; ⟳ reboots). Enter opens a "
+    t.append(f"{plan.size}, {n_destr} destructive (⚠; ⟳ reboots). Enter opens a "
              "step, s shows the whole script; # runs as root", style="dim")
     if read_only:
         t.append("\nThis is a recorded machine: review and export only (x writes the script).", style="bold")
@@ -338,19 +352,20 @@ class ScriptModal(ModalScreen[None]):
             yield Label("Escape closes.", classes="hint")
 
 
-def confirm_text(plan: ResolvedPlan, machine: str, sudo: bool) -> Text:
+def confirm_text(plan: ResolvedPlan, machine: str, sudo: bool, cli: str = "rocm-wizard") -> Text:
+    """What Confirm asks, whole in an 80x24 terminal with its buttons: steps by number (Review names them)."""
     steps = plan.steps
-    destr = [s.title for s in steps if s.destructive or any(a.destructive for a in s.actions)]
+    destr = [str(i + 1) for i, s in enumerate(steps) if s.destructive or any(a.destructive for a in s.actions)]
     t = Text()
     t.append(f"Run “{plan.title}” on {machine}?\n\n", style="bold")
-    t.append(f"  {len(steps)} steps, {sum(len(s.actions) for s in steps)} commands, shown on the Review screen.\n")
+    t.append(f"  {plan.size} (Review shows them).\n")
     if destr:
-        t.append(f"  ⚠ Removes things in: {', '.join(destr)} (after the backup step).\n", style="bold red")
+        t.append(f"  ⚠ Steps {', '.join(destr)} remove or replace things (after the backup).\n", style="bold red")
     if any(s.reboot for s in steps):
-        t.append("  ⟳ Needs a reboot; the wizard asks before it and resumes after it.\n")
+        t.append("  ⟳ Needs a reboot; the wizard asks before it.\n")
     if sudo:
-        t.append("  # Administrator rights: the wizard pauses for sudo's own password prompt.\n")
-    t.append("\nEvery step is journalled: if anything stops it, `rocm-wizard resume` continues.\n")
+        t.append("  # Needs administrator rights: sudo asks for its own password.\n")
+    t.append(f"\nJournalled: if anything stops it, `{cli} resume` continues.")
     return t
 
 
@@ -365,7 +380,8 @@ class ConfirmScreen(StageScreen):
     def body(self) -> ComposeResult:
         assert self.session.resolved is not None
         with Vertical(id="confirm", classes="dialog"):
-            yield Static(confirm_text(self.session.resolved, self.session.machine, self.wizard.needs_sudo),
+            yield Static(confirm_text(self.session.resolved, self.session.machine, self.wizard.needs_sudo,
+                                      self.wizard.services.relaunch_hint),
                          id="confirm-body")
             with Horizontal(classes="buttons"):
                 yield Button("Yes, run it (y)", id="yes", variant="error")

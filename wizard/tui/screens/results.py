@@ -73,12 +73,13 @@ class VerifyScreen(_LiveRun):
             f"▶ check {len(run.verify) + 1} running for {waited:.0f} s (its own timeout ends a hang)", style="bold yellow" if waited >= 60 else "bold"))
 
 
-def report_text(s: Session, plan_file: str | None, exported: str | None) -> Text:
+def report_text(s: Session, plan_file: str | None, exported: str | None, cli: str = "rocm-wizard") -> Text:
+    """The report; ``cli`` names this machine in every "what next" line (``rocm-wizard --sandbox DIR``)."""
     run = s.run
     t = Text()
     verdict = {RunState.DONE: "✔ Finished", RunState.STOPPED: "■ Stopped", RunState.FAILED: "✘ Failed",
                RunState.ROLLED_BACK: "↶ Rolled back", RunState.ROLLBACK_FAILED: "✘ Rollback failed",
-               RunState.ROLLING_BACK: "■ Rollback stopped (`rocm-wizard rollback` continues it)",
+               RunState.ROLLING_BACK: f"■ Rollback stopped (`{cli} rollback` continues it)",
                RunState.REBOOT_PENDING: "⟳ Reboot pending"}.get(run.state, run.state.value) if run.state else "-"
     unverified = next((r for r in run.steps if r.kind == "verify" and r.state == "skipped"), None)
     if run.state is RunState.DONE and unverified is not None:
@@ -87,7 +88,7 @@ def report_text(s: Session, plan_file: str | None, exported: str | None) -> Text
     if run.state is RunState.DONE and unverified is not None:
         t.append(f"⚠ verify skipped: {unverified.note or 'no torch to verify with'}\n", style="bold yellow")
     if run.state is RunState.STOPPED:
-        t.append("The journal is consistent: `rocm-wizard resume` continues where it stopped.\n")
+        t.append(f"The journal is consistent: `{cli} resume` continues where it stopped.\n")
     if run.state is RunState.ROLLBACK_FAILED:
         t.append(f"{run.message}\n")
     if run.reboot_needed:
@@ -118,9 +119,21 @@ def report_text(s: Session, plan_file: str | None, exported: str | None) -> Text
 
 
 def activate_hint(s: Session) -> str | None:
-    """How to use what the plan set up: the venv's activate line."""
+    """How to use what the plan set up: the venv's activate line. A rehearsal's venv is inside its machine's
+    root, not the user's: said so, with the path on this computer."""
     venv = dict(s.resolved.target).get("venv") if s.resolved is not None else None
-    return f"source {venv}/bin/activate" if venv else None
+    if not venv:
+        return None
+    root = s.machine.partition(":")[2]
+    if is_rehearsal(s) and root:
+        return (f"{venv} is the rehearsal machine's ({root.rstrip('/')}{venv} here); a real run makes it on "
+                f"your machine, then `source {venv}/bin/activate`")
+    return f"source {venv}/bin/activate"
+
+
+def is_rehearsal(s: Session) -> bool:
+    """The session's machine is a rehearsal (a sandbox or a real root), not the user's."""
+    return s.machine.partition(":")[0] in ("sandbox", "realroot")
 
 
 def exit_summary(s: Session, verified: str | None) -> str | None:
@@ -140,7 +153,7 @@ def exit_summary(s: Session, verified: str | None) -> str | None:
                      + (f", {len(bad)} FAILED" if bad else ""))
     hint = activate_hint(s)
     if hint and run.state is RunState.DONE:
-        lines.append(f"use it: {hint}")
+        lines.append(f"{'rehearsed' if is_rehearsal(s) else 'use it'}: {hint}")
     lines.append(f"journal: {run.journal}  logs: {run.log_dir}")
     return "\n".join(f"rocm-wizard: {x}" for x in lines)
 
@@ -160,10 +173,11 @@ class ReportScreen(StageScreen):
             yield Static(self._text(), id="report-body")
 
     def _text(self) -> Text:
-        t = report_text(self.session, self.wizard.plan_file(), self.session.exported)
+        t = report_text(self.session, self.wizard.plan_file(), self.session.exported,
+                        self.wizard.services.relaunch_hint)
         hint = activate_hint(self.session)
         if hint and self.session.run.state is RunState.DONE:
-            t.append("\nUse it: ", style="bold")
+            t.append("\nRehearsed: " if is_rehearsal(self.session) else "\nUse it: ", style="bold")
             t.append(hint + "\n")
         if self.wizard.verified:
             t.append("\nVerified again: ", style="bold")

@@ -21,13 +21,16 @@ from wizard.tui.widgets.step_list import StepList, duration_text
 
 
 def status_text(run: RunProgress) -> Text:
-    done = sum(1 for r in run.steps if r.state in ("ok", "unchanged", "skipped"))
+    done = sum(1 for r in run.steps if r.state in ("ok", "unchanged"))
+    skipped = sum(1 for r in run.steps if r.state == "skipped")
     t = Text()
-    t.append(f"{done}/{len(run.steps)} steps done", style="bold")
+    t.append(f"{done}/{len(run.steps) - skipped} steps done" + (f", {skipped} skipped" if skipped else ""),
+             style="bold")
     if run.current is not None and run.current < len(run.steps):
         t.append(f" · step {run.current + 1}: {run.steps[run.current].title}")
     if run.current_action:
-        t.append(f"\n$ {run.current_action}", style="dim")
+        head, _, more = run.current_action.partition("\n")  # a script's first line; the log pane has it all
+        t.append(f"\n$ {head[:200]}{' …' if more or len(head) > 200 else ''}", style="dim")
     t.append(f"\n{run.lines:,} lines of output", style="dim")
     return t
 
@@ -123,7 +126,7 @@ class FailedScreen(_LiveRun):
             if not f.findings:
                 t.append("\nNo known issue matches this output.\n", style="italic")
         t.append("\nr retries the step · u rolls back what the run did (asks first, listing it) · s stops here "
-                 "(the state is kept; `rocm-wizard resume` continues later)\n")
+                 f"(the state is kept; `{self.wizard.services.relaunch_hint} resume` continues later)\n")
         with Vertical(id="failed"):
             yield StepList(id="steps")
             with VerticalScroll(id="failure-box"):
@@ -261,20 +264,20 @@ class RebootScreen(_LiveRun):
 
 
 def pending_text(p: PendingRun, hint: str) -> Text:
+    """The resume offer, whole in an 80x24 terminal with its buttons."""
     t = Text()
-    t.append("A migration is waiting to be finished.\n\n", style="bold")
-    t.append(f"  run: {p.run_id}\n  plan: {p.plan}\n  state: {p.state.value}\n")
+    t.append("A migration is waiting to be finished.\n", style="bold")
+    t.append(f"  {p.plan}, run {p.run_id}: {p.state.value}\n")
     if p.next_step is not None:
         title = p.step_titles[p.next_step] if p.next_step < len(p.step_titles) else "?"
         t.append(f"  next: step {p.next_step + 1} of {p.total_steps}: {title}\n")
     if p.state.value == "reboot-pending":
         t.append("  ✔ the machine has rebooted since\n" if p.rebooted
                  else "  ! the machine has NOT rebooted yet since the reboot step\n")
-    t.append(f"  journal: {p.journal}\n\n", style="dim")
+    t.append(f"  journal: {p.journal}\n", style="dim")
     if p.state.resumable:
         t.append("r resumes it now · ")
-    t.append("l decides later (it stays pending, and no other plan can start until it is resumed, rolled back or "
-             f"abandoned; `{hint}` offers it again)\n")
+    t.append(f"l later: it stays pending and blocks a new plan; `{hint}` offers it again")
     return t
 
 

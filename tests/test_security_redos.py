@@ -1,0 +1,107 @@
+"""Second security review, B5: readers bounded in CPU. The review's lines (a 4 KB line made ``diagnose --paste``
+take 170 s: cubic patterns in parsers/paste.py, mentions.py, amd_smi.py, kfd.py) and a family of adversarial
+lines of 4 KB and 1 MB go to every reader, to ``split_paste`` and ``read_mentions``, and to ``diagnose --paste``
+and a bundle's files through the command line: each answered within 2 s (each took minutes to hours before)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from test_parsers_robustness import PARSERS
+
+import wizard
+from wizard.parsers._text import MAX_LINE
+from wizard.parsers.mentions import read_mentions
+from wizard.parsers.paste import split_paste
+
+pytestmark = pytest.mark.integration
+
+LIMIT_S = 2.0
+READERS: dict[str, Callable[[str], object]] = {**PARSERS, "paste": split_paste, "mentions": read_mentions}
+
+
+def review_lines(n: int) -> list[str]:
+    """The review's measured lines, each ``n`` characters of padding long."""
+    return [
+        "## " + "a" * 10 + " " * n + "#x",  # paste.py and mentions.py headings: cubic
+        "ROCm version: 6.2 | a" + " " * n + "b",  # amd_smi's version parts: cubic
+        "==> " + " " * n + "x",  # kfd's file headers: cubic
+        "$ " + "=" * n,  # paste's command prefix (NAME=VALUE): quadratic
+        "a:" + " " * n + "x", " " * n + "Output of x" + " " * n + "x",  # paste's label lines
+        "- " + " " * n + "x", "GPU:" + " " * n + "x", "OS: x" + " " * n + "y",  # mentions' labelled fields
+    ]
+
+
+def family(n: int) -> list[str]:
+    """Heads that reach each reader's line patterns, padded with runs that overlapping quantifiers backtrack on."""
+    heads = ["", "## ", "==> ", "GPU: ", "$ ", "1. output of ", "ROCm: 1 | a", "x=", "- ", "**", "<summary>",
+             "alice · comment · ", "Kernel: ", "HSA_OVERRIDE_GFX_VERSION=", "torch==", "ii  "]
+    fills = [" ", "a", "#", "=", ":", "a ", "1.", "*"]
+    tails = ["", "#x", ":x", "<==x"]
+    return [h + f * (n // len(f)) + t for h in heads for f in fills for t in tails]
+
+
+@pytest.mark.parametrize("n", [4096, 1 << 20])
+def test_every_reader_answers_an_adversarial_line_within_the_limit(n: int) -> None:
+    texts = review_lines(n) + (family(n) if n <= MAX_LINE else family(n)[::7])
+    slow = []
+    for name, read in READERS.items():
+        for text in texts:
+            t = time.perf_counter()
+            read(text)
+            took = time.perf_counter() - t
+            if took > LIMIT_S:
+                slow.append(f"{name}: {took:.1f} s on {text[:30]!r}...")
+    assert not slow, slow
+
+
+def test_the_rewritten_patterns_read_what_they_read_before() -> None:
+    """Headings keep their text without the closing hashes, amd-smi's version parts their names."""
+    from wizard.parsers import amd_smi, kfd
+
+    segs = split_paste("## rocminfo output ##\nHSA Agents\n")
+    assert any(s.kind == "rocminfo.txt" for s in segs.segments)
+    kinds = {m.kind for m in read_mentions("### Operating System ###\nUbuntu 22.04\n")}
+    assert "os" in kinds
+    parsed = amd_smi.parse_amd_smi("AMDSMI Tool: 24.6.2+2b02a07 | AMDSMI Library version: 24.6.2 | ROCm version: 6.2.0\n")
+    assert "6.2.0" in repr(parsed)
+    props = kfd.parse_kfd_properties("==> /sys/class/kfd/kfd/topology/nodes/1/properties <==\ngfx_target_version 110000\n")
+    assert "110000" in repr(props) or "gfx1100" in repr(props)
+
+
+def _cli(*args: str, cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    t = time.perf_counter()
+    res = subprocess.run([sys.executable, "-m", "wizard", *args], capture_output=True, text=True, timeout=600, cwd=cwd)
+    return time.perf_counter() - t, res
+
+
+def test_diagnose_paste_and_a_bundle_answer_the_reviews_line_within_the_limit(tmp_path: Path) -> None:
+    """End to end, relative to the same command on a plain text (the machine is shared and loaded): the review's
+    4 KB line took 170 s in ``--paste``, 125 s as a bundle's notes.txt, 153 s as traceback.txt."""
+    line = "## " + "a" * 10 + " " * 4000 + "#x\n"
+    plain, attack = tmp_path / "plain.txt", tmp_path / "h4k.txt"
+    plain.write_text("rocminfo says gfx1100\n")
+    attack.write_text(line * 3 + ("ROCm version: 6.2 | a" + " " * 4000 + "b\n") + ("==> " + " " * 4000 + "x\n"))
+    base, res = _cli("diagnose", "--paste", str(plain), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    took, res = _cli("diagnose", "--paste", str(attack), cwd=tmp_path)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert took < base + LIMIT_S, (took, base)
+    seed = Path(wizard.__file__).parent / "examples" / "seed-7900xt"  # the bundle that ships with the wizard
+    bundle = tmp_path / "bundle"
+    shutil.copytree(seed, bundle)
+    base, res = _cli("diagnose", "--from", str(bundle), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    (bundle / "notes.txt").write_text(line)
+    (bundle / "traceback.txt").write_text(line)
+    with open(bundle / "os-release.txt", "a") as fh:
+        fh.write("## " + "a" * 10 + " " * 2000 + "#x\n")
+    took, res = _cli("diagnose", "--from", str(bundle), cwd=tmp_path)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    assert took < base + LIMIT_S, (took, base)
