@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -307,3 +308,45 @@ def test_a_pinned_plan_script_guards_the_download_with_its_check_and_passes_shel
     sc = subprocess.run(["shellcheck", "-s", "bash", str(tmp_path / "plan.sh")], capture_output=True, text=True,
                         check=False)
     assert sc.returncode == 0, sc.stdout
+
+
+def test_an_exported_role_downloads_throttled_and_takes_the_controllers_wheelhouse_first(tmp_path: Path) -> None:
+    """Three hosts (local connections sharing one disk) run the exported download one at a time: the
+    controller's wheelhouse holds one file, which no host fetches; the others are fetched once, by the first
+    host (the next ones find them with the right hash)."""
+    import shutil
+
+    from wizard.fleet.export import PlanGroup, export
+    from wizard.model import Action, ResolvedPlan, StepPlan
+
+    playbook_cmd = Path(sys.executable).parent / "ansible-playbook"
+    if not playbook_cmd.is_file():
+        pytest.skip("ansible-core is not installed in this environment")
+    b = _bench()
+    served = tmp_path / "served"
+    served.mkdir()
+    paths = b.make_files(served, 3, seed=5)
+    controller = tmp_path / "controller-wh"
+    controller.mkdir()
+    shutil.copy(paths[2], controller / paths[2].name)
+    hosts = ("h1", "h2", "h3")
+    wh = tmp_path / "wh"
+    with MirrorServer(served, idle_timeout=120) as srv:
+        files = b.remote(paths, srv.base_url)
+        argv = ("python3", "-m", "wizard.downloads", "fetch", "--dest", str(wh), files_json(files))
+        step = StepPlan(kind="pip_pin", title="pin", actions=(Action(argv=argv, description="download"),))
+        plan = ResolvedPlan(name="dl", title="t", why="w", target=(), steps=(step,), state_dir=str(tmp_path / "st"))
+        book = export([PlanGroup(plan, hosts=hosts)], tmp_path / "out")
+        tasks = next((tmp_path / "out" / "roles").glob("*/tasks/main.yml")).read_text()
+        assert "throttle: \"{{ rocm_wizard_download_throttle | default(2) }}\"" in tasks
+        (tmp_path / "inv").write_text("".join(f"{h} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
+                                              for h in hosts))
+        run = subprocess.run([str(playbook_cmd), "-i", str(tmp_path / "inv"), str(book),
+                              "-e", f"rocm_wizard_wheelhouse={controller}", "-e", "rocm_wizard_download_throttle=1"],
+                             capture_output=True, text=True, timeout=600, check=False,
+                             env={**os.environ, "ANSIBLE_HOST_KEY_CHECKING": "False"})
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+        fetched = srv.fetched()
+    for p in paths:
+        assert (wh / p.name).read_bytes() == p.read_bytes()
+    assert sorted(fetched) == sorted(f"/{p.name}" for p in paths[:2])  # once each; the controller's never
