@@ -51,6 +51,11 @@ KEY_CHECK = ('got=$(gpg --show-keys --with-colons "$1" 2>/dev/null | '
              '[ "$got" = "$2" ] || { echo "$1 holds key(s) ${got:-none}, not only the AMD ROCm key $2" >&2; exit 1; }')
 
 
+# sh -c FETCH_DEB sh DEB URL: into DEB.part, continued (-c) after a kill or a dropped link; only a whole download
+# gets DEB's name (the done-check ``test -s DEB`` never takes a partial one)
+FETCH_DEB = 'wget -q -c -O "$1.part" "$2" && mv -f -- "$1.part" "$1"'
+
+
 def download_path(ctx: StepContext, url: str) -> str:
     return f"{ctx.state_dir}/downloads/{url.rsplit('/', 1)[-1]}"
 
@@ -135,7 +140,9 @@ def plan(ctx: StepContext) -> StepPlan:
     args = ["amdgpu-install", "-y", f"--usecase={usecase(ctx)}"]
     if not with_dkms:
         args.append("--no-dkms")
-    notes = [f"amdgpu-install package: {url}"]
+    notes = [f"amdgpu-install package: {url} (the knowledge base records no sha256 for it: it is installed "
+             "without a hash check; the packages it then installs are checked by the package manager against "
+             "AMD's signed repository)"]
     # first on every entry to the step: a crash inside one of its dpkg runs (an unpack of amdgpu-install or of
     # the stack) leaves an interrupted dpkg that every apt command of a resume would stop at
     actions: list[Action] = [
@@ -144,7 +151,8 @@ def plan(ctx: StepContext) -> StepPlan:
                root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir),
                check=("test", "-d", f"{ctx.state_dir}/downloads"),
                changes=(f"{ctx.state_dir}/downloads",)),
-        Action(argv=("wget", "-q", "-O", deb, url), description=f"download amdgpu-install for ROCm {rel.version}",
+        Action(argv=("sh", "-c", FETCH_DEB, "sh", deb, url),
+               description=f"download amdgpu-install for ROCm {rel.version}",
                root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir), check=("test", "-s", deb),
                changes=(deb,), timeout=600),
     ]

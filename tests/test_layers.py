@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("wizard.probes", "wizard.evidence"),
     ("wizard.diagnose", "wizard.verify"),
     ("wizard.plans", "wizard.plan_file", "wizard.steps", "wizard.preflight", "wizard.binding", "wizard.script",
-     "wizard.mirror"),
+     "wizard.mirror", "wizard.downloads"),
     ("wizard.planner",),
     ("wizard.runner",),
     ("wizard.sandbox", "wizard.realroot", "wizard.machines", "wizard.session", "wizard.fleet"),
@@ -33,7 +33,7 @@ FRONT_ENDS = {"wizard.commands": "wizard.tui", "wizard.tui": "wizard.commands"}
 LAUNCHERS = ("wizard/commands/tui.py",)
 RANK = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 PACKAGES = ("runner", "tui", "commands", "kb", "probes", "parsers", "sandbox", "verify", "steps", "plans", "mirror",
-            "realroot", "fleet")
+            "realroot", "fleet", "downloads")
 
 
 def module_of(path: Path) -> str:

@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("wizard.commands.report", "write this machine's evidence bundle for a bug report"),
     "kb": ("wizard.commands.kb", "check the knowledge base, or refresh it against the live sources"),
     "fleet": ("wizard.commands.fleet", "detect, plan, run and verify many machines through Ansible"),
+    "cache": ("wizard.commands.cache", "show or prune the wheelhouse of downloaded files"),
 }
 
 

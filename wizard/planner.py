@@ -584,7 +584,12 @@ def _resolve_plan(spec: str, facts: Facts, *, venv: str | None, state_dir: str |
     plan = ResolvedPlan(name=pf.name, title=pf.title, why=pf.why, target=tuple(target),
                         steps=(preflight.step(checks), *steps), source_file=pf.path, state_dir=state,
                         machine=machine)
-    return mirror_apply(plan, mirrors) if mirrors is not None else plan
+    plan = mirror_apply(plan, mirrors) if mirrors is not None else plan
+    if facts.origin == "live":  # a recorded or sandboxed machine's indexes are not reached from here
+        from wizard.downloads.pin import pin_plan
+
+        plan = pin_plan(plan, tg.python_version, base.wizard_python, tg.home)
+    return plan
 
 
 DRIVER_PLAN = "driver"

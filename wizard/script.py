@@ -189,18 +189,22 @@ def _preflight(step: StepPlan) -> list[str]:
 
 def _actions(step: StepPlan) -> list[str]:
     out: list[str] = []
+    from wizard.downloads.shell import is_fetch, script_lines
+
     for a in step.actions:
         if a.description:
             out += _comment(a.description)
+        # the wheelhouse download in bash (wget -c, sha256sum -c, then the rename): the host needs no wizard
+        body = script_lines(a.argv) if is_fetch(a.argv) else [_run(a)]
         if _needs_sc2016(a.argv, a.check):
             out.append(SC2016)
         if a.check:
             quiet = "" if a.check[0] in ("test", "[") else " >/dev/null 2>&1"
             out.append(f"if ! {command(Action(argv=a.check, env=a.env))}{quiet}; then")
-            out.append("  " + _run(a))
+            out += ["  " + line for line in body]
             out.append("fi")
         else:
-            out.append(_run(a))
+            out += body
     return out
 
 

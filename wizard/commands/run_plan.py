@@ -43,6 +43,10 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
 
             for line in venv_roles(plan, ctx.facts).lines():
                 print(f"It {line}.")
+            from wizard.downloads.pin import review_lines
+
+            for line in review_lines(plan):
+                print(f"It {line}." if line.startswith("downloads") else f"Note: {line}.")
             if not ask("Start now? This changes the machine" + (" (sandbox)" if ctx.sandbox else "")):
                 print("nothing was changed")
                 return exit_codes.OK

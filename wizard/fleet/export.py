@@ -34,10 +34,12 @@ from typing import Any, Sequence
 
 from wizard import binding
 from wizard import lazy_re
+from wizard.downloads.shell import is_fetch
 from wizard.model import PREFLIGHT, Action, ResolvedPlan, StepPlan
 from wizard.record import record
 from wizard.script import READ_RECORD, STEP_LINE, _system_path, progress_path
 
+from wizard.fleet.downloads import fetch_tasks
 from wizard.fleet.yaml_text import Literal, Template as T, document
 
 MARKER = ".rocm-wizard-export"  # DIR holds an export: a later export may overwrite it
@@ -255,6 +257,9 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
                 "check_mode": False,
             })
         task: dict[str, Any] = {"name": f"{title}: {label}", "ansible.builtin.command": {"argv": _literal(a.argv)}}
+        if is_fetch(a.argv):  # the wheelhouse download as the dry-run script has it, throttled (fleet/downloads.py)
+            before, task = fetch_tasks(f"{title}: {label}", a.argv, f"{reg}_done" if a.check else None)
+            out += before
         task.update(_env(a))
         when = [available(r) for r in a.requires]  # a machine that cannot provide it (a real root: no GPU) skips it
         if a.root:

@@ -2,7 +2,8 @@
 
 ``with MirrorServer(root) as srv:`` serves ``root`` at ``srv.base_url`` until the block ends, or until
 no request came for ``idle_timeout`` seconds (it then stops by itself: a test that forgets it leaves
-nothing listening). ``srv.fail(path, 404)`` makes a path answer an error status; ``srv.requests``
+nothing listening). Files answer ``Range: bytes=N-`` with 206 (a download resumes) and count what they
+send in ``srv.bytes_sent``; ``rate`` paces responses (bytes a second). ``srv.fail(path, 404)`` makes a path answer an error status; ``srv.requests``
 is the log of what was asked (method, path, status), so tests can assert what was fetched.
 A directory holding ``index.json`` and ``index.html`` (a simple-index page) is answered with the
 JSON one when the client asks for ``application/vnd.pypi.simple.v1+json`` (PEP 691), else the HTML one.
@@ -21,10 +22,13 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from wizard import lazy_re
 from wizard.mirror.simple_index import JSON_TYPE
 from wizard.record import record
 
 HOST = "127.0.0.1"
+_RANGE = lazy_re.compile(r"^bytes=(\d+)-$")  # the one form a resuming download asks for
+_CHUNK = 1 << 16
 
 
 @record
@@ -39,6 +43,13 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     owner: MirrorServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client gone mid-response (a killed download) is no error of the server's."""
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
 
 
 class _Handler(SimpleHTTPRequestHandler):
@@ -70,8 +81,36 @@ class _Handler(SimpleHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.server.owner._touch()
-        if not self._refuse():
+        if self._refuse():
+            return
+        mo = _RANGE.match(self.headers.get("Range", ""))
+        path = self.translate_path(self.path)
+        if mo is None or not os.path.isfile(path):
             super().do_GET()
+            return
+        size = os.path.getsize(path)
+        start = int(mo.group(1))
+        if start >= size:
+            self.send_response(HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE)
+            self.send_header("Content-Range", f"bytes */{size}")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        self.send_response(HTTPStatus.PARTIAL_CONTENT)
+        self.send_header("Content-Type", self.guess_type(path))
+        self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
+        self.send_header("Content-Length", str(size - start))
+        self.end_headers()
+        with open(path, "rb") as f:
+            f.seek(start)
+            self.copyfile(f, self.wfile)
+
+    def copyfile(self, source: Any, outputfile: Any) -> None:
+        """Chunk by chunk, each counted in ``bytes_sent`` (and paced when the owner has a rate)."""
+        owner = self.server.owner
+        while chunk := source.read(_CHUNK):
+            outputfile.write(chunk)
+            owner._sent(len(chunk))
 
     def do_HEAD(self) -> None:
         self.server.owner._touch()
@@ -110,9 +149,11 @@ class _Handler(SimpleHTTPRequestHandler):
 class MirrorServer:
     """Serve ``root`` on 127.0.0.1 (port 0: a free one) in a background thread."""
 
-    def __init__(self, root: Path, *, port: int = 0, idle_timeout: float = 600.0) -> None:
+    def __init__(self, root: Path, *, port: int = 0, idle_timeout: float = 600.0, rate: float | None = None) -> None:
         self.root = Path(root)
         self.idle_timeout = idle_timeout
+        self.rate = rate  # bytes per second a response is paced to (None: as fast as it goes)
+        self.bytes_sent = 0  # file bytes written to clients (a resume test's counter)
         self.requests: list[Request] = []
         self._fail: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -201,6 +242,13 @@ class MirrorServer:
 
     def _touch(self) -> None:
         self._last = time.monotonic()
+
+    def _sent(self, n: int) -> None:
+        with self._lock:
+            self.bytes_sent += n
+        self._touch()
+        if self.rate:
+            time.sleep(n / self.rate)
 
     def _watch_idle(self) -> None:
         while not self._stopped.wait(min(1.0, self.idle_timeout / 4)):

@@ -379,7 +379,9 @@ fi
 
 # ---- step 4/10: rocm_install: Install ROCm 7.2.4 with amdgpu-install
 # note: amdgpu-install package: https://repo.radeon.com/amdgpu-install/7.2.4/ubuntu/noble/amdgpu-
-# install_7.2.4.70204-1_all.deb
+# install_7.2.4.70204-1_all.deb (the knowledge base records no sha256 for it: it is installed
+# without a hash check; the packages it then installs are checked by the package manager against
+# AMD's signed repository)
 # note: --no-dkms: the running kernel's amdgpu driver stays; no reboot needed for the driver
 if step_done 4 && ! test -e /opt/rocm-7.2.4/.info/version; then drift 4 'ROCm 7.2.4 is installed (its rocm-core version file)'; fi
 if ! step_done 4; then
@@ -441,8 +443,9 @@ while True:
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
   fi
   # download amdgpu-install for ROCm 7.2.4
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb; then
-    sudo -- wget -q -O /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb https://repo.radeon.com/amdgpu-install/7.2.4/ubuntu/noble/amdgpu-install_7.2.4.70204-1_all.deb
+    sudo -- sh -c 'wget -q -c -O "$1.part" "$2" && mv -f -- "$1.part" "$1"' sh /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb https://repo.radeon.com/amdgpu-install/7.2.4/ubuntu/noble/amdgpu-install_7.2.4.70204-1_all.deb
   fi
   # install the amdgpu-install package (adds AMD's repo lists and key)
   sudo -- apt-get install -y /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb
