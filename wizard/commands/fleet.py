@@ -3,8 +3,9 @@
 Needs Ansible (`pip install 'rocm-wizard[fleet]'`); without it: one line, exit 1. Every host's
 facts, exports, results and the report go to the fleet directory (`--fleet-dir`, default
 `<state>/fleet`). Exit codes: 0 every host answered (plan: the plan fits at least one host; run and
-verify: every host finished and passed), 1 some host failed or could not be read, 2 bad usage or
-an unreadable inventory, 5 the plan fits no host. `fleet facts` is the host side: this machine's
+verify: every host finished and passed; detect --reference: besides, no host drifts from the reference), 1 some
+host failed, could not be read or drifts, 2 bad usage, an unreadable inventory or reference, 5 the plan fits no
+host. `fleet facts` is the host side: this machine's
 facts as the controller reads them.
 """
 
@@ -32,6 +33,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     d = sub.add_parser("detect", help="every host's GPUs, driver, ROCm, torch and findings; which are alike")
     common(d)
+    d.add_argument("--reference", metavar="HOST|FACTS.json",
+                   help="list per host how its stack differs from this host's or facts file's "
+                        "(exit 1 when any host drifts)")
     pl = sub.add_parser("plan", help="resolve a plan per host, group the hosts with the same actions, list refusals")
     pl.add_argument("plan", metavar="NAME|FILE")
     common(pl)
@@ -94,17 +98,36 @@ def _print_table(title: str, columns: Sequence[str], cells: Sequence[Sequence[st
 
 
 def _detect(args: argparse.Namespace, fleet_dir: Path) -> int:
+    from wizard.commands import CommandError
+    from wizard.fleet import drift
     from wizard.fleet.detect import detect
     from wizard.fleet.summary import COLUMNS, rows, table_lines
 
+    if args.reference is not None and Path(args.reference).expanduser().is_file():
+        try:  # a bad facts file is refused before any host is asked
+            drift.reference_stack(args.reference, [])
+        except drift.ReferenceError as exc:
+            raise CommandError(f"error: {exc}", exit_codes.USAGE) from None
     hosts = detect(args.inventory, fleet_dir, limit=args.limit)
     rs = rows(hosts)
+    doc: dict[str, Any] = {"fleet_dir": str(fleet_dir), "hosts": rs}
+    drifts: list[drift.HostDrift] = []
+    if args.reference is not None:
+        try:
+            name, ref, drifts = drift.drift(args.reference, hosts)
+        except drift.ReferenceError as exc:
+            raise CommandError(f"error: {exc}", exit_codes.USAGE) from None
+        doc["drift"] = drift.to_json(name, ref, drifts)
     if args.json:
-        json.dump({"fleet_dir": str(fleet_dir), "hosts": rs}, sys.stdout, indent=2)
+        json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         _print_table(f"fleet: {len(hosts)} hosts ({fleet_dir})", COLUMNS, table_lines(rs))
-    return exit_codes.OK if all(h.facts is not None for h in hosts) else exit_codes.FAILURE
+        if args.reference is not None:
+            _print_table(f"drift against {doc['drift']['reference']['source']}", drift.COLUMNS,
+                         drift.table_lines(drifts))
+    read = all(h.facts is not None for h in hosts)
+    return exit_codes.OK if read and not any(d.status == "drift" for d in drifts) else exit_codes.FAILURE
 
 
 def _plan(args: argparse.Namespace, fleet_dir: Path) -> int:
