@@ -79,6 +79,17 @@ def test_detect_finds_each_hosts_gpus_and_lists_the_unreadable(fleet: dict[str, 
     assert (fleet["fleet"] / "hosts" / "nowiz" / "bundle" / "os-release.txt").is_file()
 
 
+def test_detect_against_a_reference_lists_each_hosts_drift(fleet: dict[str, Path]) -> None:
+    res = wizard("fleet", "detect", "-i", str(fleet["inv"]), "--fleet-dir", str(fleet["fleet"]), "--reference",
+                 "twin-7900xt", "--limit", "seed-7900xt:twin-7900xt:seed-5600xt:nowiz", "--json", cwd=fleet["base"])
+    assert res.returncode == 1, res.stderr[-3000:]  # seed-5600xt drifts
+    by = {h["host"]: h for h in json.loads(res.stdout)["drift"]["hosts"]}
+    assert by["seed-7900xt"]["status"] == "same" and by["twin-7900xt"]["status"] == "same"
+    diffs = {d["field"]: d["host"] for d in by["seed-5600xt"]["differences"]}
+    assert diffs["gpus"] == "1x gfx1010" and diffs["overrides"] == "HSA_OVERRIDE_GFX_VERSION=10.3.0"
+    assert by["nowiz"]["unknown"] == ["torch", "torch_gfx", "overrides"]
+
+
 def test_plan_groups_alike_hosts_and_refuses_the_one_it_cannot_fit(fleet: dict[str, Path]) -> None:
     out = fleet["base"] / "plan-export"
     res = wizard("fleet", "plan", "upgrade-6.4", "-i", str(fleet["inv"]), "--fleet-dir", str(fleet["fleet"]),

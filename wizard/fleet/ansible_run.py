@@ -23,6 +23,8 @@ class Event:
     task: str
     message: str = ""
     rc: int | None = None
+    stdout: str | None = None  # a task tagged rocm_wizard_capture: its whole stdout
+    items: tuple[tuple[Any, int | None, str], ...] = ()  # ... or, for a loop, each (item, rc, stdout)
 
 
 @record
@@ -138,8 +140,12 @@ def _read_events(path: Path) -> list[Event]:
         try:
             d = json.loads(line)
             task = re.sub(r"^\S+ : ", "", str(d["task"]))  # Ansible names a role's task "ROLE : NAME"
+            cap = d.get("capture") if isinstance(d.get("capture"), dict) else {}
+            items = tuple((i.get("item"), i.get("rc") if isinstance(i.get("rc"), int) else None, str(i.get("stdout") or ""))
+                          for i in cap.get("items") or () if isinstance(i, dict))
             out.append(Event(str(d["host"]), str(d["status"]), task, str(d.get("message") or ""),
-                             d.get("rc") if isinstance(d.get("rc"), int) else None))
+                             d.get("rc") if isinstance(d.get("rc"), int) else None,
+                             cap["stdout"] if isinstance(cap.get("stdout"), str) else None, items))
         except (ValueError, KeyError, TypeError):
             continue
     return out

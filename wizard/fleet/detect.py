@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wizard.fleet.ansible_run import PlaybookResult, inventory_hosts, run_playbook, write_playbook
+from wizard.fleet.ansible_run import Event, PlaybookResult, inventory_hosts, run_playbook, write_playbook
 from wizard.fleet.facts_io import FactsFormatError, loads
 from wizard.model import Facts
 from wizard.record import record
@@ -51,52 +51,38 @@ def facts_path(fleet_dir: Path, host: str) -> Path:
     return fleet_dir / HOSTS / host / "facts.json"
 
 
+CAPTURE = "rocm_wizard_capture"  # the events callback records the whole stdout of a task tagged so
+FACTS_TASK = "Facts of this host (rocm-wizard fleet facts)"
+EVIDENCE_TASK = "Without the wizard: evidence by plain commands"
+
+
 def detect_playbook(fleet_dir: Path) -> Path:
+    """One command per host (two without the wizard); what it answers comes back in the play's events and the
+    controller writes it, so no module runs on the controller per host."""
     return write_playbook(fleet_dir / "playbooks" / "detect.yml", [{
         "name": "rocm-wizard fleet detect",
         "hosts": "all",
         "gather_facts": False,
         "tasks": [{
-            "name": "Facts of this host (rocm-wizard fleet facts)",
+            "name": FACTS_TASK,
             "ansible.builtin.command": {"argv": WIZARD_FACTS},
             "register": "rocm_wizard_facts",
             "changed_when": False,
             "failed_when": False,
             "check_mode": False,
+            "tags": [CAPTURE],
         }, {
-            "name": "The controller's directory for this host",
-            "ansible.builtin.file": {"path": f"{fleet_dir}/{HOSTS}/{{{{ inventory_hostname }}}}/{BUNDLE}",
-                                     "state": "directory", "mode": "0755"},
-            "delegate_to": "localhost",
-        }, {
-            "name": "Bring the facts back",
-            "ansible.builtin.copy": {"content": "{{ rocm_wizard_facts.stdout }}",
-                                     "dest": f"{fleet_dir}/{HOSTS}/{{{{ inventory_hostname }}}}/facts.json",
-                                     "mode": "0644"},
-            "delegate_to": "localhost",
-            "when": "rocm_wizard_facts.rc == 0",
-        }, {
-            "name": "Without the wizard: evidence by plain commands",
+            "name": EVIDENCE_TASK,
             "ansible.builtin.command": {"argv": "{{ item.argv }}"},
             "loop": evidence_commands(),
             "loop_control": {"label": "{{ item.file }}"},
-            "register": "rocm_wizard_evidence",
             "changed_when": False,
             "failed_when": False,
             "check_mode": False,
             "when": "rocm_wizard_facts.rc != 0",
-        }, {
-            "name": "Bring the evidence back",
-            "ansible.builtin.copy": {"content": "{{ item.stdout }}\n",
-                                     "dest": f"{fleet_dir}/{HOSTS}/{{{{ inventory_hostname }}}}/{BUNDLE}/"
-                                             "{{ item.item.file }}",
-                                     "mode": "0644"},
-            "loop": "{{ rocm_wizard_evidence.results | default([]) }}",
-            "loop_control": {"label": "{{ item.item.file }}"},
-            "delegate_to": "localhost",
-            "when": "rocm_wizard_facts.rc != 0 and item.stdout is defined and item.stdout | length > 0",
+            "tags": [CAPTURE],
         }],
-    }], ["rocm-wizard fleet detect: written by the wizard; each host's facts into the fleet directory"])
+    }], ["rocm-wizard fleet detect: written by the wizard; each host's answer comes back in the play's events"])
 
 
 def detect(inventory: str, fleet_dir: Path, *, limit: str | None = None) -> list[HostFacts]:
@@ -107,7 +93,26 @@ def detect(inventory: str, fleet_dir: Path, *, limit: str | None = None) -> list
         facts_path(fleet_dir, h).unlink(missing_ok=True)
         shutil.rmtree(facts_path(fleet_dir, h).parent / BUNDLE, ignore_errors=True)
     result = run_playbook(detect_playbook(fleet_dir), inventory, fleet_dir, limit=limit)
+    for h in hosts:
+        _write_answer(fleet_dir, h, result.of(h))
     return [_host(h, fleet_dir, result) for h in hosts]
+
+
+def _write_answer(fleet_dir: Path, host: str, events: list[Event]) -> None:
+    """The host's facts (``facts.json``) or, without the wizard, its evidence files (``bundle/``)."""
+    path = facts_path(fleet_dir, host)
+    facts = next((e for e in events if e.task == FACTS_TASK and e.stdout is not None), None)
+    if facts is not None and facts.rc == 0:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(facts.stdout or "", encoding="utf-8")
+        return
+    files = {str(item.get("file")): out for e in events if e.task == EVIDENCE_TASK
+             for item, _rc, out in e.items if isinstance(item, dict) and out}
+    names = {c["file"] for c in evidence_commands()}
+    for name, out in files.items():
+        if name in names:  # only the bundle's own file names
+            (path.parent / BUNDLE).mkdir(parents=True, exist_ok=True)
+            (path.parent / BUNDLE / name).write_text(out + "\n", encoding="utf-8")
 
 
 def _host(host: str, fleet_dir: Path, result: PlaybookResult) -> HostFacts:

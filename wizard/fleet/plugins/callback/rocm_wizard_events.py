@@ -1,6 +1,8 @@
 """Ansible stdout callback for rocm-wizard fleets: one line per host and task as it happens
 (``HOST  STATUS  TASK: message``), and every result as a JSON line in the file named by
-ROCM_WIZARD_FLEET_EVENTS, which wizard.fleet reads back for its tables and report."""
+ROCM_WIZARD_FLEET_EVENTS, which wizard.fleet reads back for its tables and report. A task tagged
+``rocm_wizard_capture`` has its whole stdout recorded too (each item's for a loop): the controller writes what a
+host answered itself, with no module run on the controller per host."""
 
 from __future__ import annotations
 
@@ -40,10 +42,13 @@ class CallbackModule(CallbackBase):
         path = os.environ.get("ROCM_WIZARD_FLEET_EVENTS")
         self._out = open(path, "a", encoding="utf-8") if path else None
 
-    def _record(self, host, status, task, message="", rc=None):
+    def _record(self, host, status, task, message="", rc=None, capture=None):
         if self._out is not None:
-            self._out.write(json.dumps({"t": round(time.time(), 3), "host": host, "status": status, "task": task,
-                                        "message": message[-2000:], "rc": rc}) + "\n")
+            doc = {"t": round(time.time(), 3), "host": host, "status": status, "task": task,
+                   "message": message[-2000:], "rc": rc}
+            if capture is not None:
+                doc["capture"] = capture
+            self._out.write(json.dumps(doc) + "\n")
             self._out.flush()
         if status in ("skipped", "recap"):
             return
@@ -57,8 +62,16 @@ class CallbackModule(CallbackBase):
             message = str(result._result.get("false_condition") or "")
         else:
             message = _text(result) if status in ("failed", "unreachable") else ""
+        capture = None
+        if status != "skipped" and "rocm_wizard_capture" in (result._task.tags or []):
+            items = result._result.get("results")
+            if isinstance(items, list):
+                capture = {"items": [{"item": i.get("item"), "rc": i.get("rc"), "stdout": i.get("stdout")}
+                                     for i in items if isinstance(i, dict) and not i.get("skipped")]}
+            else:
+                capture = {"stdout": result._result.get("stdout")}
         self._record(result._host.get_name(), status, result._task.get_name(), message,
-                     rc if isinstance(rc, int) else None)
+                     rc if isinstance(rc, int) else None, capture)
 
     def v2_runner_on_ok(self, result):
         self._result(result, "changed" if result._result.get("changed") else "ok")
