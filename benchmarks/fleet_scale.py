@@ -2,7 +2,7 @@
 one-task play (`ansible.builtin.command: true`) on the same inventory (target: at most 2x).
 
 The inventory is N sandbox hosts (the `rocm_wizard_sandbox` connection) sharing one `seed-7900xt` root:
-every host is a real Ansible host with its own connection, module runs and results. The no-op run is
+every host is a real Ansible host with its own connection, module runs and results. `fleet plan` reuses the facts `fleet detect` saved. The no-op run is
 `fleet run upgrade-6.4` once the root's progress file says every step is done: each host reads its
 progress and skips every step (the run is prepared once beforehand, so the measured run reuses its export,
 as a second `fleet run` does). CPU is the user+system time of the command and every process it waited for
@@ -10,7 +10,7 @@ as a second `fleet run` does). CPU is the user+system time of the command and ev
 `fleet detect` (its `fleet facts`, measured alone in the same root) is subtracted to give the controller's.
 Needs host root (the sandbox connection's private mount namespace).
 
-    python benchmarks/fleet_scale.py [--hosts 10,50] [--out benchmarks/results/fleet_scale.txt]
+    python benchmarks/fleet_scale.py [--hosts 10,50] [--write-results]
 """
 
 from __future__ import annotations
@@ -69,10 +69,16 @@ def mark_done(root: Path) -> None:
     progress.write_text("".join(f"{k}\n" for k in range(1, 65)))
 
 
+def ansible_version() -> str:
+    from wizard.fleet import ansible_program
+
+    out = subprocess.run([ansible_program(), "--version"], capture_output=True, text=True).stdout
+    return (out.splitlines() or ["ansible-playbook ?"])[0]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--hosts", default="10,50")
-    ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "fleet_scale.txt"))
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     a = ap.parse_args()
     sizes = [int(x) for x in a.hosts.split(",")]
@@ -92,8 +98,7 @@ def main() -> int:
                    capture_output=True, cwd=tmp, env=env)
     host_side = [timed(wizard("--sandbox", str(root), "fleet", "facts"), env, tmp)[0] for _ in range(3)]
     facts_cpu = sorted(host_side)[1]
-    lines = [f"rocm-wizard {__version__}, ansible-playbook {ansible_program()}, python {sys.version.split()[0]}, "
-             f"{os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.1f} at the start)",
+    lines = [f"rocm-wizard {__version__}, {ansible_version()}",
              f"the host's own `fleet facts` in the sandbox: {facts_cpu:.2f} s CPU (median of 3), subtracted per host "
              "from `fleet detect` (it runs on the host in a real fleet)",
              "", f"{'hosts':>5}  {'command':<22} {'CPU s':>8} {'wall s':>7} {'CPU/host':>9} {'vs Ansible':>10}"]
@@ -110,6 +115,9 @@ def main() -> int:
         assert res.returncode == 0, res.stderr[-3000:]
         rows.append(("fleet detect (all)", c, w, c / n))
         rows.append(("fleet detect (ctrl)", c - n * facts_cpu, w, (c - n * facts_cpu) / n))
+        c, w, res = timed(wizard("fleet", "plan", PLAN, "-i", str(inv), "--fleet-dir", str(fleet), "--json"), env, tmp)
+        assert res.returncode == 0 and "reused the saved facts" in res.stderr, res.stderr[-3000:]
+        rows.append(("fleet plan (reused)", c, w, c / n))
         mark_done(root)
         prep = subprocess.run(wizard("fleet", "run", PLAN, "-i", str(inv), "--fleet-dir", str(fleet), "--json"),
                               capture_output=True, text=True, env=env, cwd=tmp, timeout=3600)
@@ -120,11 +128,7 @@ def main() -> int:
         rows.append(("fleet run (no-op)", c, w, c / n))
         for name, c, w, p in rows:
             line = f"{n:>5}  {name:<22} {c:>8.1f} {w:>7.1f} {p:>9.2f} {p / per:>9.1f}x"
-            lines.append(line)
             print(line, flush=True)
-    lines += ["", "command: python benchmarks/fleet_scale.py --hosts " + a.hosts]
-    Path(a.out).write_text("\n".join(lines) + "\n")
-    print(f"written: {a.out}")
     if not a.keep:
         import shutil
 
@@ -133,4 +137,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from results import main_with_results  # benchmarks/results.py: --write-results
+
+    raise SystemExit(main_with_results(main, "fleet_scale.txt"))

@@ -95,6 +95,7 @@ def test_plan_groups_alike_hosts_and_refuses_the_one_it_cannot_fit(fleet: dict[s
     res = wizard("fleet", "plan", "upgrade-6.4", "-i", str(fleet["inv"]), "--fleet-dir", str(fleet["fleet"]),
                  "--limit", "all:!ghost:!garbage:!nowiz", "--json", "--export", "ansible", str(out), cwd=fleet["base"])
     assert res.returncode == 0, res.stderr[-3000:]
+    assert "reused the saved facts of 4 host(s)" in res.stderr  # those of the fleet detect above
     doc = json.loads(res.stdout)
     groups = sorted(sorted(g["hosts"]) for g in doc["groups"])
     assert groups == [["rx9070xt-noble"], ["seed-7900xt", "twin-7900xt"]]

@@ -40,6 +40,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     pl.add_argument("plan", metavar="NAME|FILE")
     common(pl)
     pl.add_argument("--export", nargs=2, metavar=("FORMAT", "DIR"), help="write the groups as an Ansible playbook")
+    pl.add_argument("--redetect", action="store_true",
+                    help="detect every host again instead of reusing the facts of the last fleet detect")
     r = sub.add_parser("run", help="run a plan on every host it fits through ansible-playbook")
     r.add_argument("plan", metavar="NAME|FILE")
     common(r)
@@ -132,14 +134,17 @@ def _detect(args: argparse.Namespace, fleet_dir: Path) -> int:
 
 def _plan(args: argparse.Namespace, fleet_dir: Path) -> int:
     from wizard.commands import CommandError, usage_error
-    from wizard.fleet.detect import detect
     from wizard.fleet.export import ExportError, export
+    from wizard.fleet.reuse import known
     from wizard.fleet import realroots
     from wizard.fleet.plan import PlanError, plan_fleet
 
     if args.export and args.export[0] != "ansible":
         raise usage_error(f"--export {args.export[0]}: unknown format (formats: ansible)")
-    hosts = detect(args.inventory, fleet_dir, limit=args.limit)
+    found = known(args.inventory, fleet_dir, limit=args.limit, redetect=args.redetect)
+    for note in found.notes():
+        print(note, file=sys.stderr)
+    hosts = list(found.hosts)
     try:
         fp = plan_fleet(args.plan, hosts, realroots.mirrors(realroots.hosts(args.inventory, args.limit, fleet_dir)))
     except PlanError as exc:

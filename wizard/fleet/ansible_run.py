@@ -77,7 +77,11 @@ def read_inventory(inventory: str, limit: str | None, fleet_dir: Path) -> dict[s
 
 def inventory_hosts(inventory: str, limit: str | None, fleet_dir: Path) -> list[str]:
     """The hosts of INVENTORY (after --limit), as Ansible itself reads it."""
-    doc = read_inventory(inventory, limit, fleet_dir)
+    return hosts_of(read_inventory(inventory, limit, fleet_dir), inventory, limit)
+
+
+def hosts_of(doc: dict[str, Any], inventory: str, limit: str | None) -> list[str]:
+    """The hosts of an ``ansible-inventory --list`` document, in the inventory's order."""
     hosts: list[str] = []
 
     def walk(group: str, seen: set[str]) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wizard.fleet.ansible_run import Event, PlaybookResult, inventory_hosts, run_playbook, write_playbook
+from wizard.fleet.ansible_run import Event, PlaybookResult, hosts_of, run_playbook, write_playbook
 from wizard.fleet.facts_io import FactsFormatError, loads
 from wizard.model import Facts
 from wizard.record import record
@@ -88,14 +88,49 @@ def detect_playbook(fleet_dir: Path) -> Path:
 def detect(inventory: str, fleet_dir: Path, *, limit: str | None = None) -> list[HostFacts]:
     import shutil
 
-    hosts = inventory_hosts(inventory, limit, fleet_dir)
+    from wizard.fleet.ansible_run import read_inventory
+
+    doc = read_inventory(inventory, limit, fleet_dir)
+    hosts = hosts_of(doc, inventory, limit)
     for h in hosts:
         facts_path(fleet_dir, h).unlink(missing_ok=True)
+        stamp_path(fleet_dir, h).unlink(missing_ok=True)
         shutil.rmtree(facts_path(fleet_dir, h).parent / BUNDLE, ignore_errors=True)
     result = run_playbook(detect_playbook(fleet_dir), inventory, fleet_dir, limit=limit)
+    out = []
     for h in hosts:
         _write_answer(fleet_dir, h, result.of(h))
-    return [_host(h, fleet_dir, result) for h in hosts]
+        hf = _host(h, fleet_dir, result)
+        if hf.facts is not None:
+            write_stamp(fleet_dir, h, host_vars(doc, h))
+        out.append(hf)
+    return out
+
+
+def stamp_path(fleet_dir: Path, host: str) -> Path:
+    return fleet_dir / HOSTS / host / "detected.json"
+
+
+def host_vars(doc: dict[str, Any], host: str) -> str:
+    """A digest of the host's inventory variables (how it is reached): facts read under others are not its."""
+    import hashlib
+    import json
+
+    hv = doc.get("_meta", {}).get("hostvars", {}).get(host, {}) if isinstance(doc.get("_meta"), dict) else {}
+    return hashlib.sha256(json.dumps(hv, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def write_stamp(fleet_dir: Path, host: str, hostvars: str) -> None:
+    import json
+    import time
+
+    stamp_path(fleet_dir, host).write_text(json.dumps({"time": time.time(), "hostvars": hostvars}) + "\n",
+                                           encoding="utf-8")
+
+
+def forget(fleet_dir: Path, host: str) -> None:
+    """The host's saved facts no longer tell its stack (a run changed it): the next plan detects it again."""
+    stamp_path(fleet_dir, host).unlink(missing_ok=True)
 
 
 def _write_answer(fleet_dir: Path, host: str, events: list[Event]) -> None:
@@ -123,11 +158,17 @@ def _host(host: str, fleet_dir: Path, result: PlaybookResult) -> HostFacts:
     failed = next((e for e in events if e.status == "failed"), None)
     if failed is not None:
         return HostFacts(host, "failed", reason=_last_line(failed.message) or f"{failed.task} failed")
+    return saved(fleet_dir, host) or HostFacts(host, "unreachable", reason="no answer (the play did not reach this host)")
+
+
+def saved(fleet_dir: Path, host: str) -> HostFacts | None:
+    """What the host answered, as written in the fleet directory (its facts, or its evidence files); None when
+    nothing is there."""
     path = facts_path(fleet_dir, host)
     if path.is_file():
         try:
             return HostFacts(host, "ok", facts=loads(path.read_text(encoding="utf-8")))
-        except (OSError, FactsFormatError) as exc:
+        except (OSError, UnicodeDecodeError, FactsFormatError) as exc:
             return HostFacts(host, "garbage", reason=f"answered something else than facts: {exc}")
     bundle = path.parent / BUNDLE
     if bundle.is_dir() and any(bundle.iterdir()):
@@ -139,7 +180,7 @@ def _host(host: str, fleet_dir: Path, result: PlaybookResult) -> HostFacts:
             return HostFacts(host, "garbage", reason="no wizard, and its plain commands showed no OS and no GPU")
         return HostFacts(host, "evidence", facts=facts,
                          reason="no wizard on the host: read from plain commands (what they cannot show is unknown)")
-    return HostFacts(host, "unreachable", reason="no answer (the play did not reach this host)")
+    return None
 
 
 def _last_line(text: str) -> str:

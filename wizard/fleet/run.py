@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from wizard import lazy_re
 from wizard.fleet import FleetError
 from wizard.fleet.ansible_run import PlaybookResult, run_playbook, write_playbook
-from wizard.fleet.detect import HostFacts, detect
+from wizard.fleet.detect import HostFacts, detect, forget
 from wizard.fleet.export import MARKER, available, export, unavailable
 from wizard.fleet.plan import plan_fleet
 from wizard.model import NEEDS_GPU
@@ -85,6 +85,9 @@ def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None =
     if max_fail is not None:
         extra["rocm_wizard_max_fail"] = max_fail
     res = run_playbook(rec.playbook, inventory, fleet_dir, limit=limit, extra_vars=extra)
+    for host in {e.host for e in res.events if e.status == "changed" and (m := DONE.match(e.task))
+                 and m.group(3) != "verify"}:
+        forget(fleet_dir, host)  # its stack changed: the next fleet plan detects it again
     return run_rows(rec, res, results, inventory, limit)
 
 
