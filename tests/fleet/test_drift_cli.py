@@ -34,7 +34,7 @@ def profiles(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def fleet(monkeypatch: pytest.MonkeyPatch, profiles: dict[str, str], tmp_path: Path) -> Path:
     hosts = [HostFacts("a", "ok", loads(profiles["seed-7900xt"])), HostFacts("b", "ok", loads(profiles["seed-7900xt"])),
              HostFacts("c", "ok", loads(profiles["seed-5600xt"]))]
-    monkeypatch.setattr("wizard.fleet.detect.detect", lambda inventory, fleet_dir, limit=None: hosts)
+    monkeypatch.setattr("wizard.fleet.detect.detect", lambda inventory, fleet_dir, **kw: hosts)
     return tmp_path
 
 
@@ -56,7 +56,7 @@ def test_no_drift_against_a_facts_file_is_exit_0(monkeypatch: pytest.MonkeyPatch
     ref = tmp_path / "known-good.json"
     ref.write_text(profiles["seed-7900xt"])
     hosts = [HostFacts("a", "ok", loads(profiles["seed-7900xt"])), HostFacts("b", "ok", loads(profiles["seed-7900xt"]))]
-    monkeypatch.setattr("wizard.fleet.detect.detect", lambda inventory, fleet_dir, limit=None: hosts)
+    monkeypatch.setattr("wizard.fleet.detect.detect", lambda inventory, fleet_dir, **kw: hosts)
     rc = main(["fleet", "detect", "-i", "inv.ini", "--fleet-dir", str(tmp_path), "--reference", str(ref)])
     out = capsys.readouterr().out
     assert rc == exit_codes.OK and "drift against" in out and "known-good.json" in out and "│ drift" not in out

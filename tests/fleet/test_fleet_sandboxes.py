@@ -24,12 +24,12 @@ PROFILES = {"seed-7900xt": "seed-7900xt", "twin-7900xt": "seed-7900xt", "rx9070x
 RUN_HOSTS = "seed-7900xt:rx9070xt-noble:seed-5600xt"
 
 
-def wizard(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def wizard(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     # Ansible's temp files (~root/.ansible/tmp of the tasks delegated to localhost; inside each sandbox for
     # its own tasks) stay in the test's directory
     return subprocess.run([sys.executable, "-m", "wizard", *args], capture_output=True, text=True, cwd=cwd,
                           timeout=1700, env={**os.environ, "HOME": str(cwd / "home"),
-                                             "ANSIBLE_REMOTE_TEMP": str(cwd / "ansible-tmp")})
+                                             "ANSIBLE_REMOTE_TEMP": str(cwd / "ansible-tmp"), **(env or {})})
 
 
 @pytest.fixture(scope="module")
@@ -77,11 +77,14 @@ def test_detect_finds_each_hosts_gpus_and_lists_the_unreadable(fleet: dict[str, 
     assert (fleet["fleet"] / "hosts" / "rx9070xt-noble" / "facts.json").is_file()
     assert rows["nowiz"]["status"] == "evidence" and rows["nowiz"]["gpus"] == [{"gfx": "gfx1010", "count": 1}]
     assert (fleet["fleet"] / "hosts" / "nowiz" / "bundle" / "os-release.txt").is_file()
+    assert "PLAY RECAP" in res.stderr  # the operator's stdout callback (here Ansible's default) is kept
 
 
 def test_detect_against_a_reference_lists_each_hosts_drift(fleet: dict[str, Path]) -> None:
     res = wizard("fleet", "detect", "-i", str(fleet["inv"]), "--fleet-dir", str(fleet["fleet"]), "--reference",
-                 "twin-7900xt", "--limit", "seed-7900xt:twin-7900xt:seed-5600xt:nowiz", "--json", cwd=fleet["base"])
+                 "twin-7900xt", "--limit", "seed-7900xt:twin-7900xt:seed-5600xt:nowiz", "--json", cwd=fleet["base"],
+                 env={"ANSIBLE_STDOUT_CALLBACK": "minimal"})
+    assert "seed-5600xt | SUCCESS" in res.stderr and "PLAY RECAP" not in res.stderr  # the operator's own callback
     assert res.returncode == 1, res.stderr[-3000:]  # seed-5600xt drifts
     by = {h["host"]: h for h in json.loads(res.stdout)["drift"]["hosts"]}
     assert by["seed-7900xt"]["status"] == "same" and by["twin-7900xt"]["status"] == "same"
@@ -132,7 +135,7 @@ def test_run_fails_one_host_alone_then_resumes_it_and_a_rerun_changes_nothing(fl
 
     fail.unlink()
     calls_before = (base / "rx9070xt-noble" / ".sandbox" / "calls.log").read_text().count('"tool": "tar"')
-    resumed = wizard("fleet", "run", "upgrade-6.4", "-i", inv, "--fleet-dir", fdir, "--limit", RUN_HOSTS, "--json",
+    resumed = wizard("fleet", "run", "upgrade-6.4", "-i", inv, "--fleet-dir", fdir, "--limit", RUN_HOSTS, "--json", "--progress",
                      cwd=base)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     rows = {r["host"]: r for r in json.loads(resumed.stdout)["hosts"]}
@@ -143,7 +146,8 @@ def test_run_fails_one_host_alone_then_resumes_it_and_a_rerun_changes_nothing(fl
     assert "changed" not in [line.split()[1] for line in resumed.stderr.splitlines()
                              if line.startswith("seed-7900xt ") and "controller" not in line]
 
-    again = wizard("fleet", "run", "upgrade-6.4", "-i", inv, "--fleet-dir", fdir, "--limit", RUN_HOSTS, cwd=base)
+    again = wizard("fleet", "run", "upgrade-6.4", "-i", inv, "--fleet-dir", fdir, "--limit", RUN_HOSTS, "--progress",
+                   cwd=base)
     assert again.returncode == 0, again.stderr[-3000:]
     changed = [line for line in again.stderr.splitlines() if len(line.split()) > 1 and line.split()[1] == "changed"
                and "controller" not in line]

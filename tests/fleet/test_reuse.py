@@ -31,7 +31,7 @@ def fleet(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Any]:
     def read_inventory(inv: str, limit: str | None, fleet_dir: Path) -> dict[str, Any]:
         return state["doc"]  # type: ignore[no-any-return]
 
-    def detect(inv: str, fleet_dir: Path, *, limit: str | None = None) -> list[d.HostFacts]:
+    def detect(inv: str, fleet_dir: Path, *, limit: str | None = None, progress: bool = False) -> list[d.HostFacts]:
         names = d.hosts_of(state["doc"], inv, None) if limit is None else limit.split(",")
         state["asked"].append(names)
         out = []

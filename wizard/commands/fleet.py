@@ -30,6 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         sp.add_argument("--fleet-dir", metavar="DIR", help="where facts, exports, results and the report go "
                                                             "(default: <state>/fleet)")
         sp.add_argument("--json", action="store_true", help="print the table as JSON")
+        sp.add_argument("--progress", action="store_true",
+                        help="one line per host and task on stderr (the wizard's stdout callback instead of yours)")
 
     d = sub.add_parser("detect", help="every host's GPUs, driver, ROCm, torch and findings; which are alike")
     common(d)
@@ -110,7 +112,7 @@ def _detect(args: argparse.Namespace, fleet_dir: Path) -> int:
             drift.reference_stack(args.reference, [])
         except drift.ReferenceError as exc:
             raise CommandError(f"error: {exc}", exit_codes.USAGE) from None
-    hosts = detect(args.inventory, fleet_dir, limit=args.limit)
+    hosts = detect(args.inventory, fleet_dir, limit=args.limit, progress=args.progress)
     rs = rows(hosts)
     doc: dict[str, Any] = {"fleet_dir": str(fleet_dir), "hosts": rs}
     drifts: list[drift.HostDrift] = []
@@ -141,7 +143,7 @@ def _plan(args: argparse.Namespace, fleet_dir: Path) -> int:
 
     if args.export and args.export[0] != "ansible":
         raise usage_error(f"--export {args.export[0]}: unknown format (formats: ansible)")
-    found = known(args.inventory, fleet_dir, limit=args.limit, redetect=args.redetect)
+    found = known(args.inventory, fleet_dir, limit=args.limit, redetect=args.redetect, progress=args.progress)
     for note in found.notes():
         print(note, file=sys.stderr)
     hosts = list(found.hosts)
@@ -183,7 +185,7 @@ def _run(args: argparse.Namespace, fleet_dir: Path) -> int:
     from wizard.fleet.run import all_ok, fleet_run
 
     rows = fleet_run(args.plan, args.inventory, fleet_dir, limit=args.limit, serial=args.serial,
-                     max_fail=args.max_fail, replan=args.replan)
+                     max_fail=args.max_fail, replan=args.replan, progress=args.progress)
     j, h = report.write(fleet_dir, "run", rows)
     _show(args, rows, j, h, ("host", "plan", "steps done", "reboot", "verify", "failed", "what to do"),
           lambda r: [r["host"], r["plan"], f"{r['steps_done']}/{r['steps']}" if not r.get("refused") else "refused",
@@ -195,7 +197,7 @@ def _verify(args: argparse.Namespace, fleet_dir: Path) -> int:
     from wizard.fleet import report
     from wizard.fleet.run import all_ok, fleet_verify
 
-    rows = fleet_verify(args.inventory, fleet_dir, limit=args.limit)
+    rows = fleet_verify(args.inventory, fleet_dir, limit=args.limit, progress=args.progress)
     j, h = report.write(fleet_dir, "verify", rows)
     _show(args, rows, j, h, ("host", "python", "verify", "failed", "what to do"),
           lambda r: [r["host"], r.get("python") or "", _verify_cell(r["verify"]), _failed_cell(r), r.get("next") or ""])

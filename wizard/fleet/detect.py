@@ -85,7 +85,7 @@ def detect_playbook(fleet_dir: Path) -> Path:
     }], ["rocm-wizard fleet detect: written by the wizard; each host's answer comes back in the play's events"])
 
 
-def detect(inventory: str, fleet_dir: Path, *, limit: str | None = None) -> list[HostFacts]:
+def detect(inventory: str, fleet_dir: Path, *, limit: str | None = None, progress: bool = False) -> list[HostFacts]:
     import shutil
 
     from wizard.fleet.ansible_run import read_inventory
@@ -96,7 +96,7 @@ def detect(inventory: str, fleet_dir: Path, *, limit: str | None = None) -> list
         facts_path(fleet_dir, h).unlink(missing_ok=True)
         stamp_path(fleet_dir, h).unlink(missing_ok=True)
         shutil.rmtree(facts_path(fleet_dir, h).parent / BUNDLE, ignore_errors=True)
-    result = run_playbook(detect_playbook(fleet_dir), inventory, fleet_dir, limit=limit)
+    result = run_playbook(detect_playbook(fleet_dir), inventory, fleet_dir, limit=limit, progress=progress)
     out = []
     for h in hosts:
         _write_answer(fleet_dir, h, result.of(h))

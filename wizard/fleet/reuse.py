@@ -49,12 +49,12 @@ def stale(fleet_dir: Path, host: str, hostvars: str, now: float) -> str | None:
 
 
 def known(inventory: str, fleet_dir: Path, *, limit: str | None = None, redetect: bool = False,
-          now: float | None = None) -> Known:
+          now: float | None = None, progress: bool = False) -> Known:
     """Every host of the inventory (after ``limit``) with its facts: saved ones reused, the rest detected now."""
     from wizard.fleet.ansible_run import hosts_of, read_inventory
 
     if redetect:
-        hosts = detect(inventory, fleet_dir, limit=limit)
+        hosts = detect(inventory, fleet_dir, limit=limit, progress=progress)
         return Known(tuple(hosts), (), tuple((h.host, "--redetect") for h in hosts))
     doc = read_inventory(inventory, limit, fleet_dir)
     names = hosts_of(doc, inventory, limit)
@@ -68,6 +68,7 @@ def known(inventory: str, fleet_dir: Path, *, limit: str | None = None, redetect
             reused[h] = hf
         else:
             again.append((h, why or "its saved facts cannot be read"))
-    fresh = {hf.host: hf for hf in detect(inventory, fleet_dir, limit=",".join(h for h, _ in again))} if again else {}
+    fresh = {hf.host: hf for hf in detect(inventory, fleet_dir, limit=",".join(h for h, _ in again),
+                                                  progress=progress)} if again else {}
     hosts = tuple(reused.get(h) or fresh.get(h) or HostFacts(h, "unreachable", reason="not detected") for h in names)
     return Known(hosts, tuple(reused), tuple(again))

@@ -43,7 +43,7 @@ def run_dir(fleet_dir: Path, spec: str) -> Path:
 
 
 def prepare(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None, serial: int | None,
-            max_fail: int | None, replan: bool) -> RunRecord:
+            max_fail: int | None, replan: bool, progress: bool = False) -> RunRecord:
     """The run's export: the saved one, or detect + plan + export now."""
     d = run_dir(fleet_dir, spec)
     saved = d / "run.json"
@@ -51,7 +51,7 @@ def prepare(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None, se
         return _load(saved)
     from wizard.fleet import realroots
 
-    hosts = detect(inventory, fleet_dir, limit=limit)
+    hosts = detect(inventory, fleet_dir, limit=limit, progress=progress)
     fp = plan_fleet(spec, hosts, realroots.mirrors(realroots.hosts(inventory, limit, fleet_dir)))
     unknown = tuple((h.host, h.status, h.reason) for h in fp.unknown)
     if not fp.groups:
@@ -76,15 +76,16 @@ def _load(path: Path) -> RunRecord:
 
 
 def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None = None, serial: int | None = None,
-              max_fail: int | None = None, replan: bool = False) -> list[dict[str, Any]]:
-    rec = prepare(spec, inventory, fleet_dir, limit=limit, serial=serial, max_fail=max_fail, replan=replan)
+              max_fail: int | None = None, replan: bool = False, progress: bool = False) -> list[dict[str, Any]]:
+    rec = prepare(spec, inventory, fleet_dir, limit=limit, serial=serial, max_fail=max_fail, replan=replan,
+                  progress=progress)
     results = run_dir(fleet_dir, spec) / "results"
     extra: dict[str, Any] = {"rocm_wizard_results": str(results)}
     if serial is not None:
         extra["rocm_wizard_serial"] = serial
     if max_fail is not None:
         extra["rocm_wizard_max_fail"] = max_fail
-    res = run_playbook(rec.playbook, inventory, fleet_dir, limit=limit, extra_vars=extra)
+    res = run_playbook(rec.playbook, inventory, fleet_dir, limit=limit, extra_vars=extra, progress=progress)
     for host in {e.host for e in res.events if e.status == "changed" and (m := DONE.match(e.task))
                  and m.group(3) != "verify"}:
         forget(fleet_dir, host)  # its stack changed: the next fleet plan detects it again
@@ -151,9 +152,10 @@ def verify_result(path: Path) -> dict[str, Any]:
     return {"status": "fail" if bad else "pass", "checks": len(checks), "findings": findings}
 
 
-def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None) -> list[dict[str, Any]]:
+def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None,
+                 progress: bool = False) -> list[dict[str, Any]]:
     """The verification suite alone on every host, with the first Python env that has torch."""
-    hosts = detect(inventory, fleet_dir, limit=limit)
+    hosts = detect(inventory, fleet_dir, limit=limit, progress=progress)
     args = {h.host: _verify_args(h) for h in hosts if h.facts is not None}
     results = fleet_dir / "verify"
     book = write_playbook(fleet_dir / "playbooks" / "verify.yml", [{
@@ -192,7 +194,8 @@ def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None) -
     for h in hosts:
         (results / h.host / "verify.json").unlink(missing_ok=True)
     answered = [h.host for h in hosts if h.facts is not None]
-    res = run_playbook(book, inventory, fleet_dir, limit=":".join(answered) if answered else limit)
+    res = run_playbook(book, inventory, fleet_dir, limit=":".join(answered) if answered else limit,
+                       progress=progress)
     rows: list[dict[str, Any]] = []
     for h in hosts:
         if h.facts is None:
