@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -155,13 +156,29 @@ def test_run_fails_one_host_alone_then_resumes_it_and_a_rerun_changes_nothing(fl
 
 
 def test_verify_runs_the_suite_everywhere_and_writes_the_report(fleet: dict[str, Path]) -> None:
+    kept = fleet["base"] / "kept-results"
     res = wizard("fleet", "verify", "-i", str(fleet["inv"]), "--fleet-dir", str(fleet["fleet"]), "--limit",
-                 "seed-7900xt:rx9070xt-noble", "--json", cwd=fleet["base"])
+                 "seed-7900xt:rx9070xt-noble", "--results", str(kept), "--json", cwd=fleet["base"])
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     rows = {r["host"]: r for r in json.loads(res.stdout)["hosts"]}
     assert set(rows) == {"seed-7900xt", "rx9070xt-noble"}
     assert all(r["verify"]["status"] == "pass" and r["verify"]["checks"] > 0 for r in rows.values())
     assert rows["seed-7900xt"]["python"] == "/home/user/pytorch_venv/bin/python"
-    assert json.loads((fleet["fleet"] / "verify" / "rx9070xt-noble" / "verify.json").read_text())["checks"]
-    page = (fleet["fleet"] / "report.html").read_text()
+    assert json.loads((kept / "verify" / "rx9070xt-noble" / "verify.json").read_text())["checks"]
+    suite = ET.parse(kept / "junit.xml").getroot().find("testsuite")
+    assert suite is not None and suite.get("tests") == "2" and suite.get("failures") == "0"
+    page = (kept / "report.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page and "seed-7900xt" in page
+    # the fleet directory's history (detect, the runs) and this results directory's are apart
+    kept_report = wizard("fleet", "report", "--results", str(kept), "--json", cwd=fleet["base"])
+    assert kept_report.returncode == 0, kept_report.stderr
+    assert [(r["kind"], r["passed"]) for r in json.loads(kept_report.stdout)["runs"]] == [("verify", 2)]
+    doc = json.loads(wizard("fleet", "report", "--fleet-dir", str(fleet["fleet"]), "--json", cwd=fleet["base"]).stdout)
+    assert {"detect", "run"} <= {r["kind"] for r in doc["runs"]}
+    # the run migrated rx9070xt-noble and seed-7900xt; a detect afterwards shows each new stack
+    wizard("fleet", "detect", "-i", str(fleet["inv"]), "--fleet-dir", str(fleet["fleet"]), "--limit", RUN_HOSTS,
+           cwd=fleet["base"])
+    changed = {c["host"]: c for c in json.loads(wizard("fleet", "report", "--fleet-dir", str(fleet["fleet"]), "--json",
+                                                         cwd=fleet["base"]).stdout)["changed"]}
+    assert changed["seed-7900xt"]["state"] == "changed"
+    assert {"field": "rocm", "before": "6.2.0", "now": "6.4.4"} in changed["seed-7900xt"]["differences"]

@@ -24,12 +24,17 @@ from wizard.commands.options import whole_number
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="fleet_command", metavar="ACTION", required=True, parser_class=type(p))
 
+    def dirs(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--fleet-dir", metavar="DIR", help="where facts, exports, results and the report go "
+                                                            "(default: <state>/fleet)")
+        sp.add_argument("--results", metavar="DIR", help="where report.json, report.html, junit.xml, each host's "
+                                                         "verify.json and the history go (default: the fleet directory)")
+        sp.add_argument("--json", action="store_true", help="print the table as JSON")
+
     def common(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("-i", "--inventory", required=True, metavar="INVENTORY", help="an Ansible inventory")
         sp.add_argument("--limit", metavar="PATTERN", help="only these hosts (Ansible's --limit)")
-        sp.add_argument("--fleet-dir", metavar="DIR", help="where facts, exports, results and the report go "
-                                                            "(default: <state>/fleet)")
-        sp.add_argument("--json", action="store_true", help="print the table as JSON")
+        dirs(sp)
         sp.add_argument("--progress", action="store_true",
                         help="one line per host and task on stderr (the wizard's stdout callback instead of yours)")
 
@@ -53,6 +58,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r.add_argument("--replan", action="store_true", help="detect and resolve again instead of continuing the saved run")
     v = sub.add_parser("verify", help="run only the verification suite on every host")
     common(v)
+    rp = sub.add_parser("report", help="the runs kept in the results directory; which hosts changed stack since the last")
+    dirs(rp)
     sub.add_parser("facts", help=argparse.SUPPRESS)
 
 
@@ -73,6 +80,8 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
             return _plan(args, fleet_dir)
         if args.fleet_command == "run":
             return _run(args, fleet_dir)
+        if args.fleet_command == "report":
+            return _report(args, fleet_dir)
         return _verify(args, fleet_dir)
     except FleetError as exc:
         lines = str(exc).splitlines()
@@ -87,6 +96,10 @@ def _fleet_dir(args: argparse.Namespace) -> Path:
     from wizard import paths
 
     return paths.state_dir(getattr(args, "state_dir", None)) / "fleet"
+
+
+def _results(args: argparse.Namespace, fleet_dir: Path) -> Path:
+    return Path(args.results).expanduser().absolute() if args.results else fleet_dir
 
 
 def _print_table(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
@@ -130,6 +143,9 @@ def _detect(args: argparse.Namespace, fleet_dir: Path) -> int:
         if args.reference is not None:
             _print_table(f"drift against {doc['drift']['reference']['source']}", drift.COLUMNS,
                          drift.table_lines(drifts))
+    from wizard.fleet import history
+
+    history.add(_results(args, fleet_dir), "detect", rs, history.stacks(fleet_dir, [h.host for h in hosts]))
     read = all(h.facts is not None for h in hosts)
     return exit_codes.OK if read and not any(d.status == "drift" for d in drifts) else exit_codes.FAILURE
 
@@ -185,8 +201,10 @@ def _run(args: argparse.Namespace, fleet_dir: Path) -> int:
     from wizard.fleet.run import all_ok, fleet_run
 
     rows = fleet_run(args.plan, args.inventory, fleet_dir, limit=args.limit, serial=args.serial,
-                     max_fail=args.max_fail, replan=args.replan, progress=args.progress)
-    j, h = report.write(fleet_dir, "run", rows)
+                     max_fail=args.max_fail, replan=args.replan, progress=args.progress,
+                     results=args.results and _results(args, fleet_dir) / "verify")
+    j, h = report.write(_results(args, fleet_dir), "run", rows, fleet_dir=fleet_dir,
+                        plan=rows[0]["plan"] if rows else args.plan)
     _show(args, rows, j, h, ("host", "plan", "steps done", "reboot", "verify", "failed", "what to do"),
           lambda r: [r["host"], r["plan"], f"{r['steps_done']}/{r['steps']}" if not r.get("refused") else "refused",
                      r["reboot"], _verify_cell(r["verify"]), _failed_cell(r), r.get("next") or ""])
@@ -197,11 +215,36 @@ def _verify(args: argparse.Namespace, fleet_dir: Path) -> int:
     from wizard.fleet import report
     from wizard.fleet.run import all_ok, fleet_verify
 
-    rows = fleet_verify(args.inventory, fleet_dir, limit=args.limit, progress=args.progress)
-    j, h = report.write(fleet_dir, "verify", rows)
+    rows = fleet_verify(args.inventory, fleet_dir, limit=args.limit, progress=args.progress,
+                        results=args.results and _results(args, fleet_dir) / "verify")
+    j, h = report.write(_results(args, fleet_dir), "verify", rows, fleet_dir=fleet_dir)
     _show(args, rows, j, h, ("host", "python", "verify", "failed", "what to do"),
           lambda r: [r["host"], r.get("python") or "", _verify_cell(r["verify"]), _failed_cell(r), r.get("next") or ""])
     return exit_codes.OK if all_ok(rows) else exit_codes.FAILURE
+
+
+def _report(args: argparse.Namespace, fleet_dir: Path) -> int:
+    from wizard.commands import CommandError
+    from wizard.fleet import history
+
+    results = _results(args, fleet_dir)
+    past = history.entries(results)
+    if not past:
+        raise CommandError(f"error: no fleet runs recorded in {results / history.HISTORY} (fleet detect, run and "
+                           "verify add them)", exit_codes.FAILURE)
+    doc = {"results": str(results), "runs": history.runs(past), "changed": history.changes(past)}
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return exit_codes.OK
+    _print_table(f"fleet runs ({results})", ("written", "command", "plan", "hosts", "passed", "failed", "skipped"),
+                 [[r["written"], r["kind"], r["plan"] or "", *(str(r[k]) for k in ("hosts", "passed", "failed", "skipped"))]
+                  for r in doc["runs"]])
+    _print_table("stack since the entry before", ("host", "stack", "since", "what changed"),
+                 [[c["host"], c["state"], c["since"] or "", "; ".join(f"{d['field']}: {d['before']} -> {d['now']}"
+                                                                      for d in c["differences"])]
+                  for c in doc["changed"]])
+    return exit_codes.OK
 
 
 def _show(args: argparse.Namespace, rows: Sequence[dict[str, Any]], j: Path, h: Path, columns: Sequence[str],

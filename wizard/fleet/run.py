@@ -76,10 +76,12 @@ def _load(path: Path) -> RunRecord:
 
 
 def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None = None, serial: int | None = None,
-              max_fail: int | None = None, replan: bool = False, progress: bool = False) -> list[dict[str, Any]]:
+              max_fail: int | None = None, replan: bool = False, progress: bool = False,
+              results: Path | None = None) -> list[dict[str, Any]]:
+    """``results``: where each host's verify.json goes (default: the run's own ``results/``)."""
     rec = prepare(spec, inventory, fleet_dir, limit=limit, serial=serial, max_fail=max_fail, replan=replan,
                   progress=progress)
-    results = run_dir(fleet_dir, spec) / "results"
+    results = results or run_dir(fleet_dir, spec) / "results"
     extra: dict[str, Any] = {"rocm_wizard_results": str(results)}
     if serial is not None:
         extra["rocm_wizard_serial"] = serial
@@ -153,11 +155,12 @@ def verify_result(path: Path) -> dict[str, Any]:
 
 
 def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None,
-                 progress: bool = False) -> list[dict[str, Any]]:
-    """The verification suite alone on every host, with the first Python env that has torch."""
+                 progress: bool = False, results: Path | None = None) -> list[dict[str, Any]]:
+    """The verification suite alone on every host, with the first Python env that has torch; each host's
+    verify.json into ``results/HOST/`` (default: ``FLEET/verify``)."""
     hosts = detect(inventory, fleet_dir, limit=limit, progress=progress)
     args = {h.host: _verify_args(h) for h in hosts if h.facts is not None}
-    results = fleet_dir / "verify"
+    results = results or fleet_dir / "verify"
     book = write_playbook(fleet_dir / "playbooks" / "verify.yml", [{
         "name": "rocm-wizard fleet verify",
         "hosts": "all",
