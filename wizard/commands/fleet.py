@@ -52,15 +52,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r = sub.add_parser("run", help="run a plan on every host it fits through ansible-playbook")
     r.add_argument("plan", metavar="NAME|FILE")
     common(r)
-    r.add_argument("--serial", type=whole_number("number", 1), metavar="N", help="hosts per batch (Ansible's serial)")
+    r.add_argument("--serial", type=serial_batches, metavar="N|LIST",
+                   help="hosts per batch (Ansible's serial): a number, or batches such as 1,10%%,100%% "
+                        "(default: 1,10%%,100%%, a canary first)")
     r.add_argument("--max-fail", type=whole_number("percentage", 0, 100), metavar="PCT",
-                   help="stop the run when more than PCT %% of a batch fail")
+                   help="stop the run when more than PCT %% of a batch fail (default 0: the first failure stops "
+                        "the hosts after it)")
     r.add_argument("--replan", action="store_true", help="detect and resolve again instead of continuing the saved run")
     v = sub.add_parser("verify", help="run only the verification suite on every host")
     common(v)
     rp = sub.add_parser("report", help="the runs kept in the results directory; which hosts changed stack since the last")
     dirs(rp)
     sub.add_parser("facts", help=argparse.SUPPRESS)
+
+
+def serial_batches(text: str) -> int | list[int | str]:
+    """``--serial``: ``N`` (hosts per batch), or a comma-separated list of batch sizes, each ``N`` or ``P%``."""
+    items: list[int | str] = []
+    for part in text.split(","):
+        p = part.strip()
+        number = p[:-1] if p.endswith("%") else p
+        if not number.isdigit() or int(number) < 1 or (p.endswith("%") and int(number) > 100):
+            raise argparse.ArgumentTypeError(f"not a batch size (N, or P% from 1% to 100%): {part!r}")
+        items.append(f"{int(number)}%" if p.endswith("%") else int(number))
+    return items[0] if len(items) == 1 and isinstance(items[0], int) else items
 
 
 def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
@@ -232,18 +247,19 @@ def _report(args: argparse.Namespace, fleet_dir: Path) -> int:
     if not past:
         raise CommandError(f"error: no fleet runs recorded in {results / history.HISTORY} (fleet detect, run and "
                            "verify add them)", exit_codes.FAILURE)
-    doc = {"results": str(results), "runs": history.runs(past), "changed": history.changes(past)}
+    runs, changed = history.runs(past), history.changes(past)
+    doc = {"results": str(results), "runs": runs, "changed": changed}
     if args.json:
         json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
         return exit_codes.OK
     _print_table(f"fleet runs ({results})", ("written", "command", "plan", "hosts", "passed", "failed", "skipped"),
                  [[r["written"], r["kind"], r["plan"] or "", *(str(r[k]) for k in ("hosts", "passed", "failed", "skipped"))]
-                  for r in doc["runs"]])
+                  for r in runs])
     _print_table("stack since the entry before", ("host", "stack", "since", "what changed"),
                  [[c["host"], c["state"], c["since"] or "", "; ".join(f"{d['field']}: {d['before']} -> {d['now']}"
                                                                       for d in c["differences"])]
-                  for c in doc["changed"]])
+                  for c in changed])
     return exit_codes.OK
 
 

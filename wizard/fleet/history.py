@@ -53,7 +53,7 @@ def entries(results: Path) -> list[dict[str, Any]]:
 def changes(history: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per host of the newest entry that knew it: the fields of its stack that changed since the entry before
     that knew it (``since``: that entry's time; a host never seen before is ``new``)."""
-    out = []
+    out: list[dict[str, Any]] = []
     newest: dict[str, int] = {}
     for i, e in enumerate(history):
         for h in e["stacks"]:

@@ -54,8 +54,8 @@ def known(inventory: str, fleet_dir: Path, *, limit: str | None = None, redetect
     from wizard.fleet.ansible_run import hosts_of, read_inventory
 
     if redetect:
-        hosts = detect(inventory, fleet_dir, limit=limit, progress=progress)
-        return Known(tuple(hosts), (), tuple((h.host, "--redetect") for h in hosts))
+        every = detect(inventory, fleet_dir, limit=limit, progress=progress)
+        return Known(tuple(every), (), tuple((h.host, "--redetect") for h in every))
     doc = read_inventory(inventory, limit, fleet_dir)
     names = hosts_of(doc, inventory, limit)
     clock = time.time() if now is None else now

@@ -42,7 +42,11 @@ def run_dir(fleet_dir: Path, spec: str) -> Path:
     return fleet_dir / "runs" / re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(spec).stem if spec.endswith(".toml") else spec)
 
 
-def prepare(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None, serial: int | None,
+CANARY: list[int | str] = [1, "10%", "100%"]  # fleet run's batches unless --serial: one host, a tenth, the rest
+Serial = int | list[int | str]
+
+
+def prepare(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None, serial: Serial | None,
             max_fail: int | None, replan: bool, progress: bool = False) -> RunRecord:
     """The run's export: the saved one, or detect + plan + export now."""
     d = run_dir(fleet_dir, spec)
@@ -57,7 +61,7 @@ def prepare(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None, se
     if not fp.groups:
         lines = [f"{h}: refused: {'; '.join(r)}" for h, r in fp.refused] + [f"{h}: {s}: {r}" for h, s, r in unknown]
         raise FleetError(f"plan {spec} applies to no host\n" + "\n".join(lines))
-    book = export(fp.groups, d / "export", serial=serial, max_fail=max_fail)
+    book = export(fp.groups, d / "export", serial=serial if isinstance(serial, int) else None, max_fail=max_fail)
     groups = tuple((g.hosts, tuple(k for k, s in enumerate(g.plan.steps, 1) if not s.skipped_reason and s.kind != "verify"),
                     next((k for k, s in enumerate(g.plan.steps, 1) if s.reboot and not s.skipped_reason), None))
                    for g in fp.groups)
@@ -75,18 +79,17 @@ def _load(path: Path) -> RunRecord:
                      tuple((h, tuple(r)) for h, r in d["refused"]), tuple((u[0], u[1], u[2]) for u in d["unknown"]))
 
 
-def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None = None, serial: int | None = None,
+def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None = None, serial: Serial | None = None,
               max_fail: int | None = None, replan: bool = False, progress: bool = False,
               results: Path | None = None) -> list[dict[str, Any]]:
-    """``results``: where each host's verify.json goes (default: the run's own ``results/``)."""
+    """``results``: where each host's verify.json goes (default: the run's own ``results/``). ``serial``: Ansible's
+    batches (default CANARY), ``max_fail``: its max_fail_percentage (default 0: a failure stops the batches after)."""
     rec = prepare(spec, inventory, fleet_dir, limit=limit, serial=serial, max_fail=max_fail, replan=replan,
                   progress=progress)
     results = results or run_dir(fleet_dir, spec) / "results"
     extra: dict[str, Any] = {"rocm_wizard_results": str(results)}
-    if serial is not None:
-        extra["rocm_wizard_serial"] = serial
-    if max_fail is not None:
-        extra["rocm_wizard_max_fail"] = max_fail
+    extra["rocm_wizard_serial"] = CANARY if serial is None else serial
+    extra["rocm_wizard_max_fail"] = 0 if max_fail is None else max_fail
     res = run_playbook(rec.playbook, inventory, fleet_dir, limit=limit, extra_vars=extra, progress=progress)
     for host in {e.host for e in res.events if e.status == "changed" and (m := DONE.match(e.task))
                  and m.group(3) != "verify"}:
