@@ -5,8 +5,9 @@ facts, exports, results and the report go to the fleet directory (`--fleet-dir`,
 `<state>/fleet`). Exit codes: 0 every host answered (plan: the plan fits at least one host; run and
 verify: every host finished and passed; detect --reference: besides, no host drifts from the reference), 1 some
 host failed, could not be read or drifts, 2 bad usage, an unreadable inventory or reference, 5 the plan fits no
-host. `fleet facts` is the host side: this machine's
-facts as the controller reads them.
+host. `fleet report` reads the history kept in the results directory (`--results`, default the fleet
+directory): exit 0, or 1 when nothing is recorded. `fleet facts` is the host side: this machine's facts as the
+controller reads them.
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def _print_table(title: str, columns: Sequence[str], cells: Sequence[Sequence[st
 
 def _detect(args: argparse.Namespace, fleet_dir: Path) -> int:
     from wizard.commands import CommandError
-    from wizard.fleet import drift
+    from wizard.fleet import drift, history
     from wizard.fleet.detect import detect
     from wizard.fleet.summary import COLUMNS, rows, table_lines
 
@@ -158,9 +159,7 @@ def _detect(args: argparse.Namespace, fleet_dir: Path) -> int:
         if args.reference is not None:
             _print_table(f"drift against {doc['drift']['reference']['source']}", drift.COLUMNS,
                          drift.table_lines(drifts))
-    from wizard.fleet import history
-
-    history.add(_results(args, fleet_dir), "detect", rs, history.stacks(fleet_dir, [h.host for h in hosts]))
+    history.add(_results(args, fleet_dir), "detect", rs, history.stacks_of(hosts))
     read = all(h.facts is not None for h in hosts)
     return exit_codes.OK if read and not any(d.status == "drift" for d in drifts) else exit_codes.FAILURE
 

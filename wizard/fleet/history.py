@@ -10,19 +10,19 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from wizard.fleet import drift
-from wizard.fleet.detect import saved
+from wizard.fleet.detect import HostFacts, saved
 
 HISTORY = "history"
 
 
 def stacks(fleet_dir: Path, hosts: Sequence[str]) -> dict[str, dict[str, str]]:
     """Each host's stack from the facts the fleet directory holds for it (those the command read)."""
-    out = {}
-    for h in hosts:
-        hf = saved(fleet_dir, h)
-        if hf is not None and hf.facts is not None:
-            out[h] = drift.stack(hf.facts, partial=hf.status == "evidence")
-    return out
+    return stacks_of([hf for h in hosts for hf in [saved(fleet_dir, h)] if hf is not None])
+
+
+def stacks_of(hosts: Sequence[HostFacts]) -> dict[str, dict[str, str]]:
+    """Each host's stack, for the hosts with facts."""
+    return {h.host: drift.stack(h.facts, partial=h.status == "evidence") for h in hosts if h.facts is not None}
 
 
 def add(results: Path, kind: str, rows: Sequence[dict[str, Any]], host_stacks: dict[str, dict[str, str]],
