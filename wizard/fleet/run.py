@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from wizard import lazy_re
 from wizard.fleet import FleetError
 from wizard.fleet.ansible_run import PlaybookResult, run_playbook, write_playbook
-from wizard.fleet.detect import HostFacts, detect, forget
+from wizard.fleet.detect import CAPTURE, HostFacts, detect, forget
 from wizard.fleet.export import MARKER, available, export, unavailable
 from wizard.fleet.plan import plan_fleet
 from wizard.model import NEEDS_GPU
@@ -178,17 +178,7 @@ def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None,
             "failed_when": False,
             "check_mode": False,
             "when": available(NEEDS_GPU),
-        }, {
-            "name": "verify: the controller's directory for this host",
-            "ansible.builtin.file": {"path": f"{results}/{{{{ inventory_hostname }}}}", "state": "directory",
-                                     "mode": "0755"},
-            "delegate_to": "localhost",
-        }, {
-            "name": "verify: bring the JSON back",
-            "ansible.builtin.copy": {"content": "{{ rocm_wizard_verify.stdout }}",
-                                     "dest": f"{results}/{{{{ inventory_hostname }}}}/verify.json", "mode": "0644"},
-            "delegate_to": "localhost",
-            "when": "rocm_wizard_verify.stdout is defined",
+            "tags": [CAPTURE],  # its JSON comes back in the play's events: the controller writes verify.json
         }, {
             "name": "verify: the controller records that this host cannot run it",
             "ansible.builtin.copy": {"content": "{{ {'skipped': %s} | to_json }}" % unavailable(NEEDS_GPU),
@@ -198,10 +188,14 @@ def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None,
         }],
     }], ["rocm-wizard fleet verify: written by the wizard"])
     for h in hosts:
+        (results / h.host).mkdir(parents=True, exist_ok=True)
         (results / h.host / "verify.json").unlink(missing_ok=True)
     answered = [h.host for h in hosts if h.facts is not None]
     res = run_playbook(book, inventory, fleet_dir, limit=":".join(answered) if answered else limit,
                        progress=progress)
+    for e in res.events:
+        if e.task == "verify: the suite" and e.stdout is not None and e.host in answered:
+            (results / e.host / "verify.json").write_text(e.stdout, encoding="utf-8")
     rows: list[dict[str, Any]] = []
     for h in hosts:
         if h.facts is None:
