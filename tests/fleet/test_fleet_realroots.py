@@ -111,7 +111,7 @@ def test_run_migrates_through_the_reboot_skips_verify_and_a_rerun_changes_nothin
     boot0 = {h: enter.boot_id(r) for h, r in roots.items()}
     refused_before = end_state(roots["seed-5600xt"])
     t = time.monotonic()
-    first = wizard("fleet", "run", PLAN, "-i", inv, "--fleet-dir", fdir, "--json", cwd=base)
+    first = wizard("fleet", "run", PLAN, "-i", inv, "--fleet-dir", fdir, "--json", "--progress", cwd=base)
     TIMINGS["fleet run"] = time.monotonic() - t
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     rows = {r["host"]: r for r in json.loads(first.stdout)["hosts"]}
@@ -143,7 +143,7 @@ def test_run_migrates_through_the_reboot_skips_verify_and_a_rerun_changes_nothin
     states = {h: end_state(r) for h, r in roots.items()}
     boots = {h: enter.boot_id(r) for h, r in roots.items()}
     t = time.monotonic()
-    again = wizard("fleet", "run", PLAN, "-i", inv, "--fleet-dir", fdir, "--json", cwd=base)
+    again = wizard("fleet", "run", PLAN, "-i", inv, "--fleet-dir", fdir, "--json", "--progress", cwd=base)
     TIMINGS["fleet run again"] = time.monotonic() - t
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     assert host_changes(again.stderr) == []

@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -24,12 +25,12 @@ PROFILES = {"seed-7900xt": "seed-7900xt", "twin-7900xt": "seed-7900xt", "rx9070x
 RUN_HOSTS = "seed-7900xt:rx9070xt-noble:seed-5600xt"
 
 
-def wizard(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def wizard(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     # Ansible's temp files (~root/.ansible/tmp of the tasks delegated to localhost; inside each sandbox for
     # its own tasks) stay in the test's directory
     return subprocess.run([sys.executable, "-m", "wizard", *args], capture_output=True, text=True, cwd=cwd,
                           timeout=1700, env={**os.environ, "HOME": str(cwd / "home"),
-                                             "ANSIBLE_REMOTE_TEMP": str(cwd / "ansible-tmp")})
+                                             "ANSIBLE_REMOTE_TEMP": str(cwd / "ansible-tmp"), **(env or {})})
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +78,20 @@ def test_detect_finds_each_hosts_gpus_and_lists_the_unreadable(fleet: dict[str, 
     assert (fleet["fleet"] / "hosts" / "rx9070xt-noble" / "facts.json").is_file()
     assert rows["nowiz"]["status"] == "evidence" and rows["nowiz"]["gpus"] == [{"gfx": "gfx1010", "count": 1}]
     assert (fleet["fleet"] / "hosts" / "nowiz" / "bundle" / "os-release.txt").is_file()
+    assert "PLAY RECAP" in res.stderr  # the operator's stdout callback (here Ansible's default) is kept
+
+
+def test_detect_against_a_reference_lists_each_hosts_drift(fleet: dict[str, Path]) -> None:
+    res = wizard("fleet", "detect", "-i", str(fleet["inv"]), "--fleet-dir", str(fleet["fleet"]), "--reference",
+                 "twin-7900xt", "--limit", "seed-7900xt:twin-7900xt:seed-5600xt:nowiz", "--json", cwd=fleet["base"],
+                 env={"ANSIBLE_STDOUT_CALLBACK": "minimal"})
+    assert "seed-5600xt | SUCCESS" in res.stderr and "PLAY RECAP" not in res.stderr  # the operator's own callback
+    assert res.returncode == 1, res.stderr[-3000:]  # seed-5600xt drifts
+    by = {h["host"]: h for h in json.loads(res.stdout)["drift"]["hosts"]}
+    assert by["seed-7900xt"]["status"] == "same" and by["twin-7900xt"]["status"] == "same"
+    diffs = {d["field"]: d["host"] for d in by["seed-5600xt"]["differences"]}
+    assert diffs["gpus"] == "1x gfx1010" and diffs["overrides"] == "HSA_OVERRIDE_GFX_VERSION=10.3.0"
+    assert by["nowiz"]["unknown"] == ["torch", "torch_gfx", "overrides"]
 
 
 def test_plan_groups_alike_hosts_and_refuses_the_one_it_cannot_fit(fleet: dict[str, Path]) -> None:
@@ -84,6 +99,7 @@ def test_plan_groups_alike_hosts_and_refuses_the_one_it_cannot_fit(fleet: dict[s
     res = wizard("fleet", "plan", "upgrade-6.4", "-i", str(fleet["inv"]), "--fleet-dir", str(fleet["fleet"]),
                  "--limit", "all:!ghost:!garbage:!nowiz", "--json", "--export", "ansible", str(out), cwd=fleet["base"])
     assert res.returncode == 0, res.stderr[-3000:]
+    assert "reused the saved facts of 4 host(s)" in res.stderr  # those of the fleet detect above
     doc = json.loads(res.stdout)
     groups = sorted(sorted(g["hosts"]) for g in doc["groups"])
     assert groups == [["rx9070xt-noble"], ["seed-7900xt", "twin-7900xt"]]
@@ -120,7 +136,7 @@ def test_run_fails_one_host_alone_then_resumes_it_and_a_rerun_changes_nothing(fl
 
     fail.unlink()
     calls_before = (base / "rx9070xt-noble" / ".sandbox" / "calls.log").read_text().count('"tool": "tar"')
-    resumed = wizard("fleet", "run", "upgrade-6.4", "-i", inv, "--fleet-dir", fdir, "--limit", RUN_HOSTS, "--json",
+    resumed = wizard("fleet", "run", "upgrade-6.4", "-i", inv, "--fleet-dir", fdir, "--limit", RUN_HOSTS, "--json", "--progress",
                      cwd=base)
     assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
     rows = {r["host"]: r for r in json.loads(resumed.stdout)["hosts"]}
@@ -131,7 +147,8 @@ def test_run_fails_one_host_alone_then_resumes_it_and_a_rerun_changes_nothing(fl
     assert "changed" not in [line.split()[1] for line in resumed.stderr.splitlines()
                              if line.startswith("seed-7900xt ") and "controller" not in line]
 
-    again = wizard("fleet", "run", "upgrade-6.4", "-i", inv, "--fleet-dir", fdir, "--limit", RUN_HOSTS, cwd=base)
+    again = wizard("fleet", "run", "upgrade-6.4", "-i", inv, "--fleet-dir", fdir, "--limit", RUN_HOSTS, "--progress",
+                   cwd=base)
     assert again.returncode == 0, again.stderr[-3000:]
     changed = [line for line in again.stderr.splitlines() if len(line.split()) > 1 and line.split()[1] == "changed"
                and "controller" not in line]
@@ -139,13 +156,29 @@ def test_run_fails_one_host_alone_then_resumes_it_and_a_rerun_changes_nothing(fl
 
 
 def test_verify_runs_the_suite_everywhere_and_writes_the_report(fleet: dict[str, Path]) -> None:
+    kept = fleet["base"] / "kept-results"
     res = wizard("fleet", "verify", "-i", str(fleet["inv"]), "--fleet-dir", str(fleet["fleet"]), "--limit",
-                 "seed-7900xt:rx9070xt-noble", "--json", cwd=fleet["base"])
+                 "seed-7900xt:rx9070xt-noble", "--results", str(kept), "--json", cwd=fleet["base"])
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
     rows = {r["host"]: r for r in json.loads(res.stdout)["hosts"]}
     assert set(rows) == {"seed-7900xt", "rx9070xt-noble"}
     assert all(r["verify"]["status"] == "pass" and r["verify"]["checks"] > 0 for r in rows.values())
     assert rows["seed-7900xt"]["python"] == "/home/user/pytorch_venv/bin/python"
-    assert json.loads((fleet["fleet"] / "verify" / "rx9070xt-noble" / "verify.json").read_text())["checks"]
-    page = (fleet["fleet"] / "report.html").read_text()
+    assert json.loads((kept / "verify" / "rx9070xt-noble" / "verify.json").read_text())["checks"]
+    suite = ET.parse(kept / "junit.xml").getroot().find("testsuite")
+    assert suite is not None and suite.get("tests") == "2" and suite.get("failures") == "0"
+    page = (kept / "report.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and "<script" not in page and "seed-7900xt" in page
+    # the fleet directory's history (detect, the runs) and this results directory's are apart
+    kept_report = wizard("fleet", "report", "--results", str(kept), "--json", cwd=fleet["base"])
+    assert kept_report.returncode == 0, kept_report.stderr
+    assert [(r["kind"], r["passed"]) for r in json.loads(kept_report.stdout)["runs"]] == [("verify", 2)]
+    doc = json.loads(wizard("fleet", "report", "--fleet-dir", str(fleet["fleet"]), "--json", cwd=fleet["base"]).stdout)
+    assert {"detect", "run"} <= {r["kind"] for r in doc["runs"]}
+    # the run migrated rx9070xt-noble and seed-7900xt; a detect afterwards shows each new stack
+    wizard("fleet", "detect", "-i", str(fleet["inv"]), "--fleet-dir", str(fleet["fleet"]), "--limit", RUN_HOSTS,
+           cwd=fleet["base"])
+    changed = {c["host"]: c for c in json.loads(wizard("fleet", "report", "--fleet-dir", str(fleet["fleet"]), "--json",
+                                                         cwd=fleet["base"]).stdout)["changed"]}
+    assert changed["seed-7900xt"]["state"] == "changed"
+    assert {"field": "rocm", "before": "6.2.0", "now": "6.4.4"} in changed["seed-7900xt"]["differences"]

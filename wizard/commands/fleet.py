@@ -3,9 +3,11 @@
 Needs Ansible (`pip install 'rocm-wizard[fleet]'`); without it: one line, exit 1. Every host's
 facts, exports, results and the report go to the fleet directory (`--fleet-dir`, default
 `<state>/fleet`). Exit codes: 0 every host answered (plan: the plan fits at least one host; run and
-verify: every host finished and passed), 1 some host failed or could not be read, 2 bad usage or
-an unreadable inventory, 5 the plan fits no host. `fleet facts` is the host side: this machine's
-facts as the controller reads them.
+verify: every host finished and passed; detect --reference: besides, no host drifts from the reference), 1 some
+host failed, could not be read or drifts, 2 bad usage, an unreadable inventory or reference, 5 the plan fits no
+host. `fleet report` reads the history kept in the results directory (`--results`, default the fleet
+directory): exit 0, or 1 when nothing is recorded. `fleet facts` is the host side: this machine's facts as the
+controller reads them.
 """
 
 from __future__ import annotations
@@ -24,29 +26,58 @@ from wizard.commands.options import whole_number
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="fleet_command", metavar="ACTION", required=True, parser_class=type(p))
 
+    def dirs(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--fleet-dir", metavar="DIR", help="where facts, exports, results and the report go "
+                                                            "(default: <state>/fleet)")
+        sp.add_argument("--results", metavar="DIR", help="where report.json, report.html, junit.xml, each host's "
+                                                         "verify.json and the history go (default: the fleet directory)")
+        sp.add_argument("--json", action="store_true", help="print the table as JSON")
+
     def common(sp: argparse.ArgumentParser) -> None:
         sp.add_argument("-i", "--inventory", required=True, metavar="INVENTORY", help="an Ansible inventory")
         sp.add_argument("--limit", metavar="PATTERN", help="only these hosts (Ansible's --limit)")
-        sp.add_argument("--fleet-dir", metavar="DIR", help="where facts, exports, results and the report go "
-                                                            "(default: <state>/fleet)")
-        sp.add_argument("--json", action="store_true", help="print the table as JSON")
+        dirs(sp)
+        sp.add_argument("--progress", action="store_true",
+                        help="one line per host and task on stderr (the wizard's stdout callback instead of yours)")
 
     d = sub.add_parser("detect", help="every host's GPUs, driver, ROCm, torch and findings; which are alike")
     common(d)
+    d.add_argument("--reference", metavar="HOST|FACTS.json",
+                   help="list per host how its stack differs from this host's or facts file's "
+                        "(exit 1 when any host drifts)")
     pl = sub.add_parser("plan", help="resolve a plan per host, group the hosts with the same actions, list refusals")
     pl.add_argument("plan", metavar="NAME|FILE")
     common(pl)
     pl.add_argument("--export", nargs=2, metavar=("FORMAT", "DIR"), help="write the groups as an Ansible playbook")
+    pl.add_argument("--redetect", action="store_true",
+                    help="detect every host again instead of reusing the facts of the last fleet detect")
     r = sub.add_parser("run", help="run a plan on every host it fits through ansible-playbook")
     r.add_argument("plan", metavar="NAME|FILE")
     common(r)
-    r.add_argument("--serial", type=whole_number("number", 1), metavar="N", help="hosts per batch (Ansible's serial)")
+    r.add_argument("--serial", type=serial_batches, metavar="N|LIST",
+                   help="hosts per batch (Ansible's serial): a number, or batches such as 1,10%%,100%% "
+                        "(default: 1,10%%,100%%, a canary first)")
     r.add_argument("--max-fail", type=whole_number("percentage", 0, 100), metavar="PCT",
-                   help="stop the run when more than PCT %% of a batch fail")
+                   help="stop the run when more than PCT %% of a batch fail (default 0: the first failure stops "
+                        "the hosts after it)")
     r.add_argument("--replan", action="store_true", help="detect and resolve again instead of continuing the saved run")
     v = sub.add_parser("verify", help="run only the verification suite on every host")
     common(v)
+    rp = sub.add_parser("report", help="the runs kept in the results directory; which hosts changed stack since the last")
+    dirs(rp)
     sub.add_parser("facts", help=argparse.SUPPRESS)
+
+
+def serial_batches(text: str) -> int | list[int | str]:
+    """``--serial``: ``N`` (hosts per batch), or a comma-separated list of batch sizes, each ``N`` or ``P%``."""
+    items: list[int | str] = []
+    for part in text.split(","):
+        p = part.strip()
+        number = p[:-1] if p.endswith("%") else p
+        if not number.isdigit() or int(number) < 1 or (p.endswith("%") and int(number) > 100):
+            raise argparse.ArgumentTypeError(f"not a batch size (N, or P% from 1% to 100%): {part!r}")
+        items.append(f"{int(number)}%" if p.endswith("%") else int(number))
+    return items[0] if len(items) == 1 and isinstance(items[0], int) else items
 
 
 def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
@@ -67,6 +98,8 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
             return _plan(args, fleet_dir)
         if args.fleet_command == "run":
             return _run(args, fleet_dir)
+        if args.fleet_command == "report":
+            return _report(args, fleet_dir)
         return _verify(args, fleet_dir)
     except FleetError as exc:
         lines = str(exc).splitlines()
@@ -95,6 +128,10 @@ def _fleet_dir(args: argparse.Namespace) -> Path:
     return paths.state_dir(getattr(args, "state_dir", None)) / "fleet"
 
 
+def _results(args: argparse.Namespace, fleet_dir: Path) -> Path:
+    return Path(args.results).expanduser().absolute() if args.results else fleet_dir
+
+
 def _print_table(title: str, columns: Sequence[str], cells: Sequence[Sequence[str]]) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -108,29 +145,52 @@ def _print_table(title: str, columns: Sequence[str], cells: Sequence[Sequence[st
 
 
 def _detect(args: argparse.Namespace, fleet_dir: Path) -> int:
+    from wizard.commands import CommandError
+    from wizard.fleet import drift, history
     from wizard.fleet.detect import detect
     from wizard.fleet.summary import COLUMNS, rows, table_lines
 
-    hosts = detect(args.inventory, fleet_dir, limit=args.limit)
+    if args.reference is not None and Path(args.reference).expanduser().is_file():
+        try:  # a bad facts file is refused before any host is asked
+            drift.reference_stack(args.reference, [])
+        except drift.ReferenceError as exc:
+            raise CommandError(f"error: {exc}", exit_codes.USAGE) from None
+    hosts = detect(args.inventory, fleet_dir, limit=args.limit, progress=args.progress)
     rs = rows(hosts)
+    doc: dict[str, Any] = {"fleet_dir": str(fleet_dir), "hosts": rs}
+    drifts: list[drift.HostDrift] = []
+    if args.reference is not None:
+        try:
+            name, ref, drifts = drift.drift(args.reference, hosts)
+        except drift.ReferenceError as exc:
+            raise CommandError(f"error: {exc}", exit_codes.USAGE) from None
+        doc["drift"] = drift.to_json(name, ref, drifts)
     if args.json:
-        json.dump({"fleet_dir": str(fleet_dir), "hosts": rs}, sys.stdout, indent=2)
+        json.dump(doc, sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         _print_table(f"fleet: {len(hosts)} hosts ({fleet_dir})", COLUMNS, table_lines(rs))
-    return exit_codes.OK if all(h.facts is not None for h in hosts) else exit_codes.FAILURE
+        if args.reference is not None:
+            _print_table(f"drift against {doc['drift']['reference']['source']}", drift.COLUMNS,
+                         drift.table_lines(drifts))
+    history.add(_results(args, fleet_dir), "detect", rs, history.stacks_of(hosts))
+    read = all(h.facts is not None for h in hosts)
+    return exit_codes.OK if read and not any(d.status == "drift" for d in drifts) else exit_codes.FAILURE
 
 
 def _plan(args: argparse.Namespace, fleet_dir: Path) -> int:
     from wizard.commands import CommandError, usage_error
-    from wizard.fleet.detect import detect
     from wizard.fleet.export import ExportError, export
+    from wizard.fleet.reuse import known
     from wizard.fleet import realroots
     from wizard.fleet.plan import PlanError, plan_fleet
 
     if args.export and args.export[0] != "ansible":
         raise usage_error(f"--export {args.export[0]}: unknown format (formats: ansible)")
-    hosts = detect(args.inventory, fleet_dir, limit=args.limit)
+    found = known(args.inventory, fleet_dir, limit=args.limit, redetect=args.redetect, progress=args.progress)
+    for note in found.notes():
+        print(note, file=sys.stderr)
+    hosts = list(found.hosts)
     try:
         fp = plan_fleet(args.plan, hosts, realroots.mirrors(realroots.hosts(args.inventory, args.limit, fleet_dir)))
     except PlanError as exc:
@@ -169,8 +229,10 @@ def _run(args: argparse.Namespace, fleet_dir: Path) -> int:
     from wizard.fleet.run import all_ok, fleet_run
 
     rows = fleet_run(args.plan, args.inventory, fleet_dir, limit=args.limit, serial=args.serial,
-                     max_fail=args.max_fail, replan=args.replan)
-    j, h = report.write(fleet_dir, "run", rows)
+                     max_fail=args.max_fail, replan=args.replan, progress=args.progress,
+                     results=args.results and _results(args, fleet_dir) / "verify")
+    j, h = report.write(_results(args, fleet_dir), "run", rows, fleet_dir=fleet_dir,
+                        plan=rows[0]["plan"] if rows else args.plan)
     _show(args, rows, j, h, ("host", "plan", "steps done", "reboot", "verify", "failed", "what to do"),
           lambda r: [r["host"], r["plan"], f"{r['steps_done']}/{r['steps']}" if not r.get("refused") else "refused",
                      r["reboot"], _verify_cell(r["verify"]), _failed_cell(r), r.get("next") or ""])
@@ -181,11 +243,37 @@ def _verify(args: argparse.Namespace, fleet_dir: Path) -> int:
     from wizard.fleet import report
     from wizard.fleet.run import all_ok, fleet_verify
 
-    rows = fleet_verify(args.inventory, fleet_dir, limit=args.limit)
-    j, h = report.write(fleet_dir, "verify", rows)
+    rows = fleet_verify(args.inventory, fleet_dir, limit=args.limit, progress=args.progress,
+                        results=args.results and _results(args, fleet_dir) / "verify")
+    j, h = report.write(_results(args, fleet_dir), "verify", rows, fleet_dir=fleet_dir)
     _show(args, rows, j, h, ("host", "python", "verify", "failed", "what to do"),
           lambda r: [r["host"], r.get("python") or "", _verify_cell(r["verify"]), _failed_cell(r), r.get("next") or ""])
     return exit_codes.OK if all_ok(rows) else exit_codes.FAILURE
+
+
+def _report(args: argparse.Namespace, fleet_dir: Path) -> int:
+    from wizard.commands import CommandError
+    from wizard.fleet import history
+
+    results = _results(args, fleet_dir)
+    past = history.entries(results)
+    if not past:
+        raise CommandError(f"error: no fleet runs recorded in {results / history.HISTORY} (fleet detect, run and "
+                           "verify add them)", exit_codes.FAILURE)
+    runs, changed = history.runs(past), history.changes(past)
+    doc = {"results": str(results), "runs": runs, "changed": changed}
+    if args.json:
+        json.dump(doc, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return exit_codes.OK
+    _print_table(f"fleet runs ({results})", ("written", "command", "plan", "hosts", "passed", "failed", "skipped"),
+                 [[r["written"], r["kind"], r["plan"] or "", *(str(r[k]) for k in ("hosts", "passed", "failed", "skipped"))]
+                  for r in runs])
+    _print_table("stack since the entry before", ("host", "stack", "since", "what changed"),
+                 [[c["host"], c["state"], c["since"] or "", "; ".join(f"{d['field']}: {d['before']} -> {d['now']}"
+                                                                      for d in c["differences"])]
+                  for c in changed])
+    return exit_codes.OK
 
 
 def _show(args: argparse.Namespace, rows: Sequence[dict[str, Any]], j: Path, h: Path, columns: Sequence[str],

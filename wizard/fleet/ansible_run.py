@@ -24,6 +24,8 @@ class Event:
     task: str
     message: str = ""
     rc: int | None = None
+    stdout: str | None = None  # a task tagged rocm_wizard_capture: its whole stdout
+    items: tuple[tuple[Any, int | None, str], ...] = ()  # ... or, for a loop, each (item, rc, stdout)
 
 
 @record
@@ -35,21 +37,30 @@ class PlaybookResult:
         return [e for e in self.events if e.host == host]
 
 
-def environment(fleet_dir: Path, events: Path | None = None) -> dict[str, str]:
+def environment(fleet_dir: Path, events: Path | None = None, *, progress: bool = False) -> dict[str, str]:
+    """Ansible's environment for a fleet command: its state in the fleet directory, the wizard's plugins found
+    first (the operator's own plugin paths kept after them), every result recorded by the notification callback
+    ``rocm_wizard_events``; the stdout callback stays the operator's unless ``progress`` asks for the wizard's
+    one line per host and task (``rocm_wizard_progress``)."""
     env = dict(os.environ)
     home = fleet_dir / ".ansible"
+
+    def path(var: str, ours: Path) -> str:
+        return os.pathsep.join([str(ours)] + [p for p in env.get(var, "").split(os.pathsep) if p])
+
     env.update({
         "ANSIBLE_HOME": str(home),
         "ANSIBLE_LOCAL_TEMP": str(home / "tmp"),
-        "ANSIBLE_CONNECTION_PLUGINS": str(PLUGINS / "connection"),
-        "ANSIBLE_CALLBACK_PLUGINS": str(PLUGINS / "callback"),
-        "ANSIBLE_STDOUT_CALLBACK": "rocm_wizard_events",
+        "ANSIBLE_CONNECTION_PLUGINS": path("ANSIBLE_CONNECTION_PLUGINS", PLUGINS / "connection"),
+        "ANSIBLE_CALLBACK_PLUGINS": path("ANSIBLE_CALLBACK_PLUGINS", PLUGINS / "callback"),
         "ANSIBLE_PIPELINING": "1",
         "ANSIBLE_RETRY_FILES_ENABLED": "0",
         "ANSIBLE_NOCOLOR": "1",
         "ANSIBLE_DEPRECATION_WARNINGS": "0",
         "ANSIBLE_PYTHON_INTERPRETER": env.get("ANSIBLE_PYTHON_INTERPRETER", "auto_silent"),
     })
+    if progress:
+        env["ANSIBLE_STDOUT_CALLBACK"] = "rocm_wizard_progress"
     if events is not None:
         env["ROCM_WIZARD_FLEET_EVENTS"] = str(events)
     return env
@@ -79,7 +90,11 @@ _HOST = lazy_re.compile(r"^[A-Za-z0-9_.:-]{1,253}$")
 
 def inventory_hosts(inventory: str, limit: str | None, fleet_dir: Path) -> list[str]:
     """The hosts of INVENTORY (after --limit), as Ansible itself reads it."""
-    doc = read_inventory(inventory, limit, fleet_dir)
+    return hosts_of(read_inventory(inventory, limit, fleet_dir), inventory, limit)
+
+
+def hosts_of(doc: dict[str, Any], inventory: str, limit: str | None) -> list[str]:
+    """The hosts of an ``ansible-inventory --list`` document, in the inventory's order."""
     hosts: list[str] = []
 
     def walk(group: str, seen: set[str]) -> None:
@@ -104,7 +119,7 @@ def inventory_hosts(inventory: str, limit: str | None, fleet_dir: Path) -> list[
 
 def run_playbook(playbook: Path, inventory: str, fleet_dir: Path, *, limit: str | None = None,
                  extra_vars: Mapping[str, Any] | None = None, on_line: Callable[[str], None] | None = None,
-                 check: bool = False) -> PlaybookResult:
+                 check: bool = False, progress: bool = False) -> PlaybookResult:
     """Run ansible-playbook; each progress line goes to ``on_line`` (default: stderr, so that stdout holds
     only the table or the JSON) as it comes. The inventory's real-root hosts are served while it runs and
     what they cannot provide goes to the play as ``rocm_wizard_unavailable`` (wizard/fleet/realroots.py)."""
@@ -127,7 +142,8 @@ def run_playbook(playbook: Path, inventory: str, fleet_dir: Path, *, limit: str 
     say = on_line or (lambda line: (sys.stderr.write(line + "\n"), sys.stderr.flush()) and None)
     with realroots.serving(roots):  # the real roots' mirrors served while the play runs
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                env=environment(fleet_dir, events), stdin=subprocess.DEVNULL)
+                                env=environment(fleet_dir, events, progress=progress),
+                                stdin=subprocess.DEVNULL)
         assert proc.stdout is not None
         for line in proc.stdout:
             if line.strip():
@@ -146,8 +162,12 @@ def _read_events(path: Path) -> list[Event]:
         try:
             d = json.loads(line)
             task = re.sub(r"^\S+ : ", "", str(d["task"]))  # Ansible names a role's task "ROLE : NAME"
+            cap = d.get("capture") if isinstance(d.get("capture"), dict) else {}
+            items = tuple((i.get("item"), i.get("rc") if isinstance(i.get("rc"), int) else None, str(i.get("stdout") or ""))
+                          for i in cap.get("items") or () if isinstance(i, dict))
             out.append(Event(str(d["host"]), str(d["status"]), task, str(d.get("message") or ""),
-                             d.get("rc") if isinstance(d.get("rc"), int) else None))
+                             d.get("rc") if isinstance(d.get("rc"), int) else None,
+                             cap["stdout"] if isinstance(cap.get("stdout"), str) else None, items))
         except (ValueError, KeyError, TypeError):
             continue
     return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from wizard.fleet.ansible_run import PlaybookResult, inventory_hosts, run_playbook, write_playbook
+from wizard.fleet.ansible_run import Event, PlaybookResult, hosts_of, run_playbook, write_playbook
 from wizard.fleet.facts_io import FactsFormatError, loads
 from wizard.fleet.yaml_text import Template as T, in_template
 from wizard.model import Facts
@@ -52,63 +52,103 @@ def facts_path(fleet_dir: Path, host: str) -> Path:
     return fleet_dir / HOSTS / host / "facts.json"
 
 
+CAPTURE = "rocm_wizard_capture"  # the events callback records the whole stdout of a task tagged so
+FACTS_TASK = "Facts of this host (rocm-wizard fleet facts)"
+EVIDENCE_TASK = "Without the wizard: evidence by plain commands"
+
+
 def detect_playbook(fleet_dir: Path) -> Path:
+    """One command per host (two without the wizard); what it answers comes back in the play's events and the
+    controller writes it, so no module runs on the controller per host."""
     return write_playbook(fleet_dir / "playbooks" / "detect.yml", [{
         "name": "rocm-wizard fleet detect",
         "hosts": "all",
         "gather_facts": False,
         "tasks": [{
-            "name": "Facts of this host (rocm-wizard fleet facts)",
+            "name": FACTS_TASK,
             "ansible.builtin.command": {"argv": WIZARD_FACTS},
             "register": "rocm_wizard_facts",
             "changed_when": False,
             "failed_when": False,
             "check_mode": False,
+            "tags": [CAPTURE],
         }, {
-            "name": "The controller's directory for this host",
-            "ansible.builtin.file": {"path": T(f"{in_template(fleet_dir)}/{HOSTS}/{{{{ inventory_hostname }}}}/{BUNDLE}"),
-                                     "state": "directory", "mode": "0755"},
-            "delegate_to": "localhost",
-        }, {
-            "name": "Bring the facts back",
-            "ansible.builtin.copy": {"content": T("{{ rocm_wizard_facts.stdout }}"),
-                                     "dest": T(f"{in_template(fleet_dir)}/{HOSTS}/{{{{ inventory_hostname }}}}/facts.json"),
-                                     "mode": "0644"},
-            "delegate_to": "localhost",
-            "when": "rocm_wizard_facts.rc == 0",
-        }, {
-            "name": "Without the wizard: evidence by plain commands",
+            "name": EVIDENCE_TASK,
             "ansible.builtin.command": {"argv": T("{{ item.argv }}")},
             "loop": evidence_commands(),
             "loop_control": {"label": T("{{ item.file }}")},
-            "register": "rocm_wizard_evidence",
             "changed_when": False,
             "failed_when": False,
             "check_mode": False,
             "when": "rocm_wizard_facts.rc != 0",
-        }, {
-            "name": "Bring the evidence back",
-            "ansible.builtin.copy": {"content": T("{{ item.stdout }}\n"),
-                                     "dest": T(f"{in_template(fleet_dir)}/{HOSTS}/{{{{ inventory_hostname }}}}/"
-                                               f"{BUNDLE}/{{{{ item.item.file }}}}"),
-                                     "mode": "0644"},
-            "loop": T("{{ rocm_wizard_evidence.results | default([]) }}"),
-            "loop_control": {"label": T("{{ item.item.file }}")},
-            "delegate_to": "localhost",
-            "when": "rocm_wizard_facts.rc != 0 and item.stdout is defined and item.stdout | length > 0",
+            "tags": [CAPTURE],
         }],
-    }], ["rocm-wizard fleet detect: written by the wizard; each host's facts into the fleet directory"])
+    }], ["rocm-wizard fleet detect: written by the wizard; each host's answer comes back in the play's events"])
 
 
-def detect(inventory: str, fleet_dir: Path, *, limit: str | None = None) -> list[HostFacts]:
+def detect(inventory: str, fleet_dir: Path, *, limit: str | None = None, progress: bool = False) -> list[HostFacts]:
     import shutil
 
-    hosts = inventory_hosts(inventory, limit, fleet_dir)
+    from wizard.fleet.ansible_run import read_inventory
+
+    doc = read_inventory(inventory, limit, fleet_dir)
+    hosts = hosts_of(doc, inventory, limit)
     for h in hosts:
         facts_path(fleet_dir, h).unlink(missing_ok=True)
+        stamp_path(fleet_dir, h).unlink(missing_ok=True)
         shutil.rmtree(facts_path(fleet_dir, h).parent / BUNDLE, ignore_errors=True)
-    result = run_playbook(detect_playbook(fleet_dir), inventory, fleet_dir, limit=limit)
-    return [_host(h, fleet_dir, result) for h in hosts]
+    result = run_playbook(detect_playbook(fleet_dir), inventory, fleet_dir, limit=limit, progress=progress)
+    out = []
+    for h in hosts:
+        _write_answer(fleet_dir, h, result.of(h))
+        hf = _host(h, fleet_dir, result)
+        if hf.facts is not None:
+            write_stamp(fleet_dir, h, host_vars(doc, h))
+        out.append(hf)
+    return out
+
+
+def stamp_path(fleet_dir: Path, host: str) -> Path:
+    return fleet_dir / HOSTS / host / "detected.json"
+
+
+def host_vars(doc: dict[str, Any], host: str) -> str:
+    """A digest of the host's inventory variables (how it is reached): facts read under others are not its."""
+    import hashlib
+    import json
+
+    hv = doc.get("_meta", {}).get("hostvars", {}).get(host, {}) if isinstance(doc.get("_meta"), dict) else {}
+    return hashlib.sha256(json.dumps(hv, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def write_stamp(fleet_dir: Path, host: str, hostvars: str) -> None:
+    import json
+    import time
+
+    stamp_path(fleet_dir, host).write_text(json.dumps({"time": time.time(), "hostvars": hostvars}) + "\n",
+                                           encoding="utf-8")
+
+
+def forget(fleet_dir: Path, host: str) -> None:
+    """The host's saved facts no longer tell its stack (a run changed it): the next plan detects it again."""
+    stamp_path(fleet_dir, host).unlink(missing_ok=True)
+
+
+def _write_answer(fleet_dir: Path, host: str, events: list[Event]) -> None:
+    """The host's facts (``facts.json``) or, without the wizard, its evidence files (``bundle/``)."""
+    path = facts_path(fleet_dir, host)
+    facts = next((e for e in events if e.task == FACTS_TASK and e.stdout is not None), None)
+    if facts is not None and facts.rc == 0:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(facts.stdout or "", encoding="utf-8")
+        return
+    files = {str(item.get("file")): out for e in events if e.task == EVIDENCE_TASK
+             for item, _rc, out in e.items if isinstance(item, dict) and out}
+    names = {c["file"] for c in evidence_commands()}
+    for name, out in files.items():
+        if name in names:  # only the bundle's own file names
+            (path.parent / BUNDLE).mkdir(parents=True, exist_ok=True)
+            (path.parent / BUNDLE / name).write_text(out + "\n", encoding="utf-8")
 
 
 def _host(host: str, fleet_dir: Path, result: PlaybookResult) -> HostFacts:
@@ -119,11 +159,17 @@ def _host(host: str, fleet_dir: Path, result: PlaybookResult) -> HostFacts:
     failed = next((e for e in events if e.status == "failed"), None)
     if failed is not None:
         return HostFacts(host, "failed", reason=_last_line(failed.message) or f"{failed.task} failed")
+    return saved(fleet_dir, host) or HostFacts(host, "unreachable", reason="no answer (the play did not reach this host)")
+
+
+def saved(fleet_dir: Path, host: str) -> HostFacts | None:
+    """What the host answered, as written in the fleet directory (its facts, or its evidence files); None when
+    nothing is there."""
     path = facts_path(fleet_dir, host)
     if path.is_file():
         try:
             return HostFacts(host, "ok", facts=loads(path.read_text(encoding="utf-8")))
-        except (OSError, FactsFormatError) as exc:
+        except (OSError, UnicodeDecodeError, FactsFormatError) as exc:
             return HostFacts(host, "garbage", reason=f"answered something else than facts: {exc}")
     bundle = path.parent / BUNDLE
     if bundle.is_dir() and any(bundle.iterdir()):
@@ -135,7 +181,7 @@ def _host(host: str, fleet_dir: Path, result: PlaybookResult) -> HostFacts:
             return HostFacts(host, "garbage", reason="no wizard, and its plain commands showed no OS and no GPU")
         return HostFacts(host, "evidence", facts=facts,
                          reason="no wizard on the host: read from plain commands (what they cannot show is unknown)")
-    return HostFacts(host, "unreachable", reason="no answer (the play did not reach this host)")
+    return None
 
 
 def _last_line(text: str) -> str:

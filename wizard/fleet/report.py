@@ -1,5 +1,6 @@
-"""The fleet report: ``FLEET/report.json`` and a self-contained ``FLEET/report.html`` (no scripts, no
-external files) with the table and each host's findings."""
+"""The fleet report, in the results directory (``--results DIR``, default the fleet directory): ``report.json``,
+a self-contained ``report.html`` (no scripts, no external files) with the table and each host's findings,
+``junit.xml`` for CI dashboards, and an entry of the history ``fleet report`` reads."""
 
 from __future__ import annotations
 
@@ -10,13 +11,20 @@ from pathlib import Path
 from typing import Any, Sequence
 
 
-def write(fleet_dir: Path, kind: str, rows: Sequence[dict[str, Any]]) -> tuple[Path, Path]:
+def write(results: Path, kind: str, rows: Sequence[dict[str, Any]], *, fleet_dir: Path,
+          plan: str | None = None) -> tuple[Path, Path]:
+    from wizard.fleet import history, junit
+
     doc = {"kind": kind, "written": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "hosts": list(rows)}
-    fleet_dir.mkdir(parents=True, exist_ok=True)
-    j = fleet_dir / "report.json"
+    results.mkdir(parents=True, exist_ok=True)
+    j = results / "report.json"
     j.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    h = fleet_dir / "report.html"
+    h = results / "report.html"
     h.write_text(render_html(doc), encoding="utf-8")
+    title = f"rocm-wizard fleet {kind}" + (f" {plan}" if plan else "")
+    (results / "junit.xml").write_text(junit.render(kind, title, rows, time.strftime("%Y-%m-%dT%H:%M:%S%z")),
+                                       encoding="utf-8")
+    history.add(results, kind, rows, history.stacks(fleet_dir, [str(r["host"]) for r in rows]), plan)
     return j, h
 
 

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 from wizard import binding, lazy_re
 from wizard.fleet import FleetError
 from wizard.fleet.ansible_run import PlaybookResult, run_playbook, write_playbook
-from wizard.fleet.detect import HostFacts, detect
+from wizard.fleet.detect import CAPTURE, HostFacts, detect, forget
 from wizard.fleet.export import MARKER, available, export, unavailable
 from wizard.fleet.plan import plan_fleet
 from wizard.fleet.yaml_text import Template as T, in_template
@@ -43,8 +43,12 @@ def run_dir(fleet_dir: Path, spec: str) -> Path:
     return fleet_dir / "runs" / re.sub(r"[^A-Za-z0-9_.-]+", "_", Path(spec).stem if spec.endswith(".toml") else spec)
 
 
-def prepare(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None, serial: int | None,
-            max_fail: int | None, replan: bool) -> RunRecord:
+CANARY: list[int | str] = [1, "10%", "100%"]  # fleet run's batches unless --serial: one host, a tenth, the rest
+Serial = int | list[int | str]
+
+
+def prepare(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None, serial: Serial | None,
+            max_fail: int | None, replan: bool, progress: bool = False) -> RunRecord:
     """The run's export: the saved one, or detect + plan + export now."""
     d = run_dir(fleet_dir, spec)
     saved = d / "run.json"
@@ -52,13 +56,13 @@ def prepare(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None, se
         return _load(saved)
     from wizard.fleet import realroots
 
-    hosts = detect(inventory, fleet_dir, limit=limit)
+    hosts = detect(inventory, fleet_dir, limit=limit, progress=progress)
     fp = plan_fleet(spec, hosts, realroots.mirrors(realroots.hosts(inventory, limit, fleet_dir)))
     unknown = tuple((h.host, h.status, h.reason) for h in fp.unknown)
     if not fp.groups:
         lines = [f"{h}: refused: {'; '.join(r)}" for h, r in fp.refused] + [f"{h}: {s}: {r}" for h, s, r in unknown]
         raise FleetError(f"plan {spec} applies to no host\n" + "\n".join(lines))
-    book = export(fp.groups, d / "export", serial=serial, max_fail=max_fail)
+    book = export(fp.groups, d / "export", serial=serial if isinstance(serial, int) else None, max_fail=max_fail)
     groups = tuple((g.hosts, tuple(k for k, s in enumerate(g.plan.steps, 1) if not s.skipped_reason and s.kind != "verify"),
                     next((k for k, s in enumerate(g.plan.steps, 1) if s.reboot and not s.skipped_reason), None))
                    for g in fp.groups)
@@ -76,16 +80,21 @@ def _load(path: Path) -> RunRecord:
                      tuple((h, tuple(r)) for h, r in d["refused"]), tuple((u[0], u[1], u[2]) for u in d["unknown"]))
 
 
-def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None = None, serial: int | None = None,
-              max_fail: int | None = None, replan: bool = False) -> list[dict[str, Any]]:
-    rec = prepare(spec, inventory, fleet_dir, limit=limit, serial=serial, max_fail=max_fail, replan=replan)
-    results = run_dir(fleet_dir, spec) / "results"
+def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None = None, serial: Serial | None = None,
+              max_fail: int | None = None, replan: bool = False, progress: bool = False,
+              results: Path | None = None) -> list[dict[str, Any]]:
+    """``results``: where each host's verify.json goes (default: the run's own ``results/``). ``serial``: Ansible's
+    batches (default CANARY), ``max_fail``: its max_fail_percentage (default 0: a failure stops the batches after)."""
+    rec = prepare(spec, inventory, fleet_dir, limit=limit, serial=serial, max_fail=max_fail, replan=replan,
+                  progress=progress)
+    results = results or run_dir(fleet_dir, spec) / "results"
     extra: dict[str, Any] = {"rocm_wizard_results": str(results)}
-    if serial is not None:
-        extra["rocm_wizard_serial"] = serial
-    if max_fail is not None:
-        extra["rocm_wizard_max_fail"] = max_fail
-    res = run_playbook(rec.playbook, inventory, fleet_dir, limit=limit, extra_vars=extra)
+    extra["rocm_wizard_serial"] = CANARY if serial is None else serial
+    extra["rocm_wizard_max_fail"] = 0 if max_fail is None else max_fail
+    res = run_playbook(rec.playbook, inventory, fleet_dir, limit=limit, extra_vars=extra, progress=progress)
+    for host in {e.host for e in res.events if e.status == "changed" and (m := DONE.match(e.task))
+                 and m.group(3) != "verify"}:
+        forget(fleet_dir, host)  # its stack changed: the next fleet plan detects it again
     return run_rows(rec, res, results, inventory, limit)
 
 
@@ -151,11 +160,13 @@ def verify_result(path: Path) -> dict[str, Any]:
     return {"status": "fail" if bad else "pass", "checks": len(checks), "findings": findings}
 
 
-def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None) -> list[dict[str, Any]]:
-    """The verification suite alone on every host, with the first Python env that has torch."""
-    hosts = detect(inventory, fleet_dir, limit=limit)
+def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None,
+                 progress: bool = False, results: Path | None = None) -> list[dict[str, Any]]:
+    """The verification suite alone on every host, with the first Python env that has torch; each host's
+    verify.json into ``results/HOST/`` (default: ``FLEET/verify``)."""
+    hosts = detect(inventory, fleet_dir, limit=limit, progress=progress)
     args = {h.host: _verify_args(h) for h in hosts if h.facts is not None}
-    results = fleet_dir / "verify"
+    results = results or fleet_dir / "verify"
     book = write_playbook(fleet_dir / "playbooks" / "verify.yml", [{
         "name": "rocm-wizard fleet verify",
         "hosts": "all",
@@ -170,18 +181,7 @@ def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None) -
             "failed_when": False,
             "check_mode": False,
             "when": available(NEEDS_GPU),
-        }, {
-            "name": "verify: the controller's directory for this host",
-            "ansible.builtin.file": {"path": T(f"{in_template(results)}/{{{{ inventory_hostname }}}}"),
-                                     "state": "directory", "mode": "0755"},
-            "delegate_to": "localhost",
-        }, {
-            "name": "verify: bring the JSON back",
-            "ansible.builtin.copy": {"content": T("{{ rocm_wizard_verify.stdout }}"),
-                                     "dest": T(f"{in_template(results)}/{{{{ inventory_hostname }}}}/verify.json"),
-                                     "mode": "0644"},
-            "delegate_to": "localhost",
-            "when": "rocm_wizard_verify.stdout is defined",
+            "tags": [CAPTURE],  # its JSON comes back in the play's events: the controller writes verify.json
         }, {
             "name": "verify: the controller records that this host cannot run it",
             "ansible.builtin.copy": {"content": T("{{ {'skipped': %s} | to_json }}" % unavailable(NEEDS_GPU)),
@@ -192,9 +192,14 @@ def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None) -
         }],
     }], ["rocm-wizard fleet verify: written by the wizard"])
     for h in hosts:
+        (results / h.host).mkdir(parents=True, exist_ok=True)
         (results / h.host / "verify.json").unlink(missing_ok=True)
     answered = [h.host for h in hosts if h.facts is not None]
-    res = run_playbook(book, inventory, fleet_dir, limit=":".join(answered) if answered else limit)
+    res = run_playbook(book, inventory, fleet_dir, limit=":".join(answered) if answered else limit,
+                       progress=progress)
+    for e in res.events:
+        if e.task == "verify: the suite" and e.stdout is not None and e.host in answered:
+            (results / e.host / "verify.json").write_text(e.stdout, encoding="utf-8")
     rows: list[dict[str, Any]] = []
     for h in hosts:
         if h.facts is None:

@@ -1,0 +1,142 @@
+"""Controller CPU per host of `fleet detect` and of a no-op `fleet run`, against Ansible's own cost for a
+one-task play (`ansible.builtin.command: true`) on the same inventory (target: at most 2x).
+
+The inventory is N sandbox hosts (the `rocm_wizard_sandbox` connection) sharing one `seed-7900xt` root:
+every host is a real Ansible host with its own connection, module runs and results. `fleet plan` reuses the facts `fleet detect` saved. The no-op run is
+`fleet run upgrade-6.4` once the root's progress file says every step is done: each host reads its
+progress and skips every step (the run is prepared once beforehand, so the measured run reuses its export,
+as a second `fleet run` does). CPU is the user+system time of the command and every process it waited for
+(`RUSAGE_CHILDREN`). In a sandbox the "host" runs on the controller too, so the host's own part of
+`fleet detect` (its `fleet facts`, measured alone in the same root) is subtracted to give the controller's.
+Needs host root (the sandbox connection's private mount namespace).
+
+    python benchmarks/fleet_scale.py [--hosts 10,50] [--write-results]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PLAN = "upgrade-6.4"
+
+
+def cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    c0, t0 = cpu(), time.perf_counter()
+    res = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=3600)
+    return cpu() - c0, time.perf_counter() - t0, res
+
+
+def wizard(*args: str) -> list[str]:
+    return [sys.executable, "-m", "wizard", *args]
+
+
+def inventory(base: Path, root: Path, n: int) -> Path:
+    """N hosts on one root; no GPU to verify with (the verify step is skipped, as on a real root)."""
+    hosts = {f"h{i:03d}": {"ansible_connection": "rocm_wizard_sandbox", "rocm_wizard_sandbox_root": str(root),
+                           "ansible_python_interpreter": sys.executable,
+                           "rocm_wizard_unavailable": {f"h{i:03d}": {"gpu": "benchmark: the verify suite is not measured"}}}
+             for i in range(1, n + 1)}
+    inv = base / f"inventory-{n}.yml"
+    inv.write_text(json.dumps({"all": {"children": {"gpus": {"hosts": hosts}}}}, indent=1) + "\n")
+    return inv
+
+
+def one_task_play(base: Path) -> Path:
+    book = base / "one-task.yml"
+    book.write_text("- name: one task\n  hosts: all\n  gather_facts: false\n  tasks:\n"
+                    "    - name: true\n      ansible.builtin.command:\n        argv: ['true']\n"
+                    "      changed_when: false\n")
+    return book
+
+
+def mark_done(root: Path) -> None:
+    """Every step of the plan finished on the shared root (the progress file lists step numbers): the no-op run."""
+    progress = root / "var" / "lib" / "rocm-wizard" / "script" / f"{PLAN}.progress"
+    progress.parent.mkdir(parents=True, exist_ok=True)
+    progress.write_text("".join(f"{k}\n" for k in range(1, 65)))
+
+
+def ansible_version() -> str:
+    from wizard.fleet import ansible_program
+
+    out = subprocess.run([ansible_program(), "--version"], capture_output=True, text=True).stdout
+    return (out.splitlines() or ["ansible-playbook ?"])[0]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hosts", default="10,50")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    a = ap.parse_args()
+    sizes = [int(x) for x in a.hosts.split(",")]
+    if os.geteuid() != 0:
+        print("needs root (the sandbox connection's private mount namespace)", file=sys.stderr)
+        return 2
+    from wizard import __version__
+    from wizard.fleet import ansible_program
+
+    tmp = Path(tempfile.mkdtemp(prefix="fleet-scale-"))
+    env = {**os.environ, "HOME": str(tmp / "home"), "ANSIBLE_REMOTE_TEMP": str(tmp / "ansible-tmp"),
+           "ANSIBLE_HOME": str(tmp / ".ansible"), "ANSIBLE_CONNECTION_PLUGINS":
+           str(Path(__file__).resolve().parent.parent / "wizard" / "fleet" / "plugins" / "connection"),
+           "ANSIBLE_PIPELINING": "1", "ANSIBLE_PYTHON_INTERPRETER": sys.executable}
+    root = tmp / "seed-7900xt"
+    subprocess.run(wizard("--sandbox", str(root), "--profile", "seed-7900xt", "detect", "--json"), check=True,
+                   capture_output=True, cwd=tmp, env=env)
+    host_side = [timed(wizard("--sandbox", str(root), "fleet", "facts"), env, tmp)[0] for _ in range(3)]
+    facts_cpu = sorted(host_side)[1]
+    lines = [f"rocm-wizard {__version__}, {ansible_version()}",
+             f"the host's own `fleet facts` in the sandbox: {facts_cpu:.2f} s CPU (median of 3), subtracted per host "
+             "from `fleet detect` (it runs on the host in a real fleet)",
+             "", f"{'hosts':>5}  {'command':<22} {'CPU s':>8} {'wall s':>7} {'CPU/host':>9} {'vs Ansible':>10}"]
+    print("\n".join(lines), flush=True)
+    book = one_task_play(tmp)
+    for n in sizes:
+        inv = inventory(tmp, root, n)
+        fleet = tmp / f"fleet-{n}"
+        base_cpu, base_wall, res = timed([ansible_program(), "-i", str(inv), str(book)], env, tmp)
+        assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
+        per = base_cpu / n
+        rows = [("ansible one-task play", base_cpu, base_wall, per)]
+        c, w, res = timed(wizard("fleet", "detect", "-i", str(inv), "--fleet-dir", str(fleet), "--json"), env, tmp)
+        assert res.returncode == 0, res.stderr[-3000:]
+        rows.append(("fleet detect (all)", c, w, c / n))
+        rows.append(("fleet detect (ctrl)", c - n * facts_cpu, w, (c - n * facts_cpu) / n))
+        c, w, res = timed(wizard("fleet", "plan", PLAN, "-i", str(inv), "--fleet-dir", str(fleet), "--json"), env, tmp)
+        assert res.returncode == 0 and "reused the saved facts" in res.stderr, res.stderr[-3000:]
+        rows.append(("fleet plan (reused)", c, w, c / n))
+        mark_done(root)
+        prep = subprocess.run(wizard("fleet", "run", PLAN, "-i", str(inv), "--fleet-dir", str(fleet), "--json"),
+                              capture_output=True, text=True, env=env, cwd=tmp, timeout=3600)
+        assert prep.returncode == 0, prep.stdout[-3000:] + prep.stderr[-3000:]  # prepares the export, acts nowhere
+        c, w, res = timed(wizard("fleet", "run", PLAN, "-i", str(inv), "--fleet-dir", str(fleet), "--json"), env, tmp)
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+        assert all(r["steps_done"] == r["steps"] for r in json.loads(res.stdout)["hosts"]), res.stdout[-3000:]
+        rows.append(("fleet run (no-op)", c, w, c / n))
+        for name, c, w, p in rows:
+            line = f"{n:>5}  {name:<22} {c:>8.1f} {w:>7.1f} {p:>9.2f} {p / per:>9.1f}x"
+            print(line, flush=True)
+    if not a.keep:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    from results import main_with_results  # benchmarks/results.py: --write-results
+
+    raise SystemExit(main_with_results(main, "fleet_scale.txt"))
