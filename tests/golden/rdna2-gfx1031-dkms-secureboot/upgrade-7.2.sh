@@ -193,7 +193,7 @@ if chosen == os.devnull:
     files = []
 elif chosen is not None:
     if os.path.exists(chosen):
-        files = [f for f in files if "/.pip/" not in f and "/.config/pip/" not in f]
+        files = [f for f in files if f.split("/")[-2] != ".pip" and f.split("/")[-3:-1] != [".config", "pip"]]
     files.append(chosen)
 found = {"index": [("https://pypi.org/simple", "pip'"'"'s default index")], "extra": []}
 for f in files:
