@@ -18,7 +18,7 @@ from wizard.tui.app import make_app
 from wizard.tui.services import Services
 from wizard.tui.widgets.log_pane import MAX_LINES, LogPane
 from tests.tui.helpers import (FakeAuth, choose, flaky_plan, flood_plan, reboot_plan, rehearse_first_profile,
-                               sandbox_services, slow_plan, sync, wait_for)
+                               sandbox_services, settle, slow_plan, sync, wait_for)
 
 pytestmark = pytest.mark.integration
 
@@ -264,6 +264,7 @@ async def test_reboot_then_resume_then_verify(tmp_path: Path) -> None:
         await choose(app, pilot, "rebooting")
         await pilot.press("c", "y")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "RebootModal")
+        await settle(pilot)  # the dialog mounted with its text, not just pushed
         assert "What happens next" in screen_text(app)
         await pilot.press("n")
         await wait_for(pilot, lambda: app.return_code is not None)
@@ -274,10 +275,12 @@ async def test_reboot_then_resume_then_verify(tmp_path: Path) -> None:
     svc2 = sandbox_services(sb, verify_python=sys.executable)
     app2 = make_app(svc2)
     async with app2.run_test(size=SIZE) as pilot:
+        await settle(pilot)
         assert app2.session.stage == Stage.RESUME
         assert "has rebooted" in screen_text(app2) and "rebooting" in screen_text(app2)
         await pilot.press("r")
         await wait_for(pilot, lambda: app2.session.stage == Stage.REPORT)
+        await settle(pilot)  # the Report screen mounted, not just its stage reached
         assert [h[1] for h in app2.session.history] == ["resume", "verify", "done"]
         assert [(v.name, v.status) for v in app2.session.run.verify] == [
             ("import", "pass"), ("matmul", "pass"), ("conv2d", "pass")]
