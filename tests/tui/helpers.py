@@ -34,7 +34,8 @@ def flood_plan(n: int, hold: float = 0.0) -> ResolvedPlan:
 
 
 def flaky_plan(flag: Path) -> ResolvedPlan:
-    """The second step fails the first time (a known error text in its output), then succeeds."""
+    """The second step fails the first time (a known error text in its output), then succeeds. ``flag`` lies
+    inside the sandbox (a script naming a path outside it is refused)."""
     fail = Action((PY, "-c", (
         "import pathlib, sys\n"
         f"flag = pathlib.Path({str(flag)!r})\n"
@@ -170,7 +171,7 @@ async def choose(app: Any, pilot: Any, name: str) -> None:
         await pilot.pause()
         await pilot.press(*list(name))
         await pilot.press("enter")
-    await pilot.pause()
+    await settle(pilot)
 
 
 _ = asyncio
