@@ -34,7 +34,8 @@ def flood_plan(n: int, hold: float = 0.0) -> ResolvedPlan:
 
 
 def flaky_plan(flag: Path) -> ResolvedPlan:
-    """The second step fails the first time (a known error text in its output), then succeeds."""
+    """The second step fails the first time (a known error text in its output), then succeeds. ``flag`` lies
+    inside the sandbox (a script naming a path outside it is refused)."""
     fail = Action((PY, "-c", (
         "import pathlib, sys\n"
         f"flag = pathlib.Path({str(flag)!r})\n"
@@ -107,6 +108,42 @@ async def wait_for(pilot: Any, cond: Any, timeout: float = 60.0) -> None:
         await pilot.pause(0.05)
 
 
+async def settle(pilot: Any, timeout: float = 60.0) -> None:
+    """Wait for state, not for time: the queued run events folded into the session, the stage's screen
+    mounted with every run update it was sent handled, its step table holding the run's rows, the dialog
+    on top (if any) mounted, and nothing left to process."""
+    from wizard.tui.widgets.step_list import StepList
+
+    app = pilot.app
+
+    def ready() -> bool:
+        app.drain()
+        screen = app.stage_screen()
+        if screen is None or screen.STAGE is not app.session.stage or not screen.is_mounted:
+            return False
+        if screen.updates_waiting or not app.screen.is_mounted:
+            return False
+        for table in screen.query(StepList):
+            titles = [r.title for r in app.session.run.steps]
+            if table.row_count != len(titles):
+                return False
+            if [str(table.get_cell(str(i), "title")) for i in range(len(titles))] != titles:
+                return False
+        return True
+
+    await wait_for(pilot, ready, timeout)
+    await pilot.pause()
+
+
+async def no_blinking_cursor(pilot: Any) -> None:
+    """A snapshot must not catch a blinking cursor in either phase: the focused widget's cursor stays on."""
+    await pilot.pause()
+    focused = pilot.app.focused
+    if focused is not None and hasattr(focused, "cursor_blink"):
+        focused.cursor_blink = False
+    await pilot.pause()
+
+
 async def rehearse_first_profile(app: Any, pilot: Any) -> None:
     """On a machine without an AMD GPU (else the test is skipped): press r and take the first profile."""
     import pytest
@@ -134,7 +171,7 @@ async def choose(app: Any, pilot: Any, name: str) -> None:
         await pilot.pause()
         await pilot.press(*list(name))
         await pilot.press("enter")
-    await pilot.pause()
+    await settle(pilot)
 
 
 _ = asyncio

@@ -159,3 +159,37 @@ def test_every_footer_shows_the_screens_keys_at_80x24(stage: str) -> None:
             assert "Review this plan" in shown  # Enter, which the plan list itself takes
 
     _settled(CASES[stage](), (80, 24), check)
+
+
+def test_step_table_looks_the_same_whatever_order_the_run_updates_came_in() -> None:
+    """Column widths come from the rows shown, never from rows an earlier update held: the planned titles
+    first and then the run's own, or the run's own straight away, draw the same table."""
+    from textual.app import App, ComposeResult
+
+    from wizard.session import StepRow
+    from wizard.tui.widgets.step_list import StepList
+
+    planned = [StepRow(0, "preflight", "Preflight: check everything the plan needs before the first change"),
+               StepRow(1, "rocm_install", "Install ROCm")]
+    started = [StepRow(0, "preflight", "Preflight", "ok", 1.5), StepRow(1, "rocm_install", "Install", "running")]
+
+    def table(*updates: list[StepRow]) -> list[str]:
+        class Host(App[None]):
+            def compose(self) -> ComposeResult:
+                yield StepList(id="steps")
+
+        async def go() -> list[str]:
+            app = Host()
+            async with app.run_test(size=(100, 8)) as pilot:
+                steps = app.query_one(StepList)
+                for rows in updates:
+                    steps.show(rows)
+                    await pilot.pause()
+                return [line.rstrip() for line in drawn(steps)]
+
+        return asyncio.run(go())
+
+    direct = table(started)
+    assert table(planned, started) == direct
+    assert "Preflight" in direct[1] and "check everything" not in "\n".join(direct)
+    assert len(direct[0]) < 60  # the long planned title no longer sizes the column

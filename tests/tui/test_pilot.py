@@ -18,7 +18,7 @@ from wizard.tui.app import make_app
 from wizard.tui.services import Services
 from wizard.tui.widgets.log_pane import MAX_LINES, LogPane
 from tests.tui.helpers import (FakeAuth, choose, flaky_plan, flood_plan, reboot_plan, rehearse_first_profile,
-                               sandbox_services, slow_plan, sync, wait_for)
+                               sandbox_services, settle, slow_plan, sync, wait_for)
 
 pytestmark = pytest.mark.integration
 
@@ -52,6 +52,7 @@ async def test_recorded_machine_review_and_export_only(tmp_path: Path) -> None:
     svc = Services(MachineSession(MachineSpec(from_="seed-7900xt")), export_dir=tmp_path, authenticator=FakeAuth())
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
         assert app.session.stage == Stage.DETECT
         assert "Radeon RX 7900 XT" in screen_text(app)
         await choose(app, pilot, "downgrade-6.2")
@@ -101,6 +102,7 @@ async def test_no_amd_gpu_offers_a_rehearsal(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         if app.session.has_amd_gpu:
             pytest.skip("this machine has an AMD GPU")
+        await settle(pilot)
         assert "No AMD GPU was found on this machine" in screen_text(app)
         assert "Press r to rehearse" in screen_text(app)
         await pilot.press("r")  # which machine: every profile, where it lives
@@ -186,7 +188,7 @@ async def test_log_pane_is_bounded_under_a_flood(tmp_path: Path) -> None:
 
 @sync
 async def test_failure_then_retry(tmp_path: Path) -> None:
-    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "flag")})
+    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "sb" / "flag")})
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         await choose(app, pilot, "flaky")
@@ -210,14 +212,14 @@ async def test_failure_then_retry(tmp_path: Path) -> None:
 
 @sync
 async def test_failure_then_stop_keeps_the_run_pending(tmp_path: Path) -> None:
-    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "flag")})
+    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "sb" / "flag")})
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         await choose(app, pilot, "flaky")
         await pilot.press("c", "y")
         await wait_for(pilot, lambda: app.session.stage == Stage.FAILED)
         await pilot.press("s")
-        await pilot.pause()
+        await settle(pilot)
         assert app.session.stage == Stage.REPORT
         assert "✘ Failed" in screen_text(app)
     pending = svc.runs.pending()  # type: ignore[union-attr]
@@ -226,14 +228,14 @@ async def test_failure_then_stop_keeps_the_run_pending(tmp_path: Path) -> None:
 
 @sync
 async def test_failure_then_rollback(tmp_path: Path) -> None:
-    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "flag")})
+    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "sb" / "flag")})
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         await choose(app, pilot, "flaky")
         await pilot.press("c", "y")
         await wait_for(pilot, lambda: app.session.stage == Stage.FAILED)
         await pilot.press("u")
-        await pilot.pause()
+        await settle(pilot)
         # nothing is undone before the user has seen what will be undone and said yes
         assert type(app.screen).__name__ == "RollbackModal" and app.session.stage == Stage.FAILED
         assert "Roll back this run?" in screen_text(app)
@@ -244,6 +246,7 @@ async def test_failure_then_rollback(tmp_path: Path) -> None:
         await pilot.pause()
         await pilot.press("y")
         await wait_for(pilot, lambda: app.session.stage == Stage.REPORT)
+        await settle(pilot)
         assert app.session.run.state == "rolled-back"
         assert "↶ Rolled back" in screen_text(app)
     ev = journal_events(svc)
@@ -264,6 +267,7 @@ async def test_reboot_then_resume_then_verify(tmp_path: Path) -> None:
         await choose(app, pilot, "rebooting")
         await pilot.press("c", "y")
         await wait_for(pilot, lambda: type(app.screen).__name__ == "RebootModal")
+        await settle(pilot)  # the dialog mounted with its text, not just pushed
         assert "What happens next" in screen_text(app)
         await pilot.press("n")
         await wait_for(pilot, lambda: app.return_code is not None)
@@ -274,10 +278,12 @@ async def test_reboot_then_resume_then_verify(tmp_path: Path) -> None:
     svc2 = sandbox_services(sb, verify_python=sys.executable)
     app2 = make_app(svc2)
     async with app2.run_test(size=SIZE) as pilot:
+        await settle(pilot)
         assert app2.session.stage == Stage.RESUME
         assert "has rebooted" in screen_text(app2) and "rebooting" in screen_text(app2)
         await pilot.press("r")
         await wait_for(pilot, lambda: app2.session.stage == Stage.REPORT)
+        await settle(pilot)  # the Report screen mounted, not just its stage reached
         assert [h[1] for h in app2.session.history] == ["resume", "verify", "done"]
         assert [(v.name, v.status) for v in app2.session.run.verify] == [
             ("import", "pass"), ("matmul", "pass"), ("conv2d", "pass")]
@@ -294,7 +300,7 @@ async def test_reboot_then_resume_then_verify(tmp_path: Path) -> None:
 @sync
 async def test_resume_later_keeps_it_pending(tmp_path: Path) -> None:
     sb = tmp_path / "sb"
-    svc = sandbox_services(sb, plans={"flaky": flaky_plan(tmp_path / "flag")})
+    svc = sandbox_services(sb, plans={"flaky": flaky_plan(sb / "flag")})
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         await choose(app, pilot, "flaky")
@@ -302,9 +308,10 @@ async def test_resume_later_keeps_it_pending(tmp_path: Path) -> None:
         await wait_for(pilot, lambda: app.session.stage == Stage.FAILED)
     app2 = make_app(sandbox_services(sb))
     async with app2.run_test(size=SIZE) as pilot:
+        await settle(pilot)
         assert app2.session.stage == Stage.RESUME
         await pilot.press("l")
-        await pilot.pause()
+        await settle(pilot)
         assert app2.session.stage == Stage.DETECT
         # a new plan is refused at Choose (not after Confirm) while the old run is unfinished,
         # with the same message the CLI gives: the run, and the commands that finish or abandon it
@@ -364,11 +371,11 @@ async def test_sudo_refused_changes_nothing(tmp_path: Path) -> None:
 
 @sync
 async def test_help_and_full_log(tmp_path: Path) -> None:
-    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "flag")})
+    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "sb" / "flag")})
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("question_mark")
-        await pilot.pause()
+        await settle(pilot)
         assert type(app.screen).__name__ == "HelpModal" and "Ctrl+C" in screen_text(app)
         await pilot.press("escape")
         await choose(app, pilot, "flaky")

@@ -19,6 +19,8 @@ from wizard.session import RunProgress, Stage
 from wizard.tui.app import WizardApp, make_app
 from wizard.tui.services import Services
 
+from tests.tui.helpers import no_blinking_cursor, settle
+
 pytestmark = pytest.mark.integration
 
 SIZE = (100, 32)
@@ -148,12 +150,6 @@ class _LiveLooking(WizardApp):
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_screen(name: str, snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
-
-    async def settle(pilot: Any) -> None:
-        await pilot.pause(0.2)
-        pilot.app.drain()
-        await pilot.pause()
-
     assert snap_compare(CASES[name](), terminal_size=SIZE, run_before=settle)
 
 
@@ -171,11 +167,9 @@ def test_full_log_of_a_step(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(modals, "tail_lines", lambda path, n=5000: [f"{path}: line {i}" for i in range(60)])
 
     async def open_log(pilot: Any) -> None:
-        await pilot.pause(0.2)
-        pilot.app.drain()
-        await pilot.pause()
+        await settle(pilot)
         await pilot.press("l")
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(app_at(Stage.RUN, events=_midway()), terminal_size=SIZE, run_before=open_log)
 
@@ -184,8 +178,7 @@ def test_reboot_question(snap_compare: Any) -> None:
     from wizard.tui.screens.run import RebootModal, reboot_question
 
     async def ask(pilot: Any) -> None:
-        await pilot.pause(0.2)
-        pilot.app.drain()
+        await settle(pilot)
         pilot.app.push_screen(RebootModal(reboot_question("Downgrade to ROCm 6.2.4", "Reboot", "rocm-wizard")))
         await pilot.pause()
 
@@ -221,9 +214,7 @@ def test_usable_at_80x24(name: str) -> None:
     async def go() -> None:
         app = CASES[name]()
         async with app.run_test(size=(80, 24)) as pilot:
-            await pilot.pause(0.2)
-            app.drain()
-            await pilot.pause()
+            await settle(pilot)
             assert app.screen.query(Footer)
             shown = {b.key for (_, b, enabled, _) in app.screen.active_bindings.values() if b.show}
             assert "question_mark,f1" in shown or "question_mark" in shown or any("?" in (b or "") for b in shown)
@@ -243,11 +234,10 @@ def test_rollback_confirmation(snap_compare: Any) -> None:
                     as_user=True))]
 
     async def ask(pilot: Any) -> None:
-        await pilot.pause(0.2)
-        pilot.app.drain()
+        await settle(pilot)
         pilot.app.push_screen(RollbackModal(rollback_text(undo, ["step 6 (groups): add user to render has no undo"]),
                                             True))
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(app_at(Stage.FAILED, events=_failed()), terminal_size=SIZE, run_before=ask)
 
@@ -288,20 +278,21 @@ def test_verify_and_report_sizes(case: str, size: tuple[int, int], snap_compare:
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
     app = {"verify": lambda: app_at(Stage.RUN, events=_verify()), "report": lambda: app_at(Stage.RUN, events=_done()),
            "report-unverified": lambda: app_at(Stage.RUN, events=_done_unverified())}[case]()
-
-    async def settle(pilot: Any) -> None:
-        await pilot.pause(0.2)
-        pilot.app.drain()
-        await pilot.pause()
-
     assert snap_compare(app, terminal_size=size, run_before=settle)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
 @pytest.mark.parametrize("keys", [[], ["p"]], ids=["diagnose", "paste-dialog"])
 def test_diagnose_sizes(keys: list[str], size: tuple[int, int], snap_compare: Any) -> None:
-    """Diagnose, and the dialog that takes the error text the user hit."""
-    assert snap_compare(app_at(Stage.DIAGNOSE), terminal_size=size, press=keys)
+    """Diagnose, and the dialog that takes the error text the user hit (its cursor shown steadily)."""
+
+    async def open_dialog(pilot: Any) -> None:
+        await settle(pilot)
+        await pilot.press(*keys)
+        await settle(pilot)
+        await no_blinking_cursor(pilot)
+
+    assert snap_compare(app_at(Stage.DIAGNOSE), terminal_size=size, run_before=open_dialog)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
@@ -333,7 +324,7 @@ def test_verify_torch_offer_sizes(size: tuple[int, int], snap_compare: Any) -> N
                  "--index-url", CPU_TORCH_INDEX]]
 
     async def ask(pilot: Any) -> None:
-        await pilot.pause(0.2)
+        await settle(pilot)
         pilot.app.push_screen(VerifyTorchModal(commands))
         await pilot.pause()
 
