@@ -19,7 +19,7 @@ from test_script_resume import machine_state, run_script
 pytestmark = pytest.mark.integration
 
 VENV = "home/user/pytorch_venv-pip-only"
-PROGRESS = "var/lib/rocm-wizard/script/pip-only.progress"
+PROGRESS = "home/user/.local/state/rocm-wizard/script/pip-only.progress"  # a user-only plan keeps its progress in the user state dir
 
 
 def _torch(root: Path) -> list[str]:

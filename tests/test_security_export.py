@@ -50,7 +50,8 @@ def markers(base: Path) -> list[str]:
 def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Four exports from a sandbox whose user's venv directory is named with a template (a host fact):
     the shipped plan as is, a plan TOML with a template in its venv and a step title, a template in a
-    ``--mirror`` URL, and a plan whose name is a template (built in-process: the loaders refuse such a name)."""
+    ``--mirror`` URL, and a plan whose name is a template (built in-process from the same host: the loaders refuse
+    such a name)."""
     base = tmp_path_factory.mktemp("exports")
     host = base / "h1"
     res = wizard("--sandbox", str(host), "--profile", SEED, "detect", "--json", cwd=base)
@@ -73,7 +74,12 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                  "--plan", "pip-only", "--export", "ansible", str(base / "mirror"), cwd=base)
     assert res.returncode == 0, res.stderr
     out["mirror"] = base / "mirror" / "pip-only.yml"
-    plan = seed_plan()
+    from wizard.probes import detect
+    from wizard.sandbox import open_sandbox
+
+    # resolved from the host the playbook runs on: a plan is bound to its machine (its kernel included)
+    plan = resolve_plan("pip-only", detect(open_sandbox(host)), state_dir="/var/lib/rocm-wizard",
+                        wizard_python="python3")
     out["name"] = export([PlanGroup(replace(plan, name="n" + jinja("pwn-name"), title=jinja("pwn-ptitle")))],
                          base / "name")
     return out

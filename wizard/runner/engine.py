@@ -396,7 +396,7 @@ class Engine:
         action = step.actions[a] if a is not None and 0 <= a < len(step.actions) else None
         failure = ev.RunFailed(i, a, step.kind, shown, code, why, tail, log_path, findings,
                                check=action.name if action is not None and step.kind == "preflight" else None,
-                               description=action.description if action is not None else "")
+                               description=hide_passwords(action.description) if action is not None else "")
         self.emit(failure)
         self.emit(ev.RunFinished(RunState.FAILED, self.run.id, message=why))
         return Outcome(RunState.FAILED, self.run.id, f"{what}: {why}", failure)
