@@ -186,7 +186,8 @@ async def test_log_pane_is_bounded_under_a_flood(tmp_path: Path) -> None:
 
 @sync
 async def test_failure_then_retry(tmp_path: Path) -> None:
-    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "flag")})
+    # the flag lives inside the sandbox: its stand-ins refuse a script naming a path outside it (security hardening)
+    svc = sandbox_services(tmp_path / "sb", plans={"flaky": flaky_plan(tmp_path / "sb" / "flag")})
     app = make_app(svc)
     async with app.run_test(size=SIZE) as pilot:
         await choose(app, pilot, "flaky")
