@@ -35,7 +35,7 @@ def test_nightly_channel_opens_therock_pip_where_only_nightly_serves(capsys: pyt
     assert nightly["therock-pip"]["applicable"]
     assert "nightly" in str(nightly["therock-pip"]["target"].get("channel"))
     rx5600 = plans_json(capsys, machine="seed-5600xt")["therock-pip"]  # served by stable whl-next now
-    assert rx5600["applicable"] and rx5600["target"].get("index") == "amd-whl-next"  # type: ignore[union-attr]
+    assert rx5600["applicable"] and rx5600["target"].get("index") == "amd-whl-next"
 
 
 def test_channel_is_checked(capsys: pytest.CaptureFixture[str]) -> None:
