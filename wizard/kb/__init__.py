@@ -300,9 +300,12 @@ class KnowledgeBase:
         return tuple(sorted((d.get("streams") or {}).get(stream) or {}))
 
     def published_provenance(self) -> str | None:
-        """The URL (repository, commit, path) the published device packages are derived from."""
+        """Where the published device packages are derived from, as ``repo:path@commit`` (not the URL: a plan's
+        notes carry it into the script, which names no upstream host when mirrors are in force)."""
         src = (self._derived_devices.get("provenance") or {}).get("streams") or {}
-        return str(src["url"]) if "url" in src else None
+        if not all(k in src for k in ("repo", "path", "commit")):
+            return None
+        return f"{src['repo']}:{src['path']}@{src['commit']}"
 
     def target_status(self, gfx: str) -> dict[str, bool] | None:
         """TheRock's SUPPORTED_GPUS.md Linux status of a target (build_passing, sanity_tested, release_ready)."""

@@ -138,7 +138,8 @@ def apply(plan: ResolvedPlan, mirrors: MirrorConfig) -> ResolvedPlan:
                         actions.append(rewrite)
         check = step.check
         if check is not None:
-            check = replace(check, argv=_argv(check.argv, mirrors, key, ROCM_KEY_FINGERPRINT) or check.argv)
+            check = replace(check, argv=_argv(check.argv, mirrors, key, ROCM_KEY_FINGERPRINT) or check.argv,
+                            description=_text(check.description, mirrors))
         steps.append(replace(step, actions=tuple(actions), title=_text(step.title, mirrors), check=check,
                              params=tuple((k, _text(v, mirrors) if isinstance(v, str) else v) for k, v in step.params),
                              notes=tuple(_text(n, mirrors) for n in step.notes)))

@@ -1,7 +1,7 @@
 """Python environments in an evidence bundle: what the probes read of each, and the list read back.
 
 ``report --bundle`` lists every environment detect found in ``python/envs.jsonl`` (path, kind,
-interpreter, Python version, in detect's order) and lays a sparse copy of the files
+interpreter, Python version, how it was found, in detect's order) and lays a sparse copy of the files
 :mod:`wizard.probes.python_envs` reads under ``root/``: ``pyvenv.cfg``, ``bin/activate``, the
 site-packages entries of interest (a ``METADATA`` head per ``*.dist-info``, device package
 directories), ``torch/version.py`` and one kernel-library file name per gfx target. A recorded
@@ -16,7 +16,7 @@ import json
 from typing import Sequence
 
 from wizard.host import Host
-from wizard.model import PythonEnv
+from wizard.model import Found, FoundBy, PythonEnv
 from wizard.probes.python_envs import (
     _DEVICE_PKG,
     _DIST_INFO,
@@ -83,7 +83,9 @@ def env_files(host: Host, env: PythonEnv) -> dict[str, str]:
 
 def listing(envs: Sequence[PythonEnv]) -> str:
     """``python/envs.jsonl``: one JSON object per environment with a path, in detect's order."""
-    lines = [json.dumps({"path": e.path, "kind": e.kind, "python": e.python, "python_version": e.python_version})
+    lines = [json.dumps({"path": e.path, "kind": e.kind, "python": e.python, "python_version": e.python_version,
+                         "found": [{"how": f.how.value, "where": f.where, "text": f.text, "app": f.app}
+                                   for f in e.found]})
              for e in envs if e.path and e.kind != "recorded"]
     return "".join(line + "\n" for line in lines)
 
@@ -109,5 +111,21 @@ def read_listing(host: Host) -> list[PythonEnv] | None:
             env = PythonEnv(path=path, python=python, python_version=version, kind=kind)
         elif version and env.python_version != version:
             env = replace(env, python_version=version)
-        envs.append(env)
+        envs.append(replace(env, found=_found(item.get("found"))))
     return envs
+
+
+def _found(items: object) -> tuple[Found, ...]:
+    """How the machine found an environment, as the list wrote it (entries it cannot read are left out)."""
+    out: list[Found] = []
+    for f in items if isinstance(items, list) else ():
+        if not isinstance(f, dict) or not isinstance(f.get("where"), str):
+            continue
+        try:
+            how = FoundBy(f.get("how"))
+        except ValueError:
+            continue
+        text, app = f.get("text"), f.get("app")
+        out.append(Found(how, f["where"], text if isinstance(text, str) else None,
+                         app if isinstance(app, str) else None))
+    return tuple(out)

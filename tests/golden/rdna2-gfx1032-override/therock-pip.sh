@@ -329,10 +329,10 @@ fi
 # https://stable.repo.amd.com/rocm/whl-next/ (amd-whl-next, stable), the newest build the
 # knowledge base confirms there
 # note: warning: device-gfx1032 is published, not in AMD's documented list: TheRock's publishing
-# manifest (https://github.com/ROCm/TheRock/blob/89553ce3746eda74ade42557470d25e37c91b6f0/build_to
-# ols/packaging/python/rocm_whl_next_ownership.yaml) puts its device packages on
-# https://stable.repo.amd.com/rocm/whl-next/, but AMD's install page does not document it among
-# its 15 targets; TheRock's SUPPORTED_GPUS.md: Release Ready
+# manifest (ROCm/TheRock:build_tools/packaging/python/rocm_whl_next_ownership.yaml@89553ce3746eda7
+# 4ade42557470d25e37c91b6f0) puts its device packages on https://stable.repo.amd.com/rocm/whl-
+# next/, but AMD's install page does not document it among its 15 targets; TheRock's
+# SUPPORTED_GPUS.md: Release Ready
 if step_done 4 && ! /home/user/rocm-wizard-venv/bin/python -c 'import sys
 from importlib import metadata as md
 if not any((d.metadata["Name"] or "").lower().replace("_", "-").startswith(("rocm-sdk-", "amd-torch-device-"))
