@@ -35,10 +35,12 @@ def summary_line(out: str) -> str:
     return lines[-1] if lines else "(no summary: see the output)"
 
 
-def run_tier(name: str) -> tuple[float, int, str]:
+def run_tier(name: str, log_dir: Path | None) -> tuple[float, int, str]:
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *TIERS[name]]
     t0 = time.monotonic()
     res = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if log_dir is not None:  # pytest's whole output, to see which tests failed
+        (log_dir / f"{name}.log").write_text(res.stdout + res.stderr)
     return time.monotonic() - t0, res.returncode, summary_line(res.stdout)
 
 
@@ -47,6 +49,7 @@ def main() -> int:
     ap.add_argument("--tiers", default="unit,integration,default,system",
                     help="comma-separated, from: " + ", ".join(TIERS))
     ap.add_argument("--write-results", action="store_true", help="write benchmarks/results/test_tiers.txt")
+    ap.add_argument("--log-dir", type=Path, default=None, help="also write each tier's whole pytest output there")
     a = ap.parse_args()
     names = [t.strip() for t in a.tiers.split(",") if t.strip()]
     unknown = [t for t in names if t not in TIERS]
@@ -56,7 +59,7 @@ def main() -> int:
     print(lines[0], flush=True)
     failed = False
     for name in names:
-        seconds, rc, summary = run_tier(name)
+        seconds, rc, summary = run_tier(name, a.log_dir)
         cmd = " ".join(["python -m pytest", *TIERS[name]])
         lines.append(f"{name:<12} {seconds:7.0f} s  ({seconds / 60:.1f} min)  exit {rc}  `{cmd}`: {summary}")
         print(lines[-1], flush=True)
