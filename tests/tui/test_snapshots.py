@@ -19,7 +19,7 @@ from wizard.session import RunProgress, Stage
 from wizard.tui.app import WizardApp, make_app
 from wizard.tui.services import Services
 
-from tests.tui.helpers import no_blinking_cursor, settle
+from tests.tui.helpers import no_blinking_cursor, settle, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -234,7 +234,16 @@ def test_rollback_confirmation(snap_compare: Any) -> None:
                     as_user=True))]
 
     async def ask(pilot: Any) -> None:
+        from textual.widgets import Log
+
         await settle(pilot)
+        tail = pilot.app.screen.query_one("#tail", Log)
+        # the failure's output is in the Log and laid out (its lines rendered at its size) before the dialog
+        # covers the screen: otherwise the snapshot catches the Log empty or full depending on the machine's load
+        await wait_for(pilot, lambda: tail.line_count > 0 and tail.size.height > 0 and tail.virtual_size.height > 0)
+        tail.refresh()
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
         pilot.app.push_screen(RollbackModal(rollback_text(undo, ["step 6 (groups): add user to render has no undo"]),
                                             True))
         await settle(pilot)

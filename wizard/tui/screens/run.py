@@ -105,7 +105,8 @@ class FailedScreen(_LiveRun):
         Binding("l", "full_log", "Full log of step"),
     ]
 
-    def body(self) -> ComposeResult:
+    def failure_text(self) -> Text:
+        """What failed, why, its known issue and the choices (the run's failure as it is folded now)."""
         f = self.session.run.failure
         t = Text()
         if f is None:
@@ -127,10 +128,13 @@ class FailedScreen(_LiveRun):
                 t.append("\nNo known issue matches this output.\n", style="italic")
         t.append("\nr retries the step · u rolls back what the run did (asks first, listing it) · s stops here "
                  f"(the state is kept; `{self.wizard.services.relaunch_hint} resume` continues later)\n")
+        return t
+
+    def body(self) -> ComposeResult:
         with Vertical(id="failed"):
             yield StepList(id="steps")
             with VerticalScroll(id="failure-box"):
-                yield Static(t, id="failure")
+                yield Static(self.failure_text(), id="failure")
             yield Log(id="tail", max_lines=200)
             with Horizontal(classes="buttons"):
                 yield Button("Retry (r)", id="retry", variant="primary")
@@ -139,10 +143,20 @@ class FailedScreen(_LiveRun):
 
     def on_mount(self) -> None:
         super().on_mount()
-        f = self.session.run.failure
-        if f is not None:
-            self.query_one("#tail", Log).write_lines([normalise(x) for x in f.tail] or ["(no output)"])
         self.query_one("#retry", Button).focus()
+
+    def refresh_run(self) -> None:
+        """The failure's text and output, whenever the folded failure is new: the screen may be mounted
+        before the run update that carries it has been handled."""
+        super().refresh_run()
+        f = self.session.run.failure
+        if f is None or f is getattr(self, "_shown_failure", None):
+            return
+        self._shown_failure = f
+        self.query_one("#failure", Static).update(self.failure_text())
+        tail = self.query_one("#tail", Log)
+        tail.clear()
+        tail.write_lines([normalise(x) for x in f.tail] or ["(no output)"])
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         moves = {"retry": Move.RETRY, "rollback": Move.ROLLBACK, "move": None}
