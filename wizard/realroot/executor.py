@@ -23,7 +23,7 @@ from wizard.realroot import enter
 from wizard.realroot.machine import USER
 from wizard.record import record
 from wizard.runner import shell
-from wizard.runner.executor import BASE_ENV, OutputSink
+from wizard.runner.executor import BASE_ENV, OutputSink, RehearsalMachine
 
 NO_GPU = ("real root: no GPU, and the rehearsal mirror's torch wheels are placeholders; the verify step is "
           "skipped, not passed")
@@ -72,7 +72,7 @@ class RealRootHost(LiveHost):
 
 
 @record(frozen=False)
-class RealRootExecutor:
+class RealRootExecutor(RehearsalMachine):
     root: Path
     name: str = "realroot"
 
@@ -95,19 +95,6 @@ class RealRootExecutor:
 
     def kept_alive(self, actions: Sequence[Action]) -> AbstractContextManager[None]:
         return nullcontext()
-
-    @property
-    def unit_user(self) -> str | None:
-        return None
-
-    def user_for(self, plan: ResolvedPlan) -> str | None:
-        return None  # a rehearsal machine has no users of its own
-
-    def adopt_user(self, user: str | None) -> None:
-        return None
-    @property
-    def resumes_at_boot(self) -> bool:
-        return False  # a rehearsal root never boots
 
 
 __all__ = ["RealRootHost", "RealRootExecutor", "machine_path", "NO_GPU"]

@@ -62,6 +62,25 @@ class Executor(Protocol):
         ...
 
 
+class RehearsalMachine:
+    """What every rehearsal executor (stand-in sandbox, real root) answers alike: no users of its own, no
+    resume unit, never a boot that starts one."""
+
+    @property
+    def unit_user(self) -> str | None:
+        return None
+
+    def user_for(self, plan: ResolvedPlan) -> str | None:
+        return None  # a rehearsal machine has no users of its own
+
+    def adopt_user(self, user: str | None) -> None:
+        return None
+
+    @property
+    def resumes_at_boot(self) -> bool:
+        return False  # a rehearsal machine never boots: its reboot changes the boot id, nothing starts the unit
+
+
 @record(frozen=False)
 class LiveExecutor:
     """The machine the wizard runs on: root actions through ``sudo -n --`` unless already root."""

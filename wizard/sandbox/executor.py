@@ -11,7 +11,7 @@ from typing import Mapping, Sequence
 from wizard.model import NEEDS_GPU, Action, ResolvedPlan
 from wizard.record import field, record
 from wizard.runner import shell
-from wizard.runner.executor import BASE_ENV, OutputSink
+from wizard.runner.executor import BASE_ENV, OutputSink, RehearsalMachine
 from wizard.runner.privilege import Privilege
 
 SANDBOX_NO_GPU = ("sandbox: the verify step needs --verify-python PATH (a CPU torch) to run the suite on this "
@@ -21,7 +21,7 @@ SANDBOX_VERIFY_PYTHON = "ROCM_WIZARD_SANDBOX_VERIFY_PYTHON"
 
 
 @record(frozen=False)
-class SandboxExecutor:
+class SandboxExecutor(RehearsalMachine):
     """A rehearsal machine: a root directory whose PATH holds only stand-in programs (wizard.sandbox).
 
     A program named by an absolute path is the one inside the root, or else the stand-in of that name;
@@ -87,16 +87,3 @@ class SandboxExecutor:
         if self.needs_authentication(actions):
             return self.privilege.kept_alive(self.environ)
         return nullcontext()
-
-    @property
-    def unit_user(self) -> str | None:
-        return None
-
-    def user_for(self, plan: ResolvedPlan) -> str | None:
-        return None  # a rehearsal machine has no users of its own
-
-    def adopt_user(self, user: str | None) -> None:
-        return None
-    @property
-    def resumes_at_boot(self) -> bool:
-        return False  # the stand-in reboot changes the boot id; nothing starts the unit
