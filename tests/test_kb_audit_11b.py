@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from kb_helpers import kb_files_only
 
 from test_plan_core_sdk_driver import fresh, resolve
 from wizard import record
@@ -38,7 +39,7 @@ def test_newest_is_the_newest_row_whose_gfx_and_python_are_certain() -> None:
 
 def test_gfx_or_python_doubt_still_demotes_a_row(tmp_path: Path) -> None:
     d = tmp_path / "kb"
-    shutil.copytree(KB_DIR, d, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    shutil.copytree(KB_DIR, d, ignore=kb_files_only)
     data = json.loads((d / "torch_wheels.json").read_text())
     for w in data["wheels"]:
         if w["torch"].startswith(("2.13", "2.14")):
@@ -54,7 +55,7 @@ def test_gfx_or_python_doubt_still_demotes_a_row(tmp_path: Path) -> None:
 
 def test_a_note_must_say_what_it_is_about(tmp_path: Path) -> None:
     d = tmp_path / "kb"
-    shutil.copytree(KB_DIR, d, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    shutil.copytree(KB_DIR, d, ignore=kb_files_only)
     data = json.loads((d / "torch_wheels.json").read_text())
     bad = next(w for w in data["wheels"] if w["torch"] == "2.11.0" and w["index"] == "rocm7.2")
     bad["uncertain_facts"] = ["gfx"]

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from kb_helpers import kb_files_only
 
 from wizard.kb import KB_DIR, KnowledgeBase
 from wizard.kb.__main__ import main
@@ -22,7 +23,7 @@ MANIFEST = KB_DIR / "upstream" / THEROCK / OWNERSHIP
 @pytest.fixture()
 def kb_dir(tmp_path: Path) -> Path:
     d = tmp_path / "kb"
-    shutil.copytree(KB_DIR, d, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    shutil.copytree(KB_DIR, d, ignore=kb_files_only)
     return d
 
 
@@ -159,3 +160,72 @@ def test_a_changed_build_script_fails_check_until_ingest_and_the_rows_agree(kb_d
     assert main(["check", str(kb_dir)]) == 1  # now the rows that cite the script say otherwise
     out = capsys.readouterr().out
     assert "wheels (2.13.0 rocm7.2): gfx" in out and "is not what its source" in out
+
+
+# --- PyTorch's binary build matrix: torch x ROCm x Python x gfx ----------------------------------------
+
+
+def test_build_matrix_is_derived_from_pytorchs_matrix_and_build_script() -> None:
+    from wizard.kb.ingest_matrix import DERIVED_BUILD_MATRIX, MATRIX, derive_build_matrix
+
+    table = json.loads((KB_DIR / DERIVED_BUILD_MATRIX).read_text())
+    assert table == derive_build_matrix(KB_DIR)
+    assert table["provenance"]["matrix"]["path"] == MATRIX
+    assert table["provenance"]["matrix"]["commit"] == table["provenance"]["gfx"]["commit"]
+    assert table["torch"] is None  # the version main builds is not in these files: not invented
+    rows = {c["channel"]: c for c in table["channels"]}
+    assert list(rows) == ["rocm7.2", "rocm7.14", "rocm-preview"]
+    assert rows["rocm7.2"]["build_target"] == "rocm_final_legacy" and rows["rocm7.2"]["requires"] is None
+    assert rows["rocm7.2"]["gfx"][:2] == ["gfx900", "gfx906"]
+    assert rows["rocm7.14"]["requires"] == "rocm[libraries,device-all]==7.14.*"
+    assert rows["rocm7.14"]["build_target"] == rows["rocm-preview"]["build_target"] == "rocm_final"
+    assert rows["rocm-preview"]["requires"] == "rocm[libraries,device-all]==7.15.0a20260712"
+    assert rows["rocm7.14"]["index_url"] == "https://download.pytorch.org/whl/nightly/rocm7.14"
+    assert all(r["python"][-2:] == ["3.15", "3.15t"] for r in rows.values())
+
+
+def test_the_matrix_file_is_parsed_never_run() -> None:
+    from wizard.kb.ingest_matrix import matrix_literals
+
+    src = ('raise SystemExit("never run")\nROCM_ARCHES = ["7.2"]\nFULL_PYTHON_VERSIONS: list[str] = ["3.12"]\n'
+           'PYTORCH_EXTRA_INSTALL_REQUIREMENTS = {"7.2": ("a" "b")}\nPYTORCH_NIGHTLY_PIP_INDEX_URL = "u"\n')
+    assert matrix_literals(src, "t")["PYTORCH_EXTRA_INSTALL_REQUIREMENTS"] == {"7.2": "ab"}
+    with pytest.raises(IngestError, match="ROCM_ARCHES is not a literal"):
+        matrix_literals(src.replace('["7.2"]', 'list(X)'), "t")
+    with pytest.raises(IngestError, match="no literal FULL_PYTHON_VERSIONS"):
+        matrix_literals(src.replace("FULL_PYTHON_VERSIONS", "OTHER"), "t")
+
+
+def test_rocm_branches_read_each_glob_and_target() -> None:
+    from wizard.kb.ingest_matrix import rocm_branches
+
+    script = ("case x in\n    manylinux2_28-builder:rocm*)\n"
+              '        if [[ "$GPU_ARCH_VERSION" == *"preview"* ]]; then\n            TARGET=a\n'
+              '        elif [[ "$GPU_ARCH_VERSION" == *"7.14"* ]]; then\n            TARGET=b\n'
+              '        else\n            if [[ x ]]; then\n                Y=1\n            fi\n            TARGET=c\n'
+              "        fi\n        ;;\nesac\n")
+    assert rocm_branches(script, "t") == [("*preview*", "a"), ("*7.14*", "b"), (None, "c")]
+    with pytest.raises(IngestError, match="branch test"):
+        rocm_branches(script.replace('[[ "$GPU_ARCH_VERSION" == *"7.14"* ]]', "[[ -n z ]]"), "t")
+
+
+def test_a_changed_matrix_fails_check_and_rows_citing_it_must_agree(kb_dir: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    from wizard.kb.ingest_matrix import DERIVED_BUILD_MATRIX, MATRIX
+
+    snap = kb_dir / "upstream" / "pytorch/pytorch" / MATRIX
+    snap.write_text(snap.read_text().replace('    "3.15t",\n]', "]"))  # upstream drops 3.15t
+    assert main(["check", str(kb_dir)]) == 1
+    assert f"{DERIVED_BUILD_MATRIX}: differs from what its snapshots give" in capsys.readouterr().out
+    assert main(["ingest", str(kb_dir)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(kb_dir)]) == 0
+    url = json.loads((kb_dir / DERIVED_BUILD_MATRIX).read_text())["provenance"]["matrix"]["url"]
+    wheels = json.loads((kb_dir / "torch_wheels.json").read_text())
+    row = next(w for w in wheels["wheels"] if (w["torch"], w["index"]) == ("2.14.1", "rocm7.14"))
+    row["sources"].append(url)  # a row that cites the matrix but keeps 3.15t
+    (kb_dir / "torch_wheels.json").write_text(json.dumps(wheels, indent=1))
+    capsys.readouterr()
+    assert main(["check", str(kb_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "wheels (2.14.1 rocm7.14): python" in out and "is not what" in out

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from kb_helpers import kb_files_only
 
 from test_plan_golden import STATE_DIR, built_machines, machines
 from wizard import record
@@ -100,7 +101,7 @@ def _kb_without(tmp_path: Path, version: str, route: str) -> str:
     from wizard.kb import KB_DIR
 
     d = tmp_path / "kb"
-    shutil.copytree(KB_DIR, d, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    shutil.copytree(KB_DIR, d, ignore=kb_files_only)
     data = json.loads((d / "rocm_releases.json").read_text())
     for r in data["releases"]:
         if r["version"] == version:
@@ -317,7 +318,7 @@ def test_kb_check_catches_a_fix_pointing_at_a_plan_that_cannot_serve_its_gpus(tm
     from wizard.kb.consistency import cross_problems
 
     d = tmp_path / "kb"
-    shutil.copytree(KB_DIR, d, ignore=shutil.ignore_patterns("*.py", "__pycache__"))
+    shutil.copytree(KB_DIR, d, ignore=kb_files_only)
     data = json.loads((d / "known_issues.json").read_text())
     issue = next(i for i in data["issues"] if any("gpu_gfx_in" in w for w in i.get("when", [])))
     issue["when"] = [{"gpu_gfx_in": ["gfx1010"]}]

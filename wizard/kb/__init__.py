@@ -464,6 +464,11 @@ class KnowledgeBase:
             table = self._read(DERIVED_WHEEL_GFX) if (self.directory / DERIVED_WHEEL_GFX).exists() else None
             if isinstance(table, dict):
                 out.extend(wheel_gfx_problems(table, self.wheels()))
+            from .ingest_matrix import DERIVED_BUILD_MATRIX, build_matrix_problems
+
+            matrix = self._read(DERIVED_BUILD_MATRIX) if (self.directory / DERIVED_BUILD_MATRIX).exists() else None
+            if isinstance(matrix, dict):
+                out.extend(build_matrix_problems(matrix, self.wheels()))
         if not out:
             out.extend(self._cross_problems())
         return out

@@ -9,6 +9,9 @@ Derived now:
 
 * ``derived_devices.json``: TheRock's device packages per ``whl-next`` release stream and target
   (``rocm_whl_next_ownership.yaml``), with each target's Linux status (``SUPPORTED_GPUS.md``);
+* ``derived_build_matrix.json``: PyTorch's ROCm wheel channels with their Python versions, pip requirement,
+  build path and gfx list (``.github/scripts/generate_binary_build_matrix.py`` with ``build.sh``;
+  ``ingest_matrix``);
 * ``derived_wheel_gfx.json``: the gfx targets PyTorch's ROCm wheel builds compile in, per build path
   (``.ci/docker/manywheel/build.sh``: the TheRock-pip path ``rocm_final``, the OS-package path
   ``rocm_final_legacy``); every wheel row that cites that file at that commit must carry that list.
@@ -19,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from wizard import lazy_re
 
@@ -270,10 +273,18 @@ def render(table: dict[str, Any]) -> str:
     return json.dumps(table, indent=1, sort_keys=False) + "\n"
 
 
+def derivations() -> tuple[tuple[str, Callable[[Path], dict[str, Any]]], ...]:
+    """Every derived table: (file name, how it is derived from the snapshots)."""
+    from .ingest_matrix import DERIVED_BUILD_MATRIX, derive_build_matrix
+
+    return ((DERIVED_DEVICES, derive_devices), (DERIVED_WHEEL_GFX, derive_wheel_gfx),
+            (DERIVED_BUILD_MATRIX, derive_build_matrix))
+
+
 def ingest(kb_dir: Path) -> list[str]:
     """Write every derived table from its snapshots; the names of the files that changed."""
     changed = []
-    for name, derive in ((DERIVED_DEVICES, derive_devices), (DERIVED_WHEEL_GFX, derive_wheel_gfx)):
+    for name, derive in derivations():
         text = render(derive(kb_dir))
         out = kb_dir / name
         if not out.exists() or out.read_text(encoding="utf-8") != text:
@@ -288,7 +299,7 @@ def derived_problems(kb_dir: Path) -> list[str]:
     out: list[str] = []
     if not (kb_dir / "upstream").is_dir():
         return out
-    for name, derive in ((DERIVED_DEVICES, derive_devices), (DERIVED_WHEEL_GFX, derive_wheel_gfx)):
+    for name, derive in derivations():
         path = kb_dir / name
         if not path.exists():
             continue
