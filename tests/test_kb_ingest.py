@@ -31,7 +31,8 @@ def test_the_kept_derived_table_is_what_its_snapshots_give(capsys: pytest.Captur
     assert (KB_DIR / DERIVED_DEVICES).read_text() == json.dumps(derive_devices(KB_DIR), indent=1) + "\n"
     snaps = json.loads((KB_DIR / "upstream" / "snapshots.json").read_text())["snapshots"]
     for row in snaps:  # each snapshot: repository, 40-hex commit, path, and the file itself
-        assert len(row["commit"]) == 40 and (KB_DIR / "upstream" / row["repo"] / row["path"]).is_file()
+        where = row.get("file") or f"{row['repo']}/{row['path']}"  # several commits of one path: each its own file
+        assert len(row["commit"]) == 40 and (KB_DIR / "upstream" / where).is_file()
 
 
 def test_every_derived_fact_names_its_provenance() -> None:
@@ -229,3 +230,67 @@ def test_a_changed_matrix_fails_check_and_rows_citing_it_must_agree(kb_dir: Path
     assert main(["check", str(kb_dir)]) == 1
     out = capsys.readouterr().out
     assert "wheels (2.14.1 rocm7.14): python" in out and "is not what" in out
+
+
+# --- AMD's install pages: release, amdgpu-install file names, distributions ---------------------------
+
+
+def test_install_pages_are_derived_from_amds_page_sources() -> None:
+    from wizard.kb.ingest_install import CONF, DERIVED_INSTALL_PAGES, INSTALL_REPO, derive_install_pages
+
+    table = json.loads((KB_DIR / DERIVED_INSTALL_PAGES).read_text())
+    assert table == derive_install_pages(KB_DIR)
+    rows = {r["release"]: r for r in table["releases"]}
+    assert list(rows) == ["6.0.2", "6.1.0", "6.1.1", "6.1.2", "6.2.0", "6.2.1", "6.2.2"]
+    assert (rows["6.2.0"]["amdgpu_install_dir"], rows["6.2.0"]["amdgpu_install_package"]) == ("6.2", "6.2.60200-1")
+    assert rows["6.0.2"]["rhel"] == ["9.3", "9.2", "8.9", "8.8"]  # (major, version) pairs read as versions
+    assert {u["codename"] for u in rows["6.2.2"]["ubuntu"]} == {"noble", "jammy"}
+    for row in rows.values():
+        src = row["provenance"]
+        assert (src["repo"], src["path"]) == (INSTALL_REPO, CONF) and len(src["commit"]) == 40
+    assert KnowledgeBase(KB_DIR).problems() == []  # the releases agree with their pages
+
+
+def test_a_release_disagreeing_with_its_install_page_fails_check(kb_dir: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads((kb_dir / "rocm_releases.json").read_text())
+    rel = next(r for r in doc["releases"] if r["version"] == "6.2.1")
+    rel["amdgpu_install"]["jammy"] = rel["amdgpu_install"]["jammy"].replace("6.2.60201", "6.2.60200")
+    rel["amdgpu_install"]["questing"] = rel["amdgpu_install"]["noble"].replace("noble", "questing")
+    rel["distros"] = [d for d in rel["distros"] if d["version"] != "8.10"]
+    (kb_dir / "rocm_releases.json").write_text(json.dumps(doc, indent=1))
+    assert main(["check", str(kb_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "releases (6.2.1): amdgpu_install keys differ from its install page" in out and "['questing']" in out
+    assert "amdgpu_install (jammy)" in out and "package version 6.2.60201-1" in out
+    assert "releases (6.2.1): distros lack what its install page offers" in out and "rhel 8.10" in out
+
+
+def test_a_changed_install_page_fails_check_until_ingest_then_the_release_must_follow(
+        kb_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    snaps = json.loads((kb_dir / "upstream" / "snapshots.json").read_text())["snapshots"]
+    row = next(r for r in snaps if r.get("branch") == "docs/6.2.2")
+    conf = kb_dir / "upstream" / row["file"]
+    conf.write_text(conf.read_text().replace("sles_version_numbers = ['15.6', '15.5']",
+                                             "sles_version_numbers = ['15.7', '15.6', '15.5']"))
+    assert main(["check", str(kb_dir)]) == 1
+    assert "derived_install_pages.json: differs from what its snapshots give" in capsys.readouterr().out
+    assert main(["ingest", str(kb_dir)]) == 0
+    capsys.readouterr()
+    assert main(["check", str(kb_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "releases (6.2.2): amdgpu_install keys differ" in out and "missing ['sle15.7']" in out
+
+
+def test_page_release_refuses_what_it_cannot_read() -> None:
+    from wizard.kb.ingest_install import page_release
+
+    good = ("rocm_version = '6.2'\namdgpu_version = '6.2'\namdgpu_install_version = '6.2.60200-1'\n"
+            "ubuntu_version_numbers = [('24.04', 'noble')]\nrhel_version_numbers = [('9', '9.4')]\n"
+            "sles_version_numbers = ['15.6']\nol_version_numbers = [('8', '8.8')]\n")
+    row = page_release(good, "t")
+    assert (row["release"], row["rhel"], row["ol"]) == ("6.2.0", ["9.4"], ["8.8"])
+    with pytest.raises(IngestError, match="not X.Y or X.Y.Z"):
+        page_release(good.replace("'6.2'\namdgpu_version", "'latest'\namdgpu_version"), "t")
+    with pytest.raises(IngestError, match="ubuntu_version_numbers"):
+        page_release(good.replace("[('24.04', 'noble')]", "['24.04']"), "t")

@@ -469,6 +469,11 @@ class KnowledgeBase:
             matrix = self._read(DERIVED_BUILD_MATRIX) if (self.directory / DERIVED_BUILD_MATRIX).exists() else None
             if isinstance(matrix, dict):
                 out.extend(build_matrix_problems(matrix, self.wheels()))
+            from .ingest_install import DERIVED_INSTALL_PAGES, install_page_problems
+
+            pages = self._read(DERIVED_INSTALL_PAGES) if (self.directory / DERIVED_INSTALL_PAGES).exists() else None
+            if isinstance(pages, dict):
+                out.extend(install_page_problems(pages, self.releases()))
         if not out:
             out.extend(self._cross_problems())
         return out

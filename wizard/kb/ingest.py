@@ -12,6 +12,8 @@ Derived now:
 * ``derived_build_matrix.json``: PyTorch's ROCm wheel channels with their Python versions, pip requirement,
   build path and gfx list (``.github/scripts/generate_binary_build_matrix.py`` with ``build.sh``;
   ``ingest_matrix``);
+* ``derived_install_pages.json``: per release, the amdgpu-install directory, package version and distributions
+  AMD's install pages print (ROCm/rocm-install-on-linux ``docs/conf.py`` per docs branch; ``ingest_install``);
 * ``derived_wheel_gfx.json``: the gfx targets PyTorch's ROCm wheel builds compile in, per build path
   (``.ci/docker/manywheel/build.sh``: the TheRock-pip path ``rocm_final``, the OS-package path
   ``rocm_final_legacy``); every wheel row that cites that file at that commit must carry that list.
@@ -19,6 +21,7 @@ Derived now:
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -94,6 +97,32 @@ def yaml_tree(text: str, where: str) -> dict[str, Any]:
             container[key] = None
             pending = (indent, container, key)
     return root
+
+
+def py_literals(source: str, names: Sequence[str], where: str) -> dict[str, Any]:
+    """The module-level assignments of ``names`` in a Python file, each a literal (``ast.literal_eval``): the
+    file is parsed, never executed. A name missing or not a literal is an IngestError."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as exc:
+        raise IngestError(f"{where}: not Python (line {exc.lineno})") from None
+    out: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, value = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name) and target.id in names:
+            try:
+                out[target.id] = ast.literal_eval(value)
+            except ValueError:
+                raise IngestError(f"{where}: {target.id} is not a literal") from None
+    missing = [n for n in names if n not in out]
+    if missing:
+        raise IngestError(f"{where}: no literal {', '.join(missing)}")
+    return out
 
 
 def _scalar(value: str, where: str, no: int) -> str | int:
@@ -241,17 +270,30 @@ def _snapshots(kb_dir: Path) -> list[dict[str, str]]:
 
 
 def _snapshot(kb_dir: Path, repo: str, path: str) -> tuple[str, dict[str, str]]:
+    found = snapshots_of(kb_dir, repo, path)
+    if not found:
+        raise IngestError(f"{SNAPSHOTS}: no snapshot of {repo} {path}")
+    return found[0]
+
+
+def snapshots_of(kb_dir: Path, repo: str, path: str) -> list[tuple[str, dict[str, str]]]:
+    """(text, provenance) of every snapshot of ``repo``'s ``path``, in the order snapshots.json lists them. One
+    commit's file lives at upstream/<repo>/<path>; where several commits of one path are kept, each row names
+    its own file under upstream/ ("file": "<repo>/<commit>/<path>")."""
+    out = []
     for row in _snapshots(kb_dir):
-        if row["repo"] == repo and row["path"] == path:
-            if not re.fullmatch(r"[0-9a-f]{40}", row["commit"]):
-                raise IngestError(f"{SNAPSHOTS}: {repo}/{path}: commit must be 40 hex digits")
-            f = kb_dir / "upstream" / repo / path
-            try:
-                return f.read_text(encoding="utf-8"), {"repo": repo, "commit": row["commit"], "path": path,
-                                                       "url": f"https://github.com/{repo}/blob/{row['commit']}/{path}"}
-            except FileNotFoundError:
-                raise IngestError(f"upstream/{repo}/{path}: snapshot file missing") from None
-    raise IngestError(f"{SNAPSHOTS}: no snapshot of {repo} {path}")
+        if row["repo"] != repo or row["path"] != path:
+            continue
+        if not re.fullmatch(r"[0-9a-f]{40}", row["commit"]):
+            raise IngestError(f"{SNAPSHOTS}: {repo}/{path}: commit must be 40 hex digits")
+        rel = str(row.get("file") or f"{repo}/{path}")
+        try:
+            text = (kb_dir / "upstream" / rel).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise IngestError(f"upstream/{rel}: snapshot file missing") from None
+        out.append((text, {"repo": repo, "commit": row["commit"], "path": path,
+                           "url": f"https://github.com/{repo}/blob/{row['commit']}/{path}"}))
+    return out
 
 
 def derive_devices(kb_dir: Path) -> dict[str, Any]:
@@ -275,10 +317,11 @@ def render(table: dict[str, Any]) -> str:
 
 def derivations() -> tuple[tuple[str, Callable[[Path], dict[str, Any]]], ...]:
     """Every derived table: (file name, how it is derived from the snapshots)."""
+    from .ingest_install import DERIVED_INSTALL_PAGES, derive_install_pages
     from .ingest_matrix import DERIVED_BUILD_MATRIX, derive_build_matrix
 
     return ((DERIVED_DEVICES, derive_devices), (DERIVED_WHEEL_GFX, derive_wheel_gfx),
-            (DERIVED_BUILD_MATRIX, derive_build_matrix))
+            (DERIVED_BUILD_MATRIX, derive_build_matrix), (DERIVED_INSTALL_PAGES, derive_install_pages))
 
 
 def ingest(kb_dir: Path) -> list[str]:

@@ -16,14 +16,13 @@ one of its channels with its Python list.
 
 from __future__ import annotations
 
-import ast
 import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from wizard import lazy_re
 
-from .ingest import BUILD_SH, PYTORCH, IngestError, _snapshot, rocm_arch_lists
+from .ingest import BUILD_SH, PYTORCH, IngestError, _snapshot, py_literals, rocm_arch_lists
 
 if TYPE_CHECKING:
     from .records import Wheel
@@ -37,24 +36,8 @@ _TARGET = lazy_re.compile(r"^TARGET=(\S+)$")
 
 
 def matrix_literals(source: str, where: str) -> dict[str, Any]:
-    """The module-level assignments named in LITERALS, each a literal (``ast.literal_eval``); the file is
-    parsed, never executed."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError as exc:
-        raise IngestError(f"{where}: not Python (line {exc.lineno})") from None
-    out: dict[str, Any] = {}
-    for node in tree.body:
-        target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else \
-            node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(target, ast.Name) and target.id in LITERALS and node.value is not None:  # type: ignore[union-attr]
-            try:
-                out[target.id] = ast.literal_eval(node.value)  # type: ignore[union-attr]
-            except ValueError:
-                raise IngestError(f"{where}: {target.id} is not a literal") from None
-    missing = [n for n in LITERALS if n not in out]
-    if missing:
-        raise IngestError(f"{where}: no literal {', '.join(missing)}")
+    """The matrix's data literals (LITERALS); the file is parsed, never executed."""
+    out = py_literals(source, LITERALS, where)
     if not (isinstance(out["ROCM_ARCHES"], list) and isinstance(out["FULL_PYTHON_VERSIONS"], list)
             and isinstance(out["PYTORCH_EXTRA_INSTALL_REQUIREMENTS"], dict)):
         raise IngestError(f"{where}: ROCM_ARCHES / FULL_PYTHON_VERSIONS must be lists, "
