@@ -11,6 +11,14 @@ a reboot, after which ``driver_check`` looks for ``/dev/kfd``. Refused: a distri
 not list, a mainline (non-distribution) kernel AMD's DKMS packages refuse, an installed legacy ROCm that
 AMD says to uninstall first with no purge step before this one, Ryzen APUs (AMD's Ryzen line has
 ``--no-dkms``: a kernel too old for them is refused with the knowledge base's words) and Instinct GPUs.
+
+Not refused: a kernel newer than the release's DKMS module builds for. AMD publishes no DKMS kernel range per
+release: its system-requirements tables (ROCm/rocm-install-on-linux, up to 6.2) and compatibility matrices
+(7.9 preview) list the GA/HWE kernel series it validated per distribution, and for the Core SDK releases this
+step installs (7.14, 10.0) neither those tables nor the AMD GPU Driver 31.x pages' kernel lists were found
+among AMD's page sources (searched 2026-11-26; ROCm/amdgpu-docs stops at 30.10.1 and links to the ROCm
+system requirements). A check built on a guessed upper bound would refuse working kernels, so the failure
+stays what ``dkms status`` and the ``dkms-build-fails-new-kernel`` known issue report.
 """
 
 from __future__ import annotations
