@@ -216,10 +216,26 @@ class KnowledgeBase:
         return {cpu_key(c): a for a in self._parse("apus.json", parse_apus) for c in a.cpus}
 
     def apu_for_cpu(self, cpu: str) -> ApuInfo | None:
-        """The apus.json row of a processor ("AMD Ryzen 7 7700 8-Core Processor" -> Raphael's Radeon Graphics)."""
+        """The apus.json row of a processor ("AMD Ryzen 7 7700 8-Core Processor" -> Raphael's Radeon Graphics).
+        A name without its tier digit ("Ryzen 7900" for "Ryzen 9 7900") finds the one processor of that model."""
         from .names import cpu_key
 
-        return self._apus.get(cpu_key(cpu))
+        found = self._apus.get(cpu_key(cpu))
+        if found is None:
+            rows = self._apus_without_tier.get(cpu_key(cpu), [])
+            found = rows[0] if len(rows) == 1 else None
+        return found
+
+    @cached_property
+    def _apus_without_tier(self) -> dict[str, list[ApuInfo]]:
+        from .names import cpu_key_without_tier
+
+        out: dict[str, list[ApuInfo]] = {}
+        for key, apu in self._apus.items():
+            bare = cpu_key_without_tier(key)
+            if bare != key and apu not in out.setdefault(bare, []):
+                out[bare].append(apu)
+        return out
 
     def gpu_for_cpu(self, cpu: str) -> GpuInfo | None:
         """The integrated GPU a processor carries (its gpus.json row), if known."""

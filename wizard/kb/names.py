@@ -86,6 +86,11 @@ def cpu_key(name: str) -> str:
     return re.sub(r"[^a-z0-9+]", "", s.lower())
 
 
+def cpu_key_without_tier(key: str) -> str:
+    """"ryzen97900" -> "ryzen7900", "ryzen5pro7640u" -> "ryzenpro7640u": the key people write without the tier."""
+    return re.sub(r"^ryzen[3579](?=(?:pro)?\d{4})", "ryzen", key)
+
+
 def index_names(rows: Iterable[tuple[int, str]]) -> dict[str, set[int]]:
     """key -> row numbers, from (row, "name / name / ...") pairs."""
     idx: dict[str, set[int]] = {}

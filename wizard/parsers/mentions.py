@@ -45,7 +45,7 @@ KINDS = (
     "gfx_hw", "gfx_rt", "pci_id", "gpu_name", "bdf", "gpu_index", "gpu_count", "apu",
     "rocm", "torch", "python_version", "env", "kernel", "wsl", "container", "amdgpu_pro",
     "rock", "kfd", "kfd_added", "render_group", "video_group", "driver_version", "dkms",
-    "gpu_prose", "os", "user", "kfd_node", "render_node", "hip", "kfd_probe",
+    "gpu_prose", "os", "user", "kfd_node", "render_node", "hip", "kfd_probe", "cpu",
 )
 
 Rule = tuple[str, "lazy_re.Pattern", Callable[["re.Match[str]"], "list[tuple[str, str, str | None]]"]]
@@ -144,12 +144,17 @@ PRODUCT = lazy_re.compile(
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:Pro\s+)?(?:RX\s*|R[579]\s+|HD\s*|WX\s*|W(?=\d{4}))\d{3,4}"
     r"(?:\s?(?:XTX|XT|GRE|X|M|S|D)(?![\w]))?"
     r"|(?:AMD\s+)?Instinct\s+MI\d{2,3}[A-Z]{0,2}\b|\bMI\d{2,3}(?:X|A|P|HF)?\b"
+    r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*(?:R9\s+)?(?:Fury(?:\s+X)?|Nano)\b|\bR9\s+(?:Fury(?:\s+X)?|Nano)\b"
     r"|\b\d{4}\s?(?:XTX|XT|GRE)\b|\b[5-9]\d{3}M\b"
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*[5-9]\d{3}\b(?:\s?(?:XTX|XT|GRE)\b)?"
     r"|\bNavi\s?[1-4]\d\b|\b(?:Vega\s?(?:10|20)|Ellesmere|Polaris\s?[12]\d|Aldebaran|Arcturus|Strix Halo|Strix Point|Phoenix|Rembrandt|Renoir|Raphael|Cezanne)\b"
     r")",
     re.IGNORECASE,
 )
+# a number after these words labels something else ("step 2 Radeon ...", "ROCm 6 Instinct ...")
+_NOT_A_COUNT = lazy_re.compile(r"\b(?:step|section|part|version|v|rocm|ubuntu|gen|generation|no|number|#)\.?\s*$", re.I)
+
+
 _OS_NAME = lazy_re.compile(
     r"\b(Ubuntu|Kubuntu|Xubuntu|Lubuntu|Debian(?: GNU/Linux)?|Fedora(?: Linux)?|Arch ?Linux|Manjaro(?: Linux)?|EndeavourOS"
     r"|openSUSE (?:Tumbleweed|Leap)|Rocky Linux|AlmaLinux|CentOS(?: Linux| Stream)?|Red Hat Enterprise Linux(?: Server)?|RHEL"
@@ -256,6 +261,13 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("count", lazy_re.compile(r"(?:Number of HIP devices|found|device_count\(\)\W*|Device count|Number of devices|num_gpus|GPU count)"
                          r"\s*[:=]?\s*(\d{1,2})\s*(?:ROCm devices|HIP devices|GPUs?|devices?|$)", re.I),
      _one("gpu_count")),
+    # "2 radeon Nano", "4x MI100", "8 x Instinct MI300X": a number of one product (the name is read by PRODUCT)
+    ("count of product", lazy_re.compile(r"(?<![\w.,/-])([2-9]|1[0-6])\s*(?:x\s*|×\s*)?(?=(?:AMD\s+)?(?:Radeon|Instinct|MI\d{2,3}|R9\s)\S*)", re.I),
+     lambda m: [("gpu_count", m.group(1), None)] if PRODUCT.match(m.string, m.end())
+     and not _NOT_A_COUNT.search(m.string[:m.start()]) else []),
+    # rocm-smi numbers every GPU it reports on, also in its complaints ("ERROR: GPU[1]   : sclk clock is unsupported")
+    ("smi gpu number", lazy_re.compile(r"^\s*(?:ERROR:\s*|WARNING:\s*)?GPU\[(\d{1,2})\]\s*:"),
+     lambda m: [("gpu_count", str(int(m.group(1)) + 1), "smi")]),
     ("apu", lazy_re.compile(r"Memory Properties:\s*APU|\bis_apu\s*[:=]\s*(?:1|true)|\bAPU\s*:\s*(?:yes|true)\b", re.I),
      lambda m: [("apu", "true", None)]),
     # ---- ROCm
@@ -444,6 +456,8 @@ def _template_field(heading: str, line: str) -> list[tuple[str, str, str | None]
             out = _cpu_as_gpu(line)
         out += [("gfx_rt", g.lower(), "label") for g in re.findall(rf"(?i)^\s*({GFX})\s*$", line)]
         return out
+    if heading in ("cpu", "processor"):  # the machine's processor (an integrated GPU it carries is resolved later)
+        return [("cpu", line.strip(), "label")] if re.search(r"\b(?:Ryzen|Athlon|EPYC|Threadripper)\b", line, re.I) else []
     if heading in ("operating system", "os", "distribution", "distro"):
         m = _OS_NAME.search(line)
         found = os_from_name(m.group(1), m.group(2)) if m else None

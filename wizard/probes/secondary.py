@@ -293,6 +293,10 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
             break
         used.add(i)
         gpus[i] = _complete(gpus[i], d, override_gfx, conflicts)
+    # 2b. a discrete model that is the only GPU anything names: the GPUs the probes saw without an identity
+    #     (rocm-smi's rows of a 4-GPU server) are that model, as the count below makes GPUs it counts. Not
+    #     where an integrated GPU may be among them (a processor with one, an APU word) or a claim is left over.
+    _fill_blanks_with_the_one_model(gpus, rest, said)
     # 3. GPUs only the texts show
     for d in rest:
         if not d.identity() and not d.bdf:
@@ -302,6 +306,10 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
         gpus.append(_complete(Gpu(), d, override_gfx, conflicts))
     count, where = _gpu_count(said)
     if count > len(gpus) and where is not None:
+        igpu = _processor_igpu(said, kb) if gpus and all(g.integrated is False for g in gpus) else None
+        if igpu is not None:  # a discrete GPU and one more: the processor's own integrated GPU
+            gpus.append(igpu)
+    if count > len(gpus) and where is not None:
         if len(gpus) and all(g.gfx == gpus[0].gfx and g.gfx_reported == gpus[0].gfx_reported for g in gpus) \
                 and len({g.bdf for g in gpus if g.bdf}) <= 1 and len(gpus) == 1:
             base = gpus[0]
@@ -310,6 +318,39 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
         else:
             gpus += [Gpu(sources=(where,)) for _ in range(count - len(gpus))]
     return tuple(gpus)
+
+
+def _processor_igpu(said: list[Said], kb: object) -> Gpu | None:
+    """The integrated GPU of the one processor the texts name as the machine's (an issue template's CPU field)."""
+    from wizard.kb.families import family_of_gfx
+
+    cpus = {s.m.value: s for s in said if s.m.kind == "cpu"}
+    apus = {kb.apu_for_cpu(c) for c in cpus}  # type: ignore[attr-defined]
+    if len(apus) != 1 or None in apus:
+        return None
+    apu = next(iter(apus))
+    row = kb.gpu_by_pci(apu.pci_id)  # type: ignore[attr-defined]
+    if row is None or not row.gfx:
+        return None
+    return Gpu(name=apu.graphics, gfx=row.gfx, integrated=True, family=family_of_gfx(row.gfx), codename=row.codename,
+               sources=(next(iter(cpus.values())).ev,))
+
+
+def _fill_blanks_with_the_one_model(gpus: list[Gpu], rest: list[_Device], said: list[Said]) -> None:
+    named = [g for g in gpus if g.gfx or g.gfx_reported or g.pci_id]
+    blank = [i for i, g in enumerate(gpus) if not (g.gfx or g.gfx_reported or g.pci_id)]
+    if not blank or not named or any(d.identity() for d in rest):
+        return
+    base = named[0]
+    if any((g.gfx, g.gfx_reported) != (base.gfx, base.gfx_reported) for g in named) or \
+            any(g.integrated is not False for g in named):
+        return
+    if any(s.m.kind in ("apu", "cpu") or (s.m.kind == "gpu_name" and s.m.detail == "cpu") for s in said):
+        return  # a processor named: one of the blank GPUs may be its integrated GPU
+    for i in blank:
+        gpus[i] = replace(gpus[i], name=base.name, gfx=base.gfx, gfx_reported=base.gfx_reported, integrated=False,
+                          family=base.family, codename=base.codename,
+                          sources=gpus[i].sources + tuple(e for e in base.sources[:1] if e not in gpus[i].sources))
 
 
 def _complete(g: Gpu, d: _Device, override_gfx: str | None, conflicts: list[Conflict]) -> Gpu:
