@@ -8,7 +8,8 @@ resolve (several GB for torch). Here:
 * else the wheel is read as a zip through HTTP range requests: its last :data:`TAIL` bytes (the end of
   central directory record, the ZIP64 locator and mostly the central directory itself), the rest of the
   central directory if it starts earlier, then the local header and the compressed bytes of
-  ``<name>-<version>.dist-info/METADATA`` only (the zip's CRC checked): a few hundred KB of a multi-GB wheel.
+  ``<name>-<version>.dist-info/METADATA`` only (the zip's CRC checked; ZIP64 as zipfile reads it): the
+  central directory and about 64 KiB more, a few MB at most of a multi-GB wheel.
   A server that does not honour range requests raises :class:`~wizard.downloads.remote.ListingError`
   at once (nothing of the wheel is downloaded).
 
