@@ -207,6 +207,44 @@ def test_the_planner_pins_the_pip_step_through_the_mirror_in_force(tmp_path: Pat
     assert step.param("downloads") is None and any("could not be read at plan time" in n for n in step.notes)
 
 
+def test_a_therock_plan_pins_the_rocm_sdk_and_device_packages_its_extras_bring(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch[device-gfxNNNN] and rocm[libraries,device-gfxNNNN] from AMD's whl-next index (the rehearsal mirror's
+    copy): the closure has rocm-sdk-core, rocm-sdk-libraries, the device packages, nothing left to plain pip."""
+    from test_plan_golden import STATE_DIR, machines
+    from wizard.kb import load_kb
+    from wizard.mirror.build import mirror_config
+    from wizard.mirror.catalogue import index_path, wheel_indexes
+    from wizard.planner import resolve_plan
+
+    facts = machines()["seed-7900xt"]
+    step = next(s for s in resolve_plan("therock-pip", facts, state_dir=STATE_DIR, wizard_python="python3").steps
+                if s.kind == "pip_pin")
+    url = str(step.param("index_url"))
+    ix = next(i for i in wheel_indexes(load_kb()) if i.url.rstrip("/") == url.rstrip("/"))
+    d = tmp_path / index_path(ix.url)
+    for spec in ix.wheels:
+        for tag in spec.tags:
+            build_wheel(spec, tag, d)
+    write_index(d)
+    facts = record.replace(facts, origin="live", python_envs=(
+        *facts.python_envs, PythonEnv(path=None, python="/usr/bin/python3", python_version="3.12", kind="system")))
+    monkeypatch.delenv(pin_mod.OFF_VAR, raising=False)
+    monkeypatch.setenv("ROCM_WIZARD_CACHE_DIR", str(tmp_path / "cache"))
+    forget()
+    with MirrorServer(tmp_path, idle_timeout=30) as srv:
+        pinned = resolve_plan("therock-pip", facts, state_dir=STATE_DIR, wizard_python="python3",
+                              mirrors=mirror_config(srv.base_url))
+    forget()
+    step = next(s for s in pinned.steps if s.kind == "pip_pin")
+    names = {f[0].split("-")[0] for f in step.param("downloads") or ()}
+    gfx = facts.gpus[0].gfx
+    assert {"rocm", "torch", "rocm_sdk_core", "rocm_sdk_libraries", f"rocm_sdk_device_{gfx}",
+            f"amd_torch_device_{gfx}"} <= names, (names, step.notes)
+    installs = [a.argv for a in step.actions if a.argv[1:4] == ("-m", "pip", "install")]
+    assert len(installs) == 1 and "--no-deps" not in installs[0] and "--index-url" not in installs[0]
+
+
 def test_cache_shows_and_prunes_with_one_line_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     import json

@@ -279,3 +279,23 @@ def test_a_zip64_wheel_is_read_through_ranges(tmp_path: Path) -> None:
         got = resolve_closure(f"{srv.base_url}/whl", ["demo-big"], "3.12")
     assert _stems(got.files) == ["demo_big-1.0", "demo_dep-1.0"]
     forget()
+
+
+def test_a_listing_with_sizes_reads_the_zip_end_by_explicit_range(tmp_path: Path) -> None:
+    """PEP 700 sizes in the JSON listing: the first range is bytes=SIZE-64KiB-SIZE-1 (no suffix range, no HEAD)."""
+    import json
+
+    forget()
+    d = _build(tmp_path / "whl", PROJECTS[5:9], many_files=False)
+    for page in d.glob("*/index.json"):
+        doc = json.loads(page.read_text())
+        for f in doc["files"]:
+            f["size"] = (d / f["filename"]).stat().st_size
+        page.write_text(json.dumps(doc))
+    with MirrorServer(tmp_path, idle_timeout=30) as srv:
+        got = resolve_closure(f"{srv.base_url}/whl", ["demo-sympy"], "3.12")
+        assert _stems(got.files) == ["demo_sympy-1.13.3", "demo_mpmath-1.3.0"]
+        assert [f.size for f in got.files] == [(d / f.filename).stat().st_size for f in got.files]
+        assert not any(r.method == "HEAD" for r in srv.requests)
+        assert [r.status for r in srv.requests if r.path.endswith(".whl")] == [206, 206]
+    forget()

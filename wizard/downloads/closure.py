@@ -132,7 +132,7 @@ class _Resolver:
                     raise
                 raise ListingError(f"no file of {name} takes every specifier asked of it: "
                                    f"{'; '.join(dict.fromkeys(self.askers[name]))} ({exc})") from exc
-            meta = metadata.read(link)
+            meta = metadata.read(link, link.size)
             if meta.requires_python and not _takes(meta.requires_python, self.python):
                 skip.append(link.filename)  # the listing did not say; its METADATA does
                 continue

@@ -52,13 +52,13 @@ class _RangeFile(io.RawIOBase):
         self.url = url
         self._pos = 0
         self._segments: list[tuple[int, bytes]] = []  # (start, bytes), fetched
-        if size is None or size > TAIL:
-            tail = remote.read_range(url, -TAIL) if size is None else remote.read_range(url, size - TAIL, size)
-            got = remote.known_size(url)
-            assert got is not None  # read_range learnt it from Content-Range
-            size = got
-            self._segments.append((size - len(tail), tail))
-        self.size = size
+        if size == 0:
+            raise ListingError(f"{url}: the listing says the wheel is empty")
+        tail = remote.read_range(url, -TAIL) if size is None else remote.read_range(url, max(0, size - TAIL), size)
+        got = remote.known_size(url)
+        assert got is not None  # read_range learnt it from Content-Range
+        self.size = got
+        self._segments.append((got - len(tail), tail))
 
     def readable(self) -> bool:
         return True
