@@ -82,7 +82,7 @@ class _Resolver:
         self.env = marker_env(python, arch)
         self.installed = installed
         self.specs: dict[str, SpecifierSet] = {}
-        self.askers: dict[str, list[str]] = {}
+        self.askers: dict[str, list[tuple[str, SpecifierSet]]] = {}  # "torch 2.5.1 needs sympy>=1.13", its specifier
         self.extras: dict[str, set[str]] = {}
         self.picks: dict[str, _Pick] = {}
 
@@ -94,16 +94,16 @@ class _Resolver:
             for req, who in level:
                 name = canonicalize_name(req.name)
                 self.specs[name] = self.specs.get(name, SpecifierSet()) & req.specifier
-                self.askers.setdefault(name, []).append(f"{who} needs {req}")
+                self.askers.setdefault(name, []).append((f"{who} needs {req}", req.specifier))
                 self.extras.setdefault(name, {""}).update(canonicalize_name(e) for e in req.extras)
             nxt: list[tuple[Requirement, str]] = []
             for name in dict.fromkeys(canonicalize_name(r.name) for r, _ in level):
                 p = self.picks.get(name) or self._choose(name, name in top)
                 self.picks[name] = p
                 if not self.specs[name].contains(p.version, prereleases=True):
-                    raise ListingError(f"{name} {p.version} was picked ({self.askers[name][0]}), but "
-                                       f"{self.askers[name][-1]}; settling that needs backtracking, which the "
-                                       "plan-time resolver does not do")
+                    against = next(a for a, spec in self.askers[name] if not spec.contains(p.version, prereleases=True))
+                    raise ListingError(f"{name} {p.version} was picked ({self.askers[name][0][0]}), but {against}; "
+                                       "settling that needs backtracking, which the plan-time resolver does not do")
                 nxt += self._follow(name, p)
             level = nxt
         files = tuple(remote_file(p.link) for p in self.picks.values() if p.link is not None)
@@ -128,10 +128,11 @@ class _Resolver:
             try:
                 link = pick(links, req, self.tags, self.python, skip)
             except ListingError as exc:
-                if len(set(self.askers[name])) < 2:
+                asked = list(dict.fromkeys(a for a, _ in self.askers[name]))
+                if len(asked) < 2:
                     raise
-                raise ListingError(f"no file of {name} takes every specifier asked of it: "
-                                   f"{'; '.join(dict.fromkeys(self.askers[name]))} ({exc})") from exc
+                raise ListingError(f"no file of {name} takes every specifier asked of it: {'; '.join(asked)} "
+                                   f"({exc})") from exc
             meta = metadata.read(link, link.size)
             if meta.requires_python and not _takes(meta.requires_python, self.python):
                 skip.append(link.filename)  # the listing did not say; its METADATA does
@@ -145,7 +146,7 @@ class _Resolver:
         if not todo:
             return []
         if p.meta is None:  # installed and kept
-            raise ListingError(f"{name} {p.version} is installed and kept, but {self.askers[name][-1]} "
+            raise ListingError(f"{name} {p.version} is installed and kept, but {self.askers[name][-1][0]} "
                                "(its extras' dependencies are not known here)")
         p.followed |= todo
         who = f"{name} {p.version}"
