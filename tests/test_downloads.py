@@ -186,6 +186,13 @@ def test_the_planner_pins_the_pip_step_through_the_mirror_in_force(tmp_path: Pat
         files = step.param("downloads")
         assert files, step.notes
         assert all(url.startswith(srv.base_url) for _, url, _, _ in files)
+        # the whole closure (torch's own Requires-Dist included) read from the wheels' metadata: pip installs
+        # exactly it, with no unpinned install after it
+        names = {f[0].split("-")[0] for f in files}
+        assert {spec.name.replace("-", "_") for spec in torch_wheels(row)} <= names, names
+        assert not any(n.startswith(pin_mod.DEPS_NOT_PINNED) for n in step.notes), step.notes
+        installs = [a.argv for a in step.actions if a.argv[1:4] == ("-m", "pip", "install")]
+        assert len(installs) == 1 and "--no-deps" not in installs[0] and "--no-index" in installs[0]
         assert step.param("download_bytes") == sum(size for *_, size in files)
         assert dict(pinned.target)["download"]
         fetch = next(a for a in step.actions if a.argv[1:4] == ("-m", "wizard.downloads", "fetch"))
@@ -198,6 +205,44 @@ def test_the_planner_pins_the_pip_step_through_the_mirror_in_force(tmp_path: Pat
                         mirrors=mirror_config(srv.base_url))
     step = next(s for s in down.steps if s.kind == "pip_pin")
     assert step.param("downloads") is None and any("could not be read at plan time" in n for n in step.notes)
+
+
+def test_a_therock_plan_pins_the_rocm_sdk_and_device_packages_its_extras_bring(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch[device-gfxNNNN] and rocm[libraries,device-gfxNNNN] from AMD's whl-next index (the rehearsal mirror's
+    copy): the closure has rocm-sdk-core, rocm-sdk-libraries, the device packages, nothing left to plain pip."""
+    from test_plan_golden import STATE_DIR, machines
+    from wizard.kb import load_kb
+    from wizard.mirror.build import mirror_config
+    from wizard.mirror.catalogue import index_path, wheel_indexes
+    from wizard.planner import resolve_plan
+
+    facts = machines()["seed-7900xt"]
+    step = next(s for s in resolve_plan("therock-pip", facts, state_dir=STATE_DIR, wizard_python="python3").steps
+                if s.kind == "pip_pin")
+    url = str(step.param("index_url"))
+    ix = next(i for i in wheel_indexes(load_kb()) if i.url.rstrip("/") == url.rstrip("/"))
+    d = tmp_path / index_path(ix.url)
+    for spec in ix.wheels:
+        for tag in spec.tags:
+            build_wheel(spec, tag, d)
+    write_index(d)
+    facts = record.replace(facts, origin="live", python_envs=(
+        *facts.python_envs, PythonEnv(path=None, python="/usr/bin/python3", python_version="3.12", kind="system")))
+    monkeypatch.delenv(pin_mod.OFF_VAR, raising=False)
+    monkeypatch.setenv("ROCM_WIZARD_CACHE_DIR", str(tmp_path / "cache"))
+    forget()
+    with MirrorServer(tmp_path, idle_timeout=30) as srv:
+        pinned = resolve_plan("therock-pip", facts, state_dir=STATE_DIR, wizard_python="python3",
+                              mirrors=mirror_config(srv.base_url))
+    forget()
+    step = next(s for s in pinned.steps if s.kind == "pip_pin")
+    names = {f[0].split("-")[0] for f in step.param("downloads") or ()}
+    gfx = facts.gpus[0].gfx
+    assert {"rocm", "torch", "rocm_sdk_core", "rocm_sdk_libraries", f"rocm_sdk_device_{gfx}",
+            f"amd_torch_device_{gfx}"} <= names, (names, step.notes)
+    installs = [a.argv for a in step.actions if a.argv[1:4] == ("-m", "pip", "install")]
+    assert len(installs) == 1 and "--no-deps" not in installs[0] and "--index-url" not in installs[0]
 
 
 def test_cache_shows_and_prunes_with_one_line_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -279,7 +324,7 @@ def test_the_dry_run_script_resumes_with_wget_and_checks_sha256sum(tmp_path: Pat
         assert srv.bytes_sent <= b.LIMIT * sum(f.size for f in files)
         for p in paths:
             assert (wh / p.name).read_bytes() == p.read_bytes()
-        assert req.read_text() == requirements_text(files, wh)
+        assert req.read_text() == requirements_text(files)
         # a corrupted file on the server: the script stops, names it and its hash, keeps nothing of it
         (wh / paths[2].name).unlink()
         paths[2].write_bytes(b"\0" * paths[2].stat().st_size)
@@ -292,16 +337,17 @@ def test_a_pinned_plan_script_guards_the_download_with_its_check_and_passes_shel
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
-    from test_downloads_units import _plan, _resolver
+    from test_downloads_units import _closure, _plan, _resolver
     from wizard.model import Facts
     from wizard.script import render
 
     monkeypatch.delenv(pin_mod.OFF_VAR, raising=False)
-    text = render(pin_mod.pin_plan(_plan(), "3.12", "python3", "/home/u", _resolver), Facts())
+    text = render(pin_mod.pin_plan(_plan(), "3.12", "python3", "/home/u", _resolver, _closure), Facts())
     lines = text.splitlines()
     i = next(n for n, x in enumerate(lines) if "mkdir -p -- /home/u/.cache/rocm-wizard/wheelhouse" in x)
     assert lines[i - 1].strip().startswith("if ! /home/u/venv/bin/python -c assert")  # the stack there: no download
-    assert "wizard.downloads" not in text and "--require-hashes" in text
+    assert "wizard.downloads" not in text and "--require-hashes" in text and "--no-deps" not in text
+    assert "https://idx/f.whl" in text and "filelock==3.16.1 --hash=sha256:" in text  # the closure's dependency
     if shutil.which("shellcheck") is None:
         pytest.skip("shellcheck is not installed")
     (tmp_path / "plan.sh").write_text(text)

@@ -12,9 +12,11 @@ from packaging.requirements import Requirement
 
 from wizard.downloads import pin as pin_mod
 from wizard.downloads.fetch import parse_files_json, requirements_text, files_json, DownloadError
+from wizard.downloads.closure import Closure
 from wizard.downloads.listing import ListingError, RemoteFile, parse_listing, pick, supported_tags
 from wizard.downloads.wheelhouse import cache_dir, contents, prune
 from wizard.model import Action, ResolvedPlan, StepPlan
+from wizard.record import replace
 
 pytestmark = pytest.mark.unit
 
@@ -84,10 +86,47 @@ def test_pick_says_why_nothing_fits() -> None:
         supported_tags("three")
 
 
+def test_listings_carry_requires_python_and_pep658_core_metadata() -> None:
+    body = json.dumps({"files": [
+        {"filename": "a-1.0-py3-none-any.whl", "url": "a.whl", "hashes": {"sha256": SHA}, "requires-python": ">=3.13",
+         "core-metadata": {"sha256": "CD" * 32}},
+        {"filename": "a-0.9-py3-none-any.whl", "url": "b.whl", "hashes": {"sha256": SHA}, "dist-info-metadata": True},
+        {"filename": "a-0.8-py3-none-any.whl", "url": "c.whl", "hashes": {"sha256": SHA}, "core-metadata": False}]}).encode()
+    links = parse_listing(body, "application/vnd.pypi.simple.v1+json", PAGE)
+    assert [(lk.requires_python, lk.core_metadata) for lk in links] == [(">=3.13", "cd" * 32), (None, ""), (None, None)]
+    html = (f'<a href="a-1.0-py3-none-any.whl#sha256={SHA}" data-requires-python="&gt;=3.13" '
+            f'data-core-metadata="sha256={"cd" * 32}">a</a><a href="a-0.9-py3-none-any.whl#sha256={SHA}" '
+            'data-dist-info-metadata="true">b</a>').encode()
+    assert [(lk.requires_python, lk.core_metadata) for lk in parse_listing(html, "text/html", PAGE)] == [
+        (">=3.13", "cd" * 32), (None, "")]
+    tags = supported_tags("3.12")
+    assert pick(links, Requirement("a"), tags, "3.12").filename == "a-0.9-py3-none-any.whl"  # 1.0 needs 3.13
+    assert pick(links, Requirement("a"), tags, "3.13").filename == "a-1.0-py3-none-any.whl"
+    assert pick(links, Requirement("a"), tags, "3.13", skip=["a-1.0-py3-none-any.whl"]).filename.startswith("a-0.9")
+
+
+def test_a_source_only_package_is_named_as_such() -> None:
+    with pytest.raises(ListingError, match="serves only a source distribution"):
+        pick(_links("rocm-7.1.1.tar.gz"), Requirement("rocm[libraries]==7.1.1"), supported_tags("3.12"))
+
+
+def test_metadata_must_be_the_wheels_own() -> None:
+    from wizard.downloads.metadata import parse
+
+    text = (b"Metadata-Version: 2.1\nName: Demo_Torch\nVersion: 2.5.1+rocm6.2\nRequires-Python: >=3.9\n"
+            b"Provides-Extra: Device_GFX1100\nRequires-Dist: filelock\nRequires-Dist: rocm[libraries]==7.1.*; "
+            b'extra == "device-gfx1100"\n\nlong description\nRequires-Dist: not-a-header\n')
+    meta = parse(text, "demo_torch-2.5.1+rocm6.2-cp312-cp312-linux_x86_64.whl")
+    assert meta.requires_dist == ("filelock", 'rocm[libraries]==7.1.*; extra == "device-gfx1100"')
+    assert meta.requires_python == ">=3.9" and meta.provides_extra == ("device-gfx1100",)
+    with pytest.raises(ListingError, match="not the wheel's own"):
+        parse(text, "demo_torch-2.5.0-cp312-cp312-linux_x86_64.whl")
+
+
 def test_files_json_round_trip_and_hashed_requirements(tmp_path: Path) -> None:
     files = (RemoteFile("torch", "torch-2.5.1-cp312-cp312-linux_x86_64.whl", "http://x/t.whl", SHA, 9),)
     assert parse_files_json(files_json(files)) == files
-    assert requirements_text(files, tmp_path) == f"{tmp_path}/torch-2.5.1-cp312-cp312-linux_x86_64.whl --hash=sha256:{SHA}\n"
+    assert requirements_text(files) == f"torch==2.5.1 --hash=sha256:{SHA}\n"
     with pytest.raises(DownloadError):
         parse_files_json("[[1, 2]]")
 
@@ -141,42 +180,94 @@ def _resolver(index: str, reqs, python: str) -> tuple[RemoteFile, ...]:
             RemoteFile("torchvision", "torchvision-0.20.1-cp312-cp312-linux_x86_64.whl", "https://idx/v.whl", SHA, 1 << 20))
 
 
-def test_pin_plan_downloads_by_hash_then_installs_exactly_those_files(monkeypatch: pytest.MonkeyPatch) -> None:
+def _closure(index: str, reqs, python: str, installed) -> Closure:
+    files = _resolver(index, reqs, python)
+    dep = RemoteFile("filelock", "filelock-3.16.1-py3-none-any.whl", "https://idx/f.whl", SHA, 16 << 10)
+    return Closure((*files, dep), tuple(sorted(installed.items())))
+
+
+def _tangled(index: str, reqs, python: str, installed) -> Closure:
+    raise ListingError("sympy 1.14.0 was picked (torch 2.5.1 needs sympy), but x needs sympy<1.14; settling that "
+                       "needs backtracking")
+
+
+def test_pin_plan_downloads_the_closure_by_hash_then_pip_installs_exactly_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(pin_mod.OFF_VAR, raising=False)
     monkeypatch.delenv("ROCM_WIZARD_CACHE_DIR", raising=False)
-    rp = pin_mod.pin_plan(_plan(), "3.12", "/usr/bin/python3", "/home/u", _resolver)
+    rp = pin_mod.pin_plan(_plan(), "3.12", "/usr/bin/python3", "/home/u", _resolver, _closure)
     step = rp.steps[0]
     argvs = [a.argv for a in step.actions]
     wh = "/home/u/.cache/rocm-wizard/wheelhouse"
     assert argvs[1][:6] == ("/usr/bin/python3", "-m", "wizard.downloads", "fetch", "--dest", wh)
     req = argvs[1][7]
-    assert argvs[2] == ("/home/u/venv/bin/python", "-m", "pip", "install", "--no-index", "--find-links", wh,
-                        "--require-hashes", "--no-deps", "-r", req)
-    assert "--index-url" in argvs[3]  # the pins' small dependencies
+    # pip's own resolver over exactly these files: no --no-deps, no index, no unpinned install after it
+    assert argvs[2] == ("/home/u/venv/bin/python", "-m", "pip", "install", "--isolated", "--no-input", "--no-index",
+                        "--find-links", wh, "--require-hashes", "-r", req)
+    assert len(argvs) == 3
+    assert step.actions[2].env == _plan().steps[0].actions[1].env
     before = _plan().steps[0].actions[1].check
     assert step.actions[1].check == step.actions[2].check == before  # a venv with the stack downloads nothing
+    assert step.param("download_bytes") == (3 << 30) + (1 << 20) + (16 << 10)
+    assert len(step.param("downloads")) == 3 and step.param("wheelhouse") == wh
+    assert dict(rp.target)["download"] == "3.0 GiB"
+    note = next(n for n in step.notes if n.startswith("downloads 3 file(s)"))
+    assert "2 requirement(s) and 1 dependencies" in note and "may move a dependency" in note
+
+
+def test_a_closure_that_cannot_be_settled_pins_the_requirements_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(pin_mod.OFF_VAR, raising=False)
+    monkeypatch.delenv("ROCM_WIZARD_CACHE_DIR", raising=False)
+    rp = pin_mod.pin_plan(_plan(), "3.12", "/usr/bin/python3", "/home/u", _resolver, _tangled)
+    step = rp.steps[0]
+    argvs = [a.argv for a in step.actions]
+    wh = "/home/u/.cache/rocm-wizard/wheelhouse"
+    assert argvs[2] == ("/home/u/venv/bin/python", "-m", "pip", "install", "--isolated", "--no-input", "--no-index",
+                        "--find-links", wh, "--require-hashes", "--no-deps", "-r", argvs[1][7])
+    assert "--index-url" in argvs[3]  # the pins' dependencies, unpinned
     assert step.actions[3].check == ("/home/u/venv/bin/python", "-m", "pip", "check")  # not the stack's check:
     # it passes after the --no-deps install, and would skip the dependencies
     assert step.param("download_bytes") == (3 << 30) + (1 << 20)
-    assert len(step.param("downloads")) == 2 and step.param("wheelhouse") == wh
-    assert dict(rp.target)["download"] == "3.0 GiB"
-    assert any("3.0 GiB" in n and "sha256" in n for n in step.notes)
+    lines = pin_mod.review_lines(rp)
+    assert len(lines) == 2 and lines[1].startswith(pin_mod.DEPS_NOT_PINNED) and "backtracking" in lines[1]
 
 
 def test_pin_plan_says_so_when_the_listing_cannot_be_read(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(pin_mod.OFF_VAR, raising=False)
 
-    def down(index: str, reqs, python: str) -> tuple[RemoteFile, ...]:
+    def down(index: str, reqs, python: str, installed=None) -> tuple[RemoteFile, ...]:
         raise ListingError("https://idx/whl/rocm6.2/torch/: cannot be reached (timed out)")
 
     before = _plan()
-    rp = pin_mod.pin_plan(before, "3.12", "python3", "/home/u", down)
+    rp = pin_mod.pin_plan(before, "3.12", "python3", "/home/u", down, down)
     assert rp.steps[0].actions == before.steps[0].actions and "download" not in dict(rp.target)
     assert any("could not be read at plan time" in n and "cannot be reached" in n for n in rp.steps[0].notes)
-    unknown = pin_mod.pin_plan(before, None, "python3", "/home/u", down)
+    unknown = pin_mod.pin_plan(before, None, "python3", "/home/u", down, down)
     assert any("Python version is unknown" in n for n in unknown.steps[0].notes)
     monkeypatch.setenv(pin_mod.OFF_VAR, "1")
-    assert pin_mod.pin_plan(before, "3.12", "python3", "/home/u", down) == before
+    assert pin_mod.pin_plan(before, "3.12", "python3", "/home/u", down, down) == before
+
+
+def test_what_the_venv_keeps_is_offered_to_the_resolver(monkeypatch: pytest.MonkeyPatch) -> None:
+    from wizard.model import PythonEnv
+
+    monkeypatch.delenv(pin_mod.OFF_VAR, raising=False)
+    seen: list[dict[str, str]] = []
+
+    def spy(index: str, reqs, python: str, installed) -> Closure:
+        seen.append(dict(installed))
+        return _closure(index, reqs, python, installed)
+
+    plan = _plan()
+    step = replace(plan.steps[0], actions=(Action(argv=("/home/u/venv/bin/python", "-m", "pip", "uninstall", "-y",
+                                                        "torch", "torchvision")), plan.steps[0].actions[1]))
+    env = PythonEnv(path="/home/u/venv", torch="2.4.0", torchvision="0.19.0", torchaudio="2.4.0", numpy="1.26.4")
+    rp = pin_mod.pin_plan(replace(plan, steps=(step,)), "3.12", "python3", "/home/u", _resolver, spy,
+                          envs=(PythonEnv(path="/other", numpy="2.0.0"), env))
+    # the step uninstalls torch and torchvision: only what stays counts
+    assert seen == [{"torchaudio": "2.4.0", "numpy": "1.26.4"}]
+    assert any("kept as installed: numpy 1.26.4, torchaudio 2.4.0" in n for n in rp.steps[0].notes)
+    fresh = replace(step, params=(*step.params, ("new_venv", True)))
+    assert pin_mod.installed_kept(fresh, (env,)) == {}
 
 
 def test_root_and_env_wheelhouse(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -189,15 +280,15 @@ def test_root_and_env_wheelhouse(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_plan_question_says_the_size_or_why_not(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(pin_mod.OFF_VAR, raising=False)
-    pinned = pin_mod.pin_plan(_plan(), "3.12", "python3", "/home/u", _resolver)
+    pinned = pin_mod.pin_plan(_plan(), "3.12", "python3", "/home/u", _resolver, _closure)
     assert pin_mod.review_lines(pinned) == [
         "downloads 3.0 GiB into the wheelhouse, each file pinned to its published sha256 (a kill or a dropped "
         "link resumes; a file already there is not fetched again)"]
 
-    def down(index: str, reqs, python: str) -> tuple[RemoteFile, ...]:
+    def down(index: str, reqs, python: str, installed=None) -> tuple[RemoteFile, ...]:
         raise ListingError("https://idx/whl/rocm6.2/torch/: HTTP 503")
 
-    lines = pin_mod.review_lines(pin_mod.pin_plan(_plan(), "3.12", "python3", "/home/u", down))
+    lines = pin_mod.review_lines(pin_mod.pin_plan(_plan(), "3.12", "python3", "/home/u", down, down))
     assert len(lines) == 1 and lines[0].startswith(pin_mod.NOT_PINNED) and "HTTP 503" in lines[0]
 
 
@@ -205,12 +296,15 @@ def test_the_ansible_export_downloads_in_bash_without_the_wizard_on_the_host(mon
     from wizard.fleet.export import role_tasks
 
     monkeypatch.delenv(pin_mod.OFF_VAR, raising=False)
-    pinned = pin_mod.pin_plan(_plan(), "3.12", "python3", "/home/u", _resolver)
+    pinned = pin_mod.pin_plan(_plan(), "3.12", "python3", "/home/u", _resolver, _closure)
     tasks = [t for block in role_tasks(pinned, "r") for t in block.get("block", [block])]
     shell = [t for t in tasks if "ansible.builtin.shell" in t]
     assert len(shell) == 1
     cmd = shell[0]["ansible.builtin.shell"]["cmd"]
     assert "wget -c" in cmd and "sha256sum -c" in cmd and "https://idx/t.whl" in cmd
+    assert "https://idx/f.whl" in cmd  # a dependency of the closure: the controller's copy loops over it too
+    copy = next(t for t in tasks if "ansible.builtin.copy" in t)
+    assert "filelock-3.16.1-py3-none-any.whl" in str(copy["loop"])
     assert not any("wizard.downloads" in str(t) for t in tasks)
 
 
@@ -237,7 +331,7 @@ def test_progress_says_bytes_rate_and_time_left_once_a_second(monkeypatch: pytes
 def test_an_unreachable_index_is_asked_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
     import urllib.error
 
-    from wizard.downloads import listing
+    from wizard.downloads import listing, remote
 
     calls: list[str] = []
 
@@ -246,7 +340,7 @@ def test_an_unreachable_index_is_asked_once_per_process(monkeypatch: pytest.Monk
         raise urllib.error.URLError("Name or service not known")
 
     listing.forget()
-    monkeypatch.setattr(listing.urllib.request, "urlopen", refuse)
+    monkeypatch.setattr(remote.urllib.request, "urlopen", refuse)
     for _ in range(3):  # three plans of one recommend()
         with pytest.raises(ListingError, match="cannot be reached"):
             listing.resolve("https://download.example/whl/rocm6.2", ["torch==2.5.1", "torchvision"], "3.12")

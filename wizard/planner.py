@@ -588,7 +588,7 @@ def _resolve_plan(spec: str, facts: Facts, *, venv: str | None, state_dir: str |
     if facts.origin == "live":  # a recorded or sandboxed machine's indexes are not reached from here
         from wizard.downloads.pin import pin_plan
 
-        plan = pin_plan(plan, tg.python_version, base.wizard_python, tg.home)
+        plan = pin_plan(plan, tg.python_version, base.wizard_python, tg.home, envs=facts.python_envs)
     return plan
 
 

@@ -9,7 +9,8 @@ hash. A file already in the wheelhouse with the right hash is never fetched agai
 
 ``python -m wizard.downloads fetch --dest WHEELHOUSE [--requirements FILE] FILES_JSON`` is the action a
 plan's download step runs: FILES_JSON is the list of ``[filename, url, sha256, size]`` the planner
-resolved; ``--requirements`` writes the hashed requirements pip installs from.
+resolved; ``--requirements`` writes the hashed requirements pip installs from (``name==version
+--hash=sha256:...``, found in the wheelhouse).
 """
 
 from __future__ import annotations
@@ -183,9 +184,15 @@ def fetch_all(files: Sequence[RemoteFile], dest: Path, out: TextIO | None = None
     return fetched, kept
 
 
-def requirements_text(files: Sequence[RemoteFile], dest: Path) -> str:
-    """Hashed requirements naming the wheelhouse's files: pip installs exactly these (--require-hashes)."""
-    return "".join(f"{dest / f.filename} --hash=sha256:{f.sha256}\n" for f in files)
+def requirements_text(files: Sequence[RemoteFile]) -> str:
+    """Hashed requirements of exactly these files: ``name==version --hash=sha256:...``, which pip finds in the
+    wheelhouse (``--no-index --find-links``) and checks (``--require-hashes``). By name and version, not by
+    path: ``pip freeze`` then says ``name==version`` (not ``name @ file://...``), which a backup restores."""
+    out = []
+    for f in files:
+        name, version, _, _ = parse_wheel_filename(f.filename)
+        out.append(f"{name}=={version} --hash=sha256:{f.sha256}\n")
+    return "".join(out)
 
 
 def files_json(files: Sequence[RemoteFile]) -> str:
@@ -230,6 +237,6 @@ def main(argv: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     out.write(f"{len(files)} file(s), {human(total)}: {fetched} fetched, {kept} already in {dest}\n")
     if args.requirements:
         tmp = Path(args.requirements + ".tmp")
-        tmp.write_text(requirements_text(files, dest))
+        tmp.write_text(requirements_text(files))
         os.replace(tmp, args.requirements)
     return 0

@@ -9,7 +9,6 @@ the rename. Last, the hashed requirements file the next action installs from.
 from __future__ import annotations
 
 import shlex
-from pathlib import Path
 from typing import Sequence
 
 from wizard.downloads.fetch import parse_files_json, requirements_text
@@ -40,6 +39,6 @@ def script_lines(argv: Sequence[str]) -> list[str]:
                 f"  mv -f -- {q(part)} {q(final)}",
                 "fi"]
     if req is not None:
-        text = requirements_text(files, Path(dest))
+        text = requirements_text(files)
         out.append(f"printf '%s' {q(text)} > {q(req)}")
     return out

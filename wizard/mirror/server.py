@@ -2,7 +2,9 @@
 
 ``with MirrorServer(root) as srv:`` serves ``root`` at ``srv.base_url`` until the block ends, or until
 no request came for ``idle_timeout`` seconds (it then stops by itself: a test that forgets it leaves
-nothing listening). Files answer ``Range: bytes=N-`` with 206 (a download resumes) and count what they
+nothing listening). Files answer ``Range: bytes=N-`` (a download resumes), ``bytes=N-M`` and ``bytes=-N``
+(the end of a wheel, whose metadata is read without downloading it) with 206, or, with ``ranges=False``,
+ignore the header and answer 200 with the whole file, as some servers do; they count what they
 send in ``srv.bytes_sent``; ``rate`` paces responses (bytes a second). ``srv.fail(path, 404)`` makes a path answer an error status; ``srv.requests``
 is the log of what was asked (method, path, status), so tests can assert what was fetched.
 A directory holding ``index.json`` and ``index.html`` (a simple-index page) is answered with the
@@ -27,7 +29,7 @@ from wizard.mirror.simple_index import JSON_TYPE
 from wizard.record import record
 
 HOST = "127.0.0.1"
-_RANGE = lazy_re.compile(r"^bytes=(\d+)-$")  # the one form a resuming download asks for
+_RANGE = lazy_re.compile(r"^bytes=(\d*)-(\d*)$")  # one range: N-, N-M or -N
 _CHUNK = 1 << 16
 
 
@@ -85,12 +87,16 @@ class _Handler(SimpleHTTPRequestHandler):
             return
         mo = _RANGE.match(self.headers.get("Range", ""))
         path = self.translate_path(self.path)
-        if mo is None or not os.path.isfile(path):
+        if mo is None or not os.path.isfile(path) or not self.server.owner.ranges or mo.groups() == ("", ""):
             super().do_GET()
             return
         size = os.path.getsize(path)
-        start = int(mo.group(1))
-        if start >= size:
+        first, last = mo.groups()
+        if not first:  # the last N bytes
+            start, stop = max(0, size - int(last)), size
+        else:
+            start, stop = int(first), min(size, int(last) + 1) if last else size
+        if start >= size or stop <= start:
             self.send_response(HTTPStatus.REQUESTED_RANGE_NOT_SATISFIABLE)
             self.send_header("Content-Range", f"bytes */{size}")
             self.send_header("Content-Length", "0")
@@ -98,19 +104,22 @@ class _Handler(SimpleHTTPRequestHandler):
             return
         self.send_response(HTTPStatus.PARTIAL_CONTENT)
         self.send_header("Content-Type", self.guess_type(path))
-        self.send_header("Content-Range", f"bytes {start}-{size - 1}/{size}")
-        self.send_header("Content-Length", str(size - start))
+        self.send_header("Content-Range", f"bytes {start}-{stop - 1}/{size}")
+        self.send_header("Content-Length", str(stop - start))
         self.end_headers()
         with open(path, "rb") as f:
             f.seek(start)
-            self.copyfile(f, self.wfile)
+            self.copyfile(f, self.wfile, stop - start)
 
-    def copyfile(self, source: Any, outputfile: Any) -> None:
-        """Chunk by chunk, each counted in ``bytes_sent`` (and paced when the owner has a rate)."""
+    def copyfile(self, source: Any, outputfile: Any, length: int | None = None) -> None:
+        """Chunk by chunk (``length`` bytes at most), each counted in ``bytes_sent`` (and paced when the owner
+        has a rate)."""
         owner = self.server.owner
-        while chunk := source.read(_CHUNK):
+        left = -1 if length is None else length
+        while left and (chunk := source.read(_CHUNK if left < 0 else min(_CHUNK, left))):
             outputfile.write(chunk)
             owner._sent(len(chunk))
+            left -= len(chunk) if left > 0 else 0
 
     def do_HEAD(self) -> None:
         self.server.owner._touch()
@@ -149,8 +158,10 @@ class _Handler(SimpleHTTPRequestHandler):
 class MirrorServer:
     """Serve ``root`` on 127.0.0.1 (port 0: a free one) in a background thread."""
 
-    def __init__(self, root: Path, *, port: int = 0, idle_timeout: float = 600.0, rate: float | None = None) -> None:
+    def __init__(self, root: Path, *, port: int = 0, idle_timeout: float = 600.0, rate: float | None = None,
+                 ranges: bool = True) -> None:
         self.root = Path(root)
+        self.ranges = ranges  # False: Range headers are ignored (200, the whole file)
         self.idle_timeout = idle_timeout
         self.rate = rate  # bytes per second a response is paced to (None: as fast as it goes)
         self.bytes_sent = 0  # file bytes written to clients (a resume test's counter)

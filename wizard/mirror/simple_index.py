@@ -8,6 +8,8 @@ Layout, as download.pytorch.org serves its indexes (files beside the project pag
 
 The server answers a directory with ``index.json`` when the client asks for
 ``application/vnd.pypi.simple.v1+json`` (pip does, first) and with ``index.html`` otherwise.
+``write_index(d, core_metadata=True)`` also serves PEP 658/714 metadata, as PyPI does: ``INDEX/<file>.metadata``
+beside each wheel, announced with its sha256 (``core-metadata`` in JSON, ``data-core-metadata`` in HTML).
 """
 
 from __future__ import annotations
@@ -54,9 +56,19 @@ def _read_wheel(path: Path) -> IndexedFile:
     return IndexedFile(canonicalize_name(name), path.name, hashlib.sha256(data).hexdigest(), requires)
 
 
-def write_index(index_dir: Path) -> tuple[IndexedFile, ...]:
-    """(Re)write every page of one index from the wheels in ``index_dir``; returns what it lists."""
+def _core_metadata(wheel: Path) -> str:
+    """Write ``<wheel>.metadata`` (the wheel's METADATA, PEP 658); its sha256."""
+    with zipfile.ZipFile(wheel) as zf:
+        data = zf.read(next(n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA")))
+    wheel.with_name(wheel.name + ".metadata").write_bytes(data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_index(index_dir: Path, *, core_metadata: bool = False) -> tuple[IndexedFile, ...]:
+    """(Re)write every page of one index from the wheels in ``index_dir``; returns what it lists.
+    ``core_metadata``: serve each wheel's METADATA beside it too (PEP 658)."""
     files = tuple(sorted((_read_wheel(p) for p in index_dir.glob("*.whl")), key=lambda f: (f.project, f.filename)))
+    meta = {f.filename: _core_metadata(index_dir / f.filename) for f in files} if core_metadata else {}
     projects = sorted({f.project for f in files})
     links = "".join(f'    <a href="{p}/">{p}</a><br/>\n' for p in projects)
     _page(index_dir / "index.html", "Simple index", links)
@@ -67,6 +79,8 @@ def write_index(index_dir: Path) -> tuple[IndexedFile, ...]:
         rows = []
         for f in mine:
             attr = f' data-requires-python="{html.escape(f.requires_python)}"' if f.requires_python else ""
+            if f.filename in meta:
+                attr += f' data-core-metadata="sha256={meta[f.filename]}"'
             rows.append(f'    <a href="../{quote(f.filename)}#sha256={f.sha256}"{attr}>{html.escape(f.filename)}</a>'
                         "<br/>\n")
         d = index_dir / p
@@ -75,7 +89,9 @@ def write_index(index_dir: Path) -> tuple[IndexedFile, ...]:
         (d / "index.json").write_text(json.dumps({
             "meta": {"api-version": "1.0"}, "name": p,
             "files": [{"filename": f.filename, "url": f"../{quote(f.filename)}", "hashes": {"sha256": f.sha256},
-                       **({"requires-python": f.requires_python} if f.requires_python else {})} for f in mine],
+                       **({"requires-python": f.requires_python} if f.requires_python else {}),
+                       **({"core-metadata": {"sha256": meta[f.filename]}} if f.filename in meta else {})}
+                      for f in mine],
         }, indent=1) + "\n")
     return files
 
