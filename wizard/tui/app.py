@@ -27,6 +27,7 @@ from textual.notifications import SeverityLevel
 from wizard import exit_codes
 from wizard.runner import events as ev
 from wizard.runner.records import RunState
+from wizard.runner.signals import StopRequest
 from wizard.session import IllegalTransition, Move, RunProgress, Session, Stage
 from wizard.tui.messages import (MoveRequested, PlanChosen, ResumeRequested, RetryRequested, RollbackRequested,
                                  RunConfirmed, RunUpdated)
@@ -82,7 +83,7 @@ class WizardApp(App[int]):
         self.services = services
         self.session = session if session is not None else services.new_session()
         self.events: deque[ev.Event] = deque()
-        self.cancel = threading.Event()
+        self.cancel = StopRequest()
         self.running = False
         self.quitting = False
         self.reboot_now = False
@@ -105,6 +106,25 @@ class WizardApp(App[int]):
             self.session.stage = Stage.RESUME
         self.set_interval(1 / FLUSH_HZ, self.drain)
         self.push_screen(screen_class(self.session.stage)())
+        if not self.is_headless:
+            self._catch_stop_signals()
+
+    def _catch_stop_signals(self) -> None:
+        """SIGTERM and SIGHUP (the terminal closed, a kill): stopped as a run started by the CLI is, the journal
+        recording the stop and the signal that asked for it; then the wizard exits 1."""
+        import asyncio
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, self._stop_signal, sig.name)
+
+    def _stop_signal(self, name: str) -> None:
+        if self.running:
+            self.quitting = True
+            self.cancel.request(f"interrupted by {name}")
+            return
+        self.exit(exit_codes.FAILURE, return_code=exit_codes.FAILURE, message=self.stop_message())
 
     def show_stage(self) -> None:
         self.switch_screen(screen_class(self.session.stage)())
@@ -260,7 +280,7 @@ class WizardApp(App[int]):
                 self.session.resolved = plan
                 self.session.chosen = plan.name
                 self.session.run = RunProgress.for_plan(plan)
-        self.cancel = threading.Event()
+        self.cancel = StopRequest()
         self.running = True
         self.session.run.error = None
         if job is Job.ROLLBACK:
