@@ -151,5 +151,6 @@ class DiagnoseScreen(StageScreen):
         findings = sorted(self.wizard.findings(), key=lambda f: order.get(f.severity, 9))
         with VerticalScroll(id="findings"):
             yield Static(findings_summary(findings), id="summary")
-            yield Static(Group(*findings_renderables(findings)), id="findings-body")
+            # the summary above says whether a known problem matches: the findings without their own headline
+            yield Static(Group(*findings_renderables(findings, headline=False)), id="findings-body")
 
