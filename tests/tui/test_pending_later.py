@@ -39,6 +39,7 @@ async def failed_run(sandbox: Path) -> None:
         await choose(app, pilot, "flaky")
         await pilot.press("c", "y")
         await wait_for(pilot, lambda: app.session.stage == Stage.FAILED)
+        await settle(pilot)  # the Failed screen mounted before the app exits
 
 
 async def later_then_u(app: WizardApp, pilot: Any) -> None:

@@ -150,8 +150,8 @@ class FailedScreen(_LiveRun):
         before the run update that carries it has been handled."""
         super().refresh_run()
         f = self.session.run.failure
-        if f is None or f is getattr(self, "_shown_failure", None):
-            return
+        if f is None or f is getattr(self, "_shown_failure", None) or not self.query("#failure"):
+            return  # nothing new, or the screen's widgets are already gone (the app exits as it mounts)
         self._shown_failure = f
         self.query_one("#failure", Static).update(self.failure_text())
         tail = self.query_one("#tail", Log)
