@@ -97,11 +97,12 @@ class ChooseScreen(StageScreen):
 
     def show_refusal(self) -> None:
         """The plan just opened was refused: say why in the refusal banner, above the plans."""
+        s = self.session
         shown = self.query("#refused-text")
         if shown:
-            shown.first(Static).update(refused_text(self.session.refused, self.session.resolve_error))
+            shown.first(Static).update(refused_text(s.refused, s.resolve_error))
         else:
-            self.mount(refusal_banner(self.session.refused, self.session.resolve_error), before=self.query_one("#choose"))
+            self.mount(refusal_banner(s.refused, s.resolve_error), before=self.query_one("#choose"))
 
     def _current(self) -> PlanOption | None:
         ol = self.query_one(OptionList)
