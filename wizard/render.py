@@ -214,11 +214,12 @@ def found_label(e: PythonEnv) -> str:
 _SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
 
 
-def findings_renderables(findings: list[Any]) -> Iterable[RenderableType]:
-    """The causes first, then apart what only might apply ("to check")."""
+def findings_renderables(findings: list[Any], *, headline: bool = True) -> Iterable[RenderableType]:
+    """The causes first, then apart what only might apply ("to check"). ``headline``: say first when no known
+    problem matches (False where the view's own summary line already says it)."""
     causes = [f for f in findings if getattr(f, "to_check", None) is None]
     checks = [f for f in findings if getattr(f, "to_check", None) is not None]
-    if not causes:
+    if not causes and headline:
         yield Text("No known problem matches this machine" + ("; a few things to check below." if checks else "."),
                    style="green")
     yield from _finding_panels(causes)

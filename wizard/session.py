@@ -9,7 +9,8 @@ uses too; the app holds no business logic of its own.
     DETECT -> DIAGNOSE -> CHOOSE -> REVIEW -> CONFIRM -> RUN -> [VERIFY] -> REPORT
                                                          |-> FAILED -> retry (RUN) | rollback (RUN) | stop (REPORT)
                                                          |-> REBOOT (the app ends; the next start offers RESUME)
-    RESUME -> RUN (continue) | DETECT (later: the run stays pending)
+    RESUME -> RUN (continue, or roll back) | DETECT (later: the run stays pending; DETECT, DIAGNOSE and
+              CHOOSE offer it again: PENDING)
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class Move(str, Enum):
     STOP = "stop"
     RESUME = "resume"
     LATER = "later"
+    PENDING = "pending"  # back to the resume offer of the run left pending ("later")
     RESTART = "restart"
 
 
@@ -95,11 +97,16 @@ _TABLE: dict[tuple[Stage, Move], Stage] = {
     (Stage.FAILED, Move.STOP): Stage.REPORT,
     (Stage.RESUME, Move.RESUME): Stage.RUN,
     (Stage.RESUME, Move.LATER): Stage.DETECT,
+    (Stage.RESUME, Move.ROLLBACK): Stage.RUN,  # undo what the pending run did, after the confirmation
+    (Stage.DETECT, Move.PENDING): Stage.RESUME,
+    (Stage.DIAGNOSE, Move.PENDING): Stage.RESUME,
+    (Stage.CHOOSE, Move.PENDING): Stage.RESUME,
     (Stage.REPORT, Move.RESTART): Stage.DETECT,
     (Stage.REPORT, Move.ROLLBACK): Stage.RUN,  # undo a finished run, after the confirmation
 }
 # a recorded machine (--from) can be reviewed and exported, never changed
-_READ_ONLY_BLOCKED = {(Stage.REVIEW, Move.CONFIRM), (Stage.RESUME, Move.RESUME), (Stage.FAILED, Move.RETRY),
+_READ_ONLY_BLOCKED = {(Stage.REVIEW, Move.CONFIRM), (Stage.RESUME, Move.RESUME), (Stage.RESUME, Move.ROLLBACK),
+                      (Stage.FAILED, Move.RETRY),
                       (Stage.FAILED, Move.ROLLBACK), (Stage.REPORT, Move.ROLLBACK)}
 
 
@@ -342,7 +349,8 @@ class Session:
     options: list[PlanOption] = field(default_factory=list)
     chosen: str | None = None
     resolved: ResolvedPlan | None = None
-    resolve_error: tuple[str, ...] = ()
+    resolve_error: tuple[str, ...] = ()  # why the plan last opened (``refused``) was refused or could not be opened
+    refused: str | None = None
     run: RunProgress = field(default_factory=RunProgress)
     pending: PendingRun | None = None
     blocked: str | None = None  # why a new plan cannot start now (an unfinished run), from the run service

@@ -270,3 +270,135 @@ def test_an_interrupted_run_is_refused_a_second_plan_at_choose_and_resumed_itsel
     journals = list(sb.glob("var/lib/rocm-wizard/runs/*/journal.jsonl"))
     assert [j.parent.name for j in journals] == [run_id]  # the same run went on; no second run was made
     assert '"state": "reboot-pending"' in journals[0].read_text()
+
+
+# ------------------------------------------------------------------ issue 25: the RX 5600 XT on nightly, verified
+# with a CPU torch that came through a local PyPI-style mirror (never the internet)
+
+WHEEL_DIRS = (Path("/opt/wheels"), Path("/opt/pypi/files"), Path("/opt/pypi-more/files"))
+TORCH_DEPS = ("torch", "filelock", "typing-extensions", "setuptools", "sympy", "mpmath", "networkx", "jinja2",
+              "markupsafe", "fsspec")
+
+
+def local_wheels() -> dict[str, list[Path]]:
+    """The CPU torch wheel and its dependencies' wheels found on this machine, by project name."""
+    import re
+
+    found: dict[str, list[Path]] = {}
+    for d in WHEEL_DIRS:
+        for whl in sorted(d.glob("*.whl")) if d.is_dir() else ():
+            project = re.sub(r"[-_.]+", "-", whl.name.split("-", 1)[0]).lower()
+            if project in TORCH_DEPS and (project != "torch" or "+cpu" in whl.name):
+                found.setdefault(project, []).append(whl)
+    return found
+
+
+class Mirror:
+    """PyTorch's CPU index as a site mirror on 127.0.0.1 (PEP 503 pages under /pt/whl/cpu/, the wheels under
+    /files/), built from wheels on this machine; it records what was asked of it and stops in ``close``."""
+
+    def __init__(self, wheels: dict[str, list[Path]]) -> None:
+        import http.server
+        import threading
+
+        files = {w.name: w for ws in wheels.values() for w in ws}
+        self.requests: list[str] = []
+        mirror = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                from urllib.parse import unquote
+
+                path = unquote(self.path.split("?", 1)[0])
+                mirror.requests.append(path)
+                parts = [p for p in path.split("/") if p]
+                if parts[:3] == ["pt", "whl", "cpu"] and len(parts) == 4 and parts[3] in wheels:
+                    links = "".join(f'<a href="/files/{w.name}">{w.name}</a>\n' for w in wheels[parts[3]])
+                    self._send(f"<!DOCTYPE html><html><body>\n{links}</body></html>\n".encode(), "text/html")
+                elif len(parts) == 2 and parts[0] == "files" and parts[1] in files:
+                    self._send(files[parts[1]].read_bytes(), "application/octet-stream")
+                else:
+                    self.send_error(404)
+
+            def _send(self, body: bytes, kind: str) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/pt"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.timeout(1500)  # pip installs a ~190 MB CPU torch wheel (3 min on a loaded 2-core machine)
+def test_rx5600xt_nightly_rehearsed_to_the_end_and_verified_with_a_cpu_torch_from_a_local_mirror(
+        tmp_path: Path) -> None:
+    """On a machine without an AMD GPU: the wizard started on the nightly channel with a site mirror of PyTorch's
+    CPU index; r, the seed-5600xt machine; no torch to verify with, m makes one through the mirror; Choose warns
+    that nightly builds are not releases and recommends therock-pip; the run goes to the end and Verify passes
+    with that CPU torch."""
+    from wizard.host import LiveHost
+    from wizard.probes import detect
+
+    if detect(LiveHost()).gpus:
+        pytest.skip("this machine has an AMD GPU: the wizard works on it instead of offering a rehearsal")
+    wheels = local_wheels()
+    missing = [p for p in TORCH_DEPS if p not in wheels]
+    if missing or sys.version_info[:2] != (3, 11):
+        pytest.skip(f"no local CPU torch 2.13 (cp311) with its dependencies to serve (missing: {missing})")
+    env = tmux_env(tmp_path)
+    env["ROCM_WIZARD_STATE_DIR"] = str(tmp_path / "state")
+    env["PIP_CONFIG_FILE"] = os.devnull  # this machine's pip.conf (local wheel dirs) is set aside: only the mirror
+    env["PIP_NO_CACHE_DIR"] = "1"
+    mirror = Mirror(wheels)
+    t = Tmux(tmp_path)
+    try:
+        t.start(env)
+        t.type(f"{SCRIPT} --channel nightly --mirror download.pytorch.org={mirror.url}; echo EXIT=$?")
+        t.wait("No AMD GPU was found on this machine", "Press r to rehearse", timeout=60)
+        t.keys("r")
+        t.wait("Rehearse on which machine?", "seed-5600xt", timeout=30)
+        t.keys("Down", "Enter")  # the second profile: seed-5600xt
+        screen = t.wait("No torch to verify with", "the site mirror", timeout=30)
+        assert mirror.url in screen or "127.0.0.1" in screen  # what m runs, the mirror first
+        t.keys("m")
+        screen = t.wait("[Detect]", "gfx1010", timeout=900)  # pip installs the CPU torch, then the rehearsal opens
+        t.keys("n")
+        t.wait("[Diagnose]")
+        t.keys("n")
+        screen = t.wait("[Choose]", "Nightly channel", "★ recommended", timeout=60)
+        assert "not releases" in screen and "therock-pip" in screen
+        t.keys("Enter")
+        t.wait("[Review]", "Preflight", timeout=60)
+        t.keys("c")
+        t.wait("[Confirm]", "Yes, run it")
+        t.keys("y")
+        screen = t.wait_any("[Report]", "[Run]   ", timeout=600, settle="FAILED")
+        assert "[Report]" in screen, f"the rehearsal did not finish:\n{screen}"
+        assert "✔ Finished" in screen and "NOT VERIFIED" not in screen, screen
+        assert "Verify:" in screen and "✔ pass" in screen, screen
+        t.keys("q")
+        t.wait("EXIT=0", timeout=30)
+    finally:
+        t.kill()
+        mirror.close()
+    torch_files = [r for r in mirror.requests if r.startswith("/files/torch-") and "+cpu" in r]
+    assert "/pt/whl/cpu/torch/" in mirror.requests and len(torch_files) == 1, mirror.requests
+    made = tmp_path / "state/rehearsal/cpu-torch"
+    assert (made / ".made").read_text().strip() == "the site mirror of PyTorch's CPU index"
+    sb = tmp_path / "state/rehearsal/seed-5600xt"
+    journals = list(sb.glob("var/lib/rocm-wizard/runs/*/journal.jsonl"))
+    assert len(journals) == 1 and '"state": "done"' in journals[0].read_text()
+    assert "therock-pip" in journals[0].parent.name
+    logs = "".join(p.read_text(errors="replace") for p in sb.glob("var/log/rocm-wizard/*/*verify*.log"))
+    assert str(made / "bin/python") in logs or "torch 2.13.0+cpu" in logs

@@ -90,7 +90,9 @@ async def test_recommended_first_and_refused_plans_explained(tmp_path: Path) -> 
         app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
         await choose(app, pilot, refused.name)
         assert app.session.stage == Stage.CHOOSE
-        assert app.session.resolve_error and refused.reasons[0] in "\n".join(notes)
+        # the reasons on the screen (the refusal banner), the toast only naming the plan refused
+        assert app.session.resolve_error and refused.reasons[0] in screen_text(app)
+        assert app.session.refused == refused.name and notes == ["the reasons are at the top of the screen"]
 
 
 @sync

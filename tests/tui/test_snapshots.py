@@ -241,6 +241,7 @@ def test_rollback_confirmation(snap_compare: Any) -> None:
         # the failure's output is in the Log and laid out (its lines rendered at its size) before the dialog
         # covers the screen: otherwise the snapshot catches the Log empty or full depending on the machine's load
         await wait_for(pilot, lambda: tail.line_count > 0 and tail.size.height > 0 and tail.virtual_size.height > 0)
+        tail.scroll_end(animate=False, immediate=True)  # where the Log's own scroll to its end lands depends on load
         tail.refresh()
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()

@@ -27,6 +27,7 @@ from textual.notifications import SeverityLevel
 from wizard import exit_codes
 from wizard.runner import events as ev
 from wizard.runner.records import RunState
+from wizard.runner.signals import StopRequest
 from wizard.session import IllegalTransition, Move, RunProgress, Session, Stage
 from wizard.tui.messages import (MoveRequested, PlanChosen, ResumeRequested, RetryRequested, RollbackRequested,
                                  RunConfirmed, RunUpdated)
@@ -45,6 +46,8 @@ SCREENS: dict[Stage, tuple[str, str]] = {
     Stage.VERIFY: ("results", "VerifyScreen"), Stage.REPORT: ("results", "ReportScreen"),
 }
 FLUSH_HZ = 15
+# how long a toast stays, by severity: a glance for news, a little longer for what went wrong (the screen keeps it)
+TOAST_SECONDS: dict[str, float] = {"information": 4.0, "warning": 8.0, "error": 8.0}
 
 
 def screen_class(stage: Stage) -> type[StageScreen]:
@@ -70,15 +73,17 @@ class WizardApp(App[int]):
 
     def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
                timeout: float | None = None, markup: bool = False) -> None:
-        """Notifications carry paths, commands and errors: always shown literally, never parsed as markup."""
-        App.notify(self, message, title=title, severity=severity, timeout=timeout, markup=False)
+        """Notifications carry paths, commands and errors: always shown literally, never parsed as markup. They
+        are short-lived (``TOAST_SECONDS`` by severity, never longer): what must stay is on the screen itself."""
+        limit = TOAST_SECONDS[severity]
+        App.notify(self, message, title=title, severity=severity, timeout=min(timeout or limit, limit), markup=False)
 
     def __init__(self, services: Services, session: Session | None = None, *, theme: str | None = None) -> None:
         super().__init__()
         self.services = services
         self.session = session if session is not None else services.new_session()
         self.events: deque[ev.Event] = deque()
-        self.cancel = threading.Event()
+        self.cancel = StopRequest()
         self.running = False
         self.quitting = False
         self.reboot_now = False
@@ -101,6 +106,25 @@ class WizardApp(App[int]):
             self.session.stage = Stage.RESUME
         self.set_interval(1 / FLUSH_HZ, self.drain)
         self.push_screen(screen_class(self.session.stage)())
+        if not self.is_headless:
+            self._catch_stop_signals()
+
+    def _catch_stop_signals(self) -> None:
+        """SIGTERM and SIGHUP (the terminal closed, a kill): stopped as a run started by the CLI is, the journal
+        recording the stop and the signal that asked for it; then the wizard exits 1."""
+        import asyncio
+        import signal
+
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, self._stop_signal, sig.name)
+
+    def _stop_signal(self, name: str) -> None:
+        if self.running:
+            self.quitting = True
+            self.cancel.request(f"interrupted by {name}")
+            return
+        self.exit(exit_codes.FAILURE, return_code=exit_codes.FAILURE, message=self.stop_message())
 
     def show_stage(self) -> None:
         self.switch_screen(screen_class(self.session.stage)())
@@ -111,8 +135,9 @@ class WizardApp(App[int]):
         except IllegalTransition as exc:
             self.notify(str(exc), severity="warning")
             return False
-        if move in (Move.LATER, Move.NEXT, Move.BACK) and self.services.runs is not None:
+        if move in (Move.LATER, Move.NEXT, Move.BACK, Move.RESTART) and self.services.runs is not None:
             self.session.blocked = self.services.runs.blocked()
+            self.session.pending = None if self.session.read_only else self.services.runs.pending()
         self.show_stage()
         return True
 
@@ -120,9 +145,29 @@ class WizardApp(App[int]):
     def _move(self, msg: MoveRequested) -> None:
         if msg.move is Move.LATER:
             if self.fire(Move.LATER):
-                self.notify(f"the run stays pending; `{self.services.relaunch_hint}` offers it again")
+                self.notify("u offers it again (resume, roll back or abandon)", title="the run stays pending")
+        elif msg.move is Move.PENDING:
+            s = self.session
+            if s.pending is not None and self.fire(Move.PENDING):
+                s.chosen = s.resolved = None  # a resume or a rollback goes on with the pending run's own plan
         else:
             self.fire(msg.move)
+
+    def abandon(self, run_id: str) -> None:
+        """Forget the pending run (nothing on the machine changes), then go on as with "Later"."""
+        from wizard.runner.service import RunError
+
+        runs = self.services.runs
+        if runs is None:
+            return
+        try:
+            line = runs.abandon(run_id)
+        except RunError as exc:
+            self.notify(exc.message, title="not abandoned", severity="error")
+            return
+        if self.session.can(Move.LATER):
+            self.fire(Move.LATER)
+        self.notify(line, title="abandoned")
 
     @on(PlanChosen)
     def _chosen(self, msg: PlanChosen) -> None:
@@ -134,7 +179,7 @@ class WizardApp(App[int]):
         blocked = runs.blocked() if runs is not None else None
         if blocked:
             self.session.blocked = blocked
-            self.notify(blocked, title="a new plan cannot start", severity="error", timeout=15)
+            self.notify(blocked, title="a new plan cannot start", severity="error")
             return
         if self.authenticate() and self.fire(Move.YES):
             self.start_job(Job.START)
@@ -160,7 +205,7 @@ class WizardApp(App[int]):
         try:
             _, rb = runs.rollback_plan(msg.run_id)
         except RunError as exc:
-            self.notify(exc.message, title="cannot roll back", severity="error", timeout=15)
+            self.notify(exc.message, title="cannot roll back", severity="error")
             return
 
         def answered(yes: bool | None) -> None:
@@ -177,23 +222,29 @@ class WizardApp(App[int]):
         if runs is not None:
             s.blocked = runs.blocked()
             if s.blocked:
-                self.notify(s.blocked, title="a new plan cannot start", severity="error", timeout=15)
+                self.notify(s.blocked, title="a new plan cannot start", severity="error")
                 self.show_stage()
                 return
         try:
             plan = self.services.resolve(spec, venv=s.venv)
         except PlanRefused as exc:
-            s.resolve_error = tuple(exc.reasons)
-            self.notify("\n".join(f"✘ {r}" for r in exc.reasons), title=f"{spec} is refused for this machine",
-                        severity="error", timeout=12)
+            self.refuse(spec, tuple(exc.reasons), f"{spec} is refused for this machine")
             return
         except PlanError as exc:
-            s.resolve_error = (str(exc),)
-            self.notify(str(exc), title="cannot open this plan", severity="error", timeout=12)
+            self.refuse(spec, (str(exc),), f"cannot open {spec}")
             return
-        s.chosen, s.resolved, s.resolve_error = spec, plan, ()
+        s.chosen, s.resolved, s.resolve_error, s.refused = spec, plan, (), None
         s.run = RunProgress.for_plan(plan)
         self.fire(Move.CHOOSE)
+
+    def refuse(self, spec: str, reasons: tuple[str, ...], headline: str) -> None:
+        """A plan that cannot be opened: its reasons go on Choose's refusal banner, the toast only points there."""
+        s = self.session
+        s.refused, s.resolve_error = spec, reasons
+        screen = self.stage_screen()
+        if screen is not None and hasattr(screen, "show_refusal"):
+            screen.show_refusal()
+        self.notify("the reasons are at the top of the screen", title=headline, severity="error")
 
     # ------------------------------------------------------------------ sudo
     def authenticate(self, *, rollback: bool = False) -> bool:
@@ -229,7 +280,7 @@ class WizardApp(App[int]):
                 self.session.resolved = plan
                 self.session.chosen = plan.name
                 self.session.run = RunProgress.for_plan(plan)
-        self.cancel = threading.Event()
+        self.cancel = StopRequest()
         self.running = True
         self.session.run.error = None
         if job is Job.ROLLBACK:
@@ -331,7 +382,7 @@ class WizardApp(App[int]):
             s.run.state = RunState.FAILED
             if s.can(Move.FAILED):
                 self.fire(Move.FAILED)
-            self.notify(s.run.error or "", title="the run could not go on", severity="error", timeout=15)
+            self.notify(s.run.error or "", title="the run could not go on", severity="error")
         elif outcome is not None and outcome.state in (RunState.ROLLED_BACK, RunState.ROLLBACK_FAILED,
                                                        RunState.ROLLING_BACK):
             s.run.state = outcome.state
@@ -339,7 +390,7 @@ class WizardApp(App[int]):
             s.run.skipped = tuple(f"not restorable: {c}" for c in outcome.skipped)
             self.notify(outcome.message, title="rolled back" if outcome.state is RunState.ROLLED_BACK
                         else "the rollback was stopped" if outcome.state is RunState.ROLLING_BACK
-                        else "the rollback failed", timeout=10,
+                        else "the rollback failed",
                         severity="information" if outcome.state is RunState.ROLLED_BACK else "error")
             for mv in (Move.STOPPED, Move.STOP):
                 if s.can(mv):
@@ -411,7 +462,7 @@ class WizardApp(App[int]):
             self.notify(f"could not write {path}: {exc.strerror or exc}", title="not exported", severity="error")
             return
         s.exported = str(written)
-        self.notify(f"dry-run script written: {written}", title="exported", timeout=10)
+        self.notify(f"dry-run script written: {written}", title="exported")
 
     def plan_options(self) -> list[Any]:
         """Every plan for this machine, resolved once, when Choose is first shown (not before the first screen)."""
@@ -440,13 +491,13 @@ class WizardApp(App[int]):
         s.error_text = "\n".join(t for t in (s.facts.error_text, text) if t)
         s.findings = list(diagnose(s.facts, error_text=s.error_text))
         self.show_stage()
-        self.notify(f"diagnosed with the pasted text ({len(text.splitlines())} lines)", timeout=6)
+        self.notify(f"diagnosed with the pasted text ({len(text.splitlines())} lines)")
 
     def verify_again(self) -> None:
         s = self.session
         if s.resolved is None or self.running:
             return
-        self.notify("verifying again: each check in its own process…", timeout=5)
+        self.notify("verifying again: each check in its own process…")
         self._verify_worker(s.resolved)
 
     @work(thread=True, exclusive=True, group="verify", exit_on_error=False)
@@ -455,7 +506,7 @@ class WizardApp(App[int]):
             line = self.services.verify_again(plan)
         except Exception as exc:  # noqa: BLE001 - shown as a message, never a traceback
             self.call_from_thread(self.notify, str(getattr(exc, "args", [exc])[0] if exc.args else exc),
-                                  title="not verified", severity="warning", timeout=15)
+                                  title="not verified", severity="warning")
             return
         self.call_from_thread(self._verified, line)
 
@@ -469,9 +520,9 @@ class WizardApp(App[int]):
         try:
             line = self.services.write_bundle(str(Path(path).expanduser()))
         except (ValueError, OSError) as exc:
-            self.notify(str(exc), title="no bundle written", severity="error", timeout=15)
+            self.notify(str(exc), title="no bundle written", severity="error")
             return
-        self.notify(line, title="evidence bundle", timeout=10)
+        self.notify(line, title="evidence bundle")
 
     def choose_venv(self, venv: str | None) -> None:
         """Re-plan the chosen plan into another venv (None: the planner's default); a refusal keeps the old plan."""
@@ -484,10 +535,10 @@ class WizardApp(App[int]):
             plan = self.services.resolve(s.chosen, venv=venv)
         except PlanRefused as exc:
             self.notify("\n".join(f"✘ {r}" for r in exc.reasons), title=f"{venv or 'the default venv'} is refused",
-                        severity="error", timeout=12)
+                        severity="error")
             return
         except PlanError as exc:
-            self.notify(str(exc), severity="error", timeout=12)
+            self.notify(str(exc), severity="error")
             return
         s.venv, s.resolved = venv, plan
         s.run = RunProgress.for_plan(plan)
@@ -512,7 +563,7 @@ class WizardApp(App[int]):
             return
         if real and self.real_root_unavailable:
             self.notify(f"no real root here: {self.real_root_unavailable}; rehearsing in the stand-in sandbox",
-                        severity="warning", timeout=15)
+                        severity="warning")
             real = False
         from wizard.tui.screens.modals import RehearsalModal, StartOverModal
 
@@ -551,12 +602,11 @@ class WizardApp(App[int]):
 
         def answered(choice: str | None) -> None:
             if choice == "make":
-                self.notify(f"making a CPU torch in {self.services.cpu_torch_dir()} (minutes)…", timeout=30)
+                self.notify(f"making a CPU torch in {self.services.cpu_torch_dir()} (minutes)…")
                 self._make_torch_worker(go)
             elif choice == "skip":
                 self.notify(f"{NO_TORCH}: this rehearsal's Verify step will be skipped and the run NOT verified "
-                            "(--verify-python PATH verifies it)", title="NOT verified", severity="warning",
-                            timeout=30)
+                            "(--verify-python PATH verifies it)", title="NOT verified", severity="warning")
                 go()
 
         self.push_screen(VerifyTorchModal(self.services.cpu_torch_commands()), answered)
@@ -571,19 +621,18 @@ class WizardApp(App[int]):
             made = self.services.make_cpu_torch()
         except (ValueError, OSError) as exc:
             self.call_from_thread(self.notify, f"{exc}; {NO_TORCH}: the rehearsal will NOT be verified",
-                                  title="no CPU torch", severity="error", timeout=30)
+                                  title="no CPU torch", severity="error")
         else:
             self.services.verify_python = made.python
             tried = f" (before it: {'; '.join(made.failures)})" if made.failures else ""
             self.call_from_thread(self.notify, f"CPU torch ready from {made.source}, downloaded "
-                                  f"{size_text(made.downloaded_bytes)}{tried}; the rehearsal verifies with it",
-                                  timeout=10)
+                                  f"{size_text(made.downloaded_bytes)}{tried}; the rehearsal verifies with it")
         self.call_from_thread(go)
 
     def open_rehearsal(self, profile: str, *, real: bool = False, reset: bool = False) -> None:
         if real:
             self.notify("building a real Debian 12 root with the profile's starting stack (the first time takes a "
-                        "minute or more; later uses reopen it)", timeout=30)
+                        "minute or more; later uses reopen it)")
             self._open_rehearsal_worker(profile, reset)
             return
         self._open_rehearsal(profile, False, reset)
@@ -619,8 +668,7 @@ class WizardApp(App[int]):
         if session.pending is not None:
             session.stage = Stage.RESUME
         self.show_stage()
-        self.notify(f"rehearsal machine {profile} in {where}; every step runs there, nothing touches this machine",
-                    timeout=10)
+        self.notify(f"rehearsal machine {profile} in {where}; every step runs there, nothing touches this machine")
 
     def on_unmount(self) -> None:
         self.services.close()

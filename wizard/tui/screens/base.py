@@ -84,6 +84,10 @@ class Crumbs(Widget):
         return breadcrumb(self.stage, self.machine, self.content_size.width or None)
 
 
+# on the screens before a plan is chosen: back to the resume offer of a run the user put off ("Later")
+PENDING_KEY = Binding("u", "pending_run", "Unfinished run…")
+
+
 class StageScreen(Screen[None]):
     """A stage's screen: reads ``app.session``, posts typed messages (wizard.tui.messages) for what the
     user wants."""
@@ -135,3 +139,11 @@ class StageScreen(Screen[None]):
     def action_move(self, name: str) -> None:
         """Bindings name a plain move: ``Binding("n", "move('next')", ...)``."""
         self.move(Move(name))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "pending_run":  # shown only while a run is unfinished (and this machine can change)
+            return self.session.pending is not None and self.session.can(Move.PENDING)
+        return True
+
+    def action_pending_run(self) -> None:
+        self.move(Move.PENDING)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
@@ -9,9 +11,12 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from wizard.session import Stage
-from wizard.tui.screens.base import StageScreen
+from wizard.session import Move, Stage
+from wizard.tui.screens.base import PENDING_KEY, StageScreen
 from wizard.tui.widgets.rendered_once import RenderedOnce
+
+if TYPE_CHECKING:
+    from wizard.runner.service import PendingRun
 
 SEVERITIES = ("critical", "error", "warning", "info")
 SEV_MARK = {"critical": "‼ CRITICAL", "error": "✘ ERROR", "warning": "! WARNING", "info": "i INFO"}
@@ -45,10 +50,19 @@ def conflicts_text(facts: object) -> Text | None:
     return t
 
 
+def pending_banner(p: PendingRun) -> Text:
+    """After "Later": the run is still unfinished, and the key that offers it again."""
+    t = Text()
+    t.append(f"⟳ Run {p.run_id} ({p.plan}) is unfinished ({p.state.value}); a new plan cannot start.\n", style="bold")
+    t.append("u resumes it, rolls it back or abandons it.")
+    return t
+
+
 class DetectScreen(StageScreen):
     STAGE = Stage.DETECT
     BINDINGS = [
         *StageScreen.BINDINGS,
+        PENDING_KEY,
         Binding("n,enter", "move('next')", "Diagnose"),
         Binding("e", "toggle_evidence", "Evidence"),
         Binding("r", "rehearse", "Rehearse"),
@@ -62,6 +76,8 @@ class DetectScreen(StageScreen):
 
     def body(self) -> ComposeResult:
         with VerticalScroll(id="facts"):
+            if self.session.pending is not None and self.session.can(Move.PENDING):
+                yield Static(pending_banner(self.session.pending), id="pending", classes="banner")
             if not self.session.has_amd_gpu:
                 yield Static(no_gpu_text(self.session.machine, self.wizard.can_rehearse,
                                          self.wizard.real_root_unavailable if self.wizard.can_rehearse else None),
@@ -79,7 +95,7 @@ class DetectScreen(StageScreen):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("rehearse", "rehearse_real"):
             return self.wizard.can_rehearse
-        return True
+        return super().check_action(action, parameters)
 
     def action_rehearse(self) -> None:
         self.wizard.action_rehearse()
@@ -112,6 +128,7 @@ class DiagnoseScreen(StageScreen):
     STAGE = Stage.DIAGNOSE
     BINDINGS = [
         *StageScreen.BINDINGS,
+        PENDING_KEY,
         Binding("n,enter", "move('next')", "Choose a plan"),
         Binding("p", "paste", "Paste an error…"),
         Binding("b,escape", "move('back')", "Back"),
@@ -134,5 +151,6 @@ class DiagnoseScreen(StageScreen):
         findings = sorted(self.wizard.findings(), key=lambda f: order.get(f.severity, 9))
         with VerticalScroll(id="findings"):
             yield Static(findings_summary(findings), id="summary")
-            yield Static(Group(*findings_renderables(findings)), id="findings-body")
+            # the summary above says whether a known problem matches: the findings without their own headline
+            yield Static(Group(*findings_renderables(findings, headline=False)), id="findings-body")
 

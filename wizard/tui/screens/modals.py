@@ -106,7 +106,7 @@ class RehearsalModal(ModalScreen["str | None"]):
                 "laid, no run yet" if where.is_dir() else "new")
             opts.append(Option(Text.assemble((name, "bold"), f"  {prof.description}\n", (f"  {where} ({state})", "dim")),
                                id=name))
-        with Vertical(classes="dialog wide"):
+        with Vertical(classes="dialog wide", id="rehearse"):
             yield Label("Rehearse on which machine? (nothing here is touched)" if not self.real else
                         "Rehearse on which machine, as a real Debian 12 root? (nothing here is touched)")
             yield OptionList(*opts, id="profiles")

@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 from wizard.model import PREFLIGHT, Facts, ResolvedPlan, StepPlan
 from wizard.session import Move, PlanOption, Stage
 from wizard.tui.messages import PlanChosen, RunConfirmed
-from wizard.tui.screens.base import StageScreen
+from wizard.tui.screens.base import PENDING_KEY, StageScreen
 
 
 def option_label(o: PlanOption) -> Text:
@@ -67,6 +67,7 @@ class ChooseScreen(StageScreen):
     STAGE = Stage.CHOOSE
     BINDINGS = [
         *StageScreen.BINDINGS,
+        PENDING_KEY,
         Binding("enter", "choose", "Review this plan"),
         Binding("o", "open_file", "Open plan file"),
         Binding("c", "channel", "Stable/nightly"),
@@ -77,7 +78,10 @@ class ChooseScreen(StageScreen):
     def body(self) -> ComposeResult:
         opts = self.wizard.plan_options()
         if self.session.blocked:
-            yield Static(blocked_text(self.session.blocked), id="blocked", classes="banner")
+            offered = self.session.pending is not None and self.session.can(Move.PENDING)
+            yield Static(blocked_text(self.session.blocked, offered), id="blocked", classes="banner")
+        if self.session.resolve_error:
+            yield refusal_banner(self.session.refused, self.session.resolve_error)
         if self.wizard.services.channel == "nightly":
             yield Static(NIGHTLY_WARNING, id="nightly", classes="banner")
         with Horizontal(id="choose"):
@@ -90,6 +94,15 @@ class ChooseScreen(StageScreen):
         ol.focus()
         if ol.option_count:
             ol.highlighted = 0
+
+    def show_refusal(self) -> None:
+        """The plan just opened was refused: say why in the refusal banner, above the plans."""
+        s = self.session
+        shown = self.query("#refused-text")
+        if shown:
+            shown.first(Static).update(refused_text(s.refused, s.resolve_error))
+        else:
+            self.mount(refusal_banner(s.refused, s.resolve_error), before=self.query_one("#choose"))
 
     def _current(self) -> PlanOption | None:
         ol = self.query_one(OptionList)
@@ -132,10 +145,26 @@ NIGHTLY_WARNING = Text.assemble(
     "AMD's nightly builds are not releases; they may be broken or withdrawn. c goes back to stable.")
 
 
-def blocked_text(why: str) -> Text:
+def refused_text(spec: str | None, reasons: tuple[str, ...]) -> Text:
+    t = Text()
+    t.append(f"✘ {spec or 'This plan'} cannot run on this machine:\n", style="bold red")
+    for r in reasons:
+        t.append(f"  - {r}\n")
+    return t
+
+
+def refusal_banner(spec: str | None, reasons: tuple[str, ...]) -> VerticalScroll:
+    """The refusal, at most a few rows high (it scrolls): the plans stay in sight below it."""
+    return VerticalScroll(Static(refused_text(spec, reasons), id="refused-text"), id="refused", classes="banner")
+
+
+def blocked_text(why: str, offered: bool = False) -> Text:
+    """``offered``: the run is this TUI's pending run, which u offers to resume, roll back or abandon here."""
     t = Text()
     t.append("✘ A new plan cannot start: another run is unfinished.\n", style="bold red")
     t.append(why + "\n")
+    if offered:
+        t.append("u here resumes it, rolls it back or abandons it.\n", style="bold")
     return t
 
 
@@ -207,6 +236,9 @@ class ReviewScreen(StageScreen):
         Binding("x", "export", "Export…"),
         Binding("b,escape", "move('back')", "Back"),
         Binding("q", "app.quit_wizard", "Quit"),
+        # before the scrolling list takes them: the arrows go from step to step (the list follows the focus)
+        Binding("up", "step(-1)", "Previous step", show=False, priority=True),
+        Binding("down", "step(1)", "Next step", show=False, priority=True),
     ]
 
     def body(self) -> ComposeResult:
@@ -222,6 +254,17 @@ class ReviewScreen(StageScreen):
         first = self.query(Collapsible)
         if first:
             first.first().query_one(CollapsibleTitle).focus()
+
+    def action_step(self, by: int) -> None:
+        """Focus the step ``by`` steps away from the focused one (the first one when none is focused)."""
+        titles = list(self.query(CollapsibleTitle))
+        if not titles:
+            return
+        if self.focused in titles:
+            to = max(0, min(len(titles) - 1, titles.index(self.focused) + by))
+        else:
+            to = 0 if by > 0 else len(titles) - 1
+        titles[to].focus()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "confirm" and not self.session.can(Move.CONFIRM):

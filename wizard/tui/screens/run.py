@@ -150,8 +150,8 @@ class FailedScreen(_LiveRun):
         before the run update that carries it has been handled."""
         super().refresh_run()
         f = self.session.run.failure
-        if f is None or f is getattr(self, "_shown_failure", None):
-            return
+        if f is None or f is getattr(self, "_shown_failure", None) or not self.query("#failure"):
+            return  # nothing new, or the screen's widgets are already gone (the app exits as it mounts)
         self._shown_failure = f
         self.query_one("#failure", Static).update(self.failure_text())
         tail = self.query_one("#tail", Log)
@@ -261,6 +261,37 @@ class RebootModal(ModalScreen[bool]):
         self.dismiss(event.button.id == "now")
 
 
+def abandon_question(p: PendingRun) -> Text:
+    t = Text()
+    t.append(f"Abandon run {p.run_id} ({p.plan})?\n\n", style="bold")
+    t.append("The journal records that it was abandoned and a new plan can start. Nothing on the machine "
+             "changes: what the run did stays done (roll it back instead to undo it); its logs and backup stay.\n\n")
+    t.append("y abandons it · n or Escape keeps it pending")
+    return t
+
+
+class AbandonModal(ModalScreen[bool]):
+    BINDINGS = [Binding("y", "dismiss(True)", "Yes, abandon it"), Binding("n,escape", "dismiss(False)", "No")]
+
+    def __init__(self, text: Text) -> None:
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="abandon-ask"):
+            yield Static(self.text, id="abandon-body")
+            with Horizontal(classes="buttons"):
+                yield Button("Yes, abandon it (y)", id="yes", variant="warning")
+                yield Button("No (n)", id="no", variant="primary")
+
+    def on_mount(self) -> None:
+        self.query_one("#no", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+
 class RebootScreen(_LiveRun):
     STAGE = Stage.REBOOT
     BINDINGS = [*StageScreen.BINDINGS, Binding("q,enter", "app.quit_wizard", "Exit")]
@@ -291,7 +322,10 @@ def pending_text(p: PendingRun, hint: str) -> Text:
     t.append(f"  journal: {p.journal}\n", style="dim")
     if p.state.resumable:
         t.append("r resumes it now · ")
-    t.append(f"l later: it stays pending and blocks a new plan; `{hint}` offers it again")
+    if p.state.can_roll_back:
+        t.append("u rolls it back · ")
+    t.append("a abandons it · l later: it stays pending and blocks a new plan; u on the first screen or "
+             f"`{hint}` offers it again")
     return t
 
 
@@ -300,6 +334,8 @@ class ResumeScreen(StageScreen):
     BINDINGS = [
         *StageScreen.BINDINGS,
         Binding("r", "resume", "Resume"),
+        Binding("u", "rollback", "Roll back…"),
+        Binding("a", "abandon", "Abandon…"),
         Binding("l", "move('later')", "Later"),
         Binding("q", "app.quit_wizard", "Quit"),
     ]
@@ -317,12 +353,32 @@ class ResumeScreen(StageScreen):
         p = self.session.pending
         if action == "resume" and (not self.session.can(Move.RESUME) or p is None or not p.state.resumable):
             return None
+        if action == "rollback" and (not self.session.can(Move.ROLLBACK) or p is None or not p.state.can_roll_back):
+            return None
+        if action == "abandon" and (self.session.read_only or p is None):
+            return None
         return True
 
     def action_resume(self) -> None:
         p = self.session.pending
         if p is not None and p.state.resumable and self.session.can(Move.RESUME):
             self.wizard.post_message(ResumeRequested(p.run_id))
+
+    def action_rollback(self) -> None:
+        p = self.session.pending
+        if p is not None and p.state.can_roll_back and self.session.can(Move.ROLLBACK):
+            self.wizard.post_message(RollbackRequested(p.run_id))
+
+    def action_abandon(self) -> None:
+        p = self.session.pending
+        if p is None or self.session.read_only:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.wizard.abandon(p.run_id)
+
+        self.app.push_screen(AbandonModal(abandon_question(p)), answered)
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
@@ -332,5 +388,5 @@ class ResumeScreen(StageScreen):
             self.move(Move.LATER)
 
 
-__all__ = ["FailedScreen", "RebootModal", "RebootScreen", "ResumeScreen", "RollbackModal", "RunScreen",
+__all__ = ["AbandonModal", "FailedScreen", "RebootModal", "RebootScreen", "ResumeScreen", "RollbackModal", "RunScreen",
            "duration_text", "reboot_question", "rollback_text"]
