@@ -223,7 +223,13 @@ class MachineSession:
         if self.machine is None:
             raise usage_error("a recorded machine (--from) has no runs: it can be looked at, planned for and exported, "
                               "never changed")
-        return RunService(self.machine)
+        from wizard.mirror.config import MirrorConfigError
+
+        try:
+            logins = self.mirrors.credentials()  # handed to the actions that reach a mirror, never in plan.json
+        except MirrorConfigError:
+            logins = ()  # a broken mirrors.toml stops planning, not status, resume or rollback
+        return RunService(self.machine, logins)
 
     @cached_property
     def facts(self) -> Facts:

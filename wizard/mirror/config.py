@@ -27,11 +27,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from wizard import lazy_re
 from wizard.record import record, replace
+
+if TYPE_CHECKING:
+    from wizard.mirror.credentials import Credential
 
 
 SYSTEM_CONFIG = Path("/etc/rocm-wizard/mirrors.toml")
@@ -111,13 +114,22 @@ class MirrorConfig:
         m = self.mirror_for(url)
         if m is None:
             return url
+        from wizard.mirror.credentials import public_url
+
         parts = urlsplit(url)
-        out = m.url + parts.path[len(m.path):]
+        out = public_url(m.url) + parts.path[len(m.path):]
         if parts.query:
             out += "?" + parts.query
         if parts.fragment:
             out += "#" + parts.fragment
         return out
+
+    def credentials(self) -> tuple[Credential, ...]:
+        """The logins the mirrors' URLs carry (kept out of every plan and command line: wizard.mirror.credentials)."""
+        from wizard.mirror.credentials import from_url
+
+        found = (from_url(m.url, m.source) for m in self.mirrors if not m.is_registry)
+        return tuple(c for c in found if c is not None)
 
     def rewrite_text(self, text: str) -> str:
         """Every http(s)/file URL in ``text`` rewritten (apt source lines, repo files, scripts)."""
@@ -192,6 +204,13 @@ def normalise_url(text: str, origin: str, source: str) -> str:
     if parts.scheme == "file" and (parts.netloc not in ("", "localhost") or not parts.path.startswith("/")):
         raise MirrorConfigError(f"{source}: mirror URL {url!r} for {origin} must be an absolute file:// path "
                                 "(file:///srv/mirror)")
+    if parts.password is not None:
+        from wizard.mirror.credentials import CredentialError, from_url
+
+        try:
+            from_url(url, source)
+        except CredentialError as exc:
+            raise MirrorConfigError(str(exc)) from None
     if parts.query or parts.fragment:
         raise MirrorConfigError(f"{source}: mirror URL {url!r} for {origin} must not have a query or fragment")
     try:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from wizard.host import CommandResult, LiveHost
+from wizard.mirror.credentials import Handed
 from wizard.model import NEEDS_GPU, Action, ResolvedPlan
 from wizard.realroot import enter
 from wizard.realroot.machine import USER
@@ -86,6 +87,19 @@ class RealRootExecutor(RehearsalMachine):
 
     def unavailable(self, requirement: str) -> str | None:
         return NO_GPU if requirement == NEEDS_GPU else None
+
+    def handover(self, action: Action) -> Handed:
+        """Mirror-login files go to the root's /tmp, the root's user's for a user action."""
+        uid = None
+        if not action.root:
+            try:
+                for line in (self.root / "etc/passwd").read_text().splitlines():
+                    f = line.split(":")
+                    if len(f) > 2 and f[0] == USER.name:
+                        uid = int(f[2])
+            except (OSError, ValueError):
+                uid = None
+        return Handed(self.root / "tmp", "/tmp", uid)
 
     def needs_authentication(self, actions: Sequence[Action]) -> bool:
         return False  # the host's root enters the root; inside it, root actions run as its root
