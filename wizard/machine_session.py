@@ -250,10 +250,10 @@ class MachineSession:
     @cached_property
     def site_mirrors(self) -> MirrorConfig:
         """The site's mirrors: mirrors.toml files, then --mirror / --mirror-key (no machine is opened)."""
-        from wizard.mirror.config import MirrorConfigError, load_config
+        from wizard.mirror.config import MirrorConfigError, check_root_sources, load_config
 
         try:
-            return load_config(list(self.spec.mirrors), list(self.spec.mirror_keys))
+            return check_root_sources(load_config(list(self.spec.mirrors), list(self.spec.mirror_keys)))
         except MirrorConfigError as exc:
             raise usage_error(str(exc)) from None
 

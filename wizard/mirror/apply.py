@@ -161,5 +161,6 @@ def apply(plan: ResolvedPlan, mirrors: MirrorConfig) -> ResolvedPlan:
     from wizard.mirror.credentials import public_url
 
     in_force = "; ".join(f"{m.origin} -> {public_url(m.url)}" + (f" (key {m.key_fingerprint})" if m.key_fingerprint else "")
+                         + (" (insecure: plain http/file, no key, as mirrors.toml says)" if m.insecure else "")
                          for m in mirrors.origins_in_force())
     return replace(plan, steps=tuple(steps), target=(*target, ("mirrors", in_force)))
