@@ -56,7 +56,7 @@ class RealRootHost(LiveHost):
         return None
 
     def run(self, argv: list[str], timeout: float = 5.0) -> CommandResult:
-        full = enter.enter_argv(self.root, argv, user=USER)
+        full = enter.enter_argv(self.root, argv, user=USER, confined=True)
         try:
             proc = subprocess.run(full, capture_output=True, env=HOST_PATH, timeout=max(timeout, 15.0),
                                   stdin=subprocess.DEVNULL)
@@ -80,7 +80,7 @@ class RealRootExecutor(RehearsalMachine):
     def argv(self, action: Action) -> list[str]:
         command = [machine_path(self.root, a) for a in action.command()]
         user = enter.ROOT_USER if action.root else USER
-        return enter.enter_argv(self.root, command, user=user, env=BASE_ENV)
+        return enter.enter_argv(self.root, command, user=user, env=BASE_ENV, confined=True)
 
     def run(self, action: Action, *, on_output: OutputSink, cancel: threading.Event | None) -> shell.ShellResult:
         return shell.run(self.argv(action), env=HOST_PATH, on_output=on_output, timeout=action.timeout, cancel=cancel)
