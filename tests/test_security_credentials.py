@@ -122,8 +122,9 @@ def _wheel() -> bytes:
     import io
     import zipfile
 
-    files = {"tinypkg/__init__.py": "", "tinypkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\n",
-             "tinypkg-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
+    info = "tinypkg-1.0.dist-info"
+    files = {"tinypkg/__init__.py": "", f"{info}/METADATA": "Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\n",
+             f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
     files["tinypkg-1.0.dist-info/RECORD"] = "".join(f"{n},,\n" for n in files) + "tinypkg-1.0.dist-info/RECORD,,\n"
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
@@ -158,9 +159,9 @@ def test_a_mirror_login_reaches_wget_and_pip_through_files_never_argv_or_plan(tm
     steps = (StepPlan("preflight", "checks"),
              StepPlan("groups", "fetch", actions=(
                  Action(("wget", "-q", "-O", str(out), f"{base}/file.txt"), "wget from the mirror", as_user=True),
-                 Action((sys.executable, "-m", "pip", "download", "--isolated", "--no-input", "--no-deps", "-d", str(dl),
-                         "--index-url", f"{base}/simple", "tinypkg==1.0"), "pip from the mirror", as_user=True,
-                        env=(("PIP_CONFIG_FILE", "/dev/null"),)))))
+                 Action((sys.executable, "-m", "pip", "download", "--isolated", "--no-input", "--no-deps",
+                         "-d", str(dl), "--index-url", f"{base}/simple", "tinypkg==1.0"), "pip from the mirror",
+                        as_user=True, env=(("PIP_CONFIG_FILE", "/dev/null"),)))))
     plan = ResolvedPlan("login", "login", "", (), steps)
     machine = live(LiveHost("/", environ={k: v for k, v in os.environ.items() if k != "SUDO_USER"}),
                    state_dir=str(tmp_path / "state"))

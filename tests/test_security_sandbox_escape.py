@@ -102,8 +102,8 @@ def test_cd_root_and_relative_operands_stay_inside_the_sandbox(tmp_path: Path) -
 ], ids=["cd-dotdot", "cd-computed", "command-cd", "relative-dotdot", "redirect-dotdot", "python-chdir"])
 def test_leaving_the_sandbox_by_a_relative_path_is_refused(tmp_path: Path, argv: tuple[str, ...]) -> None:
     """From DIR (the machine's ``/``) ``..`` is the host: a ``..`` component, a ``cd`` that lands outside DIR
-    (computed at run time included, in a shell or in python) and a ``cd`` that goes around the guard are refused; nothing is written
-    beside DIR and the host's file beside it survives."""
+    (computed at run time included, in a shell or in python) and a ``cd`` that goes around the guard are refused;
+    nothing is written beside DIR and the host's file beside it survives."""
     victim = tmp_path / "a4-victim"
     victim.write_text("keep")
     plan = plan_of(StepPlan("preflight", "checks"), StepPlan("groups", "up", actions=(Action(argv, "up"),)))

@@ -56,7 +56,8 @@ def test_a_root_action_in_a_real_root_cannot_leave_it(cli_root: Callable[[str], 
                          capture_output=True, text=True, timeout=120)
     assert "CONFINED" in out.stdout and "ESCAPED" not in out.stdout, out.stdout + out.stderr
     caps = int(out.stdout.split()[-1], 16)
-    assert not caps & (1 << 18) and not caps & (1 << 21) and not caps & (1 << 2)  # sys_chroot, sys_admin, dac_read_search
+    sys_chroot, sys_admin, dac_read_search = 18, 21, 2
+    assert not caps & (1 << sys_chroot) and not caps & (1 << sys_admin) and not caps & (1 << dac_read_search)
     assert caps & (1 << 0) and caps & (1 << 1)  # chown, dac_override: what apt and dpkg need
     assert not marker.exists()
 
@@ -69,8 +70,8 @@ def test_a_pth_planted_in_the_users_venv_never_runs_as_root(cli_root: Callable[[
     marker = tmp_path / "host-marker"
     (root / "etc/environment").write_text("HSA_OVERRIDE_GFX_VERSION=11.0.0\n")
     ran = _plant(root, "/home/user/pytorch_venv", marker)
-    r = wizard_cli("--sandbox", str(root), "--root", "debian12", "--plan", "pip-only", "--venv", "/home/user/pytorch_venv",
-                   "--yes")
+    r = wizard_cli("--sandbox", str(root), "--root", "debian12", "--plan", "pip-only",
+                   "--venv", "/home/user/pytorch_venv", "--yes")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     env_lines = (root / "etc/environment").read_text().splitlines()
     assert env_lines and not any(line.startswith("HSA_OVERRIDE_GFX_VERSION=") for line in env_lines)  # commented out

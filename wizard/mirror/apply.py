@@ -160,7 +160,8 @@ def apply(plan: ResolvedPlan, mirrors: MirrorConfig) -> ResolvedPlan:
     target = tuple((k, _text(v, mirrors) if isinstance(v, str) else v) for k, v in plan.target)
     from wizard.mirror.credentials import public_url
 
-    in_force = "; ".join(f"{m.origin} -> {public_url(m.url)}" + (f" (key {m.key_fingerprint})" if m.key_fingerprint else "")
+    in_force = "; ".join(f"{m.origin} -> {public_url(m.url)}"
+                         + (f" (key {m.key_fingerprint})" if m.key_fingerprint else "")
                          + (" (insecure: plain http/file, no key, as mirrors.toml says)" if m.insecure else "")
                          for m in mirrors.origins_in_force())
     return replace(plan, steps=tuple(steps), target=(*target, ("mirrors", in_force)))

@@ -3,7 +3,8 @@
 :func:`enter_argv` turns an argv into the host argv that runs it inside ROOT::
 
     unshare --mount --pid --fork --kill-child -- /bin/sh -c SETUP realroot-enter ROOT \\
-        /usr/bin/env -i -C CWD NAME=VALUE... [CONFINE] [/usr/bin/setpriv --reuid=USER --regid=USER --init-groups --] ARGV
+        /usr/bin/env -i -C CWD NAME=VALUE... [CONFINE] \
+        [/usr/bin/setpriv --reuid=USER --regid=USER --init-groups --] ARGV
 
 ``unshare``, ``sh``, ``mount`` and ``chroot`` are the host's; everything after ``chroot`` is the root's own
 program. In the new mount namespace (private: nothing propagates back to the host) SETUP mounts a

@@ -244,8 +244,8 @@ def chdir_guard(root: Path) -> str:
     path after it would name the host's files; ``/`` in code is too often a division or a separator to map)."""
     top = os.path.realpath(root).rstrip("/")
     msg = f"sandbox: a chdir outside the sandbox {top}; nothing outside it is touched"
-    return (f"import sys as _rw_sys, os as _rw_os; _rw_sys.addaudithook(lambda e, a, t={top!r}: None if e != 'os.chdir' "
-            f"or isinstance(a[0], int) or (_rw_os.path.realpath(a[0]) + '/').startswith(t + '/') "
+    return (f"import sys as _rw_sys, os as _rw_os; _rw_sys.addaudithook(lambda e, a, t={top!r}: None "
+            f"if e != 'os.chdir' or isinstance(a[0], int) or (_rw_os.path.realpath(a[0]) + '/').startswith(t + '/') "
             f"else (_ for _ in ()).throw(PermissionError({msg!r})))\n")
 
 
@@ -260,7 +260,8 @@ def _run_python(root: Path, args: list[str], site: Path | None) -> int:
         env["PYTHONNOUSERSITE"] = "1"
         pre = ["-S"]
     if args and args[0] == "-c":  # the code is checked like a script: a path it names stays inside the sandbox
-        _exec([sys.executable, *pre, "-c", chdir_guard(root) + map_script(root, args[1]), *[map_arg(root, a) for a in args[2:]]], env)
+        code = chdir_guard(root) + map_script(root, args[1])
+        _exec([sys.executable, *pre, "-c", code, *[map_arg(root, a) for a in args[2:]]], env)
     if args and not args[0].startswith("-"):
         _exec([sys.executable, *pre, map_arg(root, args[0]), *[map_arg(root, a) for a in args[1:]]], env)
     raise Fail(f"python: sandbox stand-in does not support {' '.join(args[:2])}", 2)
