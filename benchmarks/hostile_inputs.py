@@ -10,6 +10,8 @@ Runs, each in a child process with a hard timeout, with ``$TMPDIR`` a fresh dire
 * the second review's ReDoS lines (B5: a 4 KB markdown heading, an amd-smi version part, a kfd header, and the
   heading padded to 1 MB), via ``diagnose --paste`` and as a bundle's ``notes.txt`` via ``diagnose --from``;
 * a GNU long-name member of 50 MB in a small ``.tar.gz`` (B6), via ``diagnose --from``;
+* 8 MiB of short lines that reach the readers' patterns, via ``diagnose --paste``: stopped by the parse's time
+  budget (2 s of CPU), exit 2 with one line;
 
 and, as the baseline of the same run, ``diagnose --from seed-7900xt`` (an ordinary recorded machine).
 Prints, per input: seconds, the ratio to the baseline, the exit code, the first stderr line, and whether
@@ -104,6 +106,10 @@ def main() -> int:
         (redos_bundle / "notes.txt").write_text(heading * 3)
         (redos_bundle / "traceback.txt").write_text(heading)
         cases.append(("4 KB heading in a bundle", "12 KiB", ["diagnose", "--from", str(redos_bundle)], "read"))
+        short = work / "short-lines.txt"  # B5: no line is long, the whole costs (48 s in one bundle file before)
+        block = "## GPU\nGPU: gfx1100 x\n==> /sys/x <==\n$ rocminfo\nHSA_OVERRIDE_GFX_VERSION=11.0.0\nAgent 2\n"
+        short.write_text(block * ((8 << 20) // len(block)))
+        cases.append(("8 MiB of short lines (paste)", "8 MiB", ["diagnose", "--paste", str(short)], None))
 
         longname = work / "longname.tar.gz"
         info = tarfile.TarInfo("../" + "a" * (50 << 20))

@@ -5,6 +5,7 @@ and a bundle's files through the command line: each answered within 2 s (each to
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -105,3 +106,56 @@ def test_diagnose_paste_and_a_bundle_answer_the_reviews_line_within_the_limit(tm
     took, res = _cli("diagnose", "--from", str(bundle), cwd=tmp_path)
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
     assert took < base + LIMIT_S, (took, base)
+
+
+def _many_lines(path: Path, megabytes: int = 8) -> None:
+    """Short lines that reach the readers' patterns (the review: 8 MiB of them cost 48 s in one bundle file)."""
+    block = "## GPU\nGPU: gfx1100 x\n==> /sys/x <==\n$ rocminfo\nHSA_OVERRIDE_GFX_VERSION=11.0.0\nAgent 2\n"
+    path.write_text(block * (megabytes * (1 << 20) // len(block)))
+
+
+def test_a_parse_past_its_time_budget_stops_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A parse that runs past the budget raises ParseBudgetExceeded (never an empty reading taken for the answer);
+    a parse inside another shares the outer one's budget; an ordinary text is read as before."""
+    from wizard.parsers._text import BUDGET_ENV, ParseBudgetExceeded
+
+    text = "## GPU\nGPU: gfx1100 x\n$ rocminfo\nAgent 2\n" * 50_000
+    monkeypatch.setenv(BUDGET_ENV, "0.05")
+    for read in (split_paste, read_mentions):
+        t = time.thread_time()
+        with pytest.raises(ParseBudgetExceeded, match=r"reading stopped: one parse \(\w+\.\w+\) took more than 0.05 s"):
+            read(text)
+        assert time.thread_time() - t < 1.0
+    assert split_paste("rocminfo says gfx1100\n").segments  # a small text is read as before
+
+
+@pytest.mark.parametrize("where", ["paste", "bundle"])
+def test_a_costly_input_stops_in_one_line_within_the_budget(tmp_path: Path, where: str) -> None:
+    """``diagnose --paste`` of 8 MiB of short pattern-reaching lines: with a 0.3 s budget the command stops (exit 2)
+    with one line saying why, soon. The same as a bundle's ``lspci.txt`` for ``detect --from``: that one source
+    stops, said in one probe error, and the rest of the bundle is read."""
+    from wizard.parsers._text import BUDGET_ENV
+
+    big = tmp_path / "big.txt"
+    _many_lines(big)
+    if where == "paste":
+        argv = [sys.executable, "-m", "wizard", "diagnose", "--paste", str(big)]
+    else:
+        bundle = tmp_path / "bundle"
+        shutil.copytree(Path(wizard.__file__).parent / "examples" / "seed-7900xt", bundle)
+        shutil.copy(big, bundle / "lspci.txt")
+        argv = [sys.executable, "-m", "wizard", "detect", "--from", str(bundle)]
+    t = time.perf_counter()
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                         env={**os.environ, BUDGET_ENV: "0.3"})
+    took = time.perf_counter() - t
+    assert took < 60, took  # wall time on a shared, loaded machine; the CPU spent is what the budget bounds
+    if where == "bundle":  # one source stopped is one probe error; the bundle's other files are still read
+        assert res.returncode == 0, res.stderr[-500:]
+        said = " ".join(res.stdout.split())
+        assert "reading stopped: one parse (lspci.parse_lspci) took more than 0.3 s of CPU" in said, said[-800:]
+        assert "gfx1100" in said
+        return
+    assert res.returncode == 2, (res.returncode, res.stderr[-500:])
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and "reading stopped" in lines[0] and "0.3 s of CPU" in lines[0], res.stderr[-500:]

@@ -139,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG} {__version__}")
         return exit_codes.OK
     from wizard.commands import Context, CommandError
+    from wizard.parsers._text import ParseBudgetExceeded
 
     ctx = None
     try:
@@ -163,6 +164,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for line in exc.message.splitlines() or [""]:
             print(f"{PROG}: {line}", file=sys.stderr)
         return exc.code
+    except ParseBudgetExceeded as exc:  # a reader past its time budget (wizard.parsers._text)
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return exit_codes.USAGE
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 130

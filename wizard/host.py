@@ -224,6 +224,7 @@ class LiveHost(_RootedFiles):
             proc = subprocess.Popen(
                 [exe, *argv[1:]], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 env=env, start_new_session=True,  # its own process group: a timeout kills all of it
+                cwd=None if str(self.root) == "/" else self.root,  # a sandbox's relative paths are its own
             )
         except OSError as exc:
             return CommandResult(tuple(argv), None, "", str(exc))

@@ -223,7 +223,13 @@ class MachineSession:
         if self.machine is None:
             raise usage_error("a recorded machine (--from) has no runs: it can be looked at, planned for and exported, "
                               "never changed")
-        return RunService(self.machine)
+        from wizard.mirror.config import MirrorConfigError
+
+        try:
+            logins = self.mirrors.credentials()  # handed to the actions that reach a mirror, never in plan.json
+        except MirrorConfigError:
+            logins = ()  # a broken mirrors.toml stops planning, not status, resume or rollback
+        return RunService(self.machine, logins)
 
     @cached_property
     def facts(self) -> Facts:
@@ -244,10 +250,10 @@ class MachineSession:
     @cached_property
     def site_mirrors(self) -> MirrorConfig:
         """The site's mirrors: mirrors.toml files, then --mirror / --mirror-key (no machine is opened)."""
-        from wizard.mirror.config import MirrorConfigError, load_config
+        from wizard.mirror.config import MirrorConfigError, check_root_sources, load_config
 
         try:
-            return load_config(list(self.spec.mirrors), list(self.spec.mirror_keys))
+            return check_root_sources(load_config(list(self.spec.mirrors), list(self.spec.mirror_keys)))
         except MirrorConfigError as exc:
             raise usage_error(str(exc)) from None
 

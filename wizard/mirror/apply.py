@@ -35,6 +35,14 @@ _IMAGE = lazy_re.compile(r"\brocm/pytorch:[A-Za-z0-9_.-]+")
 REWRITE = """\
 import json, os, sys
 pairs = [(scheme + "://" + host, url) for host, url in json.loads(sys.argv[1]) for scheme in ("https", "http")]
+auth = os.environ.get("ROCM_WIZARD_APT_AUTH")  # the mirror's login for apt (wizard.mirror.credentials)
+if auth:
+    os.makedirs("/etc/apt/auth.conf.d", exist_ok=True)
+    tmp = "/etc/apt/auth.conf.d/.rocm-wizard-mirrors.conf.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as out, open(auth) as given:
+        out.write(given.read())
+    os.replace(tmp, "/etc/apt/auth.conf.d/rocm-wizard-mirrors.conf")
 for path in sys.argv[2:]:
     try:
         text = open(path).read()
@@ -50,8 +58,10 @@ for path in sys.argv[2:]:
         print(f"{path}: now from the mirror")"""
 # exit 0 when none of the files names an upstream origin any more
 REWRITTEN = """\
-import json, sys
+import json, os, sys
 pairs = [(scheme + "://" + host, url) for host, url in json.loads(sys.argv[1]) for scheme in ("https", "http")]
+if os.environ.get("ROCM_WIZARD_APT_AUTH") and not os.path.exists("/etc/apt/auth.conf.d/rocm-wizard-mirrors.conf"):
+    sys.exit(1)
 for path in sys.argv[2:]:
     try:
         text = open(path).read()
@@ -107,9 +117,13 @@ def _source_rewrite(mirrors: MirrorConfig, files: tuple[str, ...]) -> Action | N
     m = next((x for x in mirrors.mirrors if x.origin == AMD_REPO), None)
     if m is None:
         return None
-    pairs = json.dumps([[AMD_REPO, m.url]])
+    from wizard.mirror.credentials import APT_AUTH, from_url, public_url
+
+    pairs = json.dumps([[AMD_REPO, public_url(m.url)]])
+    login = from_url(m.url, m.source) is not None  # apt's login goes to APT_AUTH, never into a source line
     return Action(("python3", "-c", REWRITE, pairs, *files), "point AMD's apt source lines at the mirror",
-                  root=True, check=("python3", "-c", REWRITTEN, pairs, *files), changes=files)
+                  root=True, check=("python3", "-c", REWRITTEN, pairs, *files),
+                  changes=(*files, APT_AUTH) if login else files)
 
 
 def apply(plan: ResolvedPlan, mirrors: MirrorConfig) -> ResolvedPlan:
@@ -144,6 +158,10 @@ def apply(plan: ResolvedPlan, mirrors: MirrorConfig) -> ResolvedPlan:
                              params=tuple((k, _text(v, mirrors) if isinstance(v, str) else v) for k, v in step.params),
                              notes=tuple(_text(n, mirrors) for n in step.notes)))
     target = tuple((k, _text(v, mirrors) if isinstance(v, str) else v) for k, v in plan.target)
-    in_force = "; ".join(f"{m.origin} -> {m.url}" + (f" (key {m.key_fingerprint})" if m.key_fingerprint else "")
+    from wizard.mirror.credentials import public_url
+
+    in_force = "; ".join(f"{m.origin} -> {public_url(m.url)}"
+                         + (f" (key {m.key_fingerprint})" if m.key_fingerprint else "")
+                         + (" (insecure: plain http/file, no key, as mirrors.toml says)" if m.insecure else "")
                          for m in mirrors.origins_in_force())
     return replace(plan, steps=tuple(steps), target=(*target, ("mirrors", in_force)))

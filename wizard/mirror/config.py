@@ -27,11 +27,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from wizard import lazy_re
 from wizard.record import record, replace
+
+if TYPE_CHECKING:
+    from wizard.mirror.credentials import Credential
 
 
 SYSTEM_CONFIG = Path("/etc/rocm-wizard/mirrors.toml")
@@ -51,7 +54,10 @@ URL_SCHEMES = ("http", "https", "file")
 _HOST = lazy_re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$")
 _REGISTRY = lazy_re.compile(r"^[A-Za-z0-9.-]+(:\d{1,5})?(/[A-Za-z0-9._/-]+)?$")
 _URL_IN_TEXT = lazy_re.compile(r"\b(?:https?|file)://[^\s\"'<>\]]+")
-_FILE_KEYS = frozenset({"url", "key_fingerprint", "key_url"})
+_FILE_KEYS = frozenset({"url", "key_fingerprint", "key_url", "insecure"})
+# Origins root installs packages from (the amdgpu-install package, AMD's apt/yum repositories, the Core SDK's): a
+# mirror of one must be https://, or pin its signing key, or say insecure = true (shown wherever mirrors are)
+ROOT_SOURCES = ("repo.radeon.com", "repo.amd.com")
 
 
 class MirrorConfigError(ValueError):
@@ -65,6 +71,7 @@ class Mirror:
     source: str  # where it was given: "--mirror", "/etc/rocm-wizard/mirrors.toml"
     key_fingerprint: str | None = None  # 40 or 64 upper-case hex digits, no spaces
     key_url: str | None = None
+    insecure: bool = False  # mirrors.toml's insecure = true: a plain http:// or file:// root source, knowingly
 
     @property
     def host(self) -> str:
@@ -111,13 +118,22 @@ class MirrorConfig:
         m = self.mirror_for(url)
         if m is None:
             return url
+        from wizard.mirror.credentials import public_url
+
         parts = urlsplit(url)
-        out = m.url + parts.path[len(m.path):]
+        out = public_url(m.url) + parts.path[len(m.path):]
         if parts.query:
             out += "?" + parts.query
         if parts.fragment:
             out += "#" + parts.fragment
         return out
+
+    def credentials(self) -> tuple[Credential, ...]:
+        """The logins the mirrors' URLs carry (kept out of every plan and command line: wizard.mirror.credentials)."""
+        from wizard.mirror.credentials import from_url
+
+        found = (from_url(m.url, m.source) for m in self.mirrors if not m.is_registry)
+        return tuple(c for c in found if c is not None)
 
     def rewrite_text(self, text: str) -> str:
         """Every http(s)/file URL in ``text`` rewritten (apt source lines, repo files, scripts)."""
@@ -192,6 +208,13 @@ def normalise_url(text: str, origin: str, source: str) -> str:
     if parts.scheme == "file" and (parts.netloc not in ("", "localhost") or not parts.path.startswith("/")):
         raise MirrorConfigError(f"{source}: mirror URL {url!r} for {origin} must be an absolute file:// path "
                                 "(file:///srv/mirror)")
+    if parts.password is not None:
+        from wizard.mirror.credentials import CredentialError, from_url
+
+        try:
+            from_url(url, source)
+        except CredentialError as exc:
+            raise MirrorConfigError(str(exc)) from None
     if parts.query or parts.fragment:
         raise MirrorConfigError(f"{source}: mirror URL {url!r} for {origin} must not have a query or fragment")
     try:
@@ -264,7 +287,10 @@ def parse_mirrors_toml(text: str, source: str) -> tuple[Mirror, ...]:
         if bad:
             raise MirrorConfigError(f"{where}: unknown key {bad[0]!r} (keys: {', '.join(sorted(_FILE_KEYS))})")
         for key, value in entry.items():
-            if not isinstance(value, str):
+            if key == "insecure":
+                if not isinstance(value, bool):
+                    raise MirrorConfigError(f"{where}: insecure must be true or false")
+            elif not isinstance(value, str):
                 raise MirrorConfigError(f"{where}: {key} must be a string")
         if "url" not in entry:
             raise MirrorConfigError(f"{where}: url is missing")
@@ -276,8 +302,33 @@ def parse_mirrors_toml(text: str, source: str) -> tuple[Mirror, ...]:
                                     "its fingerprint)")
         out.append(Mirror(origin=origin, url=url, source=source,
                           key_fingerprint=normalise_fingerprint(fpr, origin, where) if fpr is not None else None,
-                          key_url=normalise_url(key_url, origin, where + " key_url") if key_url else None))
+                          key_url=normalise_url(key_url, origin, where + " key_url") if key_url else None,
+                          insecure=entry.get("insecure") is True))
     return tuple(out)
+
+
+def unsafe_root_source(m: Mirror) -> str | None:
+    """Why root must not install packages from ``m`` (a plain http:// or file:// mirror of a root source with no
+    key pinned and no ``insecure = true``), as one line; None when it may."""
+    if m.host not in ROOT_SOURCES or m.is_registry or m.key_fingerprint or m.insecure:
+        return None
+    scheme = m.url.partition("://")[0].lower()
+    if scheme == "https":
+        return None
+    from wizard.mirror.credentials import public_url
+
+    return (f"{m.source}: mirror {public_url(m.url)} for {m.origin} is {scheme}://: root installs packages from it, "
+            "and anyone on the way (or who can write the directory) could change them; use https://, pin its key "
+            f"(key_fingerprint, --mirror-key {m.origin}=FPR) or set insecure = true in mirrors.toml")
+
+
+def check_root_sources(config: MirrorConfig) -> MirrorConfig:
+    """``config``, or MirrorConfigError naming the first mirror root must not install packages from."""
+    for m in config.mirrors:
+        why = unsafe_root_source(m)
+        if why:
+            raise MirrorConfigError(why)
+    return config
 
 
 def config_paths(environ: Mapping[str, str]) -> tuple[Path, Path | None]:

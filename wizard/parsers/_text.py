@@ -7,7 +7,11 @@ the original text, so a Fact can point at the line that said it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 
 from wizard import lazy_re
@@ -17,6 +21,59 @@ F = TypeVar("F", bound=Callable[..., Any])
 # Longer lines are cut here before any pattern sees them: no command output the readers know has one, and every
 # pattern's cost grows with the line (a 1 MB line must not cost more than a 4 KB one)
 MAX_LINE = 4096
+
+# One parse (a public reader called from outside any other) may take this many seconds of CPU time; past it the
+# parse stops with ParseBudgetExceeded. Ordinary outputs take milliseconds; the cap bounds what line caps do not
+# (8 MiB of short lines). ROCM_WIZARD_PARSE_BUDGET (seconds) overrides it.
+PARSE_BUDGET_S = 2.0
+BUDGET_ENV = "ROCM_WIZARD_PARSE_BUDGET"
+_DEADLINE: ContextVar[tuple[float, float, str] | None] = ContextVar("parse_deadline", default=None)
+
+
+class ParseBudgetExceeded(Exception):
+    """A parse ran past its time budget. The message is one line."""
+
+
+def parse_budget() -> float:
+    try:
+        given = float(os.environ.get(BUDGET_ENV, ""))
+    except ValueError:
+        return PARSE_BUDGET_S
+    return given if given > 0 else PARSE_BUDGET_S
+
+
+@contextmanager
+def budget(what: str) -> Iterator[None]:
+    """The time budget of one parse of ``what``; a parse inside another shares the outer one's."""
+    if _DEADLINE.get() is not None:
+        yield
+        return
+    seconds = parse_budget()
+    token = _DEADLINE.set((time.thread_time() + seconds, seconds, what))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def check_budget() -> None:
+    """ParseBudgetExceeded when the parse under way is past its budget (nothing outside a parse)."""
+    d = _DEADLINE.get()
+    if d is not None and time.thread_time() > d[0]:
+        raise ParseBudgetExceeded(f"reading stopped: one parse ({d[2]}) took more than {d[1]:g} s of CPU, the "
+                                  "readers' time budget; the input is too large or too costly to read (a hostile or "
+                                  "damaged paste or bundle?)")
+
+
+class Budgeted(list[tuple[int, str]]):
+    """Numbered lines whose iteration checks the parse's time budget every 64 lines."""
+
+    def __iter__(self) -> Iterator[tuple[int, str]]:
+        for i, item in enumerate(super().__iter__()):
+            if not i & 63:
+                check_budget()
+            yield item
+
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks) and two-byte escapes.
 _ANSI_RE = lazy_re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
@@ -56,8 +113,10 @@ def lines(data: object) -> list[tuple[int, str]]:
     if not text:
         return []
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    out: list[tuple[int, str]] = []
+    out = Budgeted()
     for no, raw in enumerate(text.split("\n"), start=1):
+        if not no & 1023:
+            check_budget()
         line = clean_line(raw[:MAX_LINE]).rstrip()
         while line.startswith("> ") or line == ">":  # markdown block quote
             line = line[2:]
@@ -138,17 +197,23 @@ def bdf_from_location(location: int | None, domain: int | None = None) -> tuple[
 
 
 def never_raises(default: Callable[[], object]) -> Callable[[F], F]:
-    """Guard a public parser: any exception yields ``default()``.
+    """Guard a public parser: any exception yields ``default()``, and the call has a time budget (a
+    :class:`ParseBudgetExceeded` passes through).
 
     The unguarded function stays reachable as ``parser.__wrapped__``; the property tests run
     that one, so a bug is a failing test rather than silently empty facts.
     """
 
     def wrap(func: F) -> F:
+        what = f"{func.__module__.rpartition('.')[2]}.{func.__name__}"
+
         @functools.wraps(func)
         def guarded(*args: object, **kwargs: object) -> Any:
             try:
-                return func(*args, **kwargs)
+                with budget(what):
+                    return func(*args, **kwargs)
+            except ParseBudgetExceeded:
+                raise  # said in one line by the command, never taken for an empty reading
             except Exception:  # noqa: BLE001 - parsers must never take detect() down
                 return default()
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 import re
 
 from wizard import lazy_re
-from wizard.parsers._text import MAX_LINE, clean_line, heading_title, never_raises, prompt_command, to_text
+from wizard.parsers._text import (MAX_LINE, Budgeted, check_budget, clean_line, heading_title, never_raises,
+                                  prompt_command, to_text)
 from wizard.record import record, replace
 
 TEXT = "text"
@@ -441,8 +442,10 @@ def split_paste(text: object) -> Paste:
 def _raw_lines(data: object) -> list[tuple[int, str]]:
     """(1-based number, line) with colours, control characters and block-quote marks removed."""
     text = to_text(data).replace("\r\n", "\n").replace("\r", "\n")
-    out: list[tuple[int, str]] = []
+    out = Budgeted()
     for no, raw in enumerate(text.split("\n"), start=1):
+        if not no & 1023:
+            check_budget()
         line = clean_line(raw[:MAX_LINE]).rstrip()
         while line.startswith("> ") or line == ">":
             line = line[2:]

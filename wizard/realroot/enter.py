@@ -3,7 +3,8 @@
 :func:`enter_argv` turns an argv into the host argv that runs it inside ROOT::
 
     unshare --mount --pid --fork --kill-child -- /bin/sh -c SETUP realroot-enter ROOT \\
-        /usr/bin/env -i -C CWD NAME=VALUE... [/usr/bin/setpriv --reuid=USER --regid=USER --init-groups --] ARGV
+        /usr/bin/env -i -C CWD NAME=VALUE... [CONFINE] \
+        [/usr/bin/setpriv --reuid=USER --regid=USER --init-groups --] ARGV
 
 ``unshare``, ``sh``, ``mount`` and ``chroot`` are the host's; everything after ``chroot`` is the root's own
 program. In the new mount namespace (private: nothing propagates back to the host) SETUP mounts a
@@ -45,6 +46,16 @@ exec chroot "$root" "$@"
 """
 
 
+# What a confined command keeps of root's capabilities (its bounding set): what apt, dpkg, maintainer scripts, pip and
+# useradd need to change files, owners and users. Gone: sys_chroot (chroot(subdir) + chdir('..') leaves a chroot),
+# dac_read_search (open_by_handle_at reaches host files), sys_admin (mount), sys_module, sys_ptrace, sys_rawio,
+# mknod, net_admin, sys_boot, sys_time and the rest: inside a real root, a chroot is a boundary for its root.
+CONFINED_CAPS = ("chown", "dac_override", "fowner", "fsetid", "setuid", "setgid", "kill", "setfcap",
+                 "net_bind_service", "audit_write")
+CONFINE = ["/usr/bin/setpriv", "--bounding-set=-all," + ",".join(f"+{c}" for c in CONFINED_CAPS),
+           "--inh-caps=-all", "--"]
+
+
 @record
 class User:
     name: str
@@ -61,13 +72,16 @@ def environment(user: User, extra: Mapping[str, str] | None = None) -> dict[str,
 
 
 def enter_argv(root: Path, argv: Sequence[str], *, user: User = ROOT_USER, env: Mapping[str, str] | None = None,
-               cwd: str | None = None) -> list[str]:
-    """The host argv that runs ``argv`` inside ``root`` as ``user`` (root by default)."""
+               cwd: str | None = None, confined: bool = False) -> list[str]:
+    """The host argv that runs ``argv`` inside ``root`` as ``user`` (root by default). ``confined``: with only
+    :data:`CONFINED_CAPS` in its bounding set (a plan's actions and checks), so even its root cannot leave."""
     if not argv:
         raise ValueError("an empty command")
     root = Path(root).absolute()
     inner = ["/usr/bin/env", "-i", "-C", cwd or user.home]
     inner += [f"{k}={v}" for k, v in environment(user, env).items()]
+    if confined:
+        inner += CONFINE
     if user.name != "root":
         inner += ["/usr/bin/setpriv", f"--reuid={user.name}", f"--regid={user.name}", "--init-groups", "--"]
     return ["unshare", "--mount", "--pid", "--fork", "--kill-child", "--", "/bin/sh", "-c", SETUP, "realroot-enter",

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from wizard.host import CommandResult, LiveHost
+from wizard.mirror.credentials import Handed
 from wizard.model import NEEDS_GPU, Action, ResolvedPlan
 from wizard.realroot import enter
 from wizard.realroot.machine import USER
@@ -55,7 +56,7 @@ class RealRootHost(LiveHost):
         return None
 
     def run(self, argv: list[str], timeout: float = 5.0) -> CommandResult:
-        full = enter.enter_argv(self.root, argv, user=USER)
+        full = enter.enter_argv(self.root, argv, user=USER, confined=True)
         try:
             proc = subprocess.run(full, capture_output=True, env=HOST_PATH, timeout=max(timeout, 15.0),
                                   stdin=subprocess.DEVNULL)
@@ -79,13 +80,26 @@ class RealRootExecutor(RehearsalMachine):
     def argv(self, action: Action) -> list[str]:
         command = [machine_path(self.root, a) for a in action.command()]
         user = enter.ROOT_USER if action.root else USER
-        return enter.enter_argv(self.root, command, user=user, env=BASE_ENV)
+        return enter.enter_argv(self.root, command, user=user, env=BASE_ENV, confined=True)
 
     def run(self, action: Action, *, on_output: OutputSink, cancel: threading.Event | None) -> shell.ShellResult:
         return shell.run(self.argv(action), env=HOST_PATH, on_output=on_output, timeout=action.timeout, cancel=cancel)
 
     def unavailable(self, requirement: str) -> str | None:
         return NO_GPU if requirement == NEEDS_GPU else None
+
+    def handover(self, action: Action) -> Handed:
+        """Mirror-login files go to the root's /tmp, the root's user's for a user action."""
+        uid = None
+        if not action.root:
+            try:
+                for line in (self.root / "etc/passwd").read_text().splitlines():
+                    f = line.split(":")
+                    if len(f) > 2 and f[0] == USER.name:
+                        uid = int(f[2])
+            except (OSError, ValueError):
+                uid = None
+        return Handed(self.root / "tmp", "/tmp", uid)
 
     def needs_authentication(self, actions: Sequence[Action]) -> bool:
         return False  # the host's root enters the root; inside it, root actions run as its root

@@ -14,11 +14,14 @@ next ``execute()`` on a new boot id continues after it.
 from __future__ import annotations
 
 import io
+import tempfile
 import threading
 import time
 from collections import deque
+from contextlib import AbstractContextManager, nullcontext
 from enum import Enum
-from typing import IO, Callable, Sequence
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Callable, Sequence
 
 from wizard.host import Host
 from wizard.model import KERNEL_DRIVER, Action, ResolvedPlan, StepPlan, hide_passwords
@@ -34,6 +37,9 @@ from wizard.runner.records import (ActionEnd, ActionOutcome, ActionSkip, ActionS
 from wizard.runner.runs import RESUME_MARKER, Run
 from wizard.runner.shell import ShellResult
 from wizard.runner.signals import reason_of
+
+if TYPE_CHECKING:
+    from wizard.mirror.credentials import Credential
 
 TAIL_LINES = 50
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
@@ -135,8 +141,10 @@ class Engine:
         diagnose: Callable[[str], Sequence[ev.Finding]] | None = None,
         skip_preflight: Sequence[str] = (),
         cli: Sequence[str] = ("rocm-wizard",),
+        credentials: Sequence[Credential] = (),
     ) -> None:
         self.host, self.plan, self.run, self.executor = host, plan, run, executor
+        self.credentials = tuple(credentials)  # mirror logins, handed to the actions that name their mirror
         self._on_event = on_event
         self.yes = yes
         self.ask_reboot = ask_reboot
@@ -167,9 +175,21 @@ class Engine:
     def _exec(self, action: Action, log: IO[bytes], step: int, index: int, *,
               quiet: bool = False) -> tuple[ShellResult, _Sink]:
         sink = _Sink(log, (lambda e: None) if quiet else self.emit, step, index)
-        res = self.executor.run(action, on_output=sink.feed, cancel=self.cancel)
+        with self._handed(action) as action:
+            res = self.executor.run(action, on_output=sink.feed, cancel=self.cancel)
         sink.close()
         return res, sink
+
+    def _handed(self, action: Action) -> AbstractContextManager[Action]:
+        """``action`` with the logins of the mirrors it names in files its environment names, never in its argv."""
+        if not self.credentials:
+            return nullcontext(action)
+        from wizard.mirror import credentials
+
+        place = getattr(self.executor, "handover", None)
+        where = place(action) if place is not None else credentials.Handed(Path(tempfile.gettempdir()),
+                                                                            tempfile.gettempdir())
+        return credentials.handed(action, self.credentials, where)
 
     def _check(self, action: Action, log: IO[bytes], step: int, index: int) -> bool:
         assert action.check is not None

@@ -12,12 +12,16 @@ from __future__ import annotations
 import os
 import threading
 from contextlib import AbstractContextManager, nullcontext
-from typing import Callable, Mapping, Protocol, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Mapping, Protocol, Sequence
 
 from wizard.model import Action, ResolvedPlan
 from wizard.record import record
 from wizard.runner import shell
 from wizard.runner.privilege import Privilege
+
+if TYPE_CHECKING:
+    from wizard.mirror.credentials import Handed
 
 # The environment every action runs with on top of the machine's: plain output, no prompts.
 BASE_ENV = {
@@ -121,6 +125,23 @@ class LiveExecutor:
     @property
     def resumes_at_boot(self) -> bool:
         return True
+
+    def handover(self, action: Action) -> Handed:
+        """Where an action's mirror-login files go: a private temp dir, the invoking user's for an ``as_user``
+        action of a wizard started with sudo (wizard.mirror.credentials)."""
+        import pwd
+        import tempfile
+
+        from wizard.mirror.credentials import Handed
+
+        uid = None
+        if action.as_user and self.privilege.is_root and self.privilege.sudo_user:
+            try:
+                uid = pwd.getpwnam(self.privilege.sudo_user).pw_uid
+            except KeyError:
+                uid = None
+        tmp = tempfile.gettempdir()
+        return Handed(Path(tmp), tmp, uid)
 
     @property
     def unit_user(self) -> str | None:

@@ -17,6 +17,7 @@ from typing import Callable, Iterator, Sequence
 
 from wizard.host import Host
 from wizard.mirror.config import MirrorConfig
+from wizard.mirror.credentials import Credential
 from wizard.model import Action, ResolvedPlan
 from wizard.record import field, record
 from wizard.runner import events as ev
@@ -118,8 +119,9 @@ class Machine:
 
 
 class RunService:
-    def __init__(self, machine: Machine) -> None:
+    def __init__(self, machine: Machine, credentials: Sequence[Credential] = ()) -> None:
         self.machine = machine
+        self.credentials = tuple(credentials)  # the logins of the mirrors in force (kept out of plan.json)
 
     # -- what is there ---------------------------------------------------------------------
     def current(self) -> runs.Run | None:
@@ -236,9 +238,16 @@ class RunService:
     def _engine(self, plan: ResolvedPlan, run: runs.Run, on_event: EventSink | None, *, yes: bool,
                 ask_reboot: Callable[[], bool] | None, cancel: threading.Event | None,
                 skip_preflight: Sequence[str] = ()) -> Engine:
+        from wizard.mirror import credentials
+
+        try:
+            logins = credentials.load(run.dir)  # the run's own, saved when it started (a resume has no --mirror)
+        except credentials.CredentialError as exc:
+            raise RunError(str(exc)) from None
         return Engine(self.machine.host, plan, run, executor=self.machine.executor, on_event=on_event, yes=yes,
                       ask_reboot=ask_reboot, cancel=cancel, resume_command=self.machine.resume_command,
-                      resume_env=self.machine.resume_env, skip_preflight=skip_preflight, cli=self.machine.cli)
+                      resume_env=self.machine.resume_env, skip_preflight=skip_preflight, cli=self.machine.cli,
+                      credentials=logins)
 
     @staticmethod
     def check_skips(plan: ResolvedPlan, skip_preflight: Sequence[str]) -> None:
@@ -263,6 +272,9 @@ class RunService:
             actions = [a for s in plan.steps for a in s.actions]
             self._rights(actions, yes=yes, authenticate=authenticate)
             run = runs.create(self.machine.state_root, self.machine.log_root, plan)
+            from wizard.mirror import credentials
+
+            credentials.save(run.dir, credentials.needed_by(plan, self.credentials))
             with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
                 return self._engine(plan, run, on_event, yes=yes, ask_reboot=ask_reboot, cancel=stop,
                                     skip_preflight=skip_preflight).execute(mode=Mode.START)

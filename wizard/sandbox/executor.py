@@ -68,7 +68,9 @@ class SandboxExecutor(RehearsalMachine):
             on_output((msg + "\n").encode())
             return shell.ShellResult(127, 0.0, error=msg)
         argv = self.privilege.wrap(action, mapped)
-        return shell.run(argv, env=self._env(), on_output=on_output, timeout=action.timeout, cancel=cancel)
+        # the machine's working directory is its "/": a relative operand names a file of the sandbox, not of the host
+        return shell.run(argv, env=self._env(), on_output=on_output, timeout=action.timeout, cancel=cancel,
+                         cwd=str(self.root))
 
     def unavailable(self, requirement: str) -> str | None:
         if requirement == NEEDS_GPU and not self.verify_python:

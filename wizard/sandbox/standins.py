@@ -32,6 +32,13 @@ AWK_FILE = lazy_re.compile(r'(?:>>?|<|\|)[ \t]*"([^"\n]*)"')
 SED_FILE = lazy_re.compile(r"(?:^|[;\n{}])[ \t]*[0-9$,]*[ \t]*[wWrR][ \t]+([^;\n}]+)"
                            r"|s(?P<d>[^\w\s\\])(?:\\.|(?!(?P=d)).)*(?P=d)(?:\\.|(?!(?P=d)).)*(?P=d)[gpiImMeE0-9]*w[ \t]+([^;\n}]+)")
 UNMAPPED_TOPS = ("dev", "bin", "sbin")  # the real machine's devices and programs a script may name as they are
+# the machine's "/" on its own: a shell word (``cd /``, ``find / ...``; shell arithmetic ``$((v / 100))`` aside), or
+# a quoted string in code (``os.chdir('/')``; a bare ``/`` there divides)
+BARE_ROOT = lazy_re.compile(r"\$\(\([^)]*\)\)|(?<![\w./$\-:~*])/+(?=[\s'\";|&)<>]|$)")
+# a ".." path component in a script word (``cd ..``, ``> ../x``, ``a/../b``); ``{1..9}`` and ``x..y`` are text
+DOTDOT = lazy_re.compile(r"(?:^|(?<=[\s'\"/=;&|(<>]))\.\.(?=[/\s'\";|&)<>]|$)")
+# a change of directory the guard below cannot see
+HIDDEN_CD = lazy_re.compile(r"\b(?:builtin|command|exec|eval)\s+(?:cd|pushd|popd)\b|\bCDPATH\b")
 
 
 class Fail(Exception):
@@ -82,6 +89,7 @@ def main(tool: str, venv: str | None = None) -> None:
     args = sys.argv[1:]
     m.record_call(root, tool if venv is None else f"{venv}/bin/{tool}", args)
     try:
+        work_inside(root)
         _injected_failure(root, tool, args)
         if tool in MAPPED_TOOLS:
             _mapped(root, tool, args)
@@ -128,7 +136,7 @@ def _mapped(root: Path, tool: str, args: list[str]) -> None:
             if targets_seen == 1:  # the link's target stays a path of the sandbox machine
                 out.append(a)
                 continue
-        out.append(map_arg(root, a))
+        out.append(map_relative(root, map_arg(root, a)))
     _exec([exe, *out])
 
 
@@ -146,7 +154,7 @@ def _shell(root: Path, args: list[str], exe: str) -> None:
     while i < len(args):
         a = args[i]
         if a == "-c" and i + 1 < len(args):
-            out += ["-c", map_script(root, args[i + 1])]
+            out += ["-c", map_script(root, args[i + 1], shell=True)]
             out += [map_arg(root, x) for x in args[i + 2:]]
             break
         out.append(map_arg(root, a) if not a.startswith("-") else a)
@@ -167,11 +175,52 @@ def _program(root: Path, tool: str, program: str) -> str:
     return "".join([*out, program[last:]])
 
 
-def map_script(root: Path, script: str) -> str:
+def cd_guard(root: Path) -> str:
+    """Shell functions put before a sandbox script: ``cd`` and ``pushd`` that stop the script (exit 126)
+    when they land outside ROOT (``cd ~``, ``cd ..`` from ROOT), so a relative path after them never
+    reaches the host. A script that goes around them (``builtin cd``, ``command cd``, ``CDPATH``) is
+    refused by :func:`map_script` before it runs."""
+    import shlex
+
+    top = os.path.realpath(root).rstrip("/")
+    check = (f'case "$(pwd -P)/" in {shlex.quote(top)}/*) ;; *) echo "sandbox: cd to $(pwd -P), outside the sandbox '
+             f'{top}; nothing outside it is touched" >&2; exit 126;; esac')
+    return (f"cd() {{ command cd \"$@\" || return; {check}; }}\n"
+            f"pushd() {{ builtin pushd \"$@\" || return; {check}; }} 2>/dev/null\n")
+
+
+def work_inside(root: Path) -> None:
+    """A stand-in started in a directory outside ROOT (a script run by hand from anywhere, or code that changed
+    directory where :func:`cd_guard` cannot see) works from ROOT, the machine's ``/``: a relative operand
+    names a file of the sandbox, never one of the host."""
+    top = os.path.realpath(root)
+    try:
+        here = os.getcwd()
+    except OSError:
+        here = ""
+    if here != top and not here.startswith(top.rstrip("/") + "/"):
+        os.chdir(top)
+
+
+def map_relative(root: Path, arg: str) -> str:
+    """A relative operand stays relative (the working directory is inside ROOT, see :func:`work_inside`), but
+    one that climbs out of ROOT (``../../x``) is refused."""
+    if arg.startswith("/") or ".." not in arg.split("/"):
+        return arg
+    m.check_within(root, os.path.join(os.getcwd(), os.path.normpath(arg)))
+    return arg
+
+
+def map_script(root: Path, script: str, *, shell: bool = False) -> str:
     """A ``sh -c`` script with the sandbox machine's paths mapped under ROOT (normalised, checked to
     stay inside it). A path left outside ROOT afterwards (``/tmp/x``, ``/x/../y``) is refused: only
-    devices and the real programs (/dev, /bin, /sbin) may be named as they are."""
+    devices and the real programs (/dev, /bin, /sbin) may be named as they are. The machine's ``/`` alone
+    (``cd /``) is ROOT; a ``..`` component is refused (from ROOT it climbs out). A shell script (``shell``)
+    also gets :func:`cd_guard` in front, so a ``cd`` that lands outside ROOT stops it."""
     mapped = SCRIPT_PATH.sub(lambda mo: map_arg(root, mo.group(1)), script)
+    if shell:
+        top = str(root).rstrip("/") or "/"
+        mapped = BARE_ROOT.sub(lambda mo: mo.group(0) if mo.group(0).startswith("$") else top, mapped)
     r = str(root).rstrip("/")
     for mo in ANY_PATH.finditer(mapped):
         p = mo.group(1)
@@ -183,7 +232,21 @@ def map_script(root: Path, script: str) -> str:
         if ".." in parts or top not in UNMAPPED_TOPS:
             raise m.Escape(f"sandbox: the script names {p}, a path outside the sandbox {root}; "
                            "nothing outside it is touched")
-    return mapped
+    if DOTDOT.search(mapped) or HIDDEN_CD.search(mapped):  # (the absolute paths are normalised by now)
+        raise m.Escape(f"sandbox: the script names a relative '..' or changes directory around the sandbox's guard "
+                       f"({script[:80]!r}): it may mean a path outside the sandbox {root}; nothing outside it is "
+                       "touched")
+    return cd_guard(root) + mapped if shell else mapped
+
+
+def chdir_guard(root: Path) -> str:
+    """A line put before ``python -c`` code: an audit hook that refuses an ``os.chdir`` outside ROOT (a relative
+    path after it would name the host's files; ``/`` in code is too often a division or a separator to map)."""
+    top = os.path.realpath(root).rstrip("/")
+    msg = f"sandbox: a chdir outside the sandbox {top}; nothing outside it is touched"
+    return (f"import sys as _rw_sys, os as _rw_os; _rw_sys.addaudithook(lambda e, a, t={top!r}: None "
+            f"if e != 'os.chdir' or isinstance(a[0], int) or (_rw_os.path.realpath(a[0]) + '/').startswith(t + '/') "
+            f"else (_ for _ in ()).throw(PermissionError({msg!r})))\n")
 
 
 def _run_python(root: Path, args: list[str], site: Path | None) -> int:
@@ -197,7 +260,8 @@ def _run_python(root: Path, args: list[str], site: Path | None) -> int:
         env["PYTHONNOUSERSITE"] = "1"
         pre = ["-S"]
     if args and args[0] == "-c":  # the code is checked like a script: a path it names stays inside the sandbox
-        _exec([sys.executable, *pre, "-c", map_script(root, args[1]), *[map_arg(root, a) for a in args[2:]]], env)
+        code = chdir_guard(root) + map_script(root, args[1])
+        _exec([sys.executable, *pre, "-c", code, *[map_arg(root, a) for a in args[2:]]], env)
     if args and not args[0].startswith("-"):
         _exec([sys.executable, *pre, map_arg(root, args[0]), *[map_arg(root, a) for a in args[1:]]], env)
     raise Fail(f"python: sandbox stand-in does not support {' '.join(args[:2])}", 2)
