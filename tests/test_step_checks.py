@@ -83,7 +83,10 @@ def test_the_engine_script_and_role_run_the_same_check() -> None:
             drift = [t for t in tasks if _argv(t) == list(step.check.command())
                      and t.get("when") == f"'{k}' in r_progress.stdout_lines"]
             assert len(drift) == 1, (plan.name, k)
-            assert drift[0].get("become", False) == step.check.root
+            if step.check.as_user:  # the GPU user's check: become_user when an admin connects
+                assert "rocm_wizard_gpu_user" in drift[0]["become_user"]
+            else:
+                assert drift[0].get("become", False) == step.check.root
             block = next(t for t in tasks if "block" in t and f"step-{k}" in t["tags"])
             assert block["when"] == f"'{k}' not in r_progress.stdout_lines or r_s{k}_drift.rc | default(0) != 0"
             # the engine: the plan file (what a run replays) carries the check itself

@@ -38,7 +38,7 @@ def playbook(base: Path, book: Path, host: str, root: Path) -> subprocess.Comple
                    + (f" rocm_wizard_verify_python={torch}" if torch else "") + "\n")
     env = {**environment(base / "fleet"), "ANSIBLE_STDOUT_CALLBACK": "default", "HOME": str(base / "home"),
            "ANSIBLE_REMOTE_TEMP": str(base / "ansible-tmp")}
-    return subprocess.run([ansible_program(), "-i", str(inv), str(book)], capture_output=True, text=True, env=env,
+    return subprocess.run([ansible_program(), "-i", str(inv), "-e", "rocm_wizard_hosts=all", str(book)], capture_output=True, text=True, env=env,
                           timeout=1500, stdin=subprocess.DEVNULL)
 
 

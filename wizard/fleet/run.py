@@ -28,6 +28,8 @@ from wizard.record import record
 
 DONE = lazy_re.compile(r"^step (\d+)/(\d+) (\S+): done$", re.I)
 REBOOT = lazy_re.compile(r"^step (\d+)/\d+ reboot: reboot$", re.I)
+STEP = lazy_re.compile(r"^step (\d+)/\d+ ", re.I)  # a step's include, skipped as a whole when done in an earlier run
+EARLIER = "_progress.stdout_lines"  # ... its skip names the progress read
 
 
 @record
@@ -88,7 +90,7 @@ def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None =
     rec = prepare(spec, inventory, fleet_dir, limit=limit, serial=serial, max_fail=max_fail, replan=replan,
                   progress=progress)
     results = results or run_dir(fleet_dir, spec) / "results"
-    extra: dict[str, Any] = {"rocm_wizard_results": str(results)}
+    extra: dict[str, Any] = {"rocm_wizard_results": str(results), "rocm_wizard_hosts": "all"}
     extra["rocm_wizard_serial"] = CANARY if serial is None else serial
     extra["rocm_wizard_max_fail"] = 0 if max_fail is None else max_fail
     res = run_playbook(rec.playbook, inventory, fleet_dir, limit=limit, extra_vars=extra, progress=progress)
@@ -107,13 +109,13 @@ def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
             ev = res.of(host)
             if limit is not None and not ev:
                 continue
-            done = {int(m.group(1)) for e in ev if e.status in ("ok", "changed") or (
-                    e.status == "skipped" and "_progress.stdout_lines" in e.message)  # done in an earlier run
-                    for m in [DONE.match(e.task)] if m}
+            earlier = {int(m.group(1)) for e in ev if e.status == "skipped" and EARLIER in e.message
+                       for m in [STEP.match(e.task)] if m}  # done in an earlier run
+            done = earlier | {int(m.group(1)) for e in ev if e.status in ("ok", "changed") for m in [DONE.match(e.task)] if m}
             failed = next((e for e in ev if e.status in ("failed", "unreachable")), None)
-            reboot = "not needed" if reboot_step is None else next(
+            reboot = "not needed" if reboot_step is None else "earlier" if reboot_step in earlier else next(
                 ("rebooted" if e.status == "changed" else "earlier" for e in ev if REBOOT.match(e.task)
-                 and (e.status in ("changed", "ok") or "_progress.stdout_lines" in e.message)), "not reached")
+                 and e.status in ("changed", "ok")), "not reached")
             verify = verify_result(results / host / "verify.json")
             row: dict[str, Any] = {"host": host, "plan": rec.plan, "steps_done": len(done & set(steps)),
                                    "steps": len(steps), "reboot": reboot, "verify": verify, "failed": None,
@@ -130,6 +132,13 @@ def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
             elif verify["status"] == "fail":
                 row["next"] = f"see the verify findings: {results / host / 'verify.json'}"
             rows.append(row)
+    known = {h for hosts, _s, _r in rec.groups for h in hosts} | {h for h, _r in rec.refused} | {u[0] for u in rec.unknown}
+    for host in sorted({e.host for e in res.events if e.host not in known and e.status in ("failed", "unreachable")}):
+        failed = next(e for e in res.of(host) if e.status in ("failed", "unreachable"))
+        rows.append({"host": host, "plan": rec.plan, "state": "new", "steps_done": 0, "steps": 0, "reboot": "-",
+                     "verify": {"status": "-"}, "failed": {"task": failed.task, "status": failed.status,
+                                                           "message": _last_line(failed.message)},
+                     "next": f"new to the inventory, no plan resolved for it: {again} --replan"})
     for host, reasons in rec.refused:
         rows.append({"host": host, "plan": rec.plan, "refused": list(reasons), "steps_done": 0, "steps": 0,
                      "reboot": "-", "verify": {"status": "-"}, "failed": None,
