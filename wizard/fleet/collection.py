@@ -82,7 +82,6 @@ _UNAVAILABLE = ("(rocm_wizard_unavailable.get(inventory_hostname) or {}) | dict2
                 "| map(attribute='key') | list")
 _DRIFTED = ("rocm_wizard_drift.results | default([]) | selectattr('rc', 'defined') | rejectattr('rc', 'equalto', 0) "
             "| map(attribute='rocm_wizard_step.number') | map('string') | list")
-_PENDING = "rocm_wizard_plan.steps | rejectattr('verify') | map(attribute='number') | map('string') | list"
 _AS = {  # root actions become root; user actions become the GPU user when one is named, else run as who connects
     "become": T("{{ %(a)s.root or (%(a)s.user and rocm_wizard_gpu_user | length > 0) }}"),
     "become_user": T("{{ 'root' if %(a)s.root else (rocm_wizard_gpu_user or 'root') }}"),
@@ -164,25 +163,6 @@ def main_tasks() -> list[dict[str, Any]]:
         "failed_when": False,
         "check_mode": False,
     }, {
-        "name": "Run the plan on a host with steps left",
-        "when": "rocm_wizard_todo | length > 0",
-        "vars": {"rocm_wizard_todo": T("{{ %s | difference(rocm_wizard_progress.stdout_lines | difference(%s)) }}"
-                                       % (_PENDING, _DRIFTED))},
-        "block": [{
-            "name": "Refuse while a process holds the GPU",
-            "ansible.builtin.command": {"argv": [Literal(x) for x in GPU_HOLDERS]},
-            "become": True,
-            "changed_when": False,
-            "check_mode": False,
-            "when": "rocm_wizard_gpu_idle_check | bool",
-        }, {
-            "name": "Drain the host before the first change",
-            "ansible.builtin.command": {"cmd": T("{{ rocm_wizard_drain }}")},
-            "delegate_to": T("{{ rocm_wizard_hook_host or inventory_hostname }}"),
-            "changed_when": True,
-            "when": "rocm_wizard_drain | length > 0",
-        }],
-    }, {
         "name": "Run each step not done yet",
         "ansible.builtin.include_tasks": "step.yml",
         "loop": T("{{ rocm_wizard_plan.steps }}"),
@@ -191,10 +171,10 @@ def main_tasks() -> list[dict[str, Any]]:
         "when": "rocm_wizard_step.verify or (rocm_wizard_step.number | string) not in rocm_wizard_done",
     }, {
         "name": "Undrain the host after verify",
-        "ansible.builtin.command": {"cmd": T("{{ rocm_wizard_undrain }}")},
+        "ansible.builtin.command": {"argv": ["sh", "-c", T("{{ rocm_wizard_undrain }}")]},
         "delegate_to": T("{{ rocm_wizard_hook_host or inventory_hostname }}"),
         "changed_when": True,
-        "when": "rocm_wizard_undrain | length > 0",
+        "when": "rocm_wizard_undrain | length > 0 and rocm_wizard_drained is defined",
     }, {
         "name": "Report this host's result to AWX/AAP",
         "ansible.builtin.set_stats": {"data": {"rocm_wizard": T(
@@ -204,8 +184,34 @@ def main_tasks() -> list[dict[str, Any]]:
     }]
 
 
+def drain_tasks() -> list[dict[str, Any]]:
+    """Before the first change on a host: no process may hold the GPU (read-only, in check mode too), then the drain
+    hook; undrained after verify."""
+    return [{
+        "name": "Refuse while a process holds the GPU",
+        "ansible.builtin.command": {"argv": [Literal(x) for x in GPU_HOLDERS]},
+        "become": True,
+        "changed_when": False,
+        "check_mode": False,
+        "when": "rocm_wizard_gpu_idle_check | bool",
+    }, {
+        "name": "Drain the host before the first change",
+        "ansible.builtin.command": {"argv": ["sh", "-c", T("{{ rocm_wizard_drain }}")]},
+        "delegate_to": T("{{ rocm_wizard_hook_host or inventory_hostname }}"),
+        "changed_when": True,
+        "when": "rocm_wizard_drain | length > 0",
+    }, {
+        "name": "Remember the host is drained",
+        "ansible.builtin.set_fact": {"rocm_wizard_drained": True},
+    }]
+
+
 def step_tasks() -> list[dict[str, Any]]:
     return [{
+        "name": "Make the GPU idle and drain the host before the first change",
+        "ansible.builtin.include_tasks": "drain.yml",
+        "when": "rocm_wizard_drained is not defined and not rocm_wizard_step.verify and rocm_wizard_step.kind != 'preflight'",
+    }, {
         "name": "Reboot for the step",
         "ansible.builtin.reboot": {"msg": T("rocm-wizard plan {{ rocm_wizard_plan.name }}: {{ rocm_wizard_step.title }}"),
                                    "reboot_timeout": T("{{ rocm_wizard_reboot_timeout | int }}"),
@@ -275,8 +281,8 @@ def action_tasks() -> list[dict[str, Any]]:
         }, {
             "name": "Write verify.json",
             "ansible.builtin.copy": {"content": T("{{ rocm_wizard_result.stdout if rocm_wizard_result.stdout is defined "
-                                                  "else {'skipped': 'the host cannot run it: ' + ((%s.requires | "
-                                                  "intersect(%s)) | join(', '))} | to_json }}" % (a, _UNAVAILABLE)),
+                                                  "else {'skipped': rocm_wizard_unavailable[inventory_hostname][%s.requires | intersect(%s) | first]} "
+                                                  "| to_json }}" % (a, _UNAVAILABLE)),
                                      "dest": T(_RESULTS + "/verify.json"), "mode": "0644"},
         }, {
             "name": "Note the verify result",
@@ -286,7 +292,7 @@ def action_tasks() -> list[dict[str, Any]]:
         }, {
             "name": "Check that the suite passed",
             "ansible.builtin.assert": {"that": ["rocm_wizard_result.rc is not defined or rocm_wizard_result.rc == 0"],
-                                       "fail_msg": T("verify failed (exit {{ rocm_wizard_result.rc }}): see "
+                                       "fail_msg": T("verify failed (exit {{ rocm_wizard_result.rc | default('-') }}): see "
                                                      "{{ rocm_wizard_results or 'results' }}/{{ inventory_hostname }}/verify.json"),
                                        "quiet": True},
         }],
@@ -379,6 +385,7 @@ def sources(repository: str | None = None) -> dict[Path, str]:
         role / "meta" / "argument_specs.yml": document(argument_specs()),
         role / "tasks" / "main.yml": document(main_tasks()),
         role / "tasks" / "step.yml": document(step_tasks()),
+        role / "tasks" / "drain.yml": document(drain_tasks()),
         role / "tasks" / "action.yml": document(action_tasks()),
     }
     for name in CALLBACKS:

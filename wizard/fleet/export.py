@@ -29,6 +29,7 @@ refuses a plan whose destructive action comes first.
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -216,6 +217,9 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
     (ansible-lint's name and var-naming rules)."""
     progress = progress_path(plan)
     root_progress = bool(plan.state_dir) and _system_path(plan.state_dir or "")
+    checks = [(k, s.check) for k, s in enumerate(plan.steps, 1)
+              if s.check is not None and not s.skipped_reason and not s.reboot and s.kind != VERIFY_KIND]
+    folded = bool(root_progress and checks)  # a system state dir: one root task reads the progress and checks
     tasks: list[dict[str, Any]] = [{
         # as the owner of the state dir (root for /var/lib): read as the user, a 0700 dir looks like "no
         # progress" and a finished host would be migrated again; a progress that exists but cannot be read or
@@ -228,6 +232,14 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
         "check_mode": False,
         "tags": ["always"],
     }]
+    if folded:
+        tasks = [_read_and_check(tasks[0], progress, checks), {
+            "name": "Drift: steps recorded as done that the machine says are not: they run again",
+            "ansible.builtin.debug": {"msg": T("{{ %s_progress.stderr_lines | select('match', '^drift: ') | list }}" % role)},
+            "changed_when": True,
+            "when": f"{role}_progress.stderr_lines | select('match', '^drift: ') | list | length > 0",
+            "tags": ["always"],
+        }]
     done = f"{role}_progress.stdout_lines"
     n = len(plan.steps)
     backed_up = False
@@ -246,7 +258,7 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
             body.insert(0, {"name": f"{title}: the GPU is idle and the host drained before the first change",
                             "ansible.builtin.include_tasks": DRAIN, "when": f"{role}_drained is not defined"})
         drift = f"{role}_s{k}_drift"
-        if step.check is not None and not step.reboot and not verify:
+        if step.check is not None and not step.reboot and not verify and not folded:
             tasks += _drift_tasks(k, step.kind, title, step.check, drift, done)
         if not verify:
             body.append({
@@ -259,7 +271,7 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
         block: dict[str, Any] = {"name": f"{title}: {' '.join(step.title.split())}", "tags": [f"step-{k}", step.kind]}
         if not verify:  # the verify step runs every time: it changes nothing and its result is the run's answer
             block["when"] = (f"'{k}' not in {done} or {drift}.rc | default(0) != 0" if step.check is not None
-                             and not step.reboot else f"'{k}' not in {done}")
+                             and not step.reboot and not folded else f"'{k}' not in {done}")
         block["block"] = body
         tasks.append(block)
     return tasks + _closing_tasks(plan, role)
@@ -288,6 +300,39 @@ def _closing_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
         "vars": {f"{role}_plan_name": Literal(plan.name)},  # the name is data, never part of the template
         "tags": ["always"],
     }]
+
+
+# sh -c CHECKED sh READ_RECORD FILE LINE_RE [K MODE CMD]...: the progress as READ_RECORD reads it, less each finished
+# step K whose check CMD (a shell command line) fails on the machine now: that one is drift, said on stderr, and runs
+# again. Run as root; a check of MODE user runs as the GPU user (ROCM_WIZARD_GPU_USER, else the sudo caller) when
+# there is one. One task for the whole plan: a host with nothing left to do costs one command.
+CHECKED = "\n".join([
+    'read=$1 file=$2 re=$3; shift 3',
+    'done=$(sh -c "$read" sh "$file" "$re") || exit 1',
+    'u=${ROCM_WIZARD_GPU_USER:-${SUDO_USER:-}}',
+    'drifted=" "',
+    'list=" $(printf "%s\\n" "$done" | tr "\\n" " ")"',
+    'while [ $# -ge 3 ]; do',
+    '  k=$1 mode=$2 cmd=$3; shift 3',
+    '  case $list in *" $k "*) ;; *) continue;; esac',
+    '  if [ "$mode" = user ] && [ "$(id -u)" = 0 ] && [ -n "$u" ] && [ "$u" != root ]; then',
+    '    runuser -u "$u" -- sh -c "$cmd" >/dev/null 2>&1',
+    '  else',
+    '    sh -c "$cmd" >/dev/null 2>&1',
+    '  fi || { echo "drift: step $k is recorded as done, but the machine says otherwise: it runs again" >&2;'
+    ' drifted="$drifted$k "; }',
+    'done',
+    'for k in $done; do case $drifted in *" $k "*) ;; *) echo "$k";; esac; done',
+])
+
+
+def _read_and_check(read: dict[str, Any], progress: str, checks: Sequence[tuple[int, Action]]) -> dict[str, Any]:
+    args: list[str] = []
+    for k, c in checks:
+        args += [str(k), "root" if c.root else "user", shlex.join(c.command())]
+    return {**read, "name": "Read this host's progress (the steps rocm-wizard finished) and check them on the machine",
+            "ansible.builtin.command": {"argv": _literal(["sh", "-c", CHECKED, "sh", READ_RECORD, progress, STEP_LINE, *args])},
+            "environment": {"ROCM_WIZARD_GPU_USER": T("{{ rocm_wizard_gpu_user | default('') }}")}}
 
 
 def _binding_tasks(title: str, a: Action, reg: str) -> list[dict[str, Any]]:
