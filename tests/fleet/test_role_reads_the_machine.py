@@ -22,7 +22,8 @@ from wizard.fleet.ansible_run import environment
 pytestmark = [pytest.mark.system, pytest.mark.fleet, pytest.mark.timeout(1800)]
 
 VENV = "home/user/pytorch_venv-pip-only"
-PROGRESS = "var/lib/rocm-wizard/script/pip-only.progress"
+STATE = "home/user/.local/state/rocm-wizard"  # pip-only changes nothing system-wide: the user's state dir
+PROGRESS = f"{STATE}/script/pip-only.progress"
 
 
 def wizard(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -80,7 +81,7 @@ def test_the_role_repairs_drift_and_stops_on_a_record_it_cannot_read(base: Path)
     assert "drift: step 4 is recorded as done, but the machine says otherwise" in third.stdout
     assert changed_on_host(third.stdout, "seed") and (root / VENV / "bin/activate").is_file()
 
-    backup = root / "var/lib/rocm-wizard/backup/pip-only"
+    backup = root / STATE / "backup/pip-only"
     kept = tree_digest(backup)
     for damage in ("corrupt", "unreadable"):
         progress = root / PROGRESS

@@ -28,8 +28,8 @@ refuses a plan whose destructive action comes first.
 
 from __future__ import annotations
 
+import json
 import re
-import shlex
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -302,36 +302,48 @@ def _closing_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
     }]
 
 
-# sh -c CHECKED sh READ_RECORD FILE LINE_RE [K MODE CMD]...: the progress as READ_RECORD reads it, less each finished
-# step K whose check CMD (a shell command line) fails on the machine now: that one is drift, said on stderr, and runs
-# again. Run as root; a check of MODE user runs as the GPU user (ROCM_WIZARD_GPU_USER, else the sudo caller) when
-# there is one. One task for the whole plan: a host with nothing left to do costs one command.
+# python3 -c CHECKED READ_RECORD FILE LINE_RE CHECKS: the progress as READ_RECORD reads it (sh), less each finished
+# step whose own check (CHECKS: JSON [[K, MODE, ARGV]...]) fails on the machine now: that one is drift, said on stderr,
+# and runs again. Run as root; a check of MODE user runs as the GPU user (ROCM_WIZARD_GPU_USER, else the sudo caller)
+# when there is one. One task for the whole plan: a host with nothing left to do costs one command.
 CHECKED = "\n".join([
-    'read=$1 file=$2 re=$3; shift 3',
-    'done=$(sh -c "$read" sh "$file" "$re") || exit 1',
-    'u=${ROCM_WIZARD_GPU_USER:-${SUDO_USER:-}}',
-    'drifted=" "',
-    'list=" $(printf "%s\\n" "$done" | tr "\\n" " ")"',
-    'while [ $# -ge 3 ]; do',
-    '  k=$1 mode=$2 cmd=$3; shift 3',
-    '  case $list in *" $k "*) ;; *) continue;; esac',
-    '  if [ "$mode" = user ] && [ "$(id -u)" = 0 ] && [ -n "$u" ] && [ "$u" != root ]; then',
-    '    runuser -u "$u" -- sh -c "$cmd" >/dev/null 2>&1',
-    '  else',
-    '    sh -c "$cmd" >/dev/null 2>&1',
-    '  fi || { echo "drift: step $k is recorded as done, but the machine says otherwise: it runs again" >&2;'
-    ' drifted="$drifted$k "; }',
-    'done',
-    'for k in $done; do case $drifted in *" $k "*) ;; *) echo "$k";; esac; done',
+    "import json, os, pwd, subprocess, sys",
+    "read, path, line, checks = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])",
+    "got = subprocess.run(['sh', '-c', read, 'sh', path, line], stdout=subprocess.PIPE)",
+    "if got.returncode != 0:",
+    "    sys.exit(got.returncode)",
+    "done = got.stdout.decode().split()",
+    "name = os.environ.get('ROCM_WIZARD_GPU_USER') or os.environ.get('SUDO_USER') or ''",
+    "kw = {}",
+    "if os.geteuid() == 0 and name and name != 'root':",
+    "    try:",
+    "        pw = pwd.getpwnam(name)",
+    "    except KeyError:",
+    "        sys.exit(f'{name}: no such user (rocm_wizard_gpu_user)')",
+    "    def drop():",
+    "        os.initgroups(pw.pw_name, pw.pw_gid)",
+    "        os.setgid(pw.pw_gid)",
+    "        os.setuid(pw.pw_uid)",
+    "    kw = {'preexec_fn': drop, 'cwd': '/', 'env': {**os.environ, 'HOME': pw.pw_dir, 'USER': name, 'LOGNAME': name}}",
+    "drifted = set()",
+    "for k, mode, argv in checks:",
+    "    if str(k) not in done:",
+    "        continue",
+    "    try:",
+    "        rc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **(kw if mode == 'user' else {})).returncode",
+    "    except OSError:",
+    "        rc = 127",
+    "    if rc != 0:",
+    "        drifted.add(str(k))",
+    "        print(f'drift: step {k} is recorded as done, but the machine says otherwise: it runs again', file=sys.stderr)",
+    "print('\\n'.join(k for k in done if k not in drifted))",
 ])
 
 
 def _read_and_check(read: dict[str, Any], progress: str, checks: Sequence[tuple[int, Action]]) -> dict[str, Any]:
-    args: list[str] = []
-    for k, c in checks:
-        args += [str(k), "root" if c.root else "user", shlex.join(c.command())]
+    spec = json.dumps([[k, "root" if c.root else "user", list(c.command())] for k, c in checks])
     return {**read, "name": "Read this host's progress (the steps rocm-wizard finished) and check them on the machine",
-            "ansible.builtin.command": {"argv": _literal(["sh", "-c", CHECKED, "sh", READ_RECORD, progress, STEP_LINE, *args])},
+            "ansible.builtin.command": {"argv": _literal(["python3", "-c", CHECKED, READ_RECORD, progress, STEP_LINE, spec])},
             "environment": {"ROCM_WIZARD_GPU_USER": T("{{ rocm_wizard_gpu_user | default('') }}")}}
 
 
