@@ -45,6 +45,9 @@ from wizard.fleet.collection import plan_vars
 from wizard.fleet.safety import GPU_HOLDERS, retry_keywords, retryable
 from wizard.fleet.yaml_text import Literal, Template as T, document
 
+CAPTURE = "rocm_wizard_capture"  # the events callback records the whole output of a task tagged so (wizard.fleet.detect)
+# set by fleet run: each host's verify.json is written by the controller from the play's events, not by a module per host
+BY_EVENTS = "rocm_wizard_results_by_events"
 MARKER = ".rocm-wizard-export"  # DIR holds an export: a later export may overwrite it
 REBOOT_TIMEOUT = 1800
 RESULTS = T("{{ rocm_wizard_results | default(playbook_dir + '/results') }}")
@@ -442,27 +445,35 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
             task.update(retry_keywords(reg, a.ok_codes))
         if step.kind == VERIFY_KIND:  # its JSON comes back first, pass or fail; then a failure fails the host
             task["failed_when"] = False
+            task["tags"] = [CAPTURE]  # under fleet run the JSON comes back in the play's events (no module per host)
         out.append(task)
         if step.kind == VERIFY_KIND:
+            standalone = f"{BY_EVENTS} is not defined"
             out += [{
                 "name": f"{title}: the controller's results directory for this host",
                 "ansible.builtin.file": {"path": T(RESULTS + "/{{ inventory_hostname }}"), "state": "directory",
                                          "mode": "0755"},
                 "delegate_to": "localhost",
                 "check_mode": False,
+                "when": standalone,
             }, {
                 "name": f"{title}: bring the suite's JSON back to the controller",
                 "ansible.builtin.copy": {"content": T("{{ %s.stdout }}" % reg),
                                          "dest": T(RESULTS + "/{{ inventory_hostname }}/verify.json"), "mode": "0644"},
                 "delegate_to": "localhost",
-                "when": f"{reg}.stdout is defined",
-            }, *[{
+                "when": [standalone, f"{reg}.stdout is defined"],
+            }, *[t for r in a.requires for t in ({
                 "name": f"{title}: the controller records that this host cannot run it",
                 "ansible.builtin.copy": {"content": T("{{ {'skipped': %s} | to_json }}" % unavailable(r)),
                                          "dest": T(RESULTS + "/{{ inventory_hostname }}/verify.json"), "mode": "0644"},
                 "delegate_to": "localhost",
-                "when": f"{unavailable(r)} | length > 0",
-            } for r in a.requires], {
+                "when": [standalone, f"{unavailable(r)} | length > 0"],
+            }, {
+                "name": f"{title}: this host cannot run it",
+                "ansible.builtin.debug": {"msg": T("{{ {'skipped': %s} | to_json }}" % unavailable(r))},
+                "when": [f"{BY_EVENTS} is defined", f"{unavailable(r)} | length > 0"],
+                "tags": [CAPTURE],
+            })], {
                 "name": f"{title}: the suite passed",
                 "ansible.builtin.assert": {"that": [f"{reg}.rc is not defined or {reg}.rc == 0"],
                                            "fail_msg": T(f"verify failed (exit {{{{ {reg}.rc }}}}): see "

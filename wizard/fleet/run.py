@@ -20,7 +20,7 @@ from wizard import binding, lazy_re
 from wizard.fleet import FleetError
 from wizard.fleet.ansible_run import PlaybookResult, run_playbook, write_playbook
 from wizard.fleet.detect import CAPTURE, HostFacts, detect, forget
-from wizard.fleet.export import MARKER, available, export, unavailable
+from wizard.fleet.export import BY_EVENTS, MARKER, available, export, unavailable
 from wizard.fleet.plan import plan_fleet
 from wizard.fleet.yaml_text import Template as T, in_template
 from wizard.model import NEEDS_GPU
@@ -90,10 +90,14 @@ def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None =
     rec = prepare(spec, inventory, fleet_dir, limit=limit, serial=serial, max_fail=max_fail, replan=replan,
                   progress=progress)
     results = results or run_dir(fleet_dir, spec) / "results"
-    extra: dict[str, Any] = {"rocm_wizard_results": str(results), "rocm_wizard_hosts": "all"}
+    extra: dict[str, Any] = {"rocm_wizard_results": str(results), "rocm_wizard_hosts": "all", BY_EVENTS: True}
     extra["rocm_wizard_serial"] = CANARY if serial is None else serial
     extra["rocm_wizard_max_fail"] = 0 if max_fail is None else max_fail
     res = run_playbook(rec.playbook, inventory, fleet_dir, limit=limit, extra_vars=extra, progress=progress)
+    for e in res.events:  # each host's verify JSON (or why it cannot run it), from the play's events
+        if e.stdout is not None and (m := STEP.match(e.task)) and e.task[m.end():].startswith("verify: "):
+            (results / e.host).mkdir(parents=True, exist_ok=True)
+            (results / e.host / "verify.json").write_text(e.stdout, encoding="utf-8")
     for host in {e.host for e in res.events if e.status == "changed" and (m := DONE.match(e.task))
                  and m.group(3) != "verify"}:
         forget(fleet_dir, host)  # its stack changed: the next fleet plan detects it again
