@@ -97,7 +97,7 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
         raise ExportError(f"{out}: exists and is not an earlier rocm-wizard export; give a new or empty directory")
     files: dict[Path, str] = {}
     keys: dict[str, str] = {}  # host -> its group's name (group_by)
-    plays: list[dict[str, Any]] = []
+    roles: list[str] = []
     for i, g in enumerate(groups, 1):
         _check_names(g)
         role = role_name(g.plan, i if len(groups) > 1 else None)
@@ -111,9 +111,9 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
         files[Path("plan_vars", f"{role}.yml")] = document(plan_vars(g.plan), [
             *header, "this plan as data, for the role rocm_wizard.fleet.rocm_wizard (rocm-wizard fleet collection)"])
         keys.update({h: role for h in g.hosts})
-        plays.append(_play(g.plan, role, serial, max_fail))
+        roles.append(role)
     default = role_name(groups[0].plan) if len(groups) == 1 and not groups[0].hosts else NEW_HOSTS
-    plays.insert(0, _sort_play(groups[0].plan, keys, default))
+    plays = [_play(groups[0].plan, roles, keys, default, serial, max_fail)]
     plan = groups[0].plan
     book = Path(f"{plan.name}.yml")
     files[book] = document(plays, [
@@ -141,13 +141,19 @@ NEW_HOSTS = "rocm_wizard_new_hosts"  # the group_by key of a host no plan was re
 DRAIN = "drain.yml"
 
 
-def _sort_play(plan: ResolvedPlan, keys: dict[str, str], default: str) -> dict[str, Any]:
-    """Every host into its plan group (``group_by``), so each group's play runs on its own hosts only; a host no plan
-    was resolved for (new to the inventory) fails here, by name, before anything runs on it."""
+def _play(plan: ResolvedPlan, roles: Sequence[str], keys: dict[str, str], default: str, serial: int | None,
+          max_fail: int | None) -> dict[str, Any]:
+    """One play for the hosts of ``-e rocm_wizard_hosts=PATTERN``: each host into its plan group (``group_by`` on the
+    group key; a host no plan was resolved for, new to the inventory, fails here by name before anything runs on
+    it), then each group's role included on its own hosts only (a host skips one include per other group, never
+    another group's tasks). Batches count the whole fleet: a canary first (one host, a tenth, the rest) and the first
+    failure stops the batches after it, unless the extra vars say otherwise."""
     return {
-        "name": f"Sort the hosts into the groups of plan {plan.name} (rocm-wizard)",
+        "name": f"Plan {plan.name} (rocm-wizard)",
         "hosts": T("{{ rocm_wizard_hosts }}"),
         "gather_facts": False,
+        "serial": T("{{ rocm_wizard_serial | default(%s) }}" % (serial if serial else "[1, '10%', '100%']")),
+        "max_fail_percentage": T("{{ rocm_wizard_max_fail | default(%d) }}" % (max_fail or 0)),
         "vars": {"rocm_wizard_groups": keys},
         "tasks": [{
             "name": "Put the host into its plan group",
@@ -160,20 +166,12 @@ def _sort_play(plan: ResolvedPlan, keys: dict[str, str], default: str) -> dict[s
                                               "for it (fleet run --replan, or fleet plan with it)")},
             "when": f"rocm_wizard_groups.get(inventory_hostname, '{default}') == '{NEW_HOSTS}'",
             "tags": ["always"],
-        }],
-    }
-
-
-def _play(plan: ResolvedPlan, role: str, serial: int | None, max_fail: int | None) -> dict[str, Any]:
-    """One play per plan group, on the hosts group_by put in it: canary first (one host, a tenth, the rest) and the
-    first failure stops the batches after it (and every later play), unless the extra vars say otherwise."""
-    return {
-        "name": f"Plan {plan.name}: {role} (rocm-wizard)",
-        "hosts": role,
-        "gather_facts": False,
-        "serial": T("{{ rocm_wizard_serial | default(%s) }}" % (serial if serial else "[1, '10%', '100%']")),
-        "max_fail_percentage": T("{{ rocm_wizard_max_fail | default(%d) }}" % (max_fail or 0)),
-        "roles": [{"role": role}],
+        }, *[{
+            "name": f"Plan group {role}",
+            "ansible.builtin.include_role": {"name": role},
+            "when": f"'{role}' in group_names",
+            "tags": ["always"],
+        } for role in roles]],
     }
 
 
