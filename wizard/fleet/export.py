@@ -107,7 +107,7 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
         files[Path("roles", role, "tasks", "main.yml")] = document(main, header)
         for name, body in steps.items():
             files[Path("roles", role, "tasks", name)] = document(body, header[:1])
-        files[Path("roles", role, "tasks", DRAIN)] = document(drain_tasks(role), header[:1])
+        files[Path("roles", role, "tasks", DRAIN)] = document(drain_tasks(role, any(a.root for st in g.plan.steps for a in st.actions)), header[:1])
         files[Path("plan_vars", f"{role}.yml")] = document(plan_vars(g.plan), [
             *header, "this plan as data, for the role rocm_wizard.fleet.rocm_wizard (rocm-wizard fleet collection)"])
         keys.update({h: role for h in g.hosts})
@@ -192,13 +192,14 @@ def split_steps(tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict
     return main, files
 
 
-def drain_tasks(role: str) -> list[dict[str, Any]]:
-    """Before the first change on a host: no process may hold the GPU (read-only, in check mode too), then the drain
+def drain_tasks(role: str, root: bool) -> list[dict[str, Any]]:
+    """Before the first change on a host: no process may hold the GPU (read-only, in check mode too; as root when the
+    plan has root actions, else the user's own processes, those a user-only plan's venv serves), then the drain
     hook (``rocm_wizard_drain``, a command run with sh on ``rocm_wizard_hook_host``, default the host itself)."""
     return [{
         "name": "Refuse while a process holds /dev/kfd or a render node",
         "ansible.builtin.command": {"argv": _literal(GPU_HOLDERS)},
-        "become": True,
+        **({"become": True} if root else {}),
         "changed_when": False,
         "check_mode": False,
     }, {

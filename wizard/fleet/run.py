@@ -29,7 +29,7 @@ from wizard.record import record
 DONE = lazy_re.compile(r"^step (\d+)/(\d+) (\S+): done$", re.I)
 REBOOT = lazy_re.compile(r"^step (\d+)/\d+ reboot: reboot$", re.I)
 STEP = lazy_re.compile(r"^step (\d+)/\d+ ", re.I)  # a step's include, skipped as a whole when done in an earlier run
-EARLIER = "_progress.stdout_lines"  # ... its skip names the progress read
+EARLIER = "' not in "  # ... its skip names the progress read: "'K' not in ROLE_progress.stdout_lines" was false
 
 
 @record
@@ -114,12 +114,14 @@ def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
             if limit is not None and not ev:
                 continue
             earlier = {int(m.group(1)) for e in ev if e.status == "skipped" and EARLIER in e.message
-                       for m in [STEP.match(e.task)] if m}  # done in an earlier run
+                       and "_progress.stdout_lines" in e.message for m in [STEP.match(e.task)] if m}  # done in an earlier run
             done = earlier | {int(m.group(1)) for e in ev if e.status in ("ok", "changed") for m in [DONE.match(e.task)] if m}
             failed = next((e for e in ev if e.status in ("failed", "unreachable")), None)
-            reboot = "not needed" if reboot_step is None else "earlier" if reboot_step in earlier else next(
-                ("rebooted" if e.status == "changed" else "earlier" for e in ev if REBOOT.match(e.task)
-                 and e.status in ("changed", "ok")), "not reached")
+            # the reboot task changed: rebooted now; its step skipped as done: earlier (the step's include, named after
+            # the step's title, may match REBOOT too: only a change counts)
+            reboot = "not needed" if reboot_step is None else "rebooted" if any(
+                e.status == "changed" and REBOOT.match(e.task) for e in ev) else "earlier" if reboot_step in earlier \
+                else "not reached"
             verify = verify_result(results / host / "verify.json")
             row: dict[str, Any] = {"host": host, "plan": rec.plan, "steps_done": len(done & set(steps)),
                                    "steps": len(steps), "reboot": reboot, "verify": verify, "failed": None,
