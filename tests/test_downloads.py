@@ -383,11 +383,11 @@ def test_an_exported_role_downloads_throttled_and_takes_the_controllers_wheelhou
         step = StepPlan(kind="pip_pin", title="pin", actions=(Action(argv=argv, description="download"),))
         plan = ResolvedPlan(name="dl", title="t", why="w", target=(), steps=(step,), state_dir=str(tmp_path / "st"))
         book = export([PlanGroup(plan, hosts=hosts)], tmp_path / "out")
-        tasks = next((tmp_path / "out" / "roles").glob("*/tasks/main.yml")).read_text()
+        tasks = "".join(p.read_text() for p in (tmp_path / "out" / "roles").glob("*/tasks/*.yml"))
         assert "throttle: \"{{ rocm_wizard_download_throttle | default(2) }}\"" in tasks
         (tmp_path / "inv").write_text("".join(f"{h} ansible_connection=local ansible_python_interpreter={sys.executable}\n"
                                               for h in hosts))
-        run = subprocess.run([str(playbook_cmd), "-i", str(tmp_path / "inv"), str(book),
+        run = subprocess.run([str(playbook_cmd), "-i", str(tmp_path / "inv"), str(book), "-e", "rocm_wizard_hosts=all",
                               "-e", f"rocm_wizard_wheelhouse={controller}", "-e", "rocm_wizard_download_throttle=1"],
                              capture_output=True, text=True, timeout=600, check=False,
                              env={**os.environ, "ANSIBLE_HOST_KEY_CHECKING": "False"})

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from wizard import binding
-from wizard.fleet.export import role_tasks
+from wizard.fleet.export import CHECKED, role_tasks
 from wizard.model import PREFLIGHT, Facts, ResolvedPlan
 from wizard.plan_file import builtin_plan_names
 from wizard.planner import PlanRefused, resolve_plan
@@ -79,13 +79,14 @@ def test_the_engine_script_and_role_run_the_same_check() -> None:
             seen += 1
             # the script: checked when the progress says done; the drift function runs it again
             assert f"if step_done {k} && ! {command(step.check)}" in script
-            # the role: the same argv, when the progress says done, then the drift report
-            drift = [t for t in tasks if _argv(t) == list(step.check.command())
-                     and t.get("when") == f"'{k}' in r_progress.stdout_lines"]
-            assert len(drift) == 1, (plan.name, k)
-            assert drift[0].get("become", False) == step.check.root
+            # the role: the same argv, checked by the progress read when the progress says done (a system state dir:
+            # one root task, a user check as the GPU user), the step run again when it fails
+            read = tasks[0]["ansible.builtin.command"]["argv"]
+            assert read[:4] == ["python3", "-c", CHECKED, READ_RECORD]
+            assert [k, "root" if step.check.root else "user", list(step.check.command())] in json.loads(read[-1])
+            assert tasks[0]["become"] is True
             block = next(t for t in tasks if "block" in t and f"step-{k}" in t["tags"])
-            assert block["when"] == f"'{k}' not in r_progress.stdout_lines or r_s{k}_drift.rc | default(0) != 0"
+            assert block["when"] == f"'{k}' not in r_progress.stdout_lines"
             # the engine: the plan file (what a run replays) carries the check itself
             again = planfile.loads(planfile.dumps(plan)).steps[k - 1].check
             assert again == step.check
@@ -125,7 +126,7 @@ def test_a_bundle_binds_only_what_it_knows() -> None:
 def test_the_role_reads_its_progress_as_root_and_fails_the_host_when_it_cannot() -> None:
     plan = next(p for p in plans() if p.name == "downgrade-6.2")
     read = role_tasks(plan, "r")[0]
-    assert read["ansible.builtin.command"]["argv"][:3] == ["sh", "-c", READ_RECORD]
+    assert read["ansible.builtin.command"]["argv"][:4] == ["python3", "-c", CHECKED, READ_RECORD]
     assert read["become"] is True and "failed_when" not in read and read["check_mode"] is False
 
 

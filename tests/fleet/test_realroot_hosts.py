@@ -48,7 +48,7 @@ def test_exported_verify_step_is_skipped_where_the_gpu_is_unavailable(tmp_path: 
     inv.write_text(f"h1 ansible_connection=local ansible_python_interpreter={sys.executable}\n")
     results = tmp_path / "results"
     extra = {"rocm_wizard_results": str(results), "rocm_wizard_unavailable": {"h1": {"gpu": "no GPU in this test"}}}
-    res = subprocess.run([str(ANSIBLE), "-i", str(inv), str(book), "--tags", f"step-{k}", "-e", json.dumps(extra)],
+    res = subprocess.run([str(ANSIBLE), "-i", str(inv), "-e", "rocm_wizard_hosts=all", str(book), "--tags", f"step-{k}", "-e", json.dumps(extra)],
                          capture_output=True, text=True, timeout=600,
                          env={**os.environ, "ANSIBLE_HOME": str(tmp_path / ".ansible"), "HOME": str(tmp_path / "home"),
                               "ANSIBLE_LOCAL_TEMP": str(tmp_path / ".tmp"), "ANSIBLE_REMOTE_TEMP": str(tmp_path / ".rt")})

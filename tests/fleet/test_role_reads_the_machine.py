@@ -22,7 +22,8 @@ from wizard.fleet.ansible_run import environment
 pytestmark = [pytest.mark.system, pytest.mark.fleet, pytest.mark.timeout(1800)]
 
 VENV = "home/user/pytorch_venv-pip-only"
-PROGRESS = "var/lib/rocm-wizard/script/pip-only.progress"
+STATE = "home/user/.local/state/rocm-wizard"  # pip-only changes nothing system-wide: the user's state dir
+PROGRESS = f"{STATE}/script/pip-only.progress"
 
 
 def wizard(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -38,7 +39,7 @@ def playbook(base: Path, book: Path, host: str, root: Path) -> subprocess.Comple
                    + (f" rocm_wizard_verify_python={torch}" if torch else "") + "\n")
     env = {**environment(base / "fleet"), "ANSIBLE_STDOUT_CALLBACK": "default", "HOME": str(base / "home"),
            "ANSIBLE_REMOTE_TEMP": str(base / "ansible-tmp")}
-    return subprocess.run([ansible_program(), "-i", str(inv), str(book)], capture_output=True, text=True, env=env,
+    return subprocess.run([ansible_program(), "-i", str(inv), "-e", "rocm_wizard_hosts=all", str(book)], capture_output=True, text=True, env=env,
                           timeout=1500, stdin=subprocess.DEVNULL)
 
 
@@ -80,7 +81,7 @@ def test_the_role_repairs_drift_and_stops_on_a_record_it_cannot_read(base: Path)
     assert "drift: step 4 is recorded as done, but the machine says otherwise" in third.stdout
     assert changed_on_host(third.stdout, "seed") and (root / VENV / "bin/activate").is_file()
 
-    backup = root / "var/lib/rocm-wizard/backup/pip-only"
+    backup = root / STATE / "backup/pip-only"
     kept = tree_digest(backup)
     for damage in ("corrupt", "unreadable"):
         progress = root / PROGRESS

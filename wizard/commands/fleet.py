@@ -65,6 +65,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     common(v)
     rp = sub.add_parser("report", help="the runs kept in the results directory; which hosts changed stack since the last")
     dirs(rp)
+    c = sub.add_parser("collection", help="build the Galaxy collection rocm_wizard.fleet (the role, the callbacks) "
+                                          "into DIR with ansible-galaxy")
+    c.add_argument("dir", metavar="DIR", help="where the tarball goes (made if missing)")
+    c.add_argument("--repository", metavar="URL", help="the repository URL galaxy.yml names (Galaxy wants one to publish)")
     sub.add_parser("facts", help=argparse.SUPPRESS)
 
 
@@ -88,6 +92,14 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
         from wizard.fleet.facts_io import dumps
 
         sys.stdout.write(dumps(ctx.facts) + "\n")
+        return exit_codes.OK
+    if args.fleet_command == "collection":
+        from wizard.fleet.collection import build
+
+        try:
+            print(build(args.dir, repository=args.repository))
+        except FleetError as exc:
+            raise CommandError(f"error: {exc}", exit_codes.FAILURE) from None
         return exit_codes.OK
     fleet_dir = _fleet_dir(args)
     try:

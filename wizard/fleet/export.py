@@ -28,6 +28,7 @@ refuses a plan whose destructive action comes first.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any, Sequence
@@ -40,8 +41,13 @@ from wizard.record import record
 from wizard.script import READ_RECORD, STEP_LINE, _system_path, progress_path
 
 from wizard.fleet.downloads import fetch_tasks
+from wizard.fleet.collection import plan_vars
+from wizard.fleet.safety import GPU_HOLDERS, retry_keywords, retryable
 from wizard.fleet.yaml_text import Literal, Template as T, document
 
+CAPTURE = "rocm_wizard_capture"  # the events callback records the whole output of a task tagged so (wizard.fleet.detect)
+# set by fleet run: each host's verify.json is written by the controller from the play's events, not by a module per host
+BY_EVENTS = "rocm_wizard_results_by_events"
 MARKER = ".rocm-wizard-export"  # DIR holds an export: a later export may overwrite it
 REBOOT_TIMEOUT = 1800
 RESULTS = T("{{ rocm_wizard_results | default(playbook_dir + '/results') }}")
@@ -90,23 +96,34 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).is_file())):
         raise ExportError(f"{out}: exists and is not an earlier rocm-wizard export; give a new or empty directory")
     files: dict[Path, str] = {}
-    roles: list[dict[str, Any]] = []
+    keys: dict[str, str] = {}  # host -> its group's name (group_by)
+    roles: list[str] = []
     for i, g in enumerate(groups, 1):
         _check_names(g)
         role = role_name(g.plan, i if len(groups) > 1 else None)
-        files[Path("roles", role, "tasks", "main.yml")] = document(role_tasks(g.plan, role), [
-            f"rocm-wizard plan {g.plan.name}: {g.plan.title}", *g.machine,
-            "target: " + ", ".join(f"{k} {v}" for k, v in g.plan.target)])
-        roles.append({"role": role, **({"when": f"inventory_hostname in {list(g.hosts)}"} if g.hosts else {})})
-    plays = [_play(groups, roles, serial, max_fail)]
+        header = [f"rocm-wizard plan {g.plan.name}: {g.plan.title}", *g.machine,
+                  "target: " + ", ".join(f"{k} {v}" for k, v in g.plan.target)]
+        main, steps = split_steps(role_tasks(g.plan, role))
+        files[Path("roles", role, "tasks", "main.yml")] = document(main, header)
+        for name, body in steps.items():
+            files[Path("roles", role, "tasks", name)] = document(body, header[:1])
+        files[Path("roles", role, "tasks", DRAIN)] = document(drain_tasks(role, any(a.root for st in g.plan.steps for a in st.actions)), header[:1])
+        files[Path("plan_vars", f"{role}.yml")] = document(plan_vars(g.plan), [
+            *header, "this plan as data, for the role rocm_wizard.fleet.rocm_wizard (rocm-wizard fleet collection)"])
+        keys.update({h: role for h in g.hosts})
+        roles.append(role)
+    default = role_name(groups[0].plan) if len(groups) == 1 and not groups[0].hosts else NEW_HOSTS
+    plays = [_play(groups[0].plan, roles, keys, default, serial, max_fail)]
     plan = groups[0].plan
     book = Path(f"{plan.name}.yml")
     files[book] = document(plays, [
         f"rocm-wizard plan {plan.name}: {plan.title}",
         f"why: {plan.why}",
-        f"run: ansible-playbook -i INVENTORY {book} [--check] [--limit HOSTS] [--tags step-K]",
+        f"run: ansible-playbook -i INVENTORY {book} -e rocm_wizard_hosts=PATTERN [--check] [--limit HOSTS] [--tags step-K]",
         "      [-e rocm_wizard_serial=N] [-e rocm_wizard_max_fail=PCT] [-e rocm_wizard_results=DIR]",
-        "connect as the machine's user (the one who owns the venvs); root actions use become (sudo)",
+        "      [-e rocm_wizard_gpu_user=USER] [-e rocm_wizard_drain=CMD] [-e rocm_wizard_undrain=CMD]",
+        "connect as the machine's user, or as an admin with sudo and rocm_wizard_gpu_user naming the venvs' owner: root",
+        "actions use become, user actions become rocm_wizard_gpu_user",
         "each host records finished steps in its progress file: a re-run continues where it stopped",
     ])
     out.mkdir(parents=True, exist_ok=True)
@@ -115,23 +132,86 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")
     (out / MARKER).write_text(f"plan {plan.name}\n", encoding="utf-8")
+    # ansible-lint's syntax check renders hosts: the play's hosts come from -e rocm_wizard_hosts=PATTERN, never a default
+    (out / ".ansible-lint").write_text("---\nprofile: production\nextra_vars:\n  rocm_wizard_hosts: all\n", encoding="utf-8")
     return out / book
 
 
-def _play(groups: Sequence[PlanGroup], roles: list[dict[str, Any]], serial: int | None,
+NEW_HOSTS = "rocm_wizard_new_hosts"  # the group_by key of a host no plan was resolved for
+DRAIN = "drain.yml"
+
+
+def _play(plan: ResolvedPlan, roles: Sequence[str], keys: dict[str, str], default: str, serial: int | None,
           max_fail: int | None) -> dict[str, Any]:
-    """One play for every host (serial and max_fail_percentage count the whole fleet, and a host that
-    fails stops only itself); each group's role runs on its own hosts."""
-    hosts = [h for g in groups for h in g.hosts]
-    plan = groups[0].plan
+    """One play for the hosts of ``-e rocm_wizard_hosts=PATTERN``: each host into its plan group (``group_by`` on the
+    group key; a host no plan was resolved for, new to the inventory, fails here by name before anything runs on
+    it), then each group's role included on its own hosts only (a host skips one include per other group, never
+    another group's tasks). Batches count the whole fleet: a canary first (one host, a tenth, the rest) and the first
+    failure stops the batches after it, unless the extra vars say otherwise."""
     return {
         "name": f"Plan {plan.name} (rocm-wizard)",
-        "hosts": ":".join(hosts) if hosts else "all",
+        "hosts": T("{{ rocm_wizard_hosts }}"),
         "gather_facts": False,
-        "serial": T("{{ rocm_wizard_serial | default(%d) }}" % (serial or 0)),
-        "max_fail_percentage": T("{{ rocm_wizard_max_fail | default(%d) }}" % (100 if max_fail is None else max_fail)),
-        "roles": roles,
+        "serial": T("{{ rocm_wizard_serial | default(%s) }}" % (serial if serial else "[1, '10%', '100%']")),
+        "max_fail_percentage": T("{{ rocm_wizard_max_fail | default(%d) }}" % (max_fail or 0)),
+        "vars": {"rocm_wizard_groups": keys},
+        "tasks": [{
+            "name": "Put the host into its plan group",
+            "ansible.builtin.group_by": {"key": T("{{ rocm_wizard_groups.get(inventory_hostname, '%s') }}" % default)},
+            "changed_when": False,
+            "tags": ["always"],
+        }, {
+            "name": "Stop a host no plan was resolved for",
+            "ansible.builtin.fail": {"msg": T("{{ inventory_hostname }} is new to the inventory: no plan was resolved "
+                                              "for it (fleet run --replan, or fleet plan with it)")},
+            "when": f"rocm_wizard_groups.get(inventory_hostname, '{default}') == '{NEW_HOSTS}'",
+            "tags": ["always"],
+        }, *[{
+            "name": f"Plan group {role}",
+            "ansible.builtin.include_role": {"name": role},
+            "when": f"'{role}' in group_names",
+            "tags": ["always"],
+        } for role in roles]],
     }
+
+
+def split_steps(tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """Each step's block into its own file behind one ``include_tasks``: a finished step is skipped with one task,
+    not one per action."""
+    main: list[dict[str, Any]] = []
+    files: dict[str, list[dict[str, Any]]] = {}
+    for t in tasks:
+        tags = t.get("tags") or []
+        if "block" not in t or not tags or not str(tags[0]).startswith("step-"):
+            main.append(t)
+            continue
+        name = f"{tags[0]}.yml"
+        files[name] = t["block"]
+        main.append({"name": t["name"], "ansible.builtin.include_tasks": {"file": name, "apply": {"tags": tags}},
+                     "tags": tags, **({"when": t["when"]} if "when" in t else {})})
+    return main, files
+
+
+def drain_tasks(role: str, root: bool) -> list[dict[str, Any]]:
+    """Before the first change on a host: no process may hold the GPU (read-only, in check mode too; as root when the
+    plan has root actions, else the user's own processes, those a user-only plan's venv serves), then the drain
+    hook (``rocm_wizard_drain``, a command run with sh on ``rocm_wizard_hook_host``, default the host itself)."""
+    return [{
+        "name": "Refuse while a process holds /dev/kfd or a render node",
+        "ansible.builtin.command": {"argv": _literal(GPU_HOLDERS)},
+        **({"become": True} if root else {}),
+        "changed_when": False,
+        "check_mode": False,
+    }, {
+        "name": "Drain the host (rocm_wizard_drain)",
+        "ansible.builtin.command": {"argv": ["sh", "-c", T("{{ rocm_wizard_drain }}")]},
+        "delegate_to": T("{{ rocm_wizard_hook_host | default(inventory_hostname, true) }}"),
+        "changed_when": True,
+        "when": "rocm_wizard_drain | default('') | length > 0",
+    }, {
+        "name": "Remember the host is drained",
+        "ansible.builtin.set_fact": {f"{role}_drained": True},
+    }]
 
 
 def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
@@ -139,6 +219,9 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
     (ansible-lint's name and var-naming rules)."""
     progress = progress_path(plan)
     root_progress = bool(plan.state_dir) and _system_path(plan.state_dir or "")
+    checks = [(k, s.check) for k, s in enumerate(plan.steps, 1)
+              if s.check is not None and not s.skipped_reason and not s.reboot and s.kind != VERIFY_KIND]
+    folded = bool(root_progress and checks)  # a system state dir: one root task reads the progress and checks
     tasks: list[dict[str, Any]] = [{
         # as the owner of the state dir (root for /var/lib): read as the user, a 0700 dir looks like "no
         # progress" and a finished host would be migrated again; a progress that exists but cannot be read or
@@ -151,6 +234,14 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
         "check_mode": False,
         "tags": ["always"],
     }]
+    if folded:
+        tasks = [_read_and_check(tasks[0], progress, checks), {
+            "name": "Drift: steps recorded as done that the machine says are not: they run again",
+            "ansible.builtin.debug": {"msg": T("{{ %s_progress.stderr_lines | select('match', '^drift: ') | list }}" % role)},
+            "changed_when": True,
+            "when": f"{role}_progress.stderr_lines | select('match', '^drift: ') | list | length > 0",
+            "tags": ["always"],
+        }]
     done = f"{role}_progress.stdout_lines"
     n = len(plan.steps)
     backed_up = False
@@ -165,23 +256,97 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
                               "before it")
         body = _step_body(plan, k, title, step, role)
         verify = step.kind == VERIFY_KIND
+        if step.kind != PREFLIGHT and not verify:  # the first change on this host: the GPU idle, the host drained
+            body.insert(0, {"name": f"{title}: the GPU is idle and the host drained before the first change",
+                            "ansible.builtin.include_tasks": DRAIN, "when": f"{role}_drained is not defined"})
         drift = f"{role}_s{k}_drift"
-        if step.check is not None and not step.reboot and not verify:
+        if step.check is not None and not step.reboot and not verify and not folded:
             tasks += _drift_tasks(k, step.kind, title, step.check, drift, done)
         if not verify:
             body.append({
                 "name": f"{title}: done",
                 "ansible.builtin.command": {"argv": [*MARK_DONE, progress, str(k)]},
+                "register": f"{role}_s{k}_done",
                 "changed_when": True,
                 **({"become": True} if root_progress else {}),
             })
         block: dict[str, Any] = {"name": f"{title}: {' '.join(step.title.split())}", "tags": [f"step-{k}", step.kind]}
         if not verify:  # the verify step runs every time: it changes nothing and its result is the run's answer
             block["when"] = (f"'{k}' not in {done} or {drift}.rc | default(0) != 0" if step.check is not None
-                             and not step.reboot else f"'{k}' not in {done}")
+                             and not step.reboot and not folded else f"'{k}' not in {done}")
         block["block"] = body
         tasks.append(block)
-    return tasks
+    return tasks + _closing_tasks(plan, role)
+
+
+def _closing_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
+    """After verify: the undrain hook on a host this run drained, then the host's result for AWX/AAP (``set_stats``,
+    aggregated over the hosts under ``rocm_wizard``: the job's artifacts)."""
+    ran = ", ".join(f"{k} if ({role}_s{k}_done | default({{}})) is changed else none"
+                    for k, s in enumerate(plan.steps, 1) if not s.skipped_reason and s.kind != VERIFY_KIND)
+    verify = next((f"{role}_s{k}_a{j}" for k, s in enumerate(plan.steps, 1) if s.kind == VERIFY_KIND
+                   and not s.skipped_reason for j, _a in enumerate(s.actions, 1)), None)
+    status = ("'not run'" if verify is None else
+              f"'skipped' if {verify}.rc is not defined else ('pass' if {verify}.rc == 0 else 'fail')")
+    return [{
+        "name": "Undrain the host (rocm_wizard_undrain)",
+        "ansible.builtin.command": {"argv": ["sh", "-c", T("{{ rocm_wizard_undrain }}")]},
+        "delegate_to": T("{{ rocm_wizard_hook_host | default(inventory_hostname, true) }}"),
+        "changed_when": True,
+        "when": f"{role}_drained is defined and rocm_wizard_undrain | default('') | length > 0",
+    }, {
+        "name": "Report this host's result to AWX/AAP (set_stats)",
+        "ansible.builtin.set_stats": {"data": {"rocm_wizard": T(
+            "{{ {inventory_hostname: {'plan': %s_plan_name, 'group': '%s', 'steps_run': [%s] | select | list, "
+            "'verify': %s}} }}" % (role, role, ran, status))}},
+        "vars": {f"{role}_plan_name": Literal(plan.name)},  # the name is data, never part of the template
+        "tags": ["always"],
+    }]
+
+
+# python3 -c CHECKED READ_RECORD FILE LINE_RE CHECKS: the progress as READ_RECORD reads it (sh), less each finished
+# step whose own check (CHECKS: JSON [[K, MODE, ARGV]...]) fails on the machine now: that one is drift, said on stderr,
+# and runs again. Run as root; a check of MODE user runs as the GPU user (ROCM_WIZARD_GPU_USER, else the sudo caller)
+# when there is one. One task for the whole plan: a host with nothing left to do costs one command.
+CHECKED = "\n".join([
+    "import json, os, pwd, subprocess, sys",
+    "read, path, line, checks = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])",
+    "got = subprocess.run(['sh', '-c', read, 'sh', path, line], stdout=subprocess.PIPE)",
+    "if got.returncode != 0:",
+    "    sys.exit(got.returncode)",
+    "done = got.stdout.decode().split()",
+    "name = os.environ.get('ROCM_WIZARD_GPU_USER') or os.environ.get('SUDO_USER') or ''",
+    "kw = {}",
+    "if os.geteuid() == 0 and name and name != 'root':",
+    "    try:",
+    "        pw = pwd.getpwnam(name)",
+    "    except KeyError:",
+    "        sys.exit(f'{name}: no such user (rocm_wizard_gpu_user)')",
+    "    def drop():",
+    "        os.initgroups(pw.pw_name, pw.pw_gid)",
+    "        os.setgid(pw.pw_gid)",
+    "        os.setuid(pw.pw_uid)",
+    "    kw = {'preexec_fn': drop, 'cwd': '/', 'env': {**os.environ, 'HOME': pw.pw_dir, 'USER': name, 'LOGNAME': name}}",
+    "drifted = set()",
+    "for k, mode, argv in checks:",
+    "    if str(k) not in done:",
+    "        continue",
+    "    try:",
+    "        rc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **(kw if mode == 'user' else {})).returncode",
+    "    except OSError:",
+    "        rc = 127",
+    "    if rc != 0:",
+    "        drifted.add(str(k))",
+    "        print(f'drift: step {k} is recorded as done, but the machine says otherwise: it runs again', file=sys.stderr)",
+    "print('\\n'.join(k for k in done if k not in drifted))",
+])
+
+
+def _read_and_check(read: dict[str, Any], progress: str, checks: Sequence[tuple[int, Action]]) -> dict[str, Any]:
+    spec = json.dumps([[k, "root" if c.root else "user", list(c.command())] for k, c in checks])
+    return {**read, "name": "Read this host's progress (the steps rocm-wizard finished) and check them on the machine",
+            "ansible.builtin.command": {"argv": _literal(["python3", "-c", CHECKED, READ_RECORD, progress, STEP_LINE, spec])},
+            "environment": {"ROCM_WIZARD_GPU_USER": T("{{ rocm_wizard_gpu_user | default('') }}")}}
 
 
 def _binding_tasks(title: str, a: Action, reg: str) -> list[dict[str, Any]]:
@@ -209,7 +374,7 @@ def _drift_tasks(k: int, kind: str, title: str, check: Action, reg: str, done: s
     return [{
         "name": f"{title}: still done on the machine? {label}",
         "ansible.builtin.command": {"argv": _literal(check.command())},
-        **({"become": True} if check.root else {}),
+        **_become(check),
         "register": reg,
         "changed_when": False,
         "failed_when": False,
@@ -250,7 +415,7 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
                 "name": f"{title}: already done? {label}",
                 "ansible.builtin.command": {"argv": _literal(a.check)},
                 **_env(a),
-                **({"become": True} if a.root else {}),
+                **_become(a),
                 "register": f"{reg}_done",
                 "changed_when": False,
                 "failed_when": False,
@@ -262,8 +427,7 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
             out += before
         task.update(_env(a))
         when = [available(r) for r in a.requires]  # a machine that cannot provide it (a real root: no GPU) skips it
-        if a.root:
-            task["become"] = True
+        task.update(_become(a))
         if a.timeout:
             task["timeout"] = int(a.timeout)
         if a.redact:
@@ -276,29 +440,39 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
         if tuple(a.ok_codes) != (0,):
             task["failed_when"] = f"{reg}.rc not in {list(a.ok_codes)}"
         task["changed_when"] = step.kind not in (PREFLIGHT, VERIFY_KIND)
+        if retryable(a):  # the network: again after a pause, until the exit code is accepted
+            task.update(retry_keywords(reg, a.ok_codes))
         if step.kind == VERIFY_KIND:  # its JSON comes back first, pass or fail; then a failure fails the host
             task["failed_when"] = False
+            task["tags"] = [CAPTURE]  # under fleet run the JSON comes back in the play's events (no module per host)
         out.append(task)
         if step.kind == VERIFY_KIND:
+            standalone = f"{BY_EVENTS} is not defined"
             out += [{
                 "name": f"{title}: the controller's results directory for this host",
                 "ansible.builtin.file": {"path": T(RESULTS + "/{{ inventory_hostname }}"), "state": "directory",
                                          "mode": "0755"},
                 "delegate_to": "localhost",
                 "check_mode": False,
+                "when": standalone,
             }, {
                 "name": f"{title}: bring the suite's JSON back to the controller",
                 "ansible.builtin.copy": {"content": T("{{ %s.stdout }}" % reg),
                                          "dest": T(RESULTS + "/{{ inventory_hostname }}/verify.json"), "mode": "0644"},
                 "delegate_to": "localhost",
-                "when": f"{reg}.stdout is defined",
-            }, *[{
+                "when": [standalone, f"{reg}.stdout is defined"],
+            }, *[t for r in a.requires for t in ({
                 "name": f"{title}: the controller records that this host cannot run it",
                 "ansible.builtin.copy": {"content": T("{{ {'skipped': %s} | to_json }}" % unavailable(r)),
                                          "dest": T(RESULTS + "/{{ inventory_hostname }}/verify.json"), "mode": "0644"},
                 "delegate_to": "localhost",
-                "when": f"{unavailable(r)} | length > 0",
-            } for r in a.requires], {
+                "when": [standalone, f"{unavailable(r)} | length > 0"],
+            }, {
+                "name": f"{title}: this host cannot run it",
+                "ansible.builtin.debug": {"msg": T("{{ {'skipped': %s} | to_json }}" % unavailable(r))},
+                "when": [f"{BY_EVENTS} is defined", f"{unavailable(r)} | length > 0"],
+                "tags": [CAPTURE],
+            })], {
                 "name": f"{title}: the suite passed",
                 "ansible.builtin.assert": {"that": [f"{reg}.rc is not defined or {reg}.rc == 0"],
                                            "fail_msg": T(f"verify failed (exit {{{{ {reg}.rc }}}}): see "
@@ -321,6 +495,17 @@ def available(requirement: str) -> str:
 
 def _literal(argv: Sequence[str]) -> list[Literal]:
     return [Literal(x) for x in argv]
+
+
+def _become(a: Action) -> dict[str, Any]:
+    """Root actions become root; user actions (venv, pip) become ``rocm_wizard_gpu_user`` when it is set (connecting as
+    an admin with sudo), else run as whoever connects."""
+    if a.root:
+        return {"become": True}
+    if a.as_user:
+        return {"become": T("{{ rocm_wizard_gpu_user | default('') | length > 0 }}"),
+                "become_user": T("{{ rocm_wizard_gpu_user | default(omit) }}")}
+    return {}
 
 
 def _env(a: Action) -> dict[str, Any]:

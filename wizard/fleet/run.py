@@ -20,7 +20,7 @@ from wizard import binding, lazy_re
 from wizard.fleet import FleetError
 from wizard.fleet.ansible_run import PlaybookResult, run_playbook, write_playbook
 from wizard.fleet.detect import CAPTURE, HostFacts, detect, forget
-from wizard.fleet.export import MARKER, available, export, unavailable
+from wizard.fleet.export import BY_EVENTS, MARKER, available, export, unavailable
 from wizard.fleet.plan import plan_fleet
 from wizard.fleet.yaml_text import Template as T, in_template
 from wizard.model import NEEDS_GPU
@@ -28,6 +28,8 @@ from wizard.record import record
 
 DONE = lazy_re.compile(r"^step (\d+)/(\d+) (\S+): done$", re.I)
 REBOOT = lazy_re.compile(r"^step (\d+)/\d+ reboot: reboot$", re.I)
+STEP = lazy_re.compile(r"^step (\d+)/\d+ ", re.I)  # a step's include, skipped as a whole when done in an earlier run
+EARLIER = "' not in "  # ... its skip names the progress read: "'K' not in ROLE_progress.stdout_lines" was false
 
 
 @record
@@ -88,10 +90,14 @@ def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None =
     rec = prepare(spec, inventory, fleet_dir, limit=limit, serial=serial, max_fail=max_fail, replan=replan,
                   progress=progress)
     results = results or run_dir(fleet_dir, spec) / "results"
-    extra: dict[str, Any] = {"rocm_wizard_results": str(results)}
+    extra: dict[str, Any] = {"rocm_wizard_results": str(results), "rocm_wizard_hosts": "all", BY_EVENTS: True}
     extra["rocm_wizard_serial"] = CANARY if serial is None else serial
     extra["rocm_wizard_max_fail"] = 0 if max_fail is None else max_fail
     res = run_playbook(rec.playbook, inventory, fleet_dir, limit=limit, extra_vars=extra, progress=progress)
+    for e in res.events:  # each host's verify JSON (or why it cannot run it), from the play's events
+        if e.stdout is not None and (m := STEP.match(e.task)) and e.task[m.end():].startswith("verify: "):
+            (results / e.host).mkdir(parents=True, exist_ok=True)
+            (results / e.host / "verify.json").write_text(e.stdout, encoding="utf-8")
     for host in {e.host for e in res.events if e.status == "changed" and (m := DONE.match(e.task))
                  and m.group(3) != "verify"}:
         forget(fleet_dir, host)  # its stack changed: the next fleet plan detects it again
@@ -107,13 +113,15 @@ def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
             ev = res.of(host)
             if limit is not None and not ev:
                 continue
-            done = {int(m.group(1)) for e in ev if e.status in ("ok", "changed") or (
-                    e.status == "skipped" and "_progress.stdout_lines" in e.message)  # done in an earlier run
-                    for m in [DONE.match(e.task)] if m}
+            earlier = {int(m.group(1)) for e in ev if e.status == "skipped" and EARLIER in e.message
+                       and "_progress.stdout_lines" in e.message for m in [STEP.match(e.task)] if m}  # done in an earlier run
+            done = earlier | {int(m.group(1)) for e in ev if e.status in ("ok", "changed") for m in [DONE.match(e.task)] if m}
             failed = next((e for e in ev if e.status in ("failed", "unreachable")), None)
-            reboot = "not needed" if reboot_step is None else next(
-                ("rebooted" if e.status == "changed" else "earlier" for e in ev if REBOOT.match(e.task)
-                 and (e.status in ("changed", "ok") or "_progress.stdout_lines" in e.message)), "not reached")
+            # the reboot task changed: rebooted now; its step skipped as done: earlier (the step's include, named after
+            # the step's title, may match REBOOT too: only a change counts)
+            reboot = "not needed" if reboot_step is None else "rebooted" if any(
+                e.status == "changed" and REBOOT.match(e.task) for e in ev) else "earlier" if reboot_step in earlier \
+                else "not reached"
             verify = verify_result(results / host / "verify.json")
             row: dict[str, Any] = {"host": host, "plan": rec.plan, "steps_done": len(done & set(steps)),
                                    "steps": len(steps), "reboot": reboot, "verify": verify, "failed": None,
@@ -130,6 +138,13 @@ def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
             elif verify["status"] == "fail":
                 row["next"] = f"see the verify findings: {results / host / 'verify.json'}"
             rows.append(row)
+    known = {h for hosts, _s, _r in rec.groups for h in hosts} | {h for h, _r in rec.refused} | {u[0] for u in rec.unknown}
+    for host in sorted({e.host for e in res.events if e.host not in known and e.status in ("failed", "unreachable")}):
+        failed = next(e for e in res.of(host) if e.status in ("failed", "unreachable"))
+        rows.append({"host": host, "plan": rec.plan, "state": "new", "steps_done": 0, "steps": 0, "reboot": "-",
+                     "verify": {"status": "-"}, "failed": {"task": failed.task, "status": failed.status,
+                                                           "message": _last_line(failed.message)},
+                     "next": f"new to the inventory, no plan resolved for it: {again} --replan"})
     for host, reasons in rec.refused:
         rows.append({"host": host, "plan": rec.plan, "refused": list(reasons), "steps_done": 0, "steps": 0,
                      "reboot": "-", "verify": {"status": "-"}, "failed": None,

@@ -65,8 +65,9 @@ class CallbackModule(CallbackBase):
             if isinstance(items, list):
                 capture = {"items": [{"item": i.get("item"), "rc": i.get("rc"), "stdout": i.get("stdout")}
                                      for i in items if isinstance(i, dict) and not i.get("skipped")]}
-            else:
-                capture = {"stdout": result._result.get("stdout")}
+            else:  # a command's stdout, or what a debug task says (msg)
+                out = result._result.get("stdout")
+                capture = {"stdout": out if out is not None else result._result.get("msg")}
         self._record(result._host.get_name(), status, result._task.get_name(), message,
                      rc if isinstance(rc, int) else None, capture)
 
