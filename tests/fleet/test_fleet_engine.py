@@ -41,6 +41,14 @@ def site(root: Path) -> Path:
     return found
 
 
+def canary_first(progress: str) -> bool:
+    """In the wizard's progress lines of the play (``HOST STATUS TASK``), every line of the canary (the inventory's first host)
+    comes before the first line of the other host: a batch of one, then the rest."""
+    hosts = [line.split()[0] for line in progress.splitlines()
+             if line.split() and line.split()[0] in PROFILES and "Wizard:" in line]  # not fleet detect's lines
+    return hosts[:1] == ["seed-7900xt"] and hosts == sorted(hosts, key=list(PROFILES).index)
+
+
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory, torch_python: str) -> dict[str, Path]:
     if os.geteuid() != 0:
@@ -67,6 +75,7 @@ def test_engine_run_installs_the_wizard_runs_each_hosts_plan_then_a_rerun_change
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-5000:]
     rows = {r["host"]: r for r in json.loads(first.stdout)["hosts"]}
     assert set(rows) == set(PROFILES)
+    assert canary_first(first.stderr)
     for host, row in rows.items():
         root = base / host
         assert row["failed"] is None and row["state"] == "done" and row["steps_done"] == row["steps"] > 3, row
@@ -112,11 +121,11 @@ def test_fleet_rollback_restores_each_host_as_the_single_machine_rollback_does(f
     if "before" not in fleet:
         pytest.skip("needs the engine run above")
     before = json.loads(fleet["before"].read_text())
-    res = wizard("fleet", "rollback", "-i", inv, "--fleet-dir", fdir, "--json", cwd=base)
+    res = wizard("fleet", "rollback", "-i", inv, "--fleet-dir", fdir, "--json", "--progress", cwd=base)
     # exit 1, as the single machine's rollback: rx9070xt-noble's user stays in render and video (no undo)
     assert res.returncode == 1, res.stdout[-3000:] + res.stderr[-5000:]
     rows = {r["host"]: r for r in json.loads(res.stdout)["hosts"]}
-    assert set(rows) == set(PROFILES)
+    assert set(rows) == set(PROFILES) and canary_first(res.stderr)
     for host, row in rows.items():
         assert row["state"] == "rolled-back" and row["failed"] is None and row["changed"], row
         after = end_state(base / host)
@@ -144,3 +153,35 @@ def test_a_plan_resolved_for_one_host_is_refused_on_another(fleet: dict[str, Pat
     assert doc["state"] == "failed" and doc["steps_done"] == 0
     assert "not the machine the plan was made for" in res.stderr
     assert end_state(other) == state  # the preflight stopped it before any change
+
+
+def test_a_failure_on_the_canary_stops_the_rest_and_a_rerun_continues_the_hosts_own_run(fleet: dict[str, Path]) -> None:
+    base, inv, fdir = fleet["base"], str(fleet["inv"]), str(fleet["fleet"])
+    if "before" not in fleet:
+        pytest.skip("needs the engine run and the rollback above")
+    fail = base / "seed-7900xt" / ".sandbox" / "fail" / "amdgpu-install"
+    fail.parent.mkdir(parents=True, exist_ok=True)
+    fail.write_text("--usecase\nE: Unable to locate package rocm-hip-runtime (injected by the test)\n")
+    rest = (base / "rx9070xt-noble" / ".sandbox/calls.log").read_text()
+    first = wizard("fleet", "run", PLAN, "-i", inv, "--fleet-dir", fdir, "--engine", "--json", cwd=base)
+    assert first.returncode == 1, first.stdout[-3000:] + first.stderr[-5000:]
+    rows = {r["host"]: r for r in json.loads(first.stdout)["hosts"]}
+    canary = rows["seed-7900xt"]
+    assert canary["state"] == "failed" and canary["failed"]["task"] == "Wizard: run the plan on this host", canary
+    assert "Unable to locate package" in canary["failed"]["message"] or "rocm_install" in canary["failed"]["message"]
+    assert "fleet rollback" in canary["next"] and "--limit seed-7900xt" in canary["next"]
+    # the batch after the canary never started: nothing ran on the other host
+    assert (base / "rx9070xt-noble" / ".sandbox/calls.log").read_text() == rest
+    assert rows["rx9070xt-noble"]["state"] is None and rows["rx9070xt-noble"]["steps_done"] == 0
+    failed_run = json.loads(wizard("--sandbox", str(base / "seed-7900xt"), "status", "--json", cwd=base).stdout)
+    assert failed_run["state"] == "failed"
+
+    fail.unlink()
+    again = wizard("fleet", "run", PLAN, "-i", inv, "--fleet-dir", fdir, "--engine", "--json", cwd=base)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-5000:]
+    rows = {r["host"]: r for r in json.loads(again.stdout)["hosts"]}
+    assert all(r["state"] == "done" and r["failed"] is None for r in rows.values()), rows
+    # the canary's own run went on (the same run id), as rocm-wizard resume continues it
+    assert rows["seed-7900xt"]["run_id"] == failed_run["run_id"]
+    assert json.loads((fleet["fleet"] / "runs" / PLAN / "engine" / "results" / "seed-7900xt" / "run.json")
+                      .read_text())["action"] == "resume"

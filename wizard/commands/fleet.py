@@ -281,6 +281,7 @@ def _engine_here(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyp
     from wizard.commands.status import status_dict
     from wizard.fleet import host_engine
     from wizard.runner import planfile
+    from wizard.runner.records import RunState
     from wizard.runner.service import RunError
 
     if ctx.read_only:
@@ -296,6 +297,7 @@ def _engine_here(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyp
     service = ctx.runs
     decision = host_engine.decide(service, plan)
     state, message, code = decision.state, "this plan's run is done here: nothing to do", exit_codes.OK
+    out = None
     if decision.move is not host_engine.Move.NONE:
         with redirect_stdout(sys.stderr):
             view = ConsoleView(verbose=bool(getattr(args, "verbose", False)), cli=service.machine.cli)
@@ -305,16 +307,14 @@ def _engine_here(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyp
                 else:
                     out = service.resume(run_id=decision.run_id, on_event=view, yes=False, ask_reboot=lambda: False)
             except RunError as exc:
-                out = None
                 err = run_error(exc)
                 message, code = err.message, err.code
-        if out is not None:
-            state, message, code = out.state, out.message, exit_code_for(out.state)
-        else:
-            from wizard.runner.records import RunState
-
-            state = RunState(status_dict(ctx)["state"])
-    print(json.dumps(host_engine.report(decision, state, message, service, status_dict(ctx))))
+    status = status_dict(ctx)
+    if out is not None:
+        state, message, code = out.state, out.message, exit_code_for(out.state)
+    elif decision.move is not host_engine.Move.NONE:  # refused before it began: the run as it stands
+        state = RunState(status["state"])
+    print(json.dumps(host_engine.report(decision, out is not None, state, message, service, status)))
     return code
 
 

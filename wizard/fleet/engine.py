@@ -27,7 +27,7 @@ from wizard.fleet.ansible_run import Event, PlaybookResult, run_playbook, write_
 from wizard.fleet.detect import CAPTURE, detect, forget
 from wizard.fleet.export import REBOOT_TIMEOUT
 from wizard.fleet.plan import plan_fleet
-from wizard.fleet.run import CANARY, Serial, run_dir
+from wizard.fleet.run import CANARY, Serial, _last_line, run_dir, unplanned_rows
 from wizard.fleet.wheels import WheelSet, wheel_set
 from wizard.fleet.yaml_text import Template as T, in_template
 from wizard.record import record
@@ -289,15 +289,7 @@ def run_rows(rec: EngineRun, res: PlaybookResult, results: Path, inventory: str,
         elif row["verify"]["status"] == "fail":
             row["next"] = f"see the verify findings: rocm-wizard status on the host ({results / host / 'run.json'})"
         rows.append(row)
-    for host, reasons in rec.refused:
-        rows.append({"host": host, "plan": rec.plan, "refused": list(reasons), "steps_done": 0, "steps": 0,
-                     "reboot": "-", "verify": {"status": "-"}, "failed": None,
-                     "next": "the plan does not fit this machine: `rocm-wizard plans` on it lists the ones that do"})
-    for host, status_, reason in rec.unknown:
-        rows.append({"host": host, "plan": rec.plan, "state": status_, "steps_done": 0, "steps": 0, "reboot": "-",
-                     "verify": {"status": "-"}, "failed": {"task": "detect", "status": status_, "message": reason},
-                     "next": f"make the host answer, then: {again} --replan"})
-    return rows
+    return rows + unplanned_rows(rec.plan, rec.refused, rec.unknown, again)
 
 
 def rollback_playbook_doc() -> list[dict[str, Any]]:
@@ -377,11 +369,6 @@ def fleet_rollback(inventory: str, fleet_dir: Path, *, limit: str | None = None,
         if row["changed"]:
             forget(fleet_dir, host)
     return rows
-
-
-def _last_line(text: str) -> str:
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-    return lines[-1][:300] if lines else ""
 
 
 def all_rolled_back(rows: list[dict[str, Any]]) -> bool:

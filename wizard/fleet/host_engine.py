@@ -17,6 +17,7 @@ from typing import Any
 from wizard.model import ResolvedPlan
 from wizard.record import record
 from wizard.runner import planfile
+from wizard.runner.journal import JournalError
 from wizard.runner.records import RunState
 from wizard.runner.service import RunService
 
@@ -44,7 +45,10 @@ def decide(service: RunService, plan: ResolvedPlan) -> Decision:
     run = service.current()
     if run is None:
         return Decision(Move.START, None, RunState.NONE)
-    view = run.view()
+    try:
+        view = run.view()
+    except JournalError:  # start() refuses with the run service's own words (abandon forgets it)
+        return Decision(Move.START, run.id, RunState.NONE)
     try:
         same = digest(run.plan()) == digest(plan)
     except (planfile.PlanFileError, OSError):
@@ -61,16 +65,20 @@ def steps_done(service: RunService) -> tuple[int, int]:
     run = service.current()
     if run is None:
         return 0, 0
-    view = run.view()
+    try:
+        view = run.view()
+    except JournalError:
+        return 0, 0
     runs = [i for i in range(view.total_steps) if i not in view.skipped_steps]
     return len([i for i in runs if i in view.done_steps]), len(runs)
 
 
-def report(decision: Decision, state: RunState, message: str, service: RunService,
+def report(decision: Decision, ran: bool, state: RunState, message: str, service: RunService,
            status: dict[str, Any]) -> dict[str, Any]:
-    """The JSON the host prints (the play brings it back as the host's run report)."""
+    """The JSON the host prints (the play brings it back as the host's run report). ``ran``: a run was started
+    or resumed (not refused before it began)."""
     done, total = steps_done(service)
-    return {"action": decision.move.value, "changed": decision.move is not Move.NONE, "state": state.value,
+    return {"action": decision.move.value, "changed": ran, "state": state.value,
             "message": message, "steps_done": done, "steps": total, "status": status}
 
 
