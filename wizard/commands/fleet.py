@@ -1,4 +1,4 @@
-"""`rocm-wizard fleet detect|plan|run|verify -i INVENTORY`: many machines through Ansible (wizard.fleet).
+"""`rocm-wizard fleet detect|plan|run|verify|rollback -i INVENTORY`: many machines through Ansible (wizard.fleet).
 
 Needs Ansible (`pip install 'rocm-wizard[fleet]'`); without it: one line, exit 1. Every host's
 facts, exports, results and the report go to the fleet directory (`--fleet-dir`, default
@@ -6,8 +6,9 @@ facts, exports, results and the report go to the fleet directory (`--fleet-dir`,
 verify: every host finished and passed; detect --reference: besides, no host drifts from the reference), 1 some
 host failed, could not be read or drifts, 2 bad usage, an unreadable inventory or reference, 5 the plan fits no
 host. `fleet report` reads the history kept in the results directory (`--results`, default the fleet
-directory): exit 0, or 1 when nothing is recorded. `fleet facts` is the host side: this machine's facts as the
-controller reads them.
+directory): exit 0, or 1 when nothing is recorded. `fleet rollback`: 0 every host's run is rolled back, 1 a host
+failed, could not be reached or could not restore everything. `fleet facts` and `fleet engine` are the host side:
+this machine's facts as the controller reads them, and the plan run by this machine's wizard (fleet run --engine).
 """
 
 from __future__ import annotations
@@ -40,6 +41,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         sp.add_argument("--progress", action="store_true",
                         help="one line per host and task on stderr (the wizard's stdout callback instead of yours)")
 
+    def batches(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--serial", type=serial_batches, metavar="N|LIST",
+                        help="hosts per batch (Ansible's serial): a number, or batches such as 1,10%%,100%% "
+                             "(default: 1,10%%,100%%, a canary first)")
+        sp.add_argument("--max-fail", type=whole_number("percentage", 0, 100), metavar="PCT",
+                        help="stop when more than PCT %% of a batch fail (default 0: the first failure stops "
+                             "the hosts after it)")
+
     d = sub.add_parser("detect", help="every host's GPUs, driver, ROCm, torch and findings; which are alike")
     common(d)
     d.add_argument("--reference", metavar="HOST|FACTS.json",
@@ -54,13 +63,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     r = sub.add_parser("run", help="run a plan on every host it fits through ansible-playbook")
     r.add_argument("plan", metavar="NAME|FILE")
     common(r)
-    r.add_argument("--serial", type=serial_batches, metavar="N|LIST",
-                   help="hosts per batch (Ansible's serial): a number, or batches such as 1,10%%,100%% "
-                        "(default: 1,10%%,100%%, a canary first)")
-    r.add_argument("--max-fail", type=whole_number("percentage", 0, 100), metavar="PCT",
-                   help="stop the run when more than PCT %% of a batch fail (default 0: the first failure stops "
-                        "the hosts after it)")
+    batches(r)
     r.add_argument("--replan", action="store_true", help="detect and resolve again instead of continuing the saved run")
+    r.add_argument("--engine", action="store_true",
+                   help="install this wizard on every host (/opt/rocm-wizard/venv) and run the plan with its engine "
+                        "there: journal, lock, preflight and rollback local to each host")
+    rb = sub.add_parser("rollback", help="roll back each host's wizard run (rocm-wizard rollback on every host, "
+                                         "canary first)")
+    common(rb)
+    batches(rb)
     v = sub.add_parser("verify", help="run only the verification suite on every host")
     common(v)
     rp = sub.add_parser("report", help="the runs kept in the results directory; which hosts changed stack since the last")
@@ -70,6 +81,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     c.add_argument("dir", metavar="DIR", help="where the tarball goes (made if missing)")
     c.add_argument("--repository", metavar="URL", help="the repository URL galaxy.yml names (Galaxy wants one to publish)")
     sub.add_parser("facts", help=argparse.SUPPRESS)
+    e = sub.add_parser("engine", help=argparse.SUPPRESS)  # the host side of fleet run --engine
+    e.add_argument("plan_file", metavar="PLAN.json")
 
 
 def serial_batches(text: str) -> int | list[int | str]:
@@ -101,6 +114,8 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
         except FleetError as exc:
             raise CommandError(f"error: {exc}", exit_codes.FAILURE) from None
         return exit_codes.OK
+    if args.fleet_command == "engine":
+        return _engine_here(args, ctx)
     fleet_dir = _fleet_dir(args)
     try:
         _private(fleet_dir)
@@ -110,6 +125,8 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
             return _plan(args, fleet_dir)
         if args.fleet_command == "run":
             return _run(args, fleet_dir)
+        if args.fleet_command == "rollback":
+            return _rollback(args, fleet_dir)
         if args.fleet_command == "report":
             return _report(args, fleet_dir)
         return _verify(args, fleet_dir)
@@ -237,18 +254,80 @@ def _plan(args: argparse.Namespace, fleet_dir: Path) -> int:
 
 
 def _run(args: argparse.Namespace, fleet_dir: Path) -> int:
-    from wizard.fleet import report
+    from wizard.fleet import engine, report
     from wizard.fleet.run import all_ok, fleet_run
 
-    rows = fleet_run(args.plan, args.inventory, fleet_dir, limit=args.limit, serial=args.serial,
-                     max_fail=args.max_fail, replan=args.replan, progress=args.progress,
-                     results=args.results and _results(args, fleet_dir) / "verify")
+    rows = (engine.fleet_run if args.engine else fleet_run)(
+        args.plan, args.inventory, fleet_dir, limit=args.limit, serial=args.serial, max_fail=args.max_fail,
+        replan=args.replan, progress=args.progress,
+        results=args.results and _results(args, fleet_dir) / ("hosts" if args.engine else "verify"))
     j, h = report.write(_results(args, fleet_dir), "run", rows, fleet_dir=fleet_dir,
                         plan=rows[0]["plan"] if rows else args.plan)
     _show(args, rows, j, h, ("host", "plan", "steps done", "reboot", "verify", "failed", "what to do"),
           lambda r: [r["host"], r["plan"], f"{r['steps_done']}/{r['steps']}" if not r.get("refused") else "refused",
                      r["reboot"], _verify_cell(r["verify"]), _failed_cell(r), r.get("next") or ""])
     return exit_codes.OK if all_ok(rows) else exit_codes.FAILURE
+
+
+def _rollback(args: argparse.Namespace, fleet_dir: Path) -> int:
+    from wizard.fleet import report
+    from wizard.fleet.engine import all_rolled_back, fleet_rollback
+
+    rows = fleet_rollback(args.inventory, fleet_dir, limit=args.limit, serial=args.serial, max_fail=args.max_fail,
+                          progress=args.progress, results=args.results and _results(args, fleet_dir) / "rollback")
+    j, h = report.write(_results(args, fleet_dir), "rollback", rows, fleet_dir=fleet_dir)
+    _show(args, rows, j, h, ("host", "plan", "run", "state", "cannot restore", "failed", "what to do"),
+          lambda r: [r["host"], r.get("plan") or "", r.get("run_id") or "", r.get("state") or "",
+                     "; ".join(r["cannot"]), _failed_cell(r), r.get("next") or ""])
+    return exit_codes.OK if all_rolled_back(rows) else exit_codes.FAILURE
+
+
+def _engine_here(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
+    """The host side of ``fleet run --engine``: this machine's wizard runs (or continues) the resolved plan the
+    play copied here; a reboot step stops the run for the caller's reboot. Progress goes to stderr, the run
+    report (JSON) to stdout. Exit codes as ``--plan``'s: 0 done, 1 failed, 3 reboot pending, 4 locked, 5 refused."""
+    from contextlib import redirect_stdout
+
+    from wizard.commands import CommandError, resolve_plan_or_fail, run_error
+    from wizard.commands.console import ConsoleView, exit_code_for
+    from wizard.commands.status import status_dict
+    from wizard.fleet import host_engine
+    from wizard.runner import planfile
+    from wizard.runner.records import RunState
+    from wizard.runner.service import RunError
+
+    if ctx.read_only:
+        raise CommandError("error: --from names a recorded machine; nothing runs there", exit_codes.USAGE)
+    if ctx.sandbox and not ctx.verify_python:  # a rehearsal host: the CPU torch its connection gives plays torch
+        from wizard.sandbox.executor import SANDBOX_VERIFY_PYTHON
+
+        ctx.verify_python = os.environ.get(SANDBOX_VERIFY_PYTHON) or None
+    if not planfile.is_plan_file(args.plan_file):
+        raise CommandError(f"error: {args.plan_file}: not a resolved plan file (fleet run --engine copies one)",
+                           exit_codes.USAGE)
+    plan = resolve_plan_or_fail(args.plan_file, ctx)
+    service = ctx.runs
+    decision = host_engine.decide(service, plan)
+    state, message, code = decision.state, "this plan's run is done here: nothing to do", exit_codes.OK
+    out = None
+    if decision.move is not host_engine.Move.NONE:
+        with redirect_stdout(sys.stderr):
+            view = ConsoleView(verbose=bool(getattr(args, "verbose", False)), cli=service.machine.cli)
+            try:
+                if decision.move is host_engine.Move.START:
+                    out = service.start(plan, on_event=view, yes=False, ask_reboot=lambda: False)
+                else:
+                    out = service.resume(run_id=decision.run_id, on_event=view, yes=False, ask_reboot=lambda: False)
+            except RunError as exc:
+                err = run_error(exc)
+                message, code = err.message, err.code
+    status = status_dict(ctx)
+    if out is not None:
+        state, message, code = out.state, out.message, exit_code_for(out.state)
+    elif decision.move is not host_engine.Move.NONE:  # refused before it began: the run as it stands
+        state = RunState(status["state"])
+    print(json.dumps(host_engine.report(decision, out is not None, state, message, service, status)))
+    return code
 
 
 def _verify(args: argparse.Namespace, fleet_dir: Path) -> int:

@@ -34,16 +34,18 @@ def signature(plan: ResolvedPlan) -> tuple[Any, ...]:
                  for s in plan.steps)
 
 
-def plan_fleet(spec: str, hosts: Sequence[HostFacts], mirrors: Mapping[str, MirrorConfig] | None = None) -> FleetPlan:
+def plan_fleet(spec: str, hosts: Sequence[HostFacts], mirrors: Mapping[str, MirrorConfig] | None = None, *,
+               wizard_python: str = WIZARD_PYTHON) -> FleetPlan:
     """Raises PlanError for an unknown plan or a malformed plan file (the same for every host).
-    ``mirrors``: host -> the mirror configuration its plan is resolved with (a real root's rehearsal mirror)."""
+    ``mirrors``: host -> the mirror configuration its plan is resolved with (a real root's rehearsal mirror).
+    ``wizard_python``: the interpreter the plan's own wizard steps (verify, downloads) run with on the host."""
     by_sig: dict[tuple[Any, ...], tuple[ResolvedPlan, list[str], tuple[str, ...]]] = {}
     refused: list[tuple[str, tuple[str, ...]]] = []
     for h in hosts:
         if h.facts is None:
             continue
         try:
-            rp = resolve_plan(spec, h.facts, state_dir=paths.ROOT_STATE, wizard_python=WIZARD_PYTHON,
+            rp = resolve_plan(spec, h.facts, state_dir=paths.ROOT_STATE, wizard_python=wizard_python,
                               mirrors=(mirrors or {}).get(h.host))
         except PlanRefused as exc:
             refused.append((h.host, tuple(exc.reasons)))

@@ -145,12 +145,19 @@ def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
                      "verify": {"status": "-"}, "failed": {"task": failed.task, "status": failed.status,
                                                            "message": _last_line(failed.message)},
                      "next": f"new to the inventory, no plan resolved for it: {again} --replan"})
-    for host, reasons in rec.refused:
-        rows.append({"host": host, "plan": rec.plan, "refused": list(reasons), "steps_done": 0, "steps": 0,
+    return rows + unplanned_rows(rec.plan, rec.refused, rec.unknown, again)
+
+
+def unplanned_rows(plan: str, refused: Sequence[tuple[str, Sequence[str]]], unknown: Sequence[tuple[str, str, str]],
+                   again: str) -> list[dict[str, Any]]:
+    """The rows of the hosts a run did not give the plan: refused ones (with why) and those detect could not read."""
+    rows: list[dict[str, Any]] = []
+    for host, reasons in refused:
+        rows.append({"host": host, "plan": plan, "refused": list(reasons), "steps_done": 0, "steps": 0,
                      "reboot": "-", "verify": {"status": "-"}, "failed": None,
                      "next": "the plan does not fit this machine: `rocm-wizard plans` on it lists the ones that do"})
-    for host, status, reason in rec.unknown:
-        rows.append({"host": host, "plan": rec.plan, "state": status, "steps_done": 0, "steps": 0, "reboot": "-",
+    for host, status, reason in unknown:
+        rows.append({"host": host, "plan": plan, "state": status, "steps_done": 0, "steps": 0, "reboot": "-",
                      "verify": {"status": "-"}, "failed": {"task": "detect", "status": status, "message": reason},
                      "next": f"make the host answer, then: {again} --replan"})
     return rows

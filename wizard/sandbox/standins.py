@@ -501,11 +501,15 @@ def pip(root: Path, args: list[str], venv: str | None) -> int:
         return 0
     if cmd == "install":
         index, reqs, i = None, [], 0
+        links: str | None = None
         while i < len(rest):
             a = rest[i]
-            if a in ("--index-url", "-i", "--extra-index-url", "-c", "--constraint", "-r", "--requirement"):
+            if a in ("--index-url", "-i", "--extra-index-url", "-c", "--constraint", "-r", "--requirement",
+                     "--find-links", "-f"):
                 val = rest[i + 1]
-                if a in ("--index-url", "-i"):
+                if a in ("--find-links", "-f"):
+                    links = val
+                elif a in ("--index-url", "-i"):
                     index = val
                 elif a in ("-r", "--requirement"):
                     for line in m.inside(root, val).read_text().splitlines():
@@ -521,6 +525,8 @@ def pip(root: Path, args: list[str], venv: str | None) -> int:
             elif not a.startswith("-"):
                 reqs.append(a)
             i += 1
+        if links is not None and "--no-index" in rest:
+            return _install_wheels(root, site, links, reqs)
         plan: list[tuple[str, str]] = []
         for r in reqs:
             mo = re.match(r"^([A-Za-z0-9_.\-]+)(\[[^\]]*\])?\s*(?:==\s*([^\s;]+))?", r)
@@ -534,6 +540,54 @@ def pip(root: Path, args: list[str], venv: str | None) -> int:
             print("Successfully installed " + " ".join(f"{n}-{v}" for n, v in plan))
         return 0
     raise Fail(f'ERROR: unknown command "{cmd}"', 1)
+
+
+def _install_wheels(root: Path, site: Path, links: str, reqs: list[str]) -> int:
+    """``pip install --no-index --find-links DIR REQ...``: the requirements and what they require, each from its
+    wheel in DIR (the machine's DIR), unpacked into the venv as pip installs a pure-Python wheel; a requirement no
+    wheel there satisfies fails before anything changes, with pip's message."""
+    import zipfile
+
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    found: dict[str, tuple[str, Path]] = {}
+    for w in sorted(m.inside(root, links).glob("*.whl")):
+        parts = w.name[:-4].split("-")
+        if len(parts) >= 5:
+            found[_norm(parts[0])] = (parts[1], w)
+    chosen: dict[str, Path] = {}
+    todo = list(reqs)
+    while todo:
+        text = todo.pop(0)
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            raise Fail(f"ERROR: Invalid requirement: '{text}'", 1) from None
+        if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+            continue
+        key = _norm(req.name)
+        if key in chosen:
+            continue
+        have = found.get(key)
+        if have is None or not req.specifier.contains(have[0], prereleases=True):
+            raise Fail(f"ERROR: Could not find a version that satisfies the requirement {text} (from versions: "
+                       f"{have[0] if have else 'none'})\nERROR: No matching distribution found for {req.name}", 1)
+        chosen[key] = have[1]
+        with zipfile.ZipFile(have[1]) as z:
+            meta = next((n for n in z.namelist() if re.match(r"^[^/]+\.dist-info/METADATA$", n)), None)
+            text_meta = z.read(meta).decode("utf-8", "replace") if meta else ""
+        todo += [r.strip() for r in re.findall(r"^Requires-Dist:(.+)$", text_meta, re.M)]
+    for key, wheel in chosen.items():  # everything found before anything changes, as pip does
+        _uninstall(site, key)
+        with zipfile.ZipFile(wheel) as z:
+            names = z.namelist()
+            if any(n.startswith("/") or ".." in n.split("/") for n in names):
+                raise Fail(f"ERROR: {wheel.name}: a file of the wheel leaves the install directory", 1)
+            z.extractall(site)
+            info = next(n.split("/")[0] for n in names if n.split("/")[0].endswith(".dist-info"))
+        (site / info / "INSTALLER").write_text("pip\n")
+    print("Successfully installed " + " ".join(w.name.split("-")[0] + "-" + w.name.split("-")[1] for w in chosen.values()))
+    return 0
 
 
 # ------------------------------------------------------------------------------ apt, dpkg, amdgpu-install
