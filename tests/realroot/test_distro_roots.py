@@ -135,21 +135,49 @@ def test_core_sdk_replaces_debians_rocm_and_runs_again_with_no_change(tmp_path: 
     assert sorted(p.name for p in (d / venv.lstrip("/")).glob("lib/python3*/site-packages/*")) == site
 
 
-def test_a_system_plan_refuses_to_take_debians_python3_torch_along(tmp_path: Path) -> None:
+def test_the_mixed_root_is_refused_by_default_and_repaired_to_one_stream_after_asking(tmp_path: Path) -> None:
     """core-sdk on the mixed machine: the purge of Debian's ROCm would take python3-torch (through libtorch2.6
-    and its MPI/UCX libraries) along; apt's real simulation says so, the run stops naming them, and nothing
-    of dpkg's state changed."""
+    and its MPI/UCX libraries) along; apt's real simulation says so, the run stops naming them and the
+    ``--allow-remove`` that lets them go, and nothing of dpkg's state changed. Given that consent, the plan
+    purges AMD's 6.2.4 and Debian's ROCm with them and installs AMD's Core SDK: one stream remains. Run again
+    with the same consent: nothing changes."""
     d = tmp_path / "root"
     made = wizard_cli("--sandbox", str(d), "--profile", "debian13-mixed", "--root", "debian13", "detect", timeout=3600)
     assert made.returncode == 0, made.stderr[-2000:]
     before = _dpkg(d)
     run = wizard_cli("--sandbox", str(d), "--plan", "core-sdk", "--yes")
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
-    named = re.findall(r"^\s*other installed packages depend on these and apt would remove them too: ([^;$]+);",
-                       run.stdout, re.M)
+    named = re.findall(r"^[\s|]*other installed packages depend on these and apt would remove them too: ([^;$]+);"
+                       r".*, or allow it: --allow-remove (\S+)$", run.stdout, re.M)
     assert named, run.stdout[-3000:]
-    assert {"python3-torch", "libtorch2.6"} <= set(named[-1].split()), named
+    dependents, consent = named[-1][0].split(), named[-1][1]
+    assert {"python3-torch", "libtorch2.6"} <= set(dependents) and consent.split(",") == dependents, named
     assert _dpkg(d) == before
+    assert wizard_cli("--sandbox", str(d), "abandon", "--yes").returncode == 0
+
+    debian = set(DISTRO_PROFILES["debian13-mixed"].distro_packages) | set(dependents)
+    dry = wizard_cli("--sandbox", str(d), "--plan", "core-sdk", "--allow-remove", consent, "--dry-run")
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    said = ""  # the script's comments joined back as written (wrapped at spaces, or after a hyphen)
+    for line in (ln.lstrip("# ").strip() for ln in dry.stdout.splitlines() if ln.startswith("#")):
+        said += line if said.endswith("-") else " " + line
+    assert f"because you allowed it (--allow-remove): {' '.join(dependents)}" in said, dry.stdout[-3000:]
+    first = wizard_cli("--sandbox", str(d), "--plan", "core-sdk", "--allow-remove", consent, "--yes")
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
+    after = _dpkg(d)
+    assert not debian & set(after), sorted(debian & set(after))
+    assert "amdgpu-install" not in after and not (d / "opt/rocm-6.2.4").exists()
+    assert any(p.startswith("amdrocm") for p in after)
+    facts = json.loads(wizard_cli("--sandbox", str(d), "detect", "--json").stdout)
+    assert {i["stream"] for i in facts["rocm"]["installs"]} == {"core-sdk", "pip"}, facts["rocm"]["installs"]
+    assert not [e for e in facts["python_envs"] if e["kind"] == "system" and e["torch"]]
+    venv = d / "home/user/rocm-wizard-venv"
+    site = sorted(p.name for p in venv.glob("lib/python3*/site-packages/*"))
+    assert "torch" in site
+    second = wizard_cli("--sandbox", str(d), "--plan", "core-sdk", "--allow-remove", consent, "--yes")
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-2000:]
+    assert _dpkg(d) == after
+    assert sorted(p.name for p in venv.glob("lib/python3*/site-packages/*")) == site
 
 
 def test_pip_only_venv_does_not_see_debians_torch_and_pypi_in_pip_conf_stops_it(tmp_path: Path) -> None:
