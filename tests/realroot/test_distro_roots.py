@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -86,6 +87,40 @@ def test_debians_rocminfo_and_rocm_smi_run_without_a_gpu(built: dict, name: str)
     smi = root.run(["/usr/bin/rocm-smi"], timeout=120)  # Debian's rocm-smi says so and exits 0
     assert smi.returncode >= 0 and "Driver not initialized (amdgpu not found in modules)" in smi.stdout + smi.stderr, \
         (smi.returncode, smi.stdout[-500:], smi.stderr[-500:])
+
+
+def test_debians_python3_torch_is_reported_with_what_it_shadows(built: dict) -> None:  # type: ignore[type-arg]
+    """In the Debian 13 root: a venv made by the root's own python3 with --system-site-packages (no torch of its
+    own: the real interpreter imports Debian's), a PYTHONPATH line in the user's ~/.bashrc, and python3 on PATH
+    being Debian's: detect names all three under ``system_torch`` and in one line, diagnose in a finding."""
+    from wizard.realroot.machine import open_root
+
+    d = built["debian13-distro-rocm"][0]
+    root = open_root(d)
+    venv, bashrc = "/home/user/sees-debian", d / "home/user/.bashrc"
+    before = bashrc.read_text()
+    try:
+        made = root.run(["python3", "-m", "venv", "--system-site-packages", "--without-pip", venv], as_user=True)
+        assert made.returncode == 0, made.stderr[-1000:]
+        where = root.run([f"{venv}/bin/python", "-c", "import importlib.util as u; print(u.find_spec('torch').origin)"],
+                         as_user=True)
+        assert where.stdout.strip() == "/usr/lib/python3/dist-packages/torch/__init__.py", where
+        bashrc.write_text(before + "export PYTHONPATH=/usr/lib/python3/dist-packages\n")
+        line = len((before + "x").splitlines())
+        facts = json.loads(wizard_cli("--sandbox", str(d), "detect", "--json").stdout)
+        doc = facts["system_torch"]
+        assert (doc["torch"].split("+")[0], doc["path"]) == (_short(_dpkg(d)["python3-torch"]), "/usr"), doc
+        assert [(s["how"], s["where"]) for s in doc["shadows"]] == [
+            ("venv", venv), ("PYTHONPATH", f"~/.bashrc:{line}"), ("python3", "/usr/bin/python3")], doc
+        text = wizard_cli("--sandbox", str(d), "detect").stdout
+        assert f"is what `import torch` loads for: venv {venv}; PYTHONPATH ~/.bashrc:{line}; python3 " \
+               "/usr/bin/python3" in " ".join(text.split()), text[-3000:]
+        found = json.loads(wizard_cli("--sandbox", str(d), "diagnose", "--json").stdout)
+        ours = [f for f in found["findings"] + found["to_check"] if f["id"] == "system-torch-shadows"]
+        assert ours and any(f"{venv}/pyvenv.cfg line 2" in e for e in ours[0]["evidence"]), ours
+    finally:
+        bashrc.write_text(before)
+        shutil.rmtree(d / venv.lstrip("/"), ignore_errors=True)
 
 
 def test_the_mixed_root_holds_both_streams(built: dict) -> None:  # type: ignore[type-arg]

@@ -4,8 +4,9 @@ parsers: defined here, below both, so no command imports the CLI module."""
 from __future__ import annotations
 
 import argparse
-import re
 from typing import Callable
+
+from wizard import lazy_re
 
 
 def whole_number(noun: str, low: int, high: int | None = None, unit: str = "") -> Callable[[str], int]:
@@ -23,7 +24,7 @@ def whole_number(noun: str, low: int, high: int | None = None, unit: str = "") -
     return convert
 
 
-_PACKAGE = re.compile(r"^[a-z0-9][a-z0-9+.\-]*$")  # a Debian package name (Debian Policy 5.6.1)
+_PACKAGE = lazy_re.compile(r"^[a-z0-9][a-z0-9+.\-]*$")  # a Debian package name (Debian Policy 5.6.1)
 
 
 def package_list(text: str) -> tuple[str, ...]:
