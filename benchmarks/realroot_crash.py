@@ -171,7 +171,9 @@ def one(work: Path, tmpl: Path, seed: int, mode: str, sc: Scenario = DEFAULT) ->
                              "--yes"], cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             stdin=subprocess.DEVNULL, start_new_session=True)
     where = "after the run ended"
-    into = rng.uniform(0.0, 0.5)  # how far into the watched process the kill comes (if it still runs then)
+    # how far into the watched process the kill comes (if it still runs then): the unpack of the Core SDK's
+    # packages lasts about a tenth of a second, the removal of Debian's packages and pip's install seconds
+    into = rng.uniform(0.0, 0.1 if mode == "unpack" else 0.5)
     watched: dict[int, float] = {}  # pid -> when it was first seen
     watching = False
     target = rng.randint(3, 30)
