@@ -80,6 +80,7 @@ class StepContext:
     backup_dir: str = "/var/lib/rocm-wizard/backup"
     wizard_python: str = "python3"
     lock_wait: int = 120  # seconds the preflight waits for a package-manager lock
+    allow_remove: tuple[str, ...] = ()  # installed dependents of the distribution's ROCm a purge may remove too
     effects_before: frozenset[str] = frozenset()  # effects of the steps planned before this one
     earlier: tuple[str, ...] = ()  # kinds of the steps before this one
     later: tuple[str, ...] = ()  # kinds of the steps after this one

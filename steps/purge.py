@@ -63,27 +63,34 @@ NONE_INSTALLED_DPKG = ('for p; do if dpkg-query -W -f \'${db:Status-Abbrev}\' "$
                        'then exit 1; fi; done; exit 0')
 NONE_INSTALLED_RPM = 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0'
 # sh -c NO_DEPENDENTS sh PKG...: apt's simulation of the purge removes nothing but PKG... (a distribution's ROCm
-# libraries are depended on by other packages of the distribution: hipcc, python3-torch-rocm, a user's own);
-# otherwise stop, naming them
+# libraries are depended on by other packages of the distribution: hipcc, python3-torch, a user's own);
+# otherwise stop, naming them and the --allow-remove that would let them go (the user's consent, by name)
 NO_DEPENDENTS = ('out=$(apt-get -s purge "$@" 2>&1) || { printf "%s\\n" "$out" >&2; exit 1; }; '
                  'extra=$(printf "%s\\n" "$out" | awk \'$1 == "Purg" || $1 == "Remv" {sub(/:.*/, "", $2); print $2}\' | '
                  'while read -r p; do keep=1; for w in "$@"; do [ "$p" = "${w%%:*}" ] && keep=0; done; '
                  '[ "$keep" = 1 ] && printf "%s " "$p"; done); '
                  'if [ -n "$extra" ]; then echo "other installed packages depend on these and apt would remove them too: '
-                 '${extra% }; remove or keep them yourself first (the wizard removes only what it detected)" >&2; exit 1; fi; '
+                 '${extra% }; remove or keep them yourself first (the wizard removes only what it detected), '
+                 'or allow it: --allow-remove $(printf "%s" "${extra% }" | tr " " ,)" >&2; exit 1; fi; '
                  'echo "apt removes exactly these packages"')
 _PKG_NAME = lazy_re.compile(r"^[a-z0-9][a-z0-9+.\-]*(:[a-z0-9]+)?$")
 
 
 def packages_to_remove(ctx: StepContext) -> list[str]:
+    """The detected packages of the streams to remove; where the distribution's stream is among them, then the
+    dependents the user allowed to go with it (``--allow-remove``)."""
     streams = ctx.params.streams
     names: list[str] = []
+    distro = False
     for inst in ctx.facts.rocm.installs:
         if inst.stream in streams:
             names.extend(inst.packages)
+            distro = distro or (inst.stream == "distro" and bool(inst.packages))
     for entry in ctx.facts.driver.dkms_packages:  # "amdgpu-dkms 1:6.8.5.60204-..." -> "amdgpu-dkms"
         if "legacy" in streams and entry.split():
             names.append(entry.split()[0])
+    if distro and ctx.pm == "apt":
+        names.extend(ctx.allow_remove)
     out: list[str] = []
     for n in names:
         n = n.strip()
@@ -184,6 +191,10 @@ def plan(ctx: StepContext) -> StepPlan:
         if s.name in ("HSA_OVERRIDE_GFX_VERSION", "ROCM_PATH", "HIP_PATH") and s.where not in ("environment",):
             notes.append(f"stale export? {s.name}={s.value} at {s.where}: not changed by the wizard")
     notes.insert(0, f"packages: {' '.join(pkgs) if pkgs else '(none recorded)'}")
+    allowed = [p for p in ctx.allow_remove if p in pkgs]
+    if allowed:
+        notes.insert(1, f"removed with the distribution's ROCm because you allowed it (--allow-remove): "
+                        f"{' '.join(allowed)}")
     effects: tuple[str, ...] = ()
     if "amdgpu-dkms" in pkgs:
         effects = (KERNEL_DRIVER,)

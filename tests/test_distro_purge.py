@@ -66,3 +66,39 @@ def test_a_system_plan_purges_debians_rocm_first_and_keeps_python3_torch() -> No
     # AMD's own stream alone: no dependents check (amdgpu-install --uninstall owns those)
     legacy = resolve_plan("upgrade-7.2", machines()["seed-7900xt"], state_dir=STATE_DIR)
     assert not any(a.argv[:3] == ("sh", "-c", NO_DEPENDENTS) for s in legacy.steps for a in s.actions)
+
+
+def test_the_refusal_names_the_consent_that_would_let_them_go(tmp_path: Path) -> None:
+    env = _apt(tmp_path, "Purg libtorch2.6 [2.6.0+dfsg-7]\nPurg librocblas0 [5.5.1+dfsg-7]\nPurg python3-torch [2.6.0]\n")
+    res = _run(env, "librocblas0")
+    assert res.returncode == 1
+    assert "--allow-remove libtorch2.6,python3-torch" in res.stderr, res.stderr
+    allowed = _run(env, "librocblas0", "libtorch2.6", "python3-torch")  # what the plan passes once allowed
+    assert allowed.returncode == 0 and "apt removes exactly these packages" in allowed.stdout, allowed.stderr
+
+
+def test_allowed_dependents_are_purged_with_the_distributions_rocm_and_only_then() -> None:
+    base = built_machines()["rx9070xt-noble-fresh"]
+    facts = record.replace(base, rocm=record.replace(base.rocm, version="6.1.2", stream="distro", installs=(
+        RocmInstall(version="6.1.2", stream="distro", path=None, how="package", packages=DEBIAN),)))
+    allowed = ("python3-torch", "libtorch2.6")
+    rp = resolve_plan("upgrade-7.2", facts, state_dir=STATE_DIR, allow_remove=allowed)
+    purge = next(s for s in rp.steps if s.kind == "purge")
+    argvs = [a.argv for a in purge.actions]
+    guard = next(a for a in argvs if a[:3] == ("sh", "-c", NO_DEPENDENTS))
+    removal = next(a for a in argvs if a[:3] == ("apt-get", "-y", "purge"))
+    assert guard[4:] == removal[3:] == (*DEBIAN, *allowed)
+    assert any("because you allowed it (--allow-remove): python3-torch libtorch2.6" in n for n in purge.notes)
+    # no distribution ROCm to purge: the consent removes nothing (AMD's own stream, or nothing installed)
+    for machine in (machines()["seed-7900xt"], base):
+        plain = resolve_plan("upgrade-7.2", machine, state_dir=STATE_DIR, allow_remove=allowed)
+        assert not any("python3-torch" in a for s in plain.steps for act in s.actions for a in act.argv)
+
+
+def test_allow_remove_takes_package_names_only() -> None:
+    from wizard.commands.options import package_list
+
+    assert package_list("python3-torch,libtorch2.6, python3-torch") == ("python3-torch", "libtorch2.6")
+    for bad in ("", "python3-torch,", "Python3-Torch", "a;rm -rf /", "-o"):
+        with pytest.raises(Exception, match="not a comma-separated list of package names"):
+            package_list(bad)

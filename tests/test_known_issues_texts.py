@@ -16,7 +16,7 @@ import pytest
 from wizard.diagnose import diagnose
 from wizard.kb import load_kb
 from wizard.kb.families import family_of_gfx
-from wizard.model import Driver, EnvSetting, EvidenceText, Facts, Gpu, OsInfo, PythonEnv, Rocm
+from wizard.model import Driver, EnvSetting, EvidenceText, Facts, Gpu, OsInfo, PythonEnv, Rocm, TorchShadow
 from wizard.record import replace
 
 pytestmark = pytest.mark.unit
@@ -52,10 +52,12 @@ def _facts(spec: dict[str, Any], text: str) -> Facts:
                     in_render_group=spec.get("in_render_group"), in_video_group=spec.get("in_video_group"))
     rocm = Rocm(version=spec.get("rocm_version"), amdgpu_pro=spec.get("amdgpu_pro"))
     texts = (EvidenceText("case.txt", text, 1, "text", True),) if text else ()
-    envs = tuple(PythonEnv(path="/home/user/venv", kind="venv", rocm_sdk=e.get("rocm_sdk"),
-                           placeholders=tuple(e.get("placeholders", ()))) for e in spec.get("python_envs", []))
+    envs = tuple(PythonEnv(path=e.get("path", "/home/user/venv"), kind=e.get("kind", "venv"), torch=e.get("torch"),
+                           rocm_sdk=e.get("rocm_sdk"), placeholders=tuple(e.get("placeholders", ())))
+                 for e in spec.get("python_envs", []))
+    shadows = tuple(TorchShadow(s["how"], s["where"], s["detail"]) for s in spec.get("torch_shadows", []))
     return Facts(os=os_, gpus=gpus, env=env, driver=driver, rocm=rocm, texts=texts, python_envs=envs,
-                 in_container=spec.get("in_container"), origin="test")
+                 torch_shadows=shadows, in_container=spec.get("in_container"), origin="test")
 
 
 def _ids(spec: dict[str, Any], text: str) -> list[str]:

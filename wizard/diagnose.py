@@ -16,7 +16,7 @@ from packaging.version import InvalidVersion, Version
 
 from wizard import lazy_re
 from wizard.kb import KnownIssue, load_kb
-from wizard.model import Evidence, EvidenceText, Facts, Gpu, PythonEnv
+from wizard.model import Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
 from wizard.record import record, replace
 
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
@@ -263,6 +263,14 @@ def _p_therock_missing_device(f: Facts, arg: object) -> list[str] | None:
 def _p_pypi_placeholder(f: Facts, arg: object) -> list[str] | None:
     hits = [f"{_env_label(e)} holds {', '.join(e.placeholders)} from PyPI" for e in f.python_envs if e.placeholders]
     return hits or None
+
+
+def _p_system_torch_shadows(f: Facts, arg: object) -> list[str] | None:
+    env = system_torch(f.python_envs)
+    if env is None or not f.torch_shadows:
+        return None
+    return [f"the system's torch {env.torch} in {env.path} (a distribution package, not a ROCm build you chose)",
+            *(s.detail for s in f.torch_shadows)]
 
 
 def _p_triton_missing(f: Facts, arg: object) -> list[str] | None:
@@ -515,6 +523,7 @@ PREDICATES: dict[str, Pred] = {
     "mixed_rocm_repos": _p_mixed_rocm_repos,
     "therock_missing_device": _p_therock_missing_device,
     "pypi_placeholder": _p_pypi_placeholder,
+    "system_torch_shadows": _p_system_torch_shadows,
     "triton_missing": _p_triton_missing,
     "numpy_major": _p_numpy_major,
     "multi_gpu": _p_multi_gpu,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wizard.model import Evidence, Facts, Found, FoundBy, to_jsonable
+from wizard.model import Evidence, Facts, Found, FoundBy, system_torch, to_jsonable
 
 SCHEMA = 1
 
@@ -32,6 +32,16 @@ def found_from_json(items: Any) -> tuple[Found, ...]:
         out.append(Found(how, item["where"], text if isinstance(text, str) else None,
                          app if isinstance(app, str) else None))
     return tuple(out)
+
+
+def system_torch_json(facts: Facts) -> dict[str, Any] | None:
+    """``system_torch``: the system interpreter's own torch (a distribution's python3-torch) and what it shadows
+    (``shadows[]``: ``how`` venv | PYTHONPATH | python3, ``where``, ``detail``); null without one."""
+    env = system_torch(facts.python_envs)
+    if env is None:
+        return None
+    return {"torch": env.torch, "path": env.path, "python": env.python, "python_version": env.python_version,
+            "shadows": [{"how": s.how, "where": s.where, "detail": s.detail} for s in facts.torch_shadows]}
 
 
 def facts_to_json(facts: Facts) -> dict[str, Any]:
@@ -85,6 +95,7 @@ def facts_to_json(facts: Facts) -> dict[str, Any]:
             }
             for e in facts.python_envs
         ],
+        "system_torch": system_torch_json(facts),
         "env": facts.env_values,
         "env_sources": env_sources,
         "docker": {"docker": facts.docker.docker, "podman": facts.docker.podman,

@@ -59,6 +59,7 @@ class MachineSpec:
     verify_python: str | None = None
     venv: str | None = None
     lock_wait: int | None = None
+    allow_remove: tuple[str, ...] = ()  # --allow-remove: dependents of the distribution's ROCm a purge may remove
     channel: str | None = None  # --channel stable|nightly: which AMD wheel indexes a plan may use
     mirrors: tuple[str, ...] = ()  # --mirror ORIGIN=URL
     mirror_keys: tuple[str, ...] = ()  # --mirror-key ORIGIN=FINGERPRINT
@@ -306,7 +307,7 @@ class MachineSession:
                 plan = resolve_plan(spec, self.facts, venv=venv or self.venv, state_dir=self.plan_state_dir,
                                     lock_wait=self.lock_wait, wizard_python=self.wizard_python,
                                     mirrors=self._mirrors_for_plans(), user_state_dir=self.user_state_dir,
-                                    channel=self.channel)
+                                    channel=self.channel, allow_remove=self.spec.allow_remove)
         except planfile.PlanFileError as exc:
             raise PlanError(str(exc)) from None
         reasons = plan_checks.refusals(self.host, plan)

@@ -8,7 +8,7 @@ exchange them freely. Unknown is ``None``, never a guess.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any
+from typing import Any, Sequence
 
 from wizard import lazy_re
 from wizard.record import asdict, field, is_record, record
@@ -199,6 +199,22 @@ class PythonEnv:
         return any(f.how in IN_USE for f in self.found)
 
 
+def system_torch(envs: Sequence[PythonEnv]) -> PythonEnv | None:
+    """The system interpreter's environment (/usr, /usr/local) when it holds a torch: a distribution's
+    python3-torch, which other environments may see (``Facts.torch_shadows``)."""
+    return next((e for e in envs if e.kind == "system" and e.torch and e.path in ("/usr", "/usr/local")), None)
+
+
+@record
+class TorchShadow:
+    """One way the system's own torch (Debian's python3-torch in dist-packages) is what ``import torch`` loads
+    where the user may expect another, or none."""
+
+    how: str  # "venv" (made with --system-site-packages, no torch of its own) | "PYTHONPATH" | "python3"
+    where: str  # the venv's prefix; where PYTHONPATH is set ("~/.bashrc:3"); the python3 a command runs
+    detail: str  # what was read, with its line where there is one
+
+
 @record
 class EnvSetting:
     """One assignment of a relevant variable, and where it is made."""
@@ -233,6 +249,7 @@ class Facts:
     rocm: Rocm = field(default_factory=Rocm)
     python_envs: tuple[PythonEnv, ...] = ()
     env: tuple[EnvSetting, ...] = ()  # every relevant assignment found, in precedence order
+    torch_shadows: tuple[TorchShadow, ...] = ()  # what the system's own torch shadows (none without one)
     docker: Docker = field(default_factory=Docker)
     disk_free_bytes: int | None = None  # free space where ROCm installs (/opt, else /)
     home_free_bytes: int | None = None  # free space where venvs live

@@ -466,17 +466,20 @@ def _resolve_target(pf: PlanFile, facts: Facts, kb: KnowledgeBase, m: _Machine, 
 def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir: str | None = None,
                  wizard_python: str | None = None, kb: KnowledgeBase | None = None,
                  lock_wait: int = preflight.LOCK_WAIT, mirrors: MirrorConfig | None = None,
-                 user_state_dir: str | None = None, channel: str | None = None) -> ResolvedPlan:
+                 user_state_dir: str | None = None, channel: str | None = None,
+                 allow_remove: tuple[str, ...] = ()) -> ResolvedPlan:
     """``user_state_dir``: where a plan whose steps change nothing system-wide (no root action, no reboot) keeps
     its backup and progress instead of ``state_dir``, so it needs no root (``~/`` is the machine user's home).
-    ``channel``: ``stable`` or ``nightly`` in place of the plan's own ``target.channel`` (``--channel``)."""
+    ``channel``: ``stable`` or ``nightly`` in place of the plan's own ``target.channel`` (``--channel``).
+    ``allow_remove``: installed packages depending on the distribution's ROCm that a purge may remove with it
+    (``--allow-remove``; the user's consent, asked for by name when a run stops there)."""
     plan = _resolve_plan(spec, facts, venv=venv, state_dir=state_dir, wizard_python=wizard_python, kb=kb,
-                         lock_wait=lock_wait, mirrors=mirrors, channel=channel)
+                         lock_wait=lock_wait, mirrors=mirrors, channel=channel, allow_remove=allow_remove)
     user_dir = _user_dir(user_state_dir, facts)
     if user_dir is None or user_dir == plan.state_dir or not user_only(plan):
         return plan
     return _resolve_plan(spec, facts, venv=venv, state_dir=user_dir, wizard_python=wizard_python, kb=kb,
-                         lock_wait=lock_wait, mirrors=mirrors, channel=channel)
+                         lock_wait=lock_wait, mirrors=mirrors, channel=channel, allow_remove=allow_remove)
 
 
 def user_only(plan: ResolvedPlan) -> bool:
@@ -496,7 +499,7 @@ def _user_dir(user_state_dir: str | None, facts: Facts) -> str | None:
 
 def _resolve_plan(spec: str, facts: Facts, *, venv: str | None, state_dir: str | None, wizard_python: str | None,
                   kb: KnowledgeBase | None, lock_wait: int, mirrors: MirrorConfig | None,
-                  channel: str | None = None) -> ResolvedPlan:
+                  channel: str | None = None, allow_remove: tuple[str, ...] = ()) -> ResolvedPlan:
     from wizard.kb import load_kb
     from wizard.steps import kind as step_kind
     from wizard.steps._common import StepContext, StepRefused, skipped
@@ -526,7 +529,8 @@ def _resolve_plan(spec: str, facts: Facts, *, venv: str | None, state_dir: str |
                        venv=tg.venv, venv_exists=tg.venv_exists, python_version=tg.python_version, home=tg.home,
                        user=_user(facts, tg.home), image=tg.image, state_dir=state,
                        backup_dir=f"{state.rstrip('/')}/backup/{pf.name}",
-                       wizard_python=wizard_python or sys.executable or "python3", lock_wait=lock_wait)
+                       wizard_python=wizard_python or sys.executable or "python3", lock_wait=lock_wait,
+                       allow_remove=allow_remove)
 
     steps: list[StepPlan] = []
     checks: list[Action] = []

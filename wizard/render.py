@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from wizard import lazy_re
-from wizard.model import Facts, FoundBy, Gpu, PythonEnv
+from wizard.model import Facts, FoundBy, Gpu, PythonEnv, system_torch
 
 
 PIPE_WIDTH = 200  # output that is not a terminal: wide enough that no path or command is cut mid-way
@@ -182,6 +182,11 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[Renderab
         if e.placeholders:
             yield Text(f"! {e.path or '(recorded)'}: PyPI's empty placeholders installed, not ROCm: "
                        f"{', '.join(e.placeholders)}", style="bold yellow")
+    shadowing = system_torch(facts.python_envs)
+    if shadowing is not None and facts.torch_shadows:
+        yield Text(f"! the system's torch {shadowing.torch} ({shadowing.path}, a distribution package) is what "
+                   f"`import torch` loads for: " + "; ".join(f"{s.how} {s.where}" for s in facts.torch_shadows),
+                   style="bold yellow")
     if facts.env:
         env = Table(title="Environment", title_justify="left")
         env.add_column("variable")

@@ -2,7 +2,12 @@
 (one kill inside a dpkg of the run, one inside pip, one after a random number of journalled actions), each
 ``kill -9`` of the whole wizard session in a copy of the real root, then ``resume --yes`` until done; the end
 state (dpkg's database, /opt/rocm* version files, venv, apt sources, groups) must equal an uninterrupted
-run's. The full set: ``python benchmarks/realroot_crash.py --seeds 30``."""
+run's. The full set: ``python benchmarks/realroot_crash.py --seeds 30``.
+
+On Debian's own ROCm (``--profile debian13-distro-rocm``: core-sdk with the --allow-remove consent apt asks
+for) three more seeds kill inside real package work: the real dpkg removing Debian's librocblas0 (with
+python3-torch and what depends on it), a dpkg --unpack of the run, the venv's pip install. The full set:
+``python benchmarks/realroot_crash.py --seeds 30 --profile debian13-distro-rocm``."""
 
 from __future__ import annotations
 
@@ -53,6 +58,41 @@ def test_kill_9_then_resume_reaches_the_uninterrupted_end_state(seed: int, refer
     assert where != "after the run ended", f"seed {seed} ({mode}): the run ended before the kill"
     if mode != "random":
         assert where.startswith(f"inside {mode}"), where
+    got = end_state(work / f"seed-{seed}")
+    assert got == want, {k: (want[k], got[k]) for k in want if want[k] != got[k]}
+    shutil.rmtree(work / f"seed-{seed}", ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def distro(host_ok: None, tmp_path_factory: pytest.TempPathFactory,
+           outside_timeout: Callable[[], Any]) -> Any:
+    bench = benchmark()
+    sc = bench.SCENARIOS["debian13-distro-rocm"]()
+    work = tmp_path_factory.mktemp("crash-distro")
+    with outside_timeout():
+        tmpl = bench.template(work, sc)
+        want = bench.reference(work, tmpl, sc)
+    assert sc.extra and "python3-torch" in sc.extra[1].split(","), sc.extra  # the consent apt asked for
+    yield bench, sc, work, tmpl, want
+    shutil.rmtree(work, ignore_errors=True)
+
+
+WHERE = {"debian-dpkg": "inside dpkg --", "unpack": "inside dpkg --unpack: ", "pip-install": "inside pip install: "}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_kill_9_inside_real_package_work_on_debians_rocm_then_resume(seed: int, distro: Any,
+                                                                   timings: dict[str, float]) -> None:
+    import time
+
+    bench, sc, work, tmpl, want = distro
+    mode = sc.modes[seed % len(sc.modes)]
+    started = time.monotonic()
+    where, resumes = bench.one(work, tmpl, seed, mode, sc)
+    timings[f"distro crash seed {seed} ({mode}): killed {where}; {resumes} resume(s)"] = time.monotonic() - started
+    assert where.startswith(WHERE[mode]), where
+    if mode == "debian-dpkg":
+        assert "of Debian's librocblas0" in where, where
     got = end_state(work / f"seed-{seed}")
     assert got == want, {k: (want[k], got[k]) for k in want if want[k] != got[k]}
     shutil.rmtree(work / f"seed-{seed}", ignore_errors=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,40 @@ def test_debians_rocminfo_and_rocm_smi_run_without_a_gpu(built: dict, name: str)
         (smi.returncode, smi.stdout[-500:], smi.stderr[-500:])
 
 
+def test_debians_python3_torch_is_reported_with_what_it_shadows(built: dict) -> None:  # type: ignore[type-arg]
+    """In the Debian 13 root: a venv made by the root's own python3 with --system-site-packages (no torch of its
+    own: the real interpreter imports Debian's), a PYTHONPATH line in the user's ~/.bashrc, and python3 on PATH
+    being Debian's: detect names all three under ``system_torch`` and in one line, diagnose in a finding."""
+    from wizard.realroot.machine import open_root
+
+    d = built["debian13-distro-rocm"][0]
+    root = open_root(d)
+    venv, bashrc = "/home/user/sees-debian", d / "home/user/.bashrc"
+    before = bashrc.read_text()
+    try:
+        made = root.run(["python3", "-m", "venv", "--system-site-packages", "--without-pip", venv], as_user=True)
+        assert made.returncode == 0, made.stderr[-1000:]
+        where = root.run([f"{venv}/bin/python", "-c", "import importlib.util as u; print(u.find_spec('torch').origin)"],
+                         as_user=True)
+        assert where.stdout.strip() == "/usr/lib/python3/dist-packages/torch/__init__.py", where
+        bashrc.write_text(before + "export PYTHONPATH=/usr/lib/python3/dist-packages\n")
+        line = len((before + "x").splitlines())
+        facts = json.loads(wizard_cli("--sandbox", str(d), "detect", "--json").stdout)
+        doc = facts["system_torch"]
+        assert (doc["torch"].split("+")[0], doc["path"]) == (_short(_dpkg(d)["python3-torch"]), "/usr"), doc
+        assert [(s["how"], s["where"]) for s in doc["shadows"]] == [
+            ("venv", venv), ("PYTHONPATH", f"~/.bashrc:{line}"), ("python3", "/usr/bin/python3")], doc
+        text = wizard_cli("--sandbox", str(d), "detect").stdout
+        assert f"is what `import torch` loads for: venv {venv}; PYTHONPATH ~/.bashrc:{line}; python3 " \
+               "/usr/bin/python3" in " ".join(text.split()), text[-3000:]
+        found = json.loads(wizard_cli("--sandbox", str(d), "diagnose", "--json").stdout)
+        ours = [f for f in found["findings"] + found["to_check"] if f["id"] == "system-torch-shadows"]
+        assert ours and any(f"{venv}/pyvenv.cfg line 2" in e for e in ours[0]["evidence"]), ours
+    finally:
+        bashrc.write_text(before)
+        shutil.rmtree(d / venv.lstrip("/"), ignore_errors=True)
+
+
 def test_the_mixed_root_holds_both_streams(built: dict) -> None:  # type: ignore[type-arg]
     root, facts = built["debian13-mixed"]
     dpkg = _dpkg(root)
@@ -135,21 +170,49 @@ def test_core_sdk_replaces_debians_rocm_and_runs_again_with_no_change(tmp_path: 
     assert sorted(p.name for p in (d / venv.lstrip("/")).glob("lib/python3*/site-packages/*")) == site
 
 
-def test_a_system_plan_refuses_to_take_debians_python3_torch_along(tmp_path: Path) -> None:
+def test_the_mixed_root_is_refused_by_default_and_repaired_to_one_stream_after_asking(tmp_path: Path) -> None:
     """core-sdk on the mixed machine: the purge of Debian's ROCm would take python3-torch (through libtorch2.6
-    and its MPI/UCX libraries) along; apt's real simulation says so, the run stops naming them, and nothing
-    of dpkg's state changed."""
+    and its MPI/UCX libraries) along; apt's real simulation says so, the run stops naming them and the
+    ``--allow-remove`` that lets them go, and nothing of dpkg's state changed. Given that consent, the plan
+    purges AMD's 6.2.4 and Debian's ROCm with them and installs AMD's Core SDK: one stream remains. Run again
+    with the same consent: nothing changes."""
     d = tmp_path / "root"
     made = wizard_cli("--sandbox", str(d), "--profile", "debian13-mixed", "--root", "debian13", "detect", timeout=3600)
     assert made.returncode == 0, made.stderr[-2000:]
     before = _dpkg(d)
     run = wizard_cli("--sandbox", str(d), "--plan", "core-sdk", "--yes")
     assert run.returncode == 1, run.stdout[-3000:] + run.stderr[-2000:]
-    named = re.findall(r"^\s*other installed packages depend on these and apt would remove them too: ([^;$]+);",
-                       run.stdout, re.M)
+    named = re.findall(r"^[\s|]*other installed packages depend on these and apt would remove them too: ([^;$]+);"
+                       r".*, or allow it: --allow-remove (\S+)$", run.stdout, re.M)
     assert named, run.stdout[-3000:]
-    assert {"python3-torch", "libtorch2.6"} <= set(named[-1].split()), named
+    dependents, consent = named[-1][0].split(), named[-1][1]
+    assert {"python3-torch", "libtorch2.6"} <= set(dependents) and consent.split(",") == dependents, named
     assert _dpkg(d) == before
+    assert wizard_cli("--sandbox", str(d), "abandon", "--yes").returncode == 0
+
+    debian = set(DISTRO_PROFILES["debian13-mixed"].distro_packages) | set(dependents)
+    dry = wizard_cli("--sandbox", str(d), "--plan", "core-sdk", "--allow-remove", consent, "--dry-run")
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    said = ""  # the script's comments joined back as written (wrapped at spaces, or after a hyphen)
+    for line in (ln.lstrip("# ").strip() for ln in dry.stdout.splitlines() if ln.startswith("#")):
+        said += line if said.endswith("-") else " " + line
+    assert f"because you allowed it (--allow-remove): {' '.join(dependents)}" in said, dry.stdout[-3000:]
+    first = wizard_cli("--sandbox", str(d), "--plan", "core-sdk", "--allow-remove", consent, "--yes")
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-2000:]
+    after = _dpkg(d)
+    assert not debian & set(after), sorted(debian & set(after))
+    assert "amdgpu-install" not in after and not (d / "opt/rocm-6.2.4").exists()
+    assert any(p.startswith("amdrocm") for p in after)
+    facts = json.loads(wizard_cli("--sandbox", str(d), "detect", "--json").stdout)
+    assert {i["stream"] for i in facts["rocm"]["installs"]} == {"core-sdk", "pip"}, facts["rocm"]["installs"]
+    assert not [e for e in facts["python_envs"] if e["kind"] == "system" and e["torch"]]
+    venv = d / "home/user/rocm-wizard-venv"
+    site = sorted(p.name for p in venv.glob("lib/python3*/site-packages/*"))
+    assert "torch" in site
+    second = wizard_cli("--sandbox", str(d), "--plan", "core-sdk", "--allow-remove", consent, "--yes")
+    assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-2000:]
+    assert _dpkg(d) == after
+    assert sorted(p.name for p in venv.glob("lib/python3*/site-packages/*")) == site
 
 
 def test_pip_only_venv_does_not_see_debians_torch_and_pypi_in_pip_conf_stops_it(tmp_path: Path) -> None:

@@ -44,6 +44,7 @@ def spec_of(args: argparse.Namespace) -> MachineSpec:
                        sandbox=getattr(args, "sandbox", None), profile=getattr(args, "profile", None),
                        root_kind=getattr(args, "root", None), state_dir=getattr(args, "state_dir", None),
                        verify_python=getattr(args, "verify_python", None), venv=getattr(args, "venv", None),
+                       allow_remove=tuple(getattr(args, "allow_remove", None) or ()),
                        lock_wait=getattr(args, "lock_wait", None), channel=getattr(args, "channel", None),
                        mirrors=tuple(getattr(args, "mirrors", None) or ()),
                        mirror_keys=tuple(getattr(args, "mirror_keys", None) or ()))

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Callable
 
+from wizard import lazy_re
+
 
 def whole_number(noun: str, low: int, high: int | None = None, unit: str = "") -> Callable[[str], int]:
     """An argparse ``type`` for a whole number in [low, high] (no upper bound when ``high`` is None)."""
@@ -22,12 +24,29 @@ def whole_number(noun: str, low: int, high: int | None = None, unit: str = "") -
     return convert
 
 
+_PACKAGE = lazy_re.compile(r"^[a-z0-9][a-z0-9+.\-]*$")  # a Debian package name (Debian Policy 5.6.1)
+
+
+def package_list(text: str) -> tuple[str, ...]:
+    """An argparse ``type``: ``PKG[,PKG]``, Debian package names, in order, without repeats."""
+    names = tuple(dict.fromkeys(n.strip() for n in text.split(",")))
+    bad = [n for n in names if not _PACKAGE.match(n)]
+    if not names or bad:
+        raise argparse.ArgumentTypeError(f"not a comma-separated list of package names: {text!r}")
+    return names
+
+
 def add_venv_option(p: argparse.ArgumentParser, *, suppress: bool) -> None:
-    """``--venv PATH`` and ``--channel`` on every command that plans: the venv the pip plans fill (existing or
-    new), and whether AMD's nightly indexes may serve it."""
+    """``--venv PATH``, ``--allow-remove PKG[,PKG]`` and ``--channel`` on every command that plans: the venv the
+    pip plans fill (existing or new), which dependents of the distribution's ROCm a purge may take along, and
+    whether AMD's nightly indexes may serve it."""
     p.add_argument("--venv", metavar="PATH", default=argparse.SUPPRESS if suppress else None,
                    help="the venv the plan fills: an existing one, or a new one at PATH (default: a new venv "
                         "beside the one found, else ~/rocm-wizard-venv)")
+    p.add_argument("--allow-remove", metavar="PKG[,PKG]", type=package_list,
+                   default=argparse.SUPPRESS if suppress else (),
+                   help="a system plan that purges the distribution's ROCm may also remove these installed packages "
+                        "that depend on it (apt's simulation names them; without this the run stops there)")
     p.add_argument("--channel", choices=("stable", "nightly"), default=argparse.SUPPRESS if suppress else None,
                    help="which AMD wheel indexes a plan may use: stable (the plans' default) or nightly (builds "
                         "that are not releases: they may be broken or withdrawn)")

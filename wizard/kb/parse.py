@@ -64,6 +64,7 @@ PREDICATES: dict[str, str] = {
     "mixed_rocm_repos": "true",
     "therock_missing_device": "true",
     "pypi_placeholder": "true",
+    "system_torch_shadows": "true",
     "triton_missing": "true",
     "numpy_major": "specifier",
     "multi_gpu": "true",

@@ -25,6 +25,7 @@ from wizard.model import (
     PythonEnv,
     Rocm,
     RocmInstall,
+    TorchShadow,
 )
 from wizard.record import replace
 
@@ -262,6 +263,10 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     in_force: dict[str, str] = {}
     for s in env:
         in_force.setdefault(s.name, s.value)
+    from wizard.probes.shadows import probe_shadows
+
+    none: tuple[TorchShadow, ...] = ()
+    shadows = _guard(errors, "python", lambda: probe_shadows(host, envs, env), none)
 
     no_gpus: tuple[list[Gpu], list[str]] = ([], [])
     gpus, notes = _guard(errors, "gpus", lambda: probe_gpus(host, in_force.get("HSA_OVERRIDE_GFX_VERSION")), no_gpus)
@@ -300,6 +305,7 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
 
     facts = Facts(
         os=os_info, gpus=tuple(gpus), driver=driver, rocm=rocm, python_envs=tuple(envs), env=tuple(env),
+        torch_shadows=shadows,
         docker=docker, disk_free_bytes=disk, home_free_bytes=home_free, is_root=is_root, ssh_session=ssh,
         in_container=container, other_gpus=tuple(others), dmesg=dmesg,
         error_text=host.captured("traceback.txt"), origin=host.name, errors=tuple(errors),

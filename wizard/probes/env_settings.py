@@ -26,6 +26,7 @@ RELEVANT = (
     "MIOPEN_USER_DB_PATH",
     "PYTORCH_HIP_ALLOC_CONF",
     "HSA_ENABLE_SDMA",
+    "PYTHONPATH",  # ahead of every environment's own site-packages: a dist-packages there brings the system's torch
 )
 _RELEVANT = frozenset(RELEVANT)
 _RC_FILES = (".bashrc", ".zshrc", ".bash_profile", ".profile", ".zprofile", ".config/fish/config.fish")
