@@ -25,7 +25,7 @@ import ast
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from wizard import lazy_re
 
@@ -197,14 +197,9 @@ def linux_status(markdown: str, where: str) -> dict[str, dict[str, bool]]:
     return out
 
 
-def rocm_arch_lists(script: str, where: str) -> dict[str, list[str]]:
-    """{docker build target: PYTORCH_ROCM_ARCH} of the ``manylinux2_28-builder:rocm*`` case of PyTorch's
-    manywheel build.sh. The case sets a common list, then each branch of its if/elif/else sets its TARGET and
-    may extend the list (``${PYTORCH_ROCM_ARCH}``); every branch starts from the common list."""
-    out: dict[str, list[str]] = {}
-    common: list[str] = []
-    current: list[str] = []
-    target: str | None = None
+def rocm_case_lines(script: str) -> Iterator[tuple[str, str, int]]:
+    """(line stripped, its first word, the if-depth inside it) of each line of the ``manylinux2_28-builder:rocm*``
+    case of PyTorch's manywheel build.sh; an ``if`` line counts its own level, a ``fi`` line the level it closes to."""
     inside = False
     depth = 0
     for line in script.splitlines():
@@ -213,15 +208,26 @@ def rocm_arch_lists(script: str, where: str) -> dict[str, list[str]]:
             inside = s.startswith("manylinux2_28-builder:rocm") and s.endswith(")")
             continue
         if s == ";;":
-            break
+            return
         word = s.split(" ", 1)[0]
+        depth += (word == "if") - (word == "fi")
+        yield s, word, depth
+
+
+def rocm_arch_lists(script: str, where: str) -> dict[str, list[str]]:
+    """{docker build target: PYTORCH_ROCM_ARCH} of the ``manylinux2_28-builder:rocm*`` case of PyTorch's
+    manywheel build.sh. The case sets a common list, then each branch of its if/elif/else sets its TARGET and
+    may extend the list (``${PYTORCH_ROCM_ARCH}``); every branch starts from the common list."""
+    out: dict[str, list[str]] = {}
+    common: list[str] = []
+    current: list[str] = []
+    target: str | None = None
+    for s, word, depth in rocm_case_lines(script):
         if word == "if":
-            depth += 1
             if depth == 1:
                 current, target = list(common), None
             continue
         if word == "fi":
-            depth -= 1
             continue
         if word in ("elif", "else") and depth == 1:
             current, target = list(common), None

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from wizard import lazy_re
 
-from .ingest import BUILD_SH, PYTORCH, IngestError, _snapshot, py_literals, rocm_arch_lists
+from .ingest import BUILD_SH, PYTORCH, IngestError, _snapshot, py_literals, rocm_arch_lists, rocm_case_lines
 
 if TYPE_CHECKING:
     from .records import Wheel
@@ -49,19 +49,8 @@ def rocm_branches(script: str, where: str) -> list[tuple[str | None, str]]:
     """(glob on GPU_ARCH_VERSION, TARGET) of each branch of the ``manylinux2_28-builder:rocm*`` case, in
     order; the ``else`` branch has no glob."""
     out: list[tuple[str | None, str]] = []
-    inside = False
     glob: str | None = None
-    depth = 0
-    for line in script.splitlines():
-        s = line.strip()
-        if not inside:
-            inside = s.startswith("manylinux2_28-builder:rocm") and s.endswith(")")
-            continue
-        if s == ";;":
-            break
-        word = s.split(" ", 1)[0]
-        if word == "if":
-            depth += 1
+    for s, word, depth in rocm_case_lines(script):
         if word in ("if", "elif") and depth == 1:
             mo = _BRANCH.match(s)
             if mo is None:
@@ -72,7 +61,6 @@ def rocm_branches(script: str, where: str) -> list[tuple[str | None, str]]:
             glob = None
             continue
         if word == "fi":
-            depth -= 1
             continue
         tm = _TARGET.match(s)
         if tm and depth == 1:
