@@ -36,7 +36,7 @@ def sleeper(tmp_path: Path):  # type: ignore[no-untyped-def]
     app = tmp_path / "srv" / "comfy"
     app.mkdir(parents=True)
     env = torch_venv(app / "venv")
-    child = subprocess.Popen([str(env / "bin" / "python3"), "-c", "import time; time.sleep(30)"], cwd=app,
+    child = subprocess.Popen([str(env / "bin" / "python3"), "-c", "import time; time.sleep(600)"], cwd=app,
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         yield child, env, app
@@ -50,16 +50,16 @@ def test_a_real_running_python_is_found_through_the_real_proc(sleeper, tmp_path:
     home = tmp_path / "home"
     home.mkdir()
     host = LiveHost("/", environ={"HOME": str(home), "PATH": "/nonexistent"})
-    for _ in range(50):  # the child has exec'd once its cmdline names the venv's python
-        if (Path(f"/proc/{child.pid}/cmdline").read_bytes().split(b"\0")[0]).endswith(b"venv/bin/python3"):
-            break
+    deadline = time.monotonic() + 120  # generous: a loaded machine; the fixture kills it after the test
+    while not Path(f"/proc/{child.pid}/cmdline").read_bytes().split(b"\0")[0].endswith(b"venv/bin/python3"):
+        assert time.monotonic() < deadline, "the child never exec'd the venv's python"
         time.sleep(0.1)
     envs, problems = probe_live_envs(host, [])
     assert not problems
     found = next(e for e in envs if e.path == str(env))
     assert found.torch == "2.5.1+rocm6.2" and found.kind == "venv"
     proc = next(f for f in found.found if f.how is FoundBy.PROCESS)
-    assert proc.where == f"pid {child.pid}" and "time.sleep(30)" in (proc.text or "")
+    assert proc.where == f"pid {child.pid}" and "time.sleep(600)" in (proc.text or "")
     assert proc.app == str(app) and found.in_use
     assert child.poll() is None  # read, not attached to: the child still sleeps
 

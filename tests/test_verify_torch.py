@@ -153,8 +153,21 @@ def test_fault_gives_the_right_status_and_finding(torch_python, fault, hit, stat
             assert ids, "no known issue matched a matmul with wrong results"
 
 
-def test_a_hung_conv2d_times_out_within_its_budget_and_the_suite_goes_on(torch_python: str) -> None:
-    budget = 3.0
+@pytest.fixture(scope="module")
+def hang_budget(torch_python: str) -> float:
+    """A check's budget for the hung-check tests, from a measured baseline: every check (the import of torch
+    included) gets it, so it is three times what the import takes on this machine now, and 3 s at least. A
+    fixed 3 s timed the import out on a loaded 2-core machine, and the test failed for it."""
+    report = run_verify(python=torch_python, env=_env(), options=SuiteOptions(device="cpu", timeout=120,
+                                                                              only=("import",)))
+    imp = report.check("import")
+    assert imp is not None and imp.status == "pass", imp
+    return max(3.0, 3 * imp.seconds)
+
+
+def test_a_hung_conv2d_times_out_within_its_budget_and_the_suite_goes_on(torch_python: str,
+                                                                         hang_budget: float) -> None:
+    budget = hang_budget
     t0 = time.monotonic()
     report = run_verify(python=torch_python, env=_env("conv2d:hang"),
                         options=SuiteOptions(device="cpu", timeout=budget, only=("import", "conv2d", "train")))
@@ -173,11 +186,12 @@ def test_a_hung_conv2d_times_out_within_its_budget_and_the_suite_goes_on(torch_p
         assert "miopen-first-conv-slow" in [f.id for f in diag[0].findings]
 
 
-def test_a_hung_check_is_killed_with_its_children_in_spawn_isolation(torch_python: str) -> None:
+def test_a_hung_check_is_killed_with_its_children_in_spawn_isolation(torch_python: str, hang_budget: float) -> None:
     report = run_verify(python=torch_python, env=_env("matmul:hang"),
-                        options=SuiteOptions(device="cpu", timeout=3, isolation="spawn", only=("import", "matmul")))
+                        options=SuiteOptions(device="cpu", timeout=hang_budget, isolation="spawn",
+                                             only=("import", "matmul")))
     mm = report.check("matmul")
-    assert mm.status == "timeout" and 3 <= mm.seconds < 3 + 15, mm.seconds  # not the fake's hour-long hang
+    assert mm.status == "timeout" and hang_budget <= mm.seconds < hang_budget + 15, mm.seconds  # not an hour
 
 
 def test_import_failure_and_import_hang(torch_python: str) -> None:
@@ -189,7 +203,8 @@ def test_import_failure_and_import_hang(torch_python: str) -> None:
     t0 = time.monotonic()
     report = run_verify(python=torch_python, env=_env("import:hang"),
                         options=SuiteOptions(device="cpu", quick=True, timeout=2))
-    assert report.check("import").status == "timeout" and time.monotonic() - t0 < 8
+    # killed at its 2 s, not after the fake's hour (generous: starting and reaping on a loaded machine)
+    assert report.check("import").status == "timeout" and time.monotonic() - t0 < 2 + 30
     assert all(c.status == "skip" for c in report.checks[1:])
 
 

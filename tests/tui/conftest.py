@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+import textual.constants
 
 
 @pytest.fixture(autouse=True)
@@ -10,5 +11,6 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.delenv("ROCM_WIZARD_STATE_DIR", raising=False)
     monkeypatch.delenv("ROCM_WIZARD_THEME", raising=False)
-    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")  # for a subprocess; this one read it when textual was imported
+    monkeypatch.setattr(textual.constants, "TEXTUAL_ANIMATIONS", "none")  # what App() takes as animation_level
     monkeypatch.delenv("HSA_OVERRIDE_GFX_VERSION", raising=False)

@@ -135,13 +135,19 @@ async def settle(pilot: Any, timeout: float = 60.0) -> None:
     await pilot.pause()
 
 
-async def no_blinking_cursor(pilot: Any) -> None:
-    """A snapshot must not catch a blinking cursor in either phase: the focused widget's cursor stays on."""
-    await pilot.pause()
-    focused = pilot.app.focused
-    if focused is not None and hasattr(focused, "cursor_blink"):
-        focused.cursor_blink = False
-    await pilot.pause()
+def keys_then_settle(*keys: str) -> Any:
+    """A snapshot's ``run_before``: the first screen settled, the keys pressed, and the state they lead to
+    (a dialog on top, a panel expanded) settled before the frame is taken. ``snap_compare(press=...)``
+    presses after ``run_before`` and takes the frame after a fixed idle wait, which a loaded machine may end
+    before the dialog is mounted and laid out."""
+
+    async def run_before(pilot: Any) -> None:
+        await settle(pilot)
+        if keys:
+            await pilot.press(*keys)
+            await settle(pilot)
+
+    return run_before
 
 
 async def rehearse_first_profile(app: Any, pilot: Any) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.tui.helpers import sync
+from tests.tui.helpers import keys_then_settle, settle, sync
 from tests.tui.test_snapshots import CASES
 
 pytestmark = pytest.mark.integration
@@ -17,7 +17,7 @@ SIZE = (80, 24)
 
 @pytest.mark.parametrize("name", ["confirm", "resume"])
 def test_dialog_at_80x24(name: str, snap_compare: Any) -> None:
-    assert snap_compare(CASES[name](), terminal_size=SIZE)
+    assert snap_compare(CASES[name](), terminal_size=SIZE, run_before=settle)
 
 
 @pytest.mark.parametrize("name,buttons,last_words", [
@@ -30,7 +30,7 @@ async def test_dialog_text_and_buttons_fit_80x24(name: str, buttons: tuple[str, 
 
     app = CASES[name]()
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await settle(pilot)
         screen = app.screen
         box = screen.query_one(f"#{name}.dialog").region  # the dialog
         for sel in buttons:
@@ -55,12 +55,12 @@ def _real_root_picker() -> Any:
 
 def test_review_at_80x24(snap_compare: Any) -> None:
     """Review's step lines wrap at 80 columns: every step's title whole (the list scrolls)."""
-    assert snap_compare(CASES["review"](), terminal_size=SIZE)
+    assert snap_compare(CASES["review"](), terminal_size=SIZE, run_before=settle)
 
 
 def test_real_root_picker_at_80x24(snap_compare: Any) -> None:
     """The real-root picker: its question and its hint whole, the profiles scrolling between them."""
-    assert snap_compare(_real_root_picker(), terminal_size=SIZE, press=["d"])
+    assert snap_compare(_real_root_picker(), terminal_size=SIZE, run_before=keys_then_settle("d"))
 
 
 @sync

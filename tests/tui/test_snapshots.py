@@ -19,7 +19,7 @@ from wizard.session import RunProgress, Stage
 from wizard.tui.app import WizardApp, make_app
 from wizard.tui.services import Services
 
-from tests.tui.helpers import no_blinking_cursor, settle, wait_for
+from tests.tui.helpers import keys_then_settle, settle, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -154,11 +154,11 @@ def test_screen(name: str, snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -
 
 
 def test_detect_with_evidence(snap_compare: Any) -> None:
-    assert snap_compare(app_at(Stage.DETECT), terminal_size=SIZE, press=["e"])
+    assert snap_compare(app_at(Stage.DETECT), terminal_size=SIZE, run_before=keys_then_settle("e"))
 
 
 def test_open_plan_file_dialog(snap_compare: Any) -> None:
-    assert snap_compare(app_at(Stage.CHOOSE), terminal_size=SIZE, press=["o"])
+    assert snap_compare(app_at(Stage.CHOOSE), terminal_size=SIZE, run_before=keys_then_settle("o"))
 
 
 def test_full_log_of_a_step(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -180,7 +180,7 @@ def test_reboot_question(snap_compare: Any) -> None:
     async def ask(pilot: Any) -> None:
         await settle(pilot)
         pilot.app.push_screen(RebootModal(reboot_question("Downgrade to ROCm 6.2.4", "Reboot", "rocm-wizard")))
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(app_at(Stage.RUN, events=_reboot()[:-1]), terminal_size=SIZE, run_before=ask)
 
@@ -189,19 +189,19 @@ def test_reboot_question(snap_compare: Any) -> None:
 @pytest.mark.parametrize("stage", [Stage.DETECT, Stage.REVIEW], ids=["detect", "review"])
 def test_help_sizes(stage: Stage, size: tuple[int, int], snap_compare: Any) -> None:
     """Help: this screen's keys and everyone's in one table that fits 80x24 without scrolling."""
-    assert snap_compare(app_at(stage), terminal_size=size, press=["question_mark"])
+    assert snap_compare(app_at(stage), terminal_size=size, run_before=keys_then_settle("question_mark"))
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
 def test_choose_sizes(size: tuple[int, int], snap_compare: Any) -> None:
     """Choose: the footer names Enter (which the plan list takes) for what it does here."""
-    assert snap_compare(app_at(Stage.CHOOSE), terminal_size=size)
+    assert snap_compare(app_at(Stage.CHOOSE), terminal_size=size, run_before=settle)
 
 
 def test_light_theme_review(snap_compare: Any) -> None:
     app = app_at(Stage.REVIEW)
     app.theme = "textual-light"
-    assert snap_compare(app, terminal_size=SIZE)
+    assert snap_compare(app, terminal_size=SIZE, run_before=settle)
 
 
 @pytest.mark.parametrize("name", ["detect", "review", "failed", "report", "resume"])
@@ -238,13 +238,10 @@ def test_rollback_confirmation(snap_compare: Any) -> None:
 
         await settle(pilot)
         tail = pilot.app.screen.query_one("#tail", Log)
-        # the failure's output is in the Log and laid out (its lines rendered at its size) before the dialog
-        # covers the screen: otherwise the snapshot catches the Log empty or full depending on the machine's load
-        await wait_for(pilot, lambda: tail.line_count > 0 and tail.size.height > 0 and tail.virtual_size.height > 0)
-        tail.scroll_end(animate=False, immediate=True)  # where the Log's own scroll to its end lands depends on load
-        tail.refresh()
-        await pilot.wait_for_scheduled_animations()
-        await pilot.pause()
+        # the failure's output is in the Log, laid out and showing its last lines (the Log is anchored to its
+        # end) before the dialog covers the screen
+        await wait_for(pilot, lambda: tail.line_count > 0 and tail.size.height > 0 and tail.is_vertical_scroll_end)
+        await settle(pilot)
         pilot.app.push_screen(RollbackModal(rollback_text(undo, ["step 6 (groups): add user to render has no undo"]),
                                             True))
         await settle(pilot)
@@ -255,7 +252,7 @@ def test_rollback_confirmation(snap_compare: Any) -> None:
 def test_choose_while_another_run_is_unfinished(snap_compare: Any) -> None:
     why = ("run run-1 (downgrade-6.2) is interrupted: `rocm-wizard resume` continues it, `rocm-wizard rollback` "
            "undoes it, `rocm-wizard abandon` forgets it (nothing on the machine changes)")
-    assert snap_compare(app_at(Stage.CHOOSE, blocked=why), terminal_size=SIZE)
+    assert snap_compare(app_at(Stage.CHOOSE, blocked=why), terminal_size=SIZE, run_before=settle)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
@@ -269,7 +266,7 @@ def test_review_sizes(keys: list[str], size: tuple[int, int], snap_compare: Any,
     monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
     app = app_at(Stage.REVIEW)
     app.services.export_dir = Path("/home/user")
-    assert snap_compare(app, terminal_size=size, press=keys)
+    assert snap_compare(app, terminal_size=size, run_before=keys_then_settle(*keys))
 
 
 def _done_unverified() -> list[Any]:
@@ -296,13 +293,7 @@ def test_verify_and_report_sizes(case: str, size: tuple[int, int], snap_compare:
 def test_diagnose_sizes(keys: list[str], size: tuple[int, int], snap_compare: Any) -> None:
     """Diagnose, and the dialog that takes the error text the user hit (its cursor shown steadily)."""
 
-    async def open_dialog(pilot: Any) -> None:
-        await settle(pilot)
-        await pilot.press(*keys)
-        await settle(pilot)
-        await no_blinking_cursor(pilot)
-
-    assert snap_compare(app_at(Stage.DIAGNOSE), terminal_size=size, run_before=open_dialog)
+    assert snap_compare(app_at(Stage.DIAGNOSE), terminal_size=size, run_before=keys_then_settle(*keys))
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
@@ -312,14 +303,14 @@ def test_rehearsal_choice_sizes(size: tuple[int, int], snap_compare: Any) -> Non
 
     app = _no_gpu()
     app.services.rehearsal_root = Path("/nonexistent/rocm-wizard/rehearsal")
-    assert snap_compare(app, terminal_size=size, press=["r"])
+    assert snap_compare(app, terminal_size=size, run_before=keys_then_settle("r"))
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
 @pytest.mark.parametrize("example", ["seed-7900xt", "seed-5600xt"])
 def test_detect_sizes(example: str, size: tuple[int, int], snap_compare: Any) -> None:
     """Detect at the sizes people use: gfx targets and PCI ids whole, the machine named in the header."""
-    assert snap_compare(app_at(Stage.DETECT, example=example), terminal_size=size)
+    assert snap_compare(app_at(Stage.DETECT, example=example), terminal_size=size, run_before=settle)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (100, 32)], ids=["80x24", "100x32"])
@@ -336,6 +327,6 @@ def test_verify_torch_offer_sizes(size: tuple[int, int], snap_compare: Any) -> N
     async def ask(pilot: Any) -> None:
         await settle(pilot)
         pilot.app.push_screen(VerifyTorchModal(commands))
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(_no_gpu(), terminal_size=size, run_before=ask)

@@ -16,6 +16,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Log, OptionList, Static, TextArea
 from textual.widgets.option_list import Option
 
+from wizard.tui.widgets.steady_cursor import steady_cursor
+
 HELP_INTRO = """\
 Detect › Diagnose › Choose › Review › Confirm › Run › Verify › Report
 Nothing changes on the machine before Confirm; Review shows it all."""
@@ -177,7 +179,7 @@ class PasteModal(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog wide tall"):
             yield Label("Paste the error you hit (a traceback, a log, a terminal scrollback):")
-            yield TextArea(id="paste-text", soft_wrap=True)
+            yield steady_cursor(TextArea(id="paste-text", soft_wrap=True))
             yield Label("Ctrl+S diagnoses with it, Escape cancels.", classes="hint")
 
     def on_mount(self) -> None:

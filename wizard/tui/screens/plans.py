@@ -16,6 +16,7 @@ from wizard.model import PREFLIGHT, Facts, ResolvedPlan, StepPlan
 from wizard.session import Move, PlanOption, Stage
 from wizard.tui.messages import PlanChosen, RunConfirmed
 from wizard.tui.screens.base import PENDING_KEY, StageScreen
+from wizard.tui.widgets.steady_cursor import steady_cursor
 
 
 def option_label(o: PlanOption) -> Text:
@@ -49,7 +50,7 @@ class OpenPlanModal(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label("Open a plan file (.toml) or a plan name:")
-            yield Input(placeholder="path/to/my-plan.toml", id="plan-path")
+            yield steady_cursor(Input(placeholder="path/to/my-plan.toml", id="plan-path"))
             yield Label("Enter opens it, Escape cancels.", classes="hint")
 
     @on(Input.Submitted)
@@ -335,7 +336,7 @@ class VenvModal(ModalScreen[str | None]):
         with Vertical(classes="dialog"):
             yield Label(f"The venv this plan fills (now: {self.current}):")
             yield OptionList(*opts, id="venv-choices")
-            yield Input(placeholder="/home/you/venvs/rocm", id="venv-path", classes="hidden")
+            yield steady_cursor(Input(placeholder="/home/you/venvs/rocm", id="venv-path", classes="hidden"))
             yield Label("Enter chooses, Escape cancels.", classes="hint")
 
     @on(OptionList.OptionSelected)
@@ -371,7 +372,7 @@ class ExportModal(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(self.question)
-            yield Input(value=self.default, id="export-path")
+            yield steady_cursor(Input(value=self.default, id="export-path"))
             yield Label("Enter writes it (an existing file is replaced), Escape cancels.", classes="hint")
 
     @on(Input.Submitted)

@@ -142,6 +142,9 @@ class FailedScreen(_LiveRun):
                 yield Button("Stop (s)", id="stop")
 
     def on_mount(self) -> None:
+        # anchored: the failure's last lines show at every layout (below its text, whose height settles later),
+        # not only if the output was written after the box was laid out
+        self.query_one("#tail", Log).anchor()
         super().on_mount()
         self.query_one("#retry", Button).focus()
 
