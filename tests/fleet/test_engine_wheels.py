@@ -40,7 +40,7 @@ def test_the_wheel_set_installs_offline_into_a_fresh_venv_and_packs_the_same_byt
 def test_a_dependency_with_compiled_files_is_refused_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from wizard.fleet import FleetError, wheels
 
-    real = wheels.metadata.distribution
+    real = wheels._installed
 
     class Compiled:
         version = "1.0"
@@ -49,6 +49,21 @@ def test_a_dependency_with_compiled_files_is_refused_by_name(tmp_path: Path, mon
         def read_text(self, name: str) -> str | None:
             return "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp311-cp311-linux_x86_64\n" if name == "WHEEL" else None
 
-    monkeypatch.setattr(wheels.metadata, "distribution", lambda n: Compiled() if n == "fastthing" else real(n))
+    monkeypatch.setattr(wheels, "_installed", lambda n: Compiled() if n == "fastthing" else real(n))
     with pytest.raises(FleetError, match="fastthing 1.0 is not a pure-Python wheel .*cp311-cp311-linux_x86_64"):
         wheels._pack_installed("fastthing", tmp_path)
+
+
+def test_an_egg_info_of_the_checkout_does_not_shadow_the_installed_wizard(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Started from a source checkout, ``sys.path`` holds the checkout's build-time ``rocm_wizard.egg-info`` first:
+    the wheel set is made from the distribution pip installed (its ``.dist-info`` with a RECORD)."""
+    from wizard.fleet import wheels
+
+    egg = tmp_path / "rocm_wizard.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: rocm-wizard\nVersion: 0.1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = wheels._installed("rocm-wizard")
+    assert found.read_text("RECORD") is not None
+    assert not str(getattr(found, "_path", "")).startswith(str(tmp_path))

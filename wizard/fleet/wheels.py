@@ -50,10 +50,20 @@ def _wheel_name(name: str) -> str:
     return re.sub(r"[-_.]+", "_", name)
 
 
+def _installed(name: str) -> metadata.Distribution:
+    """The distribution ``name`` as an installer put it in an environment (a ``.dist-info`` with its RECORD), not
+    the ``.egg-info`` a build leaves in a source checkout, which shadows it on ``sys.path`` when the wizard is
+    started from that checkout."""
+    for dist in metadata.distributions(name=name):
+        if dist.read_text("RECORD") is not None:
+            return dist
+    raise metadata.PackageNotFoundError(name)
+
+
 def wheel_set(cache: Path) -> WheelSet:
     """The wizard's wheel and its dependencies' in ``cache/<build>/`` (built or packed once per state)."""
     try:
-        dist = metadata.distribution(DIST)
+        dist = _installed(DIST)
     except metadata.PackageNotFoundError:
         raise FleetError(f"the running wizard is not an installed distribution ({DIST}): pip install it, then run "
                          "the fleet command again") from None
@@ -159,7 +169,7 @@ def _requirements(wheel: Path) -> list[str]:
             continue
         key = _norm(req.name)
         try:
-            dep = metadata.distribution(req.name)
+            dep = _installed(req.name)
         except metadata.PackageNotFoundError:
             raise FleetError(f"the wizard needs {req.name}, which is not installed beside it") from None
         if key not in seen:
@@ -179,7 +189,7 @@ def _requires_of(wheel: Path) -> list[str]:
 
 def _pack_installed(name: str, out: Path) -> str:
     """The installed distribution ``name`` as a wheel in ``out``; its file name."""
-    dist = metadata.distribution(name)
+    dist = _installed(name)
     wheel_meta = dist.read_text("WHEEL") or ""
     tags = re.findall(r"^Tag:\s*(\S+)$", wheel_meta, re.M)
     if not re.search(r"^Root-Is-Purelib:\s*true", wheel_meta, re.M | re.I) or not tags or any(
