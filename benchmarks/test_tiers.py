@@ -57,6 +57,8 @@ def main() -> int:
     unknown = [t for t in names if t not in TIERS]
     if unknown:
         ap.error(f"unknown tier(s): {', '.join(unknown)} (from: {', '.join(TIERS)})")
+    if a.log_dir is not None:
+        a.log_dir.mkdir(parents=True, exist_ok=True)  # before the tiers run: a missing folder must not lose them
     lines = [machine_line()]
     print(lines[0], flush=True)
     failed = False
