@@ -20,7 +20,7 @@ from wizard.planner import resolve_plan
 from wizard.record import replace
 from wizard.runner import planfile
 
-pytestmark = pytest.mark.integration
+# tiers per test: the slow real-tool runs are system (python -m pytest -m system)
 
 SEED = "seed-7900xt"
 
@@ -85,6 +85,7 @@ def exports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+@pytest.mark.integration
 def test_every_templated_string_of_machine_text_is_unsafe(exports: dict[str, Path]) -> None:
     """Read back as YAML: every string that holds one of the attacks' templates carries ``!unsafe``."""
     yaml = pytest.importorskip("yaml")
@@ -119,6 +120,7 @@ def test_every_templated_string_of_machine_text_is_unsafe(exports: dict[str, Pat
                                                "pwn-ptitle"}
 
 
+@pytest.mark.system
 @pytest.mark.skipif(os.geteuid() != 0, reason="the sandbox connection needs root (unshare --mount)")
 def test_ansible_playbook_check_renders_nothing(exports: dict[str, Path]) -> None:
     """``ansible-playbook --check`` of all four exports against the sandbox host: every play runs, the task
@@ -145,6 +147,7 @@ def test_ansible_playbook_check_renders_nothing(exports: dict[str, Path]) -> Non
         assert any(jinja(marker) in n for n in names), marker
 
 
+@pytest.mark.integration
 def test_a_host_name_or_requirement_is_never_written_into_a_conditional(tmp_path: Path) -> None:
     plan = seed_plan()
     for hosts in (("a'] or lookup('pipe','id') or ['",), ("../../x",), ("h1", "h{{2}}")):
@@ -153,6 +156,7 @@ def test_a_host_name_or_requirement_is_never_written_into_a_conditional(tmp_path
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.integration
 def test_a_resolved_plan_name_is_a_plan_name(tmp_path: Path) -> None:
     """B10 and B11: a resolved-plan JSON whose name is shell text, a path or a template is refused (it became
     the dry-run script's progress path and the export's file name); so is a relative state_dir."""
@@ -177,6 +181,7 @@ def test_a_resolved_plan_name_is_a_plan_name(tmp_path: Path) -> None:
         planfile.loads(json.dumps(doc))
 
 
+@pytest.mark.integration
 def test_a_resolved_plan_file_is_bounded(tmp_path: Path) -> None:
     """B11: a huge or deeply nested JSON plan is one line, not minutes or an internal error."""
     with pytest.raises(planfile.PlanFileError, match="larger than"):

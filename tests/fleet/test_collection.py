@@ -22,7 +22,7 @@ from wizard.fleet.collection import NAME, NAMESPACE, ROLE, VERSION, plan_vars, s
 from wizard.fleet.yaml_text import document
 from wizard.model import Action, ResolvedPlan, StepPlan
 
-pytestmark = pytest.mark.integration
+# tiers per test: the slow real-tool runs are system (python -m pytest -m system)
 
 BIN = os.path.dirname(sys.executable)
 GALAXY = shutil.which("ansible-galaxy", path=BIN + os.pathsep + os.environ["PATH"])
@@ -55,6 +55,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return tarball, tmp / "collections"
 
 
+@pytest.mark.integration
 @needs_ansible
 def test_the_tarball_is_ansible_galaxys_and_installs(installed: tuple[Path, Path]) -> None:
     tarball, path = installed
@@ -69,6 +70,7 @@ def test_the_tarball_is_ansible_galaxys_and_installs(installed: tuple[Path, Path
     assert "ansible-galaxy collection install" in (root / "README.md").read_text()
 
 
+@pytest.mark.integration
 def test_the_role_holds_no_machine() -> None:
     """Nothing of a recorded machine in the role: no path, user, version or URL; the plan is a variable."""
     text = "".join(t for p, t in sources().items() if p.parts[0] == "roles")
@@ -76,6 +78,7 @@ def test_the_role_holds_no_machine() -> None:
         assert literal not in text, literal
 
 
+@pytest.mark.integration
 def test_a_bad_output_dir_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     res = cli("fleet", "collection", str(tmp_path / "file"), cwd=tmp_path)
@@ -83,6 +86,7 @@ def test_a_bad_output_dir_is_one_line(tmp_path: Path) -> None:
     assert len(res.stderr.strip().splitlines()) == 1, res.stderr
 
 
+@pytest.mark.integration
 @needs_ansible
 def test_ansible_lint_production_passes_on_the_collection(tmp_path: Path) -> None:
     lint = os.environ.get("ROCM_WIZARD_ANSIBLE_LINT") or shutil.which("ansible-lint", path=BIN + os.pathsep + os.environ["PATH"])
@@ -117,6 +121,7 @@ def _plan(tmp: Path, shared: Path) -> ResolvedPlan:
     ), state_dir=str(tmp / "state"))
 
 
+@pytest.mark.system
 @needs_ansible
 @pytest.mark.skipif(os.geteuid() != 0, reason="become_user to another account needs root")
 def test_the_role_runs_a_plan_as_an_admin_would(installed: tuple[Path, Path], tmp_path: Path) -> None:

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+# tiers per test: the slow real-tool runs are system (python -m pytest -m system)
+pytestmark = pytest.mark.timeout(900)
 
 
+@pytest.mark.system
 def test_the_wheel_set_installs_offline_into_a_fresh_venv_and_packs_the_same_bytes_again(tmp_path: Path) -> None:
     from wizard.fleet.wheels import wheel_set
 
@@ -37,6 +39,7 @@ def test_the_wheel_set_installs_offline_into_a_fresh_venv_and_packs_the_same_byt
     assert st.returncode == 0 and '"state": "none"' in st.stdout, st.stderr
 
 
+@pytest.mark.integration
 def test_a_dependency_with_compiled_files_is_refused_by_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from wizard.fleet import FleetError, wheels
 
@@ -54,6 +57,7 @@ def test_a_dependency_with_compiled_files_is_refused_by_name(tmp_path: Path, mon
         wheels._pack_installed("fastthing", tmp_path)
 
 
+@pytest.mark.integration
 def test_an_egg_info_of_the_checkout_does_not_shadow_the_installed_wizard(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Started from a source checkout, ``sys.path`` holds the checkout's build-time ``rocm_wizard.egg-info`` first:

@@ -165,12 +165,14 @@ def _print_table(title: str, columns: Sequence[str], cells: Sequence[Sequence[st
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title=title, title_justify="left")
+    t = Table()
     for c in columns:
         t.add_column(c)
     for row in cells:
         t.add_row(*row)
-    Console(width=200).print(t)
+    console = Console(width=200)
+    console.print(title, soft_wrap=True, markup=False, highlight=False)  # whole, however long its paths (a table
+    console.print(t)  # title wraps at the table's width)
 
 
 def _detect(args: argparse.Namespace, fleet_dir: Path) -> int:
