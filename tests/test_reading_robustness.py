@@ -13,7 +13,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import pytest
@@ -130,7 +130,10 @@ def _apu_keys() -> tuple[tuple[str, str], ...]:
     from wizard.kb import load_kb
 
     kb = load_kb()
-    return tuple((key, g.gfx) for key, a in kb._apus.items() if (g := kb.gpu_by_pci(a.pci_id)) is not None and g.gfx)
+    rows = [(key, a) for key, a in kb._apus.items()]
+    # a name without its tier digit ("Ryzen 7900") stands for the one processor of that model (KB.apu_for_cpu)
+    rows += [(key, found[0]) for key, found in kb._apus_without_tier.items() if len(found) == 1]
+    return tuple((key, g.gfx) for key, a in rows if (g := kb.gpu_by_pci(a.pci_id)) is not None and g.gfx)
 
 
 def _flat(s: str) -> str:
@@ -139,6 +142,9 @@ def _flat(s: str) -> str:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(mixed_pastes)
+# a processor written without its tier digit, with a second GPU in rocm-smi: its iGPU (gfx1036) is read
+@example("### CPU\n\nAMD Ryzen 7900\n\n### GPU\n\nAMD Radeon Pro W7900\n\n$ rocm-smi\n"
+         "GPU[0]          : get_power_cap, Unexpected data received\nERROR: GPU[1]   : sclk clock is unsupported")
 def test_no_fact_is_a_guess(text: str) -> None:
     facts = detect(None, paste=("paste.txt", text))
     assert not facts.errors, facts.errors
