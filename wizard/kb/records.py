@@ -261,7 +261,11 @@ class KnownIssue:
     contradicted_when: tuple[tuple[str, Any], ...] = ()
     # the finding names a failure whose cause text lists several possible causes: seen, it is "to check"
     symptom: bool = False
+    # lines that show a failure this issue is one of several causes of: a finding brought up by one of them is a
+    # cause only where a `when` predicate beyond the GPU's or system's identity holds, else it is "to check"
+    symptom_signatures: tuple[lazy_re.Pattern, ...] = ()
 
     def matches_text(self, text: str) -> bool:
-        """True when one of the signatures is found in ``text`` (predicates not checked)."""
-        return any(p.search(text) for p in self.signatures)
+        """True when one of the signatures (symptom signatures included) is found in ``text`` (predicates not
+        checked)."""
+        return any(p.search(text) for p in (*self.signatures, *self.symptom_signatures))
