@@ -125,6 +125,13 @@ class Release:
     amdgpu_install_usecases: Mapping[str, str] = field(default_factory=dict, hash=False)  # "radeon" -> args
     routes: CoreSdkRoutes | None = None
     remove_first: str | None = None  # specifier of installed legacy releases AMD says to uninstall first
+    # "<os-id> <version>" -> the kernel series (major.minor) AMD's release notes list as supported there
+    kernel_series: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+
+    def newest_kernel_series(self, os_id: str | None, os_version: str | None) -> str | None:
+        """The newest kernel series this release lists for that distribution version, or None where it lists none."""
+        series = self.kernel_series.get(f"{(os_id or '').lower()} {os_version or ''}")
+        return max(series, key=lambda s: tuple(int(x) for x in s.split("."))) if series else None
 
 
 @record
