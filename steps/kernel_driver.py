@@ -12,13 +12,11 @@ not list, a mainline (non-distribution) kernel AMD's DKMS packages refuse, an in
 AMD says to uninstall first with no purge step before this one, Ryzen APUs (AMD's Ryzen line has
 ``--no-dkms``: a kernel too old for them is refused with the knowledge base's words) and Instinct GPUs.
 
-Not refused: a kernel newer than the release's DKMS module builds for. AMD publishes no DKMS kernel range per
-release: its system-requirements tables (ROCm/rocm-install-on-linux, up to 6.2) and compatibility matrices
-(7.9 preview) list the GA/HWE kernel series it validated per distribution, and for the Core SDK releases this
-step installs (7.14, 10.0) neither those tables nor the AMD GPU Driver 31.x pages' kernel lists were found
-among AMD's page sources (searched 2026-11-26; ROCm/amdgpu-docs stops at 30.10.1 and links to the ROCm
-system requirements). A check built on a guessed upper bound would refuse working kernels, so the failure
-stays what ``dkms status`` and the ``dkms-build-fails-new-kernel`` known issue report.
+Refused too: a kernel newer than every kernel series the release's notes list as supported for this
+distribution version (``Release.kernel_series``: 10.0.0's "Operating system support" tables, GA/HWE/OEM series
+per distribution; the release's amdgpu-dkms is not built for a newer one). Where the knowledge base lists no
+series for the distribution (a release without that table, Oracle Linux's UEK names) nothing is refused on
+that ground: a too-new kernel then shows as the ``dkms-build-fails-new-kernel`` known issue after ``dkms status``.
 """
 
 from __future__ import annotations
@@ -85,6 +83,18 @@ def _kernel_version(facts: Facts) -> Version | None:
         return Version(mo.group(1)) if mo else None
     except InvalidVersion:
         return None
+
+
+def kernel_too_new(rel: Release, facts: Facts) -> str | None:
+    """Why the running kernel is newer than every series the release lists for this distribution (None: it is
+    not, or the knowledge base lists none, or the kernel is unknown)."""
+    newest = rel.newest_kernel_series(facts.os.id, facts.os.version)
+    have = _kernel_version(facts)
+    if newest is None or have is None or have <= Version(newest):
+        return None
+    listed = ", ".join(rel.kernel_series.get(f"{(facts.os.id or '').lower()} {facts.os.version}", ()))
+    return (f"kernel {facts.os.kernel} is newer than the kernels ROCm {rel.version} lists as supported on "
+            f"{facts.os.id} {facts.os.version} ({listed}): its amdgpu-dkms is not built for it (boot one of those)")
 
 
 def package_url(rel: Release, facts: Facts) -> str | None:
@@ -208,6 +218,8 @@ def plan(ctx: StepContext) -> StepPlan:
     if mainline_kernel(facts):
         refused.append(f"kernel {kernel} is a mainline (non-distribution) kernel: AMD's amdgpu-dkms supports the "
                        "distribution's own kernels only (boot one of those)")
+    elif too_new := kernel_too_new(rel, facts):
+        refused.append(too_new)
     old = legacy_to_remove(rel, facts)
     if old and "purge" not in ctx.earlier:
         refused.append(f"ROCm {', '.join(old)} (legacy) is installed and AMD says to uninstall ROCm {rel.remove_first} "

@@ -187,3 +187,21 @@ def test_driver_plan_changes_nothing_else_system_wide() -> None:
     changed = {c for a in step.actions if a.destructive for c in a.changes}
     assert changed == {"dpkg", "/etc/apt/sources.list.d", "amdgpu-dkms", KERNEL_DRIVER}
     assert step.effects == (KERNEL_DRIVER,)
+
+
+def test_7141_and_1010_package_facts_come_from_therocks_release_branches() -> None:
+    """7.14.1 and 10.1.0: package names and install path by TheRock's packaging rule on each release branch (repository,
+    commit and path cited); what no upstream record gives (OS list, gfx list, amdgpu-install, driver) stays null."""
+    kb = load_kb()
+    for version, series, commit in (("7.14.1", "7.14", "f51dc6c91e0d3214f22853fd5cb3f96dbc7d2c4b"),
+                                    ("10.1.0", "10.1", "430a8a89c53825cba82cd73a20ca84cd0eeb0868")):
+        r = kb.release(version)
+        assert r is not None and r.install_path == f"/opt/rocm/core-{series}"
+        assert {f"amdrocm{series}", f"amdrocm{series}-gfx*", f"amdrocm-core-sdk{series}*",
+                f"amdrocm-core-dev{series}*", f"amdrocm-core-devel{series}*"} <= set(r.packages)
+        cited = [s for s in r.sources if s.startswith(f"https://github.com/ROCm/TheRock/blob/{commit}/")]
+        assert {s.rsplit(f"{commit}/", 1)[1] for s in cited} >= {
+            "version.json", "build_tools/packaging/linux/packaging_utils.py", "build_tools/packaging/linux/build_package.py"}
+        assert not any("daMustermann" in s for s in r.sources)  # a secondary guide is no longer the source
+        assert r.distros is None and r.gfx is None and not r.amdgpu_install and r.driver_version is None
+        assert r.uncertain and "null" in r.uncertain

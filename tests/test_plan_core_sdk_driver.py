@@ -360,3 +360,24 @@ def test_wheel_preflight_accepts_a_pure_wheel_only_for_amds_builds() -> None:
     script = ('re=$(echo "$1" | sed "s/@TAG@/cp312/g"); printf "%s\\n" "$2" | grep -qE -- "$re"')
     assert subprocess.run(["sh", "-c", script, "sh", amd, page]).returncode == 0
     assert subprocess.run(["sh", "-c", script, "sh", amd, page.replace("2.13.0", "2.12.0")]).returncode == 1
+
+
+def test_driver_refuses_a_kernel_newer_than_the_release_lists() -> None:
+    """10.0.0's release notes list the kernel series supported per distribution (Ubuntu 24.04.4: GA 6.8, HWE/OEM
+    6.17): a newer distribution kernel is refused, a listed one is planned, a distribution without a list is not
+    refused on that ground."""
+    facts = no_kfd(fresh())
+    assert facts.os.id == "ubuntu" and facts.os.version == "24.04"
+    newer = record.replace(facts, os=record.replace(facts.os, kernel="6.20.0-10-generic"))
+    with pytest.raises(PlanRefused) as exc:
+        resolve("driver", newer)
+    assert any("6.20.0-10-generic" in r and "newer than" in r and "6.8, 6.17" in r for r in exc.value.reasons), \
+        exc.value.reasons
+    for listed in ("6.17.0-14-generic", "6.8.0-90-generic"):
+        ok = record.replace(facts, os=record.replace(facts.os, kernel=listed))
+        assert [a for a in actions(resolve("driver", ok), "kernel_driver")], listed
+    from steps.kernel_driver import kernel_too_new
+
+    rel = load_kb().release("10.0.0")
+    assert rel is not None and kernel_too_new(rel, newer) is not None
+    assert kernel_too_new(record.replace(rel, kernel_series={}), newer) is None  # no list: not refused on that ground

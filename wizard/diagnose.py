@@ -16,6 +16,7 @@ from packaging.version import InvalidVersion, Version
 
 from wizard import lazy_re
 from wizard.kb import KnownIssue, load_kb
+from wizard.kb.families import one_generic_target
 from wizard.model import Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
 from wizard.record import record, replace
 
@@ -209,7 +210,9 @@ def _p_kfd_inaccessible(f: Facts, arg: object) -> list[str] | None:
     if f.is_root:
         return None
     if d.kfd_present is False:
-        return ["/dev/kfd does not exist (amdgpu/KFD not loaded)"]
+        why = (" (the amdgpu driver is not loaded)" if d.loaded is False else
+               " (inside a container: it was not passed in)" if f.in_container is True and d.loaded is True else "")
+        return [f"/dev/kfd does not exist{why}"]
     if d.kfd_accessible is False:
         return [f"/dev/kfd is not readable and writable by {d.user or 'this user'}"]
     return None
@@ -355,8 +358,26 @@ def _p_gpus_differ(f: Facts, arg: object) -> list[str] | None:
     return [f"{_gpu_label(g)}" for g in known]
 
 
-def _officially_supported(gfx: str) -> bool:
+def _installed_support(f: Facts, gfx: str) -> str | None:
+    """What installed here supports ``gfx`` natively: the system ROCm release, if AMD lists the target for it,
+    or a ROCm torch whose code objects include it; None when neither does or neither is known. That some other
+    ROCm release supports the target says nothing about this machine's stack."""
+    rel = load_kb().release(f.rocm.version) if f.rocm.version else None
+    if rel is not None and rel.gfx is not None and gfx in rel.gfx.official:
+        return f"system ROCm {f.rocm.version} supports {gfx}"
+    carried = [e for e in _rocm_envs(f) if gfx in e.gfx_targets]
+    return f"{_env_label(carried[0])} carries {gfx}" if carried else None
+
+
+def _some_release_supports(gfx: str) -> bool:
     return any(r.gfx is not None and gfx in r.gfx.official for r in load_kb().releases())
+
+
+def _installed_support_known(f: Facts) -> bool:
+    """Whether the evidence shows what the installed stack supports: a system ROCm release the knowledge base
+    has a gfx list for, or a ROCm torch whose gfx list was read."""
+    rel = load_kb().release(f.rocm.version) if f.rocm.version else None
+    return (rel is not None and rel.gfx is not None) or any(e.gfx_targets for e in _rocm_envs(f))
 
 
 def _p_override_on_supported(f: Facts, arg: object) -> list[str] | None:
@@ -364,8 +385,9 @@ def _p_override_on_supported(f: Facts, arg: object) -> list[str] | None:
     target = _override_gfx(value)
     if not target:
         return None
-    hits = [f"{_gpu_label(g)} is supported as {g.gfx} itself, yet HSA_OVERRIDE_GFX_VERSION={value} ({where}) "
-            f"makes it run {target} code" for g in f.gpus if g.gfx and g.gfx != target and _officially_supported(g.gfx)]
+    hits = [f"{_gpu_label(g)} is supported as {g.gfx} itself ({why}), yet HSA_OVERRIDE_GFX_VERSION={value} "
+            f"({where}) makes it run {target} code" for g in f.gpus
+            if g.gfx and g.gfx != target and (why := _installed_support(f, g.gfx))]
     return hits or None
 
 
@@ -459,8 +481,10 @@ def _p_override_family_mismatch(f: Facts, arg: object) -> list[str] | None:
     fam = load_kb().family_of_gfx(target) if target else None
     if fam is None:
         return None
+    # another product family within one LLVM generic target (RDNA3.5 under 11.0.0: both GFX11) is not another
+    # instruction set; whether the override's code runs there is a risk, not a mismatch the facts show
     hits = [f"{_gpu_label(g)} is {g.family}, yet HSA_OVERRIDE_GFX_VERSION={value} ({where}) makes it run {fam} code"
-            for g in f.gpus if g.family and g.family != fam]
+            for g in f.gpus if g.family and g.family != fam and not one_generic_target(g.gfx, target)]
     return hits or None
 
 
@@ -563,6 +587,7 @@ def normalise_error_text(text: str) -> str:
 class _Match:
     evidence: Evidence  # file and line that matched
     own: bool  # in the machine's own texts (not another person's post in a pasted thread)
+    symptom: bool = False  # a symptom signature matched: the line shows a failure this issue is one cause of
 
 
 def _texts(facts: Facts | None, error_text: str | None) -> list[EvidenceText]:
@@ -591,6 +616,21 @@ def _search(patterns: tuple[lazy_re.Pattern, ...], texts: list[EvidenceText]) ->
                 number = t.first_line + t.text.count("\n", 0, m.start())
                 return _Match(Evidence(t.source, number, line), own)
     return None
+
+
+def _signature_match(issue: KnownIssue, texts: list[EvidenceText]) -> _Match | None:
+    """The line that brings this issue up: a signature in the machine's own texts, else a symptom signature
+    there, else either in another person's post."""
+    if not texts:
+        return None
+    found = _search(issue.signatures, texts) if issue.signatures else None
+    if found is not None and found.own:
+        return found
+    symptom = _search(issue.symptom_signatures, texts) if issue.symptom_signatures else None
+    symptom = replace(symptom, symptom=True) if symptom is not None else None
+    if symptom is not None and symptom.own:
+        return symptom
+    return found or symptom
 
 
 def _any_gfx(f: Facts) -> bool:
@@ -628,9 +668,17 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "kfd_present": lambda f: f.driver.kfd_present is not None,
     "rocm_stream_in": lambda f: bool(f.rocm.installs),
     "rocm_version": lambda f: f.rocm.version is not None,
+    # undecided only where an override is set, some ROCm release supports the GPU's own target, and nothing shows
+    # what the installed stack supports
+    "override_on_supported": lambda f: _override(f)[0] is None or _installed_support_known(f)
+    or not any(g.gfx and _some_release_supports(g.gfx) for g in f.gpus),
 }
 _NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_inaccessible", "not_in_render_group",
                       "in_render_group", "override_set"})
+# Conditions that are the cause itself, not a fact that could only rule it out: the failure line shows a symptom
+# (a memory fault), the condition says why. Where the evidence does not decide one, a finding whose signature
+# matched this machine's own text is listed as "to check", not as a cause.
+_CAUSE_CONDITIONS = {"override_on_supported": "the installed ROCm or torch supports the GPU's own target"}
 NOT_KNOWN = "not known from the evidence"
 # Conditions that only say which GPU or system this is: a predicted issue resting on them alone (this GPU is
 # unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed
@@ -644,28 +692,38 @@ def _decided(name: str, facts: Facts) -> bool:
     return known is None or known(facts)
 
 
-def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False) -> tuple[list[str], int] | None:
+@record
+class _Held:
+    evidence: list[str]  # what made each condition true, and "(name: not known from the evidence)" lines
+    held: int  # how many conditions hold
+    unknown_causes: tuple[str, ...] = ()  # conditions of _CAUSE_CONDITIONS the evidence does not decide
+
+
+def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False) -> _Held | None:
     """Evidence for every `when` predicate and how many held, or None when one does not hold.
 
     Without facts (an error text alone), conditions cannot be checked and are taken as met.
     """
     evidence: list[str] = []
     if facts is None:
-        return evidence, 0
+        return _Held(evidence, 0)
     held = 0
+    unknown: list[str] = []
     for name, arg in issue.when:
         pred = PREDICATES.get(name)
         if pred is None:
             return None
         got = pred(facts, arg)
         if got is None:
-            if matched and name in _NO_VETO and not _decided(name, facts):
+            if matched and (name in _NO_VETO or name in _CAUSE_CONDITIONS) and not _decided(name, facts):
                 evidence.append(f"({name.replace('_', ' ')}: {NOT_KNOWN})")
+                if name in _CAUSE_CONDITIONS:
+                    unknown.append(name)
                 continue
             return None
         held += 1
         evidence.extend(got)
-    return evidence, held
+    return _Held(evidence, held, tuple(unknown))
 
 
 DETECTED = "detected facts"  # Evidence.source of a contradiction that detection, not a text, shows
@@ -717,16 +775,26 @@ def _advice(issue: KnownIssue, facts: Facts | None) -> tuple[str, tuple[str, ...
     return " ".join(p for p in parts if p), tuple(commands), tuple(env.items()), plan
 
 
-def _to_check(issue: KnownIssue, match: _Match | None, held: int, against: _Match | None) -> str | None:
+def _to_check(issue: KnownIssue, match: _Match | None, got: _Held, against: _Match | None) -> str | None:
     """Why a finding only might apply (it is then listed apart from the causes), or None for a cause. Positive
     evidence is a line of this machine's own text that shows the failure, or (for an issue the facts alone
-    predict) detected facts that make every condition hold; a predicted warning is a risk, not a cause."""
+    predict) detected facts that make every condition hold; a predicted warning is a risk, not a cause. A line
+    that shows only a symptom (a symptom signature, or a condition that is the cause left undecided) is not
+    positive evidence of this cause."""
+    held = got.held
     if against is not None:
         return "a line of the evidence speaks against it"
     if issue.severity == "info":
         return "a note, not a cause"
     if match is not None and match.own:
-        return "this failure shows, but it has several possible causes: see which one holds" if issue.symptom else None
+        if issue.symptom:
+            return "this failure shows, but it has several possible causes: see which one holds"
+        if got.unknown_causes:
+            return (f"this failure shows, but whether {' and '.join(_CAUSE_CONDITIONS[n] for n in got.unknown_causes)}"
+                    f" is {NOT_KNOWN}")
+        if match.symptom and not (held == len(issue.when) and not all(_identity_only(n, a) for n, a in issue.when)):
+            return "this failure shows, but it has several possible causes, and no detected fact shows this one"
+        return None
     if issue.predict and issue.when and held == len(issue.when):
         if all(_identity_only(name, arg) for name, arg in issue.when) and not (match is not None and _in_title(match)):
             return "a risk: the GPU or system it needs is here, but no failure in this machine's own text shows it"
@@ -747,12 +815,12 @@ def _in_title(match: _Match) -> bool:
     return (match.evidence.text or "").startswith("#") and (match.evidence.line or 99) <= 2
 
 
-def _finding(issue: KnownIssue, evidence: list[str], match: _Match | None, against: _Match | None,
-             facts: Facts | None = None, held: int = 0) -> Finding:
+def _finding(issue: KnownIssue, got: _Held, match: _Match | None, against: _Match | None,
+             facts: Facts | None = None) -> Finding:
     ev: list[str] = []
     if match is not None:
         ev.append(f"{match.evidence}" + ("" if match.own else " (another person's post)"))
-    ev += evidence
+    ev += got.evidence
     detected_against = against is not None and against.evidence.source == DETECTED
     if against is not None and detected_against:
         ev.append(f"but: detection contradicts this cause: {against.evidence.text}")
@@ -768,7 +836,7 @@ def _finding(issue: KnownIssue, evidence: list[str], match: _Match | None, again
         matched_text=match.evidence.text if match is not None else None,
         matched=match.evidence if match is not None else None,
         contradicted=against.evidence if against is not None else None,
-        to_check=None if detected_against else _to_check(issue, match, held, against),
+        to_check=None if detected_against else _to_check(issue, match, got, against),
     )
 
 
@@ -819,17 +887,16 @@ def _ranked(scored: list[tuple[int, KnownIssue, Finding]]) -> list[Finding]:
 def _findings(facts: Facts | None, texts: list[EvidenceText], predicted: bool) -> list[Finding]:
     scored: list[tuple[int, KnownIssue, Finding]] = []
     for issue in load_kb().known_issues():
-        match = _search(issue.signatures, texts) if texts and issue.signatures else None
+        match = _signature_match(issue, texts)
         if match is None and not (predicted and issue.predict and issue.when):
             continue
         got = _conditions(issue, facts, match is not None and match.own)
         if got is None:
             continue
-        evidence, held = got
         against = _facts_against(issue, facts)
         if against is None and issue.unless:
             against = _search(issue.unless, [t for t in texts if t.own])
-        scored.append((_rank(issue, match, held, against), issue, _finding(issue, evidence, match, against, facts, held)))
+        scored.append((_rank(issue, match, got.held, against), issue, _finding(issue, got, match, against, facts)))
     return _ranked(scored)
 
 

@@ -383,7 +383,7 @@ def parse_releases(doc: Any, problems: Problems) -> tuple[Release, ...]:
         e = Entry(problems, where, raw, {
             "version", "stream", "date", "amdgpu_install", "filename_verified", "distros", "kernels", "gfx",
             "kmd_compat", "install_path", "packages", "uncertain", "notes", "sources", "driver_version",
-            "amdgpu_install_usecases", "routes", "remove_first"})
+            "amdgpu_install_usecases", "routes", "remove_first", "kernel_series"})
         stream = e.text("stream")
         if stream not in STREAMS:
             e.fail("stream", f"expected one of {STREAMS}, got {stream!r}")
@@ -424,6 +424,18 @@ def parse_releases(doc: Any, problems: Problems) -> tuple[Release, ...]:
                 SpecifierSet(remove_first)
             except ValueError:  # packaging's InvalidSpecifier
                 e.fail("remove_first", f"not a version specifier: {remove_first!r}")
+        kernel_series = e.get("kernel_series", False)
+        if kernel_series is _MISSING:
+            kernel_series = {}
+        if not isinstance(kernel_series, dict) or not all(
+                isinstance(k, str) and re.match(r"^[a-z]+ \d+(\.\d+)*$", k) and isinstance(v, list) and v
+                and all(isinstance(x, str) and re.match(r"^\d+\.\d+$", x) for x in v)
+                for k, v in kernel_series.items()):
+            e.fail("kernel_series", 'expected {"<os-id> <version>": ["<major>.<minor>", ...]}')
+        listed = {f"{d.id} {d.version}" for d in distros or ()}
+        for k in kernel_series:
+            if distros is not None and k not in listed:
+                e.fail("kernel_series", f"{k!r} is not among the release's distros")
         routes = None
         raw_r = e.get("routes", False)
         if raw_r is not _MISSING and raw_r is not None:
@@ -439,6 +451,7 @@ def parse_releases(doc: Any, problems: Problems) -> tuple[Release, ...]:
             notes=e.opt_text("notes", required=False), sources=e.sources(),
             driver_version=e.opt_text("driver_version", required=False),
             amdgpu_install_usecases=MappingProxyType(dict(usecases)), routes=routes, remove_first=remove_first,
+            kernel_series=MappingProxyType({k: tuple(v) for k, v in kernel_series.items()}),
         )
 
     rels = _each(problems, top.get("releases", []), "releases", build)
@@ -766,7 +779,7 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
     def build(where: str, raw: Any) -> KnownIssue:
         e = Entry(problems, where, raw, {
             "id", "severity", "title", "signatures", "when", "predict", "cause", "fix", "uncertain", "sources",
-            "unless", "explains", "contradicted_when", "symptom"})
+            "unless", "explains", "contradicted_when", "symptom", "symptom_signatures"})
         iid = e.text("id")
         if not re.match(r"^[a-z0-9][a-z0-9-]*$", iid):
             e.fail("id", f"expected lower-case-with-dashes, got {iid!r}")
@@ -779,6 +792,12 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
                 sigs.append(_checked(s))
             except re.error as exc:
                 e.fail("signatures", f"bad regex {s!r}: {exc}")
+        symptom_sigs: list[lazy_re.Pattern] = []
+        for s in e.strs("symptom_signatures", required=False) or ():
+            try:
+                symptom_sigs.append(_checked(s))
+            except re.error as exc:
+                e.fail("symptom_signatures", f"bad regex {s!r}: {exc}")
         unless = []
         for s in e.strs("unless", required=False) or ():
             try:
@@ -799,7 +818,7 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         predict = e.flag("predict")
         if predict and not when:
             e.fail("predict", "true needs a non-empty 'when'")
-        if not sigs and not predict:
+        if not sigs and not symptom_sigs and not predict:
             e.fail("signatures", "an issue with no signatures must be predictable (predict: true)")
         fe = Entry(problems, f"{where}: fix", e.get("fix", True), {"summary", "commands", "env", "plan", "branches"})
         raw_branches = fe.get("branches", False)
@@ -822,7 +841,7 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
                           predict=bool(predict), cause=e.text("cause"), fix=fix, sources=e.sources(),
                           uncertain=e.opt_text("uncertain", required=False), unless=tuple(unless),
                           explains=tuple(explains), contradicted_when=contradicted_when,
-                          symptom=e.flag("symptom", default=False))
+                          symptom=e.flag("symptom", default=False), symptom_signatures=tuple(symptom_sigs))
 
     issues = _each(problems, top.get("issues", []), "issues", build)
     seen: set[str] = set()

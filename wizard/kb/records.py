@@ -125,6 +125,13 @@ class Release:
     amdgpu_install_usecases: Mapping[str, str] = field(default_factory=dict, hash=False)  # "radeon" -> args
     routes: CoreSdkRoutes | None = None
     remove_first: str | None = None  # specifier of installed legacy releases AMD says to uninstall first
+    # "<os-id> <version>" -> the kernel series (major.minor) AMD's release notes list as supported there
+    kernel_series: Mapping[str, tuple[str, ...]] = field(default_factory=dict, hash=False)
+
+    def newest_kernel_series(self, os_id: str | None, os_version: str | None) -> str | None:
+        """The newest kernel series this release lists for that distribution version, or None where it lists none."""
+        series = self.kernel_series.get(f"{(os_id or '').lower()} {os_version or ''}")
+        return max(series, key=lambda s: tuple(int(x) for x in s.split("."))) if series else None
 
 
 @record
@@ -261,7 +268,11 @@ class KnownIssue:
     contradicted_when: tuple[tuple[str, Any], ...] = ()
     # the finding names a failure whose cause text lists several possible causes: seen, it is "to check"
     symptom: bool = False
+    # lines that show a failure this issue is one of several causes of: a finding brought up by one of them is a
+    # cause only where a `when` predicate beyond the GPU's or system's identity holds, else it is "to check"
+    symptom_signatures: tuple[lazy_re.Pattern, ...] = ()
 
     def matches_text(self, text: str) -> bool:
-        """True when one of the signatures is found in ``text`` (predicates not checked)."""
-        return any(p.search(text) for p in self.signatures)
+        """True when one of the signatures (symptom signatures included) is found in ``text`` (predicates not
+        checked)."""
+        return any(p.search(text) for p in (*self.signatures, *self.symptom_signatures))

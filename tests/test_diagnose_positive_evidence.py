@@ -1,0 +1,99 @@
+"""A finding is a cause only on positive evidence (issue 21): a failure line that shows a symptom is not evidence
+of a cause that the recording cannot show (which ROCm/Ubuntu pair a WSL machine runs, whether the installed stack
+supports the GPU natively), and an override within one LLVM generic target is not another instruction set."""
+
+from __future__ import annotations
+
+import pytest
+
+from wizard.diagnose import diagnose
+from wizard.kb import load_kb
+from wizard.kb.families import generic_target, one_generic_target
+from wizard.model import Driver, EnvSetting, EvidenceText, Facts, Gpu, PythonEnv, Rocm
+
+pytestmark = pytest.mark.unit
+
+_FAULT = "Memory access fault by GPU node-1 (Agent handle: 0x1) on address 0x7f76. Reason: Page not present or " \
+         "supervisor privilege."
+_WSL_OOR = ("WSL environment detected.\nhsa api call failure at: ./rocminfo.cc:1324\n"
+            "Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources.")
+
+
+def _gpu(gfx: str, family: str, integrated: bool = False) -> Gpu:
+    return Gpu(name=f"AMD {gfx}", gfx=gfx, gfx_reported=gfx, integrated=integrated, family=family, hip_index=0)
+
+
+def _facts(gpu: Gpu, text: str, override: str | None = None, **kw: object) -> Facts:
+    env = (EnvSetting("HSA_OVERRIDE_GFX_VERSION", override, "paste.txt:3"),) if override else ()
+    return Facts(gpus=(gpu,), env=env, origin="test", texts=(EvidenceText("paste.txt", text, 1, "text", True),),
+                 **kw)  # type: ignore[arg-type]
+
+
+def _by_id(facts: Facts) -> dict[str, object]:
+    return {f.id: f for f in diagnose(facts)}
+
+
+def test_generic_targets_follow_llvm_table() -> None:
+    assert generic_target("gfx1151") == "gfx11-generic" == generic_target("gfx1100")
+    assert generic_target("gfx90a:sramecc+:xnack-") is None and generic_target("gfx950") == "gfx9-4-generic"
+    assert one_generic_target("gfx1151", "gfx1100") and one_generic_target("gfx1032", "gfx1030")
+    assert not one_generic_target("gfx1010", "gfx1030") and not one_generic_target("gfx90a", "gfx1030")
+    assert not one_generic_target("gfx803", "gfx803")  # no generic target covers it: nothing is known in common
+
+
+def test_an_override_within_one_generic_target_is_not_a_family_mismatch() -> None:
+    # RDNA3.5 under 11.0.0: another product family, the same GFX11 instruction set (LLVM's gfx11-generic)
+    strix = _by_id(_facts(_gpu("gfx1151", "RDNA3.5", integrated=True), _FAULT, "11.0.0"))
+    assert "override-family-mismatch" not in strix
+    # another instruction set is still a mismatch the facts show
+    for gfx, family, value in (("gfx1010", "RDNA1", "10.3.0"), ("gfx90a", "CDNA2", "10.3.0"),
+                               ("gfx1100", "RDNA3", "10.3.0")):
+        f = _by_id(_facts(_gpu(gfx, family), _FAULT, value))["override-family-mismatch"]
+        assert getattr(f, "to_check") is None, gfx
+
+
+def test_an_override_on_a_gpu_is_leftover_only_where_the_installed_stack_supports_it() -> None:
+    gpu = _gpu("gfx1151", "RDNA3.5", integrated=True)
+    # nothing shows what is installed: that some ROCm release supports gfx1151 says nothing about this machine
+    unknown = _by_id(_facts(gpu, _FAULT, "11.0.0"))["override-on-supported-gpu"]
+    assert getattr(unknown, "to_check") and "not known from the evidence" in getattr(unknown, "to_check")
+    # the installed release does not list the GPU: the override is the usual workaround, not a leftover
+    old = next(r.version for r in load_kb().releases() if r.gfx is not None and "gfx1151" not in r.gfx.official)
+    assert "override-on-supported-gpu" not in _by_id(_facts(gpu, _FAULT, "11.0.0", rocm=Rocm(version=old)))
+    # the installed release lists it, or the installed torch carries its code: a cause, with that evidence
+    new = next(r.version for r in load_kb().releases() if r.gfx is not None and "gfx1151" in r.gfx.official)
+    cause = _by_id(_facts(gpu, _FAULT, "11.0.0", rocm=Rocm(version=new)))["override-on-supported-gpu"]
+    assert getattr(cause, "to_check") is None and any(f"system ROCm {new} supports gfx1151" in e
+                                                      for e in getattr(cause, "evidence"))
+    env = PythonEnv(path="/v", torch="2.9.0+rocm7.0", build="rocm", gfx_targets=("gfx1100", "gfx1151"))
+    carried = _by_id(_facts(gpu, _FAULT, "11.0.0", python_envs=(env,)))["override-on-supported-gpu"]
+    assert getattr(carried, "to_check") is None
+    # no override in the evidence at all: the finding has nothing to stand on
+    assert "override-on-supported-gpu" not in _by_id(_facts(gpu, _FAULT))
+
+
+def test_a_symptom_line_is_not_evidence_of_an_unsupported_wsl_pair() -> None:
+    wsl = _gpu("gfx1200", "RDNA4")
+    symptom = _by_id(_facts(wsl, _WSL_OOR, os=_wsl_os()))["wsl-rocm-release-unsupported"]
+    assert getattr(symptom, "to_check") and "several possible causes" in getattr(symptom, "to_check")
+    # the repository lacking the WSL runtime for this release is the pair's own evidence
+    missing = _by_id(_facts(wsl, "E: Unable to locate package hsa-runtime-rocr4wsl-amdgpu", os=_wsl_os()))
+    assert getattr(missing["wsl-rocm-release-unsupported"], "to_check") is None
+
+
+def _wsl_os() -> object:
+    from wizard.model import OsInfo
+
+    return OsInfo(id="ubuntu", version="24.04", wsl=True)
+
+
+def test_a_container_without_kfd_is_not_told_to_load_the_driver() -> None:
+    text = "ROCk module is loaded\nUnable to open /dev/kfd read-write: No such file or directory"
+    driver = Driver(loaded=True, kfd_present=False, user="rocm-user", in_render_group=False, in_video_group=True)
+    facts = _facts(_gpu("gfx1030", "RDNA2"), text, driver=driver, in_container=True)
+    f = _by_id(facts)["kfd-inaccessible"]
+    assert "load the amdgpu driver" not in getattr(f, "fix") and getattr(f, "fix_plan") != "driver"
+    assert "--device=/dev/kfd" in getattr(f, "fix")
+    assert any("inside a container: it was not passed in" in e for e in getattr(f, "evidence"))
+    host = _facts(_gpu("gfx1030", "RDNA2"), text, driver=Driver(loaded=False, kfd_present=False), in_container=False)
+    assert "load the amdgpu driver" in getattr(_by_id(host)["kfd-inaccessible"], "fix")
