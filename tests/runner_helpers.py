@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +65,11 @@ def calls(root: Path, tool: str) -> list[list[str]]:
         if rec["tool"] == tool or re.search(rf"/{re.escape(tool)}$", rec["tool"]):
             out.append(rec["argv"])
     return out
+
+
+def default_signals() -> None:
+    """A child's preexec_fn: SIGINT, SIGHUP and SIGTERM at their defaults, whatever the suite was started with
+    (``nohup`` ignores SIGHUP, a shell's background job SIGINT, and an ignored signal stays ignored across
+    exec: the wizard then rightly leaves it alone, and a test that sends it would wait for nothing)."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)

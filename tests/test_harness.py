@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from runner_helpers import default_signals
+
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parent.parent
@@ -36,7 +38,7 @@ def pytest_on(tmp_path: Path, module: str, *args: str, env: dict[str, str] | Non
                            "-c", str(tmp_path / "pytest.ini"), "--rootdir", str(tmp_path), "-rfs",
                            str(tmp_path / "test_it.py"), *args],
                           cwd=REPO, capture_output=True, text=True, timeout=timeout, env=e,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, preexec_fn=default_signals)
 
 
 def test_an_unmarked_or_doubly_marked_test_stops_the_collection(tmp_path: Path) -> None:

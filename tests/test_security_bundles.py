@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from runner_helpers import default_signals
 from wizard.host import BundleHost, HostError
 from wizard.inputs.archive import PREFIX, ArchiveError, Limits, extract
 
@@ -298,7 +299,8 @@ def test_the_extraction_dir_goes_on_sigterm_and_on_exit(tmp_path: Path) -> None:
     """)
     env = {**os.environ, "TMPDIR": str(tmp_path)}
     for mode in ("wait", "hup", "exit"):
-        proc = subprocess.Popen([sys.executable, "-c", code, mode], stdout=subprocess.PIPE, text=True, env=env)
+        proc = subprocess.Popen([sys.executable, "-c", code, mode], stdout=subprocess.PIPE, text=True, env=env,
+                                preexec_fn=default_signals)
         assert proc.stdout is not None
         extracted = Path(proc.stdout.readline().strip())
         assert extracted.is_dir() or mode == "exit"

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_helpers import PY, REPO, calls, plan_of, wizard
+from runner_helpers import PY, REPO, calls, default_signals, plan_of, wizard
 
 from wizard.model import Action, StepPlan
 from wizard.runner import planfile
@@ -74,7 +74,8 @@ def test_a_signal_stops_the_action_group_journals_it_and_resume_runs_it_once_mor
     env = dict(os.environ)
     env.pop("ROCM_WIZARD_STATE_DIR", None)
     p = subprocess.Popen([PY, "-m", "wizard", "--sandbox", str(root), "--plan", str(plan), "--yes"], cwd=REPO, env=env,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL,
+                         preexec_fn=default_signals)
     try:
         deadline = time.monotonic() + 60
         while not marked_processes():
@@ -100,6 +101,39 @@ def test_a_signal_stops_the_action_group_journals_it_and_resume_runs_it_once_mor
     assert (root / "home/user/starts").read_text() == "start\nstart\n"
     seq = [(r["event"], r["step"]) for r in journal(state) if r["event"] in ("action-start", "action-end")]
     assert seq == [("action-start", 1), ("action-end", 1), ("action-start", 1), ("action-end", 1)]
+
+
+def _as_nohup() -> None:
+    default_signals()
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+def test_under_nohup_a_hangup_is_not_a_stop(tmp_path: Path) -> None:
+    """`nohup rocm-wizard --plan X --yes &`: the run outlives its terminal (SIGHUP ignored at the start stays
+    ignored); a SIGTERM still stops it."""
+    root = tmp_path / "m"
+    open_sandbox(root, "rx9070xt-noble")
+    env = dict(os.environ)
+    env.pop("ROCM_WIZARD_STATE_DIR", None)
+    p = subprocess.Popen([PY, "-m", "wizard", "--sandbox", str(root), "--plan", str(slow_plan(tmp_path)), "--yes"],
+                         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         stdin=subprocess.DEVNULL, preexec_fn=_as_nohup)
+    try:
+        deadline = time.monotonic() + 60
+        while not marked_processes():
+            assert time.monotonic() < deadline and p.poll() is None, "the slow action never started"
+            time.sleep(0.05)
+        p.send_signal(signal.SIGHUP)
+        time.sleep(1.5)
+        assert p.poll() is None and marked_processes(), "a hangup under nohup stopped the run"
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 1, out + err
+    recs = journal(root / "var/lib/rocm-wizard")
+    assert recs[-1]["event"] == "run-end" and "SIGTERM" in recs[-1]["message"] and "SIGHUP" not in recs[-1]["message"]
 
 
 def test_sigterm_mid_rollback_leaves_it_rolling_back_and_rollback_continues(tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ interruption, the run service releases the lock, and the command exits non-zero.
 by the signal itself: no ``KeyboardInterrupt`` lands in the middle of a journal write, and the lock
 is never released while a child of the run is alive, so an immediate ``resume`` cannot start the
 same action a second time beside the first. Handlers are installed only in the main thread (a
-front end that runs the service on a worker thread handles its own signals and sets the event).
+front end that runs the service on a worker thread handles its own signals and sets the event), and
+never for a signal the process was started with ignored (``nohup``: the run goes on when the terminal closes).
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ def stop_on_signals(cancel: threading.Event | None) -> Iterator[threading.Event]
         else:
             event.set()
 
-    old = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+    # A signal ignored when the wizard started stays ignored: `nohup rocm-wizard --plan X --yes &` asked for
+    # a run that outlives its terminal, so its SIGHUP (and a background job's SIGINT) is nobody's stop.
+    old = {s: signal.signal(s, handler) for s in STOP_SIGNALS if signal.getsignal(s) is not signal.SIG_IGN}
     try:
         yield event
     finally:
