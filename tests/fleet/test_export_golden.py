@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from wizard import binding
 from wizard.fleet.export import ExportError, PlanGroup, export
+from wizard.fleet.modules import module_task
 from wizard.model import Facts
 from wizard.plan_file import builtin_plan_names
 from wizard.planner import PlanRefused, resolve_plan
@@ -102,9 +104,10 @@ def test_every_export_passes_ansible_lint(tmp_path: Path) -> None:
         assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-2000:]
 
 
-def test_every_action_is_an_argv_command_with_become_only_for_root(tmp_path: Path) -> None:
-    """Read the role back as YAML: no shell string anywhere, become exactly on the root actions, each
-    done-check a guard that runs in check mode and never counts as a change."""
+def test_every_action_is_its_module_or_an_argv_command_with_become_only_for_root(tmp_path: Path) -> None:
+    """Read the role back as YAML: each action is the Ansible module that expresses it (wizard.fleet.modules) or
+    an argv command, never a shell string; become exactly on the root actions; each done-check a guard that runs
+    in check mode and never counts as a change; the preflight runs in check mode too."""
     yaml = pytest.importorskip("yaml")
     f = facts("seed-7900xt")
     rp = resolve_plan("downgrade-6.2", f, state_dir="/var/lib/rocm-wizard", wizard_python="python3")
@@ -114,6 +117,7 @@ def test_every_action_is_an_argv_command_with_become_only_for_root(tmp_path: Pat
     blocks = [t for t in tasks if "ansible.builtin.include_tasks" in t]  # each step behind one include
     expected = [s for s in rp.steps if not s.skipped_reason]
     assert [b["tags"][1] for b in blocks] == [s.kind for s in expected]
+    modules: set[str] = set()
     for block, step in zip(blocks, expected):
         inc = block["ansible.builtin.include_tasks"]
         assert inc["apply"]["tags"] == block["tags"]
@@ -122,19 +126,31 @@ def test_every_action_is_an_argv_command_with_become_only_for_root(tmp_path: Pat
         if step.reboot:
             assert body[0]["ansible.builtin.reboot"]["reboot_timeout"] > 0
             continue
-        runs = [t for t in body if "ansible.builtin.command" in t and not t["name"].split(": ", 1)[1].startswith(
-            ("already done?", "done"))]
-        assert [tuple(t["ansible.builtin.command"]["argv"]) for t in runs] == [a.argv for a in step.actions]
-        for t, a in zip(runs, step.actions):
+        if step.kind == "verify":
+            continue  # the suite file run on the host: test_verify_runs_the_suite_file_copied_to_the_host
+        actions = [a for a in step.actions if a.name != binding.NAME]  # the machine binding: an assert per host
+        titles = {f"{a.name or a.description or a.argv[0]}" for a in actions}
+        runs = [t for t in body if t["name"].split(": ", 1)[1] in titles and not t["name"].endswith("?")]
+        assert len(runs) == len(actions), [t["name"] for t in runs]
+        for t, a in zip(runs, actions):
+            mt = module_task(a)
+            if mt is not None:
+                assert t[mt.module] == mt.args and "ansible.builtin.command" not in t and "changed_when" not in t
+                modules.add(mt.module)
+            else:
+                assert tuple(t["ansible.builtin.command"]["argv"]) == a.argv
+            if step.kind == "preflight":
+                assert t["check_mode"] is False, t["name"]  # read-only: it refuses in --check as for real
             if a.as_user:  # the GPU user's, through become_user when one is named (an admin connects)
                 assert "rocm_wizard_gpu_user" in t["become"] and "rocm_wizard_gpu_user" in t["become_user"], t["name"]
             else:
                 assert t.get("become", False) is a.root, t["name"]
             if a.check:
-                guard = body[body.index(t) - 1]
+                guard = next(g for g in body if g.get("register") == f"{t['register']}_done")
                 assert tuple(guard["ansible.builtin.command"]["argv"]) == a.check
                 assert guard["check_mode"] is False and guard["changed_when"] is False
-                assert t["when"] == f"{guard['register']}.rc != 0"
+                assert f"{guard['register']}.rc != 0" in ([t["when"]] if isinstance(t["when"], str) else t["when"])
+    assert {"ansible.builtin.file", "ansible.builtin.copy", "ansible.builtin.apt", "ansible.builtin.get_url"} <= modules
     kinds = [b["tags"][1] for b in blocks]
     first_destructive = next(i for i, s in enumerate(expected) if any(a.destructive for a in s.actions))
     assert kinds.index("backup") < first_destructive
