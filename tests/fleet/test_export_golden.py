@@ -162,3 +162,60 @@ def test_export_refuses_a_directory_that_is_not_an_export(tmp_path: Path) -> Non
     with pytest.raises(ExportError, match="not an earlier rocm-wizard export"):
         export([PlanGroup(rp)], tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == ["keep.txt"]
+
+
+def _as_cmd_strings(out: Path) -> None:
+    """Every argv command of an export rewritten as the ``cmd:`` string ansible-lint reads (it does not inspect
+    ``argv``): the same command, shlex-quoted."""
+    import shlex
+
+    yaml = pytest.importorskip("yaml")
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
+
+    def walk(x: object) -> None:
+        if isinstance(x, dict):
+            c = x.get("ansible.builtin.command")
+            if isinstance(c, dict) and isinstance(c.get("argv"), list):
+                x["ansible.builtin.command"] = {"cmd": shlex.join(c["argv"])}
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    for p in out.rglob("*.yml"):
+        doc = yaml.load(p.read_text(), Loader=Loader)
+        walk(doc)
+        p.write_text("---\n" + yaml.safe_dump(doc, sort_keys=False, width=10000))
+
+
+def test_the_commands_left_are_those_no_builtin_module_does(tmp_path: Path) -> None:
+    """ansible-lint's command-instead-of-module rule on the export's commands as it would read them (``cmd:``):
+    the command-only export (fleet run's) has apt-get installs, purges, updates and wget downloads a module does;
+    the standalone export has left only apt's simulation and its repair of broken dependencies (no module does
+    either with no package named) and the backup's tar (an archive made: no builtin module)."""
+    lint = os.environ.get("ROCM_WIZARD_ANSIBLE_LINT") or shutil.which(
+        "ansible-lint", path=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    if not lint:
+        pytest.skip("ansible-lint is not installed (pip install ansible-lint, or ROCM_WIZARD_ANSIBLE_LINT=PATH)")
+    rp = resolve_plan("upgrade-6.4", facts("seed-7900xt"), state_dir="/var/lib/rocm-wizard", wizard_python="python3")
+    found: dict[bool, list[str]] = {}
+    for modules in (False, True):
+        out = tmp_path / str(modules)
+        export([PlanGroup(rp)], out, modules=modules)
+        _as_cmd_strings(out)
+        subprocess.run(["git", "init", "-q", str(out)], check=True, timeout=60)
+        res = subprocess.run([lint, "--offline", "--nocolor", "-f", "pep8", "upgrade-6.4.yml"], cwd=out,
+                             capture_output=True, text=True, timeout=600, env={**os.environ, "HOME": str(tmp_path / "h")})
+        found[modules] = sorted(ln.split("command-instead-of-module: ", 1)[1].split(" used in place")[0]
+                                for ln in res.stdout.splitlines() if "command-instead-of-module: " in ln)
+    assert found[False].count("apt-get") > found[True].count("apt-get") and "wget" in found[False]
+    assert found[True] == ["apt-get", "apt-get", "apt-get", "tar", "tar"], found
+    yaml = pytest.importorskip("yaml")
+    left = [t["ansible.builtin.command"]["cmd"] for p in (tmp_path / "True" / "roles").rglob("*.yml")
+            for t in yaml.safe_load(p.read_text()) or [] if "ansible.builtin.command" in t]
+    assert sorted(c.split()[1] for c in left if c.startswith("apt-get ")) == ["-f", "-f", "-s"]
