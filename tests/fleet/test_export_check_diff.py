@@ -76,7 +76,8 @@ def test_check_diff_on_a_real_root_shows_each_modules_change_and_changes_nothing
     """``fleet plan upgrade-6.4 --export`` for a seed-7900xt real root, then ``ansible-playbook --check --diff`` of the
     export over the real-root connection (its mirror served): the read-only preflight runs and passes, the
     backup directory, the leftover files and directories of ROCm 6.2 and the pin file are reported as diffs, the
-    host ends changed-but-not-failed, and the root's dpkg status, apt sources and state directory are as before."""
+    host ends changed-but-not-failed, and the root's dpkg status, apt sources and state directory are as before.
+    Then the preflight and backup steps for real: the directory, its mode and the manifest as the plan makes them."""
     from wizard.fleet import realroots
     from wizard.realroot import base as rb
     from wizard.realroot.endstate import dpkg_status
@@ -127,3 +128,17 @@ def test_check_diff_on_a_real_root_shows_each_modules_change_and_changes_nothing
     assert after == before
     assert not (root / "var/lib/rocm-wizard/backup/upgrade-6.4").exists()
     assert (root / "opt/rocm-6.2.0").is_dir()
+    # then for real, the preflight and the backup only: the modules make what the plan's commands make (apt, which
+    # the purge needs, would want python3-apt, which a real root lacks and cannot fetch: no further)
+    with realroots.serving({"seed": root}):
+        real = subprocess.run([str(ANSIBLE), "-i", str(inv), str(tmp_path / "export" / "upgrade-6.4.yml"),
+                               "-e", "rocm_wizard_hosts=all", "--tags", "step-1,step-2"],
+                              capture_output=True, text=True, timeout=1500, env=env)
+    assert real.returncode == 0, real.stdout[-6000:]
+    backup = root / "var/lib/rocm-wizard/backup/upgrade-6.4"
+    assert backup.stat().st_mode & 0o777 == 0o700  # mkdir -m 0700, then chmod -R go-rwx
+    manifest = json.loads((backup / "manifest.json").read_text())
+    assert manifest["plan"] == "upgrade-6.4" and manifest["backup_dir"] == "/var/lib/rocm-wizard/backup/upgrade-6.4"
+    assert (backup / "manifest.json").stat().st_mode & 0o777 == 0o600
+    assert (backup / "dpkg-selections.txt").is_file() and (backup / "etc-files.tar.gz").is_file()
+    assert dpkg_status(root) == before[0]
