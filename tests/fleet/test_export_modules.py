@@ -22,8 +22,6 @@ from wizard.steps._common import write_file
 from wizard.steps.rocm_install import FETCH_DEB
 from wizard.verify.launch import SUITE_PATH
 
-pytestmark = pytest.mark.unit
-
 URL = "https://repo.radeon.com/amdgpu-install/6.4.4/ubuntu/jammy/amdgpu-install_6.4.60404-1_all.deb"
 DEB = "/var/lib/rocm-wizard/downloads/amdgpu-install_6.4.60404-1_all.deb"
 GUARD = ("test", "-d", "/x")
@@ -77,6 +75,7 @@ COMMANDS = [
 ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("action, module, args, loop", MAPPED, ids=[m[0].argv[0] + "-" + m[1] for m in MAPPED])
 def test_an_action_a_module_expresses_is_that_module(action: Action, module: str, args: dict, loop: tuple) -> None:
     mt = module_task(action)
@@ -84,11 +83,13 @@ def test_an_action_a_module_expresses_is_that_module(action: Action, module: str
     assert (mt.module, mt.args, mt.loop) == (module, args, loop)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("action", COMMANDS, ids=[" ".join(a.argv)[:40] for a in COMMANDS])
 def test_any_other_action_stays_a_command(action: Action) -> None:
     assert module_task(action) is None
 
 
+@pytest.mark.unit
 def test_a_written_file_gets_its_directory_first_and_apt_goes_on_in_check_mode() -> None:
     mt = module_task(write_file("/etc/apt/preferences.d/rocm-pin-600", "Pin: x\n", "pin", root=True))
     assert mt is not None and mt.parent == "/etc/apt/preferences.d" and mt.check_mode_fails
@@ -120,6 +121,7 @@ HOST_SIDE_EFFECT_FREE = {"ansible.builtin.command", "ansible.builtin.reboot", "a
                          "ansible.builtin.include_tasks", "ansible.builtin.shell"}
 
 
+@pytest.mark.integration
 def test_fleet_runs_export_acts_on_hosts_through_commands_only_and_the_standalone_one_through_modules(
         tmp_path: Path) -> None:
     rp = resolve_plan("upgrade-6.4", _machine(), state_dir="/var/lib/rocm-wizard", wizard_python="python3")
@@ -136,6 +138,7 @@ def test_fleet_runs_export_acts_on_hosts_through_commands_only_and_the_standalon
             "ansible.builtin.uri", "ansible.builtin.tempfile"} <= alone
 
 
+@pytest.mark.integration
 def test_standalone_verify_copies_the_suite_file_and_runs_it_with_the_venvs_python(tmp_path: Path) -> None:
     rp = resolve_plan("upgrade-6.4", _machine(), state_dir="/var/lib/rocm-wizard", wizard_python="python3")
     export([PlanGroup(rp)], tmp_path / "out")
@@ -153,6 +156,7 @@ def test_standalone_verify_copies_the_suite_file_and_runs_it_with_the_venvs_pyth
     assert cleanup["ansible.builtin.file"]["state"] == "absent"
 
 
+@pytest.mark.unit
 def test_the_suite_needs_the_standard_library_and_torch_only() -> None:
     names = set()
     for node in ast.walk(ast.parse(SUITE_PATH.read_text(encoding="utf-8"))):
@@ -163,6 +167,7 @@ def test_the_suite_needs_the_standard_library_and_torch_only() -> None:
     assert names - set(sys.stdlib_module_names) - {"__future__"} == {"torch"}
 
 
+@pytest.mark.integration
 def test_the_suites_own_json_lines_are_read_as_the_verify_result(tmp_path: Path) -> None:
     path = tmp_path / "verify.json"
     lines = [{"type": "suite", "schema": 1}, {"type": "check", "name": "import", "device": "cpu", "status": "pass"},
