@@ -181,3 +181,32 @@ def test_the_suites_own_json_lines_are_read_as_the_verify_result(tmp_path: Path)
     assert verify_result(path)["status"] == "fail"
     path.write_text('{"type": "suite"}\nTraceback (most recent call last):\n')
     assert verify_result(path)["status"] == "fail"
+
+
+@pytest.mark.integration
+def test_a_standalone_export_refuses_a_sandbox_host_before_anything_runs(tmp_path: Path) -> None:
+    """The sandbox connection contains commands only: the standalone export's modules would change the
+    controller's own files, so its play stops such a host first (outside --check); fleet run's export has no
+    module and no such refusal."""
+    import os
+    import shutil
+    import subprocess
+
+    playbook = shutil.which("ansible-playbook", path=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    if playbook is None:
+        pytest.skip("ansible-core is not installed (pip install -e '.[fleet]')")
+    from wizard.fleet import realroots
+
+    rp = resolve_plan("pip-only", _machine(), state_dir=str(tmp_path / "state"), wizard_python="python3")
+    book = export([PlanGroup(rp)], tmp_path / "alone")
+    assert "rocm-wizard sandbox" not in export([PlanGroup(rp)], tmp_path / "run", modules=False).read_text()
+    inv = tmp_path / "inventory.ini"
+    inv.write_text(f"h1 ansible_connection=rocm_wizard_sandbox rocm_wizard_sandbox_root={tmp_path / 'nowhere'} "
+                   f"ansible_python_interpreter={sys.executable}\n")
+    env = {**os.environ, "ANSIBLE_HOME": str(tmp_path / ".ansible"), "HOME": str(tmp_path / "home"),
+           "ANSIBLE_LOCAL_TEMP": str(tmp_path / ".tmp"),
+           "ANSIBLE_CONNECTION_PLUGINS": str(Path(realroots.__file__).parent / "plugins" / "connection")}
+    res = subprocess.run([playbook, "-i", str(inv), str(book), "-e", "rocm_wizard_hosts=all"], capture_output=True,
+                         text=True, timeout=300, env=env)
+    assert res.returncode != 0 and "h1 is a rocm-wizard sandbox" in res.stdout, res.stdout[-3000:]
+    assert "Put the host into its plan group" not in res.stdout and not (tmp_path / "state").exists()

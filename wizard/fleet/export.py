@@ -123,7 +123,7 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
         keys.update({h: role for h in g.hosts})
         roles.append(role)
     default = role_name(groups[0].plan) if len(groups) == 1 and not groups[0].hosts else NEW_HOSTS
-    plays = [_play(groups[0].plan, roles, keys, default, serial, max_fail)]
+    plays = [_play(groups[0].plan, roles, keys, default, serial, max_fail, modules)]
     plan = groups[0].plan
     book = Path(f"{plan.name}.yml")
     files[book] = document(plays, [
@@ -151,8 +151,11 @@ NEW_HOSTS = "rocm_wizard_new_hosts"  # the group_by key of a host no plan was re
 DRAIN = "drain.yml"
 
 
+SANDBOX = "rocm_wizard_sandbox"  # the rehearsal connection: only commands act inside the sandbox
+
+
 def _play(plan: ResolvedPlan, roles: Sequence[str], keys: dict[str, str], default: str, serial: int | None,
-          max_fail: int | None) -> dict[str, Any]:
+          max_fail: int | None, modules: bool = False) -> dict[str, Any]:
     """One play for the hosts of ``-e rocm_wizard_hosts=PATTERN``: each host into its plan group (``group_by`` on the
     group key; a host no plan was resolved for, new to the inventory, fails here by name before anything runs on
     it), then each group's role included on its own hosts only (a host skips one include per other group, never
@@ -165,7 +168,16 @@ def _play(plan: ResolvedPlan, roles: Sequence[str], keys: dict[str, str], defaul
         "serial": T("{{ rocm_wizard_serial | default(%s) }}" % (serial if serial else "[1, '10%', '100%']")),
         "max_fail_percentage": T("{{ rocm_wizard_max_fail | default(%d) }}" % (max_fail or 0)),
         "vars": {"rocm_wizard_groups": keys},
-        "tasks": [{
+        "tasks": [*([{
+            # the sandbox connection runs commands inside the sandbox, but a module that edits files (file, copy,
+            # apt) would act on the controller's own paths: a rehearsal is fleet run's, whose export has commands only
+            "name": "Refuse a rehearsal sandbox host (its modules would act on the controller's own files)",
+            "ansible.builtin.fail": {"msg": T("{{ inventory_hostname }} is a rocm-wizard sandbox: this playbook's "
+                                              "modules would change the controller's own files; rehearse it with "
+                                              "rocm-wizard fleet run (commands only), or --check")},
+            "when": [f"ansible_connection | default('') == '{SANDBOX}'", "not ansible_check_mode"],
+            "tags": ["always"],
+        }] if modules else []), {
             "name": "Put the host into its plan group",
             "ansible.builtin.group_by": {"key": T("{{ rocm_wizard_groups.get(inventory_hostname, '%s') }}" % default)},
             "changed_when": False,
@@ -510,7 +522,7 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
             })], {
                 "name": f"{title}: the suite passed",
                 "ansible.builtin.assert": {"that": [f"{reg}.rc is not defined or {reg}.rc == 0"],
-                                           "fail_msg": T(f"verify failed (exit {{{{ {reg}.rc }}}}): see "
+                                           "fail_msg": T(f"verify failed (exit {{{{ {reg}.rc | default('none') }}}}): see "
                                                          "results/{{ inventory_hostname }}/verify.json"),
                                            "quiet": True},
                 **({"when": " and ".join(available(r) for r in a.requires)} if a.requires else {}),
