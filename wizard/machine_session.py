@@ -346,14 +346,18 @@ class MachineSession:
         return path
 
     def export_ansible(self, plan: ResolvedPlan, out_dir: str) -> Path:
-        """The plan as an Ansible playbook and role in ``out_dir``; the playbook's path."""
+        """The plan as an Ansible playbook and role in ``out_dir``; the playbook's path. From the live machine or a
+        recording: the standalone export (Ansible's modules, the suite file); from a ``--sandbox``: commands only."""
         from wizard.fleet.export import ExportError, PlanGroup, export
         from wizard.runner.state import private
         from wizard.script import machine_summary
 
         try:
             with private():  # umask 077: an export may name mirror credentials and the machine's users and paths
-                return export([PlanGroup(plan, machine=tuple(machine_summary(self.facts)))], out_dir)
+                # a rehearsal machine's export is bound to it and runs over its connection, which acts through
+                # commands alone (a sandbox; a real root has no python3-apt for the apt module): commands only
+                return export([PlanGroup(plan, machine=tuple(machine_summary(self.facts)))], out_dir,
+                              modules=self.sandbox is None)
         except ExportError as exc:
             raise usage_error(str(exc)) from None
 

@@ -13,11 +13,14 @@ Nothing here imports Ansible: the export is text. What it writes, for plan NAME:
   says the step is done and the step's own check (``StepPlan.check``, the one the engine and the script
   run) still passes on the machine, else reported as drift and run again; marked done at its end: a
   re-run continues where the host stopped and a finished host changes nothing. The preflight's machine
-  check is an assert per host ahead of every destructive task (``wizard.binding``). Each action is an ``ansible.builtin.command`` with ``argv``
-  (never a shell string), ``become: true`` exactly where the action needs root, its environment, its
-  timeout and its accepted exit codes; an action with a done-check runs the check first (in check mode
-  too, never counted as a change) and runs only when the check fails. The reboot is
-  ``ansible.builtin.reboot`` with a timeout; the verify step's JSON comes back to
+  check is an assert per host ahead of every destructive task (``wizard.binding``). Each action that one of
+  Ansible's own modules expresses is that module (wizard.fleet.modules: file, copy, apt, get_url, user, uri), so
+  ``--check --diff`` reports what it would change; any other an ``ansible.builtin.command`` with ``argv`` (never a
+  shell string); ``become: true`` exactly where the action needs root, its environment, its timeout and its
+  accepted exit codes; an action with a done-check runs the check first (in check mode too, never counted as a
+  change) and runs only when the check fails; the preflight's read-only checks run in check mode too. The reboot
+  is ``ansible.builtin.reboot`` with a timeout; the verify step runs the suite file (``files/``: the standard
+  library and torch only) copied to the host with the venv's python, and its JSON comes back to
   ``rocm_wizard_results`` (default ``DIR/results``) ``/HOST/verify.json`` on the controller. An action that
   needs what a host cannot provide (``rocm_wizard_unavailable``, host -> requirement -> reason: a real
   root has no GPU) is skipped there, and the verify JSON says ``{"skipped": REASON}``.
@@ -38,9 +41,11 @@ from wizard import lazy_re
 from wizard.downloads.shell import is_fetch
 from wizard.model import PREFLIGHT, Action, ResolvedPlan, StepPlan
 from wizard.record import record
+from wizard.verify.launch import AMD_DOCKER_FLAGS, CONTAINER_SUITE, SUITE_PATH, SuiteOptions
 from wizard.script import READ_RECORD, STEP_LINE, _system_path, progress_path
 
 from wizard.fleet.downloads import fetch_tasks
+from wizard.fleet.modules import module_task
 from wizard.fleet.collection import plan_vars
 from wizard.fleet.safety import GPU_HOLDERS, retry_keywords, retryable
 from wizard.fleet.yaml_text import Literal, Template as T, document
@@ -85,8 +90,11 @@ def role_name(plan: ResolvedPlan, index: int | None = None) -> str:
 
 
 def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | None = None,
-           max_fail: int | None = None) -> Path:
-    """Write the playbook and its roles into ``out_dir``; return the playbook's path."""
+           max_fail: int | None = None, modules: bool = True) -> Path:
+    """Write the playbook and its roles into ``out_dir``; return the playbook's path. ``modules``: each action that
+    one of Ansible's own modules expresses is that module (wizard.fleet.modules) and verify runs the suite file the
+    role copies to the host; False (fleet run, whose rehearsal hosts act through commands only): every action a
+    command and verify the host's ``python3 -m wizard verify``."""
     if not groups:
         raise ExportError("nothing to export: no host has an applicable plan")
     names = {g.plan.name for g in groups}
@@ -103,17 +111,19 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
         role = role_name(g.plan, i if len(groups) > 1 else None)
         header = [f"rocm-wizard plan {g.plan.name}: {g.plan.title}", *g.machine,
                   "target: " + ", ".join(f"{k} {v}" for k, v in g.plan.target)]
-        main, steps = split_steps(role_tasks(g.plan, role))
+        main, steps = split_steps(role_tasks(g.plan, role, modules=modules))
         files[Path("roles", role, "tasks", "main.yml")] = document(main, header)
         for name, body in steps.items():
             files[Path("roles", role, "tasks", name)] = document(body, header[:1])
+        if modules and any(s.kind == VERIFY_KIND and not s.skipped_reason for s in g.plan.steps):
+            files[Path("roles", role, "files", SUITE_FILE)] = SUITE_PATH.read_text(encoding="utf-8")
         files[Path("roles", role, "tasks", DRAIN)] = document(drain_tasks(role, any(a.root for st in g.plan.steps for a in st.actions)), header[:1])
         files[Path("plan_vars", f"{role}.yml")] = document(plan_vars(g.plan), [
             *header, "this plan as data, for the role rocm_wizard.fleet.rocm_wizard (rocm-wizard fleet collection)"])
         keys.update({h: role for h in g.hosts})
         roles.append(role)
     default = role_name(groups[0].plan) if len(groups) == 1 and not groups[0].hosts else NEW_HOSTS
-    plays = [_play(groups[0].plan, roles, keys, default, serial, max_fail)]
+    plays = [_play(groups[0].plan, roles, keys, default, serial, max_fail, modules)]
     plan = groups[0].plan
     book = Path(f"{plan.name}.yml")
     files[book] = document(plays, [
@@ -141,8 +151,11 @@ NEW_HOSTS = "rocm_wizard_new_hosts"  # the group_by key of a host no plan was re
 DRAIN = "drain.yml"
 
 
+SANDBOX = "rocm_wizard_sandbox"  # the rehearsal connection: only commands act inside the sandbox
+
+
 def _play(plan: ResolvedPlan, roles: Sequence[str], keys: dict[str, str], default: str, serial: int | None,
-          max_fail: int | None) -> dict[str, Any]:
+          max_fail: int | None, modules: bool = False) -> dict[str, Any]:
     """One play for the hosts of ``-e rocm_wizard_hosts=PATTERN``: each host into its plan group (``group_by`` on the
     group key; a host no plan was resolved for, new to the inventory, fails here by name before anything runs on
     it), then each group's role included on its own hosts only (a host skips one include per other group, never
@@ -155,7 +168,16 @@ def _play(plan: ResolvedPlan, roles: Sequence[str], keys: dict[str, str], defaul
         "serial": T("{{ rocm_wizard_serial | default(%s) }}" % (serial if serial else "[1, '10%', '100%']")),
         "max_fail_percentage": T("{{ rocm_wizard_max_fail | default(%d) }}" % (max_fail or 0)),
         "vars": {"rocm_wizard_groups": keys},
-        "tasks": [{
+        "tasks": [*([{
+            # the sandbox connection runs commands inside the sandbox, but a module that edits files (file, copy,
+            # apt) would act on the controller's own paths: a rehearsal is fleet run's, whose export has commands only
+            "name": "Refuse a rehearsal sandbox host (its modules would act on the controller's own files)",
+            "ansible.builtin.fail": {"msg": T("{{ inventory_hostname }} is a rocm-wizard sandbox: this playbook's "
+                                              "modules would change the controller's own files; rehearse it with "
+                                              "rocm-wizard fleet run (commands only), or --check")},
+            "when": [f"ansible_connection | default('') == '{SANDBOX}'", "not ansible_check_mode"],
+            "tags": ["always"],
+        }] if modules else []), {
             "name": "Put the host into its plan group",
             "ansible.builtin.group_by": {"key": T("{{ rocm_wizard_groups.get(inventory_hostname, '%s') }}" % default)},
             "changed_when": False,
@@ -214,7 +236,7 @@ def drain_tasks(role: str, root: bool) -> list[dict[str, Any]]:
     }]
 
 
-def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
+def role_tasks(plan: ResolvedPlan, role: str, *, modules: bool = True) -> list[dict[str, Any]]:
     """The role's tasks; names start with a capital and registered variables with the role's name
     (ansible-lint's name and var-naming rules)."""
     progress = progress_path(plan)
@@ -254,7 +276,7 @@ def role_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
         if not backed_up and any(a.destructive for a in step.actions):
             raise ExportError(f"plan {plan.name}: step {k} ({step.kind}) is destructive and no backup step comes "
                               "before it")
-        body = _step_body(plan, k, title, step, role)
+        body = _step_body(plan, k, title, step, role, modules)
         verify = step.kind == VERIFY_KIND
         if step.kind != PREFLIGHT and not verify:  # the first change on this host: the GPU idle, the host drained
             body.insert(0, {"name": f"{title}: the GPU is idle and the host drained before the first change",
@@ -391,7 +413,8 @@ def _drift_tasks(k: int, kind: str, title: str, check: Action, reg: str, done: s
     }]
 
 
-def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str) -> list[dict[str, Any]]:
+def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str,
+               modules: bool) -> list[dict[str, Any]]:
     if step.reboot:
         return [{
             "name": f"{title}: reboot",
@@ -422,30 +445,54 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
                 "check_mode": False,
             })
         task: dict[str, Any] = {"name": f"{title}: {label}", "ansible.builtin.command": {"argv": _literal(a.argv)}}
+        mt = module_task(a) if modules and step.kind != VERIFY_KIND else None
         if is_fetch(a.argv):  # the wheelhouse download as the dry-run script has it, throttled (fleet/downloads.py)
             before, task = fetch_tasks(f"{title}: {label}", a.argv, f"{reg}_done" if a.check else None)
             out += before
-        task.update(_env(a))
+        elif mt is not None:
+            task = {"name": f"{title}: {label}", mt.module: mt.args, **({"loop": list(mt.loop)} if mt.loop else {})}
         when = [available(r) for r in a.requires]  # a machine that cannot provide it (a real root: no GPU) skips it
+        if a.check:
+            when.append(f"{reg}_done.rc != 0")
+        suite = _suite_run(a, reg, title, when) if modules and step.kind == VERIFY_KIND else None
+        if suite is not None:
+            before, task["ansible.builtin.command"]["argv"] = suite
+            out += before
+            when.append("not ansible_check_mode")
+        if mt is not None and mt.parent:  # its program makes the file's directory when missing: so does the task
+            out += _parent_tasks(title, label, a, mt.parent, f"{reg}_dir", when)
+        task.update(_env(a))
         task.update(_become(a))
         if a.timeout:
             task["timeout"] = int(a.timeout)
         if a.redact:
             task["no_log"] = True
         task["register"] = reg
-        if a.check:
-            when.append(f"{reg}_done.rc != 0")
         if when:
             task["when"] = when[0] if len(when) == 1 else when
         if tuple(a.ok_codes) != (0,):
             task["failed_when"] = f"{reg}.rc not in {list(a.ok_codes)}"
-        task["changed_when"] = step.kind not in (PREFLIGHT, VERIFY_KIND)
-        if retryable(a):  # the network: again after a pause, until the exit code is accepted
+        if mt is None:
+            task["changed_when"] = step.kind not in (PREFLIGHT, VERIFY_KIND)
+        if step.kind == PREFLIGHT:  # read-only: it runs in --check too, and refuses there as it would for real
+            task["check_mode"] = False
+        if retryable(a):  # the network: again after a pause, until the exit code is accepted (a module: it succeeds)
             task.update(retry_keywords(reg, a.ok_codes))
+            if mt is not None:
+                task["until"] = f"{reg} is not failed or ansible_check_mode"
+        if mt is not None and mt.check_mode_fails:  # in --check, what it needs was only announced by earlier tasks
+            task["ignore_errors"] = T("{{ ansible_check_mode }}")
         if step.kind == VERIFY_KIND:  # its JSON comes back first, pass or fail; then a failure fails the host
             task["failed_when"] = False
             task["tags"] = [CAPTURE]  # under fleet run the JSON comes back in the play's events (no module per host)
         out.append(task)
+        if suite is not None:
+            out.append({
+                "name": f"{title}: remove the suite's directory from the host",
+                "ansible.builtin.file": {"path": T("{{ %s_tmp.path }}" % reg), "state": "absent"},
+                **_become(a),
+                "when": f"{reg}_tmp.path is defined",
+            })
         if step.kind == VERIFY_KIND:
             standalone = f"{BY_EVENTS} is not defined"
             out += [{
@@ -475,12 +522,63 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
             })], {
                 "name": f"{title}: the suite passed",
                 "ansible.builtin.assert": {"that": [f"{reg}.rc is not defined or {reg}.rc == 0"],
-                                           "fail_msg": T(f"verify failed (exit {{{{ {reg}.rc }}}}): see "
+                                           "fail_msg": T(f"verify failed (exit {{{{ {reg}.rc | default('none') }}}}): see "
                                                          "results/{{ inventory_hostname }}/verify.json"),
                                            "quiet": True},
                 **({"when": " and ".join(available(r) for r in a.requires)} if a.requires else {}),
             }]
     return out
+
+
+SUITE_FILE = "rocm_wizard_suite.py"  # wizard/verify/suite.py in the role's files/: the standard library and torch only
+
+
+def _suite_run(a: Action, reg: str, title: str, when: list[str]) -> tuple[list[dict[str, Any]], list[str]] | None:
+    """The verify action as the suite file run on the host: (the tasks that copy it into a new temporary directory
+    there, the argv that runs it with the venv's interpreter or inside the image as ``wizard verify`` would), or
+    None for a verify command of another shape. Nothing of the wizard is needed on the host."""
+    v = list(a.argv)
+    tmp = f"{reg}_tmp"
+    path = T("{{ %s.path }}/suite.py" % tmp)
+    args = [Literal(x) for x in SuiteOptions().args()]
+    if "--python" in v[:-1]:
+        argv: list[str] = [Literal(v[v.index("--python") + 1]), path, *args]
+    elif "--image" in v[:-1]:
+        argv = [*_literal(("docker", "run", "--rm", *AMD_DOCKER_FLAGS)), "-v",
+                T("{{ %s.path }}/suite.py:%s:ro" % (tmp, CONTAINER_SUITE)), "-e", "PYTHONUNBUFFERED=1",
+                Literal(v[v.index("--image") + 1]), "python3", CONTAINER_SUITE, *args]
+    else:
+        return None
+    cond = [*when, "not ansible_check_mode"]
+    return [{
+        "name": f"{title}: a temporary directory on the host for the suite",
+        "ansible.builtin.tempfile": {"state": "directory", "prefix": "rocm-wizard-verify."},
+        **_become(a),
+        "register": tmp,
+        "when": cond,
+    }, {
+        "name": f"{title}: the suite file (it needs the standard library and torch only)",
+        "ansible.builtin.copy": {"src": SUITE_FILE, "dest": path, "mode": "0644"},
+        **_become(a),
+        "when": cond,
+    }], argv
+
+
+def _parent_tasks(title: str, label: str, a: Action, parent: str, reg: str, when: list[str]) -> list[dict[str, Any]]:
+    """The directory of a file the action writes, made (0755) only where it is missing, as the action's own program
+    makes it: an existing directory keeps its mode."""
+    return [{
+        "name": f"{title}: {label}: is its directory there?",
+        "ansible.builtin.stat": {"path": Literal(parent)},
+        **_become(a),
+        "register": reg,
+        **({"when": when[0] if len(when) == 1 else list(when)} if when else {}),
+    }, {
+        "name": f"{title}: {label}: its directory",
+        "ansible.builtin.file": {"path": Literal(parent), "state": "directory", "mode": "0755"},
+        **_become(a),
+        "when": [*when, f"not {reg}.stat.exists"],
+    }]
 
 
 def unavailable(requirement: str) -> str:

@@ -64,7 +64,10 @@ def prepare(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None, se
     if not fp.groups:
         lines = [f"{h}: refused: {'; '.join(r)}" for h, r in fp.refused] + [f"{h}: {s}: {r}" for h, s, r in unknown]
         raise FleetError(f"plan {spec} applies to no host\n" + "\n".join(lines))
-    book = export(fp.groups, d / "export", serial=serial if isinstance(serial, int) else None, max_fail=max_fail)
+    # commands only: a rehearsal host (the sandbox connection) acts through commands alone, and its verify is the
+    # host's wizard; the module form is the standalone export's (--export ansible, fleet plan --export)
+    book = export(fp.groups, d / "export", serial=serial if isinstance(serial, int) else None, max_fail=max_fail,
+                  modules=False)
     groups = tuple((g.hosts, tuple(k for k, s in enumerate(g.plan.steps, 1) if not s.skipped_reason and s.kind != "verify"),
                     next((k for k, s in enumerate(g.plan.steps, 1) if s.reboot and not s.skipped_reason), None))
                    for g in fp.groups)
@@ -167,11 +170,15 @@ def verify_result(path: Path) -> dict[str, Any]:
     """pass / fail (with the failed checks and the finding each names) / skipped (with why the host cannot
     run it) / none, from the suite's JSON."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError:
         return {"status": "none"}
+    try:
+        doc = json.loads(text)
     except ValueError:
-        return {"status": "fail", "findings": [f"{path.name} is not the suite's JSON"]}
+        doc = _suite_lines(text)  # the suite file run on the host (a standalone export): its JSON lines
+        if doc is None:
+            return {"status": "fail", "findings": [f"{path.name} is not the suite's JSON"]}
     if isinstance(doc, dict) and isinstance(doc.get("skipped"), str) and doc["skipped"]:
         return {"status": "skipped", "reason": doc["skipped"]}  # the host cannot run it (a real root: no GPU)
     checks = doc.get("checks") if isinstance(doc, dict) else None
@@ -180,6 +187,22 @@ def verify_result(path: Path) -> dict[str, Any]:
     bad = [c for c in checks if isinstance(c, dict) and c.get("status") in ("fail", "timeout", "error")]
     findings = [f"{c.get('name')}: {c.get('status')}: {c.get('error') or ''}".rstrip(": ") for c in bad]
     return {"status": "fail" if bad else "pass", "checks": len(checks), "findings": findings}
+
+
+def _suite_lines(text: str) -> dict[str, Any] | None:
+    """suite.py's ``--json`` output (one JSON object a line; its checks are those of type ``check``) as
+    ``{"checks": [...]}``, or None when a line is not JSON."""
+    checks = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            return None
+        if isinstance(rec, dict) and rec.get("type") == "check":
+            checks.append(rec)
+    return {"checks": checks} if checks else None
 
 
 def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None,
