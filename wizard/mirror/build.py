@@ -180,14 +180,18 @@ def build_mirror(root: Path, base_url: str, *, kb: KnowledgeBase | None = None,
             er = repo(extra.repo_url, extra.suite, "rehearsal repository")
             jobs_list.append((er, root / ".build", extra.spec, extra.compression))
 
-        def one(job: tuple[AptRepo | None, Path, DebSpec, str]) -> None:
+        def one(n: int, job: tuple[AptRepo | None, Path, DebSpec, str]) -> None:
             r, out, spec, compression = job
-            deb = build_deb(spec, out / (r.suite if r else ""), compression)
-            if r is not None:
-                add_to_pool(r, deb)
-                deb.unlink()
+            if r is None:  # amdgpu-install's .deb, built where it is served
+                build_deb(spec, out, compression)
+                return
+            # each job builds in its own folder: two repositories may carry one file name (a driver package
+            # of two amdgpu releases), and a shared folder let one job unlink what the other was linking
+            deb = build_deb(spec, out / r.suite / str(n), compression)
+            add_to_pool(r, deb)
+            deb.unlink()
 
-        list(pool.map(one, jobs_list))
+        list(pool.map(one, range(len(jobs_list)), jobs_list))
         shutil.rmtree(root / ".build", ignore_errors=True)
         _sign_all(pool, tuple(repos.values()), key)
         indexes = _wheels(root, kb, wheel_rows, pool)
