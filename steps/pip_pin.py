@@ -248,7 +248,16 @@ def undo(u: UndoContext) -> Undo:
         actions.append((f"restore {venv} exactly from the backup's pip freeze",
                         Action((py, "-m", "pip", "install", "--no-deps", *extra_idx, *pins), as_user=True,
                                changes=(f"venv:{venv}",), timeout=7200)))
+        # after the install, so a rollback resumed after a kill inside it (the install runs again) clears them
+        actions.append((f"remove what a pip killed in {venv} left (its ~-named stashes of what it was replacing)",
+                        Action(("sh", "-c", PIP_STASHES, "sh", venv), as_user=True, changes=(f"venv:{venv}",))))
     return Undo(actions=tuple(actions))
+
+
+# sh -c PIP_STASHES sh VENV: pip moves what it uninstalls aside under a name starting with "~" (its stash, put back
+# if the install fails, deleted when it succeeds); a pip killed in between leaves them, and every later pip warns
+# "Ignoring invalid distribution ~orch". No distribution's name starts with "~".
+PIP_STASHES = 'for d in "$1"/lib/python*/site-packages/~*; do if [ -e "$d" ]; then rm -rf -- "$d"; fi; done'
 
 
 def _freeze(text: str) -> list[tuple[str, str]]:
