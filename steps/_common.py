@@ -105,19 +105,26 @@ class StepContext:
 
 # --- guards: the package manager's half-states, repaired on every entry to a step that uses it ---------
 
+# exit 0 when a package is reinstall-required after its unpack ("install reinstreq unpacked": a kill as dpkg
+# finished unpacking it): ``dpkg --configure -a`` and ``apt-get -f install`` refuse it ("in a very bad
+# inconsistent state; you should reinstall it before attempting configuration") on every resume, so the
+# reinstall guard below repairs it, and the two guards before it leave it alone
+UNCONFIGURABLE = "dpkg-query -W -f '${Status}\\n' 2>/dev/null | grep -Eq ' reinstreq (unpacked|half-configured)$'"
 # exit 0 when dpkg was not interrupted: no pending journal entries in /var/lib/dpkg/updates (what apt
 # checks before "dpkg was interrupted, you must manually run 'dpkg --configure -a'") and nothing
-# half-installed or half-configured (``dpkg --audit`` prints nothing)
-DPKG_CLEAN = 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && test -z "$(dpkg --audit 2>/dev/null)"'
+# half-installed or half-configured (``dpkg --audit`` prints nothing) that configuring could repair
+DPKG_CLEAN = ('test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && '
+              '{ test -z "$(dpkg --audit 2>/dev/null)" || ' + UNCONFIGURABLE + '; }')
 # exit 0 when apt sees no unmet dependency and dpkg no half-installed package (``dpkg --configure -a`` does not
 # reinstall one that a kill mid-unpack left ``reinstreq half-installed``; ``apt-get -f install`` does)
-APT_CLEAN = 'apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"'
+APT_CLEAN = '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || ' + UNCONFIGURABLE
 # exit 0 when no package is marked reinstall-required (a kill mid-unpack leaves it "install reinstreq
 # half-installed": neither ``dpkg --configure -a`` nor ``apt-get -f install`` reinstalls it)
 NO_REINSTREQ = "! dpkg-query -W -f '${Status}\\n' 2>/dev/null | grep -q ' reinstreq '"
-# reinstall exactly the packages dpkg marks reinstall-required, from the configured repositories
+# reinstall exactly the packages dpkg marks reinstall-required, from the configured repositories, then
+# configure what waited on them
 REINSTALL = ("pkgs=$(dpkg-query -W -f '${Package} ${Status}\\n' 2>/dev/null | awk '$3 == \"reinstreq\" {print $1}'); "
-             '[ -z "$pkgs" ] || exec apt-get install --reinstall -y $pkgs')
+             '[ -z "$pkgs" ] || { apt-get install --reinstall -y $pkgs && dpkg --configure -a; }')
 # sh -c HOLD_CHECK sh PKG...: fail, naming the unhold the user must decide on, when one of PKG is held
 HOLD_CHECK = ('held=$(apt-mark showhold "$@" 2>/dev/null | tr "\\n" " " | sed "s/ *$//"); '
               'if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin\'s '

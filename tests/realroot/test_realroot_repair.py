@@ -131,3 +131,31 @@ def test_a_held_dpkg_lock_is_waited_for(new_root: Callable[..., RealRoot]) -> No
         holder.wait()
     assert repair.wait_for_locks(r.path, timeout=10)
     assert survey(r) == ()
+
+
+def test_a_package_left_reinstall_required_after_its_unpack_is_reinstalled_by_the_step_guards(
+        new_root: Callable[..., RealRoot]) -> None:
+    """A kill as dpkg finished unpacking leaves "install reinstreq unpacked" (benchmarks/realroot_crash.py
+    --profile debian-real, seed 26): dpkg --configure -a and apt-get -f install refuse that package on every
+    resume. The step guards (steps/_common.package_guards, in their order, each skipped when its done-check
+    passes) leave it to the reinstall guard, which reinstalls it and configures the rest."""
+    from wizard.steps._common import package_guards
+
+    r = new_root("seed-7900xt")
+    status = r.path / "var/lib/dpkg/status"
+    text = status.read_text()
+    stanza = "Package: rocminfo\nStatus: install ok installed\n"
+    assert stanza in text
+    status.write_text(text.replace(stanza, "Package: rocminfo\nStatus: install reinstreq unpacked\n"))
+    refused = r.run(["dpkg", "--configure", "-a"], env=NONINTERACTIVE)
+    assert refused.returncode != 0 and "reinstall it before attempting configuration" in refused.stderr
+    ran = []
+    for guard in package_guards("apt", 5):
+        if guard.check is None or r.run(list(guard.check), env=NONINTERACTIVE).returncode == 0:
+            continue
+        ran.append(guard.description)
+        done = r.run(list(guard.command()), env=NONINTERACTIVE, timeout=900)
+        assert done.returncode == 0, (guard.description, done.stderr[-500:])
+    assert ran == [g.description for g in package_guards("apt", 5) if "--reinstall" in g.description]
+    assert r.run(["dpkg-query", "-W", "-f", "${Status}", "rocminfo"]).stdout == "install ok installed"
+    assert r.run(["dpkg", "--audit"]).stdout == ""
