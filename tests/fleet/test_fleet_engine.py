@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from tests.fleet.sandbox_fleet import sandbox_hosts
 from runner_helpers import end_state
 
 from wizard.runner.journal import Journal, replay
@@ -54,14 +56,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory, torch_python: str) -> dict[s
     if os.geteuid() != 0:
         pytest.skip("the sandbox connection needs root (unshare --mount)")
     base = tmp_path_factory.mktemp("engine")
-    lines = ["[gpus]"]
-    for host, profile in PROFILES.items():
-        root = base / host
-        res = wizard("--sandbox", str(root), "--profile", profile, "detect", "--json", cwd=base)
-        assert res.returncode == 0, res.stderr
-        lines.append(f"{host} ansible_connection=rocm_wizard_sandbox rocm_wizard_sandbox_root={root} "
-                     f"ansible_python_interpreter={sys.executable} rocm_wizard_verify_python={torch_python} "
-                     f"rocm_wizard_reboot_command={root}/.sandbox/bin/reboot")
+    lines = ["[gpus]", *sandbox_hosts(base, PROFILES, torch_python, wizard)]
     inv = base / "inventory.ini"
     inv.write_text("\n".join(lines) + "\n")
     return {"base": base, "inv": inv, "fleet": base / "fleet"}

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fleet.sandbox_fleet import sandbox_hosts
+
 pytestmark = [pytest.mark.system, pytest.mark.fleet, pytest.mark.timeout(1800)]
 
 PROFILES = {"seed-7900xt": "seed-7900xt", "twin-7900xt": "seed-7900xt", "rx9070xt-noble": "rx9070xt-noble",
@@ -38,14 +40,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory, torch_python: str) -> dict[s
     if os.geteuid() != 0:
         pytest.skip("the sandbox connection needs root (unshare --mount)")
     base = tmp_path_factory.mktemp("fleet")
-    lines = ["[gpus]"]
-    for host, profile in PROFILES.items():
-        root = base / host
-        res = wizard("--sandbox", str(root), "--profile", profile, "detect", "--json", cwd=base)
-        assert res.returncode == 0, res.stderr
-        lines.append(f"{host} ansible_connection=rocm_wizard_sandbox rocm_wizard_sandbox_root={root} "
-                     f"ansible_python_interpreter={sys.executable} rocm_wizard_verify_python={torch_python} "
-                     f"rocm_wizard_reboot_command={root}/.sandbox/bin/reboot")
+    lines = ["[gpus]", *sandbox_hosts(base, PROFILES, torch_python, wizard)]
     # answers, but not with facts: its "wizard" is echo
     lines.append(f"garbage ansible_connection=rocm_wizard_sandbox rocm_wizard_sandbox_root={base / 'seed-5600xt'} "
                  f"ansible_python_interpreter={sys.executable} "
