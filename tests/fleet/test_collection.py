@@ -15,6 +15,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -121,18 +122,21 @@ def _plan(tmp: Path, shared: Path) -> ResolvedPlan:
     ), state_dir=str(tmp / "state"))
 
 
+@pytest.fixture
+def shared() -> Iterator[Path]:
+    """A folder the GPU user can write (pytest's own dirs are 0700), removed after the test."""
+    d = Path(tempfile.mkdtemp(prefix="rocm-wizard-collection-"))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 @pytest.mark.system
 @needs_ansible
 @pytest.mark.skipif(os.geteuid() != 0, reason="become_user to another account needs root")
-def test_the_role_runs_a_plan_as_an_admin_would(installed: tuple[Path, Path], tmp_path: Path) -> None:
-    shared = Path(tempfile.mkdtemp(prefix="rocm-wizard-collection-"))  # pytest's own dirs are 0700: the GPU user writes here
-    try:
-        _run_as_admin(installed[1], tmp_path, shared)
-    finally:
-        shutil.rmtree(shared, ignore_errors=True)
-
-
-def _run_as_admin(collections: Path, tmp_path: Path, shared: Path) -> None:
+def test_the_role_runs_a_plan_as_an_admin_would(installed: tuple[Path, Path], tmp_path: Path, shared: Path) -> None:
+    collections = installed[1]
     nobody = pwd.getpwnam("nobody").pw_name
     os.chmod(shared, 0o1777)
     (shared / "log").touch()
