@@ -3,7 +3,8 @@
 Runs, one after another, ``python -m pytest -m unit``, ``-m integration``, the README's plain
 ``python -m pytest`` (unit + integration + the system smoke) and ``-m system``, and prints each one's wall
 time and pytest's summary line (target for the plain command: about 10 minutes on a quiet 2-core machine).
-``--write-results`` also writes benchmarks/results/test_tiers.txt, with the command and the machine.
+``--write-results`` also writes benchmarks/results/test_tiers.txt, with the command and the machine; the lines of
+tiers not run this time stay in it under their own run's header (so ``--tiers system`` alone keeps the others).
 Not a test (pytest collects only tests/): it runs the suite, so run it on a quiet machine.
 
     python benchmarks/test_tiers.py [--tiers unit,integration,default,system] [--write-results]
@@ -46,6 +47,24 @@ def run_tier(name: str, log_dir: Path | None) -> tuple[float, int, str]:
     return time.monotonic() - t0, res.returncode, summary_line(res.stdout)
 
 
+def kept_blocks(old: str, rerun: set[str]) -> str:
+    """The earlier runs' blocks of the results file (a ``#`` header, then one line per tier), without the tiers run
+    again now; a block left with no tier line goes."""
+    blocks: list[list[str]] = []
+    for line in old.splitlines():
+        if line.startswith("# ") and not line.startswith("# machine:"):
+            blocks.append([line])
+        elif blocks and line.strip():
+            blocks[-1].append(line)
+    out = []
+    for block in blocks:
+        head = [ln for ln in block if ln.startswith("#")]
+        tiers = [ln for ln in block if not ln.startswith("#") and ln.split()[0] not in rerun]
+        if tiers:
+            out.append("\n".join(head + tiers))
+    return "".join(f"\n{b}\n" for b in out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tiers", default="unit,integration,default,system",
@@ -69,7 +88,11 @@ def main() -> int:
         print(lines[-1], flush=True)
         failed |= rc != 0
     if a.write_results:
-        write_results("test_tiers.txt", "\n".join(lines) + "\n")
+        from results import RESULTS
+
+        old = RESULTS / "test_tiers.txt"
+        kept = kept_blocks(old.read_text(encoding="utf-8"), set(names)) if old.is_file() else ""
+        write_results("test_tiers.txt", "\n".join(lines) + "\n" + kept)
     return 1 if failed else 0
 
 
