@@ -36,6 +36,8 @@ READS = [
     ('level=INFO source=routes.go msg="server config" env="map[HIP_VISIBLE_DEVICES:0 HSA_OVERRIDE_GFX_VERSION:10.3.0]"',
      "env", "HSA_OVERRIDE_GFX_VERSION=10.3.0"),
     ("Python platform: Linux-6.8.0-55-generic-x86_64-with-glibc2.35", "kernel", "6.8.0-55-generic"),
+    # a RHEL kernel release whose build number has several parts (4.18.0-348.12.2.el8_5), in a tool's csv row
+    ("cardsystem,4.18.0-348.12.2.el8_5.x86_64", "kernel", "4.18.0-348.12.2.el8_5.x86_64"),
     ("Linux DESKTOP-1 5.15.153.1-microsoft-standard-WSL2 #1 SMP x86_64 GNU/Linux", "wsl", "true"),
     ("ROCk module is loaded", "rock", "true"),
     ("Unable to open /dev/kfd read-write: Permission denied", "kfd", "Permission denied"),

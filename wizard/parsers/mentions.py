@@ -393,7 +393,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("user", m.group(1), "prompt")]),
     ("member", lazy_re.compile(r"^\s*(\S+) is (?:not )?member of \"?[\w-]+\"? group"), lambda m: [("user", m.group(1), None)]),
     ("kernel token", lazy_re.compile(r"(?<![\w.-])(\d\.\d{1,2}\.\d{1,3}(?:\.\d+)?-(?:\d+(?:\.\d+)*-)?(?:generic|amd64|lowlatency|oem|aws|azure|gcp"
-                                r"|microsoft-standard(?:-WSL2)?|arch\d+|zen\d*|cachyos|default|pve|rt\d*|\d+\.fc\d+\.x86_64|\d+\.el\d\S*)\+?)(?![\w-])"),
+                                r"|microsoft-standard(?:-WSL2)?|arch\d+|zen\d*|cachyos|default|pve|rt\d*|\d+\.fc\d+\.x86_64|\d+(?:\.\d+)*\.el\d\S*)\+?)(?![\w-])"),
      lambda m: [] if _NOT_RUNNING_KERNEL.search(m.string) else [("kernel", m.group(1), "token")]),
 )
 # cheap substring filters: a rule runs only on lines containing one of its words (lower-cased)
