@@ -102,6 +102,12 @@ def test_bare_command_and_marker_without_a_prompt() -> None:
     assert seg.lines[-1].startswith("Unable to open /dev/kfd")
 
 
+def test_rocm_smi_csv_output_stays_with_its_command() -> None:
+    text = "```\n$ rocm-smi --showdriverversion --csv\ndevice,Driver version\ncardsystem,5.14.0-427.13.1.el9_4.x86_64\n```\n"
+    (seg,) = _by_kind(text)["rocm-smi.txt"]
+    assert seg.lines == ("device,Driver version", "cardsystem,5.14.0-427.13.1.el9_4.x86_64")
+
+
 def test_line_numbers_count_every_line() -> None:
     text = "\r\n".join(["a", "", "```", "$ rocminfo", "ROCk module is loaded", "```"]) + "\r\n"
     (seg,) = _by_kind(text)["rocminfo.txt"]

@@ -83,3 +83,17 @@ def test_column_table_with_did_vbios_bus() -> None:
         ("164e", "102-RAPHAEL-008", "0000:12:00.0"),
         ("744c", "115-D702BS0-101", "0000:03:00.0"),
     ]
+
+
+def test_csv_rows_and_the_system_row() -> None:
+    """`rocm-smi --showproductname --csv` / `--showdriverversion --csv`: a `device,...` header, one row per card,
+    and the driver in the `cardsystem` row."""
+    text = ("device,Driver version\n"
+            "cardsystem,4.18.0-348.12.2.el8_5.x86_64\n"
+            "device,Card series,Card model,Card vendor,Card SKU\n"
+            "card0,Arcturus GL-XL [AMD Instinct MI100],0x0c34,Advanced Micro Devices Inc. [AMD/ATI],D34316\n"
+            "card1,Arcturus GL-XL [AMD Instinct MI100],0x0c34,Advanced Micro Devices Inc. [AMD/ATI],D34316\n")
+    r = parse_rocm_smi(text)
+    assert r.driver_version == "4.18.0-348.12.2.el8_5.x86_64"
+    assert [g.index for g in r.gpus] == [0, 1]
+    assert r.gpus[1].card_series == "Arcturus GL-XL [AMD Instinct MI100]" and r.gpus[1].card_sku == "D34316"

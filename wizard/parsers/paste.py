@@ -117,7 +117,7 @@ _BODY: dict[str, lazy_re.Pattern] = {
         r"|hsa api call failure|Call returned|is (?:not )?member of|Failed to get user name|HSA_STATUS"
         r"|Unable to open|Able to open|^\s*\*\*\* Done"),
     "rocm-smi.txt": lazy_re.compile(r"^\s*(?:GPU\[\d+\]|=+|-+|\d+\s|Device\s|GPU\s|WARNING|ERROR|Driver version|\S.*\s{2,}\S)"
-                               r"|^\s+\S"),
+                               r"|^\s+\S|^(?:device|card(?:\d+|system)|system),"),  # the last: --csv
     "amd-smi.txt": lazy_re.compile(r"^\s*(?:[A-Z][A-Z0-9_ ]*:|GPU:|\||\+-|[-=]+\s*$|[A-Z]+\s*:)|^\s{2,}\S"),
     "lspci.txt": lazy_re.compile(r"^\s*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s|^\s+\S"),
     "clinfo.txt": lazy_re.compile(r"^\s+\S|^\s*[A-Z][\w ()/.,-]*\s{2,}\S|^\s*[A-Z][\w ()/.,-]*:\s"),

@@ -1,9 +1,11 @@
 """``rocm-smi`` output: the concise table and the per-GPU ``GPU[N] : key: value`` lines printed by
 ``--showproductname``, ``--showmeminfo vram``, ``--showbus``, ``--showid``, ``--showdriverversion``
-and ``-a``; also ``--json`` / ``--csv``-free JSON pastes (``{"card0": {...}}``)."""
+and ``-a``; ``--csv`` (a ``device,<field>,...`` header, then ``card0,...`` rows and a ``system`` or
+``cardsystem`` row for the driver); also JSON pastes (``{"card0": {...}}``)."""
 
 from __future__ import annotations
 
+import csv
 import re
 
 from wizard import lazy_re
@@ -21,6 +23,9 @@ _BUS_RE = lazy_re.compile(r"^(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-
 _MODEL_ROW_RE = lazy_re.compile(r"^\s*(\d+)\s+(?:\d+\s+)?\[0x([0-9a-fA-F]{1,4})\s*:\s*0x([0-9a-fA-F]{1,2})\]")
 _DID_ROW_RE = lazy_re.compile(r"^\s*(\d+)\s+\d+\s+0x([0-9a-fA-F]{4}),")
 _HEX4_RE = lazy_re.compile(r"^[0-9a-fA-F]{4}$")
+# --csv: "device,Card series,Card model,..." then one row per card ("card0,...") and the system's ("cardsystem,...")
+_CSV_HEADER_RE = lazy_re.compile(r"^\s*device\s*,\s*\S", re.IGNORECASE)
+_CSV_ROW_RE = lazy_re.compile(r"^\s*card(\d+|system)\s*,|^\s*(system)\s*,")
 _HEADER_WORDS = ("GPU", "Device")
 
 
@@ -118,6 +123,10 @@ def _from_json(text: str) -> RocmSmi | None:
     return RocmSmi(tuple(gpus), driver, ())
 
 
+def _csv_cells(line: str) -> list[str]:
+    return next(csv.reader([line]), [])
+
+
 @never_raises(RocmSmi)
 def parse_rocm_smi(text: object) -> RocmSmi:
     raw = to_text(text)
@@ -132,6 +141,7 @@ def parse_rocm_smi(text: object) -> RocmSmi:
     did_col: int | None = None
     columns: dict[str, int] = {}
     last_row: int | None = None
+    csv_columns: list[str] | None = None
     for _no, line in lines(raw):
         s = line.strip()
         if not s:
@@ -141,6 +151,18 @@ def parse_rocm_smi(text: object) -> RocmSmi:
             continue
         if "WARNING" in s or "ERROR" in s:
             messages.append(s)
+        if _CSV_HEADER_RE.match(s):
+            csv_columns = [c.strip().rstrip(":").lower() for c in _csv_cells(s)[1:]]
+            continue
+        cm = _CSV_ROW_RE.match(s) if csv_columns is not None else None
+        if cm and csv_columns is not None:
+            cells = list(zip(csv_columns, (c.strip() for c in _csv_cells(s)[1:])))
+            card = cm.group(1) or cm.group(2)
+            if card.isdigit():
+                per_gpu.setdefault(int(card), []).extend(cells)
+            else:
+                driver = driver or next((none_if_na(v) for k, v in cells if k == "driver version"), None)
+            continue
         m = _GPU_KV_RE.match(line)
         if m:
             key = m.group(2).strip().rstrip(":").lower()
