@@ -78,6 +78,8 @@ READS = [
 ]
 
 NEAR_MISSES = [
+    # a distribution the writer says was not tried is not the machine's
+    ("I haven't confirmed for RHEL or other dnf based distros on whether they have `rocm-hip-runtime`.", "os"),
     # a gfx named in advice or in a list of supported targets is not this machine's
     ("ROCm 6.2 supports gfx1030, gfx1100 and gfx90a", "gfx_rt"),
     ("Try export HSA_OVERRIDE_GFX_VERSION=10.3.0", "env"),
@@ -138,3 +140,21 @@ def test_kfd_probes_at_two_boot_times_are_two_gpus() -> None:
            "[    3.359595] kfd kfd: skipped device 1002:67c4, PCI rejects atomics\n"
            "[    3.359595] kfd kfd: skipped device 1002:67c4, PCI rejects atomics\n")  # the same line pasted twice
     assert _gpu_count(collect([EvidenceText("dmesg.txt", log, 1, "dmesg.txt", True)]))[0] == 2
+
+
+def test_ubuntu_version_string_answers_the_os_field() -> None:
+    """An issue template's "Operating System" answered with os-release's VERSION alone (no distribution name)."""
+    text = "### Operating System\n\n22.04.5 LTS (Jammy Jellyfish)\n"
+    assert ("os", "ubuntu 22.04") in {(m.kind, m.value) for m in read_mentions(text)}
+    assert not [m for m in read_mentions("### Operating System\n\n21.3 (Virginia)\n") if m.kind == "os"]
+
+
+def test_a_derivative_named_beside_its_base_is_the_machine() -> None:
+    from wizard.model import EvidenceText, Facts
+    from wizard.probes.secondary import _os, collect
+
+    text = "I used manjaro 25.0.6 (may also work for archlinux) and installed from the archlinux repo.\n"
+    said = collect([EvidenceText("issue.txt", text, 1, "issue.txt", True)])
+    assert _os(Facts(), said, []).id == "manjaro"
+    both = collect([EvidenceText("issue.txt", "Fedora 40 here, and Ubuntu 22.04 on the other disk\n", 1, "issue.txt", True)])
+    assert _os(Facts(), both, []).id is None

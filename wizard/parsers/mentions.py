@@ -134,6 +134,11 @@ _TELLING = lazy_re.compile(
     re.IGNORECASE,
 )
 
+# A line that says a distribution was not tried ("I haven't confirmed for RHEL"): the distributions it names are
+# not the machine's.
+_UNTRIED = lazy_re.compile(r"\b(?:haven'?t|have not|hasn'?t|has not)\s+(?:\w+\s+)?(?:confirmed|tested|tried|checked|verified)\b"
+                           r"|\bnot (?:yet )?(?:confirmed|tested|tried|checked|verified)\b", re.IGNORECASE)
+
 # Product names as people write them; the caller keeps only names the knowledge base resolves.
 PRODUCT = lazy_re.compile(
     r"(?<![\w/.-])(?:"
@@ -448,6 +453,10 @@ def _cpu_as_gpu(line: str) -> list[tuple[str, str, str | None]]:
     return [("gpu_name", m.group(0), "cpu") for m in CPU.finditer(line)]
 
 
+# Ubuntu's own VERSION string: the release, "LTS" on long-term ones, and the alliterative codename
+_UBUNTU_VERSION = lazy_re.compile(r"^\s*(\d{2}\.(?:04|10))(?:\.\d+)?(?:\s+LTS)?\s+\(([A-Z])[a-z]+\s+\2[a-z]+\)\s*$")
+
+
 def _template_field(heading: str, line: str) -> list[tuple[str, str, str | None]]:
     """What a line says as the answer to an issue template's heading ("### GPU", "### ROCm Version")."""
     if heading in ("gpu", "gpus", "graphics", "graphics card", "gpu model"):
@@ -461,6 +470,9 @@ def _template_field(heading: str, line: str) -> list[tuple[str, str, str | None]
     if heading in ("operating system", "os", "distribution", "distro"):
         m = _OS_NAME.search(line)
         found = os_from_name(m.group(1), m.group(2)) if m else None
+        um = _UBUNTU_VERSION.match(line) if found is None else None
+        if um:  # os-release's VERSION of Ubuntu without the name: "22.04.5 LTS (Jammy Jellyfish)"
+            found = ("ubuntu", um.group(1))
         return [("os", f"{found[0]} {found[1] or ''}".strip(), "label")] if found else []
     if heading.startswith("rocm version"):
         m = _BARE_VERSION.match(line)
@@ -511,6 +523,8 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
             in_code_objects = False
         listy = bool(_LIST_CONTEXT.search(line)) or in_code_objects
         telling = bool(_TELLING.search(line))
+        untried = "not" in low or "n't" in low or "n’t" in low
+        untried = untried and bool(_UNTRIED.search(line))
         for name, rx, make in _RULES:
             needles = _NEEDLES.get(name)
             if needles and not any(n in low for n in needles):
@@ -520,6 +534,8 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
                     if kind in ("gfx_rt", "gfx_hw") and listy:
                         continue
                     if kind == "env" and detail is None and (telling or (name == "env" and not _shellish(line))):
+                        continue
+                    if kind == "os" and untried:
                         continue
                     if (kind, value, no) in seen:
                         continue

@@ -553,6 +553,12 @@ def _env_settings(facts: Facts, said: list[Said]) -> tuple[EnvSetting, ...]:
     return tuple(out)
 
 
+# The distributions each one is built on (its os-release ID_LIKE): users name the base beside the derivative
+# ("installed from the archlinux repo" on Manjaro), never the other way round.
+_BASES: dict[str, set[str]] = {"manjaro": {"arch"}, "endeavouros": {"arch"}, "pop": {"ubuntu", "debian"},
+                               "linuxmint": {"ubuntu", "debian"}}
+
+
 def _os(facts: Facts, said: list[Said], conflicts: list[Conflict]) -> OsInfo:
     os_ = facts.os
     kernel, sources = os_.kernel, os_.sources
@@ -561,6 +567,10 @@ def _os(facts: Facts, said: list[Said], conflicts: list[Conflict]) -> OsInfo:
         named = [s for s in said if s.m.kind == "os" and s.m.detail in ("label", "package")] \
             or [s for s in said if s.m.kind == "os"]
         ids = {s.m.value.split()[0] for s in named}
+        derived = [i for i in ids if ids - {i} <= _BASES.get(i, set())]
+        if len(ids) > 1 and len(derived) == 1:  # "manjaro (may also work for archlinux)": the derivative is the machine's
+            named = [s for s in named if s.m.value.split()[0] == derived[0]]
+            ids = {derived[0]}
         if len(ids) == 1:
             os_id = ids.pop()
             stated = [s for s in named if len(s.m.value.split()) > 1]
