@@ -38,6 +38,8 @@ READS = [
     ("Python platform: Linux-6.8.0-55-generic-x86_64-with-glibc2.35", "kernel", "6.8.0-55-generic"),
     # a RHEL kernel release whose build number has several parts (4.18.0-348.12.2.el8_5), in a tool's csv row
     ("cardsystem,4.18.0-348.12.2.el8_5.x86_64", "kernel", "4.18.0-348.12.2.el8_5.x86_64"),
+    # the device's full target id (both feature settings) stated in prose
+    ("The device ISA for my local system is `gfx90a:sramecc+:xnack-` and the empty kpack is picked up.", "gfx_rt", "gfx90a"),
     ("Linux DESKTOP-1 5.15.153.1-microsoft-standard-WSL2 #1 SMP x86_64 GNU/Linux", "wsl", "true"),
     ("ROCk module is loaded", "rock", "true"),
     ("Unable to open /dev/kfd read-write: Permission denied", "kfd", "Permission denied"),
@@ -78,6 +80,8 @@ READS = [
 ]
 
 NEAR_MISSES = [
+    # a code-object file named for one feature setting is a build's target, not the device's
+    ("- torch_gfx90a:xnack-.kpack : 171 KB -> Empty", "gfx_rt"),
     # a distribution the writer says was not tried is not the machine's
     ("I haven't confirmed for RHEL or other dnf based distros on whether they have `rocm-hip-runtime`.", "os"),
     # a gfx named in advice or in a list of supported targets is not this machine's

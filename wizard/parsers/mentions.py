@@ -372,6 +372,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("prose gfx", lazy_re.compile(rf"\b(?:an?|my|the|is|it's)\s+({GFX})\s+(?:GPU|card|device|iGPU|APU)\b"
                              rf"|\b(?:device|machine|system|GPU|card|laptop)\s+(?:with|having)\s+(?:only\s+|an?\s+)?({GFX})\b", re.I),
      lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "prose")]),
+    # a full target id with both feature settings ("gfx90a:sramecc+:xnack-") is how the runtime names a device's ISA
+    ("full isa", lazy_re.compile(rf"(?<![\w./-])({GFX}):sramecc[+-]:xnack[+-](?![\w.:-])"),
+     lambda m: [("gfx_rt", m.group(1).lower(), "prose")]),
     # the TheRock index a torch was installed from names one target ("rocm.nightlies.amd.com/v2-staging/gfx1151")
     ("therock index", lazy_re.compile(rf"\brocm\.(?:nightlies|prereleases)\.amd\.com/v2(?:-staging)?/({GFX})(?![\w-])"),
      lambda m: [("gfx_rt", m.group(1), "prose")]),
@@ -426,7 +429,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
     "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "vega", "mi", "xt", "gre", "instinct",
                                                                   "hd", "w", "r7", "r9", "r5"),
-    "prose gfx": ("gfx",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "kfd node": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "kfd node": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
