@@ -38,6 +38,9 @@ READS = [
     ("Python platform: Linux-6.8.0-55-generic-x86_64-with-glibc2.35", "kernel", "6.8.0-55-generic"),
     # a RHEL kernel release whose build number has several parts (4.18.0-348.12.2.el8_5), in a tool's csv row
     ("cardsystem,4.18.0-348.12.2.el8_5.x86_64", "kernel", "4.18.0-348.12.2.el8_5.x86_64"),
+    # a version at the end of a sentence, and /dev/kfd said to be there
+    ("- System ROCm: 7.14.0.", "rocm", "7.14.0"),
+    ("- Kernel: `6.14.0-1019-oem` (in-kernel `amdgpu`/`amdkfd`, no amdgpu-dkms), `/dev/kfd` present.", "kfd", "present"),
     # the device's full target id (both feature settings) stated in prose
     ("The device ISA for my local system is `gfx90a:sramecc+:xnack-` and the empty kpack is picked up.", "gfx_rt", "gfx90a"),
     ("Linux DESKTOP-1 5.15.153.1-microsoft-standard-WSL2 #1 SMP x86_64 GNU/Linux", "wsl", "true"),
@@ -162,3 +165,14 @@ def test_a_derivative_named_beside_its_base_is_the_machine() -> None:
     assert _os(Facts(), said, []).id == "manjaro"
     both = collect([EvidenceText("issue.txt", "Fedora 40 here, and Ubuntu 22.04 on the other disk\n", 1, "issue.txt", True)])
     assert _os(Facts(), both, []).id is None
+
+
+def test_template_rocm_field_outranks_versions_in_prose() -> None:
+    """The "### ROCm Version" answer is the machine's release; a title's "rocm 6.2" or "I previously used rocm 6.1"
+    is not preferred over it."""
+    from wizard.model import EvidenceText, Facts
+    from wizard.probes.secondary import _rocm, collect
+
+    text = "# Ubuntu 24.04.1 incompatibility with rocm 6.2\n\nI previously used rocm 6.1 before.\n\n### ROCm Version\n\nROCm 6.2.0\n"
+    said = collect([EvidenceText("issue.txt", text, 1, "issue.txt", True)])
+    assert _rocm(Facts(), said, []).version == "6.2.0"

@@ -284,7 +284,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      _rocm_from_package_code),
     ("compiler banner", lazy_re.compile(r"\broc-(\d+\.\d+\.\d+)\b"), lambda m: [("rocm", m.group(1), "compiler")]),
     ("build path", lazy_re.compile(r"\brocm-rel-(\d+\.\d+(?:\.\d+)?)\b"), lambda m: [("rocm", m.group(1), "build-path")]),
-    ("rocm version kv", lazy_re.compile(r"\b(?:ROCm version|ROCM Version|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d+)?)(?![\d.]*\d{5})(?![\w.])"),
+    ("rocm version kv", lazy_re.compile(r"\b(?:ROCm version|ROCM Version|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d+)?)(?![\d.]*\d{5})(?!\w|\.\w)"),
      lambda m: [("rocm", m.group(1), "tool")]),
     ("rocm stated", lazy_re.compile(r"(?<![+\w./-])(?:ROCm|rocm|ROCM)\s*v?(\d+\.\d+(?:\.\d+)?)(?![\w.])"), lambda m: [("rocm", m.group(1), "stated")]),
     ("hip version", lazy_re.compile(r"\b(?:ROCM HIP version|HIP version|HIP runtime version|ROCM used to build PyTorch|"
@@ -384,6 +384,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("pci_id", f"1002:{m.group(2).lower()}", None)]
      + ([("gpu_name", m.group(1).title(), "codename")] if m.group(1) else [])),
     ("render nodes", lazy_re.compile(r"\b(renderD1\d\d)\b"), _one("render_node")),
+    ("kfd stated", lazy_re.compile(r"/dev/kfd`?\s+(?:is\s+)?(?:present|exists)\b", re.I), lambda m: [("kfd", "present", None)]),
     ("kfd node", lazy_re.compile(r"^\s*(?:crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\s)?/dev/kfd\s*$"),
      lambda m: [("kfd", "present", m.group(1))]),
     # ---- OS, user
@@ -429,7 +430,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
     "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "vega", "mi", "xt", "gre", "instinct",
                                                                   "hd", "w", "r7", "r9", "r5"),
-    "prose gfx": ("gfx",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "kfd node": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
@@ -479,7 +480,7 @@ def _template_field(heading: str, line: str) -> list[tuple[str, str, str | None]
         return [("os", f"{found[0]} {found[1] or ''}".strip(), "label")] if found else []
     if heading.startswith("rocm version"):
         m = _BARE_VERSION.match(line)
-        return [("rocm", m.group(1), "stated")] if m else []
+        return [("rocm", m.group(1), "label")] if m else []
     return []
 
 
