@@ -40,6 +40,8 @@ READS = [
     ("cardsystem,4.18.0-348.12.2.el8_5.x86_64", "kernel", "4.18.0-348.12.2.el8_5.x86_64"),
     # a version at the end of a sentence, and /dev/kfd said to be there
     ("- System ROCm: 7.14.0.", "rocm", "7.14.0"),
+    ("GPU: Radeon 8060S (gfx1151, device ID 0x1586)", "pci_id", "1002:1586"),
+    ("    Device: AMD Radeon VII (vega20, LLVM 15.0.7, DRM 3.53, 5.15.0-78-generic) (0x66af)", "pci_id", "1002:66af"),
     ("- Kernel: `6.14.0-1019-oem` (in-kernel `amdgpu`/`amdkfd`, no amdgpu-dkms), `/dev/kfd` present.", "kfd", "present"),
     # the device's full target id (both feature settings) stated in prose
     ("The device ISA for my local system is `gfx90a:sramecc+:xnack-` and the empty kpack is picked up.", "gfx_rt", "gfx90a"),
@@ -83,6 +85,8 @@ READS = [
 ]
 
 NEAR_MISSES = [
+    # glxinfo's vendor line carries the vendor's id, not a device's
+    ("    Vendor: AMD (0x1002)", "pci_id"),
     # a code-object file named for one feature setting is a build's target, not the device's
     ("- torch_gfx90a:xnack-.kpack : 171 KB -> Empty", "gfx_rt"),
     # a distribution the writer says was not tried is not the machine's

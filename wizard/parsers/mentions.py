@@ -241,7 +241,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("pci [1002:xxxx]", lazy_re.compile(r"\[1002:([0-9a-fA-F]{4})\]|\b1002:([0-9a-fA-F]{4})\b"),
      lambda m: [("pci_id", f"1002:{(m.group(1) or m.group(2)).lower()}", None)]),
     ("lspci Device", lazy_re.compile(r"(?:Advanced Micro Devices|\bATI\b|\bAMD\b)[^\n]*?\bDevice ([0-9a-f]{4})\b"), _pci),
-    ("device id", lazy_re.compile(r"\b(?:Device ID|DEVICE_ID|GPU ID|device_id|Chip ID)\s*[:=]\s*(?:\d+\()?0x([0-9a-fA-F]{4})\b"), _pci),
+    ("device id", lazy_re.compile(r"\b(?:Device ID|DEVICE_ID|GPU ID|device_id|Chip ID)\s*(?:[:=]\s*)?(?:\d+\()?0x([0-9a-fA-F]{4})\b", re.I), _pci),
+    # glxinfo -B's renderer: "Device: AMD Radeon VII (vega20, LLVM 15.0.7, DRM 3.53, 5.15.0-78-generic) (0x66af)"
+    ("glxinfo device", lazy_re.compile(r"^\s*Device:\s+(?:AMD|ATI)\b[^\n]*\(0x([0-9a-fA-F]{4})\)\s*$"), _pci),
     ("lspci name", lazy_re.compile(r"\[AMD(?:/ATI)?\]\s+([^\[\n]+?)\s*(?:\[([^\]\n]+)\])?\s*(?:\(rev [0-9a-f]+\))?\s*$"),
      lambda m: [("gpu_name", m.group(1).strip(), "codename")] + ([("gpu_name", m.group(2).strip(), "lspci")] if m.group(2) else [])),
     ("marketing name", lazy_re.compile(r"(?:Marketing Name|MARKET_NAME|Card (?:Series|SKU|Model)|Board name|Device Board Name \(AMD\)"
@@ -412,7 +414,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",),
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
     "hip arch": ("gfx",), "pci [1002:xxxx]": ("1002:",), "lspci Device": ("device ",),
-    "device id": ("id",), "lspci name": ("[amd",), "marketing name": ("radeon", "instinct", "firepro"),
+    "device id": ("id",), "glxinfo device": ("device:",), "lspci name": ("[amd",), "marketing name": ("radeon", "instinct", "firepro"),
     "device N: name": ("radeon", "instinct"), "bdf": ("amdgpu",), "bdf kv": ("bus", "bdf"),
     "ollama gpu index": ("gpu=", "id="), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
