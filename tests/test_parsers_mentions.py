@@ -41,6 +41,9 @@ READS = [
     # a version at the end of a sentence, and /dev/kfd said to be there
     ("- System ROCm: 7.14.0.", "rocm", "7.14.0"),
     ("GPU: Radeon 8060S (gfx1151, device ID 0x1586)", "pci_id", "1002:1586"),
+    ("Out[2]: '2.2.0.dev20231010+rocm5.7'", "torch", "2.2.0.dev20231010+rocm5.7"),
+    ("GPU：    83:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 22 [Radeon RX 6700/6700 XT] (rev c1)",
+     "bdf", "0000:83:00.0"),
     ("    Device: AMD Radeon VII (vega20, LLVM 15.0.7, DRM 3.53, 5.15.0-78-generic) (0x66af)", "pci_id", "1002:66af"),
     ("- Kernel: `6.14.0-1019-oem` (in-kernel `amdgpu`/`amdkfd`, no amdgpu-dkms), `/dev/kfd` present.", "kfd", "present"),
     # the device's full target id (both feature settings) stated in prose
@@ -85,6 +88,7 @@ READS = [
 ]
 
 NEAR_MISSES = [
+    ("00:1f.3 Audio device: Intel Corporation Cannon Lake PCH cAVS (rev 10)", "bdf"),
     # glxinfo's vendor line carries the vendor's id, not a device's
     ("    Vendor: AMD (0x1002)", "pci_id"),
     # a code-object file named for one feature setting is a build's target, not the device's
