@@ -311,6 +311,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("torch", m.group(2), m.group(1))]),
     # the REPL's answer to torch.__version__, plain or IPython's ("Out[2]: '2.2.0.dev20231010+rocm5.7'")
     ("torch repl", lazy_re.compile(r"^(?:Out\[\d+\]:\s*)?'(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)'\s*$"), _one("torch")),
+    # a launcher's log: "INFO     Torch 2.3.0+rocm6.0" (the build tag makes it torch's own version string)
+    ("torch build", lazy_re.compile(r"(?<![\w/.-])(?:Py)?Torch\s+v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)(?![\w.+-])", re.I),
+     _one("torch")),
     ("torch paren", lazy_re.compile(r"\b(?:py)?torch\s*\(\s*v?(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\w*)?(?:\+[\w.]+)?)\s*\)", re.I),
      _one("torch")),
     ("gfx overridden", lazy_re.compile(rf"\b({GFX})\s*,?\s*(?:overrid\w*|spoof\w*|reported as|running as)\s+(?:to\s+|as\s+)?({GFX})\b", re.I),
@@ -426,7 +429,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "rocm version kv": ("rocm",),
     "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "gpu list name": ("radeon", "instinct"), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
-    "torch wheel": ("torch-",), "hip version": ("hip", "used to build"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "gfx overridden": ("gfx",),
+    "torch wheel": ("torch-",), "hip version": ("hip", "used to build"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version",), "kernel uname": ("linux ",),
