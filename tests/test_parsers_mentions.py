@@ -43,6 +43,7 @@ READS = [
     ("GPU: Radeon 8060S (gfx1151, device ID 0x1586)", "pci_id", "1002:1586"),
     ("Out[2]: '2.2.0.dev20231010+rocm5.7'", "torch", "2.2.0.dev20231010+rocm5.7"),
     ("14:44:16-622504 INFO     Torch 2.3.0+rocm6.0", "torch", "2.3.0+rocm6.0"),
+    ("Segfault on Strix Halo since the nightly", "gpu_prose", "Strix Halo"),
     ("GPU：    83:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 22 [Radeon RX 6700/6700 XT] (rev c1)",
      "bdf", "0000:83:00.0"),
     ("    Device: AMD Radeon VII (vega20, LLVM 15.0.7, DRM 3.53, 5.15.0-78-generic) (0x66af)", "pci_id", "1002:66af"),
@@ -186,3 +187,17 @@ def test_template_rocm_field_outranks_versions_in_prose() -> None:
     text = "# Ubuntu 24.04.1 incompatibility with rocm 6.2\n\nI previously used rocm 6.1 before.\n\n### ROCm Version\n\nROCm 6.2.0\n"
     said = collect([EvidenceText("issue.txt", text, 1, "issue.txt", True)])
     assert _rocm(Facts(), said, []).version == "6.2.0"
+
+
+def test_title_under_a_labels_line_names_the_gpu() -> None:
+    """A stored thread's header (repository line, then its labels) puts the title on line 3: the GPU the title names
+    is the machine's even when the body names another (here, the one an override pretends to be)."""
+    from wizard.kb import load_kb
+    from wizard.model import EvidenceText
+    from wizard.probes.secondary import _prose_device, collect
+
+    texts = [EvidenceText("paste.txt", "# [bug] HSA_OVERRIDE_GFX_VERSION=9.0.0 breaks GPU detection (Strix Halo)", 3, "text", True),
+             EvidenceText("paste.txt", "The test hardcodes the override, which makes the runtime treat it as an MI210.", 6,
+                          "text", True)]
+    device = _prose_device(collect(texts), load_kb())
+    assert device is not None and device.gfx == {"gfx1151"}

@@ -220,7 +220,7 @@ def _prose_device(said: list[Said], kb: object) -> _Device | None:
     body: list[Said] = []
     for s in said:
         if s.m.kind == "gpu_prose" or (s.m.kind == "gfx_rt" and s.m.detail == "prose"):
-            (title if (s.ev.line or 99) <= 2 and s.m.text.startswith("#") else body).append(s)
+            (title if (s.ev.line or 99) <= 3 and s.m.text.startswith("# ") else body).append(s)
     for tier in (title, body):
         d = _Device()
         for s in tier:
