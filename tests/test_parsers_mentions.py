@@ -44,6 +44,7 @@ READS = [
     ("Out[2]: '2.2.0.dev20231010+rocm5.7'", "torch", "2.2.0.dev20231010+rocm5.7"),
     ("14:44:16-622504 INFO     Torch 2.3.0+rocm6.0", "torch", "2.3.0+rocm6.0"),
     ("Segfault on Strix Halo since the nightly", "gpu_prose", "Strix Halo"),
+    ("I get a `hipErrorNoBinaryForGpu` error when trying the example command inside the container:", "container", "true"),
     ("GPU：    83:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 22 [Radeon RX 6700/6700 XT] (rev c1)",
      "bdf", "0000:83:00.0"),
     ("    Device: AMD Radeon VII (vega20, LLVM 15.0.7, DRM 3.53, 5.15.0-78-generic) (0x66af)", "pci_id", "1002:66af"),
@@ -90,6 +91,8 @@ READS = [
 ]
 
 NEAR_MISSES = [
+    ("It should work inside a docker container as well.", "container"),
+    ("I am not running it in a container.", "container"),
     ("Torch 2.3.0 release notes mention ROCm", "torch"),
     ("00:1f.3 Audio device: Intel Corporation Cannon Lake PCH cAVS (rev 10)", "bdf"),
     # glxinfo's vendor line carries the vendor's id, not a device's
