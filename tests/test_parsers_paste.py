@@ -102,6 +102,13 @@ def test_bare_command_and_marker_without_a_prompt() -> None:
     assert seg.lines[-1].startswith("Unable to open /dev/kfd")
 
 
+def test_prompt_of_a_uid_without_a_passwd_entry() -> None:
+    text = ("I have no name!@39764af76254:/$ rocminfo | grep gfx*\n  Name:                    gfx90a\n"
+            "  Name:                    gfx90a\n")
+    (seg,) = _by_kind(text)["rocminfo.txt"]
+    assert seg.command == "rocminfo | grep gfx*" and len(seg.lines) == 2
+
+
 def test_rocm_smi_csv_output_stays_with_its_command() -> None:
     text = "```\n$ rocm-smi --showdriverversion --csv\ndevice,Driver version\ncardsystem,5.14.0-427.13.1.el9_4.x86_64\n```\n"
     (seg,) = _by_kind(text)["rocm-smi.txt"]

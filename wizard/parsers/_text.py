@@ -81,10 +81,11 @@ _ANSI_RE = lazy_re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\
 _CTRL_RE = lazy_re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _FENCE_RE = lazy_re.compile(r"^\s*(?:```|~~~)")
 # A shell prompt followed by a command: "$ rocminfo", "user@host:~/x$ lspci -nn",
-# "(venv) user@host:~$ pip freeze", "root@box:/# cat ...", "❯ rocminfo", "➜  ~ lspci".
+# "(venv) user@host:~$ pip freeze", "root@box:/# cat ...", "❯ rocminfo", "➜  ~ lspci"; bash's user is
+# "I have no name!" for a uid without a passwd entry (a container run with -u 1000).
 _PROMPT_RE = lazy_re.compile(
     r"^\s*(?:\([^()\s]{1,64}\)\s*)?"
-    r"(?:[\w.-]+@[\w.-]+(?::[^\s$#]*)?\s?[$#%]|\[[^\]\n]{1,80}\][$#%]|[$%❯➜»]|>>>|PS [^>]{0,80}>)"
+    r"(?:(?:[\w.-]+|I have no name!)@[\w.-]+(?::[^\s$#]*)?\s?[$#%]|\[[^\]\n]{1,80}\][$#%]|[$%❯➜»]|>>>|PS [^>]{0,80}>)"
     r"\s*(?P<cmd>\S.*)?$"
 )
 
