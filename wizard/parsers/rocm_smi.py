@@ -154,14 +154,14 @@ def parse_rocm_smi(text: object) -> RocmSmi:
         if _CSV_HEADER_RE.match(s):
             csv_columns = [c.strip().rstrip(":").lower() for c in _csv_cells(s)[1:]]
             continue
-        cm = _CSV_ROW_RE.match(s) if csv_columns is not None else None
-        if cm and csv_columns is not None:
-            cells = list(zip(csv_columns, (c.strip() for c in _csv_cells(s)[1:])))
-            card = cm.group(1) or cm.group(2)
+        csv_row = _CSV_ROW_RE.match(s) if csv_columns is not None else None
+        if csv_row and csv_columns is not None:
+            row_fields = list(zip(csv_columns, (c.strip() for c in _csv_cells(s)[1:])))
+            card = csv_row.group(1) or csv_row.group(2)
             if card.isdigit():
-                per_gpu.setdefault(int(card), []).extend(cells)
+                per_gpu.setdefault(int(card), []).extend(row_fields)
             else:
-                driver = driver or next((none_if_na(v) for k, v in cells if k == "driver version"), None)
+                driver = driver or next((none_if_na(v) for k, v in row_fields if k == "driver version"), None)
             continue
         m = _GPU_KV_RE.match(line)
         if m:
