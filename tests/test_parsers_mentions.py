@@ -44,6 +44,7 @@ READS = [
     ("Out[2]: '2.2.0.dev20231010+rocm5.7'", "torch", "2.2.0.dev20231010+rocm5.7"),
     ("14:44:16-622504 INFO     Torch 2.3.0+rocm6.0", "torch", "2.3.0+rocm6.0"),
     ("Segfault on Strix Halo since the nightly", "gpu_prose", "Strix Halo"),
+    ("AMD Raven Ridge APU 2700u Fedora 31 x64", "gpu_prose", "Raven Ridge"),
     ("I get a `hipErrorNoBinaryForGpu` error when trying the example command inside the container:", "container", "true"),
     ("GPU：    83:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 22 [Radeon RX 6700/6700 XT] (rev c1)",
      "bdf", "0000:83:00.0"),
