@@ -488,6 +488,18 @@ def _p_override_family_mismatch(f: Facts, arg: object) -> list[str] | None:
     return hits or None
 
 
+def _p_override_spoofs_gpu(f: Facts, arg: object) -> list[str] | None:
+    """The override makes a GPU run another instruction set's code: a target other than its own, outside the LLVM
+    generic target its own belongs to (10.3.0 on gfx1010; not 10.1.0 on gfx1010, which names its own target)."""
+    value, where = _override(f)
+    target = _override_gfx(value)
+    if not target:
+        return None
+    hits = [f"{_gpu_label(g)} runs {target} code under HSA_OVERRIDE_GFX_VERSION={value} ({where})"
+            for g in f.gpus if g.gfx and g.gfx != target and not one_generic_target(g.gfx, target)]
+    return hits or None
+
+
 _DKMS_STATUS = lazy_re.compile(r"\bamdgpu[/,]\s*[\w.:~+-]+,\s*([\w.+~-]+),\s*\w+\s*:\s*installed", re.IGNORECASE)
 
 
@@ -568,6 +580,7 @@ PREDICATES: dict[str, Pred] = {
     "in_render_group": _p_in_render_group,
     "visible_devices_hide_all": _p_visible_devices_hide_all,
     "override_family_mismatch": _p_override_family_mismatch,
+    "override_spoofs_gpu": _p_override_spoofs_gpu,
     "dkms_not_for_running_kernel": _p_dkms_not_for_running_kernel,
     "wheel_carries_gfx": _p_wheel_carries_gfx,
     "has_dgpu": _p_has_dgpu,
@@ -662,6 +675,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "gpu_codename_in": lambda f: any(g.codename for g in f.gpus),
     "has_dgpu": lambda f: any(g.integrated is not None for g in f.gpus),
     "override_set": _override_known,
+    "override_spoofs_gpu": lambda f: _override_known(f) and any(g.gfx for g in f.gpus),
     "os_id_in": lambda f: f.os.id is not None,
     "wsl": lambda f: f.os.wsl is not None,
     "in_container": lambda f: f.in_container is not None,
@@ -674,11 +688,14 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     or not any(g.gfx and _some_release_supports(g.gfx) for g in f.gpus),
 }
 _NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_inaccessible", "not_in_render_group",
-                      "in_render_group", "override_set"})
+                      "in_render_group", "override_set", "override_spoofs_gpu"})
 # Conditions that are the cause itself, not a fact that could only rule it out: the failure line shows a symptom
 # (a memory fault), the condition says why. Where the evidence does not decide one, a finding whose signature
 # matched this machine's own text is listed as "to check", not as a cause.
-_CAUSE_CONDITIONS = {"override_on_supported": "the installed ROCm or torch supports the GPU's own target"}
+_CAUSE_CONDITIONS = {"override_on_supported": "the installed ROCm or torch supports the GPU's own target",
+                     "wheel_lacks_gfx": "the installed torch lacks the GPU's target",
+                     "override_set": "HSA_OVERRIDE_GFX_VERSION is set",
+                     "override_spoofs_gpu": "HSA_OVERRIDE_GFX_VERSION makes the GPU run another instruction set"}
 NOT_KNOWN = "not known from the evidence"
 # Conditions that only say which GPU or system this is: a predicted issue resting on them alone (this GPU is
 # unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed

@@ -85,6 +85,7 @@ PREDICATES: dict[str, str] = {
     "in_render_group": "bool",
     "visible_devices_hide_all": "true",
     "override_family_mismatch": "true",
+    "override_spoofs_gpu": "true",
     "dkms_not_for_running_kernel": "true",
     "wheel_carries_gfx": "true",
     "has_dgpu": "bool",
