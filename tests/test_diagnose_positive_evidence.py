@@ -149,3 +149,24 @@ def test_an_rdna1_override_naming_its_own_target_is_not_a_spoof() -> None:
     # the fault with the environment unseen: to check, not a cause
     unseen = getattr(_by_id(_facts(gpu, _FAULT))["rdna1-override-breaks"], "to_check")
     assert unseen and NOT_KNOWN in unseen
+
+
+_ROCR_UNSUPPORTED = ("ROCR: unsupported GPU\nhsa api call failure at: ./sources/wsl/tools/rocminfo/rocminfo.cc:1087\n"
+                     "Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary "
+                     "resources.")
+
+
+def test_the_wsl_runtime_saying_unsupported_gpu_is_the_cause_whatever_the_gpu_list_says() -> None:
+    # an RDNA3 card that today's WSL list names, refused by the WSL runtime of the release installed
+    rdna3 = _gpu("gfx1101", "RDNA3")
+    f = _by_id(_facts(rdna3, _ROCR_UNSUPPORTED, os=_wsl_os()))["wsl-gpu-not-supported"]
+    assert getattr(f, "to_check") is None
+    assert getattr(f, "matched_text") == "ROCR: unsupported GPU"
+    assert any("the software's own words decide it" in e for e in getattr(f, "evidence"))
+    # an ordinary signature still needs the GPU list: "No HIP GPUs" on a listed card has other causes
+    assert "wsl-gpu-not-supported" not in _by_id(_facts(rdna3, "RuntimeError: No HIP GPUs are available",
+                                                        os=_wsl_os()))
+    # the words name WSL's runtime: off WSL the condition that is not about the GPU still decides
+    from wizard.model import OsInfo
+
+    assert "wsl-gpu-not-supported" not in _by_id(_facts(rdna3, _ROCR_UNSUPPORTED, os=OsInfo(id="ubuntu", wsl=False)))

@@ -601,6 +601,7 @@ class _Match:
     evidence: Evidence  # file and line that matched
     own: bool  # in the machine's own texts (not another person's post in a pasted thread)
     symptom: bool = False  # a symptom signature matched: the line shows a failure this issue is one cause of
+    stated: bool = False  # a stated signature matched: the software itself states this cause
 
 
 def _texts(facts: Facts | None, error_text: str | None) -> list[EvidenceText]:
@@ -636,6 +637,9 @@ def _signature_match(issue: KnownIssue, texts: list[EvidenceText]) -> _Match | N
     there, else either in another person's post."""
     if not texts:
         return None
+    stated = _search(issue.stated_signatures, [t for t in texts if t.own]) if issue.stated_signatures else None
+    if stated is not None:
+        return replace(stated, stated=True)
     found = _search(issue.signatures, texts) if issue.signatures else None
     if found is not None and found.own:
         return found
@@ -704,6 +708,11 @@ _IDENTITY_ONLY = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gp
                             "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "wsl", "in_container"})
 
 
+# Conditions that only name GPUs: a stated signature (the software's own words about this machine) does without them
+_GPU_NAMING = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gpu_codename_in"})
+STATED = "the software's own words decide it"
+
+
 def _decided(name: str, facts: Facts) -> bool:
     known = _DECIDED.get(name)
     return known is None or known(facts)
@@ -716,10 +725,11 @@ class _Held:
     unknown_causes: tuple[str, ...] = ()  # conditions of _CAUSE_CONDITIONS the evidence does not decide
 
 
-def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False) -> _Held | None:
+def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False, stated: bool = False) -> _Held | None:
     """Evidence for every `when` predicate and how many held, or None when one does not hold.
 
-    Without facts (an error text alone), conditions cannot be checked and are taken as met.
+    Without facts (an error text alone), conditions cannot be checked and are taken as met. ``stated``: a stated
+    signature matched the machine's own text; a condition that only names GPUs is then not needed.
     """
     evidence: list[str] = []
     if facts is None:
@@ -732,6 +742,9 @@ def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False) -
             return None
         got = pred(facts, arg)
         if got is None:
+            if stated and name in _GPU_NAMING:
+                evidence.append(f"({name.replace('_', ' ')}: {STATED})")
+                continue
             if matched and (name in _NO_VETO or name in _CAUSE_CONDITIONS) and not _decided(name, facts):
                 evidence.append(f"({name.replace('_', ' ')}: {NOT_KNOWN})")
                 if name in _CAUSE_CONDITIONS:
@@ -907,7 +920,7 @@ def _findings(facts: Facts | None, texts: list[EvidenceText], predicted: bool) -
         match = _signature_match(issue, texts)
         if match is None and not (predicted and issue.predict and issue.when):
             continue
-        got = _conditions(issue, facts, match is not None and match.own)
+        got = _conditions(issue, facts, match is not None and match.own, match is not None and match.stated)
         if got is None:
             continue
         against = _facts_against(issue, facts)
