@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from wizard.diagnose import diagnose
+from wizard.diagnose import NOT_KNOWN, diagnose
 from wizard.kb import load_kb
 from wizard.kb.families import generic_target, one_generic_target
 from wizard.model import Driver, EnvSetting, EvidenceText, Facts, Gpu, PythonEnv, Rocm
@@ -97,3 +97,76 @@ def test_a_container_without_kfd_is_not_told_to_load_the_driver() -> None:
     assert any("inside a container: it was not passed in" in e for e in getattr(f, "evidence"))
     host = _facts(_gpu("gfx1030", "RDNA2"), text, driver=Driver(loaded=False, kfd_present=False), in_container=False)
     assert "load the amdgpu driver" in getattr(_by_id(host)["kfd-inaccessible"], "fix")
+
+
+_IDF = "RuntimeError: HIP error: invalid device function"
+
+
+def _env_read(text: str) -> tuple[EvidenceText, ...]:
+    """The machine's failure text and an env.txt read of its environment (HSA_OVERRIDE_GFX_VERSION not in it)."""
+    return (EvidenceText("paste.txt", text, 1, "text", True), EvidenceText("env.txt", "ROCM_PATH=/opt/rocm\n", 1,
+                                                                              "env.txt", True))
+
+
+def test_a_wheel_not_seen_is_not_a_wheel_lacking_the_gpu() -> None:
+    # "invalid device function" on a Strix Halo whose torch the text never names: which targets the wheel carries
+    # is the cause itself, and nothing shows it
+    gpu = _gpu("gfx1151", "RDNA3.5", integrated=True)
+    unseen = _by_id(_facts(gpu, _IDF))
+    for issue in ("gfx1151-old-wheel", "wheel-lacks-gpu-gfx"):
+        why = getattr(unseen[issue], "to_check")
+        assert why and "the installed torch lacks the GPU's target" in why and NOT_KNOWN in why, issue
+    # the torch read, its gfx list without gfx1151: a cause, with that evidence
+    env = PythonEnv(path="/v", torch="2.5.1+rocm6.2", build="rocm", gfx_targets=("gfx1100", "gfx1030"))
+    seen = _by_id(_facts(gpu, _IDF, python_envs=(env,)))
+    for issue in ("gfx1151-old-wheel", "wheel-lacks-gpu-gfx"):
+        assert getattr(seen[issue], "to_check") is None, issue
+        assert any("needs gfx1151" in e for e in getattr(seen[issue], "evidence")), issue
+
+
+def test_an_override_not_seen_is_not_an_override_missing() -> None:
+    # an RX 6700 XT's failure in a paste that does not show the environment: whether the override is set is unknown
+    gpu = _gpu("gfx1031", "RDNA2")
+    unseen = getattr(_by_id(_facts(gpu, _IDF))["rdna2-variant-needs-override"], "to_check")
+    assert unseen and "HSA_OVERRIDE_GFX_VERSION is set" in unseen and NOT_KNOWN in unseen
+    # the environment was read and has no override: the cause, with that evidence
+    read = Facts(gpus=(gpu,), origin="test", texts=_env_read(_IDF))
+    found = _by_id(read)["rdna2-variant-needs-override"]
+    assert getattr(found, "to_check") is None
+    assert "HSA_OVERRIDE_GFX_VERSION is not set" in getattr(found, "evidence")
+
+
+def test_an_rdna1_override_naming_its_own_target_is_not_a_spoof() -> None:
+    gpu = _gpu("gfx1010", "RDNA1")
+    # 10.1.0 is gfx1010's own target: no other code runs, nothing to break
+    assert "rdna1-override-breaks" not in _by_id(_facts(gpu, "python mnist.py\nTest set: Accuracy: 98%", "10.1.0"))
+    assert "rdna1-override-breaks" not in _by_id(_facts(gpu, _FAULT, "10.1.0"))
+    # 10.3.0 runs gfx1030 code on RDNA1: the cause, predicted from the facts alone and on the fault
+    for text in ("python mnist.py", _FAULT):
+        f = _by_id(_facts(gpu, text, "10.3.0"))["rdna1-override-breaks"]
+        assert getattr(f, "to_check") is None
+        assert any("runs gfx1030 code" in e for e in getattr(f, "evidence"))
+    # the fault with the environment unseen: to check, not a cause
+    unseen = getattr(_by_id(_facts(gpu, _FAULT))["rdna1-override-breaks"], "to_check")
+    assert unseen and NOT_KNOWN in unseen
+
+
+_ROCR_UNSUPPORTED = ("ROCR: unsupported GPU\nhsa api call failure at: ./sources/wsl/tools/rocminfo/rocminfo.cc:1087\n"
+                     "Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary "
+                     "resources.")
+
+
+def test_the_wsl_runtime_saying_unsupported_gpu_is_the_cause_whatever_the_gpu_list_says() -> None:
+    # an RDNA3 card that today's WSL list names, refused by the WSL runtime of the release installed
+    rdna3 = _gpu("gfx1101", "RDNA3")
+    f = _by_id(_facts(rdna3, _ROCR_UNSUPPORTED, os=_wsl_os()))["wsl-gpu-not-supported"]
+    assert getattr(f, "to_check") is None
+    assert getattr(f, "matched_text") == "ROCR: unsupported GPU"
+    assert any("the software's own words decide it" in e for e in getattr(f, "evidence"))
+    # an ordinary signature still needs the GPU list: "No HIP GPUs" on a listed card has other causes
+    assert "wsl-gpu-not-supported" not in _by_id(_facts(rdna3, "RuntimeError: No HIP GPUs are available",
+                                                        os=_wsl_os()))
+    # the words name WSL's runtime: off WSL the condition that is not about the GPU still decides
+    from wizard.model import OsInfo
+
+    assert "wsl-gpu-not-supported" not in _by_id(_facts(rdna3, _ROCR_UNSUPPORTED, os=OsInfo(id="ubuntu", wsl=False)))

@@ -488,6 +488,18 @@ def _p_override_family_mismatch(f: Facts, arg: object) -> list[str] | None:
     return hits or None
 
 
+def _p_override_spoofs_gpu(f: Facts, arg: object) -> list[str] | None:
+    """The override makes a GPU run another instruction set's code: a target other than its own, outside the LLVM
+    generic target its own belongs to (10.3.0 on gfx1010; not 10.1.0 on gfx1010, which names its own target)."""
+    value, where = _override(f)
+    target = _override_gfx(value)
+    if not target:
+        return None
+    hits = [f"{_gpu_label(g)} runs {target} code under HSA_OVERRIDE_GFX_VERSION={value} ({where})"
+            for g in f.gpus if g.gfx and g.gfx != target and not one_generic_target(g.gfx, target)]
+    return hits or None
+
+
 _DKMS_STATUS = lazy_re.compile(r"\bamdgpu[/,]\s*[\w.:~+-]+,\s*([\w.+~-]+),\s*\w+\s*:\s*installed", re.IGNORECASE)
 
 
@@ -568,6 +580,7 @@ PREDICATES: dict[str, Pred] = {
     "in_render_group": _p_in_render_group,
     "visible_devices_hide_all": _p_visible_devices_hide_all,
     "override_family_mismatch": _p_override_family_mismatch,
+    "override_spoofs_gpu": _p_override_spoofs_gpu,
     "dkms_not_for_running_kernel": _p_dkms_not_for_running_kernel,
     "wheel_carries_gfx": _p_wheel_carries_gfx,
     "has_dgpu": _p_has_dgpu,
@@ -588,6 +601,7 @@ class _Match:
     evidence: Evidence  # file and line that matched
     own: bool  # in the machine's own texts (not another person's post in a pasted thread)
     symptom: bool = False  # a symptom signature matched: the line shows a failure this issue is one cause of
+    stated: bool = False  # a stated signature matched: the software itself states this cause
 
 
 def _texts(facts: Facts | None, error_text: str | None) -> list[EvidenceText]:
@@ -623,6 +637,9 @@ def _signature_match(issue: KnownIssue, texts: list[EvidenceText]) -> _Match | N
     there, else either in another person's post."""
     if not texts:
         return None
+    stated = _search(issue.stated_signatures, [t for t in texts if t.own]) if issue.stated_signatures else None
+    if stated is not None:
+        return replace(stated, stated=True)
     found = _search(issue.signatures, texts) if issue.signatures else None
     if found is not None and found.own:
         return found
@@ -662,6 +679,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "gpu_codename_in": lambda f: any(g.codename for g in f.gpus),
     "has_dgpu": lambda f: any(g.integrated is not None for g in f.gpus),
     "override_set": _override_known,
+    "override_spoofs_gpu": lambda f: _override_known(f) and any(g.gfx for g in f.gpus),
     "os_id_in": lambda f: f.os.id is not None,
     "wsl": lambda f: f.os.wsl is not None,
     "in_container": lambda f: f.in_container is not None,
@@ -674,17 +692,25 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     or not any(g.gfx and _some_release_supports(g.gfx) for g in f.gpus),
 }
 _NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_inaccessible", "not_in_render_group",
-                      "in_render_group", "override_set"})
+                      "in_render_group", "override_set", "override_spoofs_gpu"})
 # Conditions that are the cause itself, not a fact that could only rule it out: the failure line shows a symptom
 # (a memory fault), the condition says why. Where the evidence does not decide one, a finding whose signature
 # matched this machine's own text is listed as "to check", not as a cause.
-_CAUSE_CONDITIONS = {"override_on_supported": "the installed ROCm or torch supports the GPU's own target"}
+_CAUSE_CONDITIONS = {"override_on_supported": "the installed ROCm or torch supports the GPU's own target",
+                     "wheel_lacks_gfx": "the installed torch lacks the GPU's target",
+                     "override_set": "HSA_OVERRIDE_GFX_VERSION is set",
+                     "override_spoofs_gpu": "HSA_OVERRIDE_GFX_VERSION makes the GPU run another instruction set"}
 NOT_KNOWN = "not known from the evidence"
 # Conditions that only say which GPU or system this is: a predicted issue resting on them alone (this GPU is
 # unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed
 # software or the settings (the wheel lacks the GPU's target, the override names another family) is a cause.
 _IDENTITY_ONLY = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gpu_codename_in", "has_dgpu",
                             "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "wsl", "in_container"})
+
+
+# Conditions that only name GPUs: a stated signature (the software's own words about this machine) does without them
+_GPU_NAMING = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gpu_codename_in"})
+STATED = "the software's own words decide it"
 
 
 def _decided(name: str, facts: Facts) -> bool:
@@ -699,10 +725,11 @@ class _Held:
     unknown_causes: tuple[str, ...] = ()  # conditions of _CAUSE_CONDITIONS the evidence does not decide
 
 
-def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False) -> _Held | None:
+def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False, stated: bool = False) -> _Held | None:
     """Evidence for every `when` predicate and how many held, or None when one does not hold.
 
-    Without facts (an error text alone), conditions cannot be checked and are taken as met.
+    Without facts (an error text alone), conditions cannot be checked and are taken as met. ``stated``: a stated
+    signature matched the machine's own text; a condition that only names GPUs is then not needed.
     """
     evidence: list[str] = []
     if facts is None:
@@ -715,6 +742,9 @@ def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False) -
             return None
         got = pred(facts, arg)
         if got is None:
+            if stated and name in _GPU_NAMING:
+                evidence.append(f"({name.replace('_', ' ')}: {STATED})")
+                continue
             if matched and (name in _NO_VETO or name in _CAUSE_CONDITIONS) and not _decided(name, facts):
                 evidence.append(f"({name.replace('_', ' ')}: {NOT_KNOWN})")
                 if name in _CAUSE_CONDITIONS:
@@ -890,7 +920,7 @@ def _findings(facts: Facts | None, texts: list[EvidenceText], predicted: bool) -
         match = _signature_match(issue, texts)
         if match is None and not (predicted and issue.predict and issue.when):
             continue
-        got = _conditions(issue, facts, match is not None and match.own)
+        got = _conditions(issue, facts, match is not None and match.own, match is not None and match.stated)
         if got is None:
             continue
         against = _facts_against(issue, facts)

@@ -85,6 +85,7 @@ PREDICATES: dict[str, str] = {
     "in_render_group": "bool",
     "visible_devices_hide_all": "true",
     "override_family_mismatch": "true",
+    "override_spoofs_gpu": "true",
     "dkms_not_for_running_kernel": "true",
     "wheel_carries_gfx": "true",
     "has_dgpu": "bool",
@@ -779,7 +780,8 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
     def build(where: str, raw: Any) -> KnownIssue:
         e = Entry(problems, where, raw, {
             "id", "severity", "title", "signatures", "when", "predict", "cause", "fix", "uncertain", "sources",
-            "unless", "explains", "contradicted_when", "symptom", "symptom_signatures"})
+            "unless", "explains", "contradicted_when", "symptom", "symptom_signatures",
+            "stated_signatures"})
         iid = e.text("id")
         if not re.match(r"^[a-z0-9][a-z0-9-]*$", iid):
             e.fail("id", f"expected lower-case-with-dashes, got {iid!r}")
@@ -798,6 +800,12 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
                 symptom_sigs.append(_checked(s))
             except re.error as exc:
                 e.fail("symptom_signatures", f"bad regex {s!r}: {exc}")
+        stated_sigs: list[lazy_re.Pattern] = []
+        for s in e.strs("stated_signatures", required=False) or ():
+            try:
+                stated_sigs.append(_checked(s))
+            except re.error as exc:
+                e.fail("stated_signatures", f"bad regex {s!r}: {exc}")
         unless = []
         for s in e.strs("unless", required=False) or ():
             try:
@@ -818,7 +826,7 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         predict = e.flag("predict")
         if predict and not when:
             e.fail("predict", "true needs a non-empty 'when'")
-        if not sigs and not symptom_sigs and not predict:
+        if not sigs and not symptom_sigs and not stated_sigs and not predict:
             e.fail("signatures", "an issue with no signatures must be predictable (predict: true)")
         fe = Entry(problems, f"{where}: fix", e.get("fix", True), {"summary", "commands", "env", "plan", "branches"})
         raw_branches = fe.get("branches", False)
@@ -841,7 +849,8 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
                           predict=bool(predict), cause=e.text("cause"), fix=fix, sources=e.sources(),
                           uncertain=e.opt_text("uncertain", required=False), unless=tuple(unless),
                           explains=tuple(explains), contradicted_when=contradicted_when,
-                          symptom=e.flag("symptom", default=False), symptom_signatures=tuple(symptom_sigs))
+                          symptom=e.flag("symptom", default=False), symptom_signatures=tuple(symptom_sigs),
+                          stated_signatures=tuple(stated_sigs))
 
     issues = _each(problems, top.get("issues", []), "issues", build)
     seen: set[str] = set()

@@ -271,8 +271,12 @@ class KnownIssue:
     # lines that show a failure this issue is one of several causes of: a finding brought up by one of them is a
     # cause only where a `when` predicate beyond the GPU's or system's identity holds, else it is "to check"
     symptom_signatures: tuple[lazy_re.Pattern, ...] = ()
+    # lines in which the software itself states this cause (the WSL runtime's "ROCR: unsupported GPU"): one in the
+    # machine's own text needs none of the `when` predicates that only name GPUs (a list of supported GPUs changes
+    # from release to release; the runtime's own words are about the release installed)
+    stated_signatures: tuple[lazy_re.Pattern, ...] = ()
 
     def matches_text(self, text: str) -> bool:
-        """True when one of the signatures (symptom signatures included) is found in ``text`` (predicates not
-        checked)."""
-        return any(p.search(text) for p in (*self.signatures, *self.symptom_signatures))
+        """True when one of the signatures (symptom and stated signatures included) is found in ``text`` (predicates
+        not checked)."""
+        return any(p.search(text) for p in (*self.signatures, *self.symptom_signatures, *self.stated_signatures))
