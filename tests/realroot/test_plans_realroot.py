@@ -103,6 +103,7 @@ def expect(kb: KnowledgeBase, profile: str, plan: str, mirror: str) -> Expect:
         w = max(rows, key=lambda r: (r.choice_certain, _vkey(r.torch)))
         torch = f"{w.torch}+{w.index}"
         comp = {k: f"{v}+{w.index}" for k, v in (("torchvision", w.torchvision), ("torchaudio", w.torchaudio)) if v}
+    venv = f"{prof.venv}-{plan}" if prof.venv else venv  # a new venv beside the user's, as the planner fills
     if t.stream != "legacy" or not t.rocm:
         return Expect(venv, torch, comp, None, None, None, None)
     assert prof.codename is not None

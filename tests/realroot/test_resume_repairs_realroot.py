@@ -98,7 +98,7 @@ def stopped_before_any_change(d: Path, holders: list[LockHolder]) -> None:
 
 def finish(d: Path) -> subprocess.CompletedProcess[str]:
     """resume --yes, then once more after the reboot; returns the first resume's output."""
-    first = wizard_cli("--sandbox", str(d), "resume", "--yes")
+    first = wizard_cli("--sandbox", str(d), "resume", "--yes", "-v")  # -v: each command as it runs, with its output
     assert first.returncode == 3, first.stdout[-3000:]
     again = wizard_cli("--sandbox", str(d), "resume", "--yes")
     assert again.returncode == 0, again.stdout[-3000:]
@@ -116,7 +116,7 @@ def test_a_held_lock_is_waited_for_and_the_run_goes_on_when_it_is_released(
     holder = LockHolder(d)
     holders.append(holder)
     threading.Timer(6, holder.release).start()
-    r = wizard_cli("--sandbox", str(d), "--plan", PLAN, "--yes", "--lock-wait", "120")
+    r = wizard_cli("--sandbox", str(d), "--plan", PLAN, "--yes", "--lock-wait", "120", "-v")  # -v: the output too
     assert r.returncode == 3, r.stdout[-2000:]  # reboot-pending: it went on after the lock was released
     assert f"waiting for /{LOCK}, locked by pid" in r.stdout and "of at most 120 s" in r.stdout
     waits = [x for x in ran(journal(d), "python3 -c 'import fcntl") if x["step"] == 0]

@@ -104,7 +104,8 @@ def playbook(d: Path, book: Path, work: Path) -> tuple[int, list[str], list[str]
     inv.write_text(f"{d.name} ansible_connection=rocm_wizard_realroot rocm_wizard_realroot={d} "
                    "ansible_python_interpreter=/usr/bin/python3 rocm_wizard_reboot_command=/usr/sbin/reboot\n")
     lines: list[str] = []
-    res = run_playbook(book, str(inv), work / "fleet", on_line=lines.append)
+    res = run_playbook(book, str(inv), work / "fleet", on_line=lines.append,
+                       extra_vars={"rocm_wizard_hosts": "all"})  # the export names no hosts of its own
     changed = [e.task for e in res.events if e.status == "changed" and "controller" not in e.task]
     return res.rc, lines + [e.message for e in res.events if e.message], changed
 

@@ -39,7 +39,7 @@ class Tmux:
     def start(self, env: dict[str, str]) -> None:
         envs = [f"{k}={v}" for k, v in env.items()]
         subprocess.run(["tmux", "-L", self.sock, "-f", "/dev/null", "new-session", "-d", "-x", "100", "-y", "32",
-                        "env", *envs, "bash", "--norc", "--noprofile"], check=True, timeout=30)
+                        "env", "-i", *envs, "bash", "--norc", "--noprofile"], check=True, timeout=30)
 
     def capture(self) -> str:
         self.last = self.tmux("capture-pane", "-p")
