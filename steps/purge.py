@@ -244,6 +244,9 @@ def undo(u: UndoContext) -> Undo:
         (f"download amdgpu-install for ROCm {version}", Action(("wget", "-O", deb, url), root=True, timeout=600)),
         (f"reinstall amdgpu-install for ROCm {version}", Action(("apt-get", "-y", "install", deb), root=True,
                                                                 changes=("dpkg",), timeout=1800)),
+        # apt's lists are still the new release's: read the restored repositories' before installing from them,
+        # as the install step reads the new ones
+        ("read the restored repository lists", Action(("apt-get", "update"), root=True, timeout=1800)),
         (f"reinstall ROCm {version}", Action(("amdgpu-install", "-y", "--usecase=rocm",
                                               *([] if dkms else ["--no-dkms"])), root=True, changes=changes,
                                              timeout=7200)),

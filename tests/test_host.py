@@ -48,3 +48,13 @@ def test_a_recording_never_runs_anything(tmp_path: Path) -> None:
     assert host.captured("rocminfo.txt") == "Agent 1\n"
     assert host.run(["true"]).returncode is None
     assert host.which("sh") is None and host.environ == {}
+
+
+def test_the_acting_user_is_sudos_caller_only_for_a_wizard_run_as_root() -> None:
+    from wizard.host import acting_user
+
+    admin_became_user = {"SUDO_USER": "ops", "USER": "user", "LOGNAME": "user"}  # Ansible: become_user as an admin
+    assert acting_user(admin_became_user, euid=1000) == "user"
+    assert acting_user({"SUDO_USER": "ops", "USER": "root"}, euid=0) == "ops"  # sudo rocm-wizard: the caller
+    assert acting_user({"SUDO_USER": "root", "USER": "root"}, euid=0) == "root"
+    assert acting_user({"LOGNAME": "me"}, euid=1000) == "me" and acting_user({}, euid=1000) is None

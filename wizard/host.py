@@ -241,6 +241,17 @@ class LiveHost(_RootedFiles):
                              err.decode("utf-8", "replace"))
 
 
+def acting_user(environ: Mapping[str, str], euid: int | None = None) -> str | None:
+    """The user a wizard running on this machine acts for: run as root through sudo, the one who ran sudo
+    (``SUDO_USER``); otherwise this process's own user (``USER``, ``LOGNAME``). So a wizard started with ``sudo -u
+    USER`` (Ansible's ``become_user``, connected as an admin) reads USER's venvs and groups, not the admin's."""
+    root = (os.geteuid() if euid is None else euid) == 0
+    sudo_user = environ.get("SUDO_USER")
+    if root and sudo_user and sudo_user != "root":
+        return sudo_user
+    return environ.get("USER") or environ.get("LOGNAME")
+
+
 def _kill_group(pid: int) -> None:
     import signal
 

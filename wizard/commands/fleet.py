@@ -83,6 +83,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     sub.add_parser("facts", help=argparse.SUPPRESS)
     e = sub.add_parser("engine", help=argparse.SUPPRESS)  # the host side of fleet run --engine
     e.add_argument("plan_file", metavar="PLAN.json")
+    e.add_argument("--decide", action="store_true",
+                   help="only say what the run would do ({\"move\": \"start\"|\"resume\"|\"none\"}): changes nothing")
+    e.add_argument("--user", default="", metavar="USER",
+                   help="the GPU user the plan's user actions run as (empty: the owner of the plan's venv; never "
+                        "SUDO_USER, which Ansible's become sets to the account it connects as)")
+    e.add_argument("--unavailable", default="{}", metavar="JSON",
+                   help="what this host cannot provide, {requirement: reason} (the controller's "
+                        "rocm_wizard_unavailable): the steps needing it are skipped and reported so")
 
 
 def serial_batches(text: str) -> int | list[int | str]:
@@ -307,9 +315,14 @@ def _engine_here(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyp
     if not planfile.is_plan_file(args.plan_file):
         raise CommandError(f"error: {args.plan_file}: not a resolved plan file (fleet run --engine copies one)",
                            exit_codes.USAGE)
+    declared = _declared(args.unavailable)
     plan = resolve_plan_or_fail(args.plan_file, ctx)
     service = ctx.runs
     decision = host_engine.decide(service, plan)
+    if args.decide:
+        print(json.dumps({"move": decision.move.value, "run_id": decision.run_id, "state": decision.state.value}))
+        return exit_codes.OK
+    host_engine.adopt(service.machine.executor, user=args.user or None, unavailable=declared)
     state, message, code = decision.state, "this plan's run is done here: nothing to do", exit_codes.OK
     out = None
     if decision.move is not host_engine.Move.NONE:
@@ -330,6 +343,20 @@ def _engine_here(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyp
         state = RunState(status["state"])
     print(json.dumps(host_engine.report(decision, out is not None, state, message, service, status)))
     return code
+
+
+def _declared(text: str) -> dict[str, str]:
+    """``--unavailable``: a JSON object of requirement -> reason (strings); anything else is a usage error."""
+    from wizard.commands import CommandError
+
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        doc = None
+    if not isinstance(doc, dict) or not all(isinstance(k, str) and isinstance(v, str) and v for k, v in doc.items()):
+        raise CommandError(f"error: --unavailable: not a JSON object of requirement -> reason: {text[:80]!r}",
+                           exit_codes.USAGE)
+    return doc
 
 
 def _verify(args: argparse.Namespace, fleet_dir: Path) -> int:

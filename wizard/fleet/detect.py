@@ -23,6 +23,10 @@ from wizard.record import record
 
 WIZARD_FACTS = T("{{ rocm_wizard_command | default(['python3', '-m', 'wizard']) + ['fleet', 'facts'] }}")
 HOSTS = "hosts"
+# the machine as the GPU user sees it (its venvs, its groups) when the play names one: an operator who connects as an
+# admin account (rocm_wizard_gpu_user set) must not get a plan for the admin's own venvs and groups
+AS_GPU_USER = {"become": T("{{ rocm_wizard_gpu_user | default('') | length > 0 }}"),
+               "become_user": T("{{ rocm_wizard_gpu_user | default('root', true) }}")}
 BUNDLE = "bundle"
 KFD = 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "==> $f <=="; cat "$f"; done'
 
@@ -67,6 +71,7 @@ def detect_playbook(fleet_dir: Path) -> Path:
         "tasks": [{
             "name": FACTS_TASK,
             "ansible.builtin.command": {"argv": WIZARD_FACTS},
+            **AS_GPU_USER,
             "register": "rocm_wizard_facts",
             "changed_when": False,
             "failed_when": False,
@@ -77,6 +82,7 @@ def detect_playbook(fleet_dir: Path) -> Path:
             "ansible.builtin.command": {"argv": T("{{ item.argv }}")},
             "loop": evidence_commands(),
             "loop_control": {"label": T("{{ item.file }}")},
+            **AS_GPU_USER,
             "changed_when": False,
             "failed_when": False,
             "check_mode": False,

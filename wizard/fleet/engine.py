@@ -25,7 +25,8 @@ from typing import Any
 from wizard.fleet import FleetError
 from wizard.fleet.ansible_run import Event, PlaybookResult, run_playbook, write_playbook
 from wizard.fleet.detect import CAPTURE, detect, forget
-from wizard.fleet.export import REBOOT_TIMEOUT
+from wizard.fleet.export import DRAIN, REBOOT_TIMEOUT, drain_tasks, undrain_task
+from wizard.fleet.host_engine import ENGINE_DIR, PYTHON, VENV
 from wizard.fleet.plan import plan_fleet
 from wizard.fleet.run import CANARY, Serial, _last_line, run_dir, unplanned_rows
 from wizard.fleet.wheels import WheelSet, wheel_set
@@ -33,13 +34,13 @@ from wizard.fleet.yaml_text import Template as T, in_template
 from wizard.record import record
 from wizard.runner import planfile
 
-ENGINE_DIR = "/opt/rocm-wizard"
-VENV = f"{ENGINE_DIR}/venv"  # root-owned: the plan's root actions may run its python
-PYTHON = f"{VENV}/bin/python"
 BUILD_FILE = f"{VENV}/rocm-wizard.build"  # the build id of the wheels installed there
 WHEELS = f"{ENGINE_DIR}/wheels"
 PLANS = f"{ENGINE_DIR}/plans"  # 0700: a plan may carry mirror credentials
+ROLE = "rocm_wizard_engine"  # the prefix of the play's registered variables and facts
+DRAINED = f"{ROLE}_drained"  # set by the drain tasks: this run drained the host
 
+DECIDE_TASK = "Wizard: what this host's run would do"
 RUN_TASK = "Wizard: run the plan on this host"
 RESUME_TASK = "Wizard: resume the run after the reboot"
 REBOOT_TASK = "Wizard: reboot (the wizard stopped for it)"
@@ -165,9 +166,17 @@ def install_tasks(wheels: WheelSet) -> list[dict[str, Any]]:
 
 
 def run_playbook_doc(rec: EngineRun, wheels: WheelSet, plans: Path) -> list[dict[str, Any]]:
+    """Install the wizard, copy the host's plan, ask its wizard what the run would do; where it would change
+    something: the GPU-idle check and the drain hook first (wizard/fleet/safety.py, as the standalone export does),
+    then the run, Ansible's reboot and the resume, and the undrain hook once the run is done (verify is its last
+    step). A host whose run is done changes nothing and is never drained."""
     plan_file = f"{PLANS}/{rec.plan}.json"
     reg = "rocm_wizard_engine_run"
-    run = _wizard("fleet", "engine", plan_file)
+    # the GPU user the play names (empty: the venv's owner) and what the controller knows this host lacks
+    run = _wizard("fleet", "engine", plan_file, "--user", T("{{ rocm_wizard_gpu_user | default('') }}"),
+                  "--unavailable", T("{{ (rocm_wizard_unavailable | default({}))[inventory_hostname] "
+                                     "| default({}) | to_json }}"))
+    decide = f"{reg}_decision"
     return [{
         "name": f"Plan {rec.plan} through each host's own wizard (rocm-wizard fleet run --engine)",
         "hosts": ":".join(h for h, _ in rec.hosts),
@@ -179,6 +188,17 @@ def run_playbook_doc(rec: EngineRun, wheels: WheelSet, plans: Path) -> list[dict
             "ansible.builtin.copy": {"src": T(f"{in_template(plans)}/{{{{ inventory_hostname }}}}.json"),
                                      "dest": plan_file, "mode": "0600"},
             "become": True,
+        }, {
+            "name": DECIDE_TASK,
+            "ansible.builtin.command": {"argv": _wizard("fleet", "engine", plan_file, "--decide")},
+            "become": True,
+            "register": decide,
+            "changed_when": False,
+            "check_mode": False,
+        }, {
+            "name": "Wizard: the GPU is idle and the host drained before the run changes it",
+            "ansible.builtin.include_tasks": DRAIN,
+            "when": f"({decide}.stdout | from_json).move != 'none'",
         }, {
             "name": RUN_TASK,
             "ansible.builtin.command": {"argv": run},
@@ -203,8 +223,14 @@ def run_playbook_doc(rec: EngineRun, wheels: WheelSet, plans: Path) -> list[dict
             "failed_when": f"{reg}_resumed.rc != 0",
             "when": f"{reg}.rc == 3",
             "tags": [CAPTURE],
-        }],
+        }, undrain_task(DRAINED)],
     }]
+
+
+def drain_files(play: Path) -> None:
+    """The drain tasks the engine's play includes, beside it (the same as the standalone export's)."""
+    write_playbook(play.parent / DRAIN, drain_tasks(ROLE, True), ["rocm-wizard fleet run --engine: the GPU-idle "
+                                                                  "check and the drain hook, before a run changes the host"])
 
 
 def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None = None, serial: Serial | None = None,
@@ -215,6 +241,7 @@ def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None =
     wheels = wheel_set(fleet_dir / "wheels")
     book = write_playbook(d / "run.yml", run_playbook_doc(rec, wheels, d / "plans"),
                           [f"rocm-wizard fleet run --engine {rec.plan}: written by the wizard"])
+    drain_files(book)
     results = results or d / "results"
     extra = {"rocm_wizard_serial": CANARY if serial is None else serial,
              "rocm_wizard_max_fail": 0 if max_fail is None else max_fail}

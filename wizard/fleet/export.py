@@ -236,6 +236,17 @@ def drain_tasks(role: str, root: bool) -> list[dict[str, Any]]:
     }]
 
 
+def undrain_task(drained: str) -> dict[str, Any]:
+    """After verify, on a host this run drained (``drained``: the fact the drain tasks set): the undrain hook."""
+    return {
+        "name": "Undrain the host (rocm_wizard_undrain)",
+        "ansible.builtin.command": {"argv": ["sh", "-c", T("{{ rocm_wizard_undrain }}")]},
+        "delegate_to": T("{{ rocm_wizard_hook_host | default(inventory_hostname, true) }}"),
+        "changed_when": True,
+        "when": f"{drained} is defined and rocm_wizard_undrain | default('') | length > 0",
+    }
+
+
 def role_tasks(plan: ResolvedPlan, role: str, *, modules: bool = True) -> list[dict[str, Any]]:
     """The role's tasks; names start with a capital and registered variables with the role's name
     (ansible-lint's name and var-naming rules)."""
@@ -310,13 +321,7 @@ def _closing_tasks(plan: ResolvedPlan, role: str) -> list[dict[str, Any]]:
                    and not s.skipped_reason for j, _a in enumerate(s.actions, 1)), None)
     status = ("'not run'" if verify is None else
               f"'skipped' if {verify}.rc is not defined else ('pass' if {verify}.rc == 0 else 'fail')")
-    return [{
-        "name": "Undrain the host (rocm_wizard_undrain)",
-        "ansible.builtin.command": {"argv": ["sh", "-c", T("{{ rocm_wizard_undrain }}")]},
-        "delegate_to": T("{{ rocm_wizard_hook_host | default(inventory_hostname, true) }}"),
-        "changed_when": True,
-        "when": f"{role}_drained is defined and rocm_wizard_undrain | default('') | length > 0",
-    }, {
+    return [undrain_task(f"{role}_drained"), {
         "name": "Report this host's result to AWX/AAP (set_stats)",
         "ansible.builtin.set_stats": {"data": {"rocm_wizard": T(
             "{{ {inventory_hostname: {'plan': %s_plan_name, 'group': '%s', 'steps_run': [%s] | select | list, "

@@ -15,11 +15,17 @@ from enum import Enum
 from typing import Any
 
 from wizard.model import ResolvedPlan
-from wizard.record import record
+from wizard.record import record, replace
 from wizard.runner import planfile
+from wizard.runner.executor import LiveExecutor
 from wizard.runner.journal import JournalError
 from wizard.runner.records import RunState
 from wizard.runner.service import RunService
+
+
+ENGINE_DIR = "/opt/rocm-wizard"  # where fleet run --engine installs the wizard on a host
+VENV = f"{ENGINE_DIR}/venv"  # root-owned: the plan's root actions may run its python
+PYTHON = f"{VENV}/bin/python"
 
 
 class Move(str, Enum):
@@ -60,6 +66,16 @@ def decide(service: RunService, plan: ResolvedPlan) -> Decision:
     return Decision(Move.START, run.id, view.state)
 
 
+def adopt(executor: object, *, user: str | None, unavailable: dict[str, str]) -> None:
+    """This host's live executor as the play needs it: user actions as ``user`` (None: the owner of the plan's venv),
+    not as ``SUDO_USER`` (Ansible's become sets it to the account it connects as, an admin, not the GPU user), and
+    what the controller knows this host cannot provide declared unavailable. Other executors (a rehearsal's) keep
+    their own answers."""
+    if isinstance(executor, LiveExecutor):
+        executor.privilege = replace(executor.privilege, sudo_user=user)
+        executor.declared_unavailable = tuple(sorted(unavailable.items()))
+
+
 def steps_done(service: RunService) -> tuple[int, int]:
     """(steps done, steps that run) of the current run: skipped steps are neither."""
     run = service.current()
@@ -82,4 +98,4 @@ def report(decision: Decision, ran: bool, state: RunState, message: str, service
             "message": message, "steps_done": done, "steps": total, "status": status}
 
 
-__all__ = ["Decision", "Move", "decide", "digest", "report", "steps_done"]
+__all__ = ["ENGINE_DIR", "PYTHON", "VENV", "Decision", "Move", "adopt", "decide", "digest", "report", "steps_done"]

@@ -19,8 +19,9 @@ from typing import Any, Sequence
 from wizard import binding, lazy_re
 from wizard.fleet import FleetError
 from wizard.fleet.ansible_run import PlaybookResult, run_playbook, write_playbook
-from wizard.fleet.detect import CAPTURE, HostFacts, detect, forget
+from wizard.fleet.detect import AS_GPU_USER, CAPTURE, HostFacts, detect, forget
 from wizard.fleet.export import BY_EVENTS, MARKER, available, export, unavailable
+from wizard.fleet.host_engine import PYTHON as ENGINE_PYTHON
 from wizard.fleet.plan import plan_fleet
 from wizard.fleet.yaml_text import Template as T, in_template
 from wizard.model import NEEDS_GPU
@@ -212,30 +213,8 @@ def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None,
     hosts = detect(inventory, fleet_dir, limit=limit, progress=progress)
     args = {h.host: _verify_args(h) for h in hosts if h.facts is not None}
     results = results or fleet_dir / "verify"
-    book = write_playbook(fleet_dir / "playbooks" / "verify.yml", [{
-        "name": "rocm-wizard fleet verify",
-        "hosts": "all",
-        "gather_facts": False,
-        "vars": {"rocm_wizard_verify_args": args},
-        "tasks": [{
-            "name": "verify: the suite",
-            "ansible.builtin.command": {"argv": T("{{ rocm_wizard_command | default(['python3', '-m', 'wizard']) + "
-                                                  "['verify', '--json'] + rocm_wizard_verify_args[inventory_hostname] }}")},
-            "register": "rocm_wizard_verify",
-            "changed_when": False,
-            "failed_when": False,
-            "check_mode": False,
-            "when": available(NEEDS_GPU),
-            "tags": [CAPTURE],  # its JSON comes back in the play's events: the controller writes verify.json
-        }, {
-            "name": "verify: the controller records that this host cannot run it",
-            "ansible.builtin.copy": {"content": T("{{ {'skipped': %s} | to_json }}" % unavailable(NEEDS_GPU)),
-                                     "dest": T(f"{in_template(results)}/{{{{ inventory_hostname }}}}/verify.json"),
-                                     "mode": "0644"},
-            "delegate_to": "localhost",
-            "when": f"{unavailable(NEEDS_GPU)} | length > 0",
-        }],
-    }], ["rocm-wizard fleet verify: written by the wizard"])
+    book = write_playbook(fleet_dir / "playbooks" / "verify.yml", verify_playbook_doc(args, results),
+                          ["rocm-wizard fleet verify: written by the wizard"])
     for h in hosts:
         (results / h.host).mkdir(parents=True, exist_ok=True)
         (results / h.host / "verify.json").unlink(missing_ok=True)
@@ -258,6 +237,45 @@ def fleet_verify(inventory: str, fleet_dir: Path, *, limit: str | None = None,
                                                             "message": _last_line(failed.message)},
                      "next": None if v["status"] in ("pass", "skipped") else "rocm-wizard diagnose on the host, with the findings"})
     return rows
+
+
+def verify_playbook_doc(args: dict[str, list[str]], results: Path) -> list[dict[str, Any]]:
+    """The suite on every host that can run it, through the host's wizard (``args``: host -> its verify arguments)."""
+    return [{
+        "name": "rocm-wizard fleet verify",
+        "hosts": "all",
+        "gather_facts": False,
+        "vars": {"rocm_wizard_verify_args": args},
+        "tasks": [{
+            "name": "verify: the wizard fleet run --engine installed on this host",
+            "ansible.builtin.stat": {"path": ENGINE_PYTHON},
+            "register": "rocm_wizard_engine_python",
+            "check_mode": False,
+            "when": available(NEEDS_GPU),
+        }, {
+            # rocm_wizard_command when the inventory names the wizard's command; else the one fleet run --engine
+            # installed; else python3 -m wizard. As the GPU user when the play names one: its venv, its groups.
+            "name": "verify: the suite",
+            "ansible.builtin.command": {"argv": T(
+                "{{ rocm_wizard_command | default(['%s', '-m', 'wizard'] if rocm_wizard_engine_python.stat.exists "
+                "else ['python3', '-m', 'wizard']) + ['verify', '--json'] + "
+                "rocm_wizard_verify_args[inventory_hostname] }}" % ENGINE_PYTHON)},
+            **AS_GPU_USER,
+            "register": "rocm_wizard_verify",
+            "changed_when": False,
+            "failed_when": False,
+            "check_mode": False,
+            "when": available(NEEDS_GPU),
+            "tags": [CAPTURE],  # its JSON comes back in the play's events: the controller writes verify.json
+        }, {
+            "name": "verify: the controller records that this host cannot run it",
+            "ansible.builtin.copy": {"content": T("{{ {'skipped': %s} | to_json }}" % unavailable(NEEDS_GPU)),
+                                     "dest": T(f"{in_template(results)}/{{{{ inventory_hostname }}}}/verify.json"),
+                                     "mode": "0644"},
+            "delegate_to": "localhost",
+            "when": f"{unavailable(NEEDS_GPU)} | length > 0",
+        }],
+    }]
 
 
 def _verify_args(h: HostFacts) -> list[str]:

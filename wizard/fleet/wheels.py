@@ -25,6 +25,8 @@ import zipfile
 from importlib import metadata
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 from wizard.fleet import FleetError
 from wizard.record import record
 
@@ -42,12 +44,9 @@ class WheelSet:
     files: tuple[str, ...]  # wheel file names in ``directory``
 
 
-def _norm(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def _wheel_name(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name)
+    """A distribution's name as a wheel's file name spells it (the PEP 503 name, ``-`` written ``_``)."""
+    return canonicalize_name(name).replace("-", "_")
 
 
 def _installed(name: str) -> metadata.Distribution:
@@ -167,7 +166,7 @@ def _requirements(wheel: Path) -> list[str]:
             continue
         if req.marker is not None and not req.marker.evaluate({"extra": extra}):
             continue
-        key = _norm(req.name)
+        key = canonicalize_name(req.name)
         try:
             dep = _installed(req.name)
         except metadata.PackageNotFoundError:
@@ -176,7 +175,7 @@ def _requirements(wheel: Path) -> list[str]:
             seen[key] = dep.metadata["Name"]
             todo += [(r, "") for r in dep.requires or ()]
         todo += [(r, x) for x in req.extras for r in dep.requires or () if "extra" in r]
-    seen.pop(_norm(DIST), None)
+    seen.pop(canonicalize_name(DIST), None)
     return sorted(seen.values())
 
 

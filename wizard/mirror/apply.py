@@ -158,10 +158,45 @@ def apply(plan: ResolvedPlan, mirrors: MirrorConfig) -> ResolvedPlan:
                              params=tuple((k, _text(v, mirrors) if isinstance(v, str) else v) for k, v in step.params),
                              notes=tuple(_text(n, mirrors) for n in step.notes)))
     target = tuple((k, _text(v, mirrors) if isinstance(v, str) else v) for k, v in plan.target)
+    return replace(plan, steps=tuple(steps), target=(*target, (MIRRORS_KEY, _in_force(mirrors))))
+
+
+MIRRORS_KEY = "mirrors"  # the plan's target entry that records the mirrors it was resolved with (no logins)
+_INSECURE = " (insecure: plain http/file, no key, as mirrors.toml says)"
+_KEY = lazy_re.compile(r" \(key ([0-9A-F]+)\)")
+
+
+def _in_force(mirrors: MirrorConfig) -> str:
     from wizard.mirror.credentials import public_url
 
-    in_force = "; ".join(f"{m.origin} -> {public_url(m.url)}"
-                         + (f" (key {m.key_fingerprint})" if m.key_fingerprint else "")
-                         + (" (insecure: plain http/file, no key, as mirrors.toml says)" if m.insecure else "")
-                         for m in mirrors.origins_in_force())
-    return replace(plan, steps=tuple(steps), target=(*target, ("mirrors", in_force)))
+    return "; ".join(f"{m.origin} -> {public_url(m.url)}" + (f" (key {m.key_fingerprint})" if m.key_fingerprint else "")
+                     + (_INSECURE if m.insecure else "") for m in mirrors.origins_in_force())
+
+
+def plan_mirrors(plan: ResolvedPlan) -> MirrorConfig:
+    """The mirrors ``plan`` was resolved with, read back from its own record (its ``mirrors`` target entry): what
+    a rollback fetches through, so it reaches what the run reached, on a host whose own configuration names no
+    mirror (a fleet host, whose plan the controller resolved). No mirror: an empty configuration."""
+    from wizard.mirror.config import Mirror
+
+    text = dict(plan.target).get(MIRRORS_KEY)
+    if not isinstance(text, str) or not text:
+        return MirrorConfig()
+    out: list[Mirror] = []
+    for entry in text.split("; "):
+        origin, sep, rest = entry.partition(" -> ")
+        url = rest.split(" (", 1)[0]
+        if sep and origin and url:
+            key = _KEY.search(rest)
+            out.append(Mirror(origin, url, "the plan's record", key.group(1) if key else None,
+                              insecure=_INSECURE in rest))
+    return MirrorConfig(tuple(out))
+
+
+def through(a: Action, mirrors: MirrorConfig) -> Action:
+    """One action with every URL through ``mirrors`` (a rollback's undo actions, made after the plan was resolved)."""
+    if not mirrors.mirrors:
+        return a
+    return replace(a, argv=tuple(_text(x, mirrors) for x in a.argv),
+                   check=tuple(_text(x, mirrors) for x in a.check) if a.check is not None else None,
+                   description=_text(a.description, mirrors))

@@ -6,7 +6,7 @@ import os
 import re
 
 from wizard import lazy_re
-from wizard.host import Host
+from wizard.host import Host, acting_user
 from wizard.model import Driver, Evidence
 
 _ID_GROUPS = lazy_re.compile(r"groups=([^\s]+)")
@@ -15,10 +15,7 @@ _ID_USER = lazy_re.compile(r"\buid=\d+\(([^)]+)\)")
 
 
 def _user(host: Host) -> str | None:
-    env = host.environ
-    if host.is_live:
-        return env.get("SUDO_USER") or env.get("USER") or env.get("LOGNAME")
-    return None
+    return acting_user(host.environ) if host.is_live else None
 
 
 def _configured_groups(host: Host, user: str) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from wizard import lazy_re
-from wizard.host import Host
+from wizard.host import Host, acting_user
 from wizard.model import Evidence, Found, FoundBy, PythonEnv
 from wizard.record import replace
 
@@ -195,12 +195,13 @@ def env_from_prefix(host: Host, prefix: str, kind: str, python: str | None = Non
 
 
 def home_dirs(host: Host) -> list[str]:
-    """Homes to look in: the user's (HOME; SUDO_USER's when elevated), else every /home/* on a recording."""
+    """Homes to look in: the user's (HOME; SUDO_USER's when root through sudo), else every /home/* on a recording."""
     homes: list[str] = []
     env = host.environ
     if host.is_live:
-        if env.get("SUDO_USER") and env.get("SUDO_USER") != "root":
-            homes.append(f"/home/{env['SUDO_USER']}")
+        user = acting_user(env)
+        if user and user != env.get("USER") and user != "root":  # root through sudo: the caller's home first
+            homes.append(f"/home/{user}")
         if env.get("HOME"):
             homes.append(env["HOME"])
     else:

@@ -93,6 +93,9 @@ class LiveExecutor:
     privilege: Privilege
     name: str = "live"
     user_known: bool = True  # False: a resumed run that recorded no user (as_user actions are refused as root)
+    # requirement -> why this machine cannot provide it, as its operator declared it (fleet run --engine on a host
+    # the controller knows has no GPU): the steps that need it are skipped and reported so, never passed
+    declared_unavailable: tuple[tuple[str, str], ...] = ()
 
     def _env(self) -> dict[str, str]:
         env = dict(self.environ)
@@ -109,7 +112,7 @@ class LiveExecutor:
                          cancel=cancel)
 
     def unavailable(self, requirement: str) -> str | None:
-        return None
+        return dict(self.declared_unavailable).get(requirement)
 
     def needs_authentication(self, actions: Sequence[Action]) -> bool:
         return self.privilege.needs_sudo(actions)

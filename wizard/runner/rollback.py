@@ -95,6 +95,7 @@ def _only_created(why: str, act: Action, created: set[str], existed: set[str],
 
 
 def build(host: Host, plan: ResolvedPlan, view: RunView) -> RollbackPlan:
+    from wizard.mirror.apply import plan_mirrors, through
     from wizard.steps import registry
     from wizard.steps._common import UndoContext, undo_each_action
 
@@ -105,6 +106,7 @@ def build(host: Host, plan: ResolvedPlan, view: RunView) -> RollbackPlan:
             ran.setdefault(s, []).append(a)
     man = manifest(host, plan) if ran else None
     kb = _kb()
+    mirrors = plan_mirrors(plan)  # an undo fetches where the run fetched (a fleet host's own config names none)
     rb = RollbackPlan()
     for s in sorted(ran, reverse=True):
         step = plan.steps[s]
@@ -116,7 +118,7 @@ def build(host: Host, plan: ResolvedPlan, view: RunView) -> RollbackPlan:
         existed = {p for a in ran[s] for p in view.claimed.get((s, a), ((), ()))[1]}
         rb.cannot.extend(undo.cannot)
         for why, act in undo.actions:
-            kept = _only_created(why, act, created, existed, rb)
+            kept = _only_created(why, through(act, mirrors), created, existed, rb)
             if kept is not None:
                 rb.actions.append(kept)
     return rb
