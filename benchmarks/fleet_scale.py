@@ -7,7 +7,10 @@ every host is a real Ansible host with its own connection, module runs and resul
 progress and skips every step (the run is prepared once beforehand, so the measured run reuses its export,
 as a second `fleet run` does). CPU is the user+system time of the command and every process it waited for
 (`RUSAGE_CHILDREN`). In a sandbox the "host" runs on the controller too, so the host's own part of
-`fleet detect` (its `fleet facts`, measured alone in the same root) is subtracted to give the controller's.
+`fleet detect` (its `fleet facts`, measured alone in the same root) is subtracted to give the controller's; for the
+no-op run, the host's own part is its one command (read the progress file, run each finished step's check on the
+machine: the stand-in dpkg-query and friends are Python here), measured as a play of that task alone on the same
+inventory less the one-task play (both pay Ansible's per-host cost once), and subtracted per host.
 Needs host root (the sandbox connection's private mount namespace).
 
     python benchmarks/fleet_scale.py [--hosts 10,50] [--write-results]
@@ -62,6 +65,23 @@ def one_task_play(base: Path) -> Path:
     return book
 
 
+def check_play(base: Path, fleet: Path) -> Path:
+    """The no-op run's one host-side command (``Read this host's progress ... and check them on the machine``), taken
+    from the export the run prepared, alone in a one-task play."""
+    import yaml  # ansible-core's dependency
+
+    for path in sorted((fleet / "runs").rglob("*.yml")):
+        for task in yaml.safe_load(path.read_text()) or []:
+            if isinstance(task, dict) and str(task.get("name", "")).startswith("Read this host's progress"):
+                keep = {k: v for k, v in task.items() if k in ("name", "ansible.builtin.command", "become",
+                                                                  "environment", "changed_when", "check_mode")}
+                book = base / "check-task.yml"
+                book.write_text(yaml.safe_dump([{"name": "the no-op run's host-side command", "hosts": "all",
+                                                 "gather_facts": False, "tasks": [keep]}], sort_keys=False))
+                return book
+    raise SystemExit(f"no progress task in the export under {fleet / 'runs'}")
+
+
 def mark_done(root: Path) -> None:
     """Every step of the plan finished on the shared root (the progress file lists step numbers): the no-op run."""
     progress = root / "var" / "lib" / "rocm-wizard" / "script" / f"{PLAN}.progress"
@@ -101,7 +121,7 @@ def main() -> int:
     lines = [f"rocm-wizard {__version__}, {ansible_version()}",
              f"the host's own `fleet facts` in the sandbox: {facts_cpu:.2f} s CPU (median of 3), subtracted per host "
              "from `fleet detect` (it runs on the host in a real fleet)",
-             "", f"{'hosts':>5}  {'command':<22} {'CPU s':>8} {'wall s':>7} {'CPU/host':>9} {'vs Ansible':>10}"]
+             "", f"{'hosts':>5}  {'command':<24} {'CPU s':>8} {'wall s':>7} {'CPU/host':>9} {'vs Ansible':>10}"]
     print("\n".join(lines), flush=True)
     book = one_task_play(tmp)
     for n in sizes:
@@ -125,9 +145,13 @@ def main() -> int:
         c, w, res = timed(wizard("fleet", "run", PLAN, "-i", str(inv), "--fleet-dir", str(fleet), "--json"), env, tmp)
         assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
         assert all(r["steps_done"] == r["steps"] for r in json.loads(res.stdout)["hosts"]), res.stdout[-3000:]
-        rows.append(("fleet run (no-op)", c, w, c / n))
+        rows.append(("fleet run (no-op, all)", c, w, c / n))
+        hc, _hw, hres = timed([ansible_program(), "-i", str(inv), str(check_play(tmp, fleet))], env, tmp)
+        assert hres.returncode == 0, hres.stdout[-2000:] + hres.stderr[-2000:]
+        host = max(0.0, hc - base_cpu)  # the command's own cost on n hosts, beyond Ansible's per-host cost
+        rows.append(("fleet run (no-op, ctrl)", c - host, w, (c - host) / n))
         for name, c, w, p in rows:
-            line = f"{n:>5}  {name:<22} {c:>8.1f} {w:>7.1f} {p:>9.2f} {p / per:>9.1f}x"
+            line = f"{n:>5}  {name:<24} {c:>8.1f} {w:>7.1f} {p:>9.2f} {p / per:>9.1f}x"
             print(line, flush=True)
     if not a.keep:
         import shutil
