@@ -771,6 +771,17 @@ def _fix_plan(e: Entry) -> str | None:
     return plan
 
 
+
+def _regexes(e: Entry, key: str, *, required: bool = False) -> list[lazy_re.Pattern]:
+    """The entry's list of regular expressions under ``key``, each compiled and checked (a bad one fails the entry)."""
+    out: list[lazy_re.Pattern] = []
+    for s in e.strs(key, required=required) or ():
+        try:
+            out.append(_checked(s))
+        except re.error as exc:
+            e.fail(key, f"bad regex {s!r}: {exc}")
+    return out
+
 def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
     top = _top(problems, doc, {"_meta", "issues"}, {"issues"})
     if top is None:
@@ -788,30 +799,10 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         sev = e.text("severity")
         if sev not in SEVERITIES:
             e.fail("severity", f"expected one of {SEVERITIES}, got {sev!r}")
-        sigs: list[lazy_re.Pattern] = []
-        for s in e.strs("signatures"):
-            try:
-                sigs.append(_checked(s))
-            except re.error as exc:
-                e.fail("signatures", f"bad regex {s!r}: {exc}")
-        symptom_sigs: list[lazy_re.Pattern] = []
-        for s in e.strs("symptom_signatures", required=False) or ():
-            try:
-                symptom_sigs.append(_checked(s))
-            except re.error as exc:
-                e.fail("symptom_signatures", f"bad regex {s!r}: {exc}")
-        stated_sigs: list[lazy_re.Pattern] = []
-        for s in e.strs("stated_signatures", required=False) or ():
-            try:
-                stated_sigs.append(_checked(s))
-            except re.error as exc:
-                e.fail("stated_signatures", f"bad regex {s!r}: {exc}")
-        unless = []
-        for s in e.strs("unless", required=False) or ():
-            try:
-                unless.append(_checked(s))
-            except re.error as exc:
-                e.fail("unless", f"bad regex {s!r}: {exc}")
+        sigs = _regexes(e, "signatures", required=True)
+        symptom_sigs = _regexes(e, "symptom_signatures")
+        stated_sigs = _regexes(e, "stated_signatures")
+        unless = _regexes(e, "unless")
         explains = e.strs("explains", required=False) or ()
         raw_when = e.get("when", True)
         if not isinstance(raw_when, list):
