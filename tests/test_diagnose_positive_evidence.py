@@ -170,3 +170,12 @@ def test_the_wsl_runtime_saying_unsupported_gpu_is_the_cause_whatever_the_gpu_li
     from wizard.model import OsInfo
 
     assert "wsl-gpu-not-supported" not in _by_id(_facts(rdna3, _ROCR_UNSUPPORTED, os=OsInfo(id="ubuntu", wsl=False)))
+
+
+def test_an_evidence_line_another_one_repeats_and_extends_is_said_once() -> None:
+    from wizard.diagnose import _said_once
+
+    gpu = "GPU 0 AMD Radeon RX 5700 XT (gfx1010)"
+    assert _said_once([gpu, gpu, f"{gpu} runs gfx1030 code under HSA_OVERRIDE_GFX_VERSION=10.3.0 (~/.bashrc:2)"]) == (
+        f"{gpu} runs gfx1030 code under HSA_OVERRIDE_GFX_VERSION=10.3.0 (~/.bashrc:2)",)
+    assert _said_once(["GPU 0 a", "GPU 0 ab"]) == ("GPU 0 a", "GPU 0 ab")  # a longer word is another line

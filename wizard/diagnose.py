@@ -845,6 +845,13 @@ def _in_title(match: _Match) -> bool:
     return (match.evidence.text or "").startswith("#") and (match.evidence.line or 99) <= 2
 
 
+def _said_once(lines: list[str]) -> tuple[str, ...]:
+    """Each evidence line once; a line that another one begins with goes (two conditions on one GPU: its name, then
+    its name with what the override makes it run)."""
+    uniq = list(dict.fromkeys(lines))
+    return tuple(x for x in uniq if not any(y != x and y.startswith(x + " ") for y in uniq))
+
+
 def _finding(issue: KnownIssue, got: _Held, match: _Match | None, against: _Match | None,
              facts: Facts | None = None) -> Finding:
     ev: list[str] = []
@@ -861,7 +868,7 @@ def _finding(issue: KnownIssue, got: _Held, match: _Match | None, against: _Matc
         summary, commands, env, plan = NOT_ADVISED, (), (), None
     return Finding(
         id=issue.id, severity=issue.severity, title=issue.title, cause=issue.cause,
-        fix=summary, sources=tuple(issue.sources), evidence=tuple(dict.fromkeys(ev)),
+        fix=summary, sources=tuple(issue.sources), evidence=_said_once(ev),
         fix_commands=commands, fix_env=env, fix_plan=plan,
         matched_text=match.evidence.text if match is not None else None,
         matched=match.evidence if match is not None else None,

@@ -91,7 +91,7 @@ def test_a_real_root_reached_over_ssh_is_a_real_root_of_the_fleet(tmp_path: Path
                    "c ansible_host=127.0.0.1 ansible_port=2203\n")
     assert realroots.hosts(str(inv), None, tmp_path / "fleet") == {"a": tmp_path / "a", "b": tmp_path / "b"}
     inv.write_text("[gpus]\na ansible_host=127.0.0.1 rocm_wizard_realroot=''\n")
-    with pytest.raises(realroots.FleetError, match="rocm_wizard_realroot must name a real root's directory"):
+    with pytest.raises(realroots.FleetError, match="a: rocm_wizard_realroot names no directory: it needs DIR"):
         realroots.hosts(str(inv), None, tmp_path / "fleet")
 
 

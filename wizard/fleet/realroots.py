@@ -42,8 +42,9 @@ def hosts(inventory: str, limit: str | None, fleet_dir: Path) -> dict[str, Path]
         if isinstance(hv, dict) and (hv.get("ansible_connection") == CONNECTION or ROOT_VAR in hv):
             root = hv.get(ROOT_VAR)
             if not isinstance(root, str) or not root:
-                raise FleetError(f"{host}: {ROOT_VAR} must name a real root's directory (ansible_connection="
-                                 f"{CONNECTION} needs it)")
+                raise FleetError(f"{host}: ansible_connection={CONNECTION} needs {ROOT_VAR}=DIR (a real root)"
+                                 if hv.get("ansible_connection") == CONNECTION else
+                                 f"{host}: {ROOT_VAR} names no directory: it needs DIR, a real root")
             out[host] = Path(root).absolute()
     return out
 
