@@ -58,9 +58,20 @@ for f in /etc/environment /etc/profile.d/*.sh "$HOME/.bashrc" "$HOME/.profile"; 
 done
 exit 0
 """
-# exit 0 when none of the named packages is installed (dpkg)
-NONE_INSTALLED_DPKG = ('for p; do if dpkg-query -W -f \'${db:Status-Abbrev}\' "$p" 2>/dev/null | grep -q "^ii"; '
-                       'then exit 1; fi; done; exit 0')
+# exit 0 when none of PKG... is on the machine in any state but not-installed: the status letter (the second of
+# dpkg's abbreviation) decides, not the wanted one, so a purge cut off after apt marked the packages (``pi``: purge
+# wanted, still installed) or one that left config files (``rc``) is not done
+NONE_INSTALLED_DPKG = ('for p; do s=$(dpkg-query -W -f \'${db:Status-Abbrev}\' "$p" 2>/dev/null) || continue; '
+                       'case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0')
+# exit 0 unless a removal of PKG... was cut off: one of them is marked for removal or purge (``p``/``r`` wanted) and
+# still on the machine (status not ``n``)
+NO_CUT_OFF_REMOVAL = ('for p; do s=$(dpkg-query -W -f \'${db:Status-Abbrev}\' "$p" 2>/dev/null) || continue; '
+                      'case "$s" in [pr]n*|[!pr]*|"") ;; *) exit 1 ;; esac; done; exit 0')
+# sh -c FINISH_REMOVAL sh PKG...: purge those of PKG... dpkg still has (a cut-off purge removed some entirely, and apt
+# cannot locate a package it no longer knows)
+FINISH_REMOVAL = ('set -- $(for p; do s=$(dpkg-query -W -f \'${db:Status-Abbrev}\' "$p" 2>/dev/null) || continue; '
+                  'case "$s" in ""|?n*) ;; *) printf "%s\\n" "$p" ;; esac; done); '
+                  '[ "$#" -eq 0 ] || apt-get -y purge "$@"')
 NONE_INSTALLED_RPM = 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0'
 # sh -c NO_DEPENDENTS sh PKG...: apt's simulation of the purge removes nothing but PKG... (a distribution's ROCm
 # libraries are depended on by other packages of the distribution: hipcc, python3-torch, a user's own);
@@ -136,6 +147,13 @@ def plan(ctx: StepContext) -> StepPlan:
             # that depends on it along; checked before anything is removed
             actions.append(Action(argv=("sh", "-c", NO_DEPENDENTS, "sh", *pkgs),
                                   description="no other installed package depends on them", check=none_installed))
+        if pkgs:  # on every entry, before any other removal: a purge a crash cut off is finished first (the
+            # dependents check above ran before it, and is in the journal)
+            actions.append(Action(
+                argv=("sh", "-c", FINISH_REMOVAL, "sh", *pkgs), root=True,
+                description="finish a removal a crash cut off (the packages it left)",
+                check=("sh", "-c", NO_CUT_OFF_REMOVAL, "sh", *pkgs), changes=("dpkg", *pkgs), destructive=True,
+                repeat=True, timeout=3600))
         if "amdgpu-install" in pkgs:
             actions.append(Action(
                 argv=("amdgpu-install", "-y", "--uninstall", "--rocmrelease=all"),

@@ -533,19 +533,24 @@ while True:
   # no package the step changes is held
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sh -c 'held=$(apt-mark showhold "$@" 2>/dev/null | tr "\n" " " | sed "s/ *$//"); if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin'"'"'s decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
+  # finish a removal a crash cut off (the packages it left)
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in [pr]n*|[!pr]*|"") ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
+    sudo -- sh -c 'set -- $(for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) printf "%s\n" "$p" ;; esac; done); [ "$#" -eq 0 ] || apt-get -y purge "$@"' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
+  fi
   # amdgpu-install removes every ROCm release it installed
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do if dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii"; then exit 1; fi; done; exit 0' sh hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
+  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
     sudo -- amdgpu-install -y --uninstall --rocmrelease=all
   fi
   # simulation: what the removal would do (read it before the real removal)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do if dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii"; then exit 1; fi; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
+  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
     apt-get -s purge amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
   fi
   # remove exactly these packages
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do if dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii"; then exit 1; fi; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
+  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
     sudo -- apt-get -y purge amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
   fi
   # leftover repo lists, pin and key
