@@ -58,19 +58,18 @@ for f in /etc/environment /etc/profile.d/*.sh "$HOME/.bashrc" "$HOME/.profile"; 
 done
 exit 0
 """
+# the start of a loop over PKG... with each one's dpkg status abbreviation in $s (a package dpkg does not know: skipped)
+EACH_STATUS = 'for p; do s=$(dpkg-query -W -f \'${db:Status-Abbrev}\' "$p" 2>/dev/null) || continue; '
 # exit 0 when none of PKG... is on the machine in any state but not-installed: the status letter (the second of
 # dpkg's abbreviation) decides, not the wanted one, so a purge cut off after apt marked the packages (``pi``: purge
 # wanted, still installed) or one that left config files (``rc``) is not done
-NONE_INSTALLED_DPKG = ('for p; do s=$(dpkg-query -W -f \'${db:Status-Abbrev}\' "$p" 2>/dev/null) || continue; '
-                       'case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0')
+NONE_INSTALLED_DPKG = (EACH_STATUS + 'case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0')
 # exit 0 unless a removal of PKG... was cut off: one of them is marked for removal or purge (``p``/``r`` wanted) and
 # still on the machine (status not ``n``)
-NO_CUT_OFF_REMOVAL = ('for p; do s=$(dpkg-query -W -f \'${db:Status-Abbrev}\' "$p" 2>/dev/null) || continue; '
-                      'case "$s" in [pr]n*|[!pr]*|"") ;; *) exit 1 ;; esac; done; exit 0')
+NO_CUT_OFF_REMOVAL = (EACH_STATUS + 'case "$s" in [pr]n*|[!pr]*|"") ;; *) exit 1 ;; esac; done; exit 0')
 # sh -c FINISH_REMOVAL sh PKG...: purge those of PKG... dpkg still has (a cut-off purge removed some entirely, and apt
 # cannot locate a package it no longer knows)
-FINISH_REMOVAL = ('set -- $(for p; do s=$(dpkg-query -W -f \'${db:Status-Abbrev}\' "$p" 2>/dev/null) || continue; '
-                  'case "$s" in ""|?n*) ;; *) printf "%s\\n" "$p" ;; esac; done); '
+FINISH_REMOVAL = ('set -- $(' + EACH_STATUS + 'case "$s" in ""|?n*) ;; *) printf "%s\\n" "$p" ;; esac; done); '
                   '[ "$#" -eq 0 ] || apt-get -y purge "$@"')
 NONE_INSTALLED_RPM = 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0'
 # sh -c NO_DEPENDENTS sh PKG...: apt's simulation of the purge removes nothing but PKG... (a distribution's ROCm
