@@ -12,7 +12,9 @@ Nothing here imports Ansible: the export is text. What it writes, for plan NAME:
   backup, read as root for a system state dir; one that cannot be read or does not parse fails the host)
   says the step is done and the step's own check (``StepPlan.check``, the one the engine and the script
   run) still passes on the machine, else reported as drift and run again; marked done at its end: a
-  re-run continues where the host stopped and a finished host changes nothing. The preflight's machine
+  re-run continues where the host stopped and a finished host changes nothing. Each step's block is its own
+  ``step-K.yml`` behind one ``include_tasks``, and the steps that run only while unfinished sit behind one more,
+  ``steps-A-B.yml`` (a finished host skips one task for all of them: ``split_steps``). The preflight's machine
   check is an assert per host ahead of every destructive task (``wizard.binding``). Each action that one of
   Ansible's own modules expresses is that module (wizard.fleet.modules: file, copy, apt, get_url, user, uri), so
   ``--check --diff`` reports what it would change; any other an ``ansible.builtin.command`` with ``argv`` (never a
@@ -199,18 +201,42 @@ def _play(plan: ResolvedPlan, roles: Sequence[str], keys: dict[str, str], defaul
 
 def split_steps(tasks: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     """Each step's block into its own file behind one ``include_tasks``: a finished step is skipped with one task,
-    not one per action."""
+    not one per action. Consecutive steps that run only while unfinished (nothing between them: the progress read
+    with every check folded in) go behind one more include, ``steps-A-B.yml``, run while any of them is unfinished:
+    a host with nothing left to do skips one task for all of them."""
     main: list[dict[str, Any]] = []
     files: dict[str, list[dict[str, Any]]] = {}
+    run: list[dict[str, Any]] = []  # consecutive includes of steps that run only while unfinished
+
+    def close() -> None:
+        if len(run) > 1:
+            first, last = run[0]["tags"][0].removeprefix("step-"), run[-1]["tags"][0].removeprefix("step-")
+            name = f"steps-{first}-{last}.yml"
+            files[name] = list(run)
+            main.append({"name": f"Steps {first}-{last}: those this host has not finished",
+                         "ansible.builtin.include_tasks": name,
+                         "when": " or ".join(f"({t['when']})" for t in run),
+                         "tags": ["always"]})  # each step's own include inside says its tags
+        else:
+            main.extend(run)
+        run.clear()
+
     for t in tasks:
         tags = t.get("tags") or []
         if "block" not in t or not tags or not str(tags[0]).startswith("step-"):
+            close()
             main.append(t)
             continue
         name = f"{tags[0]}.yml"
         files[name] = t["block"]
-        main.append({"name": t["name"], "ansible.builtin.include_tasks": {"file": name, "apply": {"tags": tags}},
-                     "tags": tags, **({"when": t["when"]} if "when" in t else {})})
+        include = {"name": t["name"], "ansible.builtin.include_tasks": {"file": name, "apply": {"tags": tags}},
+                   "tags": tags, **({"when": t["when"]} if "when" in t else {})}
+        if "when" in t and tags[1:2] != [VERIFY_KIND]:  # runs only while unfinished
+            run.append(include)
+        else:
+            close()
+            main.append(include)
+    close()
     return main, files
 
 
@@ -287,7 +313,7 @@ def role_tasks(plan: ResolvedPlan, role: str, *, modules: bool = True) -> list[d
         if not backed_up and any(a.destructive for a in step.actions):
             raise ExportError(f"plan {plan.name}: step {k} ({step.kind}) is destructive and no backup step comes "
                               "before it")
-        body = _step_body(plan, k, title, step, role, modules)
+        body, before, after = _step_body(plan, k, title, step, role, modules)
         verify = step.kind == VERIFY_KIND
         if step.kind != PREFLIGHT and not verify:  # the first change on this host: the GPU idle, the host drained
             body.insert(0, {"name": f"{title}: the GPU is idle and the host drained before the first change",
@@ -307,8 +333,12 @@ def role_tasks(plan: ResolvedPlan, role: str, *, modules: bool = True) -> list[d
         if not verify:  # the verify step runs every time: it changes nothing and its result is the run's answer
             block["when"] = (f"'{k}' not in {done} or {drift}.rc | default(0) != 0" if step.check is not None
                              and not step.reboot and not folded else f"'{k}' not in {done}")
+        elif step.actions and all(a.requires for a in step.actions):  # a host that cannot run it skips one include
+            block["when"] = " or ".join(available(r) for a in step.actions for r in a.requires)
         block["block"] = body
-        tasks.append(block)
+        tags = [f"step-{k}", step.kind]
+        tasks += [*({**t, "tags": [*tags, *t.get("tags", [])]} for t in before), block,
+                  *({**t, "tags": [*tags, *t.get("tags", [])]} for t in after)]
     return tasks + _closing_tasks(plan, role)
 
 
@@ -419,7 +449,9 @@ def _drift_tasks(k: int, kind: str, title: str, check: Action, reg: str, done: s
 
 
 def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str,
-               modules: bool) -> list[dict[str, Any]]:
+               modules: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The step's tasks, and those that go before and after its block (verify's: the controller's results directory,
+    and what a host that cannot run it records instead; outside, so such a host skips the whole step at once)."""
     if step.reboot:
         return [{
             "name": f"{title}: reboot",
@@ -430,8 +462,10 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
                 "reboot_command": T("{{ rocm_wizard_reboot_command | default(omit) }}"),
             },
             "become": True,
-        }]
+        }], [], []
     out: list[dict[str, Any]] = []
+    before: list[dict[str, Any]] = []
+    after: list[dict[str, Any]] = []
     for j, a in enumerate(step.actions, 1):
         reg = f"{role}_s{k}_a{j}"
         label = a.name or a.description or a.argv[0]
@@ -500,20 +534,29 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
             })
         if step.kind == VERIFY_KIND:
             standalone = f"{BY_EVENTS} is not defined"
-            out += [{
+            before += [{
                 "name": f"{title}: the controller's results directory for this host",
                 "ansible.builtin.file": {"path": T(RESULTS + "/{{ inventory_hostname }}"), "state": "directory",
                                          "mode": "0755"},
                 "delegate_to": "localhost",
                 "check_mode": False,
                 "when": standalone,
-            }, {
+            }]
+            out += [{
                 "name": f"{title}: bring the suite's JSON back to the controller",
                 "ansible.builtin.copy": {"content": T("{{ %s.stdout }}" % reg),
                                          "dest": T(RESULTS + "/{{ inventory_hostname }}/verify.json"), "mode": "0644"},
                 "delegate_to": "localhost",
                 "when": [standalone, f"{reg}.stdout is defined"],
-            }, *[t for r in a.requires for t in ({
+            }, {
+                "name": f"{title}: the suite passed",
+                "ansible.builtin.assert": {"that": [f"{reg}.rc is not defined or {reg}.rc == 0"],
+                                           "fail_msg": T(f"verify failed (exit {{{{ {reg}.rc | default('none') }}}}): see "
+                                                         "results/{{ inventory_hostname }}/verify.json"),
+                                           "quiet": True},
+                **({"when": " and ".join(available(r) for r in a.requires)} if a.requires else {}),
+            }]
+            after += [t for r in a.requires for t in ({
                 "name": f"{title}: the controller records that this host cannot run it",
                 "ansible.builtin.copy": {"content": T("{{ {'skipped': %s} | to_json }}" % unavailable(r)),
                                          "dest": T(RESULTS + "/{{ inventory_hostname }}/verify.json"), "mode": "0644"},
@@ -524,15 +567,8 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
                 "ansible.builtin.debug": {"msg": T("{{ {'skipped': %s} | to_json }}" % unavailable(r))},
                 "when": [f"{BY_EVENTS} is defined", f"{unavailable(r)} | length > 0"],
                 "tags": [CAPTURE],
-            })], {
-                "name": f"{title}: the suite passed",
-                "ansible.builtin.assert": {"that": [f"{reg}.rc is not defined or {reg}.rc == 0"],
-                                           "fail_msg": T(f"verify failed (exit {{{{ {reg}.rc | default('none') }}}}): see "
-                                                         "results/{{ inventory_hostname }}/verify.json"),
-                                           "quiet": True},
-                **({"when": " and ".join(available(r) for r in a.requires)} if a.requires else {}),
-            }]
-    return out
+            })]
+    return out, before, after
 
 
 SUITE_FILE = "rocm_wizard_suite.py"  # wizard/verify/suite.py in the role's files/: the standard library and torch only

@@ -30,6 +30,7 @@ from wizard.record import record
 DONE = lazy_re.compile(r"^step (\d+)/(\d+) (\S+): done$", re.I)
 REBOOT = lazy_re.compile(r"^step (\d+)/\d+ reboot: reboot$", re.I)
 STEP = lazy_re.compile(r"^step (\d+)/\d+ ", re.I)  # a step's include, skipped as a whole when done in an earlier run
+STEPS = lazy_re.compile(r"^steps (\d+)-(\d+): ", re.I)  # the include of steps A..B, skipped when all are done
 EARLIER = "' not in "  # ... its skip names the progress read: "'K' not in ROLE_progress.stdout_lines" was false
 
 
@@ -119,6 +120,9 @@ def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
                 continue
             earlier = {int(m.group(1)) for e in ev if e.status == "skipped" and EARLIER in e.message
                        and "_progress.stdout_lines" in e.message for m in [STEP.match(e.task)] if m}  # done in an earlier run
+            earlier |= {k for e in ev if e.status == "skipped" and EARLIER in e.message and "_progress.stdout_lines"
+                        in e.message for m in [STEPS.match(e.task)] if m for k in steps
+                        if int(m.group(1)) <= k <= int(m.group(2))}  # all of A..B done in an earlier run
             done = earlier | {int(m.group(1)) for e in ev if e.status in ("ok", "changed") for m in [DONE.match(e.task)] if m}
             failed = next((e for e in ev if e.status in ("failed", "unreachable")), None)
             # the reboot task changed: rebooted now; its step skipped as done: earlier (the step's include, named after
