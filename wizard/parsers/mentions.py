@@ -504,6 +504,22 @@ def _template_field(heading: str, line: str) -> list[tuple[str, str, str | None]
     return []
 
 
+# A stored thread's labels line ("labels: AMD Radeon VII, ROCm 6.1.0, Under Investigation"): ROCm's issue form turns
+# the reporter's GPU and ROCm version answers into labels. Only a label that is wholly a product or "ROCm X.Y[.Z]" is read.
+_LABELS_LINE = lazy_re.compile(r"^\s*labels:\s*(?P<labels>\S.*)$", re.IGNORECASE)
+_ROCM_LABEL = lazy_re.compile(r"ROCm\s+(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def _labels(labels: str) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = []
+    for label in (x.strip() for x in labels.split(",")):
+        if PRODUCT.fullmatch(label):
+            out.append(("gpu_name", label, "label"))
+        elif (rm := _ROCM_LABEL.fullmatch(label)) is not None:
+            out.append(("rocm", rm.group(1), "label"))
+    return out
+
+
 _SHELL_START = lazy_re.compile(
     r"^\s*(?:[>$#%❯]\s*|\S+@\S+?[:~][^\s]*\s?[$#]\s*|\([\w.-]+\)\s*)?"
     r"(?:export\b|set\s+-|env\b|sudo\b|docker\b|podman\b|-\s|-e\b|Environment=|[A-Z_][A-Z0-9_]*=|[A-Z_][A-Z0-9_]*:\s|\{|\[|\||`?\w+\s*=)")
@@ -534,6 +550,13 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
         hm = _HEADING.match(line)
         if hm:
             heading, answered = heading_title(hm.group(1)).lower(), 0
+            continue
+        lm = _LABELS_LINE.match(line) if "labels:" in low else None
+        if lm:
+            for kind, value, detail in _labels(lm.group("labels")):
+                if (kind, value, no) not in seen:
+                    seen.add((kind, value, no))
+                    out.append(Mention(kind, value, no, line.strip()[:240], detail))
             continue
         if heading is not None and answered < 3:
             answered += 1

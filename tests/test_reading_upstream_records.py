@@ -1,0 +1,55 @@
+"""Issue 21, knowledge from upstream records: facts a stored thread states in the records the tracker or upstream
+keeps (a thread's labels, ...), read by general rules, each with the case that must not be read that way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wizard.host import open_recorded
+from wizard.parsers.mentions import read_mentions
+from wizard.parsers.paste import split_paste
+from wizard.probes import detect
+
+pytestmark = pytest.mark.unit
+
+
+def _said(text: str) -> list[tuple[str, str, str | None]]:
+    return [(m.kind, m.value, m.detail) for m in read_mentions(text)]
+
+
+def _detect(tmp_path: Path, text: str) -> object:
+    (tmp_path / "paste.txt").write_text(text, encoding="utf-8")
+    return detect(open_recorded(str(tmp_path)))
+
+
+# ROCm's issue form turns the reporter's GPU and ROCm version answers into labels
+LABELLED = ("ROCm/ROCm · issue #3485 · closed · Shell\n"
+            "labels: AMD Radeon VII, ROCm 6.1.0, Under Investigation\n"
+            "# [Issue]: torch.cuda.is_available() is False\n\n"
+            "someone · description · 2024-08-02\n"
+            "torch.cuda.is_available() returns False\n")
+
+
+def test_a_threads_labels_name_the_gpu_and_the_rocm_version() -> None:
+    labels = [s for s in split_paste(LABELLED).segments if s.lines[0].startswith("labels:")]
+    assert len(labels) == 1 and labels[0].own
+    assert _said("labels: AMD Radeon VII, ROCm 6.1.0, Under Investigation") == [
+        ("gpu_name", "AMD Radeon VII", "label"), ("rocm", "6.1.0", "label")]
+    # a label that is not wholly a product or a ROCm version says nothing ("module: rocm", a bare "6.3.1")
+    assert _said("labels: module: rocm, triaged, 6.3.1, ROCm 6.2.0 docs") == []
+
+
+def test_labels_read_from_a_stored_thread(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, LABELLED)
+    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx906", False)]  # type: ignore[attr-defined]
+    assert facts.rocm.version == "6.1.0"  # type: ignore[attr-defined]
+
+
+def test_labels_of_a_thread_whose_opening_post_is_missing_are_not_the_commenters(tmp_path: Path) -> None:
+    text = LABELLED.replace("someone · description", "other · comment")
+    labels = [s for s in split_paste(text).segments if s.lines[0].startswith("labels:")]
+    assert len(labels) == 1 and not labels[0].own
+    facts = _detect(tmp_path, text)
+    assert not facts.gpus and facts.rocm.version is None  # type: ignore[attr-defined]
