@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from wizard.host import open_recorded
+from wizard.kb import load_kb
 from wizard.parsers.mentions import read_mentions
 from wizard.parsers.paste import split_paste
 from wizard.probes import detect
@@ -53,3 +54,36 @@ def test_labels_of_a_thread_whose_opening_post_is_missing_are_not_the_commenters
     assert len(labels) == 1 and not labels[0].own
     facts = _detect(tmp_path, text)
     assert not facts.gpus and facts.rocm.version is None  # type: ignore[attr-defined]
+
+
+# Ryzen 4000/5000 processors with Vega graphics carry a gfx90c GPU (apus.json: Renoir, Lucienne, Cezanne rows)
+@pytest.mark.parametrize("cpu, pci", [
+    ("Ryzen 7 4800U", "1002:1636"),
+    ("AMD Ryzen 7 PRO 4750G", "1002:1636"),
+    ("Ryzen 5 5500U", "1002:164c"),
+    ("AMD Ryzen 5 PRO 5650U with Radeon Graphics", "1002:1638"),
+    ("Ryzen 5650U", "1002:1638"),  # without the tier and PRO, as people write it
+])
+def test_ryzen_4000_5000_processors_carry_a_gfx90c_gpu(cpu: str, pci: str) -> None:
+    kb = load_kb()
+    apu = kb.apu_for_cpu(cpu)
+    assert apu is not None and apu.pci_id == pci
+    g = kb.gpu_for_cpu(cpu)
+    assert g is not None and g.gfx == "gfx90c" and g.integrated is True
+
+
+def test_a_processor_without_its_tier_is_read_where_the_gpu_is_asked() -> None:
+    assert ("gpu_name", "Ryzen 5650U", "cpu") in _said("Seems like I have a Ryzen 5650U with integrated GPU..?")
+    assert load_kb().apu_for_cpu("Ryzen 5000") is None  # a series is no processor
+
+
+def test_the_processor_a_threads_title_names_stands_for_its_igpu_when_no_gpu_is_named(tmp_path: Path) -> None:
+    title = "owner/repo · issue #1 · closed\n# hipErrorNoBinaryForGpu on Ryzen 7 4800U\n\nme · description · 2021-01-08\n"
+    facts = _detect(tmp_path, title + "Trying to run PyTorch in Docker fails.\n")
+    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx90c", True)]  # type: ignore[attr-defined]
+    # a GPU named anywhere is the GPU; the processor says nothing more
+    facts = _detect(tmp_path, title + "My Radeon RX 6800 XT is not found.\n")
+    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx1030", False)]  # type: ignore[attr-defined]
+    # a processor in the body alone is not the GPU
+    facts = _detect(tmp_path, "# torch is slow\n\nme · description · 2021-01-08\nCPU: Ryzen 7 4800U\n")
+    assert not facts.gpus  # type: ignore[attr-defined]

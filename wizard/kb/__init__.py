@@ -217,7 +217,8 @@ class KnowledgeBase:
 
     def apu_for_cpu(self, cpu: str) -> ApuInfo | None:
         """The apus.json row of a processor ("AMD Ryzen 7 7700 8-Core Processor" -> Raphael's Radeon Graphics).
-        A name without its tier digit ("Ryzen 7900" for "Ryzen 9 7900") finds the one processor of that model."""
+        A name without its tier digit ("Ryzen 7900" for "Ryzen 9 7900"), or without the tier and PRO ("Ryzen 5650U" for
+        "Ryzen 5 PRO 5650U"), finds the one processor of that model."""
         from .names import cpu_key
 
         found = self._apus.get(cpu_key(cpu))
@@ -228,13 +229,13 @@ class KnowledgeBase:
 
     @cached_property
     def _apus_without_tier(self) -> dict[str, list[ApuInfo]]:
-        from .names import cpu_key_without_tier
+        from .names import cpu_keys_as_written
 
         out: dict[str, list[ApuInfo]] = {}
         for key, apu in self._apus.items():
-            bare = cpu_key_without_tier(key)
-            if bare != key and apu not in out.setdefault(bare, []):
-                out[bare].append(apu)
+            for bare in cpu_keys_as_written(key):
+                if apu not in out.setdefault(bare, []):
+                    out[bare].append(apu)
         return out
 
     def gpu_for_cpu(self, cpu: str) -> GpuInfo | None:

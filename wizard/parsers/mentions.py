@@ -45,7 +45,7 @@ KINDS = (
     "gfx_hw", "gfx_rt", "pci_id", "gpu_name", "bdf", "gpu_index", "gpu_count", "apu",
     "rocm", "torch", "python_version", "env", "kernel", "wsl", "container", "amdgpu_pro",
     "rock", "kfd", "kfd_added", "render_group", "video_group", "driver_version", "dkms",
-    "gpu_prose", "os", "user", "kfd_node", "render_node", "hip", "kfd_probe", "cpu",
+    "gpu_prose", "os", "user", "kfd_node", "render_node", "hip", "kfd_probe", "cpu", "cpu_title",
 )
 
 Rule = tuple[str, "lazy_re.Pattern", Callable[["re.Match[str]"], "list[tuple[str, str, str | None]]"]]
@@ -385,6 +385,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("cpu igpu", lazy_re.compile(r"\b(?:iGPU|integrated (?:GPU|graphics)|APU)\b", re.I),
      lambda m: [] if PRODUCT.search(m.string) else _cpu_as_gpu(m.string)),
     ("prose gpu", PRODUCT, lambda m: [("gpu_prose", m.group(0), None)]),
+    # a thread's title naming the processor the problem happened on ("hipErrorNoBinaryForGpu on Ryzen 7 4800U")
+    ("title cpu", lazy_re.compile(r"^#\s"), lambda m: [("cpu_title", c.group(0), None) for c in CPU.finditer(m.string)]),
     ("prose gfx", lazy_re.compile(rf"\b(?:an?|my|the|is|it's)\s+({GFX})\s+(?:GPU|card|device|iGPU|APU)\b"
                              rf"|\b(?:device|machine|system|GPU|card|laptop)\s+(?:with|having)\s+(?:only\s+|an?\s+)?({GFX})\b", re.I),
      lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "prose")]),
@@ -450,7 +452,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
@@ -469,8 +471,9 @@ _BARE_VERSION = lazy_re.compile(r"^\s*(?:ROCm\s+)?v?(\d+\.\d+(?:\.\d+)?)\s*$", r
 
 
 # A processor model: named where the GPU is asked, it stands for its integrated GPU (wizard/kb/apus.json)
+# (people drop the tier digit and PRO: "Ryzen 5650U" for the Ryzen 5 PRO 5650U; the knowledge base finds the one it names)
 CPU = lazy_re.compile(r"\bRyzen\s+(?:AI\s+Max\+?\s+(?:PRO\s+)?\d{3}|AI\s+[579]\s+(?:HX\s+)?(?:PRO\s+)?\d{3}"
-                 r"|[3579]\s+(?:PRO\s+)?\d{4}[A-Z0-9]{0,4})\b", re.IGNORECASE)
+                 r"|[3579]\s+(?:PRO\s+)?\d{4}[A-Z0-9]{0,4}|(?:PRO\s+)?[1-9]\d{3}[A-Z][A-Z0-9]{0,3})\b", re.IGNORECASE)
 
 
 def _cpu_as_gpu(line: str) -> list[tuple[str, str, str | None]]:
