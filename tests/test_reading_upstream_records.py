@@ -87,3 +87,14 @@ def test_the_processor_a_threads_title_names_stands_for_its_igpu_when_no_gpu_is_
     # a processor in the body alone is not the GPU
     facts = _detect(tmp_path, "# torch is slow\n\nme · description · 2021-01-08\nCPU: Ryzen 7 4800U\n")
     assert not facts.gpus  # type: ignore[attr-defined]
+
+
+def test_an_instinct_series_named_without_its_variant_letter_is_its_accelerators(tmp_path: Path) -> None:
+    # AMD's MI300 series (ROCm docs, conceptual/gpu-arch/mi300.md): MI300A (an APU) and MI300X, both gfx942
+    rows = load_kb().gpus_by_name("mi300")
+    assert {g.gfx for g in rows} == {"gfx942"} and {g.integrated for g in rows} == {True, False}
+    assert not load_kb().gpus_by_name("MI999")
+    facts = _detect(tmp_path, "# rocrtst fails\n\nme · description · 2026-01-07\nTo reproduce on a mi300 machine:\n")
+    assert [g.gfx for g in facts.gpus] == ["gfx942"]  # type: ignore[attr-defined]
+    # the exact model still wins: "MI300X" is the discrete one
+    assert {g.integrated for g in load_kb().gpus_by_name("MI300X")} == {False}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, TypeVar
@@ -64,6 +65,7 @@ __all__ = [
 
 KB_DIR = Path(__file__).resolve().parent
 FILES = ("gpus.json", "rocm_releases.json", "torch_wheels.json", "docker_images.json", "known_issues.json")
+_INSTINCT_SERIES = re.compile(r"mi\d{3}")  # a name key of an Instinct model number alone
 OPTIONAL_FILES = frozenset({"gpus.json", "apus.json"})  # written by another engineer; absent/empty means "no GPUs known"
 
 # os-release ID -> how amdgpu-install keys its packages: Ubuntu by codename, EL by "el<major.minor>",
@@ -192,10 +194,17 @@ class KnowledgeBase:
         from .names import name_keys
 
         idx = self._name_index[0]
-        for key in name_keys(name):
+        keys = name_keys(name)
+        for key in keys:
             if key in idx:
                 return tuple(self._gpus[i] for i in sorted(idx[key]))
-        return ()
+        # an Instinct series named without its variant letter ("MI300": AMD's MI300 series, MI300A and MI300X) stands
+        # for the rows of that model number with a letter suffix
+        series = next((k for k in keys if _INSTINCT_SERIES.fullmatch(k)), None)
+        if series is None:
+            return ()
+        rows = {i for k, found in idx.items() if k.startswith(series) and k[len(series):].isalpha() for i in found}
+        return tuple(self._gpus[i] for i in sorted(rows))
 
     def gpus_by_codename(self, codename: str) -> tuple[GpuInfo, ...]:
         """Rows of a chip codename as lspci and the kernel write it ("Navi 31", "Vega 10 XL/XT", "Phoenix1")."""
