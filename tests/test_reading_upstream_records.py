@@ -98,3 +98,11 @@ def test_an_instinct_series_named_without_its_variant_letter_is_its_accelerators
     assert [g.gfx for g in facts.gpus] == ["gfx942"]  # type: ignore[attr-defined]
     # the exact model still wins: "MI300X" is the discrete one
     assert {g.integrated for g in load_kb().gpus_by_name("MI300X")} == {False}
+
+
+def test_a_torch_version_an_install_should_show_is_not_the_machines_and_you_have_is() -> None:
+    line = ("Afterward, `python3 -m torch.utils.collect_env` should show `PyTorch version: 2.1.2+rocm6.1.3` "
+            "(you have `2.5.0.dev20240802+rocm6.1` here)")
+    assert [v for k, v, _ in _said(line) if k == "torch"] == ["2.5.0.dev20240802+rocm6.1"]
+    assert ("torch", "2.1.2+rocm6.1.3", None) in _said("PyTorch version: 2.1.2+rocm6.1.3")
+    assert [v for k, v, _ in _said("You are using 0.20.0+rocm6.1 of torchvision")] == []

@@ -312,6 +312,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # the REPL's answer to torch.__version__, plain or IPython's ("Out[2]: '2.2.0.dev20231010+rocm5.7'")
     ("torch repl", lazy_re.compile(r"^(?:Out\[\d+\]:\s*)?'(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)'\s*$"), _one("torch")),
     # a launcher's log: "INFO     Torch 2.3.0+rocm6.0" (the build tag makes it torch's own version string)
+    # a helper reading the reporter's output back to them: "(you have `2.5.0.dev20240802+rocm6.1` here)"
+    ("torch you have", lazy_re.compile(r"\byou(?:\s+have|'ve\s+got|\s+are\s+(?:using|running|on))\s+`?"
+                                       r"([1-9]\d*\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)`?(?![\w+-])", re.I),
+     _one("torch")),
     ("torch build", lazy_re.compile(r"(?<![\w/.-])(?:Py)?Torch\s+v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)(?![\w.+-])", re.I),
      _one("torch")),
     ("torch paren", lazy_re.compile(r"\b(?:py)?torch\s*\(\s*v?(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\w*)?(?:\+[\w.]+)?)\s*\)", re.I),
@@ -437,7 +441,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "rocm version kv": ("rocm",),
     "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "gpu list name": ("radeon", "instinct"), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
-    "torch wheel": ("torch-",), "hip version": ("hip", "used to build"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
+    "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version",), "kernel uname": ("linux ",),
@@ -465,6 +469,8 @@ _LIST_CONTEXT = lazy_re.compile(
     r"|supported (?:gfx|arch|targets?|GPUs?)|(?:gfx[0-9a-f]+[;,]\s*){2,}|\[\s*'gfx", re.I)
 
 
+# what a text says a correct install would show, said just before a version
+_SHOULD_SHOW = lazy_re.compile(r"\bshould\s+(?:now\s+|then\s+)?(?:show|be|say|print|read|report|display|give)\b[^.;()]*$", re.I)
 _HEADING = lazy_re.compile(r"^\s{0,3}#{2,6}\s+(\S.*)$")  # closing hashes: _text.heading_title
 _UNDERSCORE_EMPHASIS = lazy_re.compile(r"(?<![\w/.$])_+(?=\w)(?!_*(?:OLD|rocm_sdk|version|init|main|file|name)\b)|(?<=\w)_+(?![\w/.])")
 _BARE_VERSION = lazy_re.compile(r"^\s*(?:ROCm\s+)?v?(\d+\.\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
@@ -587,6 +593,8 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
                         continue
                     if kind == "os" and untried:
                         continue
+                    if kind == "torch" and _SHOULD_SHOW.search(line, 0, m.start()):
+                        continue  # the version an install should give ("should show `PyTorch version: 2.1.2`"), not this one
                     if (kind, value, no) in seen:
                         continue
                     seen.add((kind, value, no))
