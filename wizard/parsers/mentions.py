@@ -207,6 +207,10 @@ def _os(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
 _ROLLING = frozenset({"arch", "manjaro", "endeavouros", "gentoo", "opensuse-tumbleweed"})
 
 
+def _title_cpus(line: str) -> list[tuple[str, str, str | None]]:
+    return [("cpu_title", c.group(0), None) for c in CPU.finditer(line)]
+
+
 def _override_statement(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     """"set the HSA_OVERRIDE_GFX_VERSION to gfx1030" -> HSA_OVERRIDE_GFX_VERSION=10.3.0."""
     if m.group(5):
@@ -390,7 +394,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [] if PRODUCT.search(m.string) else _cpu_as_gpu(m.string)),
     ("prose gpu", PRODUCT, lambda m: [("gpu_prose", m.group(0), None)]),
     # a thread's title naming the processor the problem happened on ("hipErrorNoBinaryForGpu on Ryzen 7 4800U")
-    ("title cpu", lazy_re.compile(r"^#\s"), lambda m: [("cpu_title", c.group(0), None) for c in CPU.finditer(m.string)]),
+    ("title cpu", lazy_re.compile(r"^#\s"), lambda m: _title_cpus(m.string)),
     ("prose gfx", lazy_re.compile(rf"\b(?:an?|my|the|is|it's)\s+({GFX})\s+(?:GPU|card|device|iGPU|APU)\b"
                              rf"|\b(?:device|machine|system|GPU|card|laptop)\s+(?:with|having)\s+(?:only\s+|an?\s+)?({GFX})\b", re.I),
      lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "prose")]),
