@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from typing import TYPE_CHECKING
+
+from wizard import lazy_re
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -65,7 +66,7 @@ __all__ = [
 
 KB_DIR = Path(__file__).resolve().parent
 FILES = ("gpus.json", "rocm_releases.json", "torch_wheels.json", "docker_images.json", "known_issues.json")
-_INSTINCT_SERIES = re.compile(r"mi\d{3}")  # a name key of an Instinct model number alone
+_INSTINCT_SERIES = lazy_re.compile(r"mi\d{3}")  # a name key of an Instinct model number alone
 OPTIONAL_FILES = frozenset({"gpus.json", "apus.json"})  # written by another engineer; absent/empty means "no GPUs known"
 
 # os-release ID -> how amdgpu-install keys its packages: Ubuntu by codename, EL by "el<major.minor>",
