@@ -18,6 +18,8 @@ from typing import Any, Callable, TypeVar
 
 from typing import TYPE_CHECKING
 
+from wizard import lazy_re
+
 if TYPE_CHECKING:
     from packaging.version import Version
 
@@ -64,6 +66,7 @@ __all__ = [
 
 KB_DIR = Path(__file__).resolve().parent
 FILES = ("gpus.json", "rocm_releases.json", "torch_wheels.json", "docker_images.json", "known_issues.json")
+_INSTINCT_SERIES = lazy_re.compile(r"mi\d{3}")  # a name key of an Instinct model number alone
 OPTIONAL_FILES = frozenset({"gpus.json", "apus.json"})  # written by another engineer; absent/empty means "no GPUs known"
 
 # os-release ID -> how amdgpu-install keys its packages: Ubuntu by codename, EL by "el<major.minor>",
@@ -192,10 +195,17 @@ class KnowledgeBase:
         from .names import name_keys
 
         idx = self._name_index[0]
-        for key in name_keys(name):
+        keys = name_keys(name)
+        for key in keys:
             if key in idx:
                 return tuple(self._gpus[i] for i in sorted(idx[key]))
-        return ()
+        # an Instinct series named without its variant letter ("MI300": AMD's MI300 series, MI300A and MI300X) stands
+        # for the rows of that model number with a letter suffix
+        series = next((k for k in keys if _INSTINCT_SERIES.fullmatch(k)), None)
+        if series is None:
+            return ()
+        rows = {i for k, found in idx.items() if k.startswith(series) and k[len(series):].isalpha() for i in found}
+        return tuple(self._gpus[i] for i in sorted(rows))
 
     def gpus_by_codename(self, codename: str) -> tuple[GpuInfo, ...]:
         """Rows of a chip codename as lspci and the kernel write it ("Navi 31", "Vega 10 XL/XT", "Phoenix1")."""
@@ -217,7 +227,8 @@ class KnowledgeBase:
 
     def apu_for_cpu(self, cpu: str) -> ApuInfo | None:
         """The apus.json row of a processor ("AMD Ryzen 7 7700 8-Core Processor" -> Raphael's Radeon Graphics).
-        A name without its tier digit ("Ryzen 7900" for "Ryzen 9 7900") finds the one processor of that model."""
+        A name without its tier digit ("Ryzen 7900" for "Ryzen 9 7900"), or without the tier and PRO ("Ryzen 5650U" for
+        "Ryzen 5 PRO 5650U"), finds the one processor of that model."""
         from .names import cpu_key
 
         found = self._apus.get(cpu_key(cpu))
@@ -228,13 +239,13 @@ class KnowledgeBase:
 
     @cached_property
     def _apus_without_tier(self) -> dict[str, list[ApuInfo]]:
-        from .names import cpu_key_without_tier
+        from .names import cpu_keys_as_written
 
         out: dict[str, list[ApuInfo]] = {}
         for key, apu in self._apus.items():
-            bare = cpu_key_without_tier(key)
-            if bare != key and apu not in out.setdefault(bare, []):
-                out[bare].append(apu)
+            for bare in cpu_keys_as_written(key):
+                if apu not in out.setdefault(bare, []):
+                    out[bare].append(apu)
         return out
 
     def gpu_for_cpu(self, cpu: str) -> GpuInfo | None:

@@ -91,6 +91,13 @@ def cpu_key_without_tier(key: str) -> str:
     return re.sub(r"^ryzen[3579](?=(?:pro)?\d{4})", "ryzen", key)
 
 
+def cpu_keys_as_written(key: str) -> tuple[str, ...]:
+    """The shorter keys people write for a processor: without the tier ("ryzenpro5650u"), and without the tier and
+    PRO ("ryzen5650u" for "Ryzen 5 PRO 5650U")."""
+    bare = cpu_key_without_tier(key)
+    return tuple(dict.fromkeys(k for k in (bare, re.sub(r"^ryzenpro(?=\d{4})", "ryzen", bare)) if k != key))
+
+
 def index_names(rows: Iterable[tuple[int, str]]) -> dict[str, set[int]]:
     """key -> row numbers, from (row, "name / name / ...") pairs."""
     idx: dict[str, set[int]] = {}

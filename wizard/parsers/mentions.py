@@ -45,7 +45,7 @@ KINDS = (
     "gfx_hw", "gfx_rt", "pci_id", "gpu_name", "bdf", "gpu_index", "gpu_count", "apu",
     "rocm", "torch", "python_version", "env", "kernel", "wsl", "container", "amdgpu_pro",
     "rock", "kfd", "kfd_added", "render_group", "video_group", "driver_version", "dkms",
-    "gpu_prose", "os", "user", "kfd_node", "render_node", "hip", "kfd_probe", "cpu",
+    "gpu_prose", "os", "user", "kfd_node", "render_node", "hip", "kfd_probe", "cpu", "cpu_title",
 )
 
 Rule = tuple[str, "lazy_re.Pattern", Callable[["re.Match[str]"], "list[tuple[str, str, str | None]]"]]
@@ -207,6 +207,10 @@ def _os(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
 _ROLLING = frozenset({"arch", "manjaro", "endeavouros", "gentoo", "opensuse-tumbleweed"})
 
 
+def _title_cpus(line: str) -> list[tuple[str, str, str | None]]:
+    return [("cpu_title", c.group(0), None) for c in CPU.finditer(line)]
+
+
 def _override_statement(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     """"set the HSA_OVERRIDE_GFX_VERSION to gfx1030" -> HSA_OVERRIDE_GFX_VERSION=10.3.0."""
     if m.group(5):
@@ -312,6 +316,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # the REPL's answer to torch.__version__, plain or IPython's ("Out[2]: '2.2.0.dev20231010+rocm5.7'")
     ("torch repl", lazy_re.compile(r"^(?:Out\[\d+\]:\s*)?'(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)'\s*$"), _one("torch")),
     # a launcher's log: "INFO     Torch 2.3.0+rocm6.0" (the build tag makes it torch's own version string)
+    # a helper reading the reporter's output back to them: "(you have `2.5.0.dev20240802+rocm6.1` here)"
+    ("torch you have", lazy_re.compile(r"\byou(?:\s+have|'ve\s+got|\s+are\s+(?:using|running|on))\s+`?"
+                                       r"([1-9]\d*\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)`?(?![\w+-])", re.I),
+     _one("torch")),
     ("torch build", lazy_re.compile(r"(?<![\w/.-])(?:Py)?Torch\s+v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)(?![\w.+-])", re.I),
      _one("torch")),
     ("torch paren", lazy_re.compile(r"\b(?:py)?torch\s*\(\s*v?(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\w*)?(?:\+[\w.]+)?)\s*\)", re.I),
@@ -385,6 +393,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("cpu igpu", lazy_re.compile(r"\b(?:iGPU|integrated (?:GPU|graphics)|APU)\b", re.I),
      lambda m: [] if PRODUCT.search(m.string) else _cpu_as_gpu(m.string)),
     ("prose gpu", PRODUCT, lambda m: [("gpu_prose", m.group(0), None)]),
+    # a thread's title naming the processor the problem happened on ("hipErrorNoBinaryForGpu on Ryzen 7 4800U")
+    ("title cpu", lazy_re.compile(r"^#\s"), lambda m: _title_cpus(m.string)),
     ("prose gfx", lazy_re.compile(rf"\b(?:an?|my|the|is|it's)\s+({GFX})\s+(?:GPU|card|device|iGPU|APU)\b"
                              rf"|\b(?:device|machine|system|GPU|card|laptop)\s+(?:with|having)\s+(?:only\s+|an?\s+)?({GFX})\b", re.I),
      lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "prose")]),
@@ -435,7 +445,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "rocm version kv": ("rocm",),
     "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "gpu list name": ("radeon", "instinct"), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
-    "torch wheel": ("torch-",), "hip version": ("hip", "used to build"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
+    "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version",), "kernel uname": ("linux ",),
@@ -450,7 +460,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
@@ -463,14 +473,17 @@ _LIST_CONTEXT = lazy_re.compile(
     r"|supported (?:gfx|arch|targets?|GPUs?)|(?:gfx[0-9a-f]+[;,]\s*){2,}|\[\s*'gfx", re.I)
 
 
+# what a text says a correct install would show, said just before a version
+_SHOULD_SHOW = lazy_re.compile(r"\bshould\s+(?:now\s+|then\s+)?(?:show|be|say|print|read|report|display|give)\b[^.;()]*$", re.I)
 _HEADING = lazy_re.compile(r"^\s{0,3}#{2,6}\s+(\S.*)$")  # closing hashes: _text.heading_title
 _UNDERSCORE_EMPHASIS = lazy_re.compile(r"(?<![\w/.$])_+(?=\w)(?!_*(?:OLD|rocm_sdk|version|init|main|file|name)\b)|(?<=\w)_+(?![\w/.])")
 _BARE_VERSION = lazy_re.compile(r"^\s*(?:ROCm\s+)?v?(\d+\.\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
 
 
 # A processor model: named where the GPU is asked, it stands for its integrated GPU (wizard/kb/apus.json)
+# (people drop the tier digit and PRO: "Ryzen 5650U" for the Ryzen 5 PRO 5650U; the knowledge base finds the one it names)
 CPU = lazy_re.compile(r"\bRyzen\s+(?:AI\s+Max\+?\s+(?:PRO\s+)?\d{3}|AI\s+[579]\s+(?:HX\s+)?(?:PRO\s+)?\d{3}"
-                 r"|[3579]\s+(?:PRO\s+)?\d{4}[A-Z0-9]{0,4})\b", re.IGNORECASE)
+                 r"|[3579]\s+(?:PRO\s+)?\d{4}[A-Z0-9]{0,4}|(?:PRO\s+)?[1-9]\d{3}[A-Z][A-Z0-9]{0,3})\b", re.IGNORECASE)
 
 
 def _cpu_as_gpu(line: str) -> list[tuple[str, str, str | None]]:
@@ -504,6 +517,22 @@ def _template_field(heading: str, line: str) -> list[tuple[str, str, str | None]
     return []
 
 
+# A stored thread's labels line ("labels: AMD Radeon VII, ROCm 6.1.0, Under Investigation"): ROCm's issue form turns
+# the reporter's GPU and ROCm version answers into labels. Only a label that is wholly a product or "ROCm X.Y[.Z]" is read.
+_LABELS_LINE = lazy_re.compile(r"^\s*labels:\s*(?P<labels>\S.*)$", re.IGNORECASE)
+_ROCM_LABEL = lazy_re.compile(r"ROCm\s+(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def _labels(labels: str) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = []
+    for label in (x.strip() for x in labels.split(",")):
+        if PRODUCT.fullmatch(label):
+            out.append(("gpu_name", label, "label"))
+        elif (rm := _ROCM_LABEL.fullmatch(label)) is not None:
+            out.append(("rocm", rm.group(1), "label"))
+    return out
+
+
 _SHELL_START = lazy_re.compile(
     r"^\s*(?:[>$#%❯]\s*|\S+@\S+?[:~][^\s]*\s?[$#]\s*|\([\w.-]+\)\s*)?"
     r"(?:export\b|set\s+-|env\b|sudo\b|docker\b|podman\b|-\s|-e\b|Environment=|[A-Z_][A-Z0-9_]*=|[A-Z_][A-Z0-9_]*:\s|\{|\[|\||`?\w+\s*=)")
@@ -535,6 +564,13 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
         if hm:
             heading, answered = heading_title(hm.group(1)).lower(), 0
             continue
+        lm = _LABELS_LINE.match(line) if "labels:" in low else None
+        if lm:
+            for kind, value, detail in _labels(lm.group("labels")):
+                if (kind, value, no) not in seen:
+                    seen.add((kind, value, no))
+                    out.append(Mention(kind, value, no, line.strip()[:240], detail))
+            continue
         if heading is not None and answered < 3:
             answered += 1
             for kind, value, detail in _template_field(heading, line):
@@ -561,6 +597,8 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
                         continue
                     if kind == "os" and untried:
                         continue
+                    if kind == "torch" and _SHOULD_SHOW.search(line, 0, m.start()):
+                        continue  # the version an install should give ("should show `PyTorch version: 2.1.2`"), not this one
                     if (kind, value, no) in seen:
                         continue
                     seen.add((kind, value, no))

@@ -243,7 +243,21 @@ def _prose_device(said: list[Said], kb: object) -> _Device | None:
             return d
         if d.gfx or d.reported:
             return None  # the prose names several GPUs: none is taken
-    return None
+    return _title_processor_igpu(said, kb)
+
+
+def _title_processor_igpu(said: list[Said], kb: object) -> _Device | None:
+    """Where no text names a GPU, the integrated GPU of the one processor the thread's title names (apus.json)."""
+    named = [s for s in said if s.m.kind == "cpu_title"]
+    apus = {kb.apu_for_cpu(s.m.value) for s in named}  # type: ignore[attr-defined]
+    if len(apus) != 1 or None in apus:
+        return None
+    apu = next(iter(apus))
+    row = kb.gpu_by_pci(apu.pci_id)  # type: ignore[attr-defined]
+    if row is None or not row.gfx:
+        return None
+    return _Device(gfx={row.gfx}, integrated={True}, codenames={row.codename} if row.codename else set(),
+                   names=[apu.graphics], evidence=[named[0].ev])
 
 
 def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflicts: list[Conflict]) -> tuple[Gpu, ...]:
