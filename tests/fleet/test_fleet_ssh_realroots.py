@@ -16,9 +16,14 @@ localhost``) and append to one log, so their order across hosts is read from it.
    by the GPU user (user actions as the GPU user, not the admin who connects), the wizard's venv by root.
 3. A second run changes nothing and drains nobody.
 4. ``fleet rollback`` restores each root's dpkg status, apt sources and venv as they were before the first run.
+5. The standalone export (``fleet plan --export ansible``: Ansible's own modules, apt, copy, get_url, file, user,
+   nothing of the wizard on the host) run by plain ``ansible-playbook`` over SSH on a pristine copy of noble-a's root
+   reaches the end state the wizard's own engine reached on noble-a (packages, ROCm, venv, apt sources, groups);
+   a second run changes nothing.
 
 System tier (``-m system``, or ``-m fleet`` / ``-m realroot``); needs host root, mmdebstrap and the host's ssh client,
-and Debian's archive reachable (openssh-server, sudo and acl go into each root). About 15-25 minutes on two cores.
+and Debian's archive reachable (openssh-server, sudo, acl and python3-apt go into each root). About 2 minutes on two cores with the base roots
+cached, 15-25 minutes without.
 """
 
 from __future__ import annotations
@@ -49,7 +54,8 @@ ADMIN = "ops"
 RESTORED = ("dpkg", "apt", "venvs")
 INJECTED = "etc/apt/apt.conf.d/00-injected-by-the-test"
 DEBIAN = "deb http://deb.debian.org/debian bookworm main\n"
-SSH_PACKAGES = ("openssh-server", "sudo", "acl")
+SSH_PACKAGES = ("openssh-server", "sudo", "acl", "python3-apt")  # python3-apt: the standalone export's apt module
+STANDALONE = "standalone"  # a pristine copy of noble-a, for the standalone export (test 5)
 RUN_TASK = "Wizard: run the plan on this host"
 
 
@@ -175,6 +181,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
             users[host] = gpu_user(root)
             lines.append(f"{host} ansible_host=127.0.0.1 ansible_port={port} rocm_wizard_realroot={root} "
                          f"rocm_wizard_gpu_user={users[host]}")
+        rb.copy(base / COPY[0], base / STANDALONE)  # before any run: as noble-a was
         lines += ["", "[gpus:vars]", "ansible_connection=ssh", f"ansible_user={ADMIN}",
                   f"ansible_ssh_private_key_file={key}",
                   "ansible_ssh_common_args='-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
@@ -186,7 +193,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         inv = base / "inventory.ini"
         inv.write_text("\n".join(lines) + "\n")
         yield {"base": base, "inv": str(inv), "fdir": str(base / "fleet"), "hooks": hooks, "users": users,
-               "before": {h: end_state(base / h) for h in HOSTS}}
+               "before": {h: end_state(base / h) for h in HOSTS}, "vars": lines[lines.index("[gpus:vars]") + 1:]}
     finally:
         for d in daemons:
             os.killpg(d.pid, 9)
@@ -303,3 +310,54 @@ def test_fleet_rollback_restores_each_roots_packages_sources_and_venv(fleet: dic
             assert after[key] == fleet["before"][host][key], (host, key)
     # exit 0 only when nothing was left that the rollback could not restore (the 9070 XT's group membership has no undo)
     assert res.returncode == (1 if any(r["cannot"] for r in rows.values()) else 0), res.stdout[-2000:]
+
+
+def test_the_standalone_export_reaches_the_engines_end_state_with_ansibles_modules(fleet: dict[str, Any]) -> None:
+    """One plan, two doors: the module-form export, run by ansible-playbook itself (the mirror served by this test,
+    as an operator's own mirror would be), leaves the root as the host's wizard left its twin."""
+    from wizard.fleet import ansible_program, realroots
+
+    if "migrated" not in fleet:
+        pytest.skip("needs the fleet run above")
+    yaml = pytest.importorskip("yaml")
+    base: Path = fleet["base"]
+    root = base / STANDALONE
+    before = end_state(root)
+    daemon = start_sshd(root, port := free_port(), base / f"sshd-{STANDALONE}.log")
+    try:
+        inv = base / f"{STANDALONE}.ini"
+        inv.write_text("\n".join(["[gpus]", f"{STANDALONE} ansible_host=127.0.0.1 ansible_port={port} "
+                                  f"rocm_wizard_realroot={root} rocm_wizard_gpu_user={gpu_user(root)}", "",
+                                  "[gpus:vars]", *(v for v in fleet["vars"] if "drain" not in v)]) + "\n")
+        out = base / "export"
+        res = wizard("fleet", "plan", PLAN, "-i", str(inv), "--fleet-dir", str(base / "fleet-standalone"), "--export",
+                     "ansible", str(out), "--json", cwd=base)
+        assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+        book = Path(json.loads(res.stdout)["export"])
+        modules = {k for p in (out / "roles").rglob("*.yml") for t in yaml.safe_load(p.read_text()) or []
+                   for k in t if k.startswith("ansible.builtin.")}
+        assert {"ansible.builtin.apt", "ansible.builtin.copy", "ansible.builtin.get_url", "ansible.builtin.file",
+                "ansible.builtin.user"} <= modules, modules
+        extra = json.dumps({"rocm_wizard_hosts": "all", "rocm_wizard_unavailable": realroots.unavailable({STANDALONE: root})})
+        env = {k: v for k, v in os.environ.items() if k != "ANSIBLE_REMOTE_TEMP"}
+        env.update(HOME=str(base / "home"), ANSIBLE_HOST_KEY_CHECKING="False")
+
+        def playbook() -> subprocess.CompletedProcess[str]:
+            res = subprocess.run([ansible_program(), "-i", str(inv), str(book), "-e", extra], cwd=base,
+                                 capture_output=True, text=True, timeout=3000, env=env, stdin=subprocess.DEVNULL)
+            assert res.returncode == 0, res.stdout[-6000:] + res.stderr[-3000:]
+            return res
+
+        with realroots.serving({STANDALONE: root}):
+            playbook()
+            first = end_state(root)
+            again = playbook()
+    finally:
+        os.killpg(daemon.pid, 9)
+        daemon.wait(timeout=30)
+    assert first["dpkg"] != before["dpkg"] and first["rocm"], "not migrated"
+    assert first == fleet["migrated"][COPY[0]]  # the engine's end state on the twin, key by key
+    assert json.loads((out / "results" / STANDALONE / "verify.json").read_text()).get("skipped")  # no GPU in a root
+    recap = [ln for ln in again.stdout.splitlines() if ln.startswith(STANDALONE) and "changed=" in ln]
+    assert recap and " changed=0 " in recap[-1], again.stdout[-4000:]  # the second run changes nothing
+    assert end_state(root) == first
