@@ -249,13 +249,10 @@ def _prose_device(said: list[Said], kb: object) -> _Device | None:
 def _title_processor_igpu(said: list[Said], kb: object) -> _Device | None:
     """Where no text names a GPU, the integrated GPU of the one processor the thread's title names (apus.json)."""
     named = [s for s in said if s.m.kind == "cpu_title"]
-    apus = {kb.apu_for_cpu(s.m.value) for s in named}  # type: ignore[attr-defined]
-    if len(apus) != 1 or None in apus:
+    found = _one_apu([s.m.value for s in named], kb)
+    if found is None:
         return None
-    apu = next(iter(apus))
-    row = kb.gpu_by_pci(apu.pci_id)  # type: ignore[attr-defined]
-    if row is None or not row.gfx:
-        return None
+    apu, row = found
     return _Device(gfx={row.gfx}, integrated={True}, codenames={row.codename} if row.codename else set(),
                    names=[apu.graphics], evidence=[named[0].ev])
 
@@ -334,18 +331,26 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
     return tuple(gpus)
 
 
-def _processor_igpu(said: list[Said], kb: object) -> Gpu | None:
-    """The integrated GPU of the one processor the texts name as the machine's (an issue template's CPU field)."""
-    from wizard.kb.families import family_of_gfx
-
-    cpus = {s.m.value: s for s in said if s.m.kind == "cpu"}
+def _one_apu(cpus: list[str], kb: object) -> tuple[Any, Any] | None:
+    """The one processor row (apus.json) the named processors agree on, with its GPU's gpus.json row; None when
+    they name none, several, or a GPU without a gfx target."""
     apus = {kb.apu_for_cpu(c) for c in cpus}  # type: ignore[attr-defined]
     if len(apus) != 1 or None in apus:
         return None
     apu = next(iter(apus))
     row = kb.gpu_by_pci(apu.pci_id)  # type: ignore[attr-defined]
-    if row is None or not row.gfx:
+    return None if row is None or not row.gfx else (apu, row)
+
+
+def _processor_igpu(said: list[Said], kb: object) -> Gpu | None:
+    """The integrated GPU of the one processor the texts name as the machine's (an issue template's CPU field)."""
+    from wizard.kb.families import family_of_gfx
+
+    cpus = {s.m.value: s for s in said if s.m.kind == "cpu"}
+    found = _one_apu(list(cpus), kb)
+    if found is None:
         return None
+    apu, row = found
     return Gpu(name=apu.graphics, gfx=row.gfx, integrated=True, family=family_of_gfx(row.gfx), codename=row.codename,
                sources=(next(iter(cpus.values())).ev,))
 
