@@ -48,3 +48,17 @@ def test_rows_count_skipped_steps_as_done_and_name_a_new_host(monkeypatch: pytes
     assert json.loads((tmp_path / "runs" / "p" / "results" / "h1" / "verify.json").read_text())["checks"]
     new = rows["new1"]
     assert new["state"] == "new" and "new to the inventory" in new["failed"]["message"] and "--replan" in new["next"]
+
+
+def test_the_grouped_include_skipped_counts_each_of_its_steps_as_done(monkeypatch: pytest.MonkeyPatch,
+                                                                      tmp_path: Path) -> None:
+    """A finished host skips one include for all its unfinished-only steps (``Steps A-B``): each is done earlier,
+    the reboot among them too; a step outside A..B is not."""
+    rec = fleet_run_module.RunRecord("p", tmp_path / "p.yml", ((("h1",), (1, 2, 3, 5), 3),), (), ())
+    monkeypatch.setattr(fleet_run_module, "prepare", lambda *a, **kw: rec)
+    grouped = " or ".join(f"('{k}' not in rocm_wizard_p_progress.stdout_lines)" for k in (1, 2, 3))
+    events = (Event("h1", "skipped", "Steps 1-3: those this host has not finished", grouped),
+              Event("h1", "ok", "Step 4/5 verify: run the suite", stdout=json.dumps({"checks": []})))
+    monkeypatch.setattr(fleet_run_module, "run_playbook", lambda *a, **kw: PlaybookResult(0, events))
+    (h1,) = fleet_run_module.fleet_run("p", "inv", tmp_path)
+    assert (h1["steps_done"], h1["steps"], h1["reboot"]) == (3, 4, "earlier")
