@@ -65,6 +65,18 @@ def test_export_golden(machine: str, plan: str, tmp_path: Path) -> None:
     assert text == path.read_text(), f"{machine}/{plan} differs from {path} (ROCM_WIZARD_UPDATE_GOLDEN=1 to update)"
 
 
+@pytest.mark.parametrize("machine, plan", CASES)
+def test_each_task_is_written_once(machine: str, plan: str, tmp_path: Path) -> None:
+    """No task of the export appears twice across its files (an action's own tasks, the suite's temporary directory,
+    once inside its step; the tasks outside a step's block, verify's results directory, once ahead of it)."""
+    yaml = pytest.importorskip("yaml")
+    if exported(machine, plan, tmp_path / "out")[0] != "yml":
+        pytest.skip("the plan is refused on this machine")
+    names = [t["name"] for p in sorted((tmp_path / "out" / "roles").rglob("*.yml"))
+             for t in yaml.safe_load(p.read_text()) or [] if isinstance(t, dict) and "name" in t]
+    assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
+
+
 def test_both_machines_export_some_plans_and_refuse_others() -> None:
     kinds = {(m, p.suffix) for m in MACHINES for p in (GOLDEN / m).iterdir()}
     assert {(m, ".yml") for m in MACHINES} <= kinds

@@ -313,7 +313,7 @@ def role_tasks(plan: ResolvedPlan, role: str, *, modules: bool = True) -> list[d
         if not backed_up and any(a.destructive for a in step.actions):
             raise ExportError(f"plan {plan.name}: step {k} ({step.kind}) is destructive and no backup step comes "
                               "before it")
-        body, before, after = _step_body(plan, k, title, step, role, modules)
+        body, ahead, after = _step_body(plan, k, title, step, role, modules)
         verify = step.kind == VERIFY_KIND
         if step.kind != PREFLIGHT and not verify:  # the first change on this host: the GPU idle, the host drained
             body.insert(0, {"name": f"{title}: the GPU is idle and the host drained before the first change",
@@ -337,7 +337,7 @@ def role_tasks(plan: ResolvedPlan, role: str, *, modules: bool = True) -> list[d
             block["when"] = " or ".join(available(r) for a in step.actions for r in a.requires)
         block["block"] = body
         tags = [f"step-{k}", step.kind]
-        tasks += [*({**t, "tags": [*tags, *t.get("tags", [])]} for t in before), block,
+        tasks += [*({**t, "tags": [*tags, *t.get("tags", [])]} for t in ahead), block,
                   *({**t, "tags": [*tags, *t.get("tags", [])]} for t in after)]
     return tasks + _closing_tasks(plan, role)
 
@@ -464,7 +464,7 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
             "become": True,
         }], [], []
     out: list[dict[str, Any]] = []
-    before: list[dict[str, Any]] = []
+    ahead: list[dict[str, Any]] = []  # outside the step's block, ahead of it (verify's results directory)
     after: list[dict[str, Any]] = []
     for j, a in enumerate(step.actions, 1):
         reg = f"{role}_s{k}_a{j}"
@@ -534,7 +534,7 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
             })
         if step.kind == VERIFY_KIND:
             standalone = f"{BY_EVENTS} is not defined"
-            before += [{
+            ahead += [{
                 "name": f"{title}: the controller's results directory for this host",
                 "ansible.builtin.file": {"path": T(RESULTS + "/{{ inventory_hostname }}"), "state": "directory",
                                          "mode": "0755"},
@@ -568,7 +568,7 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
                 "when": [f"{BY_EVENTS} is defined", f"{unavailable(r)} | length > 0"],
                 "tags": [CAPTURE],
             })]
-    return out, before, after
+    return out, ahead, after
 
 
 SUITE_FILE = "rocm_wizard_suite.py"  # wizard/verify/suite.py in the role's files/: the standard library and torch only
