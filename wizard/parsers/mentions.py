@@ -339,8 +339,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("env unset", lazy_re.compile(rf"^\s*(?:[$#>]\s*)?unset\s+((?:{_ENV_NAMES}\s*)+)$"),
      lambda m: [("env", n, "unset") for n in m.group(1).split()]),
     # ---- system
-    ("kernel platform", lazy_re.compile(r"Python platform:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"), _one("kernel")),
-    ("kernel version", lazy_re.compile(r"\bLinux version (\d+\.\d+\.\d+\S*)"), _one("kernel")),
+    # collect_env's "Python platform: Linux-<release>-<arch>-with-glibc"; vLLM's collect_env pads the key
+    # ("Python platform              : Linux-...")
+    ("kernel platform", lazy_re.compile(r"Python platform\s*:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"), _one("kernel")),
+    # /proc/version's banner; amd-smi's "amdgpu version" on an in-tree driver prints it with every blank dropped
+    # ("Linuxversion6.8.0-79-generic(buildd@...)")
+    ("kernel version", lazy_re.compile(r"\bLinux ?version ?(\d+\.\d+\.\d+[^\s(]*)"), _one("kernel")),
     ("kernel uname", lazy_re.compile(r"^\s*Linux \S+ (\d+\.\d+\.\d+\S*) #\d"), _one("kernel")),
     ("kernel kv", lazy_re.compile(r"(?:^\s*(?:[-*]\s*)?|\bSystem:\s+)(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*:\s*(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)", re.I),
      _one("kernel")),
@@ -448,7 +452,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
             "ld_library_path", "ld_preload"),
-    "kernel platform": ("platform",), "kernel version": ("linux version",), "kernel uname": ("linux ",),
+    "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
     "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),

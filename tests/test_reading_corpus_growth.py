@@ -1,0 +1,48 @@
+"""Issue 21, the 28 machines recorded in the corpus's growth (383a38e..4762b57): the evidence those threads show,
+read by general rules, each with the case that must not be read that way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wizard.host import open_recorded
+from wizard.parsers.mentions import read_mentions
+from wizard.probes import detect
+
+pytestmark = pytest.mark.unit
+
+
+def _said(text: str, kind: str) -> list[str]:
+    return [m.value for m in read_mentions(text) if m.kind == kind]
+
+
+def _detect(tmp_path: Path, text: str) -> object:
+    (tmp_path / "paste.txt").write_text(text, encoding="utf-8")
+    return detect(open_recorded(str(tmp_path)))
+
+
+def test_vllm_collect_env_padded_python_platform_names_the_kernel() -> None:
+    # vLLM's collect_env pads its keys to one column; torch's writes "Python platform: ..."
+    assert _said("Python platform              : Linux-7.1.1-070101-generic-x86_64-with-glibc2.39", "kernel") == [
+        "7.1.1-070101-generic"]
+    assert _said("Python platform   : Linux-6.12.0-124.29.1.el10_1.x86_64-x86_64-with-glibc2.39", "kernel") == [
+        "6.12.0-124.29.1.el10_1.x86_64"]
+    assert _said("Python platform: Linux-5.15.0-113-generic-x86_64-with-glibc2.35", "kernel") == ["5.15.0-113-generic"]
+    # a platform that is not Linux names no kernel
+    assert _said("Python platform              : macOS-14.5-arm64-arm-64bit", "kernel") == []
+
+
+def test_amd_smi_version_squashed_proc_version_names_the_kernel(tmp_path: Path) -> None:
+    # amd-smi version prints an in-tree driver's "amdgpu version" as /proc/version with its blanks dropped
+    line = ("AMDSMI Tool: 25.3.0+ede62f2 | AMDSMI Library version: 25.3.0 | ROCm version: 6.4.0 | amdgpu version: "
+            "Linuxversion6.8.0-79-generic(buildd@lcy02-amd64-049)(x86_64-linux-gnu-gcc-13(Ubuntu13.3.0-6ubuntu2~24.04)"
+            "13.3.0,GNUld(GNUBinutilsforUbuntu)2.42)#79-UbuntuSMPPREEMPT_DYNAMICTueAug1214:42:46UTC2025 | "
+            "amd_hsmp version: N/A")
+    assert _said(line, "kernel") == ["6.8.0-79-generic"]
+    # /proc/version as it is printed stays read
+    assert _said("Linux version 6.8.0-48-generic (buildd@lcy02-amd64-010) (x86_64-linux-gnu-gcc-13)", "kernel") == [
+        "6.8.0-48-generic"]
+    facts = _detect(tmp_path, "**`amd-smi version`**\n```\n" + line + "\n```\n")
+    assert facts.os.kernel == "6.8.0-79-generic"  # type: ignore[attr-defined]
