@@ -46,3 +46,42 @@ def test_amd_smi_version_squashed_proc_version_names_the_kernel(tmp_path: Path) 
         "6.8.0-48-generic"]
     facts = _detect(tmp_path, "**`amd-smi version`**\n```\n" + line + "\n```\n")
     assert facts.os.kernel == "6.8.0-79-generic"  # type: ignore[attr-defined]
+
+
+def test_a_bare_radeon_ai_pro_model_is_a_gpu() -> None:
+    # AMD's Radeon AI PRO cards are named by their model alone in threads ("mismatch on R9700")
+    assert _said("# AMDGPU SMU driver interface version mismatch on R9700 - fan does not spin", "gpu_prose") == ["R9700"]
+    assert _said("the Radeon AI PRO R9600D here", "gpu_prose") == ["Radeon AI PRO R9600D"]
+    # Ryzen Embedded R-series processors (R1505G, R2314) and the R9 390 are not it
+    assert _said("a Ryzen Embedded R1505G box", "gpu_prose") == []
+    assert _said("an R9 390 card", "gpu_prose") == ["R9 390"]
+
+
+# a stored thread whose opening post is missing: its title names what the thread is about
+HEADLESS = ("ROCm/ROCm · issue #5908 · closed · Shell\n"
+            "labels: status: triage\n"
+            "# [Issue]: ROCm 7.2 SMU mismatch on Ubuntu 24.04.3 w/ AMD AI Pro R9700 GPU\n\n"
+            "someone · comment · 2026-02-12\n"
+            "I ended up uninstalling the amdgpu package. Here's a new readout of rocminfo:\n\n"
+            "ROCk module is loaded\n")
+
+
+def test_the_title_of_a_thread_without_its_opening_post_names_the_gpu_when_the_posts_name_none(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, HEADLESS)
+    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx1201", False)]  # type: ignore[attr-defined]
+    # the title gives only the GPU: the commenter's distribution is not read from it
+    assert facts.os.version is None  # type: ignore[attr-defined]
+
+
+def test_a_post_present_with_no_facts_read_still_takes_the_titles_gpu(tmp_path: Path) -> None:
+    text = HEADLESS.split("someone")[0] + "someone · comment · 2026-05-04\nincluding requested info below\n\n" \
+        "ME feature version: 29, firmware version: 0x00000b9a\n"
+    facts = _detect(tmp_path, text)
+    assert [g.gfx for g in facts.gpus] == ["gfx1201"]  # type: ignore[attr-defined]
+
+
+def test_a_commenter_who_names_another_gpu_is_not_given_the_titles(tmp_path: Path) -> None:
+    text = HEADLESS.replace("I ended up", "Same here on my RX 7900 XTX. I ended up")
+    facts = _detect(tmp_path, text)
+    assert [g.gfx for g in facts.gpus] == ["gfx1100"]  # type: ignore[attr-defined]
+

@@ -145,7 +145,7 @@ PRODUCT = lazy_re.compile(
     r"(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*(?:Pro\s+)?VII\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:RX\s*)?Vega\s*(?:56|64|Frontier(?:\s+Edition)?|\d{1,2})\b"
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*\d{3,4}[MS]\b"
-    r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?AI\s+PRO\s+R\d{4}\b"
+    r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?AI\s+PRO\s+R\d{4}D?\b|\bR9\d{3}D?\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:Pro\s+)?(?:RX\s*|R[579]\s+|HD\s*|WX\s*|W(?=\d{4}))\d{3,4}"
     r"(?:\s?(?:XTX|XT|GRE|X|M|S|D)(?![\w]))?"
     r"|(?:AMD\s+)?Instinct\s+MI\d{2,3}[A-Z]{0,2}\b|\bMI\d{2,3}(?:X|A|P|HF)?\b"
