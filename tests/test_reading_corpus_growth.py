@@ -85,3 +85,32 @@ def test_a_commenter_who_names_another_gpu_is_not_given_the_titles(tmp_path: Pat
     facts = _detect(tmp_path, text)
     assert [g.gfx for g in facts.gpus] == ["gfx1100"]  # type: ignore[attr-defined]
 
+
+
+# therock-missing-device-package is a cause only where the environment's device packages were seen
+def _therock_findings(env: object, error: str | None = None) -> dict[str, str | None]:
+    from wizard.diagnose import diagnose
+    from wizard.model import Facts, Gpu, PythonEnv
+
+    assert isinstance(env, PythonEnv)
+    facts = Facts(gpus=(Gpu(name="AMD Radeon 8060S Graphics", gfx="gfx1151", integrated=True),), python_envs=(env,))
+    return {f.id: f.to_check for f in diagnose(facts, error)}
+
+
+def test_a_therock_torch_version_alone_is_no_evidence_of_a_missing_device_package() -> None:
+    from wizard.model import PythonEnv
+
+    # collect_env names torch 2.11.0+rocm7.14.0 and nothing of its device packages
+    recorded = PythonEnv(path=None, torch="2.11.0+rocm7.14.0", hip="7.14.60850", build="rocm", kind="recorded")
+    assert "therock-missing-device-package" not in _therock_findings(recorded)
+    # the failure it causes, shown on such a machine, is only to check
+    found = _therock_findings(recorded, "torch.AcceleratorError: HIP error: hipErrorInvalidImage")
+    assert found.get("therock-missing-device-package") is not None
+    # device packages seen (`rocm-sdk targets`, a listing with TheRock's rocm packages, an environment read on the
+    # machine) that lack the GPU's: a cause
+    listed = PythonEnv(path=None, torch="2.11.0+rocm7.14.0", build="rocm", kind="recorded", rocm_sdk_targets=("gfx1100",))
+    assert _therock_findings(listed).get("therock-missing-device-package", "absent") is None
+    listing = PythonEnv(path=None, torch="2.11.0+rocm7.14.0", build="rocm", kind="recorded", rocm_sdk="7.14.0")
+    assert _therock_findings(listing).get("therock-missing-device-package", "absent") is None
+    live = PythonEnv(path="/home/u/venv", torch="2.11.0+rocm7.14.0", build="rocm", kind="venv")
+    assert _therock_findings(live).get("therock-missing-device-package", "absent") is None
