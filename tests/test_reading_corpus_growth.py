@@ -114,3 +114,28 @@ def test_a_therock_torch_version_alone_is_no_evidence_of_a_missing_device_packag
     assert _therock_findings(listing).get("therock-missing-device-package", "absent") is None
     live = PythonEnv(path="/home/u/venv", torch="2.11.0+rocm7.14.0", build="rocm", kind="venv")
     assert _therock_findings(live).get("therock-missing-device-package", "absent") is None
+
+
+# issue 21 point 5: a shared library missing from a ROCm wheel or tarball, named with what provides it and the fix
+AMDFLANG = ("ERROR: testConsoleScripts (rocm_sdk.tests.core_test.ROCmCoreTest.testConsoleScripts) "
+            "[Check console-script amdflang]\n"
+            "/home/rocm/.venv/bin/amdflang: error while loading shared libraries: libquadmath.so.0: cannot open shared "
+            "object file: No such file or directory\n")
+
+
+@pytest.mark.parametrize("os_id, shown, hidden", [
+    ("rhel", "sudo dnf install libquadmath", "sudo apt install libquadmath0"),
+    ("ubuntu", "sudo apt install libquadmath0", "sudo dnf install libquadmath"),
+])
+def test_amdflang_without_libquadmath_is_named_with_the_distributions_package(os_id: str, shown: str,
+                                                                              hidden: str) -> None:
+    from wizard.diagnose import diagnose
+    from wizard.model import EvidenceText, Facts, OsInfo
+
+    facts = Facts(os=OsInfo(id=os_id), texts=(EvidenceText("paste.txt", AMDFLANG, 1, "text", True),), origin="test")
+    found = diagnose(facts)
+    assert found[0].id == "therock-libquadmath-missing" and found[0].to_check is None
+    assert shown in found[0].fix_commands and hidden not in found[0].fix_commands
+    assert "libquadmath.so.0" in found[0].cause and "amdflang" in found[0].cause
+    # the generic "a ROCm library is not found" finding does not claim it
+    assert "rocm-libraries-not-found" not in [f.id for f in found]
