@@ -139,3 +139,21 @@ def test_amdflang_without_libquadmath_is_named_with_the_distributions_package(os
     assert "libquadmath.so.0" in found[0].cause and "amdflang" in found[0].cause
     # the generic "a ROCm library is not found" finding does not claim it
     assert "rocm-libraries-not-found" not in [f.id for f in found]
+
+
+# amdgpu_top -J: each device's "DevicePath" object holds its PCI device id (decimal) and its PCI address
+AMDGPU_TOP = ('[{"ASIC Name":"GFX1151/Strix Halo","Chip Class":"GFX11_5","DeviceID":5510,"DeviceName":"Radeon 8060S '
+              'Graphics","DevicePath":{"DeviceID":5510,"DeviceName":"Radeon 8060S Graphics","RevisionID":209,"card":'
+              '"/dev/dri/card1","pci":"0000:c3:00.0","render":"/dev/dri/renderD128"},"Firmware info":[{"feature":35,'
+              '"fw_type":"GFX_ME","index":0,"ip_instance":0,"ver')
+
+
+def test_amdgpu_top_json_names_the_device_id_and_its_place(tmp_path: Path) -> None:
+    assert _said(AMDGPU_TOP, "pci_id") == ["1002:1586"] and _said(AMDGPU_TOP, "bdf") == ["0000:c3:00.0"]
+    facts = _detect(tmp_path, "amdgpu_top -d -J\n" + AMDGPU_TOP + "\n")
+    assert [(g.gfx, g.integrated, g.pci_id, g.bdf) for g in facts.gpus] == [  # type: ignore[attr-defined]
+        ("gfx1151", True, "1002:1586", "0000:c3:00.0")]
+    # two devices on one line are not one GPU's claims: neither id is taken from that line
+    two = AMDGPU_TOP.replace('"Firmware info"', '"x":[{"DevicePath":{"DeviceID":29772,"pci":"0000:03:00.0"}}],'
+                                                '"Firmware info"')
+    assert _said(two, "pci_id") == [] and _said(two, "bdf") == []

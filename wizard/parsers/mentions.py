@@ -56,6 +56,27 @@ _NOT_RUNNING_KERNEL = lazy_re.compile(r":\s*(?:installed|built|added)\b|linux-(?
                                  r"/lib/modules/|\bkernel-(?:devel|headers|core)\b", re.I)
 
 
+_AMDGPU_TOP_ID = lazy_re.compile(r'"DeviceID"\s*:\s*(\d{1,5})\s*[,}]')
+_AMDGPU_TOP_PCI = lazy_re.compile(r'"pci"\s*:\s*"([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"')
+
+
+def _amdgpu_top_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    """amdgpu_top's JSON (``amdgpu_top -J``) places each device in a "DevicePath" object: its PCI device id in
+    decimal ("DeviceID":5510 is 1002:1586; amdgpu_top reads only amdgpu devices, so the vendor is AMD's) and its
+    PCI address ("pci":"0000:c3:00.0"). Read only where the line holds one device: the reader groups a line's
+    claims as one GPU."""
+    if m.string.count('"DevicePath"') != 1:
+        return []
+    out: list[tuple[str, str, str | None]] = []
+    dev = _AMDGPU_TOP_ID.search(m.group(1))
+    if dev and 0 < int(dev.group(1)) <= 0xFFFF:
+        out.append(("pci_id", f"1002:{int(dev.group(1)):04x}", None))
+    pci = _AMDGPU_TOP_PCI.search(m.group(1))
+    if pci:
+        out.append(("bdf", pci.group(1).lower(), None))
+    return out
+
+
 def _one(kind: str, group: int | str = 1, detail: int | str | None = None) -> Callable[[re.Match[str]], list[tuple[str, str, str | None]]]:
     def f(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
         value = m.group(group)
@@ -413,6 +434,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("kms init", lazy_re.compile(r"initializing kernel modesetting \((?:IP DISCOVERY|([A-Z][A-Z0-9_]+)) 0x1002:0x([0-9A-Fa-f]{4})\b"),
      lambda m: [("pci_id", f"1002:{m.group(2).lower()}", None)]
      + ([("gpu_name", m.group(1).title(), "codename")] if m.group(1) else [])),
+    ("amdgpu_top device", lazy_re.compile(r'"DevicePath"\s*:\s*\{([^{}]*)\}'), _amdgpu_top_device),
     ("render nodes", lazy_re.compile(r"\b(renderD1\d\d)\b"), _one("render_node")),
     ("kfd stated", lazy_re.compile(r"/dev/kfd`?\s+(?:is\s+)?(?:present|exists)\b", re.I), lambda m: [("kfd", "present", None)]),
     ("kfd node", lazy_re.compile(r"^\s*(?:crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\s)?/dev/kfd\s*$"),
@@ -464,7 +486,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
