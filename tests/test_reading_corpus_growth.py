@@ -157,3 +157,12 @@ def test_amdgpu_top_json_names_the_device_id_and_its_place(tmp_path: Path) -> No
     two = AMDGPU_TOP.replace('"Firmware info"', '"x":[{"DevicePath":{"DeviceID":29772,"pci":"0000:03:00.0"}}],'
                                                 '"Firmware info"')
     assert _said(two, "pci_id") == [] and _said(two, "bdf") == []
+
+
+def test_a_torch_build_written_in_backticks_is_read() -> None:
+    assert _said("The image ships torch `2.13.0a0+rocm7.14.0a20260612`. The 0609 nightlies crash", "torch") == [
+        "2.13.0a0+rocm7.14.0a20260612"]
+    assert _said("INFO     Torch 2.3.0+rocm6.0", "torch") == ["2.3.0+rocm6.0"]
+    # a version an install should show stays not the machine's; a torch without its build tag is not read this way
+    assert _said("collect_env should show torch `2.1.2+rocm6.1.3`", "torch") == []
+    assert _said("the image ships torch `2.13.0` only", "torch") == []

@@ -341,8 +341,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("torch you have", lazy_re.compile(r"\byou(?:\s+have|'ve\s+got|\s+are\s+(?:using|running|on))\s+`?"
                                        r"([1-9]\d*\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)`?(?![\w+-])", re.I),
      _one("torch")),
-    ("torch build", lazy_re.compile(r"(?<![\w/.-])(?:Py)?Torch\s+v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)(?![\w.+-])", re.I),
-     _one("torch")),
+    # ... also with the version in backticks, as Markdown writes it ("The image ships torch `2.13.0a0+rocm7.14.0a20260612`.")
+    ("torch build", lazy_re.compile(r"(?<![\w/.-])(?:Py)?Torch\s+(?:`v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)`"
+                                    r"|v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)(?![\w.+-]))", re.I),
+     lambda m: [("torch", m.group(1) or m.group(2), None)]),
     ("torch paren", lazy_re.compile(r"\b(?:py)?torch\s*\(\s*v?(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\w*)?(?:\+[\w.]+)?)\s*\)", re.I),
      _one("torch")),
     ("gfx overridden", lazy_re.compile(rf"\b({GFX})\s*,?\s*(?:overrid\w*|spoof\w*|reported as|running as)\s+(?:to\s+|as\s+)?({GFX})\b", re.I),
