@@ -101,6 +101,8 @@ def _kb_rows() -> tuple[tuple[str, str, tuple[str, ...]], ...]:
             continue
         keys = [k for alt in split_alternatives(g.name) for k in name_keys(alt)]
         keys += codename_keys(g.codename or "")
+        # an Instinct series named without its variant letter ("MI355") stands for its lettered rows (KB.gpus_by_name)
+        keys += [m.group(1) for k in keys if (m := re.fullmatch(r"(mi\d{3})[a-z]+", k))]
         rows.append((g.pci_id.split(":")[1].lower(), g.gfx, tuple(keys)))
     return tuple(rows)
 

@@ -249,12 +249,22 @@ def _p_mixed_rocm_repos(f: Facts, arg: object) -> list[str] | None:
     return [f"AMD repositories for releases {', '.join(sorted(releases))}"] if len(releases) > 1 else None
 
 
+def _therock_env(e: PythonEnv) -> bool:
+    """TheRock's: its rocm packages, a 7.14+/10.x wheel, or device packages listed (`rocm-sdk targets`)."""
+    return bool(e.rocm_sdk or e.rocm_sdk_targets or (e.torch and re.search(r"\+rocm(7\.(1[4-9]|[2-9]\d)|1\d\.)", e.torch)))
+
+
+def _device_packages_known(e: PythonEnv) -> bool:
+    """The environment's TheRock device packages were seen, so that none for a GPU is positive evidence: an
+    environment whose packages were read (not only recorded output), a listing that shows TheRock's rocm packages,
+    or `rocm-sdk targets`. A torch version alone (collect_env, a log) says nothing about its device packages."""
+    return bool(e.rocm_sdk_targets or e.rocm_sdk or e.kind != "recorded")
+
+
 def _p_therock_missing_device(f: Facts, arg: object) -> list[str] | None:
     hits = []
     for e in f.python_envs:
-        # TheRock: its rocm packages, a 7.14+/10.x wheel, or device packages listed (`rocm-sdk targets`)
-        therock = e.rocm_sdk or e.rocm_sdk_targets or (e.torch and re.search(r"\+rocm(7\.(1[4-9]|[2-9]\d)|1\d\.)", e.torch))
-        if not therock:
+        if not _therock_env(e) or not _device_packages_known(e):
             continue
         for g in f.gpus:
             if g.gfx and g.gfx not in e.rocm_sdk_targets:
@@ -669,6 +679,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "torch_build": lambda f: any(e.torch for e in f.python_envs),
     "torch_version": lambda f: any(e.torch for e in f.python_envs),
     "wheel_lacks_gfx": lambda f: any(e.gfx_targets for e in f.python_envs),
+    "therock_missing_device": lambda f: any(_therock_env(e) and _device_packages_known(e) for e in f.python_envs),
     "kfd_inaccessible": lambda f: f.is_root is not None or f.driver.kfd_present is not None
     or f.driver.kfd_accessible is not None,
     "not_in_render_group": lambda f: f.driver.in_render_group is not None,
@@ -698,6 +709,7 @@ _NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_in
 # matched this machine's own text is listed as "to check", not as a cause.
 _CAUSE_CONDITIONS = {"override_on_supported": "the installed ROCm or torch supports the GPU's own target",
                      "wheel_lacks_gfx": "the installed torch lacks the GPU's target",
+                     "therock_missing_device": "the installed TheRock packages lack the GPU's device package",
                      "override_set": "HSA_OVERRIDE_GFX_VERSION is set",
                      "override_spoofs_gpu": "HSA_OVERRIDE_GFX_VERSION makes the GPU run another instruction set"}
 NOT_KNOWN = "not known from the evidence"

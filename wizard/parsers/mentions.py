@@ -56,6 +56,27 @@ _NOT_RUNNING_KERNEL = lazy_re.compile(r":\s*(?:installed|built|added)\b|linux-(?
                                  r"/lib/modules/|\bkernel-(?:devel|headers|core)\b", re.I)
 
 
+_AMDGPU_TOP_ID = lazy_re.compile(r'"DeviceID"\s*:\s*(\d{1,5})\s*[,}]')
+_AMDGPU_TOP_PCI = lazy_re.compile(r'"pci"\s*:\s*"([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"')
+
+
+def _amdgpu_top_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    """amdgpu_top's JSON (``amdgpu_top -J``) places each device in a "DevicePath" object: its PCI device id in
+    decimal ("DeviceID":5510 is 1002:1586; amdgpu_top reads only amdgpu devices, so the vendor is AMD's) and its
+    PCI address ("pci":"0000:c3:00.0"). Read only where the line holds one device: the reader groups a line's
+    claims as one GPU."""
+    if m.string.count('"DevicePath"') != 1:
+        return []
+    out: list[tuple[str, str, str | None]] = []
+    dev = _AMDGPU_TOP_ID.search(m.group(1))
+    if dev and 0 < int(dev.group(1)) <= 0xFFFF:
+        out.append(("pci_id", f"1002:{int(dev.group(1)):04x}", None))
+    pci = _AMDGPU_TOP_PCI.search(m.group(1))
+    if pci:
+        out.append(("bdf", pci.group(1).lower(), None))
+    return out
+
+
 def _one(kind: str, group: int | str = 1, detail: int | str | None = None) -> Callable[[re.Match[str]], list[tuple[str, str, str | None]]]:
     def f(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
         value = m.group(group)
@@ -145,7 +166,7 @@ PRODUCT = lazy_re.compile(
     r"(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*(?:Pro\s+)?VII\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:RX\s*)?Vega\s*(?:56|64|Frontier(?:\s+Edition)?|\d{1,2})\b"
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*\d{3,4}[MS]\b"
-    r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?AI\s+PRO\s+R\d{4}\b"
+    r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?AI\s+PRO\s+R\d{4}D?\b|\bR9\d{3}D?\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:Pro\s+)?(?:RX\s*|R[579]\s+|HD\s*|WX\s*|W(?=\d{4}))\d{3,4}"
     r"(?:\s?(?:XTX|XT|GRE|X|M|S|D)(?![\w]))?"
     r"|(?:AMD\s+)?Instinct\s+MI\d{2,3}[A-Z]{0,2}\b|\bMI\d{2,3}(?:X|A|P|HF)?\b"
@@ -320,8 +341,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("torch you have", lazy_re.compile(r"\byou(?:\s+have|'ve\s+got|\s+are\s+(?:using|running|on))\s+`?"
                                        r"([1-9]\d*\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)`?(?![\w+-])", re.I),
      _one("torch")),
-    ("torch build", lazy_re.compile(r"(?<![\w/.-])(?:Py)?Torch\s+v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)(?![\w.+-])", re.I),
-     _one("torch")),
+    # ... also with the version in backticks, as Markdown writes it ("The image ships torch `2.13.0a0+rocm7.14.0a20260612`.")
+    ("torch build", lazy_re.compile(r"(?<![\w/.-])(?:Py)?Torch\s+(?:`v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)`"
+                                    r"|v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?\+(?:rocm|cu|cpu)[\w.]*)(?![\w.+-]))", re.I),
+     lambda m: [("torch", m.group(1) or m.group(2), None)]),
     ("torch paren", lazy_re.compile(r"\b(?:py)?torch\s*\(\s*v?(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\w*)?(?:\+[\w.]+)?)\s*\)", re.I),
      _one("torch")),
     ("gfx overridden", lazy_re.compile(rf"\b({GFX})\s*,?\s*(?:overrid\w*|spoof\w*|reported as|running as)\s+(?:to\s+|as\s+)?({GFX})\b", re.I),
@@ -339,8 +362,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("env unset", lazy_re.compile(rf"^\s*(?:[$#>]\s*)?unset\s+((?:{_ENV_NAMES}\s*)+)$"),
      lambda m: [("env", n, "unset") for n in m.group(1).split()]),
     # ---- system
-    ("kernel platform", lazy_re.compile(r"Python platform:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"), _one("kernel")),
-    ("kernel version", lazy_re.compile(r"\bLinux version (\d+\.\d+\.\d+\S*)"), _one("kernel")),
+    # collect_env's "Python platform: Linux-<release>-<arch>-with-glibc"; vLLM's collect_env pads the key
+    # ("Python platform              : Linux-...")
+    ("kernel platform", lazy_re.compile(r"Python platform\s*:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"), _one("kernel")),
+    # /proc/version's banner; amd-smi's "amdgpu version" on an in-tree driver prints it with every blank dropped
+    # ("Linuxversion6.8.0-79-generic(buildd@...)")
+    ("kernel version", lazy_re.compile(r"\bLinux ?version ?(\d+\.\d+\.\d+[^\s(]*)"), _one("kernel")),
     ("kernel uname", lazy_re.compile(r"^\s*Linux \S+ (\d+\.\d+\.\d+\S*) #\d"), _one("kernel")),
     ("kernel kv", lazy_re.compile(r"(?:^\s*(?:[-*]\s*)?|\bSystem:\s+)(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*:\s*(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)", re.I),
      _one("kernel")),
@@ -409,6 +436,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("kms init", lazy_re.compile(r"initializing kernel modesetting \((?:IP DISCOVERY|([A-Z][A-Z0-9_]+)) 0x1002:0x([0-9A-Fa-f]{4})\b"),
      lambda m: [("pci_id", f"1002:{m.group(2).lower()}", None)]
      + ([("gpu_name", m.group(1).title(), "codename")] if m.group(1) else [])),
+    ("amdgpu_top device", lazy_re.compile(r'"DevicePath"\s*:\s*\{([^{}]*)\}'), _amdgpu_top_device),
     ("render nodes", lazy_re.compile(r"\b(renderD1\d\d)\b"), _one("render_node")),
     ("kfd stated", lazy_re.compile(r"/dev/kfd`?\s+(?:is\s+)?(?:present|exists)\b", re.I), lambda m: [("kfd", "present", None)]),
     ("kfd node", lazy_re.compile(r"^\s*(?:crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\s)?/dev/kfd\s*$"),
@@ -448,7 +476,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
             "ld_library_path", "ld_preload"),
-    "kernel platform": ("platform",), "kernel version": ("linux version",), "kernel uname": ("linux ",),
+    "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
     "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
@@ -460,7 +488,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),

@@ -214,14 +214,28 @@ def _gpu_count(said: list[Said]) -> tuple[int, Evidence | None]:
     return best, where
 
 
-def _prose_device(said: list[Said], kb: object) -> _Device | None:
-    """The GPU the prose names, when it names exactly one target: the title first, then the posts."""
+def thread_title(texts: tuple[EvidenceText, ...] | list[EvidenceText]) -> list[Said]:
+    """Mentions of a stored thread's title where the opening post is missing (the title is then not an own text).
+
+    The title names what the whole thread is about; it stands for the machine only where the posts name no GPU.
+    """
+    out: list[Said] = []
+    for t in texts:
+        if not t.own and t.kind == "text" and t.first_line <= 3 and t.text.startswith("# ") and "\n" not in t.text.strip():
+            out.extend(Said(m, _evidence(t, m)) for m in read_mentions(t.text))
+    return out
+
+
+def _prose_device(said: list[Said], kb: object, header: list[Said] | None = None) -> _Device | None:
+    """The GPU the prose names, when it names exactly one target: the title first, then the posts, then the title
+    of a thread whose opening post is missing (``header``: what the thread is about, where its posts name no GPU)."""
     title: list[Said] = []
     body: list[Said] = []
     for s in said:
         if s.m.kind == "gpu_prose" or (s.m.kind == "gfx_rt" and s.m.detail == "prose"):
             (title if (s.ev.line or 99) <= 3 and s.m.text.startswith("# ") else body).append(s)
-    for tier in (title, body):
+    other = [s for s in header or () if s.m.kind == "gpu_prose" or (s.m.kind == "gfx_rt" and s.m.detail == "prose")]
+    for tier in (title, body, other):
         d = _Device()
         for s in tier:
             if s.m.kind == "gfx_rt":
@@ -257,13 +271,14 @@ def _title_processor_igpu(said: list[Said], kb: object) -> _Device | None:
                    names=[apu.graphics], evidence=[named[0].ev])
 
 
-def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflicts: list[Conflict]) -> tuple[Gpu, ...]:
+def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflicts: list[Conflict],
+               header: list[Said] | None = None) -> tuple[Gpu, ...]:
     from wizard.kb import load_kb
 
     kb = load_kb()
     devices = _merge_devices(_merge_devices(_line_devices(said, kb)))  # twice: a later line can join two earlier ones
     if not any(d.identity() for d in devices) and not any(g.gfx or g.gfx_reported or g.pci_id for g in facts.gpus):
-        prose = _prose_device(said, kb)
+        prose = _prose_device(said, kb, header)
         if prose is not None:
             devices.append(prose)
     devices = _place_devices(devices)
@@ -689,7 +704,8 @@ def _driver(facts: Facts, said: list[Said]) -> Driver:
 def apply(facts: Facts, texts: tuple[EvidenceText, ...]) -> Facts:
     """Facts with what the texts add; conflicts where they disagree."""
     said = collect(texts)
-    if not said:
+    header = thread_title(texts) if any(t.own for t in texts) else []
+    if not said and not header:
         envs = tuple(_with_sdk_cli(list(facts.python_envs), texts))
         return facts if envs == facts.python_envs else replace(facts, python_envs=envs)
     conflicts: list[Conflict] = []
@@ -697,7 +713,7 @@ def apply(facts: Facts, texts: tuple[EvidenceText, ...]) -> Facts:
     override = next((s.value for s in env if s.name == "HSA_OVERRIDE_GFX_VERSION"), None)
     from wizard.probes.gpus import override_gfx
 
-    gpus = _fill_gpus(replace(facts, env=env), said, override_gfx(override), conflicts)
+    gpus = _fill_gpus(replace(facts, env=env), said, override_gfx(override), conflicts, header)
     container = facts.in_container
     if container is None and _first(said, "container") is not None:
         container = True
