@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,18 @@ def _fingerprint(home: Path, uid: str) -> str:
     return next(line.split(":")[9] for line in out.splitlines() if line.startswith("fpr:"))
 
 
-def test_a_keyring_with_the_pinned_key_and_another_is_refused(tmp_path: Path) -> None:
+@pytest.fixture
+def gnupg_home(tmp_path: Path) -> Iterator[Path]:
+    """A GNUPGHOME whose gpg-agent (gpg starts one for key generation) is stopped when the test ends."""
     home = tmp_path / "gnupg"
     home.mkdir(mode=0o700)
+    yield home
+    subprocess.run(["gpgconf", "--kill", "all"], env={**os.environ, "GNUPGHOME": str(home)}, capture_output=True,
+                   timeout=60)
+
+
+def test_a_keyring_with_the_pinned_key_and_another_is_refused(tmp_path: Path, gnupg_home: Path) -> None:
+    home = gnupg_home
     for uid in ("amd <amd@example.invalid>", "evil <evil@example.invalid>"):
         _gpg(home, "--passphrase", "", "--quick-gen-key", uid, "ed25519", "sign", "never")
     amd, evil = _fingerprint(home, "amd@example.invalid"), _fingerprint(home, "evil@example.invalid")
