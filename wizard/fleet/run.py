@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 from wizard import binding, lazy_re
 from wizard.fleet import FleetError
-from wizard.fleet.ansible_run import PlaybookResult, run_playbook, write_playbook
+from wizard.fleet.ansible_run import Event, PlaybookResult, run_playbook, write_playbook
 from wizard.fleet.detect import AS_GPU_USER, CAPTURE, HostFacts, detect, forget
 from wizard.fleet.export import BY_EVENTS, MARKER, available, export, unavailable
 from wizard.fleet.host_engine import PYTHON as ENGINE_PYTHON
@@ -109,6 +109,20 @@ def fleet_run(spec: str, inventory: str, fleet_dir: Path, *, limit: str | None =
     return run_rows(rec, res, results, inventory, limit)
 
 
+def _done_earlier(ev: Sequence[Event], steps: Sequence[int]) -> set[int]:
+    """The steps a host finished in an earlier run: a step's include, or the include of steps A..B, skipped because
+    the progress it read says so."""
+    out: set[int] = set()
+    for e in ev:
+        if e.status != "skipped" or EARLIER not in e.message or "_progress.stdout_lines" not in e.message:
+            continue
+        if (m := STEPS.match(e.task)) is not None:
+            out.update(k for k in steps if int(m.group(1)) <= k <= int(m.group(2)))
+        elif (m := STEP.match(e.task)) is not None:
+            out.add(int(m.group(1)))
+    return out
+
+
 def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
              limit: str | None) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
@@ -118,11 +132,7 @@ def run_rows(rec: RunRecord, res: PlaybookResult, results: Path, inventory: str,
             ev = res.of(host)
             if limit is not None and not ev:
                 continue
-            earlier = {int(m.group(1)) for e in ev if e.status == "skipped" and EARLIER in e.message
-                       and "_progress.stdout_lines" in e.message for m in [STEP.match(e.task)] if m}  # done in an earlier run
-            earlier |= {k for e in ev if e.status == "skipped" and EARLIER in e.message and "_progress.stdout_lines"
-                        in e.message for m in [STEPS.match(e.task)] if m for k in steps
-                        if int(m.group(1)) <= k <= int(m.group(2))}  # all of A..B done in an earlier run
+            earlier = _done_earlier(ev, steps)
             done = earlier | {int(m.group(1)) for e in ev if e.status in ("ok", "changed") for m in [DONE.match(e.task)] if m}
             failed = next((e for e in ev if e.status in ("failed", "unreachable")), None)
             # the reboot task changed: rebooted now; its step skipped as done: earlier (the step's include, named after
