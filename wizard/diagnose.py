@@ -249,9 +249,24 @@ def _p_mixed_rocm_repos(f: Facts, arg: object) -> list[str] | None:
     return [f"AMD repositories for releases {', '.join(sorted(releases))}"] if len(releases) > 1 else None
 
 
+_WHEEL_ROCM = re.compile(r"\+rocm(\d+)\.(\d+)")
+
+
+def _core_sdk_wheel(torch: str | None) -> bool:
+    """A torch built for a ROCm line at or after the knowledge base's first Core SDK release (TheRock-built):
+    ``2.12.0+rocm7.14.1``, ``2.13.0a0+rocm7.14.0a20260612``, ``2.13.0+rocm10.0.0``. Compared by major.minor, so a
+    prerelease or a point release the knowledge base does not list yet counts by its line."""
+    m = _WHEEL_ROCM.search(torch or "")
+    firsts = [r.version for r in load_kb().releases("core-sdk")]
+    if m is None or not firsts:
+        return False
+    first = min(Version(v).release[:2] for v in firsts)
+    return (int(m.group(1)), int(m.group(2))) >= first
+
+
 def _therock_env(e: PythonEnv) -> bool:
-    """TheRock's: its rocm packages, a 7.14+/10.x wheel, or device packages listed (`rocm-sdk targets`)."""
-    return bool(e.rocm_sdk or e.rocm_sdk_targets or (e.torch and re.search(r"\+rocm(7\.(1[4-9]|[2-9]\d)|1\d\.)", e.torch)))
+    """TheRock's: its rocm packages, a wheel of a Core SDK line, or device packages listed (`rocm-sdk targets`)."""
+    return bool(e.rocm_sdk or e.rocm_sdk_targets or _core_sdk_wheel(e.torch))
 
 
 def _device_packages_known(e: PythonEnv) -> bool:
