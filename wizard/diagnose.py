@@ -249,7 +249,7 @@ def _p_mixed_rocm_repos(f: Facts, arg: object) -> list[str] | None:
     return [f"AMD repositories for releases {', '.join(sorted(releases))}"] if len(releases) > 1 else None
 
 
-_WHEEL_ROCM = re.compile(r"\+rocm(\d+)\.(\d+)")
+_WHEEL_ROCM = lazy_re.compile(r"\+rocm(\d+)\.(\d+)")
 
 
 def _core_sdk_wheel(torch: str | None) -> bool:
