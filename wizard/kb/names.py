@@ -16,6 +16,8 @@ from wizard import lazy_re
 _NOISE = lazy_re.compile(r"\(tm\)|™|®|\(r\)|\bamd\b|\bati\b|\bradeon\b|\bgraphics\b|\bseries\b|\bgpu\b|\bcard\b"
                     r"|\bedition\b|\bwith\b|\baccelerator\b", re.IGNORECASE)
 _PREFIXES = ("rx", "pro", "instinct", "firepro", "ai pro", "aipro")
+# a Radeon R5/R7/R9 series word written apart from a three-digit model number ("R9 390X"), not "R9700"
+_R_SERIES = lazy_re.compile(r"^r[579] (\d{3}x?)$")
 _VARIANT = lazy_re.compile(r"(?:\s+|-)(?:xtx|xt|xl|xle|pro|gl|le|gl-xl|xt[a-z]?|xl[a-z]?|lite|[A-Z]{1,2}-[A-Z]{1,3})$", re.I)
 
 
@@ -35,6 +37,9 @@ def name_keys(name: str) -> list[str]:
         p2 = p.replace(" ", "")
         if key.startswith(p2) and len(key) > len(p2) + 2:
             keys.append(key[len(p2):])
+    series = _R_SERIES.match(s)
+    if series:  # "R9 390": the 300 series dropped the R9 from some names ("AMD Radeon 390"), people keep it
+        keys.append(series.group(1))
     return list(dict.fromkeys(keys))
 
 

@@ -1,0 +1,64 @@
+"""Issue 21, the in-sample recorded machines that were not read fully: the general rules that read them, each shown
+on a small text of its own, with the case that must not be read that way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wizard.host import open_recorded
+from wizard.kb import load_kb
+from wizard.kb.names import name_keys
+from wizard.parsers.mentions import read_mentions
+from wizard.probes import detect
+
+pytestmark = pytest.mark.unit
+
+
+def _said(text: str, kind: str) -> list[str]:
+    return [m.value for m in read_mentions(text) if m.kind == kind]
+
+
+def _detect(tmp_path: Path, text: str) -> object:
+    (tmp_path / "paste.txt").write_text(text, encoding="utf-8")
+    return detect(open_recorded(str(tmp_path)))
+
+
+def _gpus(facts: object) -> list[tuple[str | None, bool | None]]:
+    return [(g.gfx, g.integrated) for g in facts.gpus]  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- Hawaii: R9 290/390 are gfx702
+
+
+def test_an_r9_300_card_named_with_its_series_word_is_found() -> None:
+    # pci.ids/amdgpu.ids name the Hawaii PRO "AMD Radeon R9 290 / AMD Radeon 390": people write "R9 390"
+    kb = load_kb()
+    assert {g.pci_id for g in kb.gpus_by_name("R9 390")} == {"1002:67b1"}
+    assert {g.pci_id for g in kb.gpus_by_name("Radeon R9 390X")} == {"1002:67b0"}
+    # a series word joined to a four-digit model is another card's name, not "R9" + a model
+    assert name_keys("R9700") == ["r9700"]
+    assert {g.gfx for g in kb.gpus_by_name("AI PRO R9700")} == {"gfx1201"}
+
+
+def test_the_radeon_r9_290_and_390_are_gfx702_and_firepro_hawaii_gfx701() -> None:
+    # LLVM's AMDGPUUsage processor table: gfx702 is the Radeon R9 290/290x/R390/R390x, gfx701 the FirePro Hawaii parts
+    kb = load_kb()
+    assert kb.gpu_by_pci("1002:67b1").gfx == "gfx702"  # type: ignore[union-attr]
+    assert kb.gpu_by_pci("1002:67b0").gfx == "gfx702"  # type: ignore[union-attr]
+    assert kb.gpu_by_pci("1002:67a0").gfx == "gfx701"  # type: ignore[union-attr]
+
+
+def test_an_r9_390_named_in_prose_is_a_discrete_gfx702(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "Some notes on my box.\nI'm on FX-8350 and R9 390, the card works for OpenGL.\n")
+    assert _gpus(facts) == [("gfx702", False)]
+
+
+def test_an_r9_390_that_rocminfo_lists_as_gfx701_is_reported_so(tmp_path: Path) -> None:
+    # KFD gives every Hawaii gfx_target_version 70001: the runtime prints gfx701, the card (its chip id) is a gfx702
+    text = ("$ rocminfo\nROCk module is loaded\n*******\nAgent 2\n*******\n"
+            "  Name:                    gfx701\n  Marketing Name:          Hawaii PRO [Radeon R9 290/390]\n"
+            "  Device Type:             GPU\n  Chip ID:                 26545(0x67b1)\n")
+    facts = _detect(tmp_path, text)
+    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx702", "gfx701")]  # type: ignore[attr-defined]
