@@ -62,3 +62,17 @@ def test_an_r9_390_that_rocminfo_lists_as_gfx701_is_reported_so(tmp_path: Path) 
             "  Device Type:             GPU\n  Chip ID:                 26545(0x67b1)\n")
     facts = _detect(tmp_path, text)
     assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx702", "gfx701")]  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- "RTX 480": a slip for AMD's RX 480
+
+
+def test_a_three_digit_rtx_is_amds_polaris_rx(tmp_path: Path) -> None:
+    # NVIDIA's RTX cards all have four digits (RTX 2060 ... RTX 5090): "RTX 480" can only be the RX 480
+    assert _said("+1 same problem. RTX 480 ubuntu 18.04", "gpu_prose") == ["RTX 480"]
+    assert {g.gfx for g in load_kb().gpus_by_name("RTX 580")} == {"gfx803"}
+    facts = _detect(tmp_path, "# hipErrorNoBinaryForGpu\n\nsame problem here. RTX 480 on ubuntu\n")
+    assert _gpus(facts) == [("gfx803", False)]
+    # NVIDIA's own names are not read as AMD cards
+    assert _said("my RTX 4080 works, my old GTX 480 too", "gpu_prose") == []
+    assert load_kb().gpus_by_name("RTX 4080") == ()
