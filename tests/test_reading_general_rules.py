@@ -76,3 +76,37 @@ def test_a_three_digit_rtx_is_amds_polaris_rx(tmp_path: Path) -> None:
     # NVIDIA's own names are not read as AMD cards
     assert _said("my RTX 4080 works, my old GTX 480 too", "gpu_prose") == []
     assert load_kb().gpus_by_name("RTX 4080") == ()
+
+
+# --------------------------------------------------------------------------- "Vega 7": an iGPU by its compute units
+
+
+def test_a_vega_igpu_named_by_its_compute_units_is_the_processors_with_that_many() -> None:
+    # AMD's spec CSV: every "Radeon Vega N Graphics" model has N graphics cores; the Ryzen 4000/5000 parts with 7
+    # (4700U, 5500U, 5600U...) carry the gfx90c GPU (Renoir, Lucienne, Cezanne)
+    kb = load_kb()
+    assert {(g.gfx, g.integrated) for g in kb.gpus_by_name("AMD Radeon Vega 7")} == {("gfx90c", True)}
+    assert dict(kb.apu_for_cpu("Ryzen 7 4700U").graphics_cores)["Ryzen 7 4700U"] == 7  # type: ignore[union-attr]
+    # a name a row carries is that row's ("Radeon Vega 8 Graphics": Raven / Picasso), and a count no processor has
+    # is nothing
+    assert {g.gfx for g in kb.gpus_by_name("Radeon Vega 8")} == {"gfx902"}
+    assert kb.gpus_by_name("Vega 2") == ()
+
+
+def test_a_vega_7_named_in_a_title_is_an_integrated_gfx90c(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "# Getting HIP in Blender on my AMD Vega 7 GPU\n\nBlender shows no HIP device.\n")
+    assert _gpus(facts) == [("gfx90c", True)]
+
+
+def test_graphics_cores_must_name_a_listed_processor() -> None:
+    from wizard.kb.parse import Problems, parse_apus
+
+    row = {"cpus": ["Ryzen 7 4700U"], "graphics": "AMD Radeon Graphics", "pci_id": "1002:1636",
+           "sources": ["https://example.org/amd-cpus.csv"]}
+    doc = {"_meta": {"description": "d", "sources": ["https://example.org/amd-cpus.csv"]}, "apus": [
+        dict(row, graphics_cores={"Ryzen 7 4700U": 7}), dict(row, graphics_cores={"Ryzen 5 4500U": 6}),
+        dict(row, graphics_cores={"Ryzen 7 4700U": 0})]}
+    problems = Problems("apus.json")
+    rows = parse_apus(doc, problems)
+    assert [r.graphics_cores for r in rows] == [(("Ryzen 7 4700U", 7),)]
+    assert len(problems.lines) == 2
