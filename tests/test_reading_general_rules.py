@@ -110,3 +110,15 @@ def test_graphics_cores_must_name_a_listed_processor() -> None:
     rows = parse_apus(doc, problems)
     assert [r.graphics_cores for r in rows] == [(("Ryzen 7 4700U", 7),)]
     assert len(problems.lines) == 2
+
+
+# --------------------------------------------------------------------------- a title about the image the writer runs
+
+
+def test_a_title_about_the_docker_image_run_places_the_machine_in_a_container(tmp_path: Path) -> None:
+    text = ("# Official ROCm docker images do not support the RX 7600 (gfx1102).\n\n"
+            "alice · description · 2025-10-19\nHIP error: invalid device function\n")
+    assert _detect(tmp_path, text).in_container is True  # type: ignore[attr-defined]
+    # a question or a request for an image is not a run in one
+    assert _said("# Is there a docker image for gfx1102?", "container") == []
+    assert _said("# Please publish a docker image for gfx1102", "container") == []

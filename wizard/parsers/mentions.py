@@ -382,6 +382,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                          r"(?!.*n't\b).*\b(?:inside|within|in)\s+(?:the|a|my|this|our)\s+(?:docker\s+|podman\s+)?"
                                          r"container\b", re.I),
      lambda m: [("container", "true", "stated")]),
+    # a thread's title about the container image the writer runs ("Official ROCm docker images do not support RX 7600");
+    # not a question or a request for an image
+    ("title container", lazy_re.compile(r"^#\s(?!.*\?)(?!.*\b(?:how|request|feature|add|provide|publish|build|please|want|need)\b)"
+                                        r".*\b(?:docker|podman|container)\s+images?\b", re.I),
+     lambda m: [("container", "true", "title")]),
     ("amdgpu-pro", lazy_re.compile(r"(/opt/amdgpu-pro\S*|\bamdgpu-pro\b[\w./-]*|libamdocl-orca\w*\.so)"), _one("amdgpu_pro")),
     ("rock", lazy_re.compile(r"ROCk module(?: version (\S+))? is (NOT )?loaded"),
      lambda m: [("rock", "false" if m.group(2) else "true", m.group(1))]
@@ -479,7 +484,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "title container": ("image",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu",),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
