@@ -122,3 +122,20 @@ def test_a_title_about_the_docker_image_run_places_the_machine_in_a_container(tm
     # a question or a request for an image is not a run in one
     assert _said("# Is there a docker image for gfx1102?", "container") == []
     assert _said("# Please publish a docker image for gfx1102", "container") == []
+
+
+# --------------------------------------------------------------------------- "until gfx1151 support is enabled"
+
+
+def test_the_target_whose_support_is_missing_names_the_gpu_where_nothing_else_does(tmp_path: Path) -> None:
+    text = ("# HIP error: invalid device function\n\n"
+            "bob · comment · 2025-10-02\n"
+            "Until gfx1151 support is enabled use `export HSA_OVERRIDE_GFX_VERSION=11.0.0` before running your app\n")
+    facts = _detect(tmp_path, text)
+    assert _gpus(facts) == [("gfx1151", True)]
+    assert facts.env == ()  # type: ignore[attr-defined]  # the override is advice, not in force
+    # a GPU the texts name otherwise is the machine's; the support talk does not add or replace one
+    facts = _detect(tmp_path, text.replace("bob · comment", "I run an RX 7900 XTX.\n\nbob · comment"))
+    assert _gpus(facts) == [("gfx1100", False)]
+    # a document's name is no statement of support
+    assert _said("see the gfx1151 support matrix", "gfx_rt") == []

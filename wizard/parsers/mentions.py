@@ -428,6 +428,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("prose gpu", PRODUCT, lambda m: [("gpu_prose", m.group(0), None)]),
     # a thread's title naming the processor the problem happened on ("hipErrorNoBinaryForGpu on Ryzen 7 4800U")
     ("title cpu", lazy_re.compile(r"^#\s"), lambda m: _title_cpus(m.string)),
+    # the target whose support a thread says is missing or coming ("Until gfx1151 support is enabled"): the weakest claim,
+    # taken only where nothing names the GPU
+    ("gfx support", lazy_re.compile(rf"\b(?:until|no|without|missing|lacks?|lacking|enabl(?:e|es|ed|ing)|add(?:s|ed|ing)?)\s+"
+                                    rf"(?:the\s+)?({GFX})\s+support\b|\b({GFX})\s+support\s+(?:is|was|isn't|wasn't)\s+(?:not\s+)?"
+                                    r"(?:yet\s+)?(?:enabled|added|missing|available|there)\b", re.I),
+     lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "support")]),
     ("prose gfx", lazy_re.compile(rf"\b(?:an?|my|the|is|it's)\s+({GFX})\s+(?:GPU|card|device|iGPU|APU)\b"
                              rf"|\b(?:device|machine|system|GPU|card|laptop)\s+(?:with|having)\s+(?:only\s+|an?\s+)?({GFX})\b", re.I),
      lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "prose")]),
@@ -494,7 +500,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),

@@ -107,7 +107,7 @@ def _line_devices(said: list[Said], kb: object) -> list[_Device]:
         m = s.m
         if m.kind not in ("gfx_hw", "gfx_rt", "pci_id", "gpu_name", "bdf", "gpu_index", "kfd_added"):
             continue
-        if m.kind == "gfx_rt" and m.detail == "prose":
+        if m.kind == "gfx_rt" and m.detail in ("prose", "support"):
             continue
         # several products on one labelled line ("GPU: MI210 + W6800") are several devices
         key: tuple[str, int | None] | tuple[str, int | None, str] = (s.ev.source, s.ev.line)
@@ -228,14 +228,16 @@ def thread_title(texts: tuple[EvidenceText, ...] | list[EvidenceText]) -> list[S
 
 def _prose_device(said: list[Said], kb: object, header: list[Said] | None = None) -> _Device | None:
     """The GPU the prose names, when it names exactly one target: the title first, then the posts, then the title
-    of a thread whose opening post is missing (``header``: what the thread is about, where its posts name no GPU)."""
+    of a thread whose opening post is missing (``header``: what the thread is about, where its posts name no GPU),
+    then the one target whose missing support the texts speak of."""
     title: list[Said] = []
     body: list[Said] = []
     for s in said:
         if s.m.kind == "gpu_prose" or (s.m.kind == "gfx_rt" and s.m.detail == "prose"):
             (title if (s.ev.line or 99) <= 3 and s.m.text.startswith("# ") else body).append(s)
     other = [s for s in header or () if s.m.kind == "gpu_prose" or (s.m.kind == "gfx_rt" and s.m.detail == "prose")]
-    for tier in (title, body, other):
+    support = [s for s in said if s.m.kind == "gfx_rt" and s.m.detail == "support"]  # "until gfx1151 support is enabled"
+    for tier in (title, body, other, support):
         d = _Device()
         for s in tier:
             if s.m.kind == "gfx_rt":
