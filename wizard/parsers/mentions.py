@@ -25,7 +25,7 @@ import re
 from typing import Callable
 
 from wizard import lazy_re
-from wizard.parsers._text import heading_title, lines, never_raises
+from wizard.parsers._text import LABELS_LINE, heading_title, lines, never_raises
 from wizard.record import record
 
 GFX = r"gfx(?:[6-9][0-9][0-9a-f]|1[0-3][0-9][0-9a-f])"
@@ -557,9 +557,7 @@ def _template_field(heading: str, line: str) -> list[tuple[str, str, str | None]
     return []
 
 
-# A stored thread's labels line ("labels: AMD Radeon VII, ROCm 6.1.0, Under Investigation"): ROCm's issue form turns
-# the reporter's GPU and ROCm version answers into labels. Only a label that is wholly a product or "ROCm X.Y[.Z]" is read.
-_LABELS_LINE = lazy_re.compile(r"^\s*labels:\s*(?P<labels>\S.*)$", re.IGNORECASE)
+# A thread's labels (_text.LABELS_LINE): only a label that is wholly a product or "ROCm X.Y[.Z]" is read.
 _ROCM_LABEL = lazy_re.compile(r"ROCm\s+(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
 
 
@@ -604,7 +602,7 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
         if hm:
             heading, answered = heading_title(hm.group(1)).lower(), 0
             continue
-        lm = _LABELS_LINE.match(line) if "labels:" in low else None
+        lm = LABELS_LINE.match(line) if "labels:" in low else None
         if lm:
             for kind, value, detail in _labels(lm.group("labels")):
                 if (kind, value, no) not in seen:
