@@ -139,3 +139,38 @@ def test_the_target_whose_support_is_missing_names_the_gpu_where_nothing_else_do
     assert _gpus(facts) == [("gfx1100", False)]
     # a document's name is no statement of support
     assert _said("see the gfx1151 support matrix", "gfx_rt") == []
+
+
+# --------------------------------------------------------------------------- GPUs named with their roles and indexes
+
+
+def test_gpus_named_with_their_roles_are_each_a_gpu_of_the_machine() -> None:
+    said = [(m.value, m.detail) for m in read_mentions("I have tried with iGPU 680M and dGPU RX 6500M, no luck")
+            if m.kind == "gpu_name"]
+    assert said == [("680M", "label"), ("RX 6500M", "label")]
+    # a role word with no GPU after it names none
+    assert _said("my iGPU is disabled in the BIOS", "gpu_name") == []
+
+
+def test_a_visible_devices_comment_gives_the_named_gpu_its_index(tmp_path: Path) -> None:
+    assert [(m.value, m.detail) for m in read_mentions("HIP_VISIBLE_DEVICES=0  # or 1 for 680M")
+            if m.kind == "gpu_name"] == [("680M", "index 1")]
+    text = ("I have tried with iGPU 680M and dGPU RX 6500M using these variables:\n\n```\n"
+            "HIP_VISIBLE_DEVICES=0  # or 1 for 680M\n```\n")
+    facts = _detect(tmp_path, text)
+    # the GPU given index 1 is second; the other takes the free place 0
+    assert _gpus(facts) == [("gfx1034", False), ("gfx1035", True)]
+    # without an index the GPUs stay in the order they were named
+    facts = _detect(tmp_path, text.replace("  # or 1 for 680M", ""))
+    assert _gpus(facts) == [("gfx1035", True), ("gfx1034", False)]
+
+
+def test_an_override_does_not_reach_a_gpu_the_visible_devices_hide(tmp_path: Path) -> None:
+    from wizard.diagnose import diagnose
+
+    text = ("I have tried with iGPU 680M and dGPU RX 6500M using these variables:\n\n```\n"
+            "HSA_OVERRIDE_GFX_VERSION=10.3.0\n{}```\n")
+    ids = [f.id for f in diagnose(_detect(tmp_path, text.format("")))]  # type: ignore[arg-type]
+    assert "override-applies-to-all-gpus" in ids
+    ids = [f.id for f in diagnose(_detect(tmp_path, text.format("ROCR_VISIBLE_DEVICES=1\n")))]  # type: ignore[arg-type]
+    assert "override-applies-to-all-gpus" not in ids

@@ -240,6 +240,31 @@ def _override_statement(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("env", f"{m.group(1)}={int(m.group(2))}.{int(m.group(3), 16)}.{int(m.group(4), 16)}", "stated")]
 
 
+# A Radeon iGPU model written bare ("680M", "780M"): named after a role word or an index, where it is a GPU
+_IGPU_MODEL = lazy_re.compile(r"(?:Radeon\s+)?[6-8]\d0M(?![\w.])", re.I)
+
+
+def _named_gpu(line: str, pos: int) -> str | None:
+    """The product or bare iGPU model that starts at ``pos``."""
+    m = PRODUCT.match(line, pos) or _IGPU_MODEL.match(line, pos)
+    return m.group(0) if m else None
+
+
+def _role_gpu(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    name = _named_gpu(m.string, m.end())
+    return [("gpu_name", name, "label")] if name else []
+
+
+def _visible_index(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    """"# or 1 for 680M", "# 1 is the 780M": the index the comment gives a named GPU (in ``detail``)."""
+    out: list[tuple[str, str, str | None]] = []
+    for im in re.finditer(r"\b(\d{1,2})\s+(?:for|is|=)\s+(?:the\s+|my\s+)?", m.group(1)):
+        name = _named_gpu(m.group(1), im.end())
+        if name:
+            out.append(("gpu_name", name, f"index {im.group(1)}"))
+    return out
+
+
 def _gfx_prose(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gfx_rt", m.group(1).lower(), "prose")]
 
@@ -423,6 +448,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                 r"\s*(?:\*\*)?(\S.*)$", re.I),
      lambda m: [("gpu_name", p.group(0), "label") for p in PRODUCT.finditer(m.group(1))]
      or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I) else [])),
+    # a GPU named with its role ("tried with iGPU 680M and dGPU RX 6500M"): each is one of the machine's GPUs
+    ("role gpu", lazy_re.compile(r"\b[id]GPU\s+(?:is\s+)?(?:an?\s+|the\s+)?(?=\S)", re.I), _role_gpu),
+    # a device index a *_VISIBLE_DEVICES line's comment gives a GPU ("HIP_VISIBLE_DEVICES=0  # or 1 for 680M")
+    ("visible index", lazy_re.compile(r"\b(?:HIP|ROCR|CUDA)_VISIBLE_DEVICES\s*=\s*\S+\s*#(.*)$"), _visible_index),
     ("cpu igpu", lazy_re.compile(r"\b(?:iGPU|integrated (?:GPU|graphics)|APU)\b", re.I),
      lambda m: [] if PRODUCT.search(m.string) else _cpu_as_gpu(m.string)),
     ("prose gpu", PRODUCT, lambda m: [("gpu_prose", m.group(0), None)]),
@@ -500,7 +529,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
