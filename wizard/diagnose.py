@@ -376,8 +376,20 @@ def _p_env_not(f: Facts, arg: object) -> list[str] | None:
     return [f"{name}={value}"] if not re.fullmatch(rx, value) else None
 
 
+def _visible_gpus(f: Facts) -> list[Gpu]:
+    """The GPUs the *_VISIBLE_DEVICES variables leave to the programs (ROCR's indexes in KFD order, then HIP's among
+    those); all of them where none is set or a value is not a list of indexes of these GPUs."""
+    visible = list(f.gpus)
+    for name in ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"):  # the runtime's mask first
+        value = f.env_values.get(name)
+        ids = [v.strip() for v in (value or "").split(",") if v.strip()]
+        if ids and all(i.isdigit() and int(i) < len(visible) for i in ids):
+            visible = [visible[int(i)] for i in dict.fromkeys(ids)]
+    return visible
+
+
 def _p_gpus_differ(f: Facts, arg: object) -> list[str] | None:
-    known = [g for g in f.gpus if g.gfx]
+    known = [g for g in _visible_gpus(f) if g.gfx]  # a GPU hidden by HIP/ROCR_VISIBLE_DEVICES runs none of its code
     if len({g.gfx for g in known}) < 2:
         return None
     return [f"{_gpu_label(g)}" for g in known]

@@ -67,6 +67,7 @@ __all__ = [
 KB_DIR = Path(__file__).resolve().parent
 FILES = ("gpus.json", "rocm_releases.json", "torch_wheels.json", "docker_images.json", "known_issues.json")
 _INSTINCT_SERIES = lazy_re.compile(r"mi\d{3}")  # a name key of an Instinct model number alone
+_VEGA_CORES = lazy_re.compile(r"(?:rx)?vega(\d{1,2})")  # "Radeon (RX) Vega 7": an integrated Vega by its compute units
 OPTIONAL_FILES = frozenset({"gpus.json", "apus.json"})  # written by another engineer; absent/empty means "no GPUs known"
 
 # os-release ID -> how amdgpu-install keys its packages: Ubuntu by codename, EL by "el<major.minor>",
@@ -201,11 +202,22 @@ class KnowledgeBase:
                 return tuple(self._gpus[i] for i in sorted(idx[key]))
         # an Instinct series named without its variant letter ("MI300": AMD's MI300 series, MI300A and MI300X) stands
         # for the rows of that model number with a letter suffix
+        vega = next((m for k in keys for m in [_VEGA_CORES.fullmatch(k)] if m), None)
+        if vega is not None:
+            return self._vega_igpus_with_cores(int(vega.group(1)))
         series = next((k for k in keys if _INSTINCT_SERIES.fullmatch(k)), None)
         if series is None:
             return ()
         rows = {i for k, found in idx.items() if k.startswith(series) and k[len(series):].isalpha() for i in found}
         return tuple(self._gpus[i] for i in sorted(rows))
+
+    def _vega_igpus_with_cores(self, cores: int) -> tuple[GpuInfo, ...]:
+        """A Vega iGPU named by its compute units ("Radeon Vega 7"): the GCN5 rows of the processors with that many
+        graphics cores (apus.json), where no row carries the name itself."""
+        pcis = {a.pci_id for a in self._parse("apus.json", parse_apus) if any(n == cores for _, n in a.graphics_cores)} \
+            if self._read("apus.json") is not None else set()
+        rows = (self.gpu_by_pci(p) for p in sorted(pcis))
+        return tuple(g for g in rows if g is not None and g.integrated and g.gfx and g.gfx.startswith("gfx9"))
 
     def gpus_by_codename(self, codename: str) -> tuple[GpuInfo, ...]:
         """Rows of a chip codename as lspci and the kernel write it ("Navi 31", "Vega 10 XL/XT", "Phoenix1")."""

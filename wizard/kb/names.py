@@ -16,6 +16,10 @@ from wizard import lazy_re
 _NOISE = lazy_re.compile(r"\(tm\)|™|®|\(r\)|\bamd\b|\bati\b|\bradeon\b|\bgraphics\b|\bseries\b|\bgpu\b|\bcard\b"
                     r"|\bedition\b|\bwith\b|\baccelerator\b", re.IGNORECASE)
 _PREFIXES = ("rx", "pro", "instinct", "firepro", "ai pro", "aipro")
+# a Radeon R5/R7/R9 series word written apart from a three-digit model number ("R9 390X"), not "R9700"
+_R_SERIES = lazy_re.compile(r"^r[579] (\d{3}x?)$")
+# NVIDIA has no three-digit RTX card: "RTX 480" is a slip for AMD's Polaris RX 480 (RX 460-590)
+_RTX_SLIP = lazy_re.compile(r"^rtx\s?(?=[45]\d0$)")
 _VARIANT = lazy_re.compile(r"(?:\s+|-)(?:xtx|xt|xl|xle|pro|gl|le|gl-xl|xt[a-z]?|xl[a-z]?|lite|[A-Z]{1,2}-[A-Z]{1,3})$", re.I)
 
 
@@ -25,6 +29,7 @@ def name_keys(name: str) -> list[str]:
     s = re.sub(r"\s+", " ", s).strip()
     if not s:
         return []
+    s = _RTX_SLIP.sub("rx ", s)
     key = re.sub(r"[^a-z0-9+]", "", s)
     if key in ("vii", "viii") and re.search(r"radeon", name, re.I):
         key = "radeon" + key  # "Radeon VII": the brand is the name
@@ -35,6 +40,9 @@ def name_keys(name: str) -> list[str]:
         p2 = p.replace(" ", "")
         if key.startswith(p2) and len(key) > len(p2) + 2:
             keys.append(key[len(p2):])
+    series = _R_SERIES.match(s)
+    if series:  # "R9 390": the 300 series dropped the R9 from some names ("AMD Radeon 390"), people keep it
+        keys.append(series.group(1))
     return list(dict.fromkeys(keys))
 
 

@@ -359,14 +359,21 @@ def parse_apus(doc: Any, problems: Problems) -> tuple[ApuInfo, ...]:
     _meta_ok(problems, top.get("_meta"))
 
     def build(where: str, raw: Any) -> ApuInfo:
-        e = Entry(problems, where, raw, {"cpus", "graphics", "pci_id", "sources"})
+        e = Entry(problems, where, raw, {"cpus", "graphics", "graphics_cores", "pci_id", "sources"})
         pci = e.text("pci_id")
         if not _PCI.match(pci.lower()):
             e.fail("pci_id", f"expected vendor:device hex, got {pci!r}")
         cpus = e.strs("cpus") or ()
         if not cpus:
             e.fail("cpus", "expected at least one processor name")
-        return ApuInfo(cpus=tuple(cpus), graphics=e.text("graphics"), pci_id=pci.lower(), sources=e.sources())
+        cores = e.get("graphics_cores", False)
+        if cores is _MISSING:
+            cores = {}
+        if not isinstance(cores, dict) or not all(
+                c in cpus and isinstance(n, int) and not isinstance(n, bool) and n > 0 for c, n in cores.items()):
+            e.fail("graphics_cores", "expected {processor of cpus: a positive number of compute units}")
+        return ApuInfo(cpus=tuple(cpus), graphics=e.text("graphics"), pci_id=pci.lower(), sources=e.sources(),
+                       graphics_cores=tuple(cores.items()))
 
     return tuple(_each(problems, top.get("apus", []), "apus", build))
 

@@ -56,6 +56,7 @@ class ApuInfo:
     graphics: str  # AMD's graphics model name for them
     pci_id: str  # the gpus.json row
     sources: tuple[str, ...]
+    graphics_cores: tuple[tuple[str, int], ...] = ()  # (processor, its graphics compute units), where listed
 
 
 @record

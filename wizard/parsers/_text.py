@@ -133,6 +133,12 @@ def heading_title(title: str) -> str:
     return title.rstrip().rstrip("#").rstrip() or title.strip()
 
 
+# A stored thread's labels line ("labels: AMD Radeon VII, ROCm 6.1.0, Under Investigation"): the triagers' tags; ROCm's
+# issue form turns the reporter's GPU and ROCm version answers into labels. The one pattern for it: the paste splitter
+# keeps the line apart as the thread's header, the mentions reader reads its labels.
+LABELS_LINE = lazy_re.compile(r"(?i)^\s*labels:\s*(?P<labels>\S.*)$")
+
+
 def prompt_command(line: str) -> str | None:
     """The command of a pasted prompt line ("" for a bare prompt), or None if not a prompt."""
     m = _PROMPT_RE.match(line)

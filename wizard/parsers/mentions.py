@@ -25,7 +25,7 @@ import re
 from typing import Callable
 
 from wizard import lazy_re
-from wizard.parsers._text import heading_title, lines, never_raises
+from wizard.parsers._text import LABELS_LINE, heading_title, lines, never_raises
 from wizard.record import record
 
 GFX = r"gfx(?:[6-9][0-9][0-9a-f]|1[0-3][0-9][0-9a-f])"
@@ -168,7 +168,8 @@ PRODUCT = lazy_re.compile(
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*\d{3,4}[MS]\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?AI\s+PRO\s+R\d{4}D?\b|\bR9\d{3}D?\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:Pro\s+)?(?:RX\s*|R[579]\s+|HD\s*|WX\s*|W(?=\d{4}))\d{3,4}"
-    r"(?:\s?(?:XTX|XT|GRE|X|M|S|D)(?![\w]))?"
+    # NVIDIA's RTX cards all have four digits: "RTX 480" is a slip for AMD's RX 480 (names.py reads it so)
+    r"(?:\s?(?:XTX|XT|GRE|X|M|S|D)(?![\w]))?|\bRTX\s?[45]\d0(?!\w|\.\d)"
     r"|(?:AMD\s+)?Instinct\s+MI\d{2,3}[A-Z]{0,2}\b|\bMI\d{2,3}(?:X|A|P|HF)?\b"
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*(?:R9\s+)?(?:Fury(?:\s+X)?|Nano)\b|\bR9\s+(?:Fury(?:\s+X)?|Nano)\b"
     r"|\b\d{4}\s?(?:XTX|XT|GRE)\b|\b[5-9]\d{3}M\b"
@@ -237,6 +238,31 @@ def _override_statement(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     if m.group(5):
         return [("env", f"{m.group(1)}={m.group(5)}", "stated")]
     return [("env", f"{m.group(1)}={int(m.group(2))}.{int(m.group(3), 16)}.{int(m.group(4), 16)}", "stated")]
+
+
+# A Radeon iGPU model written bare ("680M", "780M"): named after a role word or an index, where it is a GPU
+_IGPU_MODEL = lazy_re.compile(r"(?:Radeon\s+)?[6-8]\d0M(?![\w.])", re.I)
+
+
+def _named_gpu(line: str, pos: int) -> str | None:
+    """The product or bare iGPU model that starts at ``pos``."""
+    m = PRODUCT.match(line, pos) or _IGPU_MODEL.match(line, pos)
+    return m.group(0) if m else None
+
+
+def _role_gpu(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    name = _named_gpu(m.string, m.end())
+    return [("gpu_name", name, "label")] if name else []
+
+
+def _visible_index(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    """"# or 1 for 680M", "# 1 is the 780M": the index the comment gives a named GPU (in ``detail``)."""
+    out: list[tuple[str, str, str | None]] = []
+    for im in re.finditer(r"\b(\d{1,2})\s+(?:for|is|=)\s+(?:the\s+|my\s+)?", m.group(1)):
+        name = _named_gpu(m.group(1), im.end())
+        if name:
+            out.append(("gpu_name", name, f"index {im.group(1)}"))
+    return out
 
 
 def _gfx_prose(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
@@ -381,6 +407,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                          r"(?!.*n't\b).*\b(?:inside|within|in)\s+(?:the|a|my|this|our)\s+(?:docker\s+|podman\s+)?"
                                          r"container\b", re.I),
      lambda m: [("container", "true", "stated")]),
+    # a thread's title about the container image the writer runs ("Official ROCm docker images do not support RX 7600");
+    # not a question or a request for an image
+    ("title container", lazy_re.compile(r"^#\s(?!.*\?)(?!.*\b(?:how|request|feature|add|provide|publish|build|please|want|need)\b)"
+                                        r".*\b(?:docker|podman|container)\s+images?\b", re.I),
+     lambda m: [("container", "true", "title")]),
     ("amdgpu-pro", lazy_re.compile(r"(/opt/amdgpu-pro\S*|\bamdgpu-pro\b[\w./-]*|libamdocl-orca\w*\.so)"), _one("amdgpu_pro")),
     ("rock", lazy_re.compile(r"ROCk module(?: version (\S+))? is (NOT )?loaded"),
      lambda m: [("rock", "false" if m.group(2) else "true", m.group(1))]
@@ -417,11 +448,21 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                 r"\s*(?:\*\*)?(\S.*)$", re.I),
      lambda m: [("gpu_name", p.group(0), "label") for p in PRODUCT.finditer(m.group(1))]
      or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I) else [])),
+    # a GPU named with its role ("tried with iGPU 680M and dGPU RX 6500M"): each is one of the machine's GPUs
+    ("role gpu", lazy_re.compile(r"\b[id]GPU\s+(?:is\s+)?(?:an?\s+|the\s+)?(?=\S)", re.I), _role_gpu),
+    # a device index a *_VISIBLE_DEVICES line's comment gives a GPU ("HIP_VISIBLE_DEVICES=0  # or 1 for 680M")
+    ("visible index", lazy_re.compile(r"\b(?:HIP|ROCR|CUDA)_VISIBLE_DEVICES\s*=\s*\S+\s*#(.*)$"), _visible_index),
     ("cpu igpu", lazy_re.compile(r"\b(?:iGPU|integrated (?:GPU|graphics)|APU)\b", re.I),
      lambda m: [] if PRODUCT.search(m.string) else _cpu_as_gpu(m.string)),
     ("prose gpu", PRODUCT, lambda m: [("gpu_prose", m.group(0), None)]),
     # a thread's title naming the processor the problem happened on ("hipErrorNoBinaryForGpu on Ryzen 7 4800U")
     ("title cpu", lazy_re.compile(r"^#\s"), lambda m: _title_cpus(m.string)),
+    # the target whose support a thread says is missing or coming ("Until gfx1151 support is enabled"): the weakest claim,
+    # taken only where nothing names the GPU
+    ("gfx support", lazy_re.compile(rf"\b(?:until|no|without|missing|lacks?|lacking|enabl(?:e|es|ed|ing)|add(?:s|ed|ing)?)\s+"
+                                    rf"(?:the\s+)?({GFX})\s+support\b|\b({GFX})\s+support\s+(?:is|was|isn't|wasn't)\s+(?:not\s+)?"
+                                    r"(?:yet\s+)?(?:enabled|added|missing|available|there)\b", re.I),
+     lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "support")]),
     ("prose gfx", lazy_re.compile(rf"\b(?:an?|my|the|is|it's)\s+({GFX})\s+(?:GPU|card|device|iGPU|APU)\b"
                              rf"|\b(?:device|machine|system|GPU|card|laptop)\s+(?:with|having)\s+(?:only\s+|an?\s+)?({GFX})\b", re.I),
      lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "prose")]),
@@ -478,17 +519,17 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "title container": ("image",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu",),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
-    "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "vega", "mi", "xt", "gre", "instinct",
+    "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "rtx", "vega", "mi", "xt", "gre", "instinct",
                                                                   "hd", "w", "r7", "r9", "r5", "navi", "ellesmere",
                                                                   "polaris", "aldebaran", "arcturus", "strix", "phoenix",
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
@@ -545,9 +586,7 @@ def _template_field(heading: str, line: str) -> list[tuple[str, str, str | None]
     return []
 
 
-# A stored thread's labels line ("labels: AMD Radeon VII, ROCm 6.1.0, Under Investigation"): ROCm's issue form turns
-# the reporter's GPU and ROCm version answers into labels. Only a label that is wholly a product or "ROCm X.Y[.Z]" is read.
-_LABELS_LINE = lazy_re.compile(r"^\s*labels:\s*(?P<labels>\S.*)$", re.IGNORECASE)
+# A thread's labels (_text.LABELS_LINE): only a label that is wholly a product or "ROCm X.Y[.Z]" is read.
 _ROCM_LABEL = lazy_re.compile(r"ROCm\s+(\d+\.\d+(?:\.\d+)?)", re.IGNORECASE)
 
 
@@ -592,7 +631,7 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
         if hm:
             heading, answered = heading_title(hm.group(1)).lower(), 0
             continue
-        lm = _LABELS_LINE.match(line) if "labels:" in low else None
+        lm = LABELS_LINE.match(line) if "labels:" in low else None
         if lm:
             for kind, value, detail in _labels(lm.group("labels")):
                 if (kind, value, no) not in seen:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 
 from wizard import lazy_re
-from wizard.parsers._text import (MAX_LINE, Budgeted, check_budget, clean_line, heading_title, never_raises,
-                                  prompt_command, to_text)
+from wizard.parsers._text import (LABELS_LINE, MAX_LINE, Budgeted, check_budget, clean_line, heading_title,
+                                  never_raises, prompt_command, to_text)
 from wizard.record import record, replace
 
 TEXT = "text"
@@ -71,8 +71,7 @@ _POST_HEADER = lazy_re.compile(
 )
 # A stored thread's own header ("ROCm/ROCm · issue #2686 · closed · Shell", "labels: ROCm 6.2.1, AMD Radeon RX 7900 XT"):
 # who filed it where, and the triagers' tags, which name releases and cards that need not be this machine's
-_THREAD_META = lazy_re.compile(r"^\s*[\w.-]+/[\w.-]+ · (?:issue|pull request|pr|discussion) #\d+\b|^\s*labels:\s", re.IGNORECASE)
-_LABELS = lazy_re.compile(r"^\s*labels:\s", re.IGNORECASE)
+_THREAD_META = lazy_re.compile(r"^\s*[\w.-]+/[\w.-]+ · (?:issue|pull request|pr|discussion) #\d+\b", re.IGNORECASE)
 _TURN_HEADER = lazy_re.compile(r"^\s*\[turn (?P<turn>\d+) by (?P<author>[^,\]]+)(?:, continued)?\]\s*$")
 _FENCE = lazy_re.compile(r"^\s*(?:```|~~~)")
 _HEADING = lazy_re.compile(r"^\s{0,3}#{1,6}\s+(?P<title>\S.*)$")  # closing hashes: _text.heading_title
@@ -329,8 +328,8 @@ def split_paste(text: object) -> Paste:
     in_fence = False
     hint: str | None = None
     for no, raw in _raw_lines(text):
-        if not posts and no <= 3 and not in_fence and _THREAD_META.match(raw):
-            if _LABELS.match(raw):  # the thread's labels (ROCm's issue form sets the GPU and ROCm version ones)
+        if not posts and no <= 3 and not in_fence and (_THREAD_META.match(raw) or LABELS_LINE.match(raw)):
+            if LABELS_LINE.match(raw):  # the thread's labels (ROCm's issue form sets the GPU and ROCm version ones)
                 b.open(TEXT, no)
                 b.add(no, raw.strip())
                 b.close()
@@ -437,7 +436,7 @@ def split_paste(text: object) -> Paste:
     segments = b.segments
     before = [s for s in segments if posts and s.start < posts[0].start]
     if posts and not posts[0].opening and all(len([x for x in s.lines if x.strip()]) == 1
-                                              and (s.lines[0].startswith("#") or _LABELS.match(s.lines[0]))
+                                              and (s.lines[0].startswith("#") or LABELS_LINE.match(s.lines[0]))
                                               for s in before):
         # the opening post is missing and only the title (and labels) stand above the first post: they are the reporter's, not
         # this machine's (text above the first header is the opening post itself, unheaded)

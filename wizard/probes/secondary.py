@@ -107,11 +107,11 @@ def _line_devices(said: list[Said], kb: object) -> list[_Device]:
         m = s.m
         if m.kind not in ("gfx_hw", "gfx_rt", "pci_id", "gpu_name", "bdf", "gpu_index", "kfd_added"):
             continue
-        if m.kind == "gfx_rt" and m.detail == "prose":
+        if m.kind == "gfx_rt" and m.detail in ("prose", "support"):
             continue
         # several products on one labelled line ("GPU: MI210 + W6800") are several devices
         key: tuple[str, int | None] | tuple[str, int | None, str] = (s.ev.source, s.ev.line)
-        if m.kind == "gpu_name" and m.detail == "label":
+        if m.kind == "gpu_name" and (m.detail == "label" or _stated_index(m) is not None):
             key = (s.ev.source, s.ev.line, m.value)
         d = by_line.get(key)
         if d is None:
@@ -152,10 +152,27 @@ def _line_devices(said: list[Said], kb: object) -> list[_Device]:
             d.bdf = m.value
         elif m.kind == "gpu_index":
             d.index = m.value
+        if m.kind == "gpu_name" and _stated_index(m) is not None:
+            d.index = _stated_index(m)
         if s.ev not in d.evidence:
             d.evidence.append(s.ev)
     # a line with only a place or an index names no GPU by itself; keep it only as a place
     return [by_line[k] for k in order]
+
+
+def _stated_index(m: Mention) -> str | None:
+    """The device index a comment gives a named GPU ("HIP_VISIBLE_DEVICES=0  # or 1 for 680M": detail "index 1")."""
+    return m.detail[6:] if m.detail and m.detail.startswith("index ") else None
+
+
+def _in_stated_order(devices: list[_Device]) -> list[_Device]:
+    """GPUs only the texts show, at the device indexes the texts give them; the others fill the free places in the
+    order they were named. Unchanged where the indexes do not fit (repeated, or beyond the GPUs named)."""
+    indexed = {int(d.index): d for d in devices if d.index is not None and d.index.isdigit()}
+    if not indexed or len(indexed) != sum(d.index is not None for d in devices) or max(indexed) >= len(devices):
+        return devices
+    rest = iter(d for d in devices if d.index is None)
+    return [indexed[i] if i in indexed else next(rest) for i in range(len(devices))]
 
 
 def _merge_devices(claims: list[_Device]) -> list[_Device]:
@@ -228,14 +245,16 @@ def thread_title(texts: tuple[EvidenceText, ...] | list[EvidenceText]) -> list[S
 
 def _prose_device(said: list[Said], kb: object, header: list[Said] | None = None) -> _Device | None:
     """The GPU the prose names, when it names exactly one target: the title first, then the posts, then the title
-    of a thread whose opening post is missing (``header``: what the thread is about, where its posts name no GPU)."""
+    of a thread whose opening post is missing (``header``: what the thread is about, where its posts name no GPU),
+    then the one target whose missing support the texts speak of."""
     title: list[Said] = []
     body: list[Said] = []
     for s in said:
         if s.m.kind == "gpu_prose" or (s.m.kind == "gfx_rt" and s.m.detail == "prose"):
             (title if (s.ev.line or 99) <= 3 and s.m.text.startswith("# ") else body).append(s)
     other = [s for s in header or () if s.m.kind == "gpu_prose" or (s.m.kind == "gfx_rt" and s.m.detail == "prose")]
-    for tier in (title, body, other):
+    support = [s for s in said if s.m.kind == "gfx_rt" and s.m.detail == "support"]  # "until gfx1151 support is enabled"
+    for tier in (title, body, other, support):
         d = _Device()
         for s in tier:
             if s.m.kind == "gfx_rt":
@@ -323,7 +342,9 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
     #     (rocm-smi's rows of a 4-GPU server) are that model, as the count below makes GPUs it counts. Not
     #     where an integrated GPU may be among them (a processor with one, an APU word) or a claim is left over.
     _fill_blanks_with_the_one_model(gpus, rest, said)
-    # 3. GPUs only the texts show
+    # 3. GPUs only the texts show, in the order of the device indexes the texts give them
+    if not gpus:
+        rest = _in_stated_order([d for d in rest if d.identity() or d.bdf])
     for d in rest:
         if not d.identity() and not d.bdf:
             continue

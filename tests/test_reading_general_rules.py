@@ -1,0 +1,176 @@
+"""Issue 21, the in-sample recorded machines that were not read fully: the general rules that read them, each shown
+on a small text of its own, with the case that must not be read that way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wizard.host import open_recorded
+from wizard.kb import load_kb
+from wizard.kb.names import name_keys
+from wizard.parsers.mentions import read_mentions
+from wizard.probes import detect
+
+pytestmark = pytest.mark.unit
+
+
+def _said(text: str, kind: str) -> list[str]:
+    return [m.value for m in read_mentions(text) if m.kind == kind]
+
+
+def _detect(tmp_path: Path, text: str) -> object:
+    (tmp_path / "paste.txt").write_text(text, encoding="utf-8")
+    return detect(open_recorded(str(tmp_path)))
+
+
+def _gpus(facts: object) -> list[tuple[str | None, bool | None]]:
+    return [(g.gfx, g.integrated) for g in facts.gpus]  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- Hawaii: R9 290/390 are gfx702
+
+
+def test_an_r9_300_card_named_with_its_series_word_is_found() -> None:
+    # pci.ids/amdgpu.ids name the Hawaii PRO "AMD Radeon R9 290 / AMD Radeon 390": people write "R9 390"
+    kb = load_kb()
+    assert {g.pci_id for g in kb.gpus_by_name("R9 390")} == {"1002:67b1"}
+    assert {g.pci_id for g in kb.gpus_by_name("Radeon R9 390X")} == {"1002:67b0"}
+    # a series word joined to a four-digit model is another card's name, not "R9" + a model
+    assert name_keys("R9700") == ["r9700"]
+    assert {g.gfx for g in kb.gpus_by_name("AI PRO R9700")} == {"gfx1201"}
+
+
+def test_the_radeon_r9_290_and_390_are_gfx702_and_firepro_hawaii_gfx701() -> None:
+    # LLVM's AMDGPUUsage processor table: gfx702 is the Radeon R9 290/290x/R390/R390x, gfx701 the FirePro Hawaii parts
+    kb = load_kb()
+    assert kb.gpu_by_pci("1002:67b1").gfx == "gfx702"  # type: ignore[union-attr]
+    assert kb.gpu_by_pci("1002:67b0").gfx == "gfx702"  # type: ignore[union-attr]
+    assert kb.gpu_by_pci("1002:67a0").gfx == "gfx701"  # type: ignore[union-attr]
+
+
+def test_an_r9_390_named_in_prose_is_a_discrete_gfx702(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "Some notes on my box.\nI'm on FX-8350 and R9 390, the card works for OpenGL.\n")
+    assert _gpus(facts) == [("gfx702", False)]
+
+
+def test_an_r9_390_that_rocminfo_lists_as_gfx701_is_reported_so(tmp_path: Path) -> None:
+    # KFD gives every Hawaii gfx_target_version 70001: the runtime prints gfx701, the card (its chip id) is a gfx702
+    text = ("$ rocminfo\nROCk module is loaded\n*******\nAgent 2\n*******\n"
+            "  Name:                    gfx701\n  Marketing Name:          Hawaii PRO [Radeon R9 290/390]\n"
+            "  Device Type:             GPU\n  Chip ID:                 26545(0x67b1)\n")
+    facts = _detect(tmp_path, text)
+    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx702", "gfx701")]  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- "RTX 480": a slip for AMD's RX 480
+
+
+def test_a_three_digit_rtx_is_amds_polaris_rx(tmp_path: Path) -> None:
+    # NVIDIA's RTX cards all have four digits (RTX 2060 ... RTX 5090): "RTX 480" can only be the RX 480
+    assert _said("+1 same problem. RTX 480 ubuntu 18.04", "gpu_prose") == ["RTX 480"]
+    assert {g.gfx for g in load_kb().gpus_by_name("RTX 580")} == {"gfx803"}
+    facts = _detect(tmp_path, "# hipErrorNoBinaryForGpu\n\nsame problem here. RTX 480 on ubuntu\n")
+    assert _gpus(facts) == [("gfx803", False)]
+    # NVIDIA's own names are not read as AMD cards
+    assert _said("my RTX 4080 works, my old GTX 480 too", "gpu_prose") == []
+    assert load_kb().gpus_by_name("RTX 4080") == ()
+
+
+# --------------------------------------------------------------------------- "Vega 7": an iGPU by its compute units
+
+
+def test_a_vega_igpu_named_by_its_compute_units_is_the_processors_with_that_many() -> None:
+    # AMD's spec CSV: every "Radeon Vega N Graphics" model has N graphics cores; the Ryzen 4000/5000 parts with 7
+    # (4700U, 5500U, 5600U...) carry the gfx90c GPU (Renoir, Lucienne, Cezanne)
+    kb = load_kb()
+    assert {(g.gfx, g.integrated) for g in kb.gpus_by_name("AMD Radeon Vega 7")} == {("gfx90c", True)}
+    assert dict(kb.apu_for_cpu("Ryzen 7 4700U").graphics_cores)["Ryzen 7 4700U"] == 7  # type: ignore[union-attr]
+    # a name a row carries is that row's ("Radeon Vega 8 Graphics": Raven / Picasso), and a count no processor has
+    # is nothing
+    assert {g.gfx for g in kb.gpus_by_name("Radeon Vega 8")} == {"gfx902"}
+    assert kb.gpus_by_name("Vega 2") == ()
+
+
+def test_a_vega_7_named_in_a_title_is_an_integrated_gfx90c(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "# Getting HIP in Blender on my AMD Vega 7 GPU\n\nBlender shows no HIP device.\n")
+    assert _gpus(facts) == [("gfx90c", True)]
+
+
+def test_graphics_cores_must_name_a_listed_processor() -> None:
+    from wizard.kb.parse import Problems, parse_apus
+
+    row = {"cpus": ["Ryzen 7 4700U"], "graphics": "AMD Radeon Graphics", "pci_id": "1002:1636",
+           "sources": ["https://example.org/amd-cpus.csv"]}
+    doc = {"_meta": {"description": "d", "sources": ["https://example.org/amd-cpus.csv"]}, "apus": [
+        dict(row, graphics_cores={"Ryzen 7 4700U": 7}), dict(row, graphics_cores={"Ryzen 5 4500U": 6}),
+        dict(row, graphics_cores={"Ryzen 7 4700U": 0})]}
+    problems = Problems("apus.json")
+    rows = parse_apus(doc, problems)
+    assert [r.graphics_cores for r in rows] == [(("Ryzen 7 4700U", 7),)]
+    assert len(problems.lines) == 2
+
+
+# --------------------------------------------------------------------------- a title about the image the writer runs
+
+
+def test_a_title_about_the_docker_image_run_places_the_machine_in_a_container(tmp_path: Path) -> None:
+    text = ("# Official ROCm docker images do not support the RX 7600 (gfx1102).\n\n"
+            "alice · description · 2025-10-19\nHIP error: invalid device function\n")
+    assert _detect(tmp_path, text).in_container is True  # type: ignore[attr-defined]
+    # a question or a request for an image is not a run in one
+    assert _said("# Is there a docker image for gfx1102?", "container") == []
+    assert _said("# Please publish a docker image for gfx1102", "container") == []
+
+
+# --------------------------------------------------------------------------- "until gfx1151 support is enabled"
+
+
+def test_the_target_whose_support_is_missing_names_the_gpu_where_nothing_else_does(tmp_path: Path) -> None:
+    text = ("# HIP error: invalid device function\n\n"
+            "bob · comment · 2025-10-02\n"
+            "Until gfx1151 support is enabled use `export HSA_OVERRIDE_GFX_VERSION=11.0.0` before running your app\n")
+    facts = _detect(tmp_path, text)
+    assert _gpus(facts) == [("gfx1151", True)]
+    assert facts.env == ()  # type: ignore[attr-defined]  # the override is advice, not in force
+    # a GPU the texts name otherwise is the machine's; the support talk does not add or replace one
+    facts = _detect(tmp_path, text.replace("bob · comment", "I run an RX 7900 XTX.\n\nbob · comment"))
+    assert _gpus(facts) == [("gfx1100", False)]
+    # a document's name is no statement of support
+    assert _said("see the gfx1151 support matrix", "gfx_rt") == []
+
+
+# --------------------------------------------------------------------------- GPUs named with their roles and indexes
+
+
+def test_gpus_named_with_their_roles_are_each_a_gpu_of_the_machine() -> None:
+    said = [(m.value, m.detail) for m in read_mentions("I have tried with iGPU 680M and dGPU RX 6500M, no luck")
+            if m.kind == "gpu_name"]
+    assert said == [("680M", "label"), ("RX 6500M", "label")]
+    # a role word with no GPU after it names none
+    assert _said("my iGPU is disabled in the BIOS", "gpu_name") == []
+
+
+def test_a_visible_devices_comment_gives_the_named_gpu_its_index(tmp_path: Path) -> None:
+    assert [(m.value, m.detail) for m in read_mentions("HIP_VISIBLE_DEVICES=0  # or 1 for 680M")
+            if m.kind == "gpu_name"] == [("680M", "index 1")]
+    text = ("I have tried with iGPU 680M and dGPU RX 6500M using these variables:\n\n```\n"
+            "HIP_VISIBLE_DEVICES=0  # or 1 for 680M\n```\n")
+    facts = _detect(tmp_path, text)
+    # the GPU given index 1 is second; the other takes the free place 0
+    assert _gpus(facts) == [("gfx1034", False), ("gfx1035", True)]
+    # without an index the GPUs stay in the order they were named
+    facts = _detect(tmp_path, text.replace("  # or 1 for 680M", ""))
+    assert _gpus(facts) == [("gfx1035", True), ("gfx1034", False)]
+
+
+def test_an_override_does_not_reach_a_gpu_the_visible_devices_hide(tmp_path: Path) -> None:
+    from wizard.diagnose import diagnose
+
+    text = ("I have tried with iGPU 680M and dGPU RX 6500M using these variables:\n\n```\n"
+            "HSA_OVERRIDE_GFX_VERSION=10.3.0\n{}```\n")
+    ids = [f.id for f in diagnose(_detect(tmp_path, text.format("")))]  # type: ignore[arg-type]
+    assert "override-applies-to-all-gpus" in ids
+    ids = [f.id for f in diagnose(_detect(tmp_path, text.format("ROCR_VISIBLE_DEVICES=1\n")))]  # type: ignore[arg-type]
+    assert "override-applies-to-all-gpus" not in ids
