@@ -124,6 +124,27 @@ def test_a_missing_fact_refuses_and_names_it(tmp_path: Path) -> None:
     assert any("/etc/apt/sources.list.d/amdrocm.list" in a.argv for a in step.actions)
 
 
+def test_newest_skips_a_release_without_amds_torch_build(tmp_path: Path) -> None:
+    """The core-sdk plan installs AMD's torch for its release: "newest" is the newest release whose install facts
+    and torch build the knowledge base both has; a newer one without that build is noted, not planned into a
+    refusal. The driver plan (no torch) is not held back by it."""
+    from wizard.kb import KB_DIR
+
+    d = tmp_path / "kb"
+    shutil.copytree(KB_DIR, d, ignore=kb_files_only)
+    data = json.loads((d / "torch_wheels.json").read_text())
+    data["vendor_wheels"] = [v for v in data["vendor_wheels"] if v["sdk"] != "10.0.0"]
+    (d / "torch_wheels.json").write_text(json.dumps(data, indent=1))
+    kb = load_kb(str(d))
+    assert kb.vendor_wheels("10.0.0") == () and kb.vendor_wheels("7.14.0")
+    rp = resolve("core-sdk", fresh(), kb=kb)
+    assert dict(rp.target)["rocm"] != "10.0.0"
+    step = next(s for s in rp.steps if s.kind == "core_sdk_install")
+    assert any("10.0.0 is newer" in n and "AMD's torch build" in n for n in step.notes), step.notes
+    drv = resolve("driver", no_kfd(fresh()), kb=kb)
+    assert not any("AMD's torch build" in n for s in drv.steps for n in s.notes)
+
+
 def test_core_sdk_refuses_a_gpu_without_a_package_naming_the_targets() -> None:
     with pytest.raises(PlanRefused) as exc:
         resolve("core-sdk", machines()["seed-5600xt"])
