@@ -413,6 +413,8 @@ def test_driver_refuses_a_kernel_newer_than_the_release_lists() -> None:
 def test_7141_is_planned_when_named(tmp_path: Path) -> None:
     """7.14.1's routes, packages and amdgpu-install file are the ones AMD's 7.14.1 install page source prints
     (ROCm/rocm-docs 50600d8d, docs/install/include/200-install.rst): a plan naming it installs from them."""
+    rel = load_kb().release("7.14.1")
+    assert rel is not None and rel.remove_first == "<=7.2.4"  # "If you have ROCm 7.2.4 or older installed, ..."
     rp = resolve(plan_copy(tmp_path, "core-sdk", {'rocm = "newest"': 'rocm = "7.14.1"'}), fresh())
     assert dict(rp.target)["rocm"] == "7.14.1"
     argvs = [a.argv for a in actions(rp, "core_sdk_install")]
