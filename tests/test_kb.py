@@ -284,7 +284,15 @@ def test_amdgpu_install_urls(kb: KnowledgeBase) -> None:
     assert kb.amdgpu_install_url("6.1.2", "ubuntu", "24.04", "noble") is None  # 24.04 not supported by 6.1
     assert kb.amdgpu_install_url("10.0.0", "ubuntu", "24.04", "noble") == \
         "https://repo.radeon.com/amdgpu-install/31.50/ubuntu/noble/amdgpu-install_31.50.315000-1_all.deb"
-    assert kb.amdgpu_install_url("10.1.0", "ubuntu", "24.04", "noble") is None  # not read
+    # AMD's 10.1.0 and 7.14.1 install page sources (ROCm/rocm-docs f47eb2f8 / 50600d8d,
+    # docs/install/include/200-install.rst): driver-numbered directories 31.60 and 31.40.1
+    assert kb.amdgpu_install_url("10.1.0", "ubuntu", "24.04", "noble") == \
+        "https://repo.radeon.com/amdgpu-install/31.60/ubuntu/noble/amdgpu-install_31.60.316000-1_all.deb"
+    assert kb.amdgpu_install_url("10.1.0", "rhel", "9.6", None) == \
+        "https://repo.radeon.com/amdgpu-install/31.60/rhel/9.6/amdgpu-install-31.60.316000-1.el9.noarch.rpm"
+    assert kb.amdgpu_install_url("7.14.1", "ubuntu", "26.04", "resolute") == \
+        "https://repo.radeon.com/amdgpu-install/31.40.1/ubuntu/resolute/amdgpu-install_31.40.1.314001-1_all.deb"
+    assert kb.amdgpu_install_url("10.1.0", "debian", "12", None) is None  # the page offers none for Debian
     assert kb.amdgpu_install_url("6.2.4", "arch", None, None) is None
     assert kb.amdgpu_install_url("9.9.9", "ubuntu", "22.04", "jammy") is None
 

@@ -101,11 +101,12 @@ def test_710_and_1010_are_recognisable_and_say_what_is_unknown() -> None:
     r = kb.release("10.1.0")
     assert r is not None and r.install_path == "/opt/rocm/core-10.1"
     assert "amdrocm10.1-gfx*" in r.packages and "amdrocm10.1" in r.packages
-    assert r.distros is None and r.routes is None and not r.amdgpu_install  # not read: null, with the reason
-    assert r.uncertain and "amdgpu-install" in r.uncertain and "not planned" in r.uncertain
-    # the planner still takes 10.0.0 for an install and says why not 10.1.0
+    assert r.distros is not None and r.routes is not None and r.amdgpu_install  # read from AMD's 10.1.0 page
+    assert r.uncertain and "torch" in r.uncertain
+    assert load_kb().vendor_wheels("10.1.0") == ()  # AMD's torch for 10.1 not read
+    # the core-sdk plan (AMD's torch for its release) still takes 10.0.0 and says why not 10.1.0
     step = next(s for s in resolve("core-sdk", fresh()).steps if s.kind == "core_sdk_install")
-    assert any("10.1.0 is newer" in n for n in step.notes)
+    assert any("10.1.0 is newer" in n and "torch" in n for n in step.notes)
 
 
 def test_1010_machine_is_recognised_by_detection() -> None:
@@ -191,10 +192,14 @@ def test_driver_plan_changes_nothing_else_system_wide() -> None:
 
 def test_7141_and_1010_package_facts_come_from_therocks_release_branches() -> None:
     """7.14.1 and 10.1.0: package names and install path by TheRock's packaging rule on each release branch (repository,
-    commit and path cited); what no upstream record gives (OS list, gfx list, amdgpu-install, driver) stays null."""
+    commit and path cited); OS list, gfx list, amdgpu-install and driver from AMD's own install page source of that
+    release (ROCm/rocm-docs, commit and path cited)."""
     kb = load_kb()
-    for version, series, commit in (("7.14.1", "7.14", "f51dc6c91e0d3214f22853fd5cb3f96dbc7d2c4b"),
-                                    ("10.1.0", "10.1", "430a8a89c53825cba82cd73a20ca84cd0eeb0868")):
+    for version, series, commit, docs, driver in (
+            ("7.14.1", "7.14", "f51dc6c91e0d3214f22853fd5cb3f96dbc7d2c4b", "50600d8da151e4ca8ce7fec9f68fa3048cc5bd85",
+             "31.40.1"),
+            ("10.1.0", "10.1", "430a8a89c53825cba82cd73a20ca84cd0eeb0868", "f47eb2f8ba97787da0cfd5166d1afbf42956fd9d",
+             "31.60")):
         r = kb.release(version)
         assert r is not None and r.install_path == f"/opt/rocm/core-{series}"
         assert {f"amdrocm{series}", f"amdrocm{series}-gfx*", f"amdrocm-core-sdk{series}*",
@@ -203,5 +208,7 @@ def test_7141_and_1010_package_facts_come_from_therocks_release_branches() -> No
         assert {s.rsplit(f"{commit}/", 1)[1] for s in cited} >= {
             "version.json", "build_tools/packaging/linux/packaging_utils.py", "build_tools/packaging/linux/build_package.py"}
         assert not any("daMustermann" in s for s in r.sources)  # a secondary guide is no longer the source
-        assert r.distros is None and r.gfx is None and not r.amdgpu_install and r.driver_version is None
-        assert r.uncertain and "null" in r.uncertain
+        page = f"https://github.com/ROCm/rocm-docs/blob/{docs}/docs/install/include/200-install.rst"
+        assert page in r.sources and r.driver_version == driver and r.gfx is not None and r.distros is not None
+        assert all(f"/amdgpu-install/{driver}/" in u for u in r.amdgpu_install.values())
+        assert r.kmd_compat is None and r.uncertain and "kmd_compat" in r.uncertain

@@ -126,14 +126,18 @@ def test_overstated_and_miscited_known_issues(kb: KnowledgeBase) -> None:
 
 
 def test_new_core_sdk_releases_and_dates(kb: KnowledgeBase) -> None:
-    assert _some(kb.release("7.14.1")).date == "2026-08-31"
+    # AMD's own date (ROCm/rocm-docs 59ac36be docs/conf.py GA_DATE; docs/release/versions.rst)
+    assert _some(kb.release("7.14.1")).date == "2026-09-02"
     assert _some(kb.release("10.1.0")).date == "2026-10-05"
     r10 = _some(kb.release("10.0.0"))
     assert r10.date == "2026-08-26" and "approximate" not in (r10.uncertain or "")
     assert all("https://github.com/ROCm/TheRock/releases" in _some(kb.release(v)).sources for v in ("7.14.1", "10.0.0", "10.1.0"))
-    # what was not read stays null, with the reason
+    # read from AMD's 10.1.0 page sources; what was not read stays null, with the reason
     r101 = _some(kb.release("10.1.0"))
-    assert r101.install_path == "/opt/rocm/core-10.1" and r101.distros is None and r101.uncertain  # audit R9
+    assert r101.install_path == "/opt/rocm/core-10.1" and r101.distros is not None and r101.driver_version == "31.60"
+    assert r101.kmd_compat is None and "kmd_compat" in _some(r101.uncertain)  # audit R9
+    assert any("f47eb2f8ba97787da0cfd5166d1afbf42956fd9d/docs/install/include/200-install.rst" in s
+               for s in r101.sources)
 
 
 def test_legacy_line_ends_at_7_2_4_and_10_x_removes_it_first(kb: KnowledgeBase) -> None:

@@ -60,9 +60,9 @@ def test_core_sdk_uses_the_kbs_repository_key_and_per_gfx_package() -> None:
     assert rel is not None and rel.routes is not None and rel.routes.apt is not None
     rp = resolve("core-sdk", fresh())
     t = dict(rp.target)
-    assert t["rocm"] == "10.0.0"  # 10.1.0 is newer but lacks its routes: noted, not guessed
+    assert t["rocm"] == "10.0.0"  # 10.1.0 is newer but AMD's torch for it is not in the KB: noted, not guessed
     step = next(s for s in rp.steps if s.kind == "core_sdk_install")
-    assert any("10.1.0 is newer" in n and "routes" in n for n in step.notes)
+    assert any("10.1.0 is newer" in n and "AMD's torch build" in n for n in step.notes)
     argvs = [a.argv for a in step.actions]
     assert ("wget", "-q", "-O", f"{STATE_DIR}/downloads/amdrocm-10.0.0.key", rel.routes.apt.key_url) in argvs
     source = next(a for a in argvs if "/etc/apt/sources.list.d/amdrocm.sources" in a)
@@ -116,12 +116,34 @@ def test_a_missing_fact_refuses_and_names_it(tmp_path: Path) -> None:
     with pytest.raises(PlanRefused) as exc:  # a plan naming 10.0.0
         resolve(plan_copy(tmp_path, "core-sdk", {'rocm = "newest"': 'rocm = "10.0.0"'}), fresh(), kb=kb)
     assert any("10.0.0" in r and "routes.apt" in r for r in exc.value.reasons), exc.value.reasons
-    # "newest" falls back to the newest release that has the facts (7.14.0's one-line repository)
+    # "newest" falls back to the newest release that has the facts (7.14.1's one-line repository, read from AMD's
+    # 7.14.1 install page source; 10.1.0 has no AMD torch build in the KB)
     rp = resolve("core-sdk", fresh(), kb=kb)
-    assert dict(rp.target)["rocm"] == "7.14.0"
+    assert dict(rp.target)["rocm"] == "7.14.1"
     step = next(s for s in rp.steps if s.kind == "core_sdk_install")
     assert ("apt-get", "install", "-y", "amdrocm7.14-gfx1201") in [a.argv for a in step.actions]
     assert any("/etc/apt/sources.list.d/amdrocm.list" in a.argv for a in step.actions)
+
+
+def test_newest_skips_a_release_without_amds_torch_build(tmp_path: Path) -> None:
+    """The core-sdk plan installs AMD's torch for its release: "newest" is the newest release whose install facts
+    and torch build the knowledge base both has; a newer one without that build is noted, not planned into a
+    refusal. The driver plan (no torch) is not held back by it."""
+    from wizard.kb import KB_DIR
+
+    d = tmp_path / "kb"
+    shutil.copytree(KB_DIR, d, ignore=kb_files_only)
+    data = json.loads((d / "torch_wheels.json").read_text())
+    data["vendor_wheels"] = [v for v in data["vendor_wheels"] if v["sdk"] != "10.0.0"]
+    (d / "torch_wheels.json").write_text(json.dumps(data, indent=1))
+    kb = load_kb(str(d))
+    assert kb.vendor_wheels("10.0.0") == () and kb.vendor_wheels("7.14.0")
+    rp = resolve("core-sdk", fresh(), kb=kb)
+    assert dict(rp.target)["rocm"] != "10.0.0"
+    step = next(s for s in rp.steps if s.kind == "core_sdk_install")
+    assert any("10.0.0 is newer" in n and "AMD's torch build" in n for n in step.notes), step.notes
+    drv = resolve("driver", no_kfd(fresh()), kb=kb)
+    assert not any("AMD's torch build" in n for s in drv.steps for n in s.notes)
 
 
 def test_core_sdk_refuses_a_gpu_without_a_package_naming_the_targets() -> None:
@@ -201,14 +223,14 @@ def test_channel_is_validated(tmp_path: Path) -> None:
 
 def test_driver_installs_only_amdgpu_dkms_from_amds_driver_repository_and_reboots() -> None:
     """Audit 2026-11b A7: AMD's driver-only route (amdgpu-dkms with the kernel headers, dkms status), never
-    amdgpu-install's --usecase lines, which AMD documents as the full ROCm and graphics install."""
-    kb = load_kb()
-    rel = kb.release("10.0.0")
-    assert rel is not None
+    amdgpu-install's --usecase lines, which AMD documents as the full ROCm and graphics install.
+    The newest Core SDK release with every driver fact is 10.1.0: amdgpu-install 31.60 as AMD's 10.1.0 install page
+    source prints it (ROCm/rocm-docs f47eb2f8, docs/install/include/200-install.rst)."""
     facts = no_kfd(fresh())
     rp = resolve("driver", facts)
+    assert dict(rp.target)["rocm"] == "10.1.0"
     argvs = [a.argv for a in actions(rp, "kernel_driver")]
-    url = rel.amdgpu_install["noble"]
+    url = "https://repo.radeon.com/amdgpu-install/31.60/ubuntu/noble/amdgpu-install_31.60.316000-1_all.deb"
     assert any(url in a for a in argvs)
     assert not [a for a in argvs if a[0] == "amdgpu-install"]  # no usecase: no ROCm, no graphics stack
     install = ("sh", "-c", 'apt-get install -y "linux-headers-$(uname -r)" "linux-modules-extra-$(uname -r)" '
@@ -363,21 +385,68 @@ def test_wheel_preflight_accepts_a_pure_wheel_only_for_amds_builds() -> None:
 
 
 def test_driver_refuses_a_kernel_newer_than_the_release_lists() -> None:
-    """10.0.0's release notes list the kernel series supported per distribution (Ubuntu 24.04.4: GA 6.8, HWE/OEM
-    6.17): a newer distribution kernel is refused, a listed one is planned, a distribution without a list is not
-    refused on that ground."""
+    """The driver plan's release (10.1.0) lists the kernel series supported per distribution (ROCm/rocm-docs 9bcf25db
+    docs/data/os-support.yaml, Ubuntu 24.04.5: GA 6.8, HWE 7.0; 10.0.0's release notes: GA 6.8, HWE/OEM 6.17): a
+    newer distribution kernel is refused, a listed one is planned, a distribution without a list is not refused on
+    that ground."""
     facts = no_kfd(fresh())
     assert facts.os.id == "ubuntu" and facts.os.version == "24.04"
-    newer = record.replace(facts, os=record.replace(facts.os, kernel="6.20.0-10-generic"))
+    newer = record.replace(facts, os=record.replace(facts.os, kernel="7.2.0-10-generic"))
     with pytest.raises(PlanRefused) as exc:
         resolve("driver", newer)
-    assert any("6.20.0-10-generic" in r and "newer than" in r and "6.8, 6.17" in r for r in exc.value.reasons), \
+    assert any("7.2.0-10-generic" in r and "newer than" in r and "6.8, 7.0" in r for r in exc.value.reasons), \
         exc.value.reasons
-    for listed in ("6.17.0-14-generic", "6.8.0-90-generic"):
+    for listed in ("7.0.0-14-generic", "6.17.0-14-generic", "6.8.0-90-generic"):
         ok = record.replace(facts, os=record.replace(facts.os, kernel=listed))
         assert [a for a in actions(resolve("driver", ok), "kernel_driver")], listed
     from steps.kernel_driver import kernel_too_new
 
     rel = load_kb().release("10.0.0")
     assert rel is not None and kernel_too_new(rel, newer) is not None
+    assert kernel_too_new(rel, record.replace(facts, os=record.replace(facts.os, kernel="6.20.0-10-generic")))
     assert kernel_too_new(record.replace(rel, kernel_series={}), newer) is None  # no list: not refused on that ground
+
+
+# --- 7.14.1 and 10.1.0 from AMD's own install page sources ------------------------------------------
+
+
+def test_7141_is_planned_when_named(tmp_path: Path) -> None:
+    """7.14.1's routes, packages and amdgpu-install file are the ones AMD's 7.14.1 install page source prints
+    (ROCm/rocm-docs 50600d8d, docs/install/include/200-install.rst): a plan naming it installs from them."""
+    rel = load_kb().release("7.14.1")
+    assert rel is not None and rel.remove_first == "<=7.2.4"  # "If you have ROCm 7.2.4 or older installed, ..."
+    rp = resolve(plan_copy(tmp_path, "core-sdk", {'rocm = "newest"': 'rocm = "7.14.1"'}), fresh())
+    assert dict(rp.target)["rocm"] == "7.14.1"
+    argvs = [a.argv for a in actions(rp, "core_sdk_install")]
+    assert ("wget", "-q", "-O", f"{STATE_DIR}/downloads/amdrocm-7.14.1.key",
+            "https://repo.amd.com/rocm/packages-multi-arch/gpg/rocm.gpg") in argvs
+    source = next(a for a in argvs if "/etc/apt/sources.list.d/amdrocm.list" in a)
+    assert "https://repo.amd.com/rocm/packages-multi-arch/ubuntu2404 stable main" in source[-1]
+    assert ("apt-get", "install", "-y", "amdrocm7.14-gfx1201") in argvs
+    pin = next(a for a in actions(rp, "pip_pin") if "--index-url" in a.argv).argv
+    assert pin[pin.index("--index-url") + 1] == "https://repo.amd.com/rocm/whl-multi-arch/"
+    assert "rocm[libraries,device-gfx1201]==7.14.1" in pin
+    driver = resolve(plan_copy(tmp_path, "driver", {'rocm = "newest"': 'rocm = "7.14.1"'}), no_kfd(fresh()))
+    url = "https://repo.radeon.com/amdgpu-install/31.40.1/ubuntu/noble/amdgpu-install_31.40.1.314001-1_all.deb"
+    assert any(url in a for a in (a.argv for a in actions(driver, "kernel_driver")))
+
+
+def test_1010_core_sdk_install_is_planned_when_named_on_rhel(tmp_path: Path) -> None:
+    """10.1.0 named on RHEL 9.6: AMD's 10.1.0 RPM repository and per-gfx package; its pip requirement is the
+    page's; without AMD's torch build for 10.1.0 in the knowledge base the torch half is refused, named."""
+    facts = fresh()
+    rhel = record.replace(facts, os=record.replace(facts.os, id="rhel", version="9.6", codename=None, like=("fedora",),
+                                                   pretty_name="Red Hat Enterprise Linux 9.6",
+                                                   package_manager="dnf"))
+    kb = load_kb()
+    rel = kb.release("10.1.0")
+    assert rel is not None and rel.routes is not None and rel.routes.rpm is not None
+    assert rel.routes.rpm.repos["rhel9"] == "https://stable.repo.amd.com/rocm/core/packages/rhel9/x86_64"
+    assert rel.routes.pip_requirement == "rocm[libraries,device-{gfx}]==10.1.0"
+    from steps.core_sdk_install import release_facts
+
+    assert release_facts(rel, rhel) == []  # every install fact is there
+    with pytest.raises(PlanRefused) as exc:
+        resolve(plan_copy(tmp_path, "core-sdk", {'rocm = "newest"': 'rocm = "10.1.0"'}), rhel)
+    assert any("no AMD torch build for ROCm Core SDK 10.1.0" in r for r in exc.value.reasons), exc.value.reasons
+    assert not any("routes" in r or "10.1.0 is not in" in r for r in exc.value.reasons), exc.value.reasons

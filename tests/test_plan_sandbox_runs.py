@@ -31,8 +31,8 @@ def test_driver_plan_end_to_end_on_a_fresh_machine(tmp_path: Path) -> None:
     assert plans["driver"]["recommended"] and not plans["pip-only"]["applicable"]
     first = wizard(["--sandbox", box, "--plan", "driver", "--yes"])
     assert first.returncode == 3, first.stdout[-3000:] + first.stderr[-2000:]  # stopped for the reboot
-    rel = load_kb().release("10.0.0")
-    assert rel is not None
+    rel = load_kb().release("10.1.0")  # the newest Core SDK release with every driver fact (31.60)
+    assert rel is not None and rel.driver_version == "31.60"
     root = Path(box)
     assert not calls(root, "amdgpu-install")  # the driver only: no usecase line (no ROCm, no graphics stack)
     assert any(a[:1] == ["install"] and "amdgpu-dkms" in a for a in calls(root, "apt-get"))
@@ -41,7 +41,7 @@ def test_driver_plan_end_to_end_on_a_fresh_machine(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     state = end_state(root)
     assert "amdgpu-dkms" in state["dpkg"] and "amdgpu-install" in state["dpkg"]
-    assert "repo.radeon.com/amdgpu/31.50/ubuntu noble" in state["apt"]["amdgpu.list"]
+    assert "repo.radeon.com/amdgpu/31.60/ubuntu noble" in state["apt"]["amdgpu.list"]
     assert (root / "dev/kfd").exists()
     status = json.loads(wizard(["--sandbox", box, "status", "--json"]).stdout)
     assert status["state"] == "done"

@@ -368,7 +368,9 @@ def _release_complete(kinds: list[Any], rel: Release, facts: Facts) -> list[str]
 def _choose_release(pf: PlanFile, facts: Facts, kb: KnowledgeBase, reasons: list[str]) -> tuple[Release | None,
                                                                                                  tuple[str, ...]]:
     """The target release: as named, or for "newest" the newest release of the stream whose facts every
-    step of the plan finds complete for this machine (newer ones lacking a fact are noted, not guessed)."""
+    step of the plan finds complete for this machine, and, where the plan takes AMD's torch for that release
+    (index "core-sdk"), for which the knowledge base has that build (newer ones lacking a fact are noted, not
+    guessed)."""
     from wizard.steps import kind as step_kind
 
     t = pf.target
@@ -385,6 +387,8 @@ def _choose_release(pf: PlanFile, facts: Facts, kb: KnowledgeBase, reasons: list
     lacking: list[tuple[str, list[str]]] = []
     for rel in sorted(kb.releases(stream), key=lambda r: _v(r.version), reverse=True):
         missing = _release_complete(kinds, rel, facts)
+        if t.torch is not None and t.index == "core-sdk" and not kb.vendor_wheels(rel.version):
+            missing.append("AMD's torch build for it (torch_wheels.json vendor_wheels)")
         if not missing:
             return rel, tuple(f"ROCm {v} is newer, but the knowledge base lacks {'; '.join(what)}: not planned"
                               for v, what in lacking)

@@ -10,7 +10,7 @@
 # ROCm now: 10.0.0 (core-sdk)
 # driver: amdgpu in-tree
 # python env: /home/user/therock: torch 2.14.1
-# target: stream driver, rocm 10.0.0, gfx gfx1100
+# target: stream driver, rocm 10.1.0, gfx gfx1100
 # why: For the many setups whose ROCm comes from a pip wheel or a container: only the kernel
 # driver is needed, and /dev/kfd is how it shows. When the running kernel's own amdgpu driver is
 # enough (/dev/kfd present; for a Ryzen APU a kernel as new as the knowledge base says it needs)

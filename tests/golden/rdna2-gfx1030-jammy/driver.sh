@@ -8,7 +8,7 @@
 # machine: Ubuntu 22.04.4 LTS (x86_64), kernel 6.5.0-35-generic [recorded:rdna2-gfx1030-jammy]
 # GPU: AMD Radeon RX 6950 XT (gfx1030)
 # python env: (recorded): torch 2.3.0+rocm6.0
-# target: stream driver, rocm 10.0.0, gfx gfx1030
+# target: stream driver, rocm 10.1.0, gfx gfx1030
 # why: For the many setups whose ROCm comes from a pip wheel or a container: only the kernel
 # driver is needed, and /dev/kfd is how it shows. When the running kernel's own amdgpu driver is
 # enough (/dev/kfd present; for a Ryzen APU a kernel as new as the knowledge base says it needs)

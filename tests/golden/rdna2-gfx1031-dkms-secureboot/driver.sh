@@ -11,7 +11,7 @@
 # ROCm now: 6.2.4 (legacy)
 # driver: amdgpu dkms 6.8.5
 # python env: /home/user/venv: torch 2.5.1+rocm6.2
-# target: stream driver, rocm 10.0.0, gfx gfx1031
+# target: stream driver, rocm 10.1.0, gfx gfx1031
 # why: For the many setups whose ROCm comes from a pip wheel or a container: only the kernel
 # driver is needed, and /dev/kfd is how it shows. When the running kernel's own amdgpu driver is
 # enough (/dev/kfd present; for a Ryzen APU a kernel as new as the knowledge base says it needs)

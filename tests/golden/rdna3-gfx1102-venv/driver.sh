@@ -9,7 +9,7 @@
 # GPU: AMD Radeon RX 7600 XT (gfx1102)
 # driver: amdgpu in-tree
 # python env: /home/user/sd: torch 2.6.0+rocm6.2.4
-# target: stream driver, rocm 10.0.0, gfx gfx1102
+# target: stream driver, rocm 10.1.0, gfx gfx1102
 # why: For the many setups whose ROCm comes from a pip wheel or a container: only the kernel
 # driver is needed, and /dev/kfd is how it shows. When the running kernel's own amdgpu driver is
 # enough (/dev/kfd present; for a Ryzen APU a kernel as new as the knowledge base says it needs)

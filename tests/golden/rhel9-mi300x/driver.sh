@@ -11,7 +11,7 @@
 # GPU: AMD Instinct MI300X (gfx942)
 # ROCm now: 6.1.2 (legacy)
 # driver: amdgpu dkms 6.7.0
-# target: stream driver, rocm 10.0.0, gfx gfx942
+# target: stream driver, rocm 10.1.0, gfx gfx942
 # why: For the many setups whose ROCm comes from a pip wheel or a container: only the kernel
 # driver is needed, and /dev/kfd is how it shows. When the running kernel's own amdgpu driver is
 # enough (/dev/kfd present; for a Ryzen APU a kernel as new as the knowledge base says it needs)

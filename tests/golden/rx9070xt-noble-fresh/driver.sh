@@ -8,7 +8,7 @@
 # machine: Ubuntu 24.04.1 LTS (noble), kernel 6.8.0-48-generic [built:rx9070xt-noble-fresh]
 # GPU: AMD Radeon RX 9070 XT (gfx1201)
 # driver: amdgpu in-tree
-# target: stream driver, rocm 10.0.0, gfx gfx1201
+# target: stream driver, rocm 10.1.0, gfx gfx1201
 # why: For the many setups whose ROCm comes from a pip wheel or a container: only the kernel
 # driver is needed, and /dev/kfd is how it shows. When the running kernel's own amdgpu driver is
 # enough (/dev/kfd present; for a Ryzen APU a kernel as new as the knowledge base says it needs)

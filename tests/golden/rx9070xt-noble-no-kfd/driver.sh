@@ -7,7 +7,7 @@
 #
 # machine: Ubuntu 24.04 LTS (noble) [recorded:rx9070xt-noble-no-kfd]
 # GPU: AMD Radeon RX 9070 XT / 9070 GRE / 9070 (gfx1201)
-# target: stream driver, rocm 10.0.0, gfx gfx1201
+# target: stream driver, rocm 10.1.0, gfx gfx1201
 # why: For the many setups whose ROCm comes from a pip wheel or a container: only the kernel
 # driver is needed, and /dev/kfd is how it shows. When the running kernel's own amdgpu driver is
 # enough (/dev/kfd present; for a Ryzen APU a kernel as new as the knowledge base says it needs)
@@ -146,7 +146,7 @@ while True:
         said = waited
     time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock; then echo 'preflight failed: package-lock: the package manager'"'"'s lock is free (waits up to 120 s)' >&2; exit 1; fi
   # package-url: the amdgpu-install package for this distro exists
-  if ! wget -q --spider https://repo.radeon.com/amdgpu-install/31.50/ubuntu/noble/amdgpu-install_31.50.315000-1_all.deb; then echo 'preflight failed: package-url: the amdgpu-install package for this distro exists' >&2; exit 1; fi
+  if ! wget -q --spider https://repo.radeon.com/amdgpu-install/31.60/ubuntu/noble/amdgpu-install_31.60.316000-1_all.deb; then echo 'preflight failed: package-url: the amdgpu-install package for this distro exists' >&2; exit 1; fi
   # secure-boot: Secure Boot does not block the DKMS module
   if ! sh -c 'if mokutil --sb-state 2>/dev/null | grep -q "SecureBoot enabled"; then echo "Secure Boot is on and the plan installs a DKMS module without MOK enrolment" >&2; exit 1; fi'; then echo 'preflight failed: secure-boot: Secure Boot does not block the DKMS module' >&2; exit 1; fi
   mark_done 1
@@ -290,17 +290,14 @@ fi
 # note: nothing to purge
 # skipped: no installed ROCm release that AMD says to uninstall before this driver
 
-# ---- step 4/7: kernel_driver: The amdgpu kernel driver (amdgpu-dkms, driver 31.50)
-# note: amdgpu-install 31.50 (ROCm Core SDK 10.0.0) adds AMD's driver repository:
-# https://repo.radeon.com/amdgpu-install/31.50/ubuntu/noble/amdgpu-install_31.50.315000-1_all.deb
+# ---- step 4/7: kernel_driver: The amdgpu kernel driver (amdgpu-dkms, driver 31.60)
+# note: amdgpu-install 31.60 (ROCm Core SDK 10.1.0) adds AMD's driver repository:
+# https://repo.radeon.com/amdgpu-install/31.60/ubuntu/noble/amdgpu-install_31.60.316000-1_all.deb
 # note: the driver only: amdgpu-dkms and the kernel headers, not amdgpu-install's --usecase lines
 # (AMD documents those as the full ROCm and graphics install)
 # note: why: /dev/kfd is missing, the amdgpu driver is not known to be loaded
 # note: builds the amdgpu-dkms kernel module: a reboot loads it, then /dev/kfd must exist (ls -l
 # /dev/kfd; the pip plans check it)
-# note: ROCm 10.1.0 is newer, but the knowledge base lacks driver_version (the amdgpu-install 31.x
-# line); an amdgpu-install package for ubuntu 24.04; distros (the distributions it supports): not
-# planned
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
 if step_done 4 && ! sh -c 'dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$1" 2>/dev/null | grep -q "^ii"' sh amdgpu-dkms >/dev/null 2>&1; then drift 4 'the driver package is installed'; fi
 if ! step_done 4; then
@@ -361,12 +358,12 @@ while True:
   if ! test -d /var/lib/rocm-wizard/downloads; then
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
   fi
-  # download amdgpu-install 31.50
-  if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install_31.50.315000-1_all.deb; then
-    sudo -- wget -q -O /var/lib/rocm-wizard/downloads/amdgpu-install_31.50.315000-1_all.deb https://repo.radeon.com/amdgpu-install/31.50/ubuntu/noble/amdgpu-install_31.50.315000-1_all.deb
+  # download amdgpu-install 31.60
+  if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install_31.60.316000-1_all.deb; then
+    sudo -- wget -q -O /var/lib/rocm-wizard/downloads/amdgpu-install_31.60.316000-1_all.deb https://repo.radeon.com/amdgpu-install/31.60/ubuntu/noble/amdgpu-install_31.60.316000-1_all.deb
   fi
   # install the amdgpu-install package: it adds AMD's driver repository (no usecase is run)
-  sudo -- apt-get install -y /var/lib/rocm-wizard/downloads/amdgpu-install_31.50.315000-1_all.deb
+  sudo -- apt-get install -y /var/lib/rocm-wizard/downloads/amdgpu-install_31.60.316000-1_all.deb
   # read AMD's driver repository
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$1" 2>/dev/null | grep -q "^ii"' sh amdgpu-dkms >/dev/null 2>&1; then

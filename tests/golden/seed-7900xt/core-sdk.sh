@@ -581,8 +581,8 @@ fi
 
 # ---- step 4/9: core_sdk_install: Install ROCm Core SDK 10.0.0 from AMD's package repository
 # note: packages: amdrocm10.0-gfx1100
-# note: ROCm 10.1.0 is newer, but the knowledge base lacks routes (AMD's package repository and
-# key): not planned
+# note: ROCm 10.1.0 is newer, but the knowledge base lacks AMD's torch build for it
+# (torch_wheels.json vendor_wheels): not planned
 # note: repository: https://stable.repo.amd.com/rocm/core/packages/ubuntu2204/ (suite stable,
 # deb822 source /etc/apt/sources.list.d/amdrocm.sources), key
 # https://stable.repo.amd.com/rocm/gpg/packages.gpg
