@@ -205,6 +205,13 @@ def _p_igpu_and_dgpu(f: Facts, arg: object) -> list[str] | None:
         "none of HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES is set"]
 
 
+# Errors KFD's own open returns once the device's file mode let the process in (kfd_open in
+# drivers/gpu/drm/amd/amdkfd/kfd_chardev.c: the process could not be created, CWSR set-up on an APU failed, KFD is
+# locked): not a missing device or a permission, so not a reason to touch groups or the driver.
+_KFD_REFUSED = lazy_re.compile(r"invalid argument|cannot allocate memory|bad address|resource temporarily unavailable",
+                               re.IGNORECASE)
+
+
 def _p_kfd_inaccessible(f: Facts, arg: object) -> list[str] | None:
     d = f.driver
     if f.is_root:
@@ -213,7 +220,7 @@ def _p_kfd_inaccessible(f: Facts, arg: object) -> list[str] | None:
         why = (" (the amdgpu driver is not loaded)" if d.loaded is False else
                " (inside a container: it was not passed in)" if f.in_container is True and d.loaded is True else "")
         return [f"/dev/kfd does not exist{why}"]
-    if d.kfd_accessible is False:
+    if d.kfd_accessible is False and not (d.kfd_error and _KFD_REFUSED.search(d.kfd_error)):
         return [f"/dev/kfd is not readable and writable by {d.user or 'this user'}"]
     return None
 
