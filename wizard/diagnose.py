@@ -691,7 +691,8 @@ def _override_known(f: Facts) -> bool:
 # only where the facts decide against it, and (for the software facts in _NO_VETO) a finding whose signature
 # matched this machine's own text is not vetoed by an unknown fact, only marked "to check".
 _DECIDED: dict[str, Callable[[Facts], bool]] = {
-    "torch_build": lambda f: any(e.torch for e in f.python_envs),
+    # a torch version without its build tag ("2.4.1" from a log) does not say which build it is
+    "torch_build": lambda f: any(e.torch and e.build for e in f.python_envs),
     "torch_version": lambda f: any(e.torch for e in f.python_envs),
     "wheel_lacks_gfx": lambda f: any(e.gfx_targets for e in f.python_envs),
     "therock_missing_device": lambda f: any(_therock_env(e) and _device_packages_known(e) for e in f.python_envs),

@@ -1,0 +1,51 @@
+"""Causes a recorded machine's own text states in words (issue 21): the signature families that match how people
+write a cause down ("I use torch-cpu", "/dev/kfd owned by group render instead of video", "Secure Boot was
+preventing the kernel from loading the amdgpu module"), and the facts that leave a condition undecided (a torch
+version without its build tag). Each case has a near miss that must stay silent."""
+
+from __future__ import annotations
+
+import pytest
+
+from wizard.diagnose import Finding, diagnose
+from wizard.kb.families import family_of_gfx
+from wizard.model import Driver, EvidenceText, Facts, Gpu, OsInfo, PythonEnv
+
+pytestmark = pytest.mark.unit
+
+
+def _gpu(gfx: str, integrated: bool = False) -> Gpu:
+    return Gpu(name=f"AMD {gfx}", gfx=gfx, integrated=integrated, family=family_of_gfx(gfx))
+
+
+def _facts(text: str, *gpus: Gpu, own: bool = True, **kw: object) -> Facts:
+    return Facts(gpus=gpus, origin="test", texts=(EvidenceText("paste.txt", text, 1, "text", own),),
+                 **kw)  # type: ignore[arg-type]
+
+
+def _by_id(facts: Facts) -> dict[str, Finding]:
+    return {f.id: f for f in diagnose(facts)}
+
+
+def test_a_stated_cpu_torch_is_a_cause_without_its_version() -> None:
+    text = "Finally I find the problem is that I use torch-cpu rather than torch-gpu."
+    found = _by_id(_facts(text, _gpu("gfx1030")))["torch-cpu-build"]
+    assert found.to_check is None
+    for near in ("I don't use torch-cpu, I installed torch from the rocm6.2 index.",
+                 "torch.cuda.is_available() returns False on my RX 6800"):
+        assert "torch-cpu-build" not in _by_id(_facts(near, _gpu("gfx1030"))), near
+    # a ROCm torch the facts show decides against it
+    rocm = PythonEnv(path="/v", torch="2.5.1+rocm6.2", build="rocm")
+    assert "torch-cpu-build" not in _by_id(_facts(text, _gpu("gfx1030"), python_envs=(rocm,)))
+
+
+def test_a_torch_version_without_its_build_tag_leaves_the_build_undecided() -> None:
+    text = "# [bug]: Installer installs torch CUDA even when ROCm is selected"
+    bare = PythonEnv(path=None, torch="2.4.1", kind="recorded")  # read from a log line: no +rocm/+cu tag
+    found = _by_id(_facts(text, _gpu("gfx1032"), python_envs=(bare,)))["torch-not-rocm-build"]
+    assert found.to_check is None
+    rocm = PythonEnv(path=None, torch="2.4.1+rocm6.1", build="rocm", kind="recorded")
+    assert "torch-not-rocm-build" not in _by_id(_facts(text, _gpu("gfx1032"), python_envs=(rocm,)))
+    for near in ("I installed torch with ROCm support in a fresh venv.",
+                 "The installer installs torch with CUDA support only when an NVIDIA GPU is selected, and not here."):
+        assert "torch-not-rocm-build" not in _by_id(_facts(near, _gpu("gfx1032"), python_envs=(bare,))), near
