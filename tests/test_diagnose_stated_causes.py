@@ -49,3 +49,15 @@ def test_a_torch_version_without_its_build_tag_leaves_the_build_undecided() -> N
     for near in ("I installed torch with ROCm support in a fresh venv.",
                  "The installer installs torch with CUDA support only when an NVIDIA GPU is selected, and not here."):
         assert "torch-not-rocm-build" not in _by_id(_facts(near, _gpu("gfx1032"), python_envs=(bare,))), near
+
+
+def test_secure_boot_stated_as_blocking_amdgpu_is_a_cause_where_its_state_was_not_read() -> None:
+    text = ("The cause was related to Secure Boot, which was preventing the kernel from loading the amdgpu module.")
+    found = _by_id(_facts(text))["secure-boot-dkms"]
+    assert found.to_check is None
+    assert _by_id(_facts("modprobe: ERROR: could not insert 'amdgpu': Key was rejected by service"))["secure-boot-dkms"]
+    for near in ("I checked that Secure Boot is not blocking the amdgpu module; it still does not load.",
+                 "Secure Boot is disabled in the BIOS. amdgpu fails to load after the update."):
+        assert "secure-boot-dkms" not in _by_id(_facts(near)), near
+    # detection read Secure Boot off: the sentence is about another time, not this machine's state
+    assert "secure-boot-dkms" not in _by_id(_facts(text, os=OsInfo(secure_boot=False)))

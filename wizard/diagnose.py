@@ -696,6 +696,8 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "torch_version": lambda f: any(e.torch for e in f.python_envs),
     "wheel_lacks_gfx": lambda f: any(e.gfx_targets for e in f.python_envs),
     "therock_missing_device": lambda f: any(_therock_env(e) and _device_packages_known(e) for e in f.python_envs),
+    # Secure Boot's state is read from mokutil; a paste rarely shows it, or which amdgpu driver the machine runs
+    "secure_boot_dkms": lambda f: f.os.secure_boot is False or (f.os.secure_boot is True and f.driver.kind is not None),
     "kfd_inaccessible": lambda f: f.is_root is not None or f.driver.kfd_present is not None
     or f.driver.kfd_accessible is not None,
     "not_in_render_group": lambda f: f.driver.in_render_group is not None,
@@ -719,7 +721,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     or not any(g.gfx and _some_release_supports(g.gfx) for g in f.gpus),
 }
 _NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_inaccessible", "not_in_render_group",
-                      "in_render_group", "override_set", "override_spoofs_gpu"})
+                      "in_render_group", "override_set", "override_spoofs_gpu", "secure_boot_dkms"})
 # Conditions that are the cause itself, not a fact that could only rule it out: the failure line shows a symptom
 # (a memory fault), the condition says why. Where the evidence does not decide one, a finding whose signature
 # matched this machine's own text is listed as "to check", not as a cause.
