@@ -61,3 +61,26 @@ def test_secure_boot_stated_as_blocking_amdgpu_is_a_cause_where_its_state_was_no
         assert "secure-boot-dkms" not in _by_id(_facts(near)), near
     # detection read Secure Boot off: the sentence is about another time, not this machine's state
     assert "secure-boot-dkms" not in _by_id(_facts(text, os=OsInfo(secure_boot=False)))
+
+
+def test_kfd_permissions_stated_in_words_where_access_was_not_read() -> None:
+    # /dev/kfd is listed (it exists), but nothing read who may open it
+    present = Driver(kfd_present=True)
+    for text in ("# /dev/kfd has the wrong permissions", "my `/dev/kfd` has the wrong permissions, so ROCm only runs "
+                 "for root."):
+        found = _by_id(_facts(text, driver=present))["kfd-inaccessible"]
+        assert found.to_check is None, text
+    near = "ROCm runs for root and for my user alike; /dev/kfd has the permissions the udev rule sets."
+    assert "kfd-inaccessible" not in _by_id(_facts(near, driver=present))
+    # access read from the machine decides it
+    readable = Driver(kfd_present=True, kfd_accessible=True, user="me")
+    assert "kfd-inaccessible" not in _by_id(_facts("# /dev/kfd has the wrong permissions", driver=readable))
+
+
+def test_kfd_owned_by_render_instead_of_video_stated_in_words() -> None:
+    text = "I ended up with /dev/kfd owned by group `render` instead of group `video`. rocminfo fails as normal user."
+    found = _by_id(_facts(text))["kfd-render-group-not-video"]
+    assert found.to_check is None
+    assert "kfd-render-group-not-video" not in _by_id(_facts("/dev/kfd is owned by group render, and I am in it."))
+    member = Driver(user="me", in_render_group=True, in_video_group=True, groups=("render", "video"))
+    assert "kfd-render-group-not-video" not in _by_id(_facts(text, driver=member))

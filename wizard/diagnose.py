@@ -698,7 +698,8 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "therock_missing_device": lambda f: any(_therock_env(e) and _device_packages_known(e) for e in f.python_envs),
     # Secure Boot's state is read from mokutil; a paste rarely shows it, or which amdgpu driver the machine runs
     "secure_boot_dkms": lambda f: f.os.secure_boot is False or (f.os.secure_boot is True and f.driver.kind is not None),
-    "kfd_inaccessible": lambda f: f.is_root is not None or f.driver.kfd_present is not None
+    # /dev/kfd existing says nothing about who may open it: that is decided by root, its absence, or its access read
+    "kfd_inaccessible": lambda f: f.is_root is True or f.driver.kfd_present is False
     or f.driver.kfd_accessible is not None,
     "not_in_render_group": lambda f: f.driver.in_render_group is not None,
     "in_render_group": lambda f: f.driver.in_render_group is not None,
