@@ -84,3 +84,25 @@ def test_kfd_owned_by_render_instead_of_video_stated_in_words() -> None:
     assert "kfd-render-group-not-video" not in _by_id(_facts("/dev/kfd is owned by group render, and I am in it."))
     member = Driver(user="me", in_render_group=True, in_video_group=True, groups=("render", "video"))
     assert "kfd-render-group-not-video" not in _by_id(_facts(text, driver=member))
+
+
+def test_an_smu_mismatch_named_in_words_is_listed_to_check() -> None:
+    found = _by_id(_facts("# [Issue]: ROCm 7.2 SMU mismatch on Ubuntu 24.04.3 w/ AMD AI Pro R9700 GPU"))
+    assert "smu-interface-mismatch" in found
+    assert "smu-interface-mismatch" not in _by_id(_facts("amdgpu: SMU is initialized successfully!"))
+    assert "smu-interface-mismatch" not in _by_id(_facts("Memory clock mismatch reported by amd-smi; SMU ok"))
+
+
+def test_amdgpu_dkms_failing_on_a_mainline_kernel_is_named() -> None:
+    found = _by_id(_facts("# [Issue]: amdgpu-dkms build fails with Ubuntu mainline kernel 6.18.7"))
+    assert "dkms-mainline-kernel-unsupported" in found
+    for near in ("amdgpu-dkms build fails on 6.8.0-45-generic", "amdgpu-dkms builds fine with the mainline kernel"):
+        assert "dkms-mainline-kernel-unsupported" not in _by_id(_facts(near)), near
+
+
+def test_a_kernel_downgrade_that_fixed_it_points_at_the_driver_build_to_check() -> None:
+    text = "the supported kernels are 4.13 - 4.15, so I downgraded to 4.15. Now it works."
+    found = _by_id(_facts(text))["dkms-build-fails-new-kernel"]
+    assert found.to_check  # a symptom: an in-kernel regression would read the same
+    for near in ("I downgraded the kernel to 4.15 but it still fails.", "I downgraded torch to 2.3 and now it works."):
+        assert "dkms-build-fails-new-kernel" not in _by_id(_facts(near)), near
