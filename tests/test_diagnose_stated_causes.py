@@ -106,3 +106,17 @@ def test_a_kernel_downgrade_that_fixed_it_points_at_the_driver_build_to_check() 
     assert found.to_check  # a symptom: an in-kernel regression would read the same
     for near in ("I downgraded the kernel to 4.15 but it still fails.", "I downgraded torch to 2.3 and now it works."):
         assert "dkms-build-fails-new-kernel" not in _by_id(_facts(near)), near
+
+
+def test_a_gpu_that_works_only_with_the_10_3_0_override_is_listed_to_check() -> None:
+    for text in ("I'm using an RX 6700 XT (gfx1031), which requires `HSA_OVERRIDE_GFX_VERSION` environment variable to "
+                 "be set to 10.3.0 in order for the card to work in ROCm.",
+                 "Everything works fine after I changed the value to 10.3.0."):
+        found = _by_id(_facts(text, _gpu("gfx1031")))["rdna2-variant-needs-override"]
+        assert found.to_check, text  # whether the override is set now is not known from a sentence
+    for near in ("I tried HSA_OVERRIDE_GFX_VERSION=10.3.0 but it still crashes.",
+                 "It doesn't work even with HSA_OVERRIDE_GFX_VERSION=10.3.0 set."):
+        assert "rdna2-variant-needs-override" not in _by_id(_facts(near, _gpu("gfx1031"))), near
+    # a GPU that has its own code in upstream wheels does not need it
+    assert "rdna2-variant-needs-override" not in _by_id(_facts("Everything works fine after I changed the value to "
+                                                               "10.3.0.", _gpu("gfx1030")))
