@@ -120,3 +120,23 @@ def test_a_gpu_that_works_only_with_the_10_3_0_override_is_listed_to_check() -> 
     # a GPU that has its own code in upstream wheels does not need it
     assert "rdna2-variant-needs-override" not in _by_id(_facts("Everything works fine after I changed the value to "
                                                                "10.3.0.", _gpu("gfx1030")))
+
+
+def test_on_wsl_a_torch_that_bundles_its_own_runtime_or_is_a_nightly_is_named() -> None:
+    wsl = OsInfo(kernel="6.6.87.2-microsoft-standard-WSL2", wsl=True)
+    release = PythonEnv(path=None, torch="2.6.0+rocm6.4.2", build="rocm", kind="recorded")
+    text = ("**Root Cause\nPyTorch wheels bundle an incompatible libhsa-runtime64.so library that conflicts with WSL2's "
+            "DirectX-based GPU passthrough (/dev/dxg).**")
+    found = _by_id(_facts(text, _gpu("gfx1100"), os=wsl, python_envs=(release,)))["wsl-torch-not-wsl-build"]
+    assert found.to_check is None  # the version cannot tell whose wheel it is; the sentence states it
+    # the same sentence on a native host is not this issue
+    native = OsInfo(kernel="6.8.0-45-generic", wsl=False)
+    assert "wsl-torch-not-wsl-build" not in _by_id(_facts(text, _gpu("gfx1100"), os=native, python_envs=(release,)))
+    # a PyTorch nightly on WSL is not AMD's WSL build: a risk the facts show, listed to check without a failure
+    nightly = PythonEnv(path=None, torch="2.5.0.dev20240802+rocm6.1", build="rocm", kind="recorded")
+    risk = _by_id(_facts("", _gpu("gfx1100"), os=wsl, python_envs=(nightly,)))["wsl-torch-not-wsl-build"]
+    assert risk.to_check and any("nightly" in e for e in risk.evidence)
+    # a release torch (AMD's WSL wheel or not) alone shows nothing
+    assert "wsl-torch-not-wsl-build" not in _by_id(_facts("", _gpu("gfx1100"), os=wsl, python_envs=(release,)))
+    therock = PythonEnv(path=None, torch="2.13.0a0+rocm7.14.0a20260612", build="rocm", kind="recorded")
+    assert "wsl-torch-not-wsl-build" not in _by_id(_facts("", _gpu("gfx1100"), os=wsl, python_envs=(therock,)))
