@@ -140,3 +140,17 @@ def test_on_wsl_a_torch_that_bundles_its_own_runtime_or_is_a_nightly_is_named() 
     assert "wsl-torch-not-wsl-build" not in _by_id(_facts("", _gpu("gfx1100"), os=wsl, python_envs=(release,)))
     therock = PythonEnv(path=None, torch="2.13.0a0+rocm7.14.0a20260612", build="rocm", kind="recorded")
     assert "wsl-torch-not-wsl-build" not in _by_id(_facts("", _gpu("gfx1100"), os=wsl, python_envs=(therock,)))
+
+
+def test_a_gpu_init_segfault_on_strix_with_therock_nightlies_is_the_714_initdma_regression() -> None:
+    text = ("The llama.cpp test crashes on startup: the ROCm GPU-init segfault again.\n"
+            "I can confirm the bug is related to the TheRock nightlies; builds up to June 8th work.")
+    found = _by_id(_facts(text, _gpu("gfx1151", integrated=True)))["therock-714-initdma-segfault"]
+    assert found.to_check is None
+    assert "therock-714-initdma-segfault" in _by_id(_facts(
+        "latest image segfaults at HIP init (torch 2.13.0a0+rocm7.14.0a20260612)", _gpu("gfx1151", integrated=True)))
+    for near, gpu in ((text, _gpu("gfx1100")),  # another GPU
+                      ("segfault at GPU init with the distribution's ROCm 6.4 packages", _gpu("gfx1151", True)),
+                      ("TheRock nightly: rocminfo segfaults immediately after 'ROCk module is loaded'",
+                       _gpu("gfx1151", True))):
+        assert "therock-714-initdma-segfault" not in _by_id(_facts(near, gpu)), near
