@@ -154,3 +154,12 @@ def test_a_gpu_init_segfault_on_strix_with_therock_nightlies_is_the_714_initdma_
                       ("TheRock nightly: rocminfo segfaults immediately after 'ROCk module is loaded'",
                        _gpu("gfx1151", True))):
         assert "therock-714-initdma-segfault" not in _by_id(_facts(near, gpu)), near
+
+
+def test_a_request_to_support_an_rdna2_variant_is_listed_to_check() -> None:
+    found = _by_id(_facts("Could you please add support for gfx1036?", _gpu("gfx1036", integrated=True)))
+    assert found["rdna2-variant-needs-override"].to_check
+    for near, gpu in (("Could you please add support for gfx1151?", _gpu("gfx1036", True)),
+                      ("Could you please add support for gfx1036?", _gpu("gfx1100")),
+                      ("rocBLAS doesn't need support for gfx1036 added: it runs here", _gpu("gfx1030"))):
+        assert "rdna2-variant-needs-override" not in _by_id(_facts(near, gpu)), near
