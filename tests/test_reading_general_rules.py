@@ -174,3 +174,71 @@ def test_an_override_does_not_reach_a_gpu_the_visible_devices_hide(tmp_path: Pat
     assert "override-applies-to-all-gpus" in ids
     ids = [f.id for f in diagnose(_detect(tmp_path, text.format("ROCR_VISIBLE_DEVICES=1\n")))]  # type: ignore[arg-type]
     assert "override-applies-to-all-gpus" not in ids
+
+
+# --------------------------------------------------------------------------- bare `amd-smi`: its boxed table
+
+
+_AMD_SMI_BOX = """\
++------------------------------------------------------------------------------+
+| AMD-SMI 26.1.0+5df6c765      amdgpu version: 6.14.14  ROCm version: 7.0.2    |
+| VBIOS version: 023.008.000.068.000001                                        |
+| Platform: Linux Baremetal                                                    |
+|-------------------------------------+----------------------------------------|
+| BDF                        GPU-Name | Mem-Uti   Temp   UEC       Power-Usage |
+| GPU  HIP-ID  OAM-ID  Partition-Mode | GFX-Uti    Fan               Mem-Usage |
+|=====================================+========================================|
+| 0000:03:00.0 AMD Radeon RX 7900 XTX | 2 %      38 °C   0            29/327 W |
+|   0       0     N/A             N/A | 1 %      0.0 %           521/24560 MB |
+|-------------------------------------+----------------------------------------|
+| 0000:0a:00.0    AMD Radeon RX 7600 | 0 %      33 °C   0             4/165 W |
+|   1       1     N/A             N/A | 0 %      0.0 %            12/8176 MB |
++-------------------------------------+----------------------------------------+
+"""
+
+
+def test_bare_amd_smi_lists_each_gpu_by_place_and_name_with_the_versions() -> None:
+    from wizard.parsers.amd_smi import parse_amd_smi
+
+    smi = parse_amd_smi(_AMD_SMI_BOX)
+    assert [(g.index, g.bdf, g.market_name) for g in smi.gpus] == [
+        (0, "0000:03:00.0", "AMD Radeon RX 7900 XTX"), (1, "0000:0a:00.0", "AMD Radeon RX 7600")]
+    assert (smi.tool_version, smi.amdgpu_version, smi.rocm_version) == ("26.1.0+5df6c765", "6.14.14", "7.0.2")
+
+
+def test_a_pasted_amd_smi_box_gives_the_gpus_and_a_loaded_driver(tmp_path: Path) -> None:
+    # no command line above the box (a paste that lost it): the box's own header says what it is
+    facts = _detect(tmp_path, "My two cards hang in rocminfo.\n\n" + _AMD_SMI_BOX)
+    assert [(g.gfx, g.bdf, g.integrated) for g in facts.gpus] == [  # type: ignore[attr-defined]
+        ("gfx1100", "0000:03:00.0", False), ("gfx1102", "0000:0a:00.0", False)]
+    assert facts.driver.loaded is True  # type: ignore[attr-defined]
+    assert facts.rocm.version == "7.0.2"  # type: ignore[attr-defined]
+
+
+def test_amd_smi_that_lists_no_gpu_does_not_say_the_driver_is_loaded(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "$ amd-smi list\nAMDSMI Tool: 24.6.3+9578815 | AMDSMI Library version: 24.6.3.0 | "
+                              "ROCm version: 6.2.4\n")
+    assert facts.driver.loaded is None  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- a person's target beside a named card
+
+
+def test_a_target_written_beside_a_card_of_another_target_is_the_cards(tmp_path: Path) -> None:
+    # the RX 9070 XT is a gfx1201 (the gfx1200 is the RX 9060 XT): the title's "(gfx1200)" is the reporter's slip
+    facts = _detect(tmp_path, "# RX 9070 XT (gfx1200) hangs in HSA discovery\n\n" + _AMD_SMI_BOX.replace(
+        "AMD Radeon RX 7900 XTX", "AMD Radeon RX 9070 XT ").replace("   AMD Radeon RX 7600", "AMD Radeon RX 9070 XT"))
+    assert [g.gfx for g in facts.gpus] == ["gfx1201", "gfx1201"]  # type: ignore[attr-defined]
+    facts = _detect(tmp_path, "# RX 9070 XT (gfx1200) hangs when ollama starts\n\nNothing else to add.\n")
+    assert _gpus(facts) == [("gfx1201", False)]
+
+
+def test_a_target_written_beside_its_own_card_or_in_a_tools_output_is_read_as_written(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "# RX 6700 XT (gfx1031) hangs when ollama starts\n\nNothing else to add.\n")
+    assert _gpus(facts) == [("gfx1031", False)]
+    # torch's collect_env under HSA_OVERRIDE_GFX_VERSION=10.3.0 reports the target the runtime was told
+    facts = _detect(tmp_path, "$ python -m torch.utils.collect_env\nCollecting environment information...\n"
+                              "PyTorch version: 2.5.1+rocm6.2\nROCM used to build PyTorch: 6.2.41133-dd7f95766\n"
+                              "GPU models and configuration: AMD Radeon RX 6700 XT (gfx1030)\n"
+                              "HIP runtime version: 6.2.41133\n")
+    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx1031", "gfx1030")]  # type: ignore[attr-defined]
