@@ -242,3 +242,17 @@ def test_a_target_written_beside_its_own_card_or_in_a_tools_output_is_read_as_wr
                               "GPU models and configuration: AMD Radeon RX 6700 XT (gfx1030)\n"
                               "HIP runtime version: 6.2.41133\n")
     assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx1031", "gfx1030")]  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- a codename joined into a host or runner name
+
+
+def test_a_two_word_codename_joined_by_a_hyphen_names_the_gpu(tmp_path: Path) -> None:
+    # CI runners and hosts are named after the machine's APU ("linux-strix-halo-gpu-rocm-4", "strix_point-01")
+    assert _said("the job on linux-strix-halo-gpu-rocm-4 failed", "gpu_prose") == ["strix-halo"]
+    assert _said("queued on strix_point-01", "gpu_prose") == ["strix_point"]
+    facts = _detect(tmp_path, "# `ci-strix-halo-2` fails its smoke test\n\nrocminfo exits 1 on that runner.\n")
+    assert _gpus(facts) == [("gfx1151", True)]
+    # a path or a longer word is not the codename
+    assert _said("cd /srv/strix-halo/logs", "gpu_prose") == []
+    assert _said("the strix-haloed runner", "gpu_prose") == []

@@ -175,7 +175,9 @@ PRODUCT = lazy_re.compile(
     r"|\b\d{4}\s?(?:XTX|XT|GRE)\b|\b[5-9]\d{3}M\b"
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*[5-9]\d{3}\b(?:\s?(?:XTX|XT|GRE)\b)?"
     r"|\bNavi\s?[1-4]\d\b|\b(?:Vega\s?(?:10|20)|Ellesmere|Polaris\s?[12]\d|Aldebaran|Arcturus|Strix Halo|Strix Point|Phoenix|Rembrandt|Renoir|Raphael|Cezanne|Lucienne|Raven\s?Ridge|Picasso)\b"
-    r")",
+    r")"
+    # a two-word codename joined into a host, runner or image name ("linux-strix-halo-gpu-rocm-4", "strix_point")
+    r"|(?<![A-Za-z0-9/.])Strix[-_](?:Halo|Point)(?![A-Za-z0-9])",
     re.IGNORECASE,
 )
 # a number after these words labels something else ("step 2 Radeon ...", "ROCm 6 Instinct ...")
