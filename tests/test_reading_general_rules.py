@@ -256,3 +256,36 @@ def test_a_two_word_codename_joined_by_a_hyphen_names_the_gpu(tmp_path: Path) ->
     # a path or a longer word is not the codename
     assert _said("cd /srv/strix-halo/logs", "gpu_prose") == []
     assert _said("the strix-haloed runner", "gpu_prose") == []
+
+
+# --------------------------------------------------------------------------- /dev/kfd and the groups, as people write them
+
+
+def test_dev_kfd_exists_where_ls_lists_it_or_a_sentence_gives_its_owner(tmp_path: Path) -> None:
+    # `ls -l /dev | grep kfd` prints the bare name after the character device's mode and numbers
+    assert _said("crw-rw----   1 root    video   236,   0 Jan  3 09:12 kfd", "kfd") == ["present"]
+    assert _said("after the upgrade /dev/kfd is owned by group `render`, not video", "kfd") == ["present"]
+    assert _said("my `/dev/kfd` device has the wrong permissions", "kfd") == ["present"]
+    facts = _detect(tmp_path, "rocminfo only works with sudo.\n\n$ ls -l /dev | grep kfd\n"
+                              "crw-------   1 root    root    236,   0 Jan  3 09:12 kfd\n")
+    assert facts.driver.kfd_present is True  # type: ignore[attr-defined]
+    # an instruction or a question about the owner says nothing about this machine's /dev/kfd
+    assert _said("please check that /dev/kfd is owned by render", "kfd") == []
+    assert _said("crw-rw----   1 root    video   236,   0 Jan  3 09:12 kfdtest.log", "kfd") == []
+
+
+def test_the_reporter_in_the_render_group_by_their_own_words_or_a_quoted_groups(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "rocminfo fails. I am already a member of the render group.\n\n"
+                              "groups shows: adm cdrom sudo video plugdev\n")
+    d = facts.driver  # type: ignore[attr-defined]
+    assert (d.in_render_group, d.in_video_group, d.user) == (True, True, None)
+    assert _said("I'm not a member of the video group", "video_group") == ["false"]
+    # a condition, or a group the quoted line does not name, is not read
+    assert _said("Can you check if I am a member of the render group?", "render_group") == []
+    assert _said("groups shows: adm cdrom sudo plugdev", "render_group") == []
+
+
+def test_the_kfd_error_in_a_quoted_title_ends_at_the_quote() -> None:
+    assert _said("# 'Unable to open /dev/kfd read-write: Operation not permitted' on Pop OS", "kfd") == [
+        "Operation not permitted"]
+    assert _said("Unable to open /dev/kfd read-write: Invalid argument", "kfd") == ["Invalid argument"]

@@ -421,7 +421,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # lsmod's row and lspci -k's binding: the amdgpu module is in the kernel
     ("amdgpu module", lazy_re.compile(r"^\s*(?:amdgpu\s+\d+\s+\d+\b|Kernel driver in use:\s*amdgpu\s*$)"),
      lambda m: [("rock", "true", None)]),
-    ("kfd open", lazy_re.compile(r"(Unable|Able) to open /dev/kfd read-write(?::\s*(.+?))?\s*$"),
+    # the error ends at the line's end, or at the quote that closes it in a sentence or a title
+    ("kfd open", lazy_re.compile(r"(Unable|Able) to open /dev/kfd read-write(?::\s*([^'\"`]+?))?\s*(?:['\"`]|$)"),
      lambda m: [("kfd", "ok" if m.group(1) == "Able" else (m.group(2) or "unknown").strip(), None)]),
     ("kfd missing", lazy_re.compile(r"/dev/kfd\W*(?::\s*)?No such file or directory|error gathering device information while adding custom device \"/dev/kfd\""
                                r"|/dev/kfd`?\s+(?:is\s+)?(?:absent|missing|not present|does not exist|doesn't exist)", re.I),
@@ -433,6 +434,18 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("group member", lazy_re.compile(r"(\S+) is (not )?(?:a )?member of \"?(render|video)\"? group"),
      lambda m: [("render_group" if m.group(3) == "render" else "video_group",
                  "false" if m.group(2) else "true", m.group(1))]),
+    # the reporter on themself ("it states that I am a member of render group"); detail None: the reporter, name unknown
+    ("reporter member", lazy_re.compile(r"(?<!\bif )(?<!\bwhether )\bI(?:'m|’m| am)\s+(?:already\s+|also\s+)?(not\s+)?(?:a\s+)?"
+                                        r"member\s+of\s+(?:the\s+)?[\"'`]?(render|video)[\"'`]?"
+                                        r"(?:\s+(?:and|&)\s+(?:the\s+)?[\"'`]?(render|video)[\"'`]?)?\s+groups?\b", re.I),
+     lambda m: [("render_group" if g.lower() == "render" else "video_group", "false" if m.group(1) else "true", None)
+                for g in (m.group(2), m.group(3)) if g]),
+    # `groups` output quoted in a sentence ("Groups says: adm sudo video render"): the groups named are the user's
+    # (a group not named may be one the sentence left out: absence is not read)
+    ("groups said", lazy_re.compile(r"^\s*(?:the\s+)?(?:output\s+of\s+)?[`'\"]?groups[`'\"]?\s*(?:command\s+)?"
+                                    r"(?:says|said|shows|showed|gives|gave|returns|returned|prints|printed|output)\s*:\s*(.+)$", re.I),
+     lambda m: [("render_group" if g.lower() == "render" else "video_group", "true", None)
+                for g in dict.fromkeys(re.findall(r"(?<![\w-])(render|video)(?![\w-])", m.group(1), re.I))]),
     ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(\S+)", re.I),
      lambda m: [("driver_version", m.group(1).rstrip(",|"), None)]),
     ("dkms", lazy_re.compile(r"\bamdgpu(?:-dkms)?[/,]\s*(\d+\.\d+\.\d+[\w.-]*)\s*,\s*\S+\s*,\s*\S+\s*:\s*installed|\b(amdgpu-dkms)\b"),
@@ -481,9 +494,15 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      + ([("gpu_name", m.group(1).title(), "codename")] if m.group(1) else [])),
     ("amdgpu_top device", lazy_re.compile(r'"DevicePath"\s*:\s*\{([^{}]*)\}'), _amdgpu_top_device),
     ("render nodes", lazy_re.compile(r"\b(renderD1\d\d)\b"), _one("render_node")),
-    ("kfd stated", lazy_re.compile(r"/dev/kfd`?\s+(?:is\s+)?(?:present|exists)\b", re.I), lambda m: [("kfd", "present", None)]),
-    ("kfd node", lazy_re.compile(r"^\s*(?:crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\s)?/dev/kfd\s*$"),
-     lambda m: [("kfd", "present", m.group(1))]),
+    ("kfd stated", lazy_re.compile(r"/dev/kfd`?\s+(?:is\s+)?(?:present|exists)\b"
+                                   # its owner or its mode stated ("I ended up with /dev/kfd owned by group `render`")
+                                   r"|(?<!\bif )(?<!\bwhether )(?<!\bthat )/dev/kfd`?\s+(?:device\s+)?(?:is\s+)?(?:owned\s+by|belongs\s+to"
+                                   r"|has\s+(?:the\s+)?(?:wrong|correct|right|bad)\s+permissions)\b", re.I),
+     lambda m: [("kfd", "present", None)]),
+    # `ls -l /dev/kfd`'s line, or the kfd row of `ls -l /dev` (a bare "kfd" after a character device's mode and numbers)
+    ("kfd node", lazy_re.compile(r"^\s*(?:crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\s)?/dev/kfd\s*$"
+                                 r"|^\s*crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\skfd\s*$"),
+     lambda m: [("kfd", "present", m.group(1) or m.group(2))]),
     # ---- OS, user
     ("os label", lazy_re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:OS|Operating System|Distribution|Distro|Linux Distribution|Description|PRETTY_NAME)"
                             r"(?:\*\*)?\s*[:=]\s*\"?(?:\*\*)?(.+)$", re.I),
@@ -522,7 +541,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
     "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "title container": ("image",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
-    "kfd missing": ("/dev/kfd",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
+    "kfd missing": ("/dev/kfd",), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu",),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
     "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "rtx", "vega", "mi", "xt", "gre", "instinct",
@@ -531,7 +550,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),

@@ -732,6 +732,14 @@ def _driver(facts: Facts, said: list[Said]) -> Driver:
         elif k == "dkms" and kind is None:
             kind = "dkms"
             sources.append(s.ev)
+        elif k in ("render_group", "video_group") and s.m.detail is None:
+            # the reporter on themself (no user name given): the machine's user as the thread reports it
+            if k == "render_group" and in_render is None:
+                in_render = v == "true"
+                sources.append(s.ev)
+            elif k == "video_group" and in_video is None:
+                in_video = v == "true"
+                sources.append(s.ev)
         elif k in ("render_group", "video_group") and s.m.detail:
             if user is None:
                 user = s.m.detail
