@@ -289,3 +289,17 @@ def test_the_kfd_error_in_a_quoted_title_ends_at_the_quote() -> None:
     assert _said("# 'Unable to open /dev/kfd read-write: Operation not permitted' on Pop OS", "kfd") == [
         "Operation not permitted"]
     assert _said("Unable to open /dev/kfd read-write: Invalid argument", "kfd") == ["Invalid argument"]
+
+
+# --------------------------------------------------------------------------- a thread's title without its opening post
+
+
+def test_a_setting_in_the_title_of_a_thread_without_its_opening_post_is_read(tmp_path: Path) -> None:
+    # the stored thread keeps only a later comment: the title still says what the machine had set
+    text = ("acme/tool · issue #12 · open · Go\n# ROCR_VISIBLE_DEVICES=-1 hides the GPU from the server\n\n"
+            "bob · comment · 2026-01-02\nSame here on my box, it falls back to the CPU.\n")
+    facts = _detect(tmp_path, text)
+    assert [(s.name, s.value) for s in facts.env] == [("ROCR_VISIBLE_DEVICES", "-1")]  # type: ignore[attr-defined]
+    # a post that sets the variable itself wins over the title
+    facts = _detect(tmp_path, text + "\n$ export ROCR_VISIBLE_DEVICES=0\n")
+    assert [(s.name, s.value) for s in facts.env] == [("ROCR_VISIBLE_DEVICES", "0")]  # type: ignore[attr-defined]

@@ -766,7 +766,8 @@ def apply(facts: Facts, texts: tuple[EvidenceText, ...]) -> Facts:
         envs = tuple(_with_sdk_cli(list(facts.python_envs), texts))
         return facts if envs == facts.python_envs else replace(facts, python_envs=envs)
     conflicts: list[Conflict] = []
-    env = _env_settings(facts, said)
+    # the title of a thread whose opening post is missing names the settings the thread is about, where no post sets them
+    env = _env_settings(facts, said + [h for h in header if h.m.kind == "env"])
     override = next((s.value for s in env if s.name == "HSA_OVERRIDE_GFX_VERSION"), None)
     from wizard.probes.gpus import override_gfx
 
