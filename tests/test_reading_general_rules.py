@@ -303,3 +303,17 @@ def test_a_setting_in_the_title_of_a_thread_without_its_opening_post_is_read(tmp
     # a post that sets the variable itself wins over the title
     facts = _detect(tmp_path, text + "\n$ export ROCR_VISIBLE_DEVICES=0\n")
     assert [(s.name, s.value) for s in facts.env] == [("ROCR_VISIBLE_DEVICES", "0")]  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- the writer's environment is a container image
+
+
+def test_the_writer_running_a_container_image_is_in_a_container(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "Training hangs at step 3.\n\nMy setup uses the `rocm/pytorch:rocm6.4_ubuntu24.04_py3.12` "
+                              "docker image with flash-attn built for ROCm. The host has 2 GPUs.\n")
+    assert facts.in_container is True  # type: ignore[attr-defined]
+    assert _said("I'm running the rocm/vllm docker image on the node", "container") == ["true"]
+    # the past, a hypothetical, a denial: no statement about the run that failed
+    assert _said("I used the docker image before, now I run it natively.", "container") == []
+    assert _said("I would use a docker image if it had gfx1151", "container") == []
+    assert _said("We don't run a docker image.", "container") == []

@@ -409,6 +409,14 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                          r"(?!.*n't\b).*\b(?:inside|within|in)\s+(?:the|a|my|this|our)\s+(?:docker\s+|podman\s+)?"
                                          r"container\b", re.I),
      lambda m: [("container", "true", "stated")]),
+    # the writer's own environment stated to be a container image ("My environment uses the `rocm/vllm:...` base Docker
+    # image", "I'm running the rocm/pytorch docker image"); in the present tense, not advice, a hypothetical or a denial
+    ("image used", lazy_re.compile(r"^(?!.*\b(?:should|could|would|might|if|unless|instead|outside|not|never|without|tried|try)\b)"
+                                   r"(?!.*n't\b).*\b(?:(?:my|our)\s+(?:environment|env|setup|stack)\s+(?:uses|is|runs)"
+                                   r"|(?:I|we)(?:'m|’m|'re|’re|\s+am|\s+are)?\s+(?:using|running|use|run))\b"
+                                   # up to the sentence's end (an image tag's dots and quoted names are inside it)
+                                   r"(?:`[^`]*`|[^.;`]|\.(?=\S)){0,160}?\b(?:docker|podman|container|base)\s+image\b", re.I),
+     lambda m: [("container", "true", "stated")]),
     # a thread's title about the container image the writer runs ("Official ROCm docker images do not support RX 7600");
     # not a question or a request for an image
     ("title container", lazy_re.compile(r"^#\s(?!.*\?)(?!.*\b(?:how|request|feature|add|provide|publish|build|please|want|need)\b)"
@@ -540,7 +548,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "title container": ("image",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "title container": ("image",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd",), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu",),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
