@@ -317,3 +317,14 @@ def test_the_writer_running_a_container_image_is_in_a_container(tmp_path: Path) 
     assert _said("I used the docker image before, now I run it natively.", "container") == []
     assert _said("I would use a docker image if it had gfx1151", "container") == []
     assert _said("We don't run a docker image.", "container") == []
+
+
+def test_the_writers_own_container_or_the_image_they_pulled_is_a_container(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "I moved my Debian 12 container to ROCm 6.4 and rocminfo now fails.\n")
+    assert facts.in_container is True  # type: ignore[attr-defined]
+    assert _said("I pulled docker and ran the test:", "container") == ["true"]
+    assert _said("We pulled the rocm/pytorch:latest docker image", "container") == ["true"]
+    # the image as a thing, a hypothetical, the code: not where the run was
+    assert _said("my container image is 40 GB", "container") == []
+    assert _said("if my container had /dev/kfd it would work", "container") == []
+    assert _said("I pulled the latest code and rebuilt", "container") == []

@@ -409,6 +409,13 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                          r"(?!.*n't\b).*\b(?:inside|within|in)\s+(?:the|a|my|this|our)\s+(?:docker\s+|podman\s+)?"
                                          r"container\b", re.I),
      lambda m: [("container", "true", "stated")]),
+    # the writer's own container ("I updated my Ubuntu 20.04 container to ROCm 3.9"), or the image they pulled to run
+    # ("I pulled docker and tried this"); not advice, a hypothetical or a denial, as above
+    ("own container", lazy_re.compile(r"^(?!.*\b(?:should|could|would|might|if|unless|instead|outside|not|never|without)\b)"
+                                      r"(?!.*n't\b).*(?:\b(?:my|our)\s+(?:[\w.!-]+\s+){0,3}?(?:docker\s+|podman\s+|lxc\s+|lxd\s+)?"
+                                      r"container\b(?!\s+(?:image|registry|runtime|engine|toolkit)s?\b)"
+                                      r"|\b(?:I|we)\s+(?:have\s+)?pulled\s+(?:the\s+|a\s+)?(?:[\w./:-]+\s+)?(?:docker|podman)\b)", re.I),
+     lambda m: [("container", "true", "stated")]),
     # the writer's own environment stated to be a container image ("My environment uses the `rocm/vllm:...` base Docker
     # image", "I'm running the rocm/pytorch docker image"); in the present tense, not advice, a hypothetical or a denial
     ("image used", lazy_re.compile(r"^(?!.*\b(?:should|could|would|might|if|unless|instead|outside|not|never|without|tried|try)\b)"
@@ -548,7 +555,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "title container": ("image",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd",), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu",),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
