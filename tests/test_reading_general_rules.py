@@ -328,3 +328,14 @@ def test_the_writers_own_container_or_the_image_they_pulled_is_a_container(tmp_p
     assert _said("my container image is 40 GB", "container") == []
     assert _said("if my container had /dev/kfd it would work", "container") == []
     assert _said("I pulled the latest code and rebuilt", "container") == []
+
+
+# --------------------------------------------------------------------------- ROCm's version as people write it
+
+
+def test_rocm_with_its_version_in_a_parenthesis_after_the_word(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "I installed the newest Rocm (apt says version 5.7.1) on Ubuntu 22.04 and rocminfo hangs.\n")
+    assert facts.rocm.version == "5.7.1"  # type: ignore[attr-defined]
+    assert _said("installed Rocm v6.1 today", "rocm") == ["6.1"]
+    # a parenthesis that gives another program's version is not ROCm's
+    assert _said("ROCm (and python version 3.10.12)", "rocm") == []

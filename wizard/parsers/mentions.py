@@ -345,7 +345,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("build path", lazy_re.compile(r"\brocm-rel-(\d+\.\d+(?:\.\d+)?)\b"), lambda m: [("rocm", m.group(1), "build-path")]),
     ("rocm version kv", lazy_re.compile(r"\b(?:ROCm version|ROCM Version|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d+)?)(?![\d.]*\d{5})(?!\w|\.\w)"),
      lambda m: [("rocm", m.group(1), "tool")]),
-    ("rocm stated", lazy_re.compile(r"(?<![+\w./-])(?:ROCm|rocm|ROCM)\s*v?(\d+\.\d+(?:\.\d+)?)(?![\w.])"), lambda m: [("rocm", m.group(1), "stated")]),
+    # "ROCm 6.2", "Rocm v5.7"; the version in a parenthesis after the word ("latest Rocm (it shows as version 4.3.0)",
+    # "ROCm (version 6.0)"), not another program's there ("ROCm (and python version 3.10)")
+    ("rocm stated", lazy_re.compile(r"(?<![+\w./-])rocm(?:\s*v?(\d+\.\d+(?:\.\d+)?)(?![\w.])"
+                                    r"|\s*\(\s*(?:(?:[\w-]+\s+){0,3}?(?:shows?|says?|is|reports?|reported|shown|displays?|lists?|listed)"
+                                    r"(?:\s+as)?\s+)?version\s+v?(\d+\.\d+(?:\.\d+)?)\s*\))", re.I),
+     lambda m: [("rocm", m.group(1) or m.group(2), "stated")]),
     ("hip version", lazy_re.compile(r"\b(?:ROCM HIP version|HIP version|HIP runtime version|ROCM used to build PyTorch|"
                                r"torch\.version\.hip\W*)\s*[:=]?\s*'?"
                                r"(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"), _one("hip")),
