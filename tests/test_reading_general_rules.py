@@ -256,6 +256,9 @@ def test_a_two_word_codename_joined_by_a_hyphen_names_the_gpu(tmp_path: Path) ->
     # a path or a longer word is not the codename
     assert _said("cd /srv/strix-halo/logs", "gpu_prose") == []
     assert _said("the strix-haloed runner", "gpu_prose") == []
+    # a repository or guide about that GPU, linked: not the machine's GPU
+    assert _said("as https://github.com/someone/amd-strix-halo-guides says", "gpu_prose") == []
+    assert _said("cloned ~/src/strix_point-notes first", "gpu_prose") == []
 
 
 # --------------------------------------------------------------------------- /dev/kfd and the groups, as people write them

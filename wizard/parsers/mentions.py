@@ -180,6 +180,18 @@ PRODUCT = lazy_re.compile(
     r"|(?<![A-Za-z0-9/.])Strix[-_](?:Halo|Point)(?![A-Za-z0-9])",
     re.IGNORECASE,
 )
+
+
+def _joined_in_address(m: re.Match[str]) -> bool:
+    """A codename joined into a name ("strix-halo") that sits in a URL or a path (a repository about that GPU, not the
+    machine's): the whitespace-delimited word around it holds a slash."""
+    if "-" not in m.group(0) and "_" not in m.group(0):
+        return False
+    start = max(m.string.rfind(c, 0, m.start()) for c in " \t`'\"(<[") + 1
+    ends = [i for i in (m.string.find(c, m.end()) for c in " \t`'\")>]") if i >= 0]
+    return "/" in m.string[start:min(ends, default=len(m.string))]
+
+
 # a number after these words labels something else ("step 2 Radeon ...", "ROCm 6 Instinct ...")
 _NOT_A_COUNT = lazy_re.compile(r"\b(?:step|section|part|version|v|rocm|ubuntu|gen|generation|no|number|#)\.?\s*$", re.I)
 
@@ -489,7 +501,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("visible index", lazy_re.compile(r"\b(?:HIP|ROCR|CUDA)_VISIBLE_DEVICES\s*=\s*\S+\s*#(.*)$"), _visible_index),
     ("cpu igpu", lazy_re.compile(r"\b(?:iGPU|integrated (?:GPU|graphics)|APU)\b", re.I),
      lambda m: [] if PRODUCT.search(m.string) else _cpu_as_gpu(m.string)),
-    ("prose gpu", PRODUCT, lambda m: [("gpu_prose", m.group(0), None)]),
+    ("prose gpu", PRODUCT, lambda m: [] if _joined_in_address(m) else [("gpu_prose", m.group(0), None)]),
     # a thread's title naming the processor the problem happened on ("hipErrorNoBinaryForGpu on Ryzen 7 4800U")
     ("title cpu", lazy_re.compile(r"^#\s"), lambda m: _title_cpus(m.string)),
     # the target whose support a thread says is missing or coming ("Until gfx1151 support is enabled"): the weakest claim,
