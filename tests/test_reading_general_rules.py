@@ -342,3 +342,13 @@ def test_rocm_with_its_version_in_a_parenthesis_after_the_word(tmp_path: Path) -
     assert _said("installed Rocm v6.1 today", "rocm") == ["6.1"]
     # a parenthesis that gives another program's version is not ROCm's
     assert _said("ROCm (and python version 3.10.12)", "rocm") == []
+
+
+def test_dev_kfd_absent_where_the_reporter_says_dev_has_none(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "rocminfo fails with 4104. I also noticed there is no kfd device in /dev at all.\n")
+    d = facts.driver  # type: ignore[attr-defined]
+    assert (d.kfd_present, d.kfd_accessible) == (False, False)
+    assert _said("I have no `/dev/kfd` on this box", "kfd") == ["No such file or directory"]
+    # a condition, or no kfd lines in a log, says nothing about /dev
+    assert _said("If there is no /dev/kfd, load amdgpu first", "kfd") == []
+    assert _said("no kfd messages in dmesg", "kfd") == []

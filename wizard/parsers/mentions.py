@@ -457,7 +457,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("kfd open", lazy_re.compile(r"(Unable|Able) to open /dev/kfd read-write(?::\s*([^'\"`]+?))?\s*(?:['\"`]|$)"),
      lambda m: [("kfd", "ok" if m.group(1) == "Able" else (m.group(2) or "unknown").strip(), None)]),
     ("kfd missing", lazy_re.compile(r"/dev/kfd\W*(?::\s*)?No such file or directory|error gathering device information while adding custom device \"/dev/kfd\""
-                               r"|/dev/kfd`?\s+(?:is\s+)?(?:absent|missing|not present|does not exist|doesn't exist)", re.I),
+                               r"|/dev/kfd`?\s+(?:is\s+)?(?:absent|missing|not present|does not exist|doesn't exist)"
+                               # "there is no kfd folder in /dev", "I have no /dev/kfd"; not a condition ("if there is no /dev/kfd")
+                               r"|^(?!.*\b(?:if|whether|unless)\b).*\bno\s+(?:`?/dev/kfd\b|kfd\s+(?:(?:folder|directory|device|node|file|entry)\s+)?"
+                               r"(?:in|under)\s+`?/dev\b)", re.I),
      lambda m: [("kfd", "No such file or directory", None)]),
     ("kfd added", lazy_re.compile(r"kfd kfd: (?:amdgpu: )?added device ([0-9a-f]{4}:[0-9a-f]{4})"), _one("kfd_added")),
     # the kernel logs each GPU KFD probes once: the same id at two boot times is two GPUs
@@ -573,7 +576,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
     "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
-    "kfd missing": ("/dev/kfd",), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
+    "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu",),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
     "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "rtx", "vega", "mi", "xt", "gre", "instinct",
