@@ -352,3 +352,13 @@ def test_dev_kfd_absent_where_the_reporter_says_dev_has_none(tmp_path: Path) -> 
     # a condition, or no kfd lines in a log, says nothing about /dev
     assert _said("If there is no /dev/kfd, load amdgpu first", "kfd") == []
     assert _said("no kfd messages in dmesg", "kfd") == []
+
+
+def test_a_target_written_beside_a_card_under_an_override_is_what_the_runtime_reports(tmp_path: Path) -> None:
+    # the override in force gives gfx1030: "RX 6700 XT (gfx1030)" is the card and what the runtime reports for it
+    facts = _detect(tmp_path, "# ollama crashes\n\nGPU: RX 6700 XT (gfx1030)\n\n```\nexport HSA_OVERRIDE_GFX_VERSION=10.3.0\n"
+                              "ollama serve\n```\n")
+    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx1031", "gfx1030")]  # type: ignore[attr-defined]
+    # without an override, the same line is one card, not a second GPU of the written target
+    facts = _detect(tmp_path, "# ollama crashes\n\nGPU: RX 6700 XT (gfx1030)\n")
+    assert _gpus(facts) == [("gfx1031", False)]

@@ -100,10 +100,12 @@ def _resolve_name(kb: object, name: str, detail: str | None) -> list[object]:
     return list(kb.gpus_by_name(name)) or (list(kb.gpus_by_codename(name)) if detail in (None, "label") else [])
 
 
-def _card_over_written_target(said: list[Said], kb: object) -> list[Said]:
+def _card_over_written_target(said: list[Said], kb: object, override_gfx: str | None = None) -> list[Said]:
     """A target a person writes beside a card ("RX 9070 XT (gfx1200)") that the PCI-id table gives another target is
     the person's slip: the line claims the card's own target. Only where the line names one card, its name stands for
-    one target, and the line writes one other target; a tool's output is read as it is."""
+    one target, and the line writes one other target; a tool's output is read as it is. Where the written target is
+    the one the HSA_OVERRIDE_GFX_VERSION in force gives, it is what the runtime reports for that card: the line claims
+    both."""
     lines: dict[tuple[str, int | None], list[Said]] = {}
     for s in said:
         if s.prose:
@@ -123,8 +125,14 @@ def _card_over_written_target(said: list[Said], kb: object) -> list[Said]:
             swap.update((id(s), next(iter(card))) for s in written)
     if not swap:
         return said
-    return [replace(s, m=replace(s.m, kind="gfx_hw", value=swap[id(s)], detail="card")) if id(s) in swap else s
-            for s in said]
+    out: list[Said] = []
+    for s in said:
+        if id(s) not in swap:
+            out.append(s)
+            continue
+        card_claim = replace(s, m=replace(s.m, kind="gfx_hw", value=swap[id(s)], detail="card"))
+        out.extend((s, card_claim) if s.m.value == override_gfx else (card_claim,))
+    return out
 
 
 def _line_devices(said: list[Said], kb: object) -> list[_Device]:
@@ -323,7 +331,8 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
     from wizard.kb import load_kb
 
     kb = load_kb()
-    devices = _merge_devices(_merge_devices(_line_devices(_card_over_written_target(said, kb), kb)))  # twice: a later line can join two earlier ones
+    claims = _line_devices(_card_over_written_target(said, kb, override_gfx), kb)
+    devices = _merge_devices(_merge_devices(claims))  # twice: a later line can join two earlier ones
     if not any(d.identity() for d in devices) and not any(g.gfx or g.gfx_reported or g.pci_id for g in facts.gpus):
         prose = _prose_device(said, kb, header)
         if prose is not None:
