@@ -47,7 +47,7 @@ def _facts(spec: dict[str, Any], text: str) -> Facts:
         for i, g in enumerate(spec.get("gpus", []))
     )
     env = tuple(EnvSetting(k, v, "test") for k, v in spec.get("env", {}).items())
-    os_ = OsInfo(kernel=spec.get("kernel"), wsl=spec.get("wsl"))
+    os_ = OsInfo(id=spec.get("os_id"), kernel=spec.get("kernel"), wsl=spec.get("wsl"))
     driver = Driver(kfd_present=spec.get("kfd_present"), kfd_error=spec.get("kfd_error"), user=spec.get("user"),
                     in_render_group=spec.get("in_render_group"), in_video_group=spec.get("in_video_group"))
     rocm = Rocm(version=spec.get("rocm_version"), amdgpu_pro=spec.get("amdgpu_pro"))

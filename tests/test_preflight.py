@@ -109,7 +109,7 @@ def test_dpkg_lock_held_waits_with_a_message_then_stops_before_any_change(tmp_pa
         stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
-        r = wizard(["--sandbox", str(root), "--plan", "downgrade-6.2", "--yes", "--lock-wait", "12"])
+        r = wizard(["--sandbox", str(root), "--plan", "downgrade-6.2", "--yes", "--lock-wait", "2"])
     finally:
         holder.kill()
         holder.wait()

@@ -205,6 +205,13 @@ def _p_igpu_and_dgpu(f: Facts, arg: object) -> list[str] | None:
         "none of HIP_VISIBLE_DEVICES / ROCR_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES is set"]
 
 
+# Errors KFD's own open returns once the device's file mode let the process in (kfd_open in
+# drivers/gpu/drm/amd/amdkfd/kfd_chardev.c: the process could not be created, CWSR set-up on an APU failed, KFD is
+# locked): not a missing device or a permission, so not a reason to touch groups or the driver.
+_KFD_REFUSED = lazy_re.compile(r"invalid argument|cannot allocate memory|bad address|resource temporarily unavailable",
+                               re.IGNORECASE)
+
+
 def _p_kfd_inaccessible(f: Facts, arg: object) -> list[str] | None:
     d = f.driver
     if f.is_root:
@@ -213,7 +220,7 @@ def _p_kfd_inaccessible(f: Facts, arg: object) -> list[str] | None:
         why = (" (the amdgpu driver is not loaded)" if d.loaded is False else
                " (inside a container: it was not passed in)" if f.in_container is True and d.loaded is True else "")
         return [f"/dev/kfd does not exist{why}"]
-    if d.kfd_accessible is False:
+    if d.kfd_accessible is False and not (d.kfd_error and _KFD_REFUSED.search(d.kfd_error)):
         return [f"/dev/kfd is not readable and writable by {d.user or 'this user'}"]
     return None
 
@@ -572,6 +579,18 @@ def _p_kfd_open_not_permissions(f: Facts, arg: object) -> list[str] | None:
     return [f"/dev/kfd exists and {who} cannot open it: {d.kfd_error}"] if who else None
 
 
+_TORCH_NIGHTLY = lazy_re.compile(r"\.dev\d{8}\+rocm")
+
+
+def _p_torch_not_wsl_build(f: Facts, arg: object) -> list[str] | None:
+    """A ROCm torch shown not to be AMD's WSL build: a PyTorch nightly (``2.5.0.dev20240802+rocm6.1``, from
+    download.pytorch.org; AMD's WSL wheels on repo.radeon.com are release builds). A release version does not show
+    whose build it is, so it decides nothing either way; TheRock's Core SDK wheels are not meant."""
+    hits = [f"{_env_label(e)} is a PyTorch nightly, not AMD's WSL build" for e in _rocm_envs(f)
+            if _TORCH_NIGHTLY.search(e.torch or "") and not _core_sdk_wheel(e.torch)]
+    return hits or None
+
+
 def _p_rocm_stream_in(f: Facts, arg: object) -> list[str] | None:
     wanted = set(arg if isinstance(arg, (list, tuple)) else [arg])
     hits = [f"ROCm {i.version or '?'} ({i.stream})" for i in f.rocm.installs if i.stream in wanted]
@@ -623,6 +642,7 @@ PREDICATES: dict[str, Pred] = {
     "has_dgpu": _p_has_dgpu,
     "rocm_stream_in": _p_rocm_stream_in,
     "kfd_open_not_permissions": _p_kfd_open_not_permissions,
+    "torch_not_wsl_build": _p_torch_not_wsl_build,
 }
 
 
@@ -703,11 +723,15 @@ def _override_known(f: Facts) -> bool:
 # only where the facts decide against it, and (for the software facts in _NO_VETO) a finding whose signature
 # matched this machine's own text is not vetoed by an unknown fact, only marked "to check".
 _DECIDED: dict[str, Callable[[Facts], bool]] = {
-    "torch_build": lambda f: any(e.torch for e in f.python_envs),
+    # a torch version without its build tag ("2.4.1" from a log) does not say which build it is
+    "torch_build": lambda f: any(e.torch and e.build for e in f.python_envs),
     "torch_version": lambda f: any(e.torch for e in f.python_envs),
     "wheel_lacks_gfx": lambda f: any(e.gfx_targets for e in f.python_envs),
     "therock_missing_device": lambda f: any(_therock_env(e) and _device_packages_known(e) for e in f.python_envs),
-    "kfd_inaccessible": lambda f: f.is_root is not None or f.driver.kfd_present is not None
+    # Secure Boot's state is read from mokutil; a paste rarely shows it, or which amdgpu driver the machine runs
+    "secure_boot_dkms": lambda f: f.os.secure_boot is False or (f.os.secure_boot is True and f.driver.kind is not None),
+    # /dev/kfd existing says nothing about who may open it: that is decided by root, its absence, or its access read
+    "kfd_inaccessible": lambda f: f.is_root is True or f.driver.kfd_present is False
     or f.driver.kfd_accessible is not None,
     "not_in_render_group": lambda f: f.driver.in_render_group is not None,
     "in_render_group": lambda f: f.driver.in_render_group is not None,
@@ -724,13 +748,15 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "kfd_present": lambda f: f.driver.kfd_present is not None,
     "rocm_stream_in": lambda f: bool(f.rocm.installs),
     "rocm_version": lambda f: f.rocm.version is not None,
+    "torch_not_wsl_build": lambda f: False,  # only a nightly shows it; a release version shows nothing either way
     # undecided only where an override is set, some ROCm release supports the GPU's own target, and nothing shows
     # what the installed stack supports
     "override_on_supported": lambda f: _override(f)[0] is None or _installed_support_known(f)
     or not any(g.gfx and _some_release_supports(g.gfx) for g in f.gpus),
 }
 _NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_inaccessible", "not_in_render_group",
-                      "in_render_group", "override_set", "override_spoofs_gpu"})
+                      "in_render_group", "override_set", "override_spoofs_gpu", "secure_boot_dkms",
+                      "torch_not_wsl_build"})
 # Conditions that are the cause itself, not a fact that could only rule it out: the failure line shows a symptom
 # (a memory fault), the condition says why. Where the evidence does not decide one, a finding whose signature
 # matched this machine's own text is listed as "to check", not as a cause.

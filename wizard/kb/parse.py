@@ -91,6 +91,7 @@ PREDICATES: dict[str, str] = {
     "has_dgpu": "bool",
     "rocm_stream_in": "str-list",
     "kfd_open_not_permissions": "true",
+    "torch_not_wsl_build": "true",
 }
 
 

@@ -1,0 +1,165 @@
+"""Causes a recorded machine's own text states in words (issue 21): the signature families that match how people
+write a cause down ("I use torch-cpu", "/dev/kfd owned by group render instead of video", "Secure Boot was
+preventing the kernel from loading the amdgpu module"), and the facts that leave a condition undecided (a torch
+version without its build tag). Each case has a near miss that must stay silent."""
+
+from __future__ import annotations
+
+import pytest
+
+from wizard.diagnose import Finding, diagnose
+from wizard.kb.families import family_of_gfx
+from wizard.model import Driver, EvidenceText, Facts, Gpu, OsInfo, PythonEnv
+
+pytestmark = pytest.mark.unit
+
+
+def _gpu(gfx: str, integrated: bool = False) -> Gpu:
+    return Gpu(name=f"AMD {gfx}", gfx=gfx, integrated=integrated, family=family_of_gfx(gfx))
+
+
+def _facts(text: str, *gpus: Gpu, own: bool = True, **kw: object) -> Facts:
+    return Facts(gpus=gpus, origin="test", texts=(EvidenceText("paste.txt", text, 1, "text", own),),
+                 **kw)  # type: ignore[arg-type]
+
+
+def _by_id(facts: Facts) -> dict[str, Finding]:
+    return {f.id: f for f in diagnose(facts)}
+
+
+def test_a_stated_cpu_torch_is_a_cause_without_its_version() -> None:
+    text = "Finally I find the problem is that I use torch-cpu rather than torch-gpu."
+    found = _by_id(_facts(text, _gpu("gfx1030")))["torch-cpu-build"]
+    assert found.to_check is None
+    for near in ("I don't use torch-cpu, I installed torch from the rocm6.2 index.",
+                 "torch.cuda.is_available() returns False on my RX 6800"):
+        assert "torch-cpu-build" not in _by_id(_facts(near, _gpu("gfx1030"))), near
+    # a ROCm torch the facts show decides against it
+    rocm = PythonEnv(path="/v", torch="2.5.1+rocm6.2", build="rocm")
+    assert "torch-cpu-build" not in _by_id(_facts(text, _gpu("gfx1030"), python_envs=(rocm,)))
+
+
+def test_a_torch_version_without_its_build_tag_leaves_the_build_undecided() -> None:
+    text = "# [bug]: Installer installs torch CUDA even when ROCm is selected"
+    bare = PythonEnv(path=None, torch="2.4.1", kind="recorded")  # read from a log line: no +rocm/+cu tag
+    found = _by_id(_facts(text, _gpu("gfx1032"), python_envs=(bare,)))["torch-not-rocm-build"]
+    assert found.to_check is None
+    rocm = PythonEnv(path=None, torch="2.4.1+rocm6.1", build="rocm", kind="recorded")
+    assert "torch-not-rocm-build" not in _by_id(_facts(text, _gpu("gfx1032"), python_envs=(rocm,)))
+    for near in ("I installed torch with ROCm support in a fresh venv.",
+                 "The installer installs torch with CUDA support only when an NVIDIA GPU is selected, and not here."):
+        assert "torch-not-rocm-build" not in _by_id(_facts(near, _gpu("gfx1032"), python_envs=(bare,))), near
+
+
+def test_secure_boot_stated_as_blocking_amdgpu_is_a_cause_where_its_state_was_not_read() -> None:
+    text = ("The cause was related to Secure Boot, which was preventing the kernel from loading the amdgpu module.")
+    found = _by_id(_facts(text))["secure-boot-dkms"]
+    assert found.to_check is None
+    assert _by_id(_facts("modprobe: ERROR: could not insert 'amdgpu': Key was rejected by service"))["secure-boot-dkms"]
+    for near in ("I checked that Secure Boot is not blocking the amdgpu module; it still does not load.",
+                 "Secure Boot is disabled in the BIOS. amdgpu fails to load after the update."):
+        assert "secure-boot-dkms" not in _by_id(_facts(near)), near
+    # detection read Secure Boot off: the sentence is about another time, not this machine's state
+    assert "secure-boot-dkms" not in _by_id(_facts(text, os=OsInfo(secure_boot=False)))
+
+
+def test_kfd_permissions_stated_in_words_where_access_was_not_read() -> None:
+    # /dev/kfd is listed (it exists), but nothing read who may open it
+    present = Driver(kfd_present=True)
+    for text in ("# /dev/kfd has the wrong permissions", "my `/dev/kfd` has the wrong permissions, so ROCm only runs "
+                 "for root."):
+        found = _by_id(_facts(text, driver=present))["kfd-inaccessible"]
+        assert found.to_check is None, text
+    near = "ROCm runs for root and for my user alike; /dev/kfd has the permissions the udev rule sets."
+    assert "kfd-inaccessible" not in _by_id(_facts(near, driver=present))
+    # access read from the machine decides it
+    readable = Driver(kfd_present=True, kfd_accessible=True, user="me")
+    assert "kfd-inaccessible" not in _by_id(_facts("# /dev/kfd has the wrong permissions", driver=readable))
+
+
+def test_kfd_owned_by_render_instead_of_video_stated_in_words() -> None:
+    text = "I ended up with /dev/kfd owned by group `render` instead of group `video`. rocminfo fails as normal user."
+    found = _by_id(_facts(text))["kfd-render-group-not-video"]
+    assert found.to_check is None
+    assert "kfd-render-group-not-video" not in _by_id(_facts("/dev/kfd is owned by group render, and I am in it."))
+    member = Driver(user="me", in_render_group=True, in_video_group=True, groups=("render", "video"))
+    assert "kfd-render-group-not-video" not in _by_id(_facts(text, driver=member))
+
+
+def test_an_smu_mismatch_named_in_words_is_listed_to_check() -> None:
+    found = _by_id(_facts("# [Issue]: ROCm 7.2 SMU mismatch on Ubuntu 24.04.3 w/ AMD AI Pro R9700 GPU"))
+    assert "smu-interface-mismatch" in found
+    assert "smu-interface-mismatch" not in _by_id(_facts("amdgpu: SMU is initialized successfully!"))
+    assert "smu-interface-mismatch" not in _by_id(_facts("Memory clock mismatch reported by amd-smi; SMU ok"))
+
+
+def test_amdgpu_dkms_failing_on_a_mainline_kernel_is_named() -> None:
+    found = _by_id(_facts("# [Issue]: amdgpu-dkms build fails with Ubuntu mainline kernel 6.18.7"))
+    assert "dkms-mainline-kernel-unsupported" in found
+    for near in ("amdgpu-dkms build fails on 6.8.0-45-generic", "amdgpu-dkms builds fine with the mainline kernel"):
+        assert "dkms-mainline-kernel-unsupported" not in _by_id(_facts(near)), near
+
+
+def test_a_kernel_downgrade_that_fixed_it_points_at_the_driver_build_to_check() -> None:
+    text = "the supported kernels are 4.13 - 4.15, so I downgraded to 4.15. Now it works."
+    found = _by_id(_facts(text))["dkms-build-fails-new-kernel"]
+    assert found.to_check  # a symptom: an in-kernel regression would read the same
+    for near in ("I downgraded the kernel to 4.15 but it still fails.", "I downgraded torch to 2.3 and now it works."):
+        assert "dkms-build-fails-new-kernel" not in _by_id(_facts(near)), near
+
+
+def test_a_gpu_that_works_only_with_the_10_3_0_override_is_listed_to_check() -> None:
+    for text in ("I'm using an RX 6700 XT (gfx1031), which requires `HSA_OVERRIDE_GFX_VERSION` environment variable to "
+                 "be set to 10.3.0 in order for the card to work in ROCm.",
+                 "Everything works fine after I changed the value to 10.3.0."):
+        found = _by_id(_facts(text, _gpu("gfx1031")))["rdna2-variant-needs-override"]
+        assert found.to_check, text  # whether the override is set now is not known from a sentence
+    for near in ("I tried HSA_OVERRIDE_GFX_VERSION=10.3.0 but it still crashes.",
+                 "It doesn't work even with HSA_OVERRIDE_GFX_VERSION=10.3.0 set."):
+        assert "rdna2-variant-needs-override" not in _by_id(_facts(near, _gpu("gfx1031"))), near
+    # a GPU that has its own code in upstream wheels does not need it
+    assert "rdna2-variant-needs-override" not in _by_id(_facts("Everything works fine after I changed the value to "
+                                                               "10.3.0.", _gpu("gfx1030")))
+
+
+def test_on_wsl_a_torch_that_bundles_its_own_runtime_or_is_a_nightly_is_named() -> None:
+    wsl = OsInfo(kernel="6.6.87.2-microsoft-standard-WSL2", wsl=True)
+    release = PythonEnv(path=None, torch="2.6.0+rocm6.4.2", build="rocm", kind="recorded")
+    text = ("**Root Cause\nPyTorch wheels bundle an incompatible libhsa-runtime64.so library that conflicts with WSL2's "
+            "DirectX-based GPU passthrough (/dev/dxg).**")
+    found = _by_id(_facts(text, _gpu("gfx1100"), os=wsl, python_envs=(release,)))["wsl-torch-not-wsl-build"]
+    assert found.to_check is None  # the version cannot tell whose wheel it is; the sentence states it
+    # the same sentence on a native host is not this issue
+    native = OsInfo(kernel="6.8.0-45-generic", wsl=False)
+    assert "wsl-torch-not-wsl-build" not in _by_id(_facts(text, _gpu("gfx1100"), os=native, python_envs=(release,)))
+    # a PyTorch nightly on WSL is not AMD's WSL build: a risk the facts show, listed to check without a failure
+    nightly = PythonEnv(path=None, torch="2.5.0.dev20240802+rocm6.1", build="rocm", kind="recorded")
+    risk = _by_id(_facts("", _gpu("gfx1100"), os=wsl, python_envs=(nightly,)))["wsl-torch-not-wsl-build"]
+    assert risk.to_check and any("nightly" in e for e in risk.evidence)
+    # a release torch (AMD's WSL wheel or not) alone shows nothing
+    assert "wsl-torch-not-wsl-build" not in _by_id(_facts("", _gpu("gfx1100"), os=wsl, python_envs=(release,)))
+    therock = PythonEnv(path=None, torch="2.13.0a0+rocm7.14.0a20260612", build="rocm", kind="recorded")
+    assert "wsl-torch-not-wsl-build" not in _by_id(_facts("", _gpu("gfx1100"), os=wsl, python_envs=(therock,)))
+
+
+def test_a_gpu_init_segfault_on_strix_with_therock_nightlies_is_the_714_initdma_regression() -> None:
+    text = ("The llama.cpp test crashes on startup: the ROCm GPU-init segfault again.\n"
+            "I can confirm the bug is related to the TheRock nightlies; builds up to June 8th work.")
+    found = _by_id(_facts(text, _gpu("gfx1151", integrated=True)))["therock-714-initdma-segfault"]
+    assert found.to_check is None
+    assert "therock-714-initdma-segfault" in _by_id(_facts(
+        "latest image segfaults at HIP init (torch 2.13.0a0+rocm7.14.0a20260612)", _gpu("gfx1151", integrated=True)))
+    for near, gpu in ((text, _gpu("gfx1100")),  # another GPU
+                      ("segfault at GPU init with the distribution's ROCm 6.4 packages", _gpu("gfx1151", True)),
+                      ("TheRock nightly: rocminfo segfaults immediately after 'ROCk module is loaded'",
+                       _gpu("gfx1151", True))):
+        assert "therock-714-initdma-segfault" not in _by_id(_facts(near, gpu)), near
+
+
+def test_a_request_to_support_an_rdna2_variant_is_listed_to_check() -> None:
+    found = _by_id(_facts("Could you please add support for gfx1036?", _gpu("gfx1036", integrated=True)))
+    assert found["rdna2-variant-needs-override"].to_check
+    for near, gpu in (("Could you please add support for gfx1151?", _gpu("gfx1036", True)),
+                      ("Could you please add support for gfx1036?", _gpu("gfx1100")),
+                      ("rocBLAS doesn't need support for gfx1036 added: it runs here", _gpu("gfx1030"))):
+        assert "rdna2-variant-needs-override" not in _by_id(_facts(near, gpu)), near
