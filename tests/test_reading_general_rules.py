@@ -174,3 +174,191 @@ def test_an_override_does_not_reach_a_gpu_the_visible_devices_hide(tmp_path: Pat
     assert "override-applies-to-all-gpus" in ids
     ids = [f.id for f in diagnose(_detect(tmp_path, text.format("ROCR_VISIBLE_DEVICES=1\n")))]  # type: ignore[arg-type]
     assert "override-applies-to-all-gpus" not in ids
+
+
+# --------------------------------------------------------------------------- bare `amd-smi`: its boxed table
+
+
+_AMD_SMI_BOX = """\
++------------------------------------------------------------------------------+
+| AMD-SMI 26.1.0+5df6c765      amdgpu version: 6.14.14  ROCm version: 7.0.2    |
+| VBIOS version: 023.008.000.068.000001                                        |
+| Platform: Linux Baremetal                                                    |
+|-------------------------------------+----------------------------------------|
+| BDF                        GPU-Name | Mem-Uti   Temp   UEC       Power-Usage |
+| GPU  HIP-ID  OAM-ID  Partition-Mode | GFX-Uti    Fan               Mem-Usage |
+|=====================================+========================================|
+| 0000:03:00.0 AMD Radeon RX 7900 XTX | 2 %      38 °C   0            29/327 W |
+|   0       0     N/A             N/A | 1 %      0.0 %           521/24560 MB |
+|-------------------------------------+----------------------------------------|
+| 0000:0a:00.0    AMD Radeon RX 7600 | 0 %      33 °C   0             4/165 W |
+|   1       1     N/A             N/A | 0 %      0.0 %            12/8176 MB |
++-------------------------------------+----------------------------------------+
+"""
+
+
+def test_bare_amd_smi_lists_each_gpu_by_place_and_name_with_the_versions() -> None:
+    from wizard.parsers.amd_smi import parse_amd_smi
+
+    smi = parse_amd_smi(_AMD_SMI_BOX)
+    assert [(g.index, g.bdf, g.market_name) for g in smi.gpus] == [
+        (0, "0000:03:00.0", "AMD Radeon RX 7900 XTX"), (1, "0000:0a:00.0", "AMD Radeon RX 7600")]
+    assert (smi.tool_version, smi.amdgpu_version, smi.rocm_version) == ("26.1.0+5df6c765", "6.14.14", "7.0.2")
+
+
+def test_a_pasted_amd_smi_box_gives_the_gpus_and_a_loaded_driver(tmp_path: Path) -> None:
+    # no command line above the box (a paste that lost it): the box's own header says what it is
+    facts = _detect(tmp_path, "My two cards hang in rocminfo.\n\n" + _AMD_SMI_BOX)
+    assert [(g.gfx, g.bdf, g.integrated) for g in facts.gpus] == [  # type: ignore[attr-defined]
+        ("gfx1100", "0000:03:00.0", False), ("gfx1102", "0000:0a:00.0", False)]
+    assert facts.driver.loaded is True  # type: ignore[attr-defined]
+    assert facts.rocm.version == "7.0.2"  # type: ignore[attr-defined]
+
+
+def test_amd_smi_that_lists_no_gpu_does_not_say_the_driver_is_loaded(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "$ amd-smi list\nAMDSMI Tool: 24.6.3+9578815 | AMDSMI Library version: 24.6.3.0 | "
+                              "ROCm version: 6.2.4\n")
+    assert facts.driver.loaded is None  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- a person's target beside a named card
+
+
+def test_a_target_written_beside_a_card_of_another_target_is_the_cards(tmp_path: Path) -> None:
+    # the RX 9070 XT is a gfx1201 (the gfx1200 is the RX 9060 XT): the title's "(gfx1200)" is the reporter's slip
+    facts = _detect(tmp_path, "# RX 9070 XT (gfx1200) hangs in HSA discovery\n\n" + _AMD_SMI_BOX.replace(
+        "AMD Radeon RX 7900 XTX", "AMD Radeon RX 9070 XT ").replace("   AMD Radeon RX 7600", "AMD Radeon RX 9070 XT"))
+    assert [g.gfx for g in facts.gpus] == ["gfx1201", "gfx1201"]  # type: ignore[attr-defined]
+    facts = _detect(tmp_path, "# RX 9070 XT (gfx1200) hangs when ollama starts\n\nNothing else to add.\n")
+    assert _gpus(facts) == [("gfx1201", False)]
+
+
+def test_a_target_written_beside_its_own_card_or_in_a_tools_output_is_read_as_written(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "# RX 6700 XT (gfx1031) hangs when ollama starts\n\nNothing else to add.\n")
+    assert _gpus(facts) == [("gfx1031", False)]
+    # torch's collect_env under HSA_OVERRIDE_GFX_VERSION=10.3.0 reports the target the runtime was told
+    facts = _detect(tmp_path, "$ python -m torch.utils.collect_env\nCollecting environment information...\n"
+                              "PyTorch version: 2.5.1+rocm6.2\nROCM used to build PyTorch: 6.2.41133-dd7f95766\n"
+                              "GPU models and configuration: AMD Radeon RX 6700 XT (gfx1030)\n"
+                              "HIP runtime version: 6.2.41133\n")
+    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx1031", "gfx1030")]  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- a codename joined into a host or runner name
+
+
+def test_a_two_word_codename_joined_by_a_hyphen_names_the_gpu(tmp_path: Path) -> None:
+    # CI runners and hosts are named after the machine's APU ("linux-strix-halo-gpu-rocm-4", "strix_point-01")
+    assert _said("the job on linux-strix-halo-gpu-rocm-4 failed", "gpu_prose") == ["strix-halo"]
+    assert _said("queued on strix_point-01", "gpu_prose") == ["strix_point"]
+    facts = _detect(tmp_path, "# `ci-strix-halo-2` fails its smoke test\n\nrocminfo exits 1 on that runner.\n")
+    assert _gpus(facts) == [("gfx1151", True)]
+    # a path or a longer word is not the codename
+    assert _said("cd /srv/strix-halo/logs", "gpu_prose") == []
+    assert _said("the strix-haloed runner", "gpu_prose") == []
+    # a repository or guide about that GPU, linked: not the machine's GPU
+    assert _said("as https://github.com/someone/amd-strix-halo-guides says", "gpu_prose") == []
+    assert _said("cloned ~/src/strix_point-notes first", "gpu_prose") == []
+
+
+# --------------------------------------------------------------------------- /dev/kfd and the groups, as people write them
+
+
+def test_dev_kfd_exists_where_ls_lists_it_or_a_sentence_gives_its_owner(tmp_path: Path) -> None:
+    # `ls -l /dev | grep kfd` prints the bare name after the character device's mode and numbers
+    assert _said("crw-rw----   1 root    video   236,   0 Jan  3 09:12 kfd", "kfd") == ["present"]
+    assert _said("after the upgrade /dev/kfd is owned by group `render`, not video", "kfd") == ["present"]
+    assert _said("my `/dev/kfd` device has the wrong permissions", "kfd") == ["present"]
+    facts = _detect(tmp_path, "rocminfo only works with sudo.\n\n$ ls -l /dev | grep kfd\n"
+                              "crw-------   1 root    root    236,   0 Jan  3 09:12 kfd\n")
+    assert facts.driver.kfd_present is True  # type: ignore[attr-defined]
+    # an instruction or a question about the owner says nothing about this machine's /dev/kfd
+    assert _said("please check that /dev/kfd is owned by render", "kfd") == []
+    assert _said("crw-rw----   1 root    video   236,   0 Jan  3 09:12 kfdtest.log", "kfd") == []
+
+
+def test_the_reporter_in_the_render_group_by_their_own_words_or_a_quoted_groups(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "rocminfo fails. I am already a member of the render group.\n\n"
+                              "groups shows: adm cdrom sudo video plugdev\n")
+    d = facts.driver  # type: ignore[attr-defined]
+    assert (d.in_render_group, d.in_video_group, d.user) == (True, True, None)
+    assert _said("I'm not a member of the video group", "video_group") == ["false"]
+    # a condition, or a group the quoted line does not name, is not read
+    assert _said("Can you check if I am a member of the render group?", "render_group") == []
+    assert _said("groups shows: adm cdrom sudo plugdev", "render_group") == []
+
+
+def test_the_kfd_error_in_a_quoted_title_ends_at_the_quote() -> None:
+    assert _said("# 'Unable to open /dev/kfd read-write: Operation not permitted' on Pop OS", "kfd") == [
+        "Operation not permitted"]
+    assert _said("Unable to open /dev/kfd read-write: Invalid argument", "kfd") == ["Invalid argument"]
+
+
+# --------------------------------------------------------------------------- a thread's title without its opening post
+
+
+def test_a_setting_in_the_title_of_a_thread_without_its_opening_post_is_read(tmp_path: Path) -> None:
+    # the stored thread keeps only a later comment: the title still says what the machine had set
+    text = ("acme/tool · issue #12 · open · Go\n# ROCR_VISIBLE_DEVICES=-1 hides the GPU from the server\n\n"
+            "bob · comment · 2026-01-02\nSame here on my box, it falls back to the CPU.\n")
+    facts = _detect(tmp_path, text)
+    assert [(s.name, s.value) for s in facts.env] == [("ROCR_VISIBLE_DEVICES", "-1")]  # type: ignore[attr-defined]
+    # a post that sets the variable itself wins over the title
+    facts = _detect(tmp_path, text + "\n$ export ROCR_VISIBLE_DEVICES=0\n")
+    assert [(s.name, s.value) for s in facts.env] == [("ROCR_VISIBLE_DEVICES", "0")]  # type: ignore[attr-defined]
+
+
+# --------------------------------------------------------------------------- the writer's environment is a container image
+
+
+def test_the_writer_running_a_container_image_is_in_a_container(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "Training hangs at step 3.\n\nMy setup uses the `rocm/pytorch:rocm6.4_ubuntu24.04_py3.12` "
+                              "docker image with flash-attn built for ROCm. The host has 2 GPUs.\n")
+    assert facts.in_container is True  # type: ignore[attr-defined]
+    assert _said("I'm running the rocm/vllm docker image on the node", "container") == ["true"]
+    # the past, a hypothetical, a denial: no statement about the run that failed
+    assert _said("I used the docker image before, now I run it natively.", "container") == []
+    assert _said("I would use a docker image if it had gfx1151", "container") == []
+    assert _said("We don't run a docker image.", "container") == []
+
+
+def test_the_writers_own_container_or_the_image_they_pulled_is_a_container(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "I moved my Debian 12 container to ROCm 6.4 and rocminfo now fails.\n")
+    assert facts.in_container is True  # type: ignore[attr-defined]
+    assert _said("I pulled docker and ran the test:", "container") == ["true"]
+    assert _said("We pulled the rocm/pytorch:latest docker image", "container") == ["true"]
+    # the image as a thing, a hypothetical, the code: not where the run was
+    assert _said("my container image is 40 GB", "container") == []
+    assert _said("if my container had /dev/kfd it would work", "container") == []
+    assert _said("I pulled the latest code and rebuilt", "container") == []
+
+
+# --------------------------------------------------------------------------- ROCm's version as people write it
+
+
+def test_rocm_with_its_version_in_a_parenthesis_after_the_word(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "I installed the newest Rocm (apt says version 5.7.1) on Ubuntu 22.04 and rocminfo hangs.\n")
+    assert facts.rocm.version == "5.7.1"  # type: ignore[attr-defined]
+    assert _said("installed Rocm v6.1 today", "rocm") == ["6.1"]
+    # a parenthesis that gives another program's version is not ROCm's
+    assert _said("ROCm (and python version 3.10.12)", "rocm") == []
+
+
+def test_dev_kfd_absent_where_the_reporter_says_dev_has_none(tmp_path: Path) -> None:
+    facts = _detect(tmp_path, "rocminfo fails with 4104. I also noticed there is no kfd device in /dev at all.\n")
+    d = facts.driver  # type: ignore[attr-defined]
+    assert (d.kfd_present, d.kfd_accessible) == (False, False)
+    assert _said("I have no `/dev/kfd` on this box", "kfd") == ["No such file or directory"]
+    # a condition, or no kfd lines in a log, says nothing about /dev
+    assert _said("If there is no /dev/kfd, load amdgpu first", "kfd") == []
+    assert _said("no kfd messages in dmesg", "kfd") == []
+
+
+def test_a_target_written_beside_a_card_under_an_override_is_what_the_runtime_reports(tmp_path: Path) -> None:
+    # the override in force gives gfx1030: "RX 6700 XT (gfx1030)" is the card and what the runtime reports for it
+    facts = _detect(tmp_path, "# ollama crashes\n\nGPU: RX 6700 XT (gfx1030)\n\n```\nexport HSA_OVERRIDE_GFX_VERSION=10.3.0\n"
+                              "ollama serve\n```\n")
+    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx1031", "gfx1030")]  # type: ignore[attr-defined]
+    # without an override, the same line is one card, not a second GPU of the written target
+    facts = _detect(tmp_path, "# ollama crashes\n\nGPU: RX 6700 XT (gfx1030)\n")
+    assert _gpus(facts) == [("gfx1031", False)]

@@ -1,7 +1,10 @@
-"""``amd-smi static`` / ``amd-smi list`` / ``amd-smi version`` output, as text or as JSON.
+"""``amd-smi static`` / ``amd-smi list`` / ``amd-smi version`` / bare ``amd-smi`` output, as text or as JSON.
 
 Text is indented ``KEY: value`` lines under ``GPU: N`` and section headers (``ASIC:``, ``BUS:``,
-``DRIVER:``, ``VRAM:``...). VRAM ``SIZE`` is printed in MB; amd-smi computes it as bytes / 2**20,
+``DRIVER:``, ``VRAM:``...). Bare ``amd-smi`` (ROCm 6.4+) prints a boxed table instead: a header
+``| AMD-SMI 26.2.0+...  amdgpu version: 6.16.6  ROCm version: 7.1.1 |``, then per GPU a row
+``| 0000:04:00.0  AMD Radeon RX 9070 XT | ...`` and under it ``|   0       0     N/A     N/A | ...``
+(GPU index, HIP index, OAM id, partition mode). VRAM ``SIZE`` is printed in MB; amd-smi computes it as bytes / 2**20,
 so ``vram_bytes`` multiplies back by 2**20.
 """
 
@@ -20,6 +23,11 @@ _KV_RE = lazy_re.compile(r"^\s*([A-Z][A-Z0-9_]*)\s*:\s*(.*?)\s*$")
 _VERSION_PART_RE = lazy_re.compile(r"^\s*([A-Za-z][A-Za-z \t]*):(.*)$")  # key and value stripped by _version_key
 _SIZE_RE = lazy_re.compile(r"^\s*(\d+)\s*(MB|MiB|GB|KB)?\s*$", re.IGNORECASE)
 _GFX_RE = lazy_re.compile(r"\bgfx[0-9a-f]{3,4}\b")
+# bare `amd-smi`: the boxed header with the tool's, the driver's and ROCm's versions; a GPU's two rows
+_BOX_HEADER_RE = lazy_re.compile(r"^\|\s*AMD-SMI\s+(?P<tool>\d\S*)\s+amdgpu version:\s*(?P<amdgpu>\S+)"
+                                 r"\s+ROCm version:\s*(?P<rocm>\S+)")
+_BOX_GPU_RE = lazy_re.compile(r"^\|\s*(?P<bdf>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(?P<name>\S[^|]*?)\s*\|")
+_BOX_INDEX_RE = lazy_re.compile(r"^\|\s*(?P<gpu>\d+)\s+(?P<hip>\d+|N/A)\s")
 
 
 def _version_key(key: str) -> str:
@@ -173,9 +181,23 @@ def parse_amd_smi(text: object) -> AmdSmi:
     cur: int | None = None
     section = ""
     versions: dict[str, str | None] = {}
+    box: list[tuple[str, str]] = []  # bare `amd-smi`: (bdf, name) in the order listed
+    box_index: dict[int, int] = {}  # row of `box` -> its GPU index
     for _no, line in lines(raw):
         s = line.strip()
         if not s:
+            continue
+        bm = _BOX_HEADER_RE.match(s)
+        if bm:
+            versions.update(tool=bm.group("tool"), amdgpu=none_if_na(bm.group("amdgpu")), rocm=none_if_na(bm.group("rocm")))
+            continue
+        bm = _BOX_GPU_RE.match(s)
+        if bm:
+            box.append((bm.group("bdf").lower(), bm.group("name")))
+            continue
+        bm = _BOX_INDEX_RE.match(s)
+        if bm and box and len(box) - 1 not in box_index:
+            box_index[len(box) - 1] = int(bm.group("gpu"))
             continue
         if "|" in s and ":" in s and ("ROCm" in s or "AMDSMI" in s.upper()):
             pairs = {}
@@ -206,6 +228,10 @@ def parse_amd_smi(text: object) -> AmdSmi:
             if section and indent <= 4 and key in ("BDF", "UUID", "KFD_ID", "NODE_ID", "PARTITION_ID"):
                 section = ""  # `amd-smi list` keys sit directly under GPU
             gpus[cur].append((f"{section}.{key}" if section else key, m.group(2)))
+    for row, (bdf, name) in enumerate(box):
+        index = box_index.get(row, row)
+        if index not in gpus:
+            gpus[index] = [("BDF", bdf), ("MARKET_NAME", name)]
     return AmdSmi(
         tuple(_build(i, gpus[i]) for i in sorted(gpus)),
         versions.get("tool"),

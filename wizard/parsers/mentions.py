@@ -175,9 +175,23 @@ PRODUCT = lazy_re.compile(
     r"|\b\d{4}\s?(?:XTX|XT|GRE)\b|\b[5-9]\d{3}M\b"
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*[5-9]\d{3}\b(?:\s?(?:XTX|XT|GRE)\b)?"
     r"|\bNavi\s?[1-4]\d\b|\b(?:Vega\s?(?:10|20)|Ellesmere|Polaris\s?[12]\d|Aldebaran|Arcturus|Strix Halo|Strix Point|Phoenix|Rembrandt|Renoir|Raphael|Cezanne|Lucienne|Raven\s?Ridge|Picasso)\b"
-    r")",
+    r")"
+    # a two-word codename joined into a host, runner or image name ("linux-strix-halo-gpu-rocm-4", "strix_point")
+    r"|(?<![A-Za-z0-9/.])Strix[-_](?:Halo|Point)(?![A-Za-z0-9])",
     re.IGNORECASE,
 )
+
+
+def _joined_in_address(m: re.Match[str]) -> bool:
+    """A codename joined into a name ("strix-halo") that sits in a URL or a path (a repository about that GPU, not the
+    machine's): the whitespace-delimited word around it holds a slash."""
+    if "-" not in m.group(0) and "_" not in m.group(0):
+        return False
+    start = max(m.string.rfind(c, 0, m.start()) for c in " \t`'\"(<[") + 1
+    ends = [i for i in (m.string.find(c, m.end()) for c in " \t`'\")>]") if i >= 0]
+    return "/" in m.string[start:min(ends, default=len(m.string))]
+
+
 # a number after these words labels something else ("step 2 Radeon ...", "ROCm 6 Instinct ...")
 _NOT_A_COUNT = lazy_re.compile(r"\b(?:step|section|part|version|v|rocm|ubuntu|gen|generation|no|number|#)\.?\s*$", re.I)
 
@@ -343,7 +357,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("build path", lazy_re.compile(r"\brocm-rel-(\d+\.\d+(?:\.\d+)?)\b"), lambda m: [("rocm", m.group(1), "build-path")]),
     ("rocm version kv", lazy_re.compile(r"\b(?:ROCm version|ROCM Version|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d+)?)(?![\d.]*\d{5})(?!\w|\.\w)"),
      lambda m: [("rocm", m.group(1), "tool")]),
-    ("rocm stated", lazy_re.compile(r"(?<![+\w./-])(?:ROCm|rocm|ROCM)\s*v?(\d+\.\d+(?:\.\d+)?)(?![\w.])"), lambda m: [("rocm", m.group(1), "stated")]),
+    # "ROCm 6.2", "Rocm v5.7"; the version in a parenthesis after the word ("latest Rocm (it shows as version 4.3.0)",
+    # "ROCm (version 6.0)"), not another program's there ("ROCm (and python version 3.10)")
+    ("rocm stated", lazy_re.compile(r"(?<![+\w./-])rocm(?:\s*v?(\d+\.\d+(?:\.\d+)?)(?![\w.])"
+                                    r"|\s*\(\s*(?:(?:[\w-]+\s+){0,3}?(?:shows?|says?|is|reports?|reported|shown|displays?|lists?|listed)"
+                                    r"(?:\s+as)?\s+)?version\s+v?(\d+\.\d+(?:\.\d+)?)\s*\))", re.I),
+     lambda m: [("rocm", m.group(1) or m.group(2), "stated")]),
     ("hip version", lazy_re.compile(r"\b(?:ROCM HIP version|HIP version|HIP runtime version|ROCM used to build PyTorch|"
                                r"torch\.version\.hip\W*)\s*[:=]?\s*'?"
                                r"(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"), _one("hip")),
@@ -407,6 +426,21 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                          r"(?!.*n't\b).*\b(?:inside|within|in)\s+(?:the|a|my|this|our)\s+(?:docker\s+|podman\s+)?"
                                          r"container\b", re.I),
      lambda m: [("container", "true", "stated")]),
+    # the writer's own container ("I updated my Ubuntu 20.04 container to ROCm 3.9"), or the image they pulled to run
+    # ("I pulled docker and tried this"); not advice, a hypothetical or a denial, as above
+    ("own container", lazy_re.compile(r"^(?!.*\b(?:should|could|would|might|if|unless|instead|outside|not|never|without)\b)"
+                                      r"(?!.*n't\b).*(?:\b(?:my|our)\s+(?:[\w.!-]+\s+){0,3}?(?:docker\s+|podman\s+|lxc\s+|lxd\s+)?"
+                                      r"container\b(?!\s+(?:image|registry|runtime|engine|toolkit)s?\b)"
+                                      r"|\b(?:I|we)\s+(?:have\s+)?pulled\s+(?:the\s+|a\s+)?(?:[\w./:-]+\s+)?(?:docker|podman)\b)", re.I),
+     lambda m: [("container", "true", "stated")]),
+    # the writer's own environment stated to be a container image ("My environment uses the `rocm/vllm:...` base Docker
+    # image", "I'm running the rocm/pytorch docker image"); in the present tense, not advice, a hypothetical or a denial
+    ("image used", lazy_re.compile(r"^(?!.*\b(?:should|could|would|might|if|unless|instead|outside|not|never|without|tried|try)\b)"
+                                   r"(?!.*n't\b).*\b(?:(?:my|our)\s+(?:environment|env|setup|stack)\s+(?:uses|is|runs)"
+                                   r"|(?:I|we)(?:'m|’m|'re|’re|\s+am|\s+are)?\s+(?:using|running|use|run))\b"
+                                   # up to the sentence's end (an image tag's dots and quoted names are inside it)
+                                   r"(?:`[^`]*`|[^.;`]|\.(?=\S)){0,160}?\b(?:docker|podman|container|base)\s+image\b", re.I),
+     lambda m: [("container", "true", "stated")]),
     # a thread's title about the container image the writer runs ("Official ROCm docker images do not support RX 7600");
     # not a question or a request for an image
     ("title container", lazy_re.compile(r"^#\s(?!.*\?)(?!.*\b(?:how|request|feature|add|provide|publish|build|please|want|need)\b)"
@@ -419,10 +453,14 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # lsmod's row and lspci -k's binding: the amdgpu module is in the kernel
     ("amdgpu module", lazy_re.compile(r"^\s*(?:amdgpu\s+\d+\s+\d+\b|Kernel driver in use:\s*amdgpu\s*$)"),
      lambda m: [("rock", "true", None)]),
-    ("kfd open", lazy_re.compile(r"(Unable|Able) to open /dev/kfd read-write(?::\s*(.+?))?\s*$"),
+    # the error ends at the line's end, or at the quote that closes it in a sentence or a title
+    ("kfd open", lazy_re.compile(r"(Unable|Able) to open /dev/kfd read-write(?::\s*([^'\"`]+?))?\s*(?:['\"`]|$)"),
      lambda m: [("kfd", "ok" if m.group(1) == "Able" else (m.group(2) or "unknown").strip(), None)]),
     ("kfd missing", lazy_re.compile(r"/dev/kfd\W*(?::\s*)?No such file or directory|error gathering device information while adding custom device \"/dev/kfd\""
-                               r"|/dev/kfd`?\s+(?:is\s+)?(?:absent|missing|not present|does not exist|doesn't exist)", re.I),
+                               r"|/dev/kfd`?\s+(?:is\s+)?(?:absent|missing|not present|does not exist|doesn't exist)"
+                               # "there is no kfd folder in /dev", "I have no /dev/kfd"; not a condition ("if there is no /dev/kfd")
+                               r"|^(?!.*\b(?:if|whether|unless)\b).*\bno\s+(?:`?/dev/kfd\b|kfd\s+(?:(?:folder|directory|device|node|file|entry)\s+)?"
+                               r"(?:in|under)\s+`?/dev\b)", re.I),
      lambda m: [("kfd", "No such file or directory", None)]),
     ("kfd added", lazy_re.compile(r"kfd kfd: (?:amdgpu: )?added device ([0-9a-f]{4}:[0-9a-f]{4})"), _one("kfd_added")),
     # the kernel logs each GPU KFD probes once: the same id at two boot times is two GPUs
@@ -431,6 +469,18 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("group member", lazy_re.compile(r"(\S+) is (not )?(?:a )?member of \"?(render|video)\"? group"),
      lambda m: [("render_group" if m.group(3) == "render" else "video_group",
                  "false" if m.group(2) else "true", m.group(1))]),
+    # the reporter on themself ("it states that I am a member of render group"); detail None: the reporter, name unknown
+    ("reporter member", lazy_re.compile(r"(?<!\bif )(?<!\bwhether )\bI(?:'m|’m| am)\s+(?:already\s+|also\s+)?(not\s+)?(?:a\s+)?"
+                                        r"member\s+of\s+(?:the\s+)?[\"'`]?(render|video)[\"'`]?"
+                                        r"(?:\s+(?:and|&)\s+(?:the\s+)?[\"'`]?(render|video)[\"'`]?)?\s+groups?\b", re.I),
+     lambda m: [("render_group" if g.lower() == "render" else "video_group", "false" if m.group(1) else "true", None)
+                for g in (m.group(2), m.group(3)) if g]),
+    # `groups` output quoted in a sentence ("Groups says: adm sudo video render"): the groups named are the user's
+    # (a group not named may be one the sentence left out: absence is not read)
+    ("groups said", lazy_re.compile(r"^\s*(?:the\s+)?(?:output\s+of\s+)?[`'\"]?groups[`'\"]?\s*(?:command\s+)?"
+                                    r"(?:says|said|shows|showed|gives|gave|returns|returned|prints|printed|output)\s*:\s*(.+)$", re.I),
+     lambda m: [("render_group" if g.lower() == "render" else "video_group", "true", None)
+                for g in dict.fromkeys(re.findall(r"(?<![\w-])(render|video)(?![\w-])", m.group(1), re.I))]),
     ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(\S+)", re.I),
      lambda m: [("driver_version", m.group(1).rstrip(",|"), None)]),
     ("dkms", lazy_re.compile(r"\bamdgpu(?:-dkms)?[/,]\s*(\d+\.\d+\.\d+[\w.-]*)\s*,\s*\S+\s*,\s*\S+\s*:\s*installed|\b(amdgpu-dkms)\b"),
@@ -454,7 +504,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("visible index", lazy_re.compile(r"\b(?:HIP|ROCR|CUDA)_VISIBLE_DEVICES\s*=\s*\S+\s*#(.*)$"), _visible_index),
     ("cpu igpu", lazy_re.compile(r"\b(?:iGPU|integrated (?:GPU|graphics)|APU)\b", re.I),
      lambda m: [] if PRODUCT.search(m.string) else _cpu_as_gpu(m.string)),
-    ("prose gpu", PRODUCT, lambda m: [("gpu_prose", m.group(0), None)]),
+    ("prose gpu", PRODUCT, lambda m: [] if _joined_in_address(m) else [("gpu_prose", m.group(0), None)]),
     # a thread's title naming the processor the problem happened on ("hipErrorNoBinaryForGpu on Ryzen 7 4800U")
     ("title cpu", lazy_re.compile(r"^#\s"), lambda m: _title_cpus(m.string)),
     # the target whose support a thread says is missing or coming ("Until gfx1151 support is enabled"): the weakest claim,
@@ -479,9 +529,15 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      + ([("gpu_name", m.group(1).title(), "codename")] if m.group(1) else [])),
     ("amdgpu_top device", lazy_re.compile(r'"DevicePath"\s*:\s*\{([^{}]*)\}'), _amdgpu_top_device),
     ("render nodes", lazy_re.compile(r"\b(renderD1\d\d)\b"), _one("render_node")),
-    ("kfd stated", lazy_re.compile(r"/dev/kfd`?\s+(?:is\s+)?(?:present|exists)\b", re.I), lambda m: [("kfd", "present", None)]),
-    ("kfd node", lazy_re.compile(r"^\s*(?:crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\s)?/dev/kfd\s*$"),
-     lambda m: [("kfd", "present", m.group(1))]),
+    ("kfd stated", lazy_re.compile(r"/dev/kfd`?\s+(?:is\s+)?(?:present|exists)\b"
+                                   # its owner or its mode stated ("I ended up with /dev/kfd owned by group `render`")
+                                   r"|(?<!\bif )(?<!\bwhether )(?<!\bthat )/dev/kfd`?\s+(?:device\s+)?(?:is\s+)?(?:owned\s+by|belongs\s+to"
+                                   r"|has\s+(?:the\s+)?(?:wrong|correct|right|bad)\s+permissions)\b", re.I),
+     lambda m: [("kfd", "present", None)]),
+    # `ls -l /dev/kfd`'s line, or the kfd row of `ls -l /dev` (a bare "kfd" after a character device's mode and numbers)
+    ("kfd node", lazy_re.compile(r"^\s*(?:crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\s)?/dev/kfd\s*$"
+                                 r"|^\s*crw\S*\s+\d+\s+\S+\s+(\S+)\s+\d+,\s*\d+\s+.*\skfd\s*$"),
+     lambda m: [("kfd", "present", m.group(1) or m.group(2))]),
     # ---- OS, user
     ("os label", lazy_re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:OS|Operating System|Distribution|Distro|Linux Distribution|Description|PRETTY_NAME)"
                             r"(?:\*\*)?\s*[:=]\s*\"?(?:\*\*)?(.+)$", re.I),
@@ -519,8 +575,8 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "title container": ("image",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
-    "kfd missing": ("/dev/kfd",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
+    "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu",),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
     "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "rtx", "vega", "mi", "xt", "gre", "instinct",
@@ -529,7 +585,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("/dev/kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),

@@ -90,7 +90,8 @@ _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
          r"|^(?:Unable|Able) to open /dev/kfd read-write|^\*{3,}\s*$|^Agent \d+\s*$", "rocminfo.txt"),
         (r"ROCm System Management Interface|^=+ (?:Concise Info|Product Info|Memory Usage|PCI Bus ID|Version of)"
          r"|End of ROCm SMI Log|^GPU\[\d+\]\s*:", "rocm-smi.txt"),
-        (r"^GPU:\s*\d+\s*$|^AMDSMI Tool:|^\s*(?:MARKET_NAME|TARGET_GRAPHICS_VERSION|ASIC|BUS|VRAM):\s", "amd-smi.txt"),
+        (r"^GPU:\s*\d+\s*$|^AMDSMI Tool:|^\s*(?:MARKET_NAME|TARGET_GRAPHICS_VERSION|ASIC|BUS|VRAM):\s"
+         r"|^\|\s*AMD-SMI\s+\d", "amd-smi.txt"),
         (r"^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s+(?:VGA compatible controller|Display controller"
          r"|3D controller|Processing accelerators|[A-Z][\w /-]+ controller|[A-Z][\w /-]+ bridge)", "lspci.txt"),
         (r"^Number of platforms\s|^\s*Platform Name\s|^\s*Number of devices\s|^\s*Device Board Name \(AMD\)",

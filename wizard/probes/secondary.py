@@ -29,6 +29,7 @@ class Said:
     m: Mention
     ev: Evidence
     first_post: bool = True  # said in the first own post of a pasted thread (the machine as reported)
+    prose: bool = False  # said in a person's text (prose, a log), not in a tool's output the paste holds
 
 
 def _evidence(t: EvidenceText, m: Mention) -> Evidence:
@@ -44,7 +45,7 @@ def collect(texts: tuple[EvidenceText, ...] | list[EvidenceText]) -> list[Said]:
             continue
         mentions: tuple[Mention, ...] = read_mentions(t.text)
         for m in mentions:
-            out.append(Said(m, _evidence(t, m), t.post == first))
+            out.append(Said(m, _evidence(t, m), t.post == first, t.kind == "text"))
     return out
 
 
@@ -97,6 +98,41 @@ def _resolve_name(kb: object, name: str, detail: str | None) -> list[object]:
             found.extend(kb.gpus_by_name(alt))
         return found
     return list(kb.gpus_by_name(name)) or (list(kb.gpus_by_codename(name)) if detail in (None, "label") else [])
+
+
+def _card_over_written_target(said: list[Said], kb: object, override_gfx: str | None = None) -> list[Said]:
+    """A target a person writes beside a card ("RX 9070 XT (gfx1200)") that the PCI-id table gives another target is
+    the person's slip: the line claims the card's own target. Only where the line names one card, its name stands for
+    one target, and the line writes one other target; a tool's output is read as it is. Where the written target is
+    the one the HSA_OVERRIDE_GFX_VERSION in force gives, it is what the runtime reports for that card: the line claims
+    both."""
+    lines: dict[tuple[str, int | None], list[Said]] = {}
+    for s in said:
+        if s.prose:
+            lines.setdefault((s.ev.source, s.ev.line), []).append(s)
+    swap: dict[int, str] = {}
+    for on_line in lines.values():
+        names = {s.m.value for s in on_line if s.m.kind == "gpu_prose"
+                 or (s.m.kind == "gpu_name" and s.m.detail in (None, "label"))}
+        written = [s for s in on_line if s.m.kind in ("gfx_hw", "gfx_rt") and s.m.detail not in ("prose", "support")]
+        if len(names) != 1 or not written or len({s.m.value for s in written}) != 1:
+            continue
+        if any(s.m.kind in ("pci_id", "kfd_added", "env") for s in on_line):
+            continue  # an id or an override on the line: the written target may be what the runtime was told
+        hits = _resolve_name(kb, next(iter(names)), None)
+        card = {h.gfx for h in hits if h.gfx}  # type: ignore[attr-defined]
+        if len(card) == 1 and written[0].m.value not in card:
+            swap.update((id(s), next(iter(card))) for s in written)
+    if not swap:
+        return said
+    out: list[Said] = []
+    for s in said:
+        if id(s) not in swap:
+            out.append(s)
+            continue
+        card_claim = replace(s, m=replace(s.m, kind="gfx_hw", value=swap[id(s)], detail="card"))
+        out.extend((s, card_claim) if s.m.value == override_gfx else (card_claim,))
+    return out
 
 
 def _line_devices(said: list[Said], kb: object) -> list[_Device]:
@@ -295,7 +331,8 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
     from wizard.kb import load_kb
 
     kb = load_kb()
-    devices = _merge_devices(_merge_devices(_line_devices(said, kb)))  # twice: a later line can join two earlier ones
+    claims = _line_devices(_card_over_written_target(said, kb, override_gfx), kb)
+    devices = _merge_devices(_merge_devices(claims))  # twice: a later line can join two earlier ones
     if not any(d.identity() for d in devices) and not any(g.gfx or g.gfx_reported or g.pci_id for g in facts.gpus):
         prose = _prose_device(said, kb, header)
         if prose is not None:
@@ -704,6 +741,14 @@ def _driver(facts: Facts, said: list[Said]) -> Driver:
         elif k == "dkms" and kind is None:
             kind = "dkms"
             sources.append(s.ev)
+        elif k in ("render_group", "video_group") and s.m.detail is None:
+            # the reporter on themself (no user name given): the machine's user as the thread reports it
+            if k == "render_group" and in_render is None:
+                in_render = v == "true"
+                sources.append(s.ev)
+            elif k == "video_group" and in_video is None:
+                in_video = v == "true"
+                sources.append(s.ev)
         elif k in ("render_group", "video_group") and s.m.detail:
             if user is None:
                 user = s.m.detail
@@ -730,7 +775,8 @@ def apply(facts: Facts, texts: tuple[EvidenceText, ...]) -> Facts:
         envs = tuple(_with_sdk_cli(list(facts.python_envs), texts))
         return facts if envs == facts.python_envs else replace(facts, python_envs=envs)
     conflicts: list[Conflict] = []
-    env = _env_settings(facts, said)
+    # the title of a thread whose opening post is missing names the settings the thread is about, where no post sets them
+    env = _env_settings(facts, said + [h for h in header if h.m.kind == "env"])
     override = next((s.value for s in env if s.name == "HSA_OVERRIDE_GFX_VERSION"), None)
     from wizard.probes.gpus import override_gfx
 
