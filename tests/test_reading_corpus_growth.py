@@ -7,31 +7,20 @@ from pathlib import Path
 
 import pytest
 
-from wizard.host import open_recorded
-from wizard.parsers.mentions import read_mentions
-from wizard.probes import detect
+from reading_helpers import detect_paste, said
 
 pytestmark = pytest.mark.unit
 
 
-def _said(text: str, kind: str) -> list[str]:
-    return [m.value for m in read_mentions(text) if m.kind == kind]
-
-
-def _detect(tmp_path: Path, text: str) -> object:
-    (tmp_path / "paste.txt").write_text(text, encoding="utf-8")
-    return detect(open_recorded(str(tmp_path)))
-
-
 def test_vllm_collect_env_padded_python_platform_names_the_kernel() -> None:
     # vLLM's collect_env pads its keys to one column; torch's writes "Python platform: ..."
-    assert _said("Python platform              : Linux-7.1.1-070101-generic-x86_64-with-glibc2.39", "kernel") == [
+    assert said("Python platform              : Linux-7.1.1-070101-generic-x86_64-with-glibc2.39", "kernel") == [
         "7.1.1-070101-generic"]
-    assert _said("Python platform   : Linux-6.12.0-124.29.1.el10_1.x86_64-x86_64-with-glibc2.39", "kernel") == [
+    assert said("Python platform   : Linux-6.12.0-124.29.1.el10_1.x86_64-x86_64-with-glibc2.39", "kernel") == [
         "6.12.0-124.29.1.el10_1.x86_64"]
-    assert _said("Python platform: Linux-5.15.0-113-generic-x86_64-with-glibc2.35", "kernel") == ["5.15.0-113-generic"]
+    assert said("Python platform: Linux-5.15.0-113-generic-x86_64-with-glibc2.35", "kernel") == ["5.15.0-113-generic"]
     # a platform that is not Linux names no kernel
-    assert _said("Python platform              : macOS-14.5-arm64-arm-64bit", "kernel") == []
+    assert said("Python platform              : macOS-14.5-arm64-arm-64bit", "kernel") == []
 
 
 def test_amd_smi_version_squashed_proc_version_names_the_kernel(tmp_path: Path) -> None:
@@ -40,21 +29,21 @@ def test_amd_smi_version_squashed_proc_version_names_the_kernel(tmp_path: Path) 
             "Linuxversion6.8.0-79-generic(buildd@lcy02-amd64-049)(x86_64-linux-gnu-gcc-13(Ubuntu13.3.0-6ubuntu2~24.04)"
             "13.3.0,GNUld(GNUBinutilsforUbuntu)2.42)#79-UbuntuSMPPREEMPT_DYNAMICTueAug1214:42:46UTC2025 | "
             "amd_hsmp version: N/A")
-    assert _said(line, "kernel") == ["6.8.0-79-generic"]
+    assert said(line, "kernel") == ["6.8.0-79-generic"]
     # /proc/version as it is printed stays read
-    assert _said("Linux version 6.8.0-48-generic (buildd@lcy02-amd64-010) (x86_64-linux-gnu-gcc-13)", "kernel") == [
+    assert said("Linux version 6.8.0-48-generic (buildd@lcy02-amd64-010) (x86_64-linux-gnu-gcc-13)", "kernel") == [
         "6.8.0-48-generic"]
-    facts = _detect(tmp_path, "**`amd-smi version`**\n```\n" + line + "\n```\n")
-    assert facts.os.kernel == "6.8.0-79-generic"  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, "**`amd-smi version`**\n```\n" + line + "\n```\n")
+    assert facts.os.kernel == "6.8.0-79-generic"
 
 
 def test_a_bare_radeon_ai_pro_model_is_a_gpu() -> None:
     # AMD's Radeon AI PRO cards are named by their model alone in threads ("mismatch on R9700")
-    assert _said("# AMDGPU SMU driver interface version mismatch on R9700 - fan does not spin", "gpu_prose") == ["R9700"]
-    assert _said("the Radeon AI PRO R9600D here", "gpu_prose") == ["Radeon AI PRO R9600D"]
+    assert said("# AMDGPU SMU driver interface version mismatch on R9700 - fan does not spin", "gpu_prose") == ["R9700"]
+    assert said("the Radeon AI PRO R9600D here", "gpu_prose") == ["Radeon AI PRO R9600D"]
     # Ryzen Embedded R-series processors (R1505G, R2314) and the R9 390 are not it
-    assert _said("a Ryzen Embedded R1505G box", "gpu_prose") == []
-    assert _said("an R9 390 card", "gpu_prose") == ["R9 390"]
+    assert said("a Ryzen Embedded R1505G box", "gpu_prose") == []
+    assert said("an R9 390 card", "gpu_prose") == ["R9 390"]
 
 
 # a stored thread whose opening post is missing: its title names what the thread is about
@@ -67,23 +56,23 @@ HEADLESS = ("ROCm/ROCm · issue #5908 · closed · Shell\n"
 
 
 def test_the_title_of_a_thread_without_its_opening_post_names_the_gpu_when_the_posts_name_none(tmp_path: Path) -> None:
-    facts = _detect(tmp_path, HEADLESS)
-    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx1201", False)]  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, HEADLESS)
+    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx1201", False)]
     # the title gives only the GPU: the commenter's distribution is not read from it
-    assert facts.os.version is None  # type: ignore[attr-defined]
+    assert facts.os.version is None
 
 
 def test_a_post_present_with_no_facts_read_still_takes_the_titles_gpu(tmp_path: Path) -> None:
     text = HEADLESS.split("someone")[0] + "someone · comment · 2026-05-04\nincluding requested info below\n\n" \
         "ME feature version: 29, firmware version: 0x00000b9a\n"
-    facts = _detect(tmp_path, text)
-    assert [g.gfx for g in facts.gpus] == ["gfx1201"]  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, text)
+    assert [g.gfx for g in facts.gpus] == ["gfx1201"]
 
 
 def test_a_commenter_who_names_another_gpu_is_not_given_the_titles(tmp_path: Path) -> None:
     text = HEADLESS.replace("I ended up", "Same here on my RX 7900 XTX. I ended up")
-    facts = _detect(tmp_path, text)
-    assert [g.gfx for g in facts.gpus] == ["gfx1100"]  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, text)
+    assert [g.gfx for g in facts.gpus] == ["gfx1100"]
 
 
 
@@ -149,20 +138,20 @@ AMDGPU_TOP = ('[{"ASIC Name":"GFX1151/Strix Halo","Chip Class":"GFX11_5","Device
 
 
 def test_amdgpu_top_json_names_the_device_id_and_its_place(tmp_path: Path) -> None:
-    assert _said(AMDGPU_TOP, "pci_id") == ["1002:1586"] and _said(AMDGPU_TOP, "bdf") == ["0000:c3:00.0"]
-    facts = _detect(tmp_path, "amdgpu_top -d -J\n" + AMDGPU_TOP + "\n")
-    assert [(g.gfx, g.integrated, g.pci_id, g.bdf) for g in facts.gpus] == [  # type: ignore[attr-defined]
+    assert said(AMDGPU_TOP, "pci_id") == ["1002:1586"] and said(AMDGPU_TOP, "bdf") == ["0000:c3:00.0"]
+    facts = detect_paste(tmp_path, "amdgpu_top -d -J\n" + AMDGPU_TOP + "\n")
+    assert [(g.gfx, g.integrated, g.pci_id, g.bdf) for g in facts.gpus] == [
         ("gfx1151", True, "1002:1586", "0000:c3:00.0")]
     # two devices on one line are not one GPU's claims: neither id is taken from that line
     two = AMDGPU_TOP.replace('"Firmware info"', '"x":[{"DevicePath":{"DeviceID":29772,"pci":"0000:03:00.0"}}],'
                                                 '"Firmware info"')
-    assert _said(two, "pci_id") == [] and _said(two, "bdf") == []
+    assert said(two, "pci_id") == [] and said(two, "bdf") == []
 
 
 def test_a_torch_build_written_in_backticks_is_read() -> None:
-    assert _said("The image ships torch `2.13.0a0+rocm7.14.0a20260612`. The 0609 nightlies crash", "torch") == [
+    assert said("The image ships torch `2.13.0a0+rocm7.14.0a20260612`. The 0609 nightlies crash", "torch") == [
         "2.13.0a0+rocm7.14.0a20260612"]
-    assert _said("INFO     Torch 2.3.0+rocm6.0", "torch") == ["2.3.0+rocm6.0"]
+    assert said("INFO     Torch 2.3.0+rocm6.0", "torch") == ["2.3.0+rocm6.0"]
     # a version an install should show stays not the machine's; a torch without its build tag is not read this way
-    assert _said("collect_env should show torch `2.1.2+rocm6.1.3`", "torch") == []
-    assert _said("the image ships torch `2.13.0` only", "torch") == []
+    assert said("collect_env should show torch `2.1.2+rocm6.1.3`", "torch") == []
+    assert said("the image ships torch `2.13.0` only", "torch") == []

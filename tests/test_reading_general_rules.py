@@ -7,26 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from wizard.host import open_recorded
+from reading_helpers import detect_paste, said
 from wizard.kb import load_kb
 from wizard.kb.names import name_keys
 from wizard.parsers.mentions import read_mentions
-from wizard.probes import detect
 
 pytestmark = pytest.mark.unit
 
 
-def _said(text: str, kind: str) -> list[str]:
-    return [m.value for m in read_mentions(text) if m.kind == kind]
-
-
-def _detect(tmp_path: Path, text: str) -> object:
-    (tmp_path / "paste.txt").write_text(text, encoding="utf-8")
-    return detect(open_recorded(str(tmp_path)))
-
-
 def _gpus(facts: object) -> list[tuple[str | None, bool | None]]:
-    return [(g.gfx, g.integrated) for g in facts.gpus]  # type: ignore[attr-defined]
+    return [(g.gfx, g.integrated) for g in facts.gpus]
 
 
 # --------------------------------------------------------------------------- Hawaii: R9 290/390 are gfx702
@@ -51,7 +41,7 @@ def test_the_radeon_r9_290_and_390_are_gfx702_and_firepro_hawaii_gfx701() -> Non
 
 
 def test_an_r9_390_named_in_prose_is_a_discrete_gfx702(tmp_path: Path) -> None:
-    facts = _detect(tmp_path, "Some notes on my box.\nI'm on FX-8350 and R9 390, the card works for OpenGL.\n")
+    facts = detect_paste(tmp_path, "Some notes on my box.\nI'm on FX-8350 and R9 390, the card works for OpenGL.\n")
     assert _gpus(facts) == [("gfx702", False)]
 
 
@@ -60,8 +50,8 @@ def test_an_r9_390_that_rocminfo_lists_as_gfx701_is_reported_so(tmp_path: Path) 
     text = ("$ rocminfo\nROCk module is loaded\n*******\nAgent 2\n*******\n"
             "  Name:                    gfx701\n  Marketing Name:          Hawaii PRO [Radeon R9 290/390]\n"
             "  Device Type:             GPU\n  Chip ID:                 26545(0x67b1)\n")
-    facts = _detect(tmp_path, text)
-    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx702", "gfx701")]  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, text)
+    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx702", "gfx701")]
 
 
 # --------------------------------------------------------------------------- "RTX 480": a slip for AMD's RX 480
@@ -69,12 +59,12 @@ def test_an_r9_390_that_rocminfo_lists_as_gfx701_is_reported_so(tmp_path: Path) 
 
 def test_a_three_digit_rtx_is_amds_polaris_rx(tmp_path: Path) -> None:
     # NVIDIA's RTX cards all have four digits (RTX 2060 ... RTX 5090): "RTX 480" can only be the RX 480
-    assert _said("+1 same problem. RTX 480 ubuntu 18.04", "gpu_prose") == ["RTX 480"]
+    assert said("+1 same problem. RTX 480 ubuntu 18.04", "gpu_prose") == ["RTX 480"]
     assert {g.gfx for g in load_kb().gpus_by_name("RTX 580")} == {"gfx803"}
-    facts = _detect(tmp_path, "# hipErrorNoBinaryForGpu\n\nsame problem here. RTX 480 on ubuntu\n")
+    facts = detect_paste(tmp_path, "# hipErrorNoBinaryForGpu\n\nsame problem here. RTX 480 on ubuntu\n")
     assert _gpus(facts) == [("gfx803", False)]
     # NVIDIA's own names are not read as AMD cards
-    assert _said("my RTX 4080 works, my old GTX 480 too", "gpu_prose") == []
+    assert said("my RTX 4080 works, my old GTX 480 too", "gpu_prose") == []
     assert load_kb().gpus_by_name("RTX 4080") == ()
 
 
@@ -94,7 +84,7 @@ def test_a_vega_igpu_named_by_its_compute_units_is_the_processors_with_that_many
 
 
 def test_a_vega_7_named_in_a_title_is_an_integrated_gfx90c(tmp_path: Path) -> None:
-    facts = _detect(tmp_path, "# Getting HIP in Blender on my AMD Vega 7 GPU\n\nBlender shows no HIP device.\n")
+    facts = detect_paste(tmp_path, "# Getting HIP in Blender on my AMD Vega 7 GPU\n\nBlender shows no HIP device.\n")
     assert _gpus(facts) == [("gfx90c", True)]
 
 
@@ -118,10 +108,10 @@ def test_graphics_cores_must_name_a_listed_processor() -> None:
 def test_a_title_about_the_docker_image_run_places_the_machine_in_a_container(tmp_path: Path) -> None:
     text = ("# Official ROCm docker images do not support the RX 7600 (gfx1102).\n\n"
             "alice · description · 2025-10-19\nHIP error: invalid device function\n")
-    assert _detect(tmp_path, text).in_container is True  # type: ignore[attr-defined]
+    assert detect_paste(tmp_path, text).in_container is True
     # a question or a request for an image is not a run in one
-    assert _said("# Is there a docker image for gfx1102?", "container") == []
-    assert _said("# Please publish a docker image for gfx1102", "container") == []
+    assert said("# Is there a docker image for gfx1102?", "container") == []
+    assert said("# Please publish a docker image for gfx1102", "container") == []
 
 
 # --------------------------------------------------------------------------- "until gfx1151 support is enabled"
@@ -131,25 +121,25 @@ def test_the_target_whose_support_is_missing_names_the_gpu_where_nothing_else_do
     text = ("# HIP error: invalid device function\n\n"
             "bob · comment · 2025-10-02\n"
             "Until gfx1151 support is enabled use `export HSA_OVERRIDE_GFX_VERSION=11.0.0` before running your app\n")
-    facts = _detect(tmp_path, text)
+    facts = detect_paste(tmp_path, text)
     assert _gpus(facts) == [("gfx1151", True)]
-    assert facts.env == ()  # type: ignore[attr-defined]  # the override is advice, not in force
+    assert facts.env == ()  # the override is advice, not in force
     # a GPU the texts name otherwise is the machine's; the support talk does not add or replace one
-    facts = _detect(tmp_path, text.replace("bob · comment", "I run an RX 7900 XTX.\n\nbob · comment"))
+    facts = detect_paste(tmp_path, text.replace("bob · comment", "I run an RX 7900 XTX.\n\nbob · comment"))
     assert _gpus(facts) == [("gfx1100", False)]
     # a document's name is no statement of support
-    assert _said("see the gfx1151 support matrix", "gfx_rt") == []
+    assert said("see the gfx1151 support matrix", "gfx_rt") == []
 
 
 # --------------------------------------------------------------------------- GPUs named with their roles and indexes
 
 
 def test_gpus_named_with_their_roles_are_each_a_gpu_of_the_machine() -> None:
-    said = [(m.value, m.detail) for m in read_mentions("I have tried with iGPU 680M and dGPU RX 6500M, no luck")
-            if m.kind == "gpu_name"]
-    assert said == [("680M", "label"), ("RX 6500M", "label")]
+    named = [(m.value, m.detail) for m in read_mentions("I have tried with iGPU 680M and dGPU RX 6500M, no luck")
+             if m.kind == "gpu_name"]
+    assert named == [("680M", "label"), ("RX 6500M", "label")]
     # a role word with no GPU after it names none
-    assert _said("my iGPU is disabled in the BIOS", "gpu_name") == []
+    assert said("my iGPU is disabled in the BIOS", "gpu_name") == []
 
 
 def test_a_visible_devices_comment_gives_the_named_gpu_its_index(tmp_path: Path) -> None:
@@ -157,11 +147,11 @@ def test_a_visible_devices_comment_gives_the_named_gpu_its_index(tmp_path: Path)
             if m.kind == "gpu_name"] == [("680M", "index 1")]
     text = ("I have tried with iGPU 680M and dGPU RX 6500M using these variables:\n\n```\n"
             "HIP_VISIBLE_DEVICES=0  # or 1 for 680M\n```\n")
-    facts = _detect(tmp_path, text)
+    facts = detect_paste(tmp_path, text)
     # the GPU given index 1 is second; the other takes the free place 0
     assert _gpus(facts) == [("gfx1034", False), ("gfx1035", True)]
     # without an index the GPUs stay in the order they were named
-    facts = _detect(tmp_path, text.replace("  # or 1 for 680M", ""))
+    facts = detect_paste(tmp_path, text.replace("  # or 1 for 680M", ""))
     assert _gpus(facts) == [("gfx1035", True), ("gfx1034", False)]
 
 
@@ -170,9 +160,9 @@ def test_an_override_does_not_reach_a_gpu_the_visible_devices_hide(tmp_path: Pat
 
     text = ("I have tried with iGPU 680M and dGPU RX 6500M using these variables:\n\n```\n"
             "HSA_OVERRIDE_GFX_VERSION=10.3.0\n{}```\n")
-    ids = [f.id for f in diagnose(_detect(tmp_path, text.format("")))]  # type: ignore[arg-type]
+    ids = [f.id for f in diagnose(detect_paste(tmp_path, text.format("")))]  # type: ignore[arg-type]
     assert "override-applies-to-all-gpus" in ids
-    ids = [f.id for f in diagnose(_detect(tmp_path, text.format("ROCR_VISIBLE_DEVICES=1\n")))]  # type: ignore[arg-type]
+    ids = [f.id for f in diagnose(detect_paste(tmp_path, text.format("ROCR_VISIBLE_DEVICES=1\n")))]  # type: ignore[arg-type]
     assert "override-applies-to-all-gpus" not in ids
 
 
@@ -208,17 +198,17 @@ def test_bare_amd_smi_lists_each_gpu_by_place_and_name_with_the_versions() -> No
 
 def test_a_pasted_amd_smi_box_gives_the_gpus_and_a_loaded_driver(tmp_path: Path) -> None:
     # no command line above the box (a paste that lost it): the box's own header says what it is
-    facts = _detect(tmp_path, "My two cards hang in rocminfo.\n\n" + _AMD_SMI_BOX)
-    assert [(g.gfx, g.bdf, g.integrated) for g in facts.gpus] == [  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, "My two cards hang in rocminfo.\n\n" + _AMD_SMI_BOX)
+    assert [(g.gfx, g.bdf, g.integrated) for g in facts.gpus] == [
         ("gfx1100", "0000:03:00.0", False), ("gfx1102", "0000:0a:00.0", False)]
-    assert facts.driver.loaded is True  # type: ignore[attr-defined]
-    assert facts.rocm.version == "7.0.2"  # type: ignore[attr-defined]
+    assert facts.driver.loaded is True
+    assert facts.rocm.version == "7.0.2"
 
 
 def test_amd_smi_that_lists_no_gpu_does_not_say_the_driver_is_loaded(tmp_path: Path) -> None:
-    facts = _detect(tmp_path, "$ amd-smi list\nAMDSMI Tool: 24.6.3+9578815 | AMDSMI Library version: 24.6.3.0 | "
+    facts = detect_paste(tmp_path, "$ amd-smi list\nAMDSMI Tool: 24.6.3+9578815 | AMDSMI Library version: 24.6.3.0 | "
                               "ROCm version: 6.2.4\n")
-    assert facts.driver.loaded is None  # type: ignore[attr-defined]
+    assert facts.driver.loaded is None
 
 
 # --------------------------------------------------------------------------- a person's target beside a named card
@@ -226,22 +216,22 @@ def test_amd_smi_that_lists_no_gpu_does_not_say_the_driver_is_loaded(tmp_path: P
 
 def test_a_target_written_beside_a_card_of_another_target_is_the_cards(tmp_path: Path) -> None:
     # the RX 9070 XT is a gfx1201 (the gfx1200 is the RX 9060 XT): the title's "(gfx1200)" is the reporter's slip
-    facts = _detect(tmp_path, "# RX 9070 XT (gfx1200) hangs in HSA discovery\n\n" + _AMD_SMI_BOX.replace(
+    facts = detect_paste(tmp_path, "# RX 9070 XT (gfx1200) hangs in HSA discovery\n\n" + _AMD_SMI_BOX.replace(
         "AMD Radeon RX 7900 XTX", "AMD Radeon RX 9070 XT ").replace("   AMD Radeon RX 7600", "AMD Radeon RX 9070 XT"))
-    assert [g.gfx for g in facts.gpus] == ["gfx1201", "gfx1201"]  # type: ignore[attr-defined]
-    facts = _detect(tmp_path, "# RX 9070 XT (gfx1200) hangs when ollama starts\n\nNothing else to add.\n")
+    assert [g.gfx for g in facts.gpus] == ["gfx1201", "gfx1201"]
+    facts = detect_paste(tmp_path, "# RX 9070 XT (gfx1200) hangs when ollama starts\n\nNothing else to add.\n")
     assert _gpus(facts) == [("gfx1201", False)]
 
 
 def test_a_target_written_beside_its_own_card_or_in_a_tools_output_is_read_as_written(tmp_path: Path) -> None:
-    facts = _detect(tmp_path, "# RX 6700 XT (gfx1031) hangs when ollama starts\n\nNothing else to add.\n")
+    facts = detect_paste(tmp_path, "# RX 6700 XT (gfx1031) hangs when ollama starts\n\nNothing else to add.\n")
     assert _gpus(facts) == [("gfx1031", False)]
     # torch's collect_env under HSA_OVERRIDE_GFX_VERSION=10.3.0 reports the target the runtime was told
-    facts = _detect(tmp_path, "$ python -m torch.utils.collect_env\nCollecting environment information...\n"
+    facts = detect_paste(tmp_path, "$ python -m torch.utils.collect_env\nCollecting environment information...\n"
                               "PyTorch version: 2.5.1+rocm6.2\nROCM used to build PyTorch: 6.2.41133-dd7f95766\n"
                               "GPU models and configuration: AMD Radeon RX 6700 XT (gfx1030)\n"
                               "HIP runtime version: 6.2.41133\n")
-    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx1031", "gfx1030")]  # type: ignore[attr-defined]
+    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx1031", "gfx1030")]
 
 
 # --------------------------------------------------------------------------- a codename joined into a host or runner name
@@ -249,16 +239,16 @@ def test_a_target_written_beside_its_own_card_or_in_a_tools_output_is_read_as_wr
 
 def test_a_two_word_codename_joined_by_a_hyphen_names_the_gpu(tmp_path: Path) -> None:
     # CI runners and hosts are named after the machine's APU ("linux-strix-halo-gpu-rocm-4", "strix_point-01")
-    assert _said("the job on linux-strix-halo-gpu-rocm-4 failed", "gpu_prose") == ["strix-halo"]
-    assert _said("queued on strix_point-01", "gpu_prose") == ["strix_point"]
-    facts = _detect(tmp_path, "# `ci-strix-halo-2` fails its smoke test\n\nrocminfo exits 1 on that runner.\n")
+    assert said("the job on linux-strix-halo-gpu-rocm-4 failed", "gpu_prose") == ["strix-halo"]
+    assert said("queued on strix_point-01", "gpu_prose") == ["strix_point"]
+    facts = detect_paste(tmp_path, "# `ci-strix-halo-2` fails its smoke test\n\nrocminfo exits 1 on that runner.\n")
     assert _gpus(facts) == [("gfx1151", True)]
     # a path or a longer word is not the codename
-    assert _said("cd /srv/strix-halo/logs", "gpu_prose") == []
-    assert _said("the strix-haloed runner", "gpu_prose") == []
+    assert said("cd /srv/strix-halo/logs", "gpu_prose") == []
+    assert said("the strix-haloed runner", "gpu_prose") == []
     # a repository or guide about that GPU, linked: not the machine's GPU
-    assert _said("as https://github.com/someone/amd-strix-halo-guides says", "gpu_prose") == []
-    assert _said("cloned ~/src/strix_point-notes first", "gpu_prose") == []
+    assert said("as https://github.com/someone/amd-strix-halo-guides says", "gpu_prose") == []
+    assert said("cloned ~/src/strix_point-notes first", "gpu_prose") == []
 
 
 # --------------------------------------------------------------------------- /dev/kfd and the groups, as people write them
@@ -266,32 +256,32 @@ def test_a_two_word_codename_joined_by_a_hyphen_names_the_gpu(tmp_path: Path) ->
 
 def test_dev_kfd_exists_where_ls_lists_it_or_a_sentence_gives_its_owner(tmp_path: Path) -> None:
     # `ls -l /dev | grep kfd` prints the bare name after the character device's mode and numbers
-    assert _said("crw-rw----   1 root    video   236,   0 Jan  3 09:12 kfd", "kfd") == ["present"]
-    assert _said("after the upgrade /dev/kfd is owned by group `render`, not video", "kfd") == ["present"]
-    assert _said("my `/dev/kfd` device has the wrong permissions", "kfd") == ["present"]
-    facts = _detect(tmp_path, "rocminfo only works with sudo.\n\n$ ls -l /dev | grep kfd\n"
+    assert said("crw-rw----   1 root    video   236,   0 Jan  3 09:12 kfd", "kfd") == ["present"]
+    assert said("after the upgrade /dev/kfd is owned by group `render`, not video", "kfd") == ["present"]
+    assert said("my `/dev/kfd` device has the wrong permissions", "kfd") == ["present"]
+    facts = detect_paste(tmp_path, "rocminfo only works with sudo.\n\n$ ls -l /dev | grep kfd\n"
                               "crw-------   1 root    root    236,   0 Jan  3 09:12 kfd\n")
-    assert facts.driver.kfd_present is True  # type: ignore[attr-defined]
+    assert facts.driver.kfd_present is True
     # an instruction or a question about the owner says nothing about this machine's /dev/kfd
-    assert _said("please check that /dev/kfd is owned by render", "kfd") == []
-    assert _said("crw-rw----   1 root    video   236,   0 Jan  3 09:12 kfdtest.log", "kfd") == []
+    assert said("please check that /dev/kfd is owned by render", "kfd") == []
+    assert said("crw-rw----   1 root    video   236,   0 Jan  3 09:12 kfdtest.log", "kfd") == []
 
 
 def test_the_reporter_in_the_render_group_by_their_own_words_or_a_quoted_groups(tmp_path: Path) -> None:
-    facts = _detect(tmp_path, "rocminfo fails. I am already a member of the render group.\n\n"
+    facts = detect_paste(tmp_path, "rocminfo fails. I am already a member of the render group.\n\n"
                               "groups shows: adm cdrom sudo video plugdev\n")
-    d = facts.driver  # type: ignore[attr-defined]
+    d = facts.driver
     assert (d.in_render_group, d.in_video_group, d.user) == (True, True, None)
-    assert _said("I'm not a member of the video group", "video_group") == ["false"]
+    assert said("I'm not a member of the video group", "video_group") == ["false"]
     # a condition, or a group the quoted line does not name, is not read
-    assert _said("Can you check if I am a member of the render group?", "render_group") == []
-    assert _said("groups shows: adm cdrom sudo plugdev", "render_group") == []
+    assert said("Can you check if I am a member of the render group?", "render_group") == []
+    assert said("groups shows: adm cdrom sudo plugdev", "render_group") == []
 
 
 def test_the_kfd_error_in_a_quoted_title_ends_at_the_quote() -> None:
-    assert _said("# 'Unable to open /dev/kfd read-write: Operation not permitted' on Pop OS", "kfd") == [
+    assert said("# 'Unable to open /dev/kfd read-write: Operation not permitted' on Pop OS", "kfd") == [
         "Operation not permitted"]
-    assert _said("Unable to open /dev/kfd read-write: Invalid argument", "kfd") == ["Invalid argument"]
+    assert said("Unable to open /dev/kfd read-write: Invalid argument", "kfd") == ["Invalid argument"]
 
 
 # --------------------------------------------------------------------------- a thread's title without its opening post
@@ -301,64 +291,64 @@ def test_a_setting_in_the_title_of_a_thread_without_its_opening_post_is_read(tmp
     # the stored thread keeps only a later comment: the title still says what the machine had set
     text = ("acme/tool · issue #12 · open · Go\n# ROCR_VISIBLE_DEVICES=-1 hides the GPU from the server\n\n"
             "bob · comment · 2026-01-02\nSame here on my box, it falls back to the CPU.\n")
-    facts = _detect(tmp_path, text)
-    assert [(s.name, s.value) for s in facts.env] == [("ROCR_VISIBLE_DEVICES", "-1")]  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, text)
+    assert [(s.name, s.value) for s in facts.env] == [("ROCR_VISIBLE_DEVICES", "-1")]
     # a post that sets the variable itself wins over the title
-    facts = _detect(tmp_path, text + "\n$ export ROCR_VISIBLE_DEVICES=0\n")
-    assert [(s.name, s.value) for s in facts.env] == [("ROCR_VISIBLE_DEVICES", "0")]  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, text + "\n$ export ROCR_VISIBLE_DEVICES=0\n")
+    assert [(s.name, s.value) for s in facts.env] == [("ROCR_VISIBLE_DEVICES", "0")]
 
 
 # --------------------------------------------------------------------------- the writer's environment is a container image
 
 
 def test_the_writer_running_a_container_image_is_in_a_container(tmp_path: Path) -> None:
-    facts = _detect(tmp_path, "Training hangs at step 3.\n\nMy setup uses the `rocm/pytorch:rocm6.4_ubuntu24.04_py3.12` "
+    facts = detect_paste(tmp_path, "Training hangs at step 3.\n\nMy setup uses the `rocm/pytorch:rocm6.4_ubuntu24.04_py3.12` "
                               "docker image with flash-attn built for ROCm. The host has 2 GPUs.\n")
-    assert facts.in_container is True  # type: ignore[attr-defined]
-    assert _said("I'm running the rocm/vllm docker image on the node", "container") == ["true"]
+    assert facts.in_container is True
+    assert said("I'm running the rocm/vllm docker image on the node", "container") == ["true"]
     # the past, a hypothetical, a denial: no statement about the run that failed
-    assert _said("I used the docker image before, now I run it natively.", "container") == []
-    assert _said("I would use a docker image if it had gfx1151", "container") == []
-    assert _said("We don't run a docker image.", "container") == []
+    assert said("I used the docker image before, now I run it natively.", "container") == []
+    assert said("I would use a docker image if it had gfx1151", "container") == []
+    assert said("We don't run a docker image.", "container") == []
 
 
 def test_the_writers_own_container_or_the_image_they_pulled_is_a_container(tmp_path: Path) -> None:
-    facts = _detect(tmp_path, "I moved my Debian 12 container to ROCm 6.4 and rocminfo now fails.\n")
-    assert facts.in_container is True  # type: ignore[attr-defined]
-    assert _said("I pulled docker and ran the test:", "container") == ["true"]
-    assert _said("We pulled the rocm/pytorch:latest docker image", "container") == ["true"]
+    facts = detect_paste(tmp_path, "I moved my Debian 12 container to ROCm 6.4 and rocminfo now fails.\n")
+    assert facts.in_container is True
+    assert said("I pulled docker and ran the test:", "container") == ["true"]
+    assert said("We pulled the rocm/pytorch:latest docker image", "container") == ["true"]
     # the image as a thing, a hypothetical, the code: not where the run was
-    assert _said("my container image is 40 GB", "container") == []
-    assert _said("if my container had /dev/kfd it would work", "container") == []
-    assert _said("I pulled the latest code and rebuilt", "container") == []
+    assert said("my container image is 40 GB", "container") == []
+    assert said("if my container had /dev/kfd it would work", "container") == []
+    assert said("I pulled the latest code and rebuilt", "container") == []
 
 
 # --------------------------------------------------------------------------- ROCm's version as people write it
 
 
 def test_rocm_with_its_version_in_a_parenthesis_after_the_word(tmp_path: Path) -> None:
-    facts = _detect(tmp_path, "I installed the newest Rocm (apt says version 5.7.1) on Ubuntu 22.04 and rocminfo hangs.\n")
-    assert facts.rocm.version == "5.7.1"  # type: ignore[attr-defined]
-    assert _said("installed Rocm v6.1 today", "rocm") == ["6.1"]
+    facts = detect_paste(tmp_path, "I installed the newest Rocm (apt says version 5.7.1) on Ubuntu 22.04 and rocminfo hangs.\n")
+    assert facts.rocm.version == "5.7.1"
+    assert said("installed Rocm v6.1 today", "rocm") == ["6.1"]
     # a parenthesis that gives another program's version is not ROCm's
-    assert _said("ROCm (and python version 3.10.12)", "rocm") == []
+    assert said("ROCm (and python version 3.10.12)", "rocm") == []
 
 
 def test_dev_kfd_absent_where_the_reporter_says_dev_has_none(tmp_path: Path) -> None:
-    facts = _detect(tmp_path, "rocminfo fails with 4104. I also noticed there is no kfd device in /dev at all.\n")
-    d = facts.driver  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, "rocminfo fails with 4104. I also noticed there is no kfd device in /dev at all.\n")
+    d = facts.driver
     assert (d.kfd_present, d.kfd_accessible) == (False, False)
-    assert _said("I have no `/dev/kfd` on this box", "kfd") == ["No such file or directory"]
+    assert said("I have no `/dev/kfd` on this box", "kfd") == ["No such file or directory"]
     # a condition, or no kfd lines in a log, says nothing about /dev
-    assert _said("If there is no /dev/kfd, load amdgpu first", "kfd") == []
-    assert _said("no kfd messages in dmesg", "kfd") == []
+    assert said("If there is no /dev/kfd, load amdgpu first", "kfd") == []
+    assert said("no kfd messages in dmesg", "kfd") == []
 
 
 def test_a_target_written_beside_a_card_under_an_override_is_what_the_runtime_reports(tmp_path: Path) -> None:
     # the override in force gives gfx1030: "RX 6700 XT (gfx1030)" is the card and what the runtime reports for it
-    facts = _detect(tmp_path, "# ollama crashes\n\nGPU: RX 6700 XT (gfx1030)\n\n```\nexport HSA_OVERRIDE_GFX_VERSION=10.3.0\n"
+    facts = detect_paste(tmp_path, "# ollama crashes\n\nGPU: RX 6700 XT (gfx1030)\n\n```\nexport HSA_OVERRIDE_GFX_VERSION=10.3.0\n"
                               "ollama serve\n```\n")
-    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx1031", "gfx1030")]  # type: ignore[attr-defined]
+    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx1031", "gfx1030")]
     # without an override, the same line is one card, not a second GPU of the written target
-    facts = _detect(tmp_path, "# ollama crashes\n\nGPU: RX 6700 XT (gfx1030)\n")
+    facts = detect_paste(tmp_path, "# ollama crashes\n\nGPU: RX 6700 XT (gfx1030)\n")
     assert _gpus(facts) == [("gfx1031", False)]

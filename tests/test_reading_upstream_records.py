@@ -7,22 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from wizard.host import open_recorded
+from reading_helpers import detect_paste
 from wizard.kb import load_kb
 from wizard.parsers.mentions import read_mentions
 from wizard.parsers.paste import split_paste
-from wizard.probes import detect
 
 pytestmark = pytest.mark.unit
 
 
 def _said(text: str) -> list[tuple[str, str, str | None]]:
     return [(m.kind, m.value, m.detail) for m in read_mentions(text)]
-
-
-def _detect(tmp_path: Path, text: str) -> object:
-    (tmp_path / "paste.txt").write_text(text, encoding="utf-8")
-    return detect(open_recorded(str(tmp_path)))
 
 
 # ROCm's issue form turns the reporter's GPU and ROCm version answers into labels
@@ -43,17 +37,17 @@ def test_a_threads_labels_name_the_gpu_and_the_rocm_version() -> None:
 
 
 def test_labels_read_from_a_stored_thread(tmp_path: Path) -> None:
-    facts = _detect(tmp_path, LABELLED)
-    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx906", False)]  # type: ignore[attr-defined]
-    assert facts.rocm.version == "6.1.0"  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, LABELLED)
+    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx906", False)]
+    assert facts.rocm.version == "6.1.0"
 
 
 def test_labels_of_a_thread_whose_opening_post_is_missing_are_not_the_commenters(tmp_path: Path) -> None:
     text = LABELLED.replace("someone · description", "other · comment")
     labels = [s for s in split_paste(text).segments if s.lines[0].startswith("labels:")]
     assert len(labels) == 1 and not labels[0].own
-    facts = _detect(tmp_path, text)
-    assert not facts.gpus and facts.rocm.version is None  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, text)
+    assert not facts.gpus and facts.rocm.version is None
 
 
 # Ryzen 4000/5000 processors with Vega graphics carry a gfx90c GPU (apus.json: Renoir, Lucienne, Cezanne rows)
@@ -79,14 +73,14 @@ def test_a_processor_without_its_tier_is_read_where_the_gpu_is_asked() -> None:
 
 def test_the_processor_a_threads_title_names_stands_for_its_igpu_when_no_gpu_is_named(tmp_path: Path) -> None:
     title = "owner/repo · issue #1 · closed\n# hipErrorNoBinaryForGpu on Ryzen 7 4800U\n\nme · description · 2021-01-08\n"
-    facts = _detect(tmp_path, title + "Trying to run PyTorch in Docker fails.\n")
-    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx90c", True)]  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, title + "Trying to run PyTorch in Docker fails.\n")
+    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx90c", True)]
     # a GPU named anywhere is the GPU; the processor says nothing more
-    facts = _detect(tmp_path, title + "My Radeon RX 6800 XT is not found.\n")
-    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx1030", False)]  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, title + "My Radeon RX 6800 XT is not found.\n")
+    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx1030", False)]
     # a processor in the body alone is not the GPU
-    facts = _detect(tmp_path, "# torch is slow\n\nme · description · 2021-01-08\nCPU: Ryzen 7 4800U\n")
-    assert not facts.gpus  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, "# torch is slow\n\nme · description · 2021-01-08\nCPU: Ryzen 7 4800U\n")
+    assert not facts.gpus
 
 
 def test_an_instinct_series_named_without_its_variant_letter_is_its_accelerators(tmp_path: Path) -> None:
@@ -94,8 +88,8 @@ def test_an_instinct_series_named_without_its_variant_letter_is_its_accelerators
     rows = load_kb().gpus_by_name("mi300")
     assert {g.gfx for g in rows} == {"gfx942"} and {g.integrated for g in rows} == {True, False}
     assert not load_kb().gpus_by_name("MI999")
-    facts = _detect(tmp_path, "# rocrtst fails\n\nme · description · 2026-01-07\nTo reproduce on a mi300 machine:\n")
-    assert [g.gfx for g in facts.gpus] == ["gfx942"]  # type: ignore[attr-defined]
+    facts = detect_paste(tmp_path, "# rocrtst fails\n\nme · description · 2026-01-07\nTo reproduce on a mi300 machine:\n")
+    assert [g.gfx for g in facts.gpus] == ["gfx942"]
     # the exact model still wins: "MI300X" is the discrete one
     assert {g.integrated for g in load_kb().gpus_by_name("MI300X")} == {False}
 

@@ -741,18 +741,12 @@ def _driver(facts: Facts, said: list[Said]) -> Driver:
         elif k == "dkms" and kind is None:
             kind = "dkms"
             sources.append(s.ev)
-        elif k in ("render_group", "video_group") and s.m.detail is None:
-            # the reporter on themself (no user name given): the machine's user as the thread reports it
-            if k == "render_group" and in_render is None:
-                in_render = v == "true"
-                sources.append(s.ev)
-            elif k == "video_group" and in_video is None:
-                in_video = v == "true"
-                sources.append(s.ev)
-        elif k in ("render_group", "video_group") and s.m.detail:
-            if user is None:
+        elif k in ("render_group", "video_group") and (s.m.detail is None or s.m.detail):
+            # a user named (rocminfo's "<user> is member of ..."): the first one named is the machine's user; none
+            # named: the reporter on themself, the machine's user as the thread reports it
+            if s.m.detail and user is None:
                 user = s.m.detail
-            if user == s.m.detail:
+            if s.m.detail is None or user == s.m.detail:
                 if k == "render_group" and in_render is None:
                     in_render = v == "true"
                     sources.append(s.ev)
