@@ -1,8 +1,9 @@
 """What the core-sdk plan must leave in a real root, from the knowledge base alone (not from the run):
-the newest Core SDK release whose ``routes`` name an apt repository for the profile's distro, its
-per-gfx package (and the meta package it depends on) at the rehearsal mirror's version, AMD's newest
-confirmed torch build of that release with its companions and the ``rocm`` selector at the release
-(so detect finds two ROCm installs: the system one and the venv's), and the source file in the format AMD's page gives, naming the mirror."""
+the newest Core SDK release whose ``routes`` name an apt repository for the profile's distro and whose
+torch build the knowledge base confirms, its per-gfx package (and the meta package it depends on) at the
+rehearsal mirror's version, AMD's newest confirmed torch build of that release with its companions and the
+``rocm`` selector at the release (so detect finds two ROCm installs: the system one and the venv's), and the
+source file in the format AMD's page gives, naming the mirror."""
 
 from __future__ import annotations
 
@@ -36,7 +37,9 @@ def expect_core_sdk(kb: KnowledgeBase, prof: Profile, venv: str, mirror: str) ->
     gfx = gfx_name(prof.gpus[0].gfx_target_version)
     rel = max((r for r in kb.releases("core-sdk") if r.install_path and r.routes is not None
                and r.routes.apt is not None and distro in r.routes.apt.repos and r.routes.gfx_package
-               and r.gfx is not None and gfx in r.gfx.official), key=lambda r: _vkey(r.version))
+               and r.gfx is not None and gfx in r.gfx.official
+               # the planner's rule: a plan taking AMD's torch needs that release's build in the knowledge base
+               and any(v.uncertain is None for v in kb.vendor_wheels(r.version))), key=lambda r: _vkey(r.version))
     assert rel.routes is not None and rel.routes.apt is not None and rel.routes.gfx_package and rel.install_path
     apt = rel.routes.apt
     rows = [v for v in kb.vendor_wheels(rel.version) if v.uncertain is None]

@@ -91,9 +91,10 @@ def expect(kb: KnowledgeBase, profile: str, plan: str, mirror: str) -> Expect:
         rows = [v for v in kb.vendor_wheels() if v.index == ix0.name and v.uncertain is None]
         v = max(rows, key=lambda r: _vkey(r.torch))
         torch, comp = v.torch, {"torchvision": v.torchvision or "", "torchaudio": v.torchaudio or ""}
-        sdk = max((r.version for r in kb.releases("core-sdk") if r.version.startswith(v.sdk.split(".")[0] + ".")
-                   and r.routes is not None and r.routes.pip_requirement), key=_vkey)
-        comp["rocm"] = sdk
+        # the planner's rule: TheRock's rocm selector at the torch build's own Core SDK release
+        rel = kb.release(v.sdk)
+        assert rel is not None and rel.routes is not None and rel.routes.pip_requirement
+        comp["rocm"] = rel.version
         new = f"{prof.venv}-{plan}" if prof.venv else venv  # the planner fills a new venv beside the user's
         return Expect(new, torch, comp, None, None, None, None, gfx=gfx)
     else:
