@@ -3,7 +3,9 @@
 The key signs the mirror's apt ``Release`` files (``InRelease`` and ``Release.gpg``) and is what the
 mirror's ``amdgpu-install`` package installs as ``/etc/apt/keyrings/rocm.gpg``. It is not AMD's key and
 says so in its user id. ``with signing_key(parent) as key:`` creates it; on exit the gpg-agent started
-for it is stopped and the GNUPGHOME removed, so nothing outlives the build.
+for it is stopped and the GNUPGHOME removed, so nothing outlives the build. A build killed outright (kill -9)
+cannot do that: each GNUPGHOME names the process that made it, and the next one made sweeps away those whose
+process is gone (stopping their agent first).
 """
 
 from __future__ import annotations
@@ -65,6 +67,46 @@ def gpg(home: Path, *args: str, stdin: bytes | None = None) -> bytes:
     return proc.stdout
 
 
+_HOME_PREFIX = "rw-gpg-"
+
+
+def _gnupghome() -> Path:
+    """A new private GNUPGHOME under the system temp dir, named after this process, once the homes of dead
+    processes are swept away."""
+    _sweep_dead_homes()
+    home = Path(tempfile.mkdtemp(prefix=f"{_HOME_PREFIX}{os.getpid()}-"))
+    os.chmod(home, 0o700)
+    return home
+
+
+def _stop_and_remove(home: Path) -> None:
+    subprocess.run(["gpgconf", "--kill", "all"], env={"GNUPGHOME": str(home), "PATH": os.environ.get("PATH", "")},
+                   capture_output=True, timeout=30, check=False)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _sweep_dead_homes() -> None:
+    """The GNUPGHOMEs (this user's) whose making process is gone: a build killed before its cleanup ran."""
+    for home in Path(tempfile.gettempdir()).glob(f"{_HOME_PREFIX}*-*"):
+        pid = home.name[len(_HOME_PREFIX):].split("-", 1)[0]
+        try:
+            mine = home.is_dir() and not home.is_symlink() and home.stat().st_uid == os.getuid()
+        except OSError:
+            continue
+        if mine and pid.isdigit() and not _alive(int(pid)):
+            _stop_and_remove(home)
+
+
 @contextlib.contextmanager
 def signing_key(uid: str = TEST_KEY_UID) -> Iterator[SigningKey]:
     """A fresh ed25519 signing key in a short-lived GNUPGHOME under the system temp dir.
@@ -72,8 +114,7 @@ def signing_key(uid: str = TEST_KEY_UID) -> Iterator[SigningKey]:
     The home is short on purpose: gpg-agent's socket lives in it when /run/user/UID does not exist,
     and a socket path may not exceed 107 bytes.
     """
-    home = Path(tempfile.mkdtemp(prefix="rw-gpg-"))
-    os.chmod(home, 0o700)
+    home = _gnupghome()
     try:
         gpg(home, "--pinentry-mode", "loopback", "--passphrase", "", "--quick-generate-key", uid, "ed25519",
             "sign", "never")
@@ -83,20 +124,16 @@ def signing_key(uid: str = TEST_KEY_UID) -> Iterator[SigningKey]:
             raise SigningError("gpg: the new key has no fingerprint in --list-secret-keys")
         yield SigningKey(home, fprs[0], uid)
     finally:
-        subprocess.run(["gpgconf", "--kill", "all"], env={"GNUPGHOME": str(home), "PATH": os.environ.get("PATH", "")},
-                       capture_output=True, timeout=30, check=False)
-        shutil.rmtree(home, ignore_errors=True)
+        _stop_and_remove(home)
 
 
 def keyring_fingerprints(keyring: bytes) -> tuple[str, ...]:
     """Fingerprints of the primary keys in a binary or armored keyring (``gpg --show-keys``)."""
-    with tempfile.TemporaryDirectory(prefix="rw-gpg-") as home:
-        os.chmod(home, 0o700)
-        try:
-            out = gpg(Path(home), "--with-colons", "--show-keys", stdin=keyring).decode()
-        finally:
-            subprocess.run(["gpgconf", "--kill", "all"], env={"GNUPGHOME": home, "PATH": os.environ.get("PATH", "")},
-                           capture_output=True, timeout=30, check=False)
+    home = _gnupghome()
+    try:
+        out = gpg(home, "--with-colons", "--show-keys", stdin=keyring).decode()
+    finally:
+        _stop_and_remove(home)
     fprs: list[str] = []
     lines = out.splitlines()
     for i, line in enumerate(lines):
