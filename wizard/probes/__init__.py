@@ -206,7 +206,7 @@ def _relocate(facts: Facts, reading: object) -> Facts:
 def _smi_versions(host: Host, rocm: Rocm, driver: Driver) -> tuple[Rocm, Driver]:
     """The ROCm and amdgpu versions amd-smi / rocm-smi print, where nothing more direct said them."""
     text = host.captured("amd-smi.txt")
-    if text and (rocm.version is None or driver.version is None):
+    if text and (rocm.version is None or driver.version is None or driver.loaded is None):
         from wizard.parsers.amd_smi import parse_amd_smi
 
         smi = parse_amd_smi(text)
@@ -219,11 +219,7 @@ def _smi_versions(host: Host, rocm: Rocm, driver: Driver) -> tuple[Rocm, Driver]
         if driver.version is None and version and re.match(r"\d", version):
             driver = replace(driver, version=version,
                              sources=driver.sources + (Evidence("amd-smi.txt", None, f"amdgpu version {version}"),))
-    if text and driver.loaded is None:
-        from wizard.parsers.amd_smi import parse_amd_smi
-
-        smi = parse_amd_smi(text)
-        if smi.gpus or (smi.amdgpu_version and re.match(r"\d", smi.amdgpu_version)):
+        if driver.loaded is None and (smi.gpus or (smi.amdgpu_version and re.match(r"\d", smi.amdgpu_version))):
             # amd-smi lists GPUs, and prints the amdgpu version, only through the loaded amdgpu driver
             driver = replace(driver, loaded=True, sources=driver.sources + (Evidence(
                 "amd-smi.txt", None, f"amd-smi lists {len(smi.gpus)} GPU(s), amdgpu {smi.amdgpu_version or ''}".strip()),))
