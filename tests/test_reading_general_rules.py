@@ -352,3 +352,98 @@ def test_a_target_written_beside_a_card_under_an_override_is_what_the_runtime_re
     # without an override, the same line is one card, not a second GPU of the written target
     facts = detect_paste(tmp_path, "# ollama crashes\n\nGPU: RX 6700 XT (gfx1030)\n")
     assert _gpus(facts) == [("gfx1031", False)]
+
+
+# --------------------------------------------------------------------------- a nightly's whole version in a banner
+
+
+def test_a_banner_keeps_a_nightly_torch_version_whole() -> None:
+    # ComfyUI prints "pytorch version: 2.11.0.dev20260120+rocm7.1": the nightly's date and build are its version
+    assert said("pytorch version: 2.11.0.dev20260120+rocm7.1\n", "torch") == ["2.11.0.dev20260120+rocm7.1"]
+    assert said("pytorch version: 2.7.0a0+git1234\n", "torch") == ["2.7.0a0+git1234"]
+    assert said("pytorch version: 2.5.1+rocm6.2\n", "torch") == ["2.5.1+rocm6.2"]
+    # a build's version is not torch's
+    assert said("built with torch: 2.5.1+rocm6.2\n", "torch") == []
+
+
+# --------------------------------------------------------------------------- /etc/redhat-release's line labels the OS
+
+
+def test_a_release_files_line_labels_the_machines_distribution(tmp_path: Path) -> None:
+    text = ("I have tested with multiple operating systems including Rocky8 and current Ubuntu Server (24.x.x).\n"
+            "`Rocky Linux release 8.10 (Green Obsidian)`\n")
+    facts = detect_paste(tmp_path, text)
+    assert (facts.os.id, facts.os.version) == ("rocky", "8.10")
+    assert said("Oracle Linux Server release 8.9\n", "os") == ["ol 8.9", "ol"]
+    assert said("Fedora release 39 (Thirty Nine)\n", "os")[0] == "fedora 39"
+
+
+def test_a_release_named_in_a_sentence_is_not_a_release_files_line(tmp_path: Path) -> None:
+    facts = detect_paste(tmp_path, "It broke after the Rocky Linux release 8.10 came out, on my Ubuntu 22.04 box too.\n")
+    assert facts.os.id is None
+
+
+# --------------------------------------------------------------------------- a userland on another distribution's kernel
+
+
+@pytest.mark.parametrize(("os_id", "kernel", "container"), [
+    ("ubuntu", "6.17.7-arch1-1", True),             # vLLM's Ubuntu image on an Arch host
+    ("ubuntu", "4.18.0-553.8.1.el8_10.x86_64", True),
+    ("fedora", "6.8.12-4-pve", True),               # a Fedora LXC on Proxmox VE
+    ("debian", "6.11.4-301.fc41.x86_64", True),
+    ("rocky", "6.8.0-45-generic", True),
+    ("ubuntu", "6.8.0-45-generic", False),
+    ("pop", "6.8.0-45-generic", False),
+    ("linuxmint", "6.1.0-18-amd64", False),         # LMDE runs Debian's kernel
+    ("endeavouros", "6.17.7-arch1-1", False),
+    ("debian", "6.18.7-061807-generic", False),     # kernel.ubuntu.com's mainline build: anyone installs it
+    ("neon", "6.8.0-45-generic", False),            # a distribution the table does not know is never judged
+    ("ubuntu", "6.8.0-microsoft-standard-WSL2", False),
+    ("ubuntu", None, False),
+])
+def test_a_kernel_built_by_another_distribution(os_id: str, kernel: str | None, container: bool) -> None:
+    from wizard.parsers.uname import kernel_of_another_distribution
+
+    assert kernel_of_another_distribution(os_id, kernel) is container
+
+
+def test_collect_env_run_in_an_image_on_another_distributions_kernel_is_in_a_container(tmp_path: Path) -> None:
+    text = ("OS                           : Ubuntu 22.04.5 LTS (x86_64)\n"
+            "Python platform              : Linux-6.17.7-arch1-1-x86_64-with-glibc2.35\n")
+    assert detect_paste(tmp_path, text).in_container is True
+    same = ("OS                           : Ubuntu 22.04.5 LTS (x86_64)\n"
+            "Python platform              : Linux-6.8.0-45-generic-x86_64-with-glibc2.35\n")
+    assert detect_paste(tmp_path, same).in_container is None
+
+
+# --------------------------------------------------------------------------- kernels, nix-info, Strix Halo's names
+
+
+def test_an_arch_kernel_release_with_its_package_release_is_the_kernel() -> None:
+    assert said("Mine works fine. Arch Linux + Linux 6.15.7-arch1-1\n", "kernel") == ["6.15.7-arch1-1"]
+    assert said("Linux 6.8.1-arch1\n", "kernel") == ["6.8.1-arch1"]
+    assert said("see 6.15.7-arch1-1-foo.patch\n", "kernel") == []
+
+
+def test_nix_infos_host_os_line_gives_the_kernel_and_the_release(tmp_path: Path) -> None:
+    text = ' - system: `"x86_64-linux"`\n - host os: `Linux 6.8.7, NixOS, 24.05 (Uakari), 24.05.20240427.58a1abd`\n'
+    facts = detect_paste(tmp_path, text)
+    assert (facts.os.id, facts.os.version, facts.os.kernel) == ("nixos", "24.05", "6.8.7")
+    assert said("the host os: Linux, NixOS works\n", "os") == ["nixos"]  # no release: only the name
+
+
+@pytest.mark.parametrize(("title", "cpu"), [
+    ("# ComfyUI crashes on image generation on AMD 395 AI MAX+", "Ryzen AI Max+ 395"),
+    ("# llama.cpp segfault on an AI Max+ 395 box", "Ryzen AI Max+ 395"),
+    ("# slow prompt processing, AI MAX PRO 390", "Ryzen AI Max PRO 390"),
+    ("# Ryzen AI MAX+ 395 hangs", "Ryzen AI MAX+ 395"),
+])
+def test_strix_halo_written_without_ryzen_is_the_processor(title: str, cpu: str) -> None:
+    assert said(title + "\n", "cpu_title") == [cpu]
+    assert load_kb().gpu_for_cpu(cpu).gfx == "gfx1151"  # type: ignore[union-attr]
+
+
+def test_a_number_beside_ai_is_not_a_processor() -> None:
+    assert said("# model 395 AI things\n", "cpu_title") == []
+    assert said("# AI Max 8060 benchmark\n", "cpu_title") == []
+    assert said("# Ryzen AI Max+ 395 hangs\n", "cpu_title") == ["Ryzen AI Max+ 395"]  # counted once

@@ -244,7 +244,7 @@ _ROLLING = frozenset({"arch", "manjaro", "endeavouros", "gentoo", "opensuse-tumb
 
 
 def _title_cpus(line: str) -> list[tuple[str, str, str | None]]:
-    return [("cpu_title", c.group(0), None) for c in CPU.finditer(line)]
+    return [("cpu_title", name, None) for name in cpu_names(line)]
 
 
 def _override_statement(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
@@ -373,7 +373,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("rocm version file", lazy_re.compile(r"/\.info/version\S*\s*[:\s]\s*(\d+\.\d+\.\d+)(?:-\d+)?\s*$"),
      lambda m: [("rocm", m.group(1), "version-file")]),
     # ---- torch
-    ("torch banner", lazy_re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?:[ _]version)?\"?\s*[:=]\s*\"?v?(\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\+[\w.]+)?)\b", re.I),
+    ("torch banner", lazy_re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?:[ _]version)?\"?\s*[:=]\s*\"?v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?(?:\+[\w.]+)?)\b", re.I),
      _one("torch")),
     ("torch pip", lazy_re.compile(r"(?:^|[\s,(])torch(?:==|-| )(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\d*)?(?:\+(?:rocm|cu|cpu)[\w.]*)?)"
                              r"(?:\.dist-info|-cp\d+|\s|$|\)|,)"), _one("torch")),
@@ -543,6 +543,14 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                             r"(?:\*\*)?\s*[:=]\s*\"?(?:\*\*)?(.+)$", re.I),
      lambda m: [("os", f"{f[0]} {f[1] or ''}".strip(), "label") for o in [_OS_NAME.search(m.group(1))] if o
                 for f in [os_from_name(o.group(1), o.group(2))] if f]),
+    # /etc/redhat-release's (or fedora-release's) one line, a file's own label of the machine's release:
+    # "Rocky Linux release 8.10 (Green Obsidian)", "Oracle Linux Server release 8.9", "Fedora release 39 (Thirty Nine)"
+    ("os release file", lazy_re.compile(r"^\s*`?((?:Rocky Linux|AlmaLinux|CentOS(?: Linux| Stream)?|Red Hat Enterprise Linux|"
+                                        r"Oracle Linux|Fedora)(?: Server)?) release (\d+(?:\.\d+)*)(?: \([\w ]+\))?`?\s*$"),
+     lambda m: [("os", f"{f[0]} {f[1] or ''}".strip(), "label") for f in [os_from_name(m.group(1), m.group(2))] if f]),
+    # `nix-info -m`'s line: " - host os: `Linux 6.8.7, NixOS, 24.05 (Uakari), 24.05.20240427.58a1abd`"
+    ("nix-info host os", lazy_re.compile(r"^\s*-?\s*host os:\s*`?Linux (\d+\.\d+(?:\.\d+)?[\w.+~-]*), NixOS, (\d{2}\.\d{2})\b"),
+     lambda m: [("kernel", m.group(1), None), ("os", f"nixos {m.group(2)}", "label")]),
     ("os", _OS_NAME, _os),
     # "im using arch", "I'm on Arch btw": the distribution in a user's own words (not "arch: x86_64")
     ("os arch words", lazy_re.compile(r"\b(?:I'?m\s+(?:using|on|running)|I\s+(?:use|run)|using|running)\s+arch\b"
@@ -553,7 +561,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("user", m.group(1), "prompt")]),
     ("member", lazy_re.compile(r"^\s*(\S+) is (?:not )?member of \"?[\w-]+\"? group"), lambda m: [("user", m.group(1), None)]),
     ("kernel token", lazy_re.compile(r"(?<![\w.-])(\d\.\d{1,2}\.\d{1,3}(?:\.\d+)?-(?:\d+(?:\.\d+)*-)?(?:generic|amd64|lowlatency|oem|aws|azure|gcp"
-                                r"|microsoft-standard(?:-WSL2)?|arch\d+|zen\d*|cachyos|default|pve|rt\d*|\d+\.fc\d+\.x86_64|\d+(?:\.\d+)*\.el\d\S*)\+?)(?![\w-])"),
+                                r"|microsoft-standard(?:-WSL2)?|arch\d+(?:-\d+)?|zen\d*|cachyos|default|pve|rt\d*|\d+\.fc\d+\.x86_64|\d+(?:\.\d+)*\.el\d\S*)\+?)(?![\w-])"),
      lambda m: [] if _NOT_RUNNING_KERNEL.search(m.string) else [("kernel", m.group(1), "token")]),
 )
 # cheap substring filters: a rule runs only on lines containing one of its words (lower-cased)
@@ -585,7 +593,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
@@ -611,8 +619,23 @@ CPU = lazy_re.compile(r"\bRyzen\s+(?:AI\s+Max\+?\s+(?:PRO\s+)?\d{3}|AI\s+[579]\s
                  r"|[3579]\s+(?:PRO\s+)?\d{4}[A-Z0-9]{0,4}|(?:PRO\s+)?[1-9]\d{3}[A-Z][A-Z0-9]{0,3})\b", re.IGNORECASE)
 
 
+# Strix Halo's processors as people write them without "Ryzen", in either order: "AI Max+ 395", "AMD 395 AI MAX+",
+# "AI MAX PRO 390" (AMD's names: Ryzen AI Max 385/390, Max+ 395, Max PRO 380/385/390, Max+ PRO 395; apus.json)
+_AI_MAX = lazy_re.compile(r"(?<!Ryzen )(?<![\w+])(?:AI\s+Max\+?\s+(PRO\s+)?(38[05]|39[05])|(38[05]|39[05])\s+AI\s+Max\+?(?:\s+(PRO))?)"
+                          r"(?![\w.])", re.I)
+
+
+def cpu_names(line: str) -> list[str]:
+    """The processors a line names, each as AMD writes it (a Strix Halo part written without "Ryzen" included)."""
+    out = [m.group(0) for m in CPU.finditer(line)]
+    for m in _AI_MAX.finditer(line):
+        model = m.group(2) or m.group(3)
+        out.append(f"Ryzen AI Max{'+' if model == '395' else ''}{' PRO' if m.group(1) or m.group(4) else ''} {model}")
+    return out
+
+
 def _cpu_as_gpu(line: str) -> list[tuple[str, str, str | None]]:
-    return [("gpu_name", m.group(0), "cpu") for m in CPU.finditer(line)]
+    return [("gpu_name", name, "cpu") for name in cpu_names(line)]
 
 
 # Ubuntu's own VERSION string: the release, "LTS" on long-term ones, and the alliterative codename

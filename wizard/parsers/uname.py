@@ -51,3 +51,27 @@ def parse_uname(text: object) -> Uname:
         no, release = release_only if release_only else (0, None)
         return Uname(kernel_release=release, arch=arch_only, line=no)
     return Uname()
+
+
+# Kernel releases that name the distribution that built them, and the distributions (os-release IDs) that run
+# that build as their own kernel. A Debian kernel is "6.1.0-18-amd64" (LMDE runs Debian's), Proxmox VE's "6.8.12-4-pve"
+# (its os-release says debian), Arch's "6.17.7-arch1-1" (EndeavourOS runs Arch's), Fedora's "6.11.4-301.fc41.x86_64",
+# the Enterprise Linux rebuilds' "4.18.0-553.8.1.el8_10.x86_64", Ubuntu's archive kernels "6.8.0-45-generic" (not
+# kernel.ubuntu.com's mainline builds, "6.18.7-061807-generic", which users of any distribution install).
+_KERNEL_BUILDERS: tuple[tuple[lazy_re.Pattern, frozenset[str]], ...] = (
+    (lazy_re.compile(r"^\d+\.\d+\.\d+-\d+(?:-cloud)?-amd64$|\+deb\d+"), frozenset({"debian", "linuxmint"})),
+    (lazy_re.compile(r"^\d+\.\d+\.\d+-\d+-pve$"), frozenset({"debian"})),
+    (lazy_re.compile(r"^\d+\.\d+(?:\.\d+)?-arch\d+-\d+$"), frozenset({"arch", "endeavouros"})),
+    (lazy_re.compile(r"\.fc\d{2}\.(?:x86_64|aarch64)$"), frozenset({"fedora"})),
+    (lazy_re.compile(r"\.el\d+(?:_\d+)?\.(?:x86_64|aarch64)$"), frozenset({"rhel", "rocky", "almalinux", "centos", "ol"})),
+    (lazy_re.compile(r"^\d+\.\d+\.\d+-\d{1,3}-(?:generic|lowlatency)$"), frozenset({"ubuntu", "pop", "linuxmint"})),
+)
+
+
+def kernel_of_another_distribution(os_id: str | None, kernel: str | None) -> bool:
+    """True where the kernel release names the distribution that built it and the OS is another of the distributions
+    above (one known to run its own builder's kernel): the userland (a container's os-release, collect_env's "OS")
+    sits on another system's kernel. A distribution not above (KDE neon, Zorin: Ubuntu's kernel) is never judged."""
+    if not os_id or not kernel or not any(os_id in runs_it for _, runs_it in _KERNEL_BUILDERS):
+        return False
+    return any(pattern.search(kernel) and os_id not in runs_it for pattern, runs_it in _KERNEL_BUILDERS)

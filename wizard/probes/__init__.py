@@ -27,6 +27,7 @@ from wizard.model import (
     RocmInstall,
     TorchShadow,
 )
+from wizard.parsers.uname import kernel_of_another_distribution
 from wizard.record import replace
 
 T = TypeVar("T")
@@ -148,6 +149,8 @@ def detect(host: Host | None, pythons: list[str] | tuple[str, ...] = (), paste: 
 
         facts = replace(facts, texts=tuple(texts))
         facts = _guard_facts(facts, lambda f: apply(f, f.texts))
+    if not probed.is_live and facts.in_container is None and kernel_of_another_distribution(facts.os.id, facts.os.kernel):
+        facts = replace(facts, in_container=True)  # a recorded userland on another distribution's kernel
     if reading is not None:
         facts = _relocate(facts, reading)
     return replace(facts, python_envs=tuple(_recorded_found(e) for e in facts.python_envs))
