@@ -163,3 +163,62 @@ def test_a_request_to_support_an_rdna2_variant_is_listed_to_check() -> None:
                       ("Could you please add support for gfx1036?", _gpu("gfx1100")),
                       ("rocBLAS doesn't need support for gfx1036 added: it runs here", _gpu("gfx1030"))):
         assert "rdna2-variant-needs-override" not in _by_id(_facts(near, gpu)), near
+
+
+# --------------------------------------------------------------------------- the 52 machines of stop 34 (in-sample)
+
+
+def test_nomodeset_on_the_command_line_or_in_the_log_or_in_words_is_checked_first() -> None:
+    for text in ("BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=1234 ro quiet splash nomodeset",
+                 'GRUB_CMDLINE_LINUX_DEFAULT="quiet splash nomodeset"',
+                 "[    0.000000] Booted with the nomodeset parameter. Only the system framebuffer will be available",
+                 'The grubby setting "nomodeset." This blocked amdgpu from binding to the Stix Halo.'):
+        found = _by_id(_facts(text, _gpu("gfx1151", integrated=True), os=OsInfo(wsl=False)))["rock-module-not-loaded"]
+        assert "nomodeset" in found.fix, text
+    for near in ("BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=1234 ro quiet splash amdgpu.modeset=1 nomodeset",
+                 "I booted without nomodeset and amdgpu loads; the problem is elsewhere.",
+                 "BOOT_IMAGE=/vmlinuz-6.8.0-45-generic root=UUID=1234 ro quiet splash"):
+        assert "rock-module-not-loaded" not in _by_id(_facts(near, os=OsInfo(wsl=False))), near
+
+
+def test_on_wsl_a_torch_that_finds_no_gpu_is_checked_for_amds_wsl_build() -> None:
+    wsl = OsInfo(id="ubuntu", version="22.04", wsl=True)
+    text = 'RuntimeError: No HIP GPUs are available'
+    # the build unknown: to check
+    found = _by_id(_facts(text, _gpu("gfx1100"), os=wsl))["wsl-torch-not-wsl-build"]
+    assert found.to_check is not None
+    # a PyTorch nightly shown: the failure and the build that cannot reach the GPU make it a cause
+    nightly = PythonEnv(path=None, torch="2.8.0.dev20250529+rocm6.4", build="rocm", kind="recorded")
+    assert _by_id(_facts(text, _gpu("gfx1100"), os=wsl, python_envs=(nightly,)))["wsl-torch-not-wsl-build"].to_check is None
+    # not WSL: never
+    assert "wsl-torch-not-wsl-build" not in _by_id(_facts(text, _gpu("gfx1100"), os=OsInfo(id="ubuntu", wsl=False)))
+
+
+def test_psp_failing_at_load_is_an_amdgpu_init_failure_to_check() -> None:
+    text = ("[Mon Dec 18 08:34:36 2023] [drm:psp_hw_start [amdgpu]] *ERROR* PSP create ring failed!\n"
+            "[Mon Dec 18 08:34:37 2023] [drm:psp_v13_0_ring_destroy [amdgpu]] *ERROR* Fail to stop psp ring")
+    assert _by_id(_facts(text))["amdgpu-init-failed"].to_check is not None
+    assert "amdgpu-init-failed" not in _by_id(_facts("[drm] PSP is resuming...\n[drm] reserve 0x400000 from 0x83fe000000 for PSP TMR"))
+
+
+def test_pcie_atomics_a_hypervisor_does_not_pass_in_words() -> None:
+    said_by_other = "You failing due to VMware not allowing PCIe Atomics aka atomic completor through"
+    found = _by_id(_facts(said_by_other, own=False))["pcie-atomics-rejected"]
+    assert found.to_check == "seen only in another person's post"
+    assert _by_id(_facts("The passthrough does not pass PCIe atomics to the guest."))["pcie-atomics-rejected"].to_check is None
+    for near in ("VMware is allowing PCIe atomics now, the GPU still hangs.", "my PCIe atomics are fine on bare metal"):
+        assert "pcie-atomics-rejected" not in _by_id(_facts(near)), near
+
+
+def test_navi1x_cwsr_size_rejected_by_a_kernel_from_6_12() -> None:
+    text = (":1:program.cpp :522 : devProgram.load() failed with buildLog=Error: Freezing the executable failed:\n"
+            "HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources.")
+    new = OsInfo(id="debian", version="13", kernel="6.12.101+deb13-amd64", wsl=False)
+    found = _by_id(_facts(text, _gpu("gfx1012"), os=new))["hsakmt-cwsr-size-rejected-navi1x"]
+    assert found.to_check is None and "kernel 6.12.101+deb13-amd64" in found.evidence
+    # the kernel not read: to check; an older kernel, or another GPU: not this
+    unknown = _by_id(_facts(text, _gpu("gfx1012"), os=OsInfo(wsl=False)))["hsakmt-cwsr-size-rejected-navi1x"]
+    assert unknown.to_check is not None and "kernel" in unknown.to_check
+    old = OsInfo(id="ubuntu", version="24.04", kernel="6.8.0-45-generic", wsl=False)
+    assert "hsakmt-cwsr-size-rejected-navi1x" not in _by_id(_facts(text, _gpu("gfx1012"), os=old))
+    assert "hsakmt-cwsr-size-rejected-navi1x" not in _by_id(_facts(text, _gpu("gfx1100"), os=new))

@@ -447,3 +447,10 @@ def test_a_number_beside_ai_is_not_a_processor() -> None:
     assert said("# model 395 AI things\n", "cpu_title") == []
     assert said("# AI Max 8060 benchmark\n", "cpu_title") == []
     assert said("# Ryzen AI Max+ 395 hangs\n", "cpu_title") == ["Ryzen AI Max+ 395"]  # counted once
+
+
+def test_a_markdown_tables_kernel_row_is_the_kernel() -> None:
+    assert said("| Kernel | 6.12.101+deb13-amd64 |\n", "kernel") == ["6.12.101+deb13-amd64"]
+    assert said("| **Kernel version** | `6.8.0-45-generic` |\n", "kernel") == ["6.8.0-45-generic"]
+    assert said("| kernel | none |\n", "kernel") == []
+    assert said("| Kernel driver | amdgpu |\n", "kernel") == []

@@ -196,6 +196,16 @@ def _p_rocm_version(f: Facts, arg: object) -> list[str] | None:
     return [f"system ROCm {f.rocm.version}"] if spec is not None and v is not None and v in spec else None
 
 
+_KERNEL_RELEASE = lazy_re.compile(r"^(\d+\.\d+(?:\.\d+)?)")
+
+
+def _p_kernel_version(f: Facts, arg: object) -> list[str] | None:
+    """The running kernel's release ("6.12.101+deb13-amd64" is 6.12.101) in the specifier's range."""
+    spec = _spec(arg)
+    m = _KERNEL_RELEASE.match(f.os.kernel or "")
+    return [f"kernel {f.os.kernel}"] if spec is not None and m is not None and Version(m.group(1)) in spec else None
+
+
 def _p_igpu_and_dgpu(f: Facts, arg: object) -> list[str] | None:
     igpus = [g for g in f.gpus if g.integrated is True]
     dgpus = [g for g in f.gpus if g.integrated is False]
@@ -607,6 +617,7 @@ PREDICATES: dict[str, Pred] = {
     "torch_build": _p_torch_build,
     "torch_version": _p_torch_version,
     "rocm_version": _p_rocm_version,
+    "kernel_version": _p_kernel_version,
     "igpu_and_dgpu": _p_igpu_and_dgpu,
     "kfd_inaccessible": _p_kfd_inaccessible,
     "not_in_render_group": _p_not_in_render_group,
@@ -748,6 +759,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "kfd_present": lambda f: f.driver.kfd_present is not None,
     "rocm_stream_in": lambda f: bool(f.rocm.installs),
     "rocm_version": lambda f: f.rocm.version is not None,
+    "kernel_version": lambda f: _KERNEL_RELEASE.match(f.os.kernel or "") is not None,
     "torch_not_wsl_build": lambda f: False,  # only a nightly shows it; a release version shows nothing either way
     # undecided only where an override is set, some ROCm release supports the GPU's own target, and nothing shows
     # what the installed stack supports
@@ -764,7 +776,8 @@ _CAUSE_CONDITIONS = {"override_on_supported": "the installed ROCm or torch suppo
                      "wheel_lacks_gfx": "the installed torch lacks the GPU's target",
                      "therock_missing_device": "the installed TheRock packages lack the GPU's device package",
                      "override_set": "HSA_OVERRIDE_GFX_VERSION is set",
-                     "override_spoofs_gpu": "HSA_OVERRIDE_GFX_VERSION makes the GPU run another instruction set"}
+                     "override_spoofs_gpu": "HSA_OVERRIDE_GFX_VERSION makes the GPU run another instruction set",
+                     "kernel_version": "the running kernel is in the range this needs"}
 NOT_KNOWN = "not known from the evidence"
 # Conditions that only say which GPU or system this is: a predicted issue resting on them alone (this GPU is
 # unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed

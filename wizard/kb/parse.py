@@ -56,6 +56,7 @@ PREDICATES: dict[str, str] = {
     "torch_build": "build",
     "torch_version": "specifier",
     "rocm_version": "specifier",
+    "kernel_version": "specifier",
     "igpu_and_dgpu": "true",
     "kfd_inaccessible": "true",
     "not_in_render_group": "true",

@@ -416,6 +416,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("kernel uname", lazy_re.compile(r"^\s*Linux \S+ (\d+\.\d+\.\d+\S*) #\d"), _one("kernel")),
     ("kernel kv", lazy_re.compile(r"(?:^\s*(?:[-*]\s*)?|\bSystem:\s+)(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*:\s*(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)", re.I),
      _one("kernel")),
+    # a Markdown table's row, as issue templates write the system ("| Kernel | 6.12.101+deb13-amd64 |")
+    ("kernel table row", lazy_re.compile(r"^\s*\|\s*(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*\|\s*`?(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)`?\s*\|", re.I),
+     _one("kernel")),
     ("wsl", lazy_re.compile(r"microsoft-standard-WSL\d?|-Microsoft\b|/dev/dxg\b|\bWSL ?2?\b|librocdxg", re.I),
      lambda m: [("wsl", "true", None)]),
     ("container", lazy_re.compile(r"/\.dockerenv|/run/\.containerenv|^\s*`?(?:\([\w.-]+\)\s*)?[\w! .-]*@[0-9a-f]{12}:\S*\s?[#$]"),
@@ -593,7 +596,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "kernel table row": ("kernel",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
