@@ -222,3 +222,12 @@ def test_navi1x_cwsr_size_rejected_by_a_kernel_from_6_12() -> None:
     old = OsInfo(id="ubuntu", version="24.04", kernel="6.8.0-45-generic", wsl=False)
     assert "hsakmt-cwsr-size-rejected-navi1x" not in _by_id(_facts(text, _gpu("gfx1012"), os=old))
     assert "hsakmt-cwsr-size-rejected-navi1x" not in _by_id(_facts(text, _gpu("gfx1100"), os=new))
+
+
+def test_on_wsl_a_missing_dev_kfd_is_not_the_kfd_fault_and_gets_no_group_or_driver_advice() -> None:
+    # WSL has no KFD: ROCm for WSL reaches the GPU through /dev/dxg, so "join render / load amdgpu" is wrong there
+    text = "# hsa_init Failed, possibly no supported GPU devices"
+    wsl = _by_id(_facts(text, _gpu("gfx1201"), os=OsInfo(id="ubuntu", wsl=True), driver=Driver(kfd_present=False)))
+    assert wsl["kfd-inaccessible"].contradicted is not None and wsl["kfd-inaccessible"].fix_commands == ()
+    native = _by_id(_facts(text, _gpu("gfx1201"), os=OsInfo(id="ubuntu", wsl=False), driver=Driver(kfd_present=False)))
+    assert native["kfd-inaccessible"].contradicted is None and native["kfd-inaccessible"].to_check is None
