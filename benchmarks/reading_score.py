@@ -212,6 +212,7 @@ _OVERRIDE_VALUE = re.compile(r"HSA_OVERRIDE_GFX_VERSION=(\d+)\.(\d+)\.\d+|\bthat
 _RENDER_ADVICE = re.compile(r"add the user to (?:the )?render|usermod\b[^\n]*\brender", re.IGNORECASE)
 _LOAD_DRIVER = re.compile(r"load the amdgpu driver|/dev/kfd is missing", re.IGNORECASE)
 _DXG_ADVICE = re.compile(r"HSA_ENABLE_DXG_DETECTION=1")
+_KERNEL_DRIVER_ADVICE = re.compile(r"modprobe amdgpu|load the amdgpu (?:kernel )?driver|loads? amdgpu\b", re.IGNORECASE)
 
 
 def contradicting_advice(detected: Mapping[str, Any], advice: str) -> list[str]:
@@ -231,6 +232,8 @@ def contradicting_advice(detected: Mapping[str, Any], advice: str) -> list[str]:
         out.append("advises loading the driver, but /dev/kfd exists")
     if (detected.get("os") or {}).get("wsl") is False and _DXG_ADVICE.search(advice):
         out.append("advises WSL's DXG detection, but this is not WSL")
+    if (detected.get("os") or {}).get("wsl") is True and _KERNEL_DRIVER_ADVICE.search(advice):
+        out.append("advises loading the amdgpu kernel driver, but this is WSL, whose GPU is reached through /dev/dxg")
     return out
 
 

@@ -223,6 +223,12 @@ def test_contradicting_advice_rules() -> None:
                                           "add the user to the render group") == []
     assert rs.contradicting_advice({"gpus": [{"gfx": None}]}, "HSA_OVERRIDE_GFX_VERSION=10.3.0") == []  # unknown
     assert rs.contradicting_advice(rdna2, "never 10.3.0 on RDNA1") == []  # a warning is not advice to set it
+    # WSL has no amdgpu kernel driver of its own: the GPU is reached through /dev/dxg
+    wsl = {"gpus": [{"gfx": "gfx1201"}], "os": {"wsl": True}, "driver": {"kfd_present": False}}
+    assert rs.contradicting_advice(wsl, "sudo modprobe amdgpu") == [
+        "advises loading the amdgpu kernel driver, but this is WSL, whose GPU is reached through /dev/dxg"]
+    assert rs.contradicting_advice({"os": {"wsl": False}}, "sudo modprobe amdgpu") == []
+    assert rs.contradicting_advice({"os": {"wsl": None}}, "Load the amdgpu driver") == []  # not known: nothing ruled out
 
 
 def test_holdout_rule_is_fixed_and_covers_about_a_quarter() -> None:
