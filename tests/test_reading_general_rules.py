@@ -454,3 +454,33 @@ def test_a_markdown_tables_kernel_row_is_the_kernel() -> None:
     assert said("| **Kernel version** | `6.8.0-45-generic` |\n", "kernel") == ["6.8.0-45-generic"]
     assert said("| kernel | none |\n", "kernel") == []
     assert said("| Kernel driver | amdgpu |\n", "kernel") == []
+
+
+# --------------------------------------------------------------------------- DKMS in its other words, ROCmN, os-release
+
+
+@pytest.mark.parametrize("line", [
+    "amdgpu, 2.2-31, 4.15.0-46-generic, x86_64: installed",                 # dkms status, a two-part version
+    "rock-dkms/Ubuntu 16.04,now 2.1-96 all [installed,automatic]",           # apt's installed list, ROCm's old name
+    "filename:       /lib/modules/4.15.0-46-generic/updates/dkms/amdgpu.ko",  # modinfo of a DKMS-built module
+])
+def test_the_amdgpu_dkms_module_in_its_other_words(tmp_path: Path, line: str) -> None:
+    assert detect_paste(tmp_path, line + "\n").driver.kind == "dkms"
+
+
+def test_an_in_tree_module_path_is_not_dkms(tmp_path: Path) -> None:
+    text = "filename: /lib/modules/6.8.0-45-generic/kernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko.zst\n"
+    assert detect_paste(tmp_path, text).driver.kind != "dkms"
+
+
+def test_llama_cpps_rocm_device_line_gives_the_hip_index(tmp_path: Path) -> None:
+    text = ("- GPU: AMD Radeon RX 7800 XT (`gfx1101`), also tested with an RX 6600 XT (`gfx1032`) present\n"
+            "Device enumeration succeeds (e.g. `ROCm1: AMD Radeon RX 7800 XT (16368 MiB, 16146 MiB free)`)\n")
+    assert [g.gfx for g in detect_paste(tmp_path, text).gpus] == ["gfx1032", "gfx1101"]
+    assert said("ROCm 6: Radeon support\n", "gpu_index") == []  # a release, not a device
+
+
+def test_os_releases_version_line_pasted_bare_is_ubuntus_release(tmp_path: Path) -> None:
+    facts = detect_paste(tmp_path, 'OS:\nNAME="Ubuntu"\nVERSION="24.04.3 LTS (Noble Numbat)"\n')
+    assert (facts.os.id, facts.os.version) == ("ubuntu", "24.04")
+    assert said('VERSION="12 (bookworm)"\n', "os") == []  # no alliterative codename: whose release is not said

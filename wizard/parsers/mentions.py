@@ -314,7 +314,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("marketing name", lazy_re.compile(r"(?:Marketing Name|MARKET_NAME|Card (?:Series|SKU|Model)|Board name|Device Board Name \(AMD\)"
                                   r"|Product Name|name)\s*[:=]\s*['\"]?((?:AMD |ATI )?(?:Radeon|Instinct|FirePro)[^'\",\n]*?)['\",]?\s*$", re.I),
      _one("gpu_name", 1)),
-    ("device N: name", lazy_re.compile(r"\b(?:Device|GPU|cuda:?)\s*(\d+)\s*[:=]\s*((?:AMD )?(?:Radeon|Instinct)[^,()\n]*?)\s*(?:[,(]|:\s|$)", re.I),
+    # ... and llama.cpp's (ggml's) ROCm device list: "ROCm1: AMD Radeon RX 7800 XT (16368 MiB, 16146 MiB free)"
+    ("device N: name", lazy_re.compile(r"\b(?:(?:Device|GPU|cuda:?)\s*|ROCm)(\d+)\s*[:=]\s*((?:AMD )?(?:Radeon|Instinct)[^,()\n]*?)\s*(?:[,(]|:\s|$)", re.I),
      lambda m: [("gpu_name", m.group(2).strip(), None), ("gpu_index", m.group(1), None)]),
     # rocm-smi --showproductname, text and --csv: "GPU[1] : Card series: Navi 31 [Radeon RX 7900 XT/7900 XTX]",
     # "card1,Arcturus GL-XL [AMD Instinct MI100],0x0c34,..." (one line per GPU, numbered)
@@ -486,8 +487,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                 for g in dict.fromkeys(re.findall(r"(?<![\w-])(render|video)(?![\w-])", m.group(1), re.I))]),
     ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(\S+)", re.I),
      lambda m: [("driver_version", m.group(1).rstrip(",|"), None)]),
-    ("dkms", lazy_re.compile(r"\bamdgpu(?:-dkms)?[/,]\s*(\d+\.\d+\.\d+[\w.-]*)\s*,\s*\S+\s*,\s*\S+\s*:\s*installed|\b(amdgpu-dkms)\b"),
-     lambda m: [("dkms", m.group(1) or m.group(2), None)]),
+    # `dkms status` ("amdgpu, 2.2-31, 4.15.0-46-generic, x86_64: installed"; ROCm's older rock-dkms too), the package's
+    # name, apt's installed list ("rock-dkms/Ubuntu 16.04,now 2.1-96 all [installed,automatic]"), modinfo's path of a
+    # DKMS-built module ("filename: /lib/modules/4.15.0-46-generic/updates/dkms/amdgpu.ko")
+    ("dkms", lazy_re.compile(r"\b(?:amdgpu|rock)(?:-dkms)?[/,]\s*(\d+\.\d+(?:\.\d+)?[\w.-]*)\s*,\s*\S+\s*,\s*\S+\s*:\s*installed"
+                             r"|\b((?:amdgpu|rock)-dkms)\b|/updates/dkms/(amdgpu)\.ko\b"),
+     lambda m: [("dkms", m.group(1) or m.group(2) or m.group(3), None)]),
     # ---- more GPU evidence: kernel words, firmware names, lshw, labelled lines, prose
     ("kfd refuses", lazy_re.compile(r"kfd kfd: (?:amdgpu: )?([A-Z][A-Z0-9_]+)\s+not supported in kfd"),
      lambda m: [("gpu_name", m.group(1).title(), "codename")]),
@@ -554,6 +559,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # `nix-info -m`'s line: " - host os: `Linux 6.8.7, NixOS, 24.05 (Uakari), 24.05.20240427.58a1abd`"
     ("nix-info host os", lazy_re.compile(r"^\s*-?\s*host os:\s*`?Linux (\d+\.\d+(?:\.\d+)?[\w.+~-]*), NixOS, (\d{2}\.\d{2})\b"),
      lambda m: [("kernel", m.group(1), None), ("os", f"nixos {m.group(2)}", "label")]),
+    # os-release's VERSION line pasted bare: Ubuntu's is the release, "LTS" and the alliterative codename
+    ("os-release version", lazy_re.compile(r'^\s*VERSION\s*=\s*"?(\d{2}\.(?:04|10))(?:\.\d+)?(?:\s+LTS)?\s+\(([A-Z])[a-z]+\s+\2[a-z]+\)"?\s*$'),
+     lambda m: [("os", f"ubuntu {m.group(1)}", "label")]),
     ("os", _OS_NAME, _os),
     # "im using arch", "I'm on Arch btw": the distribution in a user's own words (not "arch: x86_64")
     ("os arch words", lazy_re.compile(r"\b(?:I'?m\s+(?:using|on|running)|I\s+(?:use|run)|using|running)\s+arch\b"
@@ -588,7 +596,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
     "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
-    "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu",),
+    "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
     "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "rtx", "vega", "mi", "xt", "gre", "instinct",
                                                                   "hd", "w", "r7", "r9", "r5", "navi", "ellesmere",
@@ -596,7 +604,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "kernel table row": ("kernel",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "kernel table row": ("kernel",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
