@@ -484,3 +484,21 @@ def test_os_releases_version_line_pasted_bare_is_ubuntus_release(tmp_path: Path)
     facts = detect_paste(tmp_path, 'OS:\nNAME="Ubuntu"\nVERSION="24.04.3 LTS (Noble Numbat)"\n')
     assert (facts.os.id, facts.os.version) == ("ubuntu", "24.04")
     assert said('VERSION="12 (bookworm)"\n', "os") == []  # no alliterative codename: whose release is not said
+
+
+# --------------------------------------------------------------------------- "EDIT:" in the opening post
+
+
+def test_a_setting_after_an_edit_mark_in_the_opening_post_is_the_fix_not_the_state(tmp_path: Path) -> None:
+    head = "# HIP error: invalid device function\n\nklausbu · description · 2023-11-30\nIt fails on my card.\n"
+    edited = head + "EDIT:\nexport HIP_VISIBLE_DEVICES=0; HSA_OVERRIDE_GFX_VERSION=10.3.0\nadding it fixes the problem.\n"
+    env = {e.name: e.value for e in detect_paste(tmp_path, edited).env}
+    assert "HSA_OVERRIDE_GFX_VERSION" not in env and "HIP_VISIBLE_DEVICES" not in env
+    # the same lines without the mark are the machine as reported
+    plain = head + "export HIP_VISIBLE_DEVICES=0; HSA_OVERRIDE_GFX_VERSION=10.3.0\n"
+    assert {e.name: e.value for e in detect_paste(tmp_path, plain).env}["HSA_OVERRIDE_GFX_VERSION"] == "10.3.0"
+    # "**Update 2:**" marks it too; a word that only begins with it does not
+    from wizard.parsers.paste import split_paste
+
+    assert len(split_paste(head + "**Update 2:** it works now\n").posts) == 2
+    assert len(split_paste(head + "Editing the config: no change\nUpdated: nothing\n").posts) == 1

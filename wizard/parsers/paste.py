@@ -319,6 +319,10 @@ def _clean(line: str) -> str:
     return line
 
 
+_EDIT_MARK = lazy_re.compile(r"^\s*(?:[*_]{1,2})?(?:EDIT(?:ED)?|Edit(?:ed)?|UPDATE|Update|UPD)(?:\s*\d{1,2})?(?:\s*\([^)\n]{0,40}\))?"
+                             r"(?:[*_]{1,2})?\s*[:：]")
+
+
 @never_raises(Paste)
 def split_paste(text: object) -> Paste:
     """Segments in text order; never raises."""
@@ -354,6 +358,12 @@ def split_paste(text: object) -> Paste:
             in_fence = not in_fence
             b.close()
             continue
+        if not in_fence and posts and posts[-1].opening and b.post == len(posts) - 1 and _EDIT_MARK.match(raw):
+            # "EDIT:" in the opening post: what follows was written later (the fix tried, what it changed), not
+            # the machine as first reported; it is read as the same author's next post
+            b.close()
+            posts.append(Post(posts[-1].author, no, len(posts), False))
+            b.post = len(posts) - 1
         line = _clean(raw)
         s = line.strip()
         if not s:
