@@ -231,3 +231,37 @@ def test_on_wsl_a_missing_dev_kfd_is_not_the_kfd_fault_and_gets_no_group_or_driv
     assert wsl["kfd-inaccessible"].contradicted is not None and wsl["kfd-inaccessible"].fix_commands == ()
     native = _by_id(_facts(text, _gpu("gfx1201"), os=OsInfo(id="ubuntu", wsl=False), driver=Driver(kfd_present=False)))
     assert native["kfd-inaccessible"].contradicted is None and native["kfd-inaccessible"].to_check is None
+
+
+def test_the_override_and_its_working_in_one_post_around_a_fenced_block() -> None:
+    from wizard.parsers.paste import split_paste
+    from wizard.probes.texts import _segments_as_texts
+
+    post = ("# Segmentation fault with rocm5.6 and rx6700\n\nuserbox020 · description · 2024-02-05\nIt segfaults.\n\n"
+            "userbox020 · comment · 2024-02-07\nthen i set the follow enviromental variables\n```\n"
+            "export ROCM_PATH=/opt/rocm\nexport HSA_OVERRIDE_GFX_VERSION=10.3.0\n```\n\n"
+            "Now im able to run one rx 6900 and one rx 6700 all together. Everything working great now!\n")
+    texts = tuple(_segments_as_texts("paste.txt", split_paste(post).segments))
+    facts = Facts(gpus=(_gpu("gfx1031"),), origin="test", texts=texts)
+    found = _by_id(facts)["rdna2-variant-needs-override"]
+    assert found.matched is not None and found.matched.line == 10 and "\n" not in found.matched.text
+    failed = post.replace("Now im able to run one rx 6900 and one rx 6700 all together. Everything working great now!",
+                          "It still crashes, but everything is working great now on the RX 6900 alone.")
+    texts = tuple(_segments_as_texts("paste.txt", split_paste(failed).segments))
+    assert "rdna2-variant-needs-override" not in _by_id(Facts(gpus=(_gpu("gfx1031"),), origin="test", texts=texts))
+
+
+def test_a_rootless_container_fixed_by_the_numeric_group_ids_in_words() -> None:
+    text = ("Ok, turns out this is an issue with not setting docker as the execution engine for distrobox in addition "
+            "I needed to use the group numeric ids for this to work.")
+    assert _by_id(_facts(text))["container-kfd-group-not-mapped"].to_check is None
+    for near in ("I did not use numeric group ids, the names work fine here.", "the group ids are 44 and 992"):
+        assert "container-kfd-group-not-mapped" not in _by_id(_facts(near)), near
+
+
+def test_cuda_wheels_loaded_in_words_is_a_cuda_torch() -> None:
+    text = ("Running `nix develop .#rocm`, installing requirements, and launching ComfyUI still loaded CUDA wheels, "
+            "so PyTorch tried to initialize NVIDIA and failed even on AMD hosts.")
+    assert "torch-not-rocm-build" in _by_id(_facts(text, _gpu("gfx1100")))
+    for near in ("It has not loaded CUDA wheels: torch is 2.5.1+rocm6.2.", "The CUDA wheels are for NVIDIA only."):
+        assert "torch-not-rocm-build" not in _by_id(_facts(near, _gpu("gfx1100"))), near

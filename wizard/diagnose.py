@@ -679,7 +679,34 @@ def _texts(facts: Facts | None, error_text: str | None) -> list[EvidenceText]:
         out.append(EvidenceText("--error-file", error_text, 1, "text", True))
     elif facts is not None and facts.error_text and not any(t.source == "traceback.txt" for t in out):
         out.append(EvidenceText("traceback.txt", facts.error_text, 1, "traceback.txt", True))
-    return [replace(t, text=normalise_error_text(t.text)) for t in out if t.text]
+    out = [replace(t, text=normalise_error_text(t.text)) for t in out if t.text]
+    return out + _posts_joined(out)
+
+
+def _posts_joined(texts: list[EvidenceText]) -> list[EvidenceText]:
+    """Each post of a pasted thread whose words come in several segments (prose, then a fenced block with the
+    settings, then "now it works"), its text segments joined in one text, blank lines standing for what lies between
+    them so that a match keeps its line number. Searched after the segments themselves: only a pattern that spans
+    them matches here first."""
+    groups: dict[tuple[str, int, bool], list[EvidenceText]] = {}
+    for t in texts:
+        if t.kind == "text" and t.source not in ("--error-file", "traceback.txt"):
+            groups.setdefault((t.source, t.post, t.own), []).append(t)
+    out: list[EvidenceText] = []
+    for (source, post, own), parts in groups.items():
+        if len(parts) < 2:
+            continue
+        parts.sort(key=lambda t: t.first_line)
+        body: list[str] = []
+        for t in parts:
+            lines = t.text.split("\n")
+            gap = t.first_line - (parts[0].first_line + len(body))
+            if gap < 0:
+                break  # overlapping segments: not one post's text in order
+            body += [""] * gap + lines
+        else:
+            out.append(EvidenceText(source, "\n".join(body), parts[0].first_line, "text", own, post=post))
+    return out
 
 
 def _search(patterns: tuple[lazy_re.Pattern, ...], texts: list[EvidenceText]) -> _Match | None:
@@ -694,7 +721,10 @@ def _search(patterns: tuple[lazy_re.Pattern, ...], texts: list[EvidenceText]) ->
                     continue
                 start = t.text.rfind("\n", 0, m.start()) + 1
                 end = t.text.find("\n", m.end())
-                line = t.text[start: end if end != -1 else len(t.text)].strip()[:300]
+                line = t.text[start: end if end != -1 else len(t.text)].strip()
+                if "\n" in line:  # a match over several lines of one post: its lines in one
+                    line = " / ".join(x.strip() for x in line.splitlines() if x.strip())
+                line = line[:300]
                 number = t.first_line + t.text.count("\n", 0, m.start())
                 return _Match(Evidence(t.source, number, line), own)
     return None
