@@ -502,3 +502,11 @@ def test_a_setting_after_an_edit_mark_in_the_opening_post_is_the_fix_not_the_sta
 
     assert len(split_paste(head + "**Update 2:** it works now\n").posts) == 2
     assert len(split_paste(head + "Editing the config: no change\nUpdated: nothing\n").posts) == 1
+
+
+def test_the_gpu_a_line_says_enumerates_first_is_device_0(tmp_path: Path) -> None:
+    text = ("- **dGPU:** AMD Radeon AI PRO R9700 (Navi 48, **gfx1201**, RDNA4), connected as an **eGPU**\n"
+            "- **iGPU:** Ryzen 7 255 / Radeon 780M (**gfx1103**) — always present, enumerates first\n")
+    assert [g.gfx for g in detect_paste(tmp_path, text).gpus] == ["gfx1103", "gfx1201"]
+    near = text.replace("always present, enumerates first", "it is not enumerated first")
+    assert [g.gfx for g in detect_paste(tmp_path, near).gpus] == ["gfx1201", "gfx1103"]
