@@ -265,3 +265,14 @@ def test_cuda_wheels_loaded_in_words_is_a_cuda_torch() -> None:
     assert "torch-not-rocm-build" in _by_id(_facts(text, _gpu("gfx1100")))
     for near in ("It has not loaded CUDA wheels: torch is 2.5.1+rocm6.2.", "The CUDA wheels are for NVIDIA only."):
         assert "torch-not-rocm-build" not in _by_id(_facts(near, _gpu("gfx1100"))), near
+
+
+def test_both_gpus_enumerated_in_words_on_an_igpu_and_dgpu_machine() -> None:
+    text = "With no pin, llama.cpp enumerates *both* ROCm devices, and the load crashes."
+    gpus = (_gpu("gfx1103", integrated=True), _gpu("gfx1201"))
+    assert _by_id(_facts(text, *gpus))["igpu-visible-beside-dgpu"].to_check is None
+    assert _by_id(_facts("ollama used the iGPU instead of the dGPU", *gpus))["igpu-visible-beside-dgpu"].to_check is None
+    # without the words it stays a risk to check; one discrete GPU: never
+    assert _by_id(_facts("the load crashes", *gpus))["igpu-visible-beside-dgpu"].to_check is not None
+    assert "igpu-visible-beside-dgpu" not in _by_id(_facts(text, _gpu("gfx1201"), _gpu("gfx1100")))
+    assert _by_id(_facts("it did not enumerate both devices", *gpus))["igpu-visible-beside-dgpu"].to_check is not None
