@@ -276,3 +276,16 @@ def test_both_gpus_enumerated_in_words_on_an_igpu_and_dgpu_machine() -> None:
     assert _by_id(_facts("the load crashes", *gpus))["igpu-visible-beside-dgpu"].to_check is not None
     assert "igpu-visible-beside-dgpu" not in _by_id(_facts(text, _gpu("gfx1201"), _gpu("gfx1100")))
     assert _by_id(_facts("it did not enumerate both devices", *gpus))["igpu-visible-beside-dgpu"].to_check is not None
+
+
+def test_dxg_detection_is_not_missing_where_the_runtime_lists_the_gpu() -> None:
+    wsl = OsInfo(id="ubuntu", version="24.04", wsl=True)
+    from wizard.model import Rocm
+
+    listed = ("WSL environment detected.\n*******\nAgent 2\n*******\n  Name:                    gfx1201\n"
+              "  Marketing Name:          AMD Radeon RX 9070 XT\n  Device Type:             GPU\n")
+    found = _by_id(_facts(listed, _gpu("gfx1201"), os=wsl, rocm=Rocm(version="7.2.2")))["wsl-dxg-detection-off"]
+    assert found.to_check == "a line of the evidence speaks against it"
+    failed = "WSL environment detected.\nhsa_init Failed, possibly no supported GPU devices\n"
+    found = _by_id(_facts(failed, _gpu("gfx1201"), os=wsl, rocm=Rocm(version="7.2.2")))["wsl-dxg-detection-off"]
+    assert found.to_check is None
