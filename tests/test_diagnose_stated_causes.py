@@ -289,3 +289,14 @@ def test_dxg_detection_is_not_missing_where_the_runtime_lists_the_gpu() -> None:
     failed = "WSL environment detected.\nhsa_init Failed, possibly no supported GPU devices\n"
     found = _by_id(_facts(failed, _gpu("gfx1201"), os=wsl, rocm=Rocm(version="7.2.2")))["wsl-dxg-detection-off"]
     assert found.to_check is None
+
+
+def test_a_debug_trace_of_a_probing_dlopen_is_not_a_missing_library() -> None:
+    # the thunk's debug trace logs each dlopen it tries, the ones it falls back from too
+    trace = ("pid:14435 tid:0x750a661c8e80 [hsakmt_hsa_loader_init] dlopen libhsa-runtime64.so failed - "
+             "libhsa-runtime64.so: cannot open shared object file: No such file or directory")
+    assert "rocm-libraries-not-found" not in _by_id(_facts(trace))
+    real = ("./llama-server: error while loading shared libraries: libhipblas.so.2: cannot open shared object file: "
+            "No such file or directory")
+    assert _by_id(_facts(real))["rocm-libraries-not-found"].to_check is None
+    assert _by_id(_facts("OSError: libamdhip64.so: cannot open shared object file: No such file or directory"))
