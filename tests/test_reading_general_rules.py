@@ -407,6 +407,21 @@ def test_a_kernel_built_by_another_distribution(os_id: str, kernel: str | None, 
     assert kernel_of_another_distribution(os_id, kernel) is container
 
 
+@pytest.mark.parametrize(("version", "kernel", "container"), [
+    ("24.04", "5.15.0-119-generic", True),   # 22.04's GA kernel under a 24.04 userland
+    ("22.04", "5.4.0-187-generic", True),
+    ("24.04", "6.8.0-45-generic", False),    # 24.04's own GA kernel
+    ("22.04", "6.8.0-45-generic", False),    # 22.04's HWE kernel
+    ("20.04", "5.15.0-119-generic", False),
+    ("24.10", "5.15.0-119-generic", False),  # not an LTS in the table: not judged
+    ("24.04", "5.15.7-051507-generic", False),  # a mainline build
+])
+def test_an_ubuntu_lts_userland_on_an_older_releases_kernel(version: str, kernel: str, container: bool) -> None:
+    from wizard.parsers.uname import kernel_of_another_distribution
+
+    assert kernel_of_another_distribution("ubuntu", kernel, version) is container
+
+
 def test_collect_env_run_in_an_image_on_another_distributions_kernel_is_in_a_container(tmp_path: Path) -> None:
     text = ("OS                           : Ubuntu 22.04.5 LTS (x86_64)\n"
             "Python platform              : Linux-6.17.7-arch1-1-x86_64-with-glibc2.35\n")

@@ -68,10 +68,21 @@ _KERNEL_BUILDERS: tuple[tuple[lazy_re.Pattern, frozenset[str]], ...] = (
 )
 
 
-def kernel_of_another_distribution(os_id: str | None, kernel: str | None) -> bool:
+# Each Ubuntu LTS release's GA kernel series, the oldest it runs (its HWE kernels are newer): Canonical's Livepatch
+# kernel table, https://ubuntu.com/security/livepatch/docs/kernels
+_UBUNTU_GA_KERNEL = {"18.04": (4, 15), "20.04": (5, 4), "22.04": (5, 15), "24.04": (6, 8), "26.04": (7, 0)}
+_UBUNTU_ARCHIVE_KERNEL = lazy_re.compile(r"^(\d+)\.(\d+)\.\d+-\d{1,3}-(?:generic|lowlatency)$")
+
+
+def kernel_of_another_distribution(os_id: str | None, kernel: str | None, os_version: str | None = None) -> bool:
     """True where the kernel release names the distribution that built it and the OS is another of the distributions
-    above (one known to run its own builder's kernel): the userland (a container's os-release, collect_env's "OS")
+    above (one known to run its own builder's kernel), or an Ubuntu LTS userland runs an Ubuntu kernel older than
+    that release's own (24.04 on 5.15.0-119-generic): the userland (a container's os-release, collect_env's "OS")
     sits on another system's kernel. A distribution not above (KDE neon, Zorin: Ubuntu's kernel) is never judged."""
     if not os_id or not kernel or not any(os_id in runs_it for _, runs_it in _KERNEL_BUILDERS):
         return False
-    return any(pattern.search(kernel) and os_id not in runs_it for pattern, runs_it in _KERNEL_BUILDERS)
+    if any(pattern.search(kernel) and os_id not in runs_it for pattern, runs_it in _KERNEL_BUILDERS):
+        return True
+    ga = _UBUNTU_GA_KERNEL.get(os_version or "") if os_id == "ubuntu" else None
+    m = _UBUNTU_ARCHIVE_KERNEL.match(kernel)
+    return ga is not None and m is not None and (int(m.group(1)), int(m.group(2))) < ga

@@ -149,8 +149,9 @@ def detect(host: Host | None, pythons: list[str] | tuple[str, ...] = (), paste: 
 
         facts = replace(facts, texts=tuple(texts))
         facts = _guard_facts(facts, lambda f: apply(f, f.texts))
-    if not probed.is_live and facts.in_container is None and kernel_of_another_distribution(facts.os.id, facts.os.kernel):
-        facts = replace(facts, in_container=True)  # a recorded userland on another distribution's kernel
+    os_ = facts.os
+    if not probed.is_live and facts.in_container is None and kernel_of_another_distribution(os_.id, os_.kernel, os_.version):
+        facts = replace(facts, in_container=True)  # a recorded userland on another system's kernel
     if reading is not None:
         facts = _relocate(facts, reading)
     return replace(facts, python_envs=tuple(_recorded_found(e) for e in facts.python_envs))
