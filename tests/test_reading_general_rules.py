@@ -525,3 +525,17 @@ def test_the_gpu_a_line_says_enumerates_first_is_device_0(tmp_path: Path) -> Non
     assert [g.gfx for g in detect_paste(tmp_path, text).gpus] == ["gfx1103", "gfx1201"]
     near = text.replace("always present, enumerates first", "it is not enumerated first")
     assert [g.gfx for g in detect_paste(tmp_path, near).gpus] == ["gfx1201", "gfx1103"]
+
+
+@pytest.mark.parametrize("line", [
+    "[Fri Jul 10 20:23:53 2026] amdgpu 0000:c4:00.0: GPU reset begin!. Source:  3",
+    "0       2     0x74a1,   55354  48.0°C      133.0W    NPS1, SPX, 0        139Mhz  900Mhz  0%   auto  750.0W  0%     0%",
+])
+def test_the_driver_speaking_of_a_device_or_its_sensors_in_rocm_smi_means_it_is_loaded(tmp_path: Path, line: str) -> None:
+    assert detect_paste(tmp_path, line + "\n").driver.loaded is True
+
+
+def test_a_line_that_only_names_amdgpu_does_not_say_it_is_loaded(tmp_path: Path) -> None:
+    for text in ("I think amdgpu 0000:03:00.0 is the card\n", "modprobe: FATAL: Module amdgpu not found\n",
+                 "0  2  0x74a1,  55354  N/A  N/A\n"):
+        assert detect_paste(tmp_path, text).driver.loaded is not True, text

@@ -44,7 +44,7 @@ class Mention:
 KINDS = (
     "gfx_hw", "gfx_rt", "pci_id", "gpu_name", "bdf", "gpu_index", "gpu_count", "apu",
     "rocm", "torch", "python_version", "env", "kernel", "wsl", "container", "amdgpu_pro",
-    "rock", "kfd", "kfd_added", "render_group", "video_group", "driver_version", "dkms",
+    "rock", "driver_bound", "kfd", "kfd_added", "render_group", "video_group", "driver_version", "dkms",
     "gpu_prose", "os", "user", "kfd_node", "render_node", "hip", "kfd_probe", "cpu", "cpu_title",
 )
 
@@ -457,6 +457,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                         r".*\b(?:docker|podman|container)\s+images?\b", re.I),
      lambda m: [("container", "true", "title")]),
     ("amdgpu-pro", lazy_re.compile(r"(/opt/amdgpu-pro\S*|\bamdgpu-pro\b[\w./-]*|libamdocl-orca\w*\.so)"), _one("amdgpu_pro")),
+    # the amdgpu driver speaking of a device in the kernel log ("amdgpu 0000:c4:00.0: GPU reset begin!"), a row of
+    # rocm-smi's concise table with the sensors the driver exports ("0  2  0x74a1,  55354  48.0°C  133.0W ..."): the
+    # driver is loaded
+    ("driver bound", lazy_re.compile(r"^\s*(?:\[[^\]\n]{1,40}\]\s*)?amdgpu 0000:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: "
+                                     r"|^\s*\d+\s+\d+\s+0x[0-9a-f]{4},\s+\d+\s+\d+(?:\.\d+)?°C\s"),
+     lambda m: [("driver_bound", "true", None)]),
     ("rock", lazy_re.compile(r"ROCk module(?: version (\S+))? is (NOT )?loaded"),
      lambda m: [("rock", "false" if m.group(2) else "true", m.group(1))]
      + ([("driver_version", m.group(1), "rock")] if m.group(1) and not m.group(2) else [])),
@@ -602,7 +608,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "kfd open": ("/dev/kfd",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c"), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),

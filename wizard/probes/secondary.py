@@ -709,7 +709,7 @@ def _driver(facts: Facts, said: list[Said]) -> Driver:
     sources = list(d.sources)
     for s in said:
         k, v = s.m.kind, s.m.value
-        if k == "rock" and loaded is None:
+        if k in ("rock", "driver_bound") and loaded is None:
             loaded = v == "true"
             sources.append(s.ev)
         elif k == "kfd_added":
