@@ -539,3 +539,12 @@ def test_a_line_that_only_names_amdgpu_does_not_say_it_is_loaded(tmp_path: Path)
     for text in ("I think amdgpu 0000:03:00.0 is the card\n", "modprobe: FATAL: Module amdgpu not found\n",
                  "0  2  0x74a1,  55354  N/A  N/A\n"):
         assert detect_paste(tmp_path, text).driver.loaded is not True, text
+
+
+def test_the_reporters_posts_are_theirs_whatever_the_case_of_their_login() -> None:
+    from wizard.parsers.paste import split_paste
+
+    text = ("# RX7900 XTX\n\nalvinshan · description · 2023-10-30\nMy card.\n\nkentrussell · comment · 2023-10-31\n"
+            "Send dmesg.\n\nAlvinShan · comment · 2023-11-02\nHere it is.\n")
+    own = {s.lines[0]: s.own for s in split_paste(text).segments if s.lines and s.lines[0].strip()}
+    assert own["My card."] and own["Here it is."] and not own["Send dmesg."]

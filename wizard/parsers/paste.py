@@ -350,7 +350,8 @@ def split_paste(text: object) -> Paste:
                 thread_author = author
             posts.append(Post(author, no, len(posts), opening))
             # without the opening post the reporter is unknown: every post is read as this machine's
-            b.author, b.own = author, thread_author is None or author == thread_author
+            # GitHub's logins are case-insensitive: "alvinshan" opens the thread, "AlvinShan" answers in it
+            b.author, b.own = author, thread_author is None or author.casefold() == thread_author.casefold()
             b.post = len(posts) - 1
             in_fence, hint = False, None
             continue
