@@ -548,3 +548,12 @@ def test_the_reporters_posts_are_theirs_whatever_the_case_of_their_login() -> No
             "Send dmesg.\n\nAlvinShan · comment · 2023-11-02\nHere it is.\n")
     own = {s.lines[0]: s.own for s in split_paste(text).segments if s.lines and s.lines[0].strip()}
     assert own["My card."] and own["Here it is."] and not own["Send dmesg."]
+
+
+def test_the_writers_run_in_their_own_image_with_a_denial_in_another_sentence(tmp_path: Path) -> None:
+    text = ("I just did the following in my rocm/pytorch:rocm7.1.1_ubuntu24.04_py3.12_pytorch_release_2.7.1 docker "
+            "image today. What do you mean by \"installed ROCm from the official repo, not the ROCK?\"\n")
+    assert detect_paste(tmp_path, text).in_container is True
+    for near in ("It did not work in my rocm/pytorch docker image either.\n",
+                 "You should try it in my docker image, not on the host.\n"):
+        assert detect_paste(tmp_path, near).in_container is None, near

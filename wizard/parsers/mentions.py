@@ -451,6 +451,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                    # up to the sentence's end (an image tag's dots and quoted names are inside it)
                                    r"(?:`[^`]*`|[^.;`]|\.(?=\S)){0,160}?\b(?:docker|podman|container|base)\s+image\b", re.I),
      lambda m: [("container", "true", "stated")]),
+    # the writer's run in their own image ("I just did the following in my rocm/pytorch:rocm7.1.1_... docker image");
+    # the sentence (not the whole line) is free of advice, a hypothetical or a denial
+    ("in my image", lazy_re.compile(r"(?:^|[.!?]\s)(?:(?!\b(?:should|could|would|might|if|unless|instead|outside|not|never|without)\b"
+                                    r"|n't\b|[.!?]\s).)*?\b(?:in|inside|within)\s+(?:my|our)\s+(?:[\w./:-]+\s+){0,2}"
+                                    r"(?:docker|podman)\s+(?:image|container)\b", re.I),
+     lambda m: [("container", "true", "stated")]),
     # a thread's title about the container image the writer runs ("Official ROCm docker images do not support RX 7600");
     # not a question or a request for an image
     ("title container", lazy_re.compile(r"^#\s(?!.*\?)(?!.*\b(?:how|request|feature|add|provide|publish|build|please|want|need)\b)"
@@ -608,7 +614,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c"), "kfd open": ("/dev/kfd",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c"), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
