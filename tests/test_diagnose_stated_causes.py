@@ -300,3 +300,22 @@ def test_a_debug_trace_of_a_probing_dlopen_is_not_a_missing_library() -> None:
             "No such file or directory")
     assert _by_id(_facts(real))["rocm-libraries-not-found"].to_check is None
     assert _by_id(_facts("OSError: libamdhip64.so: cannot open shared object file: No such file or directory"))
+
+
+def test_a_bare_miopen_unknown_error_on_a_new_apu_is_to_check_not_the_missing_solvers() -> None:
+    apu = _gpu("gfx1151", integrated=True)
+    found = _by_id(_facts("RuntimeError: miopenStatusUnknownError", apu))["miopen-new-apu-solvers"]
+    assert found.to_check is not None
+    solver = "RuntimeError: No suitable algorithm was found to execute the required convolution"
+    assert _by_id(_facts(solver, apu))["miopen-new-apu-solvers"].to_check is None
+
+
+def test_a_family_libraries_package_carries_its_gpus_code_without_device_packages() -> None:
+    freeze = ("rocm==7.10.0a20251015\nrocm-sdk-core==7.10.0a20251015\nrocm-sdk-libraries-gfx1151==7.10.0a20251015\n"
+              "torch==2.10.0a0+rocm7.10.0a20251015\n")
+    env = PythonEnv(path=None, torch="2.10.0a0+rocm7.10.0a20251015", build="rocm", rocm_sdk="7.10.0a20251015",
+                    kind="recorded")
+    apu = _gpu("gfx1151", integrated=True)
+    assert "therock-missing-device-package" not in _by_id(_facts(freeze, apu, python_envs=(env,)))
+    other = freeze.replace("libraries-gfx1151", "libraries-gfx110X-dgpu")  # another family's build
+    assert "therock-missing-device-package" in _by_id(_facts(other, apu, python_envs=(env,)))

@@ -294,11 +294,17 @@ def _device_packages_known(e: PythonEnv) -> bool:
 
 
 def _p_therock_missing_device(f: Facts, arg: object) -> list[str] | None:
+    """A TheRock environment without the device package of a GPU. Installed from a family index, TheRock's libraries
+    package is that family's (rocm-sdk-libraries-gfx1151, TheRock's build_tools/packaging/python rocm_sdk
+    _dist_info.py) and carries its code: a GPU of that family needs no device package."""
     hits = []
+    family_built = list(_therock_families(f))
     for e in f.python_envs:
         if not _therock_env(e) or not _device_packages_known(e):
             continue
         for g in f.gpus:
+            if g.gfx and any(_family_holds(g.gfx, fam, kind) for fam, kind in family_built):
+                continue
             if g.gfx and g.gfx not in e.rocm_sdk_targets:
                 hits.append(f"{_env_label(e)} has device packages for {', '.join(e.rocm_sdk_targets) or 'no GPU'}; "
                             f"{_gpu_label(g)} needs {g.gfx}")
@@ -462,7 +468,7 @@ def _p_gpu_gfx_not_in(f: Facts, arg: object) -> list[str] | None:
 # (https://github.com/ROCm/TheRock/blob/main/RELEASES.md). "X" stands for any last digit; "-dgpu" and "-dcgpu"
 # leave out the integrated GPUs of that generation.
 _THEROCK_FAMILY = lazy_re.compile(r"(?:/v2(?:-staging)?/|\b|_rocm_sdk_libraries_|rocm-sdk-libraries-)(gfx\d{2,3}[0-9a-fA-FxX])"
-                             r"(?:-(dgpu|all|dcgpu|igpu))?(?=[/\s\)`'\",]|$)")
+                             r"(?:-(dgpu|all|dcgpu|igpu))?(?=[/\s\)`'\",=]|$)")
 
 
 def _family_holds(gfx: str, family: str, kind: str | None) -> bool:
@@ -477,7 +483,9 @@ def _family_holds(gfx: str, family: str, kind: str | None) -> bool:
     return True
 
 
-def _p_therock_family_lacks_gpu(f: Facts, arg: object) -> list[str] | None:
+def _therock_families(f: Facts) -> dict[tuple[str, str | None], str]:
+    """The TheRock GPU families this machine's own texts install from: a family index (/v2/gfx110X-dgpu/) or a
+    family's libraries package (rocm-sdk-libraries-gfx1151)."""
     families: dict[tuple[str, str | None], str] = {}
     for t in f.texts:
         if not t.own:
@@ -485,6 +493,11 @@ def _p_therock_family_lacks_gpu(f: Facts, arg: object) -> list[str] | None:
         for m in _THEROCK_FAMILY.finditer(t.text):
             if m.group(2) or "/v2" in m.group(0) or "rocm" in m.group(0):
                 families.setdefault((m.group(1), m.group(2)), m.group(0).strip("/_"))
+    return families
+
+
+def _p_therock_family_lacks_gpu(f: Facts, arg: object) -> list[str] | None:
+    families = _therock_families(f)
     gfxs = [g.gfx for g in f.gpus if g.gfx]
     if not families or not gfxs:
         return None
