@@ -319,3 +319,11 @@ def test_a_family_libraries_package_carries_its_gpus_code_without_device_package
     assert "therock-missing-device-package" not in _by_id(_facts(freeze, apu, python_envs=(env,)))
     other = freeze.replace("libraries-gfx1151", "libraries-gfx110X-dgpu")  # another family's build
     assert "therock-missing-device-package" in _by_id(_facts(other, apu, python_envs=(env,)))
+
+
+def test_the_per_device_override_is_not_the_cause_when_the_plain_one_did_nothing_either() -> None:
+    tried = ("Ollama 0.12.4 shows 0 VRAM. I've attempted setting HSA_OVERRIDE_GFX_VERSION_0=12.0.1 or "
+             "HSA_OVERRIDE_GFX_VERSION=12.0.1 and neither one affects the outcome.")
+    assert _by_id(_facts(tried, _gpu("gfx1200")))["ollama-per-device-override-ignored"].to_check is not None
+    set_only = "ollama serve with Environment=\"HSA_OVERRIDE_GFX_VERSION_0=10.3.0\": the GPU is not supported"
+    assert _by_id(_facts(set_only, _gpu("gfx1032")))["ollama-per-device-override-ignored"].to_check is None
