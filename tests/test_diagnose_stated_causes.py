@@ -327,3 +327,16 @@ def test_the_per_device_override_is_not_the_cause_when_the_plain_one_did_nothing
     assert _by_id(_facts(tried, _gpu("gfx1200")))["ollama-per-device-override-ignored"].to_check is not None
     set_only = "ollama serve with Environment=\"HSA_OVERRIDE_GFX_VERSION_0=10.3.0\": the GPU is not supported"
     assert _by_id(_facts(set_only, _gpu("gfx1032")))["ollama-per-device-override-ignored"].to_check is None
+
+
+def test_the_two_known_issues_written_from_their_causes_md_specifications_speak_only_on_their_evidence() -> None:
+    on_cpu = "0.30.0 and newer versions: Model runs on CPU\nollama ps\ngemma4:e4b  c6eb  9.5 GB  100% CPU  4096  now"
+    apu = _gpu("gfx1150", integrated=True)
+    assert _by_id(_facts(on_cpu, apu))["ollama-igpu-dropped-by-default"].to_check is None
+    assert "ollama-igpu-dropped-by-default" not in _by_id(_facts(on_cpu, _gpu("gfx1151", integrated=True)))
+    enabled = on_cpu + "\nEnvironment=\"OLLAMA_IGPU_ENABLE=1\""
+    assert _by_id(_facts(enabled, apu))["ollama-igpu-dropped-by-default"].to_check is not None
+    empty = 'Expected integer value from monitor, but got ""'
+    assert _by_id(_facts(empty, _gpu("gfx1100")))["amdgpu-runtime-pm-smi-values-empty"].to_check == "a note, not a cause"
+    igpu = empty + "\nGPU[0]\t\t: get_power_avg, Unexpected data received"
+    assert _by_id(_facts(igpu, _gpu("gfx1100")))["amdgpu-runtime-pm-smi-values-empty"].contradicted is not None
