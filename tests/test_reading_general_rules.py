@@ -557,3 +557,22 @@ def test_the_writers_run_in_their_own_image_with_a_denial_in_another_sentence(tm
     for near in ("It did not work in my rocm/pytorch docker image either.\n",
                  "You should try it in my docker image, not on the host.\n"):
         assert detect_paste(tmp_path, near).in_container is None, near
+
+
+def test_a_labelled_gpu_line_giving_only_a_target_and_a_labelled_bdf_in_backticks(tmp_path: Path) -> None:
+    facts = detect_paste(tmp_path, "Reproduced on:\nGPU: gfx1151\nGPU BDF: `0000:04:00.0`\n")
+    assert [(g.gfx, g.bdf) for g in facts.gpus] == [("gfx1151", "0000:04:00.0")]
+    assert said("GPU: gfx1151 and gfx1100 both fail\n", "gfx_rt") != ["gfx1151"]  # a sentence, not the field's value
+
+
+@pytest.mark.parametrize("line", [
+    "- Kernel driver in use: `/lib/modules/7.0.0-29-generic/updates/dkms/amdgpu.ko.zst`, version `6.19.4`",
+    "\tKernel driver in use: amdgpu",
+    "Aug 05 08:56:27.428131 my-server kernel: amdgpu 0000:c5:00.0: amdgpu: MES failed to respond to msg=SUSPEND",
+])
+def test_more_ways_the_driver_shows_it_is_bound(tmp_path: Path, line: str) -> None:
+    assert detect_paste(tmp_path, line + "\n").driver.loaded is True
+
+
+def test_another_driver_in_use_says_nothing_of_amdgpu(tmp_path: Path) -> None:
+    assert detect_paste(tmp_path, "\tKernel driver in use: vfio-pci\n\tKernel modules: amdgpu\n").driver.loaded is not True

@@ -337,7 +337,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("lspci bdf", lazy_re.compile(r"(?:^|[\s:：])((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\s+(?:VGA compatible|Display|3D) controller"
                                   r"\s*:\s*(?:Advanced Micro Devices|ATI|AMD)\b"),
      lambda m: [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]),
-    ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id)\s*[:=]\s*([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"),
+    ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"),
      lambda m: [("bdf", m.group(1).lower(), None)]),
     ("ollama gpu index", lazy_re.compile(r"\b(?:gpu|id)=(\d+)\b[^\n]*\b(?:library=rocm|gpu_type=|compute=gfx|name=)", re.I),
      _one("gpu_index")),
@@ -466,8 +466,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # the amdgpu driver speaking of a device in the kernel log ("amdgpu 0000:c4:00.0: GPU reset begin!"), a row of
     # rocm-smi's concise table with the sensors the driver exports ("0  2  0x74a1,  55354  48.0°C  133.0W ..."): the
     # driver is loaded
-    ("driver bound", lazy_re.compile(r"^\s*(?:\[[^\]\n]{1,40}\]\s*)?amdgpu 0000:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: "
-                                     r"|^\s*\d+\s+\d+\s+0x[0-9a-f]{4},\s+\d+\s+\d+(?:\.\d+)?°C\s"),
+    ("driver bound", lazy_re.compile(r"^\s*(?:\[[^\]\n]{1,40}\]\s*|[A-Z][a-z]{2} +\d{1,2} [\d:.]+ \S+ kernel: )?"
+                                     r"amdgpu 0000:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: "
+                                     r"|^\s*\d+\s+\d+\s+0x[0-9a-f]{4},\s+\d+\s+\d+(?:\.\d+)?°C\s"
+                                     # lspci -k: "Kernel driver in use: amdgpu" (or the module's path, as a reporter wrote it)
+                                     r"|\bKernel driver in use:\s*`?(?:/\S*/)?amdgpu\b"),
      lambda m: [("driver_bound", "true", None)]),
     ("rock", lazy_re.compile(r"ROCk module(?: version (\S+))? is (NOT )?loaded"),
      lambda m: [("rock", "false" if m.group(2) else "true", m.group(1))]
@@ -523,6 +526,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("labelled gpu", lazy_re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:[id]GPU|GPUs?(?:\s*\d)?|Graphics(?: card)?|Video card|Graphics Card|Card|Hardware|Device)(?:\*\*)?\s*:"
                                 r"\s*(?:\*\*)?(\S.*)$", re.I),
      lambda m: [("gpu_name", p.group(0), "label") for p in PRODUCT.finditer(m.group(1))]
+     or [("gfx_rt", g.lower(), "label") for g in re.findall(rf"^`?({GFX})(?::[\w+:-]*)?`?\s*$", m.group(1).strip())]
      or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I) else [])),
     # a GPU named with its role ("tried with iGPU 680M and dGPU RX 6500M"): each is one of the machine's GPUs
     ("role gpu", lazy_re.compile(r"\b[id]GPU\s+(?:is\s+)?(?:an?\s+|the\s+)?(?=\S)", re.I), _role_gpu),
@@ -614,7 +618,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c"), "kfd open": ("/dev/kfd",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use"), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
