@@ -576,3 +576,26 @@ def test_more_ways_the_driver_shows_it_is_bound(tmp_path: Path, line: str) -> No
 
 def test_another_driver_in_use_says_nothing_of_amdgpu(tmp_path: Path) -> None:
     assert detect_paste(tmp_path, "\tKernel driver in use: vfio-pci\n\tKernel modules: amdgpu\n").driver.loaded is not True
+
+
+def test_a_bare_vega_10_is_the_die_or_the_igpu_and_with_graphics_the_igpu(tmp_path: Path) -> None:
+    kb = load_kb()
+    assert {(g.gfx, g.integrated) for g in kb.gpus_by_name("AMD Vega 10")} == {("gfx900", False), ("gfx902", True)}
+    assert {(g.gfx, g.integrated) for g in kb.gpus_by_name("Radeon Vega 10 Graphics")} == {("gfx902", True)}
+    assert said("my AMD Radeon (TM)RX Vega 10 Graphics as my GPU\n", "gpu_prose") == ["AMD Radeon (TM)RX Vega 10 Graphics"]
+    # the title's bare "Vega 10" decides neither: no target is claimed for it
+    facts = detect_paste(tmp_path, "# 0.12.5-rocm AMD Vega 10 failure during GPU discovery\n")
+    assert all(g.gfx is None for g in facts.gpus)
+
+
+def test_the_firmware_rollback_that_fixed_it_in_words_on_an_rdna35_apu() -> None:
+    from wizard.diagnose import diagnose
+    from wizard.kb.families import family_of_gfx
+    from wizard.model import EvidenceText, Facts, Gpu
+
+    text = "Leaving this for posterity - downgrading to 1111 as per [this](https://x/troubleshooting-firmware.md) fixed it."
+    gpu = Gpu(name="AMD Radeon 8060S", gfx="gfx1151", integrated=True, family=family_of_gfx("gfx1151"))
+    facts = Facts(gpus=(gpu,), origin="test", texts=(EvidenceText("paste.txt", text, 1, "text", True),))
+    assert "mes-firmware-0x83-hang" in [f.id for f in diagnose(facts)]
+    facts = Facts(gpus=(gpu,), origin="test", texts=(EvidenceText("paste.txt", "I did not downgrade to 1111 yet.", 1, "text", True),))
+    assert "mes-firmware-0x83-hang" not in [f.id for f in diagnose(facts)]

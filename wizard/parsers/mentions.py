@@ -164,7 +164,7 @@ _UNTRIED = lazy_re.compile(r"\b(?:haven'?t|have not|hasn'?t|has not)\s+(?:\w+\s+
 PRODUCT = lazy_re.compile(
     r"(?<![\w/.-])(?:"
     r"(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*(?:Pro\s+)?VII\b"
-    r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:RX\s*)?Vega\s*(?:56|64|Frontier(?:\s+Edition)?|\d{1,2})\b"
+    r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:RX\s*)?Vega\s*(?:56|64|Frontier(?:\s+Edition)?|\d{1,2}(?:\s+Graphics)?)\b"
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*\d{3,4}[MS]\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?AI\s+PRO\s+R\d{4}D?\b|\bR9\d{3}D?\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:Pro\s+)?(?:RX\s*|R[579]\s+|HD\s*|WX\s*|W(?=\d{4}))\d{3,4}"
