@@ -599,3 +599,12 @@ def test_the_firmware_rollback_that_fixed_it_in_words_on_an_rdna35_apu() -> None
     assert "mes-firmware-0x83-hang" in [f.id for f in diagnose(facts)]
     facts = Facts(gpus=(gpu,), origin="test", texts=(EvidenceText("paste.txt", "I did not downgrade to 1111 yet.", 1, "text", True),))
     assert "mes-firmware-0x83-hang" not in [f.id for f in diagnose(facts)]
+
+
+def test_a_setting_the_reporter_introduces_as_the_fix_is_not_the_failing_state(tmp_path: Path) -> None:
+    text = ("# Ubuntu 24.04 support\n\nmikeperalta1 · comment · 2024-06-11\n"
+            "I ended up using an ENV trick found elsewhere to get the program to run. Basically a var to force an "
+            "earlier version that supports my card:\n```\nHSA_OVERRIDE_GFX_VERSION=10.3.0\n```\n")
+    assert detect_paste(tmp_path, text).env == ()
+    state = text.replace("I ended up using an ENV trick found elsewhere to get the program to run. ", "")
+    assert [e.name for e in detect_paste(tmp_path, state).env] == ["HSA_OVERRIDE_GFX_VERSION"]

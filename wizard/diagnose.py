@@ -697,16 +697,18 @@ def _texts(facts: Facts | None, error_text: str | None) -> list[EvidenceText]:
 
 
 def _posts_joined(texts: list[EvidenceText]) -> list[EvidenceText]:
-    """Each post of a pasted thread whose words come in several segments (prose, then a fenced block with the
-    settings, then "now it works"), its text segments joined in one text, blank lines standing for what lies between
-    them so that a match keeps its line number. Searched after the segments themselves: only a pattern that spans
-    them matches here first."""
+    """The reporter's words that come in several segments (prose, then a fenced block with the settings, then "now it
+    works"), their text segments joined in one text per file, and each other person's post the same way, blank lines
+    standing for what lies between them so that a match keeps its line number. Searched after the segments
+    themselves: only a pattern that spans them matches here first."""
     groups: dict[tuple[str, int, bool], list[EvidenceText]] = {}
     for t in texts:
         if t.kind == "text" and t.source not in ("--error-file", "traceback.txt"):
-            groups.setdefault((t.source, t.post, t.own), []).append(t)
+            # the reporter's posts together (one writer: a post split at its "EDIT:" or at the fix it introduces
+            # goes on); another person's, each apart
+            groups.setdefault((t.source, -1 if t.own else t.post, t.own), []).append(t)
     out: list[EvidenceText] = []
-    for (source, post, own), parts in groups.items():
+    for (source, _post, own), parts in groups.items():
         if len(parts) < 2:
             continue
         parts.sort(key=lambda t: t.first_line)
@@ -718,7 +720,7 @@ def _posts_joined(texts: list[EvidenceText]) -> list[EvidenceText]:
                 break  # overlapping segments: not one post's text in order
             body += [""] * gap + lines
         else:
-            out.append(EvidenceText(source, "\n".join(body), parts[0].first_line, "text", own, post=post))
+            out.append(EvidenceText(source, "\n".join(body), parts[0].first_line, "text", own, post=parts[0].post))
     return out
 
 
