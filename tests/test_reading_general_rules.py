@@ -608,3 +608,14 @@ def test_a_setting_the_reporter_introduces_as_the_fix_is_not_the_failing_state(t
     assert detect_paste(tmp_path, text).env == ()
     state = text.replace("I ended up using an ENV trick found elsewhere to get the program to run. ", "")
     assert [e.name for e in detect_paste(tmp_path, state).env] == ["HSA_OVERRIDE_GFX_VERSION"]
+
+
+def test_a_torch_a_later_pip_install_asks_for_is_the_fix_not_the_failing_torch(tmp_path: Path) -> None:
+    head = ("# ComfyUI installs Nvidia packages\n\nguinhill · description · 2024-09-14\n"
+            "It fails at launch: RuntimeError: Found no NVIDIA driver on your system.\n")
+    fix = ("I fix this from the console by going in to the venv of Comfy and running the following commands:\n\n"
+           "pip install torch==2.3.1+rocm6.0 --index-url https://download.pytorch.org/whl/rocm6.0\n")
+    assert all(e.torch is None for e in detect_paste(tmp_path, head + fix).python_envs)
+    # the same command as the machine's own install, in the post as first written
+    installed = head + "I installed it with:\npip install torch==2.3.1+rocm6.0 --index-url https://x/rocm6.0\n"
+    assert [e.torch for e in detect_paste(tmp_path, installed).python_envs] == ["2.3.1+rocm6.0"]

@@ -601,11 +601,17 @@ def _envs(facts: Facts, said: list[Said]) -> tuple[PythonEnv, ...]:
     return tuple(envs)
 
 
+_PIP_INSTALL_LINE = lazy_re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b")
+
+
 def _torch_env(facts: Facts, said: list[Said]) -> tuple[PythonEnv, ...]:
     envs = list(facts.python_envs)
     if any(e.torch for e in envs):
         return tuple(envs)
-    torches = [s for s in said if s.m.kind == "torch" and re.match(r"\d+\.\d+\.\d+", s.m.value)]
+    # a version a `pip install` asks for after the machine as first reported (a later post, or past the fix the
+    # reporter introduces) is the fix tried, not the torch that failed
+    torches = [s for s in said if s.m.kind == "torch" and re.match(r"\d+\.\d+\.\d+", s.m.value)
+               and (s.first_post or not _PIP_INSTALL_LINE.search(s.ev.text or ""))]
     if not torches:
         return tuple(envs)
     s = torches[0]
