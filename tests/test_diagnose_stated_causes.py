@@ -340,3 +340,10 @@ def test_the_two_known_issues_written_from_their_causes_md_specifications_speak_
     assert _by_id(_facts(empty, _gpu("gfx1100")))["amdgpu-runtime-pm-smi-values-empty"].to_check == "a note, not a cause"
     igpu = empty + "\nGPU[0]\t\t: get_power_avg, Unexpected data received"
     assert _by_id(_facts(igpu, _gpu("gfx1100")))["amdgpu-runtime-pm-smi-values-empty"].contradicted is not None
+
+
+def test_ollamas_gpu_discovery_crash_is_checked_against_its_bundled_targets() -> None:
+    text = ('time=2025-10-24 level=INFO msg="failure during GPU discovery" OLLAMA_LIBRARY_PATH=[/usr/lib/ollama/rocm] '
+            'extra_envs=map[] error="runner crashed"')
+    assert _by_id(_facts(text, _gpu("gfx900")))["ollama-gpu-type-not-in-runtime"].to_check is not None
+    assert "ollama-gpu-type-not-in-runtime" not in _by_id(_facts('msg="inference compute" library=rocm', _gpu("gfx900")))
