@@ -347,3 +347,8 @@ def test_ollamas_gpu_discovery_crash_is_checked_against_its_bundled_targets() ->
             'extra_envs=map[] error="runner crashed"')
     assert _by_id(_facts(text, _gpu("gfx900")))["ollama-gpu-type-not-in-runtime"].to_check is not None
     assert "ollama-gpu-type-not-in-runtime" not in _by_id(_facts('msg="inference compute" library=rocm', _gpu("gfx900")))
+
+
+def test_an_out_of_memory_error_alone_is_a_symptom_to_check() -> None:
+    found = _by_id(_facts("# HIP Out of memory error in `pytorch-rocm-llms` playbook on Radeon PRO 9700", _gpu("gfx1201")))
+    assert found["hip-out-of-memory"].to_check is not None
