@@ -199,13 +199,13 @@ class KnowledgeBase:
         keys = name_keys(name)
         for key in keys:
             if key in idx:
-                rows = tuple(self._gpus[i] for i in sorted(idx[key]))
+                named = tuple(self._gpus[i] for i in sorted(idx[key]))
                 vega = _VEGA_CORES.fullmatch(key)
                 if vega is not None and "graphics" not in name.lower():
                     # "Vega 10" without "Graphics" is also the Vega 10 die (RX Vega 56/64: gfx900), not only the
                     # 10-core iGPU: both readings stand
-                    rows += tuple(g for g in self.gpus_by_codename(f"Vega {vega.group(1)}") if g not in rows)
-                return rows
+                    named += tuple(g for g in self.gpus_by_codename(f"Vega {vega.group(1)}") if g not in named)
+                return named
         # an Instinct series named without its variant letter ("MI300": AMD's MI300 series, MI300A and MI300X) stands
         # for the rows of that model number with a letter suffix
         vega = next((m for k in keys for m in [_VEGA_CORES.fullmatch(k)] if m), None)
