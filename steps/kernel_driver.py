@@ -21,7 +21,6 @@ that ground: a too-new kernel then shows as the ``dkms-build-fails-new-kernel`` 
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Sequence
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -30,6 +29,7 @@ from packaging.version import InvalidVersion, Version
 from wizard import lazy_re
 from wizard import preflight
 from wizard.model import KERNEL_DRIVER, Action, Facts, StepPlan
+from wizard.parsers.uname import kernel_series
 
 from ._common import (NoParams, StepContext, StepKind, StepRefused, Undo, UndoContext, package_guards, skipped,
                       system_path)
@@ -70,26 +70,18 @@ def ryzen_kernel_need(rel: Release, facts: Facts, gfx: Sequence[str]) -> tuple[s
 def kernel_too_old(rel: Release, facts: Facts, apus: Sequence[str]) -> str | None:
     """Why this kernel is too old for these Ryzen APUs per the knowledge base (None: fine or not stated)."""
     need = ryzen_kernel_need(rel, facts, apus) if apus else None
-    have = _kernel_version(facts)
+    have = kernel_series(facts.os.kernel)
     if need is None or have is None or have >= Version(need[0]):
         return None
     return (f"kernel {facts.os.kernel} is too old for this Ryzen APU's in-tree driver; the knowledge base "
             f"(ROCm {rel.version}): \"{need[1]}\"")
 
 
-def _kernel_version(facts: Facts) -> Version | None:
-    mo = re.match(r"^(\d+\.\d+)", facts.os.kernel or "")
-    try:
-        return Version(mo.group(1)) if mo else None
-    except InvalidVersion:
-        return None
-
-
 def kernel_too_new(rel: Release, facts: Facts) -> str | None:
     """Why the running kernel is newer than every series the release lists for this distribution (None: it is
     not, or the knowledge base lists none, or the kernel is unknown)."""
     newest = rel.newest_kernel_series(facts.os.id, facts.os.version)
-    have = _kernel_version(facts)
+    have = kernel_series(facts.os.kernel)
     if newest is None or have is None or have <= Version(newest):
         return None
     listed = ", ".join(rel.kernel_series.get(f"{(facts.os.id or '').lower()} {facts.os.version}", ()))
@@ -196,7 +188,7 @@ def plan(ctx: StepContext) -> StepPlan:
             else "the amdgpu DKMS driver is installed and /dev/kfd is present"
         said: tuple[str, ...] = ("nothing to do",)
         if need is not None:  # an APU the KB states a kernel for: say whether this one is known to meet it
-            said += (f"kernel {kernel} meets: {need[1]}" if _kernel_version(facts) is not None
+            said += (f"kernel {kernel} meets: {need[1]}" if kernel_series(facts.os.kernel) is not None
                      else f"the kernel version is unknown here; the knowledge base says: {need[1]}",)
         return skipped("kernel_driver", title, why, said)
     fam = family(facts)

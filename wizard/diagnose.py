@@ -18,6 +18,7 @@ from wizard import lazy_re
 from wizard.kb import KnownIssue, load_kb
 from wizard.kb.families import one_generic_target
 from wizard.model import Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
+from wizard.parsers.uname import kernel_series
 from wizard.record import record, replace
 
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
@@ -196,14 +197,11 @@ def _p_rocm_version(f: Facts, arg: object) -> list[str] | None:
     return [f"system ROCm {f.rocm.version}"] if spec is not None and v is not None and v in spec else None
 
 
-_KERNEL_RELEASE = lazy_re.compile(r"^(\d+\.\d+(?:\.\d+)?)")
-
-
 def _p_kernel_version(f: Facts, arg: object) -> list[str] | None:
-    """The running kernel's release ("6.12.101+deb13-amd64" is 6.12.101) in the specifier's range."""
+    """The running kernel's series ("6.12.101+deb13-amd64" is 6.12) in the specifier's range."""
     spec = _spec(arg)
-    m = _KERNEL_RELEASE.match(f.os.kernel or "")
-    return [f"kernel {f.os.kernel}"] if spec is not None and m is not None and Version(m.group(1)) in spec else None
+    series = kernel_series(f.os.kernel)
+    return [f"kernel {f.os.kernel}"] if spec is not None and series is not None and series in spec else None
 
 
 def _p_igpu_and_dgpu(f: Facts, arg: object) -> list[str] | None:
@@ -804,7 +802,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "kfd_present": lambda f: f.driver.kfd_present is not None,
     "rocm_stream_in": lambda f: bool(f.rocm.installs),
     "rocm_version": lambda f: f.rocm.version is not None,
-    "kernel_version": lambda f: _KERNEL_RELEASE.match(f.os.kernel or "") is not None,
+    "kernel_version": lambda f: kernel_series(f.os.kernel) is not None,
     "torch_not_wsl_build": lambda f: False,  # only a nightly shows it; a release version shows nothing either way
     # undecided only where an override is set, some ROCm release supports the GPU's own target, and nothing shows
     # what the installed stack supports

@@ -244,7 +244,7 @@ _ROLLING = frozenset({"arch", "manjaro", "endeavouros", "gentoo", "opensuse-tumb
 
 
 def _title_cpus(line: str) -> list[tuple[str, str, str | None]]:
-    return [("cpu_title", name, None) for name in cpu_names(line)]
+    return [("cpu_title", name, None) for name in _cpu_names(line)]
 
 
 def _override_statement(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
@@ -660,7 +660,7 @@ _AI_MAX = lazy_re.compile(r"(?<!Ryzen )(?<![\w+])(?:AI\s+Max\+?\s+(PRO\s+)?(38[0
                           r"(?![\w.])", re.I)
 
 
-def cpu_names(line: str) -> list[str]:
+def _cpu_names(line: str) -> list[str]:
     """The processors a line names, each as AMD writes it (a Strix Halo part written without "Ryzen" included)."""
     out = [m.group(0) for m in CPU.finditer(line)]
     for m in _AI_MAX.finditer(line):
@@ -670,7 +670,7 @@ def cpu_names(line: str) -> list[str]:
 
 
 def _cpu_as_gpu(line: str) -> list[tuple[str, str, str | None]]:
-    return [("gpu_name", name, "cpu") for name in cpu_names(line)]
+    return [("gpu_name", name, "cpu") for name in _cpu_names(line)]
 
 
 # Ubuntu's own VERSION string: the release, "LTS" on long-term ones, and the alliterative codename

@@ -323,7 +323,7 @@ _EDIT_MARK = lazy_re.compile(r"^\s*(?:[*_]{1,2})?(?:EDIT(?:ED)?|Edit(?:ed)?|UPDA
                              r"(?:[*_]{1,2})?\s*[:：]")
 
 
-# a line of the opening post that introduces the fix the reporter applied, ending with a colon before it
+# a line of the reporter's that introduces the fix they applied, ending with a colon before it
 _FIX_INTRO = lazy_re.compile(r"(?:\bI\s+(?:fix(?:ed)?|solved|worked\s+around)\s+(?:this|it)\b"
                              r"|\b(?:the\s+)?(?:fix|solution|workaround)\s+(?:is|was)\b"
                              r"|\b(?:trick|workaround|fix)\b[^\n]{0,80}?\bto\s+get\s+(?:the\s+program|it)\s+to\s+(?:run|work)\b)"
@@ -366,18 +366,19 @@ def split_paste(text: object) -> Paste:
             in_fence = not in_fence
             b.close()
             continue
+        fix_intro = not in_fence and b.own and bool(_FIX_INTRO.search(raw))
         if not in_fence and posts and b.post == len(posts) - 1 and (
-                (posts[-1].opening and _EDIT_MARK.match(raw)) or (b.own and _FIX_INTRO.search(raw))):
+                fix_intro or (posts[-1].opening and _EDIT_MARK.match(raw))):
             # "EDIT:" in the opening post, or a line of the reporter's introducing the fix ("I fix this ... by running
             # the following commands:"): what follows was written later or is the fix applied, not the machine as
-            # first reported; it is read as the same author's next post
-            if _FIX_INTRO.search(raw):
+            # first reported; it is read as the same author's next post (the introducing line stays in this one)
+            if fix_intro:
                 b.open(TEXT, no)
                 b.add(no, _clean(raw))
             b.close()
-            posts.append(Post(posts[-1].author, no + 1 if _FIX_INTRO.search(raw) else no, len(posts), False))
+            posts.append(Post(posts[-1].author, no + 1 if fix_intro else no, len(posts), False))
             b.post = len(posts) - 1
-            if _FIX_INTRO.search(raw):
+            if fix_intro:
                 continue
         line = _clean(raw)
         s = line.strip()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from packaging.version import InvalidVersion, Version
+
 from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises, prompt_command
 from wizard.record import record
@@ -58,20 +60,30 @@ def parse_uname(text: object) -> Uname:
 # (its os-release says debian), Arch's "6.17.7-arch1-1" (EndeavourOS runs Arch's), Fedora's "6.11.4-301.fc41.x86_64",
 # the Enterprise Linux rebuilds' "4.18.0-553.8.1.el8_10.x86_64", Ubuntu's archive kernels "6.8.0-45-generic" (not
 # kernel.ubuntu.com's mainline builds, "6.18.7-061807-generic", which users of any distribution install).
+_UBUNTU_ARCHIVE_KERNEL = lazy_re.compile(r"^\d+\.\d+\.\d+-\d{1,3}-(?:generic|lowlatency)$")
 _KERNEL_BUILDERS: tuple[tuple[lazy_re.Pattern, frozenset[str]], ...] = (
     (lazy_re.compile(r"^\d+\.\d+\.\d+-\d+(?:-cloud)?-amd64$|\+deb\d+"), frozenset({"debian", "linuxmint"})),
     (lazy_re.compile(r"^\d+\.\d+\.\d+-\d+-pve$"), frozenset({"debian"})),
     (lazy_re.compile(r"^\d+\.\d+(?:\.\d+)?-arch\d+-\d+$"), frozenset({"arch", "endeavouros"})),
     (lazy_re.compile(r"\.fc\d{2}\.(?:x86_64|aarch64)$"), frozenset({"fedora"})),
     (lazy_re.compile(r"\.el\d+(?:_\d+)?\.(?:x86_64|aarch64)$"), frozenset({"rhel", "rocky", "almalinux", "centos", "ol"})),
-    (lazy_re.compile(r"^\d+\.\d+\.\d+-\d{1,3}-(?:generic|lowlatency)$"), frozenset({"ubuntu", "pop", "linuxmint"})),
+    (_UBUNTU_ARCHIVE_KERNEL, frozenset({"ubuntu", "pop", "linuxmint"})),
 )
 
 
 # Each Ubuntu LTS release's GA kernel series, the oldest it runs (its HWE kernels are newer): Canonical's Livepatch
 # kernel table, https://ubuntu.com/security/livepatch/docs/kernels
-_UBUNTU_GA_KERNEL = {"18.04": (4, 15), "20.04": (5, 4), "22.04": (5, 15), "24.04": (6, 8), "26.04": (7, 0)}
-_UBUNTU_ARCHIVE_KERNEL = lazy_re.compile(r"^(\d+)\.(\d+)\.\d+-\d{1,3}-(?:generic|lowlatency)$")
+_UBUNTU_GA_KERNEL = {"18.04": "4.15", "20.04": "5.4", "22.04": "5.15", "24.04": "6.8", "26.04": "7.0"}
+_SERIES = lazy_re.compile(r"^(\d+\.\d+)")
+
+
+def kernel_series(release: str | None) -> Version | None:
+    """The series of a kernel release ("6.12.101+deb13-amd64" -> 6.12), None where it names none."""
+    m = _SERIES.match(release or "")
+    try:
+        return Version(m.group(1)) if m else None
+    except InvalidVersion:
+        return None
 
 
 def kernel_of_another_distribution(os_id: str | None, kernel: str | None, os_version: str | None = None) -> bool:
@@ -84,5 +96,5 @@ def kernel_of_another_distribution(os_id: str | None, kernel: str | None, os_ver
     if any(pattern.search(kernel) and os_id not in runs_it for pattern, runs_it in _KERNEL_BUILDERS):
         return True
     ga = _UBUNTU_GA_KERNEL.get(os_version or "") if os_id == "ubuntu" else None
-    m = _UBUNTU_ARCHIVE_KERNEL.match(kernel)
-    return ga is not None and m is not None and (int(m.group(1)), int(m.group(2))) < ga
+    series = kernel_series(kernel) if _UBUNTU_ARCHIVE_KERNEL.match(kernel) else None
+    return ga is not None and series is not None and series < Version(ga)
