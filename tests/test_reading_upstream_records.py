@@ -94,6 +94,19 @@ def test_an_instinct_series_named_without_its_variant_letter_is_its_accelerators
     assert {g.integrated for g in load_kb().gpus_by_name("MI300X")} == {False}
 
 
+def test_a_radeon_model_number_written_without_its_suffix_is_its_variants_where_they_agree(tmp_path: Path) -> None:
+    # "RX 6650" is no product: the RX 6650 XT, RX 6650M and RX 6650M XT are, all Navi 23 (gfx1032)
+    assert {(g.gfx, g.integrated) for g in load_kb().gpus_by_name("RX 6650")} == {("gfx1032", False)}
+    facts = detect_paste(tmp_path, "# Ollama container crashing on RX 6650\n\nme · description · 2024-03-01\nIt aborts.\n")
+    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx1032", False)]
+    # a number that is a product itself stays that product (the RX 7700 is gfx1101; the RX 7700S is gfx1102)
+    assert {g.gfx for g in load_kb().gpus_by_name("RX 7700")} == {"gfx1101"}
+    # variants that disagree (RX 5600 XT gfx1010, RX 5600M gfx1011) name no GPU; an unknown number names none
+    facts = detect_paste(tmp_path, "# torch crashes on RX 5600\n\nme · description · 2024-03-01\nIt aborts.\n")
+    assert not facts.gpus
+    assert not load_kb().gpus_by_name("RX 1234")
+
+
 def test_a_torch_version_an_install_should_show_is_not_the_machines_and_you_have_is() -> None:
     line = ("Afterward, `python3 -m torch.utils.collect_env` should show `PyTorch version: 2.1.2+rocm6.1.3` "
             "(you have `2.5.0.dev20240802+rocm6.1` here)")

@@ -67,6 +67,7 @@ __all__ = [
 KB_DIR = Path(__file__).resolve().parent
 FILES = ("gpus.json", "rocm_releases.json", "torch_wheels.json", "docker_images.json", "known_issues.json")
 _INSTINCT_SERIES = lazy_re.compile(r"mi\d{3}")  # a name key of an Instinct model number alone
+_RADEON_NUMBER = lazy_re.compile(r"\d{4}")  # a name key of a four-digit Radeon model number alone ("RX 6650")
 _VEGA_CORES = lazy_re.compile(r"(?:rx)?vega(\d{1,2})")  # "Radeon (RX) Vega 7": an integrated Vega by its compute units
 OPTIONAL_FILES = frozenset({"gpus.json", "apus.json"})  # written by another engineer; absent/empty means "no GPUs known"
 
@@ -211,7 +212,10 @@ class KnowledgeBase:
         vega = next((m for k in keys for m in [_VEGA_CORES.fullmatch(k)] if m), None)
         if vega is not None:
             return self._vega_igpus_with_cores(int(vega.group(1)))
-        series = next((k for k in keys if _INSTINCT_SERIES.fullmatch(k)), None)
+        # ... and a Radeon model number written without its suffix ("RX 6650", "RX 7900"), where it is no product
+        # itself, for the rows of that number with a letter suffix (6650 XT, 6650M, 6650M XT): the caller keeps the
+        # answer only where they agree
+        series = next((k for k in keys if _INSTINCT_SERIES.fullmatch(k) or _RADEON_NUMBER.fullmatch(k)), None)
         if series is None:
             return ()
         rows = {i for k, found in idx.items() if k.startswith(series) and k[len(series):].isalpha() for i in found}
