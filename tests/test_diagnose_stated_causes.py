@@ -352,3 +352,17 @@ def test_ollamas_gpu_discovery_crash_is_checked_against_its_bundled_targets() ->
 def test_an_out_of_memory_error_alone_is_a_symptom_to_check() -> None:
     found = _by_id(_facts("# HIP Out of memory error in `pytorch-rocm-llms` playbook on Radeon PRO 9700", _gpu("gfx1201")))
     assert found["hip-out-of-memory"].to_check is not None
+
+
+def test_a_rocm_library_a_tool_cannot_find_is_named_in_words_too() -> None:
+    # the loader's own line, now with the thunk (libhsakmt) among ROCm's libraries
+    assert "rocm-libraries-not-found" in _by_id(_facts(
+        "rocminfo: error while loading shared libraries: libhsakmt.so.1: cannot open shared object file: No such file"))
+    # the writer's words for the same failure
+    for text in ("After the upgrade `rocminfo` cannot find `libhsakmt.so.1` any more.",
+                 "llama-server failed to load libhipblas.so.3 at start."):
+        assert "rocm-libraries-not-found" in _by_id(_facts(text, _gpu("gfx900"))), text
+    for near in ("rocminfo cannot find the GPU; libhsakmt.so.1 is in /opt/rocm/lib.",
+                 "cmake could not find libcudart.so.12",
+                 "I can find libamdhip64.so in /opt/rocm/lib"):
+        assert "rocm-libraries-not-found" not in _by_id(_facts(near, _gpu("gfx900"))), near
