@@ -366,3 +366,19 @@ def test_a_rocm_library_a_tool_cannot_find_is_named_in_words_too() -> None:
                  "cmake could not find libcudart.so.12",
                  "I can find libamdhip64.so in /opt/rocm/lib"):
         assert "rocm-libraries-not-found" not in _by_id(_facts(near, _gpu("gfx900"))), near
+
+
+def test_a_dkms_module_only_added_is_a_build_failure_to_check_and_a_stated_one_is_a_cause() -> None:
+    # `dkms status` in its old ("amdgpu, 1.9-307: added") and new ("amdgpu/6.3.6: added") forms: the module was
+    # never built, for one of two causes (the kernel is outside the release's range, or its headers are missing)
+    for line in ("amdgpu, 1.9-307: added", "amdgpu/6.3.6-1781449.22.04: added"):
+        found = _by_id(_facts(f"$ dkms status\n{line}\n"))
+        assert found["dkms-build-fails-new-kernel"].to_check and found["dkms-kernel-headers-missing"].to_check, line
+    for near in ("amdgpu/6.3.6-1781449.22.04, 6.8.0-45-generic, x86_64: installed",
+                 "amdgpu, 1.9-307, 4.15.0-39-generic, x86_64: built"):
+        assert "dkms-build-fails-new-kernel" not in _by_id(_facts(f"$ dkms status\n{near}\n")), near
+    # the module not building on a kernel, in words, is this cause (too new or, as for ROCm 1.9 on 4.4, too old)
+    found = _by_id(_facts("The kernel module currently does not build with kernel 4.4 on Ubuntu."))
+    assert found["dkms-build-fails-new-kernel"].to_check is None
+    for near in ("The module builds with kernel 6.8 just fine.", "I could not build llama.cpp with the kernel headers"):
+        assert "dkms-build-fails-new-kernel" not in _by_id(_facts(near)), near
