@@ -382,3 +382,16 @@ def test_a_dkms_module_only_added_is_a_build_failure_to_check_and_a_stated_one_i
     assert found["dkms-build-fails-new-kernel"].to_check is None
     for near in ("The module builds with kernel 6.8 just fine.", "I could not build llama.cpp with the kernel headers"):
         assert "dkms-build-fails-new-kernel" not in _by_id(_facts(near)), near
+
+
+def test_a_bare_hipblas_not_supported_status_is_a_symptom_and_hipblaslt_naming_it_is_the_cause() -> None:
+    # HIPBLAS_STATUS_NOT_SUPPORTED is hipBLAS's status for any call its backend does not support; only where the
+    # failing call is hipBLASLt's does it show that hipBLASLt has no kernel
+    bare = _by_id(_facts("RuntimeError: HIPBLAS_STATUS_NOT_SUPPORTED", _gpu("gfx942")))
+    assert bare["hipblaslt-no-kernel"].to_check
+    lt = ("RuntimeError: CUDA error: HIPBLAS_STATUS_NOT_SUPPORTED when calling `hipblasLtMatmul( ltHandle, "
+          "computeDesc.descriptor(), &alpha_val, mat1_ptr, Adesc.descriptor(), ...)`")
+    assert _by_id(_facts(lt, _gpu("gfx942")))["hipblaslt-no-kernel"].to_check is None
+    assert _by_id(_facts("rocblaslt error: hipBLASLt error: Heuristic Fetch Failed!",
+                         _gpu("gfx942")))["hipblaslt-no-kernel"].to_check is None
+    assert "hipblaslt-no-kernel" not in _by_id(_facts("HIPBLAS_STATUS_SUCCESS after the update", _gpu("gfx942")))
