@@ -619,3 +619,28 @@ def test_a_torch_a_later_pip_install_asks_for_is_the_fix_not_the_failing_torch(t
     # the same command as the machine's own install, in the post as first written
     installed = head + "I installed it with:\npip install torch==2.3.1+rocm6.0 --index-url https://x/rocm6.0\n"
     assert [e.torch for e in detect_paste(tmp_path, installed).python_envs] == ["2.3.1+rocm6.0"]
+
+
+# --------------------------------------------------------------------------- rocminfo's "ROCk module is NOT live"
+# rocminfo (rocminfo.cc, CheckInitialState) prints it when /sys/module/amdgpu exists but its initstate is not "live":
+# the module failed to initialise; like "is NOT loaded", the driver is not loaded (wizard/parsers/mentions.py "rock",
+# wizard/parsers/rocminfo.py _ROCK_RE, wizard/parsers/paste.py's rocminfo marker)
+
+
+def test_rocminfo_saying_the_rock_module_is_not_live_reads_the_driver_as_not_loaded(tmp_path: Path) -> None:
+    from wizard.parsers.paste import split_paste
+    from wizard.parsers.rocminfo import parse_rocminfo
+
+    text = "After the reboot:\n$ rocminfo\nROCk module is NOT live, possibly no GPU devices\n"
+    assert detect_paste(tmp_path, text).driver.loaded is False
+    assert parse_rocminfo("ROCk module is NOT live, possibly no GPU devices\n").rock_loaded is False
+    assert [s.kind for s in split_paste("ROCk module is NOT live, possibly no GPU devices\n").segments] == ["rocminfo.txt"]
+
+
+@pytest.mark.parametrize("line", [
+    "The ROCk module is live again after the update",  # not rocminfo's words: it prints no "is live"
+    "is the ROCk module NOT live here?",
+])
+def test_other_words_about_the_rock_module_being_live_say_nothing(tmp_path: Path, line: str) -> None:
+    assert said(line + "\n", "rock") == []
+    assert detect_paste(tmp_path, line + "\n").driver.loaded is None

@@ -472,7 +472,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                      # lspci -k: "Kernel driver in use: amdgpu" (or the module's path, as a reporter wrote it)
                                      r"|\bKernel driver in use:\s*`?(?:/\S*/)?amdgpu\b"),
      lambda m: [("driver_bound", "true", None)]),
-    ("rock", lazy_re.compile(r"ROCk module(?: version (\S+))? is (NOT )?loaded"),
+    # rocminfo's first line (ROCm/rocminfo c6f7a17c85e0 rocminfo.cc, CheckInitialState): "ROCk module [version V] is loaded";
+    # "is NOT loaded" without /sys/module/amdgpu; "is NOT live" when amdgpu's initstate there is not "live" (the
+    # module failed or is still initialising): both mean the driver is not working
+    ("rock", lazy_re.compile(r"ROCk module(?: version (\S+))? is (NOT )?(?:loaded|(?<=NOT )live\b)"),
      lambda m: [("rock", "false" if m.group(2) else "true", m.group(1))]
      + ([("driver_version", m.group(1), "rock")] if m.group(1) and not m.group(2) else [])),
     # lsmod's row and lspci -k's binding: the amdgpu module is in the kernel
