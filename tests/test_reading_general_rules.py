@@ -644,3 +644,42 @@ def test_rocminfo_saying_the_rock_module_is_not_live_reads_the_driver_as_not_loa
 def test_other_words_about_the_rock_module_being_live_say_nothing(tmp_path: Path, line: str) -> None:
     assert said(line + "\n", "rock") == []
     assert detect_paste(tmp_path, line + "\n").driver.loaded is None
+
+
+# --------------------------------------------------------------------------- rocm-smi's "Version of System Component"
+# The library-based rocm-smi (rocm_smi_lib python_smi_tools/rocm_smi.py) exits ("Driver not initialized") unless
+# amdgpu's initstate is "live", so its "Driver version" under that heading says the driver is loaded; the deprecated
+# standalone rocm-smi printed the line without the heading, falling back to the kernel release (parse_rocm_smi's
+# driver_component, read in wizard/probes/__init__.py _smi_versions)
+
+_SMI_COMPONENT = """\
+$ rocm-smi --showdriverversion
+====================== ROCm System Management Interface ======================
+======================== Version of System Component =========================
+Driver version: 6.10.5
+===============================================================================
+============================= End of ROCm SMI Log =============================
+"""
+
+
+def test_rocm_smi_printing_its_system_component_driver_version_reads_the_driver_as_loaded(tmp_path: Path) -> None:
+    from wizard.parsers.rocm_smi import parse_rocm_smi
+
+    smi = parse_rocm_smi(_SMI_COMPONENT)
+    assert (smi.driver_version, smi.driver_component) == ("6.10.5", True)
+    driver = detect_paste(tmp_path, _SMI_COMPONENT).driver
+    assert (driver.loaded, driver.version) == (True, "6.10.5")
+
+
+@pytest.mark.parametrize("text", [
+    # the deprecated rocm-smi: no heading over the line (it prints the kernel release without amdgpu)
+    "====================== ROCm System Management Interface ======================\n"
+    "Driver version: 4.15.0-20-generic\n"
+    "============================= End of ROCm SMI Log =============================\n",
+    # another tool's driver version
+    "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2 |\nDriver version: 535.104.05\n",
+    # the heading with no version under it
+    _SMI_COMPONENT.replace("Driver version: 6.10.5", "Driver version: N/A"),
+])
+def test_a_driver_version_line_outside_that_heading_does_not_say_the_driver_is_loaded(tmp_path: Path, text: str) -> None:
+    assert detect_paste(tmp_path, text).driver.loaded is None
