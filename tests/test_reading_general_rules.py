@@ -683,3 +683,22 @@ def test_rocm_smi_printing_its_system_component_driver_version_reads_the_driver_
 ])
 def test_a_driver_version_line_outside_that_heading_does_not_say_the_driver_is_loaded(tmp_path: Path, text: str) -> None:
     assert detect_paste(tmp_path, text).driver.loaded is None
+
+
+# --------------------------------------------------------------------------- torch's HIP labelled "PyTorch ROCm version"
+# scripts print torch.version.hip as "PyTorch ROCm version: X.Y.NNNNN-<commit>": read as the environment's HIP only in
+# HIP's own form (a five-digit build number) (wizard/parsers/mentions.py "hip version")
+
+
+def test_pytorch_rocm_version_in_hip_form_is_the_environments_hip(tmp_path: Path) -> None:
+    text = ("$ python check.py\n=== torch ===\nPyTorch version: 2.9.0+rocm7.1.0\n"
+            "PyTorch ROCm version: 7.1.52802-ab12cd34e\nGPU available: True\n")
+    assert [(e.torch, e.hip) for e in detect_paste(tmp_path, text).python_envs] == [("2.9.0+rocm7.1.0", "7.1.52802-ab12cd34e")]
+
+
+@pytest.mark.parametrize("line", [
+    "PyTorch ROCm version: 6.4",  # a release number, not torch.version.hip's form
+    "ROCm version: 7.1.52802-ab12cd34e",  # not said to be torch's
+])
+def test_other_rocm_version_lines_are_not_torchs_hip(line: str) -> None:
+    assert said(line + "\n", "hip") == []
