@@ -702,3 +702,27 @@ def test_pytorch_rocm_version_in_hip_form_is_the_environments_hip(tmp_path: Path
 ])
 def test_other_rocm_version_lines_are_not_torchs_hip(line: str) -> None:
     assert said(line + "\n", "hip") == []
+
+
+# --------------------------------------------------------------------------- a Fedora/RHEL-style prompt in a container
+# bash's prompt "[user@host dir]#" whose host is Docker's default one, the first 12 hex digits of the container's id
+# (wizard/parsers/mentions.py "container")
+
+
+@pytest.mark.parametrize("line", [
+    "[root@3f2a9c1b7d4e work]# python -m pip install numpy",
+    "`(.venv) [builder@0a1b2c3d4e5f src]$ make -j8`",
+])
+def test_a_bracketed_prompt_on_a_container_host_reads_in_container(tmp_path: Path, line: str) -> None:
+    assert said(line + "\n", "container") == ["true"]
+    assert detect_paste(tmp_path, "Output:\n" + line + "\n").in_container is True
+
+
+@pytest.mark.parametrize("line", [
+    "[root@gpu-node-01 work]# python -m pip install numpy",  # a named host
+    "[root@3f2a9c1b7d4e5 work]# ls",  # thirteen hex digits: not Docker's short id
+    "see [root@3f2a9c1b7d4e work]# in the log",  # not at the line's start: not a prompt
+])
+def test_a_bracketed_prompt_on_another_host_is_not_a_container(tmp_path: Path, line: str) -> None:
+    assert said(line + "\n", "container") == []
+    assert detect_paste(tmp_path, line + "\n").in_container is None

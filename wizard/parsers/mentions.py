@@ -431,7 +431,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      _one("kernel")),
     ("wsl", lazy_re.compile(r"microsoft-standard-WSL\d?|-Microsoft\b|/dev/dxg\b|\bWSL ?2?\b|librocdxg", re.I),
      lambda m: [("wsl", "true", None)]),
-    ("container", lazy_re.compile(r"/\.dockerenv|/run/\.containerenv|^\s*`?(?:\([\w.-]+\)\s*)?[\w! .-]*@[0-9a-f]{12}:\S*\s?[#$]"),
+    # a shell prompt whose host is a container's: Docker names a container's host by the first 12 hex digits of its
+    # id, in bash's Debian form ("root@3f2a9c1b7d4e:/work#") and in the Fedora/RHEL one ("[root@3f2a9c1b7d4e work]#")
+    ("container", lazy_re.compile(r"/\.dockerenv|/run/\.containerenv|^\s*`?(?:\([\w.-]+\)\s*)?(?:[\w! .-]*@[0-9a-f]{12}:\S*"
+                                  r"|\[[\w.-]+@[0-9a-f]{12}(?:\s+[^\]\s]+)?\])\s?[#$]"),
      lambda m: [("container", "true", None)]),
     # the writer's run stated to be in a container ("the example command inside the container"); not advice or a
     # hypothetical ("should work inside a container", "if you run it in a container"), not a denial
