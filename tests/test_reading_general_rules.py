@@ -619,3 +619,110 @@ def test_a_torch_a_later_pip_install_asks_for_is_the_fix_not_the_failing_torch(t
     # the same command as the machine's own install, in the post as first written
     installed = head + "I installed it with:\npip install torch==2.3.1+rocm6.0 --index-url https://x/rocm6.0\n"
     assert [e.torch for e in detect_paste(tmp_path, installed).python_envs] == ["2.3.1+rocm6.0"]
+
+
+# --------------------------------------------------------------------------- rocminfo's "ROCk module is NOT live"
+# rocminfo (rocminfo.cc, CheckInitialState) prints it when /sys/module/amdgpu exists but its initstate is not "live":
+# the module failed to initialise; like "is NOT loaded", the driver is not loaded (wizard/parsers/mentions.py "rock",
+# wizard/parsers/rocminfo.py _ROCK_RE, wizard/parsers/paste.py's rocminfo marker)
+
+
+def test_rocminfo_saying_the_rock_module_is_not_live_reads_the_driver_as_not_loaded(tmp_path: Path) -> None:
+    from wizard.parsers.paste import split_paste
+    from wizard.parsers.rocminfo import parse_rocminfo
+
+    text = "After the reboot:\n$ rocminfo\nROCk module is NOT live, possibly no GPU devices\n"
+    assert detect_paste(tmp_path, text).driver.loaded is False
+    assert parse_rocminfo("ROCk module is NOT live, possibly no GPU devices\n").rock_loaded is False
+    assert [s.kind for s in split_paste("ROCk module is NOT live, possibly no GPU devices\n").segments] == ["rocminfo.txt"]
+
+
+@pytest.mark.parametrize("line", [
+    "The ROCk module is live again after the update",  # not rocminfo's words: it prints no "is live"
+    "is the ROCk module NOT live here?",
+])
+def test_other_words_about_the_rock_module_being_live_say_nothing(tmp_path: Path, line: str) -> None:
+    assert said(line + "\n", "rock") == []
+    assert detect_paste(tmp_path, line + "\n").driver.loaded is None
+
+
+# --------------------------------------------------------------------------- rocm-smi's "Version of System Component"
+# The library-based rocm-smi (rocm_smi_lib python_smi_tools/rocm_smi.py) exits ("Driver not initialized") unless
+# amdgpu's initstate is "live", so its "Driver version" under that heading says the driver is loaded; the deprecated
+# standalone rocm-smi printed the line without the heading, falling back to the kernel release (parse_rocm_smi's
+# driver_component, read in wizard/probes/__init__.py _smi_versions)
+
+_SMI_COMPONENT = """\
+$ rocm-smi --showdriverversion
+====================== ROCm System Management Interface ======================
+======================== Version of System Component =========================
+Driver version: 6.10.5
+===============================================================================
+============================= End of ROCm SMI Log =============================
+"""
+
+
+def test_rocm_smi_printing_its_system_component_driver_version_reads_the_driver_as_loaded(tmp_path: Path) -> None:
+    from wizard.parsers.rocm_smi import parse_rocm_smi
+
+    smi = parse_rocm_smi(_SMI_COMPONENT)
+    assert (smi.driver_version, smi.driver_component) == ("6.10.5", True)
+    driver = detect_paste(tmp_path, _SMI_COMPONENT).driver
+    assert (driver.loaded, driver.version) == (True, "6.10.5")
+
+
+@pytest.mark.parametrize("text", [
+    # the deprecated rocm-smi: no heading over the line (it prints the kernel release without amdgpu)
+    "====================== ROCm System Management Interface ======================\n"
+    "Driver version: 4.15.0-20-generic\n"
+    "============================= End of ROCm SMI Log =============================\n",
+    # another tool's driver version
+    "| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2 |\nDriver version: 535.104.05\n",
+    # the heading with no version under it
+    _SMI_COMPONENT.replace("Driver version: 6.10.5", "Driver version: N/A"),
+])
+def test_a_driver_version_line_outside_that_heading_does_not_say_the_driver_is_loaded(tmp_path: Path, text: str) -> None:
+    assert detect_paste(tmp_path, text).driver.loaded is None
+
+
+# --------------------------------------------------------------------------- torch's HIP labelled "PyTorch ROCm version"
+# scripts print torch.version.hip as "PyTorch ROCm version: X.Y.NNNNN-<commit>": read as the environment's HIP only in
+# HIP's own form (a five-digit build number) (wizard/parsers/mentions.py "hip version")
+
+
+def test_pytorch_rocm_version_in_hip_form_is_the_environments_hip(tmp_path: Path) -> None:
+    text = ("$ python check.py\n=== torch ===\nPyTorch version: 2.9.0+rocm7.1.0\n"
+            "PyTorch ROCm version: 7.1.52802-ab12cd34e\nGPU available: True\n")
+    assert [(e.torch, e.hip) for e in detect_paste(tmp_path, text).python_envs] == [("2.9.0+rocm7.1.0", "7.1.52802-ab12cd34e")]
+
+
+@pytest.mark.parametrize("line", [
+    "PyTorch ROCm version: 6.4",  # a release number, not torch.version.hip's form
+    "ROCm version: 7.1.52802-ab12cd34e",  # not said to be torch's
+])
+def test_other_rocm_version_lines_are_not_torchs_hip(line: str) -> None:
+    assert said(line + "\n", "hip") == []
+
+
+# --------------------------------------------------------------------------- a Fedora/RHEL-style prompt in a container
+# bash's prompt "[user@host dir]#" whose host is Docker's default one, the first 12 hex digits of the container's id
+# (wizard/parsers/mentions.py "container")
+
+
+@pytest.mark.parametrize("line", [
+    "[root@3f2a9c1b7d4e work]# python -m pip install numpy",
+    "`(.venv) [builder@0a1b2c3d4e5f src]$ make -j8`",
+])
+def test_a_bracketed_prompt_on_a_container_host_reads_in_container(tmp_path: Path, line: str) -> None:
+    assert said(line + "\n", "container") == ["true"]
+    assert detect_paste(tmp_path, "Output:\n" + line + "\n").in_container is True
+
+
+@pytest.mark.parametrize("line", [
+    "[root@gpu-node-01 work]# python -m pip install numpy",  # a named host
+    "[root@3f2a9c1b7d4e5 work]# ls",  # thirteen hex digits: not Docker's short id
+    "see [root@3f2a9c1b7d4e work]# in the log",  # not at the line's start: not a prompt
+])
+def test_a_bracketed_prompt_on_another_host_is_not_a_container(tmp_path: Path, line: str) -> None:
+    assert said(line + "\n", "container") == []
+    assert detect_paste(tmp_path, line + "\n").in_container is None

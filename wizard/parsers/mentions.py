@@ -370,7 +370,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                     r"|\s*\(\s*(?:(?:[\w-]+\s+){0,3}?(?:shows?|says?|is|reports?|reported|shown|displays?|lists?|listed)"
                                     r"(?:\s+as)?\s+)?version\s+v?(\d+\.\d+(?:\.\d+)?)\s*\))", re.I),
      lambda m: [("rocm", m.group(1) or m.group(2), "stated")]),
+    # torch.version.hip as scripts label it ("PyTorch ROCm version: X.Y.NNNNN-<commit>"): only a value of HIP's own
+    # form (a five-digit build number), which no ROCm release number has
     ("hip version", lazy_re.compile(r"\b(?:ROCM HIP version|HIP version|HIP runtime version|ROCM used to build PyTorch|"
+                               r"(?:Py)?[Tt]orch ROCm version|"
                                r"torch\.version\.hip\W*)\s*[:=]?\s*'?"
                                r"(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"), _one("hip")),
     # a ROCm package version carries its release's build code ("4.2.0.40200-21", "6.2.4.60204-139~22.04")
@@ -428,7 +431,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      _one("kernel")),
     ("wsl", lazy_re.compile(r"microsoft-standard-WSL\d?|-Microsoft\b|/dev/dxg\b|\bWSL ?2?\b|librocdxg", re.I),
      lambda m: [("wsl", "true", None)]),
-    ("container", lazy_re.compile(r"/\.dockerenv|/run/\.containerenv|^\s*`?(?:\([\w.-]+\)\s*)?[\w! .-]*@[0-9a-f]{12}:\S*\s?[#$]"),
+    # a shell prompt whose host is a container's: Docker names a container's host by the first 12 hex digits of its
+    # id, in bash's Debian form ("root@3f2a9c1b7d4e:/work#") and in the Fedora/RHEL one ("[root@3f2a9c1b7d4e work]#")
+    ("container", lazy_re.compile(r"/\.dockerenv|/run/\.containerenv|^\s*`?(?:\([\w.-]+\)\s*)?(?:[\w! .-]*@[0-9a-f]{12}:\S*"
+                                  r"|\[[\w.-]+@[0-9a-f]{12}(?:\s+[^\]\s]+)?\])\s?[#$]"),
      lambda m: [("container", "true", None)]),
     # the writer's run stated to be in a container ("the example command inside the container"); not advice or a
     # hypothetical ("should work inside a container", "if you run it in a container"), not a denial
@@ -472,7 +478,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                      # lspci -k: "Kernel driver in use: amdgpu" (or the module's path, as a reporter wrote it)
                                      r"|\bKernel driver in use:\s*`?(?:/\S*/)?amdgpu\b"),
      lambda m: [("driver_bound", "true", None)]),
-    ("rock", lazy_re.compile(r"ROCk module(?: version (\S+))? is (NOT )?loaded"),
+    # rocminfo's first line (ROCm/rocminfo c6f7a17c85e0 rocminfo.cc, CheckInitialState): "ROCk module [version V] is loaded";
+    # "is NOT loaded" without /sys/module/amdgpu; "is NOT live" when amdgpu's initstate there is not "live" (the
+    # module failed or is still initialising): both mean the driver is not working
+    ("rock", lazy_re.compile(r"ROCk module(?: version (\S+))? is (NOT )?(?:loaded|(?<=NOT )live\b)"),
      lambda m: [("rock", "false" if m.group(2) else "true", m.group(1))]
      + ([("driver_version", m.group(1), "rock")] if m.group(1) and not m.group(2) else [])),
     # lsmod's row and lspci -k's binding: the amdgpu module is in the kernel
@@ -613,7 +622,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "rocm version kv": ("rocm",),
     "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "gpu list name": ("radeon", "instinct"), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
-    "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
+    "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),

@@ -86,7 +86,7 @@ _LABEL = lazy_re.compile(r"^\s*(?:\*\*|__)?(?P<title>[^:]{1,80}?)(?:\*\*|__)?\s*
 _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
     (lazy_re.compile(rx), kind)
     for rx, kind in (
-        (r"^ROCk module (?:version \S+ )?is (?:NOT )?loaded|^HSA System Attributes\s*$|^HSA Agents\s*$"
+        (r"^ROCk module (?:version \S+ )?is (?:NOT )?loaded|^ROCk module is NOT live\b|^HSA System Attributes\s*$|^HSA Agents\s*$"
          r"|^(?:Unable|Able) to open /dev/kfd read-write|^\*{3,}\s*$|^Agent \d+\s*$", "rocminfo.txt"),
         (r"ROCm System Management Interface|^=+ (?:Concise Info|Product Info|Memory Usage|PCI Bus ID|Version of)"
          r"|End of ROCm SMI Log|^GPU\[\d+\]\s*:", "rocm-smi.txt"),

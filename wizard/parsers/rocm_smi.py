@@ -14,6 +14,8 @@ from wizard.record import record
 
 _GPU_KV_RE = lazy_re.compile(r"^\s*GPU\[(\d+)\]\s*:\s*(.*?)\s*:\s*(.*?)\s*$")
 _DRIVER_RE = lazy_re.compile(r"^\s*Driver version\s*:\s*(\S+)", re.IGNORECASE)
+# a section's heading between rules of "=" ("===== Version of System Component =====")
+_SECTION_RE = lazy_re.compile(r"^=+\s*(\S.*?)\s*=+$")
 _ROW_RE = lazy_re.compile(r"^\s*(\d+)\s+(\S.*)$")
 _DEVICE_ID_RE = lazy_re.compile(r"\b0x([0-9a-fA-F]{4})\b")
 _GFX_RE = lazy_re.compile(r"\bgfx[0-9a-f]{3,4}\b")
@@ -52,6 +54,13 @@ class SmiGpu:
 class RocmSmi:
     gpus: tuple[SmiGpu, ...] = ()
     driver_version: str | None = None
+    # the "Driver version" line stood under the "Version of System Component" heading: that heading is the
+    # library-based rocm-smi's (ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py, from 2b90925, rocm-3.9.0), which
+    # exits before any output unless amdgpu is initialised (initializeRsmi at a1295714f2f6: /sys/module/amdgpu/initstate
+    # "live", from rocm-4.1.0; before that rsmi_init fails without KFD's topology). The deprecated standalone rocm-smi
+    # (ROCm/ROC-smi rocm_smi.py) printed the line with no heading, falling back to the kernel release without the
+    # driver, so the bare line does not say it.
+    driver_component: bool = False
     messages: tuple[str, ...] = ()  # WARNING/ERROR lines
 
 
@@ -120,7 +129,7 @@ def _from_json(text: str) -> RocmSmi | None:
             gpus.append(_build(int(m.group(1)), fields, None))
         elif str(key).lower() == "system":
             driver = none_if_na(str(value.get("Driver version", ""))) or driver
-    return RocmSmi(tuple(gpus), driver, ())
+    return RocmSmi(tuple(gpus), driver, messages=())
 
 
 def _csv_cells(line: str) -> list[str]:
@@ -136,6 +145,8 @@ def parse_rocm_smi(text: object) -> RocmSmi:
     per_gpu: dict[int, list[tuple[str, str]]] = {}
     table_ids: dict[int, str] = {}
     driver: str | None = None
+    driver_component = False
+    section: str | None = None
     messages: list[str] = []
     in_table = False
     did_col: int | None = None
@@ -148,7 +159,11 @@ def parse_rocm_smi(text: object) -> RocmSmi:
             continue
         if set(s) <= {"=", "-", " "} or "End of ROCm SMI Log" in s:
             in_table = False if "End of" in s else in_table
+            section = None if "=" in s else section
             continue
+        sm = _SECTION_RE.match(s)
+        if sm:
+            section = sm.group(1).lower()
         if "WARNING" in s or "ERROR" in s:
             messages.append(s)
         if _CSV_HEADER_RE.match(s):
@@ -173,7 +188,9 @@ def parse_rocm_smi(text: object) -> RocmSmi:
             continue
         m = _DRIVER_RE.match(s)
         if m:
-            driver = driver or none_if_na(m.group(1))
+            if not driver and none_if_na(m.group(1)):
+                driver = none_if_na(m.group(1))
+                driver_component = section == "version of system component"
             continue
         mm = _MODEL_ROW_RE.match(line) or _DID_ROW_RE.match(line)
         if mm:
@@ -213,4 +230,4 @@ def parse_rocm_smi(text: object) -> RocmSmi:
                     if cm and (offset == 0 or line[offset - 1].isspace()):
                         per_gpu[idx].append(("pci bus" if name == "BUS" else "vbios version", cm.group(0)))
     gpus = tuple(_build(i, per_gpu[i], table_ids.get(i)) for i in sorted(per_gpu))
-    return RocmSmi(gpus, driver, tuple(messages))
+    return RocmSmi(gpus, driver, driver_component, tuple(messages))

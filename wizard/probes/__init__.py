@@ -208,7 +208,8 @@ def _relocate(facts: Facts, reading: object) -> Facts:
 
 
 def _smi_versions(host: Host, rocm: Rocm, driver: Driver) -> tuple[Rocm, Driver]:
-    """The ROCm and amdgpu versions amd-smi / rocm-smi print, where nothing more direct said them."""
+    """The ROCm and amdgpu versions amd-smi / rocm-smi print, and the driver loaded where their output shows it was,
+    where nothing more direct said them."""
     text = host.captured("amd-smi.txt")
     if text and (rocm.version is None or driver.version is None or driver.loaded is None):
         from wizard.parsers.amd_smi import parse_amd_smi
@@ -228,13 +229,18 @@ def _smi_versions(host: Host, rocm: Rocm, driver: Driver) -> tuple[Rocm, Driver]
             driver = replace(driver, loaded=True, sources=driver.sources + (Evidence(
                 "amd-smi.txt", None, f"amd-smi lists {len(smi.gpus)} GPU(s), amdgpu {smi.amdgpu_version or ''}".strip()),))
     text = host.captured("rocm-smi.txt")
-    if text and driver.version is None:
+    if text and (driver.version is None or driver.loaded is None):
         from wizard.parsers.rocm_smi import parse_rocm_smi
 
-        version = parse_rocm_smi(text).driver_version
-        if version and re.match(r"\d", version):
+        rsmi = parse_rocm_smi(text)
+        version = rsmi.driver_version
+        if driver.version is None and version and re.match(r"\d", version):
             driver = replace(driver, version=version,
                              sources=driver.sources + (Evidence("rocm-smi.txt", None, f"Driver version: {version}"),))
+        if driver.loaded is None and rsmi.driver_component and version and re.match(r"\d", version):
+            # the library-based rocm-smi prints its "Version of System Component" only with amdgpu initialised
+            driver = replace(driver, loaded=True, sources=driver.sources + (Evidence(
+                "rocm-smi.txt", None, f"Version of System Component: Driver version: {version}"),))
     return rocm, driver
 
 
