@@ -619,3 +619,22 @@ def test_a_torch_a_later_pip_install_asks_for_is_the_fix_not_the_failing_torch(t
     # the same command as the machine's own install, in the post as first written
     installed = head + "I installed it with:\npip install torch==2.3.1+rocm6.0 --index-url https://x/rocm6.0\n"
     assert [e.torch for e in detect_paste(tmp_path, installed).python_envs] == ["2.3.1+rocm6.0"]
+
+
+# --------------------------------------------------------------------------- an env list value: every item of it
+
+
+def test_an_unquoted_env_value_keeps_every_item_of_its_comma_separated_list(tmp_path: Path) -> None:
+    # mentions._ASSIGN_RE: "HIP_VISIBLE_DEVICES=0,1" names two devices; the value is the whole list, wherever written
+    assert said("$ ROCR_VISIBLE_DEVICES=2,3 HSA_OVERRIDE_GFX_VERSION=11.0.0 ./bench -d 0\n", "env") == [
+        "ROCR_VISIBLE_DEVICES=2,3", "HSA_OVERRIDE_GFX_VERSION=11.0.0"]
+    assert said('level=INFO msg="server config" env="map[HIP_VISIBLE_DEVICES:1,2 ROCR_VISIBLE_DEVICES:]"\n', "env") == [
+        "HIP_VISIBLE_DEVICES=1,2"]
+    facts = detect_paste(tmp_path, "I start it like this:\n\nHIP_VISIBLE_DEVICES=0,2,3 python train.py --bf16\n")
+    assert facts.env_values.get("HIP_VISIBLE_DEVICES") == "0,2,3"
+
+
+def test_a_comma_that_starts_the_next_assignment_or_ends_the_sentence_is_not_part_of_the_value() -> None:
+    assert said("docker run -e HSA_OVERRIDE_GFX_VERSION=10.3.0,HIP_VISIBLE_DEVICES=0 img\n", "env") == [
+        "HSA_OVERRIDE_GFX_VERSION=10.3.0", "HIP_VISIBLE_DEVICES=0"]
+    assert said("$ export HIP_VISIBLE_DEVICES=1, and then rocminfo lists one agent\n", "env") == ["HIP_VISIBLE_DEVICES=1"]

@@ -140,10 +140,15 @@ def _env_assignments(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
 
 
 _ENV_NAMES = r"(?:HSA_OVERRIDE_GFX_VERSION(?:_\d+)?|HSA_XNACK|HSA_ENABLE_DXG_DETECTION|HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES|CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL|PYTORCH_ROCM_ARCH|TORCH_BLAS_PREFER_HIPBLASLT|HSA_ENABLE_SDMA|MIOPEN_FIND_MODE|PYTORCH_HIP_ALLOC_CONF|ROCM_PATH|LD_LIBRARY_PATH|LD_PRELOAD)"
-# NAME=value (shell, env, docker -e, compose list), NAME: value (compose map, ollama's env map), set -x NAME value
+# NAME=value (shell, env, docker -e, compose list), NAME: value (compose map, ollama's env map), set -x NAME value.
+# An unquoted value runs on over commas that join the items of one list ("HIP_VISIBLE_DEVICES=0,1", "...ALLOC_CONF=
+# garbage_collection_threshold:0.6,max_split_size_mb:128"), not over a comma that starts the next assignment
+# ("HSA_OVERRIDE_GFX_VERSION=10.3.0,HIP_VISIBLE_DEVICES=0") or ends the value ("NAME=1, then ...").
+_UNQUOTED_ITEM = r"[^\s\]\"',}]"
 _ASSIGN_RE = lazy_re.compile(
     rf"(?:(?:^|[\s\[\"'(,{{])(?:-e\s+|--env[= ]\s*|export\s+|set\s+-gx\s+|set\s+-x\s+|Environment=\"?)?)"
-    rf"(?P<name>{_ENV_NAMES})(?:=|['\"]\]\s*=\s*|:\s*(?=[\"'\d/])|\s+(?=\d))(?P<value>\"[^\"]*\"|'[^']*'|[^\s\]\"',}}]*)"
+    rf"(?P<name>{_ENV_NAMES})(?:=|['\"]\]\s*=\s*|:\s*(?=[\"'\d/])|\s+(?=\d))"
+    rf"(?P<value>\"[^\"]*\"|'[^']*'|{_UNQUOTED_ITEM}*(?:,(?![A-Z][A-Z0-9_]*\s*[=:]){_UNQUOTED_ITEM}+)*)"
 )
 
 # A line that tells, rather than shows: advice, questions, hypotheticals. Settings read from it are not facts.
