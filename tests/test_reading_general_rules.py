@@ -638,3 +638,26 @@ def test_a_comma_that_starts_the_next_assignment_or_ends_the_sentence_is_not_par
     assert said("docker run -e HSA_OVERRIDE_GFX_VERSION=10.3.0,HIP_VISIBLE_DEVICES=0 img\n", "env") == [
         "HSA_OVERRIDE_GFX_VERSION=10.3.0", "HIP_VISIBLE_DEVICES=0"]
     assert said("$ export HIP_VISIBLE_DEVICES=1, and then rocminfo lists one agent\n", "env") == ["HIP_VISIBLE_DEVICES=1"]
+
+
+# --------------------------------------------------------------------------- the booted kernel on its command line
+
+
+@pytest.mark.parametrize("line, kernel", [
+    ("$ cat /proc/cmdline\nBOOT_IMAGE=/boot/vmlinuz-6.8.0-49-generic root=UUID=0a1b ro quiet splash amdgpu.ppfeaturemask=0xffffffff\n",
+     "6.8.0-49-generic"),
+    ("[    0.000000] Command line: BOOT_IMAGE=(hd1,gpt3)/vmlinuz-6.12.9-200.fc41.x86_64 root=UUID=77 ro rhgb\n",
+     "6.12.9-200.fc41.x86_64"),
+    ("Jan 03 09:12:44 box kernel: Kernel command line: BOOT_IMAGE=/vmlinuz-6.1.0-28-amd64 root=/dev/nvme0n1p2 ro\n",
+     "6.1.0-28-amd64"),
+])
+def test_the_kernel_grub_booted_is_read_from_the_command_line(tmp_path: Path, line: str, kernel: str) -> None:
+    # mentions "kernel cmdline": GRUB passes the image it booted as BOOT_IMAGE; /proc/cmdline and the kernel log show it
+    assert detect_paste(tmp_path, line).os.kernel == kernel
+
+
+def test_a_vmlinuz_that_is_only_installed_or_a_bootimage_without_a_release_names_no_kernel(tmp_path: Path) -> None:
+    text = ("$ ls /boot\nconfig-6.8.0-49-generic  vmlinuz-6.8.0-49-generic\n"
+            "menuentry 'Ubuntu' {\n\tlinux /boot/vmlinuz-6.5.0-41-generic root=UUID=0a1b ro\n}\n")
+    assert said(text, "kernel") == []
+    assert said("BOOT_IMAGE=/vmlinuz-linux root=UUID=0a1b rw loglevel=3\n", "kernel") == []

@@ -431,6 +431,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # a Markdown table's row, as issue templates write the system ("| Kernel | 6.12.101+deb13-amd64 |")
     ("kernel table row", lazy_re.compile(r"^\s*\|\s*(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*\|\s*`?(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)`?\s*\|", re.I),
      _one("kernel")),
+    # the booted kernel's command line, as /proc/cmdline and the kernel's own "Command line:" / "Kernel command line:"
+    # log lines print it: GRUB passes the image it booted as BOOT_IMAGE ("BOOT_IMAGE=(hd0,gpt2)/vmlinuz-6.8.0-45-generic
+    # root=..."); a vmlinuz named anywhere else (ls /boot, grub.cfg's "linux /vmlinuz-...") is only installed
+    ("kernel cmdline", lazy_re.compile(r"(?:^\s*`?|\b[Cc]ommand line:\s*)BOOT_IMAGE=\S*?/vmlinuz-"
+                                       r"(\d+\.\d+(?:\.\d+)?[\w.+~-]*)(?=[\s`]|$)"), _one("kernel")),
     ("wsl", lazy_re.compile(r"microsoft-standard-WSL\d?|-Microsoft\b|/dev/dxg\b|\bWSL ?2?\b|librocdxg", re.I),
      lambda m: [("wsl", "true", None)]),
     ("container", lazy_re.compile(r"/\.dockerenv|/run/\.containerenv|^\s*`?(?:\([\w.-]+\)\s*)?[\w! .-]*@[0-9a-f]{12}:\S*\s?[#$]"),
@@ -633,7 +638,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "kernel table row": ("kernel",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
