@@ -661,3 +661,22 @@ def test_a_vmlinuz_that_is_only_installed_or_a_bootimage_without_a_release_names
             "menuentry 'Ubuntu' {\n\tlinux /boot/vmlinuz-6.5.0-41-generic root=UUID=0a1b ro\n}\n")
     assert said(text, "kernel") == []
     assert said("BOOT_IMAGE=/vmlinuz-linux root=UUID=0a1b rw loglevel=3\n", "kernel") == []
+
+
+# --------------------------------------------------------------------------- collect_env's library list without its head
+
+
+def test_collect_envs_library_list_is_read_when_the_head_of_the_report_is_cut_off(tmp_path: Path) -> None:
+    # paste._MARKERS: "Versions of relevant libraries:" and the "[pip3] name==version" lines only collect_env prints
+    # (torch's and vLLM's) start a collect_env segment, so its torch is the machine's even with the "PyTorch version:"
+    # head lost; a source build's local version (+git<sha>) included
+    text = ("same error on my node, the end of what it printed:\n\nVersions of relevant libraries:\n[pip3] numpy==1.26.4\n"
+            "[pip3] torch==2.6.0a0+gitd3a1b2c\n[pip3] triton==3.2.0\n[conda] Could not collect\n")
+    assert [e.torch for e in detect_paste(tmp_path, text).python_envs] == ["2.6.0a0+gitd3a1b2c"]
+    bare = "[pip3] pytorch-triton-rocm==3.3.0+git96316ce5\n[pip3] torch==2.8.0a0+git7c1f2e9\n"
+    assert [e.torch for e in detect_paste(tmp_path, bare).python_envs] == ["2.8.0a0+git7c1f2e9"]
+
+
+def test_a_bracketed_pip_line_that_lists_no_package_starts_no_library_list(tmp_path: Path) -> None:
+    text = "[pip3] Could not collect\n[conda] Could not collect\n[notice] A new release of pip is available: 23.0 -> 24.2\n"
+    assert detect_paste(tmp_path, text).python_envs == ()
