@@ -680,3 +680,23 @@ def test_collect_envs_library_list_is_read_when_the_head_of_the_report_is_cut_of
 def test_a_bracketed_pip_line_that_lists_no_package_starts_no_library_list(tmp_path: Path) -> None:
     text = "[pip3] Could not collect\n[conda] Could not collect\n[notice] A new release of pip is available: 23.0 -> 24.2\n"
     assert detect_paste(tmp_path, text).python_envs == ()
+
+
+# --------------------------------------------------------------------------- "Radeon RX Vega": the discrete Vega 10 board
+
+
+def test_a_radeon_rx_vega_without_a_number_is_the_discrete_vega_10(tmp_path: Path) -> None:
+    # mentions.PRODUCT: amdgpu.ids names the RX Vega 56/64 board (1002:687f) "AMD Radeon RX Vega"; Mesa's renderer
+    # string starts with that name ("<name> (<chip>, DRM ..., <kernel>, LLVM ...)"), and people write it so
+    renderer = "OpenGL renderer string: AMD Radeon RX Vega (VEGA10, DRM 3.35.0, 5.3.0-62-generic, LLVM 9.0.0)\n"
+    assert _gpus(detect_paste(tmp_path, renderer)) == [("gfx900", False)]
+    assert _gpus(detect_paste(tmp_path, "Setup: Ryzen 7 2700X, RX Vega, Ubuntu 18.04.4\n")) == [("gfx900", False)]
+
+
+@pytest.mark.parametrize("text", [
+    "GPU: AMD Radeon RX Vega M GH Graphics\n",  # Kaby Lake-G's Polaris 22, not a Vega 10
+    "The Vega architecture has rapid packed math.\n",  # the architecture, no board
+])
+def test_rx_vega_m_and_a_bare_vega_name_no_discrete_vega_10(tmp_path: Path, text: str) -> None:
+    assert ("gfx900", False) not in _gpus(detect_paste(tmp_path, text))
+    assert said("my AMD Radeon RX Vega 10 Graphics\n", "gpu_prose") == ["AMD Radeon RX Vega 10 Graphics"]  # an iGPU's CUs

@@ -170,6 +170,9 @@ PRODUCT = lazy_re.compile(
     r"(?<![\w/.-])(?:"
     r"(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*(?:Pro\s+)?VII\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:RX\s*)?Vega\s*(?:56|64|Frontier(?:\s+Edition)?|\d{1,2}(?:\s+Graphics)?)\b"
+    # "Radeon RX Vega" with no number: amdgpu.ids' name of the RX Vega 56/64 board (1002:687f), the discrete Vega 10;
+    # not the Kaby Lake-G "RX Vega M" (Polaris) nor an iGPU named by its compute units ("RX Vega 10 Graphics")
+    r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?RX\s*Vega\b(?!\s*(?:\d|M(?:\b|obile)|II\b))"
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*\d{3,4}[MS]\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?AI\s+PRO\s+R\d{4}D?\b|\bR9\d{3}D?\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:Pro\s+)?(?:RX\s*|R[579]\s+|HD\s*|WX\s*|W(?=\d{4}))\d{3,4}"
