@@ -726,3 +726,82 @@ def test_a_bracketed_prompt_on_a_container_host_reads_in_container(tmp_path: Pat
 def test_a_bracketed_prompt_on_another_host_is_not_a_container(tmp_path: Path, line: str) -> None:
     assert said(line + "\n", "container") == []
     assert detect_paste(tmp_path, line + "\n").in_container is None
+# --------------------------------------------------------------------------- an env list value: every item of it
+
+
+def test_an_unquoted_env_value_keeps_every_item_of_its_comma_separated_list(tmp_path: Path) -> None:
+    # mentions._ASSIGN_RE: "HIP_VISIBLE_DEVICES=0,1" names two devices; the value is the whole list, wherever written
+    assert said("$ ROCR_VISIBLE_DEVICES=2,3 HSA_OVERRIDE_GFX_VERSION=11.0.0 ./bench -d 0\n", "env") == [
+        "ROCR_VISIBLE_DEVICES=2,3", "HSA_OVERRIDE_GFX_VERSION=11.0.0"]
+    assert said('level=INFO msg="server config" env="map[HIP_VISIBLE_DEVICES:1,2 ROCR_VISIBLE_DEVICES:]"\n', "env") == [
+        "HIP_VISIBLE_DEVICES=1,2"]
+    facts = detect_paste(tmp_path, "I start it like this:\n\nHIP_VISIBLE_DEVICES=0,2,3 python train.py --bf16\n")
+    assert facts.env_values.get("HIP_VISIBLE_DEVICES") == "0,2,3"
+
+
+def test_a_comma_that_starts_the_next_assignment_or_ends_the_sentence_is_not_part_of_the_value() -> None:
+    assert said("docker run -e HSA_OVERRIDE_GFX_VERSION=10.3.0,HIP_VISIBLE_DEVICES=0 img\n", "env") == [
+        "HSA_OVERRIDE_GFX_VERSION=10.3.0", "HIP_VISIBLE_DEVICES=0"]
+    assert said("$ export HIP_VISIBLE_DEVICES=1, and then rocminfo lists one agent\n", "env") == ["HIP_VISIBLE_DEVICES=1"]
+
+
+# --------------------------------------------------------------------------- the booted kernel on its command line
+
+
+@pytest.mark.parametrize("line, kernel", [
+    ("$ cat /proc/cmdline\nBOOT_IMAGE=/boot/vmlinuz-6.8.0-49-generic root=UUID=0a1b ro quiet splash amdgpu.ppfeaturemask=0xffffffff\n",
+     "6.8.0-49-generic"),
+    ("[    0.000000] Command line: BOOT_IMAGE=(hd1,gpt3)/vmlinuz-6.12.9-200.fc41.x86_64 root=UUID=77 ro rhgb\n",
+     "6.12.9-200.fc41.x86_64"),
+    ("Jan 03 09:12:44 box kernel: Kernel command line: BOOT_IMAGE=/vmlinuz-6.1.0-28-amd64 root=/dev/nvme0n1p2 ro\n",
+     "6.1.0-28-amd64"),
+])
+def test_the_kernel_grub_booted_is_read_from_the_command_line(tmp_path: Path, line: str, kernel: str) -> None:
+    # mentions "kernel cmdline": GRUB passes the image it booted as BOOT_IMAGE; /proc/cmdline and the kernel log show it
+    assert detect_paste(tmp_path, line).os.kernel == kernel
+
+
+def test_a_vmlinuz_that_is_only_installed_or_a_bootimage_without_a_release_names_no_kernel(tmp_path: Path) -> None:
+    text = ("$ ls /boot\nconfig-6.8.0-49-generic  vmlinuz-6.8.0-49-generic\n"
+            "menuentry 'Ubuntu' {\n\tlinux /boot/vmlinuz-6.5.0-41-generic root=UUID=0a1b ro\n}\n")
+    assert said(text, "kernel") == []
+    assert said("BOOT_IMAGE=/vmlinuz-linux root=UUID=0a1b rw loglevel=3\n", "kernel") == []
+
+
+# --------------------------------------------------------------------------- collect_env's library list without its head
+
+
+def test_collect_envs_library_list_is_read_when_the_head_of_the_report_is_cut_off(tmp_path: Path) -> None:
+    # paste._MARKERS: "Versions of relevant libraries:" and the "[pip3] name==version" lines only collect_env prints
+    # (torch's and vLLM's) start a collect_env segment, so its torch is the machine's even with the "PyTorch version:"
+    # head lost; a source build's local version (+git<sha>) included
+    text = ("same error on my node, the end of what it printed:\n\nVersions of relevant libraries:\n[pip3] numpy==1.26.4\n"
+            "[pip3] torch==2.6.0a0+gitd3a1b2c\n[pip3] triton==3.2.0\n[conda] Could not collect\n")
+    assert [e.torch for e in detect_paste(tmp_path, text).python_envs] == ["2.6.0a0+gitd3a1b2c"]
+    bare = "[pip3] pytorch-triton-rocm==3.3.0+git96316ce5\n[pip3] torch==2.8.0a0+git7c1f2e9\n"
+    assert [e.torch for e in detect_paste(tmp_path, bare).python_envs] == ["2.8.0a0+git7c1f2e9"]
+
+
+def test_a_bracketed_pip_line_that_lists_no_package_starts_no_library_list(tmp_path: Path) -> None:
+    text = "[pip3] Could not collect\n[conda] Could not collect\n[notice] A new release of pip is available: 23.0 -> 24.2\n"
+    assert detect_paste(tmp_path, text).python_envs == ()
+
+
+# --------------------------------------------------------------------------- "Radeon RX Vega": the discrete Vega 10 board
+
+
+def test_a_radeon_rx_vega_without_a_number_is_the_discrete_vega_10(tmp_path: Path) -> None:
+    # mentions.PRODUCT: amdgpu.ids names the RX Vega 56/64 board (1002:687f) "AMD Radeon RX Vega"; Mesa's renderer
+    # string starts with that name ("<name> (<chip>, DRM ..., <kernel>, LLVM ...)"), and people write it so
+    renderer = "OpenGL renderer string: AMD Radeon RX Vega (VEGA10, DRM 3.35.0, 5.3.0-62-generic, LLVM 9.0.0)\n"
+    assert _gpus(detect_paste(tmp_path, renderer)) == [("gfx900", False)]
+    assert _gpus(detect_paste(tmp_path, "Setup: Ryzen 7 2700X, RX Vega, Ubuntu 18.04.4\n")) == [("gfx900", False)]
+
+
+@pytest.mark.parametrize("text", [
+    "GPU: AMD Radeon RX Vega M GH Graphics\n",  # Kaby Lake-G's Polaris 22, not a Vega 10
+    "The Vega architecture has rapid packed math.\n",  # the architecture, no board
+])
+def test_rx_vega_m_and_a_bare_vega_name_no_discrete_vega_10(tmp_path: Path, text: str) -> None:
+    assert ("gfx900", False) not in _gpus(detect_paste(tmp_path, text))
+    assert said("my AMD Radeon RX Vega 10 Graphics\n", "gpu_prose") == ["AMD Radeon RX Vega 10 Graphics"]  # an iGPU's CUs

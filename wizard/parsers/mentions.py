@@ -140,10 +140,15 @@ def _env_assignments(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
 
 
 _ENV_NAMES = r"(?:HSA_OVERRIDE_GFX_VERSION(?:_\d+)?|HSA_XNACK|HSA_ENABLE_DXG_DETECTION|HIP_VISIBLE_DEVICES|ROCR_VISIBLE_DEVICES|CUDA_VISIBLE_DEVICES|GPU_DEVICE_ORDINAL|PYTORCH_ROCM_ARCH|TORCH_BLAS_PREFER_HIPBLASLT|HSA_ENABLE_SDMA|MIOPEN_FIND_MODE|PYTORCH_HIP_ALLOC_CONF|ROCM_PATH|LD_LIBRARY_PATH|LD_PRELOAD)"
-# NAME=value (shell, env, docker -e, compose list), NAME: value (compose map, ollama's env map), set -x NAME value
+# NAME=value (shell, env, docker -e, compose list), NAME: value (compose map, ollama's env map), set -x NAME value.
+# An unquoted value runs on over commas that join the items of one list ("HIP_VISIBLE_DEVICES=0,1", "...ALLOC_CONF=
+# garbage_collection_threshold:0.6,max_split_size_mb:128"), not over a comma that starts the next assignment
+# ("HSA_OVERRIDE_GFX_VERSION=10.3.0,HIP_VISIBLE_DEVICES=0") or ends the value ("NAME=1, then ...").
+_UNQUOTED_ITEM = r"[^\s\]\"',}]"
 _ASSIGN_RE = lazy_re.compile(
     rf"(?:(?:^|[\s\[\"'(,{{])(?:-e\s+|--env[= ]\s*|export\s+|set\s+-gx\s+|set\s+-x\s+|Environment=\"?)?)"
-    rf"(?P<name>{_ENV_NAMES})(?:=|['\"]\]\s*=\s*|:\s*(?=[\"'\d/])|\s+(?=\d))(?P<value>\"[^\"]*\"|'[^']*'|[^\s\]\"',}}]*)"
+    rf"(?P<name>{_ENV_NAMES})(?:=|['\"]\]\s*=\s*|:\s*(?=[\"'\d/])|\s+(?=\d))"
+    rf"(?P<value>\"[^\"]*\"|'[^']*'|{_UNQUOTED_ITEM}*(?:,(?![A-Z][A-Z0-9_]*\s*[=:]){_UNQUOTED_ITEM}+)*)"
 )
 
 # A line that tells, rather than shows: advice, questions, hypotheticals. Settings read from it are not facts.
@@ -165,6 +170,9 @@ PRODUCT = lazy_re.compile(
     r"(?<![\w/.-])(?:"
     r"(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*(?:Pro\s+)?VII\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:RX\s*)?Vega\s*(?:56|64|Frontier(?:\s+Edition)?|\d{1,2}(?:\s+Graphics)?)\b"
+    # "Radeon RX Vega" with no number: amdgpu.ids' name of the RX Vega 56/64 board (1002:687f), the discrete Vega 10;
+    # not the Kaby Lake-G "RX Vega M" (Polaris) nor an iGPU named by its compute units ("RX Vega 10 Graphics")
+    r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?RX\s*Vega\b(?!\s*(?:\d|M(?:\b|obile)|II\b))"
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*\d{3,4}[MS]\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?AI\s+PRO\s+R\d{4}D?\b|\bR9\d{3}D?\b"
     r"|(?:AMD\s+)?(?:Radeon\s*(?:\(TM\)|™)?\s*)?(?:Pro\s+)?(?:RX\s*|R[579]\s+|HD\s*|WX\s*|W(?=\d{4}))\d{3,4}"
@@ -429,6 +437,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # a Markdown table's row, as issue templates write the system ("| Kernel | 6.12.101+deb13-amd64 |")
     ("kernel table row", lazy_re.compile(r"^\s*\|\s*(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*\|\s*`?(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)`?\s*\|", re.I),
      _one("kernel")),
+    # the booted kernel's command line, as /proc/cmdline and the kernel's own "Command line:" / "Kernel command line:"
+    # log lines print it: GRUB passes the image it booted as BOOT_IMAGE ("BOOT_IMAGE=(hd0,gpt2)/vmlinuz-6.8.0-45-generic
+    # root=..."); a vmlinuz named anywhere else (ls /boot, grub.cfg's "linux /vmlinuz-...") is only installed
+    ("kernel cmdline", lazy_re.compile(r"(?:^\s*`?|\b[Cc]ommand line:\s*)BOOT_IMAGE=\S*?/vmlinuz-"
+                                       r"(\d+\.\d+(?:\.\d+)?[\w.+~-]*)(?=[\s`]|$)"), _one("kernel")),
     ("wsl", lazy_re.compile(r"microsoft-standard-WSL\d?|-Microsoft\b|/dev/dxg\b|\bWSL ?2?\b|librocdxg", re.I),
      lambda m: [("wsl", "true", None)]),
     # a shell prompt whose host is a container's: Docker names a container's host by the first 12 hex digits of its
@@ -637,7 +650,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "kernel table row": ("kernel",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),

@@ -96,7 +96,10 @@ _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
          r"|3D controller|Processing accelerators|[A-Z][\w /-]+ controller|[A-Z][\w /-]+ bridge)", "lspci.txt"),
         (r"^Number of platforms\s|^\s*Platform Name\s|^\s*Number of devices\s|^\s*Device Board Name \(AMD\)",
          "clinfo.txt"),
-        (r"^Collecting environment information|^PyTorch version:\s|^Is debug build:\s|^ROCM used to build PyTorch:",
+        # collect_env's library list starts a segment of it too (the head cut off): its "Versions of relevant
+        # libraries:" line, or the "[pip3] name==version" / "[conda] name version ..." lines only it prints
+        (r"^Collecting environment information|^PyTorch version:\s|^Is debug build:\s|^ROCM used to build PyTorch:"
+         r"|^Versions of relevant libraries:\s*$|^\[(?:pip3?|conda)\] [A-Za-z0-9][\w.-]*(?:==\S|\s+\d)",
          "collect_env.txt"),
         (r"^\s*==>\s*\S*(?:kfd|topology)\S*properties\s*<==|^\s*(?:cpu_cores_count|simd_count|gfx_target_version"
          r"|mem_banks_count|caches_count|io_links_count|cpu_core_id_base|simd_id_base)\s+\d+\s*$", "kfd-properties.txt"),
