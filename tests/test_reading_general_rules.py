@@ -805,3 +805,23 @@ def test_a_radeon_rx_vega_without_a_number_is_the_discrete_vega_10(tmp_path: Pat
 def test_rx_vega_m_and_a_bare_vega_name_no_discrete_vega_10(tmp_path: Path, text: str) -> None:
     assert ("gfx900", False) not in _gpus(detect_paste(tmp_path, text))
     assert said("my AMD Radeon RX Vega 10 Graphics\n", "gpu_prose") == ["AMD Radeon RX Vega 10 Graphics"]  # an iGPU's CUs
+
+
+# --------------------------------------------------------------------------- a codename that is also a plain word
+# Phoenix, Raphael, Renoir, Picasso ... are people, painters, a city: such a codename names the GPU only on a line that
+# speaks of hardware (wizard/parsers/mentions.py _plain_word_alone)
+
+
+@pytest.mark.parametrize("text, gfx", [
+    ("My laptop has a Phoenix APU and torch does not see it.", "gfx1103"),
+    ("# Crash on the Raphael iGPU", "gfx1036"),
+    ("AMD Renoir, ROCm 5.2", "gfx90c"),
+])
+def test_a_plain_word_codename_on_a_hardware_line_is_the_gpu(tmp_path: Path, text: str, gfx: str) -> None:
+    assert [g.gfx for g in detect_paste(tmp_path, text + "\n").gpus] == [gfx]
+
+
+@pytest.mark.parametrize("text", ["Thanks Raphael, that worked.", "I live in Phoenix and my venv is broken.",
+                                  "RAPHAEL", "The Renoir print on my wall"])
+def test_a_plain_word_codename_alone_names_no_gpu(tmp_path: Path, text: str) -> None:
+    assert not detect_paste(tmp_path, text + "\n").gpus

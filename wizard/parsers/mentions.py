@@ -200,6 +200,19 @@ def _joined_in_address(m: re.Match[str]) -> bool:
     return "/" in m.string[start:min(ends, default=len(m.string))]
 
 
+# Codenames that are also ordinary words (painters, people, a city, stars, a town): one names the GPU only on a line
+# that speaks of hardware ("a Phoenix APU", "Raphael iGPU", "AMD Renoir"), not in "Thanks Raphael" or "I live in Phoenix"
+_PLAIN_WORD_CODENAME = lazy_re.compile(r"(?:Phoenix|Rembrandt|Renoir|Raphael|Cezanne|Lucienne|Picasso|Ellesmere|Aldebaran"
+                                       r"|Arcturus)", re.I)
+_HARDWARE_WORD = lazy_re.compile(r"\b(?:AMD|ATI|Radeon|Ryzen|Instinct|FirePro|Athlon|[ADI]PU|[id]GPUs?|GPUs?|graphics|gfx\w*|Navi|Vega"
+                                 r"|Polaris|ROCm|HIP|amdgpu|chip|die|SoC|codename|processor|CPU|silicon|\d{3}M)\b", re.I)
+
+
+def _plain_word_alone(m: re.Match[str]) -> bool:
+    """A codename that is also an ordinary word, on a line that names no hardware."""
+    return bool(_PLAIN_WORD_CODENAME.fullmatch(m.group(0))) and not _HARDWARE_WORD.search(m.string)
+
+
 # a number after these words labels something else ("step 2 Radeon ...", "ROCm 6 Instinct ...")
 _NOT_A_COUNT = lazy_re.compile(r"\b(?:step|section|part|version|v|rocm|ubuntu|gen|generation|no|number|#)\.?\s*$", re.I)
 
@@ -558,7 +571,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("visible index", lazy_re.compile(r"\b(?:HIP|ROCR|CUDA)_VISIBLE_DEVICES\s*=\s*\S+\s*#(.*)$"), _visible_index),
     ("cpu igpu", lazy_re.compile(r"\b(?:iGPU|integrated (?:GPU|graphics)|APU)\b", re.I),
      lambda m: [] if PRODUCT.search(m.string) else _cpu_as_gpu(m.string)),
-    ("prose gpu", PRODUCT, lambda m: [] if _joined_in_address(m) else [("gpu_prose", m.group(0), None)]),
+    ("prose gpu", PRODUCT, lambda m: [] if _joined_in_address(m) or _plain_word_alone(m) else [("gpu_prose", m.group(0), None)]),
     # a thread's title naming the processor the problem happened on ("hipErrorNoBinaryForGpu on Ryzen 7 4800U")
     ("title cpu", lazy_re.compile(r"^#\s"), lambda m: _title_cpus(m.string)),
     # the target whose support a thread says is missing or coming ("Until gfx1151 support is enabled"): the weakest claim,
