@@ -113,3 +113,13 @@ def test_a_torch_version_an_install_should_show_is_not_the_machines_and_you_have
     assert [v for k, v, _ in _said(line) if k == "torch"] == ["2.5.0.dev20240802+rocm6.1"]
     assert ("torch", "2.1.2+rocm6.1.3", None) in _said("PyTorch version: 2.1.2+rocm6.1.3")
     assert [v for k, v, _ in _said("You are using 0.20.0+rocm6.1 of torchvision")] == []
+
+
+def test_the_rx_vega_56_and_64_are_named_as_pci_ids_names_them(tmp_path: Path) -> None:
+    # pci.ids: "687f  Vega 10 XL/XT [Radeon RX Vega 56/64]"; amdgpu.ids calls the id "AMD Radeon RX Vega"
+    for name in ("Radeon RX Vega 64", "RX Vega 56", "Vega 64"):
+        assert {(g.gfx, g.integrated) for g in load_kb().gpus_by_name(name)} == {("gfx900", False)}, name
+    facts = detect_paste(tmp_path, "# rocminfo fails\n\nme · description · 2019-01-07\nMy GPU is a Vega 64.\n")
+    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx900", False)]
+    # an integrated Vega is named by its compute units and "Graphics"
+    assert {g.integrated for g in load_kb().gpus_by_name("Radeon Vega 8 Graphics")} == {True}
