@@ -825,3 +825,28 @@ def test_a_plain_word_codename_on_a_hardware_line_is_the_gpu(tmp_path: Path, tex
                                   "RAPHAEL", "The Renoir print on my wall"])
 def test_a_plain_word_codename_alone_names_no_gpu(tmp_path: Path, text: str) -> None:
     assert not detect_paste(tmp_path, text + "\n").gpus
+
+
+# --------------------------------------------------------------------------- Mesa's renderer string names the chip
+# glxinfo's "OpenGL renderer string", vulkaninfo's deviceName and llama.cpp's Vulkan device list carry Mesa's chip name:
+# a gfx name from gfx11.5 on (and Phoenix's gfx1103_r1), an older chip by its codename (wizard/parsers/mentions.py
+# "mesa chip")
+
+
+@pytest.mark.parametrize("line, gfx, integrated", [
+    ("ggml_vulkan: 0 = AMD Radeon Graphics (RADV GFX1151) (radv) | uma: 1 | fp16: 1 | warp size: 64", "gfx1151", True),
+    ("OpenGL renderer string: AMD Radeon Graphics (radeonsi, gfx1103_r1, LLVM 17.0.6, DRM 3.57, 6.8.0-45-generic)",
+     "gfx1103", True),
+    ("OpenGL renderer string: AMD Radeon Graphics (raven, LLVM 15.0.7, DRM 3.54, 6.5.0-14-generic)", "gfx902", True),
+    ("OpenGL renderer string: AMD Radeon RX 9070 XT (radeonsi, gfx1201, LLVM 19.1.1, DRM 3.61, 6.14.0-15-generic)",
+     "gfx1201", False),
+])
+def test_mesas_renderer_string_names_the_chip(tmp_path: Path, line: str, gfx: str, integrated: bool) -> None:
+    assert [(g.gfx, g.integrated) for g in detect_paste(tmp_path, line + "\n").gpus] == [(gfx, integrated)]
+
+
+def test_a_renderer_chip_that_disagrees_with_its_product_names_no_target(tmp_path: Path) -> None:
+    facts = detect_paste(tmp_path, "ggml_vulkan: 0 = AMD Radeon RX 7900 XTX (RADV NAVI33) (radv)\n")
+    assert [g.gfx for g in facts.gpus] == [None] and facts.conflicts
+    for near in ("OpenGL renderer string: llvmpipe (LLVM 15.0.7, 256 bits)", "I built it (release, LLVM 17) myself"):
+        assert not detect_paste(tmp_path, near + "\n").gpus, near

@@ -213,6 +213,25 @@ def _plain_word_alone(m: re.Match[str]) -> bool:
     return bool(_PLAIN_WORD_CODENAME.fullmatch(m.group(0))) and not _HARDWARE_WORD.search(m.string)
 
 
+_MESA_GFX = lazy_re.compile(r"(gfx\d{3,4}[a-f]?)(?:_r\d)?", re.I)  # Mesa's chip names from gfx11.5 on, and Phoenix's
+
+
+def _renderer_product(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    """The product a renderer string names before its chip ("AMD Radeon RX Vega (VEGA10, ..."): the same GPU's name."""
+    before = m.string[:m.start()].rstrip()
+    last = None
+    for p in PRODUCT.finditer(before):
+        last = p
+    return [("gpu_name", last.group(0), None)] if last is not None and last.end() == len(before) else []
+
+
+def _mesa_chip(chip: str) -> list[tuple[str, str, str | None]]:
+    m = _MESA_GFX.fullmatch(chip)
+    if m:
+        return [("gfx_rt", m.group(1).lower(), "mesa")]
+    return [("gpu_name", chip, "codename")] if chip.lower() not in ("radeonsi", "llvmpipe", "amdgpu") else []
+
+
 # a number after these words labels something else ("step 2 Radeon ...", "ROCm 6 Instinct ...")
 _NOT_A_COUNT = lazy_re.compile(r"\b(?:step|section|part|version|v|rocm|ubuntu|gen|generation|no|number|#)\.?\s*$", re.I)
 
@@ -552,6 +571,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ---- more GPU evidence: kernel words, firmware names, lshw, labelled lines, prose
     ("kfd refuses", lazy_re.compile(r"kfd kfd: (?:amdgpu: )?([A-Z][A-Z0-9_]+)\s+not supported in kfd"),
      lambda m: [("gpu_name", m.group(1).title(), "codename")]),
+    # Mesa's renderer string names the chip (glxinfo, vulkaninfo, llama.cpp's Vulkan device list): "AMD Radeon
+    # Graphics (RADV GFX1151)", "(radeonsi, gfx1103_r1, LLVM 17.0.6, DRM 3.57, ...)", "(RADV PHOENIX)", older
+    # "AMD Radeon RX Vega (VEGA10, DRM 3.27.0, ...)": a gfx name is the target; another, a codename to resolve
+    ("mesa chip", lazy_re.compile(r"\((?:RADV\s+([A-Za-z][\w]*)\s*\)|(?:radeonsi,\s*)?([A-Za-z][\w]*),\s*(?:LLVM|DRM)\s+\d)"),
+     lambda m: _renderer_product(m) + _mesa_chip(m.group(1) or m.group(2))),
     ("firmware chip", lazy_re.compile(r"amdgpu/([a-z][a-z0-9]+?)_(?:mc|pfp|me|ce|rlc|mec2?|sdma1?|smc|uvd|vce|gpu_info|sos|asd|ta)\.bin"),
      lambda m: [("gpu_name", m.group(1), "codename")]),
     ("lshw bus", lazy_re.compile(r"(?:bus info|Bus-Informationen|informations bus)\s*:\s*pci@([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])", re.I),
@@ -656,7 +680,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use"), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
-    "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "lshw bus": ("pci@",),
+    "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "mesa chip": ("radv", "llvm", "drm"), "lshw bus": ("pci@",),
     "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "rtx", "vega", "mi", "xt", "gre", "instinct",
                                                                   "hd", "w", "r7", "r9", "r5", "navi", "ellesmere",
                                                                   "polaris", "aldebaran", "arcturus", "strix", "phoenix",
