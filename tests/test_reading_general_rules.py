@@ -850,3 +850,17 @@ def test_a_renderer_chip_that_disagrees_with_its_product_names_no_target(tmp_pat
     assert [g.gfx for g in facts.gpus] == [None] and facts.conflicts
     for near in ("OpenGL renderer string: llvmpipe (LLVM 15.0.7, 256 bits)", "I built it (release, LLVM 17) myself"):
         assert not detect_paste(tmp_path, near + "\n").gpus, near
+
+
+# --------------------------------------------------------------------------- inxi's bound driver
+# inxi -G prints the driver bound to the device as "driver: amdgpu v: kernel"; with none bound, "driver: N/A" and the
+# loadable "modules: amdgpu" (wizard/parsers/mentions.py "driver bound")
+
+
+def test_inxis_bound_driver_is_the_driver_loaded(tmp_path: Path) -> None:
+    text = ("Graphics:\n  Device-1: AMD Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M] vendor: Sapphire\n"
+            "    driver: amdgpu v: kernel arch: RDNA-3 pcie: speed: 16 GT/s lanes: 16 bus-ID: 03:00.0 chip-ID: 1002:744c\n")
+    assert detect_paste(tmp_path, text).driver.loaded is True
+    for near in ("Graphics:\n  Device-1: AMD Navi 31 vendor: Sapphire driver: N/A modules: amdgpu bus-ID: 03:00.0\n",
+                 "I set driver: amdgpu in the config\n"):
+        assert detect_paste(tmp_path, near).driver.loaded is None, near

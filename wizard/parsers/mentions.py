@@ -521,7 +521,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                      r"amdgpu 0000:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]: "
                                      r"|^\s*\d+\s+\d+\s+0x[0-9a-f]{4},\s+\d+\s+\d+(?:\.\d+)?°C\s"
                                      # lspci -k: "Kernel driver in use: amdgpu" (or the module's path, as a reporter wrote it)
-                                     r"|\bKernel driver in use:\s*`?(?:/\S*/)?amdgpu\b"),
+                                     r"|\bKernel driver in use:\s*`?(?:/\S*/)?amdgpu\b"
+                                     # inxi -G: the driver bound to the device, "driver: amdgpu v: kernel" ("driver: N/A"
+                                     # and "modules: amdgpu" when none is)
+                                     r"|\bdriver:\s*amdgpu\s+v:\s*\S"),
      lambda m: [("driver_bound", "true", None)]),
     # rocminfo's first line (ROCm/rocminfo c6f7a17c85e0 rocminfo.cc, CheckInitialState): "ROCk module [version V] is loaded";
     # "is NOT loaded" without /sys/module/amdgpu; "is NOT live" when amdgpu's initstate there is not "live" (the
@@ -677,7 +680,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use"), "kfd open": ("/dev/kfd",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu"), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "mesa chip": ("radv", "llvm", "drm"), "lshw bus": ("pci@",),
