@@ -864,3 +864,30 @@ def test_inxis_bound_driver_is_the_driver_loaded(tmp_path: Path) -> None:
     for near in ("Graphics:\n  Device-1: AMD Navi 31 vendor: Sapphire driver: N/A modules: amdgpu bus-ID: 03:00.0\n",
                  "I set driver: amdgpu in the config\n"):
         assert detect_paste(tmp_path, near).driver.loaded is None, near
+
+
+# --------------------------------------------------------------------------- an Ubuntu release is year.month
+# Ubuntu's releases come in April and October (and 6.06): "(Ubuntu 13.3.0-6ubuntu2~24.04)" in /proc/version or the
+# kernel log's "Linux version" line is the compiler's package, not the release (wizard/parsers/mentions.py os_from_name)
+
+
+def test_a_compilers_ubuntu_package_version_is_not_the_release(tmp_path: Path) -> None:
+    line = ("Linux version 6.11.0-29-generic (buildd@lcy02-amd64-071) (x86_64-linux-gnu-gcc-13 (Ubuntu 13.3.0-6ubuntu2~24.04)"
+            " 13.3.0, GNU ld (GNU Binutils for Ubuntu) 2.42) #29~24.04.1-Ubuntu SMP PREEMPT_DYNAMIC\n")
+    facts = detect_paste(tmp_path, line)
+    assert (facts.os.id, facts.os.version, facts.os.kernel) == ("ubuntu", None, "6.11.0-29-generic")
+    for text, version in (("Description:\tUbuntu 22.04.4 LTS\n", "22.04"), ("I run Ubuntu 24.10 here\n", "24.10"),
+                          ("Ubuntu 6.06 LTS\n", "6.06")):
+        assert detect_paste(tmp_path, text).os.version == version, text
+
+
+# --------------------------------------------------------------------------- `pip show torch`
+# pip show prints "Name: torch", then "Version: <version>" (wizard/parsers/mentions.py read_mentions)
+
+
+def test_pip_show_torch_gives_the_torch_version(tmp_path: Path) -> None:
+    text = "$ pip show torch\nName: torch\nVersion: 2.5.1+rocm6.2\nSummary: Tensors and Dynamic neural networks\n"
+    assert [(e.torch, e.build) for e in detect_paste(tmp_path, text).python_envs] == [("2.5.1+rocm6.2", "rocm")]
+    for near in ("Name: torchvision\nVersion: 0.20.1+rocm6.2\n", "Name: torch\nSummary: Tensors\nVersion: 2.5.1\n",
+                 "Version: 2.5.1+rocm6.2\n"):
+        assert all(e.torch is None for e in detect_paste(tmp_path, near).python_envs), near

@@ -253,6 +253,10 @@ _OS_VERSION_PARTS = {"ubuntu": 2, "pop": 2, "linuxmint": 2, "rhel": 2, "rocky": 
                      "opensuse-leap": 2, "debian": 1, "fedora": 1, "centos": 1}
 
 
+# Ubuntu's releases are year.month, in April and October (and 6.06, the one June release); Pop!_OS follows them
+_UBUNTU_RELEASE = lazy_re.compile(r"\d{1,2}\.(?:04|10)|6\.06")
+
+
 def os_from_name(name: str, version: str | None) -> tuple[str, str | None] | None:
     """("Ubuntu", "22.04.3") -> ("ubuntu", "22.04"); ("Arch Linux", None) -> ("arch", None)."""
     low = name.lower()
@@ -265,6 +269,8 @@ def os_from_name(name: str, version: str | None) -> tuple[str, str | None] | Non
         if os_id == "linuxmint":
             want = 1 if len(parts) == 1 else 2
         version = ".".join(parts[:want]) if len(parts) >= want else None
+        if version and os_id in ("ubuntu", "pop") and not _UBUNTU_RELEASE.fullmatch(version):
+            version = None  # not a release: "(Ubuntu 13.3.0-6ubuntu2~24.04)" is the compiler's package version
     elif os_id in ("arch", "manjaro", "endeavouros", "gentoo", "opensuse-tumbleweed"):
         version = None
     return os_id, version
@@ -789,6 +795,11 @@ def _shellish(line: str) -> bool:
     return len(re.findall(r"[A-Za-z]{2,}", prose)) <= 6
 
 
+# `pip show torch`: "Name: torch", then "Version: 2.5.1+rocm6.2"
+_PIP_SHOW_TORCH = lazy_re.compile(r"^\s*Name:\s*torch\s*$")
+_PIP_SHOW_VERSION = lazy_re.compile(r"^\s*Version:\s*(\d+\.\d+(?:\.\d+)?(?:[a-z]+\d+)?(?:\.dev\d+)?(?:\+[\w.]+)?)\s*$")
+
+
 @never_raises(tuple)  # type: ignore[arg-type]
 def read_mentions(text: object) -> tuple[Mention, ...]:
     """Every fact a text states, in text order; never raises."""
@@ -797,9 +808,16 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
     in_code_objects = False
     heading: str | None = None  # an issue template's "### GPU" / "### ROCm Version" field the next lines answer
     answered = 0
+    pip_show_torch = False  # the line before was `pip show torch`'s "Name: torch": its "Version:" line follows
     for no, line in lines(text):
         if not line or len(line) > 4000:
             continue
+        if pip_show_torch:
+            pv = _PIP_SHOW_VERSION.match(line)
+            if pv and ("torch", pv.group(1), no) not in seen:
+                seen.add(("torch", pv.group(1), no))
+                out.append(Mention("torch", pv.group(1), no, line.strip()[:240], None))
+        pip_show_torch = bool(_PIP_SHOW_TORCH.match(line))
         if "*" in line or "_" in line:  # markdown emphasis: **ROCm**: 7.2.1, _rocm-core 6.0.2-2_
             line = _UNDERSCORE_EMPHASIS.sub(" ", line.replace("**", "")).rstrip()
         low = line.lower()
