@@ -395,3 +395,19 @@ def test_a_bare_hipblas_not_supported_status_is_a_symptom_and_hipblaslt_naming_i
     assert _by_id(_facts("rocblaslt error: hipBLASLt error: Heuristic Fetch Failed!",
                          _gpu("gfx942")))["hipblaslt-no-kernel"].to_check is None
     assert "hipblaslt-no-kernel" not in _by_id(_facts("HIPBLAS_STATUS_SUCCESS after the update", _gpu("gfx942")))
+
+
+def test_the_override_that_solved_it_and_a_missing_tensile_file_and_dkms_failing_on_a_kernel_in_words() -> None:
+    assert "rdna2-variant-needs-override" in _by_id(_facts(
+        "a simple `export HSA_OVERRIDE_GFX_VERSION=10.3.0` solved that", _gpu("gfx1032")))
+    assert "rdna2-variant-needs-override" in _by_id(_facts(
+        "I fixed it by adding HSA_OVERRIDE_GFX_VERSION=10.3.0 to the service", _gpu("gfx1032")))
+    assert "rdna2-variant-needs-override" not in _by_id(_facts(
+        "HSA_OVERRIDE_GFX_VERSION=10.3.0 has not solved it", _gpu("gfx1032")))
+    assert "tensile-library-missing" in _by_id(_facts("/usr/lib/ollama/rocblas/library TensileLibrary_lazy_gfx1010.dat is missing"))
+    assert "tensile-library-missing" in _by_id(_facts("# Missing TensileLibrary_lazy_gfx1010.dat for the RX 5700 XT"))
+    assert "tensile-library-missing" not in _by_id(_facts("TensileLibrary_lazy_gfx1030.dat is present in the library dir"))
+    for text in ("# AMDGPU DKMS fails to build on Linux 6.15.8", "amdgpu-dkms fails on kernel 6.16.0 again"):
+        assert "dkms-build-fails-new-kernel" in _by_id(_facts(text)), text
+    for near in ("DKMS builds fine on kernel 6.8", "the build fails on Linux with CMake 3.30"):
+        assert "dkms-build-fails-new-kernel" not in _by_id(_facts(near)), near

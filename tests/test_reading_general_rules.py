@@ -891,3 +891,46 @@ def test_pip_show_torch_gives_the_torch_version(tmp_path: Path) -> None:
     for near in ("Name: torchvision\nVersion: 0.20.1+rocm6.2\n", "Name: torch\nSummary: Tensors\nVersion: 2.5.1\n",
                  "Version: 2.5.1+rocm6.2\n"):
         assert all(e.torch is None for e in detect_paste(tmp_path, near).python_envs), near
+
+
+# --------------------------------------------------------------------------- settings that are not the machine's state
+# A Markdown code span's backtick (or a shell's ";") ends an unquoted value; a setting a line says solved the problem is
+# the fix, not the failing state; a setting inside a script's conditional block is made only when its condition holds
+# (wizard/parsers/mentions.py _UNQUOTED_ITEM, _TELLING, _CONDITIONAL)
+
+
+def test_a_backtick_or_semicolon_ends_an_unquoted_value(tmp_path: Path) -> None:
+    assert said("My script has `export HIP_VISIBLE_DEVICES=0,1` at its top", "env") == ["HIP_VISIBLE_DEVICES=0,1"]
+    assert said("export HSA_OVERRIDE_GFX_VERSION=11.0.0; python x.py", "env") == ["HSA_OVERRIDE_GFX_VERSION=11.0.0"]
+
+
+def test_a_setting_said_to_have_solved_it_is_the_fix_not_the_state(tmp_path: Path) -> None:
+    for line in ("a simple `export HSA_OVERRIDE_GFX_VERSION=10.3.0` solved that",
+                 "HSA_OVERRIDE_GFX_VERSION=10.3.0 fixed it for me", "export HIP_VISIBLE_DEVICES=1 did the trick"):
+        assert detect_paste(tmp_path, line + "\n").env == (), line
+    assert [e.value for e in detect_paste(tmp_path, "export HSA_OVERRIDE_GFX_VERSION=10.3.0\n").env] == ["10.3.0"]
+
+
+def test_a_setting_inside_a_conditional_block_is_not_the_machines(tmp_path: Path) -> None:
+    julia = 'if node_name == "navy_flounder"\n    ENV["HSA_OVERRIDE_GFX_VERSION"] = "10.3.0"\n    break\nend\n'
+    shell = "if [ -e /dev/kfd ]; then\n  export HSA_OVERRIDE_GFX_VERSION=11.0.0\nfi\nexport HIP_VISIBLE_DEVICES=1\n"
+    assert detect_paste(tmp_path, julia).env == ()
+    assert [(e.name, e.value) for e in detect_paste(tmp_path, shell).env] == [("HIP_VISIBLE_DEVICES", "1")]
+    # after the block, at its own indentation, a setting is the script's again
+    python = 'if args.fast:\n    os.environ["HIP_VISIBLE_DEVICES"] = "0"\nos.environ["HSA_OVERRIDE_GFX_VERSION"] = "11.0.0"\n'
+    assert [(e.name, e.value) for e in detect_paste(tmp_path, python).env] == [("HSA_OVERRIDE_GFX_VERSION", "11.0.0")]
+
+
+# --------------------------------------------------------------------------- torch.__version__ printed, lshw's driver
+def test_a_printed_torch_dunder_version_is_the_torch(tmp_path: Path) -> None:
+    text = "torch.__version__: 2.6.0+cu124\ntorch.version.hip: None\n"
+    assert [e.torch for e in detect_paste(tmp_path, text).python_envs] == ["2.6.0+cu124"]
+    assert all(e.torch is None for e in detect_paste(
+        tmp_path, "print('torch.__version__:', torch.__version__)\n").python_envs)
+
+
+def test_lshws_bound_driver_is_the_driver_loaded(tmp_path: Path) -> None:
+    text = ("  *-display\n       description: VGA compatible controller\n       vendor: Advanced Micro Devices, Inc. [AMD/ATI]\n"
+            "       configuration: driver=amdgpu latency=0\n")
+    assert detect_paste(tmp_path, text).driver.loaded is True
+    assert detect_paste(tmp_path, "       configuration: driver=nvidia latency=0\n").driver.loaded is None

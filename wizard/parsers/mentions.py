@@ -144,7 +144,7 @@ _ENV_NAMES = r"(?:HSA_OVERRIDE_GFX_VERSION(?:_\d+)?|HSA_XNACK|HSA_ENABLE_DXG_DET
 # An unquoted value runs on over commas that join the items of one list ("HIP_VISIBLE_DEVICES=0,1", "...ALLOC_CONF=
 # garbage_collection_threshold:0.6,max_split_size_mb:128"), not over a comma that starts the next assignment
 # ("HSA_OVERRIDE_GFX_VERSION=10.3.0,HIP_VISIBLE_DEVICES=0") or ends the value ("NAME=1, then ...").
-_UNQUOTED_ITEM = r"[^\s\]\"',}]"
+_UNQUOTED_ITEM = r"[^\s\]\"',}`;)]"  # a Markdown code span's backtick, a shell's ";", a ")" end the value too
 _ASSIGN_RE = lazy_re.compile(
     rf"(?:(?:^|[\s\[\"'(,{{])(?:-e\s+|--env[= ]\s*|export\s+|set\s+-gx\s+|set\s+-x\s+|Environment=\"?)?)"
     rf"(?P<name>{_ENV_NAMES})(?:=|['\"]\]\s*=\s*|:\s*(?=[\"'\d/])|\s+(?=\d))"
@@ -156,6 +156,8 @@ _TELLING = lazy_re.compile(
     r"\b(?:try|tried|trying|should|could|would|suggest\w*|recommend\w*|maybe|perhaps|instead|without|whether|"
     r"if you|you can|you need|you have to|did you|have you|make sure|don't|do not|doesn't|didn't|no need|unset|"
     r"instructions?|guide|docs?|documentation|e\.g\.|for example|such as|like this|similar|until|unless|otherwise)\b"
+    # a setting said to have solved the problem is the fix, not the failing machine's state
+    r"|\b(?:solved|fixed|resolved)\s+(?:it|that|this|the\s+(?:issue|problem))\b|\bdid\s+the\s+trick\b"
     r"|^\s*(?:use|set|add|run|export it|put)\b|\buse\s+`",
     re.IGNORECASE,
 )
@@ -429,7 +431,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("rocm version file", lazy_re.compile(r"/\.info/version\S*\s*[:\s]\s*(\d+\.\d+\.\d+)(?:-\d+)?\s*$"),
      lambda m: [("rocm", m.group(1), "version-file")]),
     # ---- torch
-    ("torch banner", lazy_re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?:[ _]version)?\"?\s*[:=]\s*\"?v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?(?:\+[\w.]+)?)\b", re.I),
+    ("torch banner", lazy_re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?:[ _]version|\.__version(?:__)?)?\"?\s*[:=]\s*\"?v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?(?:\+[\w.]+)?)\b", re.I),
      _one("torch")),
     ("torch pip", lazy_re.compile(r"(?:^|[\s,(])torch(?:==|-| )(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\d*)?(?:\+(?:rocm|cu|cpu)[\w.]*)?)"
                              r"(?:\.dist-info|-cp\d+|\s|$|\)|,)"), _one("torch")),
@@ -530,7 +532,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                      r"|\bKernel driver in use:\s*`?(?:/\S*/)?amdgpu\b"
                                      # inxi -G: the driver bound to the device, "driver: amdgpu v: kernel" ("driver: N/A"
                                      # and "modules: amdgpu" when none is)
-                                     r"|\bdriver:\s*amdgpu\s+v:\s*\S"),
+                                     r"|\bdriver:\s*amdgpu\s+v:\s*\S"
+                                     # lshw: the driver bound to the device, "configuration: driver=amdgpu latency=0"
+                                     r"|\bconfiguration:[^\n]*\bdriver=amdgpu\b"),
      lambda m: [("driver_bound", "true", None)]),
     # rocminfo's first line (ROCm/rocminfo c6f7a17c85e0 rocminfo.cc, CheckInitialState): "ROCk module [version V] is loaded";
     # "is NOT loaded" without /sys/module/amdgpu; "is NOT live" when amdgpu's initstate there is not "live" (the
@@ -686,7 +690,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu"), "kfd open": ("/dev/kfd",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "mesa chip": ("radv", "llvm", "drm"), "lshw bus": ("pci@",),
@@ -795,6 +799,10 @@ def _shellish(line: str) -> bool:
     return len(re.findall(r"[A-Za-z]{2,}", prose)) <= 6
 
 
+# a line that opens a conditional block in a script or program (shell, Python, Julia, Ruby, JavaScript)
+_CONDITIONAL = lazy_re.compile(r"^\s*(?:if|elif|elseif|else\s+if|unless|when|case)\b[^\n]*(?::|\bthen|\{|\bdo)?\s*$")
+
+
 # `pip show torch`: "Name: torch", then "Version: 2.5.1+rocm6.2"
 _PIP_SHOW_TORCH = lazy_re.compile(r"^\s*Name:\s*torch\s*$")
 _PIP_SHOW_VERSION = lazy_re.compile(r"^\s*Version:\s*(\d+\.\d+(?:\.\d+)?(?:[a-z]+\d+)?(?:\.dev\d+)?(?:\+[\w.]+)?)\s*$")
@@ -809,9 +817,16 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
     heading: str | None = None  # an issue template's "### GPU" / "### ROCm Version" field the next lines answer
     answered = 0
     pip_show_torch = False  # the line before was `pip show torch`'s "Name: torch": its "Version:" line follows
+    branch_indent: int | None = None  # the indentation of the conditional ("if ...") the lines below it are inside
     for no, line in lines(text):
         if not line or len(line) > 4000:
             continue
+        indent = len(line) - len(line.lstrip())
+        if branch_indent is not None and line.strip() and indent <= branch_indent:
+            branch_indent = None
+        conditional = branch_indent is not None
+        if _CONDITIONAL.match(line):
+            branch_indent = indent
         if pip_show_torch:
             pv = _PIP_SHOW_VERSION.match(line)
             if pv and ("torch", pv.group(1), no) not in seen:
@@ -854,8 +869,8 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
                 for kind, value, detail in make(m):
                     if kind in ("gfx_rt", "gfx_hw") and listy:
                         continue
-                    if kind == "env" and detail is None and (telling or (name == "env" and not _shellish(line))):
-                        continue
+                    if kind == "env" and detail is None and (telling or conditional or (name == "env" and not _shellish(line))):
+                        continue  # advice, or a setting a program makes only under a condition, is not the machine's
                     if kind == "os" and untried:
                         continue
                     if kind == "torch" and _SHOULD_SHOW.search(line, 0, m.start()):
