@@ -934,3 +934,21 @@ def test_lshws_bound_driver_is_the_driver_loaded(tmp_path: Path) -> None:
             "       configuration: driver=amdgpu latency=0\n")
     assert detect_paste(tmp_path, text).driver.loaded is True
     assert detect_paste(tmp_path, "       configuration: driver=nvidia latency=0\n").driver.loaded is None
+
+
+# --------------------------------------------------------------------------- Python's prompt echoes a value
+# ">>> torch.version.hip" then "'6.1.40091-a8dbc0c19'" (and IPython's In [n]: / Out[n]:): the line below the expression
+# is its value (wizard/parsers/mentions.py _ASKED, which also reads pip show's "Name: torch" / "Version:")
+
+
+def test_the_python_prompt_echoes_torch_its_hip_and_the_gpus_target(tmp_path: Path) -> None:
+    text = (">>> import torch\n>>> torch.__version__\n'2.4.1+rocm6.1'\n>>> torch.version.hip\n'6.1.40091-a8dbc0c19'\n"
+            ">>> torch.cuda.get_device_properties(0).gcnArchName\n'gfx1100:sramecc-:xnack-'\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(e.torch, e.hip) for e in facts.python_envs] == [("2.4.1+rocm6.1", "6.1.40091-a8dbc0c19")]
+    assert [g.gfx for g in facts.gpus] == ["gfx1100"]
+    ipython = "In [2]: torch.version.hip\nOut[2]: '6.2.41133-dd7f95766'\nIn [3]: print(torch.__version__)\n2.5.1+rocm6.2\n"
+    assert [(e.torch, e.hip) for e in detect_paste(tmp_path, ipython).python_envs] == [("2.5.1+rocm6.2", "6.2.41133-dd7f95766")]
+    # a value on any other line, or the prompt's next line being another prompt, is no answer
+    for near in (">>> torch.version.hip\n>>> x = '6.1.40091-a8dbc0c19'\n", "'6.1.40091-a8dbc0c19'\n>>> torch.version.hip\n"):
+        assert all(e.hip is None for e in detect_paste(tmp_path, near).python_envs), near

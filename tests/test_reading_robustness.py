@@ -124,6 +124,10 @@ def _gfx_written(text: str) -> set[str]:
     for cpu, gfx in _apu_keys():  # a processor named where the GPU is asked stands for its iGPU
         if cpu in flat:
             found.add(gfx)
+    from wizard.kb import load_kb
+
+    for m in re.finditer(r"\b(?:rx|radeon)\s*\d{4}\b", low):  # a model number for its variants ("RX 6750": XT, GRE)
+        found |= {g.gfx for g in load_kb().gpus_by_name(m.group(0)) if g.gfx}
     return found
 
 

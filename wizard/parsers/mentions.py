@@ -803,9 +803,20 @@ def _shellish(line: str) -> bool:
 _CONDITIONAL = lazy_re.compile(r"^\s*(?:if|elif|elseif|else\s+if|unless|when|case)\b[^\n]*(?::|\bthen|\{|\bdo)?\s*$")
 
 
-# `pip show torch`: "Name: torch", then "Version: 2.5.1+rocm6.2"
-_PIP_SHOW_TORCH = lazy_re.compile(r"^\s*Name:\s*torch\s*$")
-_PIP_SHOW_VERSION = lazy_re.compile(r"^\s*Version:\s*(\d+\.\d+(?:\.\d+)?(?:[a-z]+\d+)?(?:\.dev\d+)?(?:\+[\w.]+)?)\s*$")
+# A line that asks for one fact, and the form of the next line that answers it: `pip show torch` ("Name: torch", then
+# "Version: 2.5.1+rocm6.2"), and Python's or IPython's prompt echoing an expression's value on the line below it
+_REPL = r"^\s*(?:>>>|In \[\d+\]:)\s*(?:print\()?"
+_ECHO = r"^\s*(?:Out\[\d+\]:\s*)?['\"]?"
+_ASKED: tuple[tuple[lazy_re.Pattern, str, lazy_re.Pattern], ...] = (
+    (lazy_re.compile(r"^\s*Name:\s*torch\s*$"), "torch",
+     lazy_re.compile(r"^\s*Version:\s*(\d+\.\d+(?:\.\d+)?(?:[a-z]+\d+)?(?:\.dev\d+)?(?:\+[\w.]+)?)\s*$")),
+    (lazy_re.compile(_REPL + r"torch\.__version__\)?\s*$"), "torch",
+     lazy_re.compile(_ECHO + r"(\d+\.\d+\.\d+(?:[a-z]+\d+)?(?:\.dev\d+)?(?:\+[\w.]+)?)['\"]?\s*$")),
+    (lazy_re.compile(_REPL + r"torch\.version\.hip\)?\s*$"), "hip",
+     lazy_re.compile(_ECHO + r"(\d+\.\d+\.\d{5}-[0-9a-f]+)['\"]?\s*$")),
+    (lazy_re.compile(_REPL + r"torch\.cuda\.get_device_properties\([^)\n]*\)\.gcnArchName\)?\s*$"), "gfx_rt",
+     lazy_re.compile(_ECHO + rf"({GFX})(?::[\w+:-]*)?['\"]?\s*$")),
+)
 
 
 @never_raises(tuple)  # type: ignore[arg-type]
@@ -816,7 +827,7 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
     in_code_objects = False
     heading: str | None = None  # an issue template's "### GPU" / "### ROCm Version" field the next lines answer
     answered = 0
-    pip_show_torch = False  # the line before was `pip show torch`'s "Name: torch": its "Version:" line follows
+    asked: tuple[str, lazy_re.Pattern] | None = None  # the fact the line before asked for, and its answer's form
     branch_indent: int | None = None  # the indentation of the conditional ("if ...") the lines below it are inside
     for no, line in lines(text):
         if not line or len(line) > 4000:
@@ -827,12 +838,13 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
         conditional = branch_indent is not None
         if _CONDITIONAL.match(line):
             branch_indent = indent
-        if pip_show_torch:
-            pv = _PIP_SHOW_VERSION.match(line)
-            if pv and ("torch", pv.group(1), no) not in seen:
-                seen.add(("torch", pv.group(1), no))
-                out.append(Mention("torch", pv.group(1), no, line.strip()[:240], None))
-        pip_show_torch = bool(_PIP_SHOW_TORCH.match(line))
+        if asked is not None:
+            answer = asked[1].match(line)
+            if answer and (asked[0], answer.group(1).lower() if asked[0] == "gfx_rt" else answer.group(1), no) not in seen:
+                value = answer.group(1).lower() if asked[0] == "gfx_rt" else answer.group(1)
+                seen.add((asked[0], value, no))
+                out.append(Mention(asked[0], value, no, line.strip()[:240], "echo"))
+        asked = next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None)
         if "*" in line or "_" in line:  # markdown emphasis: **ROCm**: 7.2.1, _rocm-core 6.0.2-2_
             line = _UNDERSCORE_EMPHASIS.sub(" ", line.replace("**", "")).rstrip()
         low = line.lower()
