@@ -411,3 +411,17 @@ def test_the_override_that_solved_it_and_a_missing_tensile_file_and_dkms_failing
         assert "dkms-build-fails-new-kernel" in _by_id(_facts(text)), text
     for near in ("DKMS builds fine on kernel 6.8", "the build fails on Linux with CMake 3.30"):
         assert "dkms-build-fails-new-kernel" not in _by_id(_facts(near)), near
+
+
+def test_rocblas_finding_no_tensile_kernels_for_the_gpu_in_its_other_words() -> None:
+    # rocBLAS's warning before the error (justxi/rocm#182) and its "Could not load" form (ROCmLibs-for-gfx1103 #12)
+    for line in ("rocBLAS warning: No paths matched /usr/lib64/library/*gfx906*co. Make sure that ROCBLAS_TENSILE_LIBPATH "
+                 "is set correctly.",
+                 "rocBLAS error: Could not load /opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1103.dat"):
+        assert _by_id(_facts(line, _gpu("gfx1103", integrated=True)))["tensile-library-missing"].to_check is None, line
+    # the closing line alone says only that Tensile did not start: to check
+    assert _by_id(_facts("rocBLAS error: Could not initialize Tensile library",
+                         _gpu("gfx1103", integrated=True)))["tensile-library-missing"].to_check
+    assert "tensile-library-missing" not in _by_id(_facts("rocBLAS info: loaded /opt/rocm/lib/rocblas/library/*gfx1100*co",
+                                                          _gpu("gfx1100")))
+    assert "hip-out-of-memory" in _by_id(_facts("RuntimeError: HIP error: out of memory", _gpu("gfx1100")))
