@@ -425,3 +425,26 @@ def test_rocblas_finding_no_tensile_kernels_for_the_gpu_in_its_other_words() -> 
     assert "tensile-library-missing" not in _by_id(_facts("rocBLAS info: loaded /opt/rocm/lib/rocblas/library/*gfx1100*co",
                                                           _gpu("gfx1100")))
     assert "hip-out-of-memory" in _by_id(_facts("RuntimeError: HIP error: out of memory", _gpu("gfx1100")))
+
+
+def test_a_built_in_amdgpu_explains_a_tools_driver_not_loaded_and_render_added_beside_video() -> None:
+    # amd-smi reads /sys/module/amdgpu/initstate (ROCm/amdsmi amdsmi_cli/amdsmi_init.py), which a built-in amdgpu has not
+    text = ("ERROR:root:Unable to get devices, driver not initialized (amdgpu not found in modules)\n"
+            "but I have amdgpu built directly into the kernel, not as a module (CONFIG_DRM_AMDGPU=y)\n")
+    found = diagnose(_facts(text))
+    assert found[0].id == "amdgpu-builtin-not-module" and found[0].to_check is None
+    assert "amdgpu-builtin-not-module" not in _by_id(_facts("ROCk module is NOT loaded, possibly no GPU devices\n"))
+    assert "amdgpu-builtin-not-module" not in _by_id(_facts("I build my kernels with CONFIG_DRM_AMDGPU=y and all works\n"))
+    # already in video, the render group had to be added too (ROCm/legacy-rocm-build#1826)
+    said = "Note: the user is already in the `video` group.\nI had to add the user to the `render` group as well.\n"
+    assert "kfd-render-group-not-video" in _by_id(_facts(said, _gpu("gfx1033", integrated=True)))
+    assert "kfd-render-group-not-video" not in _by_id(_facts("I added the user to the render group; still nothing.\n",
+                                                             _gpu("gfx1033", integrated=True)))
+
+
+def test_a_kernel_update_that_solved_it_is_the_kernel_userspace_gap_to_check() -> None:
+    for text in ("I already solved it, apparently using kernel version 5 from 22.04 and updating to 24.04's 6.8",
+                 "Updating the host kernel fixed it."):
+        found = _by_id(_facts(text, _gpu("gfx803")))["incompatible-kernel-userspace"]
+        assert found.to_check, text
+    assert "incompatible-kernel-userspace" not in _by_id(_facts("I updated the kernel but it is not fixed.", _gpu("gfx803")))

@@ -952,3 +952,22 @@ def test_the_python_prompt_echoes_torch_its_hip_and_the_gpus_target(tmp_path: Pa
     # a value on any other line, or the prompt's next line being another prompt, is no answer
     for near in (">>> torch.version.hip\n>>> x = '6.1.40091-a8dbc0c19'\n", "'6.1.40091-a8dbc0c19'\n>>> torch.version.hip\n"):
         assert all(e.hip is None for e in detect_paste(tmp_path, near).python_envs), near
+
+
+# --------------------------------------------------------------------------- clinfo --list, a "PCI ID" address, ROCm by place
+def test_clinfo_list_names_the_devices_target(tmp_path: Path) -> None:
+    text = "$ clinfo --list\nPlatform #0: AMD Accelerated Parallel Processing\n `-- Device #0: gfx1100\n"
+    assert [g.gfx for g in detect_paste(tmp_path, text).gpus] == ["gfx1100"]
+    assert not detect_paste(tmp_path, "Platform #0: Intel(R) OpenCL\n `-- Device #0: Intel(R) UHD Graphics 770\n").gpus
+
+
+def test_a_pci_id_label_on_a_bus_address_is_the_address(tmp_path: Path) -> None:
+    assert said("  - PCI ID: `0000:03:00.0`", "bdf") == ["0000:03:00.0"]
+    assert said("PCI address: 0000:c3:00.0", "bdf") == ["0000:c3:00.0"]
+    assert said("PCI ID: 1002:744c", "bdf") == [] and said("PCI ID: 1002:744c", "pci_id") == ["1002:744c"]
+
+
+def test_a_launcher_naming_rocm_by_its_place_gives_its_version(tmp_path: Path) -> None:
+    line = "[Info] (BackendManager) Explicitly-selected system ROCm at /opt/rocm version '7.2.4' vs expected '7.13.0'\n"
+    assert detect_paste(tmp_path, line).rocm.version == "7.2.4"
+    assert detect_paste(tmp_path, "the ROCm at /opt/rocm has no version file\n").rocm.version is None

@@ -345,6 +345,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("gcnarchname", lazy_re.compile(rf"gcnArchName\W{{0,4}}\s*({GFX})", re.I), _one("gfx_rt")),
     ("gpu_type", lazy_re.compile(rf"\b(?:gpu_type|gfx|compute|arch|gfx_version)\s*[=:]\s*\"?({GFX})\b"), _one("gfx_rt")),
     ("llama", lazy_re.compile(rf"Device (\d+): [^,\n]*, ({GFX}) \(0x[0-9a-f]+\)", re.I), _gfx_hex_id),
+    # clinfo --list: "Platform #0: AMD Accelerated Parallel Processing" then " `-- Device #0: gfx1033"
+    ("clinfo list", lazy_re.compile(rf"^\s*[`|\\+-]*\s*Device\s+#\d+:\s*({GFX})(?::[\w+:-]*)?\s*$"), _one("gfx_rt")),
     ("nobinary device", lazy_re.compile(rf"amdgcn-amd-amdhsa--({GFX})\S*\s*-\s*\[(?:Not )?Found\]"), _one("gfx_rt")),
     ("rocminfo name", lazy_re.compile(rf"^\s*Name:\s+(?:amdgcn-amd-amdhsa--)?({GFX})(?::\S*)?\s*$"), _one("gfx_rt")),
     ("miopen db", lazy_re.compile(rf"\b({GFX})_\d+\.(?:u?kdb|db|fdb\.txt|udb|HIP\.fdb\.txt)\b"), _one("gfx_rt")),
@@ -385,7 +387,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("lspci bdf", lazy_re.compile(r"(?:^|[\s:：])((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\s+(?:VGA compatible|Display|3D) controller"
                                   r"\s*:\s*(?:Advanced Micro Devices|ATI|AMD)\b"),
      lambda m: [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]),
-    ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"),
+    # ... and a "PCI ID" (or "PCI address") label whose value is a whole bus address: the address, not a vendor:device id
+    ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id|PCI ID|PCI address)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"),
      lambda m: [("bdf", m.group(1).lower(), None)]),
     ("ollama gpu index", lazy_re.compile(r"\b(?:gpu|id)=(\d+)\b[^\n]*\b(?:library=rocm|gpu_type=|compute=gfx|name=)", re.I),
      _one("gpu_index")),
@@ -414,6 +417,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("rocm", m.group(1), "tool")]),
     # "ROCm 6.2", "Rocm v5.7"; the version in a parenthesis after the word ("latest Rocm (it shows as version 4.3.0)",
     # "ROCm (version 6.0)"), not another program's there ("ROCm (and python version 3.10)")
+    # a launcher naming the ROCm it found by place ("system ROCm at /opt/rocm version '7.2.4' vs expected '7.13.0'")
+    ("rocm at path", lazy_re.compile(r"\bROCm\s+(?:at|in|under)\s+/\S+\s+(?:is\s+)?version\s+['\"`]?(\d+\.\d+\.\d+)\b", re.I),
+     lambda m: [("rocm", m.group(1), None)]),
     ("rocm stated", lazy_re.compile(r"(?<![+\w./-])rocm(?:\s*v?(\d+\.\d+(?:\.\d+)?)(?![\w.])"
                                     r"|\s*\(\s*(?:(?:[\w-]+\s+){0,3}?(?:shows?|says?|is|reports?|reported|shown|displays?|lists?|listed)"
                                     r"(?:\s+as)?\s+)?version\s+v?(\d+\.\d+(?:\.\d+)?)\s*\))", re.I),
@@ -679,7 +685,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
     "hip arch": ("gfx",), "pci [1002:xxxx]": ("1002:",), "lspci Device": ("device ",),
     "device id": ("id",), "glxinfo device": ("device:",), "lspci name": ("[amd",), "marketing name": ("radeon", "instinct", "firepro"),
-    "device N: name": ("radeon", "instinct"), "bdf": ("amdgpu",), "bdf kv": ("bus", "bdf"), "lspci bdf": ("controller",),
+    "device N: name": ("radeon", "instinct"), "bdf": ("amdgpu",), "bdf kv": ("bus", "bdf", "pci id", "pci address"), "rocm at path": ("version",), "clinfo list": ("device #",), "lspci bdf": ("controller",),
     "ollama gpu index": ("gpu=", "id="), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "rocm version kv": ("rocm",),
