@@ -4,10 +4,12 @@ the process that made it, and the next one made sweeps away the homes of process
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -16,8 +18,21 @@ from wizard.mirror import keys
 pytestmark = pytest.mark.integration
 
 
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A temporary directory with a short path: gpg-agent puts its sockets in the home, and a Unix socket's address
+    holds at most 107 bytes (pytest-xdist's tmp_path, /tmp/pytest-of-root/pytest-N/popen-gwN/<test name>/, leaves
+    too few for rw-gpg-<pid>-<random>/S.gpg-agent.browser: "No agent running")."""
+    d = Path(tempfile.mkdtemp(prefix="rwg-"))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def test_a_killed_builds_home_is_swept_by_the_next_key_and_a_live_ones_is_kept(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        short_tmp: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path = short_tmp
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     dead_pid = int(gone.stdout)  # a process that has exited (its pid not reused within this test)
