@@ -919,6 +919,9 @@ def test_a_setting_inside_a_conditional_block_is_not_the_machines(tmp_path: Path
     # after the block, at its own indentation, a setting is the script's again
     python = 'if args.fast:\n    os.environ["HIP_VISIBLE_DEVICES"] = "0"\nos.environ["HSA_OVERRIDE_GFX_VERSION"] = "11.0.0"\n'
     assert [(e.name, e.value) for e in detect_paste(tmp_path, python).env] == [("HSA_OVERRIDE_GFX_VERSION", "11.0.0")]
+    # a sentence that starts with "If" is no code: the indented command below it is what the writer ran
+    prose = "If I run this:\n    HSA_OVERRIDE_GFX_VERSION=10.3.0 python x.py\nit crashes.\n"
+    assert [(e.name, e.value) for e in detect_paste(tmp_path, prose).env] == [("HSA_OVERRIDE_GFX_VERSION", "10.3.0")]
 
 
 # --------------------------------------------------------------------------- torch.__version__ printed, lshw's driver

@@ -805,8 +805,9 @@ def _shellish(line: str) -> bool:
     return len(re.findall(r"[A-Za-z]{2,}", prose)) <= 6
 
 
-# a line that opens a conditional block in a script or program (shell, Python, Julia, Ruby, JavaScript)
-_CONDITIONAL = lazy_re.compile(r"^\s*(?:if|elif|elseif|else\s+if|unless|when|case)\b[^\n]*(?::|\bthen|\{|\bdo)?\s*$")
+# a line that opens a conditional block in a script or program (shell, Python, Julia, Ruby, JavaScript): the keyword in
+# lower case, as code writes it (a sentence's "If I run:" starts with a capital)
+_CONDITIONAL = lazy_re.compile(r"^\s*(?:if|elif|elseif|else\s+if|unless)\b")
 
 
 # A line that asks for one fact, and the form of the next line that answers it: `pip show torch` ("Name: torch", then
