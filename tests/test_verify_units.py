@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from wizard.cli import main as cli_main
-from wizard.record import record
+from wizard.record import record, replace
 from wizard.verify import SuiteOptions, VerifyUsageError, command_argv, docker_argv, local_argv, run_verify
 from wizard.verify.diagnosis import build_notes, diagnose_checks, expected_peak, flag_throughput, texts_for
 from wizard.verify.launch import (
@@ -309,6 +309,7 @@ class _F:
     title: str = "t"
     fix: str = "do this"
     sources: tuple[str, ...] = ("https://example.invalid/issue",)
+    to_check: str | None = None
 
 
 def test_every_bad_check_goes_to_the_diagnoser_with_its_text() -> None:
@@ -422,6 +423,12 @@ def test_rich_report_names_the_finding_and_its_fix() -> None:
     text = console.export_text()
     assert "hipblas-alloc-failed" in text and "fix: free VRAM" in text and "FAILED" in text
     assert "torch 2.5.1+rocm6.2" in text and "https://example.invalid/issue" in text
+
+    # a finding that only might apply says so
+    r2 = replace(r, diagnosis=(CheckFindings("matmul", "cuda:0", "fail", "x", (_F("gfx803-dropped", to_check="no facts"),)),))
+    console = Console(record=True, width=140)
+    print_report(r2, console)
+    assert "gfx803-dropped (error): t (to check: no facts)" in console.export_text()
 
 
 def test_a_wrong_build_is_diagnosed_only_on_a_machine_with_an_amd_gpu() -> None:

@@ -844,6 +844,7 @@ class _Held:
     evidence: list[str]  # what made each condition true, and "(name: not known from the evidence)" lines
     held: int  # how many conditions hold
     unknown_causes: tuple[str, ...] = ()  # conditions of _CAUSE_CONDITIONS the evidence does not decide
+    unchecked: bool = False  # no facts were given (an error text alone): the conditions were not checked at all
 
 
 def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False, stated: bool = False) -> _Held | None:
@@ -854,7 +855,7 @@ def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False, s
     """
     evidence: list[str] = []
     if facts is None:
-        return _Held(evidence, 0)
+        return _Held(evidence, 0, unchecked=bool(issue.when))
     held = 0
     unknown: list[str] = []
     for name, arg in issue.when:
@@ -940,6 +941,8 @@ def _to_check(issue: KnownIssue, match: _Match | None, got: _Held, against: _Mat
     if match is not None and match.own:
         if issue.symptom:
             return "this failure shows, but it has several possible causes: see which one holds"
+        if got.unchecked and not match.stated:
+            return "this failure shows, but without the machine's facts whether its conditions hold is not known"
         if got.unknown_causes:
             return (f"this failure shows, but whether {' and '.join(_CAUSE_CONDITIONS[n] for n in got.unknown_causes)}"
                     f" is {NOT_KNOWN}")
@@ -1079,4 +1082,5 @@ def causes_and_checks(findings: list[Finding]) -> tuple[list[Finding], list[Find
 def diagnose_error_text(text: str, facts: Facts | None = None) -> list[Finding]:
     """Findings whose signature matches this error text (conditions checked when facts are given)."""
     texts = [EvidenceText("error text", normalise_error_text(text or ""), 1, "text", True)]
-    return _findings(facts, texts, predicted=False)
+    causes, checks = causes_and_checks(_findings(facts, texts, predicted=False))
+    return causes + checks

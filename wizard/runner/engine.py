@@ -573,8 +573,9 @@ def progress_note(action: Action) -> str | None:
 
 
 def default_diagnose(text: str) -> list[ev.Finding]:
-    """Known issues matching a failure's output."""
+    """Known issues a failure's output shows as causes: without the machine's facts, an issue that holds only for
+    some GPUs or systems is no more than "to check", and is left out rather than shown as the cause."""
     from wizard.diagnose import diagnose_error_text
 
     return [ev.Finding(str(f.id), str(f.title), str(f.fix), tuple(getattr(f, "sources", ()) or ()))
-            for f in diagnose_error_text(text)]
+            for f in diagnose_error_text(text) if f.to_check is None]

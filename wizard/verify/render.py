@@ -76,7 +76,8 @@ def print_report(report: VerifyReport, console: Any) -> None:
         lines += [f"  [dim]{escape(x)}[/]" for x in text[:12]] + (["  [dim]...[/]"] if len(text) > 12 else [])
         if d.findings:
             for f in d.findings:
-                lines.append(f"  [bold yellow]{escape(f.id)}[/] ({f.severity}): {escape(f.title)}")
+                check = f" [dim](to check: {escape(f.to_check)})[/]" if getattr(f, "to_check", None) else ""
+                lines.append(f"  [bold yellow]{escape(f.id)}[/] ({f.severity}): {escape(f.title)}{check}")
                 lines.append(f"    fix: {escape(f.fix)}")
                 for s in list(f.sources)[:3]:
                     lines.append(f"    [dim]{escape(s)}[/]")
