@@ -845,10 +845,10 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
         conditional = branch_indent is not None
         if _CONDITIONAL.match(line):
             branch_indent = indent
-        if asked is not None:
-            answer = asked[1].match(line)
-            if answer and (asked[0], answer.group(1).lower() if asked[0] == "gfx_rt" else answer.group(1), no) not in seen:
-                value = answer.group(1).lower() if asked[0] == "gfx_rt" else answer.group(1)
+        answer = asked[1].match(line) if asked is not None else None
+        if asked is not None and answer:
+            value = answer.group(1).lower() if asked[0] == "gfx_rt" else answer.group(1)
+            if (asked[0], value, no) not in seen:
                 seen.add((asked[0], value, no))
                 out.append(Mention(asked[0], value, no, line.strip()[:240], "echo"))
         asked = next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None)
