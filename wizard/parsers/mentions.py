@@ -26,6 +26,7 @@ from typing import Callable
 
 from wizard import lazy_re
 from wizard.parsers._text import LABELS_LINE, heading_title, lines, never_raises
+from wizard.parsers.rocminfo import ROCK_LINE
 from wizard.record import record
 
 GFX = r"gfx(?:[6-9][0-9][0-9a-f]|1[0-3][0-9][0-9a-f])"
@@ -542,12 +543,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                      # lshw: the driver bound to the device, "configuration: driver=amdgpu latency=0"
                                      r"|\bconfiguration:[^\n]*\bdriver=amdgpu\b"),
      lambda m: [("driver_bound", "true", None)]),
-    # rocminfo's first line (ROCm/rocminfo c6f7a17c85e0 rocminfo.cc, CheckInitialState): "ROCk module [version V] is loaded";
-    # "is NOT loaded" without /sys/module/amdgpu; "is NOT live" when amdgpu's initstate there is not "live" (the
-    # module failed or is still initialising): both mean the driver is not working
-    ("rock", lazy_re.compile(r"ROCk module(?: version (\S+))? is (NOT )?(?:loaded|(?<=NOT )live\b)"),
-     lambda m: [("rock", "false" if m.group(2) else "true", m.group(1))]
-     + ([("driver_version", m.group(1), "rock")] if m.group(1) and not m.group(2) else [])),
+    # rocminfo's first line: its reader's pattern (wizard/parsers/rocminfo.py ROCK_LINE), case as printed
+    ("rock", lazy_re.compile(ROCK_LINE),
+     lambda m: [("rock", "false" if m.group("not") else "true", m.group("ver"))]
+     + ([("driver_version", m.group("ver"), "rock")] if m.group("ver") and not m.group("not") else [])),
     # lsmod's row and lspci -k's binding: the amdgpu module is in the kernel
     ("amdgpu module", lazy_re.compile(r"^\s*(?:amdgpu\s+\d+\s+\d+\b|Kernel driver in use:\s*amdgpu\s*$)"),
      lambda m: [("rock", "true", None)]),

@@ -17,8 +17,11 @@ _AGENT_RE = lazy_re.compile(r"^\s*Agent\s+(\d+)\s*$")
 _KV_RE = lazy_re.compile(r"^\s*([A-Za-z][A-Za-z0-9 ._()/-]*?)\s*:\s*(.*?)\s*$")
 _POOL_RE = lazy_re.compile(r"^\s*Pool\s+(\d+)\s*$")
 _ISA_RE = lazy_re.compile(r"^\s*ISA\s+(\d+)\s*$")
-# "is NOT live": the amdgpu module is present but its initstate is not "live" (rocminfo.cc, CheckInitialState)
-_ROCK_RE = lazy_re.compile(r"ROCk module(?: version (?P<ver>\S+))? is (?P<not>NOT )?(?:loaded|(?<=NOT )live\b)", re.IGNORECASE)
+# rocminfo's first line (ROCm/rocminfo c6f7a17c85e0 rocminfo.cc, CheckInitialState): "ROCk module [version V] is
+# loaded"; "is NOT loaded" without /sys/module/amdgpu; "is NOT live" when amdgpu's initstate there is not "live" (the
+# module failed or is still initialising): both mean the driver is not working. Also read in pastes (mentions.py).
+ROCK_LINE = r"ROCk module(?: version (?P<ver>\S+))? is (?P<not>NOT )?(?:loaded|(?<=NOT )live\b)"
+_ROCK_RE = lazy_re.compile(ROCK_LINE, re.IGNORECASE)
 _GFX_RE = lazy_re.compile(r"\b(gfx[0-9]{1,2}[0-9a-f]{2,3})\b")
 _ERROR_RE = lazy_re.compile(
     r"HSA_STATUS_ERROR\w*|hsa api call failure|Unable to open /dev/kfd|Permission denied"
