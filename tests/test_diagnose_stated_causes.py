@@ -448,3 +448,18 @@ def test_a_kernel_update_that_solved_it_is_the_kernel_userspace_gap_to_check() -
         found = _by_id(_facts(text, _gpu("gfx803")))["incompatible-kernel-userspace"]
         assert found.to_check, text
     assert "incompatible-kernel-userspace" not in _by_id(_facts("I updated the kernel but it is not fixed.", _gpu("gfx803")))
+
+
+def test_tensorflow_ignoring_an_rdna2_variant_for_its_amdgpu_version_is_the_variant_needing_the_override() -> None:
+    line = ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1990] Ignoring visible gpu device (device: 0, name: "
+            "AMD Radeon RX 6600 XT, pci bus id: 0000:0c:00.0) with AMDGPU version : gfx1032. The supported AMDGPU "
+            "versions are gfx1030, gfx900, gfx906, gfx908, gfx90a.")
+    found = _by_id(_facts(line, _gpu("gfx1032")))["rdna2-variant-needs-override"]
+    # listed; whether the override is already set is not in a log line, so it is to check, not a cause
+    assert found.to_check is not None and "HSA_OVERRIDE_GFX_VERSION is set" in found.to_check
+    # the same line for a card of another family, or for a core count, says nothing of the override
+    other = line.replace("gfx1032.", "gfx1102.").replace("RX 6600 XT", "RX 7600")
+    assert "rdna2-variant-needs-override" not in _by_id(_facts(other, _gpu("gfx1102")))
+    cores = ("Ignoring visible gpu device (device: 0, name: AMD Radeon RX 6600 XT, pci bus id: 0000:0c:00.0) with core "
+             "count: 8. The minimum required count is 16.")
+    assert "rdna2-variant-needs-override" not in _by_id(_facts(cores, _gpu("gfx1032")))

@@ -974,3 +974,61 @@ def test_a_launcher_naming_rocm_by_its_place_gives_its_version(tmp_path: Path) -
     line = "[Info] (BackendManager) Explicitly-selected system ROCm at /opt/rocm version '7.2.4' vs expected '7.13.0'\n"
     assert detect_paste(tmp_path, line).rocm.version == "7.2.4"
     assert detect_paste(tmp_path, "the ROCm at /opt/rocm has no version file\n").rocm.version is None
+
+
+# --------------------------------------------------------------------------- round 8 (in-sample)
+
+
+def test_a_heading_naming_what_it_is_the_output_of_hints_the_block_under_it(tmp_path: Path) -> None:
+    text = "### Output of `groups`\n\n```shell\nalice wheel docker libvirt\n```\n"
+    facts = detect_paste(tmp_path, text)
+    assert (facts.driver.in_render_group, facts.driver.in_video_group) == (False, False)
+    # a heading about something else leaves the same words prose
+    facts = detect_paste(tmp_path, "### Output of the training run\n\n```shell\nalice wheel docker libvirt\n```\n")
+    assert (facts.driver.in_render_group, facts.driver.in_video_group) == (None, None)
+
+
+def test_dev_kfd_that_exists_means_the_driver_is_loaded(tmp_path: Path) -> None:
+    facts = detect_paste(tmp_path, "$ ls -l /dev/kfd\ncrw-rw---- 1 root render 235, 0 Jul  9 10:00 /dev/kfd\n")
+    assert (facts.driver.kfd_present, facts.driver.loaded) == (True, True)
+    # its absence says nothing of the module (amdgpu may be loaded with KFD failed, or not at all)
+    facts = detect_paste(tmp_path, "$ ls -l /dev/kfd\nls: cannot access '/dev/kfd': No such file or directory\n")
+    assert (facts.driver.kfd_present, facts.driver.loaded) == (False, None)
+
+
+@pytest.mark.parametrize("line", ["On Talos `/dev/kfd` isn't present, so the labeller fails",
+                                  "/dev/kfd isn't there after boot"])
+def test_dev_kfd_said_not_to_be_present_is_missing(tmp_path: Path, line: str) -> None:
+    assert detect_paste(tmp_path, line + "\n").driver.kfd_present is False
+
+
+def test_vllms_padded_collect_env_is_read_as_collect_env(tmp_path: Path) -> None:
+    text = ("```\nIs CUDA available            : True\n"
+            "GPU models and configuration : AMD Instinct MI300X (gfx942:sramecc+:xnack-)\n"
+            "HIP runtime version          : 7.0.51831\n```\n")
+    facts = detect_paste(tmp_path, text)
+    # gfx942 alone is the MI300X or the MI300A APU: the product name decides it is a discrete accelerator
+    assert [(g.gfx, g.integrated) for g in facts.gpus] == [("gfx942", False)]
+
+
+def test_a_distributions_rocm_package_answers_the_rocm_version_field(tmp_path: Path) -> None:
+    text = "### ROCm Version\n\nrocm-7.1.0-3.fc44.noarch\n\n### ROCm Component\n\namdsmi\n"
+    assert detect_paste(tmp_path, text).rocm.version == "7.1.0"
+    # another package's version is not the release
+    assert detect_paste(tmp_path, "### ROCm Version\n\nhipblaslt-1.1.0-2.fc44.x86_64\n").rocm.version is None
+
+
+@pytest.mark.parametrize("line", ["Labels:             beta.amd.com/gpu.device-id.67df=1", "  amd.com/gpu.device-id=67df"])
+def test_the_node_labellers_device_id_label_names_the_gpu(tmp_path: Path, line: str) -> None:
+    # as `kubectl describe node` prints them
+    facts = detect_paste(tmp_path, "$ kubectl describe node node-1\nName:               node-1\nRoles:              <none>\n"
+                         + line + "\n")
+    assert [(g.pci_id, g.gfx, g.integrated) for g in facts.gpus] == [("1002:67df", "gfx803", False)]
+    assert not detect_paste(tmp_path, "amd.com/gpu.vram.8G=1\n").gpus
+
+
+def test_tensorflows_device_line_gives_the_bus_address(tmp_path: Path) -> None:
+    line = ("2022-12-21 09:16:33.582542: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1990] Ignoring visible gpu "
+            "device (device: 0, name: AMD Radeon RX 6600 XT, pci bus id: 0000:0c:00.0) with AMDGPU version : gfx1032.\n")
+    facts = detect_paste(tmp_path, line)
+    assert [(g.gfx, g.bdf) for g in facts.gpus] == [("gfx1032", "0000:0c:00.0")]

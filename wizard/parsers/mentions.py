@@ -362,6 +362,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ---- GPU: ids, names, places, counts
     ("pci [1002:xxxx]", lazy_re.compile(r"\[1002:([0-9a-fA-F]{4})\]|\b1002:([0-9a-fA-F]{4})\b"),
      lambda m: [("pci_id", f"1002:{(m.group(1) or m.group(2)).lower()}", None)]),
+    # the Kubernetes node labeller's label of a node's GPUs (ROCm/k8s-device-plugin: "amd.com/gpu.device-id=74a1", the
+    # beta form "beta.amd.com/gpu.device-id.67df=1" with the count as its value)
+    ("k8s device-id", lazy_re.compile(r"\bamd\.com/gpu\.device-id[.=]([0-9a-fA-F]{4})\b"),
+     lambda m: [("pci_id", f"1002:{m.group(1).lower()}", None)]),
     ("lspci Device", lazy_re.compile(r"(?:Advanced Micro Devices|\bATI\b|\bAMD\b)[^\n]*?\bDevice ([0-9a-f]{4})\b"), _pci),
     ("device id", lazy_re.compile(r"\b(?:Device ID|DEVICE_ID|GPU ID|device_id|Chip ID)\s*(?:[:=]\s*)?(?:\d+\()?0x([0-9a-fA-F]{4})\b", re.I), _pci),
     # glxinfo -B's renderer: "Device: AMD Radeon VII (vega20, LLVM 15.0.7, DRM 3.53, 5.15.0-78-generic) (0x66af)"
@@ -388,8 +392,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("lspci bdf", lazy_re.compile(r"(?:^|[\s:：])((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\s+(?:VGA compatible|Display|3D) controller"
                                   r"\s*:\s*(?:Advanced Micro Devices|ATI|AMD)\b"),
      lambda m: [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]),
-    # ... and a "PCI ID" (or "PCI address") label whose value is a whole bus address: the address, not a vendor:device id
-    ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id|PCI ID|PCI address)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])"),
+    # ... and a "PCI ID" (or "PCI address") label whose value is a whole bus address: the address, not a vendor:device id;
+    # in any case (TensorFlow's device line: "name: AMD Radeon RX 6600 XT, pci bus id: 0000:0c:00.0")
+    ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id|PCI ID|PCI address)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])",
+                                re.I),
      lambda m: [("bdf", m.group(1).lower(), None)]),
     ("ollama gpu index", lazy_re.compile(r"\b(?:gpu|id)=(\d+)\b[^\n]*\b(?:library=rocm|gpu_type=|compute=gfx|name=)", re.I),
      _one("gpu_index")),
@@ -554,7 +560,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("kfd open", lazy_re.compile(r"(Unable|Able) to open /dev/kfd read-write(?::\s*([^'\"`]+?))?\s*(?:['\"`]|$)"),
      lambda m: [("kfd", "ok" if m.group(1) == "Able" else (m.group(2) or "unknown").strip(), None)]),
     ("kfd missing", lazy_re.compile(r"/dev/kfd\W*(?::\s*)?No such file or directory|error gathering device information while adding custom device \"/dev/kfd\""
-                               r"|/dev/kfd`?\s+(?:is\s+)?(?:absent|missing|not present|does not exist|doesn't exist)"
+                               r"|/dev/kfd`?\s+(?:(?:is\s+)?(?:absent|missing|not present|does not exist|doesn't exist)|isn't\s+(?:present|there))"
                                # "there is no kfd folder in /dev", "I have no /dev/kfd"; not a condition ("if there is no /dev/kfd")
                                r"|^(?!.*\b(?:if|whether|unless)\b).*\bno\s+(?:`?/dev/kfd\b|kfd\s+(?:(?:folder|directory|device|node|file|entry)\s+)?"
                                r"(?:in|under)\s+`?/dev\b)", re.I),
@@ -682,7 +688,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "llama": ("gfx",), "nobinary device": ("found]",),
     "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",),
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
-    "hip arch": ("gfx",), "pci [1002:xxxx]": ("1002:",), "lspci Device": ("device ",),
+    "hip arch": ("gfx",), "pci [1002:xxxx]": ("1002:",), "k8s device-id": ("amd.com/gpu.device-id",), "lspci Device": ("device ",),
     "device id": ("id",), "glxinfo device": ("device:",), "lspci name": ("[amd",), "marketing name": ("radeon", "instinct", "firepro"),
     "device N: name": ("radeon", "instinct"), "bdf": ("amdgpu",), "bdf kv": ("bus", "bdf", "pci id", "pci address"), "rocm at path": ("version",), "clinfo list": ("device #",), "lspci bdf": ("controller",),
     "ollama gpu index": ("gpu=", "id="), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
@@ -723,6 +729,9 @@ _SHOULD_SHOW = lazy_re.compile(r"\bshould\s+(?:now\s+|then\s+)?(?:show|be|say|pr
 _HEADING = lazy_re.compile(r"^\s{0,3}#{2,6}\s+(\S.*)$")  # closing hashes: _text.heading_title
 _UNDERSCORE_EMPHASIS = lazy_re.compile(r"(?<![\w/.$])_+(?=\w)(?!_*(?:OLD|rocm_sdk|version|init|main|file|name)\b)|(?<=\w)_+(?![\w/.])")
 _BARE_VERSION = lazy_re.compile(r"^\s*(?:ROCm\s+)?v?(\d+\.\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
+# the field answered with a distribution's ROCm package as rpm names it ("rocm-7.1.0-3.fc44.noarch",
+# "rocm-core-6.3.1-1.el9.x86_64"): its version is the release
+_ROCM_PACKAGE_NEVRA = lazy_re.compile(r"^\s*rocm(?:-core)?-(\d+\.\d+\.\d+)-\d[\w.]*?\.(?:fc|el)\d+(?:_\d+)?(?:\.(?:noarch|x86_64|aarch64))?\s*$")
 
 
 # A processor model: named where the GPU is asked, it stands for its integrated GPU (wizard/kb/apus.json)
@@ -772,7 +781,7 @@ def _template_field(heading: str, line: str) -> list[tuple[str, str, str | None]
             found = ("ubuntu", um.group(1))
         return [("os", f"{found[0]} {found[1] or ''}".strip(), "label")] if found else []
     if heading.startswith("rocm version"):
-        m = _BARE_VERSION.match(line)
+        m = _BARE_VERSION.match(line) or _ROCM_PACKAGE_NEVRA.match(line)
         return [("rocm", m.group(1), "label")] if m else []
     return []
 
@@ -859,7 +868,7 @@ def read_mentions(text: object) -> tuple[Mention, ...]:
             heading, answered = heading_title(hm.group(1)).lower(), 0
             continue
         lm = LABELS_LINE.match(line) if "labels:" in low else None
-        if lm:
+        if lm and "=" not in lm.group("labels"):  # a tracker's labels, not Kubernetes' key=value ones
             for kind, value, detail in _labels(lm.group("labels")):
                 if (kind, value, no) not in seen:
                     seen.add((kind, value, no))

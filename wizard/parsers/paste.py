@@ -98,7 +98,9 @@ _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
          "clinfo.txt"),
         # collect_env's library list starts a segment of it too (the head cut off): its "Versions of relevant
         # libraries:" line, or the "[pip3] name==version" / "[conda] name version ..." lines only it prints
-        (r"^Collecting environment information|^PyTorch version:\s|^Is debug build:\s|^ROCM used to build PyTorch:"
+        # (vLLM's collect_env pads its keys: "PyTorch version              : 2.9.0")
+        (r"^Collecting environment information|^PyTorch version\s*:\s|^Is debug build\s*:\s|^ROCM used to build PyTorch\s*:"
+         r"|^GPU models and configuration\s*:|^HIP runtime version\s*:|^MIOpen runtime version\s*:"
          r"|^Versions of relevant libraries:\s*$|^\[(?:pip3?|conda)\] [A-Za-z0-9][\w.-]*(?:==\S|\s+\d)",
          "collect_env.txt"),
         (r"^\s*==>\s*\S*(?:kfd|topology)\S*properties\s*<==|^\s*(?:cpu_cores_count|simd_count|gfx_target_version"
@@ -258,6 +260,13 @@ def _hint(title: str) -> str | None:
     return None
 
 
+def _label_hint(title: str) -> str | None:
+    """The output a heading or label line announces: its tool ("### rocminfo"), or what it is the output of
+    ("### Output of `groups`", "3. Output of **groups**:")."""
+    om = _OUTPUT_OF.match(title)
+    return _hint((om.group("title") if om else title).replace("*", "").replace("`", "").strip())
+
+
 def _marker(line: str) -> str | None:
     for rx, kind in _MARKERS:
         if rx.search(line):
@@ -396,7 +405,7 @@ def split_paste(text: object) -> Paste:
                 b.close()
                 if title is None and no <= 3 and line.lstrip().startswith("# "):
                     title = heading
-                hint = _hint(heading)
+                hint = _label_hint(heading)
                 b.open(TEXT, no)  # the heading stays with the prose under it (an issue template's field and answer)
                 b.add(no, line)
                 continue
@@ -423,7 +432,7 @@ def split_paste(text: object) -> Paste:
         # a label line naming a tool ("rocminfo output:", "3. Output of **groups**") hints the block after it
         om = _OUTPUT_OF.match(s) if len(s) <= _LABEL_MAX else None
         if om and not in_fence:
-            h = _hint(om.group("title").replace("*", "").replace("`", "").strip())
+            h = _label_hint(s)
             if h:
                 b.open(TEXT, no)
                 b.add(no, line)

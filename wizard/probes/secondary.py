@@ -762,6 +762,10 @@ def _driver(facts: Facts, said: list[Said]) -> Driver:
     if d.groups and user is not None:
         in_render = "render" in d.groups if in_render is None else in_render
         in_video = "video" in d.groups if in_video is None else in_video
+    if loaded is None and kfd_present:
+        # /dev/kfd is made when the driver loads (kfd_init -> kfd_chardev_init, drivers/gpu/drm/amd/amdkfd/kfd_module.c,
+        # called from amdgpu's init), with or without a GPU it can drive
+        loaded = True
     return replace(d, loaded=loaded, kfd_present=kfd_present, kfd_accessible=kfd_ok, kfd_error=kfd_error,
                    version=version, kind=kind, user=user, in_render_group=in_render, in_video_group=in_video,
                    sources=tuple(dict.fromkeys(sources)))
