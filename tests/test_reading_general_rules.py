@@ -1032,3 +1032,19 @@ def test_tensorflows_device_line_gives_the_bus_address(tmp_path: Path) -> None:
             "device (device: 0, name: AMD Radeon RX 6600 XT, pci bus id: 0000:0c:00.0) with AMDGPU version : gfx1032.\n")
     facts = detect_paste(tmp_path, line)
     assert [(g.gfx, g.bdf) for g in facts.gpus] == [("gfx1032", "0000:0c:00.0")]
+
+
+def test_ollamas_pci_id_is_the_bus_address(tmp_path: Path) -> None:
+    line = ('time=2025-10-21T15:33:57.731+05:30 level=INFO source=types.go:42 msg="inference compute" id=0 library=rocm '
+            'compute=gfx1031 description="AMD Radeon RX 6700 XT" pci_id=0d:00.0 total="12.0 GiB"\n')
+    assert [(g.gfx, g.bdf) for g in detect_paste(tmp_path, line).gpus] == [("gfx1031", "0000:0d:00.0")]
+    assert said('pci_id=0000:c3:00.0 type=discrete', "bdf") == ["0000:c3:00.0"]
+    assert said('pci_id="" library=cpu', "bdf") == []
+
+
+def test_a_distribution_inside_a_build_or_file_name_is_not_the_os(tmp_path: Path) -> None:
+    text = ("**System:** Debian 13 (with kernel 6.18.12 from backports)\n"
+            "**Lemonade build:** llama-b1207-ubuntu-rocm-gfx1151-x64.zip\n")
+    facts = detect_paste(tmp_path, text)
+    assert (facts.os.id, facts.os.version) == ("debian", "13")
+    assert said("Ubuntu-22.04 is the WSL distribution", "os") == ["ubuntu"]  # a name that begins the token still is

@@ -240,7 +240,7 @@ _NOT_A_COUNT = lazy_re.compile(r"\b(?:step|section|part|version|v|rocm|ubuntu|ge
 
 
 _OS_NAME = lazy_re.compile(
-    r"\b(Ubuntu|Kubuntu|Xubuntu|Lubuntu|Debian(?: GNU/Linux)?|Fedora(?: Linux)?|Arch ?Linux|Manjaro(?: Linux)?|EndeavourOS"
+    r"(?<!-)\b(Ubuntu|Kubuntu|Xubuntu|Lubuntu|Debian(?: GNU/Linux)?|Fedora(?: Linux)?|Arch ?Linux|Manjaro(?: Linux)?|EndeavourOS"
     r"|openSUSE (?:Tumbleweed|Leap)|Rocky Linux|AlmaLinux|CentOS(?: Linux| Stream)?|Red Hat Enterprise Linux(?: Server)?|RHEL"
     r"|Linux ?Mint|Pop!_OS|Gentoo|NixOS|Oracle Linux)(?![a-z])(?!\s*(?:packages?|repo|repositor|-style|based|derivative))"
     r"(?:[\s:]*(?:release\s+|Linux\s+|Server\s+)?v?(\d+(?:\.\d+)*))?",
@@ -397,6 +397,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id|PCI ID|PCI address)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])",
                                 re.I),
      lambda m: [("bdf", m.group(1).lower(), None)]),
+    # ollama's device line ("... compute=gfx1031 pci_id=0d:00.0", "pci_id=0000:0d:00.0"): the bus address, domain 0 when left out
+    ("ollama pci_id", lazy_re.compile(r"\bpci_id=\"?((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\b"),
+     lambda m: [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]),
     ("ollama gpu index", lazy_re.compile(r"\b(?:gpu|id)=(\d+)\b[^\n]*\b(?:library=rocm|gpu_type=|compute=gfx|name=)", re.I),
      _one("gpu_index")),
     ("count", lazy_re.compile(r"(?:Number of HIP devices|found|device_count\(\)\W*|Device count|Number of devices|num_gpus|GPU count)"
@@ -691,7 +694,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "hip arch": ("gfx",), "pci [1002:xxxx]": ("1002:",), "k8s device-id": ("amd.com/gpu.device-id",), "lspci Device": ("device ",),
     "device id": ("id",), "glxinfo device": ("device:",), "lspci name": ("[amd",), "marketing name": ("radeon", "instinct", "firepro"),
     "device N: name": ("radeon", "instinct"), "bdf": ("amdgpu",), "bdf kv": ("bus", "bdf", "pci id", "pci address"), "rocm at path": ("version",), "clinfo list": ("device #",), "lspci bdf": ("controller",),
-    "ollama gpu index": ("gpu=", "id="), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
+    "ollama gpu index": ("gpu=", "id="), "ollama pci_id": ("pci_id=",), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "rocm version kv": ("rocm",),
     "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "gpu list name": ("radeon", "instinct"), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
