@@ -463,3 +463,17 @@ def test_tensorflow_ignoring_an_rdna2_variant_for_its_amdgpu_version_is_the_vari
     cores = ("Ignoring visible gpu device (device: 0, name: AMD Radeon RX 6600 XT, pci bus id: 0000:0c:00.0) with core "
              "count: 8. The minimum required count is 16.")
     assert "rdna2-variant-needs-override" not in _by_id(_facts(cores, _gpu("gfx1032")))
+
+
+def test_adding_the_user_to_render_and_video_that_worked_is_the_missing_membership() -> None:
+    text = ("In that case add your user to those groups.\n`sudo usermod -a -G render me` `sudo usermod -a -G video me`\n"
+            "Then do a full reboot, not just a logout and login.\n\nOmg it really worked, it took quite a time!")
+    found = _by_id(_facts(text, _gpu("gfx1032")))["not-in-render-group"]
+    assert found.to_check is None
+    for near in ("sudo usermod -a -G render me\nI rebooted but it still doesn't work.",
+                 "I added the user to render and video, rebooted, no luck. Then I reinstalled torch and it worked.",
+                 "sudo usermod -a -G docker me\nthat worked for docker"):
+        assert "not-in-render-group" not in _by_id(_facts(near, _gpu("gfx1032"))), near
+    # the groups the machine shows decide against it
+    member = Driver(in_render_group=True, in_video_group=True, user="me")
+    assert "not-in-render-group" not in _by_id(_facts(text, _gpu("gfx1032"), driver=member))
