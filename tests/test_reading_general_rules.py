@@ -1048,3 +1048,10 @@ def test_a_distribution_inside_a_build_or_file_name_is_not_the_os(tmp_path: Path
     facts = detect_paste(tmp_path, text)
     assert (facts.os.id, facts.os.version) == ("debian", "13")
     assert said("Ubuntu-22.04 is the WSL distribution", "os") == ["ubuntu"]  # a name that begins the token still is
+
+
+def test_ollamas_detected_amdgpu_versions_name_the_gpus_targets(tmp_path: Path) -> None:
+    line = 'time=2024-03-16T02:53:16.858Z level=INFO source=amd_linux.go:88 msg="detected amdgpu versions [gfx1103]"\n'
+    assert [(g.gfx, g.integrated) for g in detect_paste(tmp_path, line).gpus] == [("gfx1103", True)]
+    assert said('msg="detected amdgpu versions [gfx1030 gfx906]"', "gfx_rt") == ["gfx1030", "gfx906"]
+    assert said('msg="detected amdgpu versions []"', "gfx_rt") == []

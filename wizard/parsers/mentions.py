@@ -345,6 +345,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ---- GPU: runtime gfx in device contexts
     ("gcnarchname", lazy_re.compile(rf"gcnArchName\W{{0,4}}\s*({GFX})", re.I), _one("gfx_rt")),
     ("gpu_type", lazy_re.compile(rf"\b(?:gpu_type|gfx|compute|arch|gfx_version)\s*[=:]\s*\"?({GFX})\b"), _one("gfx_rt")),
+    # ollama's early discovery line: the targets KFD reports, one per GPU ("detected amdgpu versions [gfx1030 gfx906]")
+    ("ollama amdgpu versions", lazy_re.compile(r"\bdetected amdgpu versions \[([^\]\n]*)\]"),
+     lambda m: [("gfx_rt", g.lower(), None) for g in re.findall(rf"\b({GFX})\b", m.group(1))]),
     ("llama", lazy_re.compile(rf"Device (\d+): [^,\n]*, ({GFX}) \(0x[0-9a-f]+\)", re.I), _gfx_hex_id),
     # clinfo --list: "Platform #0: AMD Accelerated Parallel Processing" then " `-- Device #0: gfx1033"
     ("clinfo list", lazy_re.compile(rf"^\s*[`|\\+-]*\s*Device\s+#\d+:\s*({GFX})(?::[\w+:-]*)?\s*$"), _one("gfx_rt")),
@@ -688,7 +691,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
 # cheap substring filters: a rule runs only on lines containing one of its words (lower-cased)
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "gfx_target_version": ("gfx_target_version",), "gfx version": ("gfx version", "target_graphics"),
-    "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "llama": ("gfx",), "nobinary device": ("found]",),
+    "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "llama": ("gfx",), "nobinary device": ("found]",),
     "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",),
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
     "hip arch": ("gfx",), "pci [1002:xxxx]": ("1002:",), "k8s device-id": ("amd.com/gpu.device-id",), "lspci Device": ("device ",),
