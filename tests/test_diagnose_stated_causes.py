@@ -477,3 +477,20 @@ def test_adding_the_user_to_render_and_video_that_worked_is_the_missing_membersh
     # the groups the machine shows decide against it
     member = Driver(in_render_group=True, in_video_group=True, user="me")
     assert "not-in-render-group" not in _by_id(_facts(text, _gpu("gfx1032"), driver=member))
+
+
+def test_dpkg_naming_a_distribution_package_as_owner_of_hips_headers_is_the_shadowing_to_check() -> None:
+    text = "$ dpkg -S /usr/include/hip/hip_runtime_api.h\nlibamdhip64-dev: /usr/include/hip/hip_runtime_api.h\n"
+    found = _by_id(_facts(text, _gpu("gfx1100")))["distro-rocm-packages-shadow"]
+    # which ROCm the build should have used is not in those lines: to check, not a cause
+    assert found.to_check is not None and "beside AMD's" in found.to_check
+    for near in ("rocm-core: /opt/rocm-6.4.1/.info/version", "libamdhip64-dev is what Debian calls the HIP headers"):
+        assert "distro-rocm-packages-shadow" not in _by_id(_facts(near, _gpu("gfx1100"))), near
+
+
+def test_a_stalling_convolution_is_not_read_from_install_or_converted() -> None:
+    assert "miopen-first-conv-slow" not in _by_id(_facts(
+        "the project has been converted to .toml and thus pip install -r requirements-dev.txt won't work", _gpu("gfx1102")))
+    for text in ("The first conv2d hangs for ten minutes", "MIOpen stalls on the first convolution",
+                 "VAE decode takes several minutes"):
+        assert "miopen-first-conv-slow" in _by_id(_facts(text, _gpu("gfx1102"))), text

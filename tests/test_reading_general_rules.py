@@ -1055,3 +1055,24 @@ def test_ollamas_detected_amdgpu_versions_name_the_gpus_targets(tmp_path: Path) 
     assert [(g.gfx, g.integrated) for g in detect_paste(tmp_path, line).gpus] == [("gfx1103", True)]
     assert said('msg="detected amdgpu versions [gfx1030 gfx906]"', "gfx_rt") == ["gfx1030", "gfx906"]
     assert said('msg="detected amdgpu versions []"', "gfx_rt") == []
+
+
+def test_a_python_one_liners_output_answers_what_it_printed(tmp_path: Path) -> None:
+    text = ('$ python -c "import torch; print(torch.__version__)"\n2.3.0.dev20240309+rocm6.0\n'
+            '$ python -c "import torch; print(torch.version.hip)"\n6.0.32830-d62f6a171\n')
+    envs = detect_paste(tmp_path, text).python_envs
+    assert [(e.torch, e.hip) for e in envs] == [("2.3.0.dev20240309+rocm6.0", "6.0.32830-d62f6a171")]
+    # a one-liner printing something else, and a line that is not its output, answer nothing
+    assert not detect_paste(tmp_path, '$ python -c "import torch; print(torch.cuda.is_available())"\n'
+                                      '6.0.32830-d62f6a171\n').python_envs
+
+
+@pytest.mark.parametrize("text, runtime", [
+    ("DON'T INSTALL FULL AMDGPU-PRO DRIVER, install only its OpenCL (headless mode)\n", None),
+    ("You're probably just using the older OpenCL from the amdgpu-pro driver.\n", None),
+    ("export LD_LIBRARY_PATH=/opt/amdgpu-pro/lib/x86_64-linux-gnu\n", "/opt/amdgpu-pro/lib/x86_64-linux-gnu"),
+    ("$ sudo ./amdgpu-pro-install -y --opencl=legacy\n", "amdgpu-pro-install"),
+])
+def test_amdgpu_pro_named_in_prose_is_not_its_runtime_on_the_machine(tmp_path: Path, text: str,
+                                                                     runtime: str | None) -> None:
+    assert detect_paste(tmp_path, text).rocm.amdgpu_pro == runtime

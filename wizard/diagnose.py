@@ -801,6 +801,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "in_container": lambda f: f.in_container is not None,
     "kfd_present": lambda f: f.driver.kfd_present is not None,
     "rocm_stream_in": lambda f: bool(f.rocm.installs),
+    "distro_rocm_packages": lambda f: bool(f.rocm.installs),
     "rocm_version": lambda f: f.rocm.version is not None,
     "kernel_version": lambda f: kernel_series(f.os.kernel) is not None,
     "torch_not_wsl_build": lambda f: False,  # only a nightly shows it; a release version shows nothing either way
@@ -820,7 +821,8 @@ _CAUSE_CONDITIONS = {"override_on_supported": "the installed ROCm or torch suppo
                      "therock_missing_device": "the installed TheRock packages lack the GPU's device package",
                      "override_set": "HSA_OVERRIDE_GFX_VERSION is set",
                      "override_spoofs_gpu": "HSA_OVERRIDE_GFX_VERSION makes the GPU run another instruction set",
-                     "kernel_version": "the running kernel is in the range this needs"}
+                     "kernel_version": "the running kernel is in the range this needs",
+                     "distro_rocm_packages": "the distribution's ROCm packages are installed beside AMD's"}
 NOT_KNOWN = "not known from the evidence"
 # Conditions that only say which GPU or system this is: a predicted issue resting on them alone (this GPU is
 # unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed

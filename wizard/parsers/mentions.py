@@ -540,7 +540,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("title container", lazy_re.compile(r"^#\s(?!.*\?)(?!.*\b(?:how|request|feature|add|provide|publish|build|please|want|need)\b)"
                                         r".*\b(?:docker|podman|container)\s+images?\b", re.I),
      lambda m: [("container", "true", "title")]),
-    ("amdgpu-pro", lazy_re.compile(r"(/opt/amdgpu-pro\S*|\bamdgpu-pro\b[\w./-]*|libamdocl-orca\w*\.so)"), _one("amdgpu_pro")),
+    # the proprietary runtime's files or packages on this machine (not the name in prose: "don't install amdgpu-pro")
+    ("amdgpu-pro", lazy_re.compile(r"(/opt/amdgpu-pro\S*|libamdocl-orca\w*\.so|\bamdgpu-pro-(?:\d{2}\.\d{1,2}|core|lib32|oglp|opencl"
+                                   r"|ocl|vulkan|install)\b[\w.+~/-]*|\bopencl-(?:legacy|orca)-amdgpu-pro-icd\b)"), _one("amdgpu_pro")),
     # the amdgpu driver speaking of a device in the kernel log ("amdgpu 0000:c4:00.0: GPU reset begin!"), a row of
     # rocm-smi's concise table with the sensors the driver exports ("0  2  0x74a1,  55354  48.0°C  133.0W ..."): the
     # driver is loaded
@@ -840,15 +842,26 @@ _ASKED: tuple[tuple[lazy_re.Pattern, str, lazy_re.Pattern], ...] = (
 )
 
 
+# a shell one-liner that prints one value (`python -c "import torch; print(torch.version.hip)"`): its output answers it
+# as the Python prompt's echo does
+_ONE_LINER = lazy_re.compile(r"^\s*python3?(?:\.\d+)?\s+-c\s+[\"'](?:[^\"'\n]*;\s*)?print\((?P<expr>[\w.]+(?:\([^()\"'\n]*\))?(?:\.[\w]+)*)\)\s*;?\s*[\"']\s*$")
+
+
+def _asked_by(command: str | None) -> tuple[str, lazy_re.Pattern] | None:
+    m = _ONE_LINER.match(command) if command else None
+    line = f">>> print({m.group('expr')})" if m else ""
+    return next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None) if m else None
+
+
 @never_raises(tuple)  # type: ignore[arg-type]
-def read_mentions(text: object) -> tuple[Mention, ...]:
-    """Every fact a text states, in text order; never raises."""
+def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ...]:
+    """Every fact a text states, in text order; never raises. ``command``: the command that printed the text."""
     out: list[Mention] = []
     seen: set[tuple[str, str, int]] = set()
     in_code_objects = False
     heading: str | None = None  # an issue template's "### GPU" / "### ROCm Version" field the next lines answer
     answered = 0
-    asked: tuple[str, lazy_re.Pattern] | None = None  # the fact the line before asked for, and its answer's form
+    asked = _asked_by(command)  # the fact the line before (or the command) asked for, and its answer's form
     branch_indent: int | None = None  # the indentation of the conditional ("if ...") the lines below it are inside
     for no, line in lines(text):
         if not line or len(line) > 4000:

@@ -43,7 +43,7 @@ def collect(texts: tuple[EvidenceText, ...] | list[EvidenceText]) -> list[Said]:
     for t in texts:
         if not t.own:
             continue
-        mentions: tuple[Mention, ...] = read_mentions(t.text)
+        mentions: tuple[Mention, ...] = read_mentions(t.text, t.command)
         for m in mentions:
             out.append(Said(m, _evidence(t, m), t.post == first, t.kind == "text"))
     return out
