@@ -1076,3 +1076,14 @@ def test_a_python_one_liners_output_answers_what_it_printed(tmp_path: Path) -> N
 def test_amdgpu_pro_named_in_prose_is_not_its_runtime_on_the_machine(tmp_path: Path, text: str,
                                                                      runtime: str | None) -> None:
     assert detect_paste(tmp_path, text).rocm.amdgpu_pro == runtime
+
+
+def test_pip_show_torch_requiring_nvidias_runtime_wheels_is_a_cuda_build(tmp_path: Path) -> None:
+    show = ("$ python3.11 -m pip show torch\nName: torch\nVersion: 2.0.1\nLocation: /home/u/.local/lib/python3.11/site-packages\n"
+            "Requires: filelock, jinja2, nvidia-cublas-cu11, nvidia-cuda-runtime-cu11, sympy, triton\n")
+    assert [(e.torch, e.build) for e in detect_paste(tmp_path, show).python_envs] == [("2.0.1", "cuda")]
+    # without NVIDIA's wheels the build is not known; another package's requirements say nothing of torch's
+    plain = show.replace("nvidia-cublas-cu11, nvidia-cuda-runtime-cu11, ", "")
+    assert [(e.torch, e.build) for e in detect_paste(tmp_path, plain).python_envs] == [("2.0.1", None)]
+    other = plain + "\nName: vllm\nVersion: 0.4.0\nRequires: nvidia-ml-py, nvidia-cublas-cu12, torch\n"
+    assert [(e.torch, e.build) for e in detect_paste(tmp_path, other).python_envs] == [("2.0.1", None)]

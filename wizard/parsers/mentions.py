@@ -46,7 +46,7 @@ KINDS = (
     "gfx_hw", "gfx_rt", "pci_id", "gpu_name", "bdf", "gpu_index", "gpu_count", "apu",
     "rocm", "torch", "python_version", "env", "kernel", "wsl", "container", "amdgpu_pro",
     "rock", "driver_bound", "kfd", "kfd_added", "render_group", "video_group", "driver_version", "dkms",
-    "gpu_prose", "os", "user", "kfd_node", "render_node", "hip", "kfd_probe", "cpu", "cpu_title",
+    "gpu_prose", "os", "user", "kfd_node", "render_node", "hip", "kfd_probe", "cpu", "cpu_title", "torch_cuda",
 )
 
 Rule = tuple[str, "lazy_re.Pattern", Callable[["re.Match[str]"], "list[tuple[str, str, str | None]]"]]
@@ -842,6 +842,9 @@ _ASKED: tuple[tuple[lazy_re.Pattern, str, lazy_re.Pattern], ...] = (
 )
 
 
+_PIP_SHOW_NAME = lazy_re.compile(r"^\s*Name:\s*\S+\s*$")
+_PIP_SHOW_TORCH = lazy_re.compile(r"^\s*Name:\s*torch\s*$")
+_PIP_REQUIRES_CUDA = lazy_re.compile(r"^\s*Requires:.*\bnvidia-[\w-]+-(cu\d+)\b")
 # a shell one-liner that prints one value (`python -c "import torch; print(torch.version.hip)"`): its output answers it
 # as the Python prompt's echo does
 _ONE_LINER = lazy_re.compile(r"^\s*python3?(?:\.\d+)?\s+-c\s+[\"'](?:[^\"'\n]*;\s*)?print\((?P<expr>[\w.]+(?:\([^()\"'\n]*\))?(?:\.[\w]+)*)\)\s*;?\s*[\"']\s*$")
@@ -862,6 +865,7 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
     heading: str | None = None  # an issue template's "### GPU" / "### ROCm Version" field the next lines answer
     answered = 0
     asked = _asked_by(command)  # the fact the line before (or the command) asked for, and its answer's form
+    pip_show_torch = False  # inside `pip show torch`'s block (its Name line to a blank or another Name line)
     branch_indent: int | None = None  # the indentation of the conditional ("if ...") the lines below it are inside
     for no, line in lines(text):
         if not line or len(line) > 4000:
@@ -879,6 +883,13 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
                 seen.add((asked[0], value, no))
                 out.append(Mention(asked[0], value, no, line.strip()[:240], "echo"))
         asked = next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None)
+        if _PIP_SHOW_NAME.match(line) or not line.strip():
+            pip_show_torch = bool(_PIP_SHOW_TORCH.match(line))
+        elif pip_show_torch and (cu := _PIP_REQUIRES_CUDA.match(line)) is not None:
+            # the wheel PyPI gives Linux by default: a CUDA build that depends on NVIDIA's runtime wheels
+            if ("torch_cuda", cu.group(1), no) not in seen:
+                seen.add(("torch_cuda", cu.group(1), no))
+                out.append(Mention("torch_cuda", cu.group(1), no, line.strip()[:240], "pip show"))
         if "*" in line or "_" in line:  # markdown emphasis: **ROCm**: 7.2.1, _rocm-core 6.0.2-2_
             line = _UNDERSCORE_EMPHASIS.sub(" ", line.replace("**", "")).rstrip()
         low = line.lower()

@@ -618,7 +618,8 @@ def _torch_env(facts: Facts, said: list[Said]) -> tuple[PythonEnv, ...]:
     value = s.m.value
     from wizard.probes.python_envs import build_of
 
-    build = build_of(value, None, None, False)
+    cuda = _first(said, "torch_cuda")  # pip show's requirements: NVIDIA's runtime wheels
+    build = build_of(value, None, cuda.m.value if cuda is not None else None, False)
     pyver = _first(said, "python_version")
     env = PythonEnv(path=s.m.detail.rsplit("/lib/", 1)[0] if s.m.detail and "/lib/" in s.m.detail else None,
                     python_version=pyver.m.value if pyver else None, torch=value, build=build, kind="recorded",
