@@ -1087,3 +1087,16 @@ def test_pip_show_torch_requiring_nvidias_runtime_wheels_is_a_cuda_build(tmp_pat
     assert [(e.torch, e.build) for e in detect_paste(tmp_path, plain).python_envs] == [("2.0.1", None)]
     other = plain + "\nName: vllm\nVersion: 0.4.0\nRequires: nvidia-ml-py, nvidia-cublas-cu12, torch\n"
     assert [(e.torch, e.build) for e in detect_paste(tmp_path, other).python_envs] == [("2.0.1", None)]
+
+
+def test_the_card_the_prose_names_is_the_gpu_the_runtime_knows_only_by_the_overrides_target(tmp_path: Path) -> None:
+    text = ("I have an RX 6700 XT.\n$ export HSA_OVERRIDE_GFX_VERSION=10.3.0\n"
+            "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : gfx1030\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx1031", "gfx1030")]
+    # without the override the runtime's target is the card's own: a card the prose names beside it is not merged in
+    plain = text.replace("$ export HSA_OVERRIDE_GFX_VERSION=10.3.0\n", "")
+    assert [g.gfx_reported for g in detect_paste(tmp_path, plain).gpus if g.gfx_reported] == ["gfx1030"]
+    # two cards in the prose: neither is taken
+    two = text.replace("an RX 6700 XT", "an RX 6700 XT and an RX 7900 XTX")
+    assert [(g.gfx, g.gfx_reported) for g in detect_paste(tmp_path, two).gpus] == [(None, "gfx1030")]

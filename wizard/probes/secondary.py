@@ -337,6 +337,11 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
         prose = _prose_device(said, kb, header)
         if prose is not None:
             devices.append(prose)
+    elif (masked := _masked_by_override(devices, facts, override_gfx)) is not None:
+        # the runtime reports the override's target, which says nothing of the card: the one card the prose names is it
+        prose = _prose_device(said, kb, header)
+        if prose is not None and prose.gfx and not prose.pci:
+            masked.absorb(replace(prose, reported=set()))
     devices = _place_devices(devices)
     gpus = list(facts.gpus)
     used: set[int] = set()
@@ -402,6 +407,16 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
         else:
             gpus += [Gpu(sources=(where,)) for _ in range(count - len(gpus))]
     return tuple(gpus)
+
+
+def _masked_by_override(devices: list[_Device], facts: Facts, override_gfx: str | None) -> _Device | None:
+    """The one GPU the texts know only by the target the runtime reports under HSA_OVERRIDE_GFX_VERSION (which is the
+    override's own), where nothing else names a GPU; None otherwise."""
+    named = [d for d in devices if d.identity() or d.pci]
+    if override_gfx is None or len(named) != 1 or any(g.gfx or g.gfx_reported or g.pci_id for g in facts.gpus):
+        return None
+    d = named[0]
+    return d if not d.gfx and not d.pci and d.reported == {override_gfx} else None
 
 
 def _one_apu(cpus: list[str], kb: object) -> tuple[Any, Any] | None:
