@@ -11,6 +11,7 @@ from reading_helpers import detect_paste, said
 from wizard.kb import load_kb
 from wizard.kb.names import name_keys
 from wizard.parsers.mentions import read_mentions
+from wizard.parsers.paste import split_paste
 
 pytestmark = pytest.mark.unit
 
@@ -1100,3 +1101,15 @@ def test_the_card_the_prose_names_is_the_gpu_the_runtime_knows_only_by_the_overr
     # two cards in the prose: neither is taken
     two = text.replace("an RX 6700 XT", "an RX 6700 XT and an RX 7900 XTX")
     assert [(g.gfx, g.gfx_reported) for g in detect_paste(tmp_path, two).gpus] == [(None, "gfx1030")]
+
+
+def test_a_turn_continued_by_its_writer_after_a_stored_fragment_is_the_same_post(tmp_path: Path) -> None:
+    text = ("bob · description · 2025-02-01\nOllama uses the CPU only.\n\n[turn 0 by bob, continued]\n```\n"
+            'time=2025-01-31T19:32:23.233-05:00 level=INFO source=amd_linux.go:389 msg="skipping rocm gfx compatibility '
+            'check" HSA_OVERRIDE_GFX_VERSION=10.3.0\n```\n')
+    posts = split_paste(text).posts
+    assert [p.author for p in posts] == ["bob"]
+    assert [(s.name, s.value) for s in detect_paste(tmp_path, text).env] == [("HSA_OVERRIDE_GFX_VERSION", "10.3.0")]
+    # another writer's turn is another post: its settings are not the reporter's machine as first reported
+    other = text.replace("[turn 0 by bob, continued]", "[turn 1 by alice]")
+    assert len(split_paste(other).posts) == 2 and not detect_paste(tmp_path, other).env

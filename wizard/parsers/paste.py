@@ -72,7 +72,7 @@ _POST_HEADER = lazy_re.compile(
 # A stored thread's own header ("ROCm/ROCm · issue #2686 · closed · Shell", "labels: ROCm 6.2.1, AMD Radeon RX 7900 XT"):
 # who filed it where, and the triagers' tags, which name releases and cards that need not be this machine's
 _THREAD_META = lazy_re.compile(r"^\s*[\w.-]+/[\w.-]+ · (?:issue|pull request|pr|discussion) #\d+\b", re.IGNORECASE)
-_TURN_HEADER = lazy_re.compile(r"^\s*\[turn (?P<turn>\d+) by (?P<author>[^,\]]+)(?:, continued)?\]\s*$")
+_TURN_HEADER = lazy_re.compile(r"^\s*\[turn (?P<turn>\d+) by (?P<author>[^,\]]+)(?P<continued>, continued)?\]\s*$")
 _FENCE = lazy_re.compile(r"^\s*(?:```|~~~)")
 _HEADING = lazy_re.compile(r"^\s{0,3}#{1,6}\s+(?P<title>\S.*)$")  # closing hashes: _text.heading_title
 _HTML_BLOCK = lazy_re.compile(r"^\s*</?(?:details|summary|pre|code|p|div|br|hr|table|tr|td|th|tbody|thead|ul|ol|li|h\d)\b[^>]*>",
@@ -359,6 +359,11 @@ def split_paste(text: object) -> Paste:
                 b.close()
             continue
         head = _POST_HEADER.match(raw) or _TURN_HEADER.match(raw)
+        if head and head.groupdict().get("continued") and posts \
+                and posts[-1].author.casefold() == head.group("author").strip().casefold():
+            b.close()  # the same writer's turn goes on after a stored fragment ends: the same post
+            in_fence, hint = False, None
+            continue
         if head:
             b.close()
             kinds = head.groupdict()
