@@ -1098,6 +1098,9 @@ def test_the_card_the_prose_names_is_the_gpu_the_runtime_knows_only_by_the_overr
     # without the override the runtime's target is the card's own: a card the prose names beside it is not merged in
     plain = text.replace("$ export HSA_OVERRIDE_GFX_VERSION=10.3.0\n", "")
     assert [g.gfx_reported for g in detect_paste(tmp_path, plain).gpus if g.gfx_reported] == ["gfx1030"]
+    # a target written in the prose is what the person calls the card, not the card: the override's target stays reported
+    written = text.replace("I have an RX 6700 XT.", "I have a gfx1030 card.")
+    assert [(g.gfx, g.gfx_reported) for g in detect_paste(tmp_path, written).gpus] == [(None, "gfx1030")]
     # two cards in the prose: neither is taken
     two = text.replace("an RX 6700 XT", "an RX 6700 XT and an RX 7900 XTX")
     assert [(g.gfx, g.gfx_reported) for g in detect_paste(tmp_path, two).gpus] == [(None, "gfx1030")]

@@ -340,7 +340,7 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
     elif (masked := _masked_by_override(devices, facts, override_gfx)) is not None:
         # the runtime reports the override's target, which says nothing of the card: the one card the prose names is it
         prose = _prose_device(said, kb, header)
-        if prose is not None and prose.gfx and not prose.pci:
+        if prose is not None and prose.names and prose.gfx and not prose.pci:  # a card named, not a target written
             masked.absorb(replace(prose, reported=set()))
     devices = _place_devices(devices)
     gpus = list(facts.gpus)
