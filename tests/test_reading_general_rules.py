@@ -1116,3 +1116,15 @@ def test_a_turn_continued_by_its_writer_after_a_stored_fragment_is_the_same_post
     # another writer's turn is another post: its settings are not the reporter's machine as first reported
     other = text.replace("[turn 0 by bob, continued]", "[turn 1 by alice]")
     assert len(split_paste(other).posts) == 2 and not detect_paste(tmp_path, other).env
+
+
+@pytest.mark.parametrize("line, inside", [
+    ("`amd-smi list` (within the amd-vgpu-metrics-exporter container):", True),
+    ("I have a Tensorflow workload running in Jupyter in a pod.", True),
+    ("It should work inside the rocm/pytorch container as well.", None),
+    ("I don't run it in a container, it is the host.", None),
+    ("Put the model in the models folder.", None),
+])
+def test_a_run_stated_inside_a_named_container_or_a_pod_is_in_a_container(tmp_path: Path, line: str,
+                                                                          inside: bool | None) -> None:
+    assert detect_paste(tmp_path, line + "\n").in_container is inside
