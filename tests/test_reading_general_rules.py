@@ -1128,3 +1128,18 @@ def test_a_turn_continued_by_its_writer_after_a_stored_fragment_is_the_same_post
 def test_a_run_stated_inside_a_named_container_or_a_pod_is_in_a_container(tmp_path: Path, line: str,
                                                                           inside: bool | None) -> None:
     assert detect_paste(tmp_path, line + "\n").in_container is inside
+
+
+def test_rocm_smi_answering_for_a_gpu_with_its_librarys_status_means_amdgpu_is_loaded(tmp_path: Path) -> None:
+    text = ("$ rocm-smi --showvoltage\n"
+            "============================ ROCm System Management Interface ============================\n"
+            "==================================== Current voltage =====================================\n"
+            "GPU[0]          : get_volt_metric, Not supported on the given system\n"
+            "GPU[1]          : get_volt_metric, Not supported on the given system\n"
+            "================================== End of ROCm SMI Log ===================================\n")
+    assert detect_paste(tmp_path, text).driver.loaded is True
+    # the same heading and an error that is not the library's answer for a device say nothing of the driver
+    bare = text.replace("GPU[0]          : get_volt_metric, Not supported on the given system\n"
+                        "GPU[1]          : get_volt_metric, Not supported on the given system\n",
+                        "ERROR: No GPUs found\n")
+    assert detect_paste(tmp_path, bare).driver.loaded is None

@@ -14,6 +14,7 @@ from wizard.record import record
 
 _GPU_KV_RE = lazy_re.compile(r"^\s*GPU\[(\d+)\]\s*:\s*(.*?)\s*:\s*(.*?)\s*$")
 _DRIVER_RE = lazy_re.compile(r"^\s*Driver version\s*:\s*(\S+)", re.IGNORECASE)
+_LIBRARY_STATUS_RE = lazy_re.compile(r"^\s*GPU\[\d+\]\s*:\s*(?:[\w ]+,\s*)?Not supported on the given system\s*$")
 # a section's heading between rules of "=" ("===== Version of System Component =====")
 _SECTION_RE = lazy_re.compile(r"^=+\s*(\S.*?)\s*=+$")
 _ROW_RE = lazy_re.compile(r"^\s*(\d+)\s+(\S.*)$")
@@ -61,6 +62,9 @@ class RocmSmi:
     # (ROCm/ROC-smi rocm_smi.py) printed the line with no heading, falling back to the kernel release without the
     # driver, so the bare line does not say it.
     driver_component: bool = False
+    # a GPU[N] line with the status text of rocm_smi_lib's library (rsmi_status_verbose_err_out: "Not supported on the
+    # given system"): the library-based rocm-smi answered for that device, which it does only with amdgpu initialised
+    library_answered: bool = False
     messages: tuple[str, ...] = ()  # WARNING/ERROR lines
 
 
@@ -146,6 +150,7 @@ def parse_rocm_smi(text: object) -> RocmSmi:
     table_ids: dict[int, str] = {}
     driver: str | None = None
     driver_component = False
+    library_answered = False
     section: str | None = None
     messages: list[str] = []
     in_table = False
@@ -177,6 +182,9 @@ def parse_rocm_smi(text: object) -> RocmSmi:
                 per_gpu.setdefault(int(card), []).extend(row_fields)
             else:
                 driver = driver or next((none_if_na(v) for k, v in row_fields if k == "driver version"), None)
+            continue
+        if _LIBRARY_STATUS_RE.match(line):
+            library_answered = True
             continue
         m = _GPU_KV_RE.match(line)
         if m:
@@ -230,4 +238,4 @@ def parse_rocm_smi(text: object) -> RocmSmi:
                     if cm and (offset == 0 or line[offset - 1].isspace()):
                         per_gpu[idx].append(("pci bus" if name == "BUS" else "vbios version", cm.group(0)))
     gpus = tuple(_build(i, per_gpu[i], table_ids.get(i)) for i in sorted(per_gpu))
-    return RocmSmi(gpus, driver, driver_component, tuple(messages))
+    return RocmSmi(gpus, driver, driver_component, library_answered, tuple(messages))

@@ -241,6 +241,10 @@ def _smi_versions(host: Host, rocm: Rocm, driver: Driver) -> tuple[Rocm, Driver]
             # the library-based rocm-smi prints its "Version of System Component" only with amdgpu initialised
             driver = replace(driver, loaded=True, sources=driver.sources + (Evidence(
                 "rocm-smi.txt", None, f"Version of System Component: Driver version: {version}"),))
+        elif driver.loaded is None and rsmi.library_answered:
+            # ... and answers for a GPU (even "not supported") only with amdgpu initialised
+            driver = replace(driver, loaded=True, sources=driver.sources + (Evidence(
+                "rocm-smi.txt", None, "rocm-smi (the library-based one) answered for the GPUs"),))
     return rocm, driver
 
 
