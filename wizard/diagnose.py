@@ -772,6 +772,10 @@ def _override_known(f: Facts) -> bool:
             or any(t.kind == "env.txt" for t in f.texts))
 
 
+def _installs_read(f: Facts) -> bool:
+    return bool(f.rocm.installs)
+
+
 # Which facts decide a predicate: where they are unknown (a recording or a paste often lacks them), a
 # predicate that does not hold says nothing either way. One table for both uses: a fix branch is withheld
 # only where the facts decide against it, and (for the software facts in _NO_VETO) a finding whose signature
@@ -800,8 +804,8 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "wsl": lambda f: f.os.wsl is not None,
     "in_container": lambda f: f.in_container is not None,
     "kfd_present": lambda f: f.driver.kfd_present is not None,
-    "rocm_stream_in": lambda f: bool(f.rocm.installs),
-    "distro_rocm_packages": lambda f: bool(f.rocm.installs),
+    "rocm_stream_in": _installs_read,
+    "distro_rocm_packages": _installs_read,
     "rocm_version": lambda f: f.rocm.version is not None,
     "kernel_version": lambda f: kernel_series(f.os.kernel) is not None,
     "torch_not_wsl_build": lambda f: False,  # only a nightly shows it; a release version shows nothing either way

@@ -861,6 +861,13 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
     """Every fact a text states, in text order; never raises. ``command``: the command that printed the text."""
     out: list[Mention] = []
     seen: set[tuple[str, str, int]] = set()
+
+    def add(kind: str, value: str, no: int, line: str, detail: str | None) -> None:
+        """A mention, once per (kind, value, line)."""
+        if (kind, value, no) not in seen:
+            seen.add((kind, value, no))
+            out.append(Mention(kind, value, no, line.strip()[:240], detail))
+
     in_code_objects = False
     heading: str | None = None  # an issue template's "### GPU" / "### ROCm Version" field the next lines answer
     answered = 0
@@ -878,18 +885,12 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
             branch_indent = indent
         answer = asked[1].match(line) if asked is not None else None
         if asked is not None and answer:
-            value = answer.group(1).lower() if asked[0] == "gfx_rt" else answer.group(1)
-            if (asked[0], value, no) not in seen:
-                seen.add((asked[0], value, no))
-                out.append(Mention(asked[0], value, no, line.strip()[:240], "echo"))
+            add(asked[0], answer.group(1).lower() if asked[0] == "gfx_rt" else answer.group(1), no, line, "echo")
         asked = next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None)
         if _PIP_SHOW_NAME.match(line) or not line.strip():
             pip_show_torch = bool(_PIP_SHOW_TORCH.match(line))
         elif pip_show_torch and (cu := _PIP_REQUIRES_CUDA.match(line)) is not None:
-            # the wheel PyPI gives Linux by default: a CUDA build that depends on NVIDIA's runtime wheels
-            if ("torch_cuda", cu.group(1), no) not in seen:
-                seen.add(("torch_cuda", cu.group(1), no))
-                out.append(Mention("torch_cuda", cu.group(1), no, line.strip()[:240], "pip show"))
+            add("torch_cuda", cu.group(1), no, line, "pip show")  # PyPI's default Linux wheel: a CUDA build
         if "*" in line or "_" in line:  # markdown emphasis: **ROCm**: 7.2.1, _rocm-core 6.0.2-2_
             line = _UNDERSCORE_EMPHASIS.sub(" ", line.replace("**", "")).rstrip()
         low = line.lower()
@@ -900,16 +901,12 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
         lm = LABELS_LINE.match(line) if "labels:" in low else None
         if lm and "=" not in lm.group("labels"):  # a tracker's labels, not Kubernetes' key=value ones
             for kind, value, detail in _labels(lm.group("labels")):
-                if (kind, value, no) not in seen:
-                    seen.add((kind, value, no))
-                    out.append(Mention(kind, value, no, line.strip()[:240], detail))
+                add(kind, value, no, line, detail)
             continue
         if heading is not None and answered < 3:
             answered += 1
             for kind, value, detail in _template_field(heading, line):
-                if (kind, value, no) not in seen:
-                    seen.add((kind, value, no))
-                    out.append(Mention(kind, value, no, line.strip()[:240], detail))
+                add(kind, value, no, line, detail)
         if "code object" in low and "available" in low:
             in_code_objects = True
         elif in_code_objects and (not line.strip() or "devices" in low):
@@ -932,10 +929,7 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
                         continue
                     if kind == "torch" and _SHOULD_SHOW.search(line, 0, m.start()):
                         continue  # the version an install should give ("should show `PyTorch version: 2.1.2`"), not this one
-                    if (kind, value, no) in seen:
-                        continue
-                    seen.add((kind, value, no))
-                    out.append(Mention(kind, value, no, line.strip()[:240], detail))
+                    add(kind, value, no, line, detail)
                 if name in ("env",):
                     break  # the env rule reads the whole line at once
     return tuple(out)
