@@ -1143,3 +1143,29 @@ def test_rocm_smi_answering_for_a_gpu_with_its_librarys_status_means_amdgpu_is_l
                         "GPU[1]          : get_volt_metric, Not supported on the given system\n",
                         "ERROR: No GPUs found\n")
     assert detect_paste(tmp_path, bare).driver.loaded is None
+
+
+# --------------------------------------------------------------------------- a filtered rocminfo in prose
+
+
+def test_a_filtered_rocminfo_in_prose_lists_each_gpu_agent(tmp_path: Path) -> None:
+    # `rocminfo | grep Name` pasted under a label or after other commands: each GPU agent's name line opens its record
+    text = ("Same here, my box:\n$ rocminfo | grep -E 'Name:'\nrocm-smi\nreadlink -f /opt/rocm\n"
+            "  Name:                    AMD EPYC 9354 32-Core Processor\n"
+            "  Marketing Name:          AMD EPYC 9354 32-Core Processor\n"
+            "  Name:                    gfx1100\n  Marketing Name:          AMD Radeon PRO W7800\n"
+            "      Name:                    amdgcn-amd-amdhsa--gfx1100\n"
+            "  Name:                    gfx1030\n  Marketing Name:          AMD Radeon RX 6800\n"
+            "      Name:                    amdgcn-amd-amdhsa--gfx1030\n")
+    assert [s.kind for s in split_paste(text).segments if "gfx1100" in s.text] == ["rocminfo.txt"]
+    facts = detect_paste(tmp_path, text)
+    assert _gpus(facts) == [("gfx1100", False), ("gfx1030", False)]
+    assert facts.driver.loaded is True  # rocminfo listed GPU agents
+
+
+def test_a_device_name_line_of_clinfo_stays_in_clinfo() -> None:
+    # clinfo prints a ROCm device's "Name:" as its target, in the same shape: inside clinfo's output it is clinfo's
+    text = ("$ clinfo\nNumber of platforms:                             1\n  Platform Name:                                 "
+            "AMD Accelerated Parallel Processing\n  Name:                                          gfx1030\n"
+            "  Vendor:                                        Advanced Micro Devices, Inc.\n")
+    assert [s.kind for s in split_paste(text).segments if "gfx1030" in s.text] == ["clinfo.txt"]

@@ -115,6 +115,9 @@ _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
     )
 )
 
+# A GPU agent's name line of rocminfo ("  Name:                    gfx1100"), which a filtered rocminfo keeps; it starts
+# a rocminfo segment only out of another tool's output (clinfo prints a device "Name:" of the same shape)
+_AGENT_NAME = lazy_re.compile(r"^\s*Name:\s+gfx[0-9]{1,2}[0-9a-f]{2,3}\s*$")
 # Lines that may continue a segment of each kind once it has started.
 _KEY_VALUE = lazy_re.compile(r"^\s*[A-Za-z][\w ./()+#&,'-]{0,60}:\s*(?:\S.*)?$")
 _BODY: dict[str, lazy_re.Pattern] = {
@@ -454,6 +457,8 @@ def split_paste(text: object) -> Paste:
                 hint = h
                 continue
         marker = _marker(line)
+        if marker is None and b.kind in (None, TEXT) and _AGENT_NAME.match(line):
+            marker = "rocminfo.txt"  # a filtered rocminfo (`rocminfo | grep Name`) in prose: its GPU agents' records
         if b.kind is not None and b.kind != TEXT:
             restart = _RESTART_MARKERS.get(b.kind)
             if marker == b.kind and restart and restart.search(line) and _has_body(b):
