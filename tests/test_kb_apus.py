@@ -48,3 +48,27 @@ def test_processors_without_a_known_igpu_row_resolve_to_nothing(cpu: str) -> Non
 def test_a_processor_stands_for_its_igpu_only_where_the_gpu_is_asked(text: str, gpus: list[tuple[str, bool]]) -> None:
     f = detect(None, paste=("paste.txt", text))
     assert [(g.gfx, g.integrated) for g in f.gpus] == gpus
+
+
+@pytest.mark.parametrize("cpu, without", [
+    ("AMD EPYC 7763 64-Core Processor", True),
+    ("AMD EPYC 9654 96-Core Processor", True),
+    ("AMD Ryzen Threadripper PRO 7965WX 24-Cores", True),
+    ("AMD EPYC 4124P 4-Core Processor", False),  # an AM5 part, with the Raphael GPU: not in AMD's list as scraped
+    ("AMD Ryzen 7 7700 8-Core Processor", False),
+    ("Ryzen 5 5600X", False),  # AMD lists it "Discrete Graphics Card Required", but no line rule covers it
+])
+def test_processor_lines_amd_lists_without_graphics(cpu: str, without: bool) -> None:
+    assert load_kb().cpu_without_graphics(cpu) is without
+
+
+@pytest.mark.parametrize("line, key", [
+    ({"key_prefixes": ["EPYC 7"], "note": "x", "sources": ["https://example.org/cpus.csv"]}, "key_prefixes"),
+    ({"key_prefixes": ["epyc7"], "note": "x"}, "sources"),
+])
+def test_a_without_graphics_line_needs_processor_keys_and_a_source(line: dict[str, object], key: str) -> None:
+    from wizard.kb.parse import Problems, parse_processors_without_graphics
+
+    problems = Problems("apus.json")
+    assert parse_processors_without_graphics({"apus": [], "without_graphics": [line]}, problems) == ()
+    assert [f"'{key}'" in p for p in problems.lines] == [True]

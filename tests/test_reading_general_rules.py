@@ -1169,3 +1169,22 @@ def test_a_device_name_line_of_clinfo_stays_in_clinfo() -> None:
             "AMD Accelerated Parallel Processing\n  Name:                                          gfx1030\n"
             "  Vendor:                                        Advanced Micro Devices, Inc.\n")
     assert [s.kind for s in split_paste(text).segments if "gfx1030" in s.text] == ["clinfo.txt"]
+
+
+# --------------------------------------------------------------------------- a server processor carries no GPU
+
+
+_SERVER = ("### CPU\n\n{cpu}\n\n### GPU\n\n2 qty AMD Instinct MI210 (gfx90a)\n\n"
+           "rocm-smi --showuniqueid\nGPU[0]\t\t: Unique ID: N/A\nGPU[1]\t\t: Unique ID: N/A\n")
+
+
+def test_the_gpus_of_a_server_whose_processor_has_no_graphics_are_the_one_model_named(tmp_path: Path) -> None:
+    # AMD lists every EPYC 7002-9004 without graphics: the blank rows rocm-smi numbers are the MI210s the prose names
+    facts = detect_paste(tmp_path, _SERVER.format(cpu="AMD EPYC 7763 64-Core Processor"))
+    assert _gpus(facts) == [("gfx90a", False), ("gfx90a", False)]
+
+
+def test_a_processor_with_graphics_leaves_a_blank_gpu_unnamed(tmp_path: Path) -> None:
+    # a Ryzen 7 7700 carries the Raphael iGPU: the second row may be it
+    facts = detect_paste(tmp_path, _SERVER.format(cpu="AMD Ryzen 7 7700 8-Core Processor"))
+    assert _gpus(facts) == [("gfx90a", False), (None, None)]

@@ -32,6 +32,7 @@ from .parse import (
     parse_docker,
     parse_gpus,
     parse_issues,
+    parse_processors_without_graphics,
     parse_releases,
     parse_wheels,
 )
@@ -258,6 +259,19 @@ class KnowledgeBase:
             rows = self._apus_without_tier.get(cpu_key(cpu), [])
             found = rows[0] if len(rows) == 1 else None
         return found
+
+    @cached_property
+    def _processors_without_graphics(self) -> tuple[str, ...]:
+        if self._read("apus.json") is None:
+            return ()
+        return tuple(k for line in self._parse("apus.json", parse_processors_without_graphics) for k in line.key_prefixes)
+
+    def cpu_without_graphics(self, cpu: str) -> bool:
+        """Whether AMD lists the processor without an integrated GPU (an EPYC 7003, a Threadripper PRO)."""
+        from .names import cpu_key
+
+        key = cpu_key(cpu)
+        return any(key.startswith(p) for p in self._processors_without_graphics)
 
     @cached_property
     def _apus_without_tier(self) -> dict[str, list[ApuInfo]]:

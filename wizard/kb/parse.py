@@ -30,6 +30,7 @@ from .records import (
     GpuInfo,
     HsaOverride,
     KnownIssue,
+    NoGraphicsLine,
     Release,
     RpmRepo,
     TheRock,
@@ -355,7 +356,7 @@ def parse_gpus(doc: Any, problems: Problems) -> tuple[GpuInfo, ...]:
 
 
 def parse_apus(doc: Any, problems: Problems) -> tuple[ApuInfo, ...]:
-    top = _top(problems, doc, {"_meta", "apus"}, {"apus"})
+    top = _top(problems, doc, {"_meta", "apus", "without_graphics"}, {"apus"})
     if top is None:
         return ()
     _meta_ok(problems, top.get("_meta"))
@@ -377,7 +378,23 @@ def parse_apus(doc: Any, problems: Problems) -> tuple[ApuInfo, ...]:
         return ApuInfo(cpus=tuple(cpus), graphics=e.text("graphics"), pci_id=pci.lower(), sources=e.sources(),
                        graphics_cores=tuple(cores.items()))
 
+    parse_processors_without_graphics(doc, problems)
     return tuple(_each(problems, top.get("apus", []), "apus", build))
+
+
+def parse_processors_without_graphics(doc: Any, problems: Problems) -> tuple[NoGraphicsLine, ...]:
+    """apus.json's ``without_graphics``: processor lines AMD lists without an integrated GPU."""
+    if not isinstance(doc, dict):
+        return ()
+
+    def build(where: str, raw: Any) -> NoGraphicsLine:
+        e = Entry(problems, where, raw, {"key_prefixes", "note", "sources"})
+        prefixes = e.strs("key_prefixes") or ()
+        if not prefixes or not all(re.fullmatch(r"[a-z0-9+]+", k) for k in prefixes):
+            e.fail("key_prefixes", "expected processor keys (lower-case letters and digits: 'epyc7')")
+        return NoGraphicsLine(key_prefixes=tuple(prefixes), note=e.text("note"), sources=e.sources())
+
+    return tuple(_each(problems, doc.get("without_graphics", []), "without_graphics", build))
 
 
 # --------------------------------------------------------------------------- rocm_releases.json

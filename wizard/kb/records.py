@@ -60,6 +60,15 @@ class ApuInfo:
 
 
 @record
+class NoGraphicsLine:
+    """Processors AMD lists without an integrated GPU ("Discrete Graphics Card Required"), by the start of their key."""
+
+    key_prefixes: tuple[str, ...]  # cpu_key starts: "epyc7", "ryzenthreadripper"
+    note: str
+    sources: tuple[str, ...]
+
+
+@record
 class Distro:
     id: str  # os-release ID: "ubuntu", "rhel", "sles", "debian", "ol", ...
     version: str  # "22.04", "9.4", "15.6"

@@ -383,7 +383,7 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
     # 2b. a discrete model that is the only GPU anything names: the GPUs the probes saw without an identity
     #     (rocm-smi's rows of a 4-GPU server) are that model, as the count below makes GPUs it counts. Not
     #     where an integrated GPU may be among them (a processor with one, an APU word) or a claim is left over.
-    _fill_blanks_with_the_one_model(gpus, rest, said)
+    _fill_blanks_with_the_one_model(gpus, rest, said, kb)
     # 3. GPUs only the texts show, in the order of the device indexes the texts give them
     if not gpus:
         rest = _in_stated_order([d for d in rest if d.identity() or d.bdf])
@@ -443,7 +443,7 @@ def _processor_igpu(said: list[Said], kb: object) -> Gpu | None:
                sources=(next(iter(cpus.values())).ev,))
 
 
-def _fill_blanks_with_the_one_model(gpus: list[Gpu], rest: list[_Device], said: list[Said]) -> None:
+def _fill_blanks_with_the_one_model(gpus: list[Gpu], rest: list[_Device], said: list[Said], kb: Any) -> None:
     named = [g for g in gpus if g.gfx or g.gfx_reported or g.pci_id]
     blank = [i for i, g in enumerate(gpus) if not (g.gfx or g.gfx_reported or g.pci_id)]
     if not blank or not named or any(d.identity() for d in rest):
@@ -452,8 +452,9 @@ def _fill_blanks_with_the_one_model(gpus: list[Gpu], rest: list[_Device], said: 
     if any((g.gfx, g.gfx_reported) != (base.gfx, base.gfx_reported) for g in named) or \
             any(g.integrated is not False for g in named):
         return
-    if any(s.m.kind in ("apu", "cpu") or (s.m.kind == "gpu_name" and s.m.detail == "cpu") for s in said):
-        return  # a processor named: one of the blank GPUs may be its integrated GPU
+    if any(s.m.kind == "apu" or (s.m.kind == "cpu" or (s.m.kind == "gpu_name" and s.m.detail == "cpu"))
+           and not kb.cpu_without_graphics(s.m.value) for s in said):
+        return  # a processor named (one AMD lists with graphics, or not at all): a blank GPU may be its integrated GPU
     for i in blank:
         gpus[i] = replace(gpus[i], name=base.name, gfx=base.gfx, gfx_reported=base.gfx_reported, integrated=False,
                           family=base.family, codename=base.codename,
