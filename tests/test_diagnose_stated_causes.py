@@ -494,3 +494,15 @@ def test_a_stalling_convolution_is_not_read_from_install_or_converted() -> None:
     for text in ("The first conv2d hangs for ten minutes", "MIOpen stalls on the first convolution",
                  "VAE decode takes several minutes"):
         assert "miopen-first-conv-slow" in _by_id(_facts(text, _gpu("gfx1102"))), text
+
+
+def test_a_cuda_torch_is_the_cause_where_its_user_says_the_machine_has_an_amd_gpu() -> None:
+    # no tool names the GPU, but the reporter says what it is for: the CUDA wheel cannot use it
+    cuda = PythonEnv(path="/home/u/.local", torch="2.0.1", build="cuda")
+    said = "is there a torch ROCm version needed to make this work with ROCm enabled AMD GPUs?"
+    assert _by_id(_facts(said, python_envs=(cuda,)))["torch-not-rocm-build"].to_check is None
+    # near misses: a CUDA torch on a machine nothing says has an AMD GPU, and one said to have none
+    for near in ("pip show torch below, the import works", "this box has no AMD GPU, only the CI runner"):
+        assert "torch-not-rocm-build" not in _by_id(_facts(near, python_envs=(cuda,))), near
+    # another person's post speaking of their AMD GPU says nothing about this machine
+    assert "torch-not-rocm-build" not in _by_id(_facts(said, own=False, python_envs=(cuda,)))

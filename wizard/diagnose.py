@@ -176,10 +176,17 @@ def _p_wheel_carries_gfx(f: Facts, arg: object) -> list[str] | None:
             f"{' and '.join(_gpu_label(g) for g, _eff in needs)} needs" for e in envs]
 
 
+# the machine's own text saying it has an AMD GPU where no tool names one ("to make this work with ROCm enabled AMD
+# GPUs", "my AMD graphics card")
+_AMD_GPU_SAID = lazy_re.compile(r"(?<!\bno )(?<!\bnot )(?<!\bwithout )(?<!\bnon-)\bAMD\s+(?:graphics\s+cards?|GPUs?|GPU\s+cards?)\b",
+                                re.IGNORECASE)
+
+
 def _p_torch_build(f: Facts, arg: object) -> list[str] | None:
     hits = [f"{_env_label(e)} is a {e.build} build" for e in f.python_envs if e.build == arg]
-    if hits and arg in ("cuda", "cpu") and not f.gpus:
-        return None  # a CUDA or CPU torch only matters on a machine with AMD GPUs
+    if hits and arg in ("cuda", "cpu") and not f.gpus and not any(
+            t.own and t.kind == "text" and _AMD_GPU_SAID.search(t.text) for t in f.texts):
+        return None  # a CUDA or CPU torch only matters on a machine with AMD GPUs (found, or stated by its user)
     return hits or None
 
 
