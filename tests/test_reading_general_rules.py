@@ -1188,3 +1188,31 @@ def test_a_processor_with_graphics_leaves_a_blank_gpu_unnamed(tmp_path: Path) ->
     # a Ryzen 7 7700 carries the Raphael iGPU: the second row may be it
     facts = detect_paste(tmp_path, _SERVER.format(cpu="AMD Ryzen 7 7700 8-Core Processor"))
     assert _gpus(facts) == [("gfx90a", False), (None, None)]
+
+
+# --------------------------------------------------------------------------- a card run as an override's target
+
+
+def test_an_igpu_model_without_radeon_is_a_gpu_only_before_a_gpu_word() -> None:
+    assert [m.value for m in read_mentions("This is a Ryzen 7 255 with 780m GPU and TheRock") if m.kind == "gpu_prose"] \
+        == ["780m"]
+    assert [m.value for m in read_mentions("the 890M iGPU of my laptop") if m.kind == "gpu_prose"] == ["890M"]
+    assert not [m for m in read_mentions("we fine-tuned a 780M model on it") if m.kind == "gpu_prose"]
+
+
+_RUN_AS = "My laptop: {card}, TheRock nightly.\n\n```\npytorch version: 2.7.1+rocm7.0.0\nAMD arch: {target}\n```\n"
+
+
+def test_the_card_named_is_the_hardware_when_the_runtime_reports_a_target_overrides_set(tmp_path: Path) -> None:
+    # a 780M (gfx1103) reported as gfx1100: only HSA_OVERRIDE_GFX_VERSION=11.0.0 does that, shown or not
+    facts = detect_paste(tmp_path, _RUN_AS.format(card="Ryzen 7 with 780m GPU", target="gfx1100"))
+    assert [(g.gfx, g.gfx_reported, g.integrated) for g in facts.gpus] == [("gfx1103", "gfx1100", True)]
+
+
+@pytest.mark.parametrize("card, target", [
+    ("RX 7900 XT", "gfx1101"),  # a card no override concerns: the runtime's target is what the machine has
+    ("Ryzen 7 with 780m GPU", "gfx1030"),  # another generation's target: not an override of this card
+])
+def test_the_runtimes_target_stands_where_no_override_explains_it(tmp_path: Path, card: str, target: str) -> None:
+    facts = detect_paste(tmp_path, _RUN_AS.format(card=card, target=target))
+    assert [g.gfx for g in facts.gpus] == [target]

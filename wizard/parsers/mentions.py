@@ -184,6 +184,8 @@ PRODUCT = lazy_re.compile(
     r"|(?:AMD\s+)?Instinct\s+MI\d{2,3}[A-Z]{0,2}\b|\bMI\d{2,3}(?:X|A|P|HF)?\b"
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*(?:R9\s+)?(?:Fury(?:\s+X)?|Nano)\b|\bR9\s+(?:Fury(?:\s+X)?|Nano)\b"
     r"|\b\d{4}\s?(?:XTX|XT|GRE)\b|\b[5-9]\d{3}M\b"
+    # an iGPU's model without "Radeon" ("a Ryzen 7 255 with 780m GPU"); only before a GPU word (a "780M" model is a size)
+    r"|\b[6-8][1-9]0M(?=\s+(?:i?GPU|graphics|APU)\b)"
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*[5-9]\d{3}\b(?:\s?(?:XTX|XT|GRE)\b)?"
     r"|\bNavi\s?[1-4]\d\b|\b(?:Vega\s?(?:10|20)|Ellesmere|Polaris\s?[12]\d|Aldebaran|Arcturus|Strix Halo|Strix Point|Phoenix|Rembrandt|Renoir|Raphael|Cezanne|Lucienne|Raven\s?Ridge|Picasso)\b"
     r")"
@@ -717,7 +719,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "hd", "w", "r7", "r9", "r5", "navi", "ellesmere",
                                                                   "polaris", "aldebaran", "arcturus", "strix", "phoenix",
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
-                                                                  "picasso", "fury",
+                                                                  "picasso", "fury", "0m ",
                                                                   "nano"),
     "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",

@@ -337,10 +337,11 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
         prose = _prose_device(said, kb, header)
         if prose is not None:
             devices.append(prose)
-    elif (masked := _masked_by_override(devices, facts, override_gfx)) is not None:
+    elif (masked := _masked_by_override(devices, facts, override_gfx, kb)) is not None:
         # the runtime reports the override's target, which says nothing of the card: the one card the prose names is it
         prose = _prose_device(said, kb, header)
-        if prose is not None and prose.names and prose.gfx and not prose.pci:  # a card named, not a target written
+        if prose is not None and prose.names and prose.gfx and not prose.pci and (  # a card named, not a target written
+                override_gfx is not None or _runs_as_override_target(prose.gfx, masked.reported, kb)):
             masked.absorb(replace(prose, reported=set()))
     devices = _place_devices(devices)
     gpus = list(facts.gpus)
@@ -409,14 +410,32 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
     return tuple(gpus)
 
 
-def _masked_by_override(devices: list[_Device], facts: Facts, override_gfx: str | None) -> _Device | None:
+def _masked_by_override(devices: list[_Device], facts: Facts, override_gfx: str | None, kb: Any) -> _Device | None:
     """The one GPU the texts know only by the target the runtime reports under HSA_OVERRIDE_GFX_VERSION (which is the
-    override's own), where nothing else names a GPU; None otherwise."""
+    override's own; where the variable is not shown, a target overrides set), where nothing else names a GPU; None
+    otherwise."""
     named = [d for d in devices if d.identity() or d.pci]
-    if override_gfx is None or len(named) != 1 or any(g.gfx or g.gfx_reported or g.pci_id for g in facts.gpus):
+    if len(named) != 1 or any(g.gfx or g.gfx_reported or g.pci_id for g in facts.gpus):
         return None
     d = named[0]
-    return d if not d.gfx and not d.pci and d.reported == {override_gfx} else None
+    targets = {override_gfx} if override_gfx is not None else _override_targets(kb)
+    return d if not d.gfx and not d.pci and len(d.reported) == 1 and d.reported <= targets else None
+
+
+def _override_targets(kb: Any) -> set[str]:
+    """The targets the knowledge base's HSA_OVERRIDE_GFX_VERSION values make a GPU report (gfx1030, gfx1100)."""
+    from wizard.probes.gpus import override_gfx
+
+    return {t for o in kb.hsa_overrides() if (t := override_gfx(o.value)) is not None}
+
+
+def _runs_as_override_target(hardware: set[str], reported: set[str], kb: Any) -> bool:
+    """Whether a card of target ``hardware`` can report ``reported`` only under an override: a target people override
+    (the knowledge base's override rows, a safe value or not) of the same generation (gfx11xx run as gfx1100)."""
+    if len(hardware) != 1 or len(reported) != 1 or hardware == reported:
+        return False
+    hw, rep = next(iter(hardware)), next(iter(reported))
+    return kb.override_entry(hw) is not None and rep in _override_targets(kb) and hw[:5] == rep[:5]
 
 
 def _one_apu(cpus: list[str], kb: object) -> tuple[Any, Any] | None:
