@@ -1216,3 +1216,23 @@ def test_the_card_named_is_the_hardware_when_the_runtime_reports_a_target_overri
 def test_the_runtimes_target_stands_where_no_override_explains_it(tmp_path: Path, card: str, target: str) -> None:
     facts = detect_paste(tmp_path, _RUN_AS.format(card=card, target=target))
     assert [g.gfx for g in facts.gpus] == [target]
+
+
+_INSTALLER = "Install log:\n```\n  gpu            AMD ROCm ({target})\n                 ROCm: /opt/rocm\n" \
+             "                 GPU: AMD Radeon {card}\n{more}```\n"
+
+
+def test_a_runtime_target_and_the_card_it_overrides_are_one_gpu(tmp_path: Path) -> None:
+    # an RX 6600 (gfx1032) reports gfx1030 only under HSA_OVERRIDE_GFX_VERSION=10.3.0: the installer's two lines are one GPU
+    facts = detect_paste(tmp_path, _INSTALLER.format(target="gfx1030", card="RX 6600", more=""))
+    assert [(g.gfx, g.gfx_reported) for g in facts.gpus] == [("gfx1032", "gfx1030")]
+
+
+@pytest.mark.parametrize("target, card, more", [
+    ("gfx1100", "RX 6600", ""),  # another generation's target: not this card's override
+    ("gfx1030", "RX 6600", "Number of HIP devices: 2\n"),  # a count of two: two GPUs
+])
+def test_a_runtime_target_no_override_of_the_card_explains_stays_a_gpu_of_its_own(tmp_path: Path, target: str, card: str,
+                                                                                   more: str) -> None:
+    facts = detect_paste(tmp_path, _INSTALLER.format(target=target, card=card, more=more))
+    assert len(facts.gpus) == 2

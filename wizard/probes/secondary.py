@@ -333,6 +333,7 @@ def _fill_gpus(facts: Facts, said: list[Said], override_gfx: str | None, conflic
     kb = load_kb()
     claims = _line_devices(_card_over_written_target(said, kb, override_gfx), kb)
     devices = _merge_devices(_merge_devices(claims))  # twice: a later line can join two earlier ones
+    devices = _join_card_and_its_override_target(devices, facts, said, kb)
     if not any(d.identity() for d in devices) and not any(g.gfx or g.gfx_reported or g.pci_id for g in facts.gpus):
         prose = _prose_device(said, kb, header)
         if prose is not None:
@@ -420,6 +421,21 @@ def _masked_by_override(devices: list[_Device], facts: Facts, override_gfx: str 
     d = named[0]
     targets = {override_gfx} if override_gfx is not None else _override_targets(kb)
     return d if not d.gfx and not d.pci and len(d.reported) == 1 and d.reported <= targets else None
+
+
+def _join_card_and_its_override_target(devices: list[_Device], facts: Facts, said: list[Said], kb: Any) -> list[_Device]:
+    """A GPU known only by the target the runtime reports and one card named, of a target that reports it only under
+    an override (an installer's "AMD ROCm (gfx1030)" over "GPU: AMD Radeon RX 6600"), are one GPU where nothing else
+    names one and no count says two."""
+    named = [d for d in devices if d.identity() or d.pci]
+    if len(named) != 2 or any(g.gfx or g.gfx_reported or g.pci_id for g in facts.gpus) or _gpu_count(said)[0] > 1:
+        return devices
+    runtime = next((d for d in named if not d.gfx and not d.pci), None)
+    card = next((d for d in named if d.gfx and not d.reported), None)
+    if runtime is None or card is None or _apart(runtime, card) or not _runs_as_override_target(card.gfx, runtime.reported, kb):
+        return devices
+    card.absorb(runtime)
+    return [d for d in devices if d is not runtime]
 
 
 def _override_targets(kb: Any) -> set[str]:
