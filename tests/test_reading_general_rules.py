@@ -1236,3 +1236,17 @@ def test_a_runtime_target_no_override_of_the_card_explains_stays_a_gpu_of_its_ow
                                                                                    more: str) -> None:
     facts = detect_paste(tmp_path, _INSTALLER.format(target=target, card=card, more=more))
     assert len(facts.gpus) == 2
+
+
+@pytest.mark.parametrize("line", [
+    "(base) me@box:~$ sudo docker exec -it gpustack-worker bash -c \"LOG=debug gpustack-runtime detect\"",
+    "$ kubectl exec -it ollama-0 -- rocminfo",
+    "$ podman exec --user root -e HIP_VISIBLE_DEVICES=0 llm rocm-smi",
+])
+def test_a_command_run_in_a_container_at_a_prompt_prints_the_containers_view(tmp_path: Path, line: str) -> None:
+    assert detect_paste(tmp_path, f"{line}\nROCk module is loaded\n").in_container is True
+
+
+@pytest.mark.parametrize("line", ["you can docker exec into it later to look around", "$ docker ps"])
+def test_an_exec_spoken_of_or_another_docker_command_is_not_a_container(tmp_path: Path, line: str) -> None:
+    assert detect_paste(tmp_path, f"{line}\nROCk module is loaded\n").in_container is None

@@ -510,6 +510,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("container", lazy_re.compile(r"/\.dockerenv|/run/\.containerenv|^\s*`?(?:\([\w.-]+\)\s*)?(?:[\w! .-]*@[0-9a-f]{12}:\S*"
                                   r"|\[[\w.-]+@[0-9a-f]{12}(?:\s+[^\]\s]+)?\])\s?[#$]"),
      lambda m: [("container", "true", None)]),
+    # a command run in a container at a prompt ("$ sudo docker exec -it gpustack-worker bash -c ...", "kubectl exec pod --
+    # rocminfo"): what it prints is the container's
+    ("container exec", lazy_re.compile(r"(?:^\s*|[$#>]\s*)(?:sudo\s+)?(?:(?:docker|podman|nerdctl)\s+(?:container\s+)?exec"
+                                       r"|kubectl\s+exec)\s+(?:-{1,2}[\w-]+(?:[ =](?!-)[\w./:=-]+)?\s+)*[\w.:/-]+\s+(?:--\s+)?\w"),
+     lambda m: [("container", "true", None)]),
     # the writer's run stated to be in a container ("the example command inside the container"); not advice or a
     # hypothetical ("should work inside a container", "if you run it in a container"), not a denial
     ("container stated", lazy_re.compile(r"^(?!.*\b(?:should|could|would|might|if|unless|instead|outside|not|never|without)\b)"
@@ -711,7 +716,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod"), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod"), "container exec": (" exec ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "mesa chip": ("radv", "llvm", "drm"), "lshw bus": ("pci@",),
