@@ -224,8 +224,10 @@ def _smi_versions(host: Host, rocm: Rocm, driver: Driver) -> tuple[Rocm, Driver]
         if driver.version is None and version and re.match(r"\d", version):
             driver = replace(driver, version=version,
                              sources=driver.sources + (Evidence("amd-smi.txt", None, f"amdgpu version {version}"),))
-        if driver.loaded is None and (smi.gpus or (smi.amdgpu_version and re.match(r"\d", smi.amdgpu_version))):
-            # amd-smi lists GPUs, and prints the amdgpu version, only through the loaded amdgpu driver
+        if driver.loaded is None and (smi.gpus or (smi.amdgpu_version and re.match(r"\d|Linux ?ver", smi.amdgpu_version))):
+            # amd-smi lists GPUs, and prints the amdgpu version, only through the loaded amdgpu driver (an in-tree
+            # driver's as /proc/version with its blanks dropped, "Linuxversion6.8.0-79-generic(...)", which the
+            # monitor's box header cuts to "Linuxver")
             driver = replace(driver, loaded=True, sources=driver.sources + (Evidence(
                 "amd-smi.txt", None, f"amd-smi lists {len(smi.gpus)} GPU(s), amdgpu {smi.amdgpu_version or ''}".strip()),))
     text = host.captured("rocm-smi.txt")
