@@ -506,3 +506,14 @@ def test_a_cuda_torch_is_the_cause_where_its_user_says_the_machine_has_an_amd_gp
         assert "torch-not-rocm-build" not in _by_id(_facts(near, python_envs=(cuda,))), near
     # another person's post speaking of their AMD GPU says nothing about this machine
     assert "torch-not-rocm-build" not in _by_id(_facts(said, own=False, python_envs=(cuda,)))
+
+
+def test_a_flatpak_sandbox_given_every_device_that_then_worked_is_kfd_inaccessible() -> None:
+    # Alpaca#139: only --device=all shows /dev/kfd inside the sandbox; the reporter confirms it
+    fixed = ("Could you run this and test if it works?\n\n`sudo flatpak override --device=all com.jeffser.Alpaca`\n\n"
+             "@Jeffser That worked!")
+    assert "kfd-inaccessible" in _by_id(_facts(fixed, _gpu("gfx1030")))
+    for near in (fixed.replace("--device=all", "--device=dri"),
+                 fixed.replace("That worked!", "still no GPU, it doesn't work"),
+                 "I ran flatpak override --device=all and the models load, slowly, on the CPU."):
+        assert "kfd-inaccessible" not in _by_id(_facts(near, _gpu("gfx1030"))), near
