@@ -1264,3 +1264,59 @@ def test_amd_smis_header_with_an_in_tree_drivers_version_means_amdgpu_is_loaded(
 
 def test_amd_smis_header_without_a_driver_version_says_nothing_of_the_driver(tmp_path: Path) -> None:
     assert detect_paste(tmp_path, _AMD_SMI_BOX.format(driver="N/A")).driver.loaded is None
+
+
+# --------------------------------------------------------------------------- round 12's in-sample misses
+
+
+def test_an_igpu_model_alone_in_the_gpu_field_is_that_radeon(tmp_path: Path) -> None:
+    facts = detect_paste(tmp_path, "System Info:\n* GPU: 780M aka gfx1103\n* OS: Ubuntu 25.10\n")
+    assert _gpus(facts) == [("gfx1103", True)]
+    assert not [m for m in read_mentions("* GPU: none, CPU only (a 780M model of ours)") if m.kind == "gpu_name"]
+
+
+def test_ubuntus_quoted_version_string_answers_the_os_field(tmp_path: Path) -> None:
+    # the form's field answered with os-release's VERSION as it is quoted there
+    facts = detect_paste(tmp_path, '### Operating System\n\n"22.04.5 LTS (Jammy Jellyfish)"\n')
+    assert (facts.os.id, facts.os.version) == ("ubuntu", "22.04")
+    (tmp_path / "near").mkdir()
+    assert detect_paste(tmp_path / "near", '### Operating System\n\n"22.04.5 (my build)"\n').os.id is None
+
+
+@pytest.mark.parametrize("line, version", [
+    ("- Install amdgpu, ROCm etc. from SLES 15.6 repo", "15.6"),
+    ("I run SLES 15 SP6 on the node", "15.6"),
+    ("on SUSE Linux Enterprise Server 15 SP5", "15.5"),
+])
+def test_suse_linux_enterprise_and_its_service_pack_are_the_os(line: str, version: str) -> None:
+    assert [m.value for m in read_mentions(line) if m.kind == "os"] == [f"sles {version}"]
+
+
+def test_sles_in_a_path_or_as_a_lower_case_word_is_not_the_os() -> None:
+    for line in ("see /sles/15.6/ and the sles repo", "SLES packages are old"):
+        assert not [m for m in read_mentions(line) if m.kind == "os"], line
+
+
+def test_the_system_a_nixos_rebuild_builds_names_the_release() -> None:
+    line = "  /nix/store/fv2bqfsa6rgcv73xj12277i0jfpdn9lq-nixos-system-main-23.05.2816.bfd953b2c6de.drv"
+    assert [m.value for m in read_mentions(line) if m.kind == "os"] == ["nixos 23.05"]
+    assert [m.value for m in read_mentions("building nixos-system-lap-24.11pre700000.abcdef1234") if m.kind == "os"][0] \
+        == "nixos 24.11"
+    assert [m.value for m in read_mentions("see nixos-system-x in the manual") if m.kind == "os"] == ["nixos"]
+
+
+def test_a_rocm_version_field_in_any_case_beats_a_branch_named_in_prose(tmp_path: Path) -> None:
+    text = ("GPU: Sapphire Pulse RX 7900 XTX\nROCm Version: 6.0.2\n\n### Reproduction\n\n"
+            "Attempting to compile the ROCm 6.2 testing branch results in errors.\n")
+    assert detect_paste(tmp_path, text).rocm.version == "6.0.2"
+
+
+@pytest.mark.parametrize("line, inside", [
+    ("1. Launch `docker run -it --name jax --device=/dev/kfd --group-add video rocm/jax-build:rocm6.0.0`", True),
+    ("$ sudo docker run --rm -it --device /dev/kfd rocm/pytorch bash", True),
+    ("you should docker run -it rocm/pytorch instead", None),
+    ("docker run -d -it --device /dev/kfd ollama/ollama:rocm", None),
+    ("I tried docker run -it and it failed", None),
+])
+def test_a_container_started_for_an_interactive_shell_in_ones_own_steps(tmp_path: Path, line: str, inside: bool | None) -> None:
+    assert detect_paste(tmp_path, f"{line}\n\nROCk module is loaded\n").in_container is inside

@@ -244,15 +244,18 @@ _NOT_A_COUNT = lazy_re.compile(r"\b(?:step|section|part|version|v|rocm|ubuntu|ge
 _OS_NAME = lazy_re.compile(
     r"(?<!-)\b(Ubuntu|Kubuntu|Xubuntu|Lubuntu|Debian(?: GNU/Linux)?|Fedora(?: Linux)?|Arch ?Linux|Manjaro(?: Linux)?|EndeavourOS"
     r"|openSUSE (?:Tumbleweed|Leap)|Rocky Linux|AlmaLinux|CentOS(?: Linux| Stream)?|Red Hat Enterprise Linux(?: Server)?|RHEL"
-    r"|Linux ?Mint|Pop!_OS|Gentoo|NixOS|Oracle Linux)(?![a-z])(?!\s*(?:packages?|repo|repositor|-style|based|derivative))"
-    r"(?:[\s:]*(?:release\s+|Linux\s+|Server\s+)?v?(\d+(?:\.\d+)*))?",
+    r"|Linux ?Mint|Pop!_OS|Gentoo|NixOS|Oracle Linux|(?-i:SLES)|SUSE Linux Enterprise(?: Server| Desktop)?)(?![a-z])"
+    r"(?!\s*(?:packages?|repo|repositor|-style|based|derivative))"
+    # SUSE numbers its service packs: "SLES 15 SP6" is VERSION_ID 15.6
+    r"(?:[\s:]*(?:release\s+|Linux\s+|Server\s+)?v?(\d+(?:\.\d+)*(?:[ -]?SP\d{1,2}\b)?))?",
     re.IGNORECASE,
 )
 _OS_IDS = (("kubuntu", "ubuntu"), ("xubuntu", "ubuntu"), ("lubuntu", "ubuntu"), ("ubuntu", "ubuntu"), ("debian", "debian"),
            ("fedora", "fedora"), ("arch", "arch"), ("manjaro", "manjaro"), ("endeavouros", "endeavouros"),
            ("opensuse tumbleweed", "opensuse-tumbleweed"), ("opensuse leap", "opensuse-leap"), ("rocky", "rocky"),
            ("almalinux", "almalinux"), ("centos", "centos"), ("red hat", "rhel"), ("rhel", "rhel"), ("linux mint", "linuxmint"),
-           ("linuxmint", "linuxmint"), ("pop!_os", "pop"), ("gentoo", "gentoo"), ("nixos", "nixos"), ("oracle", "ol"))
+           ("linuxmint", "linuxmint"), ("pop!_os", "pop"), ("gentoo", "gentoo"), ("nixos", "nixos"), ("oracle", "ol"),
+           ("sles", "sles"), ("suse linux enterprise", "sles"))
 # how many parts of the version os-release's VERSION_ID has for each
 _OS_VERSION_PARTS = {"ubuntu": 2, "pop": 2, "linuxmint": 2, "rhel": 2, "rocky": 2, "almalinux": 2, "ol": 2,
                      "opensuse-leap": 2, "debian": 1, "fedora": 1, "centos": 1}
@@ -268,7 +271,10 @@ def os_from_name(name: str, version: str | None) -> tuple[str, str | None] | Non
     os_id = next((i for key, i in _OS_IDS if low.startswith(key)), None)
     if os_id is None:
         return None
-    if version and os_id in _OS_VERSION_PARTS:
+    if version and os_id == "sles":
+        sp = re.fullmatch(r"(\d+)(?:\.(\d+)|[ -]?SP(\d+))?(?:\.\d+)*", version, re.I)
+        version = (sp.group(1) + (f".{sp.group(2) or sp.group(3)}" if sp.group(2) or sp.group(3) else "")) if sp else None
+    elif version and os_id in _OS_VERSION_PARTS:
         parts = version.split(".")
         want = _OS_VERSION_PARTS[os_id]
         if os_id == "linuxmint":
@@ -428,7 +434,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      _rocm_from_package_code),
     ("compiler banner", lazy_re.compile(r"\broc-(\d+\.\d+\.\d+)\b"), lambda m: [("rocm", m.group(1), "compiler")]),
     ("build path", lazy_re.compile(r"\brocm-rel-(\d+\.\d+(?:\.\d+)?)\b"), lambda m: [("rocm", m.group(1), "build-path")]),
-    ("rocm version kv", lazy_re.compile(r"\b(?:ROCm version|ROCM Version|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d+)?)(?![\d.]*\d{5})(?!\w|\.\w)"),
+    ("rocm version kv", lazy_re.compile(r"\b(?:(?i:ROCm version)|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d+)?)(?![\d.]*\d{5})(?!\w|\.\w)"),
      lambda m: [("rocm", m.group(1), "tool")]),
     # "ROCm 6.2", "Rocm v5.7"; the version in a parenthesis after the word ("latest Rocm (it shows as version 4.3.0)",
     # "ROCm (version 6.0)"), not another program's there ("ROCm (and python version 3.10)")
@@ -514,6 +520,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # rocminfo"): what it prints is the container's
     ("container exec", lazy_re.compile(r"(?:^\s*|[$#>]\s*)(?:sudo\s+)?(?:(?:docker|podman|nerdctl)\s+(?:container\s+)?exec"
                                        r"|kubectl\s+exec)\s+(?:-{1,2}[\w-]+(?:[ =](?!-)[\w./:=-]+)?\s+)*[\w.:/-]+\s+(?:--\s+)?\w"),
+     lambda m: [("container", "true", None)]),
+    # a container started for an interactive shell in the writer's own steps ("1. Launch `docker run -it --device=/dev/kfd
+    # ... rocm/jax-build:...`"): what follows runs in it; not advice, a hypothetical or a detached (-d) server
+    ("container run -it", lazy_re.compile(r"^(?!.*\b(?:should|could|would|might|if|unless|instead|try|tried|trying|please|you)\b)(?!.*n't\b)"
+                                          r".*\b(?:docker|podman|nerdctl)\s+run\b(?![^\n`]*\s-(?:d\b|-detach\b|\w*d\w*\b))"
+                                          r"[^\n`]*\s-(?:it|ti|-interactive)\b", re.I),
      lambda m: [("container", "true", None)]),
     # the writer's run stated to be in a container ("the example command inside the container"); not advice or a
     # hypothetical ("should work inside a container", "if you run it in a container"), not a denial
@@ -624,6 +636,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("labelled gpu", lazy_re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:[id]GPU|GPUs?(?:\s*\d)?|Graphics(?: card)?|Video card|Graphics Card|Card|Hardware|Device)(?:\*\*)?\s*:"
                                 r"\s*(?:\*\*)?(\S.*)$", re.I),
      lambda m: [("gpu_name", p.group(0), "label") for p in PRODUCT.finditer(m.group(1))]
+     # an iGPU's model alone in the field ("GPU: 780M aka gfx1103"): AMD names it "Radeon 780M"
+     or [("gpu_name", f"Radeon {g.upper()}", "label") for g in re.findall(r"^(?:AMD\s+)?([6-8][1-9]0M|80[56]0S)\b", m.group(1).strip(), re.I)]
      or [("gfx_rt", g.lower(), "label") for g in re.findall(rf"^`?({GFX})(?::[\w+:-]*)?`?\s*$", m.group(1).strip())]
      or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I) else [])),
     # a GPU named with its role ("tried with iGPU 680M and dGPU RX 6500M"): each is one of the machine's GPUs
@@ -681,6 +695,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # `nix-info -m`'s line: " - host os: `Linux 6.8.7, NixOS, 24.05 (Uakari), 24.05.20240427.58a1abd`"
     ("nix-info host os", lazy_re.compile(r"^\s*-?\s*host os:\s*`?Linux (\d+\.\d+(?:\.\d+)?[\w.+~-]*), NixOS, (\d{2}\.\d{2})\b"),
      lambda m: [("kernel", m.group(1), None), ("os", f"nixos {m.group(2)}", "label")]),
+    # the system a nixos-rebuild builds ("/nix/store/...-nixos-system-main-23.05.2816.bfd953b2c6de.drv"): its name is the
+    # host's and its version the NixOS release (year.month, the channel's revision count, the nixpkgs commit)
+    ("nixos system", lazy_re.compile(r"\bnixos-system-[\w.-]+?-(\d{2}\.\d{2})(?:pre\d+|\.\d+)[.-][0-9a-f]{7,}\b"),
+     lambda m: [("os", f"nixos {m.group(1)}", "label")]),
     # os-release's VERSION line pasted bare: Ubuntu's is the release, "LTS" and the alliterative codename
     ("os-release version", lazy_re.compile(r'^\s*VERSION\s*=\s*"?(\d{2}\.(?:04|10))(?:\.\d+)?(?:\s+LTS)?\s+\(([A-Z])[a-z]+\s+\2[a-z]+\)"?\s*$'),
      lambda m: [("os", f"ubuntu {m.group(1)}", "label")]),
@@ -716,7 +734,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod"), "container exec": (" exec ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod"), "container exec": (" exec ",), "container run -it": (" run ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
     "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "mesa chip": ("radv", "llvm", "drm"), "lshw bus": ("pci@",),
@@ -726,9 +744,9 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury", "0m ",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
-           "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle"),
+           "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle", "sles", "suse linux enterprise"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
     "kernel token": ("-generic", "-amd64", "lowlatency", "-oem", "-aws", "-azure", "-gcp", "microsoft", "-arch", "-zen", "cachyos",
                      "-default", "-pve", "-rt", ".fc", ".el"),
@@ -791,7 +809,7 @@ def _template_field(heading: str, line: str) -> list[tuple[str, str, str | None]
     if heading in ("operating system", "os", "distribution", "distro"):
         m = _OS_NAME.search(line)
         found = os_from_name(m.group(1), m.group(2)) if m else None
-        um = _UBUNTU_VERSION.match(line) if found is None else None
+        um = _UBUNTU_VERSION.match(line.strip().strip("\"'`")) if found is None else None  # quoted as os-release quotes it
         if um:  # os-release's VERSION of Ubuntu without the name: "22.04.5 LTS (Jammy Jellyfish)"
             found = ("ubuntu", um.group(1))
         return [("os", f"{found[0]} {found[1] or ''}".strip(), "label")] if found else []
