@@ -9,7 +9,8 @@ import pytest
 
 from wizard.diagnose import Finding, diagnose
 from wizard.kb.families import family_of_gfx
-from wizard.model import Driver, EvidenceText, Facts, Gpu, OsInfo, PythonEnv
+from wizard.model import Driver, EnvSetting, EvidenceText, Facts, Gpu, OsInfo, PythonEnv
+from wizard.record import replace
 
 pytestmark = pytest.mark.unit
 
@@ -517,3 +518,23 @@ def test_a_flatpak_sandbox_given_every_device_that_then_worked_is_kfd_inaccessib
                  fixed.replace("That worked!", "still no GPU, it doesn't work"),
                  "I ran flatpak override --device=all and the models load, slowly, on the CPU."):
         assert "kfd-inaccessible" not in _by_id(_facts(near, _gpu("gfx1030"))), near
+
+
+def test_an_index_past_the_gpus_the_prose_names_is_no_cause_where_others_may_exist() -> None:
+    # HIP_VISIBLE_DEVICES=1 and only "my 7800 XT" known: index 1 may be the card beside an iGPU that is index 0
+    env = (EnvSetting("HIP_VISIBLE_DEVICES", "1", "paste.txt:3"),)
+    said = "Ollama does not detect my AMD GPU 7800xt and reverts to CPU mode."
+    prose = Facts(gpus=(_gpu("gfx1101"),), env=env, origin="test",
+                  texts=(EvidenceText("paste.txt", said, 1, "text", True),))
+    assert "visible-devices-hide-all" not in _by_id(prose)
+    # ... and where the runtime says it found no GPU, the index is what to check
+    failed = replace(prose, texts=(EvidenceText("paste.txt", said + "\nRuntimeError: No HIP GPUs are available", 1, "text",
+                                                True),))
+    assert _by_id(failed)["visible-devices-hide-all"].to_check is not None
+    # rocminfo lists every GPU: one GPU, index 1 names none of them
+    listed = replace(prose, texts=prose.texts + (EvidenceText("paste.txt", "  Name:    gfx1101\n  Device Type: GPU", 5,
+                                                                          "rocminfo.txt", True),))
+    assert _by_id(listed)["visible-devices-hide-all"].to_check is None
+    # an empty list or -1 hides every GPU however many there are
+    hidden = replace(prose, env=(EnvSetting("HIP_VISIBLE_DEVICES", "-1", "paste.txt:3"),))
+    assert _by_id(hidden)["visible-devices-hide-all"].to_check is None

@@ -533,8 +533,31 @@ def _p_amdgpu_pro(f: Facts, arg: object) -> list[str] | None:
     return [f"amdgpu-pro runtime: {f.rocm.amdgpu_pro}"] if f.rocm.amdgpu_pro else None
 
 
+# the outputs that list every GPU the system has (a card the prose names leaves out any other, an iGPU first)
+_ENUMERATING = frozenset({"rocminfo.txt", "rocm-smi.txt", "amd-smi.txt", "lspci.txt", "kfd-properties.txt",
+                          "rocm_agent_enumerator.txt", "clinfo.txt"})
+
+
+def _gpus_enumerated(f: Facts) -> bool:
+    """Whether the GPUs the facts hold are all the machine's: probed on it, or listed by a tool that lists all."""
+    return f.origin == "live" or f.origin.startswith("sandbox") or any(t.kind in _ENUMERATING for t in f.texts)
+
+
+def _visibility_lists_nothing(f: Facts) -> bool:
+    """A *_VISIBLE_DEVICES variable set to an empty list or -1: it hides every GPU, however many there are."""
+    return any(not [v for v in value.split(",") if v.strip()] or value.strip() == "-1"
+               for name in _VISIBILITY if (value := f.env_values.get(name)) is not None)
+
+
+def _index_past_named(f: Facts) -> bool:
+    """A *_VISIBLE_DEVICES variable whose every index is past the GPUs the facts name."""
+    return bool(f.gpus) and any(
+        (ids := [v.strip() for v in value.split(",") if v.strip()]) and all(i.isdigit() and int(i) >= len(f.gpus) for i in ids)
+        for name in _VISIBILITY if (value := f.env_values.get(name)) is not None)
+
+
 def _p_visible_devices_hide_all(f: Facts, arg: object) -> list[str] | None:
-    count = len(f.gpus)
+    count = len(f.gpus) if _gpus_enumerated(f) else 0  # indexes beyond the GPUs named say nothing where others may be
     for name in _VISIBILITY:
         value = f.env_values.get(name)
         if value is None:
@@ -805,6 +828,8 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "gpu_family_in": lambda f: any(g.family for g in f.gpus),
     "gpu_codename_in": lambda f: any(g.codename for g in f.gpus),
     "has_dgpu": lambda f: any(g.integrated is not None for g in f.gpus),
+    # an index past the GPUs named is undecided where they may not be all (an iGPU the prose leaves out is index 0)
+    "visible_devices_hide_all": lambda f: _visibility_lists_nothing(f) or _gpus_enumerated(f) or not _index_past_named(f),
     "override_set": _override_known,
     "override_spoofs_gpu": lambda f: _override_known(f) and any(g.gfx for g in f.gpus),
     "os_id_in": lambda f: f.os.id is not None,
@@ -823,7 +848,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
 }
 _NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_inaccessible", "not_in_render_group",
                       "in_render_group", "override_set", "override_spoofs_gpu", "secure_boot_dkms",
-                      "torch_not_wsl_build"})
+                      "torch_not_wsl_build", "visible_devices_hide_all"})
 # Conditions that are the cause itself, not a fact that could only rule it out: the failure line shows a symptom
 # (a memory fault), the condition says why. Where the evidence does not decide one, a finding whose signature
 # matched this machine's own text is listed as "to check", not as a cause.
@@ -833,7 +858,8 @@ _CAUSE_CONDITIONS = {"override_on_supported": "the installed ROCm or torch suppo
                      "override_set": "HSA_OVERRIDE_GFX_VERSION is set",
                      "override_spoofs_gpu": "HSA_OVERRIDE_GFX_VERSION makes the GPU run another instruction set",
                      "kernel_version": "the running kernel is in the range this needs",
-                     "distro_rocm_packages": "the distribution's ROCm packages are installed beside AMD's"}
+                     "distro_rocm_packages": "the distribution's ROCm packages are installed beside AMD's",
+                     "visible_devices_hide_all": "the *_VISIBLE_DEVICES index names no GPU the machine has"}
 NOT_KNOWN = "not known from the evidence"
 # Conditions that only say which GPU or system this is: a predicted issue resting on them alone (this GPU is
 # unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed
