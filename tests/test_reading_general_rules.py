@@ -1320,3 +1320,11 @@ def test_a_rocm_version_field_in_any_case_beats_a_branch_named_in_prose(tmp_path
 ])
 def test_a_container_started_for_an_interactive_shell_in_ones_own_steps(tmp_path: Path, line: str, inside: bool | None) -> None:
     assert detect_paste(tmp_path, f"{line}\n\nROCk module is loaded\n").in_container is inside
+
+
+def test_the_radeon_driver_naming_its_device_places_a_gpu(tmp_path: Path) -> None:
+    # a card before GCN runs under radeon, which names its device in the kernel log as amdgpu does
+    text = ("dmesg states the following:\n\n[ 0.783037] radeon 0000:01:00.0: Direct firmware load for "
+            "radeon/CAICOS_pfp.bin failed with error -2\n[ 0.783273] radeon 0000:01:00.0: Fatal error during GPU init\n")
+    assert [g.bdf for g in detect_paste(tmp_path, text).gpus] == ["0000:01:00.0"]
+    assert not [m for m in read_mentions("the AMD Radeon 6450 card, bought 2011") if m.kind == "bdf"]

@@ -398,7 +398,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # sglang's check_env: "GPU 0,1,2,3,4,5,6,7: AMD Instinct MI300X" (one name for the listed devices)
     ("gpu list name", lazy_re.compile(r"^\s*GPU\s+(\d{1,2}(?:,\d{1,2})+)\s*:\s*((?:AMD )?(?:Radeon|Instinct)[^,\n]*?)\s*$"),
      lambda m: [("gpu_name", m.group(2), None), ("gpu_count", str(len(m.group(1).split(","))), None)]),
-    ("bdf", lazy_re.compile(r"\bamdgpu(?::| )\s*([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\b"), _one("bdf")),
+    # the kernel driver naming its device: amdgpu, or radeon for the cards before GCN (and GCN1/2 it still drives)
+    ("bdf", lazy_re.compile(r"\b(?:amdgpu|radeon)(?::| )\s*([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\b"), _one("bdf")),
     # an lspci row pasted after a label ("GPU:    83:00.0 VGA compatible controller: Advanced Micro Devices, ...")
     ("lspci bdf", lazy_re.compile(r"(?:^|[\s:：])((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\s+(?:VGA compatible|Display|3D) controller"
                                   r"\s*:\s*(?:Advanced Micro Devices|ATI|AMD)\b"),
@@ -723,7 +724,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
     "hip arch": ("gfx",), "pci [1002:xxxx]": ("1002:",), "k8s device-id": ("amd.com/gpu.device-id",), "lspci Device": ("device ",),
     "device id": ("id",), "glxinfo device": ("device:",), "lspci name": ("[amd",), "marketing name": ("radeon", "instinct", "firepro"),
-    "device N: name": ("radeon", "instinct"), "bdf": ("amdgpu",), "bdf kv": ("bus", "bdf", "pci id", "pci address"), "rocm at path": ("version",), "clinfo list": ("device #",), "lspci bdf": ("controller",),
+    "device N: name": ("radeon", "instinct"), "bdf": ("amdgpu", "radeon"), "bdf kv": ("bus", "bdf", "pci id", "pci address"), "rocm at path": ("version",), "clinfo list": ("device #",), "lspci bdf": ("controller",),
     "ollama gpu index": ("gpu=", "id="), "ollama pci_id": ("pci_id=",), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "rocm version kv": ("rocm",),
