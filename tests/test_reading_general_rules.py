@@ -1328,3 +1328,11 @@ def test_the_radeon_driver_naming_its_device_places_a_gpu(tmp_path: Path) -> Non
             "radeon/CAICOS_pfp.bin failed with error -2\n[ 0.783273] radeon 0000:01:00.0: Fatal error during GPU init\n")
     assert [g.bdf for g in detect_paste(tmp_path, text).gpus] == ["0000:01:00.0"]
     assert not [m for m in read_mentions("the AMD Radeon 6450 card, bought 2011") if m.kind == "bdf"]
+
+
+def test_a_variable_stated_to_be_set_is_the_machines_setting() -> None:
+    said = [m.value for m in read_mentions("but `ROCM_PATH` is set to `/opt/rocm`.") if m.kind == "env"]
+    assert said == ["ROCM_PATH=/opt/rocm"]
+    for near in ("When `ROCBLAS_TENSILE_LIBPATH` is set to `/opt/rocm/lib/rocblas/library/`, it works as expected.",
+                 "When `ROCM_PATH` is set to `/opt/rocm-6.2.0`, it works", "ROCM_PATH isn't set to anything"):
+        assert not [m for m in read_mentions(near) if m.kind == "env"], near

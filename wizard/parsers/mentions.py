@@ -490,6 +490,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("env", lazy_re.compile(_ENV_NAMES), _env_assignments),
     ("env stated", lazy_re.compile(r"\b(?:set|setting|had|have|exported?)\s+(?:the\s+)?(HSA_OVERRIDE_GFX_VERSION)\s+(?:to|=|as)\s+"
                               r"`?(?:gfx(\d{1,2})([0-9a-f])([0-9a-f])|(\d+\.\d+\.\d+))\b"), _override_statement),
+    # a variable stated to be set, in the present or past ("but `ROCM_PATH` is set to `/opt/rocm`."); not a condition, a
+    # try or advice ("When ROCBLAS_TENSILE_LIBPATH is set to ..., it works"), not a denial
+    ("env is set to", lazy_re.compile(rf"^(?!.*\b(?:when|if|once|unless|should|could|would|try|tried|must|need)\b)(?!.*n't\b)"
+                                      rf".*?`?\b({_ENV_NAMES})`?\s+(?:is|was)\s+(?:already\s+|still\s+)?set\s+to\s+"
+                                      r"[`'\"]?([^\s`'\",;]+?)[`'\"]?(?=[\s,;]|\.?$)", re.I),
+     lambda m: [("env", f"{m.group(1).upper()}={m.group(2)}", "stated")]),
     ("env unset", lazy_re.compile(rf"^\s*(?:[$#>]\s*)?unset\s+((?:{_ENV_NAMES}\s*)+)$"),
      lambda m: [("env", n, "unset") for n in m.group(1).split()]),
     # ---- system
@@ -738,7 +744,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod"), "container exec": (" exec ",), "container run -it": (" run ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
-    "env unset": ("unset",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "mesa chip": ("radv", "llvm", "drm"), "lshw bus": ("pci@",),
+    "env unset": ("unset",), "env is set to": (" set to ",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "mesa chip": ("radv", "llvm", "drm"), "lshw bus": ("pci@",),
     "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "rtx", "vega", "mi", "xt", "gre", "instinct",
                                                                   "hd", "w", "r7", "r9", "r5", "navi", "ellesmere",
                                                                   "polaris", "aldebaran", "arcturus", "strix", "phoenix",
