@@ -1252,18 +1252,18 @@ def test_an_exec_spoken_of_or_another_docker_command_is_not_a_container(tmp_path
     assert detect_paste(tmp_path, f"{line}\nROCk module is loaded\n").in_container is None
 
 
-_AMD_SMI_BOX = ("$ amd-smi\n+------------------------------------------------------------------------------+\n"
+_AMD_SMI_HEADER = ("$ amd-smi\n+------------------------------------------------------------------------------+\n"
                 "| AMD-SMI 26.2.2+unknown       amdgpu version: {driver} ROCm version: 7.2.2    |\n"
                 "| VBIOS version: 00158738                                                      |\n")
 
 
 def test_amd_smis_header_with_an_in_tree_drivers_version_means_amdgpu_is_loaded(tmp_path: Path) -> None:
     # an in-tree driver's version is /proc/version with its blanks dropped, which the box header cuts to "Linuxver"
-    assert detect_paste(tmp_path, _AMD_SMI_BOX.format(driver="Linuxver")).driver.loaded is True
+    assert detect_paste(tmp_path, _AMD_SMI_HEADER.format(driver="Linuxver")).driver.loaded is True
 
 
 def test_amd_smis_header_without_a_driver_version_says_nothing_of_the_driver(tmp_path: Path) -> None:
-    assert detect_paste(tmp_path, _AMD_SMI_BOX.format(driver="N/A")).driver.loaded is None
+    assert detect_paste(tmp_path, _AMD_SMI_HEADER.format(driver="N/A")).driver.loaded is None
 
 
 # --------------------------------------------------------------------------- round 12's in-sample misses
