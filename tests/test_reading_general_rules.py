@@ -1336,3 +1336,26 @@ def test_a_variable_stated_to_be_set_is_the_machines_setting() -> None:
     for near in ("When `ROCBLAS_TENSILE_LIBPATH` is set to `/opt/rocm/lib/rocblas/library/`, it works as expected.",
                  "When `ROCM_PATH` is set to `/opt/rocm-6.2.0`, it works", "ROCM_PATH isn't set to anything"):
         assert not [m for m in read_mentions(near) if m.kind == "env"], near
+
+
+def test_a_compose_default_of_the_variable_itself_is_its_value() -> None:
+    said = [m.value for m in read_mentions("    HSA_OVERRIDE_GFX_VERSION=${HSA_OVERRIDE_GFX_VERSION:-}") if m.kind == "env"]
+    assert said == ["HSA_OVERRIDE_GFX_VERSION="]  # defined, and empty where the host leaves it unset
+    said = [m.value for m in read_mentions("  - HSA_OVERRIDE_GFX_VERSION=${HSA_OVERRIDE_GFX_VERSION:-11.0.0}") if m.kind == "env"]
+    assert said == ["HSA_OVERRIDE_GFX_VERSION=11.0.0"]
+    assert not [m for m in read_mentions("HIP_VISIBLE_DEVICES=${GPU_IDS}") if m.kind == "env"]  # another variable's value
+
+
+@pytest.mark.parametrize("line", [
+    "# Unable to open /dev/kfd read-write: Permission denied when installing ROCm in distrobox",
+    "In the toolbox, `llama-cli` fails to detect a ROCm-capable device when run in a rootless Distrobox container",
+    "I'm trying to install ollama on a distrobox running local LLM with my AMD GPU.",
+])
+def test_a_run_in_a_distrobox_or_toolbox_is_in_a_container(line: str) -> None:
+    assert [m.value for m in read_mentions(line) if m.kind == "container"] == ["true"]
+
+
+@pytest.mark.parametrize("line", ["You could run it in a distrobox instead", "distrobox create -n rocm --image x",
+                                  "the toolbox version is 0.1", "I am not in a toolbox"])
+def test_a_distrobox_advised_created_or_denied_is_not_a_container(line: str) -> None:
+    assert not [m for m in read_mentions(line) if m.kind == "container"]

@@ -134,7 +134,14 @@ def _env_assignments(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     for am in _ASSIGN_RE.finditer(m.string):
         name, value = am.group("name"), am.group("value")
         value = value.strip().strip("'\"").strip().rstrip(",;")
-        if value.endswith(":") or re.fullmatch(r"[A-Z_]+", value):
+        if value.startswith("${"):
+            # a compose file's or a shell's default of the variable itself ("NAME=${NAME:-}"): where the host leaves it
+            # unset, the default; another variable's value is not known
+            dm = re.match(r"\$\{(\w+)(?::?-([^}]*))?\}?$", value)
+            if dm is None or dm.group(1) != name:
+                continue
+            value = dm.group(2) or ""
+        elif value.endswith(":") or re.fullmatch(r"[A-Z_]+", value):
             continue  # "NAME: OTHER_NAME:" in a map of empty values
         out.append(("env", f"{name}={value}", None))
     return out
@@ -537,8 +544,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # the writer's run stated to be in a container ("the example command inside the container"); not advice or a
     # hypothetical ("should work inside a container", "if you run it in a container"), not a denial
     ("container stated", lazy_re.compile(r"^(?!.*\b(?:should|could|would|might|if|unless|instead|outside|not|never|without)\b)"
-                                         r"(?!.*n't\b).*\b(?:inside|within|in)\s+(?:the|a|my|this|our)\s+(?:[\w.:/-]+\s+)?(?:docker\s+|podman\s+)?"
-                                         r"(?:container|pod)\b", re.I),
+                                         r"(?!.*n't\b).*(?:\b(?:inside|within|in)\s+(?:the|a|my|this|our)\s+(?:[\w.:/-]+\s+)?"
+                                         r"(?:(?:docker|podman|distrobox|toolbox|lxc|incus)\s+)?(?:container|pod)\b"
+                                         # a distrobox or toolbox is a container ("installing ROCm in distrobox", "In the
+                                         # toolbox, llama-cli fails", "running ollama on a distrobox")
+                                         r"|\b(?:inside|within|in|on)\s+(?:(?:the|a|my|this|our)\s+)?(?:[\w.:/-]+\s+)?"
+                                         r"(?:distrobox|toolbox)\b(?!\s*(?:create|enter|rm|list|version|image|[-:]\s*\w)))", re.I),
      lambda m: [("container", "true", "stated")]),
     # the writer's own container ("I updated my Ubuntu 20.04 container to ROCm 3.9"), or the image they pulled to run
     # ("I pulled docker and tried this"); not advice, a hypothetical or a denial, as above
@@ -741,7 +752,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod"), "container exec": (" exec ",), "container run -it": (" run ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod", "distrobox", "toolbox"), "container exec": (" exec ",), "container run -it": (" run ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
     "env unset": ("unset",), "env is set to": (" set to ",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "mesa chip": ("radv", "llvm", "drm"), "lshw bus": ("pci@",),
