@@ -1359,3 +1359,13 @@ def test_a_run_in_a_distrobox_or_toolbox_is_in_a_container(line: str) -> None:
                                   "the toolbox version is 0.1", "I am not in a toolbox"])
 def test_a_distrobox_advised_created_or_denied_is_not_a_container(line: str) -> None:
     assert not [m for m in read_mentions(line) if m.kind == "container"]
+
+
+def test_the_writer_saying_the_amdgpu_module_loaded_and_which_rocm_libs(tmp_path: Path) -> None:
+    text = ("I have all the rocm libs v 6.4.0 installed,  amdgpu module loaded. I also installed onnxruntime from "
+            "https://repo.radeon.com/rocm/manylinux/rocm-rel-6.4/ and rebuilt.\n")
+    facts = detect_paste(tmp_path, text)
+    assert facts.driver.loaded is True
+    assert facts.rocm.version == "6.4.0"  # the index's release line, made precise by the writer's own statement
+    for near in ("amdgpu module not loaded", "is the amdgpu module loaded?", "Make sure the amdgpu module is loaded"):
+        assert not [m for m in read_mentions(near) if m.kind == "rock"], near

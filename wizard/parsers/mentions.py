@@ -449,7 +449,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # a launcher naming the ROCm it found by place ("system ROCm at /opt/rocm version '7.2.4' vs expected '7.13.0'")
     ("rocm at path", lazy_re.compile(r"\bROCm\s+(?:at|in|under)\s+/\S+\s+(?:is\s+)?version\s+['\"`]?(\d+\.\d+\.\d+)\b", re.I),
      lambda m: [("rocm", m.group(1), None)]),
-    ("rocm stated", lazy_re.compile(r"(?<![+\w./-])rocm(?:\s*v?(\d+\.\d+(?:\.\d+)?)(?![\w.])"
+    ("rocm stated", lazy_re.compile(r"(?<![+\w./-])rocm(?:(?:\s+(?:libs?|libraries|packages|stack))?\s*v?\s?(\d+\.\d+(?:\.\d+)?)(?![\w.])"
                                     r"|\s*\(\s*(?:(?:[\w-]+\s+){0,3}?(?:shows?|says?|is|reports?|reported|shown|displays?|lists?|listed)"
                                     r"(?:\s+as)?\s+)?version\s+v?(\d+\.\d+(?:\.\d+)?)\s*\))", re.I),
      lambda m: [("rocm", m.group(1) or m.group(2), "stated")]),
@@ -601,6 +601,13 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # lsmod's row and lspci -k's binding: the amdgpu module is in the kernel
     ("amdgpu module", lazy_re.compile(r"^\s*(?:amdgpu\s+\d+\s+\d+\b|Kernel driver in use:\s*amdgpu\s*$)"),
      lambda m: [("rock", "true", None)]),
+    # the writer stating the module loaded ("rocm libs v 6.4.0 installed,  amdgpu module loaded."); not a condition, a
+    # question or a denial
+    ("amdgpu loaded said", lazy_re.compile(r"^(?!.*\b(?:if|whether|unless|should|make sure|check)\b)(?:(?!\?).)*?"
+                                           r"\bamdgpu\s+(?:kernel\s+)?(?:module|driver)\s+(?:is\s+|was\s+|gets\s+|got\s+)?loaded\b"
+                                           r"(?!\s*\?)", re.I),
+     lambda m: [] if re.search(r"\b(?:not|never|isn't|wasn't|no)\b[^.]{0,20}$", m.string[:m.end()].rsplit(".", 1)[-1][:-6], re.I)
+     else [("rock", "true", "stated")]),
     # the error ends at the line's end, or at the quote that closes it in a sentence or a title
     ("kfd open", lazy_re.compile(r"(Unable|Able) to open /dev/kfd read-write(?::\s*([^'\"`]+?))?\s*(?:['\"`]|$)"),
      lambda m: [("kfd", "ok" if m.group(1) == "Able" else (m.group(2) or "unknown").strip(), None)]),
@@ -752,7 +759,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod", "distrobox", "toolbox"), "container exec": (" exec ",), "container run -it": (" run ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod", "distrobox", "toolbox"), "container exec": (" exec ",), "container run -it": (" run ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",), "amdgpu loaded said": (" loaded",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
     "env unset": ("unset",), "env is set to": (" set to ",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "mesa chip": ("radv", "llvm", "drm"), "lshw bus": ("pci@",),

@@ -560,7 +560,13 @@ def _rocm(facts: Facts, said: list[Said], conflicts: list[Conflict]) -> Rocm:
                                   + ", ".join(distinct), tuple(s.ev for s in top[:4])))
         return replace(rocm, amdgpu_pro=amdgpu_pro)
     version = distinct[0]
-    ev = next(s.ev for s in top if version.startswith(s.m.value) or s.m.value.startswith(version))
+    if version.count(".") == 1:
+        # a release line ("rocm-rel-6.4" in an index's URL) that a weaker statement of the same line makes precise
+        # ("rocm libs v 6.4.0 installed"): the precise one, where it is one
+        finer = _dedupe_versions([s.m.value for s in versions if s.m.value.startswith(version + ".")])
+        version = finer[0] if len(finer) == 1 else version
+    ev = next(s.ev for s in (*(x for x in versions if x.m.value == version), *top)
+              if version.startswith(s.m.value) or s.m.value.startswith(version))
     distro = all(s.m.detail == "distro-package" for s in top)
     return replace(rocm, version=version, stream=rocm.stream or ("distro" if distro else stream_of(version)),
                    amdgpu_pro=amdgpu_pro, sources=rocm.sources + (ev,))
