@@ -1369,3 +1369,14 @@ def test_the_writer_saying_the_amdgpu_module_loaded_and_which_rocm_libs(tmp_path
     assert facts.rocm.version == "6.4.0"  # the index's release line, made precise by the writer's own statement
     for near in ("amdgpu module not loaded", "is the amdgpu module loaded?", "Make sure the amdgpu module is loaded"):
         assert not [m for m in read_mentions(near) if m.kind == "rock"], near
+
+
+@pytest.mark.parametrize("line, gfx", [
+    ("rocBLAS warning: No paths matched /home/u/.julia/artifacts/1f/lib/rocblas/library/*gfx1031*co. Make sure that "
+     "ROCBLAS_TENSILE_LIBPATH is set correctly.", "gfx1031"),
+    ("HIP Devices [1]\n    1. HIPDevice(name=\"gfx1100\", id=1)", "gfx1100"),
+])
+def test_rocblas_looking_for_the_devices_code_and_amdgpu_jls_device_list_name_its_target(tmp_path: Path, line: str,
+                                                                                        gfx: str) -> None:
+    assert [g.gfx_reported for g in detect_paste(tmp_path, line + "\n").gpus] == [gfx]
+    assert not [m for m in read_mentions("rocBLAS warning: No paths matched the pattern you gave") if m.kind == "gfx_rt"]

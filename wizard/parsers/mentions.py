@@ -372,6 +372,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("tensile missing", lazy_re.compile(rf"(?:Cannot read|cannot open|No such file|not found|missing|Could not load|failed to load)"
                                    rf"[^\n]*TensileLibrary\w*?_({GFX})\b|TensileLibrary\w*?_({GFX})\S*:?\s*No such file", re.I),
      lambda m: [("gfx_rt", m.group(1) or m.group(2), None)]),
+    # rocBLAS looking for the running device's code objects ("rocBLAS warning: No paths matched .../library/*gfx1031*co")
+    ("tensile glob", lazy_re.compile(rf"\bNo paths matched \S*\*({GFX})\*co\b"), _one("gfx_rt")),
+    # AMDGPU.jl's device list ("HIP Devices [1]" then "1. HIPDevice(name=\"gfx1100\", id=1)")
+    ("julia hip device", lazy_re.compile(rf"\bHIPDevice\(name=\"({GFX})\""), _one("gfx_rt")),
     ("rocblas arch", lazy_re.compile(rf"(?:GPU arch|GPU architecture|arch(?:itecture)?)\s*:\s*({GFX})\b", re.I), _one("gfx_rt")),
     ("mms", lazy_re.compile(r"Gfx Major/Minor/Stepping:\s*(\d+)/(\d+)/(\d+)"), _gfx_from_mms),
     ("isa paren", lazy_re.compile(rf"(?:Radeon|Instinct|AMD|RX\s?\d{{3,4}}\w*|GPU)[^()\n]{{0,60}}\(({GFX})(?::[\w+-]+)*\)", re.I), _one("gfx_rt")),
@@ -744,7 +748,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "gfx_target_version": ("gfx_target_version",), "gfx version": ("gfx version", "target_graphics"),
     "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "llama": ("gfx",), "nobinary device": ("found]",),
-    "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",),
+    "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",), "tensile glob": ("no paths matched",), "julia hip device": ("hipdevice(",),
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
     "hip arch": ("gfx",), "pci [1002:xxxx]": ("1002:",), "k8s device-id": ("amd.com/gpu.device-id",), "lspci Device": ("device ",),
     "device id": ("id",), "glxinfo device": ("device:",), "lspci name": ("[amd",), "marketing name": ("radeon", "instinct", "firepro"),
