@@ -1380,3 +1380,14 @@ def test_rocblas_looking_for_the_devices_code_and_amdgpu_jls_device_list_name_it
                                                                                         gfx: str) -> None:
     assert [g.gfx_reported for g in detect_paste(tmp_path, line + "\n").gpus] == [gfx]
     assert not [m for m in read_mentions("rocBLAS warning: No paths matched the pattern you gave") if m.kind == "gfx_rt"]
+
+
+@pytest.mark.parametrize("line, torch", [
+    ("{'sys.platform': 'linux', 'CUDA available': True, 'PyTorch': '1.9.0a0+gitdfbd030', 'TorchVision': '0.10.0'}",
+     "1.9.0a0+gitdfbd030"),
+    ("OrderedDict([('sys.platform', 'linux'), ('PyTorch', '2.0.0+rocm5.4.2'), ('TorchVision', '0.15.1')])",
+     "2.0.0+rocm5.4.2"),
+])
+def test_mmcvs_collect_env_dict_names_the_torch(line: str, torch: str) -> None:
+    assert [m.value for m in read_mentions(line) if m.kind == "torch"] == [torch]
+    assert not [m for m in read_mentions("I use torch, 2.0 was fine") if m.kind == "torch"]

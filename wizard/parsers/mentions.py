@@ -470,7 +470,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("rocm version file", lazy_re.compile(r"/\.info/version\S*\s*[:\s]\s*(\d+\.\d+\.\d+)(?:-\d+)?\s*$"),
      lambda m: [("rocm", m.group(1), "version-file")]),
     # ---- torch
-    ("torch banner", lazy_re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?:[ _]version|\.__version(?:__)?)?\"?\s*[:=]\s*\"?v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?(?:\+[\w.]+)?)\b", re.I),
+    # (also mmcv's and mmengine's collect_env, a Python dict or its items: "'PyTorch': '1.9.0a0+gitdfbd030'",
+    # "('PyTorch', '2.0.0+rocm5.4.2')")
+    ("torch banner", lazy_re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?:[ _]version|\.__version(?:__)?)?"
+                                     r"(?:[\"']\s*[:=,]|\s*[:=])\s*[\"']?v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?(?:\+[\w.]+)?)\b", re.I),
      _one("torch")),
     ("torch pip", lazy_re.compile(r"(?:^|[\s,(])torch(?:==|-| )(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\d*)?(?:\+(?:rocm|cu|cpu)[\w.]*)?)"
                              r"(?:\.dist-info|-cp\d+|\s|$|\)|,)"), _one("torch")),
