@@ -1391,3 +1391,23 @@ def test_rocblas_looking_for_the_devices_code_and_amdgpu_jls_device_list_name_it
 def test_mmcvs_collect_env_dict_names_the_torch(line: str, torch: str) -> None:
     assert [m.value for m in read_mentions(line) if m.kind == "torch"] == [torch]
     assert not [m for m in read_mentions("I use torch, 2.0 was fine") if m.kind == "torch"]
+
+
+@pytest.mark.parametrize("line, kind, value", [
+    ("OS                        : Linux-5.15.0-75-generic-x86_64-with-glibc2.31", "kernel", "5.15.0-75-generic"),
+    ("modprobe: FATAL: Module amdgpu not found in directory /lib/modules/5.15.133.1-microsoft-standard-WSL2", "kernel",
+     "5.15.133.1-microsoft-standard-WSL2"),
+    ("Linux ryzen3 5.13.0-35-generic #40~20.04.1-Ubuntu SMP Mon Mar 7 09:18:32 UTC 2022 x86_64 GNU/Linux", "os", "ubuntu 20.04"),
+    ("  /dev/kfd: found ✓", "kfd", "present"),
+])
+def test_cupys_platform_modprobes_tree_an_hwe_kernel_and_a_found_kfd(line: str, kind: str, value: str) -> None:
+    assert [m.value for m in read_mentions(line) if m.kind == kind] == [value]
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("Linux box 6.8.0-45-generic #45-Ubuntu SMP PREEMPT_DYNAMIC x86_64 GNU/Linux", "os"),  # no release in it
+    ("OS: Windows-10-10.0.19045-SP0", "kernel"),
+    ("ls /lib/modules/ shows 6.8.0-45-generic and 6.8.0-48-generic", "kernel"),
+])
+def test_near_misses_of_the_kernel_and_release_rules(line: str, kind: str) -> None:
+    assert not [m for m in read_mentions(line) if m.kind == kind and m.detail != "token"]

@@ -515,7 +515,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ---- system
     # collect_env's "Python platform: Linux-<release>-<arch>-with-glibc"; vLLM's collect_env pads the key
     # ("Python platform              : Linux-...")
-    ("kernel platform", lazy_re.compile(r"Python platform\s*:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"), _one("kernel")),
+    ("kernel platform", lazy_re.compile(r"(?:Python platform|^\s*OS)\s*:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"),
+     _one("kernel")),  # also CuPy's show_config ("OS                        : Linux-5.15.0-75-generic-x86_64-with-glibc2.31")
+    # modprobe looks in the running kernel's module tree ("Module amdgpu not found in directory /lib/modules/<release>")
+    ("kernel modprobe", lazy_re.compile(r"\bnot found in directory /lib/modules/(\d+\.\d+\.\d+[^\s/]*)"), _one("kernel")),
+    # Ubuntu's HWE kernels carry the release they are built for in their version ("#40~20.04.1-Ubuntu SMP")
+    ("ubuntu hwe kernel", lazy_re.compile(r"#\d+~(\d{2}\.(?:04|10))\.\d+-Ubuntu\b"), lambda m: [("os", f"ubuntu {m.group(1)}", "package")]),
     # /proc/version's banner; amd-smi's "amdgpu version" on an in-tree driver prints it with every blank dropped
     # ("Linuxversion6.8.0-79-generic(buildd@...)")
     ("kernel version", lazy_re.compile(r"\bLinux ?version ?(\d+\.\d+\.\d+[^\s(]*)"), _one("kernel")),
@@ -705,7 +710,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      + ([("gpu_name", m.group(1).title(), "codename")] if m.group(1) else [])),
     ("amdgpu_top device", lazy_re.compile(r'"DevicePath"\s*:\s*\{([^{}]*)\}'), _amdgpu_top_device),
     ("render nodes", lazy_re.compile(r"\b(renderD1\d\d)\b"), _one("render_node")),
-    ("kfd stated", lazy_re.compile(r"/dev/kfd`?\s+(?:is\s+)?(?:present|exists)\b"
+    ("kfd stated", lazy_re.compile(r"/dev/kfd`?\s+(?:is\s+)?(?:present|exists)\b|^\s*/dev/kfd:\s*(?:found|present|exists)\b"
                                    # its owner or its mode stated ("I ended up with /dev/kfd owned by group `render`")
                                    r"|(?<!\bif )(?<!\bwhether )(?<!\bthat )/dev/kfd`?\s+(?:device\s+)?(?:is\s+)?(?:owned\s+by|belongs\s+to"
                                    r"|has\s+(?:the\s+)?(?:wrong|correct|right|bad)\s+permissions)\b", re.I),
@@ -764,7 +769,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
             "ld_library_path", "ld_preload"),
-    "kernel platform": ("platform",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
+    "kernel platform": ("platform", "os"), "kernel modprobe": ("/lib/modules/",), "ubuntu hwe kernel": ("-ubuntu",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
     "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod", "distrobox", "toolbox"), "container exec": (" exec ",), "container run -it": (" run ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",), "amdgpu loaded said": (" loaded",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
