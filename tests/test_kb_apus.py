@@ -72,3 +72,12 @@ def test_a_without_graphics_line_needs_processor_keys_and_a_source(line: dict[st
     problems = Problems("apus.json")
     assert parse_processors_without_graphics({"apus": [], "without_graphics": [line]}, problems) == ()
     assert [f"'{key}'" in p for p in problems.lines] == [True]
+
+
+@pytest.mark.parametrize("cpu, graphics", [("AMD Ryzen 7 8845HS w/ Radeon 780M Graphics", "AMD Radeon 780M"),
+                                           ("Ryzen 5 8645HS", "AMD Radeon 760M")])
+def test_hawk_point_processors_carry_the_phoenix_gpu(cpu: str, graphics: str) -> None:
+    kb = load_kb()
+    apu = kb.apu_for_cpu(cpu)
+    assert apu is not None and apu.graphics == graphics
+    assert kb.gpu_for_cpu(cpu).gfx == "gfx1103"  # type: ignore[union-attr]
