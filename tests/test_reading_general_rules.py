@@ -1411,3 +1411,10 @@ def test_cupys_platform_modprobes_tree_an_hwe_kernel_and_a_found_kfd(line: str, 
 ])
 def test_near_misses_of_the_kernel_and_release_rules(line: str, kind: str) -> None:
     assert not [m for m in read_mentions(line) if m.kind == kind and m.detail != "token"]
+
+
+def test_a_distribution_packages_debug_source_tree_names_the_rocm_release() -> None:
+    line = ("TinyLlama.llamafile: /usr/src/debug/hip-runtime-amd/clr-rocm-6.0.2/rocclr/os/os_posix.cpp:321: "
+            "static void amd::Os::currentStackInfo(unsigned char**, size_t*): Assertion failed.")
+    assert [m.value for m in read_mentions(line) if m.kind == "rocm"] == ["6.0.2"]
+    assert not [m for m in read_mentions("see https://github.com/ROCm/clr/tree/rocm-6.0.2/rocclr") if m.kind == "rocm"]

@@ -446,6 +446,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      _rocm_from_package_code),
     ("compiler banner", lazy_re.compile(r"\broc-(\d+\.\d+\.\d+)\b"), lambda m: [("rocm", m.group(1), "compiler")]),
     ("build path", lazy_re.compile(r"\brocm-rel-(\d+\.\d+(?:\.\d+)?)\b"), lambda m: [("rocm", m.group(1), "build-path")]),
+    # a distribution package's build tree, named after the upstream release tag it unpacked ("/usr/src/debug/
+    # hip-runtime-amd/clr-rocm-6.0.2/rocclr/os/os_posix.cpp": Arch's hip-runtime-amd built from ROCm 6.0.2)
+    ("source tree", lazy_re.compile(r"/usr/src/debug/[\w.+-]+/[A-Za-z][\w.-]*?-rocm-(\d+\.\d+\.\d+)/"),
+     lambda m: [("rocm", m.group(1), "build-path")]),
     ("rocm version kv", lazy_re.compile(r"\b(?:(?i:ROCm version)|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d+)?)(?![\d.]*\d{5})(?!\w|\.\w)"),
      lambda m: [("rocm", m.group(1), "tool")]),
     # "ROCm 6.2", "Rocm v5.7"; the version in a parenthesis after the word ("latest Rocm (it shows as version 4.3.0)",
@@ -763,7 +767,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "device N: name": ("radeon", "instinct"), "bdf": ("amdgpu", "radeon"), "bdf kv": ("bus", "bdf", "pci id", "pci address"), "rocm at path": ("version",), "clinfo list": ("device #",), "lspci bdf": ("controller",),
     "ollama gpu index": ("gpu=", "id="), "ollama pci_id": ("pci_id=",), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
-    "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "rocm version kv": ("rocm",),
+    "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "source tree": ("/usr/src/debug/",), "rocm version kv": ("rocm",),
     "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "gpu list name": ("radeon", "instinct"), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
