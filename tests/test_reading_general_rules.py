@@ -874,9 +874,12 @@ def test_inxis_bound_driver_is_the_driver_loaded(tmp_path: Path) -> None:
 
 def test_a_compilers_ubuntu_package_version_is_not_the_release(tmp_path: Path) -> None:
     line = ("Linux version 6.11.0-29-generic (buildd@lcy02-amd64-071) (x86_64-linux-gnu-gcc-13 (Ubuntu 13.3.0-6ubuntu2~24.04)"
-            " 13.3.0, GNU ld (GNU Binutils for Ubuntu) 2.42) #29~24.04.1-Ubuntu SMP PREEMPT_DYNAMIC\n")
+            " 13.3.0, GNU ld (GNU Binutils for Ubuntu) 2.42) #29-Ubuntu SMP PREEMPT_DYNAMIC\n")
     facts = detect_paste(tmp_path, line)
     assert (facts.os.id, facts.os.version, facts.os.kernel) == ("ubuntu", None, "6.11.0-29-generic")
+    # the same kernel as an HWE build names its release in its own version ("#29~24.04.1-Ubuntu"), not the compiler's
+    hwe = detect_paste(tmp_path, line.replace("#29-Ubuntu", "#29~24.04.1-Ubuntu"))
+    assert (hwe.os.id, hwe.os.version) == ("ubuntu", "24.04")
     for text, version in (("Description:\tUbuntu 22.04.4 LTS\n", "22.04"), ("I run Ubuntu 24.10 here\n", "24.10"),
                           ("Ubuntu 6.06 LTS\n", "6.06")):
         assert detect_paste(tmp_path, text).os.version == version, text

@@ -139,6 +139,8 @@ def _apu_keys() -> tuple[tuple[str, str], ...]:
     rows = [(key, a) for key, a in kb._apus.items()]
     # a name without its tier digit ("Ryzen 7900") stands for the one processor of that model (KB.apu_for_cpu)
     rows += [(key, found[0]) for key, found in kb._apus_without_tier.items() if len(found) == 1]
+    # Strix Halo's processors as people write them without "Ryzen" and the plus ("AMD AI Max 395": mentions._AI_MAX)
+    rows += [(re.sub(r"^ryzen|\+", "", key), a) for key, a in kb._apus.items() if key.startswith("ryzenaimax")]
     return tuple((key, g.gfx) for key, a in rows if (g := kb.gpu_by_pci(a.pci_id)) is not None and g.gfx)
 
 
@@ -151,6 +153,8 @@ def _flat(s: str) -> str:
 # a processor written without its tier digit, with a second GPU in rocm-smi: its iGPU (gfx1036) is read
 @example("### CPU\n\nAMD Ryzen 7900\n\n### GPU\n\nAMD Radeon Pro W7900\n\n$ rocm-smi\n"
          "GPU[0]          : get_power_cap, Unexpected data received\nERROR: GPU[1]   : sclk clock is unsupported")
+# a Strix Halo processor written without "Ryzen" in a thread's title: its iGPU (gfx1151) is read
+@example("gpustack/gpustack · issue #4116 · closed · Python\nlabels: amd, runtime\n# AMD AI Max 395 GPU device not detected")
 def test_no_fact_is_a_guess(text: str) -> None:
     facts = detect(None, paste=("paste.txt", text))
     assert not facts.errors, facts.errors
