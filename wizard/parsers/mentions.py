@@ -620,10 +620,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # the writer stating the module loaded ("rocm libs v 6.4.0 installed,  amdgpu module loaded."); not a condition, a
     # question or a denial
     ("amdgpu loaded said", lazy_re.compile(r"^(?!.*\b(?:if|whether|unless|should|make sure|check)\b)(?:(?!\?).)*?"
-                                           r"\bamdgpu\s+(?:kernel\s+)?(?:module|driver)\s+(?:is\s+|was\s+|gets\s+|got\s+)?loaded\b"
-                                           r"(?!\s*\?)", re.I),
-     lambda m: [] if re.search(r"\b(?:not|never|isn't|wasn't|no)\b[^.]{0,20}$", m.string[:m.end()].rsplit(".", 1)[-1][:-6], re.I)
-     else [("rock", "true", "stated")]),
+                                           r"(?<!\bno )(?<!\bnot )\bamdgpu\s+(?:kernel\s+)?(?:module|driver)\s+(?:is\s+|was\s+|gets\s+|got\s+)?"
+                                           r"loaded\b(?!\s*\?)", re.I),
+     lambda m: [("rock", "true", "stated")]),
     # the error ends at the line's end, or at the quote that closes it in a sentence or a title
     ("kfd open", lazy_re.compile(r"(Unable|Able) to open /dev/kfd read-write(?::\s*([^'\"`]+?))?\s*(?:['\"`]|$)"),
      lambda m: [("kfd", "ok" if m.group(1) == "Able" else (m.group(2) or "unknown").strip(), None)]),
