@@ -543,29 +543,36 @@ def _gpus_enumerated(f: Facts) -> bool:
     return f.origin == "live" or f.origin.startswith("sandbox") or any(t.kind in _ENUMERATING for t in f.texts)
 
 
-def _visibility_lists_nothing(f: Facts) -> bool:
-    """A *_VISIBLE_DEVICES variable set to an empty list or -1: it hides every GPU, however many there are."""
-    return any(not [v for v in value.split(",") if v.strip()] or value.strip() == "-1"
-               for name in _VISIBILITY if (value := f.env_values.get(name)) is not None)
+def _visibility(f: Facts) -> list[tuple[str, str, list[str]]]:
+    """Each *_VISIBLE_DEVICES variable set: (name, value, the indexes it lists)."""
+    return [(name, value, [v.strip() for v in value.split(",") if v.strip()])
+            for name in _VISIBILITY if (value := f.env_values.get(name)) is not None]
 
 
-def _index_past_named(f: Facts) -> bool:
-    """A *_VISIBLE_DEVICES variable whose every index is past the GPUs the facts name."""
-    return bool(f.gpus) and any(
-        (ids := [v.strip() for v in value.split(",") if v.strip()]) and all(i.isdigit() and int(i) >= len(f.gpus) for i in ids)
-        for name in _VISIBILITY if (value := f.env_values.get(name)) is not None)
+def _hides_every_gpu(ids: list[str]) -> bool:
+    """An empty list or -1: it hides every GPU, however many there are."""
+    return not ids or ids == ["-1"]
+
+
+def _past(ids: list[str], count: int) -> bool:
+    """Every index at or past ``count`` GPUs (numbering starts at 0)."""
+    return bool(count) and all(i.isdigit() and int(i) >= count for i in ids)
+
+
+def _visibility_decided(f: Facts) -> bool:
+    """Whether the facts decide visible_devices_hide_all: a variable hides every GPU, or the GPUs are all the machine's,
+    or no index is past the GPUs named (an iGPU the prose leaves out would be index 0)."""
+    sets = _visibility(f)
+    return (any(_hides_every_gpu(ids) for _n, _v, ids in sets) or _gpus_enumerated(f)
+            or not any(_past(ids, len(f.gpus)) for _n, _v, ids in sets))
 
 
 def _p_visible_devices_hide_all(f: Facts, arg: object) -> list[str] | None:
     count = len(f.gpus) if _gpus_enumerated(f) else 0  # indexes beyond the GPUs named say nothing where others may be
-    for name in _VISIBILITY:
-        value = f.env_values.get(name)
-        if value is None:
-            continue
-        ids = [v.strip() for v in value.split(",") if v.strip()]
-        if not ids or ids == ["-1"]:
+    for name, value, ids in _visibility(f):
+        if _hides_every_gpu(ids):
             return [f"{name}={value!r} hides every GPU"]
-        if count and all(i.isdigit() and int(i) >= count for i in ids):
+        if _past(ids, count):
             return [f"{name}={value} names no GPU of the {count} present (numbering starts at 0)"]
     return None
 
@@ -828,8 +835,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "gpu_family_in": lambda f: any(g.family for g in f.gpus),
     "gpu_codename_in": lambda f: any(g.codename for g in f.gpus),
     "has_dgpu": lambda f: any(g.integrated is not None for g in f.gpus),
-    # an index past the GPUs named is undecided where they may not be all (an iGPU the prose leaves out is index 0)
-    "visible_devices_hide_all": lambda f: _visibility_lists_nothing(f) or _gpus_enumerated(f) or not _index_past_named(f),
+    "visible_devices_hide_all": _visibility_decided,
     "override_set": _override_known,
     "override_spoofs_gpu": lambda f: _override_known(f) and any(g.gfx for g in f.gpus),
     "os_id_in": lambda f: f.os.id is not None,

@@ -175,6 +175,8 @@ _TELLING = lazy_re.compile(
 _UNTRIED = lazy_re.compile(r"\b(?:haven'?t|have not|hasn'?t|has not)\s+(?:\w+\s+)?(?:confirmed|tested|tried|checked|verified)\b"
                            r"|\bnot (?:yet )?(?:confirmed|tested|tried|checked|verified)\b", re.IGNORECASE)
 
+# A Radeon iGPU's model number written without "Radeon" ("680M", "780M"): one form for every rule that reads it
+_IGPU_BARE = r"[6-8]\d0M"
 # Product names as people write them; the caller keeps only names the knowledge base resolves.
 PRODUCT = lazy_re.compile(
     r"(?<![\w/.-])(?:"
@@ -192,7 +194,7 @@ PRODUCT = lazy_re.compile(
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*(?:R9\s+)?(?:Fury(?:\s+X)?|Nano)\b|\bR9\s+(?:Fury(?:\s+X)?|Nano)\b"
     r"|\b\d{4}\s?(?:XTX|XT|GRE)\b|\b[5-9]\d{3}M\b"
     # an iGPU's model without "Radeon" ("a Ryzen 7 255 with 780m GPU"); only before a GPU word (a "780M" model is a size)
-    r"|\b[6-8][1-9]0M(?=\s+(?:i?GPU|graphics|APU)\b)"
+    rf"|\b{_IGPU_BARE}(?=\s+(?:i?GPU|graphics|APU)\b)"
     r"|(?:AMD\s+)?Radeon\s*(?:\(TM\)|™)?\s*[5-9]\d{3}\b(?:\s?(?:XTX|XT|GRE)\b)?"
     r"|\bNavi\s?[1-4]\d\b|\b(?:Vega\s?(?:10|20)|Ellesmere|Polaris\s?[12]\d|Aldebaran|Arcturus|Strix Halo|Strix Point|Phoenix|Rembrandt|Renoir|Raphael|Cezanne|Lucienne|Raven\s?Ridge|Picasso)\b"
     r")"
@@ -319,7 +321,7 @@ def _override_statement(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
 
 
 # A Radeon iGPU model written bare ("680M", "780M"): named after a role word or an index, where it is a GPU
-_IGPU_MODEL = lazy_re.compile(r"(?:Radeon\s+)?[6-8]\d0M(?![\w.])", re.I)
+_IGPU_MODEL = lazy_re.compile(rf"(?:Radeon\s+)?{_IGPU_BARE}(?![\w.])", re.I)
 
 
 def _named_gpu(line: str, pos: int) -> str | None:
@@ -677,7 +679,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                 r"\s*(?:\*\*)?(\S.*)$", re.I),
      lambda m: [("gpu_name", p.group(0), "label") for p in PRODUCT.finditer(m.group(1))]
      # an iGPU's model alone in the field ("GPU: 780M aka gfx1103"): AMD names it "Radeon 780M"
-     or [("gpu_name", f"Radeon {g.upper()}", "label") for g in re.findall(r"^(?:AMD\s+)?([6-8][1-9]0M|80[56]0S)\b", m.group(1).strip(), re.I)]
+     or [("gpu_name", f"Radeon {g.upper()}", "label") for g in re.findall(rf"^(?:AMD\s+)?({_IGPU_BARE}|80[56]0S)\b", m.group(1).strip(), re.I)]
      or [("gfx_rt", g.lower(), "label") for g in re.findall(rf"^`?({GFX})(?::[\w+:-]*)?`?\s*$", m.group(1).strip())]
      or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I) else [])),
     # a GPU named with its role ("tried with iGPU 680M and dGPU RX 6500M"): each is one of the machine's GPUs
