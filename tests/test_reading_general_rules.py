@@ -1422,3 +1422,52 @@ def test_a_distribution_packages_debug_source_tree_names_the_rocm_release() -> N
             "static void amd::Os::currentStackInfo(unsigned char**, size_t*): Assertion failed.")
     assert [m.value for m in read_mentions(line) if m.kind == "rocm"] == ["6.0.2"]
     assert not [m for m in read_mentions("see https://github.com/ROCm/clr/tree/rocm-6.0.2/rocclr") if m.kind == "rocm"]
+
+
+# darktable's OpenCL device key names ROCm's OpenCL device by its target; the key of another platform or a list does not
+@pytest.mark.parametrize("line, gfx", [
+    ("   UNIFIED MEM SIZE:         5120 MB reserved for 'amdacceleratedparallelprocessinggfx1035' id=0", "gfx1035"),
+    ("cldevice_v5_amdacceleratedparallelprocessinggfx90asrameccxnack=0 250 0 16 16 1024 0 0 0.000 0.000 0.250", "gfx90a"),
+])
+def test_darktables_opencl_device_key_names_the_runtime_target(tmp_path: Path, line: str, gfx: str) -> None:
+    assert said(line, "gfx_rt") == [gfx]
+    assert [g.gfx_reported or g.gfx for g in detect_paste(tmp_path, line + "\n").gpus] == [gfx]
+    for near in ("UNIFIED MEM SIZE:         7810 MB reserved for 'intelropenclgraphicsintelririsrxegraphics' id=0",
+                 "cldevice_v5_amdacceleratedparallelprocessinggfx1035xyz=0 250"):
+        assert said(near, "gfx_rt") == [], near
+
+
+# the kernel's stack-dump header names the running kernel of any flavour; Arch's zen/hardened/lts and Debian 13's
+# +debNN releases are read as bare tokens too
+@pytest.mark.parametrize("line, kernel", [
+    ("[  +0.000004] CPU: 5 PID: 4242 Comm: python3 Tainted: G        W  OE      6.8.0-45-generic #45-Ubuntu", "6.8.0-45-generic"),
+    ("[ 812.1] CPU: 0 UID: 1000 PID: 77 Comm: kworker/0:2 Not tainted 6.12.1-arch1-1 #1", "6.12.1-arch1-1"),
+    ("[ 99.2] CPU: 7 PID: 123 Comm: llama-server Tainted: G   D   6.9.3-zen1-2-zen #1 abcdef", "6.9.3-zen1-2-zen"),
+])
+def test_the_kernels_stack_dump_header_names_the_running_kernel(line: str, kernel: str) -> None:
+    assert [m.value for m in read_mentions(line) if m.kind == "kernel" and m.detail != "token"] == [kernel]
+    assert said("CPU: 5 PID: 4242 Comm: python3 exited with code 1", "kernel") == []
+
+
+@pytest.mark.parametrize("line, kernel", [
+    ("Linux kernel 6.12.48+deb13-amd64 here", "6.12.48+deb13-amd64"),
+    ("running 6.12.9+bpo-amd64 from backports", "6.12.9+bpo-amd64"),
+    ("uname: 6.10.2-zen1-1-zen", "6.10.2-zen1-1-zen"),
+    ("uname: 6.6.44-hardened1-1-hardened", "6.6.44-hardened1-1-hardened"),
+    ("uname: 6.6.30-1-lts", "6.6.30-1-lts"),
+])
+def test_debian_13_backports_and_arch_flavour_kernel_releases_are_tokens(line: str, kernel: str) -> None:
+    assert said(line, "kernel") == [kernel]
+    assert said("Ubuntu 24.04.1-lts and kernel-headers 6.6.30-1-lts.x86", "kernel") == []
+
+
+# apt names the kernel packages a `$(uname -r)` asked for by the running release; without that command it says nothing
+def test_apt_naming_the_uname_expanded_kernel_packages_gives_the_running_kernel(tmp_path: Path) -> None:
+    text = ("me@box:~$ sudo apt install \"linux-headers-$(uname -r)\" \"linux-modules-extra-$(uname -r)\"\n"
+            "Reading package lists... Done\n"
+            "linux-headers-6.1.0-28-amd64 is already the newest version (6.1.119-1).\n"
+            "E: Unable to locate package linux-modules-extra-6.1.0-28-amd64\n")
+    assert detect_paste(tmp_path, text).os.kernel == "6.1.0-28-amd64"
+    typed = ("me@box:~$ sudo apt install linux-modules-extra-6.8.0-31-generic\n"
+             "E: Unable to locate package linux-modules-extra-6.8.0-31-generic\n")
+    assert said(typed, "kernel") == []

@@ -366,6 +366,13 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("ollama amdgpu versions", lazy_re.compile(r"\bdetected amdgpu versions \[([^\]\n]*)\]"),
      lambda m: [("gfx_rt", g.lower(), None) for g in re.findall(rf"\b({GFX})\b", m.group(1))]),
     ("llama", lazy_re.compile(rf"Device (\d+): [^,\n]*, ({GFX}) \(0x[0-9a-f]+\)", re.I), _gfx_hex_id),
+    # darktable's OpenCL device key (its "canonical name": the platform's and the device's names, lower-cased, letters
+    # and digits only; darktable-org/darktable src/common/opencl.c, "UNIFIED MEM SIZE: ... reserved for '%s'", the
+    # darktablerc keys cldevice_v5_<cname> and cldevice_v6_<cname>): ROCm's OpenCL platform "AMD Accelerated Parallel
+    # Processing" names the device by the runtime's target ("amdacceleratedparallelprocessinggfx1103"; the letters of
+    # "gfx90a:sramecc+:xnack-" stay: "...gfx90asrameccxnack")
+    ("darktable cname", lazy_re.compile(rf"(?<![a-z0-9])amdacceleratedparallelprocessing({GFX})(?=sramecc|xnack|_id\d|['\"=\s]|$)"),
+     _one("gfx_rt")),
     # clinfo --list: "Platform #0: AMD Accelerated Parallel Processing" then " `-- Device #0: gfx1033"
     ("clinfo list", lazy_re.compile(rf"^\s*[`|\\+-]*\s*Device\s+#\d+:\s*({GFX})(?::[\w+:-]*)?\s*$"), _one("gfx_rt")),
     ("nobinary device", lazy_re.compile(rf"amdgcn-amd-amdhsa--({GFX})\S*\s*-\s*\[(?:Not )?Found\]"), _one("gfx_rt")),
@@ -531,6 +538,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ("Linuxversion6.8.0-79-generic(buildd@...)")
     ("kernel version", lazy_re.compile(r"\bLinux ?version ?(\d+\.\d+\.\d+[^\s(]*)"), _one("kernel")),
     ("kernel uname", lazy_re.compile(r"^\s*Linux \S+ (\d+\.\d+\.\d+\S*) #\d"), _one("kernel")),
+    # the kernel's own stack-dump header (an Oops, a WARNING, a hung task; torvalds/linux lib/dump_stack.c
+    # dump_stack_print_info: "CPU: %d UID: %u PID: %d Comm: %.20s %s%s %s %.*s" with the taint and the release):
+    # "CPU: 13 PID: 28657 Comm: blender Tainted: G      D            6.6.2-zen1-1-zen #1"
+    ("kernel stack dump", lazy_re.compile(r"\bCPU: \d+ (?:UID: \d+ )?PID: \d+ Comm: .{1,20}? (?:Not tainted|Tainted: [A-Z ]{1,40}?) "
+                                          r"+(\d+\.\d+(?:\.\d+)?[\w.+~-]*) #"), _one("kernel")),
     ("kernel kv", lazy_re.compile(r"(?:^\s*(?:[-*]\s*)?|\bSystem:\s+)(?:\*\*)?Kernel(?: version| release)?(?:\*\*)?\s*:\s*(?:Linux\s+)?(\d+\.\d+(?:\.\d+)?[\w.+~-]*)", re.I),
      _one("kernel")),
     # a Markdown table's row, as issue templates write the system ("| Kernel | 6.12.101+deb13-amd64 |")
@@ -753,8 +765,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("prompt user", lazy_re.compile(r"^\s*`?(?:\([\w.-]+\)\s*)?([a-z_][a-z0-9_.-]{0,31})@[\w.-]+:[^\s$#]*\s?[$#]"),
      lambda m: [("user", m.group(1), "prompt")]),
     ("member", lazy_re.compile(r"^\s*(\S+) is (?:not )?member of \"?[\w-]+\"? group"), lambda m: [("user", m.group(1), None)]),
-    ("kernel token", lazy_re.compile(r"(?<![\w.-])(\d\.\d{1,2}\.\d{1,3}(?:\.\d+)?-(?:\d+(?:\.\d+)*-)?(?:generic|amd64|lowlatency|oem|aws|azure|gcp"
-                                r"|microsoft-standard(?:-WSL2)?|arch\d+(?:-\d+)?|zen\d*|cachyos|default|pve|rt\d*|\d+\.fc\d+\.x86_64|\d+(?:\.\d+)*\.el\d\S*)\+?)(?![\w-])"),
+    ("kernel token", lazy_re.compile(r"(?<![\w.-])(\d\.\d{1,2}\.\d{1,3}(?:\.\d+)?(?:\+deb\d+|\+bpo)?-(?:\d+(?:\.\d+)*-)?(?:generic|amd64|lowlatency|oem|aws|azure|gcp"
+                                r"|microsoft-standard(?:-WSL2)?|arch\d+(?:-\d+)?|zen\d+-\d+-zen|hardened\d+-\d+-hardened|lts|zen\d*|cachyos|default|pve|rt\d*|\d+\.fc\d+\.x86_64|\d+(?:\.\d+)*\.el\d\S*)\+?)(?![\w-])"),
      lambda m: [] if _NOT_RUNNING_KERNEL.search(m.string) else [("kernel", m.group(1), "token")]),
 )
 # cheap substring filters: a rule runs only on lines containing one of its words (lower-cased)
@@ -774,7 +786,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
             "ld_library_path", "ld_preload"),
-    "kernel platform": ("platform", "os"), "kernel modprobe": ("/lib/modules/",), "ubuntu hwe kernel": ("-ubuntu",), "kernel version": ("linux version", "linuxversion"), "kernel uname": ("linux ",),
+    "kernel platform": ("platform", "os"), "kernel modprobe": ("/lib/modules/",), "ubuntu hwe kernel": ("-ubuntu",), "kernel version": ("linux version", "linuxversion"), "kernel stack dump": ("comm:",), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
     "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod", "distrobox", "toolbox"), "container exec": (" exec ",), "container run -it": (" run ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",), "amdgpu loaded said": (" loaded",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
@@ -786,11 +798,12 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury", "0m ",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "darktable cname": ("amdacceleratedparallelprocessing",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle", "sles", "suse linux enterprise"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
     "kernel token": ("-generic", "-amd64", "lowlatency", "-oem", "-aws", "-azure", "-gcp", "microsoft", "-arch", "-zen", "cachyos",
+                     "-hardened", "-lts",
                      "-default", "-pve", "-rt", ".fc", ".el"),
 }
 # A gfx written in a list (wheel arch lists, build flags, "supported: ...") is not the device's.
@@ -917,6 +930,15 @@ _PIP_REQUIRES_CUDA = lazy_re.compile(r"^\s*Requires:.*\bnvidia-[\w-]+-(cu\d+)\b"
 _ONE_LINER = lazy_re.compile(r"^\s*python3?(?:\.\d+)?\s+-c\s+[\"'](?:[^\"'\n]*;\s*)?print\((?P<expr>[\w.]+(?:\([^()\"'\n]*\))?(?:\.[\w]+)*)\)\s*;?\s*[\"']\s*$")
 
 
+# `apt install linux-headers-$(uname -r) linux-modules-extra-$(uname -r)` (AMD's install steps): what apt then prints
+# about those packages names them by the running kernel's release, as the shell expanded it
+_UNAME_PACKAGE = lazy_re.compile(r"\blinux-(?:headers|modules(?:-extra)?|image|tools)-[\"']?(?:\$\(uname -r\)|`uname -r`)")
+_APT_KERNEL_PACKAGE = lazy_re.compile(
+    r"(?:\bUnable to locate package |\bCouldn't find any package by (?:glob|regex) '|^\s*)"
+    r"linux-(?:headers|modules(?:-extra)?|image|tools)-(\d+\.\d+(?:\.\d+)?[\w.+~-]*?)'?"
+    r"(?:\s*$|\s+is already the newest version\b)")
+
+
 def _asked_by(command: str | None) -> tuple[str, lazy_re.Pattern] | None:
     m = _ONE_LINER.match(command) if command else None
     line = f">>> print({m.group('expr')})" if m else ""
@@ -941,6 +963,8 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
     asked = _asked_by(command)  # the fact the line before (or the command) asked for, and its answer's form
     pip_show_torch = False  # inside `pip show torch`'s block (its Name line to a blank or another Name line)
     branch_indent: int | None = None  # the indentation of the conditional ("if ...") the lines below it are inside
+    # the command (or a line above) asked apt for kernel packages by `$(uname -r)`
+    uname_packages = bool(command and "uname -r" in command and _UNAME_PACKAGE.search(command))
     for no, line in lines(text):
         if not line or len(line) > 4000:
             continue
@@ -954,6 +978,10 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
         if asked is not None and answer:
             add(asked[0], answer.group(1).lower() if asked[0] == "gfx_rt" else answer.group(1), no, line, "echo")
         asked = next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None)
+        if "uname -r" in line and _UNAME_PACKAGE.search(line):
+            uname_packages = True
+        elif uname_packages and "linux-" in line and (kp := _APT_KERNEL_PACKAGE.search(line)) is not None:
+            add("kernel", kp.group(1), no, line, "apt $(uname -r)")
         if _PIP_SHOW_NAME.match(line) or not line.strip():
             pip_show_torch = bool(_PIP_SHOW_TORCH.match(line))
         elif pip_show_torch and (cu := _PIP_REQUIRES_CUDA.match(line)) is not None:
