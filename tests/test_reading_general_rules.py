@@ -1422,3 +1422,30 @@ def test_a_distribution_packages_debug_source_tree_names_the_rocm_release() -> N
             "static void amd::Os::currentStackInfo(unsigned char**, size_t*): Assertion failed.")
     assert [m.value for m in read_mentions(line) if m.kind == "rocm"] == ["6.0.2"]
     assert not [m for m in read_mentions("see https://github.com/ROCm/clr/tree/rocm-6.0.2/rocclr") if m.kind == "rocm"]
+
+
+# --------------------------------------------------------------------------- system tools' package lists (helper F)
+
+
+@pytest.mark.parametrize("line", [
+    "rocm-core.x86_64                          6.2.1.60201-112.el9           @rocm",  # dnf list installed
+    "rocm-core-6.2.1.60201-112.el9.x86_64",  # rpm -qa
+])
+def test_a_rocm_package_version_with_its_build_code_is_not_a_kernel(line: str) -> None:
+    assert not said(line, "kernel")
+    # the kernels of the same shape stay read: a RHEL kernel and WSL's four-number one
+    assert said("Kernel: 5.14.0-427.13.1.el9_4.x86_64", "kernel") == ["5.14.0-427.13.1.el9_4.x86_64"]
+    assert said("running 5.15.153.1-microsoft-standard-WSL2", "kernel") == ["5.15.153.1-microsoft-standard-WSL2"]
+
+
+def test_a_pacman_package_list_is_arch_linux_packages_not_apt(tmp_path: Path) -> None:
+    # pacman -Q prints "name version" (archlinux pacman src/pacman/query.c, display())
+    facts = detect_paste(tmp_path, "$ pacman -Q | grep rocm\nrocm-core 6.2.4-1\nrocm-hip-runtime 6.2.4-1\n"
+                                   "hip-runtime-amd 6.2.4-1\n")
+    assert facts.os.package_manager == "pacman"
+    assert facts.rocm.version == "6.2.4"
+    assert [i.packages for i in facts.rocm.installs] == [("rocm-core", "rocm-hip-runtime", "hip-runtime-amd")]
+    # another layout of pacman's (-Qi's "Name : ...") is not a package list, and dpkg's stays apt's
+    assert detect_paste(tmp_path, "$ pacman -Qi rocm-core\nName            : rocm-core\n").os.package_manager is None
+    assert detect_paste(tmp_path, "$ dpkg -l | grep rocm\nii  rocm-core  6.3.1.60301-48~24.04  amd64  ROCm\n"
+                        ).os.package_manager == "apt"

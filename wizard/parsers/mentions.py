@@ -753,7 +753,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("prompt user", lazy_re.compile(r"^\s*`?(?:\([\w.-]+\)\s*)?([a-z_][a-z0-9_.-]{0,31})@[\w.-]+:[^\s$#]*\s?[$#]"),
      lambda m: [("user", m.group(1), "prompt")]),
     ("member", lazy_re.compile(r"^\s*(\S+) is (?:not )?member of \"?[\w-]+\"? group"), lambda m: [("user", m.group(1), None)]),
-    ("kernel token", lazy_re.compile(r"(?<![\w.-])(\d\.\d{1,2}\.\d{1,3}(?:\.\d+)?-(?:\d+(?:\.\d+)*-)?(?:generic|amd64|lowlatency|oem|aws|azure|gcp"
+    # the fourth number is WSL's ("5.15.153.1-microsoft-standard-WSL2"): never five digits, which is an AMD build code of
+    # a ROCm package's version ("rocm-core.x86_64  6.2.1.60201-112.el9  @rocm" in `dnf list`, rpm -qa's
+    # "rocm-core-6.2.1.60201-112.el9.x86_64"), not a kernel
+    ("kernel token", lazy_re.compile(r"(?<![\w.-])(\d\.\d{1,2}\.\d{1,3}(?:\.\d{1,3})?-(?:\d+(?:\.\d+)*-)?(?:generic|amd64|lowlatency|oem|aws|azure|gcp"
                                 r"|microsoft-standard(?:-WSL2)?|arch\d+(?:-\d+)?|zen\d*|cachyos|default|pve|rt\d*|\d+\.fc\d+\.x86_64|\d+(?:\.\d+)*\.el\d\S*)\+?)(?![\w-])"),
      lambda m: [] if _NOT_RUNNING_KERNEL.search(m.string) else [("kernel", m.group(1), "token")]),
 )

@@ -41,7 +41,8 @@ _COMMAND_KINDS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
         (r"^\S*\buname\b", "uname.txt"),
         (r"\bpip3?\s+(?:freeze|list)\b|\bconda\s+list\b|\buv\s+pip\s+(?:list|freeze)\b|\bpython3?\S*\s+-m\s+pip\s+(?:list|freeze)\b",
          "pip-freeze.txt"),
-        (r"\bdpkg(?:-query)?\s+(?:-l|--list|-W)\b|\bapt\s+list\b|\bapt-cache\s+policy\b|\bpacman\s+-Q", "dpkg.txt"),
+        (r"\bdpkg(?:-query)?\s+(?:-l|--list|-W)\b|\bapt\s+list\b|\bapt-cache\s+policy\b", "dpkg.txt"),
+        (r"\bpacman\s+-Q[enmdtu]*(?:\s|$)", "pacman.txt"),  # -Qi, -Ql, -Qo print other layouts
         (r"\brpm\s+-q|\b(?:dnf|yum)\s+list\b", "rpm.txt"),
         (r"^(?:env|printenv|set)\b(?!\s*-[a-z]*[ex])|^env\s*\|", "env.txt"),
         (r"^(?:groups|id)(?:\s+\w+)?\s*$", "groups.txt"),
@@ -143,6 +144,7 @@ _BODY: dict[str, lazy_re.Pattern] = {
     "pip-freeze.txt": lazy_re.compile(r"^[A-Za-z0-9][\w.-]*\s*(?:==|===|@|\s)\s*\S|^-{3,}|^Package\s|^#|^-e\s|^--"),
     "dpkg.txt": lazy_re.compile(r"^[uihrpn][ncHUFWtiR]R?\s|^\|\|/|^\+\+\+-|^Desired=|^\| Status=|^\|/ Err\?"
                            r"|^[a-z0-9][\w+.-]*/\S+\s+\S+|^Listing\.\.\.|^\s+\S|^[A-Z][\w-]*:\s|^[a-z0-9][\w+.-]*\s+\d\S*\s*$"),
+    "pacman.txt": lazy_re.compile(r"^[a-z0-9@_+][a-z0-9@._+-]* (?:\d+:)?[A-Za-z0-9._+~]+-\d+(?:\.\d+)?(?: -> \S+)?\s*$"),
     "rpm.txt": lazy_re.compile(r"^[A-Za-z0-9][\w+.-]*-\d[\w.+~^]*-[\w.+~^]+(?:\.\w+)?\s*$|^[A-Za-z0-9][\w+.-]*\.\w+\s+\S+\s+\S+"
                           r"|^Installed Packages"),
     "env.txt": lazy_re.compile(r"^\s*(?:export\s+|declare -x\s+)?[A-Za-z_][A-Za-z0-9_]*="),
