@@ -1449,3 +1449,13 @@ def test_a_pacman_package_list_is_arch_linux_packages_not_apt(tmp_path: Path) ->
     assert detect_paste(tmp_path, "$ pacman -Qi rocm-core\nName            : rocm-core\n").os.package_manager is None
     assert detect_paste(tmp_path, "$ dpkg -l | grep rocm\nii  rocm-core  6.3.1.60301-48~24.04  amd64  ROCm\n"
                         ).os.package_manager == "apt"
+
+
+def test_a_dnf_list_row_names_an_installed_rocm_package(tmp_path: Path) -> None:
+    # dnf list's columns: name.arch, [epoch:]version-release, @repo (dnf/cli/output.py, Output.simpleList)
+    facts = detect_paste(tmp_path, "$ dnf list installed | grep rocm\n"
+                                   "rocm-core.x86_64                          6.2.1.60201-112.el9           @rocm\n")
+    assert [(i.version, i.packages) for i in facts.rocm.installs] == [("6.2.1", ("rocm-core",))]
+    assert facts.os.package_manager == "dnf" and facts.os.kernel is None
+    from wizard.parsers.rpm import parse_rpm
+    assert parse_rpm("rocm-core.x86_64 6.2.1.60201-112.el9\nrocm-core.gfx1100 6.2.1-1 @rocm\nrocm core 6.2.1-1 @x\n") == ()
