@@ -1459,3 +1459,37 @@ def test_a_dnf_list_row_names_an_installed_rocm_package(tmp_path: Path) -> None:
     assert facts.os.package_manager == "dnf" and facts.os.kernel is None
     from wizard.parsers.rpm import parse_rpm
     assert parse_rpm("rocm-core.x86_64 6.2.1.60201-112.el9\nrocm-core.gfx1100 6.2.1-1 @rocm\nrocm core 6.2.1-1 @x\n") == ()
+
+
+# --------------------------------------------------------------------------- rocm-smi's product info (helper F)
+
+_SMI_NEW = ("============================ ROCm System Management Interface ============================\n"
+            "====================================== Product Info ======================================\n"
+            "GPU[0]\t\t: Card Series: \t\tNavi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]\n"
+            "GPU[0]\t\t: Card Model: \t\t0x744c\n"
+            "GPU[0]\t\t: Card Vendor: \t\tAdvanced Micro Devices, Inc. [AMD/ATI]\n"
+            "GPU[0]\t\t: Subsystem ID: \t0x5304\n"
+            "GPU[0]\t\t: GFX Version: \t\tgfx1100\n"
+            "================================== End of ROCm SMI Log ===================================\n")
+
+
+@pytest.mark.parametrize("text", [
+    _SMI_NEW,
+    '$ rocm-smi --showproductname --json\n{"card0": {"Card Series": "Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]", '
+    '"Card Model": "0x744c", "Card Vendor": "Advanced Micro Devices, Inc. [AMD/ATI]", "GFX Version": "gfx1100"}}\n',
+    '{"card0": {"Card Model": "0x744c", "GFX Version": "gfx1100"}}\n',
+    "$ rocm-smi --showproductname --csv\ndevice,Card Series,Card Model,Card Vendor,GFX Version\n"
+    "card0,Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M],0x744c,Advanced Micro Devices Inc. [AMD/ATI],gfx1100\n",
+])
+def test_rocm_smi_6s_card_model_is_the_pci_device_id(tmp_path: Path, text: str) -> None:
+    # rocm_smi_lib 4b5ccb5 (2024-01-31): showProduct's 'Card Model' is getDRMDeviceId; --json is one json.dumps line
+    assert [(g.gfx, g.pci_id) for g in detect_paste(tmp_path, text).gpus] == [("gfx1100", "1002:744c")]
+
+
+def test_older_rocm_smis_card_model_is_the_boards_subsystem_not_its_device(tmp_path: Path) -> None:
+    text = ("======================= ROCm System Management Interface =======================\n"
+            "================================= Product Info =================================\n"
+            "GPU[0]\t\t: Card series: \t\tNavi 21 [Radeon RX 6800/6800 XT / 6900 XT]\n"
+            "GPU[0]\t\t: Card model: \t\t0x0e3a\n"
+            "============================= End of ROCm SMI Log ==============================\n")
+    assert [g.pci_id for g in detect_paste(tmp_path, text).gpus] == [None]

@@ -90,7 +90,10 @@ _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
         (r"^ROCk module (?:version \S+ )?is (?:NOT )?loaded|^ROCk module is NOT live\b|^HSA System Attributes\s*$|^HSA Agents\s*$"
          r"|^(?:Unable|Able) to open /dev/kfd read-write|^\*{3,}\s*$|^Agent \d+\s*$", "rocminfo.txt"),
         (r"ROCm System Management Interface|^=+ (?:Concise Info|Product Info|Memory Usage|PCI Bus ID|Version of)"
-         r"|End of ROCm SMI Log|^GPU\[\d+\]\s*:", "rocm-smi.txt"),
+         r"|End of ROCm SMI Log|^GPU\[\d+\]\s*:"
+         # --json: one line of json.dumps(JSON_DATA), keyed "card0"... and "system" (ROCm/rocm_smi_lib a1295714f2f6
+         # python_smi_tools/rocm_smi.py, the end of main())
+         r"|^\{\"(?:card\d+|system)\": \{", "rocm-smi.txt"),
         (r"^GPU:\s*\d+\s*$|^AMDSMI Tool:|^\s*(?:MARKET_NAME|TARGET_GRAPHICS_VERSION|ASIC|BUS|VRAM):\s"
          r"|^\|\s*AMD-SMI\s+\d", "amd-smi.txt"),
         (r"^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s+(?:VGA compatible controller|Display controller"
@@ -127,7 +130,7 @@ _BODY: dict[str, lazy_re.Pattern] = {
         r"|hsa api call failure|Call returned|is (?:not )?member of|Failed to get user name|HSA_STATUS"
         r"|Unable to open|Able to open|^\s*\*\*\* Done"),
     "rocm-smi.txt": lazy_re.compile(r"^\s*(?:GPU\[\d+\]|=+|-+|\d+\s|Device\s|GPU\s|WARNING|ERROR|Driver version|\S.*\s{2,}\S)"
-                               r"|^\s+\S|^(?:device|card(?:\d+|system)|system),"),  # the last: --csv
+                               r"|^\s+\S|^(?:device|card(?:\d+|system)|system),|^\{\"(?:card\d+|system)\": \{"),  # --csv, --json
     "amd-smi.txt": lazy_re.compile(r"^\s*(?:[A-Z][A-Z0-9_ ]*:|GPU:|\||\+-|[-=]+\s*$|[A-Z]+\s*:)|^\s{2,}\S"),
     "lspci.txt": lazy_re.compile(r"^\s*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s|^\s+\S"),
     "clinfo.txt": lazy_re.compile(r"^\s+\S|^\s*[A-Z][\w ()/.,-]*\s{2,}\S|^\s*[A-Z][\w ()/.,-]*:\s"),
