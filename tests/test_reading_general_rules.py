@@ -1493,3 +1493,33 @@ def test_older_rocm_smis_card_model_is_the_boards_subsystem_not_its_device(tmp_p
             "GPU[0]\t\t: Card model: \t\t0x0e3a\n"
             "============================= End of ROCm SMI Log ==============================\n")
     assert [g.pci_id for g in detect_paste(tmp_path, text).gpus] == [None]
+
+
+# --------------------------------------------------------------------------- lspci's machine-readable layouts (helper F)
+
+
+@pytest.mark.parametrize("text", [
+    '$ lspci -mm -nn\n03:00.0 "VGA compatible controller [0300]" "Advanced Micro Devices, Inc. [AMD/ATI] [1002]" '
+    '"Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M] [744c]" -rc8 "Sapphire Technology Limited [1da2]" "Device [471e]"\n',
+    '00:01.0 "Host bridge [0600]" "Advanced Micro Devices, Inc. [AMD] [1022]" "Raphael/Granite Ridge Root Complex [14d8]" "" ""\n'
+    '03:00.0 "VGA compatible controller [0300]" "Advanced Micro Devices, Inc. [AMD/ATI] [1002]" '
+    '"Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M] [744c]" -rc8 -p00 "Sapphire Technology Limited [1da2]" "Device [471e]"\n',
+    "$ lspci -vmm -nn -k\nSlot:\t03:00.0\nClass:\tVGA compatible controller [0300]\n"
+    "Vendor:\tAdvanced Micro Devices, Inc. [AMD/ATI] [1002]\nDevice:\tNavi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M] [744c]\n"
+    "SVendor:\tSapphire Technology Limited [1da2]\nSDevice:\tDevice [471e]\nRev:\tc8\nDriver:\tamdgpu\nModule:\tamdgpu\n",
+    "Slot:\t0000:03:00.0\nClass:\tVGA compatible controller [0300]\nVendor:\tAdvanced Micro Devices, Inc. [AMD/ATI] [1002]\n"
+    "Device:\tNavi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M] [744c]\n",
+])
+def test_lspci_mm_and_vmm_name_the_gpus_pci_id_and_address(tmp_path: Path, text: str) -> None:
+    # pciutils lspci.c show_machine(): -mm quoted fields with -nn's [ids], -vmm "Key:\tvalue" blocks
+    assert [(g.gfx, g.pci_id, g.bdf) for g in detect_paste(tmp_path, text).gpus] == [("gfx1100", "1002:744c", "0000:03:00.0")]
+
+
+def test_lspci_mm_and_vmm_of_other_devices_are_no_amd_gpu(tmp_path: Path) -> None:
+    text = ('$ lspci -mm -nn\n01:00.0 "VGA compatible controller [0300]" "NVIDIA Corporation [10de]" "AD102 [GeForce RTX 4090] '
+            '[2684]" -ra1 "" ""\n05:00.0 "Ethernet controller [0200]" "Intel Corporation [8086]" "I225-V [15f3]" -r03 "" ""\n'
+            "$ lspci -vmm\nSlot:\t06:00.0\nClass:\tNon-Volatile memory controller\nVendor:\tSamsung Electronics Co Ltd\n"
+            "Device:\tNVMe SSD Controller PM9A1/PM9A3/980PRO\n")
+    facts = detect_paste(tmp_path, text)
+    assert facts.gpus == () or all(g.pci_id is None or not g.pci_id.startswith("1002:") for g in facts.gpus)
+    assert not [g for g in facts.gpus if g.bdf in ("0000:05:00.0", "0000:06:00.0")]

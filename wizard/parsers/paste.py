@@ -97,7 +97,10 @@ _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
         (r"^GPU:\s*\d+\s*$|^AMDSMI Tool:|^\s*(?:MARKET_NAME|TARGET_GRAPHICS_VERSION|ASIC|BUS|VRAM):\s"
          r"|^\|\s*AMD-SMI\s+\d", "amd-smi.txt"),
         (r"^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s+(?:VGA compatible controller|Display controller"
-         r"|3D controller|Processing accelerators|[A-Z][\w /-]+ controller|[A-Z][\w /-]+ bridge)", "lspci.txt"),
+         r"|3D controller|Processing accelerators|[A-Z][\w /-]+ controller|[A-Z][\w /-]+ bridge)"
+         # -mm's quoted class ("03:00.0 \"VGA compatible controller [0300]\" ...") and -vmm's first line (lspci.c show_machine)
+         r"|^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s+\"(?:VGA compatible|Display|3D) controller"
+         r"|^Slot:[ \t]+(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s*$", "lspci.txt"),
         (r"^Number of platforms\s|^\s*Platform Name\s|^\s*Number of devices\s|^\s*Device Board Name \(AMD\)",
          "clinfo.txt"),
         # collect_env's library list starts a segment of it too (the head cut off): its "Versions of relevant
@@ -132,7 +135,9 @@ _BODY: dict[str, lazy_re.Pattern] = {
     "rocm-smi.txt": lazy_re.compile(r"^\s*(?:GPU\[\d+\]|=+|-+|\d+\s|Device\s|GPU\s|WARNING|ERROR|Driver version|\S.*\s{2,}\S)"
                                r"|^\s+\S|^(?:device|card(?:\d+|system)|system),|^\{\"(?:card\d+|system)\": \{"),  # --csv, --json
     "amd-smi.txt": lazy_re.compile(r"^\s*(?:[A-Z][A-Z0-9_ ]*:|GPU:|\||\+-|[-=]+\s*$|[A-Z]+\s*:)|^\s{2,}\S"),
-    "lspci.txt": lazy_re.compile(r"^\s*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s|^\s+\S"),
+    "lspci.txt": lazy_re.compile(r"^\s*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s|^\s+\S"
+                                 r"|^(?:Slot|Device|Class|Vendor|SVendor|SDevice|PhySlot|Rev|ProgIf|Driver|Module|NUMANode"
+                                 r"|IOMMUGroup|DTNode):[ \t]+\S"),
     "clinfo.txt": lazy_re.compile(r"^\s+\S|^\s*[A-Z][\w ()/.,-]*\s{2,}\S|^\s*[A-Z][\w ()/.,-]*:\s"),
     "collect_env.txt": lazy_re.compile(
         r"^\s*[A-Za-z][\w ./()+#&,'-]{0,60}:|^\s*\[(?:pip3?|conda)\]|^\s*GPU \d+:|^\s+\S|^Versions of relevant"
