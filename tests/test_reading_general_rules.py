@@ -1523,3 +1523,28 @@ def test_lspci_mm_and_vmm_of_other_devices_are_no_amd_gpu(tmp_path: Path) -> Non
     facts = detect_paste(tmp_path, text)
     assert facts.gpus == () or all(g.pci_id is None or not g.pci_id.startswith("1002:") for g in facts.gpus)
     assert not [g for g in facts.gpus if g.bdf in ("0000:05:00.0", "0000:06:00.0")]
+
+
+# --------------------------------------------------------------------------- amd-smi's --json and --csv (helper F)
+
+_AMD_SMI_JSON = ('$ amd-smi static --asic --bus --json\n[\n    {\n        "gpu": 0,\n        "asic": {\n'
+                 '            "market_name": "AMD Radeon RX 7900 XTX",\n            "vendor_id": "0x1002",\n'
+                 '            "device_id": "0x744c",\n            "target_graphics_version": "gfx1100"\n        },\n'
+                 '        "bus": {\n            "bdf": "0000:03:00.0"\n        }\n    }\n]\n')
+
+
+@pytest.mark.parametrize("text", [
+    _AMD_SMI_JSON,
+    "$ amd-smi static --asic --bus --csv\ngpu,market_name,vendor_id,device_id,target_graphics_version,bdf\n"
+    "0,AMD Radeon RX 7900 XTX,0x1002,0x744c,gfx1100,0000:03:00.0\n",
+    "gpu,market_name,vendor_id,device_id,target_graphics_version,bdf\n0,AMD Radeon RX 7900 XTX,0x1002,0x744c,gfx1100,0000:03:00.0\n",
+])
+def test_amd_smi_json_and_csv_pasted_after_their_command_name_the_gpu(tmp_path: Path, text: str) -> None:
+    # amdsmi_cli/amdsmi_logger.py: --json is json.dumps(indent=4) of the per-GPU dicts, --csv flattens their keys
+    assert [(g.gfx, g.pci_id, g.bdf) for g in detect_paste(tmp_path, text).gpus] == [("gfx1100", "1002:744c", "0000:03:00.0")]
+
+
+def test_a_csv_that_is_not_amd_smis_is_no_gpu(tmp_path: Path) -> None:
+    from wizard.parsers.amd_smi import parse_amd_smi
+    assert parse_amd_smi("gpu,name,util\n0,RTX 4090,12\n").gpus == ()
+    assert not detect_paste(tmp_path, "gpu,name,util\n0,RTX 4090,12\n").gpus
