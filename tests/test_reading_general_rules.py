@@ -1548,3 +1548,27 @@ def test_a_csv_that_is_not_amd_smis_is_no_gpu(tmp_path: Path) -> None:
     from wizard.parsers.amd_smi import parse_amd_smi
     assert parse_amd_smi("gpu,name,util\n0,RTX 4090,12\n").gpus == ()
     assert not detect_paste(tmp_path, "gpu,name,util\n0,RTX 4090,12\n").gpus
+
+
+# --------------------------------------------------------------------------- vulkaninfo's and hwinfo's device ids (helper F)
+
+
+@pytest.mark.parametrize("text", [
+    "$ vulkaninfo --summary\nGPU0:\n\tapiVersion         = 1.3.289\n\tdriverVersion      = 24.2.8\n\tvendorID           = 0x1002\n"
+    "\tdeviceID           = 0x744c\n\tdeviceType         = PHYSICAL_DEVICE_TYPE_DISCRETE_GPU\n",
+    "$ hwinfo --gfxcard\n29: PCI 300.0: 0300 VGA compatible controller (VGA)\n  Hardware Class: graphics card\n"
+    '  Vendor: pci 0x1002 "ATI Technologies Inc"\n  Device: pci 0x744c \n  SubVendor: pci 0x1da2 "Sapphire Technology Limited"\n'
+    '  SubDevice: pci 0x471e \n  Driver: "amdgpu"\n',
+])
+def test_vulkaninfo_and_hwinfo_name_the_device_id_on_the_line_after_amds_vendor_id(text: str) -> None:
+    assert said(text, "pci_id") == ["1002:744c"]
+
+
+@pytest.mark.parametrize("text", [
+    "\tvendorID           = 0x10de\n\tdeviceID           = 0x2684\n",  # an NVIDIA GPU
+    '  Vendor: pci 0x8086 "Intel Corporation"\n  Device: pci 0x56a0 "DG2 [Arc A770]"\n',
+    '  SubVendor: pci 0x1002 "ATI Technologies Inc"\n  SubDevice: pci 0x0e3a \n',  # the board's subsystem
+    "\tvendorID           = 0x1002\n\tdeviceType         = PHYSICAL_DEVICE_TYPE_DISCRETE_GPU\n\tdeviceID = 0x744c\n",
+])
+def test_a_device_id_after_another_vendor_or_not_next_to_amds_is_not_read(text: str) -> None:
+    assert not said(text, "pci_id")

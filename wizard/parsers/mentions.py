@@ -909,6 +909,14 @@ _ASKED: tuple[tuple[lazy_re.Pattern, str, lazy_re.Pattern], ...] = (
      lazy_re.compile(_ECHO + r"(\d+\.\d+\.\d{5}-[0-9a-f]+)['\"]?\s*$")),
     (lazy_re.compile(_REPL + r"torch\.cuda\.get_device_properties\([^)\n]*\)\.gcnArchName\)?\s*$"), "gfx_rt",
      lazy_re.compile(_ECHO + rf"({GFX})(?::[\w+:-]*)?['\"]?\s*$")),
+    # a device's PCI vendor id line, then its device id on the next (read as 1002:<id>):
+    # vulkaninfo's "vendorID = 0x1002" / "deviceID = 0x744c", in --summary and in VkPhysicalDeviceProperties
+    # (KhronosGroup/Vulkan-Tools 697e22d5d256b29e4d6cdd75b3cd42f1aa634113 vulkaninfo/vulkaninfo.cpp DumpSummaryGPU,
+    # vulkaninfo/generated/vulkaninfo.hpp); hwinfo's "Vendor: pci 0x1002 ..." / "Device: pci 0x744c ..."
+    # (openSUSE/hwinfo 3e3a3cf762b7521a1d99b9291d02c28caf7b8dec src/hd/hdp.c: dump_normal's "Vendor: %s", "Device: %s"
+    # of dump_hid's "pci 0x%04x"; "SubVendor:" / "SubDevice:" name the board, not the chip)
+    (lazy_re.compile(r"^\s*vendorID\s*=\s*0x0*1002\s*$"), "pci_id", lazy_re.compile(r"^\s*deviceID\s*=\s*0x0*([0-9a-fA-F]{4})\s*$")),
+    (lazy_re.compile(r"^\s*Vendor:\s*pci 0x1002\b"), "pci_id", lazy_re.compile(r"^\s*Device:\s*pci 0x([0-9a-fA-F]{4})\b")),
 )
 
 
@@ -955,7 +963,9 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
             branch_indent = indent
         answer = asked[1].match(line) if asked is not None else None
         if asked is not None and answer:
-            add(asked[0], answer.group(1).lower() if asked[0] == "gfx_rt" else answer.group(1), no, line, "echo")
+            value = answer.group(1)
+            value = value.lower() if asked[0] == "gfx_rt" else f"1002:{value.lower()}" if asked[0] == "pci_id" else value
+            add(asked[0], value, no, line, None if asked[0] == "pci_id" else "echo")
         asked = next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None)
         if _PIP_SHOW_NAME.match(line) or not line.strip():
             pip_show_torch = bool(_PIP_SHOW_TORCH.match(line))
