@@ -1572,3 +1572,12 @@ def test_vulkaninfo_and_hwinfo_name_the_device_id_on_the_line_after_amds_vendor_
 ])
 def test_a_device_id_after_another_vendor_or_not_next_to_amds_is_not_read(text: str) -> None:
     assert not said(text, "pci_id")
+
+
+def test_amdgpu_tops_dump_names_the_devices_address_and_id(tmp_path: Path) -> None:
+    # amdgpu_top src/dump_info.rs device_info(): "Device Name : [...]", "PCI (domain:bus:dev.func): ...", "DeviceID.RevID"
+    text = ("$ amdgpu_top -d\n\n--- AMDGPU info dump: 0 ---\nDevice Name              : [AMD Radeon RX 7900 XTX]\n"
+            "PCI (domain:bus:dev.func): 0000:03:00.0\nDeviceID.RevID           : 0x744C.0xC8\n\nGPU Type  : dGPU\n")
+    assert [(g.gfx, g.pci_id, g.bdf) for g in detect_paste(tmp_path, text).gpus] == [("gfx1100", "1002:744c", "0000:03:00.0")]
+    assert not said("DeviceID.RevID: 744C.C8", "pci_id")  # not amdgpu_top's form
+    assert not said("PCI (domain:bus:dev.func): see lspci", "bdf")

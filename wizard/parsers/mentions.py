@@ -714,6 +714,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("pci_id", f"1002:{m.group(2).lower()}", None)]
      + ([("gpu_name", m.group(1).title(), "codename")] if m.group(1) else [])),
     ("amdgpu_top device", lazy_re.compile(r'"DevicePath"\s*:\s*\{([^{}]*)\}'), _amdgpu_top_device),
+    # amdgpu_top --dump's device block: "PCI (domain:bus:dev.func): 0000:03:00.0", "DeviceID.RevID : 0x744C.0xC8"
+    # (Umio-Yasuno/amdgpu_top f81e5bd3103b76430ca0e4d16615191030634ede src/dump_info.rs, device_info(); it reads only
+    # amdgpu's devices, so the vendor is AMD's)
+    ("amdgpu_top dump", lazy_re.compile(r"^\s*PCI \(domain:bus:dev\.func\)\s*:\s*([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s*$"
+                                        r"|^\s*DeviceID\.RevID\s*:\s*0[xX]([0-9a-fA-F]{4})\.0[xX][0-9a-fA-F]{1,2}\s*$"),
+     lambda m: [("bdf", m.group(1).lower(), None)] if m.group(1) else [("pci_id", f"1002:{m.group(2).lower()}", None)]),
     ("render nodes", lazy_re.compile(r"\b(renderD1\d\d)\b"), _one("render_node")),
     ("kfd stated", lazy_re.compile(r"/dev/kfd`?\s+(?:is\s+)?(?:present|exists)\b|^\s*/dev/kfd:\s*(?:found|present|exists)\b"
                                    # its owner or its mode stated ("I ended up with /dev/kfd owned by group `render`")
@@ -789,7 +795,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury", "0m ",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "amdgpu_top dump": ("dev.func", "deviceid.revid"), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle", "sles", "suse linux enterprise"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
