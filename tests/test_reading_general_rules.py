@@ -1581,3 +1581,21 @@ def test_amdgpu_tops_dump_names_the_devices_address_and_id(tmp_path: Path) -> No
     assert [(g.gfx, g.pci_id, g.bdf) for g in detect_paste(tmp_path, text).gpus] == [("gfx1100", "1002:744c", "0000:03:00.0")]
     assert not said("DeviceID.RevID: 744C.C8", "pci_id")  # not amdgpu_top's form
     assert not said("PCI (domain:bus:dev.func): see lspci", "bdf")
+
+
+# --------------------------------------------------------------------------- colour codes left without their ESC (helper F)
+
+
+def test_rocminfos_colour_codes_without_their_escape_byte_are_not_part_of_the_facts(tmp_path: Path) -> None:
+    # rocminfo.cc prints its status lines between "\x1B[37m"/"\x1B[31m" and "\x1B[0m"; a web page drops the ESC byte
+    text = ("[37mROCk module version 6.10.5 is loaded[0m\n[31mUnable to open /dev/kfd read-write: Permission denied[0m\n"
+            '[31malice is not member of "render" group, the default DRM access group.[0m\n'
+            "[37mHSA System Attributes[0m\n*******\nAgent 2\n*******\n  Name:                    gfx1100\n")
+    d = detect_paste(tmp_path, text).driver
+    assert (d.kfd_error, d.user, d.in_render_group, d.version) == ("Permission denied", "alice", False, "6.10.5")
+
+
+def test_a_bracketed_m_without_a_colour_reset_on_its_line_is_text() -> None:
+    from wizard.parsers._text import clean_line
+    assert clean_line("timeout [5m] reached") == "timeout [5m] reached"
+    assert clean_line("[1;31mERROR[0m: bad") == "ERROR: bad"
