@@ -1599,3 +1599,13 @@ def test_a_bracketed_m_without_a_colour_reset_on_its_line_is_text() -> None:
     from wizard.parsers._text import clean_line
     assert clean_line("timeout [5m] reached") == "timeout [5m] reached"
     assert clean_line("[1;31mERROR[0m: bad") == "ERROR: bad"
+
+
+def test_rocminfos_rock_module_version_is_an_out_of_tree_driver_wherever_the_paste_cuts_it(tmp_path: Path) -> None:
+    # rocminfo prints the version only from /sys/module/amdgpu/version, which amdgpu-dkms's module has and the kernel's not
+    text = ("$ rocminfo\nROCk module version 6.10.5 is loaded\n=====================    \nHSA System Attributes    \n"
+            "=====================    \nRuntime Version:         1.14\n*******                  \nAgent 2                  \n"
+            "*******                  \n  Name:                    gfx1100                            \n")
+    d = detect_paste(tmp_path, text).driver
+    assert (d.version, d.kind) == ("6.10.5", "dkms")
+    assert detect_paste(tmp_path, "ROCk module is loaded\n").driver.kind is None  # the in-kernel driver says no version

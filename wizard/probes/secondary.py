@@ -802,6 +802,10 @@ def _driver(facts: Facts, said: list[Said]) -> Driver:
         elif k == "driver_version" and version is None and re.match(r"\d", v):
             version = v
             sources.append(s.ev)
+            if s.m.detail == "rock" and kind is None:
+                # rocminfo prints "ROCk module version X is loaded" from /sys/module/amdgpu/version (ROCm/rocminfo
+                # c6f7a17c85e0 rocminfo.cc), a file only an out-of-tree (amdgpu-dkms) build has: as probe_driver reads it
+                kind = "dkms"
         elif k == "dkms" and kind is None:
             kind = "dkms"
             sources.append(s.ev)
