@@ -1609,3 +1609,25 @@ def test_rocminfos_rock_module_version_is_an_out_of_tree_driver_wherever_the_pas
     d = detect_paste(tmp_path, text).driver
     assert (d.version, d.kind) == ("6.10.5", "dkms")
     assert detect_paste(tmp_path, "ROCk module is loaded\n").driver.kind is None  # the in-kernel driver says no version
+
+
+# --------------------------------------------------------------------------- inxi's bus-ID (helper F)
+
+
+@pytest.mark.parametrize("line, bdf", [
+    ("    lanes: 16 ports: active: DP-1 empty: DP-2,HDMI-A-1 bus-ID: 03:00.0 chip-ID: 1002:744c", "0000:03:00.0"),
+    ("           bus ID: 0b:00.0 chip ID: 1002:73bf ", "0000:0b:00.0"),  # inxi 2.x
+    ("  Device-2: AMD Raphael vendor: ASUSTeK driver: amdgpu v: kernel bus-ID: 0000:0e:00.0 chip-ID: 1002:164e", "0000:0e:00.0"),
+])
+def test_inxis_bus_id_beside_an_amd_chip_id_is_the_gpus_address(line: str, bdf: str) -> None:
+    assert said(line, "bdf") == [bdf]
+
+
+@pytest.mark.parametrize("line", [
+    "  Device-2: AMD Navi 31 HDMI/DP Audio driver: snd_hda_intel v: kernel bus-ID: 03:00.1 chip-ID: 1002:ab30",
+    "  Device-1: NVIDIA AD102 [GeForce RTX 4090] driver: nvidia v: 550.120 bus-ID: 01:00.0 chip-ID: 10de:2684",
+    "    lanes: 16 bus-ID: 03:00.0",  # the chip id wrapped to the next line: whose address is not said here
+    "  Device-3: AMD Family 17h USB 3.1 driver: xhci_hcd bus-ID: 0f:00.0 chip-ID: 1022:15b6",
+])
+def test_inxis_bus_id_of_another_device_or_function_is_not_a_gpus(line: str) -> None:
+    assert not said(line, "bdf")

@@ -422,6 +422,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id|PCI ID|PCI address)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])",
                                 re.I),
      lambda m: [("bdf", m.group(1).lower(), None)]),
+    # inxi's device line with -xx: "bus-ID: 03:00.0 chip-ID: 1002:744c" (smxi/inxi 15a55d0b948d4ddaffd5bfb266d4d12077b8fc39
+    # inxi, the device rows' 'bus-ID' and 'chip-ID' keys; "bus ID: ... chip ID: ..." before inxi 3): the address of an AMD
+    # device's function 0 (its HDMI audio is function 1; a line wrapped between the two keys is not read)
+    ("inxi bus-id", lazy_re.compile(r"\bbus[- ]ID:\s*((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.0)\s+chip[- ]ID:\s*1002:[0-9a-f]{4}\b"),
+     lambda m: [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]),
     # ollama's device line ("... compute=gfx1031 pci_id=0d:00.0", "pci_id=0000:0d:00.0"): the bus address, domain 0 when left out
     ("ollama pci_id", lazy_re.compile(r"\bpci_id=\"?((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\b"),
      lambda m: [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]),
@@ -795,7 +800,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury", "0m ",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "amdgpu_top dump": ("dev.func", "deviceid.revid"), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "amdgpu_top dump": ("dev.func", "deviceid.revid"), "inxi bus-id": ("chip-id: 1002:", "chip id: 1002:"), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle", "sles", "suse linux enterprise"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
