@@ -1631,3 +1631,21 @@ def test_inxis_bus_id_beside_an_amd_chip_id_is_the_gpus_address(line: str, bdf: 
 ])
 def test_inxis_bus_id_of_another_device_or_function_is_not_a_gpus(line: str) -> None:
     assert not said(line, "bdf")
+
+
+# --------------------------------------------------------------------------- dmesg's other time stamps (helper F)
+
+
+@pytest.mark.parametrize("stamp", ["[Sat Nov 29 10:00:02 2025] ", "[Mon Dec  1 09:05:44 2025] ",
+                                   "2025-11-29T10:00:02,123456+00:00 ", "2025-11-29T10:00:02+0000 box kernel: "])
+def test_dmesg_with_ctime_or_iso_stamps_is_a_kernel_log(stamp: str) -> None:
+    # util-linux sys-utils/dmesg.c: -T prints "[%a %b %e %H:%M:%S %Y] ", --time-format=iso ISO_TIMESTAMP_COMMA_T
+    from wizard.parsers.dmesg import parse_dmesg
+    text = (f"{stamp}[drm] initializing kernel modesetting (IP DISCOVERY 0x1002:0x744C 0x1DA2:0x471E 0xC8).\n"
+            f"{stamp}kfd kfd: amdgpu: added device 1002:744c\n")
+    assert [s.kind for s in split_paste(text).segments] == ["dmesg.txt"]
+    assert {e.kind for e in parse_dmesg(text).events} >= {"ip_discovery", "kfd_added"}
+
+
+def test_a_bracketed_date_that_is_not_dmesgs_stamp_is_no_kernel_log() -> None:
+    assert [s.kind for s in split_paste("[Sat Nov 29 2025] I updated the kernel\n").segments] == ["text"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from wizard import lazy_re
+from wizard.parsers.dmesg import DMESG_CTIME, DMESG_ISO
 from wizard.parsers._text import (LABELS_LINE, MAX_LINE, Budgeted, check_budget, clean_line, heading_title,
                                   never_raises, prompt_command, to_text)
 from wizard.record import record, replace
@@ -112,7 +113,9 @@ _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
          "collect_env.txt"),
         (r"^\s*==>\s*\S*(?:kfd|topology)\S*properties\s*<==|^\s*(?:cpu_cores_count|simd_count|gfx_target_version"
          r"|mem_banks_count|caches_count|io_links_count|cpu_core_id_base|simd_id_base)\s+\d+\s*$", "kfd-properties.txt"),
-        (r"^\s*\[\s*\d+\.\d+\]\s|^[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:", "dmesg.txt"),
+        (r"^\s*\[\s*\d+\.\d+\]\s|^[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:"
+         # dmesg -T and --time-format=iso (parsers/dmesg.py), journalctl -o short-iso's "2025-11-29T10:00:02+0000 box kernel:"
+         rf"|^{DMESG_CTIME}\s|^{DMESG_ISO}\s|^\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d\S*\s+\S+\s+kernel:", "dmesg.txt"),
         (r"^(?:PRETTY_NAME|ID|ID_LIKE|VERSION_ID|VERSION_CODENAME|UBUNTU_CODENAME)=|^Distributor ID:\s", "os-release.txt"),
         (r"^Linux \S+ \d+\.\d+\.\d+\S* #\d", "uname.txt"),
         (r"^Package\s+Version\s*(?:\s+\S+)?$|^[A-Za-z0-9][\w.-]*==\d[\w.+!-]*\s*$", "pip-freeze.txt"),
@@ -144,7 +147,8 @@ _BODY: dict[str, lazy_re.Pattern] = {
         r"^\s*[A-Za-z][\w ./()+#&,'-]{0,60}:|^\s*\[(?:pip3?|conda)\]|^\s*GPU \d+:|^\s+\S|^Versions of relevant"
         r"|^Vulnerability |^Flags:|^\s*(?:CPU|Architecture|Model name|Stepping)|^Collecting environment"),
     "kfd-properties.txt": lazy_re.compile(r"^\s*[a-z][a-z0-9_]*\s+-?\d+\s*$|^\s*==>.*<==\s*$|^\s*\S*nodes/\d+/properties"),
-    "dmesg.txt": lazy_re.compile(r"^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d\s|^\d{4}-\d\d-\d\dT\d\d:"
+    "dmesg.txt": lazy_re.compile(rf"^{DMESG_CTIME}|^{DMESG_ISO}\s|"
+                            r"^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d\s|^\d{4}-\d\d-\d\dT\d\d:"
                             r"|^\s*(?:amdgpu|kfd|\[drm\]|kernel:)"),
     "os-release.txt": lazy_re.compile(r"^[A-Z_]+=|^(?:Distributor ID|Description|Release|Codename|No LSB modules)\b"
                                  r"|^\s*(?:Static hostname|Icon name|Chassis|Machine ID|Boot ID|Operating System|Kernel"
