@@ -1649,3 +1649,13 @@ def test_dmesg_with_ctime_or_iso_stamps_is_a_kernel_log(stamp: str) -> None:
 
 def test_a_bracketed_date_that_is_not_dmesgs_stamp_is_no_kernel_log() -> None:
     assert [s.kind for s in split_paste("[Sat Nov 29 2025] I updated the kernel\n").segments] == ["text"]
+
+
+def test_rocm_smi_6s_product_info_says_the_driver_is_loaded(tmp_path: Path) -> None:
+    # the library-based rocm-smi exits before printing a GPU unless amdgpu is initialised (initializeRsmi)
+    assert detect_paste(tmp_path, _SMI_NEW).driver.loaded is True
+    assert detect_paste(tmp_path, '{"card0": {"Card Series": "Navi 31", "GFX Version": "gfx1100"}}\n').driver.loaded is True
+    # an older product table's keys (small letters) do not tell the library-based tool from the standalone one
+    old = ("======================= ROCm System Management Interface =======================\n"
+           "GPU[0]\t\t: Card series: \t\tNavi 21 [Radeon RX 6800/6800 XT / 6900 XT]\n")
+    assert detect_paste(tmp_path, old).driver.loaded is None
