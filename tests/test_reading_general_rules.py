@@ -1659,3 +1659,28 @@ def test_rocm_smi_6s_product_info_says_the_driver_is_loaded(tmp_path: Path) -> N
     old = ("======================= ROCm System Management Interface =======================\n"
            "GPU[0]\t\t: Card series: \t\tNavi 21 [Radeon RX 6800/6800 XT / 6900 XT]\n")
     assert detect_paste(tmp_path, old).driver.loaded is None
+
+
+# --------------------------------------------------------------------------- one-fact system commands (helper F)
+
+
+@pytest.mark.parametrize("text", ["$ systemd-detect-virt\ndocker\n", "$ systemd-detect-virt -c\npodman\n",
+                                  "$ systemd-detect-virt --container\nlxc\n"])
+def test_systemd_detect_virts_container_id_is_a_container(tmp_path: Path, text: str) -> None:
+    # systemd src/basic/virt.c: the ids systemd-detect-virt prints for a container
+    assert detect_paste(tmp_path, text).in_container is True
+
+
+@pytest.mark.parametrize("text", ["$ systemd-detect-virt\nnone\n", "$ systemd-detect-virt\nkvm\n",
+                                  "$ uname -n\ndocker\n", "docker\n"])
+def test_a_vm_no_virtualisation_or_docker_said_by_another_command_is_not_a_container(tmp_path: Path, text: str) -> None:
+    assert detect_paste(tmp_path, text).in_container is None
+
+
+def test_amdgpus_sysfs_files_say_it_is_loaded_and_out_of_tree(tmp_path: Path) -> None:
+    d = detect_paste(tmp_path, "$ cat /sys/module/amdgpu/version\n6.10.5\n").driver
+    assert (d.loaded, d.version, d.kind) == (True, "6.10.5", "dkms")
+    assert detect_paste(tmp_path, "$ cat /sys/module/amdgpu/initstate\nlive\n").driver.loaded is True
+    d = detect_paste(tmp_path, "$ cat /sys/module/amdgpu/initstate\ncat: /sys/module/amdgpu/initstate: No such file or directory\n").driver
+    assert d.loaded is None
+    assert detect_paste(tmp_path, "$ cat /proc/version\n6.10.5\n").driver.version is None

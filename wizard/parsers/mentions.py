@@ -939,10 +939,42 @@ _PIP_REQUIRES_CUDA = lazy_re.compile(r"^\s*Requires:.*\bnvidia-[\w-]+-(cu\d+)\b"
 _ONE_LINER = lazy_re.compile(r"^\s*python3?(?:\.\d+)?\s+-c\s+[\"'](?:[^\"'\n]*;\s*)?print\((?P<expr>[\w.]+(?:\([^()\"'\n]*\))?(?:\.[\w]+)*)\)\s*;?\s*[\"']\s*$")
 
 
+# System commands that print one fact on their first line, and the form of that answer:
+# * systemd-detect-virt (-c/--container): the container technology's id (systemd/systemd
+#   c7bf6410e8628d91e1ea3673b1ffbb2b78005f03 src/basic/virt.c, virtualization_table and container_table: openvz, lxc,
+#   lxc-libvirt, systemd-nspawn, docker, podman, rkt, proot, pouch, container-other) -> in a container; "wsl" is WSL,
+#   read by the "wsl" rule from its own word; a VM's id ("kvm", "microsoft") or "none" is not a container;
+# * cat /sys/module/amdgpu/initstate: "live" once the module is initialised (the kernel's module_sysfs_initstate);
+# * cat /sys/module/amdgpu/version: the module's MODULE_VERSION, which only an out-of-tree amdgpu (amdgpu-dkms) sets
+#   (mainline drivers/gpu/drm/amd/amdgpu/amdgpu_drv.c declares none).
+_COMMAND_ASKS: tuple[tuple[lazy_re.Pattern, str, lazy_re.Pattern], ...] = (
+    (lazy_re.compile(r"^(?:sudo\s+)?systemd-detect-virt(?:\s+(?:-c|--container))?\s*$"), "container",
+     lazy_re.compile(r"^\s*(openvz|lxc|lxc-libvirt|systemd-nspawn|docker|podman|rkt|proot|pouch|container-other)\s*$")),
+    (lazy_re.compile(r"^(?:sudo\s+)?cat\s+/sys/module/amdgpu/initstate\s*$"), "rock", lazy_re.compile(r"^\s*(live)\s*$")),
+    (lazy_re.compile(r"^(?:sudo\s+)?cat\s+/sys/module/amdgpu/version\s*$"), "driver_version",
+     lazy_re.compile(r"^\s*(\d+\.\d+\.\d+)\s*$")),
+)
+
+
 def _asked_by(command: str | None) -> tuple[str, lazy_re.Pattern] | None:
+    if command and (asks := next(((kind, form) for ask, kind, form in _COMMAND_ASKS if ask.match(command)), None)):
+        return asks
     m = _ONE_LINER.match(command) if command else None
     line = f">>> print({m.group('expr')})" if m else ""
     return next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None) if m else None
+
+
+def _answer(kind: str, value: str) -> tuple[str, str | None]:
+    """The value and detail of a fact a line answers for the line (or the command) before it."""
+    if kind == "gfx_rt":
+        return value.lower(), "echo"
+    if kind == "pci_id":
+        return f"1002:{value.lower()}", None
+    if kind in ("container", "rock"):
+        return "true", None
+    if kind == "driver_version":
+        return value, "sysfs"
+    return value, "echo"
 
 
 @never_raises(tuple)  # type: ignore[arg-type]
@@ -974,9 +1006,8 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
             branch_indent = indent
         answer = asked[1].match(line) if asked is not None else None
         if asked is not None and answer:
-            value = answer.group(1)
-            value = value.lower() if asked[0] == "gfx_rt" else f"1002:{value.lower()}" if asked[0] == "pci_id" else value
-            add(asked[0], value, no, line, None if asked[0] == "pci_id" else "echo")
+            value, detail = _answer(asked[0], answer.group(1))
+            add(asked[0], value, no, line, detail)
         asked = next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None)
         if _PIP_SHOW_NAME.match(line) or not line.strip():
             pip_show_torch = bool(_PIP_SHOW_TORCH.match(line))
