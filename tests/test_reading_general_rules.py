@@ -1684,3 +1684,11 @@ def test_amdgpus_sysfs_files_say_it_is_loaded_and_out_of_tree(tmp_path: Path) ->
     d = detect_paste(tmp_path, "$ cat /sys/module/amdgpu/initstate\ncat: /sys/module/amdgpu/initstate: No such file or directory\n").driver
     assert d.loaded is None
     assert detect_paste(tmp_path, "$ cat /proc/version\n6.10.5\n").driver.version is None
+
+
+def test_amd_smi_versions_csv_names_the_rocm_release(tmp_path: Path) -> None:
+    # amdsmi_cli/amdsmi_commands.py version(): the keys tool, version, amdsmi_library_version, rocm_version
+    text = ("$ amd-smi version --csv\ntool,version,amdsmi_library_version,rocm_version\n"
+            "AMDSMI Tool,24.7.1+0012a68,24.7.1.0,6.3.1\n")
+    assert detect_paste(tmp_path, text).rocm.version == "6.3.1"
+    assert detect_paste(tmp_path, "tool,version,rocm_version\nmytool,1.0,N/A\n").rocm.version is None

@@ -96,7 +96,8 @@ _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
          # python_smi_tools/rocm_smi.py, the end of main())
          r"|^\{\"(?:card\d+|system)\": \{", "rocm-smi.txt"),
         (r"^GPU:\s*\d+\s*$|^AMDSMI Tool:|^\s*(?:MARKET_NAME|TARGET_GRAPHICS_VERSION|ASIC|BUS|VRAM):\s"
-         r"|^\|\s*AMD-SMI\s+\d|^gpu,[a-z0-9_,]*\b(?:market_name|target_graphics_version)\b", "amd-smi.txt"),
+         r"|^\|\s*AMD-SMI\s+\d|^gpu,[a-z0-9_,]*\b(?:market_name|target_graphics_version)\b"
+         r"|^tool,version,amdsmi_library_version\b", "amd-smi.txt"),
         (r"^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s+(?:VGA compatible controller|Display controller"
          r"|3D controller|Processing accelerators|[A-Z][\w /-]+ controller|[A-Z][\w /-]+ bridge)"
          # -mm's quoted class ("03:00.0 \"VGA compatible controller [0300]\" ...") and -vmm's first line (lspci.c show_machine)
@@ -138,7 +139,7 @@ _BODY: dict[str, lazy_re.Pattern] = {
     "rocm-smi.txt": lazy_re.compile(r"^\s*(?:GPU\[\d+\]|=+|-+|\d+\s|Device\s|GPU\s|WARNING|ERROR|Driver version|\S.*\s{2,}\S)"
                                r"|^\s+\S|^(?:device|card(?:\d+|system)|system),|^\{\"(?:card\d+|system)\": \{"),  # --csv, --json
     "amd-smi.txt": lazy_re.compile(r"^\s*(?:[A-Z][A-Z0-9_ ]*:|GPU:|\||\+-|[-=]+\s*$|[A-Z]+\s*:)|^\s{2,}\S"
-                                   r"|^\s*[\[\]{}],?\s*$|^\s*\"[a-z_]+\"\s*:|^gpu,|^\d+,"),  # --json, --csv
+                                   r"|^\s*[\[\]{}],?\s*$|^\s*\"[a-z_]+\"\s*:|^gpu,|^\d+,|^tool,|^AMDSMI Tool,"),  # --json, --csv
     "lspci.txt": lazy_re.compile(r"^\s*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s|^\s+\S"
                                  r"|^(?:Slot|Device|Class|Vendor|SVendor|SDevice|PhySlot|Rev|ProgIf|Driver|Module|NUMANode"
                                  r"|IOMMUGroup|DTNode):[ \t]+\S"),
