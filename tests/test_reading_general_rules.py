@@ -1692,3 +1692,26 @@ def test_amd_smi_versions_csv_names_the_rocm_release(tmp_path: Path) -> None:
             "AMDSMI Tool,24.7.1+0012a68,24.7.1.0,6.3.1\n")
     assert detect_paste(tmp_path, text).rocm.version == "6.3.1"
     assert detect_paste(tmp_path, "tool,version,rocm_version\nmytool,1.0,N/A\n").rocm.version is None
+
+
+# --------------------------------------------------------------------------- the kernel's KFD topology and DRM lines (helper F)
+
+
+@pytest.mark.parametrize("line, kind, value", [
+    ("[    3.500000] amdgpu: Topology: Add dGPU node [0x744c:0x1002]", "pci_id", "1002:744c"),
+    ("[    3.500000] kfd kfd: Topology: Add APU node [0x15bf:0x1002]", "pci_id", "1002:15bf"),
+    ("[    3.600000] [drm] Initialized amdgpu 3.57.0 20150101 for 0000:03:00.0 on minor 1", "bdf", "0000:03:00.0"),
+    ("[    3.600000] [drm] Initialized amdgpu 3.61.0 for 0000:c5:00.0 on minor 0", "bdf", "0000:c5:00.0"),
+])
+def test_the_kernels_kfd_topology_and_drm_registration_name_the_gpu(line: str, kind: str, value: str) -> None:
+    assert said(line, kind) == [value]
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("[    3.500000] amdgpu: Topology: Add CPU node", "pci_id"),
+    ("[    3.500000] Topology: Add dGPU node [0x2684:0x10de]", "pci_id"),  # not AMD's vendor id
+    ("[    3.600000] [drm] Initialized i915 1.6.0 20230929 for 0000:00:02.0 on minor 0", "bdf"),
+    ("[    3.600000] [drm] Initialized nvidia-drm 0.0.0 20160202 for 0000:01:00.0 on minor 1", "bdf"),
+])
+def test_the_kernels_cpu_node_and_other_drivers_devices_are_not_an_amd_gpu(line: str, kind: str) -> None:
+    assert not said(line, kind)

@@ -718,6 +718,15 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("kms init", lazy_re.compile(r"initializing kernel modesetting \((?:IP DISCOVERY|([A-Z][A-Z0-9_]+)) 0x1002:0x([0-9A-Fa-f]{4})\b"),
      lambda m: [("pci_id", f"1002:{m.group(2).lower()}", None)]
      + ([("gpu_name", m.group(1).title(), "codename")] if m.group(1) else [])),
+    # KFD adding a GPU to its topology: "amdgpu: Topology: Add dGPU node [0x744c:0x1002]" / "Add APU node [...]", the
+    # device id first (torvalds/linux d7ab8e67aa52e27837aefdc0d67af93ae0931abc drivers/gpu/drm/amd/amdkfd/kfd_topology.c,
+    # kfd_debug_print_topology: "Topology: Add %s node [0x%0x:0x%0x]", device_id, vendor_id)
+    ("kfd topology node", lazy_re.compile(r"\bTopology: Add (?:dGPU|APU) node \[0x([0-9a-fA-F]{4}):0x1002\]"), _pci),
+    # DRM registering the driver's device: "[drm] Initialized amdgpu 3.57.0 20150101 for 0000:03:00.0 on minor 1" (the date
+    # dropped in newer kernels) (torvalds/linux 010e85f9e47c6a92740b7d73e0fca8f792573582 drivers/gpu/drm/drm_drv.c,
+    # drm_dev_register: "Initialized %s %d.%d.%d %s for %s on minor %d", dev_name = the PCI address)
+    ("drm initialized", lazy_re.compile(r"\bInitialized (?:amdgpu|radeon) \d+\.\d+\.\d+(?: \d{8})? for "
+                                        r"([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) on minor \d+"), _one("bdf")),
     ("amdgpu_top device", lazy_re.compile(r'"DevicePath"\s*:\s*\{([^{}]*)\}'), _amdgpu_top_device),
     # amdgpu_top --dump's device block: "PCI (domain:bus:dev.func): 0000:03:00.0", "DeviceID.RevID : 0x744C.0xC8"
     # (Umio-Yasuno/amdgpu_top f81e5bd3103b76430ca0e4d16615191030634ede src/dump_info.rs, device_info(); it reads only
@@ -800,7 +809,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury", "0m ",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "amdgpu_top dump": ("dev.func", "deviceid.revid"), "inxi bus-id": ("chip-id: 1002:", "chip id: 1002:"), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd topology node": ("topology: add",), "drm initialized": ("initialized",), "amdgpu_top dump": ("dev.func", "deviceid.revid"), "inxi bus-id": ("chip-id: 1002:", "chip id: 1002:"), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle", "sles", "suse linux enterprise"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
