@@ -1715,3 +1715,16 @@ def test_the_kernels_kfd_topology_and_drm_registration_name_the_gpu(line: str, k
 ])
 def test_the_kernels_cpu_node_and_other_drivers_devices_are_not_an_amd_gpu(line: str, kind: str) -> None:
     assert not said(line, kind)
+
+
+# --------------------------------------------------------------------------- other drivers' versions (helper F)
+
+
+@pytest.mark.parametrize("line", [
+    "  Driver version:\t\t\t\t 3614.0 (HSA1.1,LC)",  # ROCm's clinfo: the OpenCL runtime's version
+    "  Driver version:                               3380.6 (PAL,HSAIL)",
+    "| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |",
+])
+def test_the_opencl_runtimes_and_nvidias_driver_versions_are_not_amdgpus(line: str) -> None:
+    assert not said(line, "driver_version")
+    assert said("Driver version: 6.10.5", "driver_version") == ["6.10.5"]  # rocm-smi's own line stays read

@@ -658,8 +658,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                     r"(?:says|said|shows|showed|gives|gave|returns|returned|prints|printed|output)\s*:\s*(.+)$", re.I),
      lambda m: [("render_group" if g.lower() == "render" else "video_group", "true", None)
                 for g in dict.fromkeys(re.findall(r"(?<![\w-])(render|video)(?![\w-])", m.group(1), re.I))]),
-    ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(\S+)", re.I),
-     lambda m: [("driver_version", m.group(1).rstrip(",|"), None)]),
+    # ... not another driver's: the OpenCL runtime's in clinfo ("Driver version: 3614.0 (HSA1.1,LC)", ROCm's clinfo;
+    # "(PAL,HSAIL)" on AMD's older stacks) or NVIDIA's in nvidia-smi's header ("Driver Version: 550.54.14  CUDA Version: 12.4")
+    ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*"
+                                       r"(\S+)(?!\S)(?!\s*\((?:HSA|PAL|LC|ROCr))", re.I),
+     lambda m: [] if "CUDA Version" in m.string or "NVIDIA-SMI" in m.string else [("driver_version", m.group(1).rstrip(",|"), None)]),
     # `dkms status` ("amdgpu, 2.2-31, 4.15.0-46-generic, x86_64: installed"; ROCm's older rock-dkms too), the package's
     # name, apt's installed list ("rock-dkms/Ubuntu 16.04,now 2.1-96 all [installed,automatic]"), modinfo's path of a
     # DKMS-built module ("filename: /lib/modules/4.15.0-46-generic/updates/dkms/amdgpu.ko")
