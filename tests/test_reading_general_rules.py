@@ -1471,3 +1471,309 @@ def test_apt_naming_the_uname_expanded_kernel_packages_gives_the_running_kernel(
     typed = ("me@box:~$ sudo apt install linux-modules-extra-6.8.0-31-generic\n"
              "E: Unable to locate package linux-modules-extra-6.8.0-31-generic\n")
     assert said(typed, "kernel") == []
+
+
+# --------------------------------------------------------------------------- system tools' package lists (helper F)
+
+
+@pytest.mark.parametrize("line", [
+    "rocm-core.x86_64                          6.2.1.60201-112.el9           @rocm",  # dnf list installed
+    "rocm-core-6.2.1.60201-112.el9.x86_64",  # rpm -qa
+])
+def test_a_rocm_package_version_with_its_build_code_is_not_a_kernel(line: str) -> None:
+    assert not said(line, "kernel")
+    # the kernels of the same shape stay read: a RHEL kernel and WSL's four-number one
+    assert said("Kernel: 5.14.0-427.13.1.el9_4.x86_64", "kernel") == ["5.14.0-427.13.1.el9_4.x86_64"]
+    assert said("running 5.15.153.1-microsoft-standard-WSL2", "kernel") == ["5.15.153.1-microsoft-standard-WSL2"]
+
+
+def test_a_pacman_package_list_is_arch_linux_packages_not_apt(tmp_path: Path) -> None:
+    # pacman -Q prints "name version" (archlinux pacman src/pacman/query.c, display())
+    facts = detect_paste(tmp_path, "$ pacman -Q | grep rocm\nrocm-core 6.2.4-1\nrocm-hip-runtime 6.2.4-1\n"
+                                   "hip-runtime-amd 6.2.4-1\n")
+    assert facts.os.package_manager == "pacman"
+    assert facts.rocm.version == "6.2.4"
+    assert [i.packages for i in facts.rocm.installs] == [("rocm-core", "rocm-hip-runtime", "hip-runtime-amd")]
+    # another layout of pacman's (-Qi's "Name : ...") is not a package list, and dpkg's stays apt's
+    assert detect_paste(tmp_path, "$ pacman -Qi rocm-core\nName            : rocm-core\n").os.package_manager is None
+    assert detect_paste(tmp_path, "$ dpkg -l | grep rocm\nii  rocm-core  6.3.1.60301-48~24.04  amd64  ROCm\n"
+                        ).os.package_manager == "apt"
+
+
+def test_a_dnf_list_row_names_an_installed_rocm_package(tmp_path: Path) -> None:
+    # dnf list's columns: name.arch, [epoch:]version-release, @repo (dnf/cli/output.py, Output.simpleList)
+    facts = detect_paste(tmp_path, "$ dnf list installed | grep rocm\n"
+                                   "rocm-core.x86_64                          6.2.1.60201-112.el9           @rocm\n")
+    assert [(i.version, i.packages) for i in facts.rocm.installs] == [("6.2.1", ("rocm-core",))]
+    assert facts.os.package_manager == "dnf" and facts.os.kernel is None
+    from wizard.parsers.rpm import parse_rpm
+    assert parse_rpm("rocm-core.x86_64 6.2.1.60201-112.el9\nrocm-core.gfx1100 6.2.1-1 @rocm\nrocm core 6.2.1-1 @x\n") == ()
+
+
+# --------------------------------------------------------------------------- rocm-smi's product info (helper F)
+
+_SMI_NEW = ("============================ ROCm System Management Interface ============================\n"
+            "====================================== Product Info ======================================\n"
+            "GPU[0]\t\t: Card Series: \t\tNavi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]\n"
+            "GPU[0]\t\t: Card Model: \t\t0x744c\n"
+            "GPU[0]\t\t: Card Vendor: \t\tAdvanced Micro Devices, Inc. [AMD/ATI]\n"
+            "GPU[0]\t\t: Subsystem ID: \t0x5304\n"
+            "GPU[0]\t\t: GFX Version: \t\tgfx1100\n"
+            "================================== End of ROCm SMI Log ===================================\n")
+
+
+@pytest.mark.parametrize("text", [
+    _SMI_NEW,
+    '$ rocm-smi --showproductname --json\n{"card0": {"Card Series": "Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]", '
+    '"Card Model": "0x744c", "Card Vendor": "Advanced Micro Devices, Inc. [AMD/ATI]", "GFX Version": "gfx1100"}}\n',
+    '{"card0": {"Card Model": "0x744c", "GFX Version": "gfx1100"}}\n',
+    "$ rocm-smi --showproductname --csv\ndevice,Card Series,Card Model,Card Vendor,GFX Version\n"
+    "card0,Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M],0x744c,Advanced Micro Devices Inc. [AMD/ATI],gfx1100\n",
+])
+def test_rocm_smi_6s_card_model_is_the_pci_device_id(tmp_path: Path, text: str) -> None:
+    # rocm_smi_lib 4b5ccb5 (2024-01-31): showProduct's 'Card Model' is getDRMDeviceId; --json is one json.dumps line
+    assert [(g.gfx, g.pci_id) for g in detect_paste(tmp_path, text).gpus] == [("gfx1100", "1002:744c")]
+
+
+def test_older_rocm_smis_card_model_is_the_boards_subsystem_not_its_device(tmp_path: Path) -> None:
+    text = ("======================= ROCm System Management Interface =======================\n"
+            "================================= Product Info =================================\n"
+            "GPU[0]\t\t: Card series: \t\tNavi 21 [Radeon RX 6800/6800 XT / 6900 XT]\n"
+            "GPU[0]\t\t: Card model: \t\t0x0e3a\n"
+            "============================= End of ROCm SMI Log ==============================\n")
+    assert [g.pci_id for g in detect_paste(tmp_path, text).gpus] == [None]
+
+
+# --------------------------------------------------------------------------- lspci's machine-readable layouts (helper F)
+
+
+@pytest.mark.parametrize("text", [
+    '$ lspci -mm -nn\n03:00.0 "VGA compatible controller [0300]" "Advanced Micro Devices, Inc. [AMD/ATI] [1002]" '
+    '"Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M] [744c]" -rc8 "Sapphire Technology Limited [1da2]" "Device [471e]"\n',
+    '00:01.0 "Host bridge [0600]" "Advanced Micro Devices, Inc. [AMD] [1022]" "Raphael/Granite Ridge Root Complex [14d8]" "" ""\n'
+    '03:00.0 "VGA compatible controller [0300]" "Advanced Micro Devices, Inc. [AMD/ATI] [1002]" '
+    '"Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M] [744c]" -rc8 -p00 "Sapphire Technology Limited [1da2]" "Device [471e]"\n',
+    "$ lspci -vmm -nn -k\nSlot:\t03:00.0\nClass:\tVGA compatible controller [0300]\n"
+    "Vendor:\tAdvanced Micro Devices, Inc. [AMD/ATI] [1002]\nDevice:\tNavi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M] [744c]\n"
+    "SVendor:\tSapphire Technology Limited [1da2]\nSDevice:\tDevice [471e]\nRev:\tc8\nDriver:\tamdgpu\nModule:\tamdgpu\n",
+    "Slot:\t0000:03:00.0\nClass:\tVGA compatible controller [0300]\nVendor:\tAdvanced Micro Devices, Inc. [AMD/ATI] [1002]\n"
+    "Device:\tNavi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M] [744c]\n",
+])
+def test_lspci_mm_and_vmm_name_the_gpus_pci_id_and_address(tmp_path: Path, text: str) -> None:
+    # pciutils lspci.c show_machine(): -mm quoted fields with -nn's [ids], -vmm "Key:\tvalue" blocks
+    assert [(g.gfx, g.pci_id, g.bdf) for g in detect_paste(tmp_path, text).gpus] == [("gfx1100", "1002:744c", "0000:03:00.0")]
+
+
+def test_lspci_mm_and_vmm_of_other_devices_are_no_amd_gpu(tmp_path: Path) -> None:
+    text = ('$ lspci -mm -nn\n01:00.0 "VGA compatible controller [0300]" "NVIDIA Corporation [10de]" "AD102 [GeForce RTX 4090] '
+            '[2684]" -ra1 "" ""\n05:00.0 "Ethernet controller [0200]" "Intel Corporation [8086]" "I225-V [15f3]" -r03 "" ""\n'
+            "$ lspci -vmm\nSlot:\t06:00.0\nClass:\tNon-Volatile memory controller\nVendor:\tSamsung Electronics Co Ltd\n"
+            "Device:\tNVMe SSD Controller PM9A1/PM9A3/980PRO\n")
+    facts = detect_paste(tmp_path, text)
+    assert facts.gpus == () or all(g.pci_id is None or not g.pci_id.startswith("1002:") for g in facts.gpus)
+    assert not [g for g in facts.gpus if g.bdf in ("0000:05:00.0", "0000:06:00.0")]
+
+
+# --------------------------------------------------------------------------- amd-smi's --json and --csv (helper F)
+
+_AMD_SMI_JSON = ('$ amd-smi static --asic --bus --json\n[\n    {\n        "gpu": 0,\n        "asic": {\n'
+                 '            "market_name": "AMD Radeon RX 7900 XTX",\n            "vendor_id": "0x1002",\n'
+                 '            "device_id": "0x744c",\n            "target_graphics_version": "gfx1100"\n        },\n'
+                 '        "bus": {\n            "bdf": "0000:03:00.0"\n        }\n    }\n]\n')
+
+
+@pytest.mark.parametrize("text", [
+    _AMD_SMI_JSON,
+    "$ amd-smi static --asic --bus --csv\ngpu,market_name,vendor_id,device_id,target_graphics_version,bdf\n"
+    "0,AMD Radeon RX 7900 XTX,0x1002,0x744c,gfx1100,0000:03:00.0\n",
+    "gpu,market_name,vendor_id,device_id,target_graphics_version,bdf\n0,AMD Radeon RX 7900 XTX,0x1002,0x744c,gfx1100,0000:03:00.0\n",
+])
+def test_amd_smi_json_and_csv_pasted_after_their_command_name_the_gpu(tmp_path: Path, text: str) -> None:
+    # amdsmi_cli/amdsmi_logger.py: --json is json.dumps(indent=4) of the per-GPU dicts, --csv flattens their keys
+    assert [(g.gfx, g.pci_id, g.bdf) for g in detect_paste(tmp_path, text).gpus] == [("gfx1100", "1002:744c", "0000:03:00.0")]
+
+
+def test_a_csv_that_is_not_amd_smis_is_no_gpu(tmp_path: Path) -> None:
+    from wizard.parsers.amd_smi import parse_amd_smi
+    assert parse_amd_smi("gpu,name,util\n0,RTX 4090,12\n").gpus == ()
+    assert not detect_paste(tmp_path, "gpu,name,util\n0,RTX 4090,12\n").gpus
+
+
+# --------------------------------------------------------------------------- vulkaninfo's and hwinfo's device ids (helper F)
+
+
+@pytest.mark.parametrize("text", [
+    "$ vulkaninfo --summary\nGPU0:\n\tapiVersion         = 1.3.289\n\tdriverVersion      = 24.2.8\n\tvendorID           = 0x1002\n"
+    "\tdeviceID           = 0x744c\n\tdeviceType         = PHYSICAL_DEVICE_TYPE_DISCRETE_GPU\n",
+    "$ hwinfo --gfxcard\n29: PCI 300.0: 0300 VGA compatible controller (VGA)\n  Hardware Class: graphics card\n"
+    '  Vendor: pci 0x1002 "ATI Technologies Inc"\n  Device: pci 0x744c \n  SubVendor: pci 0x1da2 "Sapphire Technology Limited"\n'
+    '  SubDevice: pci 0x471e \n  Driver: "amdgpu"\n',
+])
+def test_vulkaninfo_and_hwinfo_name_the_device_id_on_the_line_after_amds_vendor_id(text: str) -> None:
+    assert said(text, "pci_id") == ["1002:744c"]
+
+
+@pytest.mark.parametrize("text", [
+    "\tvendorID           = 0x10de\n\tdeviceID           = 0x2684\n",  # an NVIDIA GPU
+    '  Vendor: pci 0x8086 "Intel Corporation"\n  Device: pci 0x56a0 "DG2 [Arc A770]"\n',
+    '  SubVendor: pci 0x1002 "ATI Technologies Inc"\n  SubDevice: pci 0x0e3a \n',  # the board's subsystem
+    "\tvendorID           = 0x1002\n\tdeviceType         = PHYSICAL_DEVICE_TYPE_DISCRETE_GPU\n\tdeviceID = 0x744c\n",
+])
+def test_a_device_id_after_another_vendor_or_not_next_to_amds_is_not_read(text: str) -> None:
+    assert not said(text, "pci_id")
+
+
+def test_amdgpu_tops_dump_names_the_devices_address_and_id(tmp_path: Path) -> None:
+    # amdgpu_top src/dump_info.rs device_info(): "Device Name : [...]", "PCI (domain:bus:dev.func): ...", "DeviceID.RevID"
+    text = ("$ amdgpu_top -d\n\n--- AMDGPU info dump: 0 ---\nDevice Name              : [AMD Radeon RX 7900 XTX]\n"
+            "PCI (domain:bus:dev.func): 0000:03:00.0\nDeviceID.RevID           : 0x744C.0xC8\n\nGPU Type  : dGPU\n")
+    assert [(g.gfx, g.pci_id, g.bdf) for g in detect_paste(tmp_path, text).gpus] == [("gfx1100", "1002:744c", "0000:03:00.0")]
+    assert not said("DeviceID.RevID: 744C.C8", "pci_id")  # not amdgpu_top's form
+    assert not said("PCI (domain:bus:dev.func): see lspci", "bdf")
+
+
+# --------------------------------------------------------------------------- colour codes left without their ESC (helper F)
+
+
+def test_rocminfos_colour_codes_without_their_escape_byte_are_not_part_of_the_facts(tmp_path: Path) -> None:
+    # rocminfo.cc prints its status lines between "\x1B[37m"/"\x1B[31m" and "\x1B[0m"; a web page drops the ESC byte
+    text = ("[37mROCk module version 6.10.5 is loaded[0m\n[31mUnable to open /dev/kfd read-write: Permission denied[0m\n"
+            '[31malice is not member of "render" group, the default DRM access group.[0m\n'
+            "[37mHSA System Attributes[0m\n*******\nAgent 2\n*******\n  Name:                    gfx1100\n")
+    d = detect_paste(tmp_path, text).driver
+    assert (d.kfd_error, d.user, d.in_render_group, d.version) == ("Permission denied", "alice", False, "6.10.5")
+
+
+def test_a_bracketed_m_without_a_colour_reset_on_its_line_is_text() -> None:
+    from wizard.parsers._text import clean_line
+    assert clean_line("timeout [5m] reached") == "timeout [5m] reached"
+    assert clean_line("[1;31mERROR[0m: bad") == "ERROR: bad"
+
+
+def test_rocminfos_rock_module_version_is_an_out_of_tree_driver_wherever_the_paste_cuts_it(tmp_path: Path) -> None:
+    # rocminfo prints the version only from /sys/module/amdgpu/version, which amdgpu-dkms's module has and the kernel's not
+    text = ("$ rocminfo\nROCk module version 6.10.5 is loaded\n=====================    \nHSA System Attributes    \n"
+            "=====================    \nRuntime Version:         1.14\n*******                  \nAgent 2                  \n"
+            "*******                  \n  Name:                    gfx1100                            \n")
+    d = detect_paste(tmp_path, text).driver
+    assert (d.version, d.kind) == ("6.10.5", "dkms")
+    assert detect_paste(tmp_path, "ROCk module is loaded\n").driver.kind is None  # the in-kernel driver says no version
+
+
+# --------------------------------------------------------------------------- inxi's bus-ID (helper F)
+
+
+@pytest.mark.parametrize("line, bdf", [
+    ("    lanes: 16 ports: active: DP-1 empty: DP-2,HDMI-A-1 bus-ID: 03:00.0 chip-ID: 1002:744c", "0000:03:00.0"),
+    ("           bus ID: 0b:00.0 chip ID: 1002:73bf ", "0000:0b:00.0"),  # inxi 2.x
+    ("  Device-2: AMD Raphael vendor: ASUSTeK driver: amdgpu v: kernel bus-ID: 0000:0e:00.0 chip-ID: 1002:164e", "0000:0e:00.0"),
+])
+def test_inxis_bus_id_beside_an_amd_chip_id_is_the_gpus_address(line: str, bdf: str) -> None:
+    assert said(line, "bdf") == [bdf]
+
+
+@pytest.mark.parametrize("line", [
+    "  Device-2: AMD Navi 31 HDMI/DP Audio driver: snd_hda_intel v: kernel bus-ID: 03:00.1 chip-ID: 1002:ab30",
+    "  Device-1: NVIDIA AD102 [GeForce RTX 4090] driver: nvidia v: 550.120 bus-ID: 01:00.0 chip-ID: 10de:2684",
+    "    lanes: 16 bus-ID: 03:00.0",  # the chip id wrapped to the next line: whose address is not said here
+    "  Device-3: AMD Family 17h USB 3.1 driver: xhci_hcd bus-ID: 0f:00.0 chip-ID: 1022:15b6",
+])
+def test_inxis_bus_id_of_another_device_or_function_is_not_a_gpus(line: str) -> None:
+    assert not said(line, "bdf")
+
+
+# --------------------------------------------------------------------------- dmesg's other time stamps (helper F)
+
+
+@pytest.mark.parametrize("stamp", ["[Sat Nov 29 10:00:02 2025] ", "[Mon Dec  1 09:05:44 2025] ",
+                                   "2025-11-29T10:00:02,123456+00:00 ", "2025-11-29T10:00:02+0000 box kernel: "])
+def test_dmesg_with_ctime_or_iso_stamps_is_a_kernel_log(stamp: str) -> None:
+    # util-linux sys-utils/dmesg.c: -T prints "[%a %b %e %H:%M:%S %Y] ", --time-format=iso ISO_TIMESTAMP_COMMA_T
+    from wizard.parsers.dmesg import parse_dmesg
+    text = (f"{stamp}[drm] initializing kernel modesetting (IP DISCOVERY 0x1002:0x744C 0x1DA2:0x471E 0xC8).\n"
+            f"{stamp}kfd kfd: amdgpu: added device 1002:744c\n")
+    assert [s.kind for s in split_paste(text).segments] == ["dmesg.txt"]
+    assert {e.kind for e in parse_dmesg(text).events} >= {"ip_discovery", "kfd_added"}
+
+
+def test_a_bracketed_date_that_is_not_dmesgs_stamp_is_no_kernel_log() -> None:
+    assert [s.kind for s in split_paste("[Sat Nov 29 2025] I updated the kernel\n").segments] == ["text"]
+
+
+def test_rocm_smi_6s_product_info_says_the_driver_is_loaded(tmp_path: Path) -> None:
+    # the library-based rocm-smi exits before printing a GPU unless amdgpu is initialised (initializeRsmi)
+    assert detect_paste(tmp_path, _SMI_NEW).driver.loaded is True
+    assert detect_paste(tmp_path, '{"card0": {"Card Series": "Navi 31", "GFX Version": "gfx1100"}}\n').driver.loaded is True
+    # an older product table's keys (small letters) do not tell the library-based tool from the standalone one
+    old = ("======================= ROCm System Management Interface =======================\n"
+           "GPU[0]\t\t: Card series: \t\tNavi 21 [Radeon RX 6800/6800 XT / 6900 XT]\n")
+    assert detect_paste(tmp_path, old).driver.loaded is None
+
+
+# --------------------------------------------------------------------------- one-fact system commands (helper F)
+
+
+@pytest.mark.parametrize("text", ["$ systemd-detect-virt\ndocker\n", "$ systemd-detect-virt -c\npodman\n",
+                                  "$ systemd-detect-virt --container\nlxc\n"])
+def test_systemd_detect_virts_container_id_is_a_container(tmp_path: Path, text: str) -> None:
+    # systemd src/basic/virt.c: the ids systemd-detect-virt prints for a container
+    assert detect_paste(tmp_path, text).in_container is True
+
+
+@pytest.mark.parametrize("text", ["$ systemd-detect-virt\nnone\n", "$ systemd-detect-virt\nkvm\n",
+                                  "$ uname -n\ndocker\n", "docker\n"])
+def test_a_vm_no_virtualisation_or_docker_said_by_another_command_is_not_a_container(tmp_path: Path, text: str) -> None:
+    assert detect_paste(tmp_path, text).in_container is None
+
+
+def test_amdgpus_sysfs_files_say_it_is_loaded_and_out_of_tree(tmp_path: Path) -> None:
+    d = detect_paste(tmp_path, "$ cat /sys/module/amdgpu/version\n6.10.5\n").driver
+    assert (d.loaded, d.version, d.kind) == (True, "6.10.5", "dkms")
+    assert detect_paste(tmp_path, "$ cat /sys/module/amdgpu/initstate\nlive\n").driver.loaded is True
+    d = detect_paste(tmp_path, "$ cat /sys/module/amdgpu/initstate\ncat: /sys/module/amdgpu/initstate: No such file or directory\n").driver
+    assert d.loaded is None
+    assert detect_paste(tmp_path, "$ cat /proc/version\n6.10.5\n").driver.version is None
+
+
+def test_amd_smi_versions_csv_names_the_rocm_release(tmp_path: Path) -> None:
+    # amdsmi_cli/amdsmi_commands.py version(): the keys tool, version, amdsmi_library_version, rocm_version
+    text = ("$ amd-smi version --csv\ntool,version,amdsmi_library_version,rocm_version\n"
+            "AMDSMI Tool,24.7.1+0012a68,24.7.1.0,6.3.1\n")
+    assert detect_paste(tmp_path, text).rocm.version == "6.3.1"
+    assert detect_paste(tmp_path, "tool,version,rocm_version\nmytool,1.0,N/A\n").rocm.version is None
+
+
+# --------------------------------------------------------------------------- the kernel's KFD topology and DRM lines (helper F)
+
+
+@pytest.mark.parametrize("line, kind, value", [
+    ("[    3.500000] amdgpu: Topology: Add dGPU node [0x744c:0x1002]", "pci_id", "1002:744c"),
+    ("[    3.500000] kfd kfd: Topology: Add APU node [0x15bf:0x1002]", "pci_id", "1002:15bf"),
+    ("[    3.600000] [drm] Initialized amdgpu 3.57.0 20150101 for 0000:03:00.0 on minor 1", "bdf", "0000:03:00.0"),
+    ("[    3.600000] [drm] Initialized amdgpu 3.61.0 for 0000:c5:00.0 on minor 0", "bdf", "0000:c5:00.0"),
+])
+def test_the_kernels_kfd_topology_and_drm_registration_name_the_gpu(line: str, kind: str, value: str) -> None:
+    assert said(line, kind) == [value]
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("[    3.500000] amdgpu: Topology: Add CPU node", "pci_id"),
+    ("[    3.500000] Topology: Add dGPU node [0x2684:0x10de]", "pci_id"),  # not AMD's vendor id
+    ("[    3.600000] [drm] Initialized i915 1.6.0 20230929 for 0000:00:02.0 on minor 0", "bdf"),
+    ("[    3.600000] [drm] Initialized nvidia-drm 0.0.0 20160202 for 0000:01:00.0 on minor 1", "bdf"),
+])
+def test_the_kernels_cpu_node_and_other_drivers_devices_are_not_an_amd_gpu(line: str, kind: str) -> None:
+    assert not said(line, kind)
+
+
+# --------------------------------------------------------------------------- other drivers' versions (helper F)
+
+
+@pytest.mark.parametrize("line", [
+    "  Driver version:\t\t\t\t 3614.0 (HSA1.1,LC)",  # ROCm's clinfo: the OpenCL runtime's version
+    "  Driver version:                               3380.6 (PAL,HSAIL)",
+    "| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |",
+])
+def test_the_opencl_runtimes_and_nvidias_driver_versions_are_not_amdgpus(line: str) -> None:
+    assert not said(line, "driver_version")
+    assert said("Driver version: 6.10.5", "driver_version") == ["6.10.5"]  # rocm-smi's own line stays read

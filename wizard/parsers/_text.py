@@ -77,6 +77,11 @@ class Budgeted(list[tuple[int, str]]):
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks) and two-byte escapes.
 _ANSI_RE = lazy_re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+# ... and what is left of a colour code once a web page or a log dropped its ESC byte: "[37mROCk module is loaded[0m"
+# (rocminfo prints its status lines between COL_WHT "\x1B[37m" / COL_RED and COL_RESET "\x1B[0m": ROCm/rocminfo
+# c6f7a17c85e0cdd75bf062e7a3490e831c87eb94 rocminfo.cc). Read only on a line that holds the reset "[0m" too: a lone
+# "[5m" is text.
+_BARE_SGR_RE = lazy_re.compile(r"\[(?:\d{1,3}(?:;\d{1,3}){0,4})?m")
 # Control characters other than tab; CR and LF are handled before this runs.
 _CTRL_RE = lazy_re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _FENCE_RE = lazy_re.compile(r"^\s*(?:```|~~~)")
@@ -105,6 +110,8 @@ def clean_line(line: str) -> str:
     """Strip ANSI escapes and stray control characters; keep tabs."""
     if "\x1b" in line:
         line = _ANSI_RE.sub("", line)
+    if "[0m" in line:
+        line = _BARE_SGR_RE.sub("", line)
     return _CTRL_RE.sub("", line)
 
 

@@ -1,4 +1,4 @@
-"""``amd-smi static`` / ``amd-smi list`` / ``amd-smi version`` / bare ``amd-smi`` output, as text or as JSON.
+"""``amd-smi static`` / ``amd-smi list`` / ``amd-smi version`` / bare ``amd-smi`` output, as text, JSON or CSV.
 
 Text is indented ``KEY: value`` lines under ``GPU: N`` and section headers (``ASIC:``, ``BUS:``,
 ``DRIVER:``, ``VRAM:``...). Bare ``amd-smi`` (ROCm 6.4+) prints a boxed table instead: a header
@@ -10,6 +10,7 @@ so ``vram_bytes`` multiplies back by 2**20.
 
 from __future__ import annotations
 
+import csv
 import re
 
 from wizard import lazy_re
@@ -28,6 +29,12 @@ _BOX_HEADER_RE = lazy_re.compile(r"^\|\s*AMD-SMI\s+(?P<tool>\d\S*)\s+amdgpu vers
                                  r"\s+ROCm version:\s*(?P<rocm>\S+)")
 _BOX_GPU_RE = lazy_re.compile(r"^\|\s*(?P<bdf>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s+(?P<name>\S[^|]*?)\s*\|")
 _BOX_INDEX_RE = lazy_re.compile(r"^\|\s*(?P<gpu>\d+)\s+(?P<hip>\d+|N/A)\s")
+# --csv: csv.DictWriter's header of the flattened keys, "gpu" first (no section prefix: AmdSmiLogger.flatten_dict), then
+# one row per GPU (ROCm/amdsmi 0ceca28f4139dced5e9b5739a3f393780d7add48 amdsmi_cli/amdsmi_logger.py, _print_csv_output)
+_CSV_HEADER_RE = lazy_re.compile(r"^gpu,[a-z0-9_,]*\b(?:market_name|target_graphics_version|bdf|device_id)\b"
+                                 # `amd-smi version --csv`: the version command's keys (amdsmi_cli/amdsmi_commands.py version())
+                                 r"|^tool,version,amdsmi_library_version\b")
+_CSV_ROW_RE = lazy_re.compile(r"^\d+,")
 
 
 def _version_key(key: str) -> str:
@@ -183,9 +190,27 @@ def parse_amd_smi(text: object) -> AmdSmi:
     versions: dict[str, str | None] = {}
     box: list[tuple[str, str]] = []  # bare `amd-smi`: (bdf, name) in the order listed
     box_index: dict[int, int] = {}  # row of `box` -> its GPU index
+    csv_columns: list[str] = []
     for _no, line in lines(raw):
         s = line.strip()
         if not s:
+            continue
+        if _CSV_HEADER_RE.match(s):
+            csv_columns = [c.strip().upper() for c in next(csv.reader([s]), [])]
+            continue
+        if csv_columns[:1] == ["TOOL"]:
+            cells = next(csv.reader([s]), [])
+            if len(cells) == len(csv_columns):
+                pairs = {k.lower(): v for k, v in zip(csv_columns, cells)}
+                found = {"tool": pairs.get("version"), "library": pairs.get("amdsmi_library_version"),
+                         "rocm": pairs.get("rocm_version"), "amdgpu": pairs.get("amdgpu_version")}
+                versions.update({k: v for k, v in found.items() if none_if_na(v)})
+            csv_columns = []
+            continue
+        if csv_columns and _CSV_ROW_RE.match(s):
+            cells = next(csv.reader([s]), [])
+            if len(cells) == len(csv_columns):
+                gpus.setdefault(int(cells[0]), []).extend(zip(csv_columns[1:], cells[1:]))
             continue
         bm = _BOX_HEADER_RE.match(s)
         if bm:

@@ -12,9 +12,15 @@ from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises
 from wizard.record import record
 
+# dmesg's own stamps besides "[    7.077902]" (util-linux/util-linux 39465c780eed56034ed1440068a2722fc3331343
+# sys-utils/dmesg.c): -T / --ctime's "[%a %b %e %H:%M:%S %Y] " ("[Sat Nov 29 10:00:02 2025] "), --time-format=iso's
+# "2025-11-29T10:00:02,123456+00:00 " (ISO_TIMESTAMP_COMMA_T)
+DMESG_CTIME = r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]"
+DMESG_ISO = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d,\d{6}[+-]\d\d:\d\d"
 _PREFIX_RE = lazy_re.compile(
     r"^\s*(?:<\d+>)?"
-    r"(?:\d{4}-\d\d-\d\dT[\d:.,+-]+\s+\S+\s+kernel:\s*|[A-Z][a-z]{2}\s+\d+\s+[\d:]+\s+\S+\s+kernel:\s*)?"
+    r"(?:\d{4}-\d\d-\d\dT[\d:.,+-]+\s+\S+\s+kernel:\s*|[A-Z][a-z]{2}\s+\d+\s+[\d:]+\s+\S+\s+kernel:\s*"
+    rf"|{DMESG_CTIME}\s*|{DMESG_ISO}\s+)?"
     r"(?:\[\s*[\d.]+\]\s*)?(?:kernel:\s*)?"
 )
 _BDF_RE = lazy_re.compile(r"\b(?:amdgpu|\[drm\])\s+([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])")

@@ -429,6 +429,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id|PCI ID|PCI address)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])",
                                 re.I),
      lambda m: [("bdf", m.group(1).lower(), None)]),
+    # inxi's device line with -xx: "bus-ID: 03:00.0 chip-ID: 1002:744c" (smxi/inxi 15a55d0b948d4ddaffd5bfb266d4d12077b8fc39
+    # inxi, the device rows' 'bus-ID' and 'chip-ID' keys; "bus ID: ... chip ID: ..." before inxi 3): the address of an AMD
+    # device's function 0 (its HDMI audio is function 1; a line wrapped between the two keys is not read)
+    ("inxi bus-id", lazy_re.compile(r"\bbus[- ]ID:\s*((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.0)\s+chip[- ]ID:\s*1002:[0-9a-f]{4}\b"),
+     lambda m: [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]),
     # ollama's device line ("... compute=gfx1031 pci_id=0d:00.0", "pci_id=0000:0d:00.0"): the bus address, domain 0 when left out
     ("ollama pci_id", lazy_re.compile(r"\bpci_id=\"?((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\b"),
      lambda m: [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]),
@@ -665,8 +670,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                     r"(?:says|said|shows|showed|gives|gave|returns|returned|prints|printed|output)\s*:\s*(.+)$", re.I),
      lambda m: [("render_group" if g.lower() == "render" else "video_group", "true", None)
                 for g in dict.fromkeys(re.findall(r"(?<![\w-])(render|video)(?![\w-])", m.group(1), re.I))]),
-    ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(\S+)", re.I),
-     lambda m: [("driver_version", m.group(1).rstrip(",|"), None)]),
+    # ... not another driver's: the OpenCL runtime's in clinfo ("Driver version: 3614.0 (HSA1.1,LC)", ROCm's clinfo;
+    # "(PAL,HSAIL)" on AMD's older stacks) or NVIDIA's in nvidia-smi's header ("Driver Version: 550.54.14  CUDA Version: 12.4")
+    ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*"
+                                       r"(\S+)(?!\S)(?!\s*\((?:HSA|PAL|LC|ROCr))", re.I),
+     lambda m: [] if "CUDA Version" in m.string or "NVIDIA-SMI" in m.string else [("driver_version", m.group(1).rstrip(",|"), None)]),
     # `dkms status` ("amdgpu, 2.2-31, 4.15.0-46-generic, x86_64: installed"; ROCm's older rock-dkms too), the package's
     # name, apt's installed list ("rock-dkms/Ubuntu 16.04,now 2.1-96 all [installed,automatic]"), modinfo's path of a
     # DKMS-built module ("filename: /lib/modules/4.15.0-46-generic/updates/dkms/amdgpu.ko")
@@ -725,7 +733,22 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("kms init", lazy_re.compile(r"initializing kernel modesetting \((?:IP DISCOVERY|([A-Z][A-Z0-9_]+)) 0x1002:0x([0-9A-Fa-f]{4})\b"),
      lambda m: [("pci_id", f"1002:{m.group(2).lower()}", None)]
      + ([("gpu_name", m.group(1).title(), "codename")] if m.group(1) else [])),
+    # KFD adding a GPU to its topology: "amdgpu: Topology: Add dGPU node [0x744c:0x1002]" / "Add APU node [...]", the
+    # device id first (torvalds/linux d7ab8e67aa52e27837aefdc0d67af93ae0931abc drivers/gpu/drm/amd/amdkfd/kfd_topology.c,
+    # kfd_debug_print_topology: "Topology: Add %s node [0x%0x:0x%0x]", device_id, vendor_id)
+    ("kfd topology node", lazy_re.compile(r"\bTopology: Add (?:dGPU|APU) node \[0x([0-9a-fA-F]{4}):0x1002\]"), _pci),
+    # DRM registering the driver's device: "[drm] Initialized amdgpu 3.57.0 20150101 for 0000:03:00.0 on minor 1" (the date
+    # dropped in newer kernels) (torvalds/linux 010e85f9e47c6a92740b7d73e0fca8f792573582 drivers/gpu/drm/drm_drv.c,
+    # drm_dev_register: "Initialized %s %d.%d.%d %s for %s on minor %d", dev_name = the PCI address)
+    ("drm initialized", lazy_re.compile(r"\bInitialized (?:amdgpu|radeon) \d+\.\d+\.\d+(?: \d{8})? for "
+                                        r"([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) on minor \d+"), _one("bdf")),
     ("amdgpu_top device", lazy_re.compile(r'"DevicePath"\s*:\s*\{([^{}]*)\}'), _amdgpu_top_device),
+    # amdgpu_top --dump's device block: "PCI (domain:bus:dev.func): 0000:03:00.0", "DeviceID.RevID : 0x744C.0xC8"
+    # (Umio-Yasuno/amdgpu_top f81e5bd3103b76430ca0e4d16615191030634ede src/dump_info.rs, device_info(); it reads only
+    # amdgpu's devices, so the vendor is AMD's)
+    ("amdgpu_top dump", lazy_re.compile(r"^\s*PCI \(domain:bus:dev\.func\)\s*:\s*([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])\s*$"
+                                        r"|^\s*DeviceID\.RevID\s*:\s*0[xX]([0-9a-fA-F]{4})\.0[xX][0-9a-fA-F]{1,2}\s*$"),
+     lambda m: [("bdf", m.group(1).lower(), None)] if m.group(1) else [("pci_id", f"1002:{m.group(2).lower()}", None)]),
     ("render nodes", lazy_re.compile(r"\b(renderD1\d\d)\b"), _one("render_node")),
     ("kfd stated", lazy_re.compile(r"/dev/kfd`?\s+(?:is\s+)?(?:present|exists)\b|^\s*/dev/kfd:\s*(?:found|present|exists)\b"
                                    # its owner or its mode stated ("I ended up with /dev/kfd owned by group `render`")
@@ -765,7 +788,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("prompt user", lazy_re.compile(r"^\s*`?(?:\([\w.-]+\)\s*)?([a-z_][a-z0-9_.-]{0,31})@[\w.-]+:[^\s$#]*\s?[$#]"),
      lambda m: [("user", m.group(1), "prompt")]),
     ("member", lazy_re.compile(r"^\s*(\S+) is (?:not )?member of \"?[\w-]+\"? group"), lambda m: [("user", m.group(1), None)]),
-    ("kernel token", lazy_re.compile(r"(?<![\w.-])(\d\.\d{1,2}\.\d{1,3}(?:\.\d+)?(?:\+deb\d+|\+bpo)?-(?:\d+(?:\.\d+)*-)?(?:generic|amd64|lowlatency|oem|aws|azure|gcp"
+    # the fourth number is WSL's ("5.15.153.1-microsoft-standard-WSL2"): never five digits, which is an AMD build code of
+    # a ROCm package's version ("rocm-core.x86_64  6.2.1.60201-112.el9  @rocm" in `dnf list`, rpm -qa's
+    # "rocm-core-6.2.1.60201-112.el9.x86_64"), not a kernel
+    # Debian 13's "+debNN" and backports' "+bpo" ("6.12.48+deb13-amd64"); Arch's zen, hardened and lts flavours
+    ("kernel token", lazy_re.compile(r"(?<![\w.-])(\d\.\d{1,2}\.\d{1,3}(?:\.\d{1,3})?(?:\+deb\d+|\+bpo)?-(?:\d+(?:\.\d+)*-)?(?:generic|amd64|lowlatency|oem|aws|azure|gcp"
                                 r"|microsoft-standard(?:-WSL2)?|arch\d+(?:-\d+)?|zen\d+-\d+-zen|hardened\d+-\d+-hardened|lts|zen\d*|cachyos|default|pve|rt\d*|\d+\.fc\d+\.x86_64|\d+(?:\.\d+)*\.el\d\S*)\+?)(?![\w-])"),
      lambda m: [] if _NOT_RUNNING_KERNEL.search(m.string) else [("kernel", m.group(1), "token")]),
 )
@@ -798,7 +825,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury", "0m ",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "darktable cname": ("amdacceleratedparallelprocessing",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "darktable cname": ("amdacceleratedparallelprocessing",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd topology node": ("topology: add",), "drm initialized": ("initialized",), "amdgpu_top dump": ("dev.func", "deviceid.revid"), "inxi bus-id": ("chip-id: 1002:", "chip id: 1002:"), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle", "sles", "suse linux enterprise"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
@@ -919,6 +946,14 @@ _ASKED: tuple[tuple[lazy_re.Pattern, str, lazy_re.Pattern], ...] = (
      lazy_re.compile(_ECHO + r"(\d+\.\d+\.\d{5}-[0-9a-f]+)['\"]?\s*$")),
     (lazy_re.compile(_REPL + r"torch\.cuda\.get_device_properties\([^)\n]*\)\.gcnArchName\)?\s*$"), "gfx_rt",
      lazy_re.compile(_ECHO + rf"({GFX})(?::[\w+:-]*)?['\"]?\s*$")),
+    # a device's PCI vendor id line, then its device id on the next (read as 1002:<id>):
+    # vulkaninfo's "vendorID = 0x1002" / "deviceID = 0x744c", in --summary and in VkPhysicalDeviceProperties
+    # (KhronosGroup/Vulkan-Tools 697e22d5d256b29e4d6cdd75b3cd42f1aa634113 vulkaninfo/vulkaninfo.cpp DumpSummaryGPU,
+    # vulkaninfo/generated/vulkaninfo.hpp); hwinfo's "Vendor: pci 0x1002 ..." / "Device: pci 0x744c ..."
+    # (openSUSE/hwinfo 3e3a3cf762b7521a1d99b9291d02c28caf7b8dec src/hd/hdp.c: dump_normal's "Vendor: %s", "Device: %s"
+    # of dump_hid's "pci 0x%04x"; "SubVendor:" / "SubDevice:" name the board, not the chip)
+    (lazy_re.compile(r"^\s*vendorID\s*=\s*0x0*1002\s*$"), "pci_id", lazy_re.compile(r"^\s*deviceID\s*=\s*0x0*([0-9a-fA-F]{4})\s*$")),
+    (lazy_re.compile(r"^\s*Vendor:\s*pci 0x1002\b"), "pci_id", lazy_re.compile(r"^\s*Device:\s*pci 0x([0-9a-fA-F]{4})\b")),
 )
 
 
@@ -939,10 +974,42 @@ _APT_KERNEL_PACKAGE = lazy_re.compile(
     r"(?:\s*$|\s+is already the newest version\b)")
 
 
+# System commands that print one fact on their first line, and the form of that answer:
+# * systemd-detect-virt (-c/--container): the container technology's id (systemd/systemd
+#   c7bf6410e8628d91e1ea3673b1ffbb2b78005f03 src/basic/virt.c, virtualization_table and container_table: openvz, lxc,
+#   lxc-libvirt, systemd-nspawn, docker, podman, rkt, proot, pouch, container-other) -> in a container; "wsl" is WSL,
+#   read by the "wsl" rule from its own word; a VM's id ("kvm", "microsoft") or "none" is not a container;
+# * cat /sys/module/amdgpu/initstate: "live" once the module is initialised (the kernel's module_sysfs_initstate);
+# * cat /sys/module/amdgpu/version: the module's MODULE_VERSION, which only an out-of-tree amdgpu (amdgpu-dkms) sets
+#   (mainline drivers/gpu/drm/amd/amdgpu/amdgpu_drv.c declares none).
+_COMMAND_ASKS: tuple[tuple[lazy_re.Pattern, str, lazy_re.Pattern], ...] = (
+    (lazy_re.compile(r"^(?:sudo\s+)?systemd-detect-virt(?:\s+(?:-c|--container))?\s*$"), "container",
+     lazy_re.compile(r"^\s*(openvz|lxc|lxc-libvirt|systemd-nspawn|docker|podman|rkt|proot|pouch|container-other)\s*$")),
+    (lazy_re.compile(r"^(?:sudo\s+)?cat\s+/sys/module/amdgpu/initstate\s*$"), "rock", lazy_re.compile(r"^\s*(live)\s*$")),
+    (lazy_re.compile(r"^(?:sudo\s+)?cat\s+/sys/module/amdgpu/version\s*$"), "driver_version",
+     lazy_re.compile(r"^\s*(\d+\.\d+\.\d+)\s*$")),
+)
+
+
 def _asked_by(command: str | None) -> tuple[str, lazy_re.Pattern] | None:
+    if command and (asks := next(((kind, form) for ask, kind, form in _COMMAND_ASKS if ask.match(command)), None)):
+        return asks
     m = _ONE_LINER.match(command) if command else None
     line = f">>> print({m.group('expr')})" if m else ""
     return next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None) if m else None
+
+
+def _answer(kind: str, value: str) -> tuple[str, str | None]:
+    """The value and detail of a fact a line answers for the line (or the command) before it."""
+    if kind == "gfx_rt":
+        return value.lower(), "echo"
+    if kind == "pci_id":
+        return f"1002:{value.lower()}", None
+    if kind in ("container", "rock"):
+        return "true", None
+    if kind == "driver_version":
+        return value, "sysfs"
+    return value, "echo"
 
 
 @never_raises(tuple)  # type: ignore[arg-type]
@@ -976,7 +1043,8 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
             branch_indent = indent
         answer = asked[1].match(line) if asked is not None else None
         if asked is not None and answer:
-            add(asked[0], answer.group(1).lower() if asked[0] == "gfx_rt" else answer.group(1), no, line, "echo")
+            value, detail = _answer(asked[0], answer.group(1))
+            add(asked[0], value, no, line, detail)
         asked = next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None)
         if "uname -r" in line and _UNAME_PACKAGE.search(line):
             uname_packages = True

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from wizard import lazy_re
+from wizard.parsers.dmesg import DMESG_CTIME, DMESG_ISO
 from wizard.parsers._text import (LABELS_LINE, MAX_LINE, Budgeted, check_budget, clean_line, heading_title,
                                   never_raises, prompt_command, to_text)
 from wizard.record import record, replace
@@ -41,7 +42,8 @@ _COMMAND_KINDS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
         (r"^\S*\buname\b", "uname.txt"),
         (r"\bpip3?\s+(?:freeze|list)\b|\bconda\s+list\b|\buv\s+pip\s+(?:list|freeze)\b|\bpython3?\S*\s+-m\s+pip\s+(?:list|freeze)\b",
          "pip-freeze.txt"),
-        (r"\bdpkg(?:-query)?\s+(?:-l|--list|-W)\b|\bapt\s+list\b|\bapt-cache\s+policy\b|\bpacman\s+-Q", "dpkg.txt"),
+        (r"\bdpkg(?:-query)?\s+(?:-l|--list|-W)\b|\bapt\s+list\b|\bapt-cache\s+policy\b", "dpkg.txt"),
+        (r"\bpacman\s+-Q[enmdtu]*(?:\s|$)", "pacman.txt"),  # -Qi, -Ql, -Qo print other layouts
         (r"\brpm\s+-q|\b(?:dnf|yum)\s+list\b", "rpm.txt"),
         (r"^(?:env|printenv|set)\b(?!\s*-[a-z]*[ex])|^env\s*\|", "env.txt"),
         (r"^(?:groups|id)(?:\s+\w+)?\s*$", "groups.txt"),
@@ -89,11 +91,18 @@ _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
         (r"^ROCk module (?:version \S+ )?is (?:NOT )?loaded|^ROCk module is NOT live\b|^HSA System Attributes\s*$|^HSA Agents\s*$"
          r"|^(?:Unable|Able) to open /dev/kfd read-write|^\*{3,}\s*$|^Agent \d+\s*$", "rocminfo.txt"),
         (r"ROCm System Management Interface|^=+ (?:Concise Info|Product Info|Memory Usage|PCI Bus ID|Version of)"
-         r"|End of ROCm SMI Log|^GPU\[\d+\]\s*:", "rocm-smi.txt"),
+         r"|End of ROCm SMI Log|^GPU\[\d+\]\s*:"
+         # --json: one line of json.dumps(JSON_DATA), keyed "card0"... and "system" (ROCm/rocm_smi_lib a1295714f2f6
+         # python_smi_tools/rocm_smi.py, the end of main())
+         r"|^\{\"(?:card\d+|system)\": \{", "rocm-smi.txt"),
         (r"^GPU:\s*\d+\s*$|^AMDSMI Tool:|^\s*(?:MARKET_NAME|TARGET_GRAPHICS_VERSION|ASIC|BUS|VRAM):\s"
-         r"|^\|\s*AMD-SMI\s+\d", "amd-smi.txt"),
+         r"|^\|\s*AMD-SMI\s+\d|^gpu,[a-z0-9_,]*\b(?:market_name|target_graphics_version)\b"
+         r"|^tool,version,amdsmi_library_version\b", "amd-smi.txt"),
         (r"^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s+(?:VGA compatible controller|Display controller"
-         r"|3D controller|Processing accelerators|[A-Z][\w /-]+ controller|[A-Z][\w /-]+ bridge)", "lspci.txt"),
+         r"|3D controller|Processing accelerators|[A-Z][\w /-]+ controller|[A-Z][\w /-]+ bridge)"
+         # -mm's quoted class ("03:00.0 \"VGA compatible controller [0300]\" ...") and -vmm's first line (lspci.c show_machine)
+         r"|^(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s+\"(?:VGA compatible|Display|3D) controller"
+         r"|^Slot:[ \t]+(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s*$", "lspci.txt"),
         (r"^Number of platforms\s|^\s*Platform Name\s|^\s*Number of devices\s|^\s*Device Board Name \(AMD\)",
          "clinfo.txt"),
         # collect_env's library list starts a segment of it too (the head cut off): its "Versions of relevant
@@ -105,7 +114,9 @@ _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
          "collect_env.txt"),
         (r"^\s*==>\s*\S*(?:kfd|topology)\S*properties\s*<==|^\s*(?:cpu_cores_count|simd_count|gfx_target_version"
          r"|mem_banks_count|caches_count|io_links_count|cpu_core_id_base|simd_id_base)\s+\d+\s*$", "kfd-properties.txt"),
-        (r"^\s*\[\s*\d+\.\d+\]\s|^[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:", "dmesg.txt"),
+        (r"^\s*\[\s*\d+\.\d+\]\s|^[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d\s+\S+\s+kernel:"
+         # dmesg -T and --time-format=iso (parsers/dmesg.py), journalctl -o short-iso's "2025-11-29T10:00:02+0000 box kernel:"
+         rf"|^{DMESG_CTIME}\s|^{DMESG_ISO}\s|^\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d\S*\s+\S+\s+kernel:", "dmesg.txt"),
         (r"^(?:PRETTY_NAME|ID|ID_LIKE|VERSION_ID|VERSION_CODENAME|UBUNTU_CODENAME)=|^Distributor ID:\s", "os-release.txt"),
         (r"^Linux \S+ \d+\.\d+\.\d+\S* #\d", "uname.txt"),
         (r"^Package\s+Version\s*(?:\s+\S+)?$|^[A-Za-z0-9][\w.-]*==\d[\w.+!-]*\s*$", "pip-freeze.txt"),
@@ -126,15 +137,19 @@ _BODY: dict[str, lazy_re.Pattern] = {
         r"|hsa api call failure|Call returned|is (?:not )?member of|Failed to get user name|HSA_STATUS"
         r"|Unable to open|Able to open|^\s*\*\*\* Done"),
     "rocm-smi.txt": lazy_re.compile(r"^\s*(?:GPU\[\d+\]|=+|-+|\d+\s|Device\s|GPU\s|WARNING|ERROR|Driver version|\S.*\s{2,}\S)"
-                               r"|^\s+\S|^(?:device|card(?:\d+|system)|system),"),  # the last: --csv
-    "amd-smi.txt": lazy_re.compile(r"^\s*(?:[A-Z][A-Z0-9_ ]*:|GPU:|\||\+-|[-=]+\s*$|[A-Z]+\s*:)|^\s{2,}\S"),
-    "lspci.txt": lazy_re.compile(r"^\s*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s|^\s+\S"),
+                               r"|^\s+\S|^(?:device|card(?:\d+|system)|system),|^\{\"(?:card\d+|system)\": \{"),  # --csv, --json
+    "amd-smi.txt": lazy_re.compile(r"^\s*(?:[A-Z][A-Z0-9_ ]*:|GPU:|\||\+-|[-=]+\s*$|[A-Z]+\s*:)|^\s{2,}\S"
+                                   r"|^\s*[\[\]{}],?\s*$|^\s*\"[a-z_]+\"\s*:|^gpu,|^\d+,|^tool,|^AMDSMI Tool,"),  # --json, --csv
+    "lspci.txt": lazy_re.compile(r"^\s*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s|^\s+\S"
+                                 r"|^(?:Slot|Device|Class|Vendor|SVendor|SDevice|PhySlot|Rev|ProgIf|Driver|Module|NUMANode"
+                                 r"|IOMMUGroup|DTNode):[ \t]+\S"),
     "clinfo.txt": lazy_re.compile(r"^\s+\S|^\s*[A-Z][\w ()/.,-]*\s{2,}\S|^\s*[A-Z][\w ()/.,-]*:\s"),
     "collect_env.txt": lazy_re.compile(
         r"^\s*[A-Za-z][\w ./()+#&,'-]{0,60}:|^\s*\[(?:pip3?|conda)\]|^\s*GPU \d+:|^\s+\S|^Versions of relevant"
         r"|^Vulnerability |^Flags:|^\s*(?:CPU|Architecture|Model name|Stepping)|^Collecting environment"),
     "kfd-properties.txt": lazy_re.compile(r"^\s*[a-z][a-z0-9_]*\s+-?\d+\s*$|^\s*==>.*<==\s*$|^\s*\S*nodes/\d+/properties"),
-    "dmesg.txt": lazy_re.compile(r"^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d\s|^\d{4}-\d\d-\d\dT\d\d:"
+    "dmesg.txt": lazy_re.compile(rf"^{DMESG_CTIME}|^{DMESG_ISO}\s|"
+                            r"^\s*\[\s*\d+\.\d+\]|^[A-Z][a-z]{2}\s+\d+\s+\d\d:\d\d:\d\d\s|^\d{4}-\d\d-\d\dT\d\d:"
                             r"|^\s*(?:amdgpu|kfd|\[drm\]|kernel:)"),
     "os-release.txt": lazy_re.compile(r"^[A-Z_]+=|^(?:Distributor ID|Description|Release|Codename|No LSB modules)\b"
                                  r"|^\s*(?:Static hostname|Icon name|Chassis|Machine ID|Boot ID|Operating System|Kernel"
@@ -143,6 +158,7 @@ _BODY: dict[str, lazy_re.Pattern] = {
     "pip-freeze.txt": lazy_re.compile(r"^[A-Za-z0-9][\w.-]*\s*(?:==|===|@|\s)\s*\S|^-{3,}|^Package\s|^#|^-e\s|^--"),
     "dpkg.txt": lazy_re.compile(r"^[uihrpn][ncHUFWtiR]R?\s|^\|\|/|^\+\+\+-|^Desired=|^\| Status=|^\|/ Err\?"
                            r"|^[a-z0-9][\w+.-]*/\S+\s+\S+|^Listing\.\.\.|^\s+\S|^[A-Z][\w-]*:\s|^[a-z0-9][\w+.-]*\s+\d\S*\s*$"),
+    "pacman.txt": lazy_re.compile(r"^[a-z0-9@_+][a-z0-9@._+-]* (?:\d+:)?[A-Za-z0-9._+~]+-\d+(?:\.\d+)?(?: -> \S+)?\s*$"),
     "rpm.txt": lazy_re.compile(r"^[A-Za-z0-9][\w+.-]*-\d[\w.+~^]*-[\w.+~^]+(?:\.\w+)?\s*$|^[A-Za-z0-9][\w+.-]*\.\w+\s+\S+\s+\S+"
                           r"|^Installed Packages"),
     "env.txt": lazy_re.compile(r"^\s*(?:export\s+|declare -x\s+)?[A-Za-z_][A-Za-z0-9_]*="),

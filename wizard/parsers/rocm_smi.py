@@ -68,6 +68,26 @@ class RocmSmi:
     messages: tuple[str, ...] = ()  # WARNING/ERROR lines
 
 
+def _key(raw: object) -> str:
+    """A field's key as the reader names it: lower-cased, except that rocm-smi's "Card Model" (capital M) is the PCI
+    device id. ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py showProduct prints 'Card Model' from getDRMDeviceId
+    ("0x744c") since 4b5ccb5 (2024-01-31, "Align all device identifier details"), as --showid's 'Device ID'; before
+    it, 'Card model' (small m, 8f9f943) was rsmi_dev_subsystem_name_get's, the board's subsystem ("0x0e3a")."""
+    key = str(raw).strip().rstrip(":")
+    return "device id" if key == "Card Model" else key.lower()
+
+
+# Keys only the library-based rocm-smi prints, in these cases: rocm_smi_lib 4b5ccb5 (2024-01-31) gave showProduct
+# 'Card Series', 'Card Model', 'Card Vendor', 'Node ID', 'GUID', 'GFX Version'. That rocm-smi prints nothing for a GPU
+# unless amdgpu is initialised (initializeRsmi at a1295714f2f6: "Driver not initialized (amdgpu not found in
+# modules)" and exit otherwise), so a GPU's line keyed so says the driver is loaded.
+_LIBRARY_KEYS = frozenset({"Card Series", "Card Model", "Card Vendor", "Node ID", "GUID", "GFX Version"})
+
+
+def _library_key(raw: object) -> bool:
+    return str(raw).strip().rstrip(":").strip() in _LIBRARY_KEYS
+
+
 def _int(value: str | None) -> int | None:
     try:
         return int(str(value).strip()) if value is not None else None
@@ -124,16 +144,18 @@ def _from_json(text: str) -> RocmSmi | None:
         return None
     gpus: list[SmiGpu] = []
     driver = None
+    library = False
     for key, value in data.items():
         if not isinstance(value, dict):
             continue
         m = re.fullmatch(r"card(\d+)", str(key))
         if m:
-            fields = [(str(k).strip().rstrip(":").lower(), str(v)) for k, v in value.items()]
+            library = library or any(_library_key(k) for k in value)
+            fields = [(_key(k), str(v)) for k, v in value.items()]
             gpus.append(_build(int(m.group(1)), fields, None))
         elif str(key).lower() == "system":
             driver = none_if_na(str(value.get("Driver version", ""))) or driver
-    return RocmSmi(tuple(gpus), driver, messages=())
+    return RocmSmi(tuple(gpus), driver, library_answered=library, messages=())
 
 
 def _csv_cells(line: str) -> list[str]:
@@ -172,7 +194,8 @@ def parse_rocm_smi(text: object) -> RocmSmi:
         if "WARNING" in s or "ERROR" in s:
             messages.append(s)
         if _CSV_HEADER_RE.match(s):
-            csv_columns = [c.strip().rstrip(":").lower() for c in _csv_cells(s)[1:]]
+            csv_columns = [_key(c) for c in _csv_cells(s)[1:]]
+            library_answered = library_answered or any(_library_key(c) for c in _csv_cells(s)[1:])
             continue
         csv_row = _CSV_ROW_RE.match(s) if csv_columns is not None else None
         if csv_row and csv_columns is not None:
@@ -188,7 +211,8 @@ def parse_rocm_smi(text: object) -> RocmSmi:
             continue
         m = _GPU_KV_RE.match(line)
         if m:
-            key = m.group(2).strip().rstrip(":").lower()
+            library_answered = library_answered or _library_key(m.group(2))
+            key = _key(m.group(2))
             value = m.group(3)
             if key == "driver version" and not driver:
                 driver = none_if_na(value)

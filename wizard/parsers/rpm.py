@@ -1,4 +1,7 @@
-"""``rpm -qa`` output: NEVRA lines such as ``rocm-smi-lib-7.4.0.60300-39.el9.x86_64``."""
+"""``rpm -qa`` output: NEVRA lines such as ``rocm-smi-lib-7.4.0.60300-39.el9.x86_64``; and ``dnf list`` / ``yum list``
+rows, ``name.arch  [epoch:]version-release  repo`` in columns (rpm-software-management/dnf
+5ad76abc97a6b82a70ddc828d2286a47567eff7f dnf/cli/output.py, Output.simpleList: ``na = '%s.%s' % (name, arch)``, then
+``pkg.evr`` and ``pkg._from_repo``, "@repo" for an installed one)."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ _ARCHES = frozenset(
     {"x86_64", "noarch", "i686", "i386", "aarch64", "ppc64le", "s390x", "src", "armv7hl", "riscv64"}
 )
 _TOKEN_RE = lazy_re.compile(r"^[A-Za-z0-9_+.:~^-]+$")
+_DNF_ROW_RE = lazy_re.compile(r"^([A-Za-z0-9_+.-]+)\.([a-z0-9_]+)\s+(?:(\d+):)?([A-Za-z0-9_+.~^]+)-([A-Za-z0-9_+.~^]+)\s+@?\S+\s*$")
 
 
 @record
@@ -31,6 +35,11 @@ def parse_rpm(text: object) -> tuple[RpmPackage, ...]:
     out: list[RpmPackage] = []
     for no, line in lines(text):
         s = line.strip()
+        row = _DNF_ROW_RE.match(s)
+        if row and row.group(2) in _ARCHES:
+            name, arch, epoch, version, release = row.groups()
+            out.append(RpmPackage(name, version, release, arch, epoch, no))
+            continue
         if not s or " " in s or not _TOKEN_RE.match(s):
             continue
         arch = None

@@ -66,7 +66,7 @@ def _package_manager(host: Host, os_id: str | None, like: tuple[str, ...]) -> st
         return "dnf"
     if family & {"suse", "sles", "opensuse", "opensuse-leap", "opensuse-tumbleweed"}:
         return "zypper"
-    if family & {"arch"}:
+    if host.captured("pacman.txt") or family & {"arch"}:
         return "pacman"
     return None
 

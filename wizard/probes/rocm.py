@@ -70,7 +70,7 @@ _PACMAN_ENTRY = lazy_re.compile(r"^(.+)-((?:\d+:)?[^-]+-[^-]+)$")
 
 
 def read_packages(host: Host) -> list[Package]:
-    """Installed packages related to ROCm/amdgpu, from dpkg's status file, dpkg.txt or rpm.txt."""
+    """Installed packages related to ROCm/amdgpu, from dpkg's status file, dpkg.txt, rpm.txt or pacman.txt."""
     pkgs: list[Package] = []
     status = host.read_text("/var/lib/dpkg/status", limit=64 << 20)
     if status or host.captured("dpkg.txt"):
@@ -85,6 +85,9 @@ def read_packages(host: Host) -> list[Package]:
         pkgs = [Package(p.name, p.version or "", "dpkg.txt", p.line) for p in parse_dpkg(text) if p.installed]
     elif (text := host.captured("rpm.txt")):
         pkgs = [Package(p.name, p.version_release, "rpm.txt", p.line) for p in parse_rpm(text)]
+    elif (text := host.captured("pacman.txt")):
+        from wizard.parsers.pacman import parse_pacman
+        pkgs = [Package(p.name, p.version, "pacman.txt", p.line) for p in parse_pacman(text)]
     elif (local := [m for n in host.listdir(_PACMAN_LOCAL) if (m := _PACMAN_ENTRY.match(n))]):
         # Arch and derivatives: one directory per installed package, named name-pkgver-pkgrel
         pkgs = [Package(m.group(1), m.group(2), f"{_PACMAN_LOCAL}/{m.group(0)}", None) for m in local]
