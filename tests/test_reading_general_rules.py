@@ -1422,3 +1422,91 @@ def test_a_distribution_packages_debug_source_tree_names_the_rocm_release() -> N
             "static void amd::Os::currentStackInfo(unsigned char**, size_t*): Assertion failed.")
     assert [m.value for m in read_mentions(line) if m.kind == "rocm"] == ["6.0.2"]
     assert not [m for m in read_mentions("see https://github.com/ROCm/clr/tree/rocm-6.0.2/rocclr") if m.kind == "rocm"]
+
+
+# ---- applications' own device and environment lines, formats taken from their source (repo@commit:path in mentions.py)
+
+@pytest.mark.parametrize("line, gfx, name", [
+    # ollama/ollama@fb30760:discover/amd.go: the dropped device's target, on a line that lists the supported ones
+    ('time=2025-09-30T10:12:01.100Z level=WARN source=amd.go:470 msg="dropping ROCm device — no rocblas support for gfx '
+     'target" device="AMD Radeon RX 6700 XT" gfx_target=gfx1031 supported="map[gfx1030:true gfx1100:true gfx906:true]" '
+     'hint="set HSA_OVERRIDE_GFX_VERSION to map to a supported target"', "gfx1031", "AMD Radeon RX 6700 XT"),
+    # ollama/ollama@bc8909f^:discover/amd_linux.go
+    ('time=2024-08-01T10:00:00.000Z level=WARN source=amd_linux.go:334 msg="amdgpu too old gfx803" gpu=0', "gfx803", None),
+    # tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc
+    ("2024-03-06 07:01:26.857236: I tensorflow/core/common_runtime/gpu/gpu_device.cc:2266] Ignoring visible gpu device "
+     "(device: 0, name: AMD Radeon RX 7600, pci bus id: 0000:0d:00.0) with AMDGPU version : gfx1102. The supported AMDGPU "
+     "versions are gfx1030, gfx900, gfx906, gfx908, gfx90a, gfx940, gfx941, gfx942.", "gfx1102", "AMD Radeon RX 7600"),
+])
+def test_ollama_and_tensorflow_name_the_target_of_the_device_they_drop(tmp_path: Path, line: str, gfx: str,
+                                                                      name: str | None) -> None:
+    gpus = detect_paste(tmp_path, line + "\n").gpus
+    assert [(g.gfx_reported, g.name) for g in gpus] == [(gfx, name)]
+    assert not [m for m in read_mentions(line) if m.kind == "driver_version"]  # "AMDGPU version : gfx1102" is no driver
+
+
+@pytest.mark.parametrize("line", [
+    'msg="rocm supported GPUs" types="[gfx1030 gfx1100 gfx906]"',
+    "The supported AMDGPU versions are gfx1030, gfx900, gfx906, gfx908, gfx90a.",
+    "cmake -DGFX_TARGET=gfx1030 ..",  # a build setting, not ollama's key
+    "my amdgpu is not too old, gfx1030 is fine",
+])
+def test_near_misses_of_the_dropped_device_target_rules(line: str) -> None:
+    assert not [m for m in read_mentions(line) if m.kind in ("gfx_rt", "gfx_hw")]
+
+
+def test_ollamas_inference_compute_line_names_the_device_by_its_description(tmp_path: Path) -> None:
+    # ollama/ollama@fb30760:discover/types.go ("inference compute"), discover/runner.go ("dropping integrated GPU")
+    line = ('time=2025-09-30T10:12:01.123Z level=INFO source=types.go:130 msg="inference compute" id=0 filter_id=0 '
+            'library=ROCm compute=gfx1100 name=ROCm0 description="AMD Radeon RX 7900 XTX" libdirs=ollama,rocm '
+            'driver=60342.13 pci_id=0000:03:00.0 type=discrete total="24.0 GiB" available="23.2 GiB"\n'
+            'time=2025-09-30T10:12:01.100Z level=INFO source=runner.go:405 msg="dropping integrated GPU; to enable, set '
+            'OLLAMA_IGPU_ENABLE=1" id=0 library=ROCm compute=gfx1103 name=ROCm1 description="AMD Radeon 780M Graphics" '
+            'pci_id=0000:c4:00.0\n')
+    gpus = detect_paste(tmp_path, line).gpus
+    assert [(g.name, g.gfx_reported, g.bdf, g.integrated) for g in gpus] == [
+        ("AMD Radeon RX 7900 XTX", "gfx1100", "0000:03:00.0", False),
+        ("AMD Radeon 780M Graphics", "gfx1103", "0000:c4:00.0", True)]
+    assert not [m for m in read_mentions('msg="inference compute" id=0 library=CUDA compute=8.9 '
+                                         'description="NVIDIA GeForce RTX 4090"') if m.kind == "gpu_name"]
+
+
+def test_tensorflows_older_device_properties_line_gives_the_bus_address(tmp_path: Path) -> None:
+    # tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc
+    text = ("2021-03-01 10:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1734] Found device 0 with "
+            "properties: \npciBusID: 0000:0b:00.0 name: Device 73bf     ROCm AMDGPU Arch: gfx1030\ncoreClock: 2.575GHz "
+            "coreCount: 40 deviceMemorySize: 15.98GiB deviceMemoryBandwidth: 476.34GiB/s\n")
+    assert [(g.gfx_reported, g.bdf) for g in detect_paste(tmp_path, text).gpus] == [("gfx1030", "0000:0b:00.0")]
+
+
+@pytest.mark.parametrize("line, count", [
+    ("[RocmDevice(id=0), RocmDevice(id=1), RocmDevice(id=2), RocmDevice(id=3)]", "4"),
+    ("[RocmDevice(id=0)]", "1"),
+])
+def test_jaxs_device_list_counts_the_gpus(line: str, count: str) -> None:
+    # ROCm/rocm-install-on-linux@5dd2ddf:docs/install/3rd-party/jax-install.rst
+    assert said(line, "gpu_count") == [count]
+    for near in ("Plain JAX still reports `RocmDevice(id=0)`.", "[CpuDevice(id=0)]",
+                 "# Should show: [RocmDevice(id=0)]"):
+        assert not said(near, "gpu_count"), near
+
+
+@pytest.mark.parametrize("text, torch, hip", [
+    # microsoft/DeepSpeed@0399e0b:deepspeed/env_report.py; the hip line: jagadish-amd/DeepSpeed@048a11c, same path
+    ("DeepSpeed general environment info:\ntorch install path ............... ['/home/u/venv/lib/python3.10/site-packages/"
+     "torch']\ntorch version .................... 2.4.0+rocm6.1\ntorch cuda version ............... None\n"
+     "torch hip version ................ 6.1.40091-a8dbc0c19\nnvcc version ..................... None\n"
+     "deepspeed wheel compiled w. ...... torch 2.4, hip 6.1\n", "2.4.0+rocm6.1", "6.1.40091-a8dbc0c19"),
+    # huggingface/transformers@026b0db:src/transformers/commands/env.py (accelerate's and diffusers' env print the same)
+    ("- `transformers` version: 4.46.2\n- Platform: Linux-6.8.0-45-generic-x86_64-with-glibc2.35\n- Python version: 3.10.12\n"
+     "- PyTorch version (GPU?): 2.5.1+rocm6.2 (True)\n", "2.5.1+rocm6.2", None),
+])
+def test_ds_report_and_the_hugging_face_env_reports_name_torch(tmp_path: Path, text: str, torch: str,
+                                                               hip: str | None) -> None:
+    facts = detect_paste(tmp_path, text)
+    assert [(e.torch, e.hip) for e in facts.python_envs] == [(torch, hip)]
+    if "Platform" in text:
+        assert facts.os.kernel == "6.8.0-45-generic"
+    for near in ("deepspeed wheel compiled w. ...... torch 2.4, hip 6.1", "torch version ..... None",
+                 "- Tensorflow version (GPU?): 2.16.1 (True)", "- Platform: Windows-10-10.0.19045-SP0"):
+        assert not [m for m in read_mentions(near) if m.kind in ("torch", "hip", "kernel")], near

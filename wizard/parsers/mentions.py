@@ -362,6 +362,23 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ---- GPU: runtime gfx in device contexts
     ("gcnarchname", lazy_re.compile(rf"gcnArchName\W{{0,4}}\s*({GFX})", re.I), _one("gfx_rt")),
     ("gpu_type", lazy_re.compile(rf"\b(?:gpu_type|gfx|compute|arch|gfx_version)\s*[=:]\s*\"?({GFX})\b"), _one("gfx_rt")),
+    # ollama's ROCm device filter names the dropped device's target, on a line that also lists the supported ones:
+    # msg="dropping ROCm device — no rocblas support for gfx target" device="AMD Radeon RX 6700 XT" gfx_target=gfx1031
+    # supported="map[gfx1030:true ...]" hint="set HSA_OVERRIDE_GFX_VERSION to map to a supported target"
+    # (ollama/ollama@fb30760:discover/amd.go); the key names the device's own target, so the list does not hide it
+    ("ollama gfx_target", lazy_re.compile(rf"\bgfx_target=\"?({GFX})\b"), _one("gfx_rt")),
+    # ollama's (0.1.x-0.11) reason for skipping a GPU older than it supports, the target read from the KFD node:
+    # slog.Warn(fmt.Sprintf("amdgpu too old gfx%d%x%x", ...), "gpu", id) (ollama/ollama@bc8909f^:discover/amd_linux.go)
+    # TensorFlow's short description of a device, in its "Created device" and "Ignoring visible gpu device" lines:
+    # "device: %d, name: %s, pci bus id: %s" (tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc)
+    ("tf device", lazy_re.compile(r"\bdevice: (\d{1,2}), name: ((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?), pci bus id: "),
+     lambda m: [("gpu_name", m.group(2), None), ("gpu_index", m.group(1), None)]),
+    # TensorFlow's ROCm build skipping a device whose target it was not built for, on a line that also lists the
+    # targets it supports: "Ignoring visible gpu device (device: 0, name: AMD Radeon RX 7600, pci bus id: 0000:0d:00.0)
+    # with AMDGPU version : gfx1102. The supported AMDGPU versions are gfx1030, gfx900, ..."
+    # (tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc)
+    ("tf amdgpu version", lazy_re.compile(rf"\bwith AMDGPU version\s*:\s*({GFX})\b"), _one("gfx_rt")),
+    ("ollama too old", lazy_re.compile(rf"\bamdgpu too old ({GFX})\b"), _one("gfx_rt")),
     # ollama's early discovery line: the targets KFD reports, one per GPU ("detected amdgpu versions [gfx1030 gfx906]")
     ("ollama amdgpu versions", lazy_re.compile(r"\bdetected amdgpu versions \[([^\]\n]*)\]"),
      lambda m: [("gfx_rt", g.lower(), None) for g in re.findall(rf"\b({GFX})\b", m.group(1))]),
@@ -396,6 +413,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("glxinfo device", lazy_re.compile(r"^\s*Device:\s+(?:AMD|ATI)\b[^\n]*\(0x([0-9a-fA-F]{4})\)\s*$"), _pci),
     ("lspci name", lazy_re.compile(r"\[AMD(?:/ATI)?\]\s+([^\[\n]+?)\s*(?:\[([^\]\n]+)\])?\s*(?:\(rev [0-9a-f]+\))?\s*$"),
      lambda m: [("gpu_name", m.group(1).strip(), "codename")] + ([("gpu_name", m.group(2).strip(), "lspci")] if m.group(2) else [])),
+    # ollama's device lines ("inference compute", "dropping integrated GPU"): the runtime's name of the device is its
+    # description ("name" is the backend's ROCm0); ollama/ollama@fb30760:discover/types.go, discover/runner.go
+    ("ollama description", lazy_re.compile(r"\b(?:description|device)=\"((?:AMD |ATI )?(?:Radeon|Instinct)[^\"\n]*)\""), _one("gpu_name")),
     ("marketing name", lazy_re.compile(r"(?:Marketing Name|MARKET_NAME|Card (?:Series|SKU|Model)|Board name|Device Board Name \(AMD\)"
                                   r"|Product Name|name)\s*[:=]\s*['\"]?((?:AMD |ATI )?(?:Radeon|Instinct|FirePro)[^'\",\n]*?)['\",]?\s*$", re.I),
      _one("gpu_name", 1)),
@@ -419,7 +439,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]),
     # ... and a "PCI ID" (or "PCI address") label whose value is a whole bus address: the address, not a vendor:device id;
     # in any case (TensorFlow's device line: "name: AMD Radeon RX 6600 XT, pci bus id: 0000:0c:00.0")
-    ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id|PCI ID|PCI address)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])",
+    # (and TensorFlow's older device line: "Found device 0 with properties: \npciBusID: 0000:0b:00.0 name: ...";
+    # tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc)
+    ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|pciBusID|PCI bus id|PCI ID|PCI address)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])",
                                 re.I),
      lambda m: [("bdf", m.group(1).lower(), None)]),
     # ollama's device line ("... compute=gfx1031 pci_id=0d:00.0", "pci_id=0000:0d:00.0"): the bus address, domain 0 when left out
@@ -430,6 +452,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("count", lazy_re.compile(r"(?:Number of HIP devices|found|device_count\(\)\W*|Device count|Number of devices|num_gpus|GPU count)"
                          r"\s*[:=]?\s*(\d{1,2})\s*(?:ROCm devices|HIP devices|GPUs?|devices?|$)", re.I),
      _one("gpu_count")),
+    # JAX's device list on ROCm, as jax.devices() prints it: "[RocmDevice(id=0), RocmDevice(id=1)]" (one item a device;
+    # ROCm/rocm-install-on-linux@5dd2ddf:docs/install/3rd-party/jax-install.rst); only the printed list itself
+    ("jax devices", lazy_re.compile(r"^\s*\[\s*RocmDevice\(id=\d{1,2}\)(?:,\s*RocmDevice\(id=\d{1,2}\))*\s*\]\s*$"),
+     lambda m: [("gpu_count", str(m.group(0).count("RocmDevice(")), None)]),
     # "2 radeon Nano", "4x MI100", "8 x Instinct MI300X": a number of one product (the name is read by PRODUCT)
     ("count of product", lazy_re.compile(r"(?<![\w.,/-])([2-9]|1[0-6])\s*(?:x\s*|×\s*)?(?=(?:AMD\s+)?(?:Radeon|Instinct|MI\d{2,3}|R9\s)\S*)", re.I),
      lambda m: [("gpu_count", m.group(1), None)] if PRODUCT.match(m.string, m.end())
@@ -476,9 +502,18 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("rocm version file", lazy_re.compile(r"/\.info/version\S*\s*[:\s]\s*(\d+\.\d+\.\d+)(?:-\d+)?\s*$"),
      lambda m: [("rocm", m.group(1), "version-file")]),
     # ---- torch
+    # DeepSpeed's ds_report pads each name with dots: print(name, "." * (max_dots - len(name)), value):
+    # "torch version .................... 2.4.0+rocm6.1", "torch hip version ................ 6.1.40091-a8dbc0c19"
+    # (microsoft/DeepSpeed@0399e0b:deepspeed/env_report.py; the hip line: jagadish-amd/DeepSpeed@048a11c, same path)
+    ("ds_report", lazy_re.compile(r"^\s*torch (?:version \.{2,} (\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\+[\w.]+)?)"
+                                  r"|hip version \.{2,} (\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?))\s*$"),
+     lambda m: [("torch", m.group(1), None)] if m.group(1) else [("hip", m.group(2), None)]),
     # (also mmcv's and mmengine's collect_env, a Python dict or its items: "'PyTorch': '1.9.0a0+gitdfbd030'",
     # "('PyTorch', '2.0.0+rocm5.4.2')")
-    ("torch banner", lazy_re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?:[ _]version|\.__version(?:__)?)?"
+    # (and the env reports of transformers, accelerate and diffusers: "- PyTorch version (GPU?): 2.5.1+rocm6.2 (True)";
+    # huggingface/transformers@026b0db:src/transformers/commands/env.py, huggingface/accelerate@bb22ffc:
+    # src/accelerate/commands/env.py)
+    ("torch banner", lazy_re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?:[ _]version(?: \(GPU\?\))?|\.__version(?:__)?)?"
                                      r"(?:[\"']\s*[:=,]|\s*[:=])\s*[\"']?v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?(?:\+[\w.]+)?)\b", re.I),
      _one("torch")),
     ("torch pip", lazy_re.compile(r"(?:^|[\s,(])torch(?:==|-| )(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\d*)?(?:\+(?:rocm|cu|cpu)[\w.]*)?)"
@@ -521,7 +556,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ---- system
     # collect_env's "Python platform: Linux-<release>-<arch>-with-glibc"; vLLM's collect_env pads the key
     # ("Python platform              : Linux-...")
-    ("kernel platform", lazy_re.compile(r"(?:Python platform|^\s*OS)\s*:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"),
+    # ... and the Hugging Face env reports' platform.platform() ("- Platform: Linux-6.8.0-45-generic-x86_64-with-glibc2.35";
+    # huggingface/transformers@026b0db:src/transformers/commands/env.py)
+    ("kernel platform", lazy_re.compile(r"(?:Python platform|^\s*OS|^\s*-\s*Platform)\s*:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"),
      _one("kernel")),  # also CuPy's show_config ("OS                        : Linux-5.15.0-75-generic-x86_64-with-glibc2.31")
     # modprobe looks in the running kernel's module tree ("Module amdgpu not found in directory /lib/modules/<release>")
     ("kernel modprobe", lazy_re.compile(r"\bnot found in directory /lib/modules/(\d+\.\d+\.\d+[^\s/]*)"), _one("kernel")),
@@ -653,7 +690,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                     r"(?:says|said|shows|showed|gives|gave|returns|returned|prints|printed|output)\s*:\s*(.+)$", re.I),
      lambda m: [("render_group" if g.lower() == "render" else "video_group", "true", None)
                 for g in dict.fromkeys(re.findall(r"(?<![\w-])(render|video)(?![\w-])", m.group(1), re.I))]),
-    ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(\S+)", re.I),
+    # (not TensorFlow's "with AMDGPU version : gfx1102", the device's target: "tf amdgpu version")
+    ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(?!gfx)(\S+)", re.I),
      lambda m: [("driver_version", m.group(1).rstrip(",|"), None)]),
     # `dkms status` ("amdgpu, 2.2-31, 4.15.0-46-generic, x86_64: installed"; ROCm's older rock-dkms too), the package's
     # name, apt's installed list ("rock-dkms/Ubuntu 16.04,now 2.1-96 all [installed,automatic]"), modinfo's path of a
@@ -760,7 +798,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
 # cheap substring filters: a rule runs only on lines containing one of its words (lower-cased)
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "gfx_target_version": ("gfx_target_version",), "gfx version": ("gfx version", "target_graphics"),
-    "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "llama": ("gfx",), "nobinary device": ("found]",),
+    "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "ollama too old": ("too old",), "ollama description": ("description=", "device="), "ollama gfx_target": ("gfx_target=",), "tf amdgpu version": ("amdgpu version",), "tf device": ("pci bus id",), "jax devices": ("rocmdevice(",),
+    "ds_report": ("..",), "llama": ("gfx",), "nobinary device": ("found]",),
     "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",), "tensile glob": ("no paths matched",), "julia hip device": ("hipdevice(",),
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
     "hip arch": ("gfx",), "pci [1002:xxxx]": ("1002:",), "k8s device-id": ("amd.com/gpu.device-id",), "lspci Device": ("device ",),
@@ -797,6 +836,10 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
 _LIST_CONTEXT = lazy_re.compile(
     r"PYTORCH_ROCM_ARCH|AMDGPU_TARGETS|GPU_TARGETS|offload-arch|get_arch_list|arch_list|Available code objects"
     r"|supported (?:gfx|arch|targets?|GPUs?)|(?:gfx[0-9a-f]+[;,]\s*){2,}|\[\s*'gfx", re.I)
+
+
+# rules whose gfx a key ties to one device, on lines that also list targets by design
+_KEYED_GFX = frozenset({"ollama gfx_target", "tf amdgpu version"})
 
 
 # what a text says a correct install would show, said just before a version
@@ -988,7 +1031,7 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
                 continue
             for m in rx.finditer(line):
                 for kind, value, detail in make(m):
-                    if kind in ("gfx_rt", "gfx_hw") and listy:
+                    if kind in ("gfx_rt", "gfx_hw") and listy and name not in _KEYED_GFX:
                         continue
                     if kind == "env" and detail is None and (telling or conditional or (name == "env" and not _shellish(line))):
                         continue  # advice, or a setting a program makes only under a condition, is not the machine's
