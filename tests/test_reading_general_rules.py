@@ -1510,3 +1510,42 @@ def test_ds_report_and_the_hugging_face_env_reports_name_torch(tmp_path: Path, t
     for near in ("deepspeed wheel compiled w. ...... torch 2.4, hip 6.1", "torch version ..... None",
                  "- Tensorflow version (GPU?): 2.16.1 (True)", "- Platform: Windows-10-10.0.19045-SP0"):
         assert not [m for m in read_mentions(near) if m.kind in ("torch", "hip", "kernel")], near
+
+
+def test_vllms_rocm_version_field_holds_hipccs_hip_version_not_the_release(tmp_path: Path) -> None:
+    # vllm-project/vllm@030ea52:vllm/collect_env.py: "ROCM Version" is `hipcc --version`'s "HIP version: (\S+)"
+    text = ("Clang version                : 19.0.0git (https://github.com/RadeonOpenCompute/llvm-project roc-6.3.1 24491 "
+            "1e0fda770a2079fbd71e4b70974d74f62fd3af10)\nROCM Version                 : 6.3.42133-1b9c17779\n")
+    assert detect_paste(tmp_path, text).rocm.version == "6.3.1"  # the compiler's release, not 6.3.42133
+    assert not said("ROCM Version                 : 6.3.42133-1b9c17779", "rocm")
+    assert said("ROCm version: 6.2.4", "rocm") == ["6.2.4"]
+
+
+@pytest.mark.parametrize("text, gfx, count, torch, hip", [
+    # vladmandic/sdnext@d62ee69:installer.py (the older lines)
+    ("10:00:00-000004 INFO     ROCm: agents=['gfx1100']\n10:00:00-000005 INFO     Torch 2.3.0+rocm6.0\n"
+     "10:00:00-000006 INFO     Torch backend: AMD ROCm HIP 6.0.32830-d62f6a171\n"
+     "10:00:00-000007 INFO     Torch detected GPU: AMD Radeon RX 7900 XTX VRAM 24560 Arch (11, 0) Cores 48\n",
+     "gfx1100", 1, "2.3.0+rocm6.0", "6.0.32830-d62f6a171"),
+    # vladmandic/sdnext@058a7f0:installer.py (the current ones)
+    ("ROCm: agents=['gfx1030', 'gfx1030']\nTorch 2.5.1+rocm6.2\n"
+     "Torch backend: {'type': 'rocm', 'hip': '6.2.41133-dd7f95766'}\n"
+     "Torch detected: {'gpu': 'AMD Radeon RX 6800 XT', 'vram': 16368, 'arch': (10, 3), 'cores': 36}\n"
+     "Torch detected: {'gpu': 'AMD Radeon RX 6800 XT', 'vram': 16368, 'arch': (10, 3), 'cores': 36}\n",
+     "gfx1030", 2, "2.5.1+rocm6.2", "6.2.41133-dd7f95766"),
+])
+def test_sdnexts_start_up_lines_name_the_agents_the_gpus_and_torchs_hip(tmp_path: Path, text: str, gfx: str, count: int,
+                                                                       torch: str, hip: str) -> None:
+    facts = detect_paste(tmp_path, text)
+    assert [g.gfx_reported for g in facts.gpus] == [gfx] * count
+    assert {g.name for g in facts.gpus} <= {"AMD Radeon RX 7900 XTX", "AMD Radeon RX 6800 XT"}
+    assert [(e.torch, e.hip) for e in facts.python_envs] == [(torch, hip)]
+
+
+@pytest.mark.parametrize("line", [
+    "ROCm: agents=['gfx1100', 'gfx1036']",  # two targets on one line: not one GPU's
+    "Torch backend: {'type': 'cuda', 'cuda': '12.4', 'cudnn': 90100}",
+    "Torch detected: {'gpu': 'NVIDIA GeForce RTX 4090', 'vram': 24564, 'arch': (8, 9), 'cores': 128}",
+])
+def test_near_misses_of_the_sdnext_rules(line: str) -> None:
+    assert not [m for m in read_mentions(line) if m.kind in ("gfx_rt", "gpu_count", "hip", "gpu_name")]

@@ -351,6 +351,13 @@ def _enumerated_first(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gpu_name", names[0], None), ("gpu_index", "0", None)] if len(names) == 1 else []
 
 
+def _sdnext_agents(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    agents = re.findall(rf"'({GFX})(?::[\w+:-]*)?'", m.group(1))
+    if not agents or len(set(agents)) != 1 or len(agents) != m.group(1).count("'") // 2:
+        return []
+    return [("gfx_rt", agents[0], None), ("gpu_count", str(len(agents)), None)]
+
+
 def _gfx_prose(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gfx_rt", m.group(1).lower(), "prose")]
 
@@ -369,6 +376,14 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("ollama gfx_target", lazy_re.compile(rf"\bgfx_target=\"?({GFX})\b"), _one("gfx_rt")),
     # ollama's (0.1.x-0.11) reason for skipping a GPU older than it supports, the target read from the KFD node:
     # slog.Warn(fmt.Sprintf("amdgpu too old gfx%d%x%x", ...), "gpu", id) (ollama/ollama@bc8909f^:discover/amd_linux.go)
+    # SD.Next's start-up: the agents rocm_agent_enumerator lists (one per GPU, gfx000 left out), "ROCm: agents=['gfx1100']"
+    # (vladmandic/sdnext@058a7f0:installer.py, modules/rocm.py): each agent a GPU, read where they are all one target (the
+    # reader groups a line's claims as one GPU: different targets on one line would make one GPU of them)
+    ("sdnext agents", lazy_re.compile(r"\bROCm: agents=\[([^\]\n]*)\]"), _sdnext_agents),
+    # ... and the GPUs torch sees: "Torch detected GPU: AMD Radeon RX 7900 XTX VRAM 24560 Arch (11, 0) Cores 48" (older,
+    # vladmandic/sdnext@d62ee69:installer.py), "Torch detected: {'gpu': 'AMD Radeon RX 7900 XTX', 'vram': 24560, ...}"
+    ("sdnext torch gpu", lazy_re.compile(r"\bTorch detected(?: GPU: |: \{'gpu': ')((?:AMD |ATI )?(?:Radeon|Instinct)[^'\n]*?)"
+                                         r"(?: VRAM \d|')"), _one("gpu_name")),
     # TensorFlow's short description of a device, in its "Created device" and "Ignoring visible gpu device" lines:
     # "device: %d, name: %s, pci bus id: %s" (tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc)
     ("tf device", lazy_re.compile(r"\bdevice: (\d{1,2}), name: ((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?), pci bus id: "),
@@ -478,7 +493,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # hip-runtime-amd/clr-rocm-6.0.2/rocclr/os/os_posix.cpp": Arch's hip-runtime-amd built from ROCm 6.0.2)
     ("source tree", lazy_re.compile(r"/usr/src/debug/[\w.+-]+/[A-Za-z][\w.-]*?-rocm-(\d+\.\d+\.\d+)/"),
      lambda m: [("rocm", m.group(1), "build-path")]),
-    ("rocm version kv", lazy_re.compile(r"\b(?:(?i:ROCm version)|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d+)?)(?![\d.]*\d{5})(?!\w|\.\w)"),
+    # not a HIP version in the field: vLLM's collect_env fills "ROCM Version" from `hipcc --version`'s "HIP version:
+    # (\S+)" ("ROCM Version                 : 6.3.42133-1b9c17779"; vllm-project/vllm@030ea52:vllm/collect_env.py)
+    ("rocm version kv", lazy_re.compile(r"\b(?:(?i:ROCm version)|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d{1,3})?)(?![\d.]*\d{5})(?!\w|\.\w)"),
      lambda m: [("rocm", m.group(1), "tool")]),
     # "ROCm 6.2", "Rocm v5.7"; the version in a parenthesis after the word ("latest Rocm (it shows as version 4.3.0)",
     # "ROCm (version 6.0)"), not another program's there ("ROCm (and python version 3.10)")
@@ -495,6 +512,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                r"(?:Py)?[Tt]orch ROCm version|"
                                r"torch\.version\.hip\W*)\s*[:=]?\s*'?"
                                r"(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"), _one("hip")),
+    # SD.Next's (and kohya_ss's) torch backend line: "Torch backend: AMD ROCm HIP 6.0.32830-d62f6a171" (older,
+    # vladmandic/sdnext@d62ee69:installer.py), "Torch backend: {'type': 'rocm', 'hip': '6.2.41133-dd7f95766'}" (@058a7f0)
+    ("sdnext hip", lazy_re.compile(r"\bTorch backend: (?:AMD ROCm HIP |\{'type': 'rocm', 'hip': ')(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"),
+     _one("hip")),
     # a ROCm package version carries its release's build code ("4.2.0.40200-21", "6.2.4.60204-139~22.04")
     ("rocm build code", lazy_re.compile(r"(?<![\w.])([1-9])\.(\d{1,2})\.(\d{1,2})\.(\d{5})(?:-\d+)?(?![\w.])"),
      lambda m: [("rocm", f"{m.group(1)}.{int(m.group(2))}.{int(m.group(3))}", "package")]
@@ -798,7 +819,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
 # cheap substring filters: a rule runs only on lines containing one of its words (lower-cased)
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "gfx_target_version": ("gfx_target_version",), "gfx version": ("gfx version", "target_graphics"),
-    "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "ollama too old": ("too old",), "ollama description": ("description=", "device="), "ollama gfx_target": ("gfx_target=",), "tf amdgpu version": ("amdgpu version",), "tf device": ("pci bus id",), "jax devices": ("rocmdevice(",),
+    "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "ollama too old": ("too old",), "ollama description": ("description=", "device="), "ollama gfx_target": ("gfx_target=",), "tf amdgpu version": ("amdgpu version",), "tf device": ("pci bus id",), "sdnext agents": ("agents=",), "sdnext torch gpu": ("torch detected",),
+    "sdnext hip": ("torch backend",), "jax devices": ("rocmdevice(",),
     "ds_report": ("..",), "llama": ("gfx",), "nobinary device": ("found]",),
     "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",), "tensile glob": ("no paths matched",), "julia hip device": ("hipdevice(",),
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
@@ -839,7 +861,7 @@ _LIST_CONTEXT = lazy_re.compile(
 
 
 # rules whose gfx a key ties to one device, on lines that also list targets by design
-_KEYED_GFX = frozenset({"ollama gfx_target", "tf amdgpu version"})
+_KEYED_GFX = frozenset({"ollama gfx_target", "tf amdgpu version", "sdnext agents"})
 
 
 # what a text says a correct install would show, said just before a version
