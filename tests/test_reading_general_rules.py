@@ -1549,3 +1549,39 @@ def test_sdnexts_start_up_lines_name_the_agents_the_gpus_and_torchs_hip(tmp_path
 ])
 def test_near_misses_of_the_sdnext_rules(line: str) -> None:
     assert not [m for m in read_mentions(line) if m.kind in ("gfx_rt", "gpu_count", "hip", "gpu_name")]
+
+
+@pytest.mark.parametrize("line, gfx, override", [
+    # blakeblackshear/frigate@087493b:frigate/detectors/plugins/rocm.py (the target read with the override unset)
+    ("2024-05-01 10:00:00.000 WARNING  : AMD/ROCm: detected gfx1031, overriding HSA_OVERRIDE_GFX_VERSION=10.3.0",
+     "gfx1031", "10.3.0"),
+    ("2024-05-01 10:00:00.000 WARNING  : AMD/ROCm: detected gfx1103 but HSA_OVERRIDE_GFX_VERSION already present "
+     "(11.0.0), not overriding!", "gfx1103", "11.0.0"),
+])
+def test_frigates_rocm_detector_names_the_hardware_target_and_the_override_in_force(tmp_path: Path, line: str, gfx: str,
+                                                                                    override: str) -> None:
+    facts = detect_paste(tmp_path, line + "\n")
+    assert [g.gfx for g in facts.gpus] == [gfx]
+    assert facts.env_values.get("HSA_OVERRIDE_GFX_VERSION") == override
+
+
+@pytest.mark.parametrize("line, kind, value", [
+    # astral-sh/uv@11f49f2:crates/uv-torch/src/accelerator.rs
+    ("DEBUG Detected AMD GPU architecture from `rocm_agent_enumerator`: gfx1100", "gfx_rt", "gfx1100"),
+    # invoke-ai/InvokeAI@59a8c0d:invokeai/app/run_app.py
+    ("[2024-10-01 10:00:00,000]::[InvokeAI]::INFO --> Using torch device: AMD Radeon RX 7900 XTX", "gpu_name",
+     "AMD Radeon RX 7900 XTX"),
+])
+def test_uvs_torch_backend_detection_and_invokeais_torch_device(line: str, kind: str, value: str) -> None:
+    assert said(line, kind) == [value]
+
+
+@pytest.mark.parametrize("line", [
+    "DEBUG Detected AMD GPU architecture from `UV_AMD_GPU_ARCHITECTURE`: gfx1100",  # a setting, not the GPU
+    "[InvokeAI]::INFO --> Using torch device: NVIDIA GeForce RTX 3090",
+    "AMD/ROCm: loaded migraphx module",
+    "On AMD/ROCm: detected gfx1031? Set HSA_OVERRIDE_GFX_VERSION=10.3.0 yourself",
+])
+def test_near_misses_of_the_uv_invokeai_and_frigate_rules(line: str) -> None:
+    assert not [m for m in read_mentions(line) if m.kind in ("gfx_rt", "gfx_hw", "gpu_name")
+                or (m.kind == "env" and m.detail == "log")]

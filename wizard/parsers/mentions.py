@@ -384,6 +384,23 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # vladmandic/sdnext@d62ee69:installer.py), "Torch detected: {'gpu': 'AMD Radeon RX 7900 XTX', 'vram': 24560, ...}"
     ("sdnext torch gpu", lazy_re.compile(r"\bTorch detected(?: GPU: |: \{'gpu': ')((?:AMD |ATI )?(?:Radeon|Instinct)[^'\n]*?)"
                                          r"(?: VRAM \d|')"), _one("gpu_name")),
+    # InvokeAI's start-up names the torch device it uses: logger.info(f"Using torch device: {torch_device_name}")
+    # (invoke-ai/InvokeAI@59a8c0d:invokeai/app/run_app.py; the name is torch.cuda.get_device_name's)
+    ("invokeai torch device", lazy_re.compile(r"\bUsing torch device: ((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)\s*$"),
+     _one("gpu_name")),
+    # uv's --torch-backend=auto detection, in its debug log: "Detected AMD GPU architecture from `rocm_agent_enumerator`:
+    # gfx1100" (the lowest target uv knows among the agents; astral-sh/uv@11f49f2:crates/uv-torch/src/accelerator.rs);
+    # not the one read from UV_AMD_GPU_ARCHITECTURE, a setting
+    ("uv amd architecture", lazy_re.compile(rf"\bDetected AMD GPU architecture from `rocm_agent_enumerator`: ({GFX})\b"),
+     _one("gfx_rt")),
+    # Frigate's ROCm detector reads the GPU's target with HSA_OVERRIDE_GFX_VERSION unset, then sets (or keeps) the
+    # override: "AMD/ROCm: detected gfx1031, overriding HSA_OVERRIDE_GFX_VERSION=10.3.0", "AMD/ROCm: detected gfx1103
+    # but HSA_OVERRIDE_GFX_VERSION already present (11.0.0), not overriding!"
+    # (blakeblackshear/frigate@087493b:frigate/detectors/plugins/rocm.py)
+    ("frigate rocm", lazy_re.compile(rf"\bAMD/ROCm: detected ({GFX})(?:, overriding HSA_OVERRIDE_GFX_VERSION=(\d+\.\d+\.\d+)"
+                                     r"| but HSA_OVERRIDE_GFX_VERSION already present \((\d+\.\d+\.\d+)\))"),
+     lambda m: [("gfx_hw", m.group(1), None),
+                ("env", f"HSA_OVERRIDE_GFX_VERSION={m.group(2) or m.group(3)}", "log")]),
     # TensorFlow's short description of a device, in its "Created device" and "Ignoring visible gpu device" lines:
     # "device: %d, name: %s, pci bus id: %s" (tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc)
     ("tf device", lazy_re.compile(r"\bdevice: (\d{1,2}), name: ((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?), pci bus id: "),
@@ -820,7 +837,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "gfx_target_version": ("gfx_target_version",), "gfx version": ("gfx version", "target_graphics"),
     "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "ollama too old": ("too old",), "ollama description": ("description=", "device="), "ollama gfx_target": ("gfx_target=",), "tf amdgpu version": ("amdgpu version",), "tf device": ("pci bus id",), "sdnext agents": ("agents=",), "sdnext torch gpu": ("torch detected",),
-    "sdnext hip": ("torch backend",), "jax devices": ("rocmdevice(",),
+    "sdnext hip": ("torch backend",), "invokeai torch device": ("using torch device",),
+    "uv amd architecture": ("rocm_agent_enumerator",), "frigate rocm": ("amd/rocm",), "jax devices": ("rocmdevice(",),
     "ds_report": ("..",), "llama": ("gfx",), "nobinary device": ("found]",),
     "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",), "tensile glob": ("no paths matched",), "julia hip device": ("hipdevice(",),
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
