@@ -1585,3 +1585,21 @@ def test_uvs_torch_backend_detection_and_invokeais_torch_device(line: str, kind:
 def test_near_misses_of_the_uv_invokeai_and_frigate_rules(line: str) -> None:
     assert not [m for m in read_mentions(line) if m.kind in ("gfx_rt", "gfx_hw", "gpu_name")
                 or (m.kind == "env" and m.detail == "log")]
+
+
+def test_llama_cpps_using_device_lines_name_each_gpu_a_model_loads_onto(tmp_path: Path) -> None:
+    # ggml-org/llama.cpp@5bc7a74:src/llama.cpp ("%s: using device %s (%s) - %zu MiB free")
+    text = ("llama_model_load_from_file_impl: using device ROCm0 (AMD Radeon RX 7900 XTX) - 24390 MiB free\n"
+            "llama_model_load_from_file_impl: using device ROCm1 (AMD Radeon RX 7600) - 8000 MiB free\n")
+    assert [(g.name, g.gfx) for g in detect_paste(tmp_path, text).gpus] == [
+        ("AMD Radeon RX 7900 XTX", "gfx1100"), ("AMD Radeon RX 7600", "gfx1102")]
+    assert said("llama_model_load_from_file_impl: using device ROCm1 (AMD Radeon RX 7600) - 8000 MiB free",
+                "gpu_index") == ["1"]
+    # a Vulkan device's number is Vulkan's, not the HIP index; ggml's --list-devices row
+    assert said("llama_model_load_from_file_impl: using device Vulkan1 (AMD Radeon RX 6600 XT) - 8176 MiB free",
+                "gpu_index") == []
+    assert "AMD Radeon RX 6600 XT" in said("  Vulkan0: AMD Radeon RX 6600 XT (RADV NAVI23) (8176 MiB, 8000 MiB free)",
+                                           "gpu_name")
+    for near in ("llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 4090) - 24000 MiB free",
+                 "  CUDA0: NVIDIA GeForce RTX 4090 (24080 MiB, 23000 MiB free)"):
+        assert not said(near, "gpu_name"), near

@@ -454,6 +454,16 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ... and llama.cpp's (ggml's) ROCm device list: "ROCm1: AMD Radeon RX 7800 XT (16368 MiB, 16146 MiB free)"
     ("device N: name", lazy_re.compile(r"\b(?:(?:Device|GPU|cuda:?)\s*|ROCm)(\d+)\s*[:=]\s*((?:AMD )?(?:Radeon|Instinct)[^,()\n]*?)\s*(?:[,(]|:\s|$)", re.I),
      lambda m: [("gpu_name", m.group(2).strip(), None), ("gpu_index", m.group(1), None)]),
+    # llama.cpp naming the devices a model loads onto: LLAMA_LOG_INFO("%s: using device %s (%s) - %zu MiB free\n", ...)
+    # ("llama_model_load_from_file_impl: using device ROCm0 (AMD Radeon RX 7900 XTX) - 24390 MiB free";
+    # ggml-org/llama.cpp@5bc7a74:src/llama.cpp), and --list-devices' Vulkan rows ("  Vulkan0: AMD Radeon RX 6600 XT
+    # (RADV NAVI23) (8176 MiB, 8000 MiB free)"; common_print_available_devices). A ROCm device's number is its HIP
+    # index; a Vulkan device's numbers Vulkan's own list, so it is no index here
+    ("llama using device", lazy_re.compile(r"\busing device (?:ROCm(\d+)|Vulkan\d+) \(((?:AMD |ATI )?(?:Radeon|Instinct)[^()\n]*)\)"
+                                           r" - \d+ MiB free"),
+     lambda m: [("gpu_name", m.group(2).strip(), None)] + ([("gpu_index", m.group(1), None)] if m.group(1) else [])),
+    ("llama vulkan device", lazy_re.compile(r"^\s*Vulkan\d+: ((?:AMD |ATI )?(?:Radeon|Instinct)[^()\n]*?) \([^()\n]*\) "
+                                            r"\(\d+ MiB, \d+ MiB free\)"), _one("gpu_name")),
     # rocm-smi --showproductname, text and --csv: "GPU[1] : Card series: Navi 31 [Radeon RX 7900 XT/7900 XTX]",
     # "card1,Arcturus GL-XL [AMD Instinct MI100],0x0c34,..." (one line per GPU, numbered)
     ("smi card series", lazy_re.compile(r"^\s*(?:GPU\[(\d+)\]\s*:\s*Card series\s*:|card(\d+),)\s*([^,\[\n]*?)\s*(?:\[([^\]\n]+)\])?\s*(?:,|$)", re.I),
@@ -837,7 +847,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "gfx_target_version": ("gfx_target_version",), "gfx version": ("gfx version", "target_graphics"),
     "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "ollama too old": ("too old",), "ollama description": ("description=", "device="), "ollama gfx_target": ("gfx_target=",), "tf amdgpu version": ("amdgpu version",), "tf device": ("pci bus id",), "sdnext agents": ("agents=",), "sdnext torch gpu": ("torch detected",),
-    "sdnext hip": ("torch backend",), "invokeai torch device": ("using torch device",),
+    "sdnext hip": ("torch backend",), "invokeai torch device": ("using torch device",), "llama using device": ("using device",),
+    "llama vulkan device": ("vulkan",),
     "uv amd architecture": ("rocm_agent_enumerator",), "frigate rocm": ("amd/rocm",), "jax devices": ("rocmdevice(",),
     "ds_report": ("..",), "llama": ("gfx",), "nobinary device": ("found]",),
     "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",), "tensile glob": ("no paths matched",), "julia hip device": ("hipdevice(",),
