@@ -1603,3 +1603,15 @@ def test_llama_cpps_using_device_lines_name_each_gpu_a_model_loads_onto(tmp_path
     for near in ("llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 4090) - 24000 MiB free",
                  "  CUDA0: NVIDIA GeForce RTX 4090 (24080 MiB, 23000 MiB free)"):
         assert not said(near, "gpu_name"), near
+
+
+def test_sdnexts_platform_line_says_it_runs_in_its_container(tmp_path: Path) -> None:
+    # vladmandic/sdnext@058a7f0:installer.py get_platform (docker= is whether SD_DOCKER is set), launch.py
+    line = ("10:00:00-000002 INFO     Platform: arch=x86_64 cpu=x86_64 system=Linux release=6.8.0-49-generic "
+            "python=3.11.9 locale=('C', 'UTF-8') setuptools=69.5.1 docker=True pip=24.0 uv=0.4.0\n")
+    facts = detect_paste(tmp_path, line)
+    assert facts.in_container is True
+    assert facts.os.kernel == "6.8.0-49-generic"
+    for near in ("Platform: arch=x86_64 cpu=x86_64 system=Linux release=6.8.0-49-generic python=3.11.9 docker=False",
+                 "Platform: arch=AMD64 cpu=x86 system=Windows release=10 python=3.11.9 docker=True"):
+        assert not said(near, "container"), near

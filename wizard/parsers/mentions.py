@@ -633,6 +633,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("container", lazy_re.compile(r"/\.dockerenv|/run/\.containerenv|^\s*`?(?:\([\w.-]+\)\s*)?(?:[\w! .-]*@[0-9a-f]{12}:\S*"
                                   r"|\[[\w.-]+@[0-9a-f]{12}(?:\s+[^\]\s]+)?\])\s?[#$]"),
      lambda m: [("container", "true", None)]),
+    # SD.Next's platform line, its values joined as k=v: docker= is whether SD_DOCKER is set, which SD.Next's container
+    # image sets ("Platform: arch=x86_64 cpu=x86_64 system=Linux release=6.8.0-49-generic python=3.11.9 ... docker=True";
+    # vladmandic/sdnext@058a7f0:installer.py get_platform, launch.py)
+    ("sdnext docker", lazy_re.compile(r"\bPlatform: arch=\S+(?=[^\n]* system=Linux\b)(?=[^\n]* docker=True\b)"),
+     lambda m: [("container", "true", None)]),
     # a command run in a container at a prompt ("$ sudo docker exec -it gpustack-worker bash -c ...", "kubectl exec pod --
     # rocminfo"): what it prints is the container's
     ("container exec", lazy_re.compile(r"(?:^\s*|[$#>]\s*)(?:sudo\s+)?(?:(?:docker|podman|nerdctl)\s+(?:container\s+)?exec"
@@ -849,7 +854,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "ollama too old": ("too old",), "ollama description": ("description=", "device="), "ollama gfx_target": ("gfx_target=",), "tf amdgpu version": ("amdgpu version",), "tf device": ("pci bus id",), "sdnext agents": ("agents=",), "sdnext torch gpu": ("torch detected",),
     "sdnext hip": ("torch backend",), "invokeai torch device": ("using torch device",), "llama using device": ("using device",),
     "llama vulkan device": ("vulkan",),
-    "uv amd architecture": ("rocm_agent_enumerator",), "frigate rocm": ("amd/rocm",), "jax devices": ("rocmdevice(",),
+    "uv amd architecture": ("rocm_agent_enumerator",), "sdnext docker": ("docker=true",), "frigate rocm": ("amd/rocm",), "jax devices": ("rocmdevice(",),
     "ds_report": ("..",), "llama": ("gfx",), "nobinary device": ("found]",),
     "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",), "tensile glob": ("no paths matched",), "julia hip device": ("hipdevice(",),
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
