@@ -1615,3 +1615,20 @@ def test_sdnexts_platform_line_says_it_runs_in_its_container(tmp_path: Path) -> 
     for near in ("Platform: arch=x86_64 cpu=x86_64 system=Linux release=6.8.0-49-generic python=3.11.9 docker=False",
                  "Platform: arch=AMD64 cpu=x86 system=Windows release=10 python=3.11.9 docker=True"):
         assert not said(near, "container"), near
+
+
+def test_automatic1111s_sysinfo_json_gives_the_kernel_and_torchs_hip(tmp_path: Path) -> None:
+    # AUTOMATIC1111/stable-diffusion-webui@11f827c:modules/sysinfo.py: "Platform" is platform.platform(), "Torch env
+    # info" collect_env's get_env_info()._asdict(), dumped with json.dumps(indent=4)
+    text = ('{\n    "Platform": "Linux-6.5.0-35-generic-x86_64-with-glibc2.35",\n    "Python": "3.10.12",\n'
+            '    "Torch env info": {\n        "torch_version": "2.1.2+rocm5.6",\n'
+            '        "python_platform": "Linux-6.5.0-35-generic-x86_64-with-glibc2.35",\n'
+            '        "nvidia_gpu_models": "AMD Radeon RX 7900 XTX",\n'
+            '        "hip_compiled_version": "5.6.31061-8c743ae5d",\n        "hip_runtime_version": "5.6.31061",\n'
+            '        "miopen_runtime_version": "2.20.0"\n    }\n}\n')
+    facts = detect_paste(tmp_path, text)
+    assert facts.os.kernel == "6.5.0-35-generic"
+    assert [(e.torch, e.hip) for e in facts.python_envs] == [("2.1.2+rocm5.6", "5.6.31061-8c743ae5d")]
+    for near in ('"Platform": "Windows-10-10.0.19045-SP0"', '"hip_compiled_version": "N/A"',
+                 '"miopen_runtime_version": "2.20.0"'):
+        assert not [m for m in read_mentions(near) if m.kind in ("kernel", "hip")], near

@@ -535,9 +535,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("rocm", m.group(1) or m.group(2), "stated")]),
     # torch.version.hip as scripts label it ("PyTorch ROCm version: X.Y.NNNNN-<commit>"): only a value of HIP's own
     # form (a five-digit build number), which no ROCm release number has
+    # (and collect_env's field as AUTOMATIC1111's sysinfo dumps it in JSON: "hip_compiled_version": "5.6.31061-8c743ae5d";
+    # AUTOMATIC1111/stable-diffusion-webui@11f827c:modules/sysinfo.py)
     ("hip version", lazy_re.compile(r"\b(?:ROCM HIP version|HIP version|HIP runtime version|ROCM used to build PyTorch|"
-                               r"(?:Py)?[Tt]orch ROCm version|"
-                               r"torch\.version\.hip\W*)\s*[:=]?\s*'?"
+                               r"(?:Py)?[Tt]orch ROCm version|hip_compiled_version\"|"
+                               r"torch\.version\.hip\W*)\s*[:=]?\s*['\"]?"
                                r"(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"), _one("hip")),
     # SD.Next's (and kohya_ss's) torch backend line: "Torch backend: AMD ROCm HIP 6.0.32830-d62f6a171" (older,
     # vladmandic/sdnext@d62ee69:installer.py), "Torch backend: {'type': 'rocm', 'hip': '6.2.41133-dd7f95766'}" (@058a7f0)
@@ -606,7 +608,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ("Python platform              : Linux-...")
     # ... and the Hugging Face env reports' platform.platform() ("- Platform: Linux-6.8.0-45-generic-x86_64-with-glibc2.35";
     # huggingface/transformers@026b0db:src/transformers/commands/env.py)
-    ("kernel platform", lazy_re.compile(r"(?:Python platform|^\s*OS|^\s*-\s*Platform)\s*:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"),
+    # ... and AUTOMATIC1111's sysinfo, a JSON dump: its "Platform" is platform.platform(), its "Torch env info" collect_env's
+    # get_env_info()._asdict() ("python_platform": "Linux-..."; AUTOMATIC1111/stable-diffusion-webui@11f827c:modules/sysinfo.py)
+    ("kernel platform", lazy_re.compile(r"(?:Python platform|^\s*OS|^\s*-\s*Platform|^\s*\"(?:Platform|python_platform)\")\s*:\s*\"?"
+                                        r"Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"),
      _one("kernel")),  # also CuPy's show_config ("OS                        : Linux-5.15.0-75-generic-x86_64-with-glibc2.31")
     # modprobe looks in the running kernel's module tree ("Module amdgpu not found in directory /lib/modules/<release>")
     ("kernel modprobe", lazy_re.compile(r"\bnot found in directory /lib/modules/(\d+\.\d+\.\d+[^\s/]*)"), _one("kernel")),
