@@ -351,6 +351,11 @@ def _enumerated_first(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gpu_name", names[0], None), ("gpu_index", "0", None)] if len(names) == 1 else []
 
 
+def _llama_using_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = [("gpu_name", m.group(2).strip(), None)]
+    return out + [("gpu_index", m.group(1), None)] if m.group(1) else out
+
+
 def _sdnext_agents(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     agents = re.findall(rf"'({GFX})(?::[\w+:-]*)?'", m.group(1))
     if not agents or len(set(agents)) != 1 or len(agents) != m.group(1).count("'") // 2:
@@ -461,7 +466,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # index; a Vulkan device's numbers Vulkan's own list, so it is no index here
     ("llama using device", lazy_re.compile(r"\busing device (?:ROCm(\d+)|Vulkan\d+) \(((?:AMD |ATI )?(?:Radeon|Instinct)[^()\n]*)\)"
                                            r" - \d+ MiB free"),
-     lambda m: [("gpu_name", m.group(2).strip(), None)] + ([("gpu_index", m.group(1), None)] if m.group(1) else [])),
+     _llama_using_device),
     ("llama vulkan device", lazy_re.compile(r"^\s*Vulkan\d+: ((?:AMD |ATI )?(?:Radeon|Instinct)[^()\n]*?) \([^()\n]*\) "
                                             r"\(\d+ MiB, \d+ MiB free\)"), _one("gpu_name")),
     # rocm-smi --showproductname, text and --csv: "GPU[1] : Card series: Navi 31 [Radeon RX 7900 XT/7900 XTX]",
