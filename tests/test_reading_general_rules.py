@@ -1632,3 +1632,15 @@ def test_automatic1111s_sysinfo_json_gives_the_kernel_and_torchs_hip(tmp_path: P
     for near in ('"Platform": "Windows-10-10.0.19045-SP0"', '"hip_compiled_version": "N/A"',
                  '"miopen_runtime_version": "2.20.0"'):
         assert not [m for m in read_mentions(near) if m.kind in ("kernel", "hip")], near
+
+
+@pytest.mark.parametrize("text, count", [
+    # pytorch/pytorch@17e3b6a:torch/cuda/__init__.py device_count, echoed by the Python prompt or printed by a one-liner
+    (">>> import torch\n>>> torch.cuda.device_count()\n2\n", 2),
+    ("In [3]: torch.cuda.device_count()\nOut[3]: 4\n", 4),
+    ('$ python3 -c "import torch; print(torch.cuda.device_count())"\n2\n', 2),
+])
+def test_torchs_device_count_echoed_counts_the_gpus(tmp_path: Path, text: str, count: int) -> None:
+    assert len(detect_paste(tmp_path, text).gpus) == count
+    assert not said(">>> torch.cuda.is_available()\nTrue\n2", "gpu_count")
+    assert not said(">>> torch.cuda.device_count()\n>>> 2", "gpu_count")
