@@ -1644,3 +1644,13 @@ def test_torchs_device_count_echoed_counts_the_gpus(tmp_path: Path, text: str, c
     assert len(detect_paste(tmp_path, text).gpus) == count
     assert not said(">>> torch.cuda.is_available()\nTrue\n2", "gpu_count")
     assert not said(">>> torch.cuda.device_count()\n>>> 2", "gpu_count")
+
+
+def test_torchs_device_name_echoed_names_the_gpu(tmp_path: Path) -> None:
+    # pytorch/pytorch@17e3b6a:torch/cuda/__init__.py get_device_name, echoed by the prompt; the line after the question
+    text = ">>> torch.cuda.get_device_name(0)\n'AMD Radeon RX 6800 XT'\n>>> torch.cuda.get_device_name(1)\n'AMD Radeon RX 6600'\n"
+    assert [m.value for m in read_mentions(text) if m.kind == "gpu_name" and m.detail == "echo"] == [
+        "AMD Radeon RX 6800 XT", "AMD Radeon RX 6600"]
+    assert [(g.name, g.gfx) for g in detect_paste(tmp_path, text).gpus] == [
+        ("AMD Radeon RX 6800 XT", "gfx1030"), ("AMD Radeon RX 6600", "gfx1032")]
+    assert not said(">>> torch.cuda.get_device_name(0)\n'NVIDIA GeForce RTX 3090'", "gpu_name")

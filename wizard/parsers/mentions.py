@@ -1015,6 +1015,9 @@ _ASKED: tuple[tuple[lazy_re.Pattern, str, lazy_re.Pattern], ...] = (
      lazy_re.compile(_ECHO + r"(\d+\.\d+\.\d{5}-[0-9a-f]+)['\"]?\s*$")),
     (lazy_re.compile(_REPL + r"torch\.cuda\.get_device_properties\([^)\n]*\)\.gcnArchName\)?\s*$"), "gfx_rt",
      lazy_re.compile(_ECHO + rf"({GFX})(?::[\w+:-]*)?['\"]?\s*$")),
+    # ... and a device's name (hipDeviceProp's name on ROCm: "AMD Radeon RX 6800 XT"; same file, get_device_name)
+    (lazy_re.compile(_REPL + r"torch\.cuda\.get_device_name\([^)\n]*\)\)?\s*$"), "gpu_name",
+     lazy_re.compile(_ECHO + r"((?:AMD |ATI )?(?:Radeon|Instinct)[^'\"\n]*?)['\"]?\s*$")),
     # the number of GPUs torch sees, an int (pytorch/pytorch@17e3b6a:torch/cuda/__init__.py device_count); 0 is no count
     (lazy_re.compile(_REPL + r"torch\.cuda\.device_count\(\)\)?\s*$"), "gpu_count", lazy_re.compile(r"^\s*(?:Out\[\d+\]:\s*)?(\d{1,2})\s*$")),
 )
