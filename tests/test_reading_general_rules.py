@@ -1654,3 +1654,13 @@ def test_torchs_device_name_echoed_names_the_gpu(tmp_path: Path) -> None:
     assert [(g.name, g.gfx) for g in detect_paste(tmp_path, text).gpus] == [
         ("AMD Radeon RX 6800 XT", "gfx1030"), ("AMD Radeon RX 6600", "gfx1032")]
     assert not said(">>> torch.cuda.get_device_name(0)\n'NVIDIA GeForce RTX 3090'", "gpu_name")
+
+
+def test_tritons_hip_target_names_the_devices_target(tmp_path: Path) -> None:
+    # triton-lang/triton@0009f6b:python/triton/backends/compiler.py: the GPUTarget dataclass's repr
+    line = ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: "
+            "65536. target=GPUTarget(backend='hip', arch='gfx1100', warp_size=32)\n")
+    assert [g.gfx_reported for g in detect_paste(tmp_path, line).gpus] == ["gfx1100"]
+    for near in ("GPUTarget(backend='cuda', arch=89, warp_size=32)",
+                 "[GPUTarget(backend='hip', arch='gfx942', warp_size=64), GPUTarget(backend='hip', arch='gfx90a', warp_size=64)]"):
+        assert not said(near, "gfx_rt"), near

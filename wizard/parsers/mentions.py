@@ -389,6 +389,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # vladmandic/sdnext@d62ee69:installer.py), "Torch detected: {'gpu': 'AMD Radeon RX 7900 XTX', 'vram': 24560, ...}"
     ("sdnext torch gpu", lazy_re.compile(r"\bTorch detected(?: GPU: |: \{'gpu': ')((?:AMD |ATI )?(?:Radeon|Instinct)[^'\n]*?)"
                                          r"(?: VRAM \d|')"), _one("gpu_name")),
+    # Triton's compile target, a dataclass whose repr its errors and logs print: "GPUTarget(backend='hip', arch='gfx1100',
+    # warp_size=32)", the current device's target on ROCm (triton-lang/triton@0009f6b:python/triton/backends/compiler.py);
+    # one a line (several are a list of targets)
+    ("triton target", lazy_re.compile(rf"\bGPUTarget\(backend='hip', arch='({GFX})(?::[\w+:-]*)?'"),
+     lambda m: [("gfx_rt", m.group(1), None)] if m.string.count("GPUTarget(") == 1 else []),
     # InvokeAI's start-up names the torch device it uses: logger.info(f"Using torch device: {torch_device_name}")
     # (invoke-ai/InvokeAI@59a8c0d:invokeai/app/run_app.py; the name is torch.cuda.get_device_name's)
     ("invokeai torch device", lazy_re.compile(r"\bUsing torch device: ((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)\s*$"),
@@ -862,7 +867,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "gfx_target_version": ("gfx_target_version",), "gfx version": ("gfx version", "target_graphics"),
     "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "ollama too old": ("too old",), "ollama description": ("description=", "device="), "ollama gfx_target": ("gfx_target=",), "tf amdgpu version": ("amdgpu version",), "tf device": ("pci bus id",), "sdnext agents": ("agents=",), "sdnext torch gpu": ("torch detected",),
-    "sdnext hip": ("torch backend",), "invokeai torch device": ("using torch device",), "llama using device": ("using device",),
+    "sdnext hip": ("torch backend",), "invokeai torch device": ("using torch device",), "triton target": ("gputarget(",), "llama using device": ("using device",),
     "llama vulkan device": ("vulkan",),
     "uv amd architecture": ("rocm_agent_enumerator",), "sdnext docker": ("docker=true",), "frigate rocm": ("amd/rocm",), "jax devices": ("rocmdevice(",),
     "ds_report": ("..",), "llama": ("gfx",), "nobinary device": ("found]",),
