@@ -1664,3 +1664,20 @@ def test_tritons_hip_target_names_the_devices_target(tmp_path: Path) -> None:
     for near in ("GPUTarget(backend='cuda', arch=89, warp_size=32)",
                  "[GPUTarget(backend='hip', arch='gfx942', warp_size=64), GPUTarget(backend='hip', arch='gfx90a', warp_size=64)]"):
         assert not said(near, "gfx_rt"), near
+
+
+def test_the_first_rocm_releases_of_ollama_number_the_gpus_and_name_the_loaded_dkms_driver(tmp_path: Path) -> None:
+    # ollama/ollama@6c5ccb1:gpu/amd_linux.go ("AMD Driver: " + the /sys/module/amdgpu/version it read, "amdgpu [%d] %s is
+    # supported", "amdgpu [%d] %s is not supported by %s %v", "amdgpu [%d] too old %s")
+    text = ('time=2024-03-10T10:00:00.000Z level=INFO source=amd_linux.go:50 msg="AMD Driver: 6.3.6"\n'
+            'time=2024-03-10T10:00:00.000Z level=INFO source=amd_linux.go:119 msg="amdgpu [0] gfx1030 is supported"\n'
+            'time=2024-03-10T10:00:00.000Z level=WARN source=amd_linux.go:114 msg="amdgpu [1] gfx1031 is not supported by '
+            '/tmp/ollama2868838036/rocm [gfx1030 gfx1100 gfx1101 gfx1102 gfx900 gfx906 gfx908 gfx90a gfx940 gfx941 gfx942]"\n')
+    facts = detect_paste(tmp_path, text)
+    assert [g.gfx_reported for g in facts.gpus] == ["gfx1030", "gfx1031"]
+    assert (facts.driver.loaded, facts.driver.version) == (True, "6.3.6")
+    assert said('time=2024-03-10T10:00:00.000Z level=WARN source=amd_linux.go:84 msg="amdgpu [1] too old gfx803"',
+                "gfx_rt") == ["gfx803"]
+    for near in ("my amdgpu gfx1030 is not supported by ROCm 6", "is the amdgpu gfx1030 supported?",
+                 "AMD Driver: the latest one from amd.com"):
+        assert not [m for m in read_mentions(near) if m.kind in ("gfx_rt", "driver_version", "rock")], near

@@ -351,6 +351,11 @@ def _enumerated_first(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gpu_name", names[0], None), ("gpu_index", "0", None)] if len(names) == 1 else []
 
 
+def _ollama_amdgpu(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = [("gfx_rt", m.group(1) or m.group(3) or m.group(4), None)]
+    return out + [("gpu_index", m.group(2), None)] if m.group(2) else out
+
+
 def _llama_using_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     out: list[tuple[str, str, str | None]] = [("gpu_name", m.group(2).strip(), None)]
     return out + [("gpu_index", m.group(1), None)] if m.group(1) else out
@@ -379,8 +384,6 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # supported="map[gfx1030:true ...]" hint="set HSA_OVERRIDE_GFX_VERSION to map to a supported target"
     # (ollama/ollama@fb30760:discover/amd.go); the key names the device's own target, so the list does not hide it
     ("ollama gfx_target", lazy_re.compile(rf"\bgfx_target=\"?({GFX})\b"), _one("gfx_rt")),
-    # ollama's (0.1.x-0.11) reason for skipping a GPU older than it supports, the target read from the KFD node:
-    # slog.Warn(fmt.Sprintf("amdgpu too old gfx%d%x%x", ...), "gpu", id) (ollama/ollama@bc8909f^:discover/amd_linux.go)
     # SD.Next's start-up: the agents rocm_agent_enumerator lists (one per GPU, gfx000 left out), "ROCm: agents=['gfx1100']"
     # (vladmandic/sdnext@058a7f0:installer.py, modules/rocm.py): each agent a GPU, read where they are all one target (the
     # reader groups a line's claims as one GPU: different targets on one line would make one GPU of them)
@@ -420,7 +423,17 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # with AMDGPU version : gfx1102. The supported AMDGPU versions are gfx1030, gfx900, ..."
     # (tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc)
     ("tf amdgpu version", lazy_re.compile(rf"\bwith AMDGPU version\s*:\s*({GFX})\b"), _one("gfx_rt")),
-    ("ollama too old", lazy_re.compile(rf"\bamdgpu too old ({GFX})\b"), _one("gfx_rt")),
+    # ollama's (0.1.x-0.11) reason for skipping a GPU older than it supports, the target read from the KFD node:
+    # slog.Warn(fmt.Sprintf("amdgpu too old gfx%d%x%x", ...), "gpu", id) (ollama/ollama@bc8909f^:discover/amd_linux.go);
+    # the first ROCm releases of ollama (0.1.2x) numbered the GPU and said whether its target was supported:
+    # "amdgpu [%d] too old %s", "amdgpu [%d] %s is supported", "amdgpu [%d] %s is not supported by %s %v" (the last
+    # followed by the runtime's supported targets; ollama/ollama@6c5ccb1:gpu/amd_linux.go)
+    ("ollama too old", lazy_re.compile(rf"\bamdgpu (?:too old ({GFX})\b|\[(\d{{1,2}})\] (?:too old ({GFX})\b|({GFX}) is (?:not )?supported\b))"),
+     _ollama_amdgpu),
+    # ... and the driver version it logged from /sys/module/amdgpu/version, which only a loaded amdgpu-dkms module has:
+    # slog.Info("AMD Driver: " + ver) (same file)
+    ("ollama amd driver", lazy_re.compile(r"\bmsg=\"AMD Driver: (\d+\.\d+\.\d+[\w.-]*)\""),
+     lambda m: [("driver_version", m.group(1), None), ("rock", "true", "ollama")]),
     # ollama's early discovery line: the targets KFD reports, one per GPU ("detected amdgpu versions [gfx1030 gfx906]")
     ("ollama amdgpu versions", lazy_re.compile(r"\bdetected amdgpu versions \[([^\]\n]*)\]"),
      lambda m: [("gfx_rt", g.lower(), None) for g in re.findall(rf"\b({GFX})\b", m.group(1))]),
@@ -866,7 +879,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
 # cheap substring filters: a rule runs only on lines containing one of its words (lower-cased)
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "gfx_target_version": ("gfx_target_version",), "gfx version": ("gfx version", "target_graphics"),
-    "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "ollama too old": ("too old",), "ollama description": ("description=", "device="), "ollama gfx_target": ("gfx_target=",), "tf amdgpu version": ("amdgpu version",), "tf device": ("pci bus id",), "sdnext agents": ("agents=",), "sdnext torch gpu": ("torch detected",),
+    "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "ollama too old": ("too old", "supported"), "ollama amd driver": ("amd driver:",), "ollama description": ("description=", "device="), "ollama gfx_target": ("gfx_target=",), "tf amdgpu version": ("amdgpu version",), "tf device": ("pci bus id",), "sdnext agents": ("agents=",), "sdnext torch gpu": ("torch detected",),
     "sdnext hip": ("torch backend",), "invokeai torch device": ("using torch device",), "triton target": ("gputarget(",), "llama using device": ("using device",),
     "llama vulkan device": ("vulkan",),
     "uv amd architecture": ("rocm_agent_enumerator",), "sdnext docker": ("docker=true",), "frigate rocm": ("amd/rocm",), "jax devices": ("rocmdevice(",),
@@ -910,7 +923,7 @@ _LIST_CONTEXT = lazy_re.compile(
 
 
 # rules whose gfx a key ties to one device, on lines that also list targets by design
-_KEYED_GFX = frozenset({"ollama gfx_target", "tf amdgpu version", "sdnext agents"})
+_KEYED_GFX = frozenset({"ollama gfx_target", "ollama too old", "tf amdgpu version", "sdnext agents"})
 
 
 # what a text says a correct install would show, said just before a version
