@@ -1057,7 +1057,8 @@ def test_a_distribution_inside_a_build_or_file_name_is_not_the_os(tmp_path: Path
 def test_ollamas_detected_amdgpu_versions_name_the_gpus_targets(tmp_path: Path) -> None:
     line = 'time=2024-03-16T02:53:16.858Z level=INFO source=amd_linux.go:88 msg="detected amdgpu versions [gfx1103]"\n'
     assert [(g.gfx, g.integrated) for g in detect_paste(tmp_path, line).gpus] == [("gfx1103", True)]
-    assert said('msg="detected amdgpu versions [gfx1030 gfx906]"', "gfx_rt") == ["gfx1030", "gfx906"]
+    # two targets: two GPUs, but not one GPU of two targets (see test_ollamas_detected_amdgpu_versions_are_one_gpu_each)
+    assert said('msg="detected amdgpu versions [gfx1030 gfx906]"', "gpu_count") == ["2"]
     assert said('msg="detected amdgpu versions []"', "gfx_rt") == []
 
 
@@ -1681,3 +1682,19 @@ def test_the_first_rocm_releases_of_ollama_number_the_gpus_and_name_the_loaded_d
     for near in ("my amdgpu gfx1030 is not supported by ROCm 6", "is the amdgpu gfx1030 supported?",
                  "AMD Driver: the latest one from amd.com"):
         assert not [m for m in read_mentions(near) if m.kind in ("gfx_rt", "driver_version", "rock")], near
+
+
+@pytest.mark.parametrize("text, gfxs", [
+    # ollama/ollama@6c5ccb1:gpu/amd_linux.go ("detected amdgpu versions %v"): one target a GPU
+    ('time=2024-03-10T10:00:00.000Z level=INFO source=amd_linux.go:88 msg="detected amdgpu versions [gfx1030 gfx1031]"\n'
+     'time=2024-03-10T10:00:00.000Z level=INFO source=amd_linux.go:119 msg="amdgpu [0] gfx1030 is supported"\n'
+     'time=2024-03-10T10:00:00.000Z level=WARN source=amd_linux.go:114 msg="amdgpu [1] gfx1031 is not supported by '
+     '/tmp/ollama2868838036/rocm [gfx1030 gfx1100]"\n', ["gfx1030", "gfx1031"]),
+    ('time=2024-03-10T10:00:00.000Z level=INFO source=amd_linux.go:88 msg="detected amdgpu versions [gfx1100 gfx1100]"\n',
+     ["gfx1100", "gfx1100"]),
+])
+def test_ollamas_detected_amdgpu_versions_are_one_gpu_each(tmp_path: Path, text: str, gfxs: list[str]) -> None:
+    assert [g.gfx_reported for g in detect_paste(tmp_path, text).gpus] == gfxs
+    # two targets on one line are not one GPU's: the count, not a target
+    assert said('msg="detected amdgpu versions [gfx1030 gfx1031]"', "gfx_rt") == []
+    assert said('msg="detected amdgpu versions [gfx1030 gfx1031]"', "gpu_count") == ["2"]

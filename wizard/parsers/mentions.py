@@ -351,6 +351,16 @@ def _enumerated_first(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gpu_name", names[0], None), ("gpu_index", "0", None)] if len(names) == 1 else []
 
 
+def _ollama_versions(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    """ollama's "detected amdgpu versions [gfx1030 gfx1031]" (ollama/ollama@6c5ccb1:gpu/amd_linux.go): one target a GPU.
+    The reader groups a line's claims as one GPU, so the targets are read only where they are all one; the count always."""
+    gfxs = [g.lower() for g in re.findall(rf"\b({GFX})\b", m.group(1))]
+    if not gfxs:
+        return []
+    out: list[tuple[str, str, str | None]] = [("gfx_rt", gfxs[0], None)] if len(set(gfxs)) == 1 else []
+    return out + [("gpu_count", str(len(gfxs)), None)]
+
+
 def _ollama_amdgpu(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     out: list[tuple[str, str, str | None]] = [("gfx_rt", m.group(1) or m.group(3) or m.group(4), None)]
     return out + [("gpu_index", m.group(2), None)] if m.group(2) else out
@@ -436,7 +446,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("driver_version", m.group(1), None), ("rock", "true", "ollama")]),
     # ollama's early discovery line: the targets KFD reports, one per GPU ("detected amdgpu versions [gfx1030 gfx906]")
     ("ollama amdgpu versions", lazy_re.compile(r"\bdetected amdgpu versions \[([^\]\n]*)\]"),
-     lambda m: [("gfx_rt", g.lower(), None) for g in re.findall(rf"\b({GFX})\b", m.group(1))]),
+     _ollama_versions),
     ("llama", lazy_re.compile(rf"Device (\d+): [^,\n]*, ({GFX}) \(0x[0-9a-f]+\)", re.I), _gfx_hex_id),
     # clinfo --list: "Platform #0: AMD Accelerated Parallel Processing" then " `-- Device #0: gfx1033"
     ("clinfo list", lazy_re.compile(rf"^\s*[`|\\+-]*\s*Device\s+#\d+:\s*({GFX})(?::[\w+:-]*)?\s*$"), _one("gfx_rt")),
