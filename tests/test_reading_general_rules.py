@@ -1698,3 +1698,24 @@ def test_ollamas_detected_amdgpu_versions_are_one_gpu_each(tmp_path: Path, text:
     # two targets on one line are not one GPU's: the count, not a target
     assert said('msg="detected amdgpu versions [gfx1030 gfx1031]"', "gfx_rt") == []
     assert said('msg="detected amdgpu versions [gfx1030 gfx1031]"', "gpu_count") == ["2"]
+
+
+@pytest.mark.parametrize("text, name, count, kernel", [
+    # jax-ml/jax@0fb462e:jax/_src/environment_info.py (the older form)
+    ("jax:    0.4.13\njaxlib: 0.4.13\nnumpy:  1.24.3\npython: 3.10.12 (main, Jun 11 2023, 05:26:28) [GCC 11.4.0]\n"
+     "jax.devices (2 total, 2 local): [RocmDevice(id=0) RocmDevice(id=1)]\nprocess_count: 1\n", None, 2, None),
+    # jax-ml/jax@4853515, same path (device kind and count, platform.uname())
+    ("jax:    0.4.35\njaxlib: 0.4.35\nnumpy:  2.1.3\npython: 3.12.3 (main, Nov  6 2024, 18:32:19) [GCC 13.2.0]\n"
+     'device info: AMD Instinct MI300X-8, 8 local devices"\nprocess_count: 1\n'
+     "platform: uname_result(system='Linux', node='box', release='6.8.0-49-generic', version='#49-Ubuntu SMP "
+     "PREEMPT_DYNAMIC Mon Nov  4 02:06:24 UTC 2024', machine='x86_64')\n", "AMD Instinct MI300X", 8, "6.8.0-49-generic"),
+])
+def test_jaxs_environment_info_gives_the_local_gpus_and_the_kernel(tmp_path: Path, text: str, name: str | None,
+                                                                   count: int, kernel: str | None) -> None:
+    facts = detect_paste(tmp_path, text)
+    assert len(facts.gpus) == count
+    assert {g.name for g in facts.gpus} == {name}
+    assert facts.os.kernel == kernel
+    for near in ("jax.devices (1 total, 1 local): [CudaDevice(id=0)]", 'device info: NVIDIA H100 80GB HBM3-8, 8 local devices"',
+                 "platform: uname_result(system='Windows', node='box', release='10', version='10.0.19045', machine='AMD64')"):
+        assert not [m for m in read_mentions(near) if m.kind in ("gpu_count", "gpu_name", "kernel")], near

@@ -351,6 +351,11 @@ def _enumerated_first(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gpu_name", names[0], None), ("gpu_index", "0", None)] if len(names) == 1 else []
 
 
+def _jax_environment_devices(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = [("gpu_name", m.group(2), None)] if m.group(2) else []
+    return out + [("gpu_count", m.group(1) or m.group(3), None)]
+
+
 def _ollama_versions(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     """ollama's "detected amdgpu versions [gfx1030 gfx1031]" (ollama/ollama@6c5ccb1:gpu/amd_linux.go): one target a GPU.
     The reader groups a line's claims as one GPU, so the targets are read only where they are all one; the count always."""
@@ -531,6 +536,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ROCm/rocm-install-on-linux@5dd2ddf:docs/install/3rd-party/jax-install.rst); only the printed list itself
     ("jax devices", lazy_re.compile(r"^\s*\[\s*RocmDevice\(id=\d{1,2}\)(?:,\s*RocmDevice\(id=\d{1,2}\))*\s*\]\s*$"),
      lambda m: [("gpu_count", str(m.group(0).count("RocmDevice(")), None)]),
+    # ... and jax.print_environment_info's device line: "jax.devices (2 total, 2 local): [RocmDevice(id=0) RocmDevice(id=1)]"
+    # (jax-ml/jax@0fb462e:jax/_src/environment_info.py), later "device info: AMD Instinct MI300X-8, 8 local devices\""
+    # (device kind, count; jax-ml/jax@4853515, same path): this host's GPUs are the local ones
+    ("jax environment devices", lazy_re.compile(r"\bjax\.devices \(\d{1,3} total, (\d{1,2}) local\): \[RocmDevice\("
+                                                r"|\bdevice info: ((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)-\d{1,3}, (\d{1,2}) local devices\b"),
+     _jax_environment_devices),
     # "2 radeon Nano", "4x MI100", "8 x Instinct MI300X": a number of one product (the name is read by PRODUCT)
     ("count of product", lazy_re.compile(r"(?<![\w.,/-])([2-9]|1[0-6])\s*(?:x\s*|×\s*)?(?=(?:AMD\s+)?(?:Radeon|Instinct|MI\d{2,3}|R9\s)\S*)", re.I),
      lambda m: [("gpu_count", m.group(1), None)] if PRODUCT.match(m.string, m.end())
@@ -646,6 +657,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("kernel platform", lazy_re.compile(r"(?:Python platform|^\s*OS|^\s*-\s*Platform|^\s*\"(?:Platform|python_platform)\")\s*:\s*\"?"
                                         r"Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"),
      _one("kernel")),  # also CuPy's show_config ("OS                        : Linux-5.15.0-75-generic-x86_64-with-glibc2.31")
+    # Python's platform.uname() repr, as jax.print_environment_info prints it ("platform: uname_result(system='Linux',
+    # node='box', release='6.8.0-49-generic', version='#49-Ubuntu SMP ...', machine='x86_64')"; jax-ml/jax@4853515:
+    # jax/_src/environment_info.py)
+    ("kernel uname_result", lazy_re.compile(r"\buname_result\(system='Linux', node='[^'\n]*', release='(\d+\.\d+\.\d+[^'\s]*)'"),
+     _one("kernel")),
     # modprobe looks in the running kernel's module tree ("Module amdgpu not found in directory /lib/modules/<release>")
     ("kernel modprobe", lazy_re.compile(r"\bnot found in directory /lib/modules/(\d+\.\d+\.\d+[^\s/]*)"), _one("kernel")),
     # Ubuntu's HWE kernels carry the release they are built for in their version ("#40~20.04.1-Ubuntu SMP")
@@ -892,7 +908,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "ollama too old": ("too old", "supported"), "ollama amd driver": ("amd driver:",), "ollama description": ("description=", "device="), "ollama gfx_target": ("gfx_target=",), "tf amdgpu version": ("amdgpu version",), "tf device": ("pci bus id",), "sdnext agents": ("agents=",), "sdnext torch gpu": ("torch detected",),
     "sdnext hip": ("torch backend",), "invokeai torch device": ("using torch device",), "triton target": ("gputarget(",), "llama using device": ("using device",),
     "llama vulkan device": ("vulkan",),
-    "uv amd architecture": ("rocm_agent_enumerator",), "sdnext docker": ("docker=true",), "frigate rocm": ("amd/rocm",), "jax devices": ("rocmdevice(",),
+    "uv amd architecture": ("rocm_agent_enumerator",), "sdnext docker": ("docker=true",), "frigate rocm": ("amd/rocm",), "jax devices": ("rocmdevice(",), "jax environment devices": ("local",), "kernel uname_result": ("uname_result(",),
     "ds_report": ("..",), "llama": ("gfx",), "nobinary device": ("found]",),
     "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",), "tensile glob": ("no paths matched",), "julia hip device": ("hipdevice(",),
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
