@@ -1057,7 +1057,8 @@ def test_a_distribution_inside_a_build_or_file_name_is_not_the_os(tmp_path: Path
 def test_ollamas_detected_amdgpu_versions_name_the_gpus_targets(tmp_path: Path) -> None:
     line = 'time=2024-03-16T02:53:16.858Z level=INFO source=amd_linux.go:88 msg="detected amdgpu versions [gfx1103]"\n'
     assert [(g.gfx, g.integrated) for g in detect_paste(tmp_path, line).gpus] == [("gfx1103", True)]
-    assert said('msg="detected amdgpu versions [gfx1030 gfx906]"', "gfx_rt") == ["gfx1030", "gfx906"]
+    # two targets: two GPUs, but not one GPU of two targets (see test_ollamas_detected_amdgpu_versions_are_one_gpu_each)
+    assert said('msg="detected amdgpu versions [gfx1030 gfx906]"', "gpu_count") == ["2"]
     assert said('msg="detected amdgpu versions []"', "gfx_rt") == []
 
 
@@ -1777,3 +1778,299 @@ def test_the_kernels_cpu_node_and_other_drivers_devices_are_not_an_amd_gpu(line:
 def test_the_opencl_runtimes_and_nvidias_driver_versions_are_not_amdgpus(line: str) -> None:
     assert not said(line, "driver_version")
     assert said("Driver version: 6.10.5", "driver_version") == ["6.10.5"]  # rocm-smi's own line stays read
+
+
+# ---- applications' own device and environment lines, formats taken from their source (repo@commit:path in mentions.py)
+
+@pytest.mark.parametrize("line, gfx, name", [
+    # ollama/ollama@fb30760:discover/amd.go: the dropped device's target, on a line that lists the supported ones
+    ('time=2025-09-30T10:12:01.100Z level=WARN source=amd.go:470 msg="dropping ROCm device — no rocblas support for gfx '
+     'target" device="AMD Radeon RX 6700 XT" gfx_target=gfx1031 supported="map[gfx1030:true gfx1100:true gfx906:true]" '
+     'hint="set HSA_OVERRIDE_GFX_VERSION to map to a supported target"', "gfx1031", "AMD Radeon RX 6700 XT"),
+    # ollama/ollama@bc8909f^:discover/amd_linux.go
+    ('time=2024-08-01T10:00:00.000Z level=WARN source=amd_linux.go:334 msg="amdgpu too old gfx803" gpu=0', "gfx803", None),
+    # tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc
+    ("2024-03-06 07:01:26.857236: I tensorflow/core/common_runtime/gpu/gpu_device.cc:2266] Ignoring visible gpu device "
+     "(device: 0, name: AMD Radeon RX 7600, pci bus id: 0000:0d:00.0) with AMDGPU version : gfx1102. The supported AMDGPU "
+     "versions are gfx1030, gfx900, gfx906, gfx908, gfx90a, gfx940, gfx941, gfx942.", "gfx1102", "AMD Radeon RX 7600"),
+])
+def test_ollama_and_tensorflow_name_the_target_of_the_device_they_drop(tmp_path: Path, line: str, gfx: str,
+                                                                      name: str | None) -> None:
+    gpus = detect_paste(tmp_path, line + "\n").gpus
+    assert [(g.gfx_reported, g.name) for g in gpus] == [(gfx, name)]
+    assert not [m for m in read_mentions(line) if m.kind == "driver_version"]  # "AMDGPU version : gfx1102" is no driver
+
+
+@pytest.mark.parametrize("line", [
+    'msg="rocm supported GPUs" types="[gfx1030 gfx1100 gfx906]"',
+    "The supported AMDGPU versions are gfx1030, gfx900, gfx906, gfx908, gfx90a.",
+    "cmake -DGFX_TARGET=gfx1030 ..",  # a build setting, not ollama's key
+    "my amdgpu is not too old, gfx1030 is fine",
+])
+def test_near_misses_of_the_dropped_device_target_rules(line: str) -> None:
+    assert not [m for m in read_mentions(line) if m.kind in ("gfx_rt", "gfx_hw")]
+
+
+def test_ollamas_inference_compute_line_names_the_device_by_its_description(tmp_path: Path) -> None:
+    # ollama/ollama@fb30760:discover/types.go ("inference compute"), discover/runner.go ("dropping integrated GPU")
+    line = ('time=2025-09-30T10:12:01.123Z level=INFO source=types.go:130 msg="inference compute" id=0 filter_id=0 '
+            'library=ROCm compute=gfx1100 name=ROCm0 description="AMD Radeon RX 7900 XTX" libdirs=ollama,rocm '
+            'driver=60342.13 pci_id=0000:03:00.0 type=discrete total="24.0 GiB" available="23.2 GiB"\n'
+            'time=2025-09-30T10:12:01.100Z level=INFO source=runner.go:405 msg="dropping integrated GPU; to enable, set '
+            'OLLAMA_IGPU_ENABLE=1" id=0 library=ROCm compute=gfx1103 name=ROCm1 description="AMD Radeon 780M Graphics" '
+            'pci_id=0000:c4:00.0\n')
+    gpus = detect_paste(tmp_path, line).gpus
+    assert [(g.name, g.gfx_reported, g.bdf, g.integrated) for g in gpus] == [
+        ("AMD Radeon RX 7900 XTX", "gfx1100", "0000:03:00.0", False),
+        ("AMD Radeon 780M Graphics", "gfx1103", "0000:c4:00.0", True)]
+    assert not [m for m in read_mentions('msg="inference compute" id=0 library=CUDA compute=8.9 '
+                                         'description="NVIDIA GeForce RTX 4090"') if m.kind == "gpu_name"]
+
+
+def test_tensorflows_older_device_properties_line_gives_the_bus_address(tmp_path: Path) -> None:
+    # tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc
+    text = ("2021-03-01 10:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1734] Found device 0 with "
+            "properties: \npciBusID: 0000:0b:00.0 name: Device 73bf     ROCm AMDGPU Arch: gfx1030\ncoreClock: 2.575GHz "
+            "coreCount: 40 deviceMemorySize: 15.98GiB deviceMemoryBandwidth: 476.34GiB/s\n")
+    assert [(g.gfx_reported, g.bdf) for g in detect_paste(tmp_path, text).gpus] == [("gfx1030", "0000:0b:00.0")]
+
+
+@pytest.mark.parametrize("line, count", [
+    ("[RocmDevice(id=0), RocmDevice(id=1), RocmDevice(id=2), RocmDevice(id=3)]", "4"),
+    ("[RocmDevice(id=0)]", "1"),
+])
+def test_jaxs_device_list_counts_the_gpus(line: str, count: str) -> None:
+    # ROCm/rocm-install-on-linux@5dd2ddf:docs/install/3rd-party/jax-install.rst
+    assert said(line, "gpu_count") == [count]
+    for near in ("Plain JAX still reports `RocmDevice(id=0)`.", "[CpuDevice(id=0)]",
+                 "# Should show: [RocmDevice(id=0)]"):
+        assert not said(near, "gpu_count"), near
+
+
+@pytest.mark.parametrize("text, torch, hip", [
+    # microsoft/DeepSpeed@0399e0b:deepspeed/env_report.py; the hip line: jagadish-amd/DeepSpeed@048a11c, same path
+    ("DeepSpeed general environment info:\ntorch install path ............... ['/home/u/venv/lib/python3.10/site-packages/"
+     "torch']\ntorch version .................... 2.4.0+rocm6.1\ntorch cuda version ............... None\n"
+     "torch hip version ................ 6.1.40091-a8dbc0c19\nnvcc version ..................... None\n"
+     "deepspeed wheel compiled w. ...... torch 2.4, hip 6.1\n", "2.4.0+rocm6.1", "6.1.40091-a8dbc0c19"),
+    # huggingface/transformers@026b0db:src/transformers/commands/env.py (accelerate's and diffusers' env print the same)
+    ("- `transformers` version: 4.46.2\n- Platform: Linux-6.8.0-45-generic-x86_64-with-glibc2.35\n- Python version: 3.10.12\n"
+     "- PyTorch version (GPU?): 2.5.1+rocm6.2 (True)\n", "2.5.1+rocm6.2", None),
+])
+def test_ds_report_and_the_hugging_face_env_reports_name_torch(tmp_path: Path, text: str, torch: str,
+                                                               hip: str | None) -> None:
+    facts = detect_paste(tmp_path, text)
+    assert [(e.torch, e.hip) for e in facts.python_envs] == [(torch, hip)]
+    if "Platform" in text:
+        assert facts.os.kernel == "6.8.0-45-generic"
+    for near in ("deepspeed wheel compiled w. ...... torch 2.4, hip 6.1", "torch version ..... None",
+                 "- Tensorflow version (GPU?): 2.16.1 (True)", "- Platform: Windows-10-10.0.19045-SP0"):
+        assert not [m for m in read_mentions(near) if m.kind in ("torch", "hip", "kernel")], near
+
+
+def test_vllms_rocm_version_field_holds_hipccs_hip_version_not_the_release(tmp_path: Path) -> None:
+    # vllm-project/vllm@030ea52:vllm/collect_env.py: "ROCM Version" is `hipcc --version`'s "HIP version: (\S+)"
+    text = ("Clang version                : 19.0.0git (https://github.com/RadeonOpenCompute/llvm-project roc-6.3.1 24491 "
+            "1e0fda770a2079fbd71e4b70974d74f62fd3af10)\nROCM Version                 : 6.3.42133-1b9c17779\n")
+    assert detect_paste(tmp_path, text).rocm.version == "6.3.1"  # the compiler's release, not 6.3.42133
+    assert not said("ROCM Version                 : 6.3.42133-1b9c17779", "rocm")
+    assert said("ROCm version: 6.2.4", "rocm") == ["6.2.4"]
+
+
+@pytest.mark.parametrize("text, gfx, count, torch, hip", [
+    # vladmandic/sdnext@d62ee69:installer.py (the older lines)
+    ("10:00:00-000004 INFO     ROCm: agents=['gfx1100']\n10:00:00-000005 INFO     Torch 2.3.0+rocm6.0\n"
+     "10:00:00-000006 INFO     Torch backend: AMD ROCm HIP 6.0.32830-d62f6a171\n"
+     "10:00:00-000007 INFO     Torch detected GPU: AMD Radeon RX 7900 XTX VRAM 24560 Arch (11, 0) Cores 48\n",
+     "gfx1100", 1, "2.3.0+rocm6.0", "6.0.32830-d62f6a171"),
+    # vladmandic/sdnext@058a7f0:installer.py (the current ones)
+    ("ROCm: agents=['gfx1030', 'gfx1030']\nTorch 2.5.1+rocm6.2\n"
+     "Torch backend: {'type': 'rocm', 'hip': '6.2.41133-dd7f95766'}\n"
+     "Torch detected: {'gpu': 'AMD Radeon RX 6800 XT', 'vram': 16368, 'arch': (10, 3), 'cores': 36}\n"
+     "Torch detected: {'gpu': 'AMD Radeon RX 6800 XT', 'vram': 16368, 'arch': (10, 3), 'cores': 36}\n",
+     "gfx1030", 2, "2.5.1+rocm6.2", "6.2.41133-dd7f95766"),
+])
+def test_sdnexts_start_up_lines_name_the_agents_the_gpus_and_torchs_hip(tmp_path: Path, text: str, gfx: str, count: int,
+                                                                       torch: str, hip: str) -> None:
+    facts = detect_paste(tmp_path, text)
+    assert [g.gfx_reported for g in facts.gpus] == [gfx] * count
+    assert {g.name for g in facts.gpus} <= {"AMD Radeon RX 7900 XTX", "AMD Radeon RX 6800 XT"}
+    assert [(e.torch, e.hip) for e in facts.python_envs] == [(torch, hip)]
+
+
+@pytest.mark.parametrize("line", [
+    "ROCm: agents=['gfx1100', 'gfx1036']",  # two targets on one line: not one GPU's
+    "Torch backend: {'type': 'cuda', 'cuda': '12.4', 'cudnn': 90100}",
+    "Torch detected: {'gpu': 'NVIDIA GeForce RTX 4090', 'vram': 24564, 'arch': (8, 9), 'cores': 128}",
+])
+def test_near_misses_of_the_sdnext_rules(line: str) -> None:
+    assert not [m for m in read_mentions(line) if m.kind in ("gfx_rt", "gpu_count", "hip", "gpu_name")]
+
+
+@pytest.mark.parametrize("line, gfx, override", [
+    # blakeblackshear/frigate@087493b:frigate/detectors/plugins/rocm.py (the target read with the override unset)
+    ("2024-05-01 10:00:00.000 WARNING  : AMD/ROCm: detected gfx1031, overriding HSA_OVERRIDE_GFX_VERSION=10.3.0",
+     "gfx1031", "10.3.0"),
+    ("2024-05-01 10:00:00.000 WARNING  : AMD/ROCm: detected gfx1103 but HSA_OVERRIDE_GFX_VERSION already present "
+     "(11.0.0), not overriding!", "gfx1103", "11.0.0"),
+])
+def test_frigates_rocm_detector_names_the_hardware_target_and_the_override_in_force(tmp_path: Path, line: str, gfx: str,
+                                                                                    override: str) -> None:
+    facts = detect_paste(tmp_path, line + "\n")
+    assert [g.gfx for g in facts.gpus] == [gfx]
+    assert facts.env_values.get("HSA_OVERRIDE_GFX_VERSION") == override
+
+
+@pytest.mark.parametrize("line, kind, value", [
+    # astral-sh/uv@11f49f2:crates/uv-torch/src/accelerator.rs
+    ("DEBUG Detected AMD GPU architecture from `rocm_agent_enumerator`: gfx1100", "gfx_rt", "gfx1100"),
+    # invoke-ai/InvokeAI@59a8c0d:invokeai/app/run_app.py
+    ("[2024-10-01 10:00:00,000]::[InvokeAI]::INFO --> Using torch device: AMD Radeon RX 7900 XTX", "gpu_name",
+     "AMD Radeon RX 7900 XTX"),
+])
+def test_uvs_torch_backend_detection_and_invokeais_torch_device(line: str, kind: str, value: str) -> None:
+    assert said(line, kind) == [value]
+
+
+@pytest.mark.parametrize("line", [
+    "DEBUG Detected AMD GPU architecture from `UV_AMD_GPU_ARCHITECTURE`: gfx1100",  # a setting, not the GPU
+    "[InvokeAI]::INFO --> Using torch device: NVIDIA GeForce RTX 3090",
+    "AMD/ROCm: loaded migraphx module",
+    "On AMD/ROCm: detected gfx1031? Set HSA_OVERRIDE_GFX_VERSION=10.3.0 yourself",
+])
+def test_near_misses_of_the_uv_invokeai_and_frigate_rules(line: str) -> None:
+    assert not [m for m in read_mentions(line) if m.kind in ("gfx_rt", "gfx_hw", "gpu_name")
+                or (m.kind == "env" and m.detail == "log")]
+
+
+def test_llama_cpps_using_device_lines_name_each_gpu_a_model_loads_onto(tmp_path: Path) -> None:
+    # ggml-org/llama.cpp@5bc7a74:src/llama.cpp ("%s: using device %s (%s) - %zu MiB free")
+    text = ("llama_model_load_from_file_impl: using device ROCm0 (AMD Radeon RX 7900 XTX) - 24390 MiB free\n"
+            "llama_model_load_from_file_impl: using device ROCm1 (AMD Radeon RX 7600) - 8000 MiB free\n")
+    assert [(g.name, g.gfx) for g in detect_paste(tmp_path, text).gpus] == [
+        ("AMD Radeon RX 7900 XTX", "gfx1100"), ("AMD Radeon RX 7600", "gfx1102")]
+    assert said("llama_model_load_from_file_impl: using device ROCm1 (AMD Radeon RX 7600) - 8000 MiB free",
+                "gpu_index") == ["1"]
+    # a Vulkan device's number is Vulkan's, not the HIP index; ggml's --list-devices row
+    assert said("llama_model_load_from_file_impl: using device Vulkan1 (AMD Radeon RX 6600 XT) - 8176 MiB free",
+                "gpu_index") == []
+    assert "AMD Radeon RX 6600 XT" in said("  Vulkan0: AMD Radeon RX 6600 XT (RADV NAVI23) (8176 MiB, 8000 MiB free)",
+                                           "gpu_name")
+    for near in ("llama_model_load_from_file_impl: using device CUDA0 (NVIDIA GeForce RTX 4090) - 24000 MiB free",
+                 "  CUDA0: NVIDIA GeForce RTX 4090 (24080 MiB, 23000 MiB free)"):
+        assert not said(near, "gpu_name"), near
+
+
+def test_sdnexts_platform_line_says_it_runs_in_its_container(tmp_path: Path) -> None:
+    # vladmandic/sdnext@058a7f0:installer.py get_platform (docker= is whether SD_DOCKER is set), launch.py
+    line = ("10:00:00-000002 INFO     Platform: arch=x86_64 cpu=x86_64 system=Linux release=6.8.0-49-generic "
+            "python=3.11.9 locale=('C', 'UTF-8') setuptools=69.5.1 docker=True pip=24.0 uv=0.4.0\n")
+    facts = detect_paste(tmp_path, line)
+    assert facts.in_container is True
+    assert facts.os.kernel == "6.8.0-49-generic"
+    for near in ("Platform: arch=x86_64 cpu=x86_64 system=Linux release=6.8.0-49-generic python=3.11.9 docker=False",
+                 "Platform: arch=AMD64 cpu=x86 system=Windows release=10 python=3.11.9 docker=True"):
+        assert not said(near, "container"), near
+
+
+def test_automatic1111s_sysinfo_json_gives_the_kernel_and_torchs_hip(tmp_path: Path) -> None:
+    # AUTOMATIC1111/stable-diffusion-webui@11f827c:modules/sysinfo.py: "Platform" is platform.platform(), "Torch env
+    # info" collect_env's get_env_info()._asdict(), dumped with json.dumps(indent=4)
+    text = ('{\n    "Platform": "Linux-6.5.0-35-generic-x86_64-with-glibc2.35",\n    "Python": "3.10.12",\n'
+            '    "Torch env info": {\n        "torch_version": "2.1.2+rocm5.6",\n'
+            '        "python_platform": "Linux-6.5.0-35-generic-x86_64-with-glibc2.35",\n'
+            '        "nvidia_gpu_models": "AMD Radeon RX 7900 XTX",\n'
+            '        "hip_compiled_version": "5.6.31061-8c743ae5d",\n        "hip_runtime_version": "5.6.31061",\n'
+            '        "miopen_runtime_version": "2.20.0"\n    }\n}\n')
+    facts = detect_paste(tmp_path, text)
+    assert facts.os.kernel == "6.5.0-35-generic"
+    assert [(e.torch, e.hip) for e in facts.python_envs] == [("2.1.2+rocm5.6", "5.6.31061-8c743ae5d")]
+    for near in ('"Platform": "Windows-10-10.0.19045-SP0"', '"hip_compiled_version": "N/A"',
+                 '"miopen_runtime_version": "2.20.0"'):
+        assert not [m for m in read_mentions(near) if m.kind in ("kernel", "hip")], near
+
+
+@pytest.mark.parametrize("text, count", [
+    # pytorch/pytorch@17e3b6a:torch/cuda/__init__.py device_count, echoed by the Python prompt or printed by a one-liner
+    (">>> import torch\n>>> torch.cuda.device_count()\n2\n", 2),
+    ("In [3]: torch.cuda.device_count()\nOut[3]: 4\n", 4),
+    ('$ python3 -c "import torch; print(torch.cuda.device_count())"\n2\n', 2),
+])
+def test_torchs_device_count_echoed_counts_the_gpus(tmp_path: Path, text: str, count: int) -> None:
+    assert len(detect_paste(tmp_path, text).gpus) == count
+    assert not said(">>> torch.cuda.is_available()\nTrue\n2", "gpu_count")
+    assert not said(">>> torch.cuda.device_count()\n>>> 2", "gpu_count")
+
+
+def test_torchs_device_name_echoed_names_the_gpu(tmp_path: Path) -> None:
+    # pytorch/pytorch@17e3b6a:torch/cuda/__init__.py get_device_name, echoed by the prompt; the line after the question
+    text = ">>> torch.cuda.get_device_name(0)\n'AMD Radeon RX 6800 XT'\n>>> torch.cuda.get_device_name(1)\n'AMD Radeon RX 6600'\n"
+    assert [m.value for m in read_mentions(text) if m.kind == "gpu_name" and m.detail == "echo"] == [
+        "AMD Radeon RX 6800 XT", "AMD Radeon RX 6600"]
+    assert [(g.name, g.gfx) for g in detect_paste(tmp_path, text).gpus] == [
+        ("AMD Radeon RX 6800 XT", "gfx1030"), ("AMD Radeon RX 6600", "gfx1032")]
+    assert not said(">>> torch.cuda.get_device_name(0)\n'NVIDIA GeForce RTX 3090'", "gpu_name")
+
+
+def test_tritons_hip_target_names_the_devices_target(tmp_path: Path) -> None:
+    # triton-lang/triton@0009f6b:python/triton/backends/compiler.py: the GPUTarget dataclass's repr
+    line = ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: "
+            "65536. target=GPUTarget(backend='hip', arch='gfx1100', warp_size=32)\n")
+    assert [g.gfx_reported for g in detect_paste(tmp_path, line).gpus] == ["gfx1100"]
+    for near in ("GPUTarget(backend='cuda', arch=89, warp_size=32)",
+                 "[GPUTarget(backend='hip', arch='gfx942', warp_size=64), GPUTarget(backend='hip', arch='gfx90a', warp_size=64)]"):
+        assert not said(near, "gfx_rt"), near
+
+
+def test_the_first_rocm_releases_of_ollama_number_the_gpus_and_name_the_loaded_dkms_driver(tmp_path: Path) -> None:
+    # ollama/ollama@6c5ccb1:gpu/amd_linux.go ("AMD Driver: " + the /sys/module/amdgpu/version it read, "amdgpu [%d] %s is
+    # supported", "amdgpu [%d] %s is not supported by %s %v", "amdgpu [%d] too old %s")
+    text = ('time=2024-03-10T10:00:00.000Z level=INFO source=amd_linux.go:50 msg="AMD Driver: 6.3.6"\n'
+            'time=2024-03-10T10:00:00.000Z level=INFO source=amd_linux.go:119 msg="amdgpu [0] gfx1030 is supported"\n'
+            'time=2024-03-10T10:00:00.000Z level=WARN source=amd_linux.go:114 msg="amdgpu [1] gfx1031 is not supported by '
+            '/tmp/ollama2868838036/rocm [gfx1030 gfx1100 gfx1101 gfx1102 gfx900 gfx906 gfx908 gfx90a gfx940 gfx941 gfx942]"\n')
+    facts = detect_paste(tmp_path, text)
+    assert [g.gfx_reported for g in facts.gpus] == ["gfx1030", "gfx1031"]
+    assert (facts.driver.loaded, facts.driver.version) == (True, "6.3.6")
+    assert said('time=2024-03-10T10:00:00.000Z level=WARN source=amd_linux.go:84 msg="amdgpu [1] too old gfx803"',
+                "gfx_rt") == ["gfx803"]
+    for near in ("my amdgpu gfx1030 is not supported by ROCm 6", "is the amdgpu gfx1030 supported?",
+                 "AMD Driver: the latest one from amd.com"):
+        assert not [m for m in read_mentions(near) if m.kind in ("gfx_rt", "driver_version", "rock")], near
+
+
+@pytest.mark.parametrize("text, gfxs", [
+    # ollama/ollama@6c5ccb1:gpu/amd_linux.go ("detected amdgpu versions %v"): one target a GPU
+    ('time=2024-03-10T10:00:00.000Z level=INFO source=amd_linux.go:88 msg="detected amdgpu versions [gfx1030 gfx1031]"\n'
+     'time=2024-03-10T10:00:00.000Z level=INFO source=amd_linux.go:119 msg="amdgpu [0] gfx1030 is supported"\n'
+     'time=2024-03-10T10:00:00.000Z level=WARN source=amd_linux.go:114 msg="amdgpu [1] gfx1031 is not supported by '
+     '/tmp/ollama2868838036/rocm [gfx1030 gfx1100]"\n', ["gfx1030", "gfx1031"]),
+    ('time=2024-03-10T10:00:00.000Z level=INFO source=amd_linux.go:88 msg="detected amdgpu versions [gfx1100 gfx1100]"\n',
+     ["gfx1100", "gfx1100"]),
+])
+def test_ollamas_detected_amdgpu_versions_are_one_gpu_each(tmp_path: Path, text: str, gfxs: list[str]) -> None:
+    assert [g.gfx_reported for g in detect_paste(tmp_path, text).gpus] == gfxs
+    # two targets on one line are not one GPU's: the count, not a target
+    assert said('msg="detected amdgpu versions [gfx1030 gfx1031]"', "gfx_rt") == []
+    assert said('msg="detected amdgpu versions [gfx1030 gfx1031]"', "gpu_count") == ["2"]
+
+
+@pytest.mark.parametrize("text, name, count, kernel", [
+    # jax-ml/jax@0fb462e:jax/_src/environment_info.py (the older form)
+    ("jax:    0.4.13\njaxlib: 0.4.13\nnumpy:  1.24.3\npython: 3.10.12 (main, Jun 11 2023, 05:26:28) [GCC 11.4.0]\n"
+     "jax.devices (2 total, 2 local): [RocmDevice(id=0) RocmDevice(id=1)]\nprocess_count: 1\n", None, 2, None),
+    # jax-ml/jax@4853515, same path (device kind and count, platform.uname())
+    ("jax:    0.4.35\njaxlib: 0.4.35\nnumpy:  2.1.3\npython: 3.12.3 (main, Nov  6 2024, 18:32:19) [GCC 13.2.0]\n"
+     'device info: AMD Instinct MI300X-8, 8 local devices"\nprocess_count: 1\n'
+     "platform: uname_result(system='Linux', node='box', release='6.8.0-49-generic', version='#49-Ubuntu SMP "
+     "PREEMPT_DYNAMIC Mon Nov  4 02:06:24 UTC 2024', machine='x86_64')\n", "AMD Instinct MI300X", 8, "6.8.0-49-generic"),
+])
+def test_jaxs_environment_info_gives_the_local_gpus_and_the_kernel(tmp_path: Path, text: str, name: str | None,
+                                                                   count: int, kernel: str | None) -> None:
+    facts = detect_paste(tmp_path, text)
+    assert len(facts.gpus) == count
+    assert {g.name for g in facts.gpus} == {name}
+    assert facts.os.kernel == kernel
+    for near in ("jax.devices (1 total, 1 local): [CudaDevice(id=0)]", 'device info: NVIDIA H100 80GB HBM3-8, 8 local devices"',
+                 "platform: uname_result(system='Windows', node='box', release='10', version='10.0.19045', machine='AMD64')"):
+        assert not [m for m in read_mentions(near) if m.kind in ("gpu_count", "gpu_name", "kernel")], near

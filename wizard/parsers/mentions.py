@@ -351,6 +351,38 @@ def _enumerated_first(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gpu_name", names[0], None), ("gpu_index", "0", None)] if len(names) == 1 else []
 
 
+def _jax_environment_devices(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = [("gpu_name", m.group(2), None)] if m.group(2) else []
+    return out + [("gpu_count", m.group(1) or m.group(3), None)]
+
+
+def _ollama_versions(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    """ollama's "detected amdgpu versions [gfx1030 gfx1031]" (ollama/ollama@6c5ccb1:gpu/amd_linux.go): one target a GPU.
+    The reader groups a line's claims as one GPU, so the targets are read only where they are all one; the count always."""
+    gfxs = [g.lower() for g in re.findall(rf"\b({GFX})\b", m.group(1))]
+    if not gfxs:
+        return []
+    out: list[tuple[str, str, str | None]] = [("gfx_rt", gfxs[0], None)] if len(set(gfxs)) == 1 else []
+    return out + [("gpu_count", str(len(gfxs)), None)]
+
+
+def _ollama_amdgpu(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = [("gfx_rt", m.group(1) or m.group(3) or m.group(4), None)]
+    return out + [("gpu_index", m.group(2), None)] if m.group(2) else out
+
+
+def _llama_using_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = [("gpu_name", m.group(2).strip(), None)]
+    return out + [("gpu_index", m.group(1), None)] if m.group(1) else out
+
+
+def _sdnext_agents(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    agents = re.findall(rf"'({GFX})(?::[\w+:-]*)?'", m.group(1))
+    if not agents or len(set(agents)) != 1 or len(agents) != m.group(1).count("'") // 2:
+        return []
+    return [("gfx_rt", agents[0], None), ("gpu_count", str(len(agents)), None)]
+
+
 def _gfx_prose(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gfx_rt", m.group(1).lower(), "prose")]
 
@@ -362,9 +394,64 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ---- GPU: runtime gfx in device contexts
     ("gcnarchname", lazy_re.compile(rf"gcnArchName\W{{0,4}}\s*({GFX})", re.I), _one("gfx_rt")),
     ("gpu_type", lazy_re.compile(rf"\b(?:gpu_type|gfx|compute|arch|gfx_version)\s*[=:]\s*\"?({GFX})\b"), _one("gfx_rt")),
+    # ollama's ROCm device filter names the dropped device's target, on a line that also lists the supported ones:
+    # msg="dropping ROCm device — no rocblas support for gfx target" device="AMD Radeon RX 6700 XT" gfx_target=gfx1031
+    # supported="map[gfx1030:true ...]" hint="set HSA_OVERRIDE_GFX_VERSION to map to a supported target"
+    # (ollama/ollama@fb30760:discover/amd.go); the key names the device's own target, so the list does not hide it
+    ("ollama gfx_target", lazy_re.compile(rf"\bgfx_target=\"?({GFX})\b"), _one("gfx_rt")),
+    # SD.Next's start-up: the agents rocm_agent_enumerator lists (one per GPU, gfx000 left out), "ROCm: agents=['gfx1100']"
+    # (vladmandic/sdnext@058a7f0:installer.py, modules/rocm.py): each agent a GPU, read where they are all one target (the
+    # reader groups a line's claims as one GPU: different targets on one line would make one GPU of them)
+    ("sdnext agents", lazy_re.compile(r"\bROCm: agents=\[([^\]\n]*)\]"), _sdnext_agents),
+    # ... and the GPUs torch sees: "Torch detected GPU: AMD Radeon RX 7900 XTX VRAM 24560 Arch (11, 0) Cores 48" (older,
+    # vladmandic/sdnext@d62ee69:installer.py), "Torch detected: {'gpu': 'AMD Radeon RX 7900 XTX', 'vram': 24560, ...}"
+    ("sdnext torch gpu", lazy_re.compile(r"\bTorch detected(?: GPU: |: \{'gpu': ')((?:AMD |ATI )?(?:Radeon|Instinct)[^'\n]*?)"
+                                         r"(?: VRAM \d|')"), _one("gpu_name")),
+    # Triton's compile target, a dataclass whose repr its errors and logs print: "GPUTarget(backend='hip', arch='gfx1100',
+    # warp_size=32)", the current device's target on ROCm (triton-lang/triton@0009f6b:python/triton/backends/compiler.py);
+    # one a line (several are a list of targets)
+    ("triton target", lazy_re.compile(rf"\bGPUTarget\(backend='hip', arch='({GFX})(?::[\w+:-]*)?'"),
+     lambda m: [("gfx_rt", m.group(1), None)] if m.string.count("GPUTarget(") == 1 else []),
+    # InvokeAI's start-up names the torch device it uses: logger.info(f"Using torch device: {torch_device_name}")
+    # (invoke-ai/InvokeAI@59a8c0d:invokeai/app/run_app.py; the name is torch.cuda.get_device_name's)
+    ("invokeai torch device", lazy_re.compile(r"\bUsing torch device: ((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)\s*$"),
+     _one("gpu_name")),
+    # uv's --torch-backend=auto detection, in its debug log: "Detected AMD GPU architecture from `rocm_agent_enumerator`:
+    # gfx1100" (the lowest target uv knows among the agents; astral-sh/uv@11f49f2:crates/uv-torch/src/accelerator.rs);
+    # not the one read from UV_AMD_GPU_ARCHITECTURE, a setting
+    ("uv amd architecture", lazy_re.compile(rf"\bDetected AMD GPU architecture from `rocm_agent_enumerator`: ({GFX})\b"),
+     _one("gfx_rt")),
+    # Frigate's ROCm detector reads the GPU's target with HSA_OVERRIDE_GFX_VERSION unset, then sets (or keeps) the
+    # override: "AMD/ROCm: detected gfx1031, overriding HSA_OVERRIDE_GFX_VERSION=10.3.0", "AMD/ROCm: detected gfx1103
+    # but HSA_OVERRIDE_GFX_VERSION already present (11.0.0), not overriding!"
+    # (blakeblackshear/frigate@087493b:frigate/detectors/plugins/rocm.py)
+    ("frigate rocm", lazy_re.compile(rf"\bAMD/ROCm: detected ({GFX})(?:, overriding HSA_OVERRIDE_GFX_VERSION=(\d+\.\d+\.\d+)"
+                                     r"| but HSA_OVERRIDE_GFX_VERSION already present \((\d+\.\d+\.\d+)\))"),
+     lambda m: [("gfx_hw", m.group(1), None),
+                ("env", f"HSA_OVERRIDE_GFX_VERSION={m.group(2) or m.group(3)}", "log")]),
+    # TensorFlow's short description of a device, in its "Created device" and "Ignoring visible gpu device" lines:
+    # "device: %d, name: %s, pci bus id: %s" (tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc)
+    ("tf device", lazy_re.compile(r"\bdevice: (\d{1,2}), name: ((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?), pci bus id: "),
+     lambda m: [("gpu_name", m.group(2), None), ("gpu_index", m.group(1), None)]),
+    # TensorFlow's ROCm build skipping a device whose target it was not built for, on a line that also lists the
+    # targets it supports: "Ignoring visible gpu device (device: 0, name: AMD Radeon RX 7600, pci bus id: 0000:0d:00.0)
+    # with AMDGPU version : gfx1102. The supported AMDGPU versions are gfx1030, gfx900, ..."
+    # (tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc)
+    ("tf amdgpu version", lazy_re.compile(rf"\bwith AMDGPU version\s*:\s*({GFX})\b"), _one("gfx_rt")),
+    # ollama's (0.1.x-0.11) reason for skipping a GPU older than it supports, the target read from the KFD node:
+    # slog.Warn(fmt.Sprintf("amdgpu too old gfx%d%x%x", ...), "gpu", id) (ollama/ollama@bc8909f^:discover/amd_linux.go);
+    # the first ROCm releases of ollama (0.1.2x) numbered the GPU and said whether its target was supported:
+    # "amdgpu [%d] too old %s", "amdgpu [%d] %s is supported", "amdgpu [%d] %s is not supported by %s %v" (the last
+    # followed by the runtime's supported targets; ollama/ollama@6c5ccb1:gpu/amd_linux.go)
+    ("ollama too old", lazy_re.compile(rf"\bamdgpu (?:too old ({GFX})\b|\[(\d{{1,2}})\] (?:too old ({GFX})\b|({GFX}) is (?:not )?supported\b))"),
+     _ollama_amdgpu),
+    # ... and the driver version it logged from /sys/module/amdgpu/version, which only a loaded amdgpu-dkms module has:
+    # slog.Info("AMD Driver: " + ver) (same file)
+    ("ollama amd driver", lazy_re.compile(r"\bmsg=\"AMD Driver: (\d+\.\d+\.\d+[\w.-]*)\""),
+     lambda m: [("driver_version", m.group(1), None), ("rock", "true", "ollama")]),
     # ollama's early discovery line: the targets KFD reports, one per GPU ("detected amdgpu versions [gfx1030 gfx906]")
     ("ollama amdgpu versions", lazy_re.compile(r"\bdetected amdgpu versions \[([^\]\n]*)\]"),
-     lambda m: [("gfx_rt", g.lower(), None) for g in re.findall(rf"\b({GFX})\b", m.group(1))]),
+     _ollama_versions),
     ("llama", lazy_re.compile(rf"Device (\d+): [^,\n]*, ({GFX}) \(0x[0-9a-f]+\)", re.I), _gfx_hex_id),
     # darktable's OpenCL device key (its "canonical name": the platform's and the device's names, lower-cased, letters
     # and digits only; darktable-org/darktable src/common/opencl.c, "UNIFIED MEM SIZE: ... reserved for '%s'", the
@@ -403,12 +490,25 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("glxinfo device", lazy_re.compile(r"^\s*Device:\s+(?:AMD|ATI)\b[^\n]*\(0x([0-9a-fA-F]{4})\)\s*$"), _pci),
     ("lspci name", lazy_re.compile(r"\[AMD(?:/ATI)?\]\s+([^\[\n]+?)\s*(?:\[([^\]\n]+)\])?\s*(?:\(rev [0-9a-f]+\))?\s*$"),
      lambda m: [("gpu_name", m.group(1).strip(), "codename")] + ([("gpu_name", m.group(2).strip(), "lspci")] if m.group(2) else [])),
+    # ollama's device lines ("inference compute", "dropping integrated GPU"): the runtime's name of the device is its
+    # description ("name" is the backend's ROCm0); ollama/ollama@fb30760:discover/types.go, discover/runner.go
+    ("ollama description", lazy_re.compile(r"\b(?:description|device)=\"((?:AMD |ATI )?(?:Radeon|Instinct)[^\"\n]*)\""), _one("gpu_name")),
     ("marketing name", lazy_re.compile(r"(?:Marketing Name|MARKET_NAME|Card (?:Series|SKU|Model)|Board name|Device Board Name \(AMD\)"
                                   r"|Product Name|name)\s*[:=]\s*['\"]?((?:AMD |ATI )?(?:Radeon|Instinct|FirePro)[^'\",\n]*?)['\",]?\s*$", re.I),
      _one("gpu_name", 1)),
     # ... and llama.cpp's (ggml's) ROCm device list: "ROCm1: AMD Radeon RX 7800 XT (16368 MiB, 16146 MiB free)"
     ("device N: name", lazy_re.compile(r"\b(?:(?:Device|GPU|cuda:?)\s*|ROCm)(\d+)\s*[:=]\s*((?:AMD )?(?:Radeon|Instinct)[^,()\n]*?)\s*(?:[,(]|:\s|$)", re.I),
      lambda m: [("gpu_name", m.group(2).strip(), None), ("gpu_index", m.group(1), None)]),
+    # llama.cpp naming the devices a model loads onto: LLAMA_LOG_INFO("%s: using device %s (%s) - %zu MiB free\n", ...)
+    # ("llama_model_load_from_file_impl: using device ROCm0 (AMD Radeon RX 7900 XTX) - 24390 MiB free";
+    # ggml-org/llama.cpp@5bc7a74:src/llama.cpp), and --list-devices' Vulkan rows ("  Vulkan0: AMD Radeon RX 6600 XT
+    # (RADV NAVI23) (8176 MiB, 8000 MiB free)"; common_print_available_devices). A ROCm device's number is its HIP
+    # index; a Vulkan device's numbers Vulkan's own list, so it is no index here
+    ("llama using device", lazy_re.compile(r"\busing device (?:ROCm(\d+)|Vulkan\d+) \(((?:AMD |ATI )?(?:Radeon|Instinct)[^()\n]*)\)"
+                                           r" - \d+ MiB free"),
+     _llama_using_device),
+    ("llama vulkan device", lazy_re.compile(r"^\s*Vulkan\d+: ((?:AMD |ATI )?(?:Radeon|Instinct)[^()\n]*?) \([^()\n]*\) "
+                                            r"\(\d+ MiB, \d+ MiB free\)"), _one("gpu_name")),
     # rocm-smi --showproductname, text and --csv: "GPU[1] : Card series: Navi 31 [Radeon RX 7900 XT/7900 XTX]",
     # "card1,Arcturus GL-XL [AMD Instinct MI100],0x0c34,..." (one line per GPU, numbered)
     ("smi card series", lazy_re.compile(r"^\s*(?:GPU\[(\d+)\]\s*:\s*Card series\s*:|card(\d+),)\s*([^,\[\n]*?)\s*(?:\[([^\]\n]+)\])?\s*(?:,|$)", re.I),
@@ -426,7 +526,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]),
     # ... and a "PCI ID" (or "PCI address") label whose value is a whole bus address: the address, not a vendor:device id;
     # in any case (TensorFlow's device line: "name: AMD Radeon RX 6600 XT, pci bus id: 0000:0c:00.0")
-    ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|PCI bus id|PCI ID|PCI address)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])",
+    # (and TensorFlow's older device line: "Found device 0 with properties: \npciBusID: 0000:0b:00.0 name: ...";
+    # tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc)
+    ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|pciBusID|PCI bus id|PCI ID|PCI address)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])",
                                 re.I),
      lambda m: [("bdf", m.group(1).lower(), None)]),
     # inxi's device line with -xx: "bus-ID: 03:00.0 chip-ID: 1002:744c" (smxi/inxi 15a55d0b948d4ddaffd5bfb266d4d12077b8fc39
@@ -442,6 +544,16 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("count", lazy_re.compile(r"(?:Number of HIP devices|found|device_count\(\)\W*|Device count|Number of devices|num_gpus|GPU count)"
                          r"\s*[:=]?\s*(\d{1,2})\s*(?:ROCm devices|HIP devices|GPUs?|devices?|$)", re.I),
      _one("gpu_count")),
+    # JAX's device list on ROCm, as jax.devices() prints it: "[RocmDevice(id=0), RocmDevice(id=1)]" (one item a device;
+    # ROCm/rocm-install-on-linux@5dd2ddf:docs/install/3rd-party/jax-install.rst); only the printed list itself
+    ("jax devices", lazy_re.compile(r"^\s*\[\s*RocmDevice\(id=\d{1,2}\)(?:,\s*RocmDevice\(id=\d{1,2}\))*\s*\]\s*$"),
+     lambda m: [("gpu_count", str(m.group(0).count("RocmDevice(")), None)]),
+    # ... and jax.print_environment_info's device line: "jax.devices (2 total, 2 local): [RocmDevice(id=0) RocmDevice(id=1)]"
+    # (jax-ml/jax@0fb462e:jax/_src/environment_info.py), later "device info: AMD Instinct MI300X-8, 8 local devices\""
+    # (device kind, count; jax-ml/jax@4853515, same path): this host's GPUs are the local ones
+    ("jax environment devices", lazy_re.compile(r"\bjax\.devices \(\d{1,3} total, (\d{1,2}) local\): \[RocmDevice\("
+                                                r"|\bdevice info: ((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)-\d{1,3}, (\d{1,2}) local devices\b"),
+     _jax_environment_devices),
     # "2 radeon Nano", "4x MI100", "8 x Instinct MI300X": a number of one product (the name is read by PRODUCT)
     ("count of product", lazy_re.compile(r"(?<![\w.,/-])([2-9]|1[0-6])\s*(?:x\s*|×\s*)?(?=(?:AMD\s+)?(?:Radeon|Instinct|MI\d{2,3}|R9\s)\S*)", re.I),
      lambda m: [("gpu_count", m.group(1), None)] if PRODUCT.match(m.string, m.end())
@@ -464,7 +576,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # hip-runtime-amd/clr-rocm-6.0.2/rocclr/os/os_posix.cpp": Arch's hip-runtime-amd built from ROCm 6.0.2)
     ("source tree", lazy_re.compile(r"/usr/src/debug/[\w.+-]+/[A-Za-z][\w.-]*?-rocm-(\d+\.\d+\.\d+)/"),
      lambda m: [("rocm", m.group(1), "build-path")]),
-    ("rocm version kv", lazy_re.compile(r"\b(?:(?i:ROCm version)|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d+)?)(?![\d.]*\d{5})(?!\w|\.\w)"),
+    # not a HIP version in the field: vLLM's collect_env fills "ROCM Version" from `hipcc --version`'s "HIP version:
+    # (\S+)" ("ROCM Version                 : 6.3.42133-1b9c17779"; vllm-project/vllm@030ea52:vllm/collect_env.py)
+    ("rocm version kv", lazy_re.compile(r"\b(?:(?i:ROCm version)|ROCm)\s*[:=]\s*v?(\d+\.\d+(?:\.\d{1,3})?)(?![\d.]*\d{5})(?!\w|\.\w)"),
      lambda m: [("rocm", m.group(1), "tool")]),
     # "ROCm 6.2", "Rocm v5.7"; the version in a parenthesis after the word ("latest Rocm (it shows as version 4.3.0)",
     # "ROCm (version 6.0)"), not another program's there ("ROCm (and python version 3.10)")
@@ -477,10 +591,16 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("rocm", m.group(1) or m.group(2), "stated")]),
     # torch.version.hip as scripts label it ("PyTorch ROCm version: X.Y.NNNNN-<commit>"): only a value of HIP's own
     # form (a five-digit build number), which no ROCm release number has
+    # (and collect_env's field as AUTOMATIC1111's sysinfo dumps it in JSON: "hip_compiled_version": "5.6.31061-8c743ae5d";
+    # AUTOMATIC1111/stable-diffusion-webui@11f827c:modules/sysinfo.py)
     ("hip version", lazy_re.compile(r"\b(?:ROCM HIP version|HIP version|HIP runtime version|ROCM used to build PyTorch|"
-                               r"(?:Py)?[Tt]orch ROCm version|"
-                               r"torch\.version\.hip\W*)\s*[:=]?\s*'?"
+                               r"(?:Py)?[Tt]orch ROCm version|hip_compiled_version\"|"
+                               r"torch\.version\.hip\W*)\s*[:=]?\s*['\"]?"
                                r"(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"), _one("hip")),
+    # SD.Next's (and kohya_ss's) torch backend line: "Torch backend: AMD ROCm HIP 6.0.32830-d62f6a171" (older,
+    # vladmandic/sdnext@d62ee69:installer.py), "Torch backend: {'type': 'rocm', 'hip': '6.2.41133-dd7f95766'}" (@058a7f0)
+    ("sdnext hip", lazy_re.compile(r"\bTorch backend: (?:AMD ROCm HIP |\{'type': 'rocm', 'hip': ')(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"),
+     _one("hip")),
     # a ROCm package version carries its release's build code ("4.2.0.40200-21", "6.2.4.60204-139~22.04")
     ("rocm build code", lazy_re.compile(r"(?<![\w.])([1-9])\.(\d{1,2})\.(\d{1,2})\.(\d{5})(?:-\d+)?(?![\w.])"),
      lambda m: [("rocm", f"{m.group(1)}.{int(m.group(2))}.{int(m.group(3))}", "package")]
@@ -488,9 +608,18 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("rocm version file", lazy_re.compile(r"/\.info/version\S*\s*[:\s]\s*(\d+\.\d+\.\d+)(?:-\d+)?\s*$"),
      lambda m: [("rocm", m.group(1), "version-file")]),
     # ---- torch
+    # DeepSpeed's ds_report pads each name with dots: print(name, "." * (max_dots - len(name)), value):
+    # "torch version .................... 2.4.0+rocm6.1", "torch hip version ................ 6.1.40091-a8dbc0c19"
+    # (microsoft/DeepSpeed@0399e0b:deepspeed/env_report.py; the hip line: jagadish-amd/DeepSpeed@048a11c, same path)
+    ("ds_report", lazy_re.compile(r"^\s*torch (?:version \.{2,} (\d+\.\d+\.\d+(?:[a-z]+\d*)?(?:\+[\w.]+)?)"
+                                  r"|hip version \.{2,} (\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?))\s*$"),
+     lambda m: [("torch", m.group(1), None)] if m.group(1) else [("hip", m.group(2), None)]),
     # (also mmcv's and mmengine's collect_env, a Python dict or its items: "'PyTorch': '1.9.0a0+gitdfbd030'",
     # "('PyTorch', '2.0.0+rocm5.4.2')")
-    ("torch banner", lazy_re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?:[ _]version|\.__version(?:__)?)?"
+    # (and the env reports of transformers, accelerate and diffusers: "- PyTorch version (GPU?): 2.5.1+rocm6.2 (True)";
+    # huggingface/transformers@026b0db:src/transformers/commands/env.py, huggingface/accelerate@bb22ffc:
+    # src/accelerate/commands/env.py)
+    ("torch banner", lazy_re.compile(r"(?<!build )(?<!built with )\b(?:pytorch|torch)(?:[ _]version(?: \(GPU\?\))?|\.__version(?:__)?)?"
                                      r"(?:[\"']\s*[:=,]|\s*[:=])\s*[\"']?v?(\d+\.\d+\.\d+(?:\.?[a-z]+\d*)?(?:\+[\w.]+)?)\b", re.I),
      _one("torch")),
     ("torch pip", lazy_re.compile(r"(?:^|[\s,(])torch(?:==|-| )(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\d*)?(?:\+(?:rocm|cu|cpu)[\w.]*)?)"
@@ -533,8 +662,18 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ---- system
     # collect_env's "Python platform: Linux-<release>-<arch>-with-glibc"; vLLM's collect_env pads the key
     # ("Python platform              : Linux-...")
-    ("kernel platform", lazy_re.compile(r"(?:Python platform|^\s*OS)\s*:\s*Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"),
+    # ... and the Hugging Face env reports' platform.platform() ("- Platform: Linux-6.8.0-45-generic-x86_64-with-glibc2.35";
+    # huggingface/transformers@026b0db:src/transformers/commands/env.py)
+    # ... and AUTOMATIC1111's sysinfo, a JSON dump: its "Platform" is platform.platform(), its "Torch env info" collect_env's
+    # get_env_info()._asdict() ("python_platform": "Linux-..."; AUTOMATIC1111/stable-diffusion-webui@11f827c:modules/sysinfo.py)
+    ("kernel platform", lazy_re.compile(r"(?:Python platform|^\s*OS|^\s*-\s*Platform|^\s*\"(?:Platform|python_platform)\")\s*:\s*\"?"
+                                        r"Linux-(\d+\.\d+\.\d+[\w.+~-]*?)-(?:x86_64|aarch64)"),
      _one("kernel")),  # also CuPy's show_config ("OS                        : Linux-5.15.0-75-generic-x86_64-with-glibc2.31")
+    # Python's platform.uname() repr, as jax.print_environment_info prints it ("platform: uname_result(system='Linux',
+    # node='box', release='6.8.0-49-generic', version='#49-Ubuntu SMP ...', machine='x86_64')"; jax-ml/jax@4853515:
+    # jax/_src/environment_info.py)
+    ("kernel uname_result", lazy_re.compile(r"\buname_result\(system='Linux', node='[^'\n]*', release='(\d+\.\d+\.\d+[^'\s]*)'"),
+     _one("kernel")),
     # modprobe looks in the running kernel's module tree ("Module amdgpu not found in directory /lib/modules/<release>")
     ("kernel modprobe", lazy_re.compile(r"\bnot found in directory /lib/modules/(\d+\.\d+\.\d+[^\s/]*)"), _one("kernel")),
     # Ubuntu's HWE kernels carry the release they are built for in their version ("#40~20.04.1-Ubuntu SMP")
@@ -564,6 +703,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # id, in bash's Debian form ("root@3f2a9c1b7d4e:/work#") and in the Fedora/RHEL one ("[root@3f2a9c1b7d4e work]#")
     ("container", lazy_re.compile(r"/\.dockerenv|/run/\.containerenv|^\s*`?(?:\([\w.-]+\)\s*)?(?:[\w! .-]*@[0-9a-f]{12}:\S*"
                                   r"|\[[\w.-]+@[0-9a-f]{12}(?:\s+[^\]\s]+)?\])\s?[#$]"),
+     lambda m: [("container", "true", None)]),
+    # SD.Next's platform line, its values joined as k=v: docker= is whether SD_DOCKER is set, which SD.Next's container
+    # image sets ("Platform: arch=x86_64 cpu=x86_64 system=Linux release=6.8.0-49-generic python=3.11.9 ... docker=True";
+    # vladmandic/sdnext@058a7f0:installer.py get_platform, launch.py)
+    ("sdnext docker", lazy_re.compile(r"\bPlatform: arch=\S+(?=[^\n]* system=Linux\b)(?=[^\n]* docker=True\b)"),
      lambda m: [("container", "true", None)]),
     # a command run in a container at a prompt ("$ sudo docker exec -it gpustack-worker bash -c ...", "kubectl exec pod --
     # rocminfo"): what it prints is the container's
@@ -671,8 +815,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("render_group" if g.lower() == "render" else "video_group", "true", None)
                 for g in dict.fromkeys(re.findall(r"(?<![\w-])(render|video)(?![\w-])", m.group(1), re.I))]),
     # ... not another driver's: the OpenCL runtime's in clinfo ("Driver version: 3614.0 (HSA1.1,LC)", ROCm's clinfo;
-    # "(PAL,HSAIL)" on AMD's older stacks) or NVIDIA's in nvidia-smi's header ("Driver Version: 550.54.14  CUDA Version: 12.4")
-    ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*"
+    # "(PAL,HSAIL)" on AMD's older stacks) or NVIDIA's in nvidia-smi's header ("Driver Version: 550.54.14  CUDA Version: 12.4");
+    # nor TensorFlow's "with AMDGPU version : gfx1102", the device's target ("tf amdgpu version")
+    ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(?!gfx)"
                                        r"(\S+)(?!\S)(?!\s*\((?:HSA|PAL|LC|ROCr))", re.I),
      lambda m: [] if "CUDA Version" in m.string or "NVIDIA-SMI" in m.string else [("driver_version", m.group(1).rstrip(",|"), None)]),
     # `dkms status` ("amdgpu, 2.2-31, 4.15.0-46-generic, x86_64: installed"; ROCm's older rock-dkms too), the package's
@@ -799,7 +944,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
 # cheap substring filters: a rule runs only on lines containing one of its words (lower-cased)
 _NEEDLES: dict[str, tuple[str, ...]] = {
     "gfx_target_version": ("gfx_target_version",), "gfx version": ("gfx version", "target_graphics"),
-    "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "llama": ("gfx",), "nobinary device": ("found]",),
+    "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "ollama too old": ("too old", "supported"), "ollama amd driver": ("amd driver:",), "ollama description": ("description=", "device="), "ollama gfx_target": ("gfx_target=",), "tf amdgpu version": ("amdgpu version",), "tf device": ("pci bus id",), "sdnext agents": ("agents=",), "sdnext torch gpu": ("torch detected",),
+    "sdnext hip": ("torch backend",), "invokeai torch device": ("using torch device",), "triton target": ("gputarget(",), "llama using device": ("using device",),
+    "llama vulkan device": ("vulkan",),
+    "uv amd architecture": ("rocm_agent_enumerator",), "sdnext docker": ("docker=true",), "frigate rocm": ("amd/rocm",), "jax devices": ("rocmdevice(",), "jax environment devices": ("local",), "kernel uname_result": ("uname_result(",),
+    "ds_report": ("..",), "llama": ("gfx",), "nobinary device": ("found]",),
     "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",), "tensile glob": ("no paths matched",), "julia hip device": ("hipdevice(",),
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
     "hip arch": ("gfx",), "pci [1002:xxxx]": ("1002:",), "k8s device-id": ("amd.com/gpu.device-id",), "lspci Device": ("device ",),
@@ -837,6 +986,10 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
 _LIST_CONTEXT = lazy_re.compile(
     r"PYTORCH_ROCM_ARCH|AMDGPU_TARGETS|GPU_TARGETS|offload-arch|get_arch_list|arch_list|Available code objects"
     r"|supported (?:gfx|arch|targets?|GPUs?)|(?:gfx[0-9a-f]+[;,]\s*){2,}|\[\s*'gfx", re.I)
+
+
+# rules whose gfx a key ties to one device, on lines that also list targets by design
+_KEYED_GFX = frozenset({"ollama gfx_target", "ollama too old", "tf amdgpu version", "sdnext agents"})
 
 
 # what a text says a correct install would show, said just before a version
@@ -954,6 +1107,11 @@ _ASKED: tuple[tuple[lazy_re.Pattern, str, lazy_re.Pattern], ...] = (
     # of dump_hid's "pci 0x%04x"; "SubVendor:" / "SubDevice:" name the board, not the chip)
     (lazy_re.compile(r"^\s*vendorID\s*=\s*0x0*1002\s*$"), "pci_id", lazy_re.compile(r"^\s*deviceID\s*=\s*0x0*([0-9a-fA-F]{4})\s*$")),
     (lazy_re.compile(r"^\s*Vendor:\s*pci 0x1002\b"), "pci_id", lazy_re.compile(r"^\s*Device:\s*pci 0x([0-9a-fA-F]{4})\b")),
+    # ... and a device's name (hipDeviceProp's name on ROCm: "AMD Radeon RX 6800 XT"; same file, get_device_name)
+    (lazy_re.compile(_REPL + r"torch\.cuda\.get_device_name\([^)\n]*\)\)?\s*$"), "gpu_name",
+     lazy_re.compile(_ECHO + r"((?:AMD |ATI )?(?:Radeon|Instinct)[^'\"\n]*?)['\"]?\s*$")),
+    # the number of GPUs torch sees, an int (pytorch/pytorch@17e3b6a:torch/cuda/__init__.py device_count); 0 is no count
+    (lazy_re.compile(_REPL + r"torch\.cuda\.device_count\(\)\)?\s*$"), "gpu_count", lazy_re.compile(r"^\s*(?:Out\[\d+\]:\s*)?(\d{1,2})\s*$")),
 )
 
 
@@ -1084,7 +1242,7 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
                 continue
             for m in rx.finditer(line):
                 for kind, value, detail in make(m):
-                    if kind in ("gfx_rt", "gfx_hw") and listy:
+                    if kind in ("gfx_rt", "gfx_hw") and listy and name not in _KEYED_GFX:
                         continue
                     if kind == "env" and detail is None and (telling or conditional or (name == "env" and not _shellish(line))):
                         continue  # advice, or a setting a program makes only under a condition, is not the machine's
