@@ -1,0 +1,44 @@
+"""Known issues whose signatures were widened to the wording upstream's own troubleshooting documents print.
+
+Each case is a self-written text with the documented message, the facts the issue needs, and a near miss that
+must stay silent. (New issues have their cases in tests/data/known_issue_texts.json; an issue has one case
+there, so a second, widened wording of an older issue is tested here.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from test_known_issues_texts import _ids
+
+pytestmark = pytest.mark.unit
+
+# (issue id, text that must fire it, its facts, near miss, the near miss's facts)
+CASES: list[tuple[str, str, dict[str, Any], str, dict[str, Any]]] = [
+    # ROCm/rocm-install-on-linux docs/reference/install-faq.rst, "Issue #5: Application hangs on Multi-GPU systems"
+    ("multi-gpu-iommu",
+     "rccl-tests/build/all_reduce_perf -b 8 -e 128M -f 2 -g 2\n"
+     "node01:4211:4211 [0] NCCL INFO RCCL version 2.20.5+hip6.2\n"
+     "node01:4211:4211 [0] /long_pathname_so_that_rpms_can_package_the_debug_info/src/init.cc:137 "
+     "NCCL WARN Missing \"iommu=pt\" from kernel command line which can lead to system instablity or hang!",
+     {"gpus": [{"gfx": "gfx1100", "integrated": False}, {"gfx": "gfx1100", "integrated": False}]},
+     "node01:4211:4211 [0] NCCL INFO RCCL version 2.20.5+hip6.2\nnode01:4211:4211 [0] NCCL INFO Bootstrap : Using eth0",
+     {"gpus": [{"gfx": "gfx1100", "integrated": False}, {"gfx": "gfx1100", "integrated": False}]}),
+    # ollama/ollama discover/amd_linux.go verifyKFDDriverAccess: /dev/kfd does not exist
+    ("container-without-kfd-device",
+     "time=2025-01-20T10:00:00.000Z level=ERROR source=amd_linux.go:404 msg=\"amdgpu devices detected but "
+     "permission problems block access: kfd driver not loaded.  If running in a container, remember to include "
+     "'--device /dev/kfd --device /dev/dri'\"",
+     {"in_container": True, "wsl": False, "kfd_present": False},
+     "time=2025-01-20T10:00:00.000Z level=INFO source=amd_linux.go:361 msg=\"no compatible amdgpu devices detected\"",
+     {"in_container": True, "wsl": False, "kfd_present": False}),
+]
+
+
+@pytest.mark.parametrize(("issue_id", "text", "facts", "near", "near_facts"), CASES, ids=[c[0] for c in CASES])
+def test_widened_signature_fires_on_documented_wording(issue_id: str, text: str, facts: dict[str, Any], near: str,
+                                                       near_facts: dict[str, Any]) -> None:
+    assert issue_id in _ids(facts, text)
+    assert issue_id not in _ids(near_facts, near)
