@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_known_issues_texts import _facts, _ids
 
-from test_known_issues_texts import _ids
+from wizard.diagnose import diagnose
 
 pytestmark = pytest.mark.unit
 
@@ -42,3 +43,17 @@ def test_widened_signature_fires_on_documented_wording(issue_id: str, text: str,
                                                        near_facts: dict[str, Any]) -> None:
     assert issue_id in _ids(facts, text)
     assert issue_id not in _ids(near_facts, near)
+
+
+def test_shared_object_init_failed_is_a_symptom_to_check() -> None:
+    """ROCm/HIP docs/how-to/faq.md: newer HIP runtimes report a device without a code object as
+    hipErrorSharedObjectInitFailed ("shared object initialization failed"). The message is not specific to
+    that cause, so it brings the missing-code-object finding up as something to check, not as a cause."""
+    text = ("  File \"/home/user/venv/lib/python3.11/site-packages/torch/cuda/__init__.py\", line 302, in _lazy_init\n"
+            "RuntimeError: HIP error: shared object initialization failed\n"
+            "HIP kernel errors might be asynchronously reported at some other API call")
+    facts = {"gpus": [{"gfx": "gfx1100", "integrated": False}, {"gfx": "gfx1036", "integrated": True}]}
+    found = {f.id: f for f in diagnose(_facts(facts, text))}
+    assert "no-binary-for-gpu" in found
+    assert found["no-binary-for-gpu"].to_check is not None
+    assert "no-binary-for-gpu" not in _ids(facts, "RuntimeError: HIP error: out of memory")
