@@ -2074,3 +2074,56 @@ def test_jaxs_environment_info_gives_the_local_gpus_and_the_kernel(tmp_path: Pat
     for near in ("jax.devices (1 total, 1 local): [CudaDevice(id=0)]", 'device info: NVIDIA H100 80GB HBM3-8, 8 local devices"',
                  "platform: uname_result(system='Windows', node='box', release='10', version='10.0.19045', machine='AMD64')"):
         assert not [m for m in read_mentions(near) if m.kind in ("gpu_count", "gpu_name", "kernel")], near
+
+
+# --------------------------------------------------------------------------- application formats, from their source
+
+
+@pytest.mark.parametrize("header", [
+    # ROCm/rccl-tests@043eef6:src/common.cu: "#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s"
+    "#   Rank {r} Pid  41234 on      ws-01 device  {r} [0x{b}] AMD Radeon RX 7900 XTX",
+    # the later layout with the group, as nccl-tests prints it
+    "#  Rank {r} Group  0 Pid  41234 on      ws-01 device  {r} [0x{b}] AMD Radeon RX 7900 XTX",
+])
+def test_rccl_tests_device_table_names_each_ranks_gpu_and_its_index(tmp_path: Path, header: str) -> None:
+    text = ("# nThread 1 nGpus 2 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+            "#\n# Using devices\n" + "\n".join(header.format(r=r, b=b) for r, b in ((0, "03"), (1, "43"))) + "\n#\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(g.name, g.gfx) for g in facts.gpus] == [("AMD Radeon RX 7900 XTX", "gfx1100")] * 2
+    for near in ("#   Rank  0 Pid  41234 on      ws-01 device  0 [0x17] NVIDIA H100 80GB HBM3",
+                 "Rank 0 on device 0 AMD Radeon RX 7900 XTX hangs"):
+        assert not [m for m in read_mentions(near) if m.kind in ("gpu_name", "gpu_index")], near
+
+
+def test_blenders_cycles_hip_device_gives_the_gpus_name_and_place(tmp_path: Path) -> None:
+    # blender/blender@a1de44d:intern/cycles/device/hip/device.cpp: "Added device \"%s\" with id \"HIP_%s_%04x:%02x:%02x\"."
+    text = ("$ blender --debug-cycles\n"
+            "I1129 10:00:02.123456 140123 device.cpp:171] Device has compute preemption or is not used for display.\n"
+            'I1129 10:00:02.123490 140123 device.cpp:174] Added device "AMD Radeon RX 7900 XTX" with id '
+            '"HIP_AMD Radeon RX 7900 XTX_0000:03:00".\n')
+    facts = detect_paste(tmp_path, text)
+    assert [(g.name, g.bdf) for g in facts.gpus] == [("AMD Radeon RX 7900 XTX", "0000:03:00.0")]
+    for near in ('Added device "NVIDIA GeForce RTX 4090" with id "CUDA_NVIDIA GeForce RTX 4090_0000:01:00".',
+                 'Added device "AMD Ryzen 9 7950X" with id "CPU".'):
+        assert not said(near, "bdf"), near
+
+
+def test_hashcats_device_lines_give_the_opencl_target_the_name_and_the_amd_address(tmp_path: Path) -> None:
+    # hashcat/hashcat@a52b70d:src/terminal.c: -I's "Name...........: %s", "PCI.Addr.BDF...: %02x:%02x.%u" (AMD's OpenCL
+    # devices only), the run's "* Device #%u: %s, %u/%u MB, %uMCU" and "* Device #%u: %s, skipped"
+    text = ("hashcat (v6.2.6) starting in backend information mode\n\nHIP Info:\n=========\n\nHIP.Version.: 6.2.41133\n\n"
+            "Backend Device ID #1 (Alias: #2)\n  Name...........: AMD Radeon RX 6800 XT\n  Processor(s)...: 36\n"
+            "  Memory.Total...: 16368 MB\n  PCI.Addr.BDFe..: 0000:0b:00.0\n\nOpenCL Info:\n============\n\n"
+            "OpenCL Platform ID #1\n  Vendor..: Advanced Micro Devices, Inc.\n  Name....: AMD Accelerated Parallel Processing\n"
+            "  Version.: OpenCL 2.1 AMD-APP (3614.0)\n\n  Backend Device ID #2 (Alias: #1)\n    Type...........: GPU\n"
+            "    Vendor.ID......: 1\n    Name...........: gfx1030\n    Driver.Version.: 3614.0 (HSA1.1,LC)\n"
+            "    PCI.Addr.BDF...: 0b:00.0\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(g.name, g.gfx_reported, g.bdf) for g in facts.gpus] == [("AMD Radeon RX 6800 XT", "gfx1030", "0000:0b:00.0")]
+    run = ("* Device #1: AMD Radeon RX 7900 XTX, 24448/24560 MB, 48MCU\n"
+           "* Device #2: gfx1100, skipped\n")
+    assert said(run, "gpu_name") == ["AMD Radeon RX 7900 XTX"] and said(run, "gfx_rt") == ["gfx1100"]
+    for near in ("  Name...........: NVIDIA GeForce RTX 3070", "  PCI.Addr.BDFe..: 0000:42:00.0",
+                 "* Device #1: NVIDIA GeForce RTX 4090, 23664/24080 MB, 128MCU", "    Name...........: Intel(R) UHD Graphics 770"):
+        assert not [m for m in read_mentions(near) if m.kind in ("gpu_name", "gfx_rt", "bdf")], near
+

@@ -383,6 +383,12 @@ def _sdnext_agents(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gfx_rt", agents[0], None), ("gpu_count", str(len(agents)), None)]
 
 
+def _hashcat_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    if m.group(1):
+        return [("gfx_rt", m.group(1), None)]
+    return [("gpu_name", m.group(2), None)] if m.group(2) else [("bdf", f"0000:{m.group(3)}", None)]
+
+
 def _gfx_prose(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gfx_rt", m.group(1).lower(), "prose")]
 
@@ -516,6 +522,29 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      + ([("gpu_name", m.group(3).strip(), "codename")] if m.group(3).strip() else [])
      + ([("gpu_name", m.group(4).strip(), "lspci")] if m.group(4) else [])),
     # sglang's check_env: "GPU 0,1,2,3,4,5,6,7: AMD Instinct MI300X" (one name for the listed devices)
+    # rccl-tests' device table, one line per rank: "#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s" (the HIP device
+    # index, the bus number, hipDeviceProp's name; ROCm/rccl-tests@043eef6:src/common.cu), "#  Rank %2d Group %2d Pid ..."
+    # in the later layout nccl-tests took up, and "[%s]" with the whole bus address in others; an NVIDIA device's name is
+    # no Radeon or Instinct
+    ("rccl-tests rank", lazy_re.compile(r"^\s*#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+\S+\s+device\s+(\d{1,2})\s+"
+                                        r"\[(?:0x[0-9a-f]{2}|([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]))\]\s+"
+                                        r"((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)\s*$"),
+     lambda m: [("gpu_name", m.group(3), None), ("gpu_index", m.group(1), None)]
+     + ([("bdf", m.group(2), None)] if m.group(2) else [])),
+    # Blender's Cycles listing its HIP devices (blender --debug-cycles): "Added device \"%s\" with id \"%s\"." where the id
+    # is "HIP_%s_%04x:%02x:%02x" of the device's name, PCI domain, bus and device number
+    # (blender/blender@a1de44d:intern/cycles/device/hip/device.cpp device_hip_info); the function is not printed: a GPU's
+    # display function is function 0 (its HDMI audio is function 1), as inxi's rule reads it
+    ("blender hip device", lazy_re.compile(r'\bAdded device "([^"\n]+)" with id "HIP_[^"\n]*_([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2})"'),
+     lambda m: [("gpu_name", m.group(1), None), ("bdf", f"{m.group(2)}.0", None)]),
+    # hashcat's device lines (hashcat/hashcat@a52b70d:src/terminal.c): -I's "Name...........: %s" and the run's
+    # "* Device #%u: %s, %u/%u MB, %uMCU" (or "..., skipped") give ROCm's OpenCL device by its target ("gfx1030"); -I's OpenCL block prints
+    # "PCI.Addr.BDF...: %02x:%02x.%u" only for an AMD device on AMD's platform (the CUDA and HIP blocks' "PCI.Addr.BDFe..",
+    # with the domain, are NVIDIA's too)
+    ("hashcat device", lazy_re.compile(rf"^\s*(?:Name\.{{3,}}:\s*|\*\s*Device #\d+:\s*)(?:({GFX})(?::[\w+:-]*)?"
+                                       r"|((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?))(?:\s*$|, \d+/\d+ MB|, skipped\b)"
+                                       r"|^\s*PCI\.Addr\.BDF\.\.\.:\s*([0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\s*$"),
+     _hashcat_device),
     ("gpu list name", lazy_re.compile(r"^\s*GPU\s+(\d{1,2}(?:,\d{1,2})+)\s*:\s*((?:AMD )?(?:Radeon|Instinct)[^,\n]*?)\s*$"),
      lambda m: [("gpu_name", m.group(2), None), ("gpu_count", str(len(m.group(1).split(","))), None)]),
     # the kernel driver naming its device: amdgpu, or radeon for the cards before GCN (and GCN1/2 it still drives)
@@ -957,7 +986,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "ollama gpu index": ("gpu=", "id="), "ollama pci_id": ("pci_id=",), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "source tree": ("/usr/src/debug/",), "rocm version kv": ("rocm",),
-    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "gpu list name": ("radeon", "instinct"), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
+    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "gpu list name": ("radeon", "instinct"), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
