@@ -2127,3 +2127,15 @@ def test_hashcats_device_lines_give_the_opencl_target_the_name_and_the_amd_addre
                  "* Device #1: NVIDIA GeForce RTX 4090, 23664/24080 MB, 128MCU", "    Name...........: Intel(R) UHD Graphics 770"):
         assert not [m for m in read_mentions(near) if m.kind in ("gpu_name", "gfx_rt", "bdf")], near
 
+
+def test_modinfos_version_of_an_out_of_tree_amdgpu_is_the_drivers(tmp_path: Path) -> None:
+    # kmod's modinfo prints the file, then the fields; mainline amdgpu declares no MODULE_VERSION
+    text = ("$ modinfo amdgpu | head -3\nfilename:       /lib/modules/6.8.0-49-generic/extra/amdgpu.ko.xz\n"
+            "version:        6.10.5\nlicense:        GPL and additional rights\n")
+    driver = detect_paste(tmp_path, text).driver
+    assert (driver.kind, driver.version, driver.loaded) == ("dkms", "6.10.5", None)
+    for near in ("filename:       /lib/modules/6.8.0-49-generic/kernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko.zst\n"
+                 "license:        GPL and additional rights\nversion:        6.10.5\n",
+                 "filename:       /lib/modules/6.8.0-49-generic/kernel/drivers/net/e1000e/e1000e.ko\nversion:        3.2.6-k\n",
+                 "filename:       /lib/modules/6.8.0-49-generic/updates/dkms/nvidia.ko\nversion:        550.54.14\n"):
+        assert not said(near, "driver_version"), near

@@ -1141,6 +1141,12 @@ _ASKED: tuple[tuple[lazy_re.Pattern, str, lazy_re.Pattern], ...] = (
      lazy_re.compile(_ECHO + r"((?:AMD |ATI )?(?:Radeon|Instinct)[^'\"\n]*?)['\"]?\s*$")),
     # the number of GPUs torch sees, an int (pytorch/pytorch@17e3b6a:torch/cuda/__init__.py device_count); 0 is no count
     (lazy_re.compile(_REPL + r"torch\.cuda\.device_count\(\)\)?\s*$"), "gpu_count", lazy_re.compile(r"^\s*(?:Out\[\d+\]:\s*)?(\d{1,2})\s*$")),
+    # `modinfo amdgpu`: the module file first, then its fields (kmod tools/modinfo.c); a "version:" line, read as the next
+    # one, is the MODULE_VERSION only an out-of-tree amdgpu (amdgpu-dkms) declares (mainline drivers/gpu/drm/amd/amdgpu/
+    # amdgpu_drv.c declares none; "filename: .../updates/dkms/amdgpu.ko" then "version: 18.20.2.15" as amdgpu-pro's shows it).
+    # The file's version, not a loaded module's ("modinfo_version": read as driver_version, detail "modinfo")
+    (lazy_re.compile(r"^\s*filename:\s*/\S*/amdgpu\.ko(?:\.(?:xz|zst|gz))?\s*$"), "modinfo_version",
+     lazy_re.compile(r"^\s*version:\s*(\d+\.\d+\.\d+(?:\.\d+)?)\s*$")),
 )
 
 
@@ -1186,17 +1192,19 @@ def _asked_by(command: str | None) -> tuple[str, lazy_re.Pattern] | None:
     return next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None) if m else None
 
 
-def _answer(kind: str, value: str) -> tuple[str, str | None]:
-    """The value and detail of a fact a line answers for the line (or the command) before it."""
+def _answer(kind: str, value: str) -> tuple[str, str, str | None]:
+    """The kind, value and detail of a fact a line answers for the line (or the command) before it."""
     if kind == "gfx_rt":
-        return value.lower(), "echo"
+        return kind, value.lower(), "echo"
     if kind == "pci_id":
-        return f"1002:{value.lower()}", None
+        return kind, f"1002:{value.lower()}", None
     if kind in ("container", "rock"):
-        return "true", None
+        return kind, "true", None
     if kind == "driver_version":
-        return value, "sysfs"
-    return value, "echo"
+        return kind, value, "sysfs"
+    if kind == "modinfo_version":
+        return "driver_version", value, "modinfo"
+    return kind, value, "echo"
 
 
 @never_raises(tuple)  # type: ignore[arg-type]
@@ -1230,8 +1238,8 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
             branch_indent = indent
         answer = asked[1].match(line) if asked is not None else None
         if asked is not None and answer:
-            value, detail = _answer(asked[0], answer.group(1))
-            add(asked[0], value, no, line, detail)
+            kind, value, detail = _answer(asked[0], answer.group(1))
+            add(kind, value, no, line, detail)
         asked = next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None)
         if "uname -r" in line and _UNAME_PACKAGE.search(line):
             uname_packages = True
