@@ -2139,3 +2139,24 @@ def test_modinfos_version_of_an_out_of_tree_amdgpu_is_the_drivers(tmp_path: Path
                  "filename:       /lib/modules/6.8.0-49-generic/kernel/drivers/net/e1000e/e1000e.ko\nversion:        3.2.6-k\n",
                  "filename:       /lib/modules/6.8.0-49-generic/updates/dkms/nvidia.ko\nversion:        550.54.14\n"):
         assert not said(near, "driver_version"), near
+
+
+def test_vllms_detected_rocm_platform_says_amdgpu_is_loaded(tmp_path: Path) -> None:
+    # vllm-project/vllm@00e2bbc:vllm/platforms/__init__.py: "rocm" only where amdsmi listed an AMD GPU
+    text = ("root@box:/app# vllm serve Qwen/Qwen2.5-7B-Instruct\n"
+            "INFO 11-28 23:05:28 [__init__.py:225] Automatically detected platform rocm.\n"
+            "(APIServer pid=13) INFO 11-28 23:05:33 [api_server.py:1876] vLLM API server version 0.11.1\n")
+    assert detect_paste(tmp_path, text).driver.loaded is True
+    for near in ("INFO 04-17 15:26:31 [__init__.py:239] Automatically detected platform cuda.",
+                 "INFO 04-17 15:26:31 [__init__.py:239] No platform detected, vLLM is running on UnspecifiedPlatform"):
+        assert not said(near, "rock"), near
+
+
+def test_tgis_docker_label_places_the_launcher_in_its_image(tmp_path: Path) -> None:
+    # huggingface/text-generation-inference@19bb224:launcher/src/env_runtime.rs ("Docker label: {}", "N/A" outside an image)
+    text = ("Runtime environment:\nTarget: x86_64-unknown-linux-gnu\nCargo version: 1.85.1\n"
+            "Commit sha: 0ff0ac5af1c2e3eeac2b2a4c6a7a1a2b8e4d8d7f\nDocker label: sha-0ff0ac5-rocm\nnvidia-smi:\nN/A\n"
+            "xpu-smi:\nN/A\nhpu-smi:\nN/A\n")
+    assert detect_paste(tmp_path, text).in_container is True
+    for near in ("Docker label: N/A", "Docker label: latest"):
+        assert not said(near, "container"), near

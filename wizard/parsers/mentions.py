@@ -736,6 +736,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # SD.Next's platform line, its values joined as k=v: docker= is whether SD_DOCKER is set, which SD.Next's container
     # image sets ("Platform: arch=x86_64 cpu=x86_64 system=Linux release=6.8.0-49-generic python=3.11.9 ... docker=True";
     # vladmandic/sdnext@058a7f0:installer.py get_platform, launch.py)
+    # Hugging Face TGI's runtime environment (text-generation-launcher --env, and its start-up): "Docker label: {}" is the
+    # DOCKER_LABEL its image build compiles in ("sha-<commit>", "sha-<commit>-rocm"), "N/A" outside the images
+    # (huggingface/text-generation-inference@19bb224:launcher/src/env_runtime.rs)
+    ("tgi docker label", lazy_re.compile(r"^\s*Docker label: sha-[0-9a-f]{7,40}(?:-[\w.-]+)?\s*$"),
+     lambda m: [("container", "true", None)]),
     ("sdnext docker", lazy_re.compile(r"\bPlatform: arch=\S+(?=[^\n]* system=Linux\b)(?=[^\n]* docker=True\b)"),
      lambda m: [("container", "true", None)]),
     # a command run in a container at a prompt ("$ sudo docker exec -it gpustack-worker bash -c ...", "kubectl exec pod --
@@ -807,6 +812,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("rock", "false" if m.group("not") else "true", m.group("ver"))]
      + ([("driver_version", m.group("ver"), "rock")] if m.group("ver") and not m.group("not") else [])),
     # lsmod's row and lspci -k's binding: the amdgpu module is in the kernel
+    # vLLM's (and SGLang's, through vLLM's platforms) start-up: logger.info("Automatically detected platform %s.", ...) names
+    # "rocm" only where amdsmi.amdsmi_init() succeeded and amdsmi_get_processor_handles() listed an AMD GPU
+    # (vllm-project/vllm@00e2bbc:vllm/platforms/__init__.py rocm_platform_plugin), which amd-smi does only with the
+    # amdgpu driver loaded (its init fails with AMDSMI_STATUS_DRIVER_NOT_LOADED otherwise)
+    ("vllm platform rocm", lazy_re.compile(r"\bAutomatically detected platform rocm\."),
+     lambda m: [("rock", "true", "vllm")]),
     ("amdgpu module", lazy_re.compile(r"^\s*(?:amdgpu\s+\d+\s+\d+\b|Kernel driver in use:\s*amdgpu\s*$)"),
      lambda m: [("rock", "true", None)]),
     # the writer stating the module loaded ("rocm libs v 6.4.0 installed,  amdgpu module loaded."); not a condition, a
@@ -976,7 +987,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "ollama too old": ("too old", "supported"), "ollama amd driver": ("amd driver:",), "ollama description": ("description=", "device="), "ollama gfx_target": ("gfx_target=",), "tf amdgpu version": ("amdgpu version",), "tf device": ("pci bus id",), "sdnext agents": ("agents=",), "sdnext torch gpu": ("torch detected",),
     "sdnext hip": ("torch backend",), "invokeai torch device": ("using torch device",), "triton target": ("gputarget(",), "llama using device": ("using device",),
     "llama vulkan device": ("vulkan",),
-    "uv amd architecture": ("rocm_agent_enumerator",), "sdnext docker": ("docker=true",), "frigate rocm": ("amd/rocm",), "jax devices": ("rocmdevice(",), "jax environment devices": ("local",), "kernel uname_result": ("uname_result(",),
+    "uv amd architecture": ("rocm_agent_enumerator",), "sdnext docker": ("docker=true",), "tgi docker label": ("docker label:",), "frigate rocm": ("amd/rocm",), "jax devices": ("rocmdevice(",), "jax environment devices": ("local",), "kernel uname_result": ("uname_result(",),
     "ds_report": ("..",), "llama": ("gfx",), "nobinary device": ("found]",),
     "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",), "tensile glob": ("no paths matched",), "julia hip device": ("hipdevice(",),
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
@@ -986,7 +997,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "ollama gpu index": ("gpu=", "id="), "ollama pci_id": ("pci_id=",), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "source tree": ("/usr/src/debug/",), "rocm version kv": ("rocm",),
-    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "gpu list name": ("radeon", "instinct"), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
+    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "vllm platform rocm": ("detected platform rocm",), "gpu list name": ("radeon", "instinct"), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
