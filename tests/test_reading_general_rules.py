@@ -2160,3 +2160,25 @@ def test_tgis_docker_label_places_the_launcher_in_its_image(tmp_path: Path) -> N
     assert detect_paste(tmp_path, text).in_container is True
     for near in ("Docker label: N/A", "Docker label: latest"):
         assert not said(near, "container"), near
+
+
+def _hipinfo_block(index: int, name: str, bus: int, gfx: str) -> str:
+    # ROCm/hip-tests@3543bc3:samples/1_Utils/hipInfo/hipInfo.cpp printDeviceProp: keys left-aligned in 34 columns
+    rows = [("device#", str(index)), ("Name: ", name), ("pciBusID: ", str(bus)), ("pciDeviceID: ", "0"),
+            ("pciDomainID: ", "0"), ("multiProcessorCount: ", "48"), ("isIntegrated: ", "0"), ("gcnArchName: ", gfx),
+            ("peers: ", ""), ("non-peers: ", "device#0 device#1 ")]
+    return ("-" * 80 + "\n" + "".join(f"{k:<34}{v}\n" for k, v in rows) + "\n"
+            + f"{'memInfo.total: ':<34}23.98 GB\n")
+
+
+def test_hipinfos_device_blocks_are_one_gpu_each_at_their_pci_address(tmp_path: Path) -> None:
+    text = ("$ /opt/rocm/bin/hipInfo\n\n" + _hipinfo_block(0, "AMD Radeon RX 7900 XTX", 3, "gfx1100")
+            + _hipinfo_block(1, "AMD Radeon RX 7900 XTX", 67, "gfx1100"))
+    facts = detect_paste(tmp_path, text)
+    assert [(g.name, g.gfx, g.bdf) for g in facts.gpus] == [("AMD Radeon RX 7900 XTX", "gfx1100", "0000:03:00.0"),
+                                                           ("AMD Radeon RX 7900 XTX", "gfx1100", "0000:43:00.0")]
+    # PCI numbers outside a device block, or one left out, make no address
+    for near in ("pciBusID: 3\npciDeviceID: 0\npciDomainID: 0\n",
+                 "device#                           0\npciBusID:                         3\npciDomainID:                      0\n",
+                 "device#                           0\n$ echo done\npciBusID: 3\npciDeviceID: 0\npciDomainID: 0\n"):
+        assert not said(near, "bdf"), near

@@ -1169,6 +1169,34 @@ _PIP_REQUIRES_CUDA = lazy_re.compile(r"^\s*Requires:.*\bnvidia-[\w-]+-(cu\d+)\b"
 _ONE_LINER = lazy_re.compile(r"^\s*python3?(?:\.\d+)?\s+-c\s+[\"'](?:[^\"'\n]*;\s*)?print\((?P<expr>[\w.]+(?:\([^()\"'\n]*\))?(?:\.[\w]+)*)\)\s*;?\s*[\"']\s*$")
 
 
+# hipInfo's device blocks (ROCm/hip-tests@3543bc3:samples/1_Utils/hipInfo/hipInfo.cpp printDeviceProp): "device#" and the
+# HIP index, then "Name: ", "pciBusID: ", "pciDeviceID: ", "pciDomainID: " (decimal, one a line), ..., "gcnArchName: ",
+# each key left-aligned in 34 columns. What a block's lines name is that device's, at that index; its three PCI numbers
+# make its address (a GPU's display function is function 0)
+_HIPINFO_DEVICE = lazy_re.compile(r"^\s*device#\s+(\d{1,2})\s*$")
+_HIPINFO_PCI = lazy_re.compile(r"^\s*pci(Bus|Device|Domain)ID:\s+(\d{1,5})\s*$")
+_HIPINFO_ROW = lazy_re.compile(r"^\s*[A-Za-z][\w.]*:")
+
+
+class _HipInfoBlock:
+    """The hipInfo device block being read: its HIP index and the PCI numbers read so far."""
+
+    def __init__(self, index: str) -> None:
+        self.index = index
+        self.pci: dict[str, int] = {}
+
+    def place(self, line: str) -> str | None:
+        """The device's address, once its domain (the last of the three) is read."""
+        m = _HIPINFO_PCI.match(line)
+        if m is None:
+            return None
+        self.pci[m.group(1)] = int(m.group(2))
+        bus, dev, dom = (self.pci.get(k) for k in ("Bus", "Device", "Domain"))
+        if m.group(1) != "Domain" or bus is None or dev is None or dom is None or bus > 255 or dev > 31 or dom > 0xFFFF:
+            return None
+        return f"{dom:04x}:{bus:02x}:{dev:02x}.0"
+
+
 # `apt install linux-headers-$(uname -r) linux-modules-extra-$(uname -r)` (AMD's install steps): what apt then prints
 # about those packages names them by the running kernel's release, as the shell expanded it
 _UNAME_PACKAGE = lazy_re.compile(r"\blinux-(?:headers|modules(?:-extra)?|image|tools)-[\"']?(?:\$\(uname -r\)|`uname -r`)")
@@ -1238,9 +1266,17 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
     branch_indent: int | None = None  # the indentation of the conditional ("if ...") the lines below it are inside
     # the command (or a line above) asked apt for kernel packages by `$(uname -r)`
     uname_packages = bool(command and "uname -r" in command and _UNAME_PACKAGE.search(command))
+    hipinfo: _HipInfoBlock | None = None  # inside hipInfo's block of one device
     for no, line in lines(text):
         if not line or len(line) > 4000:
             continue
+        first = len(out)
+        if (hd := _HIPINFO_DEVICE.match(line)) is not None:
+            hipinfo = _HipInfoBlock(hd.group(1))
+        elif hipinfo is not None and line.strip() and not _HIPINFO_ROW.match(line):
+            hipinfo = None
+        elif hipinfo is not None and (place := hipinfo.place(line)) is not None:
+            add("bdf", place, no, line, None)
         indent = len(line) - len(line.lstrip())
         if branch_indent is not None and line.strip() and indent <= branch_indent:
             branch_indent = None
@@ -1301,6 +1337,8 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
                     add(kind, value, no, line, detail)
                 if name in ("env",):
                     break  # the env rule reads the whole line at once
+        if hipinfo is not None and any(m.kind in ("gpu_name", "gfx_rt", "bdf") for m in out[first:]):
+            add("gpu_index", hipinfo.index, no, line, "hipInfo")
     return tuple(out)
 
 
