@@ -2182,3 +2182,26 @@ def test_hipinfos_device_blocks_are_one_gpu_each_at_their_pci_address(tmp_path: 
                  "device#                           0\npciBusID:                         3\npciDomainID:                      0\n",
                  "device#                           0\n$ echo done\npciBusID: 3\npciDeviceID: 0\npciDomainID: 0\n"):
         assert not said(near, "bdf"), near
+
+
+def test_boincs_opencl_gpu_line_names_the_target_when_no_board_name_was_read(tmp_path: Path) -> None:
+    # BOINC/boinc@c5c6cb7:lib/opencl_boinc.cpp: "OpenCL: %s %d: %s" of "%.64s (driver version %.64s, device version ..."
+    text = ("Oct 09 23:09:40 host boinc[1709]: 09-Oct-2022 23:09:40 [---] OpenCL: AMD/ATI GPU 0: gfx90c:xnack- (driver version "
+            "3452.0 (HSA1.1,LC), device version OpenCL 2.0, 0.50GB, 0.50GB available, 1.79 TFLOPS peak)\n")
+    assert [(g.gfx_reported, g.integrated) for g in detect_paste(tmp_path, text).gpus] == [("gfx90c", True)]
+    assert said("[---] OpenCL: AMD/ATI GPU 1 (not used): gfx1030 (driver version 3614.0 (HSA1.1,LC), device version "
+                "OpenCL 2.0, 16.00GB, 16.00GB available, 20.74 TFLOPS peak)", "gfx_rt") == ["gfx1030"]
+    for near in ("[---] OpenCL: NVIDIA GPU 0: NVIDIA GeForce RTX 3060 (driver version 550.54.14, device version OpenCL 3.0 "
+                 "CUDA, 12.00GB, 12.00GB available, 12.74 TFLOPS peak)",
+                 "[---] OpenCL CPU: AMD Ryzen 7 5700G with Radeon Graphics (OpenCL driver vendor: The pocl project, "
+                 "driver version 5.0, device version OpenCL 3.0 PoCL HSTR: cpu-x86_64-pc-linux-gnu-znver3)"):
+        assert not said(near, "gfx_rt"), near
+
+
+def test_tinygrads_amd_device_line_names_the_nodes_target(tmp_path: Path) -> None:
+    # tinygrad/tinygrad@a9069c1:tinygrad/runtime/ops_amd.py: "AMDDevice: opening {device_id} with target {target} arch {arch}"
+    text = ('$ DEBUG=1 python3 -c "from tinygrad import Tensor; print((Tensor([1,2])+1).numpy())"\n'
+            "AMDDevice: opening 0 with target (11, 0, 0) arch gfx1100\nopened device AMD from pid:12345\n")
+    assert [g.gfx for g in detect_paste(tmp_path, text).gpus] == ["gfx1100"]
+    for near in ("assert failed: Unsupported arch: gfx1030", "AMDDevice: opening 0 with target (11, 0, 0)"):
+        assert not said(near, "gfx_hw"), near

@@ -545,6 +545,19 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                        r"|((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?))(?:\s*$|, \d+/\d+ MB|, skipped\b)"
                                        r"|^\s*PCI\.Addr\.BDF\.\.\.:\s*([0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\s*$"),
      _hashcat_device),
+    # BOINC's client naming the GPUs OpenCL found: "OpenCL: %s %d: %s" (or "%d (ignored by config)", "%d (not used)") with the
+    # type "AMD/ATI GPU" and the device's description "%.64s (driver version %.64s, device version ...", its name ROCm's
+    # CL_DEVICE_NAME, the target with its features ("gfx90c:xnack-"), where no board name was read
+    # (BOINC/boinc@c5c6cb7:lib/opencl_boinc.cpp OPENCL_DEVICE_PROP::description, client/gpu_opencl.cpp); a board name is
+    # read by "device N: name"
+    ("boinc opencl gpu", lazy_re.compile(rf"\bOpenCL: AMD/ATI GPU \d{{1,2}}(?: \((?:ignored by config|not used)\))?: ({GFX})"
+                                         r"(?::[\w+:-]*)? \(driver version "),
+     _one("gfx_rt")),
+    # tinygrad's AMD backend at DEBUG>=1: "AMDDevice: opening {device_id} with target {target} arch {arch}", the target
+    # KFD's node reports (gfx_target_version, which HSA_OVERRIDE_GFX_VERSION does not change; tinygrad/tinygrad@a9069c1:
+    # tinygrad/runtime/ops_amd.py)
+    ("tinygrad amd device", lazy_re.compile(rf"\bAMDDevice: opening (\d{{1,2}}) with target \(\d+, \d+, \d+\) arch ({GFX})\b"),
+     lambda m: [("gfx_hw", m.group(2), None), ("gpu_index", m.group(1), None)]),
     ("gpu list name", lazy_re.compile(r"^\s*GPU\s+(\d{1,2}(?:,\d{1,2})+)\s*:\s*((?:AMD )?(?:Radeon|Instinct)[^,\n]*?)\s*$"),
      lambda m: [("gpu_name", m.group(2), None), ("gpu_count", str(len(m.group(1).split(","))), None)]),
     # the kernel driver naming its device: amdgpu, or radeon for the cards before GCN (and GCN1/2 it still drives)
@@ -997,7 +1010,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "ollama gpu index": ("gpu=", "id="), "ollama pci_id": ("pci_id=",), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "source tree": ("/usr/src/debug/",), "rocm version kv": ("rocm",),
-    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "vllm platform rocm": ("detected platform rocm",), "gpu list name": ("radeon", "instinct"), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
+    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "vllm platform rocm": ("detected platform rocm",), "gpu list name": ("radeon", "instinct"), "boinc opencl gpu": ("amd/ati gpu",), "tinygrad amd device": ("amddevice: opening",), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
