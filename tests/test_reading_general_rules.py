@@ -2205,3 +2205,27 @@ def test_tinygrads_amd_device_line_names_the_nodes_target(tmp_path: Path) -> Non
     assert [g.gfx for g in detect_paste(tmp_path, text).gpus] == ["gfx1100"]
     for near in ("assert failed: Unsupported arch: gfx1030", "AMDDevice: opening 0 with target (11, 0, 0)"):
         assert not said(near, "gfx_hw"), near
+
+
+def test_ramalama_infos_hip_accelerator_says_kfd_lists_an_amd_gpu(tmp_path: Path) -> None:
+    # containers/ramalama@8bc1f0a:ramalama/common.py check_rocm_amd ("hip" only from KFD's topology nodes)
+    text = ('$ ramalama info\n{\n    "Accelerator": "hip",\n    "Engine": {\n        "Name": "podman"\n    },\n'
+            '    "Image": "quay.io/ramalama/rocm:0.7"\n}\n')
+    assert detect_paste(tmp_path, text).driver.loaded is True
+    for near in ('    "Accelerator": "none",', '    "Accelerator": "cuda",', 'RAMALAMA_ACCEL="hip" is not set'):
+        assert not said(near, "rock"), near
+
+
+def test_ghws_pci_device_string_as_localai_logs_it_places_and_names_the_gpu(tmp_path: Path) -> None:
+    # mudler/LocalAI@82c191a:core/application/startup.go logs ghw's GraphicsCard.String() (jaypipes/ghw pkg/pci Device.String)
+    text = ("12:00AM DBG GPU count count=1\n12:00AM DBG GPU gpu=\"card #0 @0000:03:00.0 -> driver: 'amdgpu' class: 'Display "
+            "controller' vendor: 'Advanced Micro Devices, Inc. [AMD/ATI]' product: 'Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 "
+            "GRE/7900M]'\"\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(g.gfx, g.bdf) for g in facts.gpus] == [("gfx1100", "0000:03:00.0")]
+    assert facts.driver.loaded is True
+    for near in ("card #1 @0000:01:00.0 -> driver: 'nvidia' class: 'VGA compatible controller' vendor: 'NVIDIA Corporation' "
+                 "product: 'AD102 [GeForce RTX 4090]'",
+                 "0000:03:00.1 -> driver: 'snd_hda_intel' class: 'Multimedia controller' vendor: 'Advanced Micro Devices, "
+                 "Inc. [AMD/ATI]' product: 'Navi 31 HDMI/DP Audio'"):
+        assert not [m for m in read_mentions(near) if m.kind in ("bdf", "gpu_name", "driver_bound")], near

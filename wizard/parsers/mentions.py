@@ -389,6 +389,15 @@ def _hashcat_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gpu_name", m.group(2), None)] if m.group(2) else [("bdf", f"0000:{m.group(3)}", None)]
 
 
+def _ghw_pci_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = [("bdf", m.group(1), None)]
+    if m.group(3):
+        out.append(("gpu_name", m.group(3), "codename"))
+    if m.group(4):
+        out.append(("gpu_name", m.group(4), "lspci"))
+    return out + ([("driver_bound", "true", None)] if m.group(2) == "amdgpu" else [])
+
+
 def _gfx_prose(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gfx_rt", m.group(1).lower(), "prose")]
 
@@ -558,6 +567,15 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # tinygrad/runtime/ops_amd.py)
     ("tinygrad amd device", lazy_re.compile(rf"\bAMDDevice: opening (\d{{1,2}}) with target \(\d+, \d+, \d+\) arch ({GFX})\b"),
      lambda m: [("gfx_hw", m.group(2), None), ("gpu_index", m.group(1), None)]),
+    # ghw's PCI device string, which LocalAI logs for each graphics card at start-up (xlog.Debug("GPU", "gpu", gpu.String()):
+    # "card #0 @0000:03:00.0 -> driver: 'amdgpu' class: 'Display controller' vendor: 'Advanced Micro Devices, Inc.
+    # [AMD/ATI]' product: 'Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]'" (mudler/LocalAI@82c191a:
+    # core/application/startup.go; jaypipes/ghw pkg/pci Device.String "%s -> driver: '%s' class: '%s' vendor: '%s'
+    # product: '%s'" with pci.ids' names): the address, the bound driver and lspci's names of a display device of AMD's
+    ("ghw pci device", lazy_re.compile(r"\b([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) -> driver: '(\w*)' class: "
+                                       r"'(?:Display|VGA compatible|3D) controller' vendor: 'Advanced Micro Devices, Inc\. \[AMD/ATI\]' "
+                                       r"product: '([^'\[\n]*?)\s*(?:\[([^\]'\n]+)\])?'"),
+     _ghw_pci_device),
     ("gpu list name", lazy_re.compile(r"^\s*GPU\s+(\d{1,2}(?:,\d{1,2})+)\s*:\s*((?:AMD )?(?:Radeon|Instinct)[^,\n]*?)\s*$"),
      lambda m: [("gpu_name", m.group(2), None), ("gpu_count", str(len(m.group(1).split(","))), None)]),
     # the kernel driver naming its device: amdgpu, or radeon for the cards before GCN (and GCN1/2 it still drives)
@@ -831,6 +849,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # amdgpu driver loaded (its init fails with AMDSMI_STATUS_DRIVER_NOT_LOADED otherwise)
     ("vllm platform rocm", lazy_re.compile(r"\bAutomatically detected platform rocm\."),
      lambda m: [("rock", "true", "vllm")]),
+    # RamaLama's `ramalama info` (JSON): "Accelerator": "hip" only where KFD's topology (/sys/devices/virtual/kfd/kfd/
+    # topology/nodes, there while amdgpu's KFD is up) lists an AMD GPU of gfx900 or later with VRAM
+    # (containers/ramalama@8bc1f0a:ramalama/cli.py info_cli, ramalama/common.py check_rocm_amd, ramalama/amdkfd.py)
+    ("ramalama accelerator hip", lazy_re.compile(r'^\s*"Accelerator":\s*"hip",?\s*$'),
+     lambda m: [("rock", "true", "ramalama")]),
     ("amdgpu module", lazy_re.compile(r"^\s*(?:amdgpu\s+\d+\s+\d+\b|Kernel driver in use:\s*amdgpu\s*$)"),
      lambda m: [("rock", "true", None)]),
     # the writer stating the module loaded ("rocm libs v 6.4.0 installed,  amdgpu module loaded."); not a condition, a
@@ -1010,7 +1033,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "ollama gpu index": ("gpu=", "id="), "ollama pci_id": ("pci_id=",), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "source tree": ("/usr/src/debug/",), "rocm version kv": ("rocm",),
-    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "vllm platform rocm": ("detected platform rocm",), "gpu list name": ("radeon", "instinct"), "boinc opencl gpu": ("amd/ati gpu",), "tinygrad amd device": ("amddevice: opening",), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
+    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "ramalama accelerator hip": ("accelerator",), "vllm platform rocm": ("detected platform rocm",), "gpu list name": ("radeon", "instinct"), "ghw pci device": ("-> driver:",), "boinc opencl gpu": ("amd/ati gpu",), "tinygrad amd device": ("amddevice: opening",), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
