@@ -2229,3 +2229,18 @@ def test_ghws_pci_device_string_as_localai_logs_it_places_and_names_the_gpu(tmp_
                  "0000:03:00.1 -> driver: 'snd_hda_intel' class: 'Multimedia controller' vendor: 'Advanced Micro Devices, "
                  "Inc. [AMD/ATI]' product: 'Navi 31 HDMI/DP Audio'"):
         assert not [m for m in read_mentions(near) if m.kind in ("bdf", "gpu_name", "driver_bound")], near
+
+
+def test_rocm_bandwidth_tests_device_list_names_and_places_the_gpus_not_the_cpu(tmp_path: Path) -> None:
+    # ROCm/rocm_bandwidth_test@6bd5c1a:rocm_bandwidth_test_report.cpp DisplayDevInfo ("Device: %u,  %s[,  %s,  %s]", the BDF
+    # as rocm_bandwidth_test_topology.cpp PopulateBDF writes it) and rocm_bandwidth_test_print.cpp ("  Device  BDF:  %s")
+    text = ("$ /opt/rocm/bin/rocm_bandwidth_test\n\n          RocmBandwidthTest Version: 2.6.0\n\n"
+            "          Device: 0,  AMD Ryzen 9 7950X 16-Core Processor\n"
+            "          Device: 1,  AMD Radeon RX 7900 XTX,  GPU-5a1b2c3d4e5f6a7b,  03:0.0\n"
+            "          Device: 2,  AMD Radeon RX 7900 XTX,  GPU-6b2c3d4e5f6a7b8c,  43:0.0\n\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(g.name, g.bdf) for g in facts.gpus] == [("AMD Radeon RX 7900 XTX", "0000:03:00.0"),
+                                                     ("AMD Radeon RX 7900 XTX", "0000:43:00.0")]
+    assert said("            Device  BDF:                            c1:0.0", "bdf") == ["0000:c1:00.0"]
+    for near in ("Device: 1,  NVIDIA GeForce RTX 4090,  GPU-5a1b2c3d,  01:0.0", "Device BDF: 03:0.0 is wrong"):
+        assert not said(near, "bdf"), near

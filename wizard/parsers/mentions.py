@@ -576,6 +576,14 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                        r"'(?:Display|VGA compatible|3D) controller' vendor: 'Advanced Micro Devices, Inc\. \[AMD/ATI\]' "
                                        r"product: '([^'\[\n]*?)\s*(?:\[([^\]'\n]+)\])?'"),
      _ghw_pci_device),
+    # rocm_bandwidth_test's device list, "Device: %u,  %s,  %s,  %s" (HSA's agent index, the product name, and for a GPU its
+    # UUID and the BDF made from HSA_AMD_AGENT_INFO_BDFID as "%02x:%x.%x", no domain), and its topology's GPU block line
+    # "  Device  BDF:  %s" (ROCm/rocm_bandwidth_test@6bd5c1a:rocm_bandwidth_test_report.cpp DisplayDevInfo,
+    # rocm_bandwidth_test_print.cpp, rocm_bandwidth_test_topology.cpp PopulateBDF); the agent index counts the CPUs
+    ("rocm_bandwidth_test device", lazy_re.compile(r"^\s*(?:Device: \d{1,2},  ((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?),  GPU-\w+,  "
+                                                   r"|Device  BDF:\s+)([0-9a-f]{2}):([0-9a-f]{1,2})\.([0-7])\s*$"),
+     lambda m: ([("gpu_name", m.group(1), None)] if m.group(1) else [])
+     + [("bdf", f"0000:{m.group(2)}:{int(m.group(3), 16):02x}.{m.group(4)}", None)]),
     ("gpu list name", lazy_re.compile(r"^\s*GPU\s+(\d{1,2}(?:,\d{1,2})+)\s*:\s*((?:AMD )?(?:Radeon|Instinct)[^,\n]*?)\s*$"),
      lambda m: [("gpu_name", m.group(2), None), ("gpu_count", str(len(m.group(1).split(","))), None)]),
     # the kernel driver naming its device: amdgpu, or radeon for the cards before GCN (and GCN1/2 it still drives)
@@ -922,7 +930,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      # an iGPU's model alone in the field ("GPU: 780M aka gfx1103"): AMD names it "Radeon 780M"
      or [("gpu_name", f"Radeon {g.upper()}", "label") for g in re.findall(rf"^(?:AMD\s+)?({_IGPU_BARE}|80[56]0S)\b", m.group(1).strip(), re.I)]
      or [("gfx_rt", g.lower(), "label") for g in re.findall(rf"^`?({GFX})(?::[\w+:-]*)?`?\s*$", m.group(1).strip())]
-     or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I) else [])),
+     # (not a numbered agent list's CPU row: rocm_bandwidth_test's "Device: 0,  AMD Ryzen 9 7950X 16-Core Processor")
+     or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I)
+         and not re.match(r"\d{1,2},\s", m.group(1)) else [])),
     # a GPU named with its role ("tried with iGPU 680M and dGPU RX 6500M"): each is one of the machine's GPUs
     ("role gpu", lazy_re.compile(r"\b[id]GPU\s+(?:is\s+)?(?:an?\s+|the\s+)?(?=\S)", re.I), _role_gpu),
     # a device index a *_VISIBLE_DEVICES line's comment gives a GPU ("HIP_VISIBLE_DEVICES=0  # or 1 for 680M")
@@ -1033,7 +1043,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "ollama gpu index": ("gpu=", "id="), "ollama pci_id": ("pci_id=",), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "source tree": ("/usr/src/debug/",), "rocm version kv": ("rocm",),
-    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "ramalama accelerator hip": ("accelerator",), "vllm platform rocm": ("detected platform rocm",), "gpu list name": ("radeon", "instinct"), "ghw pci device": ("-> driver:",), "boinc opencl gpu": ("amd/ati gpu",), "tinygrad amd device": ("amddevice: opening",), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
+    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "ramalama accelerator hip": ("accelerator",), "vllm platform rocm": ("detected platform rocm",), "gpu list name": ("radeon", "instinct"), "rocm_bandwidth_test device": ("device: ", "device  bdf:"), "ghw pci device": ("-> driver:",), "boinc opencl gpu": ("amd/ati gpu",), "tinygrad amd device": ("amddevice: opening",), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
