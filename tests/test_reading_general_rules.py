@@ -2244,3 +2244,17 @@ def test_rocm_bandwidth_tests_device_list_names_and_places_the_gpus_not_the_cpu(
     assert said("            Device  BDF:                            c1:0.0", "bdf") == ["0000:c1:00.0"]
     for near in ("Device: 1,  NVIDIA GeForce RTX 4090,  GPU-5a1b2c3d,  01:0.0", "Device BDF: 03:0.0 is wrong"):
         assert not said(near, "bdf"), near
+
+
+def test_transferbenchs_topology_rows_are_one_gpu_each_with_the_headers_target(tmp_path: Path) -> None:
+    # ROCm/TransferBench@788840d:src/TransferBench.cpp: the gcnArchName header, then " GPU %02d |", link cells, " %11s | %4d |"
+    text = ("$ ./TransferBench a2a\n\nDetected topology: 1 configured CPU NUMA node(s) [1 total]   2 GPU device(s)\n\n"
+            "        | gfx1100 | gfx1100 |\n"
+            "        | GPU 00 | GPU 01 | PCIe Bus ID  | #CUs | Closest NUMA | DMA engines\n"
+            "--------+--------+--------+--------------+------+-------------+------------\n"
+            " GPU 00 |    -   | PCIE-2 | 0000:03:00.0 |   96 | 0            |0,1\n"
+            " GPU 01 | PCIE-2 |    -   | 0000:43:00.0 |   96 | 0            |0,1\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(g.gfx_reported, g.bdf) for g in facts.gpus] == [("gfx1100", "0000:03:00.0"), ("gfx1100", "0000:43:00.0")]
+    # a row without the header above it (another table's) is not read
+    assert not said(" GPU 00 |    -   | PCIE-2 | 0000:03:00.0 |   96 | 0            |0,1\n", "bdf")

@@ -1243,6 +1243,16 @@ class _HipInfoBlock:
         return f"{dom:04x}:{bus:02x}:{dev:02x}.0"
 
 
+# TransferBench's GPU topology table on ROCm (ROCm/TransferBench@788840d:src/TransferBench.cpp; the NVIDIA build prints
+# none): a header row of each GPU's gcnArchName without its features ("        | gfx1100 | gfx1100 |"), then a row a GPU:
+# " GPU %02d |", a link cell per GPU ("    -   |" for itself, "%s-%d" of HT/QPI/PCIE/INFB/XGMI and the hop count), then
+# " %11s | %4d | %-12d |" of hipDeviceGetPCIBusId, the CUs and the closest NUMA node. A row after the header names that
+# GPU's index, address and target
+_TRANSFERBENCH_ARCHS = lazy_re.compile(rf"^\s+\|(?: +{GFX} \|)+\s*$")
+_TRANSFERBENCH_ROW = lazy_re.compile(r"^\s*GPU (\d{2}) \|(?:\s*(?:-|(?:  HT| QPI|PCIE|INFB|XGMI|\?\?\?\?)-\d+)\s*\|)+"
+                                     r"\s*([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) \|\s*\d+ \|")
+
+
 # `apt install linux-headers-$(uname -r) linux-modules-extra-$(uname -r)` (AMD's install steps): what apt then prints
 # about those packages names them by the running kernel's release, as the shell expanded it
 _UNAME_PACKAGE = lazy_re.compile(r"\blinux-(?:headers|modules(?:-extra)?|image|tools)-[\"']?(?:\$\(uname -r\)|`uname -r`)")
@@ -1313,6 +1323,7 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
     # the command (or a line above) asked apt for kernel packages by `$(uname -r)`
     uname_packages = bool(command and "uname -r" in command and _UNAME_PACKAGE.search(command))
     hipinfo: _HipInfoBlock | None = None  # inside hipInfo's block of one device
+    transferbench_archs: list[str] = []  # the targets of TransferBench's topology header, by GPU index
     for no, line in lines(text):
         if not line or len(line) > 4000:
             continue
@@ -1323,6 +1334,14 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
             hipinfo = None
         elif hipinfo is not None and (place := hipinfo.place(line)) is not None:
             add("bdf", place, no, line, None)
+        if "gfx" in line and _TRANSFERBENCH_ARCHS.match(line):
+            transferbench_archs = _GFX_RE.findall(line)
+        elif transferbench_archs and (tb := _TRANSFERBENCH_ROW.match(line)) is not None:
+            index = int(tb.group(1))
+            add("bdf", tb.group(2).lower(), no, line, None)
+            add("gpu_index", str(index), no, line, None)
+            if index < len(transferbench_archs):
+                add("gfx_rt", transferbench_archs[index], no, line, None)
         indent = len(line) - len(line.lstrip())
         if branch_indent is not None and line.strip() and indent <= branch_indent:
             branch_indent = None
