@@ -398,6 +398,16 @@ def _ghw_pci_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return out + ([("driver_bound", "true", None)] if m.group(2) == "amdgpu" else [])
 
 
+def _rccl_tests_rank(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = [("gpu_name", m.group(3), None), ("gpu_index", m.group(1), None)]
+    return out + ([("bdf", m.group(2), None)] if m.group(2) else [])
+
+
+def _rocm_bandwidth_test_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = [("gpu_name", m.group(1), None)] if m.group(1) else []
+    return out + [("bdf", f"0000:{m.group(2)}:{int(m.group(3), 16):02x}.{m.group(4)}", None)]
+
+
 def _gfx_prose(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gfx_rt", m.group(1).lower(), "prose")]
 
@@ -538,8 +548,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("rccl-tests rank", lazy_re.compile(r"^\s*#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+\S+\s+device\s+(\d{1,2})\s+"
                                         r"\[(?:0x[0-9a-f]{2}|([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]))\]\s+"
                                         r"((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)\s*$"),
-     lambda m: [("gpu_name", m.group(3), None), ("gpu_index", m.group(1), None)]
-     + ([("bdf", m.group(2), None)] if m.group(2) else [])),
+     _rccl_tests_rank),
     # Blender's Cycles listing its HIP devices (blender --debug-cycles): "Added device \"%s\" with id \"%s\"." where the id
     # is "HIP_%s_%04x:%02x:%02x" of the device's name, PCI domain, bus and device number
     # (blender/blender@a1de44d:intern/cycles/device/hip/device.cpp device_hip_info); the function is not printed: a GPU's
@@ -582,8 +591,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # rocm_bandwidth_test_print.cpp, rocm_bandwidth_test_topology.cpp PopulateBDF); the agent index counts the CPUs
     ("rocm_bandwidth_test device", lazy_re.compile(r"^\s*(?:Device: \d{1,2},  ((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?),  GPU-\w+,  "
                                                    r"|Device  BDF:\s+)([0-9a-f]{2}):([0-9a-f]{1,2})\.([0-7])\s*$"),
-     lambda m: ([("gpu_name", m.group(1), None)] if m.group(1) else [])
-     + [("bdf", f"0000:{m.group(2)}:{int(m.group(3), 16):02x}.{m.group(4)}", None)]),
+     _rocm_bandwidth_test_device),
     ("gpu list name", lazy_re.compile(r"^\s*GPU\s+(\d{1,2}(?:,\d{1,2})+)\s*:\s*((?:AMD )?(?:Radeon|Instinct)[^,\n]*?)\s*$"),
      lambda m: [("gpu_name", m.group(2), None), ("gpu_count", str(len(m.group(1).split(","))), None)]),
     # the kernel driver naming its device: amdgpu, or radeon for the cards before GCN (and GCN1/2 it still drives)
