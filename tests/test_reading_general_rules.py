@@ -2258,3 +2258,17 @@ def test_transferbenchs_topology_rows_are_one_gpu_each_with_the_headers_target(t
     assert [(g.gfx_reported, g.bdf) for g in facts.gpus] == [("gfx1100", "0000:03:00.0"), ("gfx1100", "0000:43:00.0")]
     # a row without the header above it (another table's) is not read
     assert not said(" GPU 00 |    -   | PCIE-2 | 0000:03:00.0 |   96 | 0            |0,1\n", "bdf")
+
+
+def test_cupys_show_config_gives_each_devices_name_target_and_place_and_no_driver_version(tmp_path: Path) -> None:
+    # cupy/cupy@0f4daa4:cupyx/_runtime.py: '{:width}: {}' rows; "Device {} Arch" on ROCm; "CUDA Driver Version" is HIP's
+    records = [("OS", "Linux-6.8.0-49-generic-x86_64-with-glibc2.39"), ("CuPy Version", "13.3.0"), ("CUDA Root", "/opt/rocm"),
+               ("CUDA Build Version", "60241134"), ("CUDA Driver Version", "60241134"), ("CUDA Runtime Version", "60241134"),
+               ("Device 0 Name", "AMD Radeon RX 7900 XTX"), ("Device 0 Arch", "gfx1100"), ("Device 0 PCI Bus ID", "0000:03:00.0"),
+               ("Device 1 Name", "AMD Radeon RX 7900 XTX"), ("Device 1 Arch", "gfx1100"), ("Device 1 PCI Bus ID", "0000:43:00.0")]
+    text = ">>> import cupy; cupy.show_config()\n" + "".join(f"{k:<22}: {v}\n" for k, v in records)
+    facts = detect_paste(tmp_path, text)
+    assert [(g.gfx_reported, g.bdf) for g in facts.gpus] == [("gfx1100", "0000:03:00.0"), ("gfx1100", "0000:43:00.0")]
+    assert facts.driver.version is None
+    assert not said("Device 0 Name                 : NVIDIA GeForce RTX 4090", "gpu_name")
+    assert not said("Device 0 Compute Capability   : 89", "gfx_rt")

@@ -408,6 +408,11 @@ def _rocm_bandwidth_test_device(m: re.Match[str]) -> list[tuple[str, str, str | 
     return out + [("bdf", f"0000:{m.group(2)}:{int(m.group(3), 16):02x}.{m.group(4)}", None)]
 
 
+def _cupy_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    kind = "gpu_name" if m.group(2) else "gfx_rt" if m.group(3) else "bdf"
+    return [(kind, m.group(2) or m.group(3) or m.group(4), None), ("gpu_index", m.group(1), None)]
+
+
 def _gfx_prose(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gfx_rt", m.group(1).lower(), "prose")]
 
@@ -592,6 +597,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("rocm_bandwidth_test device", lazy_re.compile(r"^\s*(?:Device: \d{1,2},  ((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?),  GPU-\w+,  "
                                                    r"|Device  BDF:\s+)([0-9a-f]{2}):([0-9a-f]{1,2})\.([0-7])\s*$"),
      _rocm_bandwidth_test_device),
+    # CuPy's show_config, a row a device property keyed by the device's index: "Device {} Name", "Device {} Arch" (the
+    # gcnArchName, on ROCm only; "Compute Capability" on CUDA), "Device {} PCI Bus ID" (cupy/cupy@0f4daa4:cupyx/_runtime.py)
+    ("cupy device", lazy_re.compile(rf"^\s*Device (\d{{1,2}}) (?:Name\s*: ((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)"
+                                    rf"|Arch\s*: ({GFX})(?::[\w+:-]*)?|PCI Bus ID\s*: ([0-9a-f]{{4}}:[0-9a-f]{{2}}:[0-9a-f]{{2}}\.[0-7]))\s*$"),
+     _cupy_device),
     ("gpu list name", lazy_re.compile(r"^\s*GPU\s+(\d{1,2}(?:,\d{1,2})+)\s*:\s*((?:AMD )?(?:Radeon|Instinct)[^,\n]*?)\s*$"),
      lambda m: [("gpu_name", m.group(2), None), ("gpu_count", str(len(m.group(1).split(","))), None)]),
     # the kernel driver naming its device: amdgpu, or radeon for the cards before GCN (and GCN1/2 it still drives)
@@ -909,7 +919,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ... not another driver's: the OpenCL runtime's in clinfo ("Driver version: 3614.0 (HSA1.1,LC)", ROCm's clinfo;
     # "(PAL,HSAIL)" on AMD's older stacks) or NVIDIA's in nvidia-smi's header ("Driver Version: 550.54.14  CUDA Version: 12.4");
     # nor TensorFlow's "with AMDGPU version : gfx1102", the device's target ("tf amdgpu version")
-    ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(?!gfx)"
+    # ... nor CuPy's show_config "CUDA Driver Version", on ROCm hipDriverGetVersion's number ("60241134"; cupy/cupy@0f4daa4:
+    # cupyx/_runtime.py)
+    ("driver version", lazy_re.compile(r"(?<!CUDA )\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(?!gfx)"
                                        r"(\S+)(?!\S)(?!\s*\((?:HSA|PAL|LC|ROCr))", re.I),
      lambda m: [] if "CUDA Version" in m.string or "NVIDIA-SMI" in m.string else [("driver_version", m.group(1).rstrip(",|"), None)]),
     # `dkms status` ("amdgpu, 2.2-31, 4.15.0-46-generic, x86_64: installed"; ROCm's older rock-dkms too), the package's
@@ -1051,7 +1063,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "ollama gpu index": ("gpu=", "id="), "ollama pci_id": ("pci_id=",), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "source tree": ("/usr/src/debug/",), "rocm version kv": ("rocm",),
-    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "ramalama accelerator hip": ("accelerator",), "vllm platform rocm": ("detected platform rocm",), "gpu list name": ("radeon", "instinct"), "rocm_bandwidth_test device": ("device: ", "device  bdf:"), "ghw pci device": ("-> driver:",), "boinc opencl gpu": ("amd/ati gpu",), "tinygrad amd device": ("amddevice: opening",), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
+    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "ramalama accelerator hip": ("accelerator",), "vllm platform rocm": ("detected platform rocm",), "gpu list name": ("radeon", "instinct"), "cupy device": ("device ",), "rocm_bandwidth_test device": ("device: ", "device  bdf:"), "ghw pci device": ("-> driver:",), "boinc opencl gpu": ("amd/ati gpu",), "tinygrad amd device": ("amddevice: opening",), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
