@@ -2084,12 +2084,17 @@ def test_jaxs_environment_info_gives_the_local_gpus_and_the_kernel(tmp_path: Pat
     "#   Rank {r} Pid  41234 on      ws-01 device  {r} [0x{b}] AMD Radeon RX 7900 XTX",
     # the later layout with the group, as nccl-tests prints it
     "#  Rank {r} Group  0 Pid  41234 on      ws-01 device  {r} [0x{b}] AMD Radeon RX 7900 XTX",
+    # ROCm/rccl-tests@c0eac93:src/common.cu: the whole bus address
+    "#   Rank {r} Pid  41234 on      ws-01 device  {r} [0000:{b}:00.0] AMD Radeon RX 7900 XTX",
+    "#   Rank {r} Pid  41234 on      ws-01 device  {r} [00000000:{b}:00.0] AMD Radeon RX 7900 XTX",
 ])
 def test_rccl_tests_device_table_names_each_ranks_gpu_and_its_index(tmp_path: Path, header: str) -> None:
     text = ("# nThread 1 nGpus 2 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
             "#\n# Using devices\n" + "\n".join(header.format(r=r, b=b) for r, b in ((0, "03"), (1, "43"))) + "\n#\n")
     facts = detect_paste(tmp_path, text)
     assert [(g.name, g.gfx) for g in facts.gpus] == [("AMD Radeon RX 7900 XTX", "gfx1100")] * 2
+    if ":00.0]" in header:
+        assert [g.bdf for g in facts.gpus] == ["0000:03:00.0", "0000:43:00.0"]
     for near in ("#   Rank  0 Pid  41234 on      ws-01 device  0 [0x17] NVIDIA H100 80GB HBM3",
                  "Rank 0 on device 0 AMD Radeon RX 7900 XTX hangs"):
         assert not [m for m in read_mentions(near) if m.kind in ("gpu_name", "gpu_index")], near

@@ -400,7 +400,10 @@ def _ghw_pci_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
 
 def _rccl_tests_rank(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     out: list[tuple[str, str, str | None]] = [("gpu_name", m.group(3), None), ("gpu_index", m.group(1), None)]
-    return out + ([("bdf", m.group(2), None)] if m.group(2) else [])
+    if m.group(2):  # the domain as 4 digits, however wide the tool wrote it
+        domain, rest = m.group(2).lower().split(":", 1)
+        out.append(("bdf", f"{int(domain, 16):04x}:{rest}", None))
+    return out
 
 
 def _rocm_bandwidth_test_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
@@ -547,11 +550,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      + ([("gpu_name", m.group(4).strip(), "lspci")] if m.group(4) else [])),
     # sglang's check_env: "GPU 0,1,2,3,4,5,6,7: AMD Instinct MI300X" (one name for the listed devices)
     # rccl-tests' device table, one line per rank: "#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s" (the HIP device
-    # index, the bus number, hipDeviceProp's name; ROCm/rccl-tests@043eef6:src/common.cu), "#  Rank %2d Group %2d Pid ..."
-    # in the later layout nccl-tests took up, and "[%s]" with the whole bus address in others; an NVIDIA device's name is
-    # no Radeon or Instinct
+    # index, the bus number, hipDeviceProp's name; ROCm/rccl-tests@043eef6:src/common.cu), "[%s]" with the whole bus address
+    # of cudaDeviceGetPCIBusId in later ones (ROCm/rccl-tests@c0eac93, same path), "#  Rank %2d Group %2d Pid ..." in the
+    # layout nccl-tests took up; an NVIDIA device's name is no Radeon or Instinct
     ("rccl-tests rank", lazy_re.compile(r"^\s*#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+\S+\s+device\s+(\d{1,2})\s+"
-                                        r"\[(?:0x[0-9a-f]{2}|([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]))\]\s+"
+                                        r"\[(?:0x[0-9a-f]{2}|([0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]))\]\s+"
                                         r"((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)\s*$"),
      _rccl_tests_rank),
     # Blender's Cycles listing its HIP devices (blender --debug-cycles): "Added device \"%s\" with id \"%s\"." where the id
