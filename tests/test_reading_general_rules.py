@@ -2277,3 +2277,15 @@ def test_cupys_show_config_gives_each_devices_name_target_and_place_and_no_drive
     assert facts.driver.version is None
     assert not said("Device 0 Name                 : NVIDIA GeForce RTX 4090", "gpu_name")
     assert not said("Device 0 Compute Capability   : 89", "gfx_rt")
+
+
+def test_mlc_llms_found_rocm_devices_count_the_gpus(tmp_path: Path) -> None:
+    # mlc-ai/mlc-llm@01ced33:python/mlc_llm/support/auto_device.py: "%s device: %s:%s" for each existing index
+    text = ("[2024-06-01 10:00:00] INFO auto_device.py:88: Not found device: cuda:0\n"
+            "[2024-06-01 10:00:01] INFO auto_device.py:79: Found device: rocm:0\n"
+            "[2024-06-01 10:00:01] INFO auto_device.py:79: Found device: rocm:1\n"
+            "[2024-06-01 10:00:02] INFO auto_device.py:79: Found device: vulkan:0\n")
+    assert len(detect_paste(tmp_path, text).gpus) == 2
+    for near in ("INFO auto_device.py:88: Not found device: rocm:0", "INFO auto_device.py:79: Found device: cuda:1",
+                 "INFO auto_device.py:35: Using device: rocm:3"):
+        assert not said(near, "gpu_count"), near
