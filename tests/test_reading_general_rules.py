@@ -2074,3 +2074,218 @@ def test_jaxs_environment_info_gives_the_local_gpus_and_the_kernel(tmp_path: Pat
     for near in ("jax.devices (1 total, 1 local): [CudaDevice(id=0)]", 'device info: NVIDIA H100 80GB HBM3-8, 8 local devices"',
                  "platform: uname_result(system='Windows', node='box', release='10', version='10.0.19045', machine='AMD64')"):
         assert not [m for m in read_mentions(near) if m.kind in ("gpu_count", "gpu_name", "kernel")], near
+
+
+# --------------------------------------------------------------------------- application formats, from their source
+
+
+@pytest.mark.parametrize("header", [
+    # ROCm/rccl-tests@043eef6:src/common.cu: "#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s"
+    "#   Rank {r} Pid  41234 on      ws-01 device  {r} [0x{b}] AMD Radeon RX 7900 XTX",
+    # the later layout with the group, as nccl-tests prints it
+    "#  Rank {r} Group  0 Pid  41234 on      ws-01 device  {r} [0x{b}] AMD Radeon RX 7900 XTX",
+    # ROCm/rccl-tests@c0eac93:src/common.cu: the whole bus address
+    "#   Rank {r} Pid  41234 on      ws-01 device  {r} [0000:{b}:00.0] AMD Radeon RX 7900 XTX",
+    "#   Rank {r} Pid  41234 on      ws-01 device  {r} [00000000:{b}:00.0] AMD Radeon RX 7900 XTX",
+])
+def test_rccl_tests_device_table_names_each_ranks_gpu_and_its_index(tmp_path: Path, header: str) -> None:
+    text = ("# nThread 1 nGpus 2 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 validation: 1\n"
+            "#\n# Using devices\n" + "\n".join(header.format(r=r, b=b) for r, b in ((0, "03"), (1, "43"))) + "\n#\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(g.name, g.gfx) for g in facts.gpus] == [("AMD Radeon RX 7900 XTX", "gfx1100")] * 2
+    if ":00.0]" in header:
+        assert [g.bdf for g in facts.gpus] == ["0000:03:00.0", "0000:43:00.0"]
+    for near in ("#   Rank  0 Pid  41234 on      ws-01 device  0 [0x17] NVIDIA H100 80GB HBM3",
+                 "Rank 0 on device 0 AMD Radeon RX 7900 XTX hangs"):
+        assert not [m for m in read_mentions(near) if m.kind in ("gpu_name", "gpu_index")], near
+
+
+def test_blenders_cycles_hip_device_gives_the_gpus_name_and_place(tmp_path: Path) -> None:
+    # blender/blender@a1de44d:intern/cycles/device/hip/device.cpp: "Added device \"%s\" with id \"HIP_%s_%04x:%02x:%02x\"."
+    text = ("$ blender --debug-cycles\n"
+            "I1129 10:00:02.123456 140123 device.cpp:171] Device has compute preemption or is not used for display.\n"
+            'I1129 10:00:02.123490 140123 device.cpp:174] Added device "AMD Radeon RX 7900 XTX" with id '
+            '"HIP_AMD Radeon RX 7900 XTX_0000:03:00".\n')
+    facts = detect_paste(tmp_path, text)
+    assert [(g.name, g.bdf) for g in facts.gpus] == [("AMD Radeon RX 7900 XTX", "0000:03:00.0")]
+    for near in ('Added device "NVIDIA GeForce RTX 4090" with id "CUDA_NVIDIA GeForce RTX 4090_0000:01:00".',
+                 'Added device "AMD Ryzen 9 7950X" with id "CPU".'):
+        assert not said(near, "bdf"), near
+
+
+def test_hashcats_device_lines_give_the_opencl_target_the_name_and_the_amd_address(tmp_path: Path) -> None:
+    # hashcat/hashcat@a52b70d:src/terminal.c: -I's "Name...........: %s", "PCI.Addr.BDF...: %02x:%02x.%u" (AMD's OpenCL
+    # devices only), the run's "* Device #%u: %s, %u/%u MB, %uMCU" and "* Device #%u: %s, skipped"
+    text = ("hashcat (v6.2.6) starting in backend information mode\n\nHIP Info:\n=========\n\nHIP.Version.: 6.2.41133\n\n"
+            "Backend Device ID #1 (Alias: #2)\n  Name...........: AMD Radeon RX 6800 XT\n  Processor(s)...: 36\n"
+            "  Memory.Total...: 16368 MB\n  PCI.Addr.BDFe..: 0000:0b:00.0\n\nOpenCL Info:\n============\n\n"
+            "OpenCL Platform ID #1\n  Vendor..: Advanced Micro Devices, Inc.\n  Name....: AMD Accelerated Parallel Processing\n"
+            "  Version.: OpenCL 2.1 AMD-APP (3614.0)\n\n  Backend Device ID #2 (Alias: #1)\n    Type...........: GPU\n"
+            "    Vendor.ID......: 1\n    Name...........: gfx1030\n    Driver.Version.: 3614.0 (HSA1.1,LC)\n"
+            "    PCI.Addr.BDF...: 0b:00.0\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(g.name, g.gfx_reported, g.bdf) for g in facts.gpus] == [("AMD Radeon RX 6800 XT", "gfx1030", "0000:0b:00.0")]
+    run = ("* Device #1: AMD Radeon RX 7900 XTX, 24448/24560 MB, 48MCU\n"
+           "* Device #2: gfx1100, skipped\n")
+    assert said(run, "gpu_name") == ["AMD Radeon RX 7900 XTX"] and said(run, "gfx_rt") == ["gfx1100"]
+    for near in ("  Name...........: NVIDIA GeForce RTX 3070", "  PCI.Addr.BDFe..: 0000:42:00.0",
+                 "* Device #1: NVIDIA GeForce RTX 4090, 23664/24080 MB, 128MCU", "    Name...........: Intel(R) UHD Graphics 770"):
+        assert not [m for m in read_mentions(near) if m.kind in ("gpu_name", "gfx_rt", "bdf")], near
+
+
+def test_modinfos_version_of_an_out_of_tree_amdgpu_is_the_drivers(tmp_path: Path) -> None:
+    # kmod's modinfo prints the file, then the fields; mainline amdgpu declares no MODULE_VERSION
+    text = ("$ modinfo amdgpu | head -3\nfilename:       /lib/modules/6.8.0-49-generic/extra/amdgpu.ko.xz\n"
+            "version:        6.10.5\nlicense:        GPL and additional rights\n")
+    driver = detect_paste(tmp_path, text).driver
+    assert (driver.kind, driver.version, driver.loaded) == ("dkms", "6.10.5", None)
+    for near in ("filename:       /lib/modules/6.8.0-49-generic/kernel/drivers/gpu/drm/amd/amdgpu/amdgpu.ko.zst\n"
+                 "license:        GPL and additional rights\nversion:        6.10.5\n",
+                 "filename:       /lib/modules/6.8.0-49-generic/kernel/drivers/net/e1000e/e1000e.ko\nversion:        3.2.6-k\n",
+                 "filename:       /lib/modules/6.8.0-49-generic/updates/dkms/nvidia.ko\nversion:        550.54.14\n"):
+        assert not said(near, "driver_version"), near
+
+
+def test_vllms_detected_rocm_platform_says_amdgpu_is_loaded(tmp_path: Path) -> None:
+    # vllm-project/vllm@00e2bbc:vllm/platforms/__init__.py: "rocm" only where amdsmi listed an AMD GPU
+    text = ("root@box:/app# vllm serve Qwen/Qwen2.5-7B-Instruct\n"
+            "INFO 11-28 23:05:28 [__init__.py:225] Automatically detected platform rocm.\n"
+            "(APIServer pid=13) INFO 11-28 23:05:33 [api_server.py:1876] vLLM API server version 0.11.1\n")
+    assert detect_paste(tmp_path, text).driver.loaded is True
+    for near in ("INFO 04-17 15:26:31 [__init__.py:239] Automatically detected platform cuda.",
+                 "INFO 04-17 15:26:31 [__init__.py:239] No platform detected, vLLM is running on UnspecifiedPlatform"):
+        assert not said(near, "rock"), near
+
+
+def test_tgis_docker_label_places_the_launcher_in_its_image(tmp_path: Path) -> None:
+    # huggingface/text-generation-inference@19bb224:launcher/src/env_runtime.rs ("Docker label: {}", "N/A" outside an image)
+    text = ("Runtime environment:\nTarget: x86_64-unknown-linux-gnu\nCargo version: 1.85.1\n"
+            "Commit sha: 0ff0ac5af1c2e3eeac2b2a4c6a7a1a2b8e4d8d7f\nDocker label: sha-0ff0ac5-rocm\nnvidia-smi:\nN/A\n"
+            "xpu-smi:\nN/A\nhpu-smi:\nN/A\n")
+    assert detect_paste(tmp_path, text).in_container is True
+    for near in ("Docker label: N/A", "Docker label: latest"):
+        assert not said(near, "container"), near
+
+
+def _hipinfo_block(index: int, name: str, bus: int, gfx: str) -> str:
+    # ROCm/hip-tests@3543bc3:samples/1_Utils/hipInfo/hipInfo.cpp printDeviceProp: keys left-aligned in 34 columns
+    rows = [("device#", str(index)), ("Name: ", name), ("pciBusID: ", str(bus)), ("pciDeviceID: ", "0"),
+            ("pciDomainID: ", "0"), ("multiProcessorCount: ", "48"), ("isIntegrated: ", "0"), ("gcnArchName: ", gfx),
+            ("peers: ", ""), ("non-peers: ", "device#0 device#1 ")]
+    return ("-" * 80 + "\n" + "".join(f"{k:<34}{v}\n" for k, v in rows) + "\n"
+            + f"{'memInfo.total: ':<34}23.98 GB\n")
+
+
+def test_hipinfos_device_blocks_are_one_gpu_each_at_their_pci_address(tmp_path: Path) -> None:
+    text = ("$ /opt/rocm/bin/hipInfo\n\n" + _hipinfo_block(0, "AMD Radeon RX 7900 XTX", 3, "gfx1100")
+            + _hipinfo_block(1, "AMD Radeon RX 7900 XTX", 67, "gfx1100"))
+    facts = detect_paste(tmp_path, text)
+    assert [(g.name, g.gfx, g.bdf) for g in facts.gpus] == [("AMD Radeon RX 7900 XTX", "gfx1100", "0000:03:00.0"),
+                                                           ("AMD Radeon RX 7900 XTX", "gfx1100", "0000:43:00.0")]
+    # PCI numbers outside a device block, or one left out, make no address
+    for near in ("pciBusID: 3\npciDeviceID: 0\npciDomainID: 0\n",
+                 "device#                           0\npciBusID:                         3\npciDomainID:                      0\n",
+                 "device#                           0\n$ echo done\npciBusID: 3\npciDeviceID: 0\npciDomainID: 0\n"):
+        assert not said(near, "bdf"), near
+
+
+def test_boincs_opencl_gpu_line_names_the_target_when_no_board_name_was_read(tmp_path: Path) -> None:
+    # BOINC/boinc@c5c6cb7:lib/opencl_boinc.cpp: "OpenCL: %s %d: %s" of "%.64s (driver version %.64s, device version ..."
+    text = ("Oct 09 23:09:40 host boinc[1709]: 09-Oct-2022 23:09:40 [---] OpenCL: AMD/ATI GPU 0: gfx90c:xnack- (driver version "
+            "3452.0 (HSA1.1,LC), device version OpenCL 2.0, 0.50GB, 0.50GB available, 1.79 TFLOPS peak)\n")
+    assert [(g.gfx_reported, g.integrated) for g in detect_paste(tmp_path, text).gpus] == [("gfx90c", True)]
+    assert said("[---] OpenCL: AMD/ATI GPU 1 (not used): gfx1030 (driver version 3614.0 (HSA1.1,LC), device version "
+                "OpenCL 2.0, 16.00GB, 16.00GB available, 20.74 TFLOPS peak)", "gfx_rt") == ["gfx1030"]
+    for near in ("[---] OpenCL: NVIDIA GPU 0: NVIDIA GeForce RTX 3060 (driver version 550.54.14, device version OpenCL 3.0 "
+                 "CUDA, 12.00GB, 12.00GB available, 12.74 TFLOPS peak)",
+                 "[---] OpenCL CPU: AMD Ryzen 7 5700G with Radeon Graphics (OpenCL driver vendor: The pocl project, "
+                 "driver version 5.0, device version OpenCL 3.0 PoCL HSTR: cpu-x86_64-pc-linux-gnu-znver3)"):
+        assert not said(near, "gfx_rt"), near
+
+
+def test_tinygrads_amd_device_line_names_the_nodes_target(tmp_path: Path) -> None:
+    # tinygrad/tinygrad@a9069c1:tinygrad/runtime/ops_amd.py: "AMDDevice: opening {device_id} with target {target} arch {arch}"
+    text = ('$ DEBUG=1 python3 -c "from tinygrad import Tensor; print((Tensor([1,2])+1).numpy())"\n'
+            "AMDDevice: opening 0 with target (11, 0, 0) arch gfx1100\nopened device AMD from pid:12345\n")
+    assert [g.gfx for g in detect_paste(tmp_path, text).gpus] == ["gfx1100"]
+    for near in ("assert failed: Unsupported arch: gfx1030", "AMDDevice: opening 0 with target (11, 0, 0)"):
+        assert not said(near, "gfx_hw"), near
+
+
+def test_ramalama_infos_hip_accelerator_says_kfd_lists_an_amd_gpu(tmp_path: Path) -> None:
+    # containers/ramalama@8bc1f0a:ramalama/common.py check_rocm_amd ("hip" only from KFD's topology nodes)
+    text = ('$ ramalama info\n{\n    "Accelerator": "hip",\n    "Engine": {\n        "Name": "podman"\n    },\n'
+            '    "Image": "quay.io/ramalama/rocm:0.7"\n}\n')
+    assert detect_paste(tmp_path, text).driver.loaded is True
+    for near in ('    "Accelerator": "none",', '    "Accelerator": "cuda",', 'RAMALAMA_ACCEL="hip" is not set'):
+        assert not said(near, "rock"), near
+
+
+def test_ghws_pci_device_string_as_localai_logs_it_places_and_names_the_gpu(tmp_path: Path) -> None:
+    # mudler/LocalAI@82c191a:core/application/startup.go logs ghw's GraphicsCard.String() (jaypipes/ghw pkg/pci Device.String)
+    text = ("12:00AM DBG GPU count count=1\n12:00AM DBG GPU gpu=\"card #0 @0000:03:00.0 -> driver: 'amdgpu' class: 'Display "
+            "controller' vendor: 'Advanced Micro Devices, Inc. [AMD/ATI]' product: 'Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 "
+            "GRE/7900M]'\"\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(g.gfx, g.bdf) for g in facts.gpus] == [("gfx1100", "0000:03:00.0")]
+    assert facts.driver.loaded is True
+    for near in ("card #1 @0000:01:00.0 -> driver: 'nvidia' class: 'VGA compatible controller' vendor: 'NVIDIA Corporation' "
+                 "product: 'AD102 [GeForce RTX 4090]'",
+                 "0000:03:00.1 -> driver: 'snd_hda_intel' class: 'Multimedia controller' vendor: 'Advanced Micro Devices, "
+                 "Inc. [AMD/ATI]' product: 'Navi 31 HDMI/DP Audio'"):
+        assert not [m for m in read_mentions(near) if m.kind in ("bdf", "gpu_name", "driver_bound")], near
+
+
+def test_rocm_bandwidth_tests_device_list_names_and_places_the_gpus_not_the_cpu(tmp_path: Path) -> None:
+    # ROCm/rocm_bandwidth_test@6bd5c1a:rocm_bandwidth_test_report.cpp DisplayDevInfo ("Device: %u,  %s[,  %s,  %s]", the BDF
+    # as rocm_bandwidth_test_topology.cpp PopulateBDF writes it) and rocm_bandwidth_test_print.cpp ("  Device  BDF:  %s")
+    text = ("$ /opt/rocm/bin/rocm_bandwidth_test\n\n          RocmBandwidthTest Version: 2.6.0\n\n"
+            "          Device: 0,  AMD Ryzen 9 7950X 16-Core Processor\n"
+            "          Device: 1,  AMD Radeon RX 7900 XTX,  GPU-5a1b2c3d4e5f6a7b,  03:0.0\n"
+            "          Device: 2,  AMD Radeon RX 7900 XTX,  GPU-6b2c3d4e5f6a7b8c,  43:0.0\n\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(g.name, g.bdf) for g in facts.gpus] == [("AMD Radeon RX 7900 XTX", "0000:03:00.0"),
+                                                     ("AMD Radeon RX 7900 XTX", "0000:43:00.0")]
+    assert said("            Device  BDF:                            c1:0.0", "bdf") == ["0000:c1:00.0"]
+    for near in ("Device: 1,  NVIDIA GeForce RTX 4090,  GPU-5a1b2c3d,  01:0.0", "Device BDF: 03:0.0 is wrong"):
+        assert not said(near, "bdf"), near
+
+
+def test_transferbenchs_topology_rows_are_one_gpu_each_with_the_headers_target(tmp_path: Path) -> None:
+    # ROCm/TransferBench@788840d:src/TransferBench.cpp: the gcnArchName header, then " GPU %02d |", link cells, " %11s | %4d |"
+    text = ("$ ./TransferBench a2a\n\nDetected topology: 1 configured CPU NUMA node(s) [1 total]   2 GPU device(s)\n\n"
+            "        | gfx1100 | gfx1100 |\n"
+            "        | GPU 00 | GPU 01 | PCIe Bus ID  | #CUs | Closest NUMA | DMA engines\n"
+            "--------+--------+--------+--------------+------+-------------+------------\n"
+            " GPU 00 |    -   | PCIE-2 | 0000:03:00.0 |   96 | 0            |0,1\n"
+            " GPU 01 | PCIE-2 |    -   | 0000:43:00.0 |   96 | 0            |0,1\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(g.gfx_reported, g.bdf) for g in facts.gpus] == [("gfx1100", "0000:03:00.0"), ("gfx1100", "0000:43:00.0")]
+    # a row without the header above it (another table's) is not read
+    assert not said(" GPU 00 |    -   | PCIE-2 | 0000:03:00.0 |   96 | 0            |0,1\n", "bdf")
+
+
+def test_cupys_show_config_gives_each_devices_name_target_and_place_and_no_driver_version(tmp_path: Path) -> None:
+    # cupy/cupy@0f4daa4:cupyx/_runtime.py: '{:width}: {}' rows; "Device {} Arch" on ROCm; "CUDA Driver Version" is HIP's
+    records = [("OS", "Linux-6.8.0-49-generic-x86_64-with-glibc2.39"), ("CuPy Version", "13.3.0"), ("CUDA Root", "/opt/rocm"),
+               ("CUDA Build Version", "60241134"), ("CUDA Driver Version", "60241134"), ("CUDA Runtime Version", "60241134"),
+               ("Device 0 Name", "AMD Radeon RX 7900 XTX"), ("Device 0 Arch", "gfx1100"), ("Device 0 PCI Bus ID", "0000:03:00.0"),
+               ("Device 1 Name", "AMD Radeon RX 7900 XTX"), ("Device 1 Arch", "gfx1100"), ("Device 1 PCI Bus ID", "0000:43:00.0")]
+    text = ">>> import cupy; cupy.show_config()\n" + "".join(f"{k:<22}: {v}\n" for k, v in records)
+    facts = detect_paste(tmp_path, text)
+    assert [(g.gfx_reported, g.bdf) for g in facts.gpus] == [("gfx1100", "0000:03:00.0"), ("gfx1100", "0000:43:00.0")]
+    assert facts.driver.version is None
+    assert not said("Device 0 Name                 : NVIDIA GeForce RTX 4090", "gpu_name")
+    assert not said("Device 0 Compute Capability   : 89", "gfx_rt")
+
+
+def test_mlc_llms_found_rocm_devices_count_the_gpus(tmp_path: Path) -> None:
+    # mlc-ai/mlc-llm@01ced33:python/mlc_llm/support/auto_device.py: "%s device: %s:%s" for each existing index
+    text = ("[2024-06-01 10:00:00] INFO auto_device.py:88: Not found device: cuda:0\n"
+            "[2024-06-01 10:00:01] INFO auto_device.py:79: Found device: rocm:0\n"
+            "[2024-06-01 10:00:01] INFO auto_device.py:79: Found device: rocm:1\n"
+            "[2024-06-01 10:00:02] INFO auto_device.py:79: Found device: vulkan:0\n")
+    assert len(detect_paste(tmp_path, text).gpus) == 2
+    for near in ("INFO auto_device.py:88: Not found device: rocm:0", "INFO auto_device.py:79: Found device: cuda:1",
+                 "INFO auto_device.py:35: Using device: rocm:3"):
+        assert not said(near, "gpu_count"), near

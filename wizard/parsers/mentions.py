@@ -383,6 +383,39 @@ def _sdnext_agents(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gfx_rt", agents[0], None), ("gpu_count", str(len(agents)), None)]
 
 
+def _hashcat_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    if m.group(1):
+        return [("gfx_rt", m.group(1), None)]
+    return [("gpu_name", m.group(2), None)] if m.group(2) else [("bdf", f"0000:{m.group(3)}", None)]
+
+
+def _ghw_pci_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = [("bdf", m.group(1), None)]
+    if m.group(3):
+        out.append(("gpu_name", m.group(3), "codename"))
+    if m.group(4):
+        out.append(("gpu_name", m.group(4), "lspci"))
+    return out + ([("driver_bound", "true", None)] if m.group(2) == "amdgpu" else [])
+
+
+def _rccl_tests_rank(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = [("gpu_name", m.group(3), None), ("gpu_index", m.group(1), None)]
+    if m.group(2):  # the domain as 4 digits, however wide the tool wrote it
+        domain, rest = m.group(2).lower().split(":", 1)
+        out.append(("bdf", f"{int(domain, 16):04x}:{rest}", None))
+    return out
+
+
+def _rocm_bandwidth_test_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    out: list[tuple[str, str, str | None]] = [("gpu_name", m.group(1), None)] if m.group(1) else []
+    return out + [("bdf", f"0000:{m.group(2)}:{int(m.group(3), 16):02x}.{m.group(4)}", None)]
+
+
+def _cupy_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    kind = "gpu_name" if m.group(2) else "gfx_rt" if m.group(3) else "bdf"
+    return [(kind, m.group(2) or m.group(3) or m.group(4), None), ("gpu_index", m.group(1), None)]
+
+
 def _gfx_prose(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gfx_rt", m.group(1).lower(), "prose")]
 
@@ -516,6 +549,67 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      + ([("gpu_name", m.group(3).strip(), "codename")] if m.group(3).strip() else [])
      + ([("gpu_name", m.group(4).strip(), "lspci")] if m.group(4) else [])),
     # sglang's check_env: "GPU 0,1,2,3,4,5,6,7: AMD Instinct MI300X" (one name for the listed devices)
+    # rccl-tests' device table, one line per rank: "#   Rank %2d Pid %6d on %10s device %2d [0x%02x] %s" (the HIP device
+    # index, the bus number, hipDeviceProp's name; ROCm/rccl-tests@043eef6:src/common.cu), "[%s]" with the whole bus address
+    # of cudaDeviceGetPCIBusId in later ones (ROCm/rccl-tests@c0eac93, same path), "#  Rank %2d Group %2d Pid ..." in the
+    # layout nccl-tests took up; an NVIDIA device's name is no Radeon or Instinct
+    ("rccl-tests rank", lazy_re.compile(r"^\s*#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+\S+\s+device\s+(\d{1,2})\s+"
+                                        r"\[(?:0x[0-9a-f]{2}|([0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]))\]\s+"
+                                        r"((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)\s*$"),
+     _rccl_tests_rank),
+    # Blender's Cycles listing its HIP devices (blender --debug-cycles): "Added device \"%s\" with id \"%s\"." where the id
+    # is "HIP_%s_%04x:%02x:%02x" of the device's name, PCI domain, bus and device number
+    # (blender/blender@a1de44d:intern/cycles/device/hip/device.cpp device_hip_info); the function is not printed: a GPU's
+    # display function is function 0 (its HDMI audio is function 1), as inxi's rule reads it
+    ("blender hip device", lazy_re.compile(r'\bAdded device "([^"\n]+)" with id "HIP_[^"\n]*_([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2})"'),
+     lambda m: [("gpu_name", m.group(1), None), ("bdf", f"{m.group(2)}.0", None)]),
+    # hashcat's device lines (hashcat/hashcat@a52b70d:src/terminal.c): -I's "Name...........: %s" and the run's
+    # "* Device #%u: %s, %u/%u MB, %uMCU" (or "..., skipped") give ROCm's OpenCL device by its target ("gfx1030"); -I's OpenCL block prints
+    # "PCI.Addr.BDF...: %02x:%02x.%u" only for an AMD device on AMD's platform (the CUDA and HIP blocks' "PCI.Addr.BDFe..",
+    # with the domain, are NVIDIA's too)
+    ("hashcat device", lazy_re.compile(rf"^\s*(?:Name\.{{3,}}:\s*|\*\s*Device #\d+:\s*)(?:({GFX})(?::[\w+:-]*)?"
+                                       r"|((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?))(?:\s*$|, \d+/\d+ MB|, skipped\b)"
+                                       r"|^\s*PCI\.Addr\.BDF\.\.\.:\s*([0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\s*$"),
+     _hashcat_device),
+    # BOINC's client naming the GPUs OpenCL found: "OpenCL: %s %d: %s" (or "%d (ignored by config)", "%d (not used)") with the
+    # type "AMD/ATI GPU" and the device's description "%.64s (driver version %.64s, device version ...", its name ROCm's
+    # CL_DEVICE_NAME, the target with its features ("gfx90c:xnack-"), where no board name was read
+    # (BOINC/boinc@c5c6cb7:lib/opencl_boinc.cpp OPENCL_DEVICE_PROP::description, client/gpu_opencl.cpp); a board name is
+    # read by "device N: name"
+    ("boinc opencl gpu", lazy_re.compile(rf"\bOpenCL: AMD/ATI GPU \d{{1,2}}(?: \((?:ignored by config|not used)\))?: ({GFX})"
+                                         r"(?::[\w+:-]*)? \(driver version "),
+     _one("gfx_rt")),
+    # tinygrad's AMD backend at DEBUG>=1: "AMDDevice: opening {device_id} with target {target} arch {arch}", the target
+    # KFD's node reports (gfx_target_version, which HSA_OVERRIDE_GFX_VERSION does not change; tinygrad/tinygrad@a9069c1:
+    # tinygrad/runtime/ops_amd.py)
+    ("tinygrad amd device", lazy_re.compile(rf"\bAMDDevice: opening (\d{{1,2}}) with target \(\d+, \d+, \d+\) arch ({GFX})\b"),
+     lambda m: [("gfx_hw", m.group(2), None), ("gpu_index", m.group(1), None)]),
+    # ghw's PCI device string, which LocalAI logs for each graphics card at start-up (xlog.Debug("GPU", "gpu", gpu.String()):
+    # "card #0 @0000:03:00.0 -> driver: 'amdgpu' class: 'Display controller' vendor: 'Advanced Micro Devices, Inc.
+    # [AMD/ATI]' product: 'Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]'" (mudler/LocalAI@82c191a:
+    # core/application/startup.go; jaypipes/ghw pkg/pci Device.String "%s -> driver: '%s' class: '%s' vendor: '%s'
+    # product: '%s'" with pci.ids' names): the address, the bound driver and lspci's names of a display device of AMD's
+    ("ghw pci device", lazy_re.compile(r"\b([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]) -> driver: '(\w*)' class: "
+                                       r"'(?:Display|VGA compatible|3D) controller' vendor: 'Advanced Micro Devices, Inc\. \[AMD/ATI\]' "
+                                       r"product: '([^'\[\n]*?)\s*(?:\[([^\]'\n]+)\])?'"),
+     _ghw_pci_device),
+    # rocm_bandwidth_test's device list, "Device: %u,  %s,  %s,  %s" (HSA's agent index, the product name, and for a GPU its
+    # UUID and the BDF made from HSA_AMD_AGENT_INFO_BDFID as "%02x:%x.%x", no domain), and its topology's GPU block line
+    # "  Device  BDF:  %s" (ROCm/rocm_bandwidth_test@6bd5c1a:rocm_bandwidth_test_report.cpp DisplayDevInfo,
+    # rocm_bandwidth_test_print.cpp, rocm_bandwidth_test_topology.cpp PopulateBDF); the agent index counts the CPUs
+    ("rocm_bandwidth_test device", lazy_re.compile(r"^\s*(?:Device: \d{1,2},  ((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?),  GPU-\w+,  "
+                                                   r"|Device  BDF:\s+)([0-9a-f]{2}):([0-9a-f]{1,2})\.([0-7])\s*$"),
+     _rocm_bandwidth_test_device),
+    # CuPy's show_config, a row a device property keyed by the device's index: "Device {} Name", "Device {} Arch" (the
+    # gcnArchName, on ROCm only; "Compute Capability" on CUDA), "Device {} PCI Bus ID" (cupy/cupy@0f4daa4:cupyx/_runtime.py)
+    ("cupy device", lazy_re.compile(rf"^\s*Device (\d{{1,2}}) (?:Name\s*: ((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)"
+                                    rf"|Arch\s*: ({GFX})(?::[\w+:-]*)?|PCI Bus ID\s*: ([0-9a-f]{{4}}:[0-9a-f]{{2}}:[0-9a-f]{{2}}\.[0-7]))\s*$"),
+     _cupy_device),
+    # MLC-LLM's device detection: logger.info("%s device: %s:%s", FOUND, device_type, i) for each index its check_device
+    # subprocess lists, the indexes TVM finds existing from 0 on ("Found device: rocm:1"; "Not found device: rocm:0" when
+    # none; mlc-ai/mlc-llm@01ced33:python/mlc_llm/support/auto_device.py): at least index + 1 ROCm GPUs
+    ("mlc found device", lazy_re.compile(r"(?<![\w-])Found(?:\x1b\[0m|\[0m)? device: rocm:(\d{1,2})\b"),
+     lambda m: [("gpu_count", str(int(m.group(1)) + 1), None)]),
     ("gpu list name", lazy_re.compile(r"^\s*GPU\s+(\d{1,2}(?:,\d{1,2})+)\s*:\s*((?:AMD )?(?:Radeon|Instinct)[^,\n]*?)\s*$"),
      lambda m: [("gpu_name", m.group(2), None), ("gpu_count", str(len(m.group(1).split(","))), None)]),
     # the kernel driver naming its device: amdgpu, or radeon for the cards before GCN (and GCN1/2 it still drives)
@@ -707,6 +801,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # SD.Next's platform line, its values joined as k=v: docker= is whether SD_DOCKER is set, which SD.Next's container
     # image sets ("Platform: arch=x86_64 cpu=x86_64 system=Linux release=6.8.0-49-generic python=3.11.9 ... docker=True";
     # vladmandic/sdnext@058a7f0:installer.py get_platform, launch.py)
+    # Hugging Face TGI's runtime environment (text-generation-launcher --env, and its start-up): "Docker label: {}" is the
+    # DOCKER_LABEL its image build compiles in ("sha-<commit>", "sha-<commit>-rocm"), "N/A" outside the images
+    # (huggingface/text-generation-inference@19bb224:launcher/src/env_runtime.rs)
+    ("tgi docker label", lazy_re.compile(r"^\s*Docker label: sha-[0-9a-f]{7,40}(?:-[\w.-]+)?\s*$"),
+     lambda m: [("container", "true", None)]),
     ("sdnext docker", lazy_re.compile(r"\bPlatform: arch=\S+(?=[^\n]* system=Linux\b)(?=[^\n]* docker=True\b)"),
      lambda m: [("container", "true", None)]),
     # a command run in a container at a prompt ("$ sudo docker exec -it gpustack-worker bash -c ...", "kubectl exec pod --
@@ -778,6 +877,17 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("rock", "false" if m.group("not") else "true", m.group("ver"))]
      + ([("driver_version", m.group("ver"), "rock")] if m.group("ver") and not m.group("not") else [])),
     # lsmod's row and lspci -k's binding: the amdgpu module is in the kernel
+    # vLLM's (and SGLang's, through vLLM's platforms) start-up: logger.info("Automatically detected platform %s.", ...) names
+    # "rocm" only where amdsmi.amdsmi_init() succeeded and amdsmi_get_processor_handles() listed an AMD GPU
+    # (vllm-project/vllm@00e2bbc:vllm/platforms/__init__.py rocm_platform_plugin), which amd-smi does only with the
+    # amdgpu driver loaded (its init fails with AMDSMI_STATUS_DRIVER_NOT_LOADED otherwise)
+    ("vllm platform rocm", lazy_re.compile(r"\bAutomatically detected platform rocm\."),
+     lambda m: [("rock", "true", "vllm")]),
+    # RamaLama's `ramalama info` (JSON): "Accelerator": "hip" only where KFD's topology (/sys/devices/virtual/kfd/kfd/
+    # topology/nodes, there while amdgpu's KFD is up) lists an AMD GPU of gfx900 or later with VRAM
+    # (containers/ramalama@8bc1f0a:ramalama/cli.py info_cli, ramalama/common.py check_rocm_amd, ramalama/amdkfd.py)
+    ("ramalama accelerator hip", lazy_re.compile(r'^\s*"Accelerator":\s*"hip",?\s*$'),
+     lambda m: [("rock", "true", "ramalama")]),
     ("amdgpu module", lazy_re.compile(r"^\s*(?:amdgpu\s+\d+\s+\d+\b|Kernel driver in use:\s*amdgpu\s*$)"),
      lambda m: [("rock", "true", None)]),
     # the writer stating the module loaded ("rocm libs v 6.4.0 installed,  amdgpu module loaded."); not a condition, a
@@ -817,7 +927,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ... not another driver's: the OpenCL runtime's in clinfo ("Driver version: 3614.0 (HSA1.1,LC)", ROCm's clinfo;
     # "(PAL,HSAIL)" on AMD's older stacks) or NVIDIA's in nvidia-smi's header ("Driver Version: 550.54.14  CUDA Version: 12.4");
     # nor TensorFlow's "with AMDGPU version : gfx1102", the device's target ("tf amdgpu version")
-    ("driver version", lazy_re.compile(r"\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(?!gfx)"
+    # ... nor CuPy's show_config "CUDA Driver Version", on ROCm hipDriverGetVersion's number ("60241134"; cupy/cupy@0f4daa4:
+    # cupyx/_runtime.py)
+    ("driver version", lazy_re.compile(r"(?<!CUDA )\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(?!gfx)"
                                        r"(\S+)(?!\S)(?!\s*\((?:HSA|PAL|LC|ROCr))", re.I),
      lambda m: [] if "CUDA Version" in m.string or "NVIDIA-SMI" in m.string else [("driver_version", m.group(1).rstrip(",|"), None)]),
     # `dkms status` ("amdgpu, 2.2-31, 4.15.0-46-generic, x86_64: installed"; ROCm's older rock-dkms too), the package's
@@ -846,7 +958,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      # an iGPU's model alone in the field ("GPU: 780M aka gfx1103"): AMD names it "Radeon 780M"
      or [("gpu_name", f"Radeon {g.upper()}", "label") for g in re.findall(rf"^(?:AMD\s+)?({_IGPU_BARE}|80[56]0S)\b", m.group(1).strip(), re.I)]
      or [("gfx_rt", g.lower(), "label") for g in re.findall(rf"^`?({GFX})(?::[\w+:-]*)?`?\s*$", m.group(1).strip())]
-     or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I) else [])),
+     # (not a numbered agent list's CPU row: rocm_bandwidth_test's "Device: 0,  AMD Ryzen 9 7950X 16-Core Processor")
+     or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I)
+         and not re.match(r"\d{1,2},\s", m.group(1)) else [])),
     # a GPU named with its role ("tried with iGPU 680M and dGPU RX 6500M"): each is one of the machine's GPUs
     ("role gpu", lazy_re.compile(r"\b[id]GPU\s+(?:is\s+)?(?:an?\s+|the\s+)?(?=\S)", re.I), _role_gpu),
     # a device index a *_VISIBLE_DEVICES line's comment gives a GPU ("HIP_VISIBLE_DEVICES=0  # or 1 for 680M")
@@ -947,7 +1061,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "gcnarchname": ("gcnarch",), "gpu_type": ("gfx",), "ollama amdgpu versions": ("amdgpu versions",), "ollama too old": ("too old", "supported"), "ollama amd driver": ("amd driver:",), "ollama description": ("description=", "device="), "ollama gfx_target": ("gfx_target=",), "tf amdgpu version": ("amdgpu version",), "tf device": ("pci bus id",), "sdnext agents": ("agents=",), "sdnext torch gpu": ("torch detected",),
     "sdnext hip": ("torch backend",), "invokeai torch device": ("using torch device",), "triton target": ("gputarget(",), "llama using device": ("using device",),
     "llama vulkan device": ("vulkan",),
-    "uv amd architecture": ("rocm_agent_enumerator",), "sdnext docker": ("docker=true",), "frigate rocm": ("amd/rocm",), "jax devices": ("rocmdevice(",), "jax environment devices": ("local",), "kernel uname_result": ("uname_result(",),
+    "uv amd architecture": ("rocm_agent_enumerator",), "sdnext docker": ("docker=true",), "tgi docker label": ("docker label:",), "frigate rocm": ("amd/rocm",), "jax devices": ("rocmdevice(",), "jax environment devices": ("local",), "kernel uname_result": ("uname_result(",),
     "ds_report": ("..",), "llama": ("gfx",), "nobinary device": ("found]",),
     "rocminfo name": ("name:",), "miopen db": ("db",), "tensile missing": ("tensilelibrary",), "tensile glob": ("no paths matched",), "julia hip device": ("hipdevice(",),
     "rocblas arch": ("arch",), "mms": ("stepping",), "isa paren": ("(gfx",), "enumerator": ("gfx",),
@@ -957,7 +1071,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "ollama gpu index": ("gpu=", "id="), "ollama pci_id": ("pci_id=",), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "source tree": ("/usr/src/debug/",), "rocm version kv": ("rocm",),
-    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "gpu list name": ("radeon", "instinct"), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
+    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "ramalama accelerator hip": ("accelerator",), "vllm platform rocm": ("detected platform rocm",), "gpu list name": ("radeon", "instinct"), "mlc found device": ("device: rocm:",), "cupy device": ("device ",), "rocm_bandwidth_test device": ("device: ", "device  bdf:"), "ghw pci device": ("-> driver:",), "boinc opencl gpu": ("amd/ati gpu",), "tinygrad amd device": ("amddevice: opening",), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
@@ -1112,6 +1226,12 @@ _ASKED: tuple[tuple[lazy_re.Pattern, str, lazy_re.Pattern], ...] = (
      lazy_re.compile(_ECHO + r"((?:AMD |ATI )?(?:Radeon|Instinct)[^'\"\n]*?)['\"]?\s*$")),
     # the number of GPUs torch sees, an int (pytorch/pytorch@17e3b6a:torch/cuda/__init__.py device_count); 0 is no count
     (lazy_re.compile(_REPL + r"torch\.cuda\.device_count\(\)\)?\s*$"), "gpu_count", lazy_re.compile(r"^\s*(?:Out\[\d+\]:\s*)?(\d{1,2})\s*$")),
+    # `modinfo amdgpu`: the module file first, then its fields (kmod tools/modinfo.c); a "version:" line, read as the next
+    # one, is the MODULE_VERSION only an out-of-tree amdgpu (amdgpu-dkms) declares (mainline drivers/gpu/drm/amd/amdgpu/
+    # amdgpu_drv.c declares none; "filename: .../updates/dkms/amdgpu.ko" then "version: 18.20.2.15" as amdgpu-pro's shows it).
+    # The file's version, not a loaded module's ("modinfo_version": read as driver_version, detail "modinfo")
+    (lazy_re.compile(r"^\s*filename:\s*/\S*/amdgpu\.ko(?:\.(?:xz|zst|gz))?\s*$"), "modinfo_version",
+     lazy_re.compile(r"^\s*version:\s*(\d+\.\d+\.\d+(?:\.\d+)?)\s*$")),
 )
 
 
@@ -1121,6 +1241,44 @@ _PIP_REQUIRES_CUDA = lazy_re.compile(r"^\s*Requires:.*\bnvidia-[\w-]+-(cu\d+)\b"
 # a shell one-liner that prints one value (`python -c "import torch; print(torch.version.hip)"`): its output answers it
 # as the Python prompt's echo does
 _ONE_LINER = lazy_re.compile(r"^\s*python3?(?:\.\d+)?\s+-c\s+[\"'](?:[^\"'\n]*;\s*)?print\((?P<expr>[\w.]+(?:\([^()\"'\n]*\))?(?:\.[\w]+)*)\)\s*;?\s*[\"']\s*$")
+
+
+# hipInfo's device blocks (ROCm/hip-tests@3543bc3:samples/1_Utils/hipInfo/hipInfo.cpp printDeviceProp): "device#" and the
+# HIP index, then "Name: ", "pciBusID: ", "pciDeviceID: ", "pciDomainID: " (decimal, one a line), ..., "gcnArchName: ",
+# each key left-aligned in 34 columns. What a block's lines name is that device's, at that index; its three PCI numbers
+# make its address (a GPU's display function is function 0)
+_HIPINFO_DEVICE = lazy_re.compile(r"^\s*device#\s+(\d{1,2})\s*$")
+_HIPINFO_PCI = lazy_re.compile(r"^\s*pci(Bus|Device|Domain)ID:\s+(\d{1,5})\s*$")
+_HIPINFO_ROW = lazy_re.compile(r"^\s*[A-Za-z][\w.]*:")
+
+
+class _HipInfoBlock:
+    """The hipInfo device block being read: its HIP index and the PCI numbers read so far."""
+
+    def __init__(self, index: str) -> None:
+        self.index = index
+        self.pci: dict[str, int] = {}
+
+    def place(self, line: str) -> str | None:
+        """The device's address, once its domain (the last of the three) is read."""
+        m = _HIPINFO_PCI.match(line)
+        if m is None:
+            return None
+        self.pci[m.group(1)] = int(m.group(2))
+        bus, dev, dom = (self.pci.get(k) for k in ("Bus", "Device", "Domain"))
+        if m.group(1) != "Domain" or bus is None or dev is None or dom is None or bus > 255 or dev > 31 or dom > 0xFFFF:
+            return None
+        return f"{dom:04x}:{bus:02x}:{dev:02x}.0"
+
+
+# TransferBench's GPU topology table on ROCm (ROCm/TransferBench@788840d:src/TransferBench.cpp; the NVIDIA build prints
+# none): a header row of each GPU's gcnArchName without its features ("        | gfx1100 | gfx1100 |"), then a row a GPU:
+# " GPU %02d |", a link cell per GPU ("    -   |" for itself, "%s-%d" of HT/QPI/PCIE/INFB/XGMI and the hop count), then
+# " %11s | %4d | %-12d |" of hipDeviceGetPCIBusId, the CUs and the closest NUMA node. A row after the header names that
+# GPU's index, address and target
+_TRANSFERBENCH_ARCHS = lazy_re.compile(rf"^\s+\|(?: +{GFX} \|)+\s*$")
+_TRANSFERBENCH_ROW = lazy_re.compile(r"^\s*GPU (\d{2}) \|(?:\s*(?:-|(?:  HT| QPI|PCIE|INFB|XGMI|\?\?\?\?)-\d+)\s*\|)+"
+                                     r"\s*([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) \|\s*\d+ \|")
 
 
 # `apt install linux-headers-$(uname -r) linux-modules-extra-$(uname -r)` (AMD's install steps): what apt then prints
@@ -1157,17 +1315,19 @@ def _asked_by(command: str | None) -> tuple[str, lazy_re.Pattern] | None:
     return next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None) if m else None
 
 
-def _answer(kind: str, value: str) -> tuple[str, str | None]:
-    """The value and detail of a fact a line answers for the line (or the command) before it."""
+def _answer(kind: str, value: str) -> tuple[str, str, str | None]:
+    """The kind, value and detail of a fact a line answers for the line (or the command) before it."""
     if kind == "gfx_rt":
-        return value.lower(), "echo"
+        return kind, value.lower(), "echo"
     if kind == "pci_id":
-        return f"1002:{value.lower()}", None
+        return kind, f"1002:{value.lower()}", None
     if kind in ("container", "rock"):
-        return "true", None
+        return kind, "true", None
     if kind == "driver_version":
-        return value, "sysfs"
-    return value, "echo"
+        return kind, value, "sysfs"
+    if kind == "modinfo_version":
+        return "driver_version", value, "modinfo"
+    return kind, value, "echo"
 
 
 @never_raises(tuple)  # type: ignore[arg-type]
@@ -1190,9 +1350,26 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
     branch_indent: int | None = None  # the indentation of the conditional ("if ...") the lines below it are inside
     # the command (or a line above) asked apt for kernel packages by `$(uname -r)`
     uname_packages = bool(command and "uname -r" in command and _UNAME_PACKAGE.search(command))
+    hipinfo: _HipInfoBlock | None = None  # inside hipInfo's block of one device
+    transferbench_archs: list[str] = []  # the targets of TransferBench's topology header, by GPU index
     for no, line in lines(text):
         if not line or len(line) > 4000:
             continue
+        first = len(out)
+        if (hd := _HIPINFO_DEVICE.match(line)) is not None:
+            hipinfo = _HipInfoBlock(hd.group(1))
+        elif hipinfo is not None and line.strip() and not _HIPINFO_ROW.match(line):
+            hipinfo = None
+        elif hipinfo is not None and (place := hipinfo.place(line)) is not None:
+            add("bdf", place, no, line, None)
+        if "gfx" in line and _TRANSFERBENCH_ARCHS.match(line):
+            transferbench_archs = _GFX_RE.findall(line)
+        elif transferbench_archs and (tb := _TRANSFERBENCH_ROW.match(line)) is not None:
+            index = int(tb.group(1))
+            add("bdf", tb.group(2).lower(), no, line, None)
+            add("gpu_index", str(index), no, line, None)
+            if index < len(transferbench_archs):
+                add("gfx_rt", transferbench_archs[index], no, line, None)
         indent = len(line) - len(line.lstrip())
         if branch_indent is not None and line.strip() and indent <= branch_indent:
             branch_indent = None
@@ -1201,8 +1378,8 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
             branch_indent = indent
         answer = asked[1].match(line) if asked is not None else None
         if asked is not None and answer:
-            value, detail = _answer(asked[0], answer.group(1))
-            add(asked[0], value, no, line, detail)
+            kind, value, detail = _answer(asked[0], answer.group(1))
+            add(kind, value, no, line, detail)
         asked = next(((kind, form) for ask, kind, form in _ASKED if ask.match(line)), None)
         if "uname -r" in line and _UNAME_PACKAGE.search(line):
             uname_packages = True
@@ -1253,6 +1430,8 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
                     add(kind, value, no, line, detail)
                 if name in ("env",):
                     break  # the env rule reads the whole line at once
+        if hipinfo is not None and any(m.kind in ("gpu_name", "gfx_rt", "bdf") for m in out[first:]):
+            add("gpu_index", hipinfo.index, no, line, "hipInfo")
     return tuple(out)
 
 

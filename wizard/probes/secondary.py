@@ -802,9 +802,10 @@ def _driver(facts: Facts, said: list[Said]) -> Driver:
         elif k == "driver_version" and version is None and re.match(r"\d", v):
             version = v
             sources.append(s.ev)
-            if s.m.detail in ("rock", "sysfs") and kind is None:
+            if s.m.detail in ("rock", "sysfs", "modinfo") and kind is None:
                 # /sys/module/amdgpu/version, as read or as rocminfo prints it ("ROCk module version X is loaded", ROCm/
-                # rocminfo c6f7a17c85e0 rocminfo.cc): only an out-of-tree (amdgpu-dkms) build has it, as probe_driver reads it
+                # rocminfo c6f7a17c85e0 rocminfo.cc), or modinfo's "version:" of the module file: only an out-of-tree
+                # (amdgpu-dkms) build has it, as probe_driver reads it
                 kind = "dkms"
             if s.m.detail == "sysfs" and loaded is None:
                 loaded = True  # /sys/module/amdgpu is there while the module is loaded
