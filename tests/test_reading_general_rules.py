@@ -1774,10 +1774,12 @@ def test_the_kernels_cpu_node_and_other_drivers_devices_are_not_an_amd_gpu(line:
     "  Driver version:\t\t\t\t 3614.0 (HSA1.1,LC)",  # ROCm's clinfo: the OpenCL runtime's version
     "  Driver version:                               3380.6 (PAL,HSAIL)",
     "| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |",
+    "    Driver Version                            : 550.54.14",  # nvidia-smi -q: its own line, CUDA's on the next
 ])
 def test_the_opencl_runtimes_and_nvidias_driver_versions_are_not_amdgpus(line: str) -> None:
     assert not said(line, "driver_version")
     assert said("Driver version: 6.10.5", "driver_version") == ["6.10.5"]  # rocm-smi's own line stays read
+    assert said("Driver version: 6.8.0-49-generic", "driver_version") == ["6.8.0-49-generic"]  # the in-tree driver's
 
 
 # ---- applications' own device and environment lines, formats taken from their source (repo@commit:path in mentions.py)
