@@ -1472,6 +1472,18 @@ def test_apt_naming_the_uname_expanded_kernel_packages_gives_the_running_kernel(
     typed = ("me@box:~$ sudo apt install linux-modules-extra-6.8.0-31-generic\n"
              "E: Unable to locate package linux-modules-extra-6.8.0-31-generic\n")
     assert said(typed, "kernel") == []
+    # the kernel a later command installs is not the running one: apt's answer ends at a blank line or the next command
+    later = ("sudo apt install linux-headers-$(uname -r) linux-modules-extra-$(uname -r)\n"
+             "The following NEW packages will be installed:\n"
+             "  linux-headers-6.8.0-49-generic linux-modules-extra-6.8.0-49-generic\n"
+             "\n"
+             "Still no /dev/kfd, so I moved to the HWE kernel:\n"
+             "sudo apt install linux-generic-hwe-22.04\n"
+             "The following NEW packages will be installed:\n"
+             "  linux-image-6.8.0-50-generic\n")
+    assert said(later, "kernel") == []
+    assert said(later.replace("\n\nStill", "\nStill"), "kernel") == []
+    assert detect_paste(tmp_path, later).os.kernel is None
 
 
 # --------------------------------------------------------------------------- system tools' package lists (helper F)

@@ -1128,6 +1128,8 @@ _ONE_LINER = lazy_re.compile(r"^\s*python3?(?:\.\d+)?\s+-c\s+[\"'](?:[^\"'\n]*;\
 # `apt install linux-headers-$(uname -r) linux-modules-extra-$(uname -r)` (AMD's install steps): what apt then prints
 # about those packages names them by the running kernel's release, as the shell expanded it
 _UNAME_PACKAGE = lazy_re.compile(r"\blinux-(?:headers|modules(?:-extra)?|image|tools)-[\"']?(?:\$\(uname -r\)|`uname -r`)")
+# ... until apt's answer ends: at a blank line or at the next command (which may install another kernel)
+_NEXT_COMMAND = lazy_re.compile(r"^\s*(?:\S+@\S+?[:~][^\s$#]*\s?[$#]|[$#>])?\s*(?:sudo\s+)?(?:apt|apt-get|dpkg|dnf|uname)\s")
 _APT_KERNEL_PACKAGE = lazy_re.compile(
     r"(?:\bUnable to locate package |\bCouldn't find any package by (?:glob|regex) '|^\s*)"
     r"linux-(?:headers|modules(?:-extra)?|image|tools)-(\d+\.\d+(?:\.\d+)?[\w.+~-]*?)'?"
@@ -1193,6 +1195,8 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
     # the command (or a line above) asked apt for kernel packages by `$(uname -r)`
     uname_packages = bool(command and "uname -r" in command and _UNAME_PACKAGE.search(command))
     for no, line in lines(text):
+        if uname_packages and (not line.strip() or _NEXT_COMMAND.match(line)):
+            uname_packages = False
         if not line or len(line) > 4000:
             continue
         indent = len(line) - len(line.lstrip())
