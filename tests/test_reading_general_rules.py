@@ -1847,6 +1847,14 @@ def test_tensorflows_older_device_properties_line_gives_the_bus_address(tmp_path
             "properties: \npciBusID: 0000:0b:00.0 name: Device 73bf     ROCm AMDGPU Arch: gfx1030\ncoreClock: 2.575GHz "
             "coreCount: 40 deviceMemorySize: 15.98GiB deviceMemoryBandwidth: 476.34GiB/s\n")
     assert [(g.gfx_reported, g.bdf) for g in detect_paste(tmp_path, text).gpus] == [("gfx1030", "0000:0b:00.0")]
+    # the same lines of TensorFlow's CUDA build name an NVIDIA GPU's address, not an AMD GPU's
+    nvidia = ("2020-10-01 12:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1716] Found device 0 with "
+              "properties: \npciBusID: 0000:01:00.0 name: NVIDIA GeForce RTX 3090 computeCapability: 8.6\n"
+              "2023-10-01 12:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1635] Created device "
+              "/job:localhost/replica:0/task:0/device:GPU:0 with 22000 MB memory:  -> device: 0, name: NVIDIA GeForce "
+              "RTX 3090, pci bus id: 0000:01:00.0, compute capability: 8.6\n")
+    assert not said(nvidia, "bdf")
+    assert detect_paste(tmp_path, nvidia).gpus == ()
 
 
 @pytest.mark.parametrize("line, count", [

@@ -351,6 +351,10 @@ def _enumerated_first(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gpu_name", names[0], None), ("gpu_index", "0", None)] if len(names) == 1 else []
 
 
+# another vendor's GPU named on a line
+_OTHER_VENDOR_DEVICE = lazy_re.compile(r"\b(?:NVIDIA|GeForce|Quadro|Tesla|Intel\(R\) (?:Arc|UHD|Iris)|Intel (?:Arc|UHD|Iris))\b")
+
+
 def _jax_environment_devices(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     out: list[tuple[str, str, str | None]] = [("gpu_name", m.group(2), None)] if m.group(2) else []
     return out + [("gpu_count", m.group(1) or m.group(3), None)]
@@ -527,10 +531,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ... and a "PCI ID" (or "PCI address") label whose value is a whole bus address: the address, not a vendor:device id;
     # in any case (TensorFlow's device line: "name: AMD Radeon RX 6600 XT, pci bus id: 0000:0c:00.0")
     # (and TensorFlow's older device line: "Found device 0 with properties: \npciBusID: 0000:0b:00.0 name: ...";
-    # tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc)
+    # tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc); not where the line names another
+    # vendor's device (the same TensorFlow lines for "name: NVIDIA GeForce RTX 3090")
     ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|pciBusID|PCI bus id|PCI ID|PCI address)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])",
                                 re.I),
-     lambda m: [("bdf", m.group(1).lower(), None)]),
+     lambda m: [] if _OTHER_VENDOR_DEVICE.search(m.string) else [("bdf", m.group(1).lower(), None)]),
     # inxi's device line with -xx: "bus-ID: 03:00.0 chip-ID: 1002:744c" (smxi/inxi 15a55d0b948d4ddaffd5bfb266d4d12077b8fc39
     # inxi, the device rows' 'bus-ID' and 'chip-ID' keys; "bus ID: ... chip ID: ..." before inxi 3): the address of an AMD
     # device's function 0 (its HDMI audio is function 1; a line wrapped between the two keys is not read)
