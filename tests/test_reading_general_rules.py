@@ -1521,6 +1521,16 @@ def test_a_dnf_list_row_names_an_installed_rocm_package(tmp_path: Path) -> None:
     assert facts.os.package_manager == "dnf" and facts.os.kernel is None
     from wizard.parsers.rpm import parse_rpm
     assert parse_rpm("rocm-core.x86_64 6.2.1.60201-112.el9\nrocm-core.gfx1100 6.2.1-1 @rocm\nrocm core 6.2.1-1 @x\n") == ()
+    # a row without "@" is a package the repos offer, not one installed: under "Available Packages" or grepped
+    offered = detect_paste(tmp_path, "$ dnf list rocm-core hip-runtime-amd\n"
+                                     "Installed Packages\n"
+                                     "rocm-core.x86_64                     6.2.1.60201-112.el9                 @rocm\n"
+                                     "Available Packages\n"
+                                     "hip-runtime-amd.x86_64               6.3.0.60300-39.el9                  rocm\n")
+    assert [(i.version, i.packages) for i in offered.rocm.installs] == [("6.2.1", ("rocm-core",))]
+    grepped = "$ dnf list | grep rocm-core\nrocm-core.x86_64      6.3.0.60300-39.el9      rocm\n"
+    assert detect_paste(tmp_path, grepped).rocm.installs == ()
+    assert [p.version for p in parse_rpm("Installed packages\nrocm-core.x86_64  6.2.1.60201-112.el9  rocm\n")] == ["6.2.1.60201"]
 
 
 # --------------------------------------------------------------------------- rocm-smi's product info (helper F)
