@@ -57,3 +57,19 @@ def test_shared_object_init_failed_is_a_symptom_to_check() -> None:
     assert "no-binary-for-gpu" in found
     assert found["no-binary-for-gpu"].to_check is not None
     assert "no-binary-for-gpu" not in _ids(facts, "RuntimeError: HIP error: out of memory")
+
+
+def test_rccls_iommu_warning_on_a_run_that_completes_is_a_symptom_to_check() -> None:
+    """RCCL prints its 'Missing "iommu=pt"' warning at every start on such a kernel command line (the install FAQ's
+    Issue #5 is a hang), so the warning alone brings multi-gpu-iommu up as something to check; a hang is a cause."""
+    two = {"gpus": [{"gfx": "gfx1100", "integrated": False}, {"gfx": "gfx1100", "integrated": False}]}
+    completed = ("node01:4211:4211 [0] NCCL INFO RCCL version 2.20.5+hip6.2\n"
+                 "node01:4211:4211 [0] /long_pathname_so_that_rpms_can_package_the_debug_info/src/init.cc:137 "
+                 "NCCL WARN Missing \"iommu=pt\" from kernel command line which can lead to system instablity or hang!\n"
+                 "   134217728      33554432     float     sum      -1   2211.3   60.70   91.05      0\n"
+                 "# Out of bounds values : 0 OK\n"
+                 "# Avg bus bandwidth    : 45.2113\n")
+    found = {f.id: f for f in diagnose(_facts(two, completed))}
+    assert "multi-gpu-iommu" in found and found["multi-gpu-iommu"].to_check is not None
+    hang = {f.id: f for f in diagnose(_facts(two, "[rank0]: Watchdog caught collective operation timeout"))}
+    assert hang["multi-gpu-iommu"].to_check is None

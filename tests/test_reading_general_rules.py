@@ -1472,6 +1472,18 @@ def test_apt_naming_the_uname_expanded_kernel_packages_gives_the_running_kernel(
     typed = ("me@box:~$ sudo apt install linux-modules-extra-6.8.0-31-generic\n"
              "E: Unable to locate package linux-modules-extra-6.8.0-31-generic\n")
     assert said(typed, "kernel") == []
+    # the kernel a later command installs is not the running one: apt's answer ends at a blank line or the next command
+    later = ("sudo apt install linux-headers-$(uname -r) linux-modules-extra-$(uname -r)\n"
+             "The following NEW packages will be installed:\n"
+             "  linux-headers-6.8.0-49-generic linux-modules-extra-6.8.0-49-generic\n"
+             "\n"
+             "Still no /dev/kfd, so I moved to the HWE kernel:\n"
+             "sudo apt install linux-generic-hwe-22.04\n"
+             "The following NEW packages will be installed:\n"
+             "  linux-image-6.8.0-50-generic\n")
+    assert said(later, "kernel") == []
+    assert said(later.replace("\n\nStill", "\nStill"), "kernel") == []
+    assert detect_paste(tmp_path, later).os.kernel is None
 
 
 # --------------------------------------------------------------------------- system tools' package lists (helper F)
@@ -1509,6 +1521,16 @@ def test_a_dnf_list_row_names_an_installed_rocm_package(tmp_path: Path) -> None:
     assert facts.os.package_manager == "dnf" and facts.os.kernel is None
     from wizard.parsers.rpm import parse_rpm
     assert parse_rpm("rocm-core.x86_64 6.2.1.60201-112.el9\nrocm-core.gfx1100 6.2.1-1 @rocm\nrocm core 6.2.1-1 @x\n") == ()
+    # a row without "@" is a package the repos offer, not one installed: under "Available Packages" or grepped
+    offered = detect_paste(tmp_path, "$ dnf list rocm-core hip-runtime-amd\n"
+                                     "Installed Packages\n"
+                                     "rocm-core.x86_64                     6.2.1.60201-112.el9                 @rocm\n"
+                                     "Available Packages\n"
+                                     "hip-runtime-amd.x86_64               6.3.0.60300-39.el9                  rocm\n")
+    assert [(i.version, i.packages) for i in offered.rocm.installs] == [("6.2.1", ("rocm-core",))]
+    grepped = "$ dnf list | grep rocm-core\nrocm-core.x86_64      6.3.0.60300-39.el9      rocm\n"
+    assert detect_paste(tmp_path, grepped).rocm.installs == ()
+    assert [p.version for p in parse_rpm("Installed packages\nrocm-core.x86_64  6.2.1.60201-112.el9  rocm\n")] == ["6.2.1.60201"]
 
 
 # --------------------------------------------------------------------------- rocm-smi's product info (helper F)
@@ -1774,10 +1796,12 @@ def test_the_kernels_cpu_node_and_other_drivers_devices_are_not_an_amd_gpu(line:
     "  Driver version:\t\t\t\t 3614.0 (HSA1.1,LC)",  # ROCm's clinfo: the OpenCL runtime's version
     "  Driver version:                               3380.6 (PAL,HSAIL)",
     "| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |",
+    "    Driver Version                            : 550.54.14",  # nvidia-smi -q: its own line, CUDA's on the next
 ])
 def test_the_opencl_runtimes_and_nvidias_driver_versions_are_not_amdgpus(line: str) -> None:
     assert not said(line, "driver_version")
     assert said("Driver version: 6.10.5", "driver_version") == ["6.10.5"]  # rocm-smi's own line stays read
+    assert said("Driver version: 6.8.0-49-generic", "driver_version") == ["6.8.0-49-generic"]  # the in-tree driver's
 
 
 # ---- applications' own device and environment lines, formats taken from their source (repo@commit:path in mentions.py)
@@ -1833,6 +1857,14 @@ def test_tensorflows_older_device_properties_line_gives_the_bus_address(tmp_path
             "properties: \npciBusID: 0000:0b:00.0 name: Device 73bf     ROCm AMDGPU Arch: gfx1030\ncoreClock: 2.575GHz "
             "coreCount: 40 deviceMemorySize: 15.98GiB deviceMemoryBandwidth: 476.34GiB/s\n")
     assert [(g.gfx_reported, g.bdf) for g in detect_paste(tmp_path, text).gpus] == [("gfx1030", "0000:0b:00.0")]
+    # the same lines of TensorFlow's CUDA build name an NVIDIA GPU's address, not an AMD GPU's
+    nvidia = ("2020-10-01 12:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1716] Found device 0 with "
+              "properties: \npciBusID: 0000:01:00.0 name: NVIDIA GeForce RTX 3090 computeCapability: 8.6\n"
+              "2023-10-01 12:00:00.000000: I tensorflow/core/common_runtime/gpu/gpu_device.cc:1635] Created device "
+              "/job:localhost/replica:0/task:0/device:GPU:0 with 22000 MB memory:  -> device: 0, name: NVIDIA GeForce "
+              "RTX 3090, pci bus id: 0000:01:00.0, compute capability: 8.6\n")
+    assert not said(nvidia, "bdf")
+    assert detect_paste(tmp_path, nvidia).gpus == ()
 
 
 @pytest.mark.parametrize("line, count", [

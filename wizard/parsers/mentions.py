@@ -351,6 +351,10 @@ def _enumerated_first(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gpu_name", names[0], None), ("gpu_index", "0", None)] if len(names) == 1 else []
 
 
+# another vendor's GPU named on a line
+_OTHER_VENDOR_DEVICE = lazy_re.compile(r"\b(?:NVIDIA|GeForce|Quadro|Tesla|Intel\(R\) (?:Arc|UHD|Iris)|Intel (?:Arc|UHD|Iris))\b")
+
+
 def _jax_environment_devices(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     out: list[tuple[str, str, str | None]] = [("gpu_name", m.group(2), None)] if m.group(2) else []
     return out + [("gpu_count", m.group(1) or m.group(3), None)]
@@ -621,10 +625,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ... and a "PCI ID" (or "PCI address") label whose value is a whole bus address: the address, not a vendor:device id;
     # in any case (TensorFlow's device line: "name: AMD Radeon RX 6600 XT, pci bus id: 0000:0c:00.0")
     # (and TensorFlow's older device line: "Found device 0 with properties: \npciBusID: 0000:0b:00.0 name: ...";
-    # tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc)
+    # tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc); not where the line names another
+    # vendor's device (the same TensorFlow lines for "name: NVIDIA GeForce RTX 3090")
     ("bdf kv", lazy_re.compile(r"\b(?:PCI Bus|BDF|pci_bus_id|pciBusID|PCI bus id|PCI ID|PCI address)\s*[:=]\s*`?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])",
                                 re.I),
-     lambda m: [("bdf", m.group(1).lower(), None)]),
+     lambda m: [] if _OTHER_VENDOR_DEVICE.search(m.string) else [("bdf", m.group(1).lower(), None)]),
     # inxi's device line with -xx: "bus-ID: 03:00.0 chip-ID: 1002:744c" (smxi/inxi 15a55d0b948d4ddaffd5bfb266d4d12077b8fc39
     # inxi, the device rows' 'bus-ID' and 'chip-ID' keys; "bus ID: ... chip ID: ..." before inxi 3): the address of an AMD
     # device's function 0 (its HDMI audio is function 1; a line wrapped between the two keys is not read)
@@ -926,10 +931,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                 for g in dict.fromkeys(re.findall(r"(?<![\w-])(render|video)(?![\w-])", m.group(1), re.I))]),
     # ... not another driver's: the OpenCL runtime's in clinfo ("Driver version: 3614.0 (HSA1.1,LC)", ROCm's clinfo;
     # "(PAL,HSAIL)" on AMD's older stacks) or NVIDIA's in nvidia-smi's header ("Driver Version: 550.54.14  CUDA Version: 12.4");
-    # nor TensorFlow's "with AMDGPU version : gfx1102", the device's target ("tf amdgpu version")
+    # nor TensorFlow's "with AMDGPU version : gfx1102", the device's target ("tf amdgpu version"); nor a version whose
+    # first number has three digits or more, which amdgpu's (a kernel release, amdgpu-dkms' "6.10.5") never has: NVIDIA's
+    # on a line of its own ("nvidia-smi -q": "Driver Version                            : 550.54.14")
     # ... nor CuPy's show_config "CUDA Driver Version", on ROCm hipDriverGetVersion's number ("60241134"; cupy/cupy@0f4daa4:
     # cupyx/_runtime.py)
-    ("driver version", lazy_re.compile(r"(?<!CUDA )\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(?!gfx)"
+    ("driver version", lazy_re.compile(r"(?<!CUDA )\b(?:Driver version|DRIVER_VERSION|AMDGPU version|amdgpu version|Kernel driver version)\s*[:=]\s*(?!gfx|\d{3})"
                                        r"(\S+)(?!\S)(?!\s*\((?:HSA|PAL|LC|ROCr))", re.I),
      lambda m: [] if "CUDA Version" in m.string or "NVIDIA-SMI" in m.string else [("driver_version", m.group(1).rstrip(",|"), None)]),
     # `dkms status` ("amdgpu, 2.2-31, 4.15.0-46-generic, x86_64: installed"; ROCm's older rock-dkms too), the package's
@@ -1284,6 +1291,8 @@ _TRANSFERBENCH_ROW = lazy_re.compile(r"^\s*GPU (\d{2}) \|(?:\s*(?:-|(?:  HT| QPI
 # `apt install linux-headers-$(uname -r) linux-modules-extra-$(uname -r)` (AMD's install steps): what apt then prints
 # about those packages names them by the running kernel's release, as the shell expanded it
 _UNAME_PACKAGE = lazy_re.compile(r"\blinux-(?:headers|modules(?:-extra)?|image|tools)-[\"']?(?:\$\(uname -r\)|`uname -r`)")
+# ... until apt's answer ends: at a blank line or at the next command (which may install another kernel)
+_NEXT_COMMAND = lazy_re.compile(r"^\s*(?:\S+@\S+?[:~][^\s$#]*\s?[$#]|[$#>])?\s*(?:sudo\s+)?(?:apt|apt-get|dpkg|dnf|uname)\s")
 _APT_KERNEL_PACKAGE = lazy_re.compile(
     r"(?:\bUnable to locate package |\bCouldn't find any package by (?:glob|regex) '|^\s*)"
     r"linux-(?:headers|modules(?:-extra)?|image|tools)-(\d+\.\d+(?:\.\d+)?[\w.+~-]*?)'?"
@@ -1353,6 +1362,8 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
     hipinfo: _HipInfoBlock | None = None  # inside hipInfo's block of one device
     transferbench_archs: list[str] = []  # the targets of TransferBench's topology header, by GPU index
     for no, line in lines(text):
+        if uname_packages and (not line.strip() or _NEXT_COMMAND.match(line)):
+            uname_packages = False
         if not line or len(line) > 4000:
             continue
         first = len(out)

@@ -13,7 +13,10 @@ _ARCHES = frozenset(
     {"x86_64", "noarch", "i686", "i386", "aarch64", "ppc64le", "s390x", "src", "armv7hl", "riscv64"}
 )
 _TOKEN_RE = lazy_re.compile(r"^[A-Za-z0-9_+.:~^-]+$")
-_DNF_ROW_RE = lazy_re.compile(r"^([A-Za-z0-9_+.-]+)\.([a-z0-9_]+)\s+(?:(\d+):)?([A-Za-z0-9_+.~^]+)-([A-Za-z0-9_+.~^]+)\s+@?\S+\s*$")
+_DNF_ROW_RE = lazy_re.compile(r"^([A-Za-z0-9_+.-]+)\.([a-z0-9_]+)\s+(?:(\d+):)?([A-Za-z0-9_+.~^]+)-([A-Za-z0-9_+.~^]+)\s+(@?)\S+\s*$")
+# dnf list's sections: only an installed package's row names its repo with "@"; a row without it is one the repos offer
+# (under "Available Packages", or any row of `dnf list | grep ...`), read only under an "Installed Packages" heading
+_DNF_SECTION_RE = lazy_re.compile(r"^([A-Z][a-z]*(?: [A-Z]?[a-z]+)*) [Pp]ackages\s*$")
 
 
 @record
@@ -33,12 +36,17 @@ class RpmPackage:
 @never_raises(tuple)
 def parse_rpm(text: object) -> tuple[RpmPackage, ...]:
     out: list[RpmPackage] = []
+    installed_section = False
     for no, line in lines(text):
         s = line.strip()
+        if (section := _DNF_SECTION_RE.match(s)) is not None:
+            installed_section = section.group(1).lower() == "installed"
+            continue
         row = _DNF_ROW_RE.match(s)
         if row and row.group(2) in _ARCHES:
-            name, arch, epoch, version, release = row.groups()
-            out.append(RpmPackage(name, version, release, arch, epoch, no))
+            name, arch, epoch, version, release, at = row.groups()
+            if at or installed_section:
+                out.append(RpmPackage(name, version, release, arch, epoch, no))
             continue
         if not s or " " in s or not _TOKEN_RE.match(s):
             continue
