@@ -2321,3 +2321,23 @@ def test_mlc_llms_found_rocm_devices_count_the_gpus(tmp_path: Path) -> None:
     for near in ("INFO auto_device.py:88: Not found device: rocm:0", "INFO auto_device.py:79: Found device: cuda:1",
                  "INFO auto_device.py:35: Using device: rocm:3"):
         assert not said(near, "gpu_count"), near
+
+
+# what a guide says one should see is not this machine's: any version or device a program's line would give
+@pytest.mark.parametrize("line", [
+    "After installing, you should see: Using torch device: AMD Radeon RX 7900 XTX",
+    "Expected output: jax.devices (2 total, 2 local): [RocmDevice(id=0), RocmDevice(id=1)]",
+    "rocminfo should now show   Name:                    gfx1100",
+    "torch.__version__ should be 2.4.1+rocm6.1",
+])
+def test_what_one_should_see_is_not_the_machines(line: str) -> None:
+    assert [m for m in read_mentions(line) if m.kind not in ("user", "os")] == [], line
+
+
+@pytest.mark.parametrize("line, kind", [
+    ("Using torch device: AMD Radeon RX 7900 XTX", "gpu_name"),
+    ("jax.devices (2 total, 2 local): [RocmDevice(id=0), RocmDevice(id=1)]", "gpu_count"),
+    ("pytorch version: 2.4.1+rocm6.1 (as it should be)", "torch"),
+])
+def test_what_the_machine_shows_stays_read_beside_the_should_see_rule(line: str, kind: str) -> None:
+    assert [m for m in read_mentions(line) if m.kind == kind], line

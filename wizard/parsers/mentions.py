@@ -1114,7 +1114,13 @@ _KEYED_GFX = frozenset({"ollama gfx_target", "ollama too old", "tf amdgpu versio
 
 
 # what a text says a correct install would show, said just before a version
-_SHOULD_SHOW = lazy_re.compile(r"\bshould\s+(?:now\s+|then\s+)?(?:show|be|say|print|read|report|display|give)\b[^.;()]*$", re.I)
+# what an install or a doc says one should see ("should show `PyTorch version: 2.1.2`", "you should see: Using torch
+# device: AMD Radeon RX 7900 XTX", "Expected output: jax.devices (2 total, 2 local)"): not this machine's
+_SHOULD_SHOW = lazy_re.compile(r"\b(?:should\s+(?:now\s+|then\s+)?(?:show|be|say|print|read|report|display|give|see)\b"
+                               r"|expected\s+output\s*:)[^.;()]*$", re.I)
+# the kinds such a line would give: versions and the devices a program reports
+_SHOWN_KINDS = frozenset({"torch", "hip", "rocm", "kernel", "driver_version", "gpu_name", "gpu_prose", "gpu_count",
+                          "gpu_index", "gfx_rt", "gfx_hw", "pci_id", "bdf"})
 _HEADING = lazy_re.compile(r"^\s{0,3}#{2,6}\s+(\S.*)$")  # closing hashes: _text.heading_title
 _UNDERSCORE_EMPHASIS = lazy_re.compile(r"(?<![\w/.$])_+(?=\w)(?!_*(?:OLD|rocm_sdk|version|init|main|file|name)\b)|(?<=\w)_+(?![\w/.])")
 _BARE_VERSION = lazy_re.compile(r"^\s*(?:ROCm\s+)?v?(\d+\.\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
@@ -1436,8 +1442,8 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
                         continue  # advice, or a setting a program makes only under a condition, is not the machine's
                     if kind == "os" and untried:
                         continue
-                    if kind == "torch" and _SHOULD_SHOW.search(line, 0, m.start()):
-                        continue  # the version an install should give ("should show `PyTorch version: 2.1.2`"), not this one
+                    if kind in _SHOWN_KINDS and _SHOULD_SHOW.search(line, 0, m.start()):
+                        continue  # what an install should give ("should show `PyTorch version: 2.1.2`"), not this machine's
                     add(kind, value, no, line, detail)
                 if name in ("env",):
                     break  # the env rule reads the whole line at once
