@@ -14,8 +14,10 @@ from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises
 from wizard.record import record
 
+# a device's slot at the start of its line: [domain:]bus:device.function
+_SLOT = r"^\s*(?P<bdf>(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7]))"
 _DEVICE_RE = lazy_re.compile(
-    r"^\s*(?P<bdf>(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7]))"
+    _SLOT +
     r"\s+(?P<cls>[A-Za-z0-9][^:\[\]]*?)(?:\s*\[(?P<code>[0-9a-fA-F]{4})\])?\s*:\s*(?P<rest>.*?)\s*$"
 )
 _REV_RE = lazy_re.compile(r"\s*\(rev\s+([0-9a-fA-F]{1,2})\)")
@@ -29,7 +31,7 @@ _DETAIL_RE = lazy_re.compile(r"^\s+(Subsystem|Kernel driver in use|Kernel module
 # devices; -k adds "Driver:" and "Module:" (ls-kernel.c show_kernel_machine()).
 _QUOTED = r'"((?:[^"\\]|\\.)*)"'
 _MM_RE = lazy_re.compile(
-    r"^\s*(?P<bdf>(?:(?P<dom>[0-9a-fA-F]{4,8}):)?(?P<bus>[0-9a-fA-F]{2}):(?P<dev>[0-9a-fA-F]{2})\.(?P<fn>[0-7]))"
+    _SLOT +
     rf"\s+{_QUOTED}\s+{_QUOTED}\s+{_QUOTED}(?:\s+-r([0-9a-fA-F]{{2}}))?(?:\s+-p[0-9a-fA-F]{{2}})?(?:\s+{_QUOTED}\s+{_QUOTED})?\s*$"
 )
 _VMM_RE = lazy_re.compile(r"^(Slot|Device|Class|Vendor|SVendor|SDevice|Rev|Driver|Module):[ \t]+(\S.*?)\s*$")

@@ -424,6 +424,11 @@ def _gfx_prose(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     return [("gfx_rt", m.group(1).lower(), "prose")]
 
 
+def _bdf_domain0(m: "re.Match[str]") -> list[tuple[str, str, str | None]]:
+    """The bus address of group 1, in PCI domain 0 where the line leaves the domain out ("03:00.0")."""
+    return [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]
+
+
 _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[str, str, str | None]]]], ...] = (
     # ---- GPU: hardware gfx
     ("gfx_target_version", lazy_re.compile(r"gfx_target_version\W{0,3}(\d{5,6})\b"), _gfx_from_packed),
@@ -621,7 +626,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # an lspci row pasted after a label ("GPU:    83:00.0 VGA compatible controller: Advanced Micro Devices, ...")
     ("lspci bdf", lazy_re.compile(r"(?:^|[\s:：])((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\s+(?:VGA compatible|Display|3D) controller"
                                   r"\s*:\s*(?:Advanced Micro Devices|ATI|AMD)\b"),
-     lambda m: [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]),
+     _bdf_domain0),
     # ... and a "PCI ID" (or "PCI address") label whose value is a whole bus address: the address, not a vendor:device id;
     # in any case (TensorFlow's device line: "name: AMD Radeon RX 6600 XT, pci bus id: 0000:0c:00.0")
     # (and TensorFlow's older device line: "Found device 0 with properties: \npciBusID: 0000:0b:00.0 name: ...";
@@ -634,10 +639,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # inxi, the device rows' 'bus-ID' and 'chip-ID' keys; "bus ID: ... chip ID: ..." before inxi 3): the address of an AMD
     # device's function 0 (its HDMI audio is function 1; a line wrapped between the two keys is not read)
     ("inxi bus-id", lazy_re.compile(r"\bbus[- ]ID:\s*((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.0)\s+chip[- ]ID:\s*1002:[0-9a-f]{4}\b"),
-     lambda m: [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]),
+     _bdf_domain0),
     # ollama's device line ("... compute=gfx1031 pci_id=0d:00.0", "pci_id=0000:0d:00.0"): the bus address, domain 0 when left out
     ("ollama pci_id", lazy_re.compile(r"\bpci_id=\"?((?:[0-9a-f]{4}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\b"),
-     lambda m: [("bdf", m.group(1) if m.group(1).count(":") == 2 else "0000:" + m.group(1), None)]),
+     _bdf_domain0),
     ("ollama gpu index", lazy_re.compile(r"\b(?:gpu|id)=(\d+)\b[^\n]*\b(?:library=rocm|gpu_type=|compute=gfx|name=)", re.I),
      _one("gpu_index")),
     ("count", lazy_re.compile(r"(?:Number of HIP devices|found|device_count\(\)\W*|Device count|Number of devices|num_gpus|GPU count)"
