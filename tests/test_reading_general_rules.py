@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from reading_helpers import detect_paste, said
+from reading_helpers import detect_paste, read_mentions, said
 from wizard.kb import load_kb
 from wizard.kb.names import name_keys
-from wizard.parsers.mentions import read_mentions
 from wizard.parsers.paste import split_paste
 
 pytestmark = pytest.mark.unit

@@ -177,6 +177,8 @@ _UNTRIED = lazy_re.compile(r"\b(?:haven'?t|have not|hasn'?t|has not)\s+(?:\w+\s+
 
 # A Radeon iGPU's model number written without "Radeon" ("680M", "780M"): one form for every rule that reads it
 _IGPU_BARE = r"[6-8]\d0M"
+# how a program names an AMD GPU by its product name: "AMD Radeon RX 7900 XTX", "Radeon RX 6800", "AMD Instinct MI300X"
+_AMD_NAME = r"(?:AMD |ATI )?(?:Radeon|Instinct)"
 # Product names as people write them; the caller keeps only names the knowledge base resolves.
 PRODUCT = lazy_re.compile(
     r"(?<![\w/.-])(?:"
@@ -447,7 +449,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("sdnext agents", lazy_re.compile(r"\bROCm: agents=\[([^\]\n]*)\]"), _sdnext_agents),
     # ... and the GPUs torch sees: "Torch detected GPU: AMD Radeon RX 7900 XTX VRAM 24560 Arch (11, 0) Cores 48" (older,
     # vladmandic/sdnext@d62ee69:installer.py), "Torch detected: {'gpu': 'AMD Radeon RX 7900 XTX', 'vram': 24560, ...}"
-    ("sdnext torch gpu", lazy_re.compile(r"\bTorch detected(?: GPU: |: \{'gpu': ')((?:AMD |ATI )?(?:Radeon|Instinct)[^'\n]*?)"
+    ("sdnext torch gpu", lazy_re.compile(rf"\bTorch detected(?: GPU: |: \{{'gpu': ')({_AMD_NAME}[^'\n]*?)"
                                          r"(?: VRAM \d|')"), _one("gpu_name")),
     # Triton's compile target, a dataclass whose repr its errors and logs print: "GPUTarget(backend='hip', arch='gfx1100',
     # warp_size=32)", the current device's target on ROCm (triton-lang/triton@0009f6b:python/triton/backends/compiler.py);
@@ -456,7 +458,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("gfx_rt", m.group(1), None)] if m.string.count("GPUTarget(") == 1 else []),
     # InvokeAI's start-up names the torch device it uses: logger.info(f"Using torch device: {torch_device_name}")
     # (invoke-ai/InvokeAI@59a8c0d:invokeai/app/run_app.py; the name is torch.cuda.get_device_name's)
-    ("invokeai torch device", lazy_re.compile(r"\bUsing torch device: ((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)\s*$"),
+    ("invokeai torch device", lazy_re.compile(rf"\bUsing torch device: ({_AMD_NAME}[^\n]*?)\s*$"),
      _one("gpu_name")),
     # uv's --torch-backend=auto detection, in its debug log: "Detected AMD GPU architecture from `rocm_agent_enumerator`:
     # gfx1100" (the lowest target uv knows among the agents; astral-sh/uv@11f49f2:crates/uv-torch/src/accelerator.rs);
@@ -473,7 +475,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                 ("env", f"HSA_OVERRIDE_GFX_VERSION={m.group(2) or m.group(3)}", "log")]),
     # TensorFlow's short description of a device, in its "Created device" and "Ignoring visible gpu device" lines:
     # "device: %d, name: %s, pci bus id: %s" (tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc)
-    ("tf device", lazy_re.compile(r"\bdevice: (\d{1,2}), name: ((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?), pci bus id: "),
+    ("tf device", lazy_re.compile(rf"\bdevice: (\d{{1,2}}), name: ({_AMD_NAME}[^,\n]*?), pci bus id: "),
      lambda m: [("gpu_name", m.group(2), None), ("gpu_index", m.group(1), None)]),
     # TensorFlow's ROCm build skipping a device whose target it was not built for, on a line that also lists the
     # targets it supports: "Ignoring visible gpu device (device: 0, name: AMD Radeon RX 7600, pci bus id: 0000:0d:00.0)
@@ -534,7 +536,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("gpu_name", m.group(1).strip(), "codename")] + ([("gpu_name", m.group(2).strip(), "lspci")] if m.group(2) else [])),
     # ollama's device lines ("inference compute", "dropping integrated GPU"): the runtime's name of the device is its
     # description ("name" is the backend's ROCm0); ollama/ollama@fb30760:discover/types.go, discover/runner.go
-    ("ollama description", lazy_re.compile(r"\b(?:description|device)=\"((?:AMD |ATI )?(?:Radeon|Instinct)[^\"\n]*)\""), _one("gpu_name")),
+    ("ollama description", lazy_re.compile(rf"\b(?:description|device)=\"({_AMD_NAME}[^\"\n]*)\""), _one("gpu_name")),
     ("marketing name", lazy_re.compile(r"(?:Marketing Name|MARKET_NAME|Card (?:Series|SKU|Model)|Board name|Device Board Name \(AMD\)"
                                   r"|Product Name|name)\s*[:=]\s*['\"]?((?:AMD |ATI )?(?:Radeon|Instinct|FirePro)[^'\",\n]*?)['\",]?\s*$", re.I),
      _one("gpu_name", 1)),
@@ -546,10 +548,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ggml-org/llama.cpp@5bc7a74:src/llama.cpp), and --list-devices' Vulkan rows ("  Vulkan0: AMD Radeon RX 6600 XT
     # (RADV NAVI23) (8176 MiB, 8000 MiB free)"; common_print_available_devices). A ROCm device's number is its HIP
     # index; a Vulkan device's numbers Vulkan's own list, so it is no index here
-    ("llama using device", lazy_re.compile(r"\busing device (?:ROCm(\d+)|Vulkan\d+) \(((?:AMD |ATI )?(?:Radeon|Instinct)[^()\n]*)\)"
+    ("llama using device", lazy_re.compile(rf"\busing device (?:ROCm(\d+)|Vulkan\d+) \(({_AMD_NAME}[^()\n]*)\)"
                                            r" - \d+ MiB free"),
      _llama_using_device),
-    ("llama vulkan device", lazy_re.compile(r"^\s*Vulkan\d+: ((?:AMD |ATI )?(?:Radeon|Instinct)[^()\n]*?) \([^()\n]*\) "
+    ("llama vulkan device", lazy_re.compile(rf"^\s*Vulkan\d+: ({_AMD_NAME}[^()\n]*?) \([^()\n]*\) "
                                             r"\(\d+ MiB, \d+ MiB free\)"), _one("gpu_name")),
     # rocm-smi --showproductname, text and --csv: "GPU[1] : Card series: Navi 31 [Radeon RX 7900 XT/7900 XTX]",
     # "card1,Arcturus GL-XL [AMD Instinct MI100],0x0c34,..." (one line per GPU, numbered)
@@ -564,7 +566,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # layout nccl-tests took up; an NVIDIA device's name is no Radeon or Instinct
     ("rccl-tests rank", lazy_re.compile(r"^\s*#\s+Rank\s+\d+\s+(?:Group\s+\d+\s+)?(?:Pid\s+\d+\s+)?on\s+\S+\s+device\s+(\d{1,2})\s+"
                                         r"\[(?:0x[0-9a-f]{2}|([0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]))\]\s+"
-                                        r"((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)\s*$"),
+                                        rf"({_AMD_NAME}[^\n]*?)\s*$"),
      _rccl_tests_rank),
     # Blender's Cycles listing its HIP devices (blender --debug-cycles): "Added device \"%s\" with id \"%s\"." where the id
     # is "HIP_%s_%04x:%02x:%02x" of the device's name, PCI domain, bus and device number
@@ -577,7 +579,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # "PCI.Addr.BDF...: %02x:%02x.%u" only for an AMD device on AMD's platform (the CUDA and HIP blocks' "PCI.Addr.BDFe..",
     # with the domain, are NVIDIA's too)
     ("hashcat device", lazy_re.compile(rf"^\s*(?:Name\.{{3,}}:\s*|\*\s*Device #\d+:\s*)(?:({GFX})(?::[\w+:-]*)?"
-                                       r"|((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?))(?:\s*$|, \d+/\d+ MB|, skipped\b)"
+                                       rf"|({_AMD_NAME}[^,\n]*?))(?:\s*$|, \d+/\d+ MB|, skipped\b)"
                                        r"|^\s*PCI\.Addr\.BDF\.\.\.:\s*([0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\s*$"),
      _hashcat_device),
     # BOINC's client naming the GPUs OpenCL found: "OpenCL: %s %d: %s" (or "%d (ignored by config)", "%d (not used)") with the
@@ -606,12 +608,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # UUID and the BDF made from HSA_AMD_AGENT_INFO_BDFID as "%02x:%x.%x", no domain), and its topology's GPU block line
     # "  Device  BDF:  %s" (ROCm/rocm_bandwidth_test@6bd5c1a:rocm_bandwidth_test_report.cpp DisplayDevInfo,
     # rocm_bandwidth_test_print.cpp, rocm_bandwidth_test_topology.cpp PopulateBDF); the agent index counts the CPUs
-    ("rocm_bandwidth_test device", lazy_re.compile(r"^\s*(?:Device: \d{1,2},  ((?:AMD |ATI )?(?:Radeon|Instinct)[^,\n]*?),  GPU-\w+,  "
+    ("rocm_bandwidth_test device", lazy_re.compile(rf"^\s*(?:Device: \d{{1,2}},  ({_AMD_NAME}[^,\n]*?),  GPU-\w+,  "
                                                    r"|Device  BDF:\s+)([0-9a-f]{2}):([0-9a-f]{1,2})\.([0-7])\s*$"),
      _rocm_bandwidth_test_device),
     # CuPy's show_config, a row a device property keyed by the device's index: "Device {} Name", "Device {} Arch" (the
     # gcnArchName, on ROCm only; "Compute Capability" on CUDA), "Device {} PCI Bus ID" (cupy/cupy@0f4daa4:cupyx/_runtime.py)
-    ("cupy device", lazy_re.compile(rf"^\s*Device (\d{{1,2}}) (?:Name\s*: ((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)"
+    ("cupy device", lazy_re.compile(rf"^\s*Device (\d{{1,2}}) (?:Name\s*: ({_AMD_NAME}[^\n]*?)"
                                     rf"|Arch\s*: ({GFX})(?::[\w+:-]*)?|PCI Bus ID\s*: ([0-9a-f]{{4}}:[0-9a-f]{{2}}:[0-9a-f]{{2}}\.[0-7]))\s*$"),
      _cupy_device),
     # MLC-LLM's device detection: logger.info("%s device: %s:%s", FOUND, device_type, i) for each index its check_device
@@ -656,7 +658,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # (jax-ml/jax@0fb462e:jax/_src/environment_info.py), later "device info: AMD Instinct MI300X-8, 8 local devices\""
     # (device kind, count; jax-ml/jax@4853515, same path): this host's GPUs are the local ones
     ("jax environment devices", lazy_re.compile(r"\bjax\.devices \(\d{1,3} total, (\d{1,2}) local\): \[RocmDevice\("
-                                                r"|\bdevice info: ((?:AMD |ATI )?(?:Radeon|Instinct)[^\n]*?)-\d{1,3}, (\d{1,2}) local devices\b"),
+                                                rf"|\bdevice info: ({_AMD_NAME}[^\n]*?)-\d{{1,3}}, (\d{{1,2}}) local devices\b"),
      _jax_environment_devices),
     # "2 radeon Nano", "4x MI100", "8 x Instinct MI300X": a number of one product (the name is read by PRODUCT)
     ("count of product", lazy_re.compile(r"(?<![\w.,/-])([2-9]|1[0-6])\s*(?:x\s*|×\s*)?(?=(?:AMD\s+)?(?:Radeon|Instinct|MI\d{2,3}|R9\s)\S*)", re.I),
@@ -1241,7 +1243,7 @@ _ASKED: tuple[tuple[lazy_re.Pattern, str, lazy_re.Pattern], ...] = (
     (lazy_re.compile(r"^\s*Vendor:\s*pci 0x1002\b"), "pci_id", lazy_re.compile(r"^\s*Device:\s*pci 0x([0-9a-fA-F]{4})\b")),
     # ... and a device's name (hipDeviceProp's name on ROCm: "AMD Radeon RX 6800 XT"; same file, get_device_name)
     (lazy_re.compile(_REPL + r"torch\.cuda\.get_device_name\([^)\n]*\)\)?\s*$"), "gpu_name",
-     lazy_re.compile(_ECHO + r"((?:AMD |ATI )?(?:Radeon|Instinct)[^'\"\n]*?)['\"]?\s*$")),
+     lazy_re.compile(_ECHO + rf"({_AMD_NAME}[^'\"\n]*?)['\"]?\s*$")),
     # the number of GPUs torch sees, an int (pytorch/pytorch@17e3b6a:torch/cuda/__init__.py device_count); 0 is no count
     (lazy_re.compile(_REPL + r"torch\.cuda\.device_count\(\)\)?\s*$"), "gpu_count", lazy_re.compile(r"^\s*(?:Out\[\d+\]:\s*)?(\d{1,2})\s*$")),
     # `modinfo amdgpu`: the module file first, then its fields (kmod tools/modinfo.c); a "version:" line, read as the next

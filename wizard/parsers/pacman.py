@@ -13,7 +13,9 @@ from wizard.record import record
 
 # name: pacman's package name characters (alnum and @._+-, not starting with - or .); version: an optional epoch,
 # pkgver (no hyphen) and pkgrel (a number, optionally .N)
-_LINE_RE = lazy_re.compile(r"^([a-z0-9@_+][a-z0-9@._+-]*) ((?:\d+:)?[A-Za-z0-9._+~]+-\d+(?:\.\d+)?)(?: -> \S+)?$")
+# one package line (the paste splitter takes a block of them for pacman -Q's output too)
+PACKAGE_LINE = r"^([a-z0-9@_+][a-z0-9@._+-]*) ((?:\d+:)?[A-Za-z0-9._+~]+-\d+(?:\.\d+)?)(?: -> \S+)?\s*$"
+_LINE_RE = lazy_re.compile(PACKAGE_LINE)
 
 
 @record

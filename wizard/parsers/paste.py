@@ -19,6 +19,7 @@ import re
 
 from wizard import lazy_re
 from wizard.parsers.dmesg import DMESG_CTIME, DMESG_ISO
+from wizard.parsers.pacman import PACKAGE_LINE as PACMAN_PACKAGE_LINE
 from wizard.parsers._text import (LABELS_LINE, MAX_LINE, Budgeted, check_budget, clean_line, heading_title,
                                   never_raises, prompt_command, to_text)
 from wizard.record import record, replace
@@ -85,6 +86,8 @@ _LABEL_MAX = 160  # a label line (its title at most 80 characters) is short: lon
 _LABEL = lazy_re.compile(r"^\s*(?:\*\*|__)?(?P<title>[^:]{1,80}?)(?:\*\*|__)?\s*:\s*(?:\*\*|__)?\s*$")
 
 # Strong first lines of known outputs (no command needed).
+# rocm-smi --json: one line of json.dumps(JSON_DATA), keyed "card0"... and "system"
+_ROCM_SMI_JSON = r"^\{\"(?:card\d+|system)\": \{"
 _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
     (lazy_re.compile(rx), kind)
     for rx, kind in (
@@ -94,7 +97,7 @@ _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
          r"|End of ROCm SMI Log|^GPU\[\d+\]\s*:"
          # --json: one line of json.dumps(JSON_DATA), keyed "card0"... and "system" (ROCm/rocm_smi_lib a1295714f2f6
          # python_smi_tools/rocm_smi.py, the end of main())
-         r"|^\{\"(?:card\d+|system)\": \{", "rocm-smi.txt"),
+         r"|" + _ROCM_SMI_JSON, "rocm-smi.txt"),
         (r"^GPU:\s*\d+\s*$|^AMDSMI Tool:|^\s*(?:MARKET_NAME|TARGET_GRAPHICS_VERSION|ASIC|BUS|VRAM):\s"
          r"|^\|\s*AMD-SMI\s+\d|^gpu,[a-z0-9_,]*\b(?:market_name|target_graphics_version)\b"
          r"|^tool,version,amdsmi_library_version\b", "amd-smi.txt"),
@@ -137,7 +140,7 @@ _BODY: dict[str, lazy_re.Pattern] = {
         r"|hsa api call failure|Call returned|is (?:not )?member of|Failed to get user name|HSA_STATUS"
         r"|Unable to open|Able to open|^\s*\*\*\* Done"),
     "rocm-smi.txt": lazy_re.compile(r"^\s*(?:GPU\[\d+\]|=+|-+|\d+\s|Device\s|GPU\s|WARNING|ERROR|Driver version|\S.*\s{2,}\S)"
-                               r"|^\s+\S|^(?:device|card(?:\d+|system)|system),|^\{\"(?:card\d+|system)\": \{"),  # --csv, --json
+                               r"|^\s+\S|^(?:device|card(?:\d+|system)|system),|" + _ROCM_SMI_JSON),  # --csv, --json
     "amd-smi.txt": lazy_re.compile(r"^\s*(?:[A-Z][A-Z0-9_ ]*:|GPU:|\||\+-|[-=]+\s*$|[A-Z]+\s*:)|^\s{2,}\S"
                                    r"|^\s*[\[\]{}],?\s*$|^\s*\"[a-z_]+\"\s*:|^gpu,|^\d+,|^tool,|^AMDSMI Tool,"),  # --json, --csv
     "lspci.txt": lazy_re.compile(r"^\s*(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\s|^\s+\S"
@@ -158,7 +161,7 @@ _BODY: dict[str, lazy_re.Pattern] = {
     "pip-freeze.txt": lazy_re.compile(r"^[A-Za-z0-9][\w.-]*\s*(?:==|===|@|\s)\s*\S|^-{3,}|^Package\s|^#|^-e\s|^--"),
     "dpkg.txt": lazy_re.compile(r"^[uihrpn][ncHUFWtiR]R?\s|^\|\|/|^\+\+\+-|^Desired=|^\| Status=|^\|/ Err\?"
                            r"|^[a-z0-9][\w+.-]*/\S+\s+\S+|^Listing\.\.\.|^\s+\S|^[A-Z][\w-]*:\s|^[a-z0-9][\w+.-]*\s+\d\S*\s*$"),
-    "pacman.txt": lazy_re.compile(r"^[a-z0-9@_+][a-z0-9@._+-]* (?:\d+:)?[A-Za-z0-9._+~]+-\d+(?:\.\d+)?(?: -> \S+)?\s*$"),
+    "pacman.txt": lazy_re.compile(PACMAN_PACKAGE_LINE),
     "rpm.txt": lazy_re.compile(r"^[A-Za-z0-9][\w+.-]*-\d[\w.+~^]*-[\w.+~^]+(?:\.\w+)?\s*$|^[A-Za-z0-9][\w+.-]*\.\w+\s+\S+\s+\S+"
                           r"|^Installed Packages"),
     "env.txt": lazy_re.compile(r"^\s*(?:export\s+|declare -x\s+)?[A-Za-z_][A-Za-z0-9_]*="),
