@@ -194,3 +194,75 @@ def test_an_error_text_without_the_machines_facts_states_no_gpu_specific_cause()
     assert found[0].id == "no-binary-for-gpu" and found[0].to_check is None
     assert {"gfx803-dropped", "vega-igpu-unsupported"} <= {f.id for f in found if f.to_check}
     assert [f.id for f in default_diagnose(nobin)] == ["no-binary-for-gpu"]
+
+
+# --- a failure line whose causes are the fix's branches: a cause only where the facts establish a branch
+
+_DENIED = "Unable to open /dev/kfd read-write: Permission denied"
+
+
+def test_kfd_denied_alone_is_to_check_until_the_facts_say_why() -> None:
+    from wizard.diagnose import UNDECIDED_BRANCH
+
+    gpu = _gpu("gfx1100", "RDNA3")
+    # the line shows the failure; nothing shows whether groups, a container or a sandbox is why
+    alone = _by_id(_facts(gpu, _DENIED, driver=Driver(kfd_present=True, kfd_accessible=False)))["kfd-inaccessible"]
+    assert getattr(alone, "to_check") == UNDECIDED_BRANCH
+    # the user is shown to be outside render and video on the host: the group branch is the cause
+    groups = Driver(kfd_present=True, kfd_accessible=False, user="ann", in_render_group=False,
+                    in_video_group=False, groups=("ann", "sudo"))
+    cause = _by_id(_facts(gpu, _DENIED, driver=groups, in_container=False))["kfd-inaccessible"]
+    assert getattr(cause, "to_check") is None and "add the user to the render and video groups" in getattr(cause, "fix")
+    # a member of render still refused: no branch is established, the finding stays to check (and no group advice)
+    member = Driver(kfd_present=True, kfd_accessible=False, user="ann", in_render_group=True, in_video_group=True)
+    still = _by_id(_facts(gpu, _DENIED, driver=member, in_container=False))["kfd-inaccessible"]
+    assert getattr(still, "to_check") == UNDECIDED_BRANCH and "usermod" not in " ".join(getattr(still, "fix_commands"))
+    # inside a container, or a Flatpak app given its override: that is why
+    boxed = _by_id(_facts(gpu, _DENIED, driver=Driver(kfd_present=True, kfd_accessible=False), in_container=True))
+    assert getattr(boxed["kfd-inaccessible"], "to_check") is None
+    flatpak = _by_id(_facts(gpu, "$ flatpak run com.jeffser.Alpaca\n" + _DENIED))["kfd-inaccessible"]
+    assert getattr(flatpak, "to_check") is None and "Flatpak sandbox" in getattr(flatpak, "fix")
+    # the device node itself is root's only
+    node = _by_id(_facts(gpu, "$ ls -l /dev/kfd\ncrw------- 1 root root 238, 0 Mar  2 10:01 /dev/kfd\n" + _DENIED))
+    node_finding = node["kfd-inaccessible"]
+    assert getattr(node_finding, "to_check") is None and "udev rule" in getattr(node_finding, "fix")
+    group_owned = _by_id(_facts(gpu, "crw-rw---- 1 root render 238, 0 Mar  2 10:01 /dev/kfd\n" + _DENIED))
+    assert getattr(group_owned["kfd-inaccessible"], "to_check") == UNDECIDED_BRANCH
+    # a bare host without /dev/kfd whose driver is not loaded: the driver branch
+    host = _by_id(_facts(gpu, "Unable to open /dev/kfd read-write: No such file or directory",
+                         driver=Driver(loaded=False, kfd_present=False), in_container=False))["kfd-inaccessible"]
+    assert getattr(host, "to_check") is None and getattr(host, "fix_plan") == "driver"
+
+
+def test_invalid_isa_alone_is_a_symptom_to_check() -> None:
+    line = ("Callback: Queue 0x7f aborting with error : HSA_STATUS_ERROR_INVALID_ISA: The instruction set "
+            "architecture is invalid. code: 0x100f")
+    f = _by_id(_facts(_gpu("gfx90a", "CDNA2"), line))["invalid-isa"]
+    assert getattr(f, "to_check") and "several possible causes" in getattr(f, "to_check")
+    # an override making the GPU run another instruction set is the cause the facts show
+    spoofed = _by_id(_facts(_gpu("gfx1102", "RDNA3"), line, "10.3.0"))
+    assert any(getattr(x, "to_check") is None for k, x in spoofed.items() if k.startswith("override"))
+
+
+def test_a_dkms_build_failure_line_alone_does_not_say_the_kernel_is_too_new() -> None:
+    line = "Error! Bad return status for module build on kernel: 6.8.0-45-generic (x86_64)\n" \
+           "Consult /var/lib/dkms/amdgpu/6.8.5-2009582.24.04/build/make.log for more information."
+    f = _by_id(_facts(_gpu("gfx1100", "RDNA3"), line))["dkms-build-fails-new-kernel"]
+    assert getattr(f, "to_check") and "several possible causes" in getattr(f, "to_check")
+    # the thread's own words that the module does not build on that kernel are the cause stated
+    said = _by_id(_facts(_gpu("gfx1100", "RDNA3"), line + "\namdgpu-dkms does not build on kernel 6.11, "
+                         "I had to boot 6.8"))["dkms-build-fails-new-kernel"]
+    assert getattr(said, "to_check") is None
+
+
+def test_cause_in_branches_needs_branches() -> None:
+    import json
+
+    from wizard.kb.parse import Problems, parse_issues
+
+    entry = {"id": "x-y", "severity": "error", "title": "t", "signatures": ["zzz"], "when": [], "predict": False,
+             "cause": "c", "fix": {"summary": "s"}, "sources": ["https://rocm.docs.amd.com/"],
+             "cause_in_branches": True}
+    problems = Problems("known_issues.json")
+    parse_issues(json.loads(json.dumps({"issues": [entry]})), problems)
+    assert any("'cause_in_branches': true needs fix branches" in line for line in problems.lines), problems.lines

@@ -70,7 +70,7 @@ def test_kfd_permissions_stated_in_words_where_access_was_not_read() -> None:
     for text in ("# /dev/kfd has the wrong permissions", "my `/dev/kfd` has the wrong permissions, so ROCm only runs "
                  "for root."):
         found = _by_id(_facts(text, driver=present))["kfd-inaccessible"]
-        assert found.to_check is None, text
+        assert found.to_check is None and "udev rule" in found.fix, text
     near = "ROCm runs for root and for my user alike; /dev/kfd has the permissions the udev rule sets."
     assert "kfd-inaccessible" not in _by_id(_facts(near, driver=present))
     # access read from the machine decides it

@@ -29,8 +29,18 @@ def test_an_error_kfd_itself_returns_is_not_a_missing_or_forbidden_device(errno:
 
 
 @pytest.mark.parametrize("errno", ["Permission denied", "No such file or directory"])
-def test_a_missing_or_forbidden_device_stays_the_cause(errno: str) -> None:
+def test_a_missing_or_forbidden_device_stays_the_finding(errno: str) -> None:
     line = f"hsa api call failure at: rocminfo.cc:1306\nUnable to open /dev/kfd read-write: {errno}\n"
-    assert "kfd-inaccessible" in _causes(line)
+    # the line alone shows the failure, not which of its causes holds: listed, to check
+    assert "kfd-inaccessible" in _all(line) and "kfd-inaccessible" not in _causes(line)
+    # facts that say why make it the cause: a bare host whose driver is not loaded, a user outside render and video
     present = errno == "Permission denied"
-    assert "kfd-inaccessible" in _causes("", Driver(kfd_present=present, kfd_accessible=False, kfd_error=errno))
+    why = (Driver(kfd_present=True, kfd_accessible=False, kfd_error=errno, user="ann", in_render_group=False,
+                  in_video_group=False) if present else Driver(loaded=False, kfd_present=False, kfd_error=errno))
+    assert "kfd-inaccessible" in _causes(line, why) and "kfd-inaccessible" in _causes("", why)
+
+
+def _all(text: str) -> list[str]:
+    facts = Facts(gpus=(GPU,), driver=Driver(), origin="test",
+                  texts=(EvidenceText("paste.txt", text, 1, "text", True),))
+    return [f.id for f in diagnose(facts)]

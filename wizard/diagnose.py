@@ -972,7 +972,30 @@ def _advice(issue: KnownIssue, facts: Facts | None) -> tuple[str, tuple[str, ...
     return " ".join(p for p in parts if p), tuple(commands), tuple(env.items()), plan
 
 
-def _to_check(issue: KnownIssue, match: _Match | None, got: _Held, against: _Match | None) -> str | None:
+def _branch_established(when: tuple[tuple[str, object], ...], facts: Facts | None) -> bool:
+    """Every predicate of a fix branch holds on the detected facts (an unknown fact establishes nothing)."""
+    if facts is None:
+        return False
+    for name, arg in when:
+        pred = PREDICATES.get(name)
+        if pred is None or not pred(facts, arg):
+            return False
+    return True
+
+
+UNDECIDED_BRANCH = "this failure shows, but which of its causes holds is not known from the evidence: see the fix"
+
+
+def _to_check(issue: KnownIssue, match: _Match | None, got: _Held, against: _Match | None,
+              facts: Facts | None = None) -> str | None:
+    why = _to_check_evidence(issue, match, got, against)
+    if why is None and issue.cause_in_branches and not any(_branch_established(b.when, facts)
+                                                             for b in issue.fix.branches):
+        return UNDECIDED_BRANCH
+    return why
+
+
+def _to_check_evidence(issue: KnownIssue, match: _Match | None, got: _Held, against: _Match | None) -> str | None:
     """Why a finding only might apply (it is then listed apart from the causes), or None for a cause. Positive
     evidence is a line of this machine's own text that shows the failure, or (for an issue the facts alone
     predict) detected facts that make every condition hold; a predicted warning is a risk, not a cause. A line
@@ -1042,7 +1065,7 @@ def _finding(issue: KnownIssue, got: _Held, match: _Match | None, against: _Matc
         matched_text=match.evidence.text if match is not None else None,
         matched=match.evidence if match is not None else None,
         contradicted=against.evidence if against is not None else None,
-        to_check=None if detected_against else _to_check(issue, match, got, against),
+        to_check=None if detected_against else _to_check(issue, match, got, against, facts),
     )
 
 

@@ -818,7 +818,7 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         e = Entry(problems, where, raw, {
             "id", "severity", "title", "signatures", "when", "predict", "cause", "fix", "uncertain", "sources",
             "unless", "explains", "contradicted_when", "symptom", "symptom_signatures",
-            "stated_signatures"})
+            "stated_signatures", "cause_in_branches"})
         iid = e.text("id")
         if not re.match(r"^[a-z0-9][a-z0-9-]*$", iid):
             e.fail("id", f"expected lower-case-with-dashes, got {iid!r}")
@@ -860,6 +860,8 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
             branches.append(FixBranch(when=tuple(_predicate(be, i, w) for i, w in enumerate(raw_bw)),
                                       summary=be.text("summary"), commands=be.strs("commands", required=False),
                                       env=_fix_env(be), plan=_fix_plan(be)))
+        if e.flag("cause_in_branches", default=False) and not branches:
+            e.fail("cause_in_branches", "true needs fix branches: each branch is one of the causes")
         fix = Fix(summary=fe.text("summary"), commands=fe.strs("commands", required=False),
                   env=_fix_env(fe), plan=_fix_plan(fe), branches=tuple(branches))
         return KnownIssue(id=iid, severity=sev, title=e.text("title"), signatures=tuple(sigs), when=when,
@@ -867,7 +869,8 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
                           uncertain=e.opt_text("uncertain", required=False), unless=tuple(unless),
                           explains=tuple(explains), contradicted_when=contradicted_when,
                           symptom=e.flag("symptom", default=False), symptom_signatures=tuple(symptom_sigs),
-                          stated_signatures=tuple(stated_sigs))
+                          stated_signatures=tuple(stated_sigs),
+                          cause_in_branches=e.flag("cause_in_branches", default=False))
 
     issues = _each(problems, top.get("issues", []), "issues", build)
     seen: set[str] = set()

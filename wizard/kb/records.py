@@ -285,6 +285,9 @@ class KnownIssue:
     # machine's own text needs none of the `when` predicates that only name GPUs (a list of supported GPUs changes
     # from release to release; the runtime's own words are about the release installed)
     stated_signatures: tuple[lazy_re.Pattern, ...] = ()
+    # the cause text names several causes and each fix branch is one of them: a finding is a cause only where the
+    # detected facts establish a branch (every one of its predicates holds), else it is "to check"
+    cause_in_branches: bool = False
 
     def matches_text(self, text: str) -> bool:
         """True when one of the signatures (symptom and stated signatures included) is found in ``text`` (predicates
