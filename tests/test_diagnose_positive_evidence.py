@@ -266,3 +266,39 @@ def test_cause_in_branches_needs_branches() -> None:
     problems = Problems("known_issues.json")
     parse_issues(json.loads(json.dumps({"issues": [entry]})), problems)
     assert any("'cause_in_branches': true needs fix branches" in line for line in problems.lines), problems.lines
+
+
+def _session_host(root: object, session: tuple[str, ...] | None) -> object:
+    """A sandbox root whose login session holds the given groups (what LiveHost reads on the running machine)."""
+    from wizard.host import LiveHost
+
+    class Host(LiveHost):
+        def session_groups(self) -> tuple[str, ...] | None:
+            return session
+
+    return Host(str(root), environ={"USER": "ann", "PATH": "/usr/bin:/bin"})
+
+
+def test_groups_added_after_the_login_began_are_pending_and_the_cause(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from wizard.probes.driver import probe_driver
+
+    root = Path(str(tmp_path))
+    (root / "etc").mkdir()
+    (root / "etc/passwd").write_text("ann:x:1000:1000::/home/ann:/bin/bash\n")
+    (root / "etc/group").write_text("ann:x:1000:\nvideo:x:44:ann\nrender:x:110:ann\n")
+    (root / "dev").mkdir()
+    (root / "dev/kfd").write_text("")
+    before = probe_driver(_session_host(root, ("ann",)), (), None, False)  # type: ignore[arg-type]
+    assert before.in_render_group is True and before.groups_pending == ("render", "video")
+    half = probe_driver(_session_host(root, ("ann", "video")), (), None, False)  # type: ignore[arg-type]
+    assert half.groups_pending == ("render",)
+    for session in (("ann", "video", "render"), None):  # a new login; a session not read
+        assert probe_driver(_session_host(root, session), (), None, False).groups_pending == ()  # type: ignore[arg-type]
+    # the finding: a member of render in /etc/group, refused by /dev/kfd, whose session began before: log in again
+    drv = Driver(kfd_present=True, kfd_accessible=False, user="ann", in_render_group=True, in_video_group=True,
+                 groups_pending=("render",))
+    f = _by_id(_facts(_gpu("gfx1100", "RDNA3"), _DENIED, driver=drv, in_container=False))["kfd-inaccessible"]
+    assert getattr(f, "to_check") is None and "log out and in again" in getattr(f, "fix")
+    assert not any("usermod" in c for c in getattr(f, "fix_commands"))

@@ -58,3 +58,25 @@ def test_the_acting_user_is_sudos_caller_only_for_a_wizard_run_as_root() -> None
     assert acting_user({"SUDO_USER": "ops", "USER": "root"}, euid=0) == "ops"  # sudo rocm-wizard: the caller
     assert acting_user({"SUDO_USER": "root", "USER": "root"}, euid=0) == "root"
     assert acting_user({"LOGNAME": "me"}, euid=1000) == "me" and acting_user({}, euid=1000) is None
+
+
+def test_the_session_groups_are_this_processs_own_and_only_on_the_running_machine(tmp_path: Path) -> None:
+    import grp
+
+    own = LiveHost(environ={"PATH": "/usr/bin:/bin"}).session_groups()
+    gids = dict.fromkeys([os.getgid(), *os.getgroups()])
+    assert own is not None and set(own) == {grp.getgrgid(g).gr_name for g in gids if _named(g)}
+    assert LiveHost(tmp_path).session_groups() is None  # a sandbox root: not its user's session
+    assert LiveHost(environ={"SUDO_USER": "ann", "PATH": "/usr/bin"}).session_groups() is None  # root's groups
+    (tmp_path / "lspci.txt").write_text("")
+    assert BundleHost(tmp_path).session_groups() is None  # a recording: nobody's session
+
+
+def _named(gid: int) -> bool:
+    import grp
+
+    try:
+        grp.getgrgid(gid)
+    except KeyError:
+        return False
+    return True

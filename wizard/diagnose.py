@@ -529,6 +529,14 @@ def _p_in_render_group(f: Facts, arg: object) -> list[str] | None:
     return [f"{d.user or 'the user'} is {'' if arg else 'not '}in the render group"]
 
 
+def _p_groups_pending(f: Facts, arg: object) -> list[str] | None:
+    d = f.driver
+    if not d.groups_pending:
+        return None
+    return [f"{d.user or 'the user'} is given {' and '.join(d.groups_pending)}, which this login session lacks "
+            "(added after it began)"]
+
+
 def _p_amdgpu_pro(f: Facts, arg: object) -> list[str] | None:
     return [f"amdgpu-pro runtime: {f.rocm.amdgpu_pro}"] if f.rocm.amdgpu_pro else None
 
@@ -693,6 +701,7 @@ PREDICATES: dict[str, Pred] = {
     "text_matches": _p_text_matches,
     "amdgpu_pro": _p_amdgpu_pro,
     "in_render_group": _p_in_render_group,
+    "groups_pending": _p_groups_pending,
     "visible_devices_hide_all": _p_visible_devices_hide_all,
     "override_family_mismatch": _p_override_family_mismatch,
     "override_spoofs_gpu": _p_override_spoofs_gpu,

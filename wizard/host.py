@@ -58,6 +58,7 @@ class Host(Protocol):
     @property
     def is_live(self) -> bool: ...
     def uid(self) -> int | None: ...
+    def session_groups(self) -> tuple[str, ...] | None: ...
 
 
 def _norm(path: str) -> str:
@@ -199,6 +200,21 @@ class LiveHost(_RootedFiles):
 
     def uid(self) -> int | None:
         return os.getuid()
+
+    def session_groups(self) -> tuple[str, ...] | None:
+        """Names of the groups this process holds (its login session's), on the running machine only; None in a
+        sandbox root or run through sudo (root's groups are not the user's session)."""
+        if self.name != "live" or self._environ.get("SUDO_USER"):
+            return None
+        import grp
+
+        names = []
+        for gid in dict.fromkeys([os.getgid(), *os.getgroups()]):
+            try:
+                names.append(grp.getgrgid(gid).gr_name)
+            except KeyError:
+                continue
+        return tuple(names)
 
     def captured(self, name: str) -> str | None:
         return None
@@ -355,6 +371,9 @@ class BundleHost(_RootedFiles):
         return None
 
     def uid(self) -> int | None:
+        return None
+
+    def session_groups(self) -> tuple[str, ...] | None:
         return None
 
     def captured(self, name: str) -> str | None:

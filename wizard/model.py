@@ -108,6 +108,9 @@ class Driver:
     groups: tuple[str, ...] = ()  # the user's groups
     in_render_group: bool | None = None
     in_video_group: bool | None = None
+    # render/video groups the user is given (/etc/group) that this login session does not have yet: added after
+    # it began, so only a new login (or newgrp) gets them; empty where the session's own groups were not read
+    groups_pending: tuple[str, ...] = ()
     sources: tuple[Evidence, ...] = ()
 
 

@@ -146,7 +146,9 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[Renderab
     _row(drv, "amdgpu loaded", _yn(d.loaded))
     _row(drv, "driver", f"{d.kind or '?'} {d.version or ''}".strip())
     _row(drv, "/dev/kfd", f"{_yn(d.kfd_present, 'present', 'missing')}, accessible: {_yn(d.kfd_accessible)}")
-    _row(drv, "user / groups", f"{d.user or '?'}: render {_yn(d.in_render_group)}, video {_yn(d.in_video_group)}")
+    pending = f" (not in this login session yet: {', '.join(d.groups_pending)})" if d.groups_pending else ""
+    _row(drv, "user / groups", f"{d.user or '?'}: render {_yn(d.in_render_group)}, video {_yn(d.in_video_group)}"
+         + pending)
     _row(drv, "Secure Boot", _yn(o.secure_boot, "on", "off"))
     yield drv
     rocm = Table(title=f"ROCm (in use: {escape(facts.rocm.version or 'none')})", title_justify="left")

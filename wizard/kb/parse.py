@@ -85,6 +85,7 @@ PREDICATES: dict[str, str] = {
     "text_matches": "regex",
     "amdgpu_pro": "true",
     "in_render_group": "bool",
+    "groups_pending": "true",
     "visible_devices_hide_all": "true",
     "override_family_mismatch": "true",
     "override_spoofs_gpu": "true",

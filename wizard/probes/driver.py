@@ -18,6 +18,18 @@ def _user(host: Host) -> str | None:
     return acting_user(host.environ) if host.is_live else None
 
 
+_DEVICE_GROUPS = ("render", "video")
+
+
+def _groups_pending(host: Host, user: str | None, configured: tuple[str, ...]) -> tuple[str, ...]:
+    """The device groups the user is given that this process's login session does not hold (it began before they
+    were added). Only where the session is the user's own: the running machine, not through sudo."""
+    session = host.session_groups()
+    if session is None or user is None or user != host.environ.get("USER", user):
+        return ()
+    return tuple(g for g in _DEVICE_GROUPS if g in configured and g not in session)
+
+
 def _configured_groups(host: Host, user: str) -> tuple[str, ...]:
     """Groups of a user per /etc/passwd (primary) and /etc/group (members): what a new login gets."""
     primary_gid = None
@@ -93,11 +105,15 @@ def probe_driver(host: Host, dkms_packages: tuple[str, ...], rock_version: str |
         groups = _configured_groups(host, user)
         sources.append(Evidence("/etc/group", None, f"{user}: {' '.join(groups)}"))
     known = bool(groups) or (user is not None and host.exists("/etc/group"))
+    pending = _groups_pending(host, user, groups) if known and not recorded else ()
+    if pending:
+        sources.append(Evidence("id", None, f"this login session lacks {', '.join(pending)}"))
     return Driver(
         loaded=loaded, kind=kind, version=version, dkms_packages=dkms_packages,
         kfd_present=kfd_present, kfd_accessible=kfd_ok, render_nodes=renders, render_accessible=render_ok,
         user=user, groups=groups,
         in_render_group=("render" in groups) if known else None,
         in_video_group=("video" in groups) if known else None,
+        groups_pending=pending,
         sources=tuple(sources),
     )

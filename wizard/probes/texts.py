@@ -135,6 +135,9 @@ class ReadingHost:
     def uid(self) -> int | None:
         return self.base.uid() if self.base is not None else None
 
+    def session_groups(self) -> tuple[str, ...] | None:
+        return self.base.session_groups() if self.base is not None else None
+
 
 def bundle_files(host: Host) -> list[tuple[str, str]]:
     """(name, text) of every top-level text file of a recorded machine, metadata files left out."""
