@@ -2340,3 +2340,49 @@ def test_what_one_should_see_is_not_the_machines(line: str) -> None:
 ])
 def test_what_the_machine_shows_stays_read_beside_the_should_see_rule(line: str, kind: str) -> None:
     assert [m for m in read_mentions(line) if m.kind == kind], line
+
+
+# --------------------------------------------------------------------------- zypper (openSUSE, SLES)
+
+
+def test_a_zypper_search_table_names_installed_rocm_packages(tmp_path: Path) -> None:
+    # zypper se -s: "S | Name | Type | Version | Arch | Repository", "i"/"i+" installed (openSUSE/zypper@04f0507:
+    # src/search.cc, FillSearchTableSolvable)
+    text = ("$ zypper se -s -i rocm\nLoading repository data...\nReading installed packages...\n\n"
+            "S  | Name             | Type    | Version                | Arch   | Repository\n"
+            "---+------------------+---------+------------------------+--------+-----------\n"
+            "i+ | rocm-core        | package | 6.2.0.60200-sles155.66 | x86_64 | rocm\n"
+            "i  | hip-runtime-amd  | package | 6.2.0.60200-sles155.66 | x86_64 | rocm\n"
+            "v  | rocm-smi-lib     | package | 7.3.0.60200-sles155.66 | x86_64 | rocm\n"
+            "   | rocblas          | package | 4.2.0.60200-sles155.66 | x86_64 | rocm\n")
+    facts = detect_paste(tmp_path, text)
+    assert facts.os.package_manager == "zypper"
+    assert [(i.version, i.packages) for i in facts.rocm.installs] == [("6.2.0", ("rocm-core", "hip-runtime-amd"))]
+    # the same table without its command line: the header starts it
+    assert detect_paste(tmp_path, text.split("\n", 4)[4]).rocm.version == "6.2.0"
+
+
+def test_a_zypper_packages_table_and_info_block_name_the_installed_version(tmp_path: Path) -> None:
+    # zypper pa -i: "S | Repository | Name | Version | Arch" (src/search.cc, list_packages); zypper info: "Installed:
+    # Yes" and "Status: out-of-date (version X installed)" (openSUSE/zypper@82e1a54:src/info.cc, printPkgInfo)
+    pa = ("S  | Repository | Name        | Version                   | Arch\n"
+          "---+------------+-------------+---------------------------+-------\n"
+          "i+ | amdgpu     | amdgpu-dkms | 1:6.8.5.60200-2009582.sles155 | noarch\n"
+          "i  | rocm       | rocm-core   | 6.2.0.60200-sles155.66    | x86_64\n")
+    facts = detect_paste(tmp_path, pa)
+    assert facts.rocm.version == "6.2.0" and facts.os.package_manager == "zypper"
+    assert facts.driver.dkms_packages == ("amdgpu-dkms 1:6.8.5.60200-2009582.sles155",)
+    info = ("$ zypper info rocm-core\nInformation for package rocm-core:\n-----------------------------------\n"
+            "Repository     : rocm\nName           : rocm-core\nVersion        : 6.3.1.60301-sles156.48\n"
+            "Arch           : x86_64\nInstalled      : Yes (automatically)\n"
+            "Status         : out-of-date (version 6.2.4.60204-sles156.139 installed)\n")
+    assert detect_paste(tmp_path, info).rocm.version == "6.2.4"
+    # a package zypper info shows as not installed is not one the machine has
+    absent = info.replace("Yes (automatically)", "No").replace("out-of-date (version 6.2.4.60204-sles156.139 installed)",
+                                                                "not installed")
+    assert detect_paste(tmp_path, absent).rocm.installs == ()
+    from wizard.parsers.zypper import parse_zypper
+    # near misses: search without -s (no version), another table's pipes, a markdown table of versions
+    assert parse_zypper("S  | Name      | Summary                | Type\ni+ | rocm-core | ROCm Runtime software | package\n"
+                        "| rocm-core | 6.2.0 | x86_64 |\n| i | rocm-core | 6.2.0-1 | x86_64 |\n"
+                        "i  | rocm-core | srcpackage | 6.2.0.60200-sles155.66 | noarch | rocm\n") == ()
