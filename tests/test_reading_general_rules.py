@@ -2386,3 +2386,42 @@ def test_a_zypper_packages_table_and_info_block_name_the_installed_version(tmp_p
     assert parse_zypper("S  | Name      | Summary                | Type\ni+ | rocm-core | ROCm Runtime software | package\n"
                         "| rocm-core | 6.2.0 | x86_64 |\n| i | rocm-core | 6.2.0-1 | x86_64 |\n"
                         "i  | rocm-core | srcpackage | 6.2.0.60200-sles155.66 | noarch | rocm\n") == ()
+
+
+# --------------------------------------------------------------------------- SGLang / vLLM fused-MoE config, Lemonade
+
+
+def test_the_moe_kernel_config_file_sglang_looks_for_names_the_running_gpu(tmp_path: Path) -> None:
+    # get_config_file_name: "E={E},N={N},device_name={name with _}..." logged as "Config file not found at %s" /
+    # "Using MoE kernel config from %s." (sgl-project/sglang@083d601:.../fused_moe_triton/fused_moe_triton_config.py)
+    text = ("[2025-05-20 10:11:12 TP0] Using default MoE kernel config. Performance might be sub-optimal! Config file not "
+            "found at /sgl-workspace/sglang/python/sglang/srt/layers/moe/fused_moe_triton/configs/triton_3_2_0/"
+            "E=128,N=768,device_name=AMD_Instinct_MI300X.json, you can create them with https://github.com/sgl-project/"
+            "sglang/tree/main/benchmark/kernels/fused_moe_triton\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(g.name, g.gfx) for g in facts.gpus] == [("AMD Instinct MI300X", "gfx942")]
+    assert said("INFO 05-20 10:11:12 [fused_moe.py:684] Using configuration from /usr/lib/python3/dist-packages/vllm/"
+                "model_executor/layers/fused_moe/configs/E=8,N=14336,device_name=AMD_Radeon_RX_7900_XTX,dtype=fp8_w8a8"
+                ".json for MoE layer.", "gpu_name") == ["AMD Radeon RX 7900 XTX"]
+    for near in (
+        # the configs folder listed, an NVIDIA GPU's file, torch's generic name, a file named in prose
+        "E=8,N=4096,device_name=AMD_Instinct_MI300X,dtype=fp8_w8a8.json",
+        "Config file not found at /x/configs/E=60,N=1408,device_name=NVIDIA_H100_80GB_HBM3.json",
+        "Using MoE kernel config from /x/configs/E=256,N=256,device_name=AMD_Radeon_Graphics,dtype=fp8_w8a8.json.",
+        "I copied E=8,N=8192,device_name=AMD_Instinct_MI325X,dtype=fp8_w8a8.json from the repo",
+    ):
+        assert not said(near, "gpu_name"), near
+
+
+def test_lemonade_system_infos_gpu_family_is_the_gpus_target(tmp_path: Path) -> None:
+    # system-info's amd_gpu objects: "family" from KFD's gfx_target_version ("name" is that number on Linux)
+    # (lemonade-sdk/lemonade@e385039:src/cpp/server/system_info.cpp)
+    text = ('$ curl -s http://localhost:8000/api/v1/system-info | jq .devices\n{\n  "amd_gpu": [\n    {\n'
+            '      "available": true,\n      "family": "gfx1151",\n      "integrated": true,\n      "name": "110501",\n'
+            '      "virtual_mem_gb": 62.5,\n      "vram_gb": 0.5\n    }\n  ],\n  "nvidia_gpu": []\n}\n')
+    assert [g.gfx for g in detect_paste(tmp_path, text).gpus] == ["gfx1151"]
+    assert said('{"amd_gpu":[{"available":true,"family":"gfx1201","integrated":false,"name":"120001"}]}',
+                "gfx_hw") == ["gfx1201"]
+    for near in ('"family": "gfx110X",', '"family": "gfx110X-dgpu", "targets": ["gfx1100", "gfx1101"]',
+                 '[{"family":"gfx1100"},{"family":"gfx1151"}]'):
+        assert not said(near, "gfx_hw"), near
