@@ -2425,3 +2425,27 @@ def test_lemonade_system_infos_gpu_family_is_the_gpus_target(tmp_path: Path) -> 
     for near in ('"family": "gfx110X",', '"family": "gfx110X-dgpu", "targets": ["gfx1100", "gfx1101"]',
                  '[{"family":"gfx1100"},{"family":"gfx1151"}]'):
         assert not said(near, "gfx_hw"), near
+
+
+# --------------------------------------------------------------------------- nvtop, radeontop
+
+
+def test_nvtops_device_headers_are_one_gpu_each(tmp_path: Path) -> None:
+    # "Device %-2u" then "[%s]" then "PCIe GEN %u@%2ux" or "Integrated GPU" (Syllo/nvtop@3d4a953:src/interface.c)
+    text = (" Device 0 [AMD Radeon RX 7900 XTX] PCIe GEN 4@16x RX: 0.000 KiB/s TX: 0.000 KiB/s\n"
+            " Device 1 [AMD Radeon RX 7900 XTX] PCIe GEN 4@16x RX: 12.00 KiB/s TX: 3.000 KiB/s\n")
+    assert [g.gfx for g in detect_paste(tmp_path, text).gpus] == ["gfx1100", "gfx1100"]
+    assert said(" Device 1 [AMD Radeon Graphics] Integrated GPU RX: N/A TX: N/A", "gpu_index") == ["1"]
+    for near in (" Device 0 [NVIDIA GeForce RTX 3090] PCIe GEN 4@16x RX: 0.000 KiB/s TX: 0.000 KiB/s",
+                 "Device 0 [AMD Radeon RX 7900 XTX] was slow yesterday"):
+        assert not said(near, "gpu_index"), near
+
+
+def test_radeontops_header_names_the_chip(tmp_path: Path) -> None:
+    # "radeontop %s, running on %s bus %02x, %u samples/sec" with family_str's ASIC name (clbr/radeontop@0f1d2ea:ui.c)
+    facts = detect_paste(tmp_path, "                 radeontop v1.4, running on NAVY_FLOUNDER bus 03, 120 samples/sec\n")
+    assert [g.gfx for g in facts.gpus] == ["gfx1031"]
+    assert said("radeontop unknown, running on VEGA10 bus 0c, 120 samples/sec", "gpu_name") == ["VEGA10"]
+    for near in ("radeontop v1.4, running on UNKNOWN_CHIP bus 03, 120 samples/sec",
+                 "radeontop v1.4 is running on my SIENNA_CICHLID card"):
+        assert not said(near, "gpu_name"), near
