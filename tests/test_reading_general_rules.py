@@ -2449,3 +2449,29 @@ def test_radeontops_header_names_the_chip(tmp_path: Path) -> None:
     for near in ("radeontop v1.4, running on UNKNOWN_CHIP bus 03, 120 samples/sec",
                  "radeontop v1.4 is running on my SIENNA_CICHLID card"):
         assert not said(near, "gpu_name"), near
+
+
+# --------------------------------------------------------------------------- GPUStack's gpustack-runtime detect
+
+
+def test_gpustack_runtime_detects_table_rows_and_json_name_each_gpus_target(tmp_path: Path) -> None:
+    # format_devices_table: "| AMD Driver Version: %s ... Runtime Version: %s |", then "| index | name | used / total |
+    # util | temp | CC | OK |"; format_devices_json: "compute_capability" (gpustack/runtime@88026d6:.../cmds/detector.py)
+    table = ("+----------------------------------------------------------------------------------------------+\n"
+             "| AMD Driver Version: 6.12.12                                             Runtime Version: 7.1 |\n"
+             "|----------------------------------------------------------------------------------------------|\n"
+             "| GPU |                  Name                  |   Memory-Usage    | GPU-Util | Temp |   CC    | Status |\n"
+             "|-----|----------------------------------------|-------------------|----------|------|---------|--------|\n"
+             "| 0   | Navi 32 [Radeon RX 7700 XT / 7800 XT]  | 206MiB / 16368MiB | 19%      | 34C  | gfx1101 | OK     |\n"
+             "| 1   | Navi 32 [Radeon RX 7700 XT / 7800 XT]  | 190MiB / 16368MiB | 0%       | 31C  | gfx1101 | OK     |\n")
+    facts = detect_paste(tmp_path, table)
+    assert [g.gfx_reported for g in facts.gpus] == ["gfx1101", "gfx1101"]
+    assert facts.rocm.version == "7.1"
+    assert said('    "compute_capability": "gfx942",', "gfx_rt") == ["gfx942"]
+    for near, kind in (
+        ("| NVIDIA Driver Version: 570.86.15                                    Runtime Version: 12.8 |", "rocm"),
+        ("| 0   | NVIDIA GeForce RTX 4090 | 512MiB / 24564MiB | 3% | 40C | 8.9 | OK |", "gpu_index"),
+        ('    "compute_capability": "8.9",', "gfx_rt"),
+        ('  "targets": {"compute_capability": "gfx1101", "other": "gfx1100"},', "gfx_rt"),
+    ):
+        assert not said(near, kind), near

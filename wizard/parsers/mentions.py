@@ -915,6 +915,16 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # family_str table (clbr/radeontop@0f1d2ea:ui.c, family_str.c); the RDNA2 chips go by their code names there
     ("radeontop family", lazy_re.compile(r"\bradeontop \S+, running on ([A-Z][A-Z0-9_]{2,20}) bus [0-9a-f]{2}, \d+ samples/sec"),
      _radeontop_chip),
+    # GPUStack's `gpustack-runtime detect` (gpustack/runtime@88026d6:gpustack_runtime/cmds/detector.py, detector/amd.py):
+    # the table's header "| AMD Driver Version: %s ... Runtime Version: %s |" (amd-smi's driver version, ROCm's
+    # major.minor from amdsmi_get_rocm_version), a row per device "| index | name | used / total | util | temp | CC |
+    # OK/ERR |" with the HSA agent's gfx as CC; --format json's "compute_capability": "gfx1101" of each device
+    ("gpustack header", lazy_re.compile(r"^\|\s*AMD Driver Version: \S+\s+Runtime Version: (\d+\.\d+)\s*\|\s*$"),
+     lambda m: [("rocm", m.group(1), "tool")]),
+    ("gpustack row", lazy_re.compile(rf"^\|\s*(\d{{1,2}})\s*\|[^|\n]{{1,90}}\|\s*(?:N/A|\d+MiB) / \d+MiB\s*\|[^|\n]{{0,12}}\|"
+                                     rf"[^|\n]{{0,12}}\|\s*({GFX})\s*\|\s*(?:OK|ERR)\s*\|\s*$"),
+     lambda m: [("gfx_rt", m.group(2), None), ("gpu_index", m.group(1), None)]),
+    ("gpustack json cc", lazy_re.compile(rf'^\s*"compute_capability"\s*:\s*"({GFX})"\s*,?\s*$'), _one("gfx_rt")),
     # SGLang's and vLLM's fused-MoE kernel config, a file named after the running GPU: get_config_file_name's
     # f"E={E},N={N},device_name={device_name}..." with the device's name, spaces made "_" (sgl-project/sglang@083d601:
     # python/sglang/srt/layers/moe/fused_moe_triton/fused_moe_triton_config.py), logged as "Using MoE kernel config from
@@ -1120,7 +1130,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "ollama gpu index": ("gpu=", "id="), "ollama pci_id": ("pci_id=",), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "source tree": ("/usr/src/debug/",), "rocm version kv": ("rocm",),
-    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "ramalama accelerator hip": ("accelerator",), "vllm platform rocm": ("detected platform rocm",), "moe config device": ("device_name=amd_",), "nvtop device": ("device",), "radeontop family": ("radeontop",), "lemonade family": ('"family"',), "gpu list name": ("radeon", "instinct"), "mlc found device": ("device: rocm:",), "cupy device": ("device ",), "rocm_bandwidth_test device": ("device: ", "device  bdf:"), "ghw pci device": ("-> driver:",), "boinc opencl gpu": ("amd/ati gpu",), "tinygrad amd device": ("amddevice: opening",), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
+    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "ramalama accelerator hip": ("accelerator",), "vllm platform rocm": ("detected platform rocm",), "moe config device": ("device_name=amd_",), "gpustack header": ("runtime version:",), "gpustack row": ("mib |",), "gpustack json cc": ("compute_capability",), "nvtop device": ("device",), "radeontop family": ("radeontop",), "lemonade family": ('"family"',), "gpu list name": ("radeon", "instinct"), "mlc found device": ("device: rocm:",), "cupy device": ("device ",), "rocm_bandwidth_test device": ("device: ", "device  bdf:"), "ghw pci device": ("-> driver:",), "boinc opencl gpu": ("amd/ati gpu",), "tinygrad amd device": ("amddevice: opening",), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
