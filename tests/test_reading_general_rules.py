@@ -2340,3 +2340,138 @@ def test_what_one_should_see_is_not_the_machines(line: str) -> None:
 ])
 def test_what_the_machine_shows_stays_read_beside_the_should_see_rule(line: str, kind: str) -> None:
     assert [m for m in read_mentions(line) if m.kind == kind], line
+
+
+# --------------------------------------------------------------------------- zypper (openSUSE, SLES)
+
+
+def test_a_zypper_search_table_names_installed_rocm_packages(tmp_path: Path) -> None:
+    # zypper se -s: "S | Name | Type | Version | Arch | Repository", "i"/"i+" installed (openSUSE/zypper@04f0507:
+    # src/search.cc, FillSearchTableSolvable)
+    text = ("$ zypper se -s -i rocm\nLoading repository data...\nReading installed packages...\n\n"
+            "S  | Name             | Type    | Version                | Arch   | Repository\n"
+            "---+------------------+---------+------------------------+--------+-----------\n"
+            "i+ | rocm-core        | package | 6.2.0.60200-sles155.66 | x86_64 | rocm\n"
+            "i  | hip-runtime-amd  | package | 6.2.0.60200-sles155.66 | x86_64 | rocm\n"
+            "v  | rocm-smi-lib     | package | 7.3.0.60200-sles155.66 | x86_64 | rocm\n"
+            "   | rocblas          | package | 4.2.0.60200-sles155.66 | x86_64 | rocm\n")
+    facts = detect_paste(tmp_path, text)
+    assert facts.os.package_manager == "zypper"
+    assert [(i.version, i.packages) for i in facts.rocm.installs] == [("6.2.0", ("rocm-core", "hip-runtime-amd"))]
+    # the same table without its command line: the header starts it
+    assert detect_paste(tmp_path, text.split("\n", 4)[4]).rocm.version == "6.2.0"
+
+
+def test_a_zypper_packages_table_and_info_block_name_the_installed_version(tmp_path: Path) -> None:
+    # zypper pa -i: "S | Repository | Name | Version | Arch" (src/search.cc, list_packages); zypper info: "Installed:
+    # Yes" and "Status: out-of-date (version X installed)" (openSUSE/zypper@82e1a54:src/info.cc, printPkgInfo)
+    pa = ("S  | Repository | Name        | Version                   | Arch\n"
+          "---+------------+-------------+---------------------------+-------\n"
+          "i+ | amdgpu     | amdgpu-dkms | 1:6.8.5.60200-2009582.sles155 | noarch\n"
+          "i  | rocm       | rocm-core   | 6.2.0.60200-sles155.66    | x86_64\n")
+    facts = detect_paste(tmp_path, pa)
+    assert facts.rocm.version == "6.2.0" and facts.os.package_manager == "zypper"
+    assert facts.driver.dkms_packages == ("amdgpu-dkms 1:6.8.5.60200-2009582.sles155",)
+    info = ("$ zypper info rocm-core\nInformation for package rocm-core:\n-----------------------------------\n"
+            "Repository     : rocm\nName           : rocm-core\nVersion        : 6.3.1.60301-sles156.48\n"
+            "Arch           : x86_64\nInstalled      : Yes (automatically)\n"
+            "Status         : out-of-date (version 6.2.4.60204-sles156.139 installed)\n")
+    assert detect_paste(tmp_path, info).rocm.version == "6.2.4"
+    # a package zypper info shows as not installed is not one the machine has
+    absent = info.replace("Yes (automatically)", "No").replace("out-of-date (version 6.2.4.60204-sles156.139 installed)",
+                                                                "not installed")
+    assert detect_paste(tmp_path, absent).rocm.installs == ()
+    from wizard.parsers.zypper import parse_zypper
+    # near misses: search without -s (no version), another table's pipes, a markdown table of versions
+    assert parse_zypper("S  | Name      | Summary                | Type\ni+ | rocm-core | ROCm Runtime software | package\n"
+                        "| rocm-core | 6.2.0 | x86_64 |\n| i | rocm-core | 6.2.0-1 | x86_64 |\n"
+                        "i  | rocm-core | srcpackage | 6.2.0.60200-sles155.66 | noarch | rocm\n") == ()
+
+
+# --------------------------------------------------------------------------- SGLang / vLLM fused-MoE config, Lemonade
+
+
+def test_the_moe_kernel_config_file_sglang_looks_for_names_the_running_gpu(tmp_path: Path) -> None:
+    # get_config_file_name: "E={E},N={N},device_name={name with _}..." logged as "Config file not found at %s" /
+    # "Using MoE kernel config from %s." (sgl-project/sglang@083d601:.../fused_moe_triton/fused_moe_triton_config.py)
+    text = ("[2025-05-20 10:11:12 TP0] Using default MoE kernel config. Performance might be sub-optimal! Config file not "
+            "found at /sgl-workspace/sglang/python/sglang/srt/layers/moe/fused_moe_triton/configs/triton_3_2_0/"
+            "E=128,N=768,device_name=AMD_Instinct_MI300X.json, you can create them with https://github.com/sgl-project/"
+            "sglang/tree/main/benchmark/kernels/fused_moe_triton\n")
+    facts = detect_paste(tmp_path, text)
+    assert [(g.name, g.gfx) for g in facts.gpus] == [("AMD Instinct MI300X", "gfx942")]
+    assert said("INFO 05-20 10:11:12 [fused_moe.py:684] Using configuration from /usr/lib/python3/dist-packages/vllm/"
+                "model_executor/layers/fused_moe/configs/E=8,N=14336,device_name=AMD_Radeon_RX_7900_XTX,dtype=fp8_w8a8"
+                ".json for MoE layer.", "gpu_name") == ["AMD Radeon RX 7900 XTX"]
+    for near in (
+        # the configs folder listed, an NVIDIA GPU's file, torch's generic name, a file named in prose
+        "E=8,N=4096,device_name=AMD_Instinct_MI300X,dtype=fp8_w8a8.json",
+        "Config file not found at /x/configs/E=60,N=1408,device_name=NVIDIA_H100_80GB_HBM3.json",
+        "Using MoE kernel config from /x/configs/E=256,N=256,device_name=AMD_Radeon_Graphics,dtype=fp8_w8a8.json.",
+        "I copied E=8,N=8192,device_name=AMD_Instinct_MI325X,dtype=fp8_w8a8.json from the repo",
+    ):
+        assert not said(near, "gpu_name"), near
+
+
+def test_lemonade_system_infos_gpu_family_is_the_gpus_target(tmp_path: Path) -> None:
+    # system-info's amd_gpu objects: "family" from KFD's gfx_target_version ("name" is that number on Linux)
+    # (lemonade-sdk/lemonade@e385039:src/cpp/server/system_info.cpp)
+    text = ('$ curl -s http://localhost:8000/api/v1/system-info | jq .devices\n{\n  "amd_gpu": [\n    {\n'
+            '      "available": true,\n      "family": "gfx1151",\n      "integrated": true,\n      "name": "110501",\n'
+            '      "virtual_mem_gb": 62.5,\n      "vram_gb": 0.5\n    }\n  ],\n  "nvidia_gpu": []\n}\n')
+    assert [g.gfx for g in detect_paste(tmp_path, text).gpus] == ["gfx1151"]
+    assert said('{"amd_gpu":[{"available":true,"family":"gfx1201","integrated":false,"name":"120001"}]}',
+                "gfx_hw") == ["gfx1201"]
+    for near in ('"family": "gfx110X",', '"family": "gfx110X-dgpu", "targets": ["gfx1100", "gfx1101"]',
+                 '[{"family":"gfx1100"},{"family":"gfx1151"}]'):
+        assert not said(near, "gfx_hw"), near
+
+
+# --------------------------------------------------------------------------- nvtop, radeontop
+
+
+def test_nvtops_device_headers_are_one_gpu_each(tmp_path: Path) -> None:
+    # "Device %-2u" then "[%s]" then "PCIe GEN %u@%2ux" or "Integrated GPU" (Syllo/nvtop@3d4a953:src/interface.c)
+    text = (" Device 0 [AMD Radeon RX 7900 XTX] PCIe GEN 4@16x RX: 0.000 KiB/s TX: 0.000 KiB/s\n"
+            " Device 1 [AMD Radeon RX 7900 XTX] PCIe GEN 4@16x RX: 12.00 KiB/s TX: 3.000 KiB/s\n")
+    assert [g.gfx for g in detect_paste(tmp_path, text).gpus] == ["gfx1100", "gfx1100"]
+    assert said(" Device 1 [AMD Radeon Graphics] Integrated GPU RX: N/A TX: N/A", "gpu_index") == ["1"]
+    for near in (" Device 0 [NVIDIA GeForce RTX 3090] PCIe GEN 4@16x RX: 0.000 KiB/s TX: 0.000 KiB/s",
+                 "Device 0 [AMD Radeon RX 7900 XTX] was slow yesterday"):
+        assert not said(near, "gpu_index"), near
+
+
+def test_radeontops_header_names_the_chip(tmp_path: Path) -> None:
+    # "radeontop %s, running on %s bus %02x, %u samples/sec" with family_str's ASIC name (clbr/radeontop@0f1d2ea:ui.c)
+    facts = detect_paste(tmp_path, "                 radeontop v1.4, running on NAVY_FLOUNDER bus 03, 120 samples/sec\n")
+    assert [g.gfx for g in facts.gpus] == ["gfx1031"]
+    assert said("radeontop unknown, running on VEGA10 bus 0c, 120 samples/sec", "gpu_name") == ["VEGA10"]
+    for near in ("radeontop v1.4, running on UNKNOWN_CHIP bus 03, 120 samples/sec",
+                 "radeontop v1.4 is running on my SIENNA_CICHLID card"):
+        assert not said(near, "gpu_name"), near
+
+
+# --------------------------------------------------------------------------- GPUStack's gpustack-runtime detect
+
+
+def test_gpustack_runtime_detects_table_rows_and_json_name_each_gpus_target(tmp_path: Path) -> None:
+    # format_devices_table: "| AMD Driver Version: %s ... Runtime Version: %s |", then "| index | name | used / total |
+    # util | temp | CC | OK |"; format_devices_json: "compute_capability" (gpustack/runtime@88026d6:.../cmds/detector.py)
+    table = ("+----------------------------------------------------------------------------------------------+\n"
+             "| AMD Driver Version: 6.12.12                                             Runtime Version: 7.1 |\n"
+             "|----------------------------------------------------------------------------------------------|\n"
+             "| GPU |                  Name                  |   Memory-Usage    | GPU-Util | Temp |   CC    | Status |\n"
+             "|-----|----------------------------------------|-------------------|----------|------|---------|--------|\n"
+             "| 0   | Navi 32 [Radeon RX 7700 XT / 7800 XT]  | 206MiB / 16368MiB | 19%      | 34C  | gfx1101 | OK     |\n"
+             "| 1   | Navi 32 [Radeon RX 7700 XT / 7800 XT]  | 190MiB / 16368MiB | 0%       | 31C  | gfx1101 | OK     |\n")
+    facts = detect_paste(tmp_path, table)
+    assert [g.gfx_reported for g in facts.gpus] == ["gfx1101", "gfx1101"]
+    assert facts.rocm.version == "7.1"
+    assert said('    "compute_capability": "gfx942",', "gfx_rt") == ["gfx942"]
+    for near, kind in (
+        ("| NVIDIA Driver Version: 570.86.15                                    Runtime Version: 12.8 |", "rocm"),
+        ("| 0   | NVIDIA GeForce RTX 4090 | 512MiB / 24564MiB | 3% | 40C | 8.9 | OK |", "gpu_index"),
+        ('    "compute_capability": "8.9",', "gfx_rt"),
+        ('  "targets": {"compute_capability": "gfx1101", "other": "gfx1100"},', "gfx_rt"),
+    ):
+        assert not said(near, kind), near

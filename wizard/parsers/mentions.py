@@ -88,6 +88,17 @@ def _one(kind: str, group: int | str = 1, detail: int | str | None = None) -> Ca
     return f
 
 
+# radeontop's (and the kernel's) names of the RDNA2 chips: amdgpu's CHIP_SIENNA_CICHLID ... CHIP_BEIGE_GOBY are Navi 21-24
+_FISH_CHIPS = {"SIENNA_CICHLID": "Navi 21", "NAVY_FLOUNDER": "Navi 22", "DIMGREY_CAVEFISH": "Navi 23", "BEIGE_GOBY": "Navi 24"}
+
+
+def _radeontop_chip(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
+    chip = m.group(1)
+    if chip == "UNKNOWN_CHIP":
+        return []
+    return [("gpu_name", _FISH_CHIPS.get(chip, chip), "codename")]
+
+
 def _gfx_from_packed(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     v = int(m.group(1))
     major, minor, step = v // 10000, v // 100 % 100, v % 100
@@ -895,6 +906,40 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # amdgpu driver loaded (its init fails with AMDSMI_STATUS_DRIVER_NOT_LOADED otherwise)
     ("vllm platform rocm", lazy_re.compile(r"\bAutomatically detected platform rocm\."),
      lambda m: [("rock", "true", "vllm")]),
+    # nvtop's device header: mvwprintw("Device %-2u", id), then "[%s]" with the device's name (libdrm's marketing name),
+    # then "PCIe GEN %u@%2ux" or "Integrated GPU" (Syllo/nvtop@3d4a953:src/interface.c draw_devices); its numbers follow
+    # the DRM devices nvtop found, as the generic "Device N: name" rule reads them
+    ("nvtop device", lazy_re.compile(rf"^\s*Device (\d{{1,2}})\s*\[({_AMD_NAME}[^\]\n]{{0,60}})\]\s*(?:PCIe GEN|Integrated GPU)\b"),
+     lambda m: [("gpu_name", m.group(2).strip(), None), ("gpu_index", m.group(1), None)]),
+    # radeontop's header: "radeontop %s, running on %s bus %02x, %u samples/sec" with the kernel's ASIC name from its
+    # family_str table (clbr/radeontop@0f1d2ea:ui.c, family_str.c); the RDNA2 chips go by their code names there
+    ("radeontop family", lazy_re.compile(r"\bradeontop \S+, running on ([A-Z][A-Z0-9_]{2,20}) bus [0-9a-f]{2}, \d+ samples/sec"),
+     _radeontop_chip),
+    # GPUStack's `gpustack-runtime detect` (gpustack/runtime@88026d6:gpustack_runtime/cmds/detector.py, detector/amd.py):
+    # the table's header "| AMD Driver Version: %s ... Runtime Version: %s |" (amd-smi's driver version, ROCm's
+    # major.minor from amdsmi_get_rocm_version), a row per device "| index | name | used / total | util | temp | CC |
+    # OK/ERR |" with the HSA agent's gfx as CC; --format json's "compute_capability": "gfx1101" of each device
+    ("gpustack header", lazy_re.compile(r"^\|\s*AMD Driver Version: \S+\s+Runtime Version: (\d+\.\d+)\s*\|\s*$"),
+     lambda m: [("rocm", m.group(1), "tool")]),
+    ("gpustack row", lazy_re.compile(rf"^\|\s*(\d{{1,2}})\s*\|[^|\n]{{1,90}}\|\s*(?:N/A|\d+MiB) / \d+MiB\s*\|[^|\n]{{0,12}}\|"
+                                     rf"[^|\n]{{0,12}}\|\s*({GFX})\s*\|\s*(?:OK|ERR)\s*\|\s*$"),
+     lambda m: [("gfx_rt", m.group(2), None), ("gpu_index", m.group(1), None)]),
+    ("gpustack json cc", lazy_re.compile(rf'^\s*"compute_capability"\s*:\s*"({GFX})"\s*,?\s*$'), _one("gfx_rt")),
+    # SGLang's and vLLM's fused-MoE kernel config, a file named after the running GPU: get_config_file_name's
+    # f"E={E},N={N},device_name={device_name}..." with the device's name, spaces made "_" (sgl-project/sglang@083d601:
+    # python/sglang/srt/layers/moe/fused_moe_triton/fused_moe_triton_config.py), logged as "Using MoE kernel config from
+    # %s.", "Config file not found at %s" (SGLang) and "Using configuration from %s for MoE layer." (vLLM's
+    # fused_moe.py); only where the line says it looked for this machine's file, not a listing of the configs folder
+    ("moe config device", lazy_re.compile(r"\b(?:Config file not found at|Using (?:MoE kernel )?config(?:uration)? from)"
+                                          r"\s+[^\s,]*[/\\]E=\d+,N=\d+,device_name=(AMD_(?:Instinct|Radeon)_[A-Za-z0-9_]{1,60}?)"
+                                          r"(?=[,.](?:dtype=|block_shape=|json\b)|_down\b)"),
+     lambda m: [] if m.group(1) == "AMD_Radeon_Graphics" else [("gpu_name", m.group(1).replace("_", " "), None)]),
+    # Lemonade's system-info (/api/v1/system-info, nlohmann JSON, keys sorted): an AMD GPU's "family" is its gfx, from
+    # KFD's gfx_target_version on Linux or from the name on Windows (lemonade-sdk/lemonade@e385039:
+    # src/cpp/server/system_info.cpp, get_device_dict, LinuxSystemInfo::detect_amd_gpus, identify_rocm_arch_from_name;
+    # a family such as "gfx110X" is not one target); one device's object on the line
+    ("lemonade family", lazy_re.compile(rf'"family"\s*:\s*"({GFX})"\s*(?:,|\}}|$)'),
+     lambda m: [("gfx_hw", m.group(1), None)] if m.string.count('"family"') == 1 else []),
     # RamaLama's `ramalama info` (JSON): "Accelerator": "hip" only where KFD's topology (/sys/devices/virtual/kfd/kfd/
     # topology/nodes, there while amdgpu's KFD is up) lists an AMD GPU of gfx900 or later with VRAM
     # (containers/ramalama@8bc1f0a:ramalama/cli.py info_cli, ramalama/common.py check_rocm_amd, ramalama/amdkfd.py)
@@ -1085,7 +1130,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "ollama gpu index": ("gpu=", "id="), "ollama pci_id": ("pci_id=",), "count": ("devices", "device_count", "gpu"), "apu": ("apu",),
     "rocm path": ("/opt/rocm-",), "rocm package": ("rocm", "hip-runtime", "amdgpu-install"),
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "source tree": ("/usr/src/debug/",), "rocm version kv": ("rocm",),
-    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "ramalama accelerator hip": ("accelerator",), "vllm platform rocm": ("detected platform rocm",), "gpu list name": ("radeon", "instinct"), "mlc found device": ("device: rocm:",), "cupy device": ("device ",), "rocm_bandwidth_test device": ("device: ", "device  bdf:"), "ghw pci device": ("-> driver:",), "boinc opencl gpu": ("amd/ati gpu",), "tinygrad amd device": ("amddevice: opening",), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
+    "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "ramalama accelerator hip": ("accelerator",), "vllm platform rocm": ("detected platform rocm",), "moe config device": ("device_name=amd_",), "gpustack header": ("runtime version:",), "gpustack row": ("mib |",), "gpustack json cc": ("compute_capability",), "nvtop device": ("device",), "radeontop family": ("radeontop",), "lemonade family": ('"family"',), "gpu list name": ("radeon", "instinct"), "mlc found device": ("device: rocm:",), "cupy device": ("device ",), "rocm_bandwidth_test device": ("device: ", "device  bdf:"), "ghw pci device": ("-> driver:",), "boinc opencl gpu": ("amd/ati gpu",), "tinygrad amd device": ("amddevice: opening",), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
     "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",

@@ -46,6 +46,8 @@ _COMMAND_KINDS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
         (r"\bdpkg(?:-query)?\s+(?:-l|--list|-W)\b|\bapt\s+list\b|\bapt-cache\s+policy\b", "dpkg.txt"),
         (r"\bpacman\s+-Q[enmdtu]*(?:\s|$)", "pacman.txt"),  # -Qi, -Ql, -Qo print other layouts
         (r"\brpm\s+-q|\b(?:dnf|yum)\s+list\b", "rpm.txt"),
+        # zypper's search/packages tables and info blocks (parsers/zypper.py); its global options come first
+        (r"\bzypper\s+(?:-\S+\s+)*(?:se|search|pa|packages|if|info)\b", "zypper.txt"),
         (r"^(?:env|printenv|set)\b(?!\s*-[a-z]*[ex])|^env\s*\|", "env.txt"),
         (r"^(?:groups|id)(?:\s+\w+)?\s*$", "groups.txt"),
         (r"\.info/version", "rocm-version.txt"),
@@ -125,6 +127,9 @@ _MARKERS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
         (r"^Package\s+Version\s*(?:\s+\S+)?$|^[A-Za-z0-9][\w.-]*==\d[\w.+!-]*\s*$", "pip-freeze.txt"),
         (r"^Desired=Unknown/Install|^\|\|/ Name|^[uihrp][ncHUFWtiR]\s{1,3}[a-z0-9][\w+.:-]+\s+\d\S*\s+\S+", "dpkg.txt"),
         (r"^uid=\d+\([^)]*\) gid=\d+", "groups.txt"),
+        # zypper's table headers (search -s, search, packages) and info heading (openSUSE/zypper src/search.cc, info.cc)
+        (r"^S\s+[|│]\s+Name\s+[|│]\s+(?:Type\s+[|│]\s+Version|Summary\s+[|│]\s+Type)\b"
+         r"|^S\s+[|│]\s+Repository\s+[|│]\s+Name\s+[|│]\s+Version\b|^Information for package [\w.+-]+:\s*$", "zypper.txt"),
         (r"^gfx[0-9a-f]{3,4}\s*$", "rocm_agent_enumerator.txt"),
     )
 )
@@ -162,6 +167,8 @@ _BODY: dict[str, lazy_re.Pattern] = {
     "dpkg.txt": lazy_re.compile(r"^[uihrpn][ncHUFWtiR]R?\s|^\|\|/|^\+\+\+-|^Desired=|^\| Status=|^\|/ Err\?"
                            r"|^[a-z0-9][\w+.-]*/\S+\s+\S+|^Listing\.\.\.|^\s+\S|^[A-Z][\w-]*:\s|^[a-z0-9][\w+.-]*\s+\d\S*\s*$"),
     "pacman.txt": lazy_re.compile(PACMAN_PACKAGE_LINE),
+    "zypper.txt": lazy_re.compile(r"[|│]|^-{3,}[+┼-]*|^[-─]+┼|^(?:Loading repository data|Reading installed packages)"
+                                  r"|^\s*[A-Z][\w ]{0,30}:\s|^Information for package "),
     "rpm.txt": lazy_re.compile(r"^[A-Za-z0-9][\w+.-]*-\d[\w.+~^]*-[\w.+~^]+(?:\.\w+)?\s*$|^[A-Za-z0-9][\w+.-]*\.\w+\s+\S+\s+\S+"
                           r"|^Installed Packages"),
     "env.txt": lazy_re.compile(r"^\s*(?:export\s+|declare -x\s+)?[A-Za-z_][A-Za-z0-9_]*="),
@@ -190,6 +197,7 @@ _HINTS: tuple[tuple[lazy_re.Pattern, str], ...] = tuple(
         (r"os-release", "os-release.txt"),
         (r"\buname\b", "uname.txt"),
         (r"pip (?:freeze|list)", "pip-freeze.txt"),
+        (r"\bzypper\s+(?:se|search|pa|packages|if|info)\b", "zypper.txt"),
         (r"^\W*(?:groups|id)\W*$", "groups.txt"),
     )
 )

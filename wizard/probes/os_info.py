@@ -62,10 +62,11 @@ def _package_manager(host: Host, os_id: str | None, like: tuple[str, ...]) -> st
     family = {os_id or "", *like}
     if host.exists("/var/lib/dpkg/status") or host.captured("dpkg.txt") or family & {"debian", "ubuntu"}:
         return "apt"
+    # SUSE's rpm -qa is zypper's system: the family (or a zypper listing) is asked before an rpm list
+    if host.captured("zypper.txt") or family & {"suse", "sles", "opensuse", "opensuse-leap", "opensuse-tumbleweed"}:
+        return "zypper"
     if host.captured("rpm.txt") or family & {"rhel", "fedora", "centos", "rocky", "almalinux", "ol"}:
         return "dnf"
-    if family & {"suse", "sles", "opensuse", "opensuse-leap", "opensuse-tumbleweed"}:
-        return "zypper"
     if host.captured("pacman.txt") or family & {"arch"}:
         return "pacman"
     return None

@@ -70,7 +70,7 @@ _PACMAN_ENTRY = lazy_re.compile(r"^(.+)-((?:\d+:)?[^-]+-[^-]+)$")
 
 
 def read_packages(host: Host) -> list[Package]:
-    """Installed packages related to ROCm/amdgpu, from dpkg's status file, dpkg.txt, rpm.txt or pacman.txt."""
+    """Installed packages related to ROCm/amdgpu, from dpkg's status file, dpkg.txt, rpm.txt, pacman.txt or zypper.txt."""
     pkgs: list[Package] = []
     status = host.read_text("/var/lib/dpkg/status", limit=64 << 20)
     if status or host.captured("dpkg.txt"):
@@ -88,6 +88,9 @@ def read_packages(host: Host) -> list[Package]:
     elif (text := host.captured("pacman.txt")):
         from wizard.parsers.pacman import parse_pacman
         pkgs = [Package(p.name, p.version, "pacman.txt", p.line) for p in parse_pacman(text)]
+    elif (text := host.captured("zypper.txt")):
+        from wizard.parsers.zypper import parse_zypper
+        pkgs = [Package(p.name, p.version, "zypper.txt", p.line) for p in parse_zypper(text)]
     elif (local := [m for n in host.listdir(_PACMAN_LOCAL) if (m := _PACMAN_ENTRY.match(n))]):
         # Arch and derivatives: one directory per installed package, named name-pkgver-pkgrel
         pkgs = [Package(m.group(1), m.group(2), f"{_PACMAN_LOCAL}/{m.group(0)}", None) for m in local]
