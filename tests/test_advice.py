@@ -185,3 +185,25 @@ def test_an_unread_environment_is_not_evidence_that_no_override_is_set() -> None
     read = Facts(gpus=(gpu,), python_envs=(env,), origin="recorded",
                  texts=(EvidenceText("env.txt", "PATH=/usr/bin\n", 1, "env.txt", True),))
     assert "rdna2-variant-needs-override" in [f.id for f in diagnose(read)]
+
+
+def test_a_failure_that_shows_without_its_cause_is_not_headed_no_known_problem() -> None:
+    from rich.console import Console
+
+    from wizard.tui.screens.machine import findings_summary
+
+    text = "rocminfo\nUnable to open /dev/kfd read-write: Permission denied\n"
+    facts = Facts(gpus=(_gpu("gfx1030", "RDNA2"),), driver=Driver(kfd_present=True, kfd_accessible=False),
+                  origin="test", texts=(EvidenceText("paste.txt", text, 1, "text", True),))
+    findings = diagnose(facts)
+    shown = [f for f in findings if f.shows_failure]
+    assert shown and all(f.to_check for f in shown)
+    out = io.StringIO()
+    for item in findings_renderables(findings):
+        Console(file=out, width=120, color_system=None).print(item)
+    head = out.getvalue()
+    assert "No known problem" not in head and head.index("No cause is established") < head.index("failures this machine")
+    assert "No cause is established" in findings_summary(list(findings)).plain
+    # a machine that only might meet something keeps the calm heading
+    calm = diagnose(Facts(gpus=(_gpu("gfx1036", "RDNA2", integrated=True), _gpu("gfx1100", "RDNA3")), origin="test"))
+    assert not any(f.shows_failure for f in calm) and "No known problem" in findings_summary(list(calm)).plain

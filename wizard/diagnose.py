@@ -42,6 +42,8 @@ class Finding:
     matched: Evidence | None = None  # where it matched: file (or text) and line
     contradicted: Evidence | None = None  # a line of the evidence that speaks against this finding
     to_check: str | None = None  # why this only might apply (no positive evidence); None: a cause
+    shows_failure: bool = False  # a line of this machine's own text shows the failure (a cause, or one to check why);
+    # never for a note (info)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -51,7 +53,7 @@ class Finding:
             "matched": None if self.matched is None else
             {"source": self.matched.source, "line": self.matched.line, "text": self.matched.text},
             "contradicted_by": None if self.contradicted is None else str(self.contradicted),
-            "to_check": self.to_check,
+            "to_check": self.to_check, "shows_failure": self.shows_failure,
         }
 
 
@@ -1075,6 +1077,7 @@ def _finding(issue: KnownIssue, got: _Held, match: _Match | None, against: _Matc
         matched=match.evidence if match is not None else None,
         contradicted=against.evidence if against is not None else None,
         to_check=None if detected_against else _to_check(issue, match, got, against, facts),
+        shows_failure=match is not None and match.own and issue.severity != "info",
     )
 
 

@@ -226,13 +226,22 @@ def findings_renderables(findings: list[Any], *, headline: bool = True) -> Itera
     problem matches (False where the view's own summary line already says it)."""
     causes = [f for f in findings if getattr(f, "to_check", None) is None]
     checks = [f for f in findings if getattr(f, "to_check", None) is not None]
+    shown = [f for f in checks if getattr(f, "shows_failure", False)]
     if not causes and headline:
-        yield Text("No known problem matches this machine" + ("; a few things to check below." if checks else "."),
-                   style="green")
+        yield (Text(f"No cause is established: this machine shows {_failures(len(shown))} whose cause is to check "
+                    "below.", style="yellow") if shown else
+               Text("No known problem matches this machine" + ("; a few things to check below." if checks else "."),
+                    style="green"))
     yield from _finding_panels(causes)
     if checks:
-        yield Text("To check: these might apply, but nothing on this machine shows them yet", style="bold")
+        yield Text("To check: failures this machine shows whose cause is not established, and what might apply"
+                   if shown else "To check: these might apply, but nothing on this machine shows them yet",
+                   style="bold")
         yield from _finding_panels(checks)
+
+
+def _failures(n: int) -> str:
+    return "a failure" if n == 1 else f"{n} failures"
 
 
 def _finding_panels(findings: list[Any]) -> Iterable[RenderableType]:

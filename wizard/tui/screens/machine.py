@@ -114,13 +114,16 @@ def findings_summary(findings: list[object]) -> Text:
     checks = len(findings) - len(causes)
     counts = {s: sum(1 for f in causes if getattr(f, "severity", None) == s) for s in SEVERITIES}
     t = Text()
-    if not causes:
+    shown = sum(1 for f in findings if getattr(f, "to_check", None) is not None and getattr(f, "shows_failure", False))
+    if not causes and shown:
+        t.append(f"No cause is established: {shown} failure(s) shown", style="yellow")
+    elif not causes:
         t.append("✔ No known problem matches this machine.", style="green")
     else:
         t.append(f"{len(causes)} finding(s): ", style="bold")
         t.append(", ".join(f"{n} {s}" for s, n in counts.items() if n))
     if checks:
-        t.append(f"; {checks} to check" if causes else f" {checks} to check.")
+        t.append(f"; {checks} to check" if causes or shown else f" {checks} to check.")
     return t
 
 
