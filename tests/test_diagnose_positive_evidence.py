@@ -255,6 +255,33 @@ def test_a_dkms_build_failure_line_alone_does_not_say_the_kernel_is_too_new() ->
     assert getattr(said, "to_check") is None
 
 
+def test_a_dkms_build_failure_on_a_kernel_newer_than_the_release_documents_is_the_cause() -> None:
+    from packaging.version import Version
+
+    from wizard.diagnose import release_kernels
+    from wizard.model import OsInfo
+
+    # the documented list's kernels, not the distribution's version before the colon
+    listed = release_kernels("6.1.0")
+    assert Version("6.5") in listed and Version("5.15") in listed and Version("22.4") not in listed
+    assert release_kernels("6.3.0") == () and release_kernels(None) == ()  # none recorded
+    line = "Error! Bad return status for module build on kernel: 6.8.0-11-generic (x86_64)"
+
+    def finding(kernel: str, rocm: str | None) -> object:
+        facts = _facts(_gpu("gfx1100", "RDNA3"), line, os=OsInfo(id="ubuntu", kernel=kernel),
+                       rocm=Rocm(version=rocm))
+        return _by_id(facts)["dkms-build-fails-new-kernel"]
+
+    newer = finding("6.8.0-11-generic", "6.0.0")  # ROCm 6.0.0 documents kernels up to 6.6
+    assert getattr(newer, "to_check") is None and "newer than every kernel" in getattr(newer, "fix")
+    assert any("newer than every kernel ROCm 6.0.0 documents" in e for e in getattr(newer, "evidence"))
+    for kernel, rocm in (("6.8.0-45-generic", "6.2.0"),  # 6.2.0 documents 6.8: the build failed for another reason
+                         ("6.8.0-45-generic", "6.3.0"),  # no kernel list recorded for 6.3.0
+                         ("6.8.0-45-generic", None)):  # the release not read
+        f = finding(kernel, rocm)
+        assert getattr(f, "to_check") and "newer than every kernel" not in getattr(f, "fix"), (kernel, rocm)
+
+
 def test_cause_in_branches_needs_branches() -> None:
     import json
 

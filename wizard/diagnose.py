@@ -213,6 +213,28 @@ def _p_kernel_version(f: Facts, arg: object) -> list[str] | None:
     return [f"kernel {f.os.kernel}"] if spec is not None and series is not None and series in spec else None
 
 
+_KERNEL_SERIES = lazy_re.compile(r"\b(\d{1,2}\.\d{1,2})\b")
+
+
+def release_kernels(version: str | None) -> tuple[Version, ...]:
+    """The kernel series a ROCm release's documented kernel list names ("ubuntu 22.04.4/22.04.3: 5.15 GA, 6.5/6.2
+    HWE" -> 5.15, 6.5, 6.2; the distribution's version before the colon is not one); () where none is recorded."""
+    rel = load_kb().release(version) if version else None
+    out: list[Version] = []
+    for line in (rel.kernels or ()) if rel is not None else ():
+        _, _, kernels = line.partition(":")
+        out += [Version(k) for k in _KERNEL_SERIES.findall(kernels)]
+    return tuple(out)
+
+
+def _p_kernel_newer_than_release(f: Facts, arg: object) -> list[str] | None:
+    """The running kernel's series is newer than every kernel the system ROCm release documents."""
+    series, listed = kernel_series(f.os.kernel), release_kernels(f.rocm.version)
+    if series is None or not listed or series <= max(listed):
+        return None
+    return [f"kernel {f.os.kernel} is newer than every kernel ROCm {f.rocm.version} documents (at most {max(listed)})"]
+
+
 def _p_igpu_and_dgpu(f: Facts, arg: object) -> list[str] | None:
     igpus = [g for g in f.gpus if g.integrated is True]
     dgpus = [g for g in f.gpus if g.integrated is False]
@@ -676,6 +698,7 @@ PREDICATES: dict[str, Pred] = {
     "torch_version": _p_torch_version,
     "rocm_version": _p_rocm_version,
     "kernel_version": _p_kernel_version,
+    "kernel_newer_than_release": _p_kernel_newer_than_release,
     "igpu_and_dgpu": _p_igpu_and_dgpu,
     "kfd_inaccessible": _p_kfd_inaccessible,
     "not_in_render_group": _p_not_in_render_group,
@@ -999,19 +1022,39 @@ UNDECIDED_BRANCH = "this failure shows, but which of its causes holds is not kno
 
 def _to_check(issue: KnownIssue, match: _Match | None, got: _Held, against: _Match | None,
               facts: Facts | None = None) -> str | None:
-    why = _to_check_evidence(issue, match, got, against)
+    why = _to_check_evidence(issue, match, got, against, facts)
     if why is None and issue.cause_in_branches and not any(_branch_established(b.when, facts)
                                                              for b in issue.fix.branches):
         return UNDECIDED_BRANCH
     return why
 
 
-def _to_check_evidence(issue: KnownIssue, match: _Match | None, got: _Held, against: _Match | None) -> str | None:
+def _cause_branch_established(issue: KnownIssue, facts: Facts | None) -> bool:
+    """A fix branch that names a cause (a predicate beyond the GPU's or system's identity) holds on the facts."""
+    return bool(_cause_branch_evidence(issue, facts))
+
+
+def _cause_branch_evidence(issue: KnownIssue, facts: Facts | None) -> list[str]:
+    """What makes each established fix branch that names a cause hold (the findings' evidence shows why)."""
+    out: list[str] = []
+    if facts is None:
+        return out
+    for b in issue.fix.branches:
+        if all(_identity_only(n, a) for n, a in b.when) or not _branch_established(b.when, facts):
+            continue
+        for name, arg in b.when:
+            out += PREDICATES[name](facts, arg) or []
+    return out
+
+
+def _to_check_evidence(issue: KnownIssue, match: _Match | None, got: _Held, against: _Match | None,
+                       facts: Facts | None) -> str | None:
     """Why a finding only might apply (it is then listed apart from the causes), or None for a cause. Positive
     evidence is a line of this machine's own text that shows the failure, or (for an issue the facts alone
     predict) detected facts that make every condition hold; a predicted warning is a risk, not a cause. A line
     that shows only a symptom (a symptom signature, or a condition that is the cause left undecided) is not
-    positive evidence of this cause."""
+    positive evidence of this cause, unless a fix branch that names a cause holds on the facts (a DKMS build failure
+    on a kernel newer than every kernel the installed release documents)."""
     held = got.held
     if against is not None:
         return "a line of the evidence speaks against it"
@@ -1025,7 +1068,8 @@ def _to_check_evidence(issue: KnownIssue, match: _Match | None, got: _Held, agai
         if got.unknown_causes:
             return (f"this failure shows, but whether {' and '.join(_CAUSE_CONDITIONS[n] for n in got.unknown_causes)}"
                     f" is {NOT_KNOWN}")
-        if match.symptom and not (held == len(issue.when) and not all(_identity_only(n, a) for n, a in issue.when)):
+        if match.symptom and not (held == len(issue.when) and not all(_identity_only(n, a) for n, a in issue.when)) \
+                and not _cause_branch_established(issue, facts):
             return "this failure shows, but it has several possible causes, and no detected fact shows this one"
         return None
     if issue.predict and issue.when and held == len(issue.when):
@@ -1061,6 +1105,7 @@ def _finding(issue: KnownIssue, got: _Held, match: _Match | None, against: _Matc
     if match is not None:
         ev.append(f"{match.evidence}" + ("" if match.own else " (another person's post)"))
     ev += got.evidence
+    ev += _cause_branch_evidence(issue, facts)
     detected_against = against is not None and against.evidence.source == DETECTED
     if against is not None and detected_against:
         ev.append(f"but: detection contradicts this cause: {against.evidence.text}")

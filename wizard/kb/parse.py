@@ -58,6 +58,7 @@ PREDICATES: dict[str, str] = {
     "torch_version": "specifier",
     "rocm_version": "specifier",
     "kernel_version": "specifier",
+    "kernel_newer_than_release": "true",
     "igpu_and_dgpu": "true",
     "kfd_inaccessible": "true",
     "not_in_render_group": "true",
