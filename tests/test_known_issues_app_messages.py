@@ -1,0 +1,71 @@
+"""Older known issues fed with the failure messages applications print, taken from the applications' source.
+
+Each case is a self-written text with the application's message, the facts the issue needs, and a near miss.
+A message the application prints for several causes is a symptom signature: it names the issue as a cause only
+where the facts establish that issue's condition, and otherwise lists it to check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_known_issues_texts import _facts, _ids
+
+from wizard.diagnose import diagnose
+from wizard.record import replace
+
+pytestmark = pytest.mark.unit
+
+# AUTOMATIC1111/stable-diffusion-webui@208760f:modules/launch_utils.py prepare_environment(): raised when
+# `import torch; assert torch.cuda.is_available()` fails, whatever the reason.
+A1111 = ("Python 3.10.12 (main, Nov 20 2023, 15:14:05) [GCC 11.4.0]\n"
+         "Version: v1.7.0\n"
+         "Commit hash: cf2772fab0af5573da775e7437e6acdca424f26e\n"
+         "Traceback (most recent call last):\n"
+         "  File \"/home/user/stable-diffusion-webui/launch.py\", line 48, in <module>\n"
+         "    main()\n"
+         "  File \"/home/user/stable-diffusion-webui/modules/launch_utils.py\", line 386, in prepare_environment\n"
+         "    raise RuntimeError(\n"
+         "RuntimeError: Torch is not able to use GPU; add --skip-torch-cuda-test to COMMANDLINE_ARGS variable "
+         "to disable this check")
+RX7900 = [{"gfx": "gfx1100", "integrated": False}]
+
+
+def _found(facts: dict[str, Any], text: str) -> dict[str, Any]:
+    """Findings by id; an environment's "build" (rocm/cuda/cpu, which detection reads from the wheel) is set too."""
+    made = _facts(facts, text)
+    envs = tuple(replace(e, build=spec.get("build")) for e, spec in zip(made.python_envs, facts.get("python_envs", [])))
+    return {f.id: f for f in diagnose(replace(made, python_envs=envs))}
+
+
+def test_a1111_gpu_check_in_a_container_without_dev_kfd_is_that_cause() -> None:
+    facts = {"gpus": RX7900, "in_container": True, "wsl": False, "kfd_present": False,
+             "python_envs": [{"torch": "2.1.2+rocm5.6", "build": "rocm"}]}
+    found = _found(facts, A1111)
+    assert found["container-without-kfd-device"].to_check is None
+    # the same line on a machine whose facts do not show this cause: not a cause
+    plain = _found({"gpus": RX7900, "python_envs": [{"torch": "2.1.2+rocm5.6", "build": "rocm"}]}, A1111)
+    assert "container-without-kfd-device" not in plain or plain["container-without-kfd-device"].to_check is not None
+
+
+def test_a1111_gpu_check_alone_is_only_to_check() -> None:
+    facts = {"gpus": RX7900, "python_envs": [{"torch": "2.1.2+rocm5.6", "build": "rocm"}]}
+    found = _found(facts, A1111)
+    assert found["hip-no-device"].to_check is not None
+    assert "torch-not-rocm-build" not in found and "torch-cpu-build" not in found
+    assert "hip-no-device" not in _ids(facts, "Launching Web UI with arguments: --skip-torch-cuda-test")
+
+
+def test_llama_cpp_buffer_allocation_out_of_memory() -> None:
+    """ggml-org/llama.cpp@f6d77a1:ggml/src/ggml-cuda/ggml-cuda.cu ggml_backend_cuda_buffer_type_alloc_buffer: the HIP
+    build's cudaGetErrorString is hipGetErrorString, 'out of memory' for hipErrorOutOfMemory."""
+    text = ("load_tensors: offloading 48 repeating layers to GPU\n"
+            "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 18432.00 MiB on device 0: cudaMalloc failed: "
+            "out of memory\n"
+            "alloc_tensor_range: failed to allocate ROCm0 buffer of size 19327352832\n"
+            "llama_model_load: error loading model: unable to allocate ROCm0 buffer")
+    assert "hip-out-of-memory" in _ids({"gpus": RX7900}, text)
+    near = ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 18432.00 MiB on device 0: cudaMalloc failed: "
+            "invalid device ordinal")
+    assert "hip-out-of-memory" not in _ids({"gpus": RX7900}, near)
