@@ -69,3 +69,38 @@ def test_llama_cpp_buffer_allocation_out_of_memory() -> None:
     near = ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 18432.00 MiB on device 0: cudaMalloc failed: "
             "invalid device ordinal")
     assert "hip-out-of-memory" not in _ids({"gpus": RX7900}, near)
+
+
+def test_xla_unsupported_amdgpu_version_for_jax() -> None:
+    """openxla/xla@9ea4dd7:xla/service/platform_util.cc IsDeviceSupported, the XLA wording JAX prints."""
+    text = ("$ python -c 'import jax; print(jax.devices())'\n"
+            "I0000 00:00:1714644672.123456   4242 platform_util.cc:218] StreamExecutor ROCM device (0) is of "
+            "unsupported AMDGPU version : gfx1031. The supported AMDGPU versions are gfx900, gfx906, gfx908, gfx90a, "
+            "gfx940, gfx941, gfx942, gfx1030, gfx1100.\n"
+            "RuntimeError: Unable to initialize backend 'rocm': INTERNAL: no supported devices found for platform ROCM")
+    facts = {"gpus": [{"gfx": "gfx1031", "integrated": False}]}
+    found = _found(facts, text)
+    assert found["tf-xla-gpu-gfx-not-in-build"].to_check is None
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in found["tf-xla-gpu-gfx-not-in-build"].fix
+    near = ("I0000 00:00:1714644672.123456   4242 service.cc:145] XLA service 0x55d0 initialized for platform ROCM\n"
+            "I0000 00:00:1714644672.123500   4242 service.cc:153]   StreamExecutor device (0): AMD Radeon RX 6700 XT, "
+            "AMDGPU ISA version: gfx1030")
+    assert "tf-xla-gpu-gfx-not-in-build" not in _ids(facts, near)
+
+
+def test_tensorflow_list_without_its_comma_ranks_above_the_plain_unsupported_gpu() -> None:
+    """The 2.14.0.600 list reading 'gfx1030gfx1100' is the deeper cause of the same 'Ignoring visible gpu device'."""
+    text = ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:2266] Ignoring visible gpu device (device: 0, name: "
+            "Radeon RX 7900 XTX, pci bus id: 0000:03:00.0) with AMDGPU version : gfx1100. The supported AMDGPU "
+            "versions are gfx1030gfx1100, gfx900, gfx906, gfx908, gfx90a, gfx940, gfx941, gfx942.")
+    ids = _ids({"gpus": RX7900}, text)
+    assert ids.index("tf-rocm-supported-gfx-list-missing-comma") < ids.index("tf-xla-gpu-gfx-not-in-build")
+
+
+def test_tensorflow_ignoring_a_gpu_is_to_check() -> None:
+    """TensorFlow goes on with the GPUs it accepts, so its 'Ignoring visible gpu device' line is listed to check."""
+    text = ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:2266] Ignoring visible gpu device (device: 0, name: "
+            "AMD Radeon RX 7600, pci bus id: 0000:03:00.0) with AMDGPU version : gfx1102. The supported AMDGPU "
+            "versions are gfx900, gfx906, gfx908, gfx90a, gfx940, gfx941, gfx942, gfx1030, gfx1100.")
+    found = _found({"gpus": [{"gfx": "gfx1102", "integrated": False}]}, text)
+    assert found["tf-xla-gpu-gfx-not-in-build"].to_check is not None
