@@ -104,3 +104,19 @@ def test_tensorflow_ignoring_a_gpu_is_to_check() -> None:
             "versions are gfx900, gfx906, gfx908, gfx90a, gfx940, gfx941, gfx942, gfx1030, gfx1100.")
     found = _found({"gpus": [{"gfx": "gfx1102", "integrated": False}]}, text)
     assert found["tf-xla-gpu-gfx-not-in-build"].to_check is not None
+
+
+def test_ollama_filtering_a_rocm_device_that_did_not_initialize_is_to_check() -> None:
+    """ollama/ollama@02725d3:discover/runner.go: the second discovery pass runs a runner per device and drops the
+    ones it cannot start ('Expected during bootstrapping while we filter out unsupported AMD GPUs')."""
+    text = ('time=2025-10-20T09:00:00.000Z level=DEBUG source=runner.go:146 msg="verifying if device is supported" '
+            'library=/usr/lib/ollama/rocm description="AMD Radeon RX 6600" compute=gfx1032 id=0 pci_id=0000:03:00.0\n'
+            'time=2025-10-20T09:00:01.000Z level=DEBUG source=runner.go:151 msg="filtering device which didn\'t fully '
+            'initialize" id=0 libdir=/usr/lib/ollama/rocm pci_id=0000:03:00.0 library=ROCm\n'
+            'time=2025-10-20T09:00:01.100Z level=INFO source=types.go:131 msg="inference compute" id=cpu library=cpu')
+    facts = {"gpus": [{"gfx": "gfx1032", "integrated": False}]}
+    found = _found(facts, text)
+    assert found["ollama-gpu-type-not-in-runtime"].to_check is not None
+    near = ('time=2025-10-20T09:00:01.000Z level=DEBUG source=runner.go:151 msg="filtering device which didn\'t fully '
+            'initialize" id=GPU-5a1b libdir=/usr/lib/ollama/cuda_v12 pci_id=0000:01:00.0 library=CUDA')
+    assert "ollama-gpu-type-not-in-runtime" not in _ids(facts, near)
