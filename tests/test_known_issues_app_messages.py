@@ -120,3 +120,24 @@ def test_ollama_filtering_a_rocm_device_that_did_not_initialize_is_to_check() ->
     near = ('time=2025-10-20T09:00:01.000Z level=DEBUG source=runner.go:151 msg="filtering device which didn\'t fully '
             'initialize" id=GPU-5a1b libdir=/usr/lib/ollama/cuda_v12 pci_id=0000:01:00.0 library=CUDA')
     assert "ollama-gpu-type-not-in-runtime" not in _ids(facts, near)
+
+
+def test_bitsandbytes_rocm_version_mismatch_report() -> None:
+    """ROCm/bitsandbytes@41f21d4:bitsandbytes/cextension.py ErrorHandlerMockBNBNativeLibrary: the report raised at the
+    first native call when the library for torch's ROCm version is absent."""
+    text = ("RuntimeError: \n\U0001f6a8 ROCm VERSION MISMATCH \U0001f6a8\n"
+            "Requested ROCm version:          6.4\n"
+            "Detected PyTorch ROCm version:   6.4\n"
+            "Available pre-compiled versions: \n  - 6.1\n  - 6.2\n\n"
+            "This means:\nThe version you're trying to use is NOT distributed with this package")
+    assert "bitsandbytes-no-binary-for-torch-rocm" in _ids({"gpus": RX7900}, text)
+    near = ("RuntimeError: \n\U0001f6a8 CUDA VERSION MISMATCH \U0001f6a8\nRequested CUDA version:          12.8\n"
+            "Detected PyTorch CUDA version:   12.8")
+    assert "bitsandbytes-no-binary-for-torch-rocm" not in _ids({"gpus": RX7900}, near)
+
+
+def test_bitsandbytes_import_time_line_alone_is_to_check() -> None:
+    text = ("ERROR:bitsandbytes.cextension:bitsandbytes library load error: Configured ROCm binary not found at "
+            "/home/user/venv/lib/python3.12/site-packages/bitsandbytes/libbitsandbytes_rocm64.so")
+    found = _found({"gpus": RX7900}, text)
+    assert found["bitsandbytes-no-binary-for-torch-rocm"].to_check is not None
