@@ -141,3 +141,20 @@ def test_bitsandbytes_import_time_line_alone_is_to_check() -> None:
             "/home/user/venv/lib/python3.12/site-packages/bitsandbytes/libbitsandbytes_rocm64.so")
     found = _found({"gpus": RX7900}, text)
     assert found["bitsandbytes-no-binary-for-torch-rocm"].to_check is not None
+
+
+# vllm-project/vllm@a545f8a:vllm/config/device.py DeviceConfig.__post_init__: no platform plugin found a device.
+VLLM = ("(APIServer pid=1) INFO 10-20 09:00:00 [__init__.py:225] No platform detected, vLLM is running on "
+        "UnspecifiedPlatform\n"
+        "  File \"/usr/local/lib/python3.12/dist-packages/vllm/config/device.py\", line 58, in __post_init__\n"
+        "    raise RuntimeError(\n"
+        "RuntimeError: Failed to infer device type, please set the environment variable "
+        "`VLLM_LOGGING_LEVEL=DEBUG` to turn on verbose logging to help debug the issue.")
+
+
+def test_vllm_device_type_failure_in_a_container_without_dev_kfd_is_that_cause() -> None:
+    facts = {"gpus": RX7900, "in_container": True, "wsl": False, "kfd_present": False}
+    assert _found(facts, VLLM)["container-without-kfd-device"].to_check is None
+    found = _found({"gpus": RX7900}, VLLM)
+    assert found["hip-no-device"].to_check is not None
+    assert "container-without-kfd-device" not in found or found["container-without-kfd-device"].to_check is not None
