@@ -158,3 +158,15 @@ def test_vllm_device_type_failure_in_a_container_without_dev_kfd_is_that_cause()
     found = _found({"gpus": RX7900}, VLLM)
     assert found["hip-no-device"].to_check is not None
     assert "container-without-kfd-device" not in found or found["container-without-kfd-device"].to_check is not None
+
+
+def test_flash_attention_rocm_port_refuses_a_radeon_gpu() -> None:
+    """Dao-AILab/flash-attention@02c234b:csrc/flash_attn_rocm/flash_api.cpp mha_fwd: gfx90x or gfx94x only."""
+    text = ("  File \"/opt/conda/lib/python3.10/site-packages/flash_attn/flash_attn_interface.py\", line 51, in "
+            "_flash_attn_forward\n"
+            "    out, q, k, v, out_padded, softmax_lse, S_dmask, rng_state = flash_attn_cuda.fwd(\n"
+            "RuntimeError: FlashAttention only supports AMD MI200 GPUs or newer.")
+    facts = {"gpus": RX7900}
+    assert _found(facts, text)["flash-attention-ck-backend-mi-only"].to_check is None
+    near = "RuntimeError: FlashAttention only support fp16 and bf16 data type"
+    assert "flash-attention-ck-backend-mi-only" not in _ids(facts, near)
