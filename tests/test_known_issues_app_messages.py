@@ -170,3 +170,12 @@ def test_flash_attention_rocm_port_refuses_a_radeon_gpu() -> None:
     assert _found(facts, text)["flash-attention-ck-backend-mi-only"].to_check is None
     near = "RuntimeError: FlashAttention only support fp16 and bf16 data type"
     assert "flash-attention-ck-backend-mi-only" not in _ids(facts, near)
+
+
+def test_vllm_kv_cache_too_small_for_max_model_len() -> None:
+    """vllm-project/vllm@bbf906a:vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory, second raise."""
+    text = ("ValueError: To serve at least one request with the models's max seq len (131072), (16.00 GiB KV cache is "
+            "needed, which is larger than the available KV cache memory (5.73 GiB). Based on the available memory, the "
+            "estimated maximum model length is 46880. Try increasing `gpu_memory_utilization` or decreasing "
+            "`max_model_len` when initializing the engine.")
+    assert _found({"gpus": RX7900}, text)["vllm-kv-cache-memory-insufficient"].to_check is None
