@@ -179,3 +179,11 @@ def test_vllm_kv_cache_too_small_for_max_model_len() -> None:
             "estimated maximum model length is 46880. Try increasing `gpu_memory_utilization` or decreasing "
             "`max_model_len` when initializing the engine.")
     assert _found({"gpus": RX7900}, text)["vllm-kv-cache-memory-insufficient"].to_check is None
+
+
+def test_xla_no_supported_rocm_device_alone_is_to_check() -> None:
+    """openxla/xla@9ea4dd7:xla/service/platform_util.cc: raised when no device passed IsDeviceSupported or when none
+    could be opened, so on its own it is listed to check."""
+    text = "RuntimeError: Unable to initialize backend 'rocm': INTERNAL: no supported devices found for platform ROCM"
+    found = _found({"gpus": [{"gfx": "gfx1031", "integrated": False}]}, text)
+    assert found["tf-xla-gpu-gfx-not-in-build"].to_check is not None
