@@ -187,3 +187,14 @@ def test_xla_no_supported_rocm_device_alone_is_to_check() -> None:
     text = "RuntimeError: Unable to initialize backend 'rocm': INTERNAL: no supported devices found for platform ROCM"
     found = _found({"gpus": [{"gfx": "gfx1031", "integrated": False}]}, text)
     assert found["tf-xla-gpu-gfx-not-in-build"].to_check is not None
+
+
+def test_sdnext_finding_no_rocm_agent() -> None:
+    """vladmandic/sdnext@fe96285:installer.py install_rocm_zluda: the ROCm agent enumeration returned no GPU."""
+    text = ("09:00:00-123456 INFO     Python: version=3.11.9 platform=Linux\n"
+            "09:00:00-234567 WARNING  ROCm: no agent was found\n"
+            "09:00:00-345678 INFO     Using CPU-only torch")
+    container = {"gpus": RX7900, "in_container": True, "wsl": False, "kfd_present": False}
+    assert _found(container, text)["container-without-kfd-device"].to_check is None
+    assert _found({"gpus": RX7900}, text)["hip-no-device"].to_check is not None
+    assert "hip-no-device" not in _ids({"gpus": RX7900}, "09:00:00-234567 INFO     ROCm: agents=['gfx1100']")
