@@ -282,6 +282,17 @@ def test_a_dkms_build_failure_on_a_kernel_newer_than_the_release_documents_is_th
         assert getattr(f, "to_check") and "newer than every kernel" not in getattr(f, "fix"), (kernel, rocm)
 
 
+def test_a_kernel_line_in_words_lists_no_kernels() -> None:
+    from wizard.diagnose import release_kernels
+    from wizard.kb import load_kb
+
+    # "Ryzen APUs need the OEM kernel 6.14 or newer", "the inbox kernel driver of Ubuntu 26.04": a minimum and a
+    # distribution's version, neither the newest kernel the release documents
+    worded = [r.version for r in load_kb().releases()
+              if r.kernels and all(any(c.isalpha() and c not in "GAHWE" for c in k.partition(":")[2]) for k in r.kernels)]
+    assert worded and all(release_kernels(v) == () for v in worded), worded
+
+
 def test_cause_in_branches_needs_branches() -> None:
     import json
 

@@ -214,16 +214,22 @@ def _p_kernel_version(f: Facts, arg: object) -> list[str] | None:
 
 
 _KERNEL_SERIES = lazy_re.compile(r"\b(\d{1,2}\.\d{1,2})\b")
+# a documented kernel list after the colon: series joined by "/" or ",", each list marked GA or HWE or not
+_KERNEL_LIST = lazy_re.compile(r"^\s*\d{1,2}\.\d{1,2}(?:/\d{1,2}\.\d{1,2})*(?:\s+(?:GA|HWE))?"
+                               r"(?:\s*,\s*\d{1,2}\.\d{1,2}(?:/\d{1,2}\.\d{1,2})*(?:\s+(?:GA|HWE))?)*\s*$")
 
 
 def release_kernels(version: str | None) -> tuple[Version, ...]:
     """The kernel series a ROCm release's documented kernel list names ("ubuntu 22.04.4/22.04.3: 5.15 GA, 6.5/6.2
-    HWE" -> 5.15, 6.5, 6.2; the distribution's version before the colon is not one); () where none is recorded."""
+    HWE" -> 5.15, 6.5, 6.2; the distribution's version before the colon is not one); () where none is recorded. A
+    line in words ("Ryzen APUs need the OEM kernel 6.14 or newer", "use the inbox kernel driver of Ubuntu 26.04")
+    lists no kernels: its numbers are a minimum or a distribution's version, not the newest kernel documented."""
     rel = load_kb().release(version) if version else None
     out: list[Version] = []
     for line in (rel.kernels or ()) if rel is not None else ():
         _, _, kernels = line.partition(":")
-        out += [Version(k) for k in _KERNEL_SERIES.findall(kernels)]
+        if _KERNEL_LIST.match(kernels):
+            out += [Version(k) for k in _KERNEL_SERIES.findall(kernels)]
     return tuple(out)
 
 
