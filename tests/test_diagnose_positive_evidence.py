@@ -293,6 +293,18 @@ def test_a_kernel_line_in_words_lists_no_kernels() -> None:
     assert worded and all(release_kernels(v) == () for v in worded), worded
 
 
+def test_a_missing_kfd_where_nothing_says_whether_a_container_is_used_is_to_check() -> None:
+    from wizard.diagnose import UNDECIDED_BRANCH
+
+    gpu, missing = _gpu("gfx1100", "RDNA3"), "ls: cannot access '/dev/kfd': No such file or directory"
+    # inside a container without --device=/dev/kfd the node is missing too: the host's driver is not established
+    unknown = _by_id(_facts(gpu, missing, driver=Driver(kfd_present=False)))["kfd-inaccessible"]
+    assert getattr(unknown, "to_check") == UNDECIDED_BRANCH
+    assert "not in a container" not in getattr(unknown, "evidence")
+    host = _by_id(_facts(gpu, missing, driver=Driver(kfd_present=False), in_container=False))["kfd-inaccessible"]
+    assert getattr(host, "to_check") is None and "not in a container" in getattr(host, "evidence")
+
+
 def test_cause_in_branches_needs_branches() -> None:
     import json
 

@@ -1013,12 +1013,16 @@ def _advice(issue: KnownIssue, facts: Facts | None) -> tuple[str, tuple[str, ...
 
 
 def _branch_established(when: tuple[tuple[str, object], ...], facts: Facts | None) -> bool:
-    """Every predicate of a fix branch holds on the detected facts (an unknown fact establishes nothing)."""
+    """Every predicate of a fix branch holds on the detected facts (an unknown fact establishes nothing: "not in a
+    container" holds for choosing advice where nothing says whether one is used, but establishes no cause then; a
+    /dev/kfd missing inside a container is the container's --device, not the host's driver)."""
     if facts is None:
         return False
     for name, arg in when:
         pred = PREDICATES.get(name)
         if pred is None or not pred(facts, arg):
+            return False
+        if name == "in_container" and not arg and facts.in_container is not False:
             return False
     return True
 
