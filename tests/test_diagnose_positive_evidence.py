@@ -318,13 +318,16 @@ def test_cause_in_branches_needs_branches() -> None:
     assert any("'cause_in_branches': true needs fix branches" in line for line in problems.lines), problems.lines
 
 
-def _session_host(root: object, session: tuple[str, ...] | None) -> object:
+def _session_host(root: object, session: tuple[str, ...] | None, uid: int = 1000) -> object:
     """A sandbox root whose login session holds the given groups (what LiveHost reads on the running machine)."""
     from wizard.host import LiveHost
 
     class Host(LiveHost):
         def session_groups(self) -> tuple[str, ...] | None:
             return session
+
+        def uid(self) -> int | None:
+            return uid
 
     return Host(str(root), environ={"USER": "ann", "PATH": "/usr/bin:/bin"})
 
@@ -346,6 +349,13 @@ def test_groups_added_after_the_login_began_are_pending_and_the_cause(tmp_path: 
     assert half.groups_pending == ("render",)
     for session in (("ann", "video", "render"), None):  # a new login; a session not read
         assert probe_driver(_session_host(root, session), (), None, False).groups_pending == ()  # type: ignore[arg-type]
+    # a root shell acting for ann (`su` without `-` keeps USER=ann): root's groups are not ann's session
+    assert probe_driver(_session_host(root, ("root",), uid=0), (), None, False).groups_pending == ()  # type: ignore[arg-type]
+    # a session holding render that /etc/group does not list for ann (LDAP/sssd through nss): ann is in render
+    (root / "etc/group").write_text("ann:x:1000:\nvideo:x:44:\nrender:x:110:\n")
+    ldap = probe_driver(_session_host(root, ("ann", "render")), (), None, False)  # type: ignore[arg-type]
+    assert ldap.in_render_group is True and ldap.in_video_group is False and ldap.groups_pending == ()
+    assert probe_driver(_session_host(root, ("root", "render"), uid=0), (), None, False).in_render_group is False  # type: ignore[arg-type]
     # the finding: a member of render in /etc/group, refused by /dev/kfd, whose session began before: log in again
     drv = Driver(kfd_present=True, kfd_accessible=False, user="ann", in_render_group=True, in_video_group=True,
                  groups_pending=("render",))
