@@ -305,6 +305,19 @@ def test_a_missing_kfd_where_nothing_says_whether_a_container_is_used_is_to_chec
     assert getattr(host, "to_check") is None and "not in a container" in getattr(host, "evidence")
 
 
+def test_root_outside_the_render_group_is_no_cause_and_gets_no_group_advice() -> None:
+    from wizard.diagnose import UNDECIDED_BRANCH
+
+    gpu = _gpu("gfx1100", "RDNA3")
+    root = Driver(kfd_present=True, kfd_accessible=False, user="root", groups=("root",), in_render_group=False,
+                  in_video_group=False)
+    kfd = _by_id(_facts(gpu, _DENIED, driver=root, in_container=False))["kfd-inaccessible"]
+    assert getattr(kfd, "to_check") == UNDECIDED_BRANCH and "usermod" not in " ".join(getattr(kfd, "fix_commands"))
+    hip = _by_id(_facts(gpu, "RuntimeError: HIP error: hipErrorInvalidDevice", driver=root))["hip-invalid-device"]
+    assert "usermod" not in " ".join(getattr(hip, "fix_commands"))
+    assert "root is not in the render group" not in getattr(hip, "evidence")
+
+
 def test_cause_in_branches_needs_branches() -> None:
     import json
 
