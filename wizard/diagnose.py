@@ -562,8 +562,10 @@ def _p_in_render_group(f: Facts, arg: object) -> list[str] | None:
 
 
 def _p_groups_pending(f: Facts, arg: object) -> list[str] | None:
+    """The session lacks the group that gives /dev/kfd: render, or video where the user is given no render (older
+    releases gave the devices to video); video alone pending beside a render the session holds is not why."""
     d = f.driver
-    if not d.groups_pending:
+    if "render" not in d.groups_pending and not (d.groups_pending and d.in_render_group is False):
         return None
     return [f"{d.user or 'the user'} is given {' and '.join(d.groups_pending)}, which this login session lacks "
             "(added after it began)"]
