@@ -265,10 +265,11 @@ def test_a_dkms_build_failure_on_a_kernel_newer_than_the_release_documents_is_th
     listed = release_kernels("6.1.0")
     assert Version("6.5") in listed and Version("5.15") in listed and Version("22.4") not in listed
     assert release_kernels("6.3.0") == () and release_kernels(None) == ()  # none recorded
-    line = "Error! Bad return status for module build on kernel: 6.8.0-11-generic (x86_64)"
+    line = "Error! Bad return status for module build on kernel: 6.8.0-11-generic (x86_64)\n" \
+           "Consult /var/lib/dkms/amdgpu/6.3.6-1697589.22.04/build/make.log for more information."
 
-    def finding(kernel: str, rocm: str | None) -> object:
-        facts = _facts(_gpu("gfx1100", "RDNA3"), line, os=OsInfo(id="ubuntu", kernel=kernel),
+    def finding(kernel: str, rocm: str | None, text: str = line) -> object:
+        facts = _facts(_gpu("gfx1100", "RDNA3"), text, os=OsInfo(id="ubuntu", kernel=kernel),
                        rocm=Rocm(version=rocm))
         return _by_id(facts)["dkms-build-fails-new-kernel"]
 
@@ -280,6 +281,10 @@ def test_a_dkms_build_failure_on_a_kernel_newer_than_the_release_documents_is_th
                          ("6.8.0-45-generic", None)):  # the release not read
         f = finding(kernel, rocm)
         assert getattr(f, "to_check") and "newer than every kernel" not in getattr(f, "fix"), (kernel, rocm)
+    # DKMS says the same of any module: another module's failed build (or one the text does not name) is not amdgpu's
+    other = line.replace("/dkms/amdgpu/6.3.6-1697589.22.04/", "/dkms/nvidia/550.120/")
+    for text in (other, line.splitlines()[0]):
+        assert getattr(finding("6.8.0-11-generic", "6.0.0", text), "to_check"), text
 
 
 def test_a_kernel_line_in_words_lists_no_kernels() -> None:
