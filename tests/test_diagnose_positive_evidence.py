@@ -281,6 +281,10 @@ def test_a_dkms_build_failure_on_a_kernel_newer_than_the_release_documents_is_th
                          ("6.8.0-45-generic", None)):  # the release not read
         f = finding(kernel, rocm)
         assert getattr(f, "to_check") and "newer than every kernel" not in getattr(f, "fix"), (kernel, rocm)
+    # the build that failed names its kernel: after an upgrade the new one, not the running one
+    upgraded = line.replace("6.8.0-11-generic", "6.11.0-19-generic")
+    assert getattr(finding("6.8.0-45-generic", "6.2.0", upgraded), "to_check") is None
+    assert getattr(finding("6.11.0-19-generic", "6.2.0", line.replace("6.8.0-11", "6.8.0-45")), "to_check")
     # DKMS says the same of any module: another module's failed build (or one the text does not name) is not amdgpu's
     other = line.replace("/dkms/amdgpu/6.3.6-1697589.22.04/", "/dkms/nvidia/550.120/")
     for text in (other, line.splitlines()[0]):

@@ -233,12 +233,20 @@ def release_kernels(version: str | None) -> tuple[Version, ...]:
     return tuple(out)
 
 
+# DKMS's own line names the kernel the module was built for: after an upgrade the new kernel, not the running one
+_DKMS_FAILED_KERNEL = lazy_re.compile(r"Bad return status for module build on kernel:\s*(\d[\w.+~-]*)")
+
+
 def _p_kernel_newer_than_release(f: Facts, arg: object) -> list[str] | None:
-    """The running kernel's series is newer than every kernel the system ROCm release documents."""
-    series, listed = kernel_series(f.os.kernel), release_kernels(f.rocm.version)
-    if series is None or not listed or series <= max(listed):
-        return None
-    return [f"kernel {f.os.kernel} is newer than every kernel ROCm {f.rocm.version} documents (at most {max(listed)})"]
+    """The kernel a DKMS build failed for (the running kernel where the machine's text names none) is of a series
+    newer than every kernel the system ROCm release documents."""
+    listed = release_kernels(f.rocm.version)
+    failed = list(dict.fromkeys(m.group(1) for t in f.texts if t.own for m in _DKMS_FAILED_KERNEL.finditer(t.text)))
+    for kernel in failed or [f.os.kernel]:
+        series = kernel_series(kernel)
+        if series is not None and listed and series > max(listed):
+            return [f"kernel {kernel} is newer than every kernel ROCm {f.rocm.version} documents (at most {max(listed)})"]
+    return None
 
 
 def _p_igpu_and_dgpu(f: Facts, arg: object) -> list[str] | None:
