@@ -222,6 +222,13 @@ def test_kfd_denied_alone_is_to_check_until_the_facts_say_why() -> None:
     assert getattr(boxed["kfd-inaccessible"], "to_check") is None
     flatpak = _by_id(_facts(gpu, "$ flatpak run com.jeffser.Alpaca\n" + _DENIED))["kfd-inaccessible"]
     assert getattr(flatpak, "to_check") is None and "Flatpak sandbox" in getattr(flatpak, "fix")
+    narrow = _by_id(_facts(gpu, "flatpak override --user --device=dri com.jeffser.Alpaca\n" + _DENIED))
+    assert getattr(narrow["kfd-inaccessible"], "to_check") is None
+    # the override the fix gives, already made and still refused: the sandbox is not shown to be why
+    tried = _by_id(_facts(gpu, "flatpak override --user --device=all com.jeffser.Alpaca\nstill:\n" + _DENIED))
+    assert getattr(tried["kfd-inaccessible"], "to_check") == UNDECIDED_BRANCH
+    worked = _by_id(_facts(gpu, _DENIED + "\nflatpak override --user --device=all com.jeffser.Alpaca\nthat worked"))
+    assert getattr(worked["kfd-inaccessible"], "to_check") is None
     # the device node itself is root's only
     node = _by_id(_facts(gpu, "$ ls -l /dev/kfd\ncrw------- 1 root root 238, 0 Mar  2 10:01 /dev/kfd\n" + _DENIED))
     node_finding = node["kfd-inaccessible"]
