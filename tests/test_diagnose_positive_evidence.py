@@ -222,6 +222,13 @@ def test_kfd_denied_alone_is_to_check_until_the_facts_say_why() -> None:
     assert getattr(boxed["kfd-inaccessible"], "to_check") is None
     flatpak = _by_id(_facts(gpu, "$ flatpak run com.jeffser.Alpaca\n" + _DENIED))["kfd-inaccessible"]
     assert getattr(flatpak, "to_check") is None and "Flatpak sandbox" in getattr(flatpak, "fix")
+    narrow = _by_id(_facts(gpu, "flatpak override --user --device=dri com.jeffser.Alpaca\n" + _DENIED))
+    assert getattr(narrow["kfd-inaccessible"], "to_check") is None
+    # the override the fix gives, already made and still refused: the sandbox is not shown to be why
+    tried = _by_id(_facts(gpu, "flatpak override --user --device=all com.jeffser.Alpaca\nstill:\n" + _DENIED))
+    assert getattr(tried["kfd-inaccessible"], "to_check") == UNDECIDED_BRANCH
+    worked = _by_id(_facts(gpu, _DENIED + "\nflatpak override --user --device=all com.jeffser.Alpaca\nthat worked"))
+    assert getattr(worked["kfd-inaccessible"], "to_check") is None
     # the device node itself is root's only
     node = _by_id(_facts(gpu, "$ ls -l /dev/kfd\ncrw------- 1 root root 238, 0 Mar  2 10:01 /dev/kfd\n" + _DENIED))
     node_finding = node["kfd-inaccessible"]
@@ -265,10 +272,11 @@ def test_a_dkms_build_failure_on_a_kernel_newer_than_the_release_documents_is_th
     listed = release_kernels("6.1.0")
     assert Version("6.5") in listed and Version("5.15") in listed and Version("22.4") not in listed
     assert release_kernels("6.3.0") == () and release_kernels(None) == ()  # none recorded
-    line = "Error! Bad return status for module build on kernel: 6.8.0-11-generic (x86_64)"
+    line = "Error! Bad return status for module build on kernel: 6.8.0-11-generic (x86_64)\n" \
+           "Consult /var/lib/dkms/amdgpu/6.3.6-1697589.22.04/build/make.log for more information."
 
-    def finding(kernel: str, rocm: str | None) -> object:
-        facts = _facts(_gpu("gfx1100", "RDNA3"), line, os=OsInfo(id="ubuntu", kernel=kernel),
+    def finding(kernel: str, rocm: str | None, text: str = line) -> object:
+        facts = _facts(_gpu("gfx1100", "RDNA3"), text, os=OsInfo(id="ubuntu", kernel=kernel),
                        rocm=Rocm(version=rocm))
         return _by_id(facts)["dkms-build-fails-new-kernel"]
 
@@ -280,6 +288,50 @@ def test_a_dkms_build_failure_on_a_kernel_newer_than_the_release_documents_is_th
                          ("6.8.0-45-generic", None)):  # the release not read
         f = finding(kernel, rocm)
         assert getattr(f, "to_check") and "newer than every kernel" not in getattr(f, "fix"), (kernel, rocm)
+    # the build that failed names its kernel: after an upgrade the new one, not the running one
+    upgraded = line.replace("6.8.0-11-generic", "6.11.0-19-generic")
+    assert getattr(finding("6.8.0-45-generic", "6.2.0", upgraded), "to_check") is None
+    assert getattr(finding("6.11.0-19-generic", "6.2.0", line.replace("6.8.0-11", "6.8.0-45")), "to_check")
+    # DKMS says the same of any module: another module's failed build (or one the text does not name) is not amdgpu's
+    other = line.replace("/dkms/amdgpu/6.3.6-1697589.22.04/", "/dkms/nvidia/550.120/")
+    for text in (other, line.splitlines()[0]):
+        assert getattr(finding("6.8.0-11-generic", "6.0.0", text), "to_check"), text
+
+
+def test_a_kernel_line_in_words_lists_no_kernels() -> None:
+    from wizard.diagnose import release_kernels
+    from wizard.kb import load_kb
+
+    # "Ryzen APUs need the OEM kernel 6.14 or newer", "the inbox kernel driver of Ubuntu 26.04": a minimum and a
+    # distribution's version, neither the newest kernel the release documents
+    worded = [r.version for r in load_kb().releases()
+              if r.kernels and all(any(c.isalpha() and c not in "GAHWE" for c in k.partition(":")[2]) for k in r.kernels)]
+    assert worded and all(release_kernels(v) == () for v in worded), worded
+
+
+def test_a_missing_kfd_where_nothing_says_whether_a_container_is_used_is_to_check() -> None:
+    from wizard.diagnose import UNDECIDED_BRANCH
+
+    gpu, missing = _gpu("gfx1100", "RDNA3"), "ls: cannot access '/dev/kfd': No such file or directory"
+    # inside a container without --device=/dev/kfd the node is missing too: the host's driver is not established
+    unknown = _by_id(_facts(gpu, missing, driver=Driver(kfd_present=False)))["kfd-inaccessible"]
+    assert getattr(unknown, "to_check") == UNDECIDED_BRANCH
+    assert "not in a container" not in getattr(unknown, "evidence")
+    host = _by_id(_facts(gpu, missing, driver=Driver(kfd_present=False), in_container=False))["kfd-inaccessible"]
+    assert getattr(host, "to_check") is None and "not in a container" in getattr(host, "evidence")
+
+
+def test_root_outside_the_render_group_is_no_cause_and_gets_no_group_advice() -> None:
+    from wizard.diagnose import UNDECIDED_BRANCH
+
+    gpu = _gpu("gfx1100", "RDNA3")
+    root = Driver(kfd_present=True, kfd_accessible=False, user="root", groups=("root",), in_render_group=False,
+                  in_video_group=False)
+    kfd = _by_id(_facts(gpu, _DENIED, driver=root, in_container=False))["kfd-inaccessible"]
+    assert getattr(kfd, "to_check") == UNDECIDED_BRANCH and "usermod" not in " ".join(getattr(kfd, "fix_commands"))
+    hip = _by_id(_facts(gpu, "RuntimeError: HIP error: hipErrorInvalidDevice", driver=root))["hip-invalid-device"]
+    assert "usermod" not in " ".join(getattr(hip, "fix_commands"))
+    assert "root is not in the render group" not in getattr(hip, "evidence")
 
 
 def test_cause_in_branches_needs_branches() -> None:
@@ -295,13 +347,16 @@ def test_cause_in_branches_needs_branches() -> None:
     assert any("'cause_in_branches': true needs fix branches" in line for line in problems.lines), problems.lines
 
 
-def _session_host(root: object, session: tuple[str, ...] | None) -> object:
+def _session_host(root: object, session: tuple[str, ...] | None, uid: int = 1000) -> object:
     """A sandbox root whose login session holds the given groups (what LiveHost reads on the running machine)."""
     from wizard.host import LiveHost
 
     class Host(LiveHost):
         def session_groups(self) -> tuple[str, ...] | None:
             return session
+
+        def uid(self) -> int | None:
+            return uid
 
     return Host(str(root), environ={"USER": "ann", "PATH": "/usr/bin:/bin"})
 
@@ -323,9 +378,21 @@ def test_groups_added_after_the_login_began_are_pending_and_the_cause(tmp_path: 
     assert half.groups_pending == ("render",)
     for session in (("ann", "video", "render"), None):  # a new login; a session not read
         assert probe_driver(_session_host(root, session), (), None, False).groups_pending == ()  # type: ignore[arg-type]
+    # a root shell acting for ann (`su` without `-` keeps USER=ann): root's groups are not ann's session
+    assert probe_driver(_session_host(root, ("root",), uid=0), (), None, False).groups_pending == ()  # type: ignore[arg-type]
+    # a session holding render that /etc/group does not list for ann (LDAP/sssd through nss): ann is in render
+    (root / "etc/group").write_text("ann:x:1000:\nvideo:x:44:\nrender:x:110:\n")
+    ldap = probe_driver(_session_host(root, ("ann", "render")), (), None, False)  # type: ignore[arg-type]
+    assert ldap.in_render_group is True and ldap.in_video_group is False and ldap.groups_pending == ()
+    assert probe_driver(_session_host(root, ("root", "render"), uid=0), (), None, False).in_render_group is False  # type: ignore[arg-type]
     # the finding: a member of render in /etc/group, refused by /dev/kfd, whose session began before: log in again
     drv = Driver(kfd_present=True, kfd_accessible=False, user="ann", in_render_group=True, in_video_group=True,
                  groups_pending=("render",))
     f = _by_id(_facts(_gpu("gfx1100", "RDNA3"), _DENIED, driver=drv, in_container=False))["kfd-inaccessible"]
     assert getattr(f, "to_check") is None and "log out and in again" in getattr(f, "fix")
     assert not any("usermod" in c for c in getattr(f, "fix_commands"))
+    # only video pending beside a render the session holds: /dev/kfd's group is there, the new login is not why
+    video = Driver(kfd_present=True, kfd_accessible=False, user="ann", in_render_group=True, in_video_group=True,
+                   groups_pending=("video",))
+    v = _by_id(_facts(_gpu("gfx1100", "RDNA3"), _DENIED, driver=video, in_container=False))["kfd-inaccessible"]
+    assert getattr(v, "to_check") is not None and "log out and in again" not in getattr(v, "fix")

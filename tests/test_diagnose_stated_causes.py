@@ -230,7 +230,8 @@ def test_on_wsl_a_missing_dev_kfd_is_not_the_kfd_fault_and_gets_no_group_or_driv
     text = "# hsa_init Failed, possibly no supported GPU devices"
     wsl = _by_id(_facts(text, _gpu("gfx1201"), os=OsInfo(id="ubuntu", wsl=True), driver=Driver(kfd_present=False)))
     assert wsl["kfd-inaccessible"].contradicted is not None and wsl["kfd-inaccessible"].fix_commands == ()
-    native = _by_id(_facts(text, _gpu("gfx1201"), os=OsInfo(id="ubuntu", wsl=False), driver=Driver(kfd_present=False)))
+    native = _by_id(_facts(text, _gpu("gfx1201"), os=OsInfo(id="ubuntu", wsl=False), driver=Driver(kfd_present=False),
+                           in_container=False))
     assert native["kfd-inaccessible"].contradicted is None and native["kfd-inaccessible"].to_check is None
 
 

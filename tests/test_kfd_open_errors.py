@@ -13,8 +13,8 @@ pytestmark = pytest.mark.unit
 GPU = Gpu(name="AMD Radeon 8060S Graphics", gfx="gfx1151", integrated=True)
 
 
-def _causes(text: str, driver: Driver | None = None) -> list[str]:
-    facts = Facts(gpus=(GPU,), driver=driver or Driver(), origin="test",
+def _causes(text: str, driver: Driver | None = None, in_container: bool | None = None) -> list[str]:
+    facts = Facts(gpus=(GPU,), driver=driver or Driver(), origin="test", in_container=in_container,
                   texts=(EvidenceText("paste.txt", text, 1, "text", True),))
     return [f.id for f in diagnose(facts) if f.to_check is None]
 
@@ -37,7 +37,7 @@ def test_a_missing_or_forbidden_device_stays_the_finding(errno: str) -> None:
     present = errno == "Permission denied"
     why = (Driver(kfd_present=True, kfd_accessible=False, kfd_error=errno, user="ann", in_render_group=False,
                   in_video_group=False) if present else Driver(loaded=False, kfd_present=False, kfd_error=errno))
-    assert "kfd-inaccessible" in _causes(line, why) and "kfd-inaccessible" in _causes("", why)
+    assert "kfd-inaccessible" in _causes(line, why, False) and "kfd-inaccessible" in _causes("", why, False)
 
 
 def _all(text: str) -> list[str]:

@@ -214,25 +214,39 @@ def _p_kernel_version(f: Facts, arg: object) -> list[str] | None:
 
 
 _KERNEL_SERIES = lazy_re.compile(r"\b(\d{1,2}\.\d{1,2})\b")
+# a documented kernel list after the colon: series joined by "/" or ",", each list marked GA or HWE or not
+_KERNEL_LIST = lazy_re.compile(r"^\s*\d{1,2}\.\d{1,2}(?:/\d{1,2}\.\d{1,2})*(?:\s+(?:GA|HWE))?"
+                               r"(?:\s*,\s*\d{1,2}\.\d{1,2}(?:/\d{1,2}\.\d{1,2})*(?:\s+(?:GA|HWE))?)*\s*$")
 
 
 def release_kernels(version: str | None) -> tuple[Version, ...]:
     """The kernel series a ROCm release's documented kernel list names ("ubuntu 22.04.4/22.04.3: 5.15 GA, 6.5/6.2
-    HWE" -> 5.15, 6.5, 6.2; the distribution's version before the colon is not one); () where none is recorded."""
+    HWE" -> 5.15, 6.5, 6.2; the distribution's version before the colon is not one); () where none is recorded. A
+    line in words ("Ryzen APUs need the OEM kernel 6.14 or newer", "use the inbox kernel driver of Ubuntu 26.04")
+    lists no kernels: its numbers are a minimum or a distribution's version, not the newest kernel documented."""
     rel = load_kb().release(version) if version else None
     out: list[Version] = []
     for line in (rel.kernels or ()) if rel is not None else ():
         _, _, kernels = line.partition(":")
-        out += [Version(k) for k in _KERNEL_SERIES.findall(kernels)]
+        if _KERNEL_LIST.match(kernels):
+            out += [Version(k) for k in _KERNEL_SERIES.findall(kernels)]
     return tuple(out)
 
 
+# DKMS's own line names the kernel the module was built for: after an upgrade the new kernel, not the running one
+_DKMS_FAILED_KERNEL = lazy_re.compile(r"Bad return status for module build on kernel:\s*(\d[\w.+~-]*)")
+
+
 def _p_kernel_newer_than_release(f: Facts, arg: object) -> list[str] | None:
-    """The running kernel's series is newer than every kernel the system ROCm release documents."""
-    series, listed = kernel_series(f.os.kernel), release_kernels(f.rocm.version)
-    if series is None or not listed or series <= max(listed):
-        return None
-    return [f"kernel {f.os.kernel} is newer than every kernel ROCm {f.rocm.version} documents (at most {max(listed)})"]
+    """The kernel a DKMS build failed for (the running kernel where the machine's text names none) is of a series
+    newer than every kernel the system ROCm release documents."""
+    listed = release_kernels(f.rocm.version)
+    failed = list(dict.fromkeys(m.group(1) for t in f.texts if t.own for m in _DKMS_FAILED_KERNEL.finditer(t.text)))
+    for kernel in failed or [f.os.kernel]:
+        series = kernel_series(kernel)
+        if series is not None and listed and series > max(listed):
+            return [f"kernel {kernel} is newer than every kernel ROCm {f.rocm.version} documents (at most {max(listed)})"]
+    return None
 
 
 def _p_igpu_and_dgpu(f: Facts, arg: object) -> list[str] | None:
@@ -550,12 +564,16 @@ def _p_in_render_group(f: Facts, arg: object) -> list[str] | None:
     d = f.driver
     if d.in_render_group is None or d.in_render_group is not bool(arg):
         return None
+    if not arg and d.user == "root":
+        return None  # root opens /dev/kfd without the group: its absence is no cause, joining it no fix
     return [f"{d.user or 'the user'} is {'' if arg else 'not '}in the render group"]
 
 
 def _p_groups_pending(f: Facts, arg: object) -> list[str] | None:
+    """The session lacks the group that gives /dev/kfd: render, or video where the user is given no render (older
+    releases gave the devices to video); video alone pending beside a render the session holds is not why."""
     d = f.driver
-    if not d.groups_pending:
+    if "render" not in d.groups_pending and not (d.groups_pending and d.in_render_group is False):
         return None
     return [f"{d.user or 'the user'} is given {' and '.join(d.groups_pending)}, which this login session lacks "
             "(added after it began)"]
@@ -1007,12 +1025,16 @@ def _advice(issue: KnownIssue, facts: Facts | None) -> tuple[str, tuple[str, ...
 
 
 def _branch_established(when: tuple[tuple[str, object], ...], facts: Facts | None) -> bool:
-    """Every predicate of a fix branch holds on the detected facts (an unknown fact establishes nothing)."""
+    """Every predicate of a fix branch holds on the detected facts (an unknown fact establishes nothing: "not in a
+    container" holds for choosing advice where nothing says whether one is used, but establishes no cause then; a
+    /dev/kfd missing inside a container is the container's --device, not the host's driver)."""
     if facts is None:
         return False
     for name, arg in when:
         pred = PREDICATES.get(name)
         if pred is None or not pred(facts, arg):
+            return False
+        if name == "in_container" and not arg and facts.in_container is not False:
             return False
     return True
 

@@ -21,13 +21,20 @@ def _user(host: Host) -> str | None:
 _DEVICE_GROUPS = ("render", "video")
 
 
-def _groups_pending(host: Host, user: str | None, configured: tuple[str, ...]) -> tuple[str, ...]:
-    """The device groups the user is given that this process's login session does not hold (it began before they
-    were added). Only where the session is the user's own: the running machine, not through sudo."""
+def _own_session(host: Host, user: str | None) -> tuple[str, ...] | None:
+    """The groups this process's login session holds where the session is the user's own: the running machine, not
+    through sudo, and not a root shell acting for another user (`su` without `-` keeps USER; root's groups are not
+    the user's)."""
     session = host.session_groups()
     if session is None or user is None or user != host.environ.get("USER", user):
-        return ()
-    return tuple(g for g in _DEVICE_GROUPS if g in configured and g not in session)
+        return None
+    return None if host.uid() == 0 and user != "root" else session
+
+
+def _groups_pending(session: tuple[str, ...] | None, configured: tuple[str, ...]) -> tuple[str, ...]:
+    """The device groups the user is given that this process's login session does not hold (it began before they
+    were added)."""
+    return () if session is None else tuple(g for g in _DEVICE_GROUPS if g in configured and g not in session)
 
 
 def _configured_groups(host: Host, user: str) -> tuple[str, ...]:
@@ -105,9 +112,16 @@ def probe_driver(host: Host, dkms_packages: tuple[str, ...], rock_version: str |
         groups = _configured_groups(host, user)
         sources.append(Evidence("/etc/group", None, f"{user}: {' '.join(groups)}"))
     known = bool(groups) or (user is not None and host.exists("/etc/group"))
-    pending = _groups_pending(host, user, groups) if known and not recorded else ()
+    session = _own_session(host, user) if known and not recorded else None
+    pending = _groups_pending(session, groups)
     if pending:
         sources.append(Evidence("id", None, f"this login session lacks {', '.join(pending)}"))
+    # a device group the session holds that /etc/group does not list for the user (given by LDAP/sssd through nss,
+    # or by `newgrp`): the user is in it for what this process opens
+    held = tuple(g for g in _DEVICE_GROUPS if session is not None and g in session and g not in groups)
+    if held:
+        groups += held
+        sources.append(Evidence("id", None, f"this login session holds {', '.join(held)} (not listed in /etc/group)"))
     return Driver(
         loaded=loaded, kind=kind, version=version, dkms_packages=dkms_packages,
         kfd_present=kfd_present, kfd_accessible=kfd_ok, render_nodes=renders, render_accessible=render_ok,
