@@ -255,6 +255,10 @@ def test_invalid_isa_alone_is_a_symptom_to_check() -> None:
             "architecture is invalid. code: 0x100f")
     f = _by_id(_facts(_gpu("gfx90a", "CDNA2"), line))["invalid-isa"]
     assert getattr(f, "to_check") and "several possible causes" in getattr(f, "to_check")
+    # MIOpen's Winograd workaround is the RDNA3 APUs' case: not offered to an Instinct card
+    assert "MIOPEN_DEBUG_AMD_WINOGRAD_FURY_RXS_F2X3" not in dict(getattr(f, "fix_env"))
+    apu = _by_id(_facts(_gpu("gfx1103", "RDNA3", integrated=True), line))["invalid-isa"]
+    assert dict(getattr(apu, "fix_env")).get("MIOPEN_DEBUG_AMD_WINOGRAD_FURY_RXS_F2X3") == "0"
     # an override making the GPU run another instruction set is the cause the facts show
     spoofed = _by_id(_facts(_gpu("gfx1102", "RDNA3"), line, "10.3.0"))
     assert any(getattr(x, "to_check") is None for k, x in spoofed.items() if k.startswith("override"))
