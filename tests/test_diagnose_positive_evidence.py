@@ -276,15 +276,17 @@ def test_a_dkms_build_failure_line_alone_does_not_say_the_kernel_is_too_new() ->
 
 
 def test_a_dkms_build_failure_on_a_kernel_newer_than_the_release_documents_is_the_cause() -> None:
-    from packaging.version import Version
-
-    from wizard.diagnose import release_kernels
+    from wizard.kb import load_kb
     from wizard.model import OsInfo
 
-    # the documented list's kernels, not the distribution's version before the colon
-    listed = release_kernels("6.1.0")
-    assert Version("6.5") in listed and Version("5.15") in listed and Version("22.4") not in listed
-    assert release_kernels("6.3.0") == () and release_kernels(None) == ()  # none recorded
+    # the release's documented kernels for this distribution, else the newest it documents for any
+    r610, r1000 = load_kb().release("6.1.0"), load_kb().release("10.0.0")
+    assert r610 is not None and r1000 is not None
+    assert r610.newest_documented_kernel("ubuntu", "22.04") == "6.5" == r610.newest_documented_kernel("ubuntu", None)
+    assert r1000.newest_documented_kernel("ubuntu", "24.04") == "6.17"
+    assert r1000.newest_documented_kernel("arch", None) == "7.0"  # not listed: the newest it documents at all
+    r630 = load_kb().release("6.3.0")
+    assert r630 is not None and r630.newest_documented_kernel("ubuntu", "24.04") is None  # none recorded
     line = "Error! Bad return status for module build on kernel: 6.8.0-11-generic (x86_64)\n" \
            "Consult /var/lib/dkms/amdgpu/6.3.6-1697589.22.04/build/make.log for more information."
 
@@ -311,15 +313,33 @@ def test_a_dkms_build_failure_on_a_kernel_newer_than_the_release_documents_is_th
         assert getattr(finding("6.8.0-11-generic", "6.0.0", text), "to_check"), text
 
 
-def test_a_kernel_line_in_words_lists_no_kernels() -> None:
-    from wizard.diagnose import release_kernels
+def test_the_documented_kernel_series_are_the_numbered_kernel_lines() -> None:
+    import re
+
     from wizard.kb import load_kb
 
     # "Ryzen APUs need the OEM kernel 6.14 or newer", "the inbox kernel driver of Ubuntu 26.04": a minimum and a
-    # distribution's version, neither the newest kernel the release documents
-    worded = [r.version for r in load_kb().releases()
-              if r.kernels and all(any(c.isalpha() and c not in "GAHWE" for c in k.partition(":")[2]) for k in r.kernels)]
-    assert worded and all(release_kernels(v) == () for v in worded), worded
+    # distribution's version, neither a kernel the release documents; a numbered line "ubuntu 22.04.4/22.04.3: 5.15 GA,
+    # 6.5/6.2 HWE" gives its series to its distribution's version
+    one = r"\d+\.\d+(?:/\d+\.\d+)*(?:\s+(?:GA|HWE))?"
+    numbered = re.compile(rf"^\s*{one}(?:\s*,\s*{one})*\s*$")
+    checked = 0
+    for r in load_kb().releases():
+        for line in r.kernels or ():
+            head, _, kernels = line.partition(":")
+            os_id, versions = head.split(" ", 1)
+            for v in versions.split("/"):
+                key = f"{os_id} {'.'.join(v.split('.')[:2])}"
+                if numbered.match(kernels):
+                    listed = set(r.kernel_series.get(key, ()))
+                    assert set(re.findall(r"\b\d+\.\d+\b", kernels)) <= listed, (r.version, line)
+                    checked += 1
+                else:
+                    assert not any(s in r.kernel_series.get(key, ()) for s in re.findall(r"\b\d+\.\d+\b", kernels)
+                                   if s.startswith(("2", "3"))), (r.version, line)  # no "26.04" read as a kernel
+    assert checked >= 20
+    worded = [r for r in load_kb().releases() if r.version.startswith("7.14")]
+    assert worded and all(r.newest_documented_kernel("ubuntu", "24.04") is None for r in worded)
 
 
 def test_a_missing_kfd_where_nothing_says_whether_a_container_is_used_is_to_check() -> None:

@@ -213,39 +213,23 @@ def _p_kernel_version(f: Facts, arg: object) -> list[str] | None:
     return [f"kernel {f.os.kernel}"] if spec is not None and series is not None and series in spec else None
 
 
-_KERNEL_SERIES = lazy_re.compile(r"\b(\d{1,2}\.\d{1,2})\b")
-# a documented kernel list after the colon: series joined by "/" or ",", each list marked GA or HWE or not
-_KERNEL_LIST = lazy_re.compile(r"^\s*\d{1,2}\.\d{1,2}(?:/\d{1,2}\.\d{1,2})*(?:\s+(?:GA|HWE))?"
-                               r"(?:\s*,\s*\d{1,2}\.\d{1,2}(?:/\d{1,2}\.\d{1,2})*(?:\s+(?:GA|HWE))?)*\s*$")
-
-
-def release_kernels(version: str | None) -> tuple[Version, ...]:
-    """The kernel series a ROCm release's documented kernel list names ("ubuntu 22.04.4/22.04.3: 5.15 GA, 6.5/6.2
-    HWE" -> 5.15, 6.5, 6.2; the distribution's version before the colon is not one); () where none is recorded. A
-    line in words ("Ryzen APUs need the OEM kernel 6.14 or newer", "use the inbox kernel driver of Ubuntu 26.04")
-    lists no kernels: its numbers are a minimum or a distribution's version, not the newest kernel documented."""
-    rel = load_kb().release(version) if version else None
-    out: list[Version] = []
-    for line in (rel.kernels or ()) if rel is not None else ():
-        _, _, kernels = line.partition(":")
-        if _KERNEL_LIST.match(kernels):
-            out += [Version(k) for k in _KERNEL_SERIES.findall(kernels)]
-    return tuple(out)
-
-
 # DKMS's own line names the kernel the module was built for: after an upgrade the new kernel, not the running one
 _DKMS_FAILED_KERNEL = lazy_re.compile(r"Bad return status for module build on kernel:\s*(\d[\w.+~-]*)")
 
 
 def _p_kernel_newer_than_release(f: Facts, arg: object) -> list[str] | None:
     """The kernel a DKMS build failed for (the running kernel where the machine's text names none) is of a series
-    newer than every kernel the system ROCm release documents."""
-    listed = release_kernels(f.rocm.version)
+    newer than every kernel the system ROCm release documents for this distribution (for any, where it lists none
+    for this one: `Release.newest_documented_kernel`)."""
+    rel = load_kb().release(f.rocm.version) if f.rocm.version else None
+    newest = rel.newest_documented_kernel(f.os.id, f.os.version) if rel is not None else None
+    if newest is None:
+        return None
     failed = list(dict.fromkeys(m.group(1) for t in f.texts if t.own for m in _DKMS_FAILED_KERNEL.finditer(t.text)))
     for kernel in failed or [f.os.kernel]:
         series = kernel_series(kernel)
-        if series is not None and listed and series > max(listed):
-            return [f"kernel {kernel} is newer than every kernel ROCm {f.rocm.version} documents (at most {max(listed)})"]
+        if series is not None and series > Version(newest):
+            return [f"kernel {kernel} is newer than every kernel ROCm {f.rocm.version} documents (at most {newest})"]
     return None
 
 

@@ -141,7 +141,18 @@ class Release:
     def newest_kernel_series(self, os_id: str | None, os_version: str | None) -> str | None:
         """The newest kernel series this release lists for that distribution version, or None where it lists none."""
         series = self.kernel_series.get(f"{(os_id or '').lower()} {os_version or ''}")
-        return max(series, key=lambda s: tuple(int(x) for x in s.split("."))) if series else None
+        return max(series, key=_series_key) if series else None
+
+    def newest_documented_kernel(self, os_id: str | None, os_version: str | None) -> str | None:
+        """The newest kernel series this release documents for that distribution version, or, where it lists none
+        for it (the version unknown, the distribution not listed), the newest it documents for any; None where it
+        documents none at all."""
+        every = [s for series in self.kernel_series.values() for s in series]
+        return self.newest_kernel_series(os_id, os_version) or (max(every, key=_series_key) if every else None)
+
+
+def _series_key(series: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in series.split("."))
 
 
 @record
