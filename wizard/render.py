@@ -224,9 +224,7 @@ _SEVERITY_STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", 
 def findings_renderables(findings: list[Any], *, headline: bool = True) -> Iterable[RenderableType]:
     """The causes first, then apart what only might apply ("to check"). ``headline``: say first when no known
     problem matches (False where the view's own summary line already says it)."""
-    causes = [f for f in findings if getattr(f, "to_check", None) is None]
-    checks = [f for f in findings if getattr(f, "to_check", None) is not None]
-    shown = [f for f in checks if getattr(f, "shows_failure", False)]
+    causes, checks, shown = split_findings(findings)
     if not causes and headline:
         yield (Text(f"No cause is established: this machine shows {_failures(len(shown))} whose cause is to check "
                     "below.", style="yellow") if shown else
@@ -238,6 +236,14 @@ def findings_renderables(findings: list[Any], *, headline: bool = True) -> Itera
                    if shown else "To check: these might apply, but nothing on this machine shows them yet",
                    style="bold")
         yield from _finding_panels(checks)
+
+
+def split_findings(findings: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
+    """(causes, to check, the to-check findings whose failure a line of the machine's own text shows): what the
+    CLI's list and the TUI's summary line head with."""
+    causes = [f for f in findings if getattr(f, "to_check", None) is None]
+    checks = [f for f in findings if getattr(f, "to_check", None) is not None]
+    return causes, checks, [f for f in checks if getattr(f, "shows_failure", False)]
 
 
 def _failures(n: int) -> str:

@@ -110,11 +110,12 @@ class DetectScreen(StageScreen):
 
 
 def findings_summary(findings: list[object]) -> Text:
-    causes = [f for f in findings if getattr(f, "to_check", None) is None]
-    checks = len(findings) - len(causes)
+    from wizard.render import split_findings
+
+    causes, to_check, shown_failures = split_findings(findings)
+    checks, shown = len(to_check), len(shown_failures)
     counts = {s: sum(1 for f in causes if getattr(f, "severity", None) == s) for s in SEVERITIES}
     t = Text()
-    shown = sum(1 for f in findings if getattr(f, "to_check", None) is not None and getattr(f, "shows_failure", False))
     if not causes and shown:
         t.append(f"No cause is established: {shown} failure(s) shown", style="yellow")
     elif not causes:
