@@ -238,10 +238,17 @@ def test_kfd_denied_alone_is_to_check_until_the_facts_say_why() -> None:
     assert getattr(tried["kfd-inaccessible"], "to_check") == UNDECIDED_BRANCH
     worked = _by_id(_facts(gpu, _DENIED + "\nflatpak override --user --device=all com.jeffser.Alpaca\nthat worked"))
     assert getattr(worked["kfd-inaccessible"], "to_check") is None
+    # `flatpak run` beside the --device=all override already made and still refused: not the sandbox either
+    ran = _by_id(_facts(gpu, "$ flatpak run com.jeffser.Alpaca\nflatpak override --user --device=all "
+                        "com.jeffser.Alpaca\nstill the same:\n" + _DENIED))["kfd-inaccessible"]
+    assert getattr(ran, "to_check") == UNDECIDED_BRANCH
     # the device node itself is root's only
     node = _by_id(_facts(gpu, "$ ls -l /dev/kfd\ncrw------- 1 root root 238, 0 Mar  2 10:01 /dev/kfd\n" + _DENIED))
     node_finding = node["kfd-inaccessible"]
     assert getattr(node_finding, "to_check") is None and "udev rule" in getattr(node_finding, "fix")
+    root_group = _by_id(_facts(gpu, "crw-rw---- 1 root root 238, 0 Mar  2 10:01 /dev/kfd\n" + _DENIED))
+    assert getattr(root_group["kfd-inaccessible"], "to_check") is None  # only root's group may open it
+    assert "udev rule" in getattr(root_group["kfd-inaccessible"], "fix")
     group_owned = _by_id(_facts(gpu, "crw-rw---- 1 root render 238, 0 Mar  2 10:01 /dev/kfd\n" + _DENIED))
     assert getattr(group_owned["kfd-inaccessible"], "to_check") == UNDECIDED_BRANCH
     # a bare host without /dev/kfd whose driver is not loaded: the driver branch
@@ -307,6 +314,18 @@ def test_a_dkms_build_failure_on_a_kernel_newer_than_the_release_documents_is_th
     upgraded = line.replace("6.8.0-11-generic", "6.11.0-19-generic")
     assert getattr(finding("6.8.0-45-generic", "6.2.0", upgraded), "to_check") is None
     assert getattr(finding("6.11.0-19-generic", "6.2.0", line.replace("6.8.0-11", "6.8.0-45")), "to_check")
+    # the release DKMS builds is the installed amdgpu-dkms package's (its build code), not the user-space ROCm's
+    def dkms_finding(package: str, rocm: str) -> object:
+        facts = _facts(_gpu("gfx1100", "RDNA3"), line, os=OsInfo(id="ubuntu", kernel="6.8.0-11-generic"),
+                       rocm=Rocm(version=rocm), driver=Driver(kind="dkms", dkms_packages=(package,)))
+        return _by_id(facts)["dkms-build-fails-new-kernel"]
+
+    old_driver = dkms_finding("amdgpu-dkms 1:6.3.6.60000-1697589.22.04", "6.2.0")
+    assert getattr(old_driver, "to_check") is None
+    assert any("newer than every kernel ROCm 6.0.0 documents" in e for e in getattr(old_driver, "evidence"))
+    assert getattr(dkms_finding("amdgpu-dkms 1:6.8.5.60200-2009582.22.04", "6.0.0"), "to_check")
+    # a build code of a release the knowledge base does not hold: the user-space release still decides
+    assert getattr(dkms_finding("amdgpu-dkms 1:6.3.6.59900-1.22.04", "6.0.0"), "to_check") is None
     # DKMS says the same of any module: another module's failed build (or one the text does not name) is not amdgpu's
     other = line.replace("/dkms/amdgpu/6.3.6-1697589.22.04/", "/dkms/nvidia/550.120/")
     for text in (other, line.splitlines()[0]):

@@ -221,7 +221,8 @@ def _p_kernel_newer_than_release(f: Facts, arg: object) -> list[str] | None:
     """The kernel a DKMS build failed for (the running kernel where the machine's text names none) is of a series
     newer than every kernel the system ROCm release documents for this distribution (for any, where it lists none
     for this one: `Release.newest_documented_kernel`)."""
-    rel = load_kb().release(f.rocm.version) if f.rocm.version else None
+    version = _dkms_release(f) or f.rocm.version
+    rel = load_kb().release(version) if version else None
     newest = rel.newest_documented_kernel(f.os.id, f.os.version) if rel is not None else None
     if newest is None:
         return None
@@ -229,7 +230,24 @@ def _p_kernel_newer_than_release(f: Facts, arg: object) -> list[str] | None:
     for kernel in failed or [f.os.kernel]:
         series = kernel_series(kernel)
         if series is not None and series > Version(newest):
-            return [f"kernel {kernel} is newer than every kernel ROCm {f.rocm.version} documents (at most {newest})"]
+            return [f"kernel {kernel} is newer than every kernel ROCm {version} documents (at most {newest})"]
+    return None
+
+
+# AMD's package version carries its release's build code: amdgpu-dkms 1:6.8.5.60204-2041575.24.04 is ROCm 6.2.4's
+_BUILD_CODE = lazy_re.compile(r"\bamdgpu-dkms\S*\s+(?:\d+:)?\d+\.\d+\.\d+\.(\d)(\d\d)(\d\d)(?=-|\s|$)")
+
+
+def _dkms_release(f: Facts) -> str | None:
+    """The ROCm release the installed amdgpu-dkms package belongs to (its build code), where the knowledge base
+    holds that release: the driver, not the user-space ROCm, is what DKMS builds (the two can differ)."""
+    kb = load_kb()
+    for package in f.driver.dkms_packages:
+        m = _BUILD_CODE.search(package)
+        if m:
+            version = f"{int(m.group(1))}.{int(m.group(2))}.{int(m.group(3))}"
+            if kb.release(version) is not None:
+                return version
     return None
 
 
@@ -544,6 +562,14 @@ def _p_text_matches(f: Facts, arg: object) -> list[str] | None:
     return None
 
 
+def _p_text_not_matches(f: Facts, arg: object) -> list[str] | None:
+    """No text of this machine's own matches (e.g. the fix was already tried and failed)."""
+    rx = lazy_re.compile(str(arg), re.IGNORECASE)
+    if any(rx.search(t.text) for t in f.texts if t.own):
+        return None
+    return ["no line of the machine's own text shows it was already tried"]
+
+
 def _p_in_render_group(f: Facts, arg: object) -> list[str] | None:
     d = f.driver
     if d.in_render_group is None or d.in_render_group is not bool(arg):
@@ -726,6 +752,7 @@ PREDICATES: dict[str, Pred] = {
     "gpu_gfx_not_in": _p_gpu_gfx_not_in,
     "therock_family_lacks_gpu": _p_therock_family_lacks_gpu,
     "text_matches": _p_text_matches,
+    "text_not_matches": _p_text_not_matches,
     "amdgpu_pro": _p_amdgpu_pro,
     "in_render_group": _p_in_render_group,
     "groups_pending": _p_groups_pending,

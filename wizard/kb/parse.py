@@ -84,6 +84,7 @@ PREDICATES: dict[str, str] = {
     "gpu_gfx_not_in": "gfx-list",
     "therock_family_lacks_gpu": "true",
     "text_matches": "regex",
+    "text_not_matches": "regex",
     "amdgpu_pro": "true",
     "in_render_group": "bool",
     "groups_pending": "true",
