@@ -30,6 +30,7 @@ from wizard.parsers import (
     rpm,
     traceback,
     uname,
+    zypper,
 )
 
 pytestmark = pytest.mark.unit
@@ -55,6 +56,7 @@ PARSERS = {
     "dmesg": dmesg.parse_dmesg,
     "traceback": traceback.parse_error_text,
     "clinfo": clinfo.parse_clinfo,
+    "zypper": zypper.parse_zypper,
 }
 RAW = {name: parser.__wrapped__ for name, parser in PARSERS.items()}  # type: ignore[attr-defined]
 DATA_DIR = {"shell_rc": "env_file", "activate": "env_file"}
