@@ -86,6 +86,15 @@ CASES: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
      {"gpus": [{"gfx": "gfx1030", "integrated": False}]},
      "rocblaslt error: Could not initialize Tensile host: No devices found",
      {"gpus": [{"gfx": "gfx1030", "integrated": False}]}),
+    # ROCm/MIOpen@bceeae0:src/ocl/convolutionocl.cpp (rocm-5.4.0; the same since rocm-4.0.0): MIOpen before 5.7 threw
+    # "... Convolution cannot be executed due to incorrect params" where the search found no solution (perf_db
+    # empty); ROCm/MIOpen@f185a64 (rocm-5.7.0) says "No suitable algorithm was found ...". The near miss is the same
+    # file's message for a convolution whose parameters are wrong.
+    ("miopen-old-no-solution", "miopen-no-solver",
+     "MIOpen Error: Backward Data Convolution cannot be executed due to incorrect params",
+     {"gpus": RX7900},
+     "MIOpen Error: Invalid filter channel number",
+     {"gpus": RX7900}),
     # ROCm/rocm-systems@1b1610f:projects/rocminfo/rocminfo.cc: newer rocminfo reads /sys/module/amdgpu/initstate and
     # says "NOT live" where the module is present but not initialised (it says "NOT loaded" where
     # /sys/module/amdgpu is absent). The near miss is its line for a live module.
