@@ -1,0 +1,149 @@
+"""Known issues fed with every wording upstream has printed for the same failure, release by release.
+
+A program's message changes between releases (HIP 4 vs 6 vs 7, rocBLAS built with YAML or MessagePack libraries,
+rocminfo before and after it read the group that owns /dev/kfd ...). A signature written from one thread's paste
+misses the others. Each case quotes the wording from the upstream source named in its comment (owner/repo@commit:
+path), with the facts the issue needs, and a near miss: a neighbouring message of the same program that means
+something else, which must stay silent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_known_issues_texts import _facts, _ids
+
+from wizard.diagnose import diagnose
+
+pytestmark = pytest.mark.unit
+
+RX7900 = [{"gfx": "gfx1100", "integrated": False}]
+STRIX_HALO = [{"gfx": "gfx1151", "integrated": True}]
+
+# (case name, issue id, text that must fire it, its facts, near miss, the near miss's facts)
+CASES: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
+    # ROCm/rocm-systems@d78123a:projects/clr/hipamd/src/hip_fatbin.cpp FatBinaryInfo::ExtractFatBinaryUsingCOMGR: the
+    # HIP 7 runtime's words where a fat binary has neither the device's own nor its generic target nor SPIR-V (it
+    # then returns hipErrorInvalidImage, not hipErrorNoBinaryForGpu). The near miss is its info line for a device
+    # served by the generic target.
+    ("hip7-no-compatible-code-object", "no-binary-for-gpu",
+     "No compatible code objects found for: gfx1151, value of HIP_FORCE_SPIRV_CODEOBJECT: 0\n"
+     "RuntimeError: HIP error: device kernel image is invalid",
+     {"gpus": STRIX_HALO},
+     "Using generic code object for device: amdgcn-amd-amdhsa--gfx1151 co: amdgcn-amd-amdhsa--gfx11-generic",
+     {"gpus": STRIX_HALO}),
+    # ROCm/clr@f9f995c:hipamd/src/hip_error.cpp ihipGetErrorString: hipErrorNoBinaryForGpu's text (HIP 4.5 on; HIP
+    # 3.5-4.3, ROCm/HIP@c3eb5cc:rocclr/hip_error.cpp, returned the code's name instead), as torch prints it ("HIP
+    # error: %s"). The near miss is the text of hipErrorInvalidImage, another code.
+    ("torch-no-kernel-image", "no-binary-for-gpu",
+     "RuntimeError: HIP error: no kernel image is available for execution on the device\n"
+     "HIP kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+     "incorrect.",
+     {"gpus": RX7900},
+     "RuntimeError: HIP error: device kernel image is invalid",
+     {"gpus": RX7900}),
+    # The same text as llama.cpp's HIP build prints it: ggml-org/llama.cpp@f6d77a1:ggml/src/ggml-cuda/ggml-cuda.cu
+    # ggml_cuda_error prints GGML_CUDA_NAME " error: %s", GGML_CUDA_NAME being "ROCm" under GGML_USE_HIP
+    # (ggml-org/llama.cpp@dee003e:ggml/include/ggml-cuda.h). The near miss is the CUDA build's line: an NVIDIA
+    # stack, no HIP code object involved.
+    ("llama-cpp-no-kernel-image", "no-binary-for-gpu",
+     "ROCm error: no kernel image is available for execution on the device",
+     {"gpus": RX7900},
+     "CUDA error: no kernel image is available for execution on the device",
+     {"gpus": RX7900}),
+    # The HIP 7 wording on a GPU whose own issue names the missing code object (the APU's gfx1103).
+    ("hip7-no-compatible-code-object-gfx1103", "gfx1103-no-binary",
+     "No compatible code objects found for: gfx1103, value of HIP_FORCE_SPIRV_CODEOBJECT: 0",
+     {"gpus": [{"gfx": "gfx1103", "integrated": True}]},
+     "Using native code object for device: amdgcn-amd-amdhsa--gfx1103 co: amdgcn-amd-amdhsa--gfx1103",
+     {"gpus": [{"gfx": "gfx1103", "integrated": True}]}),
+    # ROCm/rocBLAS@3ce299f:library/src/tensile_host.cpp (rocm-3.5.0): rocBLAS read TensileLibrary.yaml and aborted
+    # with "rocBLAS error: Cannot read <path>: <strerror>"; YAML builds of later releases read
+    # TensileLibrary_lazy_<gfx>.yaml (ROCm/rocBLAS@54f305c:library/src/tensile_host.cpp). The near misses are the
+    # listing rocBLAS 6.x prints of the libraries it does have.
+    ("rocblas-yaml-library", "tensile-library-missing",
+     "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1031.yaml: No such file or "
+     "directory",
+     {"gpus": [{"gfx": "gfx1031", "integrated": False}]},
+     " List of available TensileLibrary Files : \n\"/opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1030.yaml\"",
+     {"gpus": [{"gfx": "gfx1031", "integrated": False}]}),
+    # and rocBLAS 3.5's warning where its code-object glob failed otherwise than by matching nothing.
+    ("rocblas-3.5-yaml-library", "tensile-library-missing",
+     "rocBLAS error: Cannot read /opt/rocm/rocblas/lib/library/TensileLibrary.yaml: No such file or directory",
+     {"gpus": [{"gfx": "gfx1012", "integrated": False}]},
+     "rocBLAS warning: glob(\"/opt/rocm/rocblas/lib/library/*gfx1012*co\", ...) returned GLOB_ABORTED.",
+     {"gpus": [{"gfx": "gfx1012", "integrated": False}]}),
+    # ROCm/hipBLASLt@7d9fb68:library/src/amd_detail/rocblaslt/src/tensile_host.cpp (and rocm-5.5.0 on): hipBLASLt's
+    # own "rocblaslt error: Cannot read <path>: <strerror>" when it has no library for the GPU, with rocblaslt_abort()
+    # commented out: it goes on. This is hipBLASLt's unsupported architecture (an info note), not rocBLAS's missing
+    # kernels; the near miss is its line for a library that loaded.
+    ("hipblaslt-no-library-for-gpu", "hipblaslt-unsupported-arch-warning",
+     "rocblaslt warning: No paths matched /opt/rocm/lib/hipblaslt/library/*gfx1030*co. Make sure that "
+     "HIPBLASLT_TENSILE_LIBPATH is set correctly.\n"
+     "rocblaslt error: Cannot read /opt/rocm/lib/hipblaslt/library/TensileLibrary_lazy_gfx1030.dat: No such file or "
+     "directory",
+     {"gpus": [{"gfx": "gfx1030", "integrated": False}]},
+     "rocblaslt error: Could not initialize Tensile host: No devices found",
+     {"gpus": [{"gfx": "gfx1030", "integrated": False}]}),
+    # ROCm/MIOpen@bceeae0:src/ocl/convolutionocl.cpp (rocm-5.4.0; the same since rocm-4.0.0): MIOpen before 5.7 threw
+    # "... Convolution cannot be executed due to incorrect params" where the search found no solution (perf_db
+    # empty); ROCm/MIOpen@f185a64 (rocm-5.7.0) says "No suitable algorithm was found ...". The near miss is the same
+    # file's message for a convolution whose parameters are wrong.
+    ("miopen-old-no-solution", "miopen-no-solver",
+     "MIOpen Error: Backward Data Convolution cannot be executed due to incorrect params",
+     {"gpus": RX7900},
+     "MIOpen Error: Invalid filter channel number",
+     {"gpus": RX7900}),
+    # ROCm/rocm-systems@1b1610f:projects/rocminfo/rocminfo.cc: newer rocminfo reads /sys/module/amdgpu/initstate and
+    # says "NOT live" where the module is present but not initialised (it says "NOT loaded" where
+    # /sys/module/amdgpu is absent). The near miss is its line for a live module.
+    ("rocminfo-module-not-live", "rock-module-not-loaded",
+     "ROCk module is NOT live, possibly no GPU devices",
+     {"wsl": False, "kernel": "6.8.0-45-generic"},
+     "ROCk module is loaded",
+     {"wsl": False, "kernel": "6.8.0-45-generic"}),
+    # Same file: rocminfo names the group that owns /dev/kfd (render on current distributions) where it once
+    # hard-coded "video". The near miss is the membership line that follows a successful look-up.
+    ("rocminfo-no-user-name-render", "rocminfo-no-user-name",
+     "Unable to open /dev/kfd read-write: Permission denied\n"
+     "Failed to get user name to check for render group membership",
+     {},
+     "Failed to get group info to check for render group membership",
+     {}),
+]
+
+
+@pytest.mark.parametrize(("name", "issue_id", "text", "facts", "near", "near_facts"), CASES, ids=[c[0] for c in CASES])
+def test_each_upstream_wording_fires_and_its_neighbour_does_not(name: str, issue_id: str, text: str,
+                                                                facts: dict[str, Any], near: str,
+                                                                near_facts: dict[str, Any]) -> None:
+    assert issue_id in _ids(facts, text), name
+    assert issue_id not in _ids(near_facts, near), name
+
+
+def test_hipblaslt_missing_library_is_not_rocblas_missing_kernels() -> None:
+    """hipBLASLt's 'rocblaslt error: Cannot read .../hipblaslt/library/TensileLibrary_lazy_gfx1030.dat' named
+    rocBLAS's tensile-library-missing as a cause before; rocBLAS's own line on the same GPU still does."""
+    gpus = {"gpus": [{"gfx": "gfx1030", "integrated": False}]}
+    hipblaslt = ("rocblaslt error: Cannot read /opt/rocm/lib/hipblaslt/library/TensileLibrary_lazy_gfx1030.dat: "
+                 "No such file or directory")
+    assert "tensile-library-missing" not in _ids(gpus, hipblaslt)
+    found = {f.id: f for f in diagnose(_facts(gpus, hipblaslt))}
+    assert found["hipblaslt-unsupported-arch-warning"].to_check is not None  # an info note, never the cause
+    rocblas = ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory "
+               "for GPU arch : gfx1030")
+    assert "tensile-library-missing" in _ids(gpus, rocblas)
+
+
+def test_hip7_no_compatible_code_object_line_alone_is_a_symptom_to_check() -> None:
+    """The HIP 7 runtime logs 'No compatible code objects found for: gfxNNNN' per fat binary without the device's
+    target (ROCm/rocm-systems@d78123a:projects/clr/hipamd/src/hip_fatbin.cpp); a library may ship kernels for some
+    GPUs only, so the line alone brings the missing-code-object finding up to check, not as the cause."""
+    line = "No compatible code objects found for: gfx1151, value of HIP_FORCE_SPIRV_CODEOBJECT: 0"
+    found = {f.id: f for f in diagnose(_facts({"gpus": STRIX_HALO}, line))}
+    assert found["no-binary-for-gpu"].to_check is not None
+    # HIP's error text for a missing code object is the failure itself: a cause
+    torch = {f.id: f for f in diagnose(_facts({"gpus": RX7900}, "RuntimeError: HIP error: no kernel image is available "
+                                                                "for execution on the device"))}
+    assert torch["no-binary-for-gpu"].to_check is None
