@@ -448,3 +448,39 @@ def test_groups_added_after_the_login_began_are_pending_and_the_cause(tmp_path: 
                    groups_pending=("video",))
     v = _by_id(_facts(_gpu("gfx1100", "RDNA3"), _DENIED, driver=video, in_container=False))["kfd-inaccessible"]
     assert getattr(v, "to_check") is not None and "log out and in again" not in getattr(v, "fix")
+
+
+def test_a_missing_tensile_library_is_a_cause_only_where_the_facts_say_which() -> None:
+    from wizard.diagnose import UNDECIDED_BRANCH
+
+    def line(gfx: str) -> str:
+        return (f"rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or "
+                f"directory for GPU arch : {gfx}")
+
+    # a target no ROCm release supports: no AMD rocBLAS carries its kernels
+    rdna1 = _by_id(_facts(_gpu("gfx1010", "RDNA1"), line("gfx1010")))["tensile-library-missing"]
+    assert getattr(rdna1, "to_check") is None
+    assert "No ROCm release supports this target" in getattr(rdna1, "fix")
+    # a supported Instinct card on a release nothing read: a missing target, or a broken install, is to check
+    mi100 = _by_id(_facts(_gpu("gfx908", "CDNA1"), line("gfx908")))["tensile-library-missing"]
+    assert getattr(mi100, "to_check") == UNDECIDED_BRANCH
+    # the installed release supports it: its kernel files are missing or looked for elsewhere
+    broken = _by_id(_facts(_gpu("gfx908", "CDNA1"), line("gfx908"), rocm=Rocm(version="6.2.0")))
+    assert getattr(broken["tensile-library-missing"], "to_check") is None
+    assert "ROCBLAS_TENSILE_LIBPATH" in getattr(broken["tensile-library-missing"], "fix")
+    assert "No ROCm release supports this target" not in getattr(broken["tensile-library-missing"], "fix")
+    # the installed torch is shown to lack it: that is why
+    wheel = PythonEnv(path="/venv", torch="2.0.0+rocm5.4.2", build="rocm",
+                      gfx_targets=("gfx900", "gfx906", "gfx908", "gfx90a", "gfx1030"))
+    rdna3 = _by_id(_facts(_gpu("gfx1100", "RDNA3"), line("gfx1100"), python_envs=(wheel,)))["tensile-library-missing"]
+    assert getattr(rdna3, "to_check") is None and "does not carry this target" in getattr(rdna3, "fix")
+    # the same on a symptom line (Tensile did not start): the installed stack shown to lack it is the cause, a target
+    # no release lists (which GPU this is) alone is not
+    start = "rocBLAS error: Could not initialize Tensile library"
+    assert getattr(_by_id(_facts(_gpu("gfx1100", "RDNA3"), start, python_envs=(wheel,)))["tensile-library-missing"],
+                   "to_check") is None
+    assert getattr(_by_id(_facts(_gpu("gfx1010", "RDNA1"), start))["tensile-library-missing"], "to_check")
+    # rocBLAS's own line names the target it looked for, over the GPU's (an override not in force where it ran)
+    named = _by_id(_facts(_gpu("gfx1030", "RDNA2"), "rocBLAS warning: No paths matched "
+                          "/opt/rocm/lib/rocblas/library/*gfx1031*co. Make sure that ROCBLAS_TENSILE_LIBPATH is set"))
+    assert getattr(named["tensile-library-missing"], "to_check") is None

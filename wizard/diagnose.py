@@ -485,6 +485,49 @@ def _installed_support_known(f: Facts) -> bool:
     return (rel is not None and rel.gfx is not None) or any(e.gfx_targets for e in _rocm_envs(f))
 
 
+# rocBLAS naming the target whose Tensile kernels it looked for: "TensileLibrary_lazy_gfx1031.dat", "for GPU arch :
+# gfx1031", "No paths matched .../*gfx1031*co"
+_TENSILE_GFX = lazy_re.compile(r"TensileLibrary\S*?(gfx[0-9a-f]{3,4})\b|\bGPU arch\s*:\s*(gfx[0-9a-f]{3,4})\b"
+                               r"|No paths matched \S*\*(gfx[0-9a-f]{3,4})\*co\b", re.IGNORECASE)
+
+
+def _tensile_targets(f: Facts) -> list[str]:
+    """The targets rocBLAS looked for Tensile kernels for: those its own lines name, else the GPUs' effective ones."""
+    named = [next(x for x in m.groups() if x).lower() for t in f.texts if t.own for m in _TENSILE_GFX.finditer(t.text)]
+    if named:
+        return list(dict.fromkeys(named))
+    return list(dict.fromkeys(eff for g in f.gpus if (eff := effective_gfx(g, f))))
+
+
+def _p_tensile_gfx_unshipped(f: Facts, arg: object) -> list[str] | None:
+    """A target rocBLAS looked for is one no ROCm release of the installed kind supports (AMD's lists): no such
+    release's rocBLAS is built with its kernels. The Core SDK (TheRock) builds carry targets AMD's packaged releases
+    never listed: they count only where such an install is read; the packaged releases (and the torch wheels built
+    on them) otherwise."""
+    streams = {i.stream for i in f.rocm.installs} | ({f.rocm.stream} if f.rocm.stream else set())
+    lists = [r.gfx.official for r in load_kb().releases() if r.gfx is not None
+             and (r.stream == "legacy" or streams & {"core-sdk", "pip"})]
+    hits = [f"{gfx} is not among the targets any ROCm release of this kind supports, so its rocBLAS carries no "
+            "kernels for it" for gfx in _tensile_targets(f) if not any(gfx in official for official in lists)]
+    return hits or None
+
+
+def _p_tensile_gfx_not_installed(f: Facts, arg: object) -> list[str] | None:
+    """A target rocBLAS looked for is one some release supports but the installed ROCm or torch is shown not to."""
+    hits = [f"the installed ROCm or torch does not support {gfx}" for gfx in _tensile_targets(f)
+            if _installed_support_known(f) and _installed_support(f, gfx) is None]
+    return hits or None
+
+
+def _p_tensile_gfx_shipped(f: Facts, arg: object) -> list[str] | None:
+    """Every target rocBLAS looked for is one the installed stack supports: its kernels should be installed."""
+    targets = _tensile_targets(f)
+    why = [_installed_support(f, gfx) for gfx in targets]
+    if not targets or not all(why):
+        return None
+    return [f"{w}: its Tensile kernels should be installed" for w in why if w]
+
+
 def _p_override_on_supported(f: Facts, arg: object) -> list[str] | None:
     value, where = _override(f)
     target = _override_gfx(value)
@@ -753,6 +796,9 @@ PREDICATES: dict[str, Pred] = {
     "therock_family_lacks_gpu": _p_therock_family_lacks_gpu,
     "text_matches": _p_text_matches,
     "text_not_matches": _p_text_not_matches,
+    "tensile_gfx_unshipped": _p_tensile_gfx_unshipped,
+    "tensile_gfx_not_installed": _p_tensile_gfx_not_installed,
+    "tensile_gfx_shipped": _p_tensile_gfx_shipped,
     "amdgpu_pro": _p_amdgpu_pro,
     "in_render_group": _p_in_render_group,
     "groups_pending": _p_groups_pending,
@@ -934,7 +980,8 @@ NOT_KNOWN = "not known from the evidence"
 # unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed
 # software or the settings (the wheel lacks the GPU's target, the override names another family) is a cause.
 _IDENTITY_ONLY = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gpu_codename_in", "has_dgpu",
-                            "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "wsl", "in_container"})
+                            "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "wsl", "in_container",
+                            "tensile_gfx_unshipped"})
 
 
 # Conditions that only name GPUs: a stated signature (the software's own words about this machine) does without them
