@@ -75,6 +75,37 @@ CASES: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
      'level=INFO source=common.go:49 msg="Dynamic LLM libraries" runners="[cpu cpu_avx cpu_avx2 cuda_v11 '
      'rocm_v60102]"\nlevel=INFO source=amd_linux.go:345 msg="amdgpu is supported" gpu=0 gpu_type=gfx1100',
      {"gpus": [{"gfx": "gfx1100", "integrated": False}]}),
+    # FreeBSDDesktop/kms-drm@93ee1a6 (Linux 4.18's drm tree as ported, branch drm-v4.18):drivers/gpu/drm/amd/amdgpu/
+    # amdgpu_job.c: amdgpu_job_timedout's DRM_ERROR("ring %s timeout, last signaled seq=%u, last emitted seq=%u")
+    # (the same since 4.9); 4.20 (@a49f7f9) dropped "last", as torvalds/linux@0014952 still says. The near miss is a
+    # ring test failing at init (gfx_v8_0.c), not a job that stopped.
+    ("kernel-4.x-ring-timeout", "gpu-ring-timeout",
+     "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring sdma0 timeout, last signaled seq=573, last emitted seq=574",
+     {"gpus": RX580},
+     "[drm:gfx_v8_0_ring_test_ring [amdgpu]] *ERROR* amdgpu: ring 0 test failed (scratch(0xC040)=0xCAFEDEAD)",
+     {"gpus": RX580}),
+    # FreeBSDDesktop/kms-drm@a49f7f9 (4.20) and torvalds/linux@0014952: amdgpu_job.c "ring %s timeout, but soft
+    # recovered" where the ring's soft recovery killed the waves. The near miss is the same driver's IB test failure.
+    ("kernel-ring-timeout-soft-recovered", "gpu-ring-timeout",
+     "amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, but soft recovered",
+     {"gpus": RX6600},
+     "[drm:amdgpu_device_init [amdgpu]] *ERROR* ib ring test failed (-110).",
+     {"gpus": RX6600}),
+    # FreeBSDDesktop/kms-drm@be776d6 (4.14):drivers/gpu/drm/amd/amdgpu/amdgpu_device.c: before "GPU reset begin!"
+    # (4.16) a reset shows only as "GPU reset succeeded, trying to resume" / "GPU reset failed". The near miss is the
+    # IB test of the same file.
+    ("kernel-4.14-gpu-reset", "gpu-ring-timeout",
+     "amdgpu 0000:01:00.0: GPU reset succeeded, trying to resume",
+     {"gpus": RX580},
+     "[drm:amdgpu_device_init [amdgpu]] *ERROR* ib ring test failed (-110).",
+     {"gpus": RX580}),
+    # Same file: amdgpu_device_init's dev_err "amdgpu_init failed" (4.16 renamed it "amdgpu_device_ip_init failed").
+    # The near miss is its IB test failure, which init goes on past.
+    ("kernel-4.14-amdgpu-init-failed", "amdgpu-init-failed",
+     "amdgpu 0000:01:00.0: amdgpu_init failed",
+     {"gpus": RX580},
+     "[drm:amdgpu_device_init [amdgpu]] *ERROR* ib ring test failed (-110).",
+     {"gpus": RX580}),
 ]
 
 
