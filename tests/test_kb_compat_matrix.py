@@ -190,3 +190,23 @@ def test_clean_reduces_links_and_drops_footnotes() -> None:
     assert clean(" gfx942 [#mi300_612-past-60]_") == "gfx942"
     assert clean("`UCC <https://github.com/ROCm/ucc>`_") == "UCC"
     assert clean("gfx1101 [#RDNA-OS-700-past-60]_ [#rd-v710-past-60]_") == "gfx1101"
+
+
+def test_check_fails_where_typed_distros_lack_one_the_matrix_lists(kb_dir: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _releases_doc(kb_dir)
+    rel = _release(doc, "6.2.4")
+    rel["distros"] = [d for d in rel["distros"] if (d["id"], d["version"]) not in {("sles", "15.5"), ("ol", "8.9")}]
+    _write_releases(kb_dir, doc)
+    assert main(["check", str(kb_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "releases (6.2.4): distros lack what AMD's compatibility matrix lists: SLES 15 SP5, Oracle Linux 8.9" in out
+    assert "Ubuntu 24.04.1" not in out  # near miss: Ubuntu point releases are their major.minor line (24.04)
+
+
+def test_a_typed_distro_the_matrix_does_not_list_is_no_problem(kb_dir: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    doc = _releases_doc(kb_dir)  # 6.3.0 lists Debian 12 and Azure Linux 3.0, which the matrix gives 6.3.1+ only
+    typed = {(d["id"], d["version"]) for d in _release(doc, "6.3.0")["distros"]}
+    assert {("debian", "12"), ("azurelinux", "3.0")} <= typed
+    assert main(["check", str(kb_dir)]) == 0

@@ -50,6 +50,9 @@ _ARCH = lazy_re.compile(r"^(?:CDNA|RDNA|GCN)\d*$")
 _DISTRO = lazy_re.compile(r"^([A-Za-z][A-Za-z ]*?) (\d.*)$")  # "Ubuntu 24.04.2"; "SLES 15 SP6": SLES, 15 SP6
 _SLES_SP = lazy_re.compile(r"^(\d+) SP\d+$")  # a SLES service pack: the next cells write "SP5" for "15 SP5"
 _KMD = lazy_re.compile(r"^\d+\.\d+\.x$")
+# the matrix's distribution names -> os-release IDs as rocm_releases.json's distros write them
+OS_IDS = {"Ubuntu": "ubuntu", "RHEL": "rhel", "SLES": "sles", "Oracle Linux": "ol", "Debian": "debian",
+          "Azure Linux": "azurelinux", "CentOS": "centos", "Rocky Linux": "rocky"}
 
 
 def clean(cell: str) -> str:
@@ -190,9 +193,9 @@ def matrix_gfx(table: dict[str, Any]) -> dict[str, tuple[tuple[str, ...], str]]:
 
 
 def compat_matrix_problems(table: dict[str, Any], releases: Sequence[Release]) -> list[str]:
-    """Typed releases whose gfx list (less its deprecated targets) or kernel-driver window is not the matrix's,
-    and matrix releases rocm_releases.json lacks. ``releases`` are the typed ones, as rocm_releases.json writes
-    them (not filled from the table)."""
+    """Typed releases whose gfx list (less its deprecated targets) or kernel-driver window is not the matrix's, or
+    whose distros lack one the matrix lists, and matrix releases rocm_releases.json lacks. ``releases`` are the
+    typed ones, as rocm_releases.json writes them (not filled from the table)."""
     by_version = {r.version: r for r in releases}
     out = []
     for row in table.get("releases") or []:
@@ -210,8 +213,28 @@ def compat_matrix_problems(table: dict[str, Any], releases: Sequence[Release]) -
                 out.append(f"{where}: gfx official (less deprecated) {sorted(listed)} is not what AMD's "
                            f"compatibility matrix lists {sorted(want)} ({gfx['source']}, row '{gfx['row']}'; "
                            f"{DERIVED_COMPAT_MATRIX})")
+        os_fact = row.get("distributions")
+        if rel.distros is not None and isinstance(os_fact, dict):
+            typed = {(d.id, d.version) for d in rel.distros}
+            lacking = [f"{d['name']} {v}" for d in os_fact["values"] for v in d["versions"]
+                       if _distro_key(d["name"], v) not in typed]
+            if lacking:
+                out.append(f"{where}: distros lack what AMD's compatibility matrix lists: {', '.join(lacking)} "
+                           f"({os_fact['source']}, row '{os_fact['row']}'; {DERIVED_COMPAT_MATRIX})")
         kmd = row.get("kmd_user_space")
         if rel.kmd_compat is not None and isinstance(kmd, dict) and set(rel.kmd_compat) != set(kmd["values"]):
             out.append(f"{where}: kmd_compat {sorted(rel.kmd_compat)} is not what AMD's compatibility matrix "
                        f"lists {sorted(kmd['values'])} ({kmd['source']}, row '{kmd['row']}'; {DERIVED_COMPAT_MATRIX})")
     return out
+
+
+def _distro_key(name: str, version: str) -> tuple[str, str]:
+    """(os id, version) as a typed distros entry writes a matrix cell's version: Ubuntu by its major.minor
+    (24.04.2 is 24.04), SLES by major.service-pack (15 SP6 is 15.6), the rest as written."""
+    os_id = OS_IDS.get(name, name.lower())
+    if os_id == "ubuntu":
+        version = ".".join(version.split(".")[:2])
+    sp = _SLES_SP.match(version)
+    if sp is not None:
+        version = f"{sp.group(1)}.{version.rsplit('SP', 1)[1]}"
+    return os_id, version
