@@ -156,8 +156,28 @@ class KnowledgeBase:
         return {g.pci_id: g for g in self._gpus}
 
     @cached_property
-    def _releases(self) -> tuple[Release, ...]:
+    def _typed_releases(self) -> tuple[Release, ...]:
+        """The releases as rocm_releases.json writes them."""
         return self._parse("rocm_releases.json", parse_releases)
+
+    @cached_property
+    def _releases(self) -> tuple[Release, ...]:
+        """The typed releases; one whose gfx list is null takes the targets AMD's compatibility matrix lists for
+        it (derived_compat_matrix.json), where the matrix has a column for it."""
+        from wizard.record import replace
+
+        from .ingest_compat import DERIVED_COMPAT_MATRIX, matrix_gfx
+
+        typed = self._typed_releases
+        table = self._read(DERIVED_COMPAT_MATRIX) if (self.directory / DERIVED_COMPAT_MATRIX).exists() else None
+        derived = matrix_gfx(table) if isinstance(table, dict) else {}
+        out = []
+        for r in typed:
+            found = derived.get(r.version) if r.gfx is None else None
+            if found is not None:
+                r = replace(r, gfx=GfxSupport(official=found[0], note=f"AMD's compatibility matrix: {found[1]}"))
+            out.append(r)
+        return tuple(out)
 
     @cached_property
     def _wheel_file(self) -> WheelFile:
@@ -537,6 +557,11 @@ class KnowledgeBase:
             pages = self._read(DERIVED_INSTALL_PAGES) if (self.directory / DERIVED_INSTALL_PAGES).exists() else None
             if isinstance(pages, dict):
                 out.extend(install_page_problems(pages, self.releases()))
+            from .ingest_compat import DERIVED_COMPAT_MATRIX, compat_matrix_problems
+
+            compat = self._read(DERIVED_COMPAT_MATRIX) if (self.directory / DERIVED_COMPAT_MATRIX).exists() else None
+            if isinstance(compat, dict):
+                out.extend(compat_matrix_problems(compat, self._typed_releases))
         if not out:
             out.extend(self._cross_problems())
         return out

@@ -14,6 +14,9 @@ Derived now:
   ``ingest_matrix``);
 * ``derived_install_pages.json``: per release, the amdgpu-install directory, package version and distributions
   AMD's install pages print (ROCm/rocm-install-on-linux ``docs/conf.py`` per docs branch; ``ingest_install``);
+* ``derived_compat_matrix.json``: per release column of AMD's historical compatibility matrix, the GPU / LLVM
+  targets, architectures, distributions and kernel-driver user-space window (ROCm/ROCm
+  ``docs/compatibility/compatibility-matrix-historical-6.0.csv``; ``ingest_compat``);
 * ``derived_wheel_gfx.json``: the gfx targets PyTorch's ROCm wheel builds compile in, per build path
   (``.ci/docker/manywheel/build.sh``: the TheRock-pip path ``rocm_final``, the OS-package path
   ``rocm_final_legacy``); every wheel row that cites that file at that commit must carry that list.
@@ -323,11 +326,13 @@ def render(table: dict[str, Any]) -> str:
 
 def derivations() -> tuple[tuple[str, Callable[[Path], dict[str, Any]]], ...]:
     """Every derived table: (file name, how it is derived from the snapshots)."""
+    from .ingest_compat import DERIVED_COMPAT_MATRIX, derive_compat_matrix
     from .ingest_install import DERIVED_INSTALL_PAGES, derive_install_pages
     from .ingest_matrix import DERIVED_BUILD_MATRIX, derive_build_matrix
 
     return ((DERIVED_DEVICES, derive_devices), (DERIVED_WHEEL_GFX, derive_wheel_gfx),
-            (DERIVED_BUILD_MATRIX, derive_build_matrix), (DERIVED_INSTALL_PAGES, derive_install_pages))
+            (DERIVED_BUILD_MATRIX, derive_build_matrix), (DERIVED_INSTALL_PAGES, derive_install_pages),
+            (DERIVED_COMPAT_MATRIX, derive_compat_matrix))
 
 
 def ingest(kb_dir: Path) -> list[str]:

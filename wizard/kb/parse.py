@@ -438,11 +438,15 @@ def parse_releases(doc: Any, problems: Problems) -> tuple[Release, ...]:
         gfx = None
         raw_g = e.get("gfx", True)
         if raw_g is not None:
-            ge = Entry(problems, f"{where}: gfx", raw_g, {"official", "unofficial", "unsupported", "note"})
+            ge = Entry(problems, f"{where}: gfx", raw_g, {"official", "unofficial", "unsupported", "note", "deprecated"})
             gfx = GfxSupport(official=ge.gfx_list("official", required=False),
                              unofficial=ge.gfx_list("unofficial", required=False),
                              unsupported=ge.gfx_list("unsupported", required=False),
-                             note=ge.opt_text("note", required=False))
+                             note=ge.opt_text("note", required=False),
+                             deprecated=ge.gfx_list("deprecated", required=False))
+            stray = [g for g in gfx.deprecated if g not in gfx.official]
+            if stray:
+                ge.fail("deprecated", f"not in official (a deprecated target is still a supported one): {stray}")
         usecases = e.get("amdgpu_install_usecases", False)
         if usecases is _MISSING:
             usecases = {}

@@ -81,6 +81,8 @@ class GfxSupport:
     unofficial: tuple[str, ...] = ()
     unsupported: tuple[str, ...] = ()
     note: str | None = None
+    # targets of ``official`` AMD lists as deprecated (still supported; left out of its compatibility matrix)
+    deprecated: tuple[str, ...] = ()
 
 
 @record
