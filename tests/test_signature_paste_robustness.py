@@ -4,8 +4,8 @@ and every near miss, mangled the same way, still does not.
 
 Each mangling is one real paste habit:
 
-* ``nbsp``: a browser copies rendered HTML's ``&nbsp;`` as U+00A0 (HTML Living Standard, named character
-  references: "nbsp;" U+000A0); ``thin_space`` / ``narrow_nbsp``: U+2009 / U+202F, what typographic auto-format
+* ``nbsp``: a browser copies rendered HTML's ``&nbsp;`` as U+00A0 (the character that reference names);
+  ``thin_space`` / ``narrow_nbsp``: U+2009 / U+202F, what typographic auto-format
   (and French locales' number formatting) puts where a space was; ``zero_width``: U+200B inside words (what
   renderers insert as a break opportunity) and a U+FEFF byte order mark before a pasted file's text.
 * ``smart_quotes``: Word, macOS and forum editors turn ' and " into ‘ ’ “ ”.
@@ -13,11 +13,15 @@ Each mangling is one real paste habit:
 * ``html_entities`` / ``html_entities_39``: text scraped from a rendered page keeps ``&quot; &#x27; &gt; &lt;
   &amp;`` (Python's ``html.escape``) or ``&#39;``.
 * ``wrap80`` / ``wrap80_indent``: a long line hard-wrapped at a space at or before column 80 (terminal copy,
-  e-mail's format=flowed), the continuation flush or indented.
+  an e-mail client's hard wrap), the continuation flush or indented.
 * ``journald``, ``journald_kernel``, ``kernel_time``, ``compose``, ``md_quote``, ``diff_plus``, ``slog``: a
   prefix on every line, from journalctl's short format ("Nov 30 05:00:00 host ollama[123]: ", "... host kernel: "),
-  dmesg's "[   12.345678] ", ``docker compose logs``' "service-1  | ", a Markdown quote "> ", a diff's "+ ", and Go's
-  log/slog TextHandler ("time=... level=ERROR source=... msg=\"...\"", the message quoted with strconv.Quote).
+  dmesg's "[   12.345678] ", ``docker compose logs``' "service-1  | " (what its ``--no-log-prefix`` leaves out), a
+  Markdown quote "> ", a diff's "+ ", and Go's log/slog TextHandler ("time=... level=ERROR source=FILE:LINE
+  msg=\"...\"": "Keys and values are quoted with [strconv.Quote] if they contain Unicode space characters,
+  non-printing characters, '\"' or '='",
+  golang/go@9755db5406b84dd84fa5432382bfabc801a34ed3:src/log/slog/text_handler.go);
+  journalctl's formats: journalctl(1), https://manpages.debian.org/stretch/systemd/journalctl.1.
 * ``json_string`` / ``python_string``: the whole text inside a JSON or Python string literal (quotes escaped,
   newlines as a literal backslash-n).
 """

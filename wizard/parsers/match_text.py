@@ -51,7 +51,8 @@ _PREFIX = lazy_re.compile(
     r"|\+ )",  # a diff's added line
     re.MULTILINE,
 )
-_SLOG = lazy_re.compile(r'^time=\S{1,64} level=[A-Za-z]{1,10} (?:source=\S{1,256} )?msg=(?:"((?:[^"\\]|\\.)*)"|(\S*))', re.MULTILINE)
+_SLOG = lazy_re.compile(  # Go's log/slog TextHandler: time, level, maybe source, then msg (quoted when it must be)
+    r'^time=\S{1,64} level=[A-Za-z]{1,10} (?:source=\S{1,256} )?msg=(?:"((?:[^"\\]|\\.)*)"|(\S*))', re.MULTILINE)
 _QUOTED = lazy_re.compile(r"""^([ \t]*)(["'])(.*)\2,?[ \t]*$""", re.MULTILINE)  # a line that is one string literal?
 _ESCAPE = lazy_re.compile(r"\\([\"'\\nr])")
 _UNESCAPED = {'"': '"', "'": "'", "\\": "\\", "n": "\n", "r": ""}
