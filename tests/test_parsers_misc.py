@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from wizard.parsers.dmesg import parse_dmesg
-from wizard.parsers.traceback import normalise_error_text, parse_error_text
+from wizard.parsers.traceback import parse_error_text
 from wizard.parsers.uname import parse_uname
 
 pytestmark = pytest.mark.unit
@@ -75,6 +75,6 @@ def test_error_text() -> None:
     h = parse_error_text((DATA / "traceback" / "hip_no_binary.txt").read_text())
     assert "hipErrorNoBinaryForGpu" in h.text and "root@" not in h.text
     noisy = "\x1b[31mRuntimeError:   HIP error: invalid device function\x1b[0m\r\n\r\n"
-    assert normalise_error_text(noisy) == "RuntimeError: HIP error: invalid device function"
+    assert parse_error_text(noisy).text == "RuntimeError: HIP error: invalid device function"
     tb = parse_error_text("Traceback (most recent call last):\n  File \"x.py\", line 1\nRuntimeError: boom\n")
     assert tb.has_traceback and tb.exception == "RuntimeError"

@@ -18,11 +18,11 @@ from wizard import lazy_re
 from wizard.kb import KnownIssue, load_kb
 from wizard.kb.families import one_generic_target
 from wizard.model import Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
+from wizard.parsers.match_text import line_breaks, match_text
 from wizard.parsers.uname import kernel_series
 from wizard.record import record, replace
 
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
-_ANSI = lazy_re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _VISIBILITY = ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
 
 
@@ -817,8 +817,27 @@ PREDICATES: dict[str, Pred] = {
 # --------------------------------------------------------------------------- matching
 
 
-def normalise_error_text(text: str) -> str:
-    return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
+@record
+class _Text:
+    """A text as signatures search it: ``text`` carries the normalised text (parsers/match_text.py), ``lines`` maps
+    each of its lines back to the line it came from (() where they are the same)."""
+
+    text: EvidenceText
+    lines: tuple[int, ...] = ()
+
+    def line(self, row: int) -> int:
+        """The number, in its source, of the text's line ``row`` (0-based)."""
+        return self.text.first_line + (self.lines[row] if self.lines else row)
+
+
+def _searched(t: EvidenceText) -> _Text:
+    m = match_text(t.text)
+    return _Text(replace(t, text=m.text), m.lines)
+
+
+def _seen(facts: Facts) -> Facts:
+    """The facts with their texts as signatures see them: a predicate that reads a text (text_matches) reads it so."""
+    return replace(facts, texts=tuple(replace(t, text=match_text(t.text).text) for t in facts.texts))
 
 
 @record
@@ -829,15 +848,15 @@ class _Match:
     stated: bool = False  # a stated signature matched: the software itself states this cause
 
 
-def _texts(facts: Facts | None, error_text: str | None) -> list[EvidenceText]:
+def _texts(facts: Facts | None, error_text: str | None) -> list[_Text]:
     """Every text to search: the facts' (bundle files, paste segments, kernel log) and an extra error text."""
     out = list(facts.texts) if facts is not None else []
     if error_text:
         out.append(EvidenceText("--error-file", error_text, 1, "text", True))
     elif facts is not None and facts.error_text and not any(t.source == "traceback.txt" for t in out):
         out.append(EvidenceText("traceback.txt", facts.error_text, 1, "traceback.txt", True))
-    out = [replace(t, text=normalise_error_text(t.text)) for t in out if t.text]
-    return out + _posts_joined(out)
+    out = [replace(t, text=line_breaks(t.text)) for t in out if t.text]
+    return [_searched(t) for t in out + _posts_joined(out)]
 
 
 def _posts_joined(texts: list[EvidenceText]) -> list[EvidenceText]:
@@ -868,10 +887,11 @@ def _posts_joined(texts: list[EvidenceText]) -> list[EvidenceText]:
     return out
 
 
-def _search(patterns: tuple[lazy_re.Pattern, ...], texts: list[EvidenceText]) -> _Match | None:
+def _search(patterns: tuple[lazy_re.Pattern, ...], texts: list[_Text]) -> _Match | None:
     """The first line any pattern matches: the machine's own texts first, then others' posts."""
     for own in (True, False):
-        for t in texts:
+        for searched in texts:
+            t = searched.text
             if t.own is not own:
                 continue
             for pattern in patterns:
@@ -884,17 +904,17 @@ def _search(patterns: tuple[lazy_re.Pattern, ...], texts: list[EvidenceText]) ->
                 if "\n" in line:  # a match over several lines of one post: its lines in one
                     line = " / ".join(x.strip() for x in line.splitlines() if x.strip())
                 line = line[:300]
-                number = t.first_line + t.text.count("\n", 0, m.start())
+                number = searched.line(t.text.count("\n", 0, m.start()))
                 return _Match(Evidence(t.source, number, line), own)
     return None
 
 
-def _signature_match(issue: KnownIssue, texts: list[EvidenceText]) -> _Match | None:
+def _signature_match(issue: KnownIssue, texts: list[_Text]) -> _Match | None:
     """The line that brings this issue up: a signature in the machine's own texts, else a symptom signature
     there, else either in another person's post."""
     if not texts:
         return None
-    stated = _search(issue.stated_signatures, [t for t in texts if t.own]) if issue.stated_signatures else None
+    stated = _search(issue.stated_signatures, [t for t in texts if t.text.own]) if issue.stated_signatures else None
     if stated is not None:
         return replace(stated, stated=True)
     found = _search(issue.signatures, texts) if issue.signatures else None
@@ -1250,7 +1270,7 @@ def _ranked(scored: list[tuple[int, KnownIssue, Finding]]) -> list[Finding]:
     return [f for _sc, _i, f in ordered]
 
 
-def _findings(facts: Facts | None, texts: list[EvidenceText], predicted: bool) -> list[Finding]:
+def _findings(facts: Facts | None, texts: list[_Text], predicted: bool) -> list[Finding]:
     scored: list[tuple[int, KnownIssue, Finding]] = []
     for issue in load_kb().known_issues():
         match = _signature_match(issue, texts)
@@ -1261,7 +1281,7 @@ def _findings(facts: Facts | None, texts: list[EvidenceText], predicted: bool) -
             continue
         against = _facts_against(issue, facts)
         if against is None and issue.unless:
-            against = _search(issue.unless, [t for t in texts if t.own])
+            against = _search(issue.unless, [t for t in texts if t.text.own])
         scored.append((_rank(issue, match, got.held, against), issue, _finding(issue, got, match, against, facts)))
     return _ranked(scored)
 
@@ -1272,7 +1292,7 @@ def diagnose(facts: Facts, error_text: str | None = None) -> list[Finding]:
     Signatures are searched in every text the machine came with (bundle files, pasted outputs,
     kernel log lines) and in ``error_text``; each finding names the file and line that matched.
     """
-    findings = _findings(facts, _texts(facts, error_text), predicted=True)
+    findings = _findings(_seen(facts), _texts(facts, error_text), predicted=True)
     causes = [f for f in findings if not against_detection(f) and f.to_check is None]
     return (causes + _machine_findings(facts) + [f for f in findings if not against_detection(f) and f.to_check]
             + [f for f in findings if against_detection(f)])
@@ -1286,6 +1306,6 @@ def causes_and_checks(findings: list[Finding]) -> tuple[list[Finding], list[Find
 
 def diagnose_error_text(text: str, facts: Facts | None = None) -> list[Finding]:
     """Findings whose signature matches this error text (conditions checked when facts are given)."""
-    texts = [EvidenceText("error text", normalise_error_text(text or ""), 1, "text", True)]
-    causes, checks = causes_and_checks(_findings(facts, texts, predicted=False))
+    texts = [_searched(EvidenceText("error text", text or "", 1, "text", True))]
+    causes, checks = causes_and_checks(_findings(_seen(facts) if facts is not None else None, texts, predicted=False))
     return causes + checks

@@ -11,6 +11,7 @@ import re
 from types import MappingProxyType
 from typing import Any, Callable, Mapping, NoReturn
 
+from .wrap_rx import wrap_tolerant
 from .records import (
     FAMILIES,
     INDEX_CHANNELS,
@@ -785,8 +786,8 @@ def _predicate(e: Entry, i: int, raw: Any) -> tuple[str, Any]:
 
 def _checked(text: str) -> lazy_re.Pattern:
     """A known issue's pattern, compiled now: a bad one is the knowledge base's error when it loads, not a
-    crash in a later diagnosis (raises re.error)."""
-    pattern = lazy_re.compile(text, re.IGNORECASE | re.MULTILINE)
+    crash in a later diagnosis (raises re.error). Its literal spaces match a hard-wrapped line too (wrap_rx)."""
+    pattern = lazy_re.compile(wrap_tolerant(text), re.IGNORECASE | re.MULTILINE)
     pattern.compiled  # noqa: B018 - compiles it
     return pattern
 

@@ -1,4 +1,6 @@
-"""Error texts (tracebacks, runtime messages) normalised for signature matching."""
+"""Error texts (tracebacks, runtime messages) read for their exception: its type and message, the text's lines with
+blanks collapsed and prompts dropped. Signatures are not matched against this text (it loses lines, so evidence
+would point at the wrong one): the one normaliser for matching is parsers/match_text.py."""
 
 from __future__ import annotations
 
@@ -36,7 +38,3 @@ def parse_error_text(text: object) -> ErrorText:
         kept.append(s)
     return ErrorText("\n".join(kept), exception, message, has_tb)
 
-
-def normalise_error_text(text: object) -> str:
-    """The normalised text alone (what known-issue signatures are matched against)."""
-    return parse_error_text(text).text
