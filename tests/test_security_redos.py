@@ -159,3 +159,21 @@ def test_a_costly_input_stops_in_one_line_within_the_budget(tmp_path: Path, wher
     assert res.returncode == 2, (res.returncode, res.stderr[-500:])
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and "reading stopped" in lines[0] and "0.3 s of CPU" in lines[0], res.stderr[-500:]
+
+
+def test_every_signature_answers_many_blank_lines_within_the_limit() -> None:
+    # "^\s*" under MULTILINE starts at every line and runs over all the blank lines after it: quadratic (about 40 s
+    # for one pattern on 20,000 blank lines); a signature's leading blanks are the line's own ("^[ \t]*")
+    from wizard.kb import load_kb
+
+    texts = [" \n" * 20_000, "\n" * 20_000, "\t \n" * 10_000 + "x"]
+    slow = []
+    for issue in load_kb().known_issues():
+        for pattern in (*issue.signatures, *issue.symptom_signatures, *issue.stated_signatures, *issue.unless):
+            for text in texts:
+                t = time.perf_counter()
+                pattern.search(text)
+                took = time.perf_counter() - t
+                if took > LIMIT_S / 4:
+                    slow.append(f"{issue.id}: {took:.1f} s: {pattern.pattern[:60]}")
+    assert not slow, slow
