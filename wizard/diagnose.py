@@ -1242,32 +1242,42 @@ def _worked(facts: Facts | None, texts: list[EvidenceText]) -> dict[str, _Match]
     of the action and the line that says it worked. One action the fixes of several issues share states the one
     the facts leave (its other conditions hold, nothing detected contradicts it); where several remain, the one
     whose own fix (not a branch) it is, then one that explains the others, then the one whose failure the text
-    shows; else none."""
+    shows, then the one whose every condition the facts show holding (none changed by the fix, none unknown);
+    else none."""
     kb = load_kb()
     out: dict[str, _Match] = {}
     own = [t for t in texts if t.own]
     for hit in worked_fixes(texts, _fix_actions()):
-        fits: list[tuple[KnownIssue, tuple[str, ...]]] = []
-        for issue_id in dict.fromkeys(a.issue for a in hit.actions):
+        fits: list[tuple[KnownIssue, tuple[str, ...], bool, bool]] = []
+        ids = list(dict.fromkeys(a.issue for a in hit.actions))
+        for issue_id in ids:
             issue = kb.known_issue(issue_id)
             if issue is None:
                 continue
             mine = [a for a in hit.actions if a.issue == issue_id]
             waives = tuple(sorted({c for a in mine for c in a.changes} | {f"env:{n}" for a in mine for n in a.env_names}))
-            if _conditions(issue, facts, True, False, waives) is None or _facts_against(issue, facts) is not None \
+            got = _conditions(issue, facts, True, False, waives)
+            if got is None or _facts_against(issue, facts) is not None \
                     or (issue.unless and _search(issue.unless, own) is not None):
                 continue
-            fits.append((issue, waives))
+            # what the facts say for it: every condition of its own holds, or the fix changed one (joining render
+            # is what its "not in render" was about); its failure shown is checked below
+            fully = bool(issue.when) and got.held == len(issue.when)
+            fits.append((issue, waives, fully, any(FIX_CHANGED in e for e in got.evidence)))
         if len(fits) > 1:
             main = [f for f in fits if any(not a.in_branch for a in hit.actions if a.issue == f[0].id)]
             fits = main or fits
         if len(fits) > 1:
-            ids = {f[0].id for f in fits}
-            fits = [f for f in fits if ids - {f[0].id} <= set(f[0].explains)] or fits
+            left = {f[0].id for f in fits}
+            fits = [f for f in fits if left - {f[0].id} <= set(f[0].explains)] or fits
+        shown = {f[0].id for f in fits if _signature_match(f[0], texts) is not None} if len(ids) > 1 else set()
         if len(fits) > 1:
-            fits = [f for f in fits if _signature_match(f[0], texts) is not None] or fits
-        if len(fits) == 1:
-            issue, waives = fits[0]
+            fits = [f for f in fits if f[0].id in shown] or fits
+        if len(fits) > 1:
+            fits = [f for f in fits if f[2]] or fits  # every condition of its own holds on the facts
+        # an action several issues' fixes share states one only where something speaks for it beyond the action
+        if len(fits) == 1 and (len(ids) == 1 or fits[0][2] or fits[0][3] or fits[0][0].id in shown):
+            issue, waives, _fully, _changed = fits[0]
             out.setdefault(issue.id, _Match(hit.action, True, confirmed=hit.confirmed, proposed=hit.proposed,
                                             waives=waives))
     return out

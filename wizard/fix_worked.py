@@ -23,6 +23,7 @@ is one hit (`Hit`); which issue it states is for the diagnosis to decide by the 
 
 from __future__ import annotations
 
+import bisect
 import re
 import shlex
 
@@ -206,14 +207,35 @@ def _command_actions(issue: str, command: str, in_branch: bool) -> list[FixActio
     return out
 
 
+_RELEASE_PLAN = lazy_re.compile(r"(?:upgrade|downgrade)-(\d+)\.(\d+)")
+_RELEASE_CHANGES = ("rocm_version", "rocm_stream_in", "mixed_rocm_repos", "distro_rocm_packages", "torch_version",
+                    "torch_build", "wheel_lacks_gfx", "wheel_carries_gfx", "kfd_present", "kfd_inaccessible")
+
+
+def _plan_action(issue: str, plan: str, in_branch: bool) -> FixAction | None:
+    """A plan that moves the machine to one ROCm release (``upgrade-7.2``, ``downgrade-6.2``) reads as moving to that
+    release ("upgraded to ROCm 7.2.1", "rolled back to 6.2"); the other plans (pip-only, docker, driver ...) are
+    shared by many issues and say in no words of their own what was done."""
+    m = _RELEASE_PLAN.fullmatch(plan)
+    if m is None:
+        return None
+    rx = (r"\b(?:(?:upgrad|downgrad|updat)(?:e|ed|ing)|mov(?:e|ed|ing)|switch(?:ed|ing)?|went|going"
+          r"|roll(?:ed|ing)?\s+back|revert(?:ed|ing)?)\s+(?:back\s+)?(?:rocm\s+)?to\s+(?:rocm\s*)?v?"
+          rf"{m.group(1)}\.{m.group(2)}(?:\.\d+)?(?![\d.]*\d)")
+    return FixAction(issue, f"plan {plan}", lazy_re.compile(rx, _F), in_branch, _RELEASE_CHANGES)
+
+
 def fix_actions(issue: KnownIssue) -> tuple[FixAction, ...]:
     """What applying the issue's fix (and each of its branches) looks like in text."""
     out: list[FixAction] = []
-    parts = [(issue.fix.env, issue.fix.commands, False)] + [(b.env, b.commands, True) for b in issue.fix.branches]
-    for env, commands, in_branch in parts:
+    parts = [(issue.fix.env, issue.fix.commands, issue.fix.plan, False)] + [
+        (b.env, b.commands, b.plan, True) for b in issue.fix.branches]
+    for env, commands, plan, in_branch in parts:
         out += [_env_action(issue.id, name, value, in_branch) for name, value in env.items() if value]
         for c in commands:
             out += _command_actions(issue.id, c, in_branch)
+        action = _plan_action(issue.id, plan, in_branch) if plan else None
+        out += [action] if action is not None else []
     return tuple(out)
 
 
@@ -316,16 +338,19 @@ def _spots(body: str, actions: tuple[FixAction, ...]) -> list[_Spot]:
     return [_Spot(start, max(e for e, _a in hits), tuple(a for _e, a in hits)) for start, hits in sorted(at.items())]
 
 
+_SENTENCE = 300  # characters a sentence is read back or on (a longer line is not one sentence of prose)
+
+
 def _sentence_start(text: str, pos: int) -> int:
-    start = max(text.rfind("\n", 0, pos), max((m.end() for m in _TERMINATOR.finditer(text, max(0, pos - 300), pos)),
-                                              default=-1))
-    return start + 1 if start >= 0 else 0
+    lo = max(0, pos - _SENTENCE)
+    start = max(text.rfind("\n", lo, pos), max((m.end() - 1 for m in _TERMINATOR.finditer(text, lo, pos)), default=-1))
+    return start + 1 if start >= 0 else lo
 
 
 def _sentence_rest(text: str, pos: int) -> tuple[str, str]:
     """The rest of the sentence from pos (to its end or the line's) and the character that ends it."""
-    end_line = text.find("\n", pos)
-    end_line = len(text) if end_line == -1 else end_line
+    end_line = text.find("\n", pos, pos + _SENTENCE)
+    end_line = min(len(text), pos + _SENTENCE) if end_line == -1 else end_line
     m = _TERMINATOR.search(text, pos, end_line)
     return (text[pos: m.start()], m.group(0)[:1]) if m else (text[pos:end_line], "")
 
@@ -351,9 +376,12 @@ def _own_hits(body: _Body, actions: tuple[FixAction, ...]) -> list[Hit]:
         m = _SUCCESS.search(text, s.end, s.end + _WINDOW)
         if m is not None and _said_worked(text, s.end, m.start()) and _said_worked(text, m.start(), m.end()):
             claims.setdefault(m.start(), []).append(s)
-    for m in _SUCCESS_BEFORE.finditer(text):
-        after = [s for s in spots if m.end() <= s.start <= m.end() + _BEFORE_WINDOW
-                 and not _TERMINATOR.search(text.replace("\n", " "), m.end(), s.start)]
+    starts = [s.start for s in spots]
+    flat = text.replace("\n", " ") if spots else text  # a line break does not end "I fixed it by running:"
+    for m in _SUCCESS_BEFORE.finditer(text) if spots else ():
+        first = bisect.bisect_left(starts, m.end())
+        after = [s for s in spots[first: bisect.bisect_right(starts, m.end() + _BEFORE_WINDOW)]
+                 if not _TERMINATOR.search(flat, m.end(), s.start)]
         if after and not _FAILURE.search(text, m.end(), after[0].start):
             rest, _ends = _sentence_rest(text, after[0].end)
             if not _FAILURE.search(rest):
