@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("wizard", "wizard.record", "wizard.lazy_re", "wizard.model", "wizard.exit_codes", "wizard.paths", "wizard.inputs"),
     ("wizard.host", "wizard.kb", "wizard.parsers", "wizard.facts_json", "wizard.render", "wizard.profiles"),
     ("wizard.probes", "wizard.evidence"),
-    ("wizard.diagnose", "wizard.verify"),
+    ("wizard.diagnose", "wizard.fix_worked", "wizard.verify"),
     ("wizard.plans", "wizard.plan_file", "wizard.steps", "wizard.preflight", "wizard.binding", "wizard.script",
      "wizard.mirror", "wizard.downloads"),
     ("wizard.planner",),

@@ -15,6 +15,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from wizard import lazy_re
+from wizard.fix_worked import FixAction, fix_actions, worked_fixes
 from wizard.kb import KnownIssue, load_kb
 from wizard.kb.families import one_generic_target
 from wizard.model import Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
@@ -846,6 +847,9 @@ class _Match:
     own: bool  # in the machine's own texts (not another person's post in a pasted thread)
     symptom: bool = False  # a symptom signature matched: the line shows a failure this issue is one cause of
     stated: bool = False  # a stated signature matched: the software itself states this cause
+    confirmed: Evidence | None = None  # the issue's fix was applied and this line says it worked (evidence: the action)
+    proposed: bool = False  # that action is another person's proposal, which the reporter confirmed
+    waives: tuple[str, ...] = ()  # predicates (and "env:NAME" settings) the applied fix changed: not held against it
 
 
 def _texts(facts: Facts | None, error_text: str | None) -> list[_Text]:
@@ -1022,11 +1026,23 @@ class _Held:
     unchecked: bool = False  # no facts were given (an error text alone): the conditions were not checked at all
 
 
-def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False, stated: bool = False) -> _Held | None:
+def _changed_by_fix(name: str, arg: object, waives: tuple[str, ...]) -> bool:
+    """The applied fix changes what this predicate reads (the facts of a thread may be those after the fix)."""
+    if name in ("env_matches", "env_not"):
+        return f"env:{_env_pair(arg)[0]}" in waives
+    return name in waives
+
+
+FIX_CHANGED = "changed by the fix applied"
+
+
+def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False, stated: bool = False,
+                waives: tuple[str, ...] = ()) -> _Held | None:
     """Evidence for every `when` predicate and how many held, or None when one does not hold.
 
     Without facts (an error text alone), conditions cannot be checked and are taken as met. ``stated``: a stated
-    signature matched the machine's own text; a condition that only names GPUs is then not needed.
+    signature matched the machine's own text; a condition that only names GPUs is then not needed. ``waives``: the
+    predicates an applied fix that worked changed (`_worked`); one of them that does not hold is not needed.
     """
     evidence: list[str] = []
     if facts is None:
@@ -1039,6 +1055,9 @@ def _conditions(issue: KnownIssue, facts: Facts | None, matched: bool = False, s
             return None
         got = pred(facts, arg)
         if got is None:
+            if _changed_by_fix(name, arg, waives):
+                evidence.append(f"({name.replace('_', ' ')}: {FIX_CHANGED})")
+                continue
             if stated and name in _GPU_NAMING:
                 evidence.append(f"({name.replace('_', ' ')}: {STATED})")
                 continue
@@ -1202,7 +1221,10 @@ def _said_once(lines: list[str]) -> tuple[str, ...]:
 def _finding(issue: KnownIssue, got: _Held, match: _Match | None, against: _Match | None,
              facts: Facts | None = None) -> Finding:
     ev: list[str] = []
-    if match is not None:
+    if match is not None and match.confirmed is not None:
+        ev.append(f"the fix applied: {match.evidence}" + (" (another person's proposal)" if match.proposed else ""))
+        ev.append(f"and it worked: {match.confirmed}")
+    elif match is not None:
         ev.append(f"{match.evidence}" + ("" if match.own else " (another person's post)"))
     ev += got.evidence
     ev += _cause_branch_evidence(issue, facts)
@@ -1270,13 +1292,75 @@ def _ranked(scored: list[tuple[int, KnownIssue, Finding]]) -> list[Finding]:
     return [f for _sc, _i, f in ordered]
 
 
+_ACTIONS: dict[int, tuple[FixAction, ...]] = {}
+
+
+def _fix_actions() -> tuple[FixAction, ...]:
+    """What applying each known issue's fix looks like in text; a symptom's fix (a check, a debugging aid) is no
+    cause's fix and is left out."""
+    kb = load_kb()
+    if id(kb) not in _ACTIONS:
+        _ACTIONS[id(kb)] = tuple(a for i in kb.known_issues() if not i.symptom for a in fix_actions(i))
+    return _ACTIONS[id(kb)]
+
+
+def _worked(facts: Facts | None, texts: list[_Text]) -> dict[str, _Match]:
+    """The issues whose fix the machine's text shows applied and working (`wizard.fix_worked`), each with the line
+    of the action and the line that says it worked. One action the fixes of several issues share states the one
+    the facts leave (its other conditions hold, nothing detected contradicts it); where several remain, the one
+    whose own fix (not a branch) it is, then one that explains the others, then the one whose failure the text
+    shows, then the one whose every condition the facts show holding (none changed by the fix, none unknown);
+    else none."""
+    kb = load_kb()
+    out: dict[str, _Match] = {}
+    own = [t for t in texts if t.text.own]
+    for hit in worked_fixes([t.text for t in texts], _fix_actions()):
+        fits: list[tuple[KnownIssue, tuple[str, ...], bool, bool]] = []
+        ids = list(dict.fromkeys(a.issue for a in hit.actions))
+        for issue_id in ids:
+            issue = kb.known_issue(issue_id)
+            if issue is None:
+                continue
+            mine = [a for a in hit.actions if a.issue == issue_id]
+            waives = tuple(sorted({c for a in mine for c in a.changes} | {f"env:{n}" for a in mine for n in a.env_names}))
+            got = _conditions(issue, facts, True, False, waives)
+            if got is None or _facts_against(issue, facts) is not None \
+                    or (issue.unless and _search(issue.unless, own) is not None):
+                continue
+            # what the facts say for it: every condition of its own holds, or the fix changed one (joining render
+            # is what its "not in render" was about); its failure shown is checked below
+            fully = bool(issue.when) and got.held == len(issue.when)
+            fits.append((issue, waives, fully, any(FIX_CHANGED in e for e in got.evidence)))
+        if len(fits) > 1:
+            main = [f for f in fits if any(not a.in_branch for a in hit.actions if a.issue == f[0].id)]
+            fits = main or fits
+        if len(fits) > 1:
+            left = {f[0].id for f in fits}
+            fits = [f for f in fits if left - {f[0].id} <= set(f[0].explains)] or fits
+        shown = {f[0].id for f in fits if _signature_match(f[0], texts) is not None} if len(ids) > 1 else set()
+        if len(fits) > 1:
+            fits = [f for f in fits if f[0].id in shown] or fits
+        if len(fits) > 1:
+            fits = [f for f in fits if f[2]] or fits  # every condition of its own holds on the facts
+        # an action several issues' fixes share states one only where something speaks for it beyond the action
+        if len(fits) == 1 and (len(ids) == 1 or fits[0][2] or fits[0][3] or fits[0][0].id in shown):
+            issue, waives, _fully, _changed = fits[0]
+            out.setdefault(issue.id, _Match(hit.action, True, confirmed=hit.confirmed, proposed=hit.proposed,
+                                            waives=waives))
+    return out
+
+
 def _findings(facts: Facts | None, texts: list[_Text], predicted: bool) -> list[Finding]:
     scored: list[tuple[int, KnownIssue, Finding]] = []
+    worked = _worked(facts, texts)
     for issue in load_kb().known_issues():
         match = _signature_match(issue, texts)
+        if issue.id in worked and (match is None or not match.stated):
+            match = worked[issue.id]  # the fix applied and working: the action, and the line that says it worked
         if match is None and not (predicted and issue.predict and issue.when):
             continue
-        got = _conditions(issue, facts, match is not None and match.own, match is not None and match.stated)
+        got = _conditions(issue, facts, match is not None and match.own, match is not None and match.stated,
+                          match.waives if match is not None else ())
         if got is None:
             continue
         against = _facts_against(issue, facts)

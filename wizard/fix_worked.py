@@ -1,0 +1,436 @@
+"""A known issue's fix, applied and confirmed to work in a thread's text: the actions each fix stands for, found.
+
+The knowledge base holds each known issue's fix as data (`fix.env`, `fix.commands`, and the same in its branches).
+This module derives from that data what applying the fix looks like in text, and finds where the machine's text shows
+it applied and working:
+
+- an env setting ``NAME=VALUE`` reads as ``NAME=VALUE`` in any form that sets it (``export NAME=VALUE``,
+  ``NAME=VALUE cmd``, ``Environment="NAME=VALUE"`` in a systemd unit, ``-e NAME=VALUE``) or "set NAME to VALUE";
+  ``unset NAME`` as ``unset NAME`` or "removed NAME";
+- a command that changes the system (a group membership, a package installed or removed, a file written, the
+  linker cache or the initramfs rebuilt, a container started) reads as its head (``usermod``, ``apt install``,
+  ``pip install``) with its distinctive arguments on the same line (``render`` or ``video`` of ``render,video``;
+  each package of an install); a command without arguments, with none after it. Commands that only look
+  (``rocminfo``, ``ls -l /dev/kfd``, ``id``, ``python -c ...``, ``dkms status``) are no fix and never an action.
+
+Worked: the reporter's own post shows the action and says it worked in the same stretch of words ("setting X fixed
+it", "after `sudo usermod -aG render $USER` rocminfo works now", "I fixed this by running the following commands:"),
+nothing between them saying it did not ("still", "didn't", "but", "no luck"), the action not asked about, tried
+on condition or proposed ("did you try X?", "if X works"); or another person's post proposes it and the reporter's
+next post confirms ("that worked, thanks!") without naming another fix. An action several actions read at one place
+is one hit (`Hit`); which issue it states is for the diagnosis to decide by the machine's facts.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import shlex
+
+from wizard import lazy_re
+from wizard.kb import KnownIssue
+from wizard.model import Evidence, EvidenceText
+from wizard.record import record
+
+_F = re.IGNORECASE
+
+
+@record
+class FixAction:
+    """What applying one part of a known issue's fix looks like in text."""
+
+    issue: str  # the known issue's id
+    label: str  # "HSA_OVERRIDE_GFX_VERSION=10.3.0", "usermod render|video"
+    pattern: lazy_re.Pattern
+    in_branch: bool  # from a fix branch (advice for some machines only), not the fix every machine gets
+    changes: tuple[str, ...]  # predicates of wizard/diagnose.py whose facts the action itself changes
+    env_names: tuple[str, ...] = ()  # the variables it sets or unsets (env_matches / env_not on them change too)
+
+
+@record
+class Hit:
+    """Actions read at one place of the machine's text, and the line that says they worked."""
+
+    actions: tuple[FixAction, ...]
+    action: Evidence  # the line that shows the action
+    confirmed: Evidence  # the line that says it worked
+    proposed: bool = False  # the action is another person's proposal, which the reporter's later post confirms
+
+
+# --------------------------------------------------------------------------- what a fix changes
+# The predicates whose facts an applied fix changes: in a thread, the facts read may be those after the fix.
+_OVERRIDE_READERS = ("override_set", "override_empty", "override_on_native", "override_on_supported",
+                     "override_family_mismatch", "override_spoofs_gpu", "wheel_lacks_gfx", "wheel_carries_gfx")
+_VISIBILITY_READERS = ("visible_devices_hide_all", "igpu_and_dgpu", "gpus_differ")
+_ENV_READERS: dict[str, tuple[str, ...]] = {
+    "HSA_OVERRIDE_GFX_VERSION": _OVERRIDE_READERS,
+    "HIP_VISIBLE_DEVICES": _VISIBILITY_READERS, "ROCR_VISIBLE_DEVICES": _VISIBILITY_READERS,
+    "CUDA_VISIBLE_DEVICES": _VISIBILITY_READERS,
+}
+_GROUPS = ("in_render_group", "not_in_render_group", "groups_pending", "kfd_inaccessible")
+_PYTHON = ("torch_build", "torch_version", "wheel_lacks_gfx", "wheel_carries_gfx", "numpy_major", "triton_missing",
+           "pypi_placeholder", "therock_missing_device", "therock_family_lacks_gpu", "system_torch_shadows")
+_PACKAGES = ("distro_rocm_packages", "rocm_stream_in", "rocm_version", "dkms_not_for_running_kernel")
+_DRIVER = ("rocm_version", "rocm_stream_in", "mixed_rocm_repos", "distro_rocm_packages", "kfd_present",
+           "kfd_inaccessible", "dkms_not_for_running_kernel", "amdgpu_pro")
+
+# Commands that change the system, by head: (what follows the head before its arguments, the predicates changed,
+# each argument is an action of its own (an install's packages) rather than all of them one).
+_CHANGING: dict[str, tuple[str | None, tuple[str, ...], bool]] = {
+    "usermod": (None, _GROUPS, False), "gpasswd": (None, _GROUPS, False), "adduser": (None, _GROUPS, False),
+    "apt": ("install|purge|remove", _PACKAGES, True), "apt-get": ("install|purge|remove", _PACKAGES, True),
+    "dnf": ("install|remove", _PACKAGES, True), "yum": ("install|remove", _PACKAGES, True),
+    "zypper": ("install|in|remove|rm", _PACKAGES, True),
+    "pip": ("install|uninstall", _PYTHON, True), "pip3": ("install|uninstall", _PYTHON, True),
+    "amdgpu-install": (None, _DRIVER, False), "amdgpu-uninstall": (None, _DRIVER, False),
+    "dkms": ("autoinstall|install", _DRIVER, False), "update-initramfs": (None, (), False),
+    "ldconfig": (None, (), False), "tee": (None, (), False), "crb": (None, (), False),
+    "docker": ("run", ("kfd_present", *_GROUPS), False), "podman": ("run", ("kfd_present", *_GROUPS), False),
+}
+_PACKAGE_MANAGERS = r"(?:apt-get|apt|dnf|yum|zypper)"  # one package installed reads the same with any of them
+_QUERY_FLAGS = {"ldconfig": ("-p", "--print-cache")}  # flags that make a changing head only look
+
+
+# --------------------------------------------------------------------------- deriving actions from the fix data
+
+
+def _value_rx(value: str) -> str:
+    """A value as text shows it: shell expansions ($PATH, ${X}, $(uname -r)) stand for any word."""
+    parts = re.split(r"\$\([^)]*\)|\$\{[^}]*\}|\$\w+", value)
+    return r"\S*".join(re.escape(p) for p in parts)
+
+
+def _env_action(issue: str, name: str, value: str, in_branch: bool) -> FixAction:
+    v = _value_rx(value)
+    n = re.escape(name)
+    rx = (rf"(?<![\w$]){n}\s?=\s?[\"'`]?{v}(?![\w.])"
+          rf"|\bset(?:ting)?\s+(?:the\s+)?(?:env(?:ironment)?\s+)?(?:var(?:iable)?\s+)?[`'\"]?{n}[`'\"]?\s+(?:to|as)\s+"
+          rf"[`'\"]?{v}(?![\w.])")
+    return FixAction(issue, f"{name}={value}", lazy_re.compile(rx, _F), in_branch, _ENV_READERS.get(name, ()),
+                     (name,))
+
+
+def _unset_action(issue: str, name: str, in_branch: bool) -> FixAction:
+    n = re.escape(name)
+    rx = (rf"\bunset\b[^\n]{{0,80}}?\b{n}\b"
+          rf"|\b(?:unset(?:ting)?|remov(?:e|ed|ing)|delet(?:e|ed|ing)|drop(?:ped|ping)?)\s+(?:the\s+)?[`'\"]?{n}\b")
+    return FixAction(issue, f"unset {name}", lazy_re.compile(rx, _F), in_branch, _ENV_READERS.get(name, ()), (name,))
+
+
+def _words(command: str) -> list[list[str]]:
+    """Each simple command of a line (split at pipes, ;, &&, ||), as words, without sudo and NAME=VALUE prefixes."""
+    out: list[list[str]] = []
+    command = re.sub(r"\$\([^)]*\)", "$X", command)  # $(uname -r): one word whatever it prints
+    for part in re.split(r"\|\|?|;|&&", command):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            words = part.split()
+        while words and (words[0] == "sudo" or re.fullmatch(r"[A-Za-z_]\w*=\S*", words[0])):
+            words = words[1:]
+            while words and words[0].startswith("-"):  # sudo's own flags
+                words = words[1:]
+        if words:
+            out.append(words)
+    return out
+
+
+def _argument_rx(word: str) -> str | None:
+    """How one distinctive argument reads in text, or None for one that says nothing (a short flag, a variable,
+    an ellipsis): a comma list is any of its items; a --flag=value's value list is its first item."""
+    if word in ("...", "…") or (word.startswith("-") and not word.startswith("--")):
+        return None
+    if word.startswith("--") and "=" in word:
+        flag, value = word.split("=", 1)
+        first = _value_rx(value.split(",", 1)[0])
+        return rf"{re.escape(flag)}[= ]{first}" if first else re.escape(flag)
+    if word.startswith("$"):
+        return None
+    if "," in word and not word.startswith("--") and "[" not in word:
+        items = [_value_rx(w) for w in word.split(",") if w]
+        return r"\b(?:" + "|".join(items) + r")\b" if items else None
+    literal = _value_rx(word)
+    if "$" in word and len(word.split("$", 1)[0]) < 4:
+        return None
+    return literal
+
+
+def _head_rx(head: str, sub: str | None) -> str:
+    name = _PACKAGE_MANAGERS if head in ("apt", "apt-get", "dnf", "yum", "zypper") else (
+        r"pip3?" if head in ("pip", "pip3") else re.escape(head))
+    rx = rf"(?<![\w/.-]){name}(?![\w-])"
+    return rx + (rf"[^\n]{{0,40}}?\b(?:{sub})\b" if sub else "")
+
+
+def _command_actions(issue: str, command: str, in_branch: bool) -> list[FixAction]:
+    out: list[FixAction] = []
+    for words in _words(command):
+        head = words[0].rsplit("/", 1)[-1]
+        if head in ("python", "python3") and words[1:3] == ["-m", "pip"]:
+            head, words = "pip", ["pip", *words[3:]]
+        if head == "unset":
+            out += [_unset_action(issue, n, in_branch) for n in words[1:] if re.fullmatch(r"[A-Za-z_]\w*", n)]
+            continue
+        if head == "export":
+            for w in words[1:]:
+                if "=" in w:
+                    name, value = w.split("=", 1)
+                    out.append(_env_action(issue, name, value, in_branch))
+            continue
+        if head not in _CHANGING:
+            continue  # a command that only looks (rocminfo, ls, id, grep, python -c ...) is no fix
+        sub, changes, each = _CHANGING[head]
+        args = words[1:]
+        verb = ""
+        if sub:
+            rest = [i for i, w in enumerate(args) if w in sub.split("|")]
+            if not rest:
+                continue  # apt update, pip list, dkms status: no change the fix stands for
+            verb, args = args[rest[0]], args[rest[0] + 1:]
+        if any(a in _QUERY_FLAGS.get(head, ()) for a in args):
+            continue
+        if each:  # each package: a --flag's value is not one (pip's --index-url URL)
+            args = [a for i, a in enumerate(args) if not a.startswith("-")
+                    and not (i and args[i - 1].startswith("--") and "=" not in args[i - 1])]
+        rxs = [(a, rx) for a in args if (rx := _argument_rx(a)) is not None]
+        base = _head_rx(head, re.escape(verb) if verb else None)
+        if each:
+            out += [FixAction(issue, f"{head} {verb} {a}", lazy_re.compile(base + rf"[^\n]{{0,200}}?{rx}(?![\w.-])", _F),
+                              in_branch, changes) for a, rx in rxs]
+            continue
+        if not args:  # the command alone: no flag after it (`ldconfig -p` only prints the cache)
+            pattern = base + r"(?![ \t]+-)"
+        else:
+            pattern = base + "".join(rf"(?=[^\n]{{0,200}}?{rx})" for _a, rx in rxs)
+        label = " ".join([head, *([verb] if verb else []), *(a for a, _rx in rxs)])
+        out.append(FixAction(issue, label, lazy_re.compile(pattern, _F), in_branch, changes))
+    return out
+
+
+_RELEASE_PLAN = lazy_re.compile(r"(?:upgrade|downgrade)-(\d+)\.(\d+)")
+_RELEASE_CHANGES = ("rocm_version", "rocm_stream_in", "mixed_rocm_repos", "distro_rocm_packages", "torch_version",
+                    "torch_build", "wheel_lacks_gfx", "wheel_carries_gfx", "kfd_present", "kfd_inaccessible")
+
+
+def _plan_action(issue: str, plan: str, in_branch: bool) -> FixAction | None:
+    """A plan that moves the machine to one ROCm release (``upgrade-7.2``, ``downgrade-6.2``) reads as moving to that
+    release ("upgraded to ROCm 7.2.1", "rolled back to 6.2"); the other plans (pip-only, docker, driver ...) are
+    shared by many issues and say in no words of their own what was done."""
+    m = _RELEASE_PLAN.fullmatch(plan)
+    if m is None:
+        return None
+    rx = (r"\b(?:(?:upgrad|downgrad|updat)(?:e|ed|ing)|mov(?:e|ed|ing)|switch(?:ed|ing)?|went|going"
+          r"|roll(?:ed|ing)?\s+back|revert(?:ed|ing)?)\s+(?:back\s+)?(?:rocm\s+)?to\s+(?:rocm\s*)?v?"
+          rf"{m.group(1)}\.{m.group(2)}(?:\.\d+)?(?![\d.]*\d)")
+    return FixAction(issue, f"plan {plan}", lazy_re.compile(rx, _F), in_branch, _RELEASE_CHANGES)
+
+
+def fix_actions(issue: KnownIssue) -> tuple[FixAction, ...]:
+    """What applying the issue's fix (and each of its branches) looks like in text."""
+    out: list[FixAction] = []
+    parts = [(issue.fix.env, issue.fix.commands, issue.fix.plan, False)] + [
+        (b.env, b.commands, b.plan, True) for b in issue.fix.branches]
+    for env, commands, plan, in_branch in parts:
+        out += [_env_action(issue.id, name, value, in_branch) for name, value in env.items() if value]
+        for c in commands:
+            out += _command_actions(issue.id, c, in_branch)
+        action = _plan_action(issue.id, plan, in_branch) if plan else None
+        out += [action] if action is not None else []
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- finding a fix that worked
+
+# "that worked", "fixed it", "works now", "now it runs", "thanks, works": said after the action
+_SUCCESS = lazy_re.compile(
+    r"(?<!\bif )(?<!whether )(?<!n't )(?<!\bnot )(?<!\bno )\b(?:"
+    r"(?:that|this|it|which|these|those)\s+(?:really\s+|finally\s+|actually\s+|also\s+|just\s+)?"
+    r"(?:worked|works|did\s+(?:it|the\s+trick)|helped"
+    r"|(?:fixed|solved|resolved)\s+(?:it|this|that|the\s+(?:issue|problem|error)|my\s+(?:issue|problem|error)))"
+    r"|(?:works|worked|working|runs|running)\s+(?:now|again|fine|perfectly|great|flawlessly)"
+    r"|(?:now|finally)\s+(?:\S+\s+)?(?:works|runs|is\s+working)"
+    r"|(?:fixed|solved|resolved)\s+(?:it|this|that|the\s+(?:issue|problem|error)|my\s+(?:issue|problem|error))"
+    r"|works\s+for\s+me|it\s+runs(?!\s+(?:out|into|slow|but)\b)|thanks?(?:\s+you)?\W{0,3}\s?(?:it\s+)?works)\b", _F)
+# "fixed it by", "the fix was", "it works with", "I fixed this by running the following commands:": said before it
+_SUCCESS_BEFORE = lazy_re.compile(
+    r"(?<!n't )(?<!\bnot )\b(?:"
+    r"(?:fixed|solved|resolved)\s+(?:it|this|that|the\s+(?:issue|problem|error)|my\s+(?:issue|problem|error))"
+    r"\s+(?:by|with|after|using)"
+    r"|(?:the\s+)?(?:fix|solution|workaround)\s+(?:for\s+me\s+)?(?:is|was)"
+    r"|what\s+(?:worked|fixed\s+it)(?:\s+for\s+me)?\s+(?:is|was)"
+    r"|(?:it|this|everything)\s+(?:works|worked|runs|ran)(?:\s+(?:fine|now|again|well))?\s+(?:after|with|once|by)"
+    r")\b", _F)
+# the reporter's answer to a proposal: the phrases above, and "yes, that was it"
+_CONFIRM = lazy_re.compile(_SUCCESS.pattern + r"|(?<!n't )(?<!\bnot )\b(?:that|this)\s+was\s+it\b", _F)
+# words that say it did not work, or not only: between the action and the success, or in the success's sentence
+_FAILURE = lazy_re.compile(
+    r"\bstill\b|n't\b|\bnot\b|\bno\s+luck\b|\bnothing\b|\bnone\b|\bbut\b|\bhowever\b|\bunfortunately\b"
+    r"|\bsame\s+(?:error|issue|problem|result|thing)\b|\bfail(?:s|ed|ing|ure)?\b|\bno\s+(?:change|difference|effect)\b",
+    _F)
+# words before the action in its sentence that make it a question, a condition, advice or a negation
+_NOT_APPLIED = lazy_re.compile(
+    r"\b(?:if|whether|try|trying|did\s+you|have\s+you|could\s+you|can\s+you|should|would|might|maybe|perhaps"
+    r"|suggest\w*|recommend\w*|instead\s+of|without|not|never)\b|n't\b", _F)
+# a confirmation that names what fixed it (then it is that, not the proposal, unless the proposal is named)
+_ATTRIBUTION = lazy_re.compile(
+    r"\b(?:(?:fixed|solved|resolved)\s+(?:it|this|that|the\s+\w+|my\s+\w+)\s+(?:by|with|after|using)"
+    r"|(?:the\s+)?(?:fix|solution|workaround)\s+(?:is|was)|what\s+(?:worked|fixed\s+it)|ended\s+up|instead)\b", _F)
+_TERMINATOR = lazy_re.compile(r"[.!?](?=\s|$)|\n\s*\n")
+_WINDOW = 300  # characters from the action to the words that say it worked
+_BEFORE_WINDOW = 250  # characters from "fixed it by" to the action
+
+
+@record
+class _Body:
+    """One stretch of one writer's words: the texts of consecutive posts of the same person, in one string with
+    their own line numbers."""
+
+    source: str
+    first_line: int
+    text: str
+    own: bool
+    post: int  # the first post it holds
+
+    def evidence(self, pos: int) -> Evidence:
+        start = self.text.rfind("\n", 0, pos) + 1
+        end = self.text.find("\n", pos)
+        line = self.text[start: end if end != -1 else len(self.text)].strip()[:300]
+        return Evidence(self.source, self.first_line + self.text.count("\n", 0, pos), line)
+
+
+@record
+class _Spot:
+    start: int
+    end: int
+    actions: tuple[FixAction, ...]
+
+
+def _bodies(texts: list[EvidenceText]) -> list[_Body]:
+    """The reporter's runs of consecutive posts (a post split at its "EDIT:" goes on), and each other person's post,
+    each in one text in line order; overlapping texts (the same lines read twice) count once."""
+    others: dict[str, list[int]] = {}
+    for t in texts:
+        if not t.own:
+            others.setdefault(t.source, []).append(t.post)
+    groups: dict[tuple[str, bool, int], dict[int, str]] = {}
+    first_post: dict[tuple[str, bool, int], int] = {}
+    for t in texts:
+        run = sum(1 for p in others.get(t.source, []) if p < t.post) if t.own else t.post
+        key = (t.source, t.own, run)
+        lines = groups.setdefault(key, {})
+        first_post[key] = min(first_post.get(key, t.post), t.post)
+        for i, line in enumerate(t.text.split("\n")):
+            lines.setdefault(t.first_line + i, line)
+    out = []
+    for (source, own, _run), lines in groups.items():
+        lo, hi = min(lines), max(lines)
+        body = "\n".join(lines.get(n, "") for n in range(lo, hi + 1))
+        out.append(_Body(source, lo, body, own, first_post[(source, own, _run)]))
+    return sorted(out, key=lambda b: (b.source, b.post, b.first_line))
+
+
+def _spots(body: str, actions: tuple[FixAction, ...]) -> list[_Spot]:
+    """Where the actions read in the text: the actions matching at one place are one spot."""
+    at: dict[int, list[tuple[int, FixAction]]] = {}
+    for a in actions:
+        for m in a.pattern.finditer(body):
+            at.setdefault(m.start(), []).append((m.end(), a))
+    return [_Spot(start, max(e for e, _a in hits), tuple(a for _e, a in hits)) for start, hits in sorted(at.items())]
+
+
+_SENTENCE = 300  # characters a sentence is read back or on (a longer line is not one sentence of prose)
+
+
+def _sentence_start(text: str, pos: int) -> int:
+    lo = max(0, pos - _SENTENCE)
+    start = max(text.rfind("\n", lo, pos), max((m.end() - 1 for m in _TERMINATOR.finditer(text, lo, pos)), default=-1))
+    return start + 1 if start >= 0 else lo
+
+
+def _sentence_rest(text: str, pos: int) -> tuple[str, str]:
+    """The rest of the sentence from pos (to its end or the line's) and the character that ends it."""
+    end_line = text.find("\n", pos, pos + _SENTENCE)
+    end_line = min(len(text), pos + _SENTENCE) if end_line == -1 else end_line
+    m = _TERMINATOR.search(text, pos, end_line)
+    return (text[pos: m.start()], m.group(0)[:1]) if m else (text[pos:end_line], "")
+
+
+def _applied(text: str, spot: _Spot) -> bool:
+    """The action is stated as done: not asked about, not on a condition, not advice, not negated."""
+    before = text[_sentence_start(text, spot.start): spot.start]
+    rest, ends = _sentence_rest(text, spot.end)
+    return not _NOT_APPLIED.search(before) and ends != "?"
+
+
+def _said_worked(text: str, start: int, end: int) -> bool:
+    """The words from start to end say nothing against it, nor does the sentence the success ends in."""
+    rest, ends = _sentence_rest(text, end)
+    return not _FAILURE.search(text, start, end) and not _FAILURE.search(rest) and ends != "?"
+
+
+def _own_hits(body: _Body, actions: tuple[FixAction, ...]) -> list[Hit]:
+    text = body.text
+    spots = [s for s in _spots(text, actions) if _applied(text, s)]
+    claims: dict[int, list[_Spot]] = {}
+    for s in spots:
+        m = _SUCCESS.search(text, s.end, s.end + _WINDOW)
+        if m is not None and _said_worked(text, s.end, m.start()) and _said_worked(text, m.start(), m.end()):
+            claims.setdefault(m.start(), []).append(s)
+    starts = [s.start for s in spots]
+    flat = text.replace("\n", " ") if spots else text  # a line break does not end "I fixed it by running:"
+    for m in _SUCCESS_BEFORE.finditer(text) if spots else ():
+        first = bisect.bisect_left(starts, m.end())
+        after = [s for s in spots[first: bisect.bisect_right(starts, m.end() + _BEFORE_WINDOW)]
+                 if not _TERMINATOR.search(flat, m.end(), s.start)]
+        if after and not _FAILURE.search(text, m.end(), after[0].start):
+            rest, _ends = _sentence_rest(text, after[0].end)
+            if not _FAILURE.search(rest):
+                claims.setdefault(m.start(), []).extend(after)
+    out: list[Hit] = []
+    for pos, claimed in sorted(claims.items()):
+        if len({s.start for s in claimed}) == 1:  # two actions before one "it works": which worked is not known
+            out.append(Hit(claimed[0].actions, body.evidence(claimed[0].start), body.evidence(pos)))
+    return out
+
+
+def _proposals(body: _Body, actions: tuple[FixAction, ...]) -> list[_Spot]:
+    """Actions another person's post proposes (a question proposes too), not ones it says failed for them."""
+    text = body.text
+    return [s for s in _spots(text, actions) if not _FAILURE.search(_sentence_rest(text, s.end)[0])]
+
+
+def _confirmation(body: _Body, proposal: _Spot, actions: tuple[FixAction, ...]) -> int | None:
+    """Where the reporter's post confirms the proposal, or None: it says it worked, and names no other fix."""
+    text = body.text
+    named = _spots(text, actions)
+    same = {a.label for a in proposal.actions}
+    if any(not same & {a.label for a in s.actions} for s in named):
+        return None  # it names another fix
+    if _ATTRIBUTION.search(text) and not named:
+        return None  # "fixed it by ..." something the proposal is not
+    for m in _CONFIRM.finditer(text):
+        start = _sentence_start(text, m.start())
+        if _said_worked(text, start, m.end()) and not _NOT_APPLIED.search(text, start, m.start()):
+            return m.start()
+    return None
+
+
+def worked_fixes(texts: list[EvidenceText], actions: tuple[FixAction, ...]) -> list[Hit]:
+    """Every place the machine's texts show one of the actions applied and working: in the reporter's own words,
+    or proposed by another person and confirmed by the reporter's next post."""
+    bodies = _bodies([t for t in texts if t.text])
+    hits: list[Hit] = []
+    for b in bodies:
+        if b.own:
+            hits += _own_hits(b, actions)
+    for b in bodies:
+        if b.own:
+            continue
+        proposed = _proposals(b, actions)
+        later = [x for x in bodies if x.source == b.source and x.post > b.post]
+        if len({s.start for s in proposed}) != 1 or not later or not later[0].own:
+            continue  # no one action proposed, or the next post is not the reporter's
+        at = _confirmation(later[0], proposed[0], actions)
+        if at is not None:
+            hits.append(Hit(proposed[0].actions, b.evidence(proposed[0].start), later[0].evidence(at), True))
+    return hits
