@@ -82,6 +82,16 @@ def test_an_env_fix_negated_asked_tried_or_conditional_states_nothing(text: str)
     assert "rdna2-variant-needs-override" not in _causes(_facts(text, _gpu("gfx1032")))
 
 
+def test_a_shared_fix_that_worked_states_the_issue_the_facts_show_not_one_an_unshown_failure_defines() -> None:
+    # the 10.3.0 override is the fix of rdna2-variant-needs-override (the facts alone show it: an RDNA2 variant) and
+    # of hipblas-internal-error-gfx1031 (defined by its HIPBLAS_STATUS_INTERNAL_ERROR): without that error, the first
+    text = "I put HSA_OVERRIDE_GFX_VERSION=10.3.0 in my .bashrc and now everything works."
+    causes = _causes(_facts(text, _gpu("gfx1031")))
+    assert "rdna2-variant-needs-override" in causes and "hipblas-internal-error-gfx1031" not in causes
+    shown = _causes(_facts("hipBLAS error: HIPBLAS_STATUS_INTERNAL_ERROR\n" + text, _gpu("gfx1031")))
+    assert "hipblas-internal-error-gfx1031" in shown
+
+
 def test_an_override_that_worked_on_a_gpu_of_another_family_states_nothing() -> None:
     text = "I put HSA_OVERRIDE_GFX_VERSION=10.3.0 in my .bashrc and now everything works."
     assert "rdna2-variant-needs-override" not in _causes(_facts(text, _gpu("gfx1100")))

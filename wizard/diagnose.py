@@ -1309,8 +1309,8 @@ def _worked(facts: Facts | None, texts: list[_Text]) -> dict[str, _Match]:
     of the action and the line that says it worked. One action the fixes of several issues share states the one
     the facts leave (its other conditions hold, nothing detected contradicts it); where several remain, the one
     whose own fix (not a branch) it is, then one that explains the others, then the one whose failure the text
-    shows, then the one whose every condition the facts show holding (none changed by the fix, none unknown);
-    else none."""
+    shows, then one the facts alone can show (not one its failure line defines, unshown), then the one whose every
+    condition the facts show holding (none changed by the fix, none unknown); else none."""
     kb = load_kb()
     out: dict[str, _Match] = {}
     own = [t for t in texts if t.text.own]
@@ -1340,6 +1340,9 @@ def _worked(facts: Facts | None, texts: list[_Text]) -> dict[str, _Match]:
         shown = {f[0].id for f in fits if _signature_match(f[0], texts) is not None} if len(ids) > 1 else set()
         if len(fits) > 1:
             fits = [f for f in fits if f[0].id in shown] or fits
+        if len(fits) > 1:
+            # an issue the facts alone can show (predict) over one its failure line defines, which is not shown
+            fits = [f for f in fits if f[0].predict or f[0].id in shown] or fits
         if len(fits) > 1:
             fits = [f for f in fits if f[2]] or fits  # every condition of its own holds on the facts
         # an action several issues' fixes share states one only where something speaks for it beyond the action
