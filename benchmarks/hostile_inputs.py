@@ -36,6 +36,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))  # the test modules import their helpers (runner_helpers) by plain name
 
 from tests.test_security_bundles import GOOD_LSPCI, bomb, cve_2025_4517_archive  # noqa: E402
 from wizard.inputs.archive import PREFIX  # noqa: E402
