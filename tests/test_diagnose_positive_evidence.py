@@ -484,3 +484,21 @@ def test_a_missing_tensile_library_is_a_cause_only_where_the_facts_say_which() -
     named = _by_id(_facts(_gpu("gfx1030", "RDNA2"), "rocBLAS warning: No paths matched "
                           "/opt/rocm/lib/rocblas/library/*gfx1031*co. Make sure that ROCBLAS_TENSILE_LIBPATH is set"))
     assert getattr(named["tensile-library-missing"], "to_check") is None
+
+
+def test_rev_ff_alone_is_to_check_a_laptop_dgpu_asleep_answers_it_too() -> None:
+    from wizard.diagnose import UNDECIDED_BRANCH
+
+    lspci = ("03:00.0 VGA compatible controller: Advanced Micro Devices, Inc. [AMD/ATI] Navi 23 [Radeon RX 6600M] "
+             "(rev ff)")
+    alone = _by_id(_facts(_gpu("gfx1032", "RDNA2"), lspci))["gpu-not-responding-rev-ff"]
+    assert getattr(alone, "to_check") == UNDECIDED_BRANCH and "power/control" in getattr(alone, "fix")
+    # the kernel log shows it hung or became inaccessible: that is why it does not answer
+    for line in ("[ 812.5] amdgpu 0000:03:00.0: amdgpu: GPU reset begin!",
+                 "[ 9.1] amdgpu 0000:03:00.0: Unable to change power state from D3cold to D0, device inaccessible",
+                 "[ 77.0] [drm:amdgpu_job_timedout [amdgpu]] *ERROR* ring gfx_0.0.0 timeout, signaled seq=1"):
+        hung = _by_id(_facts(_gpu("gfx1032", "RDNA2"), lspci + "\n" + line))["gpu-not-responding-rev-ff"]
+        assert getattr(hung, "to_check") is None and "full power cycle" in getattr(hung, "fix"), line
+    # near miss: the ring's ordinary start-up line is no timeout
+    ok = _by_id(_facts(_gpu("gfx1032", "RDNA2"), lspci + "\n[ 5.0] amdgpu: ring gfx_0.0.0 uses VM inv eng 0"))
+    assert getattr(ok["gpu-not-responding-rev-ff"], "to_check") == UNDECIDED_BRANCH
