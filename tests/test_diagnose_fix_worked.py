@@ -205,7 +205,8 @@ def test_a_proposal_not_confirmed_by_the_reporter_after_it_states_nothing(tmp_pa
 
 @pytest.mark.parametrize("line", ["HSA_OVERRIDE_GFX_VERSION=10.3.0 " * 2000, "sudo usermod " * 5000,
                                   "fixed it by " * 5000, "apt install " * 5000 + "x", "that worked " * 5000,
-                                  "HSA_OVERRIDE_GFX_VERSION=10.3.0 fixed it by " * 2000])
+                                  "HSA_OVERRIDE_GFX_VERSION=10.3.0 fixed it by " * 2000],
+                         ids=["override", "usermod", "fixed-it-by", "apt-install", "that-worked", "override-fixed-by"])
 def test_finding_a_fix_that_worked_stays_linear_on_adversarial_text(line: str) -> None:
     started = time.monotonic()
     worked_fixes([EvidenceText("paste.txt", line, 1, "text", True)], _fix_actions())
