@@ -5,11 +5,10 @@ a release with no typed gfx list reads the matrix's; ``kb check`` holds the type
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from kb_helpers import kb_files_only
+from kb_helpers import copy_kb
 
 from wizard.kb import KB_DIR, KnowledgeBase
 from wizard.kb.__main__ import main
@@ -24,9 +23,7 @@ CSV = KB_DIR / "upstream" / COMPAT_REPO / COMPAT_CSV
 
 @pytest.fixture()
 def kb_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "kb"
-    shutil.copytree(KB_DIR, d, ignore=kb_files_only)
-    return d
+    return copy_kb(tmp_path)
 
 
 def _table(d: Path = KB_DIR) -> dict:

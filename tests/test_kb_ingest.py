@@ -4,11 +4,10 @@ tables from the upstream snapshots kept in the repository; ``kb check`` fails wh
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from kb_helpers import kb_files_only
+from kb_helpers import copy_kb
 
 from wizard.kb import KB_DIR, KnowledgeBase
 from wizard.kb.__main__ import main
@@ -22,9 +21,7 @@ MANIFEST = KB_DIR / "upstream" / THEROCK / OWNERSHIP
 
 @pytest.fixture()
 def kb_dir(tmp_path: Path) -> Path:
-    d = tmp_path / "kb"
-    shutil.copytree(KB_DIR, d, ignore=kb_files_only)
-    return d
+    return copy_kb(tmp_path)
 
 
 def test_the_kept_derived_table_is_what_its_snapshots_give(capsys: pytest.CaptureFixture[str]) -> None:
