@@ -55,14 +55,28 @@ def fetch_argv(files: list[RemoteFile], dest: Path) -> list[str]:
     return [sys.executable, "-m", "wizard.downloads", "fetch", "--dest", str(dest), files_json(files)]
 
 
+def started_over(srv: MirrorServer, since: int, dest: Path, before: dict[str, int]) -> int:
+    """GETs since request ``since`` answered with the whole file (200, not 206) for a file whose ``.part`` held
+    bytes when the run began: a download that started over instead of resuming."""
+    return sum(1 for r in srv.requests[since:] if r.method == "GET" and r.status == 200
+               and before.get(r.path.rsplit("/", 1)[-1], 0) > 0)
+
+
+def _part_sizes(dest: Path, files: list[RemoteFile]) -> dict[str, int]:
+    parts = {f.filename: dest / (f.filename + ".part") for f in files}
+    return {name: p.stat().st_size for name, p in parts.items() if p.is_file()}
+
+
 def kill_seed(seed: int, files: list[RemoteFile], dest: Path, kills: int, srv: MirrorServer,
-              need: int) -> tuple[int, int]:
+              need: int, restarts: list[int] | None = None) -> tuple[int, int]:
     """Kill the downloader ``kills`` times at random instants of its transfer (once bytes flow), then let it
-    finish; (its exit status, the kills that landed while it was still downloading)."""
+    finish; (its exit status, the kills that landed while it was still downloading). ``restarts`` gets, per run
+    after the first, the downloads that started over (``started_over``)."""
     rng = random.Random(seed)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     landed = 0
-    for _ in range(kills):
+    for i in range(kills):
+        since, before = len(srv.requests), _part_sizes(dest, files)
         start = srv.bytes_sent
         proc = subprocess.Popen(fetch_argv(files, dest), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 env=env, cwd=REPO)
@@ -74,7 +88,12 @@ def kill_seed(seed: int, files: list[RemoteFile], dest: Path, kills: int, srv: M
             os.kill(proc.pid, signal.SIGKILL)
             landed += 1
         proc.wait()
+        if restarts is not None and i:
+            restarts.append(started_over(srv, since, dest, before))
+    since, before = len(srv.requests), _part_sizes(dest, files)
     done = subprocess.run(fetch_argv(files, dest), capture_output=True, text=True, env=env, cwd=REPO, check=False)
+    if restarts is not None:
+        restarts.append(started_over(srv, since, dest, before))
     return done.returncode, landed
 
 

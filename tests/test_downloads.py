@@ -77,6 +77,10 @@ def test_resolve_reads_json_or_html_listing_and_sizes_from_head(tmp_path: Path) 
 
 
 def test_kill_9_at_random_instants_then_resume_10_seeds(tmp_path: Path) -> None:
+    """Every run after a kill resumes each file whose .part holds bytes (the server answers its Range with 206,
+    never the whole file again), and the files come out equal. The bytes served stay under a loose bound here: what
+    the kernel had in flight when a kill landed is lost, more of it on a loaded machine (a seed served 1.052x on the
+    loaded 2-core VM); benchmarks/download_resume.py measures the ratio against its 1.05 target."""
     b = _bench()
     served = tmp_path / "served"
     served.mkdir()
@@ -87,14 +91,33 @@ def test_kill_9_at_random_instants_then_resume_10_seeds(tmp_path: Path) -> None:
         for seed in range(10):
             dest = tmp_path / f"seed-{seed}"
             before = srv.bytes_sent
-            rc, landed = b.kill_seed(seed, files, dest, 3, srv, need)
+            restarts: list[int] = []
+            rc, landed = b.kill_seed(seed, files, dest, 3, srv, need, restarts)
             sent = srv.bytes_sent - before
             assert rc == 0
             assert landed >= 1, f"seed {seed}: no kill landed mid-download"
-            assert sent <= b.LIMIT * need, f"seed {seed}: served {sent} for {need}"
+            assert restarts == [0, 0, 0], f"seed {seed}: downloads started over instead of resuming: {restarts}"
+            assert sent <= 1.25 * need, f"seed {seed}: served {sent} for {need}"
             for p in paths:
                 assert (dest / p.name).read_bytes() == p.read_bytes()
             assert not list(dest.glob("*.part"))
+
+
+def test_a_server_that_ignores_ranges_is_seen_starting_downloads_over(tmp_path: Path) -> None:
+    # the check above can fail: a server that answers every Range with the whole file (200) makes the downloader
+    # start each killed file over, and started_over counts those
+    b = _bench()
+    served = tmp_path / "served"
+    served.mkdir()
+    paths = b.make_files(served, 12)
+    need = sum(p.stat().st_size for p in paths)
+    with MirrorServer(served, idle_timeout=60, rate=b.RATE, ranges=False) as srv:
+        files = b.remote(paths, srv.base_url)
+        restarts: list[int] = []
+        rc, landed = b.kill_seed(0, files, tmp_path / "dest", 2, srv, need, restarts)
+    assert rc == 0 and landed >= 1 and sum(restarts) >= 1, restarts
+    for p in paths:
+        assert (tmp_path / "dest" / p.name).read_bytes() == p.read_bytes()
 
 
 def _fetch(files, dest: Path, req: Path | None = None) -> tuple[int, str, str]:
