@@ -475,8 +475,11 @@ def _installed_support(f: Facts, gfx: str) -> str | None:
     return f"{_env_label(carried[0])} carries {gfx}" if carried else None
 
 
-def _some_release_supports(gfx: str) -> bool:
-    return any(r.gfx is not None and gfx in r.gfx.official for r in load_kb().releases())
+def _some_release_supports(gfx: str, packaged_only: bool = False) -> bool:
+    """Some ROCm release lists ``gfx`` as supported (only AMD's packaged releases, not the Core SDK's, with
+    ``packaged_only``)."""
+    return any(r.gfx is not None and gfx in r.gfx.official for r in load_kb().releases()
+               if not packaged_only or r.stream == "legacy")
 
 
 def _installed_support_known(f: Facts) -> bool:
@@ -506,10 +509,9 @@ def _p_tensile_gfx_unshipped(f: Facts, arg: object) -> list[str] | None:
     never listed: they count only where such an install is read; the packaged releases (and the torch wheels built
     on them) otherwise."""
     streams = {i.stream for i in f.rocm.installs} | ({f.rocm.stream} if f.rocm.stream else set())
-    lists = [r.gfx.official for r in load_kb().releases() if r.gfx is not None
-             and (r.stream == "legacy" or streams & {"core-sdk", "pip"})]
+    packaged_only = not streams & {"core-sdk", "pip"}
     hits = [f"{gfx} is not among the targets any ROCm release of this kind supports, so its rocBLAS carries no "
-            "kernels for it" for gfx in _tensile_targets(f) if not any(gfx in official for official in lists)]
+            "kernels for it" for gfx in _tensile_targets(f) if not _some_release_supports(gfx, packaged_only)]
     return hits or None
 
 
