@@ -24,6 +24,17 @@ STRIX_HALO = [{"gfx": "gfx1151", "integrated": True}]
 
 # (case name, issue id, text that must fire it, its facts, near miss, the near miss's facts)
 CASES: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
+    # ROCm/clr@f9f995c:rocclr/device/rocm/rocdevice.cpp Device::create: HIP (ROCclr, ROCm 5.6 on) refuses a device
+    # for which the HSA runtime it loaded lists more than one ISA; seen where a distribution's older
+    # libhsa-runtime64 was loaded beside AMD's ROCm (ROCm/legacy-rocm-build#6110: Ubuntu's 5.7.1 beside 7.2.1 on a
+    # gfx1201). A symptom: the mixed stack is to check. The near miss is the next check's line, a device whose one
+    # ISA this HIP does not know (another cause: a HIP too old for the GPU).
+    ("hip-two-isas-mixed-runtimes", "distro-rocm-packages-shadow",
+     "rocdevice.cpp:590 : HSA device gfx1201 (PCI ID 7551) has 2 ISAs but can only support a single ISA\n"
+     "rocdevice.cpp:506 : Error creating new instance of Device.",
+     {"gpus": [{"gfx": "gfx1201", "integrated": False}]},
+     "Unsupported HSA device gfx1201 (PCI ID 7551) for ISA amdgcn-amd-amdhsa--gfx1201",
+     {"gpus": [{"gfx": "gfx1201", "integrated": False}]}),
     # ROCm/rocm-systems@d78123a:projects/clr/hipamd/src/hip_fatbin.cpp FatBinaryInfo::ExtractFatBinaryUsingCOMGR: the
     # HIP 7 runtime's words where a fat binary has neither the device's own nor its generic target nor SPIR-V (it
     # then returns hipErrorInvalidImage, not hipErrorNoBinaryForGpu). The near miss is its info line for a device
