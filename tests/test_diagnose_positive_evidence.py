@@ -486,6 +486,29 @@ def test_a_missing_tensile_library_is_a_cause_only_where_the_facts_say_which() -
     assert getattr(named["tensile-library-missing"], "to_check") is None
 
 
+def test_a_release_list_read_from_the_compatibility_matrix_decides_for_instinct_targets_only() -> None:
+    """ROCm 6.4.0's gfx list is the one AMD's compatibility matrix gives (rocm_releases.json writes none): it decides
+    for an Instinct target, while a Radeon one it lacks stays unknown (AMD's Radeon pages list more)."""
+    from wizard.diagnose import UNDECIDED_BRANCH
+
+    def line(gfx: str) -> str:
+        return (f"rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or "
+                f"directory for GPU arch : {gfx}")
+
+    rocm = Rocm(version="6.4.0")
+    # MI350 (gfx950) is not on 6.4.0's list (some later release lists it): the installed ROCm lacks it
+    mi350 = _by_id(_facts(_gpu("gfx950", "CDNA4"), line("gfx950"), rocm=rocm))["tensile-library-missing"]
+    assert getattr(mi350, "to_check") is None and "does not carry this target" in getattr(mi350, "fix")
+    # gfx1100 is on it: the kernels should be there
+    rdna3 = _by_id(_facts(_gpu("gfx1100", "RDNA3"), line("gfx1100"), rocm=rocm))["tensile-library-missing"]
+    assert getattr(rdna3, "to_check") is None and "ROCBLAS_TENSILE_LIBPATH" in getattr(rdna3, "fix")
+    # near miss: the RX 7800 XT (gfx1101) is not on the matrix's 6.4.0 list, but the matrix leaves Radeon targets to
+    # AMD's Radeon pages: not known to be unsupported, so still to check
+    navi32 = _by_id(_facts(_gpu("gfx1101", "RDNA3"), line("gfx1101"), rocm=rocm))["tensile-library-missing"]
+    assert getattr(navi32, "to_check") == UNDECIDED_BRANCH
+    assert "does not carry this target" not in str(getattr(navi32, "fix"))
+
+
 def test_rev_ff_alone_is_to_check_a_laptop_dgpu_asleep_answers_it_too() -> None:
     from wizard.diagnose import UNDECIDED_BRANCH
 

@@ -1,6 +1,8 @@
-"""AMD's compatibility matrix (ROCm/ROCm docs/compatibility/compatibility-matrix-historical-6.0.csv) as a derived
-table: per release column its GPU / LLVM targets, architectures, distributions and kernel-driver user-space window;
-a release with no typed gfx list reads the matrix's; ``kb check`` holds the typed lists to it."""
+"""AMD's compatibility matrix (ROCm/ROCm docs/compatibility/compatibility-matrix-historical-6.0.csv, and the
+current-release csv-table of docs/compatibility/compatibility-matrix.rst kept at two commits of
+ROCm/legacy-rocm-build) as a derived table: per release its GPU / LLVM targets, architectures, distributions and
+kernel-driver user-space window; a release with no typed gfx list reads the matrix's; ``kb check`` holds the typed
+lists to it and the sources to each other."""
 
 from __future__ import annotations
 
@@ -13,12 +15,18 @@ from kb_helpers import copy_kb
 from wizard.kb import KB_DIR, KnowledgeBase
 from wizard.kb.__main__ import main
 from wizard.kb.ingest import IngestError
-from wizard.kb.ingest_compat import (COMPAT_CSV, COMPAT_REPO, DERIVED_COMPAT_MATRIX, clean, compat_releases,
-                                     derive_compat_matrix)
+from wizard.kb.ingest_compat import (COMPAT_CSV, COMPAT_PAGE, COMPAT_REPO, DERIVED_COMPAT_MATRIX, PAGE_REPO, clean,
+                                     compat_releases, derive_compat_matrix, matrix_decides)
 
 pytestmark = pytest.mark.unit
 
 CSV = KB_DIR / "upstream" / COMPAT_REPO / COMPAT_CSV
+PAGE_72 = "fff7efbd0c870e1bfba278faa91d517996b7a33a"  # "7.2.4/7.2.3", "7.2.2/7.2.1", "7.1.0"
+PAGE_641 = "076345c0f63f3620110f552cf2dc7c48a5ad06c5"  # "6.4.1", "6.4.0", "6.3.0"
+
+
+def _page(commit: str, d: Path = KB_DIR) -> Path:
+    return d / "upstream" / PAGE_REPO / commit / COMPAT_PAGE
 
 
 @pytest.fixture()
@@ -42,20 +50,27 @@ def _release(doc: dict, version: str) -> dict:
     return next(r for r in doc["releases"] if r["version"] == version)
 
 
-def test_the_kept_table_is_what_the_snapshot_gives_with_provenance_per_fact() -> None:
+def test_the_kept_table_is_what_the_snapshots_give_with_provenance_per_fact() -> None:
     table = _table()
     assert table == derive_compat_matrix(KB_DIR)
-    src = table["provenance"]
-    assert (src["repo"], src["path"]) == (COMPAT_REPO, COMPAT_CSV) and len(src["commit"]) == 40
+    csv_src, *pages = table["provenance"]
+    assert (csv_src["repo"], csv_src["path"]) == (COMPAT_REPO, COMPAT_CSV) and len(csv_src["commit"]) == 40
+    assert [(p["repo"], p["commit"], p["path"]) for p in pages] == [(PAGE_REPO, PAGE_72, COMPAT_PAGE),
+                                                                    (PAGE_REPO, PAGE_641, COMPAT_PAGE)]
     rows = {r["release"]: r for r in table["releases"]}
-    assert list(rows)[0] == "6.3.3" and list(rows)[-1] == "6.0.0" and len(rows) == 13
+    assert list(rows)[0] == "7.2.4" and list(rows)[-1] == "6.0.0" and len(rows) == 20
+    assert {"7.2.4", "7.2.3", "7.2.2", "7.2.1", "7.1.0", "6.4.1", "6.4.0"} <= set(rows)
     labels = {"gfx": "GPU / LLVM target", "architectures": "Architecture",
               "distributions": "Operating systems & kernels",
               "kmd_user_space": "KMD & USER SPACE / Tested user space versions"}
     for row in rows.values():
+        csv_row = row["gfx"]["source"] == f"{COMPAT_REPO}@{csv_src['commit']}:{COMPAT_CSV}"
+        assert csv_row or row["gfx"]["source"] in {f"{PAGE_REPO}@{c}:{COMPAT_PAGE}" for c in (PAGE_72, PAGE_641)}
         for fact, label in labels.items():
-            assert row[fact]["row"] == label
-            assert row[fact]["source"] == f"{COMPAT_REPO}@{src['commit']}:{COMPAT_CSV}"
+            if fact == "kmd_user_space" and not csv_row:
+                assert row[fact] is None  # the pages' KMD row lists the drivers for the release, not kmd_compat
+                continue
+            assert row[fact]["row"] == label and row[fact]["source"] == row["gfx"]["source"]
 
 
 def test_per_release_lists_with_footnotes_stripped() -> None:
@@ -77,7 +92,7 @@ def test_per_release_lists_with_footnotes_stripped() -> None:
 def test_a_release_the_matrix_lacks_stays_null() -> None:
     listed = {r["release"] for r in _table()["releases"]}
     kb = KnowledgeBase(KB_DIR)
-    for version in ("6.1.3", "6.4.0", "7.0.3", "7.2.0"):  # no column in the CSV: nothing is made up
+    for version in ("6.1.3", "6.4.2", "6.4.4", "7.0.3", "7.1.1", "7.2.0"):  # no kept table has a column for it
         assert version not in listed
         rel = kb.release(version)
         assert rel is not None and rel.gfx is None
@@ -165,9 +180,12 @@ def test_the_reader_on_a_later_layout() -> None:
     assert rows["7.0.0"]["gfx"]["values"] == ["gfx950"] and rows["7.0.0"]["column"] == "7.0.1/7.0.0"
     assert rows["7.1.0"]["distributions"]["values"][1] == {"name": "RHEL", "versions": ["10.0", "9.6"]}
     assert rows["7.1.0"]["architectures"]["values"] == ["CDNA4", "RDNA4"]
-    assert rows["7.1.0"]["kmd_user_space"] == {"values": ["6.4.x", "6.3.x"], "row":
-                                               "DRIVER & USER SPACE / AMD GPU Driver", "source": "src"}
-    assert rows["7.0.1"]["kmd_user_space"] is None  # an empty cell is no fact
+    # the "AMD GPU Driver" row lists the drivers that support the column's user space: not kmd_compat's direction
+    assert rows["7.1.0"]["kmd_user_space"] is None and rows["7.0.1"]["kmd_user_space"] is None
+    tested = SAMPLE.replace(":doc:`AMD GPU Driver <rocm-install-on-linux:reference/user-kernel-space-compat-matrix>`",
+                            "Tested user space versions")
+    assert {r["release"]: r for r in compat_releases(tested, "t", "src")}["7.1.0"]["kmd_user_space"] == {
+        "values": ["6.4.x", "6.3.x"], "row": "DRIVER & USER SPACE / Tested user space versions", "source": "src"}
 
 
 def test_the_reader_refuses_what_it_cannot_read() -> None:
@@ -207,3 +225,70 @@ def test_a_typed_distro_the_matrix_does_not_list_is_no_problem(kb_dir: Path,
     typed = {(d["id"], d["version"]) for d in _release(doc, "6.3.0")["distros"]}
     assert {("debian", "12"), ("azurelinux", "3.0")} <= typed
     assert main(["check", str(kb_dir)]) == 0
+
+
+def test_the_page_reader_on_the_7_2_page() -> None:
+    text = _page(PAGE_72).read_text(encoding="utf-8")
+    assert ':header: "ROCm Version", "7.2.4/7.2.3", "7.2.2/7.2.1", "7.1.0"' in text
+    rows = {r["release"]: r for r in compat_releases(text, "p", "src", rst=True)}
+    assert list(rows) == ["7.2.4", "7.2.3", "7.2.2", "7.2.1", "7.1.0"]  # "a/b" is both releases
+    assert rows["7.2.3"]["column"] == "7.2.4/7.2.3" and rows["7.2.3"]["gfx"] == rows["7.2.4"]["gfx"]
+    assert rows["7.2.1"]["gfx"]["values"] == ["gfx950", "gfx1201", "gfx1200", "gfx1101", "gfx1100", "gfx1030",
+                                              "gfx942", "gfx90a", "gfx908"]
+    assert "target <rocm-install-on-linux:reference/system-requirements>`  [#gpu-compatibility]_," in text
+    assert rows["7.2.1"]["gfx"]["row"] == "GPU / LLVM target"  # the footnote marker is not part of the label
+    assert '"RHEL 10.1, 10.0, |br| 9.7, 9.6, 9.4"' in text  # |br| is a line break inside the cell
+    assert {"name": "RHEL", "versions": ["10.1", "10.0", "9.7", "9.6", "9.4"]} in rows["7.2.4"]["distributions"]["values"]
+    assert {"name": "Rocky Linux", "versions": ["9"]} in rows["7.1.0"]["distributions"]["values"]
+    assert rows["7.1.0"]["architectures"]["values"][0] == "CDNA4"
+    assert all(r["kmd_user_space"] is None for r in rows.values())  # "30.20.0 [#mi325x_KVM]_" is a driver version
+
+
+def test_the_page_reader_on_the_6_4_1_page() -> None:
+    text = _page(PAGE_641).read_text(encoding="utf-8")
+    assert ",gfx1201 [#RDNA-OS]_,," in text
+    rows = {r["release"]: r for r in compat_releases(text, "p", "src", rst=True)}
+    assert list(rows) == ["6.4.1", "6.4.0", "6.3.0"]
+    assert rows["6.4.1"]["gfx"]["values"] == ["gfx1201", "gfx1200", "gfx1101", "gfx1100", "gfx1030", "gfx942",
+                                              "gfx90a", "gfx908"]
+    assert rows["6.4.0"]["gfx"]["values"] == ["gfx1100", "gfx1030", "gfx942", "gfx90a", "gfx908"]
+    assert {"name": "Oracle Linux", "versions": ["9", "8"]} in rows["6.4.0"]["distributions"]["values"]
+    assert rows["6.3.0"]["kmd_user_space"] is None  # "KMD versions": the drivers for 6.3.0's user space
+    assert not any("[#" in json.dumps(r) or "|br|" in json.dumps(r) for r in rows.values())
+
+
+def test_the_page_reader_refuses_a_page_without_the_table() -> None:
+    with pytest.raises(IngestError, match="no csv-table with a 'ROCm Version' header"):
+        compat_releases(".. csv-table::\n   :header: \"OS\", \"Version\"\n\n   a,b\n", "p", "s", rst=True)
+
+
+def test_releases_the_pages_cover_read_their_lists(kb_dir: Path) -> None:
+    kb = KnowledgeBase(KB_DIR)
+    rel = kb.release("6.4.0")
+    assert rel is not None and rel.gfx is not None
+    assert rel.gfx.official == ("gfx1100", "gfx1030", "gfx942", "gfx90a", "gfx908")
+    assert rel.gfx.note is not None and PAGE_641 in rel.gfx.note
+    r72 = kb.release("7.2.3")
+    assert r72 is not None and r72.gfx is not None and "gfx950" in r72.gfx.official and PAGE_72 in str(r72.gfx.note)
+    # a list read from the matrix decides for Instinct targets only; a typed list for every target
+    assert kb.gfx_list_decides(rel, "gfx950") and kb.gfx_list_decides(rel, "gfx1100")
+    assert not kb.gfx_list_decides(rel, "gfx1101") and not kb.gfx_list_decides(rel, "gfx1151")
+    assert not matrix_decides("gfx906") and matrix_decides("gfx90a")
+    typed = kb.release("6.3.3")
+    assert typed is not None and kb.gfx_list_decides(typed, "gfx1101")
+
+
+def test_check_names_two_sources_that_disagree_on_a_release(kb_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page = _page(PAGE_641, kb_dir)
+    text = page.read_text(encoding="utf-8")
+    assert main(["check", str(kb_dir)]) == 0
+    capsys.readouterr()
+    # near miss: a row the table does not derive from may change
+    page.write_text(text.replace("Thrust,2.5.0,2.5.0,2.3.2", "Thrust,2.5.0,2.5.0,2.3.3"), encoding="utf-8")
+    assert main(["check", str(kb_dir)]) == 0
+    capsys.readouterr()
+    # the page's 6.3.0 column drops gfx908, which the CSV's 6.3.0 column lists
+    page.write_text(text.replace("      ,gfx908,gfx908,gfx908\n", "      ,gfx908,gfx908,\n", 1), encoding="utf-8")
+    assert main(["check", str(kb_dir)]) == 1
+    out = capsys.readouterr().out
+    assert "release 6.3.0: gfx disagree" in out and COMPAT_CSV in out and f"{PAGE_REPO}@{PAGE_641}" in out

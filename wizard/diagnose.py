@@ -482,11 +482,13 @@ def _some_release_supports(gfx: str, packaged_only: bool = False) -> bool:
                if not packaged_only or r.stream == "legacy")
 
 
-def _installed_support_known(f: Facts) -> bool:
-    """Whether the evidence shows what the installed stack supports: a system ROCm release the knowledge base
-    has a gfx list for, or a ROCm torch whose gfx list was read."""
-    rel = load_kb().release(f.rocm.version) if f.rocm.version else None
-    return (rel is not None and rel.gfx is not None) or any(e.gfx_targets for e in _rocm_envs(f))
+def _installed_support_known(f: Facts, gfx: str) -> bool:
+    """Whether the evidence shows whether the installed stack supports ``gfx``: a system ROCm release whose gfx
+    list decides for it (``KnowledgeBase.gfx_list_decides``: a list read from AMD's compatibility matrix does not
+    for a Radeon target it lacks), or a ROCm torch whose gfx list was read."""
+    kb = load_kb()
+    rel = kb.release(f.rocm.version) if f.rocm.version else None
+    return (rel is not None and kb.gfx_list_decides(rel, gfx)) or any(e.gfx_targets for e in _rocm_envs(f))
 
 
 # rocBLAS naming the target whose Tensile kernels it looked for: "TensileLibrary_lazy_gfx1031.dat", "for GPU arch :
@@ -518,7 +520,7 @@ def _p_tensile_gfx_unshipped(f: Facts, arg: object) -> list[str] | None:
 def _p_tensile_gfx_not_installed(f: Facts, arg: object) -> list[str] | None:
     """A target rocBLAS looked for is one some release supports but the installed ROCm or torch is shown not to."""
     hits = [f"the installed ROCm or torch does not support {gfx}" for gfx in _tensile_targets(f)
-            if _installed_support_known(f) and _installed_support(f, gfx) is None]
+            if _installed_support_known(f, gfx) and _installed_support(f, gfx) is None]
     return hits or None
 
 
@@ -984,7 +986,8 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "torch_not_wsl_build": lambda f: False,  # only a nightly shows it; a release version shows nothing either way
     # undecided only where an override is set, some ROCm release supports the GPU's own target, and nothing shows
     # what the installed stack supports
-    "override_on_supported": lambda f: _override(f)[0] is None or _installed_support_known(f)
+    "override_on_supported": lambda f: _override(f)[0] is None
+    or all(_installed_support_known(f, g.gfx) for g in f.gpus if g.gfx)
     or not any(g.gfx and _some_release_supports(g.gfx) for g in f.gpus),
 }
 _NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_inaccessible", "not_in_render_group",

@@ -458,6 +458,20 @@ class KnowledgeBase:
         rels = self._releases
         return rels if stream is None else tuple(r for r in rels if r.stream == stream)
 
+    def gfx_list_decides(self, release: Release, gfx: str) -> bool:
+        """Whether ``release``'s gfx list shows whether it supports ``gfx``: a list rocm_releases.json writes does
+        (AMD's system requirements: Instinct and Radeon); one read from AMD's compatibility matrix only for a
+        target it lists or an Instinct one (``ingest_compat.matrix_decides``: for Radeon and Ryzen the matrix
+        defers to AMD's Radeon and Ryzen pages, so a Radeon target it lacks is unknown there, not unsupported)."""
+        from .ingest_compat import matrix_decides
+
+        if release.gfx is None:
+            return False
+        if gfx in release.gfx.official:
+            return True
+        typed = next((r for r in self._typed_releases if r.version == release.version), None)
+        return (typed is not None and typed.gfx is not None) or matrix_decides(gfx)
+
     def release(self, version: str) -> Release | None:
         """"6.2" finds 6.2.0; "6.2.4" finds 6.2.4."""
         want = _public(version)

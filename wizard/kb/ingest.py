@@ -14,9 +14,10 @@ Derived now:
   ``ingest_matrix``);
 * ``derived_install_pages.json``: per release, the amdgpu-install directory, package version and distributions
   AMD's install pages print (ROCm/rocm-install-on-linux ``docs/conf.py`` per docs branch; ``ingest_install``);
-* ``derived_compat_matrix.json``: per release column of AMD's historical compatibility matrix, the GPU / LLVM
-  targets, architectures, distributions and kernel-driver user-space window (ROCm/ROCm
-  ``docs/compatibility/compatibility-matrix-historical-6.0.csv``; ``ingest_compat``);
+* ``derived_compat_matrix.json``: per release of AMD's compatibility matrix, the GPU / LLVM targets,
+  architectures, distributions and kernel-driver user-space window (ROCm/ROCm
+  ``docs/compatibility/compatibility-matrix-historical-6.0.csv`` and the csv-table of
+  ROCm/legacy-rocm-build ``docs/compatibility/compatibility-matrix.rst`` at each kept commit; ``ingest_compat``);
 * ``derived_wheel_gfx.json``: the gfx targets PyTorch's ROCm wheel builds compile in, per build path
   (``.ci/docker/manywheel/build.sh``: the TheRock-pip path ``rocm_final``, the OS-package path
   ``rocm_final_legacy``); every wheel row that cites that file at that commit must carry that list.
