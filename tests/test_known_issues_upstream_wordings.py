@@ -87,6 +87,17 @@ CASES: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
      {"gpus": [{"gfx": "gfx1030", "integrated": False}]},
      "rocblaslt error: Could not initialize Tensile host: No devices found",
      {"gpus": [{"gfx": "gfx1030", "integrated": False}]}),
+    # ROCm/hipSPARSELt@004dacd (rocm-6.2.2):library/src/hcc_detail/rocsparselt/src/tensile_host.cpp: hipSPARSELt's
+    # "hipsparselt_error: Cannot read <path>: <strerror>" (its abort commented out) on a GPU outside its targets
+    # (gfx940-gfx942, CMakeLists.txt). A note of its own, not rocBLAS's missing kernels; the near miss is its line for
+    # no GPU at all, another matter.
+    ("hipsparselt-no-library-for-gpu", "hipsparselt-no-library-for-gpu",
+     "rocsparselt warning: No paths matched /opt/rocm/lib/hipsparselt/library/*gfx1100*co. Make sure that "
+     "ROCSPARSELT_TENSILE_LIBPATH is set correctly.\n"
+     "hipsparselt_error: Cannot read /opt/rocm/lib/hipsparselt/library/TensileLibrary.dat: No such file or directory",
+     {"gpus": RX7900},
+     "hipsparselt_error: Could not initialize Tensile host: No devices found",
+     {"gpus": RX7900}),
     # ROCm/MIOpen@bceeae0:src/ocl/convolutionocl.cpp (rocm-5.4.0; the same since rocm-4.0.0): MIOpen before 5.7 threw
     # "... Convolution cannot be executed due to incorrect params" where the search found no solution (perf_db
     # empty); ROCm/MIOpen@f185a64 (rocm-5.7.0) says "No suitable algorithm was found ...". The near miss is the same
@@ -314,3 +325,23 @@ def test_kfd_not_supported_on_asic_is_a_kernel_too_old_only_with_facts() -> None
                                                 "kernel": "5.4.0"}, line))}
     assert tahiti["kernel-too-old-for-gpu"].contradicted is not None
     assert tahiti["kfd-gpu-not-supported"].to_check is None
+
+
+@pytest.mark.parametrize("line", [
+    # ROCm/hipSPARSELt@004dacd:library/src/hcc_detail/rocsparselt/src/tensile_host.cpp (rocm-6.0.0 to 6.2.2)
+    "hipsparselt_error: Cannot read /opt/rocm/lib/hipsparselt/library/TensileLibrary.dat: No such file or directory",
+    # ROCm/hipSPARSELt@c680e32:library/src/tensile_host.cpp (2022, before its first release)
+    "rocsparselt error: Cannot read /opt/rocm/lib/hipsparselt/library/TensileLibrary.dat: No such file or directory",
+])
+def test_hipsparselt_missing_library_is_not_rocblas_missing_kernels(line: str) -> None:
+    """hipSPARSELt's 'Cannot read .../TensileLibrary.dat' named rocBLAS's tensile-library-missing as a cause (and on an
+    RDNA2 variant the override issue) before; it is hipSPARSELt's own note now. rocBLAS's line on the same GPU still
+    names rocBLAS's issue."""
+    gpus = {"gpus": [{"gfx": "gfx1031", "integrated": False}]}
+    found = {f.id: f for f in diagnose(_facts(gpus, line))}
+    assert "tensile-library-missing" not in found
+    assert "rdna2-variant-needs-override" not in found
+    assert found["hipsparselt-no-library-for-gpu"].to_check is not None  # a note, never the cause
+    rocblas = "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory"
+    assert "tensile-library-missing" in _ids(gpus, rocblas)
+    assert "hipsparselt-no-library-for-gpu" not in _ids(gpus, rocblas)
