@@ -98,6 +98,17 @@ CASES: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
      {"gpus": [{"gfx": "gfx1030", "integrated": False}]},
      "rocblaslt error: Could not initialize Tensile host: No devices found",
      {"gpus": [{"gfx": "gfx1030", "integrated": False}]}),
+    # ROCm/hipSPARSELt@004dacd (rocm-6.2.2):library/src/hcc_detail/rocsparselt/src/tensile_host.cpp: hipSPARSELt's
+    # "hipsparselt_error: Cannot read <path>: <strerror>" (its abort commented out) on a GPU outside its targets
+    # (gfx940-gfx942, CMakeLists.txt). A note of its own, not rocBLAS's missing kernels; the near miss is its line for
+    # no GPU at all, another matter.
+    ("hipsparselt-no-library-for-gpu", "hipsparselt-no-library-for-gpu",
+     "rocsparselt warning: No paths matched /opt/rocm/lib/hipsparselt/library/*gfx1100*co. Make sure that "
+     "ROCSPARSELT_TENSILE_LIBPATH is set correctly.\n"
+     "hipsparselt_error: Cannot read /opt/rocm/lib/hipsparselt/library/TensileLibrary.dat: No such file or directory",
+     {"gpus": RX7900},
+     "hipsparselt_error: Could not initialize Tensile host: No devices found",
+     {"gpus": RX7900}),
     # ROCm/MIOpen@bceeae0:src/ocl/convolutionocl.cpp (rocm-5.4.0; the same since rocm-4.0.0): MIOpen before 5.7 threw
     # "... Convolution cannot be executed due to incorrect params" where the search found no solution (perf_db
     # empty); ROCm/MIOpen@f185a64 (rocm-5.7.0) says "No suitable algorithm was found ...". The near miss is the same
@@ -215,6 +226,31 @@ ROUND_2: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
      {"gpus": RX580},
      "[drm:amdgpu_device_init [amdgpu]] *ERROR* ib ring test failed (-110).",
      {"gpus": RX580}),
+    # torvalds/linux@fda795b:drivers/gpu/drm/amd/amdkfd/kfd_device.c lookup_device_info (the same through Linux 5.9:
+    # freebsd/drm-kmod@1a4137b, drm_v5.9): dev_warn "DID %04x is missing in supported_devices" for a GPU amdkfd does
+    # not list, then "kgd2kfd_probe failed". The near miss is the same file's line for a GPU it added.
+    ("kernel-5.4-kfd-did-missing", "kernel-too-old-for-gpu",
+     "kfd kfd: DID 7340 is missing in supported_devices\nkfd kfd: kgd2kfd_probe failed",
+     {"gpus": [{"gfx": "gfx1012", "integrated": False}], "kernel": "5.4.0-54-generic"},
+     "kfd kfd: added device 1002:7340",
+     {"gpus": [{"gfx": "gfx1012", "integrated": False}], "kernel": "5.4.0-54-generic"}),
+    # torvalds/linux@002c6ca:drivers/gpu/drm/amd/amdkfd/kfd_device.c kgd2kfd_probe: dev_err "GC IP %06x %s not
+    # supported in kfd" (%s is "VF" or empty, hence two spaces) for an IP-discovery GPU whose GC version it has no case
+    # for. The near miss is the same format for a virtual function: SR-IOV, not the kernel's age.
+    ("kernel-6.1-kfd-gc-ip-not-supported", "kernel-too-old-for-gpu",
+     "kfd kfd: amdgpu: GC IP 0b0004  not supported in kfd",
+     {"gpus": [{"gfx": "gfx1103", "integrated": True}], "kernel": "6.1.20"},
+     "kfd kfd: amdgpu: GC IP 0b0004 VF not supported in kfd",
+     {"gpus": [{"gfx": "gfx1103", "integrated": True}], "kernel": "6.1.20"}),
+    # freebsd/drm-kmod@18764505 (drm_v6.1; the same from drm_v5.16 to drm_v6.11):drivers/gpu/drm/amd/amdgpu/
+    # amdgpu_discovery.c amdgpu_discovery_set_gc_ip_blocks: dev_err "Failed to add gfx ip block(GC_HWIP:0x%x)" where
+    # amdgpu has no driver for the GPU's GC version, and the probe fails. The near miss is the same file's
+    # "amdgpu_discovery_init failed" (the table itself unreadable: another failure).
+    ("kernel-amdgpu-unknown-gc-ip", "kernel-too-old-for-gpu",
+     "amdgpu 0000:c5:00.0: amdgpu: Failed to add gfx ip block(GC_HWIP:0xb0501)",
+     {"gpus": STRIX_HALO, "kernel": "6.8.0-45-generic"},
+     "[drm:amdgpu_discovery_set_ip_blocks [amdgpu]] *ERROR* amdgpu_discovery_init failed",
+     {"gpus": STRIX_HALO, "kernel": "6.8.0-45-generic"}),
 ]
 
 
@@ -262,3 +298,61 @@ def test_ollama_0_1_29_unsupported_gfx_line_is_to_check() -> None:
             '[gfx1030 gfx1100 gfx1101 gfx1102 gfx900 gfx906 gfx908 gfx90a gfx940 gfx941 gfx942]"')
     found = {f.id: f for f in diagnose(_facts({"gpus": RX6600}, line))}
     assert found["ollama-gpu-type-not-in-runtime"].to_check is not None
+
+
+def test_kfd_gc_ip_of_raven_is_not_a_kernel_too_old() -> None:
+    """Raven/Picasso (GC 9.1.0 / 9.2.2) sit under KFD_SUPPORT_IOMMU_V2 in torvalds/linux@002c6ca's kgd2kfd_probe: their
+    'GC IP 090100 not supported in kfd' is a kernel configuration, not a kernel too old for the GPU."""
+    raven = {"gpus": [{"gfx": "gfx902", "integrated": True}], "kernel": "6.1.0"}
+    assert "kernel-too-old-for-gpu" not in _ids(raven, "kfd kfd: amdgpu: GC IP 090100  not supported in kfd")
+    assert "kernel-too-old-for-gpu" in _ids(raven, "kfd kfd: amdgpu: GC IP 0b0001  not supported in kfd")
+
+
+def test_kernel_too_old_fix_names_the_first_kernel_for_the_gpu() -> None:
+    """The fix is computed for the machine: a Strix Halo (gfx1151) on 6.8 is told amdgpu lists its GC IP from 6.9
+    on; on 6.10 that branch is withheld (the kernel is not older), and a gfx1100 on 6.8 gets no Strix Halo line."""
+    line = "kfd kfd: amdgpu: GC IP 0b0501  not supported in kfd"
+    old = {f.id: f for f in diagnose(_facts({"gpus": STRIX_HALO, "kernel": "6.8.0-45-generic"}, line))}
+    assert old["kernel-too-old-for-gpu"].to_check is None
+    assert "from 6.9 on" in old["kernel-too-old-for-gpu"].fix
+    assert old["kernel-too-old-for-gpu"].fix_plan == "driver"
+    new = {f.id: f for f in diagnose(_facts({"gpus": STRIX_HALO, "kernel": "6.10.3"}, line))}
+    assert "from 6.9 on" not in new["kernel-too-old-for-gpu"].fix
+    rdna3 = {f.id: f for f in diagnose(_facts({"gpus": RX7900, "kernel": "6.8.0-45-generic"}, line))}
+    assert "from 6.9 on" not in rdna3["kernel-too-old-for-gpu"].fix
+
+
+def test_kfd_not_supported_on_asic_is_a_kernel_too_old_only_with_facts() -> None:
+    """freebsd/drm-kmod@25fed63 (drm_v5.4):drivers/gpu/drm/amd/amdgpu/amdgpu_amdkfd.c amdgpu_amdkfd_device_probe says
+    'kfd not supported on this ASIC' for every ASIC family it does not route to KFD: one a later kernel adds, or a
+    GCN1/GCN2 GPU no kernel's KFD supports. Alone it is to check; a GPU the facts show the kernel predates makes it
+    the cause; a GCN1 GPU contradicts it (and names kfd-gpu-not-supported)."""
+    line = "amdgpu 0000:03:00.0: kfd not supported on this ASIC"
+    recent = {f.id: f for f in diagnose(_facts({"gpus": RX7900, "kernel": "6.8.0-45-generic"}, line))}
+    assert recent["kernel-too-old-for-gpu"].to_check is not None
+    old = {f.id: f for f in diagnose(_facts({"gpus": RX7900, "kernel": "5.15.0-91-generic"}, line))}
+    assert old["kernel-too-old-for-gpu"].to_check is None
+    tahiti = {f.id: f for f in diagnose(_facts({"gpus": [{"gfx": None, "codename": "Tahiti", "integrated": False}],
+                                                "kernel": "5.4.0"}, line))}
+    assert tahiti["kernel-too-old-for-gpu"].contradicted is not None
+    assert tahiti["kfd-gpu-not-supported"].to_check is None
+
+
+@pytest.mark.parametrize("line", [
+    # ROCm/hipSPARSELt@004dacd:library/src/hcc_detail/rocsparselt/src/tensile_host.cpp (rocm-6.0.0 to 6.2.2)
+    "hipsparselt_error: Cannot read /opt/rocm/lib/hipsparselt/library/TensileLibrary.dat: No such file or directory",
+    # ROCm/hipSPARSELt@c680e32:library/src/tensile_host.cpp (2022, before its first release)
+    "rocsparselt error: Cannot read /opt/rocm/lib/hipsparselt/library/TensileLibrary.dat: No such file or directory",
+])
+def test_hipsparselt_missing_library_is_not_rocblas_missing_kernels(line: str) -> None:
+    """hipSPARSELt's 'Cannot read .../TensileLibrary.dat' named rocBLAS's tensile-library-missing as a cause (and on an
+    RDNA2 variant the override issue) before; it is hipSPARSELt's own note now. rocBLAS's line on the same GPU still
+    names rocBLAS's issue."""
+    gpus = {"gpus": [{"gfx": "gfx1031", "integrated": False}]}
+    found = {f.id: f for f in diagnose(_facts(gpus, line))}
+    assert "tensile-library-missing" not in found
+    assert "rdna2-variant-needs-override" not in found
+    assert found["hipsparselt-no-library-for-gpu"].to_check is not None  # a note, never the cause
+    rocblas = "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory"
+    assert "tensile-library-missing" in _ids(gpus, rocblas)
+    assert "hipsparselt-no-library-for-gpu" not in _ids(gpus, rocblas)
