@@ -24,6 +24,19 @@ STRIX_HALO = [{"gfx": "gfx1151", "integrated": True}]
 
 # (case name, issue id, text that must fire it, its facts, near miss, the near miss's facts)
 CASES: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
+    # docker/cli's `docker version` names the context and Docker Desktop's server ("Context: desktop-linux",
+    # "Server: Docker Desktop 4.20.0 (109717)": a paste in beeware/briefcase#1082); Docker Desktop for Linux runs its
+    # containers in a VM of its own (docker/docs@34b96f7:content/manuals/desktop/faqs/linuxfaqs.md), which has no
+    # /dev/kfd. A symptom to check. The near miss is the host's own Docker Engine (context "default").
+    ("docker-desktop-linux-context", "docker-desktop-linux-blocks-kfd",
+     "Client: Docker Engine - Community\n Version:           24.0.2\n Context:           desktop-linux\n\n"
+     "Server: Docker Desktop 4.20.0 (109717)\n Engine:\n  Version:          24.0.2\n"
+     "docker: Error response from daemon: error gathering device information while adding custom device "
+     "\"/dev/kfd\": no such file or directory.",
+     {"gpus": RX7900},
+     "Client: Docker Engine - Community\n Version:           24.0.2\n Context:           default\n\n"
+     "Server: Docker Engine - Community\n Engine:\n  Version:          24.0.2",
+     {"gpus": RX7900}),
     # ROCm/clr@f9f995c:rocclr/device/rocm/rocdevice.cpp Device::create: HIP (ROCclr, ROCm 5.6 on) refuses a device
     # for which the HSA runtime it loaded lists more than one ISA; seen where a distribution's older
     # libhsa-runtime64 was loaded beside AMD's ROCm (ROCm/legacy-rocm-build#6110: Ubuntu's 5.7.1 beside 7.2.1 on a
@@ -275,6 +288,15 @@ def test_hipblaslt_missing_library_is_not_rocblas_missing_kernels() -> None:
     rocblas = ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory "
                "for GPU arch : gfx1030")
     assert "tensile-library-missing" in _ids(gpus, rocblas)
+
+
+def test_docker_desktop_on_linux_is_to_check_and_not_under_wsl() -> None:
+    """Docker Desktop named on a Linux host brings its VM up to check (never as the cause); under WSL (Docker
+    Desktop's WSL 2 backend is how ROCm runs there) it is not this issue."""
+    line = "This however leads to the following specifically when Docker Desktop is running the background."
+    found = {f.id: f for f in diagnose(_facts({"gpus": RX7900}, line))}
+    assert found["docker-desktop-linux-blocks-kfd"].to_check is not None
+    assert "docker-desktop-linux-blocks-kfd" not in _ids({"gpus": RX7900, "wsl": True}, line)
 
 
 def test_hip7_no_compatible_code_object_line_alone_is_a_symptom_to_check() -> None:
