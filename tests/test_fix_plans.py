@@ -263,3 +263,30 @@ def test_reading_plans_stays_linear_on_adversarial_text(line: str) -> None:
     started = time.monotonic()
     _hits(line)
     assert time.monotonic() - started < 8
+
+
+# --------------------------------------------------------------------------- hand-written "it worked" signatures replaced
+# rdna2-variant-needs-override had three signatures of its own for the 10.3.0 override said to have worked; the
+# mechanism reads them now: the setting in its other written forms (NAME VALUE, NAME: VALUE, NAME = "VALUE") and
+# "now I'm able to run" as a success
+
+
+@pytest.mark.parametrize("text", [
+    "HSA_OVERRIDE_GFX_VERSION 10.3.0 fixed it",
+    "HSA_OVERRIDE_GFX_VERSION: 10.3.0 solved the problem for me.",
+    'os.environ["HSA_OVERRIDE_GFX_VERSION"] = "10.3.0"\nnow I\'m able to run stable diffusion on the GPU',
+    "I solved it by exporting HSA_OVERRIDE_GFX_VERSION = 10.3.0 in the launcher",
+])
+def test_the_override_that_worked_in_its_other_written_forms_states_its_cause(text: str) -> None:
+    found = _causes(_facts(text, _gpu("gfx1032")))["rdna2-variant-needs-override"]
+    assert found.evidence[0].startswith("the fix applied: paste.txt:1:"), found.evidence
+
+
+@pytest.mark.parametrize("text", [
+    "HSA_OVERRIDE_GFX_VERSION 10.3.0 did not fix it",
+    "HSA_OVERRIDE_GFX_VERSION: 10.3.0 but now I'm able to run only on the CPU.",
+    "Is HSA_OVERRIDE_GFX_VERSION 10.3.0 what fixed it for you?",
+    "HSA_OVERRIDE_GFX_VERSION: 11.0.0 fixed it",  # another value
+])
+def test_the_override_in_its_other_forms_negated_asked_or_another_value_states_nothing(text: str) -> None:
+    assert "rdna2-variant-needs-override" not in _causes(_facts(text, _gpu("gfx1032"))), text

@@ -107,7 +107,8 @@ def _value_rx(value: str) -> str:
 def _env_action(issue: str, name: str, value: str, in_branch: bool) -> FixAction:
     v = _value_rx(value)
     n = re.escape(name)
-    rx = (rf"(?<![\w$]){n}\s?=\s?[\"'`]?{v}(?![\w.])"
+    # NAME=VALUE, NAME = "VALUE", os.environ["NAME"] = "VALUE", "NAME: VALUE", "NAME VALUE"
+    rx = (rf"(?<![\w$]){n}[\"'`\]]{{0,2}}(?:\s?[=:]\s?|[ \t])[\"'`]?{v}(?![\w.])"
           rf"|\bset(?:ting)?\s+(?:the\s+)?(?:env(?:ironment)?\s+)?(?:var(?:iable)?\s+)?[`'\"]?{n}[`'\"]?\s+(?:to|as)\s+"
           rf"[`'\"]?{v}(?![\w.])")
     return FixAction(issue, f"{name}={value}", lazy_re.compile(rx, _F), in_branch, _ENV_READERS.get(name, ()),
@@ -301,6 +302,7 @@ _SUCCESS = lazy_re.compile(
     r"|(?:fixed|solved|resolved)\s+(?:it|this|that|the\s+(?:issue|problem|error)|my\s+(?:issue|problem|error)))"
     r"|(?:works|worked|working|runs|running)\s+(?:now|again|fine|perfectly|great|flawlessly)"
     r"|(?:now|finally)\s+(?:\S+\s+)?(?:works|runs|is\s+working)"
+    r"|now\s+(?:i'?m|i\s+am|we\s+are|we'?re)\s+able\s+to\s+(?:run|use)"
     r"|(?:fixed|solved|resolved)\s+(?:it|this|that|the\s+(?:issue|problem|error)|my\s+(?:issue|problem|error))"
     r"|works\s+for\s+me|it\s+runs(?!\s+(?:out|into|slow|but)\b)|thanks?(?:\s+you)?\W{0,3}\s?(?:it\s+)?works)\b", _F)
 # "fixed it by", "the fix was", "it works with", "I fixed this by running the following commands:": said before it
