@@ -28,7 +28,7 @@ from packaging.version import InvalidVersion, Version
 
 from wizard import lazy_re
 from wizard import preflight
-from wizard.model import KERNEL_DRIVER, Action, Facts, StepPlan
+from wizard.model import DRIVER_PACKAGE, KERNEL_DRIVER, Action, Facts, StepPlan
 from wizard.parsers.uname import kernel_series
 
 from ._common import (NoParams, StepContext, StepKind, StepRefused, Undo, UndoContext, package_guards, skipped,
@@ -151,8 +151,8 @@ def driver_install(facts: Facts, pm: str) -> str:
     amdgpu-dkms, as AMD's native driver install writes it: the kernel is read when it runs (``uname -r``)."""
     if pm == "apt":
         extra = ' "linux-modules-extra-$(uname -r)"' if facts.os.id == "ubuntu" else ""
-        return f'apt-get install -y "linux-headers-$(uname -r)"{extra} amdgpu-dkms'
-    return 'dnf -y install "kernel-headers-$(uname -r)" "kernel-devel-$(uname -r)" amdgpu-dkms'
+        return f'apt-get install -y "linux-headers-$(uname -r)"{extra} {DRIVER_PACKAGE}'
+    return f'dnf -y install "kernel-headers-$(uname -r)" "kernel-devel-$(uname -r)" {DRIVER_PACKAGE}'
 
 
 def needs_driver(facts: Facts) -> bool | None:
@@ -229,7 +229,7 @@ def plan(ctx: StepContext) -> StepPlan:
     downloads = f"{ctx.state_dir}/downloads"
     pkg = f"{downloads}/{url.rsplit('/', 1)[-1]}"
     install = driver_install(facts, pm)
-    actions: list[Action] = package_guards(pm, ctx.lock_wait, ("amdgpu-install", "amdgpu-dkms"))
+    actions: list[Action] = package_guards(pm, ctx.lock_wait, ("amdgpu-install", DRIVER_PACKAGE))
     actions += [
         Action(argv=("mkdir", "-p", "--", downloads), description="download directory", root=state_root,
                as_user=not state_root, check=("test", "-d", downloads), changes=(downloads,)),
@@ -237,7 +237,7 @@ def plan(ctx: StepContext) -> StepPlan:
                root=state_root, as_user=not state_root, check=("test", "-s", pkg), changes=(pkg,), timeout=600),
     ]
     if pm == "apt":
-        done: tuple[str, ...] = ("sh", "-c", _DPKG_HAS, "sh", "amdgpu-dkms")
+        done: tuple[str, ...] = ("sh", "-c", _DPKG_HAS, "sh", DRIVER_PACKAGE)
         actions += [
             Action(argv=("apt-get", "install", "-y", pkg), description="install the amdgpu-install package: it adds "
                    "AMD's driver repository (no usecase is run)", root=True,
@@ -245,17 +245,17 @@ def plan(ctx: StepContext) -> StepPlan:
             Action(argv=("apt-get", "update"), description="read AMD's driver repository", root=True, check=done,
                    changes=("/var/lib/apt/lists",), timeout=1800),
             Action(argv=("sh", "-c", install), description="the running kernel's headers and amdgpu-dkms "
-                   "(AMD's driver-only install)", root=True, check=done, changes=("dpkg", "amdgpu-dkms", KERNEL_DRIVER),
+                   "(AMD's driver-only install)", root=True, check=done, changes=("dpkg", DRIVER_PACKAGE, KERNEL_DRIVER),
                    destructive=True, timeout=7200),
         ]
     else:
-        done = ("rpm", "-q", "amdgpu-dkms")
+        done = ("rpm", "-q", DRIVER_PACKAGE)
         actions += [
             Action(argv=("dnf", "-y", "install", pkg), description="install the amdgpu-install package: it adds "
                    "AMD's driver repository (no usecase is run)", root=True, changes=("rpm", "/etc/yum.repos.d"),
                    destructive=True, timeout=1800),
             Action(argv=("sh", "-c", install), description="the running kernel's headers and amdgpu-dkms "
-                   "(AMD's driver-only install)", root=True, check=done, changes=("rpm", "amdgpu-dkms", KERNEL_DRIVER),
+                   "(AMD's driver-only install)", root=True, check=done, changes=("rpm", DRIVER_PACKAGE, KERNEL_DRIVER),
                    destructive=True, timeout=7200),
         ]
     actions.append(Action(argv=("sh", "-c", _DKMS_BUILT), description="dkms status: the amdgpu module is built "
@@ -298,7 +298,7 @@ def undo(u: UndoContext) -> Undo:
         return Undo()
     apt = any("dpkg" in a.changes for a in u.step.actions)
     dkms = any(KERNEL_DRIVER in a.changes for a in ran)
-    pkgs = (("amdgpu-dkms",) if dkms else ()) + ("amdgpu-install",)
+    pkgs = ((DRIVER_PACKAGE,) if dkms else ()) + ("amdgpu-install",)
     argv = ("apt-get", "-y", "purge", *pkgs) if apt else ("dnf", "-y", "remove", *pkgs)
     changes = ("dpkg" if apt else "rpm",) + ((KERNEL_DRIVER,) if dkms else ())
     return Undo(actions=((f"remove the run's {' and '.join(pkgs)}", Action(argv, root=True, changes=changes,

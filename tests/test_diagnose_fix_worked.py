@@ -48,11 +48,13 @@ def test_actions_come_from_the_fix_data_and_commands_that_only_look_are_none() -
     assert _actions("not-in-render-group") == ["usermod render,video"]
     assert _actions("libtinfo5-missing") == ["apt install libtinfo5"]
     assert "plan upgrade-7.2" in _actions("rocm711-7900xtx-perf-regression")
-    # kfd-inaccessible's `ls -l /dev/kfd /dev/dri` and `id`, dkms-build-fails-new-kernel's `dkms status` / `uname -r`,
+    # kfd-inaccessible's `ls -l /dev/kfd /dev/dri` and `id` (its driver branch and wheel-lacks-gpu-gfx's pip-only are
+    # plans: tests/test_fix_plans.py),
+    # dkms-build-fails-new-kernel's `dkms status` / `uname -r`,
     # wheel-lacks-gpu-gfx's `python -c ...`: looking, not fixing
-    assert _actions("kfd-inaccessible") == ["usermod render,video"]
+    assert _actions("kfd-inaccessible") == ["plan driver: the driver installed", "usermod render,video"]
     assert _actions("dkms-build-fails-new-kernel") == []
-    assert _actions("wheel-lacks-gpu-gfx") == []
+    assert _actions("wheel-lacks-gpu-gfx") == ["plan pip-only: torch from its index"]  # its plan's, not the check's
 
 
 # --------------------------------------------------------------------------- env settings

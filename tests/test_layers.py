@@ -16,10 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent
 # lowest first; a module may import its own layer and the ones below it (docs/contracts.md "Layers")
 LAYERS: list[tuple[str, ...]] = [
     ("wizard", "wizard.record", "wizard.lazy_re", "wizard.model", "wizard.exit_codes", "wizard.paths", "wizard.inputs"),
-    ("wizard.host", "wizard.kb", "wizard.parsers", "wizard.facts_json", "wizard.render", "wizard.profiles"),
+    ("wizard.host", "wizard.kb", "wizard.parsers", "wizard.facts_json", "wizard.render", "wizard.profiles",
+     "wizard.plans"),
     ("wizard.probes", "wizard.evidence"),
-    ("wizard.diagnose", "wizard.fix_worked", "wizard.verify"),
-    ("wizard.plans", "wizard.plan_file", "wizard.steps", "wizard.preflight", "wizard.binding", "wizard.script",
+    ("wizard.diagnose", "wizard.fix_worked", "wizard.fix_plans", "wizard.verify"),
+    ("wizard.plan_file", "wizard.steps", "wizard.preflight", "wizard.binding", "wizard.script",
      "wizard.mirror", "wizard.downloads"),
     ("wizard.planner",),
     ("wizard.runner",),

@@ -1305,7 +1305,7 @@ def _fix_actions() -> tuple[FixAction, ...]:
     cause's fix and is left out."""
     kb = load_kb()
     if id(kb) not in _ACTIONS:
-        _ACTIONS[id(kb)] = tuple(a for i in kb.known_issues() if not i.symptom for a in fix_actions(i))
+        _ACTIONS[id(kb)] = tuple(a for i in kb.known_issues() if not i.symptom for a in fix_actions(i, kb))
     return _ACTIONS[id(kb)]
 
 

@@ -11,7 +11,9 @@ it applied and working:
   linker cache or the initramfs rebuilt, a container started) reads as its head (``usermod``, ``apt install``,
   ``pip install``) with its distinctive arguments on the same line (``render`` or ``video`` of ``render,video``;
   each package of an install); a command without arguments, with none after it. Commands that only look
-  (``rocminfo``, ``ls -l /dev/kfd``, ``id``, ``python -c ...``, ``dkms status``) are no fix and never an action.
+  (``rocminfo``, ``ls -l /dev/kfd``, ``id``, ``python -c ...``, ``dkms status``) are no fix and never an action;
+- a plan reads as what it does (`wizard.fix_plans`): torch installed from its wheel index, its image run, its driver
+  or Core SDK packages installed, its release moved to; at the place of a command of an issue's own fix it yields.
 
 Worked: the reporter's own post shows the action and says it worked in the same stretch of words ("setting X fixed
 it", "after `sudo usermod -aG render $USER` rocminfo works now", "I fixed this by running the following commands:"),
@@ -28,7 +30,8 @@ import re
 import shlex
 
 from wizard import lazy_re
-from wizard.kb import KnownIssue
+from wizard.fix_plans import plan_does
+from wizard.kb import KnowledgeBase, KnownIssue
 from wizard.model import Evidence, EvidenceText
 from wizard.record import record
 
@@ -45,6 +48,7 @@ class FixAction:
     in_branch: bool  # from a fix branch (advice for some machines only), not the fix every machine gets
     changes: tuple[str, ...]  # predicates of wizard/diagnose.py whose facts the action itself changes
     env_names: tuple[str, ...] = ()  # the variables it sets or unsets (env_matches / env_not on them change too)
+    plan: str | None = None  # the plan it is part of (`wizard.fix_plans`); None: the fix's own env or command
 
 
 @record
@@ -103,7 +107,8 @@ def _value_rx(value: str) -> str:
 def _env_action(issue: str, name: str, value: str, in_branch: bool) -> FixAction:
     v = _value_rx(value)
     n = re.escape(name)
-    rx = (rf"(?<![\w$]){n}\s?=\s?[\"'`]?{v}(?![\w.])"
+    # NAME=VALUE, NAME = "VALUE", os.environ["NAME"] = "VALUE", "NAME: VALUE", "NAME VALUE"
+    rx = (rf"(?<![\w$]){n}[\"'`\]]{{0,2}}(?:\s?[=:]\s?|[ \t])[\"'`]?{v}(?![\w.])"
           rf"|\bset(?:ting)?\s+(?:the\s+)?(?:env(?:ironment)?\s+)?(?:var(?:iable)?\s+)?[`'\"]?{n}[`'\"]?\s+(?:to|as)\s+"
           rf"[`'\"]?{v}(?![\w.])")
     return FixAction(issue, f"{name}={value}", lazy_re.compile(rx, _F), in_branch, _ENV_READERS.get(name, ()),
@@ -207,26 +212,75 @@ def _command_actions(issue: str, command: str, in_branch: bool) -> list[FixActio
     return out
 
 
-_RELEASE_PLAN = lazy_re.compile(r"(?:upgrade|downgrade)-(\d+)\.(\d+)")
 _RELEASE_CHANGES = ("rocm_version", "rocm_stream_in", "mixed_rocm_repos", "distro_rocm_packages", "torch_version",
                     "torch_build", "wheel_lacks_gfx", "wheel_carries_gfx", "kfd_present", "kfd_inaccessible")
+_CONTAINER = ("kfd_present", *_GROUPS, *_PYTHON, "rocm_version", "rocm_stream_in")  # inside it, all is the image's
+_SDK = (*_PACKAGES, "mixed_rocm_repos")
+# words that install or move to what follows them on the line ("pip install", "reinstalled torch from", "switched to")
+_INSTALLED = (r"\b(?:pip3?\s+install|(?:re-?)?install(?:ed|ing|s)?|switch(?:ed|ing)?\s+(?:over\s+)?to"
+              r"|mov(?:ed|ing)\s+to|went\s+(?:back\s+)?(?:to|with))\b")
+_NAME_END = r"(?![\w-]|\.\d)"  # "rocm6.2" is not the start of "rocm6.2.4", nor of "rocm6.2-dev"; "rocm6.2." ends it
 
 
-def _plan_action(issue: str, plan: str, in_branch: bool) -> FixAction | None:
-    """A plan that moves the machine to one ROCm release (``upgrade-7.2``, ``downgrade-6.2``) reads as moving to that
-    release ("upgraded to ROCm 7.2.1", "rolled back to 6.2"); the other plans (pip-only, docker, driver ...) are
-    shared by many issues and say in no words of their own what was done."""
-    m = _RELEASE_PLAN.fullmatch(plan)
-    if m is None:
-        return None
+def _alternatives(words: tuple[str, ...] | list[str]) -> str:
+    """One regex alternation of literal words, longest first."""
+    return "(?:" + "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True)) + ")"
+
+
+def _release_action(issue: str, plan: str, line: str, in_branch: bool) -> FixAction:
+    """Moving to one release line reads as "upgraded to ROCm 7.2.1", "rolled back to 6.2"."""
+    major, minor = line.split(".", 1)
     rx = (r"\b(?:(?:upgrad|downgrad|updat)(?:e|ed|ing)|mov(?:e|ed|ing)|switch(?:ed|ing)?|went|going"
           r"|roll(?:ed|ing)?\s+back|revert(?:ed|ing)?)\s+(?:back\s+)?(?:rocm\s+)?to\s+(?:rocm\s*)?v?"
-          rf"{m.group(1)}\.{m.group(2)}(?:\.\d+)?(?![\d.]*\d)")
-    return FixAction(issue, f"plan {plan}", lazy_re.compile(rx, _F), in_branch, _RELEASE_CHANGES)
+          rf"{major}\.{minor}(?:\.\d+)?(?![\d.]*\d)")
+    return FixAction(issue, f"plan {plan}", lazy_re.compile(rx, _F), in_branch, _RELEASE_CHANGES, plan=plan)
 
 
-def fix_actions(issue: KnownIssue) -> tuple[FixAction, ...]:
-    """What applying the issue's fix (and each of its branches) looks like in text."""
+def _plan_actions(issue: str, plan: str, in_branch: bool, kb: KnowledgeBase | None) -> list[FixAction]:
+    """What applying a plan looks like in text, from what the plan does (`wizard.fix_plans`): the torch of its wheel
+    index installed (``pip install ... --index-url https://download.pytorch.org/whl/rocm6.2``, "reinstalled torch
+    from the rocm6.2 index", ``torch-2.5.1+rocm6.2``), its container image run (``docker run ... rocm/pytorch:...``,
+    "switched to the rocm/pytorch image"), its driver or Core SDK packages installed (``apt install amdgpu-dkms``),
+    its release moved to. Each is on one line: the install word, then what it installs."""
+    does = plan_does(plan, kb)
+    if does is None:
+        return []
+    if does.release is not None:
+        return [_release_action(issue, plan, does.release, in_branch)]
+    out: list[FixAction] = []
+    if does.indexes:
+        urls = _alternatives([u.split("://", 1)[-1].rstrip("/") for u in does.indexes])
+        targets = [rf"(?:https?://)?{urls}/?{_NAME_END}"]
+        if does.index_names:
+            names = _alternatives(does.index_names)
+            targets += [rf"(?<![\w.]){names}{_NAME_END}(?=/|\s+(?:pip\s+|wheel\s+)?(?:index|wheels?|builds?|repo)\b)",
+                        rf"\+{names}{_NAME_END}"]
+        rx = _INSTALLED + r"[^\n]{0,200}?(?:" + "|".join(targets) + ")"
+        out.append(FixAction(issue, f"plan {plan}: torch from its index", lazy_re.compile(rx, _F), in_branch,
+                             _PYTHON, plan=plan))
+    if does.images:
+        images = _alternatives(does.images) + r"(?![\w/-])"
+        rx = (rf"(?<![\w/.-])(?:docker|podman)(?![\w-])[^\n]{{0,40}}?\brun\b[^\n]{{0,300}}?(?<![\w/.-]){images}"
+              r"|\b(?:us(?:e|ed|ing)|ran|running|switch(?:ed|ing)?\s+(?:over\s+)?to|went\s+with|mov(?:ed|ing)\s+to)\s+"
+              r"(?:the\s+|an?\s+|AMD'?s\s+)?(?:official\s+)?(?:docker\s+|podman\s+)?(?:image\s+|container\s+)?"
+              rf"[`'\"]?{images}")
+        out.append(FixAction(issue, f"plan {plan}: its image run", lazy_re.compile(rx, _F), in_branch, _CONTAINER,
+                             plan=plan))
+    for packages, what, changes in ((does.driver_packages, "the driver", _DRIVER),
+                                    (does.sdk_packages, "the Core SDK", _SDK)):
+        if not packages:
+            continue
+        names = "(?:" + "|".join(re.escape(p).replace(re.escape("{gfx}"), r"gfx\w+")
+                                 for p in sorted(packages, key=len, reverse=True)) + ")"
+        rx = _head_rx("apt", "install") + rf"[^\n]{{0,200}}?(?<![\w.-]){names}(?![\w.-])"
+        out.append(FixAction(issue, f"plan {plan}: {what} installed", lazy_re.compile(rx, _F), in_branch, changes,
+                             plan=plan))
+    return out
+
+
+def fix_actions(issue: KnownIssue, kb: KnowledgeBase | None = None) -> tuple[FixAction, ...]:
+    """What applying the issue's fix (and each of its branches) looks like in text (``kb``: the knowledge base whose
+    tables a plan's index, image and packages are read from)."""
     out: list[FixAction] = []
     parts = [(issue.fix.env, issue.fix.commands, issue.fix.plan, False)] + [
         (b.env, b.commands, b.plan, True) for b in issue.fix.branches]
@@ -234,8 +288,7 @@ def fix_actions(issue: KnownIssue) -> tuple[FixAction, ...]:
         out += [_env_action(issue.id, name, value, in_branch) for name, value in env.items() if value]
         for c in commands:
             out += _command_actions(issue.id, c, in_branch)
-        action = _plan_action(issue.id, plan, in_branch) if plan else None
-        out += [action] if action is not None else []
+        out += _plan_actions(issue.id, plan, in_branch, kb) if plan else []
     return tuple(out)
 
 
@@ -249,6 +302,7 @@ _SUCCESS = lazy_re.compile(
     r"|(?:fixed|solved|resolved)\s+(?:it|this|that|the\s+(?:issue|problem|error)|my\s+(?:issue|problem|error)))"
     r"|(?:works|worked|working|runs|running)\s+(?:now|again|fine|perfectly|great|flawlessly)"
     r"|(?:now|finally)\s+(?:\S+\s+)?(?:works|runs|is\s+working)"
+    r"|now\s+(?:i'?m|i\s+am|we\s+are|we'?re)\s+able\s+to\s+(?:run|use)"
     r"|(?:fixed|solved|resolved)\s+(?:it|this|that|the\s+(?:issue|problem|error)|my\s+(?:issue|problem|error))"
     r"|works\s+for\s+me|it\s+runs(?!\s+(?:out|into|slow|but)\b)|thanks?(?:\s+you)?\W{0,3}\s?(?:it\s+)?works)\b", _F)
 # "fixed it by", "the fix was", "it works with", "I fixed this by running the following commands:": said before it
@@ -332,10 +386,16 @@ def _bodies(texts: list[EvidenceText]) -> list[_Body]:
 def _spots(body: str, actions: tuple[FixAction, ...]) -> list[_Spot]:
     """Where the actions read in the text: the actions matching at one place are one spot."""
     at: dict[int, list[tuple[int, FixAction]]] = {}
+    found: dict[lazy_re.Pattern, list[tuple[int, int]]] = {}  # the issues sharing a plan share its pattern: read once
     for a in actions:
-        for m in a.pattern.finditer(body):
-            at.setdefault(m.start(), []).append((m.end(), a))
-    return [_Spot(start, max(e for e, _a in hits), tuple(a for _e, a in hits)) for start, hits in sorted(at.items())]
+        if a.pattern not in found:
+            found[a.pattern] = [(m.start(), m.end()) for m in a.pattern.finditer(body)]
+        for start, end in found[a.pattern]:
+            at.setdefault(start, []).append((end, a))
+    # a plan read at the place of a command or setting of an issue's own fix data yields to it: that is the more
+    # distinctive (``pip install torch==2.4.1 --index-url .../rocm6.1`` is that issue's command, not any pip plan's)
+    return [_Spot(start, max(e for e, _a in hits), tuple(a for _e, a in hits if a.plan is None)
+                  or tuple(a for _e, a in hits)) for start, hits in sorted(at.items())]
 
 
 _SENTENCE = 300  # characters a sentence is read back or on (a longer line is not one sentence of prose)

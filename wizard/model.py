@@ -281,6 +281,9 @@ class Facts:
 # An entry of Action.changes saying the action changes the kernel driver (a DKMS module installed or
 # removed): the new driver is only loaded after a reboot, so a run that did this must say so.
 KERNEL_DRIVER = "kernel:amdgpu"
+# The package of AMD's DKMS kernel driver (the driver plan installs it; a thread saying it installed it and the GPU
+# works reads as that plan applied: wizard/fix_plans.py)
+DRIVER_PACKAGE = "amdgpu-dkms"
 # Action.requires: what the machine must provide for the action to mean anything. An executor that
 # cannot provide it (a rehearsal machine has no GPU) skips the step and says why, never "passes" it.
 NEEDS_GPU = "gpu"
