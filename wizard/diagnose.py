@@ -19,8 +19,9 @@ from wizard.fix_worked import FixAction, fix_actions, worked_fixes
 from wizard.kb import KnownIssue, load_kb
 from wizard.kb.families import one_generic_target
 from wizard.model import Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
-from wizard.parsers.match_text import line_breaks, match_text
+from wizard.parsers.match_text import evidence_line, line_breaks, match_text
 from wizard.parsers.uname import kernel_series
+from wizard.parsers.writers import joined_words
 from wizard.record import record, replace
 
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
@@ -867,30 +868,12 @@ def _texts(facts: Facts | None, error_text: str | None) -> list[_Text]:
 
 def _posts_joined(texts: list[EvidenceText]) -> list[EvidenceText]:
     """The reporter's words that come in several segments (prose, then a fenced block with the settings, then "now it
-    works"), their text segments joined in one text per file, and each other person's post the same way, blank lines
-    standing for what lies between them so that a match keeps its line number. Searched after the segments
-    themselves: only a pattern that spans them matches here first."""
-    groups: dict[tuple[str, int, bool], list[EvidenceText]] = {}
-    for t in texts:
-        if t.kind == "text" and t.source not in ("--error-file", "traceback.txt"):
-            # the reporter's posts together (one writer: a post split at its "EDIT:" or at the fix it introduces
-            # goes on); another person's, each apart
-            groups.setdefault((t.source, -1 if t.own else t.post, t.own), []).append(t)
-    out: list[EvidenceText] = []
-    for (source, _post, own), parts in groups.items():
-        if len(parts) < 2:
-            continue
-        parts.sort(key=lambda t: t.first_line)
-        body: list[str] = []
-        for t in parts:
-            lines = t.text.split("\n")
-            gap = t.first_line - (parts[0].first_line + len(body))
-            if gap < 0:
-                break  # overlapping segments: not one post's text in order
-            body += [""] * gap + lines
-        else:
-            out.append(EvidenceText(source, "\n".join(body), parts[0].first_line, "text", own, post=parts[0].post))
-    return out
+    works"), their text segments joined in one text per file, and each other person's post the same way
+    (`joined_words`, the reporter's posts all in one). Searched after the segments themselves: only a pattern that
+    spans them matches here first; segments that overlap (the same lines twice) are not one text in order."""
+    prose = [t for t in texts if t.kind == "text" and t.source not in ("--error-file", "traceback.txt")]
+    return [EvidenceText(w.source, w.text, w.first_line, "text", w.own, post=w.post)
+            for w in joined_words(prose, reporter_runs=False) if w.parts > 1 and not w.overlapping]
 
 
 def _search(patterns: tuple[lazy_re.Pattern, ...], texts: list[_Text]) -> _Match | None:
@@ -904,14 +887,8 @@ def _search(patterns: tuple[lazy_re.Pattern, ...], texts: list[_Text]) -> _Match
                 m = pattern.search(t.text)
                 if m is None:
                     continue
-                start = t.text.rfind("\n", 0, m.start()) + 1
-                end = t.text.find("\n", m.end())
-                line = t.text[start: end if end != -1 else len(t.text)].strip()
-                if "\n" in line:  # a match over several lines of one post: its lines in one
-                    line = " / ".join(x.strip() for x in line.splitlines() if x.strip())
-                line = line[:300]
-                number = searched.line(t.text.count("\n", 0, m.start()))
-                return _Match(Evidence(t.source, number, line), own)
+                row, line = evidence_line(t.text, m.start(), m.end())
+                return _Match(Evidence(t.source, searched.line(row), line), own)
     return None
 
 
