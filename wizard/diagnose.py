@@ -839,9 +839,10 @@ def _searched(t: EvidenceText) -> _Text:
     return _Text(replace(t, text=m.text), m.lines)
 
 
-def _seen(facts: Facts) -> Facts:
-    """The facts with their texts as signatures see them: a predicate that reads a text (text_matches) reads it so."""
-    return replace(facts, texts=tuple(replace(t, text=match_text(t.text).text) for t in facts.texts))
+def _seen(facts: Facts, searched: list[_Text]) -> Facts:
+    """The facts with their texts as signatures see them (``searched``: each of ``facts.texts`` normalised): a
+    predicate that reads a text (text_matches) reads it so."""
+    return replace(facts, texts=tuple(s.text for s in searched))
 
 
 @record
@@ -855,15 +856,19 @@ class _Match:
     waives: tuple[str, ...] = ()  # predicates (and "env:NAME" settings) the applied fix changed: not held against it
 
 
-def _texts(facts: Facts | None, error_text: str | None) -> list[_Text]:
-    """Every text to search: the facts' (bundle files, paste segments, kernel log) and an extra error text."""
-    out = list(facts.texts) if facts is not None else []
+def _read(facts: Facts, error_text: str | None) -> tuple[Facts, list[_Text]]:
+    """The facts as the predicates see them, and every text to search: the facts' (bundle files, paste segments,
+    kernel log), an extra error text, and one writer's segments joined (`_posts_joined`, from the texts' line breaks
+    and normalised as one). Each text is normalised once, for both."""
+    given = [_searched(t) for t in facts.texts]
+    extra: list[EvidenceText] = []
     if error_text:
-        out.append(EvidenceText("--error-file", error_text, 1, "text", True))
-    elif facts is not None and facts.error_text and not any(t.source == "traceback.txt" for t in out):
-        out.append(EvidenceText("traceback.txt", facts.error_text, 1, "traceback.txt", True))
-    out = [replace(t, text=line_breaks(t.text)) for t in out if t.text]
-    return [_searched(t) for t in out + _posts_joined(out)]
+        extra.append(EvidenceText("--error-file", error_text, 1, "text", True))
+    elif facts.error_text and not any(t.source == "traceback.txt" for t in facts.texts):
+        extra.append(EvidenceText("traceback.txt", facts.error_text, 1, "traceback.txt", True))
+    texts = [s for t, s in zip(facts.texts, given) if t.text] + [_searched(t) for t in extra]
+    joined = _posts_joined([replace(t, text=line_breaks(t.text)) for t in [*facts.texts, *extra] if t.text])
+    return _seen(facts, given), texts + [_searched(t) for t in joined]
 
 
 def _posts_joined(texts: list[EvidenceText]) -> list[EvidenceText]:
@@ -1358,7 +1363,7 @@ def diagnose(facts: Facts, error_text: str | None = None) -> list[Finding]:
     Signatures are searched in every text the machine came with (bundle files, pasted outputs,
     kernel log lines) and in ``error_text``; each finding names the file and line that matched.
     """
-    findings = _findings(_seen(facts), _texts(facts, error_text), predicted=True)
+    findings = _findings(*_read(facts, error_text), predicted=True)
     causes = [f for f in findings if not against_detection(f) and f.to_check is None]
     return (causes + _machine_findings(facts) + [f for f in findings if not against_detection(f) and f.to_check]
             + [f for f in findings if against_detection(f)])
@@ -1373,5 +1378,6 @@ def causes_and_checks(findings: list[Finding]) -> tuple[list[Finding], list[Find
 def diagnose_error_text(text: str, facts: Facts | None = None) -> list[Finding]:
     """Findings whose signature matches this error text (conditions checked when facts are given)."""
     texts = [_searched(EvidenceText("error text", text or "", 1, "text", True))]
-    causes, checks = causes_and_checks(_findings(_seen(facts) if facts is not None else None, texts, predicted=False))
+    seen = _seen(facts, [_searched(t) for t in facts.texts]) if facts is not None else None
+    causes, checks = causes_and_checks(_findings(seen, texts, predicted=False))
     return causes + checks

@@ -99,7 +99,6 @@ def line_breaks(text: str) -> str:
     return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
 
 
-@functools.lru_cache(maxsize=64)  # a diagnosis reads each text twice: for signatures and for its predicates
 def match_text(text: str) -> MatchText:
     """``text`` as signatures are matched against it, with the map of its lines back to the lines of
     ``line_breaks(text)``."""
