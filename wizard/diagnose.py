@@ -19,8 +19,9 @@ from wizard.fix_worked import FixAction, fix_actions, worked_fixes
 from wizard.kb import KnownIssue, load_kb
 from wizard.kb.families import one_generic_target
 from wizard.model import Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
-from wizard.parsers.match_text import line_breaks, match_text
+from wizard.parsers.match_text import evidence_line, line_breaks, match_text
 from wizard.parsers.uname import kernel_series
+from wizard.parsers.writers import joined_words
 from wizard.record import record, replace
 
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
@@ -840,9 +841,10 @@ def _searched(t: EvidenceText) -> _Text:
     return _Text(replace(t, text=m.text), m.lines)
 
 
-def _seen(facts: Facts) -> Facts:
-    """The facts with their texts as signatures see them: a predicate that reads a text (text_matches) reads it so."""
-    return replace(facts, texts=tuple(replace(t, text=match_text(t.text).text) for t in facts.texts))
+def _seen(facts: Facts, searched: list[_Text]) -> Facts:
+    """The facts with their texts as signatures see them (``searched``: each of ``facts.texts`` normalised): a
+    predicate that reads a text (text_matches) reads it so."""
+    return replace(facts, texts=tuple(s.text for s in searched))
 
 
 @record
@@ -856,43 +858,29 @@ class _Match:
     waives: tuple[str, ...] = ()  # predicates (and "env:NAME" settings) the applied fix changed: not held against it
 
 
-def _texts(facts: Facts | None, error_text: str | None) -> list[_Text]:
-    """Every text to search: the facts' (bundle files, paste segments, kernel log) and an extra error text."""
-    out = list(facts.texts) if facts is not None else []
+def _read(facts: Facts, error_text: str | None) -> tuple[Facts, list[_Text]]:
+    """The facts as the predicates see them, and every text to search: the facts' (bundle files, paste segments,
+    kernel log), an extra error text, and one writer's segments joined (`_posts_joined`, from the texts' line breaks
+    and normalised as one). Each text is normalised once, for both."""
+    given = [_searched(t) for t in facts.texts]
+    extra: list[EvidenceText] = []
     if error_text:
-        out.append(EvidenceText("--error-file", error_text, 1, "text", True))
-    elif facts is not None and facts.error_text and not any(t.source == "traceback.txt" for t in out):
-        out.append(EvidenceText("traceback.txt", facts.error_text, 1, "traceback.txt", True))
-    out = [replace(t, text=line_breaks(t.text)) for t in out if t.text]
-    return [_searched(t) for t in out + _posts_joined(out)]
+        extra.append(EvidenceText("--error-file", error_text, 1, "text", True))
+    elif facts.error_text and not any(t.source == "traceback.txt" for t in facts.texts):
+        extra.append(EvidenceText("traceback.txt", facts.error_text, 1, "traceback.txt", True))
+    texts = [s for t, s in zip(facts.texts, given) if t.text] + [_searched(t) for t in extra]
+    joined = _posts_joined([replace(t, text=line_breaks(t.text)) for t in [*facts.texts, *extra] if t.text])
+    return _seen(facts, given), texts + [_searched(t) for t in joined]
 
 
 def _posts_joined(texts: list[EvidenceText]) -> list[EvidenceText]:
     """The reporter's words that come in several segments (prose, then a fenced block with the settings, then "now it
-    works"), their text segments joined in one text per file, and each other person's post the same way, blank lines
-    standing for what lies between them so that a match keeps its line number. Searched after the segments
-    themselves: only a pattern that spans them matches here first."""
-    groups: dict[tuple[str, int, bool], list[EvidenceText]] = {}
-    for t in texts:
-        if t.kind == "text" and t.source not in ("--error-file", "traceback.txt"):
-            # the reporter's posts together (one writer: a post split at its "EDIT:" or at the fix it introduces
-            # goes on); another person's, each apart
-            groups.setdefault((t.source, -1 if t.own else t.post, t.own), []).append(t)
-    out: list[EvidenceText] = []
-    for (source, _post, own), parts in groups.items():
-        if len(parts) < 2:
-            continue
-        parts.sort(key=lambda t: t.first_line)
-        body: list[str] = []
-        for t in parts:
-            lines = t.text.split("\n")
-            gap = t.first_line - (parts[0].first_line + len(body))
-            if gap < 0:
-                break  # overlapping segments: not one post's text in order
-            body += [""] * gap + lines
-        else:
-            out.append(EvidenceText(source, "\n".join(body), parts[0].first_line, "text", own, post=parts[0].post))
-    return out
+    works"), their text segments joined in one text per file, and each other person's post the same way
+    (`joined_words`, the reporter's posts all in one). Searched after the segments themselves: only a pattern that
+    spans them matches here first; segments that overlap (the same lines twice) are not one text in order."""
+    prose = [t for t in texts if t.kind == "text" and t.source not in ("--error-file", "traceback.txt")]
+    return [EvidenceText(w.source, w.text, w.first_line, "text", w.own, post=w.post)
+            for w in joined_words(prose, reporter_runs=False) if w.parts > 1 and not w.overlapping]
 
 
 def _search(patterns: tuple[lazy_re.Pattern, ...], texts: list[_Text]) -> _Match | None:
@@ -906,14 +894,8 @@ def _search(patterns: tuple[lazy_re.Pattern, ...], texts: list[_Text]) -> _Match
                 m = pattern.search(t.text)
                 if m is None:
                     continue
-                start = t.text.rfind("\n", 0, m.start()) + 1
-                end = t.text.find("\n", m.end())
-                line = t.text[start: end if end != -1 else len(t.text)].strip()
-                if "\n" in line:  # a match over several lines of one post: its lines in one
-                    line = " / ".join(x.strip() for x in line.splitlines() if x.strip())
-                line = line[:300]
-                number = searched.line(t.text.count("\n", 0, m.start()))
-                return _Match(Evidence(t.source, number, line), own)
+                row, line = evidence_line(t.text, m.start(), m.end())
+                return _Match(Evidence(t.source, searched.line(row), line), own)
     return None
 
 
@@ -1384,7 +1366,7 @@ def diagnose(facts: Facts, error_text: str | None = None) -> list[Finding]:
     Signatures are searched in every text the machine came with (bundle files, pasted outputs,
     kernel log lines) and in ``error_text``; each finding names the file and line that matched.
     """
-    findings = _findings(_seen(facts), _texts(facts, error_text), predicted=True)
+    findings = _findings(*_read(facts, error_text), predicted=True)
     causes = [f for f in findings if not against_detection(f) and f.to_check is None]
     return (causes + _machine_findings(facts) + [f for f in findings if not against_detection(f) and f.to_check]
             + [f for f in findings if against_detection(f)])
@@ -1399,5 +1381,6 @@ def causes_and_checks(findings: list[Finding]) -> tuple[list[Finding], list[Find
 def diagnose_error_text(text: str, facts: Facts | None = None) -> list[Finding]:
     """Findings whose signature matches this error text (conditions checked when facts are given)."""
     texts = [_searched(EvidenceText("error text", text or "", 1, "text", True))]
-    causes, checks = causes_and_checks(_findings(_seen(facts) if facts is not None else None, texts, predicted=False))
+    seen = _seen(facts, [_searched(t) for t in facts.texts]) if facts is not None else None
+    causes, checks = causes_and_checks(_findings(seen, texts, predicted=False))
     return causes + checks

@@ -33,6 +33,7 @@ from wizard import lazy_re
 from wizard.fix_plans import plan_does
 from wizard.kb import KnowledgeBase, KnownIssue
 from wizard.model import Evidence, EvidenceText
+from wizard.parsers.writers import Words, joined_words
 from wizard.record import record
 
 _F = re.IGNORECASE
@@ -335,52 +336,16 @@ _BEFORE_WINDOW = 250  # characters from "fixed it by" to the action
 
 
 @record
-class _Body:
-    """One stretch of one writer's words: the texts of consecutive posts of the same person, in one string with
-    their own line numbers."""
-
-    source: str
-    first_line: int
-    text: str
-    own: bool
-    post: int  # the first post it holds
-
-    def evidence(self, pos: int) -> Evidence:
-        start = self.text.rfind("\n", 0, pos) + 1
-        end = self.text.find("\n", pos)
-        line = self.text[start: end if end != -1 else len(self.text)].strip()[:300]
-        return Evidence(self.source, self.first_line + self.text.count("\n", 0, pos), line)
-
-
-@record
 class _Spot:
     start: int
     end: int
     actions: tuple[FixAction, ...]
 
 
-def _bodies(texts: list[EvidenceText]) -> list[_Body]:
+def _bodies(texts: list[EvidenceText]) -> list[Words]:
     """The reporter's runs of consecutive posts (a post split at its "EDIT:" goes on), and each other person's post,
-    each in one text in line order; overlapping texts (the same lines read twice) count once."""
-    others: dict[str, list[int]] = {}
-    for t in texts:
-        if not t.own:
-            others.setdefault(t.source, []).append(t.post)
-    groups: dict[tuple[str, bool, int], dict[int, str]] = {}
-    first_post: dict[tuple[str, bool, int], int] = {}
-    for t in texts:
-        run = sum(1 for p in others.get(t.source, []) if p < t.post) if t.own else t.post
-        key = (t.source, t.own, run)
-        lines = groups.setdefault(key, {})
-        first_post[key] = min(first_post.get(key, t.post), t.post)
-        for i, line in enumerate(t.text.split("\n")):
-            lines.setdefault(t.first_line + i, line)
-    out = []
-    for (source, own, _run), lines in groups.items():
-        lo, hi = min(lines), max(lines)
-        body = "\n".join(lines.get(n, "") for n in range(lo, hi + 1))
-        out.append(_Body(source, lo, body, own, first_post[(source, own, _run)]))
-    return sorted(out, key=lambda b: (b.source, b.post, b.first_line))
+    each in one text in line order (`joined_words`); overlapping texts (the same lines read twice) count once."""
+    return sorted(joined_words(texts, reporter_runs=True), key=lambda b: (b.source, b.post, b.first_line))
 
 
 def _spots(body: str, actions: tuple[FixAction, ...]) -> list[_Spot]:
@@ -428,7 +393,7 @@ def _said_worked(text: str, start: int, end: int) -> bool:
     return not _FAILURE.search(text, start, end) and not _FAILURE.search(rest) and ends != "?"
 
 
-def _own_hits(body: _Body, actions: tuple[FixAction, ...]) -> list[Hit]:
+def _own_hits(body: Words, actions: tuple[FixAction, ...]) -> list[Hit]:
     text = body.text
     spots = [s for s in _spots(text, actions) if _applied(text, s)]
     claims: dict[int, list[_Spot]] = {}
@@ -453,13 +418,13 @@ def _own_hits(body: _Body, actions: tuple[FixAction, ...]) -> list[Hit]:
     return out
 
 
-def _proposals(body: _Body, actions: tuple[FixAction, ...]) -> list[_Spot]:
+def _proposals(body: Words, actions: tuple[FixAction, ...]) -> list[_Spot]:
     """Actions another person's post proposes (a question proposes too), not ones it says failed for them."""
     text = body.text
     return [s for s in _spots(text, actions) if not _FAILURE.search(_sentence_rest(text, s.end)[0])]
 
 
-def _confirmation(body: _Body, proposal: _Spot, actions: tuple[FixAction, ...]) -> int | None:
+def _confirmation(body: Words, proposal: _Spot, actions: tuple[FixAction, ...]) -> int | None:
     """Where the reporter's post confirms the proposal, or None: it says it worked, and names no other fix."""
     text = body.text
     named = _spots(text, actions)

@@ -99,7 +99,6 @@ def line_breaks(text: str) -> str:
     return _ANSI.sub("", text).replace("\r\n", "\n").replace("\r", "\n")
 
 
-@functools.lru_cache(maxsize=64)  # a diagnosis reads each text twice: for signatures and for its predicates
 def match_text(text: str) -> MatchText:
     """``text`` as signatures are matched against it, with the map of its lines back to the lines of
     ``line_breaks(text)``."""
@@ -126,6 +125,21 @@ def match_text(text: str) -> MatchText:
         out += parts
         origin += [i] * len(parts)
     return MatchText("\n".join(out), tuple(origin))
+
+
+EVIDENCE_CHARS = 300  # an evidence line is cut here
+
+
+def evidence_line(text: str, start: int, end: int) -> tuple[int, str]:
+    """(row, line) of a match from ``start`` to ``end`` in ``text``: the row (0-based) it starts on, and the line it
+    is on, stripped (a match over several lines: those lines, stripped, joined with " / "), at most
+    ``EVIDENCE_CHARS`` characters."""
+    first = text.rfind("\n", 0, start) + 1
+    last = text.find("\n", end)
+    line = text[first: last if last != -1 else len(text)].strip()
+    if "\n" in line:
+        line = " / ".join(x.strip() for x in line.splitlines() if x.strip())
+    return text.count("\n", 0, start), line[:EVIDENCE_CHARS]
 
 
 def normalise_error_text(text: str) -> str:
