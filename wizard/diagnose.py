@@ -1295,8 +1295,8 @@ def _worked(facts: Facts | None, texts: list[_Text]) -> dict[str, _Match]:
     """The issues whose fix the machine's text shows applied and working (`wizard.fix_worked`), each with the line
     of the action and the line that says it worked. One action the fixes of several issues share states the one
     the facts leave (its other conditions hold, nothing detected contradicts it); where several remain, the one
-    whose own fix (not a branch) it is, then one that explains the others, then the one whose failure the text
-    shows, then one the facts alone can show (not one its failure line defines, unshown), then the one whose every
+    whose failure the text shows, then the one whose own fix (not a branch) it is, then one that explains the
+    others, then one the facts alone can show (not one its failure line defines, unshown), then the one whose every
     condition the facts show holding (none changed by the fix, none unknown); else none."""
     kb = load_kb()
     out: dict[str, _Match] = {}
@@ -1318,15 +1318,15 @@ def _worked(facts: Facts | None, texts: list[_Text]) -> dict[str, _Match]:
             # is what its "not in render" was about); its failure shown is checked below
             fully = bool(issue.when) and got.held == len(issue.when)
             fits.append((issue, waives, fully, any(FIX_CHANGED in e for e in got.evidence)))
+        shown = {f[0].id for f in fits if _signature_match(f[0], texts) is not None} if len(ids) > 1 else set()
+        if len(fits) > 1:
+            fits = [f for f in fits if f[0].id in shown] or fits
         if len(fits) > 1:
             main = [f for f in fits if any(not a.in_branch for a in hit.actions if a.issue == f[0].id)]
             fits = main or fits
         if len(fits) > 1:
             left = {f[0].id for f in fits}
             fits = [f for f in fits if left - {f[0].id} <= set(f[0].explains)] or fits
-        shown = {f[0].id for f in fits if _signature_match(f[0], texts) is not None} if len(ids) > 1 else set()
-        if len(fits) > 1:
-            fits = [f for f in fits if f[0].id in shown] or fits
         if len(fits) > 1:
             # an issue the facts alone can show (predict) over one its failure line defines, which is not shown
             fits = [f for f in fits if f[0].predict or f[0].id in shown] or fits
