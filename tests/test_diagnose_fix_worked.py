@@ -205,6 +205,17 @@ def test_a_proposal_not_confirmed_by_the_reporter_after_it_states_nothing(tmp_pa
     assert "rdna2-variant-needs-override" not in _thread_causes(tmp_path, text)
 
 
+def test_the_reporters_claim_does_not_read_across_another_persons_post(tmp_path: Path) -> None:
+    """The reporter's posts joined for the signature search are not read for a fix that worked: "I set X" and, after
+    another person's question, "and now it works" are two runs (the second answers the question)."""
+    text = (HEAD + "alice · comment · 2024-03-02\nI set HSA_OVERRIDE_GFX_VERSION=10.3.0 "
+            "before starting python.\n\nbob · comment · 2024-03-03\nHave you tried rebooting?\n\n"
+            "alice · comment · 2024-03-04\nand now it works\n")
+    assert "rdna2-variant-needs-override" not in _thread_causes(tmp_path, text)
+    together = HEAD + "alice · comment · 2024-03-02\nI set HSA_OVERRIDE_GFX_VERSION=10.3.0 and now it works\n"
+    assert "rdna2-variant-needs-override" in _thread_causes(tmp_path, together)
+
+
 @pytest.mark.parametrize("line", ["HSA_OVERRIDE_GFX_VERSION=10.3.0 " * 2000, "sudo usermod " * 5000,
                                   "fixed it by " * 5000, "apt install " * 5000 + "x", "that worked " * 5000,
                                   "HSA_OVERRIDE_GFX_VERSION=10.3.0 fixed it by " * 2000],

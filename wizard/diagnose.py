@@ -830,6 +830,7 @@ class _Text:
 
     text: EvidenceText
     lines: tuple[int, ...] = ()
+    joined: bool = False  # one writer's segments joined (`_posts_joined`), not a text of its own
 
     def line(self, row: int) -> int:
         """The number, in its source, of the text's line ``row`` (0-based)."""
@@ -870,7 +871,7 @@ def _read(facts: Facts, error_text: str | None) -> tuple[Facts, list[_Text]]:
         extra.append(EvidenceText("traceback.txt", facts.error_text, 1, "traceback.txt", True))
     texts = [s for t, s in zip(facts.texts, given) if t.text] + [_searched(t) for t in extra]
     joined = _posts_joined([replace(t, text=line_breaks(t.text)) for t in [*facts.texts, *extra] if t.text])
-    return _seen(facts, given), texts + [_searched(t) for t in joined]
+    return _seen(facts, given), texts + [replace(_searched(t), joined=True) for t in joined]
 
 
 def _posts_joined(texts: list[EvidenceText]) -> list[EvidenceText]:
@@ -1301,7 +1302,9 @@ def _worked(facts: Facts | None, texts: list[_Text]) -> dict[str, _Match]:
     kb = load_kb()
     out: dict[str, _Match] = {}
     own = [t for t in texts if t.text.own]
-    for hit in worked_fixes([t.text for t in texts], _fix_actions()):
+    # the texts themselves: the joined ones would put the reporter's later posts in their first run, and a claim
+    # would read across another person's post between them
+    for hit in worked_fixes([t.text for t in texts if not t.joined], _fix_actions()):
         fits: list[tuple[KnownIssue, tuple[str, ...], bool, bool]] = []
         ids = list(dict.fromkeys(a.issue for a in hit.actions))
         for issue_id in ids:
