@@ -224,3 +224,16 @@ def test_finding_a_fix_that_worked_stays_linear_on_adversarial_text(line: str) -
     started = time.monotonic()
     worked_fixes([EvidenceText("paste.txt", line, 1, "text", True)], _fix_actions())
     assert time.monotonic() - started < 8
+
+
+@pytest.mark.parametrize(("text", "removed"), [
+    ("I removed any HSA_OVERRIDE_GFX_VERSION set in the system environment and it works now.", True),
+    ("Removing my HSA_OVERRIDE_GFX_VERSION fixed it.", True),
+    ("I removed the HSA_OVERRIDE_GFX_VERSION line and it works now.", True),
+    ("I removed nothing; HSA_OVERRIDE_GFX_VERSION is still set and it works now.", False),  # not removed
+    ("Removing any HSA_OVERRIDE_GFX_VERSION didn't help.", False),  # did not work
+])
+def test_an_override_removed_with_a_determiner_reads_as_unset(text: str, removed: bool) -> None:
+    hits = worked_fixes([EvidenceText("paste.txt", text, 1, "text", True)], _fix_actions())
+    labels = {a.label for h in hits for a in h.actions}
+    assert ("unset HSA_OVERRIDE_GFX_VERSION" in labels) is removed, text

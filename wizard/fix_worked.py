@@ -119,7 +119,8 @@ def _env_action(issue: str, name: str, value: str, in_branch: bool) -> FixAction
 def _unset_action(issue: str, name: str, in_branch: bool) -> FixAction:
     n = re.escape(name)
     rx = (rf"\bunset\b[^\n]{{0,80}}?\b{n}\b"
-          rf"|\b(?:unset(?:ting)?|remov(?:e|ed|ing)|delet(?:e|ed|ing)|drop(?:ped|ping)?)\s+(?:the\s+)?[`'\"]?{n}\b")
+          rf"|\b(?:unset(?:ting)?|remov(?:e|ed|ing)|delet(?:e|ed|ing)|drop(?:ped|ping)?)\s+(?:(?:the|any|my|your|that|this)\s+)?"
+          rf"[`'\"]?{n}\b")
     return FixAction(issue, f"unset {name}", lazy_re.compile(rx, _F), in_branch, _ENV_READERS.get(name, ()), (name,))
 
 
