@@ -525,3 +525,21 @@ def test_rev_ff_alone_is_to_check_a_laptop_dgpu_asleep_answers_it_too() -> None:
     # near miss: the ring's ordinary start-up line is no timeout
     ok = _by_id(_facts(_gpu("gfx1032", "RDNA2"), lspci + "\n[ 5.0] amdgpu: ring gfx_0.0.0 uses VM inv eng 0"))
     assert getattr(ok["gpu-not-responding-rev-ff"], "to_check") == UNDECIDED_BRANCH
+
+
+def test_a_source_build_gets_the_rebuild_branch_and_a_wheel_does_not() -> None:
+    """'invalid device function' from a program built from source (llama.cpp's -DGPU_TARGETS, hipcc
+    --offload-arch, koboldcpp's make LLAMA_HIPBLAS=1) gets the advice to rebuild for the target the GPU runs as
+    (ggml-org/llama.cpp@00fd518:docs/build.md); the same line from a torch wheel does not."""
+    gpu = _gpu("gfx1100", "rdna3")
+    for build in ("cmake -S . -B build -DGGML_HIP=ON -DGPU_TARGETS=gfx1030 && cmake --build build",
+                  "make LLAMA_HIPBLAS=1 -j16", "hipcc --offload-arch=gfx906 kernel.cpp -o kernel"):
+        found = {f.id: f for f in diagnose(_facts(gpu, build + "\nhipErrorInvalidDeviceFunction: invalid device function"))}
+        assert "Rebuild it for the target the GPU runs as" in found["invalid-device-function"].fix, build
+    wheel = {f.id: f for f in diagnose(_facts(gpu, "CMake version: version 3.28.1\n"
+                                                   "RuntimeError: HIP error: invalid device function"))}
+    assert "Rebuild it for the target" not in wheel["invalid-device-function"].fix  # torch's collect_env line
+    # a build shown says which software this is, not that it lacks the target: a symptom stays to check
+    symptom = "make LLAMA_HIPBLAS=1 -j16\nHIP error: shared object initialization failed"
+    found = {f.id: f for f in diagnose(_facts(gpu, symptom))}
+    assert found["no-binary-for-gpu"].to_check is not None

@@ -611,6 +611,25 @@ def _p_text_matches(f: Facts, arg: object) -> list[str] | None:
     return None
 
 
+# A program built from source, as its build line reads (llama.cpp's cmake -DGGML_HIP=ON -DGPU_TARGETS=..., koboldcpp's
+# make LLAMA_HIPBLAS=1, hipcc --offload-arch=...): not the words "CMake version" in torch's collect_env
+_BUILT = lazy_re.compile(r"(?<![\w-])(?:-D)?(?:AMD)?GPU_TARGETS[ \t]*=|(?<![\w-])-DGGML_HIP(?:BLAS)?=|\bLLAMA_HIPBLAS=|"
+                         r"--offload-arch[= ]gfx|\bCMAKE_HIP_ARCHITECTURES\b|^[ \t]*(?:\$[ \t]*)?cmake[ \t]+(?:-S|-B|\.\.)"
+                         r"|^[ \t]*(?:\$[ \t]*)?hipcc[ \t]", re.IGNORECASE | re.MULTILINE)
+
+
+def _p_built_from_source(f: Facts, arg: object) -> list[str] | None:
+    """The machine's own text shows a GPU program built from source (which targets it carries is its build's choice;
+    this says which software this is, not that its targets are wrong)."""
+    for t in f.texts:
+        if t.own:
+            m = _BUILT.search(t.text)
+            if m:
+                line = t.text[t.text.rfind("\n", 0, m.start()) + 1:].split("\n", 1)[0].strip()
+                return [f"{t.source}: built from source: {line[:120]}"]
+    return None
+
+
 def _p_text_not_matches(f: Facts, arg: object) -> list[str] | None:
     """No text of this machine's own matches (e.g. the fix was already tried and failed)."""
     rx = lazy_re.compile(str(arg), re.IGNORECASE)
@@ -801,6 +820,7 @@ PREDICATES: dict[str, Pred] = {
     "gpu_gfx_not_in": _p_gpu_gfx_not_in,
     "therock_family_lacks_gpu": _p_therock_family_lacks_gpu,
     "text_matches": _p_text_matches,
+    "built_from_source": _p_built_from_source,
     "text_not_matches": _p_text_not_matches,
     "tensile_gfx_unshipped": _p_tensile_gfx_unshipped,
     "tensile_gfx_not_installed": _p_tensile_gfx_not_installed,
@@ -993,7 +1013,7 @@ NOT_KNOWN = "not known from the evidence"
 # software or the settings (the wheel lacks the GPU's target, the override names another family) is a cause.
 _IDENTITY_ONLY = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gpu_codename_in", "has_dgpu",
                             "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "wsl", "in_container",
-                            "tensile_gfx_unshipped"})
+                            "tensile_gfx_unshipped", "built_from_source"})
 
 
 # Conditions that only name GPUs: a stated signature (the software's own words about this machine) does without them

@@ -86,6 +86,7 @@ PREDICATES: dict[str, str] = {
     "therock_family_lacks_gpu": "true",
     "text_matches": "regex",
     "text_not_matches": "regex",
+    "built_from_source": "true",
     "tensile_gfx_unshipped": "true",
     "tensile_gfx_not_installed": "true",
     "tensile_gfx_shipped": "true",
