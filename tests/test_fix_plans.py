@@ -12,30 +12,17 @@ from pathlib import Path
 import pytest
 
 from reading_helpers import detect_paste
-from wizard.diagnose import Finding, _fix_actions, diagnose
+from test_diagnose_fix_worked import _causes, _facts, _gpu
+from wizard.diagnose import _fix_actions
 from wizard.fix_plans import _plan_data, plan_does
 from wizard.fix_worked import Hit, fix_actions, worked_fixes
 from wizard.kb import load_kb
-from wizard.kb.families import family_of_gfx
-from wizard.model import DRIVER_PACKAGE, Driver, EvidenceText, Facts, Gpu, OsInfo
+from wizard.model import DRIVER_PACKAGE, Driver, EvidenceText, Facts, OsInfo
 from wizard.plan_file import builtin_plan_names, load_plan
 from wizard.record import replace
 from wizard.steps.kernel_driver import driver_install
 
 pytestmark = pytest.mark.unit
-
-
-def _gpu(gfx: str) -> Gpu:
-    return Gpu(name=f"AMD {gfx}", gfx=gfx, integrated=False, family=family_of_gfx(gfx))
-
-
-def _facts(text: str, *gpus: Gpu, **kw: object) -> Facts:
-    return Facts(gpus=gpus, origin="test", texts=(EvidenceText("paste.txt", text, 1, "text", True),),
-                 **kw)  # type: ignore[arg-type]
-
-
-def _causes(facts: Facts) -> dict[str, Finding]:
-    return {f.id: f for f in diagnose(facts) if f.to_check is None}
 
 
 def _hits(text: str) -> list[Hit]:
