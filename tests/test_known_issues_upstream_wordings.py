@@ -378,3 +378,15 @@ def test_hipsparselt_missing_library_is_not_rocblas_missing_kernels(line: str) -
     rocblas = "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory"
     assert "tensile-library-missing" in _ids(gpus, rocblas)
     assert "hipsparselt-no-library-for-gpu" not in _ids(gpus, rocblas)
+
+
+def test_an_old_hip_switch_ignored_by_cmake_is_the_cause_only_where_the_text_names_it() -> None:
+    """llama.cpp reads GGML_HIP; CMake only warns that an old GGML_HIPBLAS / LLAMA_HIPBLAS was not used
+    (ggml-org/llama.cpp@0014ce6:CMakeLists.txt sets CMAKE_WARN_UNUSED_CLI and keeps no shim for it) and the build
+    has no HIP backend. A CPU-only llama.cpp whose text names no old switch is another story."""
+    cmake = ("CMake Warning:\n  Manually-specified variables were not used by the project:\n\n    LLAMA_HIPBLAS\n")
+    assert "llamacpp-ggml-hipblas-flag-ignored" in _ids({"gpus": RX7900}, cmake)
+    cpu_only = "warning: not compiled with GPU offload support, --gpu-layers option will be ignored"
+    assert "llamacpp-ggml-hipblas-flag-ignored" not in _ids({"gpus": RX7900}, "cmake -B build -DGGML_HIP=ON\n" + cpu_only)
+    assert "llamacpp-ggml-hipblas-flag-ignored" in _ids(
+        {"gpus": RX7900}, 'CMAKE_ARGS="-DGGML_HIPBLAS=on" pip install llama-cpp-python\n' + cpu_only)
