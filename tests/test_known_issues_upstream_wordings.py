@@ -390,3 +390,18 @@ def test_an_old_hip_switch_ignored_by_cmake_is_the_cause_only_where_the_text_nam
     assert "llamacpp-ggml-hipblas-flag-ignored" not in _ids({"gpus": RX7900}, "cmake -B build -DGGML_HIP=ON\n" + cpu_only)
     assert "llamacpp-ggml-hipblas-flag-ignored" in _ids(
         {"gpus": RX7900}, 'CMAKE_ARGS="-DGGML_HIPBLAS=on" pip install llama-cpp-python\n' + cpu_only)
+
+
+def test_miopen_inline_asm_on_gfx115x_is_the_cause_with_its_error_and_to_check_in_words() -> None:
+    """MIOpen's batch-norm DPP asm (row_bcast, ROCm/MIOpen@2d1fd99:src/kernels/reduction_functions.h) is built for
+    every target but gfx103x/110x/120x (src/kernels/batchnorm_functions.h): on gfx1150/1151 clang's 'not a valid
+    operand' over the row_bcast line is the cause; the same failure told in words is to check; an RDNA2 GPU is
+    another story."""
+    strix = {"gpus": [{"gfx": "gfx1151", "integrated": True}]}
+    error = 'error: not a valid operand.\n    "v_add_f32 %0 %0 %0 row_bcast:15 row_mask:0xa\\n"'
+    found = {f.id: f for f in diagnose(_facts(strix, error))}
+    assert found["miopen-gfx115x-inline-asm-invalid-operand"].to_check is None
+    words = "# MIOpen kernel compilation fails with inline assembly errors on Strix Halo"
+    found = {f.id: f for f in diagnose(_facts(strix, words))}
+    assert found["miopen-gfx115x-inline-asm-invalid-operand"].to_check is not None
+    assert "miopen-gfx115x-inline-asm-invalid-operand" not in _ids({"gpus": [{"gfx": "gfx1031"}]}, error)
