@@ -543,3 +543,18 @@ def test_a_source_build_gets_the_rebuild_branch_and_a_wheel_does_not() -> None:
     symptom = "make LLAMA_HIPBLAS=1 -j16\nHIP error: shared object initialization failed"
     found = {f.id: f for f in diagnose(_facts(gpu, symptom))}
     assert found["no-binary-for-gpu"].to_check is not None
+
+
+def test_hipcc_asked_its_version_is_no_build_from_source() -> None:
+    """`hipcc --version` (what bug templates ask for, e.g. vllm's collect_env reads its "HIP version:") builds
+    nothing: a torch wheel's 'invalid device function' beside it gets no advice to rebuild; a hipcc line that
+    compiles still does."""
+    gpu = _gpu("gfx1100", "rdna3")
+    failure = "\nRuntimeError: HIP error: invalid device function"
+    for asked in ("$ hipcc --version\nHIP version: 6.2.41133-dd7f95766\nAMD clang version 18.0.0git",
+                  "hipcc --help", "hipcc -v"):
+        fix = {f.id: f for f in diagnose(_facts(gpu, asked + failure))}["invalid-device-function"].fix
+        assert "Rebuild it for the target" not in fix, asked
+    for build in ("$ hipcc -O3 kernel.cpp -o kernel", "hipcc --version && hipcc kernel.cpp -o kernel"):
+        fix = {f.id: f for f in diagnose(_facts(gpu, build + failure))}["invalid-device-function"].fix
+        assert "Rebuild it for the target" in fix, build

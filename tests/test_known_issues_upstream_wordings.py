@@ -299,6 +299,22 @@ def test_docker_desktop_on_linux_is_to_check_and_not_under_wsl() -> None:
     assert "docker-desktop-linux-blocks-kfd" not in _ids({"gpus": RX7900, "wsl": True}, line)
 
 
+def test_docker_desktop_denied_or_asked_about_in_words_is_not_its_use() -> None:
+    """Docker Desktop in the reporter's words counts where they say it runs or is used, not where they say it does
+    not, that they removed it, or ask about it: those brought the VM up to check on a host Docker Engine."""
+    kfd = ("\ndocker: Error response from daemon: error gathering device information while adding custom device "
+           "\"/dev/kfd\": no such file or directory.")
+    for used in ("This however leads to the following specifically when Docker Desktop is running the background.",
+                 "I'm running Docker Desktop 4.30 on Ubuntu 22.04.", "I am using Docker Desktop for Linux.",
+                 "Installed Docker Desktop on Linux from the .deb."):
+        assert "docker-desktop-linux-blocks-kfd" in _ids({"gpus": RX7900}, used + kfd), used
+    for not_used in ("I'm not running Docker Desktop, just the docker engine from apt.",
+                     "I uninstalled Docker Desktop for Linux and installed docker-ce; same error.",
+                     "I do not use Docker Desktop for Linux.", "I don't use Docker Desktop on Linux.",
+                     "Is Docker Desktop running? No, I use docker-ce.", "Does this work with Docker Desktop on Linux?"):
+        assert "docker-desktop-linux-blocks-kfd" not in _ids({"gpus": RX7900}, not_used + kfd), not_used
+
+
 def test_hip7_no_compatible_code_object_line_alone_is_a_symptom_to_check() -> None:
     """The HIP 7 runtime logs 'No compatible code objects found for: gfxNNNN' per fat binary without the device's
     target (ROCm/rocm-systems@d78123a:projects/clr/hipamd/src/hip_fatbin.cpp); a library may ship kernels for some

@@ -612,10 +612,12 @@ def _p_text_matches(f: Facts, arg: object) -> list[str] | None:
 
 
 # A program built from source, as its build line reads (llama.cpp's cmake -DGGML_HIP=ON -DGPU_TARGETS=..., koboldcpp's
-# make LLAMA_HIPBLAS=1, hipcc --offload-arch=...): not the words "CMake version" in torch's collect_env
+# make LLAMA_HIPBLAS=1, hipcc --offload-arch=...): not the words "CMake version" in torch's collect_env, nor a hipcc
+# asked only its version or help (`hipcc --version`, which bug templates ask for)
 _BUILT = lazy_re.compile(r"(?<![\w-])(?:-D)?(?:AMD)?GPU_TARGETS[ \t]*=|(?<![\w-])-DGGML_HIP(?:BLAS)?=|\bLLAMA_HIPBLAS=|"
                          r"--offload-arch[= ]gfx|\bCMAKE_HIP_ARCHITECTURES\b|^[ \t]*(?:\$[ \t]*)?cmake[ \t]+(?:-S|-B|\.\.)"
-                         r"|^[ \t]*(?:\$[ \t]*)?hipcc[ \t]", re.IGNORECASE | re.MULTILINE)
+                         r"|^[ \t]*(?:\$[ \t]*)?hipcc[ \t]+(?!(?:--version|--help|-v|-h)[ \t]*$)",
+                         re.IGNORECASE | re.MULTILINE)
 
 
 def _p_built_from_source(f: Facts, arg: object) -> list[str] | None:
