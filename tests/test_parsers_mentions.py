@@ -36,6 +36,15 @@ READS = [
     ('level=INFO source=routes.go msg="server config" env="map[HIP_VISIBLE_DEVICES:0 HSA_OVERRIDE_GFX_VERSION:10.3.0]"',
      "env", "HSA_OVERRIDE_GFX_VERSION=10.3.0"),
     ("Python platform: Linux-6.8.0-55-generic-x86_64-with-glibc2.35", "kernel", "6.8.0-55-generic"),
+    # a thread's title about the container it runs failing (invoke-ai/InvokeAI's bug reports)
+    ("# [bug]: ROCM Docker container not using AMD GPU", "container", "true"),
+    ("# [bug]: invoke-rocm container doesn't support gpus", "container", "true"),
+    # a thread's title saying where the problem happens, by target (ROCm/TheRock#2595's title)
+    ("# [Issue]: llama.cpp segmentation fault during model load on gfx1151 with TheRock dev tarball", "gfx_rt", "gfx1151"),
+    ("# [Issue]: rocBLAS crash on Strix Halo (gfx1151)", "gfx_rt", "gfx1151"),
+    # uname -a typed over with commas in an issue template (mudler/LocalAI#1286's environment line)
+    ("Linux desktop 6.5.0-pf5, SMP PREEMPT_DYNAMIC, x86_64 AMD Ryzen 9 5900X, AMD 7900XTX, gentoo", "kernel", "6.5.0-pf5"),
+    ("Linux box 6.8.0-49-generic #49-Ubuntu SMP PREEMPT_DYNAMIC Thu Nov  7 x86_64 GNU/Linux", "kernel", "6.8.0-49-generic"),
     # a RHEL kernel release whose build number has several parts (4.18.0-348.12.2.el8_5), in a tool's csv row
     ("cardsystem,4.18.0-348.12.2.el8_5.x86_64", "kernel", "4.18.0-348.12.2.el8_5.x86_64"),
     # a version at the end of a sentence, and /dev/kfd said to be there
@@ -93,6 +102,14 @@ READS = [
 
 NEAR_MISSES = [
     ("It should work inside a docker container as well.", "container"),
+    # a title about containers in general, or asking
+    ("# How do I run the container on an AMD GPU", "container"),
+    ("# Container fails to start?", "container"),
+    # a title asking, or about a target's support, names no machine's GPU by "on gfx..."
+    ("# Please enable the wheels on gfx1151?", "gfx_rt"),
+    ("# [Feature]: add kernels for Strix Halo (gfx1151)", "gfx_rt"),
+    # prose that starts with "Linux" and a version is no uname line
+    ("Linux users 6.5.0 and later, see the notes.", "kernel"),
     ("I am not running it in a container.", "container"),
     ("Torch 2.3.0 release notes mention ROCm", "torch"),
     ("00:1f.3 Audio device: Intel Corporation Cannon Lake PCH cAVS (rev 10)", "bdf"),

@@ -798,7 +798,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # /proc/version's banner; amd-smi's "amdgpu version" on an in-tree driver prints it with every blank dropped
     # ("Linuxversion6.8.0-79-generic(buildd@...)")
     ("kernel version", lazy_re.compile(r"\bLinux ?version ?(\d+\.\d+\.\d+[^\s(]*)"), _one("kernel")),
-    ("kernel uname", lazy_re.compile(r"^\s*Linux \S+ (\d+\.\d+\.\d+\S*) #\d"), _one("kernel")),
+    # uname -a ("Linux box 6.8.0-49-generic #49-Ubuntu SMP ..."), also as issue templates get it typed over with commas
+    # ("Linux desktop 6.5.0-pf5, SMP PREEMPT_DYNAMIC, x86_64")
+    ("kernel uname", lazy_re.compile(r"^\s*Linux \S+ (\d+\.\d+\.\d+[\w.+~-]*),?[ \t]+(?:#\d|SMP\b|PREEMPT)"),
+     _one("kernel")),
     # the kernel's own stack-dump header (an Oops, a WARNING, a hung task; torvalds/linux lib/dump_stack.c
     # dump_stack_print_info: "CPU: %d UID: %u PID: %d Comm: %.20s %s%s %s %.*s" with the taint and the release):
     # "CPU: 13 PID: 28657 Comm: blender Tainted: G      D            6.6.2-zen1-1-zen #1"
@@ -875,8 +878,12 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("container", "true", "stated")]),
     # a thread's title about the container image the writer runs ("Official ROCm docker images do not support RX 7600");
     # not a question or a request for an image
+    # or about the container it runs failing ("[bug]: ROCM Docker container not using AMD GPU", "invoke-rocm container
+    # doesn't support gpus")
     ("title container", lazy_re.compile(r"^#\s(?!.*\?)(?!.*\b(?:how|request|feature|add|provide|publish|build|please|want|need)\b)"
-                                        r".*\b(?:docker|podman|container)\s+images?\b", re.I),
+                                        r".*(?:\b(?:docker|podman|container)\s+images?\b"
+                                        r"|\bcontainer\s+(?:doesn't|does\s+not|isn't|is\s+not|not|won't|can't|cannot|fails?"
+                                        r"|failing|crash(?:es|ing)?|hangs?)\b)", re.I),
      lambda m: [("container", "true", "title")]),
     # the proprietary runtime's files or packages on this machine (not the name in prose: "don't install amdgpu-pro")
     ("amdgpu-pro", lazy_re.compile(r"(/opt/amdgpu-pro\S*|libamdocl-orca\w*\.so|\bamdgpu-pro-(?:\d{2}\.\d{1,2}|core|lib32|oglp|opencl"
@@ -1040,6 +1047,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("prose gfx", lazy_re.compile(rf"\b(?:an?|my|the|is|it's)\s+({GFX})\s+(?:GPU|card|device|iGPU|APU)\b"
                              rf"|\b(?:device|machine|system|GPU|card|laptop)\s+(?:with|having)\s+(?:only\s+|an?\s+)?({GFX})\b", re.I),
      lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "prose")]),
+    # a thread's title saying where the problem happens, by target ("... model load on gfx1151 with TheRock dev tarball",
+    # "Crash on Strix Halo (gfx1151)"): as weak as prose; not a target's support asked for, added or missing
+    ("title gfx", lazy_re.compile(rf"^#\s(?!.*\?)(?!.*\b(?:support|request|feature|add|provide|publish|please|want|need)\b)(?:[^\n(]*?\bon\s+(?:an?\s+|my\s+)?({GFX})\b(?![\w.-])|[^\n]*?\(({GFX})\))", re.I),
+     lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "prose")]),
     # a full target id with both feature settings ("gfx90a:sramecc+:xnack-") is how the runtime names a device's ISA
     ("full isa", lazy_re.compile(rf"(?<![\w./-])({GFX}):sramecc[+-]:xnack[+-](?![\w.:-])"),
      lambda m: [("gfx_rt", m.group(1).lower(), "prose")]),
@@ -1137,7 +1148,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform", "os"), "kernel modprobe": ("/lib/modules/",), "ubuntu hwe kernel": ("-ubuntu",), "kernel version": ("linux version", "linuxversion"), "kernel stack dump": ("comm:",), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod", "distrobox", "toolbox"), "container exec": (" exec ",), "container run -it": (" run ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image",), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",), "amdgpu loaded said": (" loaded",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod", "distrobox", "toolbox"), "container exec": (" exec ",), "container run -it": (" run ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image", "container"), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",), "amdgpu loaded said": (" loaded",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
     "env unset": ("unset",), "env is set to": (" set to ",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "mesa chip": ("radv", "llvm", "drm"), "lshw bus": ("pci@",),
@@ -1147,7 +1158,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
                                                                   "rembrandt", "renoir", "raphael", "cezanne", "lucienne", "raven",
                                                                   "picasso", "fury", "0m ",
                                                                   "nano"),
-    "prose gfx": ("gfx",), "darktable cname": ("amdacceleratedparallelprocessing",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd topology node": ("topology: add",), "drm initialized": ("initialized",), "amdgpu_top dump": ("dev.func", "deviceid.revid"), "inxi bus-id": ("chip-id: 1002:", "chip id: 1002:"), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
+    "prose gfx": ("gfx",), "title gfx": ("gfx",), "darktable cname": ("amdacceleratedparallelprocessing",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd topology node": ("topology: add",), "drm initialized": ("initialized",), "amdgpu_top dump": ("dev.func", "deviceid.revid"), "inxi bus-id": ("chip-id: 1002:", "chip id: 1002:"), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle", "sles", "suse linux enterprise"),
     "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
