@@ -515,3 +515,42 @@ def test_bitsandbytes_0_47_failed_call_without_mismatch_header_is_the_cause() ->
     import_only = f"RuntimeError: Configured ROCm binary not found at {path}"
     found = {f.id: f for f in diagnose(_facts({"gpus": RX7900}, import_only))}
     assert found["bitsandbytes-no-binary-for-torch-rocm"].to_check is not None
+
+
+@pytest.mark.parametrize(("symbol", "fires"), [
+    # Quoted in bitsandbytes-foundation/bitsandbytes#1508 (the 0.45.3.dev271 wheel's libbitsandbytes_rocm62.so) and
+    # #1519 (a local build of multi-backend-refactor, libbitsandbytes_rocm63.so).
+    ("_Z36__device_stub__kOptimizer32bit1StateI12hip_bfloat16Li2EEvPT_S2_PfS3_ffffffiffbi", True),
+    # Not quoted in a report: the other stubs bitsandbytes-foundation/bitsandbytes@3fabd1a9's csrc/ops.hip references
+    # for hip_bfloat16 (MOMENTUM 1, RMSPROP 2, ADAGRAD 4) and its csrc/kernels.hip never instantiates, mangled from
+    # those declarations (c++filt gives them back): kPreconditionOptimizer32bit1State<hip_bfloat16, 4, 4096, 8>,
+    # kOptimizerStatic8bit1StateBlockwise<hip_bfloat16, 1, 2048, 8>.
+    ("_Z48__device_stub__kPreconditionOptimizer32bit1StateI12hip_bfloat16Li4ELi4096ELi8EEvPT_S2_PfS3_ffffiffi", True),
+    ("_Z50__device_stub__kOptimizerStatic8bit1StateBlockwiseI12hip_bfloat16Li1ELi2048ELi8EEvPT_S2_PhfffifPfS4_ffbi",
+     True),
+    # The same kernel for LION (5) and for __half: kernels.hip at @3fabd1a9 does instantiate them, so a library
+    # missing them is another story (not this source).
+    ("_Z36__device_stub__kOptimizer32bit1StateI12hip_bfloat16Li5EEvPT_S2_PfS3_ffffffiffbi", False),
+    ("_Z36__device_stub__kOptimizer32bit1StateI6__halfLi2EEvPT_S2_PfS3_ffffffiffbi", False),
+    # ROCm/bitsandbytes#54: a local build whose library wants libc++ symbols.
+    ("_ZNSt3__15ctypeIcE2idE", False),
+])
+def test_bitsandbytes_multi_backend_refactor_undefined_bf16_optimizer_stub(symbol: str, fires: bool) -> None:
+    """An undefined hip_bfloat16 1-state optimizer kernel stub (MOMENTUM, RMSPROP, ADAGRAD) of libbitsandbytes_rocm
+    shows a library built from the multi-backend-refactor sources of February-May 2025: alone it is to check (whose
+    build it is does not show); with the preview wheel named (#1508) it is the cause. The no-binary issue does not
+    fire: the library is there."""
+    line = f"Could not load bitsandbytes native library: {BNB}libbitsandbytes_rocm62.so: undefined symbol: {symbol}"
+    wheel = ("bitsandbytes from https://github.com/bitsandbytes-foundation/bitsandbytes/releases/download/"
+             "continuous-release_multi-backend-refactor/bitsandbytes-0.45.3.dev271-py3-none-manylinux_2_24_x86_64.whl\n")
+    alone = {f.id: f for f in diagnose(_facts({"gpus": RX7900}, line))}
+    named = {f.id: f for f in diagnose(_facts({"gpus": RX7900}, wheel + line))}
+    if fires:
+        assert alone["bitsandbytes-rocm-preview-wheel-undefined-symbol"].to_check is not None
+        assert named["bitsandbytes-rocm-preview-wheel-undefined-symbol"].to_check is None
+        assert "isn't ready yet" in named["bitsandbytes-rocm-preview-wheel-undefined-symbol"].fix
+        assert "isn't ready yet" not in alone["bitsandbytes-rocm-preview-wheel-undefined-symbol"].fix
+    else:
+        assert "bitsandbytes-rocm-preview-wheel-undefined-symbol" not in alone
+        assert "bitsandbytes-rocm-preview-wheel-undefined-symbol" not in named
+    assert "bitsandbytes-no-binary-for-torch-rocm" not in alone
