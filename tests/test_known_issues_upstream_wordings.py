@@ -267,8 +267,72 @@ ROUND_2: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
 ]
 
 
-@pytest.mark.parametrize(("name", "issue_id", "text", "facts", "near", "near_facts"), CASES + ROUND_2,
-                         ids=[c[0] for c in CASES + ROUND_2])
+BNB = "/home/user/venv/lib/python3.10/site-packages/bitsandbytes/"
+
+# bitsandbytes' "no native library for this torch's ROCm", as each release line printed it (every case fires
+# bitsandbytes-no-binary-for-torch-rocm; the status of each wording is checked below).
+BITSANDBYTES: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
+    # ROCm/bitsandbytes@60d7560:bitsandbytes/cextension.py (April 2024): a HIP torch wants libbitsandbytes_hip.so, or
+    # libbitsandbytes_hip_nohipblaslt.so below HIP 6.1, and a missing one is logged as logger.warning("Could not
+    # find the bitsandbytes CUDA binary at %r", path) before the CPU library is loaded (seen in ROCm/bitsandbytes#30).
+    # The near miss is the same line on a CUDA torch whose cuda118_nocublaslt library is missing.
+    ("bnb-2024-04-cuda-wording-hip-library", "bitsandbytes-no-binary-for-torch-rocm",
+     f"Could not find the bitsandbytes CUDA binary at PosixPath('{BNB}libbitsandbytes_hip_nohipblaslt.so')",
+     {"gpus": RX7900},
+     f"Could not find the bitsandbytes CUDA binary at PosixPath('{BNB}libbitsandbytes_cuda118_nocublaslt.so')",
+     {"gpus": RX7900}),
+    # ROCm/bitsandbytes@a62b9d4:bitsandbytes/cextension.py (July 2024): the library is renamed
+    # libbitsandbytes_rocm<major><minor>.so after torch.version.hip; the warning still says CUDA. The near miss is a
+    # CUDA torch's libbitsandbytes_cuda121.so missing.
+    ("bnb-2024-07-cuda-wording-rocm-library", "bitsandbytes-no-binary-for-torch-rocm",
+     f"Could not find the bitsandbytes CUDA binary at PosixPath('{BNB}libbitsandbytes_rocm62.so')",
+     {"gpus": RX7900},
+     f"Could not find the bitsandbytes CUDA binary at PosixPath('{BNB}libbitsandbytes_cuda121.so')",
+     {"gpus": RX7900}),
+    # ROCm/bitsandbytes@52ba52e:bitsandbytes/cextension.py (August 2024): logger.warning(f"Could not find the
+    # bitsandbytes {BNB_BACKEND} binary at {cuda_binary_path}") with BNB_BACKEND = "ROCM". The near miss is a ROCm
+    # library that is there but does not load (an undefined libc++ symbol, ROCm/bitsandbytes#54): another failure.
+    ("bnb-2024-08-rocm-upper-fstring", "bitsandbytes-no-binary-for-torch-rocm",
+     f"Could not find the bitsandbytes ROCM binary at {BNB}libbitsandbytes_rocm61.so",
+     {"gpus": RX7900},
+     f"Could not load bitsandbytes native library: {BNB}libbitsandbytes_rocm61.so: undefined symbol: "
+     "_ZNSt3__15ctypeIcE2idE",
+     {"gpus": RX7900}),
+    # bitsandbytes-foundation/bitsandbytes@45b7d14a:bitsandbytes/cextension.py (multi-backend-refactor, September
+    # 2024; ROCm/bitsandbytes@6f9cd26 the same with "ROCM"): logger.warning("Could not find the bitsandbytes %s binary
+    # at %r", BNB_BACKEND, cuda_binary_path), BNB_BACKEND = "ROCm" (ROCm/bitsandbytes#82). The near miss is the
+    # debug line of a library that was found.
+    ("bnb-2024-09-rocm-repr", "bitsandbytes-no-binary-for-torch-rocm",
+     f"Could not find the bitsandbytes ROCm binary at PosixPath('{BNB}libbitsandbytes_rocm63.so')",
+     {"gpus": RX7900},
+     f"Loading bitsandbytes native library from: {BNB}libbitsandbytes_rocm63.so",
+     {"gpus": RX7900}),
+    # bitsandbytes-foundation/bitsandbytes@9da7109:bitsandbytes/cextension.py (0.50.0): get_native_library raises
+    # RuntimeError(f"No compatible {BNB_BACKEND} binary found at {cuda_binary_path}") where no library of torch's
+    # ROCm major is packaged. The near miss is the same release's fallback to another minor of the same major,
+    # which loads ("No prebuilt binary for ROCm 7.1, loading ROCm 7.0 instead. Set BNB_ROCM_VERSION to override.").
+    ("bnb-0.50-no-compatible-binary", "bitsandbytes-no-binary-for-torch-rocm",
+     f"bitsandbytes library load error: No compatible ROCm binary found at {BNB}libbitsandbytes_rocm80.so\n"
+     f"RuntimeError: No compatible ROCm binary found at {BNB}libbitsandbytes_rocm80.so",
+     {"gpus": RX7900},
+     "No prebuilt binary for ROCm 7.1, loading ROCm 7.0 instead. Set BNB_ROCM_VERSION to override.",
+     {"gpus": RX7900}),
+    # Same file: the mock library's throw_on_call, on the first GPU function called, raises its report ending in
+    # f"Original error: {self.error_msg}" and "Native code method attempted to call: lib.<name>()". The near miss is
+    # the CUDA build's report (a CUDA torch, no ROCm library involved).
+    ("bnb-0.50-call-original-error", "bitsandbytes-no-binary-for-torch-rocm",
+     "RuntimeError: Attempted to use bitsandbytes native library functionality but it's not available.\n\n"
+     f"Original error: No compatible ROCm binary found at {BNB}libbitsandbytes_rocm80.so\n\n"
+     "Native code method attempted to call: lib.cquantize_blockwise_bf16_nf4()",
+     {"gpus": RX7900},
+     "RuntimeError: Attempted to use bitsandbytes native library functionality but it's not available.\n\n"
+     f"Original error: No compatible CUDA binary found at {BNB}libbitsandbytes_cuda130.so",
+     {"gpus": RX7900}),
+]
+
+
+@pytest.mark.parametrize(("name", "issue_id", "text", "facts", "near", "near_facts"),
+                         CASES + ROUND_2 + BITSANDBYTES, ids=[c[0] for c in CASES + ROUND_2 + BITSANDBYTES])
 def test_each_upstream_wording_fires_and_its_neighbour_does_not(name: str, issue_id: str, text: str,
                                                                 facts: dict[str, Any], near: str,
                                                                 near_facts: dict[str, Any]) -> None:
@@ -421,3 +485,72 @@ def test_miopen_inline_asm_on_gfx115x_is_the_cause_with_its_error_and_to_check_i
     found = {f.id: f for f in diagnose(_facts(strix, words))}
     assert found["miopen-gfx115x-inline-asm-invalid-operand"].to_check is not None
     assert "miopen-gfx115x-inline-asm-invalid-operand" not in _ids({"gpus": [{"gfx": "gfx1031"}]}, error)
+
+
+@pytest.mark.parametrize("name", [c[0] for c in BITSANDBYTES])
+def test_bitsandbytes_import_time_wordings_are_to_check_and_the_failed_call_is_the_cause(name: str) -> None:
+    """The import-time lines (every release's) are logged whether or not a GPU function is ever called: to check, as
+    "Configured ROCm binary not found" is. The report of a failed call ("Original error: ..." from the mock library's
+    throw_on_call, bitsandbytes-foundation/bitsandbytes@888788d:bitsandbytes/cextension.py and @9da7109) is the
+    cause, as "ROCm VERSION MISMATCH" is."""
+    text = next(c[2] for c in BITSANDBYTES if c[0] == name)
+    found = {f.id: f for f in diagnose(_facts({"gpus": RX7900}, text))}
+    finding = found["bitsandbytes-no-binary-for-torch-rocm"]
+    if "Original error:" in text:
+        assert finding.to_check is None
+    else:
+        assert finding.to_check is not None
+
+
+def test_bitsandbytes_0_47_failed_call_without_mismatch_header_is_the_cause() -> None:
+    """0.47-0.49 (bitsandbytes-foundation/bitsandbytes@888788d:bitsandbytes/cextension.py) head a failed call on a
+    package without any ROCm library with "Forgot to compile the bitsandbytes library?", not the mismatch header:
+    its "Original error: Configured ROCm binary not found at ..." line still shows the call failed."""
+    path = f"{BNB}libbitsandbytes_rocm64.so"
+    call = ("Forgot to compile the bitsandbytes library?\n1. You're not using the package but checked-out the source "
+            f"code\n2. You MUST compile from source\n\nOriginal error: Configured ROCm binary not found at {path}\n"
+            "Native code method attempted to call: lib.cget_managed_ptr()")
+    found = {f.id: f for f in diagnose(_facts({"gpus": RX7900}, call))}
+    assert found["bitsandbytes-no-binary-for-torch-rocm"].to_check is None
+    import_only = f"RuntimeError: Configured ROCm binary not found at {path}"
+    found = {f.id: f for f in diagnose(_facts({"gpus": RX7900}, import_only))}
+    assert found["bitsandbytes-no-binary-for-torch-rocm"].to_check is not None
+
+
+@pytest.mark.parametrize(("symbol", "fires"), [
+    # Quoted in bitsandbytes-foundation/bitsandbytes#1508 (the 0.45.3.dev271 wheel's libbitsandbytes_rocm62.so) and
+    # #1519 (a local build of multi-backend-refactor, libbitsandbytes_rocm63.so).
+    ("_Z36__device_stub__kOptimizer32bit1StateI12hip_bfloat16Li2EEvPT_S2_PfS3_ffffffiffbi", True),
+    # Not quoted in a report: the other stubs bitsandbytes-foundation/bitsandbytes@3fabd1a9's csrc/ops.hip references
+    # for hip_bfloat16 (MOMENTUM 1, RMSPROP 2, ADAGRAD 4) and its csrc/kernels.hip never instantiates, mangled from
+    # those declarations (c++filt gives them back): kPreconditionOptimizer32bit1State<hip_bfloat16, 4, 4096, 8>,
+    # kOptimizerStatic8bit1StateBlockwise<hip_bfloat16, 1, 2048, 8>.
+    ("_Z48__device_stub__kPreconditionOptimizer32bit1StateI12hip_bfloat16Li4ELi4096ELi8EEvPT_S2_PfS3_ffffiffi", True),
+    ("_Z50__device_stub__kOptimizerStatic8bit1StateBlockwiseI12hip_bfloat16Li1ELi2048ELi8EEvPT_S2_PhfffifPfS4_ffbi",
+     True),
+    # The same kernel for LION (5) and for __half: kernels.hip at @3fabd1a9 does instantiate them, so a library
+    # missing them is another story (not this source).
+    ("_Z36__device_stub__kOptimizer32bit1StateI12hip_bfloat16Li5EEvPT_S2_PfS3_ffffffiffbi", False),
+    ("_Z36__device_stub__kOptimizer32bit1StateI6__halfLi2EEvPT_S2_PfS3_ffffffiffbi", False),
+    # ROCm/bitsandbytes#54: a local build whose library wants libc++ symbols.
+    ("_ZNSt3__15ctypeIcE2idE", False),
+])
+def test_bitsandbytes_multi_backend_refactor_undefined_bf16_optimizer_stub(symbol: str, fires: bool) -> None:
+    """An undefined hip_bfloat16 1-state optimizer kernel stub (MOMENTUM, RMSPROP, ADAGRAD) of libbitsandbytes_rocm
+    shows a library built from the multi-backend-refactor sources of February-May 2025: alone it is to check (whose
+    build it is does not show); with the preview wheel named (#1508) it is the cause. The no-binary issue does not
+    fire: the library is there."""
+    line = f"Could not load bitsandbytes native library: {BNB}libbitsandbytes_rocm62.so: undefined symbol: {symbol}"
+    wheel = ("bitsandbytes from https://github.com/bitsandbytes-foundation/bitsandbytes/releases/download/"
+             "continuous-release_multi-backend-refactor/bitsandbytes-0.45.3.dev271-py3-none-manylinux_2_24_x86_64.whl\n")
+    alone = {f.id: f for f in diagnose(_facts({"gpus": RX7900}, line))}
+    named = {f.id: f for f in diagnose(_facts({"gpus": RX7900}, wheel + line))}
+    if fires:
+        assert alone["bitsandbytes-rocm-preview-wheel-undefined-symbol"].to_check is not None
+        assert named["bitsandbytes-rocm-preview-wheel-undefined-symbol"].to_check is None
+        assert "isn't ready yet" in named["bitsandbytes-rocm-preview-wheel-undefined-symbol"].fix
+        assert "isn't ready yet" not in alone["bitsandbytes-rocm-preview-wheel-undefined-symbol"].fix
+    else:
+        assert "bitsandbytes-rocm-preview-wheel-undefined-symbol" not in alone
+        assert "bitsandbytes-rocm-preview-wheel-undefined-symbol" not in named
+    assert "bitsandbytes-no-binary-for-torch-rocm" not in alone
