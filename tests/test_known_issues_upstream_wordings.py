@@ -554,3 +554,21 @@ def test_bitsandbytes_multi_backend_refactor_undefined_bf16_optimizer_stub(symbo
         assert "bitsandbytes-rocm-preview-wheel-undefined-symbol" not in alone
         assert "bitsandbytes-rocm-preview-wheel-undefined-symbol" not in named
     assert "bitsandbytes-no-binary-for-torch-rocm" not in alone
+
+
+def test_kernel_too_old_fix_follows_the_gc_ip_the_kernel_names_where_the_gpu_is_unknown() -> None:
+    """Where the facts do not say which GPU this is, the kernel's own refusal does: amdkfd's 'GC IP %06x' and amdgpu's
+    'GC_HWIP:0x%x' (torvalds/linux@002c6ca kfd_device.c, amdgpu_discovery.c) name the graphics core, so only the
+    branch of that core shows; a refusal that names none (the old 'DID ... is missing') withholds nothing."""
+    navi32 = {f.id: f for f in diagnose(_facts({"kernel": "5.15.0-91-generic"},
+                                               "kfd kfd: amdgpu: GC IP 0b0003  not supported in kfd"))}
+    fix = navi32["kernel-too-old-for-gpu"].fix
+    assert "GC 11.0.3 (Navi 32) from 6.1 on" in fix
+    assert "from 6.9 on" not in fix and "from 5.19 on" not in fix
+    halo = {f.id: f for f in diagnose(_facts({"kernel": "6.8.0-45-generic"},
+                                             "amdgpu 0000:c3:00.0: amdgpu: Failed to add gfx ip block(GC_HWIP:0xb0501)"))}
+    assert "from 6.9 on" in halo["kernel-too-old-for-gpu"].fix
+    assert "from 6.11 on" not in halo["kernel-too-old-for-gpu"].fix
+    did = {f.id: f for f in diagnose(_facts({"kernel": "5.4.0-150-generic"},
+                                            "kfd kfd: DID 744c is missing in supported_devices"))}
+    assert "from 5.19 on" in did["kernel-too-old-for-gpu"].fix and "from 6.9 on" in did["kernel-too-old-for-gpu"].fix

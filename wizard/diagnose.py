@@ -215,6 +215,30 @@ def _p_kernel_version(f: Facts, arg: object) -> list[str] | None:
     return [f"kernel {f.os.kernel}"] if spec is not None and series is not None and series in spec else None
 
 
+# The graphics core (GC) IP version the kernel's own refusal names: amdkfd's "GC IP %06x %s not supported in kfd"
+# (major, minor, revision a byte each: "0b0004" is 11.0.4) and amdgpu's "Failed to add gfx ip block(GC_HWIP:0x%x)"
+# (the same IP_VERSION number, "0xb0004"); torvalds/linux@002c6ca:drivers/gpu/drm/amd/amdkfd/kfd_device.c,
+# drivers/gpu/drm/amd/amdgpu/amdgpu_discovery.c
+_GC_IP = lazy_re.compile(r"\bGC IP ([0-9a-f]{6})[ \t]|\bGC_HWIP:0x([0-9a-f]{1,6})\b", re.IGNORECASE)
+
+
+def _kernel_gc_ips(f: Facts) -> list[str]:
+    out: list[str] = []
+    for t in f.texts:
+        if t.own:
+            for m in _GC_IP.finditer(t.text):
+                v = int(m.group(1) or m.group(2), 16)
+                out.append(f"{v >> 16}.{(v >> 8) & 0xFF}.{v & 0xFF}")
+    return list(dict.fromkeys(out))
+
+
+def _p_kernel_gc_ip_in(f: Facts, arg: object) -> list[str] | None:
+    """The GC IP version a kernel refusal of the machine's own text names is one of these ("11.0.3")."""
+    wanted = set(arg) if isinstance(arg, (list, tuple)) else set()
+    hits = [v for v in _kernel_gc_ips(f) if v in wanted]
+    return [f"the kernel names graphics core GC {', '.join(hits)}"] if hits else None
+
+
 # DKMS's own line names the kernel the module was built for: after an upgrade the new kernel, not the running one
 _DKMS_FAILED_KERNEL = lazy_re.compile(r"Bad return status for module build on kernel:\s*(\d[\w.+~-]*)")
 
@@ -796,6 +820,7 @@ PREDICATES: dict[str, Pred] = {
     "torch_version": _p_torch_version,
     "rocm_version": _p_rocm_version,
     "kernel_version": _p_kernel_version,
+    "kernel_gc_ip_in": _p_kernel_gc_ip_in,
     "kernel_newer_than_release": _p_kernel_newer_than_release,
     "igpu_and_dgpu": _p_igpu_and_dgpu,
     "kfd_inaccessible": _p_kfd_inaccessible,
@@ -988,6 +1013,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "distro_rocm_packages": _installs_read,
     "rocm_version": lambda f: f.rocm.version is not None,
     "kernel_version": lambda f: kernel_series(f.os.kernel) is not None,
+    "kernel_gc_ip_in": lambda f: bool(_kernel_gc_ips(f)),
     "torch_not_wsl_build": lambda f: False,  # only a nightly shows it; a release version shows nothing either way
     # undecided only where an override is set, some ROCm release supports the GPU's own target, and nothing shows
     # what the installed stack supports
@@ -1015,7 +1041,7 @@ NOT_KNOWN = "not known from the evidence"
 # software or the settings (the wheel lacks the GPU's target, the override names another family) is a cause.
 _IDENTITY_ONLY = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gpu_codename_in", "has_dgpu",
                             "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "wsl", "in_container",
-                            "tensile_gfx_unshipped", "built_from_source"})
+                            "tensile_gfx_unshipped", "built_from_source", "kernel_gc_ip_in"})
 
 
 # Conditions that only name GPUs: a stated signature (the software's own words about this machine) does without them
@@ -1138,6 +1164,8 @@ def _branch_established(when: tuple[tuple[str, object], ...], facts: Facts | Non
     if facts is None:
         return False
     for name, arg in when:
+        if name == "kernel_gc_ip_in" and not _kernel_gc_ips(facts):
+            continue  # another way to say which GPU this is, where the kernel names no core: the others decide
         pred = PREDICATES.get(name)
         if pred is None or not pred(facts, arg):
             return False

@@ -87,6 +87,7 @@ PREDICATES: dict[str, str] = {
     "text_matches": "regex",
     "text_not_matches": "regex",
     "built_from_source": "true",
+    "kernel_gc_ip_in": "str-list",
     "tensile_gfx_unshipped": "true",
     "tensile_gfx_not_installed": "true",
     "tensile_gfx_shipped": "true",
