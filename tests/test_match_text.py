@@ -14,7 +14,7 @@ from wizard.diagnose import diagnose
 from wizard.kb import load_kb
 from wizard.kb.wrap_rx import WRAPPED_SPACE, wrap_tolerant
 from wizard.model import EvidenceText, Facts
-from wizard.parsers.match_text import match_text, normalise_error_text
+from wizard.parsers.match_text import match_text
 
 pytestmark = pytest.mark.unit
 
@@ -42,7 +42,7 @@ INCOMPATIBLE = "HSA Error:  Incompatible kernel and userspace, GPU disabled. Upg
     ("'it\\'s \\\\ here'", "it's \\ here"),
 ])
 def test_each_paste_habit_is_undone(pasted: str, printed: str) -> None:
-    assert normalise_error_text(pasted) == printed
+    assert match_text(pasted).text == printed
 
 
 @pytest.mark.parametrize("text", [
@@ -56,7 +56,7 @@ def test_each_paste_habit_is_undone(pasted: str, printed: str) -> None:
     "time=now msg=hello",  # not a slog line: no level
 ])
 def test_what_only_looks_like_a_paste_habit_stays(text: str) -> None:
-    assert normalise_error_text(text) == text
+    assert match_text(text).text == text
 
 
 def test_a_quoted_string_keeps_its_lines_mapped_back() -> None:

@@ -16,7 +16,8 @@ from test_plan_golden import STATE_DIR, built_machines, machines
 from wizard import record
 from wizard.kb import load_kb
 from wizard.model import Driver, Facts
-from wizard.plan_file import PLANS_DIR, PlanError, load_plan_file
+from wizard.fix_plans import PLANS_DIR
+from wizard.plan_file import PlanError, load_plan_file
 from wizard.planner import PlanRefused, recommend, resolve_plan
 
 pytestmark = pytest.mark.integration

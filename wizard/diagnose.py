@@ -651,8 +651,7 @@ def _p_built_from_source(f: Facts, arg: object) -> list[str] | None:
         if t.own:
             m = _BUILT.search(t.text)
             if m:
-                line = t.text[t.text.rfind("\n", 0, m.start()) + 1:].split("\n", 1)[0].strip()
-                return [f"{t.source}: built from source: {line[:120]}"]
+                return [f"{t.source}: built from source: {evidence_line(t.text, m.start(), m.end())[1][:120]}"]
     return None
 
 

@@ -33,7 +33,12 @@ from wizard.kb import KnowledgeBase, WheelIndex, load_kb
 from wizard.model import DRIVER_PACKAGE
 from wizard.record import record
 
-PLANS_DIR = Path(next(iter(wizard.plans.__path__)))
+PLANS_DIR = Path(next(iter(wizard.plans.__path__)))  # the shipped plans (`wizard.plan_file` reads them from here too)
+
+
+def normalize_kind(kind: str) -> str:
+    """A step kind as plan files may spell it ("kernel-driver") in the step library's spelling ("kernel_driver")."""
+    return kind.strip().replace("-", "_")
 
 
 @record
@@ -61,7 +66,7 @@ def _plan_data(name: str) -> tuple[dict[str, Any], tuple[str, ...]] | None:
     steps = data.get("steps")
     if not isinstance(target, dict) or not isinstance(steps, list):
         return None
-    kinds = tuple(str(s.get("kind", "")).strip().replace("-", "_") for s in steps if isinstance(s, dict))
+    kinds = tuple(normalize_kind(str(s.get("kind", ""))) for s in steps if isinstance(s, dict))
     return target, kinds
 
 

@@ -297,20 +297,22 @@ def fix_actions(issue: KnownIssue, kb: KnowledgeBase | None = None) -> tuple[Fix
 # --------------------------------------------------------------------------- finding a fix that worked
 
 # "that worked", "fixed it", "works now", "now it runs", "thanks, works": said after the action
+# "fixed it", "solved the issue", "resolved my problem"
+_FIXED_IT = r"(?:fixed|solved|resolved)\s+(?:it|this|that|the\s+(?:issue|problem|error)|my\s+(?:issue|problem|error))"
 _SUCCESS = lazy_re.compile(
     r"(?<!\bif )(?<!whether )(?<!n't )(?<!\bnot )(?<!\bno )\b(?:"
     r"(?:that|this|it|which|these|those)\s+(?:really\s+|finally\s+|actually\s+|also\s+|just\s+)?"
     r"(?:worked|works|did\s+(?:it|the\s+trick)|helped"
-    r"|(?:fixed|solved|resolved)\s+(?:it|this|that|the\s+(?:issue|problem|error)|my\s+(?:issue|problem|error)))"
+    rf"|{_FIXED_IT})"
     r"|(?:works|worked|working|runs|running)\s+(?:now|again|fine|perfectly|great|flawlessly)"
     r"|(?:now|finally)\s+(?:\S+\s+)?(?:works|runs|is\s+working)"
     r"|now\s+(?:i'?m|i\s+am|we\s+are|we'?re)\s+able\s+to\s+(?:run|use)"
-    r"|(?:fixed|solved|resolved)\s+(?:it|this|that|the\s+(?:issue|problem|error)|my\s+(?:issue|problem|error))"
+    rf"|{_FIXED_IT}"
     r"|works\s+for\s+me|it\s+runs(?!\s+(?:out|into|slow|but)\b)|thanks?(?:\s+you)?\W{0,3}\s?(?:it\s+)?works)\b", _F)
 # "fixed it by", "the fix was", "it works with", "I fixed this by running the following commands:": said before it
 _SUCCESS_BEFORE = lazy_re.compile(
     r"(?<!n't )(?<!\bnot )\b(?:"
-    r"(?:fixed|solved|resolved)\s+(?:it|this|that|the\s+(?:issue|problem|error)|my\s+(?:issue|problem|error))"
+    rf"{_FIXED_IT}"
     r"\s+(?:by|with|after|using)"
     r"|(?:the\s+)?(?:fix|solution|workaround)\s+(?:for\s+me\s+)?(?:is|was)"
     r"|what\s+(?:worked|fixed\s+it)(?:\s+for\s+me)?\s+(?:is|was)"

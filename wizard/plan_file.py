@@ -39,10 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from wizard import lazy_re
-import wizard.plans
+from wizard.fix_plans import PLANS_DIR, normalize_kind
 from wizard.record import fields, record
 
-PLANS_DIR = Path(next(iter(wizard.plans.__path__)))
 
 STREAMS = ("legacy", "core-sdk", "pip", "docker", "driver")
 CHANNELS = ("stable", "nightly")
@@ -95,10 +94,6 @@ class PlanFile:
     @property
     def kinds(self) -> tuple[str, ...]:
         return tuple(s.kind for s in self.steps)
-
-
-def normalize_kind(kind: str) -> str:
-    return kind.strip().replace("-", "_")
 
 
 def _check_type(where: str, key: str, value: Any, types: tuple[type, ...]) -> None:

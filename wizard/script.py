@@ -121,7 +121,7 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
     out += _comment("target: " + ", ".join(f"{k} {v}" for k, v in plan.target))
     out += _comment(f"why: {plan.why}")
     if plan.source_file:
-        from wizard.plan_file import PLANS_DIR
+        from wizard.fix_plans import PLANS_DIR
 
         src = Path(plan.source_file)
         shown = f"plans/{src.name} (shipped)" if src.parent.resolve() == PLANS_DIR.resolve() else plan.source_file

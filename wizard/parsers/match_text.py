@@ -140,8 +140,3 @@ def evidence_line(text: str, start: int, end: int) -> tuple[int, str]:
     if "\n" in line:
         line = " / ".join(x.strip() for x in line.splitlines() if x.strip())
     return text.count("\n", 0, start), line[:EVIDENCE_CHARS]
-
-
-def normalise_error_text(text: str) -> str:
-    """The text alone (what known-issue signatures are matched against)."""
-    return match_text(text).text
