@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from reading_helpers import detect_paste
-from wizard.diagnose import Finding, _fix_actions, diagnose
+from wizard.diagnose import SHARED_FIX, Finding, _fix_actions, diagnose
 from wizard.fix_worked import fix_actions, worked_fixes
 from wizard.kb import load_kb
 from wizard.kb.families import family_of_gfx
-from wizard.model import EvidenceText, Facts, Gpu, Rocm
+from wizard.model import EnvSetting, EvidenceText, Facts, Gpu, Rocm
 
 pytestmark = pytest.mark.unit
 
@@ -237,3 +237,91 @@ def test_an_override_removed_with_a_determiner_reads_as_unset(text: str, removed
     hits = worked_fixes([EvidenceText("paste.txt", text, 1, "text", True)], _fix_actions())
     labels = {a.label for h in hits for a in h.actions}
     assert ("unset HSA_OVERRIDE_GFX_VERSION" in labels) is removed, text
+
+
+# --------------------------------------------------------------------------- a fix several issues share, undecided
+
+def _listed(facts: Facts) -> dict[str, Finding]:
+    return {f.id: f for f in diagnose(facts)}
+
+
+def test_a_shared_fix_that_worked_lists_each_issue_it_may_be_as_to_check() -> None:
+    text = "export TORCH_BLAS_PREFER_HIPBLASLT=0 fixed it."  # four issues' fix; nothing else speaks for one
+    listed = _listed(_facts(text))
+    for issue in ("hipblaslt-unsupported-arch-runtimeerror", "verify-wrong-results", "hipblaslt-no-kernel"):
+        assert listed[issue].to_check == SHARED_FIX, issue
+        assert listed[issue].evidence[1] == f"and it worked: paste.txt:1: {text}"
+    # near miss: the same setting that did not help lists none of them
+    assert not {"hipblaslt-unsupported-arch-runtimeerror", "verify-wrong-results"} & set(
+        _listed(_facts("export TORCH_BLAS_PREFER_HIPBLASLT=0 did not fix it.")))
+
+
+# --------------------------------------------------------------------------- a rebuild for the GPU's target
+
+REBUILT = "I rebuilt llama.cpp with `cmake -S . -B build -DGGML_HIP=ON -DGPU_TARGETS=gfx1030` and now it works."
+
+
+def test_a_rebuild_for_a_target_is_the_fix_of_the_binary_without_code_for_the_gpu() -> None:
+    # the "rebuild for the target" branch of both issues (invalid-device-function is a symptom: its own fix, a check,
+    # is not read, its branches are)
+    labels = {(a.issue, a.label) for a in _fix_actions()}
+    assert {("invalid-device-function", "build for a GPU target"), ("no-binary-for-gpu", "build for a GPU target")} \
+        <= labels
+    assert not any(a.issue == "invalid-device-function" and not a.in_branch for a in _fix_actions())
+    listed = _listed(_facts(REBUILT, _gpu("gfx1031")))
+    assert listed["invalid-device-function"].to_check == SHARED_FIX
+    assert listed["no-binary-for-gpu"].to_check == SHARED_FIX
+    # its failure line shown decides: the issue it defines is the cause
+    shown = _causes(_facts("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\n" + REBUILT,
+                           _gpu("gfx1031")))
+    assert "no-binary-for-gpu" in shown
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    ("make LLAMA_HIPBLAS=1 GPU_TARGETS=gfx1030 -j16 and it runs now", True),
+    ("hipcc --offload-arch=gfx1100 test.hip -o test fixed it", True),
+    ("CMAKE_ARGS='-DAMDGPU_TARGETS=gfx1101' pip install llama-cpp-python: works now", True),
+    ("I recompiled it for gfx1030 and now it works", True),
+    ("I used GPU_TARGETS instead of AMDGPU_TARGETS, after switching it to AMDGPU_TARGETS everything seems to work fine.",
+     True),
+    # near misses: a description of what a build does, a failure, a question, set aside, working only partly
+    ("Without it set, it will build for gfx1031 and now it works only on the CPU.", False),
+    ("I built with GPU_TARGETS=gfx1030 but it still crashes.", False),
+    ("Did you build with -DGPU_TARGETS=gfx1030? That worked for me.", False),
+    ("Instead of -DAMDGPU_TARGETS=gfx1030 I used the defaults, and now it works.", False),
+    ("I set GPU_TARGETS=gfx1030. It seems to work only for small models.", False),
+])
+def test_a_rebuild_for_a_target_reads_in_its_forms_and_not_in_near_misses(text: str, read: bool) -> None:
+    listed = _listed(_facts(text, _gpu("gfx1031")))
+    assert ("invalid-device-function" in listed and listed["invalid-device-function"].to_check == SHARED_FIX) == read
+
+
+THREAD_HEAD = ("# CUDA error when trying to run with hipblas\n\n"
+               "alice · description · 2024-06-22\n"
+               "Since the update every model load with hipblas fails with the same error.\n\n")
+
+
+def test_a_proposed_rebuild_the_reporter_confirms_is_read_and_a_negated_one_is_no_proposal(tmp_path: Path) -> None:
+    proposal = ("bob · comment · 2024-07-01\n"
+                "Probably you are not building with `HSA_OVERRIDE_GFX_VERSION=10.3.0` set. Passing "
+                "`GPU_TARGETS=gfx1030` to `make` solved the problem for me.\n\n")
+    confirm = "alice · comment · 2024-07-01\n@bob This seemed to fix the issue for me, thank you!\n"
+    listed = {f.id: f for f in diagnose(detect_paste(tmp_path, THREAD_HEAD + proposal + confirm))}
+    assert listed["invalid-device-function"].to_check == SHARED_FIX
+    assert "(another person's proposal)" in listed["invalid-device-function"].evidence[0]
+    # near miss: the reporter's answer says it did not
+    failed = "alice · comment · 2024-07-01\n@bob This seemed to fix it, but the next load crashes again.\n"
+    assert "invalid-device-function" not in {f.id for f in diagnose(detect_paste(tmp_path, THREAD_HEAD + proposal
+                                                                                  + failed))}
+
+
+def test_the_rebuild_command_names_the_target_the_gpu_runs_as() -> None:
+    hip = "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\ncmake -B build -DGGML_HIP=ON"
+    one = _listed(_facts(hip, _gpu("gfx1100")))["no-binary-for-gpu"]
+    assert "cmake -S . -B build -DGGML_HIP=ON -DGPU_TARGETS=gfx1100 -DCMAKE_BUILD_TYPE=Release" in one.fix_commands
+    # an override: the target it names; two GPUs that run as different targets: left for the user to fill in
+    env = (EnvSetting("HSA_OVERRIDE_GFX_VERSION", "10.3.0", "environment"),)
+    over = _listed(_facts(hip, _gpu("gfx1031"), env=env))["no-binary-for-gpu"]
+    assert any("-DGPU_TARGETS=gfx1030 " in c for c in over.fix_commands), over.fix_commands
+    two = _listed(_facts(hip, _gpu("gfx1100"), _gpu("gfx1030")))["no-binary-for-gpu"]
+    assert any("-DGPU_TARGETS=gfxNNNN " in c for c in two.fix_commands)

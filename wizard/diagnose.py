@@ -903,6 +903,7 @@ class _Match:
     confirmed: Evidence | None = None  # the issue's fix was applied and this line says it worked (evidence: the action)
     proposed: bool = False  # that action is another person's proposal, which the reporter confirmed
     waives: tuple[str, ...] = ()  # predicates (and "env:NAME" settings) the applied fix changed: not held against it
+    shared: bool = False  # that fix is also another issue's, and nothing beyond it says which: to check
 
 
 def _read(facts: Facts, error_text: str | None) -> tuple[Facts, list[_Text]]:
@@ -1139,6 +1140,16 @@ def _branch_fits(when: tuple[tuple[str, object], ...], facts: Facts | None) -> b
 
 
 NOT_ADVISED = "No advice: detection contradicts this cause (see the evidence)."
+GFX_PLACEHOLDER = "gfxNNNN"  # in a fix command: the target the machine's GPU runs as
+
+
+def _for_machine(command: str, facts: Facts | None) -> str:
+    """A fix command with its gfxNNNN as the target this machine's GPUs run as (an override's, else their own),
+    where they all run as one; else as written."""
+    if facts is None or GFX_PLACEHOLDER not in command:
+        return command
+    targets = {eff for g in facts.gpus if (eff := effective_gfx(g, facts))}
+    return command.replace(GFX_PLACEHOLDER, targets.pop()) if len(targets) == 1 else command
 
 
 def _advice(issue: KnownIssue, facts: Facts | None) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...],
@@ -1153,7 +1164,8 @@ def _advice(issue: KnownIssue, facts: Facts | None) -> tuple[str, tuple[str, ...
         commands += [c for c in b.commands if c not in commands]
         env.update(b.env)
         plan = plan or b.plan
-    return " ".join(p for p in parts if p), tuple(commands), tuple(env.items()), plan
+    return (" ".join(p for p in parts if p), tuple(dict.fromkeys(_for_machine(c, facts) for c in commands)),
+            tuple(env.items()), plan)
 
 
 def _branch_established(when: tuple[tuple[str, object], ...], facts: Facts | None) -> bool:
@@ -1173,6 +1185,7 @@ def _branch_established(when: tuple[tuple[str, object], ...], facts: Facts | Non
     return True
 
 
+SHARED_FIX = "a fix that worked here is this issue's, but also another's, and nothing else says which one it was"
 UNDECIDED_BRANCH = "this failure shows, but which of its causes holds is not known from the evidence: see the fix"
 
 
@@ -1216,6 +1229,8 @@ def _to_check_evidence(issue: KnownIssue, match: _Match | None, got: _Held, agai
         return "a line of the evidence speaks against it"
     if issue.severity == "info":
         return "a note, not a cause"
+    if match is not None and match.shared:
+        return SHARED_FIX
     if match is not None and match.own:
         if issue.symptom:
             return "this failure shows, but it has several possible causes: see which one holds"
@@ -1333,11 +1348,13 @@ _ACTIONS: dict[int, tuple[FixAction, ...]] = {}
 
 
 def _fix_actions() -> tuple[FixAction, ...]:
-    """What applying each known issue's fix looks like in text; a symptom's fix (a check, a debugging aid) is no
-    cause's fix and is left out."""
+    """What applying each known issue's fix looks like in text; a symptom's own fix (a check, a debugging aid) is no
+    cause's fix and is left out, its branches (the fix for the machines of one cause: a rebuild for the GPU's
+    target) are read."""
     kb = load_kb()
     if id(kb) not in _ACTIONS:
-        _ACTIONS[id(kb)] = tuple(a for i in kb.known_issues() if not i.symptom for a in fix_actions(i, kb))
+        _ACTIONS[id(kb)] = tuple(a for i in kb.known_issues() for a in fix_actions(i, kb)
+                                 if not i.symptom or a.in_branch)
     return _ACTIONS[id(kb)]
 
 
@@ -1384,11 +1401,12 @@ def _worked(facts: Facts | None, texts: list[_Text]) -> dict[str, _Match]:
             fits = [f for f in fits if f[0].predict or f[0].id in shown] or fits
         if len(fits) > 1:
             fits = [f for f in fits if f[2]] or fits  # every condition of its own holds on the facts
-        # an action several issues' fixes share states one only where something speaks for it beyond the action
-        if len(fits) == 1 and (len(ids) == 1 or fits[0][2] or fits[0][3] or fits[0][0].id in shown):
-            issue, waives, _fully, _changed = fits[0]
+        # an action several issues' fixes share states one only where something speaks for it beyond the action;
+        # else each issue it may be is to check (the fix of one of them worked)
+        decided = len(fits) == 1 and (len(ids) == 1 or fits[0][2] or fits[0][3] or fits[0][0].id in shown)
+        for issue, waives, _fully, _changed in fits:
             out.setdefault(issue.id, _Match(hit.action, True, confirmed=hit.confirmed, proposed=hit.proposed,
-                                            waives=waives))
+                                            waives=waives, shared=not decided))
     return out
 
 
@@ -1397,7 +1415,7 @@ def _findings(facts: Facts | None, texts: list[_Text], predicted: bool) -> list[
     worked = _worked(facts, texts)
     for issue in load_kb().known_issues():
         match = _signature_match(issue, texts)
-        if issue.id in worked and (match is None or not match.stated):
+        if issue.id in worked and (match is None or not (match.stated or worked[issue.id].shared)):
             match = worked[issue.id]  # the fix applied and working: the action, and the line that says it worked
         if match is None and not (predicted and issue.predict and issue.when):
             continue

@@ -169,8 +169,24 @@ def _head_rx(head: str, sub: str | None) -> str:
     return rx + (rf"[^\n]{{0,40}}?\b(?:{sub})\b" if sub else "")
 
 
+# A build that names the GPU targets it carries code for (llama.cpp's -DGPU_TARGETS=gfx1030, CMake's AMDGPU_TARGETS or
+# CMAKE_HIP_ARCHITECTURES, make's GPU_TARGETS=..., hipcc's --offload-arch=...): whichever target the text names, one
+# action, "built for a target"; "switched it to AMDGPU_TARGETS", "rebuilt it for gfx1030" read the same
+_TARGET_VARS = r"(?:AMDGPU_TARGETS|GPU_TARGETS|CMAKE_HIP_ARCHITECTURES)"
+_TARGET_IN_COMMAND = lazy_re.compile(rf"(?<![\w-])(?:-D)?{_TARGET_VARS}=|--offload-arch=")
+_GFX_NAMED = r"gfx[0-9a-f]{3,4}(?![\w-])"
+_BUILT_FOR_TARGET = lazy_re.compile(
+    rf"(?<![\w-])(?:-D[ \t]?)?{_TARGET_VARS}[ \t]?[=:][ \t]?[\"'`]?{_GFX_NAMED}"
+    rf"|(?<![\w-])--offload-arch[= ]{_GFX_NAMED}"
+    rf"|\b(?:switch(?:ed|ing)?|chang(?:ed|ing))\s+(?:it\s+)?to\s+[`'\"]?(?:-D)?{_TARGET_VARS}\b"
+    rf"|\b(?:(?:re-?)?(?:built|compiled)|re-?build(?:ing)?|re-?compil(?:e|ing))\s+(?:it\s+)?(?:for|with)\s+(?:the\s+)?(?:target\s+)?"
+    rf"{_GFX_NAMED}", _F)
+
+
 def _command_actions(issue: str, command: str, in_branch: bool) -> list[FixAction]:
     out: list[FixAction] = []
+    if _TARGET_IN_COMMAND.search(command):  # a rebuild for a target: every fix that asks for one shares it
+        out.append(FixAction(issue, "build for a GPU target", _BUILT_FOR_TARGET, in_branch, ()))
     for words in _words(command):
         head = words[0].rsplit("/", 1)[-1]
         if head in ("python", "python3") and words[1:3] == ["-m", "pip"]:
@@ -304,6 +320,9 @@ _SUCCESS = lazy_re.compile(
     r"(?:that|this|it|which|these|those)\s+(?:really\s+|finally\s+|actually\s+|also\s+|just\s+)?"
     r"(?:worked|works|did\s+(?:it|the\s+trick)|helped"
     rf"|{_FIXED_IT})"
+    r"|(?:that|this|it|which|everything)\s+seem(?:s|ed)?\s+to\s+(?:have\s+)?"
+    r"(?:work(?:ed)?(?!\s+(?:only|partly|partially|at\s+first|for\s+a\s+while)\b)|help(?:ed)?"
+    r"|(?:fix(?:ed)?|(?:solv|resolv)(?:e|ed))\s+(?:it|this|that|the\s+(?:issue|problem|error)|my\s+(?:issue|problem|error)))"
     r"|(?:works|worked|working|runs|running)\s+(?:now|again|fine|perfectly|great|flawlessly)"
     r"|(?:now|finally)\s+(?:\S+\s+)?(?:works|runs|is\s+working)"
     r"|now\s+(?:i'?m|i\s+am|we\s+are|we'?re)\s+able\s+to\s+(?:run|use)"
@@ -328,7 +347,10 @@ _FAILURE = lazy_re.compile(
 # words before the action in its sentence that make it a question, a condition, advice or a negation
 _NOT_APPLIED = lazy_re.compile(
     r"\b(?:if|whether|try|trying|did\s+you|have\s+you|could\s+you|can\s+you|should|would|might|maybe|perhaps"
-    r"|suggest\w*|recommend\w*|instead\s+of|without|not|never)\b|n't\b", _F)
+    r"|suggest\w*|recommend\w*|without|not|never)\b|n't\b", _F)
+# "instead of X" sets X aside in its own clause only ("I used A instead of B, after switching it to B it works")
+_NEGATED = lazy_re.compile(r"\binstead\s+of\b", _F)
+_CLAUSE = lazy_re.compile(r"[,;:]\s|\s[-\u2013\u2014]\s")
 # a confirmation that names what fixed it (then it is that, not the proposal, unless the proposal is named)
 _ATTRIBUTION = lazy_re.compile(
     r"\b(?:(?:fixed|solved|resolved)\s+(?:it|this|that|the\s+\w+|my\s+\w+)\s+(?:by|with|after|using)"
@@ -386,8 +408,9 @@ def _sentence_rest(text: str, pos: int) -> tuple[str, str]:
 def _applied(text: str, spot: _Spot) -> bool:
     """The action is stated as done: not asked about, not on a condition, not advice, not negated."""
     before = text[_sentence_start(text, spot.start): spot.start]
+    clause = before[max((m.end() for m in _CLAUSE.finditer(before)), default=0):]
     rest, ends = _sentence_rest(text, spot.end)
-    return not _NOT_APPLIED.search(before) and ends != "?"
+    return not _NOT_APPLIED.search(before) and not _NEGATED.search(clause) and ends != "?"
 
 
 def _said_worked(text: str, start: int, end: int) -> bool:
@@ -421,10 +444,16 @@ def _own_hits(body: Words, actions: tuple[FixAction, ...]) -> list[Hit]:
     return out
 
 
+# the words just before an action that negate it ("you are not building with X", "without X", "don't set X")
+_NEGATED_JUST_BEFORE = lazy_re.compile(r"(?:\bnot|n't|\bnever|\bwithout)(?:\s+\w+){0,2}\s+[`'\"]?$", _F)
+
+
 def _proposals(body: Words, actions: tuple[FixAction, ...]) -> list[_Spot]:
-    """Actions another person's post proposes (a question proposes too), not ones it says failed for them."""
+    """Actions another person's post proposes (a question proposes too), not ones it says failed for them nor ones
+    it negates ("you are not building with X")."""
     text = body.text
-    return [s for s in _spots(text, actions) if not _FAILURE.search(_sentence_rest(text, s.end)[0])]
+    return [s for s in _spots(text, actions) if not _FAILURE.search(_sentence_rest(text, s.end)[0])
+            and not _NEGATED_JUST_BEFORE.search(text, max(_sentence_start(text, s.start), s.start - 60), s.start)]
 
 
 def _confirmation(body: Words, proposal: _Spot, actions: tuple[FixAction, ...]) -> int | None:
@@ -438,7 +467,8 @@ def _confirmation(body: Words, proposal: _Spot, actions: tuple[FixAction, ...]) 
         return None  # "fixed it by ..." something the proposal is not
     for m in _CONFIRM.finditer(text):
         start = _sentence_start(text, m.start())
-        if _said_worked(text, start, m.end()) and not _NOT_APPLIED.search(text, start, m.start()):
+        if _said_worked(text, start, m.end()) and not _NOT_APPLIED.search(text, start, m.start()) \
+                and not _NEGATED.search(text, start, m.start()):
             return m.start()
     return None
 
