@@ -110,3 +110,39 @@ def test_a_proposal_the_reporter_confirms_names_the_issue(tmp_path: Path) -> Non
             "alice · comment · 2024-05-03\nThat worked, thanks!\n")
     found = {f.id: f for f in diagnose(detect_paste(tmp_path, text))}.get("xformers-cuda-build-beside-rocm-torch")
     assert _applied(found) and found is not None and found.to_check is None
+
+
+# --------------------------------------------------------------------------- an override a branch's GPUs fix
+
+NO_BINARY = '"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"\n'
+OLLAMA = ('time=2025-01-01T00:00:00 level=WARN source=amd_linux.go:140 msg="amdgpu is not supported '
+          '(supported types:[gfx1030 gfx1100])" gpu_type={gfx}\n')
+TF = ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:2266] Ignoring visible gpu device (device: 0, name: AMD "
+      "Radeon RX 6600, pci bus id: 0000:03:00.0) with AMDGPU version : {gfx}. The supported AMDGPU versions are "
+      "gfx900, gfx906, gfx908, gfx90a, gfx1030, gfx1100.\n")
+
+
+@pytest.mark.parametrize(("issue_id", "gfx", "failure", "action"), [
+    # gfx1033 is not rdna2-variant-needs-override's: the missing code object is the issue the override fixed
+    ("no-binary-for-gpu", "gfx1033", NO_BINARY, "I ran `export HSA_OVERRIDE_GFX_VERSION=10.3.0` and now it works."),
+    ("ollama-gpu-type-not-in-runtime", "gfx1032", OLLAMA.format(gfx="gfx1032"),
+     'I put Environment="HSA_OVERRIDE_GFX_VERSION=10.3.0" in the ollama unit and now it works.'),
+], ids=["no-binary-for-gpu", "ollama-gpu-type-not-in-runtime"])
+def test_an_rdna2_override_that_worked_names_the_issue_whose_failure_shows(issue_id: str, gfx: str, failure: str,
+                                                                          action: str) -> None:
+    found = _findings(failure + action, gfx)
+    assert _applied(found.get(issue_id)) and found[issue_id].to_check is None, issue_id
+    assert not _applied(found.get("rdna2-variant-needs-override"))
+    failed = _findings(failure + action.replace("and now it works", "but it didn't help, same error"), gfx)
+    assert not _applied(failed.get(issue_id))
+
+
+@pytest.mark.parametrize(("issue_id", "failure"), [("no-binary-for-gpu", NO_BINARY),
+                                                   ("ollama-gpu-type-not-in-runtime", OLLAMA),
+                                                   ("tf-xla-gpu-gfx-not-in-build", TF)],
+                         ids=["no-binary-for-gpu", "ollama-gpu-type-not-in-runtime", "tf-xla-gpu-gfx-not-in-build"])
+def test_the_override_is_advice_for_the_rdna2_variants_only(issue_id: str, failure: str) -> None:
+    rdna2 = _findings(failure.format(gfx="gfx1032"), "gfx1032")[issue_id]
+    assert ("HSA_OVERRIDE_GFX_VERSION", "10.3.0") in rdna2.fix_env
+    rdna3 = _findings(failure.format(gfx="gfx1102"), "gfx1102")[issue_id]
+    assert ("HSA_OVERRIDE_GFX_VERSION", "10.3.0") not in rdna3.fix_env
