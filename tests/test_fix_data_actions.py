@@ -146,3 +146,25 @@ def test_the_override_is_advice_for_the_rdna2_variants_only(issue_id: str, failu
     assert ("HSA_OVERRIDE_GFX_VERSION", "10.3.0") in rdna2.fix_env
     rdna3 = _findings(failure.format(gfx="gfx1102"), "gfx1102")[issue_id]
     assert ("HSA_OVERRIDE_GFX_VERSION", "10.3.0") not in rdna3.fix_env
+
+
+# --------------------------------------------------------------------------- a container restarted with more shm
+
+
+def _in_container(text: str) -> dict[str, Finding]:
+    facts = Facts(gpus=(_gpu("gfx1100"),), origin="test", in_container=True,
+                  texts=(EvidenceText("paste.txt", text, 1, "text", True),))
+    return {f.id: f for f in diagnose(facts)}
+
+
+def test_a_container_restarted_with_the_host_ipc_names_the_shm_issue() -> None:
+    run = "docker run -it --ipc=host --device=/dev/kfd --device=/dev/dri rocm/pytorch:latest"
+    found = _in_container(f"I restarted it with `{run}` and now it works.").get("container-shm-too-small")
+    assert _applied(found) and found is not None and found.to_check is None
+    for near in (f"I restarted it with `{run}` but it didn't help, same bus error.",
+                 "I ran `df -h /dev/shm` and now it works.",  # only looks
+                 f"Would `{run}` help?"):
+        assert not _applied(_in_container(near).get("container-shm-too-small")), near
+    # the shm issue is about a container: on a machine not known to be one, the docker line names nothing
+    assert not _applied(_findings(f"I restarted it with `{run}` and now it works.", "gfx1100")
+                        .get("container-shm-too-small"))
