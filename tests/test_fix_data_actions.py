@@ -123,11 +123,9 @@ TF = ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:2266] Ignoring visible
 
 
 @pytest.mark.parametrize(("issue_id", "gfx", "failure", "action"), [
-    # gfx1033 is not rdna2-variant-needs-override's: the missing code object is the issue the override fixed
-    ("no-binary-for-gpu", "gfx1033", NO_BINARY, "I ran `export HSA_OVERRIDE_GFX_VERSION=10.3.0` and now it works."),
     ("ollama-gpu-type-not-in-runtime", "gfx1032", OLLAMA.format(gfx="gfx1032"),
      'I put Environment="HSA_OVERRIDE_GFX_VERSION=10.3.0" in the ollama unit and now it works.'),
-], ids=["no-binary-for-gpu", "ollama-gpu-type-not-in-runtime"])
+], ids=["ollama-gpu-type-not-in-runtime"])
 def test_an_rdna2_override_that_worked_names_the_issue_whose_failure_shows(issue_id: str, gfx: str, failure: str,
                                                                           action: str) -> None:
     found = _findings(failure + action, gfx)
@@ -168,3 +166,15 @@ def test_a_container_restarted_with_the_host_ipc_names_the_shm_issue() -> None:
     # the shm issue is about a container: on a machine not known to be one, the docker line names nothing
     assert not _applied(_findings(f"I restarted it with `{run}` and now it works.", "gfx1100")
                         .get("container-shm-too-small"))
+
+
+def test_an_override_branch_is_no_fix_on_a_gpu_it_does_not_fit() -> None:
+    """gfx1033 gave wrong results under 10.3.0 (gfx1033-override-wrong-results): the RDNA2 override branches leave it
+    out, so their advice never offers it there, and the override read as working is not their fix on it."""
+    action = "I ran `export HSA_OVERRIDE_GFX_VERSION=10.3.0` and now it works."
+    on_1033 = _findings(NO_BINARY + action, "gfx1033")
+    assert not _applied(on_1033.get("no-binary-for-gpu"))
+    assert ("HSA_OVERRIDE_GFX_VERSION", "10.3.0") not in on_1033["no-binary-for-gpu"].fix_env
+    assert ("HSA_OVERRIDE_GFX_VERSION", "10.3.0") in _findings(NO_BINARY, "gfx1032")["no-binary-for-gpu"].fix_env
+    # on a gfx1032 the same words state rdna2-variant-needs-override, whose own fix it is (its failure shows too)
+    assert _applied(_findings(NO_BINARY + action, "gfx1032").get("rdna2-variant-needs-override"))

@@ -1377,7 +1377,11 @@ def _worked(facts: Facts | None, texts: list[_Text]) -> dict[str, _Match]:
             issue = kb.known_issue(issue_id)
             if issue is None:
                 continue
-            mine = [a for a in hit.actions if a.issue == issue_id]
+            # a branch's action is the issue's fix only on the machines its branch fits
+            mine = [a for a in hit.actions if a.issue == issue_id
+                    and _branch_fits(tuple((n, arg) for n, arg in a.when if n not in a.changes), facts)]
+            if not mine:
+                continue
             waives = tuple(sorted({c for a in mine for c in a.changes} | {f"env:{n}" for a in mine for n in a.env_names}))
             got = _conditions(issue, facts, True, False, waives)
             if got is None or _facts_against(issue, facts) is not None \

@@ -34,7 +34,7 @@ from wizard.fix_plans import plan_does
 from wizard.kb import KnowledgeBase, KnownIssue
 from wizard.model import Evidence, EvidenceText
 from wizard.parsers.writers import Words, joined_words
-from wizard.record import record
+from wizard.record import record, replace
 
 _F = re.IGNORECASE
 
@@ -50,6 +50,7 @@ class FixAction:
     changes: tuple[str, ...]  # predicates of wizard/diagnose.py whose facts the action itself changes
     env_names: tuple[str, ...] = ()  # the variables it sets or unsets (env_matches / env_not on them change too)
     plan: str | None = None  # the plan it is part of (`wizard.fix_plans`); None: the fix's own env or command
+    when: tuple[tuple[str, object], ...] = ()  # its fix branch's conditions: the machines it is that issue's fix on
 
 
 @record
@@ -186,7 +187,7 @@ _BUILT_FOR_TARGET = lazy_re.compile(
 def _command_actions(issue: str, command: str, in_branch: bool) -> list[FixAction]:
     out: list[FixAction] = []
     if _TARGET_IN_COMMAND.search(command):  # a rebuild for a target: every fix that asks for one shares it
-        out.append(FixAction(issue, "build for a GPU target", _BUILT_FOR_TARGET, in_branch, ()))
+        out.append(FixAction(issue, "build for a GPU target", _BUILT_FOR_TARGET, in_branch, ("built_from_source",)))
     for words in _words(command):
         head = words[0].rsplit("/", 1)[-1]
         if head in ("python", "python3") and words[1:3] == ["-m", "pip"]:
@@ -300,13 +301,14 @@ def fix_actions(issue: KnownIssue, kb: KnowledgeBase | None = None) -> tuple[Fix
     """What applying the issue's fix (and each of its branches) looks like in text (``kb``: the knowledge base whose
     tables a plan's index, image and packages are read from)."""
     out: list[FixAction] = []
-    parts = [(issue.fix.env, issue.fix.commands, issue.fix.plan, False)] + [
-        (b.env, b.commands, b.plan, True) for b in issue.fix.branches]
-    for env, commands, plan, in_branch in parts:
-        out += [_env_action(issue.id, name, value, in_branch) for name, value in env.items() if value]
+    parts = [(issue.fix.env, issue.fix.commands, issue.fix.plan, False, ())] + [
+        (b.env, b.commands, b.plan, True, b.when) for b in issue.fix.branches]
+    for env, commands, plan, in_branch, when in parts:
+        mine = [_env_action(issue.id, name, value, in_branch) for name, value in env.items() if value]
         for c in commands:
-            out += _command_actions(issue.id, c, in_branch)
-        out += _plan_actions(issue.id, plan, in_branch, kb) if plan else []
+            mine += _command_actions(issue.id, c, in_branch)
+        mine += _plan_actions(issue.id, plan, in_branch, kb) if plan else []
+        out += [replace(a, when=when) for a in mine]
     return tuple(out)
 
 
