@@ -325,3 +325,26 @@ def test_the_rebuild_command_names_the_target_the_gpu_runs_as() -> None:
     assert any("-DGPU_TARGETS=gfx1030 " in c for c in over.fix_commands), over.fix_commands
     two = _listed(_facts(hip, _gpu("gfx1100"), _gpu("gfx1030")))["no-binary-for-gpu"]
     assert any("-DGPU_TARGETS=gfxNNNN " in c for c in two.fix_commands)
+
+
+# --------------------------------------------------------------------------- a package installed or removed, in words
+
+
+@pytest.mark.parametrize(("text", "issue"), [
+    ("I installed libtinfo5 and now rocminfo works.", "libtinfo5-missing"),
+    ("After uninstalling the xformers package ComfyUI works again.", "xformers-cuda-build-beside-rocm-torch"),
+    ("Reinstalling `libgfortran5` fixed it.", "therock-libgfortran-missing"),
+])
+def test_a_package_installed_or_removed_said_in_words_reads_as_its_command(text: str, issue: str) -> None:
+    assert issue in _causes(_facts(text, _gpu("gfx1100"))), text
+
+
+@pytest.mark.parametrize("text", [
+    "I installed libtinfo5 but rocminfo still fails.",
+    "Installing libtinfo5 didn't help.",
+    "Should I install libtinfo5? rocminfo works now on my other machine.",
+    "I installed libtinfo5-dev and now it works.",  # another package
+    "I removed libtinfo5 and now it works.",  # the opposite of its fix
+])
+def test_a_package_said_in_words_near_misses_state_nothing(text: str) -> None:
+    assert "libtinfo5-missing" not in _causes(_facts(text, _gpu("gfx1100"))), text

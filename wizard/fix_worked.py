@@ -94,6 +94,10 @@ _CHANGING: dict[str, tuple[str | None, tuple[str, ...], bool]] = {
     "docker": ("run", ("kfd_present", *_GROUPS), False), "podman": ("run", ("kfd_present", *_GROUPS), False),
 }
 _PACKAGE_MANAGERS = r"(?:apt-get|apt|dnf|yum|zypper)"  # one package installed reads the same with any of them
+# a package installed or removed, said in words: "installed libtinfo5", "after uninstalling the xformers package"
+_SAID_INSTALLED = (r"\b(?:re-?)?install(?:ed|ing)\s+(?:the\s+)?(?:packages?\s+)?[`'\"]?"
+                   r"|\b(?:updat|upgrad)(?:ed|ing)\s+(?:the\s+)?(?:packages?\s+)?[`'\"]?")
+_SAID_REMOVED = r"\b(?:uninstall(?:ed|ing)|remov(?:ed|ing)|purg(?:ed|ing))\s+(?:the\s+)?(?:packages?\s+)?[`'\"]?"
 _QUERY_FLAGS = {"ldconfig": ("-p", "--print-cache")}  # flags that make a changing head only look
 
 
@@ -219,7 +223,9 @@ def _command_actions(issue: str, command: str, in_branch: bool) -> list[FixActio
         rxs = [(a, rx) for a in args if (rx := _argument_rx(a)) is not None]
         base = _head_rx(head, re.escape(verb) if verb else None)
         if each:
-            out += [FixAction(issue, f"{head} {verb} {a}", lazy_re.compile(base + rf"[^\n]{{0,200}}?{rx}(?![\w.-])", _F),
+            said = _SAID_INSTALLED if verb in ("install", "in") else _SAID_REMOVED
+            out += [FixAction(issue, f"{head} {verb} {a}",
+                              lazy_re.compile(rf"(?:{base}[^\n]{{0,200}}?|{said}){rx}(?![\w.-])", _F),
                               in_branch, changes) for a, rx in rxs]
             continue
         if not args:  # the command alone: no flag after it (`ldconfig -p` only prints the cache)
