@@ -16,13 +16,13 @@ from packaging.version import InvalidVersion, Version
 
 from wizard import lazy_re
 from wizard.fix_worked import FixAction, fix_actions, worked_fixes
-from wizard.kb import KnownIssue, load_kb
+from wizard.kb import KernelArgs, KnownIssue, load_kb
 from wizard.kb.families import one_generic_target
 from wizard.model import Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
 from wizard.parsers.match_text import evidence_line, line_breaks, match_text
 from wizard.parsers.uname import kernel_series
 from wizard.parsers.writers import joined_words
-from wizard.record import record, replace
+from wizard.record import field, record, replace
 
 SEVERITY_ORDER = {"critical": 0, "error": 1, "warning": 2, "info": 3}
 _VISIBILITY = ("HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES")
@@ -40,6 +40,7 @@ class Finding:
     fix_commands: tuple[str, ...] = ()
     fix_env: tuple[tuple[str, str], ...] = ()
     fix_plan: str | None = None
+    fix_kernel_args: KernelArgs = field(default_factory=KernelArgs)  # kernel command-line parameters to add / remove
     matched_text: str | None = None  # the error line that matched a signature
     matched: Evidence | None = None  # where it matched: file (or text) and line
     contradicted: Evidence | None = None  # a line of the evidence that speaks against this finding
@@ -51,7 +52,9 @@ class Finding:
         return {
             "id": self.id, "severity": self.severity, "title": self.title, "cause": self.cause,
             "fix": self.fix, "fix_commands": list(self.fix_commands), "fix_env": dict(self.fix_env),
-            "fix_plan": self.fix_plan, "sources": list(self.sources), "evidence": list(self.evidence),
+            "fix_plan": self.fix_plan,
+            "fix_kernel_args": {"add": list(self.fix_kernel_args.add), "remove": list(self.fix_kernel_args.remove)},
+            "sources": list(self.sources), "evidence": list(self.evidence),
             "matched": None if self.matched is None else
             {"source": self.matched.source, "line": self.matched.line, "text": self.matched.text},
             "contradicted_by": None if self.contradicted is None else str(self.contradicted),
@@ -1152,11 +1155,33 @@ def _for_machine(command: str, facts: Facts | None) -> str:
     return command.replace(GFX_PLACEHOLDER, targets.pop()) if len(targets) == 1 else command
 
 
-def _advice(issue: KnownIssue, facts: Facts | None) -> tuple[str, tuple[str, ...], tuple[tuple[str, str], ...],
-                                                              str | None]:
-    """(summary, commands, env, plan) of the fix, with only the branches this machine's facts allow."""
+@record
+class _Advice:
+    summary: str
+    commands: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    plan: str | None = None
+    kernel_args: KernelArgs = field(default_factory=KernelArgs)
+
+
+_GRUBBY_DISTROS = ("fedora", "rhel", "centos", "rocky", "almalinux", "ol")  # grubby edits their boot entries
+
+
+def _kernel_arg_commands(args: KernelArgs, facts: Facts | None) -> list[str]:
+    """On a distribution whose boot entries grubby manages (Fedora, RHEL and its rebuilds), the commands that add and
+    remove the parameters on every installed kernel (grubby(8): --update-kernel=ALL --args / --remove-args);
+    elsewhere none: GRUB's GRUB_CMDLINE_LINUX_DEFAULT, systemd-boot's entries differ, the rendering says so."""
+    if not args or facts is None or not ({facts.os.id, *facts.os.like} & set(_GRUBBY_DISTROS)):
+        return []
+    out = [f'sudo grubby --update-kernel=ALL --args="{" ".join(args.add)}"'] if args.add else []
+    return out + ([f'sudo grubby --update-kernel=ALL --remove-args="{" ".join(args.remove)}"'] if args.remove else [])
+
+
+def _advice(issue: KnownIssue, facts: Facts | None) -> _Advice:
+    """The fix, with only the branches this machine's facts allow."""
     fix = issue.fix
     parts, commands, env, plan = [fix.summary], list(fix.commands), dict(fix.env), fix.plan
+    add, remove = list(fix.kernel_args.add), list(fix.kernel_args.remove)
     for b in fix.branches:
         if not _branch_fits(b.when, facts):
             continue
@@ -1164,8 +1189,12 @@ def _advice(issue: KnownIssue, facts: Facts | None) -> tuple[str, tuple[str, ...
         commands += [c for c in b.commands if c not in commands]
         env.update(b.env)
         plan = plan or b.plan
-    return (" ".join(p for p in parts if p), tuple(dict.fromkeys(_for_machine(c, facts) for c in commands)),
-            tuple(env.items()), plan)
+        add += b.kernel_args.add
+        remove += b.kernel_args.remove
+    args = KernelArgs(add=tuple(dict.fromkeys(add)), remove=tuple(dict.fromkeys(remove)))
+    commands += _kernel_arg_commands(args, facts)
+    return _Advice(" ".join(p for p in parts if p), tuple(dict.fromkeys(_for_machine(c, facts) for c in commands)),
+                   tuple(env.items()), plan, args)
 
 
 def _branch_established(when: tuple[tuple[str, object], ...], facts: Facts | None) -> bool:
@@ -1285,13 +1314,13 @@ def _finding(issue: KnownIssue, got: _Held, match: _Match | None, against: _Matc
         ev.append(f"but: detection contradicts this cause: {against.evidence.text}")
     elif against is not None:
         ev.append(f"but: {against.evidence}")
-    summary, commands, env, plan = _advice(issue, facts)
+    advice = _advice(issue, facts)
     if detected_against:  # advice a detected fact contradicts is never given
-        summary, commands, env, plan = NOT_ADVISED, (), (), None
+        advice = _Advice(NOT_ADVISED)
     return Finding(
         id=issue.id, severity=issue.severity, title=issue.title, cause=issue.cause,
-        fix=summary, sources=tuple(issue.sources), evidence=_said_once(ev),
-        fix_commands=commands, fix_env=env, fix_plan=plan,
+        fix=advice.summary, sources=tuple(issue.sources), evidence=_said_once(ev),
+        fix_commands=advice.commands, fix_env=advice.env, fix_plan=advice.plan, fix_kernel_args=advice.kernel_args,
         matched_text=match.evidence.text if match is not None else None,
         matched=match.evidence if match is not None else None,
         contradicted=against.evidence if against is not None else None,

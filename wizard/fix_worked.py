@@ -31,7 +31,7 @@ import shlex
 
 from wizard import lazy_re
 from wizard.fix_plans import plan_does
-from wizard.kb import KnowledgeBase, KnownIssue
+from wizard.kb import KernelArgs, KnowledgeBase, KnownIssue
 from wizard.model import Evidence, EvidenceText
 from wizard.parsers.writers import Words, joined_words
 from wizard.record import record, replace
@@ -303,14 +303,34 @@ def _plan_actions(issue: str, plan: str, in_branch: bool, kb: KnowledgeBase | No
     return out
 
 
+def _kernel_arg_actions(issue: str, args: KernelArgs, in_branch: bool) -> list[FixAction]:
+    """A kernel parameter added reads as the parameter itself (on a GRUB_CMDLINE_LINUX line, a grubby --args, in
+    words: "booting with iommu=pt"), a module's one also as its modprobe.d line (``options amdgpu runpm=0``); one
+    removed as a removal word before it ("removed nomodeset from the kernel command line")."""
+    out: list[FixAction] = []
+    for arg in args.add:
+        rx = rf"(?<![\w.-]){re.escape(arg)}(?![\w.-])"
+        module, dot, param = arg.partition(".")
+        if dot:
+            rx += rf"|\boptions[ \t]+{re.escape(module)}[ \t]+(?:\S+[ \t]+){{0,8}}?{re.escape(param)}(?![\w.-])"
+        out.append(FixAction(issue, f"kernel parameter {arg}", lazy_re.compile(rx, _F), in_branch, ()))
+    for arg in args.remove:
+        rx = (r"\b(?:remov(?:e|ed|ing)|delet(?:e|ed|ing)|drop(?:ped|ping)?|took\s+out|taking\s+out)\s+(?:the\s+)?"
+              r"(?:kernel\s+(?:parameter|option|argument|arg)\s+|boot\s+(?:parameter|option)\s+)?[`'\"]?"
+              rf"{re.escape(arg)}(?![\w.-])")
+        out.append(FixAction(issue, f"kernel parameter {arg} removed", lazy_re.compile(rx, _F), in_branch, ()))
+    return out
+
+
 def fix_actions(issue: KnownIssue, kb: KnowledgeBase | None = None) -> tuple[FixAction, ...]:
     """What applying the issue's fix (and each of its branches) looks like in text (``kb``: the knowledge base whose
     tables a plan's index, image and packages are read from)."""
     out: list[FixAction] = []
-    parts = [(issue.fix.env, issue.fix.commands, issue.fix.plan, False, ())] + [
-        (b.env, b.commands, b.plan, True, b.when) for b in issue.fix.branches]
-    for env, commands, plan, in_branch, when in parts:
+    parts = [(issue.fix.env, issue.fix.commands, issue.fix.plan, issue.fix.kernel_args, False, ())] + [
+        (b.env, b.commands, b.plan, b.kernel_args, True, b.when) for b in issue.fix.branches]
+    for env, commands, plan, kernel_args, in_branch, when in parts:
         mine = [_env_action(issue.id, name, value, in_branch) for name, value in env.items() if value]
+        mine += _kernel_arg_actions(issue.id, kernel_args, in_branch)
         for c in commands:
             mine += _command_actions(issue.id, c, in_branch)
         mine += _plan_actions(issue.id, plan, in_branch, kb) if plan else []
@@ -447,7 +467,8 @@ def _own_hits(body: Words, actions: tuple[FixAction, ...]) -> list[Hit]:
                 claims.setdefault(m.start(), []).extend(after)
     out: list[Hit] = []
     for pos, claimed in sorted(claims.items()):
-        if len({s.start for s in claimed}) == 1:  # two actions before one "it works": which worked is not known
+        # two actions before one "it works": which worked is not known (the same action said twice is one)
+        if len({s.start for s in claimed}) == 1 or len({frozenset(a.label for a in s.actions) for s in claimed}) == 1:
             out.append(Hit(claimed[0].actions, body.evidence(claimed[0].start), body.evidence(pos)))
     return out
 

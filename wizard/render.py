@@ -250,6 +250,17 @@ def _failures(n: int) -> str:
     return "a failure" if n == 1 else f"{n} failures"
 
 
+def kernel_args_line(args: Any) -> str | None:
+    """A fix's kernel command-line parameters as one line of advice (the grubby commands, where the machine has
+    grubby, are among the fix's commands)."""
+    if not args:
+        return None
+    said = ([f"add {' '.join(args.add)}"] if args.add else []) + (
+        [f"remove {' '.join(args.remove)}"] if args.remove else [])
+    return (f"kernel command line: {'; '.join(said)} (GRUB: GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, then "
+            "update-grub or grub-mkconfig; Fedora/RHEL: grubby), then reboot")
+
+
 def _finding_panels(findings: list[Any]) -> Iterable[RenderableType]:
     from rich.panel import Panel
 
@@ -266,6 +277,8 @@ def _finding_panels(findings: list[Any]) -> Iterable[RenderableType]:
             body.append(f"  $ {cmd}\n", style="green")
         for name, value in f.fix_env:
             body.append(f"  export {name}={value}\n", style="green")
+        if line := kernel_args_line(getattr(f, "fix_kernel_args", None)):
+            body.append(f"  {line}\n", style="green")
         if f.fix_plan:
             body.append(f"  plan: rocm-wizard --plan {f.fix_plan} --dry-run\n", style="green")
         if f.evidence:

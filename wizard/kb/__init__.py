@@ -47,6 +47,7 @@ from .records import (
     DockerImage,
     Fix,
     FixBranch,
+    KernelArgs,
     GfxSupport,
     GpuInfo,
     HsaOverride,
@@ -61,7 +62,7 @@ from .records import (
 
 __all__ = [
     "FAMILIES", "PLANS", "PREDICATES", "SEVERITIES", "ApuInfo", "AptRepo", "CoreSdkRoutes", "Distro", "DockerImage",
-    "Fix", "FixBranch", "GfxSupport", "GpuInfo", "HsaOverride", "KbError", "KnownIssue", "KnowledgeBase", "Release", "RpmRepo",
+    "Fix", "FixBranch", "KernelArgs", "GfxSupport", "GpuInfo", "HsaOverride", "KbError", "KnownIssue", "KnowledgeBase", "Release", "RpmRepo",
     "TheRock", "VendorWheel", "Wheel", "WheelIndex", "KB_DIR", "load_kb",
 ]
 

@@ -27,6 +27,7 @@ from .records import (
     DockerImage,
     Fix,
     FixBranch,
+    KernelArgs,
     GfxSupport,
     GpuInfo,
     HsaOverride,
@@ -803,6 +804,29 @@ def _fix_env(e: Entry) -> Mapping[str, str]:
     return MappingProxyType(dict(env))
 
 
+# a kernel parameter as the kernel's command line spells it: name, module.name, name=value (value: no spaces, no quotes)
+_KERNEL_ARG = lazy_re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?(?:=[A-Za-z0-9_.,:+-]+)?")
+
+
+def _kernel_args(e: Entry) -> KernelArgs:
+    raw = e.get("kernel_args", False)
+    if raw is _MISSING:
+        return KernelArgs()
+    if not isinstance(raw, dict) or not set(raw) <= {"add", "remove"}:
+        e.fail("kernel_args", "expected {\"add\": [...], \"remove\": [...]} of kernel command-line parameters")
+        return KernelArgs()
+    lists: dict[str, tuple[str, ...]] = {}
+    for key in ("add", "remove"):
+        items = raw.get(key, [])
+        if not isinstance(items, list) or not all(isinstance(a, str) and _KERNEL_ARG.fullmatch(a) for a in items):
+            e.fail("kernel_args", f"{key}: expected kernel parameters such as iommu=pt or amdgpu.runpm=0, got {items!r}")
+            items = []
+        lists[key] = tuple(items)
+    if not lists["add"] and not lists["remove"]:
+        e.fail("kernel_args", "an empty kernel_args: leave it out")
+    return KernelArgs(add=lists["add"], remove=lists["remove"])
+
+
 def _fix_plan(e: Entry) -> str | None:
     plan = e.opt_text("plan", required=False)
     if plan is not None and plan not in PLANS:
@@ -858,7 +882,8 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
             e.fail("predict", "true needs a non-empty 'when'")
         if not sigs and not symptom_sigs and not stated_sigs and not predict:
             e.fail("signatures", "an issue with no signatures must be predictable (predict: true)")
-        fe = Entry(problems, f"{where}: fix", e.get("fix", True), {"summary", "commands", "env", "plan", "branches"})
+        fe = Entry(problems, f"{where}: fix", e.get("fix", True),
+                   {"summary", "commands", "env", "plan", "kernel_args", "branches"})
         raw_branches = fe.get("branches", False)
         if raw_branches is _MISSING:
             raw_branches = []
@@ -866,17 +891,18 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
             fe.fail("branches", "expected a list of {when, summary, commands, env, plan}")
         branches = []
         for n, raw in enumerate(raw_branches):
-            be = Entry(problems, f"{where}: fix: branches[{n}]", raw, {"when", "summary", "commands", "env", "plan"})
+            be = Entry(problems, f"{where}: fix: branches[{n}]", raw,
+                       {"when", "summary", "commands", "env", "plan", "kernel_args"})
             raw_bw = be.get("when", True)
             if not isinstance(raw_bw, list) or not raw_bw:
                 be.fail("when", "expected a non-empty list of {predicate: argument}: the facts this branch needs")
             branches.append(FixBranch(when=tuple(_predicate(be, i, w) for i, w in enumerate(raw_bw)),
                                       summary=be.text("summary"), commands=be.strs("commands", required=False),
-                                      env=_fix_env(be), plan=_fix_plan(be)))
+                                      env=_fix_env(be), plan=_fix_plan(be), kernel_args=_kernel_args(be)))
         if e.flag("cause_in_branches", default=False) and not branches:
             e.fail("cause_in_branches", "true needs fix branches: each branch is one of the causes")
         fix = Fix(summary=fe.text("summary"), commands=fe.strs("commands", required=False),
-                  env=_fix_env(fe), plan=_fix_plan(fe), branches=tuple(branches))
+                  env=_fix_env(fe), plan=_fix_plan(fe), kernel_args=_kernel_args(fe), branches=tuple(branches))
         return KnownIssue(id=iid, severity=sev, title=e.text("title"), signatures=tuple(sigs), when=when,
                           predict=bool(predict), cause=e.text("cause"), fix=fix, sources=e.sources(),
                           uncertain=e.opt_text("uncertain", required=False), unless=tuple(unless),

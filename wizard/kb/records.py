@@ -254,6 +254,16 @@ class DockerImage:
 
 
 @record
+class KernelArgs:
+    """Kernel command-line parameters a fix adds ("iommu=pt", "amdgpu.runpm=0") or removes ("nomodeset")."""
+    add: tuple[str, ...] = ()
+    remove: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.add or self.remove)
+
+
+@record
 class FixBranch:
     """One way of fixing an issue that holds only on some machines: ``when`` names the facts it needs
     (predicates of wizard/diagnose.py); it is shown unless a detected fact contradicts one of them."""
@@ -262,6 +272,7 @@ class FixBranch:
     commands: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict, hash=False)
     plan: str | None = None
+    kernel_args: KernelArgs = field(default_factory=KernelArgs)
 
 
 @record
@@ -270,6 +281,7 @@ class Fix:
     commands: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict, hash=False)
     plan: str | None = None
+    kernel_args: KernelArgs = field(default_factory=KernelArgs)
     branches: tuple[FixBranch, ...] = ()  # advice for some machines only, after the summary that fits all
 
 

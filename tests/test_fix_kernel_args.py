@@ -1,0 +1,115 @@
+"""Kernel command-line parameters as fix data (issue 21, point 4: a fix is data): a fix adds or removes them
+(`fix.kernel_args`), the advice says so in every front end (a line in the CLI/TUI panel, `fix_kernel_args` in JSON, the
+grubby commands where the machine's distribution manages its boot entries with grubby), and a parameter added or
+removed reads as that fix applied when the thread says it worked."""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+from rich.console import Console
+
+from wizard.diagnose import SHARED_FIX, Finding, diagnose
+from wizard.kb.parse import Problems, parse_issues
+from wizard.model import EvidenceText, Facts, Gpu, OsInfo
+from wizard.render import findings_renderables
+
+pytestmark = pytest.mark.unit
+
+IOMMU = "amdgpu 0000:03:00.0: AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x000e address=0x0 flags=0x0020]\n"
+
+
+def _facts(text: str, os: OsInfo | None = None, gpus: int = 1) -> Facts:
+    gpu = Gpu(name="AMD Radeon RX 7900 XTX", gfx="gfx1100", integrated=False, family="RDNA3")
+    return Facts(gpus=(gpu,) * gpus, origin="test", os=os or OsInfo(),
+                 texts=(EvidenceText("paste.txt", text, 1, "text", True),))
+
+
+def _findings(text: str, os: OsInfo | None = None, gpus: int = 1) -> dict[str, Finding]:
+    return {f.id: f for f in diagnose(_facts(text, os, gpus))}
+
+
+def _entry(kernel_args: Any) -> list[str]:
+    entry = {"id": "x-y", "severity": "error", "title": "t", "signatures": ["zzz"], "when": [], "predict": False,
+             "cause": "c", "fix": {"summary": "s", "kernel_args": kernel_args},
+             "sources": ["https://rocm.docs.amd.com/"]}
+    problems = Problems("known_issues.json")
+    parse_issues(json.loads(json.dumps({"issues": [entry]})), problems)
+    return problems.lines
+
+
+def test_kernel_args_are_checked_when_the_knowledge_base_loads() -> None:
+    assert _entry({"add": ["iommu=pt", "amdgpu.runpm=0"], "remove": ["nomodeset"]}) == []
+    assert any("kernel parameters such as" in line for line in _entry({"add": ["iommu=pt; reboot"]}))
+    assert any("kernel parameters such as" in line for line in _entry({"add": ['quiet "splash"']}))
+    assert any("expected {" in line for line in _entry(["iommu=pt"]))
+    assert any("expected {" in line for line in _entry({"append": ["iommu=pt"]}))
+    assert any("leave it out" in line for line in _entry({"add": []}))
+
+
+def test_the_advice_names_the_parameters_in_json_and_in_the_panel() -> None:
+    found = _findings(IOMMU)["iommu-io-page-fault"]
+    assert found.to_json()["fix_kernel_args"] == {"add": ["iommu=pt"], "remove": []}
+    out = io.StringIO()
+    for item in findings_renderables([found]):
+        Console(file=out, width=200, color_system=None).print(item)
+    assert "kernel command line: add iommu=pt (GRUB: GRUB_CMDLINE_LINUX_DEFAULT" in out.getvalue()
+
+
+@pytest.mark.parametrize(("os", "grubby"), [
+    (OsInfo(id="fedora", version="41"), True),
+    (OsInfo(id="rocky", version="9.4", like=("rhel", "centos", "fedora")), True),
+    (OsInfo(id="ubuntu", version="24.04", like=("debian",)), False),
+    (OsInfo(), False),  # the distribution not known: no command that may not exist there
+])
+def test_grubby_commands_only_where_the_distribution_uses_grubby(os: OsInfo, grubby: bool) -> None:
+    found = _findings(IOMMU, os)["iommu-io-page-fault"]
+    assert ('sudo grubby --update-kernel=ALL --args="iommu=pt"' in found.fix_commands) == grubby
+
+
+def test_a_removal_is_advised_only_where_the_machine_shows_the_parameter() -> None:
+    text = "rocminfo\nROCk module is NOT loaded, possibly no GPU devices\n"
+    plain = _findings(text)["rock-module-not-loaded"]
+    assert not plain.fix_kernel_args.remove
+    shown = _findings(text + "[    0.000000] Booted with the nomodeset parameter. Only the system framebuffer will "
+                      "be available\n", OsInfo(id="fedora", version="41"))["rock-module-not-loaded"]
+    assert shown.fix_kernel_args.remove == ("nomodeset",)
+    assert 'sudo grubby --update-kernel=ALL --remove-args="nomodeset"' in shown.fix_commands
+
+
+@pytest.mark.parametrize(("text", "issue"), [
+    ('I added iommu=pt to GRUB_CMDLINE_LINUX_DEFAULT="quiet splash iommu=pt", ran update-grub and now it works.',
+     "iommu-io-page-fault"),
+    ("Booting with amdgpu.runpm=0 fixed it, the GPUs come back after idle.", "amdgpu-runtime-pm-resume-fails"),
+    ("I put `options amdgpu runpm=0` in /etc/modprobe.d/amdgpu.conf and now it works.",
+     "amdgpu-runtime-pm-resume-fails"),
+    ("Removing nomodeset from the kernel command line fixed it: rocminfo works now.", "rock-module-not-loaded"),
+])
+def test_a_parameter_the_thread_says_worked_names_the_fix(text: str, issue: str) -> None:
+    found = _findings(text)
+    assert issue in found and any(e.startswith("the fix applied") for e in found[issue].evidence), text
+
+
+@pytest.mark.parametrize("text", [
+    "cat /proc/cmdline shows iommu=pt, but the IO_PAGE_FAULT is still there.",
+    "Should I boot with iommu=pt? It works fine on my other box.",
+    "I set amd_iommu=pt and now it works.",  # another parameter (not even a valid value)
+    "I added nomodeset and now it boots.",  # the opposite of the removal
+])
+def test_near_misses_name_no_kernel_parameter_fix(text: str) -> None:
+    found = _findings(text)
+    applied = [i for i, f in found.items() if any(e.startswith("the fix applied") for e in f.evidence)]
+    assert not {"iommu-io-page-fault", "multi-gpu-iommu", "rock-module-not-loaded"} & set(applied), (text, applied)
+
+
+def test_a_parameter_two_issues_share_is_decided_by_the_facts_else_to_check() -> None:
+    text = "Adding iommu=pt to the kernel command line fixed it."
+    # one GPU: multi-gpu-iommu does not fit, and nothing shows the page fault: to check
+    assert _findings(text)["iommu-io-page-fault"].to_check == SHARED_FIX
+    # two GPUs: every condition of multi-gpu-iommu holds, so the fix states it
+    assert _findings(text, gpus=2)["multi-gpu-iommu"].to_check is None
+    # the page fault shown: its own failure decides
+    assert _findings(IOMMU + text)["iommu-io-page-fault"].to_check is None
