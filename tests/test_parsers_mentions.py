@@ -6,6 +6,8 @@ The lines are the shapes users paste (tool output, logs, paths, banners, prompts
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from wizard.parsers.mentions import read_mentions
@@ -222,3 +224,17 @@ def test_title_under_a_labels_line_names_the_gpu() -> None:
                           "text", True)]
     device = _prose_device(collect(texts), load_kb())
     assert device is not None and device.gfx == {"gfx1151"}
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("Driver | in-kernel (inbox) amdgpu driver (not amdgpu-dkms), linux-firmware 20260519 |", "in-tree"),
+    ("I run the in-tree amdgpu module of kernel 6.14.", "in-tree"),
+    ("I installed it without amdgpu-dkms: rocminfo still fails", None),
+    # near misses: the package named as installed is the DKMS build
+    ("sudo apt install amdgpu-dkms\nrocminfo still fails", "dkms"),
+    ("amdgpu/6.10.5-2084815.24.04, 6.8.0-48-generic, x86_64: installed", "dkms"),
+])
+def test_the_driver_kind_said_in_words_and_a_negated_package(tmp_path: Path, text: str, kind: str | None) -> None:
+    from reading_helpers import detect_paste
+
+    assert detect_paste(tmp_path, text).driver.kind == kind

@@ -45,7 +45,7 @@ class Mention:
 KINDS = (
     "gfx_hw", "gfx_rt", "pci_id", "gpu_name", "bdf", "gpu_index", "gpu_count", "apu",
     "rocm", "torch", "python_version", "env", "kernel", "wsl", "container", "amdgpu_pro",
-    "rock", "driver_bound", "kfd", "kfd_added", "render_group", "video_group", "driver_version", "dkms",
+    "rock", "driver_bound", "kfd", "kfd_added", "render_group", "video_group", "driver_version", "dkms", "in_tree",
     "gpu_prose", "os", "user", "kfd_node", "render_node", "hip", "kfd_probe", "cpu", "cpu_title", "torch_cuda",
 )
 
@@ -1002,8 +1002,13 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # name, apt's installed list ("rock-dkms/Ubuntu 16.04,now 2.1-96 all [installed,automatic]"), modinfo's path of a
     # DKMS-built module ("filename: /lib/modules/4.15.0-46-generic/updates/dkms/amdgpu.ko")
     ("dkms", lazy_re.compile(r"\b(?:amdgpu|rock)(?:-dkms)?[/,]\s*(\d+\.\d+(?:\.\d+)?[\w.-]*)\s*,\s*\S+\s*,\s*\S+\s*:\s*installed"
-                             r"|\b((?:amdgpu|rock)-dkms)\b|/updates/dkms/(amdgpu)\.ko\b"),
+                             r"|(?<!\bnot )(?<!\bno )(?<!without )(?<!instead of )\b((?:amdgpu|rock)-dkms)\b"
+                             r"|/updates/dkms/(amdgpu)\.ko\b"),
      lambda m: [("dkms", m.group(1) or m.group(2) or m.group(3), None)]),
+    # the kernel's own amdgpu said in words: "in-kernel (inbox) amdgpu driver", "the in-tree amdgpu module"
+    ("in-tree said", lazy_re.compile(r"\b(?:in-kernel|inbox|in-tree)\s+(?:\((?:inbox|in-tree|upstream)\)\s+)?amdgpu"
+                                     r"(?:\s+kernel)?\s+(?:driver|module)\b", re.I),
+     lambda m: [("in_tree", "in-tree", None)]),
     # ---- more GPU evidence: kernel words, firmware names, lshw, labelled lines, prose
     ("kfd refuses", lazy_re.compile(r"kfd kfd: (?:amdgpu: )?([A-Z][A-Z0-9_]+)\s+not supported in kfd"),
      lambda m: [("gpu_name", m.group(1).title(), "codename")]),
@@ -1151,6 +1156,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod", "distrobox", "toolbox"), "container exec": (" exec ",), "container run -it": (" run ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image", "container"), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",), "amdgpu loaded said": (" loaded",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
+    "in-tree said": ("in-kernel", "inbox", "in-tree"),
     "env unset": ("unset",), "env is set to": (" set to ",), "env stated": ("hsa_override",), "kfd refuses": ("not supported in kfd",), "firmware chip": ("amdgpu/",), "mesa chip": ("radv", "llvm", "drm"), "lshw bus": ("pci@",),
     "lshw product": ("[",), "labelled gpu": (":",), "prose gpu": ("radeon", "rx", "rtx", "vega", "mi", "xt", "gre", "instinct",
                                                                   "hd", "w", "r7", "r9", "r5", "navi", "ellesmere",

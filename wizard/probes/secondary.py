@@ -812,6 +812,9 @@ def _driver(facts: Facts, said: list[Said]) -> Driver:
         elif k == "dkms" and kind is None:
             kind = "dkms"
             sources.append(s.ev)
+        elif k == "in_tree" and kind is None:
+            kind = "in-tree"
+            sources.append(s.ev)
         elif k in ("render_group", "video_group") and (s.m.detail is None or s.m.detail):
             # a user named (rocminfo's "<user> is member of ..."): the first one named is the machine's user; none
             # named: the reporter on themself, the machine's user as the thread reports it
