@@ -575,3 +575,22 @@ def test_kernel_too_old_fix_follows_the_gc_ip_the_kernel_names_where_the_gpu_is_
     did = {f.id: f for f in diagnose(_facts({"kernel": "5.4.0-150-generic"},
                                             "kfd kfd: DID 744c is missing in supported_devices"))}
     assert "from 5.19 on" in did["kernel-too-old-for-gpu"].fix and "from 6.9 on" in did["kernel-too-old-for-gpu"].fix
+
+
+def test_rccl_startup_warning_is_a_risk_to_check_and_a_timeout_the_failure() -> None:
+    """ROCm/rccl@7383f10:src/init.cc ncclInit warns at every start whose /proc/cmdline lacks iommu=pt ("Missing
+    \"iommu=pt\" from kernel command line which can lead to system instablity or hang!"; the same "can lead to ...
+    hang!" for HSA_FORCE_FINE_GRAIN_PCIE), on runs that work too: not a hang. It named multi-gpu-iommu as a cause
+    through the "NCCL ... hang" signature; now it is the symptom it is (to check), and a collective that timed out
+    is the failure."""
+    two = {"gpus": RX7900 * 2}
+    warning = ("g1064:11143:11143 [0] init.cpp:122 NCCL WARN Missing \"iommu=pt\" from kernel command line which can "
+               "lead to system instablity or hang!\ng1064:11143:11143 [0] init.cpp:126 NCCL WARN Missing "
+               "\"HSA_FORCE_FINE_GRAIN_PCIE=1\" from environment which can lead to low RCCL performance, system "
+               "instablity or hang!")
+    found = {f.id: f for f in diagnose(_facts(two, warning))}
+    assert found["multi-gpu-iommu"].to_check is not None
+    timeout = "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 600000 ms"
+    hung = "NCCL INFO comm 0x55 rank 0 nranks 8: RCCL hang detected while waiting for peer"
+    for text in (timeout, hung):
+        assert {f.id: f for f in diagnose(_facts(two, warning + "\n" + text))}["multi-gpu-iommu"].to_check is None, text
