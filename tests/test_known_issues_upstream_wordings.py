@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from test_known_issues_texts import _facts, _ids
 
-from wizard.diagnose import diagnose
+from wizard.diagnose import SYMPTOM, diagnose
 
 pytestmark = pytest.mark.unit
 
@@ -386,10 +386,15 @@ def test_hip7_no_compatible_code_object_line_alone_is_a_symptom_to_check() -> No
     line = "No compatible code objects found for: gfx1151, value of HIP_FORCE_SPIRV_CODEOBJECT: 0"
     found = {f.id: f for f in diagnose(_facts({"gpus": STRIX_HALO}, line))}
     assert found["no-binary-for-gpu"].to_check is not None
-    # HIP's error text for a missing code object is the failure itself: a cause
+    # HIP's error text for a missing code object is the failure itself, shown: a symptom whose cause (a wheel without
+    # the GPU's target, a visible iGPU, an RDNA2 variant without its override, a build for other targets) is to find,
+    # as for its twin 'invalid device function'; the deeper cause the facts show comes first
     torch = {f.id: f for f in diagnose(_facts({"gpus": RX7900}, "RuntimeError: HIP error: no kernel image is available "
                                                                 "for execution on the device"))}
-    assert torch["no-binary-for-gpu"].to_check is None
+    assert torch["no-binary-for-gpu"].to_check == SYMPTOM and torch["no-binary-for-gpu"].shows_failure
+    rx6600 = diagnose(_facts({"gpus": [{"gfx": "gfx1032", "integrated": False}]},
+                             "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"))
+    assert [f.id for f in rx6600][:2] == ["rdna2-variant-needs-override", "no-binary-for-gpu"], [f.id for f in rx6600]
 
 
 def test_ollama_0_1_29_unsupported_gfx_line_is_to_check() -> None:

@@ -1214,6 +1214,7 @@ def _branch_established(when: tuple[tuple[str, object], ...], facts: Facts | Non
     return True
 
 
+SYMPTOM = "this failure shows, but it has several possible causes: see which one holds"
 SHARED_FIX = "a fix that worked here is this issue's, but also another's, and nothing else says which one it was"
 UNDECIDED_BRANCH = "this failure shows, but which of its causes holds is not known from the evidence: see the fix"
 
@@ -1261,8 +1262,8 @@ def _to_check_evidence(issue: KnownIssue, match: _Match | None, got: _Held, agai
     if match is not None and match.shared:
         return SHARED_FIX
     if match is not None and match.own:
-        if issue.symptom:
-            return "this failure shows, but it has several possible causes: see which one holds"
+        if issue.symptom and match.confirmed is None:  # a fix of its shown working says which cause it was
+            return SYMPTOM
         if got.unchecked and not match.stated:
             return "this failure shows, but without the machine's facts whether its conditions hold is not known"
         if got.unknown_causes:

@@ -573,9 +573,10 @@ def progress_note(action: Action) -> str | None:
 
 
 def default_diagnose(text: str) -> list[ev.Finding]:
-    """Known issues a failure's output shows as causes: without the machine's facts, an issue that holds only for
-    some GPUs or systems is no more than "to check", and is left out rather than shown as the cause."""
-    from wizard.diagnose import diagnose_error_text
+    """Known issues a failure's output shows: the causes, and the failures it shows whose cause is one of several
+    (a symptom: "hipErrorNoBinaryForGpu", with its fix's ways); without the machine's facts, an issue that holds only
+    for some GPUs or systems is no more than "to check", and is left out rather than shown as the cause."""
+    from wizard.diagnose import SYMPTOM, diagnose_error_text
 
     return [ev.Finding(str(f.id), str(f.title), str(f.fix), tuple(getattr(f, "sources", ()) or ()))
-            for f in diagnose_error_text(text) if f.to_check is None]
+            for f in diagnose_error_text(text) if f.to_check in (None, SYMPTOM)]
