@@ -238,3 +238,16 @@ def test_the_driver_kind_said_in_words_and_a_negated_package(tmp_path: Path, tex
     from reading_helpers import detect_paste
 
     assert detect_paste(tmp_path, text).driver.kind == kind
+
+
+@pytest.mark.parametrize(("text", "os_id"), [
+    ("hsa api call failure at: /var/tmp/portage/dev-util/rocminfo-2.7.0/work/rocminfo-roc-2.7.0/rocminfo.cc:1102",
+     "gentoo"),
+    # near misses: the directory named without a package's work tree, or another distribution's build root
+    ("I set PORTAGE_TMPDIR=/var/tmp/portage to build it", None),
+    ("/home/user/rpmbuild/BUILD/rocminfo-5.7.1/rocminfo.cc:1102", None),
+])
+def test_a_portage_build_path_is_gentoos_package(tmp_path: Path, text: str, os_id: str | None) -> None:
+    from reading_helpers import detect_paste
+
+    assert detect_paste(tmp_path, text).os.id == os_id

@@ -1119,6 +1119,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                  r"(?!\s*[:=(-])(?!\s+(?:x86|amd64|aarch|arm|i686|linux\s*=))", re.I),
      lambda m: [("os", "arch", None)]),
     ("fedora rpm", lazy_re.compile(r"\.fc(\d{2})\.(?:x86_64|noarch|aarch64|i686)\b"), lambda m: [("os", f"fedora {m.group(1)}", "package")]),
+    # Portage builds a package in /var/tmp/portage/<category>/<package>-<version>/work (its PORTAGE_TMPDIR default):
+    # a program built there, as its own file paths show (an assert, a backtrace), is Gentoo's package
+    ("gentoo portage build", lazy_re.compile(r"/var/tmp/portage/[a-z0-9-]+/[\w.+-]+/work/"),
+     lambda m: [("os", "gentoo", "package")]),
     ("prompt user", lazy_re.compile(r"^\s*`?(?:\([\w.-]+\)\s*)?([a-z_][a-z0-9_.-]{0,31})@[\w.-]+:[^\s$#]*\s?[$#]"),
      lambda m: [("user", m.group(1), "prompt")]),
     ("member", lazy_re.compile(r"^\s*(\S+) is (?:not )?member of \"?[\w-]+\"? group"), lambda m: [("user", m.group(1), None)]),
@@ -1167,7 +1171,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "prose gfx": ("gfx",), "title gfx": ("gfx",), "darktable cname": ("amdacceleratedparallelprocessing",), "gfx support": ("support",), "title cpu": ("ryzen", "ai max"), "nix-info host os": ("host os",), "nixos system": ("nixos-system-",), "kernel table row": ("kernel",), "kernel cmdline": ("boot_image=",), "os-release version": ("version",), "full isa": ("sramecc",), "cpu igpu": ("igpu", "integrated", "apu"), "role gpu": ("igpu", "dgpu"), "visible index": ("_visible_devices",), "enumerated first": ("first",), "os arch words": ("arch",), "render nodes": ("renderd",), "amdgpu_top device": ("devicepath",), "kfd topology node": ("topology: add",), "drm initialized": ("initialized",), "amdgpu_top dump": ("dev.func", "deviceid.revid"), "inxi bus-id": ("chip-id: 1002:", "chip id: 1002:"), "kfd node": ("kfd",), "kfd stated": ("/dev/kfd",),
     "os": ("ubuntu", "debian", "fedora", "arch", "manjaro", "endeavour", "opensuse", "rocky", "alma", "centos", "red hat",
            "rhel", "mint", "pop!_os", "gentoo", "nixos", "oracle", "sles", "suse linux enterprise"),
-    "os label": (":", "="), "fedora rpm": (".fc",), "member": ("member of",), "prompt user": ("@",),
+    "os label": (":", "="), "fedora rpm": (".fc",), "gentoo portage build": ("/var/tmp/portage/",), "member": ("member of",), "prompt user": ("@",),
     "kernel token": ("-generic", "-amd64", "lowlatency", "-oem", "-aws", "-azure", "-gcp", "microsoft", "-arch", "-zen", "cachyos",
                      "-hardened", "-lts",
                      "-default", "-pve", "-rt", ".fc", ".el"),
