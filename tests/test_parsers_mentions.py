@@ -251,3 +251,17 @@ def test_a_portage_build_path_is_gentoos_package(tmp_path: Path, text: str, os_i
     from reading_helpers import detect_paste
 
     assert detect_paste(tmp_path, text).os.id == os_id
+
+
+@pytest.mark.parametrize(("text", "inside"), [
+    ("the docker image I use:\n```\ndocker pull rocm/pytorch:rocm5.1.1_ubuntu20.04_py3.7_pytorch_1.9.0\n```", True),
+    ("My podman image that we run is rocm/dev-ubuntu-22.04.", True),
+    # near misses: an image advised, one not used, one tried once
+    ("the docker image you should use is rocm/pytorch:latest", None),
+    ("the docker image I use is not the problem, the host is", None),
+    ("the docker image I tried: rocm/pytorch:latest", None),
+])
+def test_the_image_named_as_the_one_the_writer_uses(tmp_path: Path, text: str, inside: bool | None) -> None:
+    from reading_helpers import detect_paste
+
+    assert detect_paste(tmp_path, text).in_container is inside

@@ -870,6 +870,11 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                    # up to the sentence's end (an image tag's dots and quoted names are inside it)
                                    r"(?:`[^`]*`|[^.;`]|\.(?=\S)){0,160}?\b(?:docker|podman|container|base)\s+image\b", re.I),
      lambda m: [("container", "true", "stated")]),
+    # the image named as the one the writer uses, before its name ("the docker image I use:" over a `docker pull` line)
+    ("image I use", lazy_re.compile(r"^(?!.*\b(?:should|could|would|might|if|unless|instead|outside|not|never|without|tried|try)\b)"
+                                    r"(?!.*n't\b)\s*(?:the|my|our)\s+(?:docker|podman|container)\s+image\s+(?:that\s+)?(?:I|we)"
+                                    r"(?:'m|\s+am|\s+are)?\s+(?:use|using|run|running)\b", re.I),
+     lambda m: [("container", "true", "stated")]),
     # the writer's run in their own image ("I just did the following in my rocm/pytorch:rocm7.1.1_... docker image");
     # the sentence (not the whole line) is free of advice, a hypothetical or a denial
     ("in my image", lazy_re.compile(r"(?:^|[.!?]\s)(?:(?!\b(?:should|could|would|might|if|unless|instead|outside|not|never|without)\b"
@@ -1157,7 +1162,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform", "os"), "kernel modprobe": ("/lib/modules/",), "ubuntu hwe kernel": ("-ubuntu",), "kernel version": ("linux version", "linuxversion"), "kernel stack dump": ("comm:",), "kernel uname": ("linux ",),
     "kernel kv": ("kernel",), "wsl": ("wsl", "microsoft", "dxg"), "container": ("@", "dockerenv", "containerenv"),
-    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod", "distrobox", "toolbox"), "container exec": (" exec ",), "container run -it": (" run ",), "image used": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image", "container"), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",), "amdgpu loaded said": (" loaded",),
+    "amdgpu-pro": ("amdgpu-pro", "orca"), "container stated": ("container", "pod", "distrobox", "toolbox"), "container exec": (" exec ",), "container run -it": (" run ",), "image used": ("image",), "image I use": ("image",), "in my image": ("docker", "podman"), "own container": ("container", "pulled"), "title container": ("image", "container"), "rock": ("rock module",), "driver bound": ("amdgpu 0000:", "°c", "driver in use", "driver: amdgpu", "driver=amdgpu"), "kfd open": ("/dev/kfd",), "amdgpu loaded said": (" loaded",),
     "kfd missing": ("/dev/kfd", "/dev"), "reporter member": ("member of",), "groups said": ("groups",), "kfd added": ("added device",), "kfd probe": ("added device", "skipped device"), "group member": ("member of",),
     "driver version": ("driver version", "driver_version", "amdgpu version"), "dkms": ("amdgpu", "rock"),
     "in-tree said": ("in-kernel", "inbox", "in-tree"),
