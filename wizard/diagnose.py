@@ -16,7 +16,7 @@ from packaging.version import InvalidVersion, Version
 
 from wizard import lazy_re
 from wizard.fix_worked import FixAction, fix_actions, worked_fixes
-from wizard.kb import KernelArgs, KnownIssue, load_kb
+from wizard.kb import KernelArgs, KnownIssue, MoveTo, load_kb
 from wizard.kb.families import one_generic_target
 from wizard.model import Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
 from wizard.parsers.match_text import evidence_line, line_breaks, match_text
@@ -41,6 +41,7 @@ class Finding:
     fix_env: tuple[tuple[str, str], ...] = ()
     fix_plan: str | None = None
     fix_kernel_args: KernelArgs = field(default_factory=KernelArgs)  # kernel command-line parameters to add / remove
+    fix_move_to: MoveTo = field(default_factory=MoveTo)  # a newer / an older kernel or linux-firmware
     matched_text: str | None = None  # the error line that matched a signature
     matched: Evidence | None = None  # where it matched: file (or text) and line
     contradicted: Evidence | None = None  # a line of the evidence that speaks against this finding
@@ -54,6 +55,8 @@ class Finding:
             "fix": self.fix, "fix_commands": list(self.fix_commands), "fix_env": dict(self.fix_env),
             "fix_plan": self.fix_plan,
             "fix_kernel_args": {"add": list(self.fix_kernel_args.add), "remove": list(self.fix_kernel_args.remove)},
+            "fix_move_to": {k: v for k, v in (("kernel", self.fix_move_to.kernel),
+                                              ("linux-firmware", self.fix_move_to.firmware)) if v},
             "sources": list(self.sources), "evidence": list(self.evidence),
             "matched": None if self.matched is None else
             {"source": self.matched.source, "line": self.matched.line, "text": self.matched.text},
@@ -1162,6 +1165,7 @@ class _Advice:
     env: tuple[tuple[str, str], ...] = ()
     plan: str | None = None
     kernel_args: KernelArgs = field(default_factory=KernelArgs)
+    move_to: MoveTo = field(default_factory=MoveTo)
 
 
 _GRUBBY_DISTROS = ("fedora", "rhel", "centos", "rocky", "almalinux", "ol")  # grubby edits their boot entries
@@ -1182,6 +1186,7 @@ def _advice(issue: KnownIssue, facts: Facts | None) -> _Advice:
     fix = issue.fix
     parts, commands, env, plan = [fix.summary], list(fix.commands), dict(fix.env), fix.plan
     add, remove = list(fix.kernel_args.add), list(fix.kernel_args.remove)
+    kernel, firmware = fix.move_to.kernel, fix.move_to.firmware
     for b in fix.branches:
         if not _branch_fits(b.when, facts):
             continue
@@ -1191,10 +1196,11 @@ def _advice(issue: KnownIssue, facts: Facts | None) -> _Advice:
         plan = plan or b.plan
         add += b.kernel_args.add
         remove += b.kernel_args.remove
+        kernel, firmware = kernel or b.move_to.kernel, firmware or b.move_to.firmware
     args = KernelArgs(add=tuple(dict.fromkeys(add)), remove=tuple(dict.fromkeys(remove)))
     commands += _kernel_arg_commands(args, facts)
     return _Advice(" ".join(p for p in parts if p), tuple(dict.fromkeys(_for_machine(c, facts) for c in commands)),
-                   tuple(env.items()), plan, args)
+                   tuple(env.items()), plan, args, MoveTo(kernel=kernel, firmware=firmware))
 
 
 def _branch_established(when: tuple[tuple[str, object], ...], facts: Facts | None) -> bool:
@@ -1322,6 +1328,7 @@ def _finding(issue: KnownIssue, got: _Held, match: _Match | None, against: _Matc
         id=issue.id, severity=issue.severity, title=issue.title, cause=issue.cause,
         fix=advice.summary, sources=tuple(issue.sources), evidence=_said_once(ev),
         fix_commands=advice.commands, fix_env=advice.env, fix_plan=advice.plan, fix_kernel_args=advice.kernel_args,
+        fix_move_to=advice.move_to,
         matched_text=match.evidence.text if match is not None else None,
         matched=match.evidence if match is not None else None,
         contradicted=against.evidence if against is not None else None,

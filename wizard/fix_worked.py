@@ -31,7 +31,7 @@ import shlex
 
 from wizard import lazy_re
 from wizard.fix_plans import plan_does
-from wizard.kb import KernelArgs, KnowledgeBase, KnownIssue
+from wizard.kb import KernelArgs, KnowledgeBase, KnownIssue, MoveTo
 from wizard.model import Evidence, EvidenceText
 from wizard.parsers.writers import Words, joined_words
 from wizard.record import record, replace
@@ -322,15 +322,52 @@ def _kernel_arg_actions(issue: str, args: KernelArgs, in_branch: bool) -> list[F
     return out
 
 
+# a kernel or linux-firmware moved to a newer or an older one, in words ("upgraded the kernel", "booting the HWE kernel",
+# "rolled back to the previous kernel", "updated linux-firmware"); "switched to kernel 6.6" says no direction and is
+# neither; "updated the firmware" alone may be the board's, and is not linux-firmware
+_KERNEL = r"(?:linux\s+)?kernel\b(?!\s*(?:-|\s)(?:headers|modules|param\w*|command|options?|log|panic|oops)\b)"
+_MOVES: dict[tuple[str, str], str] = {
+    ("kernel", "newer"): (rf"\b(?:upgrad|updat)(?:e|ed|es|ing)\s+(?:the\s+|my\s+|our\s+)?{_KERNEL}"
+                          rf"|\bupgrad(?:e|ed|ing)\s+(?:\w+\s+){{0,2}}?to\s+(?:the\s+|a\s+)?{_KERNEL}"
+                          rf"|\b(?:install|boot)(?:ed|ing)?\s+(?:a\s+|the\s+)?(?:newer|newest|latest|mainline|hwe|oem)\s+"
+                          rf"{_KERNEL}"),
+    ("kernel", "older"): (rf"\b(?:downgrad|revert)(?:e|ed|es|ing)\s+(?:the\s+|my\s+|our\s+)?{_KERNEL}"
+                          r"|\b(?:downgrad(?:e|ed|ing)|roll(?:ed|ing)?\s+back|revert(?:ed|ing)?|went\s+back)\s+"
+                          rf"(?:\w+\s+){{0,2}}?to\s+(?:the\s+|a\s+|an\s+)?(?:older\s+|previous\s+)?{_KERNEL}"
+                          rf"|\b(?:install|boot)(?:ed|ing)?\s+(?:a\s+|an\s+|the\s+)?(?:older|previous|lts)\s+{_KERNEL}"),
+    ("linux-firmware", "newer"): (r"\b(?:upgrad|updat)(?:e|ed|es|ing)\s+(?:the\s+|my\s+)?(?:linux-firmware|amdgpu\s+firmware"
+                                  r"|firmware\s+package)\b|\blinux-firmware\s+(?:was\s+|got\s+)?(?:updated|upgraded)\b"
+                                  r"|\b(?:install|pull)(?:ed|ing)?\s+(?:a\s+|the\s+)?(?:newer|newest|latest|updated)\s+"
+                                  r"linux-firmware\b"),
+    ("linux-firmware", "older"): (r"\b(?:downgrad|revert)(?:e|ed|es|ing)\s+(?:the\s+|my\s+)?(?:linux-firmware|amdgpu\s+firmware"
+                                  r"|firmware\s+package)\b"
+                                  r"|\b(?:install|pull)(?:ed|ing)?\s+(?:a\s+|an\s+|the\s+)?(?:older|previous)\s+linux-firmware\b"),
+}
+_MOVE_PATTERNS = {key: lazy_re.compile(rx, _F) for key, rx in _MOVES.items()}
+# what a kernel moved changes: the facts read of the one running before
+_KERNEL_READERS = ("kernel_version", "kernel_newer_than_release", "dkms_not_for_running_kernel", "kernel_gc_ip_in")
+
+
+def _move_actions(issue: str, move: MoveTo, in_branch: bool) -> list[FixAction]:
+    out = []
+    for what, direction in (("kernel", move.kernel), ("linux-firmware", move.firmware)):
+        if direction:
+            article = "an" if direction == "older" else "a"
+            out.append(FixAction(issue, f"{what} moved to {article} {direction} one", _MOVE_PATTERNS[(what, direction)],
+                                 in_branch, _KERNEL_READERS if what == "kernel" else ()))
+    return out
+
+
 def fix_actions(issue: KnownIssue, kb: KnowledgeBase | None = None) -> tuple[FixAction, ...]:
     """What applying the issue's fix (and each of its branches) looks like in text (``kb``: the knowledge base whose
     tables a plan's index, image and packages are read from)."""
     out: list[FixAction] = []
-    parts = [(issue.fix.env, issue.fix.commands, issue.fix.plan, issue.fix.kernel_args, False, ())] + [
-        (b.env, b.commands, b.plan, b.kernel_args, True, b.when) for b in issue.fix.branches]
-    for env, commands, plan, kernel_args, in_branch, when in parts:
+    parts = [(issue.fix.env, issue.fix.commands, issue.fix.plan, issue.fix.kernel_args, issue.fix.move_to, False, ())] + [
+        (b.env, b.commands, b.plan, b.kernel_args, b.move_to, True, b.when) for b in issue.fix.branches]
+    for env, commands, plan, kernel_args, move, in_branch, when in parts:
         mine = [_env_action(issue.id, name, value, in_branch) for name, value in env.items() if value]
         mine += _kernel_arg_actions(issue.id, kernel_args, in_branch)
+        mine += _move_actions(issue.id, move, in_branch)
         for c in commands:
             mine += _command_actions(issue.id, c, in_branch)
         mine += _plan_actions(issue.id, plan, in_branch, kb) if plan else []

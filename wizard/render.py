@@ -261,6 +261,15 @@ def kernel_args_line(args: Any) -> str | None:
             "update-grub or grub-mkconfig; Fedora/RHEL: grubby), then reboot")
 
 
+def move_to_line(move: Any) -> str | None:
+    """A fix's move of the kernel or linux-firmware as one line of advice."""
+    if not move:
+        return None
+    said = ([f"boot a{'n' if move.kernel == 'older' else ''} {move.kernel} kernel"] if move.kernel else []) + (
+        [f"install a {move.firmware} linux-firmware"] if move.firmware else [])
+    return "system: " + "; ".join(said) + ", then reboot"
+
+
 def _finding_panels(findings: list[Any]) -> Iterable[RenderableType]:
     from rich.panel import Panel
 
@@ -278,6 +287,8 @@ def _finding_panels(findings: list[Any]) -> Iterable[RenderableType]:
         for name, value in f.fix_env:
             body.append(f"  export {name}={value}\n", style="green")
         if line := kernel_args_line(getattr(f, "fix_kernel_args", None)):
+            body.append(f"  {line}\n", style="green")
+        if line := move_to_line(getattr(f, "fix_move_to", None)):
             body.append(f"  {line}\n", style="green")
         if f.fix_plan:
             body.append(f"  plan: rocm-wizard --plan {f.fix_plan} --dry-run\n", style="green")

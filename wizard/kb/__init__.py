@@ -48,6 +48,7 @@ from .records import (
     Fix,
     FixBranch,
     KernelArgs,
+    MoveTo,
     GfxSupport,
     GpuInfo,
     HsaOverride,
@@ -62,7 +63,7 @@ from .records import (
 
 __all__ = [
     "FAMILIES", "PLANS", "PREDICATES", "SEVERITIES", "ApuInfo", "AptRepo", "CoreSdkRoutes", "Distro", "DockerImage",
-    "Fix", "FixBranch", "KernelArgs", "GfxSupport", "GpuInfo", "HsaOverride", "KbError", "KnownIssue", "KnowledgeBase", "Release", "RpmRepo",
+    "Fix", "FixBranch", "KernelArgs", "MoveTo", "GfxSupport", "GpuInfo", "HsaOverride", "KbError", "KnownIssue", "KnowledgeBase", "Release", "RpmRepo",
     "TheRock", "VendorWheel", "Wheel", "WheelIndex", "KB_DIR", "load_kb",
 ]
 

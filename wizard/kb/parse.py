@@ -15,6 +15,7 @@ from .wrap_rx import wrap_tolerant
 from .records import (
     FAMILIES,
     INDEX_CHANNELS,
+    MOVE_DIRECTIONS,
     INDEX_VENDORS,
     PLANS,
     SEVERITIES,
@@ -28,6 +29,7 @@ from .records import (
     Fix,
     FixBranch,
     KernelArgs,
+    MoveTo,
     GfxSupport,
     GpuInfo,
     HsaOverride,
@@ -827,6 +829,18 @@ def _kernel_args(e: Entry) -> KernelArgs:
     return KernelArgs(add=lists["add"], remove=lists["remove"])
 
 
+def _move_to(e: Entry) -> MoveTo:
+    raw = e.get("move_to", False)
+    if raw is _MISSING:
+        return MoveTo()
+    if not isinstance(raw, dict) or not raw or not set(raw) <= {"kernel", "linux-firmware"} \
+            or not all(v in MOVE_DIRECTIONS for v in raw.values()):
+        e.fail("move_to", f"expected {{\"kernel\" and/or \"linux-firmware\": one of {', '.join(MOVE_DIRECTIONS)}}}, "
+                          f"got {raw!r}")
+        return MoveTo()
+    return MoveTo(kernel=raw.get("kernel"), firmware=raw.get("linux-firmware"))
+
+
 def _fix_plan(e: Entry) -> str | None:
     plan = e.opt_text("plan", required=False)
     if plan is not None and plan not in PLANS:
@@ -883,7 +897,7 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         if not sigs and not symptom_sigs and not stated_sigs and not predict:
             e.fail("signatures", "an issue with no signatures must be predictable (predict: true)")
         fe = Entry(problems, f"{where}: fix", e.get("fix", True),
-                   {"summary", "commands", "env", "plan", "kernel_args", "branches"})
+                   {"summary", "commands", "env", "plan", "kernel_args", "move_to", "branches"})
         raw_branches = fe.get("branches", False)
         if raw_branches is _MISSING:
             raw_branches = []
@@ -892,17 +906,19 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         branches = []
         for n, raw in enumerate(raw_branches):
             be = Entry(problems, f"{where}: fix: branches[{n}]", raw,
-                       {"when", "summary", "commands", "env", "plan", "kernel_args"})
+                       {"when", "summary", "commands", "env", "plan", "kernel_args", "move_to"})
             raw_bw = be.get("when", True)
             if not isinstance(raw_bw, list) or not raw_bw:
                 be.fail("when", "expected a non-empty list of {predicate: argument}: the facts this branch needs")
             branches.append(FixBranch(when=tuple(_predicate(be, i, w) for i, w in enumerate(raw_bw)),
                                       summary=be.text("summary"), commands=be.strs("commands", required=False),
-                                      env=_fix_env(be), plan=_fix_plan(be), kernel_args=_kernel_args(be)))
+                                      env=_fix_env(be), plan=_fix_plan(be), kernel_args=_kernel_args(be),
+                                      move_to=_move_to(be)))
         if e.flag("cause_in_branches", default=False) and not branches:
             e.fail("cause_in_branches", "true needs fix branches: each branch is one of the causes")
         fix = Fix(summary=fe.text("summary"), commands=fe.strs("commands", required=False),
-                  env=_fix_env(fe), plan=_fix_plan(fe), kernel_args=_kernel_args(fe), branches=tuple(branches))
+                  env=_fix_env(fe), plan=_fix_plan(fe), kernel_args=_kernel_args(fe),
+                  move_to=_move_to(fe), branches=tuple(branches))
         return KnownIssue(id=iid, severity=sev, title=e.text("title"), signatures=tuple(sigs), when=when,
                           predict=bool(predict), cause=e.text("cause"), fix=fix, sources=e.sources(),
                           uncertain=e.opt_text("uncertain", required=False), unless=tuple(unless),

@@ -263,6 +263,20 @@ class KernelArgs:
         return bool(self.add or self.remove)
 
 
+MOVE_DIRECTIONS = ("newer", "older")
+
+
+@record
+class MoveTo:
+    """A fix that moves the running kernel or the installed linux-firmware to a newer or an older one ("newer",
+    "older", None: not part of the fix)."""
+    kernel: str | None = None
+    firmware: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.kernel or self.firmware)
+
+
 @record
 class FixBranch:
     """One way of fixing an issue that holds only on some machines: ``when`` names the facts it needs
@@ -273,6 +287,7 @@ class FixBranch:
     env: Mapping[str, str] = field(default_factory=dict, hash=False)
     plan: str | None = None
     kernel_args: KernelArgs = field(default_factory=KernelArgs)
+    move_to: MoveTo = field(default_factory=MoveTo)
 
 
 @record
@@ -282,6 +297,7 @@ class Fix:
     env: Mapping[str, str] = field(default_factory=dict, hash=False)
     plan: str | None = None
     kernel_args: KernelArgs = field(default_factory=KernelArgs)
+    move_to: MoveTo = field(default_factory=MoveTo)
     branches: tuple[FixBranch, ...] = ()  # advice for some machines only, after the summary that fits all
 
 
