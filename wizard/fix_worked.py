@@ -51,6 +51,7 @@ class FixAction:
     env_names: tuple[str, ...] = ()  # the variables it sets or unsets (env_matches / env_not on them change too)
     plan: str | None = None  # the plan it is part of (`wizard.fix_plans`); None: the fix's own env or command
     when: tuple[tuple[str, object], ...] = ()  # its fix branch's conditions: the machines it is that issue's fix on
+    needle: str | None = None  # lower-case words the text holds wherever the pattern matches (a package's name)
 
 
 @record
@@ -226,7 +227,7 @@ def _command_actions(issue: str, command: str, in_branch: bool) -> list[FixActio
             said = _SAID_INSTALLED if verb in ("install", "in") else _SAID_REMOVED
             out += [FixAction(issue, f"{head} {verb} {a}",
                               lazy_re.compile(rf"(?:{base}[^\n]{{0,200}}?|{said}){rx}(?![\w.-])", _F),
-                              in_branch, changes) for a, rx in rxs]
+                              in_branch, changes, needle=a.lower() if rx == re.escape(a) else None) for a, rx in rxs]
             continue
         if not args:  # the command alone: no flag after it (`ldconfig -p` only prints the cache)
             pattern = base + r"(?![ \t]+-)"
@@ -442,7 +443,10 @@ def _spots(body: str, actions: tuple[FixAction, ...]) -> list[_Spot]:
     """Where the actions read in the text: the actions matching at one place are one spot."""
     at: dict[int, list[tuple[int, FixAction]]] = {}
     found: dict[lazy_re.Pattern, list[tuple[int, int]]] = {}  # the issues sharing a plan share its pattern: read once
+    low = body.lower()
     for a in actions:
+        if a.needle is not None and a.needle not in low:
+            continue  # its package is not named: the pattern cannot match (and is not run)
         if a.pattern not in found:
             found[a.pattern] = [(m.start(), m.end()) for m in a.pattern.finditer(body)]
         for start, end in found[a.pattern]:
