@@ -599,3 +599,47 @@ def test_rccl_startup_warning_is_a_risk_to_check_and_a_timeout_the_failure() -> 
     hung = "NCCL INFO comm 0x55 rank 0 nranks 8: RCCL hang detected while waiting for peer"
     for text in (timeout, hung):
         assert {f.id: f for f in diagnose(_facts(two, warning + "\n" + text))}["multi-gpu-iommu"].to_check is None, text
+
+
+MI210 = [{"gfx": "gfx90a", "integrated": False}]
+MIGRAPHX_ROCM55 = "migraphx-hiprtc-rocm55-needs-workarounds"
+# ROCm/AMDMIGraphX@3c9df3b:src/targets/gpu/compile_ops.cpp (#1859): compile_plan catches whatever a kernel's compile
+# throws and benchmark() then throws "No configs to tune" (MIGRAPHX_THROW: "<file>:<line>: <function>: <message>",
+# src/include/migraphx/errors.hpp); line 175 in rocm-5.7.0, 164 in rocm-6.2.0, replaced by "No valid tuned
+# compilation for ..." in rocm-6.3.0. The failing compile's own exception is swallowed.
+NO_CONFIGS_175 = ("    model.compile(migraphx.get_target(\"gpu\"))\n"
+                  "RuntimeError: /root/AMDMIGraphX/src/targets/gpu/compile_ops.cpp:175: benchmark: No configs to tune")
+
+
+def test_migraphx_no_configs_to_tune_on_rocm_5_5_is_hiprtc_to_check() -> None:
+    """On ROCm 5.5 hiprtc needs the compile fixes MIGraphX applies only when MIGRAPHX_ENABLE_HIPRTC_WORKAROUNDS is
+    1/enable/enabled/yes/true (ROCm/AMDMIGraphX@3c9df3b:src/targets/gpu/compile_hip.cpp, src/env.cpp enabled()); its
+    CI dropped the variable on moving to ROCm 5.6 (ROCm/AMDMIGraphX@3216fe5, #1976). The message follows any
+    kernel compile failure (MLIR and composable_kernel compiles too), so it is a symptom to check with the fix data
+    for the hiprtc cause; on ROCm 5.6 and 6.2 it is another story, and so it is where the variable is already on."""
+    found = {f.id: f for f in diagnose(_facts({"gpus": MI210, "rocm_version": "5.5.0"}, NO_CONFIGS_175))}
+    finding = found[MIGRAPHX_ROCM55]
+    assert finding.to_check == SYMPTOM and finding.shows_failure
+    assert ("MIGRAPHX_ENABLE_HIPRTC_WORKAROUNDS", "1") in finding.fix_env
+    assert MIGRAPHX_ROCM55 in _ids({"gpus": MI210, "rocm_version": "5.5.1",
+                                    "env": {"MIGRAPHX_ENABLE_HIPRTC_WORKAROUNDS": "0"}}, NO_CONFIGS_175)
+    for rocm in ("5.4.3", "5.6.0", "5.7.1", "6.2.0"):
+        assert MIGRAPHX_ROCM55 not in _ids({"gpus": MI210, "rocm_version": rocm}, NO_CONFIGS_175), rocm
+    for on in ("1", "enable", "true"):
+        assert MIGRAPHX_ROCM55 not in _ids({"gpus": MI210, "rocm_version": "5.5.0",
+                                            "env": {"MIGRAPHX_ENABLE_HIPRTC_WORKAROUNDS": on}}, NO_CONFIGS_175), on
+    # rocm-6.2.0's line 164, on the release the maintainers said no longer needs the variable (#2113)
+    rocm62 = NO_CONFIGS_175.replace(":175:", ":164:")
+    assert MIGRAPHX_ROCM55 not in _ids({"gpus": MI210, "rocm_version": "6.2.0"}, rocm62)
+    # ROCm/AMDMIGraphX@fe19455 (rocm-5.4.1):src/targets/gpu/compile_hip.cpp compile_hip_src: a compiler MIGraphX was
+    # not built for (#1203), a compile failure of another kind
+    unknown = "RuntimeError: /src/AMDMIGraphX/src/targets/gpu/compile_hip.cpp:225: compile_hip_src: Unknown hip " \
+              "compiler: /opt/rocm"
+    assert MIGRAPHX_ROCM55 not in _ids({"gpus": MI210, "rocm_version": "5.5.0"}, unknown)
+
+
+def test_migraphx_hiprtc_workarounds_shown_working_make_it_the_cause() -> None:
+    """The reporter's own text that the variable was set and the model then compiled says which cause it was."""
+    worked = NO_CONFIGS_175 + "\n$ export MIGRAPHX_ENABLE_HIPRTC_WORKAROUNDS=1\nThat fixed it, the model compiles now."
+    found = {f.id: f for f in diagnose(_facts({"gpus": MI210, "rocm_version": "5.5.0"}, worked))}
+    assert found[MIGRAPHX_ROCM55].to_check is None
