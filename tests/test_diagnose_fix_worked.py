@@ -329,6 +329,18 @@ def test_the_rebuild_command_names_the_target_the_gpu_runs_as() -> None:
     assert any("-DGPU_TARGETS=gfxNNNN " in c for c in two.fix_commands)
 
 
+def test_the_rebuild_command_names_the_target_the_advised_override_runs_as() -> None:
+    # a gfx1031 without an override: the advice sets HSA_OVERRIDE_GFX_VERSION=10.3.0 (its RDNA2 branch), so the
+    # runtime will load gfx1030 code: a build for gfx1031 beside that override fails the same way
+    hip = "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!\ncmake -B build -DGGML_HIP=ON"
+    rdna2 = _listed(_facts(hip, _gpu("gfx1031")))["no-binary-for-gpu"]
+    assert ("HSA_OVERRIDE_GFX_VERSION", "10.3.0") in rdna2.fix_env
+    assert any("-DGPU_TARGETS=gfx1030 " in c for c in rdna2.fix_commands), rdna2.fix_commands
+    # near miss: no override advised (a gfx1100): its own target
+    own = _listed(_facts(hip, _gpu("gfx1100")))["no-binary-for-gpu"]
+    assert not own.fix_env and any("-DGPU_TARGETS=gfx1100 " in c for c in own.fix_commands), own.fix_commands
+
+
 # --------------------------------------------------------------------------- a package installed or removed, in words
 
 

@@ -1149,12 +1149,13 @@ NOT_ADVISED = "No advice: detection contradicts this cause (see the evidence)."
 GFX_PLACEHOLDER = "gfxNNNN"  # in a fix command: the target the machine's GPU runs as
 
 
-def _for_machine(command: str, facts: Facts | None) -> str:
-    """A fix command with its gfxNNNN as the target this machine's GPUs run as (an override's, else their own),
-    where they all run as one; else as written."""
+def _for_machine(command: str, facts: Facts | None, advised: str | None = None) -> str:
+    """A fix command with its gfxNNNN as the target this machine's GPUs run as (the override the advice itself sets
+    (``advised``), else the one in force, else their own), where they all run as one; else as written."""
     if facts is None or GFX_PLACEHOLDER not in command:
         return command
-    targets = {eff for g in facts.gpus if (eff := effective_gfx(g, facts))}
+    over = _override_gfx(advised)
+    targets = {over} if over and facts.gpus else {eff for g in facts.gpus if (eff := effective_gfx(g, facts))}
     return command.replace(GFX_PLACEHOLDER, targets.pop()) if len(targets) == 1 else command
 
 
@@ -1199,7 +1200,9 @@ def _advice(issue: KnownIssue, facts: Facts | None) -> _Advice:
         kernel, firmware = kernel or b.move_to.kernel, firmware or b.move_to.firmware
     args = KernelArgs(add=tuple(dict.fromkeys(add)), remove=tuple(dict.fromkeys(remove)))
     commands += _kernel_arg_commands(args, facts)
-    return _Advice(" ".join(p for p in parts if p), tuple(dict.fromkeys(_for_machine(c, facts) for c in commands)),
+    advised = env.get("HSA_OVERRIDE_GFX_VERSION")  # the runtime loads the code of the override the advice sets
+    return _Advice(" ".join(p for p in parts if p),
+                   tuple(dict.fromkeys(_for_machine(c, facts, advised) for c in commands)),
                    tuple(env.items()), plan, args, MoveTo(kernel=kernel, firmware=firmware))
 
 
