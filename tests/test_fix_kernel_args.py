@@ -113,3 +113,26 @@ def test_a_parameter_two_issues_share_is_decided_by_the_facts_else_to_check() ->
     assert _findings(text, gpus=2)["multi-gpu-iommu"].to_check is None
     # the page fault shown: its own failure decides
     assert _findings(IOMMU + text)["iommu-io-page-fault"].to_check is None
+
+
+@pytest.mark.parametrize("line", [
+    "[    0.000000] Command line: BOOT_IMAGE=/boot/vmlinuz-6.8.0-45-generic root=UUID=1234 ro iommu=pt",
+    "Nov 30 10:00:00 box kernel: Kernel command line: BOOT_IMAGE=/vmlinuz-6.8.0 root=UUID=1234 ro iommu=pt",
+    "initrd=\\amd-ucode.img initrd=\\initramfs-linux.img root=UUID=1234 rw iommu=pt",  # systemd-boot's /proc/cmdline
+])
+def test_the_booted_command_line_shows_a_parameter_it_does_not_say_it_was_added(line: str) -> None:
+    # the machine's state (its /proc/cmdline, the kernel's "Command line:"): two GPUs, a "works fine" after it, and
+    # the hang still there; no fix was applied
+    text = f"{line}\nrocminfo works fine.\nThe all_reduce test hangs after a few steps.\n"
+    found = _findings(text, gpus=2)
+    assert not any(e.startswith("the fix applied") for f in found.values() for e in f.evidence), found
+    # near miss that must still read: the parameter added in the reporter's words, the same lines after it
+    added = _findings("I added iommu=pt to the kernel command line: rocminfo works fine now.", gpus=2)
+    assert added["multi-gpu-iommu"].to_check is None
+
+
+def test_a_command_line_shown_lines_before_leaves_a_parameter_added_later_read() -> None:
+    # the booted command line is one line: a parameter the reporter adds lines later, far into a long text, reads
+    dump = "[    0.000000] Command line: BOOT_IMAGE=/boot/vmlinuz-6.8.0 root=UUID=1234 ro quiet\n"
+    text = dump + "rocm-smi output follows.\n" * 50 + "I added iommu=pt to the kernel command line and now it works.\n"
+    assert _findings(text + "x\n" * 3000, gpus=2)["multi-gpu-iommu"].to_check is None

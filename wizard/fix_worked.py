@@ -439,18 +439,32 @@ def _bodies(texts: list[EvidenceText]) -> list[Words]:
     return sorted(joined_words(texts, reporter_runs=True), key=lambda b: (b.source, b.post, b.first_line))
 
 
+# a line that is the booted kernel's command line (/proc/cmdline with GRUB's BOOT_IMAGE= or systemd-boot's initrd=, the
+# kernel's own "Command line:" in dmesg or the journal): the machine's state, not a parameter said to be added
+_BOOTED_CMDLINE = lazy_re.compile(r"BOOT_IMAGE=|(?<![\w-])initrd=\S|^\s*\[\s*\d+\.\d+\]\s+(?:Kernel\s+)?command\s+line:"
+                                  r"|\bkernel:\s+(?:Kernel\s+)?command\s+line:", _F | re.M)
+_CMDLINE_BACK = 2000  # characters a line is read back for it (a kernel command line is at most a few thousand)
+
+
 def _spots(body: str, actions: tuple[FixAction, ...]) -> list[_Spot]:
-    """Where the actions read in the text: the actions matching at one place are one spot."""
+    """Where the actions read in the text: the actions matching at one place are one spot (none on a line of the
+    booted kernel's command line)."""
     at: dict[int, list[tuple[int, FixAction]]] = {}
     found: dict[lazy_re.Pattern, list[tuple[int, int]]] = {}  # the issues sharing a plan share its pattern: read once
     low = body.lower()
+    booted: dict[int, bool] = {}  # where a match starts: on a line of the booted kernel's command line
     for a in actions:
         if a.needle is not None and a.needle not in low:
             continue  # its package is not named: the pattern cannot match (and is not run)
         if a.pattern not in found:
             found[a.pattern] = [(m.start(), m.end()) for m in a.pattern.finditer(body)]
         for start, end in found[a.pattern]:
-            at.setdefault(start, []).append((end, a))
+            if start not in booted:
+                back = max(0, start - _CMDLINE_BACK)
+                line = max(body.rfind("\n", back, start) + 1, back)
+                booted[start] = _BOOTED_CMDLINE.search(body, line, start) is not None
+            if not booted[start]:
+                at.setdefault(start, []).append((end, a))
     # a plan read at the place of a command or setting of an issue's own fix data yields to it: that is the more
     # distinctive (``pip install torch==2.4.1 --index-url .../rocm6.1`` is that issue's command, not any pip plan's)
     return [_Spot(start, max(e for e, _a in hits), tuple(a for _e, a in hits if a.plan is None)
