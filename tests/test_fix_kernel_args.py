@@ -136,3 +136,19 @@ def test_a_command_line_shown_lines_before_leaves_a_parameter_added_later_read()
     dump = "[    0.000000] Command line: BOOT_IMAGE=/boot/vmlinuz-6.8.0 root=UUID=1234 ro quiet\n"
     text = dump + "rocm-smi output follows.\n" * 50 + "I added iommu=pt to the kernel command line and now it works.\n"
     assert _findings(text + "x\n" * 3000, gpus=2)["multi-gpu-iommu"].to_check is None
+
+
+@pytest.mark.parametrize(("os", "in_container"), [
+    (OsInfo(id="almalinux", version="8.10", like=("rhel", "centos", "fedora")), True),  # a RHEL-like image: the host's
+    (OsInfo(id="fedora", version="41", wsl=True), None),  # WSL's kernel command line is set in .wslconfig
+])
+def test_no_grubby_command_where_grubby_does_not_set_the_running_kernels_command_line(
+        os: OsInfo, in_container: bool | None) -> None:
+    from wizard.record import replace
+
+    found = {f.id: f for f in diagnose(replace(_facts(IOMMU, os), in_container=in_container))}["iommu-io-page-fault"]
+    assert found.fix_kernel_args.add == ("iommu=pt",)  # the parameter is still named, in words
+    assert not any("grubby" in c for c in found.fix_commands), found.fix_commands
+    # near miss: the same distribution on the machine itself
+    host = {f.id: f for f in diagnose(replace(_facts(IOMMU, os), in_container=False, os=replace(os, wsl=False)))}
+    assert any("grubby" in c for c in host["iommu-io-page-fault"].fix_commands)

@@ -1175,8 +1175,11 @@ _GRUBBY_DISTROS = ("fedora", "rhel", "centos", "rocky", "almalinux", "ol")  # gr
 def _kernel_arg_commands(args: KernelArgs, facts: Facts | None) -> list[str]:
     """On a distribution whose boot entries grubby manages (Fedora, RHEL and its rebuilds), the commands that add and
     remove the parameters on every installed kernel (grubby(8): --update-kernel=ALL --args / --remove-args);
-    elsewhere none: GRUB's GRUB_CMDLINE_LINUX_DEFAULT, systemd-boot's entries differ, the rendering says so."""
-    if not args or facts is None or not ({facts.os.id, *facts.os.like} & set(_GRUBBY_DISTROS)):
+    elsewhere none: GRUB's GRUB_CMDLINE_LINUX_DEFAULT, systemd-boot's entries differ, the rendering says so. Nor
+    inside a container (the kernel is the host's, whatever the image's distribution) or under WSL (its kernel's
+    command line is WSL's own setting)."""
+    if not args or facts is None or not ({facts.os.id, *facts.os.like} & set(_GRUBBY_DISTROS)) \
+            or facts.in_container is True or facts.os.wsl is True:
         return []
     out = [f'sudo grubby --update-kernel=ALL --args="{" ".join(args.add)}"'] if args.add else []
     return out + ([f'sudo grubby --update-kernel=ALL --remove-args="{" ".join(args.remove)}"'] if args.remove else [])
