@@ -85,3 +85,22 @@ def test_a_firmware_update_several_issues_share_is_decided_by_the_failure_shown_
     listed = _findings(said)
     assert {"mes-firmware-too-old", "amdgpu-firmware-missing"} <= {i for i, f in listed.items() if f.to_check == SHARED_FIX}
     assert _findings(MES_OLD + said)["mes-firmware-too-old"].to_check is None
+
+
+@pytest.mark.parametrize("text", [
+    # words after "kernel" that make it another thing than the kernel itself
+    "I updated the kernel cmdline and now it works.",
+    "I updated the kernel boot parameters and now it works.",
+    "Updated the kernel driver and now it works.",
+    "I updated the kernel module and now it works.",
+    "I upgraded the kernel config and now it works.",
+    "I upgraded kernel-firmware and now it works.",  # openSUSE's name of linux-firmware
+    "I updated the kernel args and now it works.",
+    "I updated the kernel arguments and now it works.",
+])
+def test_another_thing_of_the_kernel_updated_is_no_newer_kernel(text: str) -> None:
+    found = _findings(text, kernel="6.8.0-48-generic")
+    assert not _applied(found.get("kernel-too-old-for-gpu")), (text, found.get("kernel-too-old-for-gpu"))
+    # near miss that must still read: the kernel itself
+    assert _applied(_findings(KFD_REFUSES + "I updated the kernel and now it works.",
+                              kernel="6.8.0-48-generic").get("kernel-too-old-for-gpu"))

@@ -325,8 +325,10 @@ def _kernel_arg_actions(issue: str, args: KernelArgs, in_branch: bool) -> list[F
 
 # a kernel or linux-firmware moved to a newer or an older one, in words ("upgraded the kernel", "booting the HWE kernel",
 # "rolled back to the previous kernel", "updated linux-firmware"); "switched to kernel 6.6" says no direction and is
-# neither; "updated the firmware" alone may be the board's, and is not linux-firmware
-_KERNEL = r"(?:linux\s+)?kernel\b(?!\s*(?:-|\s)(?:headers|modules|param\w*|command|options?|log|panic|oops)\b)"
+# neither; "updated the firmware" alone may be the board's, and is not linux-firmware; "the kernel driver", "its boot
+# parameters", "kernel-firmware" (openSUSE's linux-firmware) are other things than the kernel
+_KERNEL = (r"(?:linux\s+)?kernel\b(?!\s*(?:-|\s)(?:headers?|modules?|param\w*|command|cmdline|boot|args?|arguments?|options?"
+           r"|config\w*|drivers?|firmware|devel|source|log|panic|oops)\b)")
 _MOVES: dict[tuple[str, str], str] = {
     ("kernel", "newer"): (rf"\b(?:upgrad|updat)(?:e|ed|es|ing)\s+(?:the\s+|my\s+|our\s+)?{_KERNEL}"
                           rf"|\bupgrad(?:e|ed|ing)\s+(?:\w+\s+){{0,2}}?to\s+(?:the\s+|a\s+)?{_KERNEL}"
