@@ -1434,7 +1434,9 @@ def _worked(facts: Facts | None, texts: list[_Text]) -> dict[str, _Match]:
             # is what its "not in render" was about); its failure shown is checked below
             fully = bool(issue.when) and got.held == len(issue.when)
             fits.append((issue, waives, fully, any(FIX_CHANGED in e for e in got.evidence)))
-        shown = {f[0].id for f in fits if _signature_match(f[0], texts) is not None} if len(ids) > 1 else set()
+        # an action other issues' fixes share, or one that fixes failures no known issue describes (a newer kernel)
+        shared = len(ids) > 1 or any(a.generic for a in hit.actions)
+        shown = {f[0].id for f in fits if _signature_match(f[0], texts) is not None} if shared else set()
         if len(fits) > 1:
             fits = [f for f in fits if f[0].id in shown] or fits
         if len(fits) > 1:
@@ -1450,7 +1452,7 @@ def _worked(facts: Facts | None, texts: list[_Text]) -> dict[str, _Match]:
             fits = [f for f in fits if f[2]] or fits  # every condition of its own holds on the facts
         # an action several issues' fixes share states one only where something speaks for it beyond the action;
         # else each issue it may be is to check (the fix of one of them worked)
-        decided = len(fits) == 1 and (len(ids) == 1 or fits[0][2] or fits[0][3] or fits[0][0].id in shown)
+        decided = len(fits) == 1 and (not shared or fits[0][2] or fits[0][3] or fits[0][0].id in shown)
         for issue, waives, _fully, _changed in fits:
             out.setdefault(issue.id, _Match(hit.action, True, confirmed=hit.confirmed, proposed=hit.proposed,
                                             waives=waives, shared=not decided))

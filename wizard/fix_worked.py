@@ -52,6 +52,7 @@ class FixAction:
     plan: str | None = None  # the plan it is part of (`wizard.fix_plans`); None: the fix's own env or command
     when: tuple[tuple[str, object], ...] = ()  # its fix branch's conditions: the machines it is that issue's fix on
     needle: str | None = None  # lower-case words the text holds wherever the pattern matches (a package's name)
+    generic: bool = False  # it fixes failures no known issue describes (a newer kernel): alone it decides no issue
 
 
 @record
@@ -357,7 +358,7 @@ def _move_actions(issue: str, move: MoveTo, in_branch: bool) -> list[FixAction]:
         if direction:
             article = "an" if direction == "older" else "a"
             out.append(FixAction(issue, f"{what} moved to {article} {direction} one", _MOVE_PATTERNS[(what, direction)],
-                                 in_branch, _KERNEL_READERS if what == "kernel" else ()))
+                                 in_branch, _KERNEL_READERS if what == "kernel" else (), generic=True))
     return out
 
 
