@@ -152,3 +152,18 @@ def test_no_grubby_command_where_grubby_does_not_set_the_running_kernels_command
     # near miss: the same distribution on the machine itself
     host = {f.id: f for f in diagnose(replace(_facts(IOMMU, os), in_container=False, os=replace(os, wsl=False)))}
     assert any("grubby" in c for c in host["iommu-io-page-fault"].fix_commands)
+
+
+@pytest.mark.parametrize("text", [
+    # RCCL's start-up warning names the parameter the command line lacks (ROCm/rccl@7383f10:src/init.cc:
+    # 'Missing \"iommu=pt\" from kernel command line which can lead to system instablity or hang!')
+    'init.cc:213 NCCL WARN Missing "iommu=pt" from kernel command line which can lead to system instablity or hang!\n'
+    "With NCCL_P2P_DISABLE=1 the all_reduce test works fine.\n",
+    "iommu=pt is missing from my kernel command line. rccl-tests runs fine otherwise.\n",
+])
+def test_a_parameter_said_missing_is_not_a_parameter_added(text: str) -> None:
+    found = _findings(text, gpus=2)
+    assert not any(e.startswith("the fix applied") for f in found.values() for e in f.evidence), found
+    # near miss that must still read: the missing parameter added
+    assert _findings("I added the missing iommu=pt to the kernel command line and now it works.",
+                     gpus=2)["multi-gpu-iommu"].to_check is None

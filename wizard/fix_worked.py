@@ -417,6 +417,10 @@ _FAILURE = lazy_re.compile(
 _NOT_APPLIED = lazy_re.compile(
     r"\b(?:if|whether|try|trying|did\s+you|have\s+you|could\s+you|can\s+you|should|would|might|maybe|perhaps"
     r"|suggest\w*|recommend\w*|without|not|never)\b|n't\b", _F)
+# "Missing "iommu=pt" from kernel command line" (RCCL's warning), "X is missing from ...": what the machine lacks
+_MISSING_BEFORE = lazy_re.compile(r"\bmissing\s+[`'\"]?$", _F)
+_MISSING_FROM = lazy_re.compile(r"[`'\"]?\s+from\b", _F)
+_IS_MISSING = lazy_re.compile(r"[`'\"]?\s+(?:is|was|are|were)\s+(?:still\s+)?missing\b", _F)
 # "instead of X" sets X aside in its own clause only ("I used A instead of B, after switching it to B it works")
 _NEGATED = lazy_re.compile(r"\binstead\s+of\b", _F)
 _CLAUSE = lazy_re.compile(r"[,;:]\s|\s[-\u2013\u2014]\s")
@@ -491,12 +495,20 @@ def _sentence_rest(text: str, pos: int) -> tuple[str, str]:
     return (text[pos: m.start()], m.group(0)[:1]) if m else (text[pos:end_line], "")
 
 
+def _said_missing(text: str, spot: _Spot) -> bool:
+    """The text says the machine lacks it ("Missing "iommu=pt" from kernel command line", "X is missing from ...")."""
+    before = text[max(0, spot.start - 20): spot.start]
+    after = text[spot.end: spot.end + 30]
+    return bool(_MISSING_BEFORE.search(before) and _MISSING_FROM.match(after) or _IS_MISSING.match(after))
+
+
 def _applied(text: str, spot: _Spot) -> bool:
-    """The action is stated as done: not asked about, not on a condition, not advice, not negated."""
+    """The action is stated as done: not asked about, not on a condition, not advice, not negated, not said missing."""
     before = text[_sentence_start(text, spot.start): spot.start]
     clause = before[max((m.end() for m in _CLAUSE.finditer(before)), default=0):]
     rest, ends = _sentence_rest(text, spot.end)
-    return not _NOT_APPLIED.search(before) and not _NEGATED.search(clause) and ends != "?"
+    return not _NOT_APPLIED.search(before) and not _NEGATED.search(clause) and ends != "?" \
+        and not _said_missing(text, spot)
 
 
 def _said_worked(text: str, start: int, end: int) -> bool:
@@ -540,7 +552,8 @@ def _proposals(body: Words, actions: tuple[FixAction, ...]) -> list[_Spot]:
     it negates ("you are not building with X")."""
     text = body.text
     return [s for s in _spots(text, actions) if not _FAILURE.search(_sentence_rest(text, s.end)[0])
-            and not _NEGATED_JUST_BEFORE.search(text, max(_sentence_start(text, s.start), s.start - 60), s.start)]
+            and not _NEGATED_JUST_BEFORE.search(text, max(_sentence_start(text, s.start), s.start - 60), s.start)
+            and not _said_missing(text, s)]
 
 
 def _confirmation(body: Words, proposal: _Spot, actions: tuple[FixAction, ...]) -> int | None:
