@@ -292,6 +292,9 @@ def test_a_rebuild_for_a_target_is_the_fix_of_the_binary_without_code_for_the_gp
     ("Did you build with -DGPU_TARGETS=gfx1030? That worked for me.", False),
     ("Instead of -DAMDGPU_TARGETS=gfx1030 I used the defaults, and now it works.", False),
     ("I set GPU_TARGETS=gfx1030. It seems to work only for small models.", False),
+    ("I set GPU_TARGETS=gfx1030. It seems to work until I load a bigger model.", False),
+    ("I set GPU_TARGETS=gfx1030 and it seems to work sometimes.", False),
+    ("I built with GPU_TARGETS=gfx1030 and now it seems to work on the CPU only.", False),
 ])
 def test_a_rebuild_for_a_target_reads_in_its_forms_and_not_in_near_misses(text: str, read: bool) -> None:
     listed = _listed(_facts(text, _gpu("gfx1031")))
