@@ -167,3 +167,15 @@ def test_a_parameter_said_missing_is_not_a_parameter_added(text: str) -> None:
     # near miss that must still read: the missing parameter added
     assert _findings("I added the missing iommu=pt to the kernel command line and now it works.",
                      gpus=2)["multi-gpu-iommu"].to_check is None
+
+
+@pytest.mark.parametrize("text", [
+    "iommu=pt was already set. Updating ROCm to 6.2 fixed it.",
+    "I already boot with iommu=pt, so after updating ROCm to 6.2 it works now.",
+])
+def test_a_parameter_already_there_is_not_the_fix_applied(text: str) -> None:
+    found = _findings(text, gpus=2)
+    assert not any(e.startswith("the fix applied") for f in found.values() for e in f.evidence), found
+    # near miss that must still read: the parameter set now
+    assert _findings("I set iommu=pt on the kernel command line and it works now.", gpus=2)["multi-gpu-iommu"].to_check \
+        is None

@@ -496,6 +496,11 @@ def _sentence_rest(text: str, pos: int) -> tuple[str, str]:
     return (text[pos: m.start()], m.group(0)[:1]) if m else (text[pos:end_line], "")
 
 
+# "X was already set", "I already boot with X": there before the failure, not the fix applied now
+_ALREADY_AFTER = lazy_re.compile(r"[`'\"]?\s+(?:is|was|are|were|has\s+been|had\s+been)\s+already\b", _F)
+_ALREADY_BEFORE = lazy_re.compile(r"\balready\s+(?:had|have|has|boot\w*|use[sd]?|using|run\w*|set)\b", _F)
+
+
 def _said_missing(text: str, spot: _Spot) -> bool:
     """The text says the machine lacks it ("Missing "iommu=pt" from kernel command line", "X is missing from ...")."""
     before = text[max(0, spot.start - 20): spot.start]
@@ -504,12 +509,14 @@ def _said_missing(text: str, spot: _Spot) -> bool:
 
 
 def _applied(text: str, spot: _Spot) -> bool:
-    """The action is stated as done: not asked about, not on a condition, not advice, not negated, not said missing."""
+    """The action is stated as done: not asked about, not on a condition, not advice, not negated, not said missing,
+    not said to be there already."""
     before = text[_sentence_start(text, spot.start): spot.start]
     clause = before[max((m.end() for m in _CLAUSE.finditer(before)), default=0):]
     rest, ends = _sentence_rest(text, spot.end)
     return not _NOT_APPLIED.search(before) and not _NEGATED.search(clause) and ends != "?" \
-        and not _said_missing(text, spot)
+        and not _said_missing(text, spot) and not _ALREADY_BEFORE.search(clause) \
+        and not _ALREADY_AFTER.match(text, spot.end, spot.end + 40)
 
 
 def _said_worked(text: str, start: int, end: int) -> bool:
