@@ -230,6 +230,8 @@ def test_title_under_a_labels_line_names_the_gpu() -> None:
     ("Driver | in-kernel (inbox) amdgpu driver (not amdgpu-dkms), linux-firmware 20260519 |", "in-tree"),
     ("I run the in-tree amdgpu module of kernel 6.14.", "in-tree"),
     ("I installed it without amdgpu-dkms: rocminfo still fails", None),
+    ("I removed amdgpu-dkms, now on the in-kernel (inbox) amdgpu driver", "in-tree"),
+    ("After purging amdgpu-dkms rocminfo still fails", None),
     # near misses: the package named as installed is the DKMS build
     ("sudo apt install amdgpu-dkms\nrocminfo still fails", "dkms"),
     ("amdgpu/6.10.5-2084815.24.04, 6.8.0-48-generic, x86_64: installed", "dkms"),

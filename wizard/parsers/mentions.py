@@ -1007,7 +1007,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # name, apt's installed list ("rock-dkms/Ubuntu 16.04,now 2.1-96 all [installed,automatic]"), modinfo's path of a
     # DKMS-built module ("filename: /lib/modules/4.15.0-46-generic/updates/dkms/amdgpu.ko")
     ("dkms", lazy_re.compile(r"\b(?:amdgpu|rock)(?:-dkms)?[/,]\s*(\d+\.\d+(?:\.\d+)?[\w.-]*)\s*,\s*\S+\s*,\s*\S+\s*:\s*installed"
-                             r"|(?<!\bnot )(?<!\bno )(?<!without )(?<!instead of )\b((?:amdgpu|rock)-dkms)\b"
+                             r"|(?<!\bnot )(?<!\bno )(?<!without )(?<!instead of )(?<!removed )(?<!uninstalled )(?<!purged )"
+                             r"(?<!removing )(?<!uninstalling )(?<!purging )\b((?:amdgpu|rock)-dkms)\b"
                              r"|/updates/dkms/(amdgpu)\.ko\b"),
      lambda m: [("dkms", m.group(1) or m.group(2) or m.group(3), None)]),
     # the kernel's own amdgpu said in words: "in-kernel (inbox) amdgpu driver", "the in-tree amdgpu module"
