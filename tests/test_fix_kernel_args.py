@@ -6,6 +6,7 @@ removed reads as that fix applied when the thread says it worked."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 import json
 from typing import Any
 
@@ -179,3 +180,31 @@ def test_a_parameter_already_there_is_not_the_fix_applied(text: str) -> None:
     # near miss that must still read: the parameter set now
     assert _findings("I set iommu=pt on the kernel command line and it works now.", gpus=2)["multi-gpu-iommu"].to_check \
         is None
+
+
+def test_an_ostree_system_gets_rpm_ostree_kargs_not_grubby(tmp_path: Path) -> None:
+    """Fedora Silverblue's os-release carries OSTREE_VERSION (rpm-ostree writes it into the trees it composes): its
+    kernel arguments are rpm-ostree's (`rpm-ostree kargs --append=KEY=VALUE`, Fedora CoreOS docs), not grubby's."""
+    from reading_helpers import detect_paste
+
+    from wizard.host import open_recorded
+    from wizard.probes import detect
+
+    (tmp_path / "os-release.txt").write_text('NAME="Fedora Linux"\nID=fedora\nVERSION_ID=41\nVARIANT_ID=silverblue\n'
+                                             "OSTREE_VERSION='41.20241101.0'\n", encoding="utf-8")
+    (tmp_path / "paste.txt").write_text(IOMMU, encoding="utf-8")
+    facts = detect(open_recorded(str(tmp_path)))
+    assert facts.os.id == "fedora" and facts.os.ostree is True
+    found = {f.id: f for f in diagnose(facts)}["iommu-io-page-fault"]
+    assert "sudo rpm-ostree kargs --append=iommu=pt" in found.fix_commands
+    assert not any("grubby" in c for c in found.fix_commands)
+    # near miss: the same Fedora without OSTREE_VERSION is a grubby system
+    (tmp_path / "os-release.txt").write_text('NAME="Fedora Linux"\nID=fedora\nVERSION_ID=41\n', encoding="utf-8")
+    plain = detect(open_recorded(str(tmp_path)))
+    assert plain.os.ostree is False
+    assert 'sudo grubby --update-kernel=ALL --args="iommu=pt"' in {f.id: f for f in diagnose(plain)}[
+        "iommu-io-page-fault"].fix_commands
+    # no os-release at all: not known
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert detect_paste(bare, IOMMU).os.ostree is None

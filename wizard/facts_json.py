@@ -56,6 +56,7 @@ def facts_to_json(facts: Facts) -> dict[str, Any]:
             "id": os_.id, "version": os_.version, "codename": os_.codename, "kernel": os_.kernel,
             "like": list(os_.like), "pretty_name": os_.pretty_name, "arch": os_.arch,
             "package_manager": os_.package_manager, "secure_boot": os_.secure_boot, "wsl": os_.wsl,
+            "ostree": os_.ostree,
         },
         "gpus": [
             {

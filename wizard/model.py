@@ -73,6 +73,7 @@ class OsInfo:
     package_manager: str | None = None  # "apt", "dnf", "zypper", "pacman"
     secure_boot: bool | None = None
     wsl: bool | None = None  # Windows Subsystem for Linux (a "microsoft" kernel, /dev/dxg)
+    ostree: bool | None = None  # an (rpm-)ostree system: os-release's OSTREE_VERSION, /run/ostree-booted
     sources: tuple[Evidence, ...] = ()
 
 

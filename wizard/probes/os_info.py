@@ -110,5 +110,15 @@ def probe_os(host: Host) -> OsInfo:
         id=os_id, version=version, codename=rel.version_codename, kernel=kernel,
         like=like, pretty_name=pretty, arch=arch,
         package_manager=_package_manager(host, os_id, like),
-        secure_boot=_secure_boot(host), sources=tuple(sources),
+        secure_boot=_secure_boot(host), ostree=_ostree(host, rel.get("OSTREE_VERSION"), bool(text)),
+        sources=tuple(sources),
     )
+
+
+def _ostree(host: Host, ostree_version: str | None, read: bool) -> bool | None:
+    """An ostree system (Fedora Silverblue/Kinoite, CoreOS, their derivatives): rpm-ostree writes OSTREE_VERSION into
+    the os-release of the trees it composes, and ostree marks a booted deployment with /run/ostree-booted. Neither
+    read (no os-release): not known."""
+    if ostree_version or (host.is_live and host.exists("/run/ostree-booted")):
+        return True
+    return False if read else None
