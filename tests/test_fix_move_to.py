@@ -63,6 +63,7 @@ def test_the_move_is_advice_in_json_and_in_the_panel() -> None:
     (KFD_REFUSES + "Upgrading the kernel to 6.11 fixed it.", "kernel-too-old-for-gpu"),
     (KFD_REFUSES + "I installed the HWE kernel and now it works.", "kernel-too-old-for-gpu"),
     (MES_OLD + "After I updated linux-firmware the warning is gone and it works now.", "mes-firmware-too-old"),
+    (MES_OLD + "On openSUSE I upgraded kernel-firmware-amdgpu and now it works.", "mes-firmware-too-old"),
 ])
 def test_a_move_the_thread_says_worked_names_the_fix(text: str, issue: str) -> None:
     assert _applied(_findings(text, kernel="6.8.0-48-generic").get(issue)), text

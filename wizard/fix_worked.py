@@ -330,6 +330,8 @@ def _kernel_arg_actions(issue: str, args: KernelArgs, in_branch: bool) -> list[F
 # parameters", "kernel-firmware" (openSUSE's linux-firmware) are other things than the kernel
 _KERNEL = (r"(?:linux\s+)?kernel\b(?!\s*(?:-|\s)(?:headers?|modules?|param\w*|command|cmdline|boot|args?|arguments?|options?"
            r"|config\w*|drivers?|firmware|devel|source|log|panic|oops)\b)")
+# the package's names: linux-firmware (Debian, Ubuntu, Fedora, Arch), kernel-firmware / kernel-firmware-amdgpu (openSUSE)
+_FIRMWARE = r"(?:linux-firmware|kernel-firmware(?:-amdgpu)?)"
 _MOVES: dict[tuple[str, str], str] = {
     ("kernel", "newer"): (rf"\b(?:upgrad|updat)(?:e|ed|es|ing)\s+(?:the\s+|my\s+|our\s+)?{_KERNEL}"
                           rf"|\bupgrad(?:e|ed|ing)\s+(?:\w+\s+){{0,2}}?to\s+(?:the\s+|a\s+)?{_KERNEL}"
@@ -339,11 +341,11 @@ _MOVES: dict[tuple[str, str], str] = {
                           r"|\b(?:downgrad(?:e|ed|ing)|roll(?:ed|ing)?\s+back|revert(?:ed|ing)?|went\s+back)\s+"
                           rf"(?:\w+\s+){{0,2}}?to\s+(?:the\s+|a\s+|an\s+)?(?:older\s+|previous\s+)?{_KERNEL}"
                           rf"|\b(?:install|boot)(?:ed|ing)?\s+(?:a\s+|an\s+|the\s+)?(?:older|previous|lts)\s+{_KERNEL}"),
-    ("linux-firmware", "newer"): (r"\b(?:upgrad|updat)(?:e|ed|es|ing)\s+(?:the\s+|my\s+)?(?:linux-firmware|amdgpu\s+firmware"
-                                  r"|firmware\s+package)\b|\blinux-firmware\s+(?:was\s+|got\s+)?(?:updated|upgraded)\b"
+    ("linux-firmware", "newer"): (rf"\b(?:upgrad|updat)(?:e|ed|es|ing)\s+(?:the\s+|my\s+)?(?:{_FIRMWARE}|amdgpu\s+firmware"
+                                  rf"|firmware\s+package)\b|\b{_FIRMWARE}\s+(?:was\s+|got\s+)?(?:updated|upgraded)\b"
                                   r"|\b(?:install|pull)(?:ed|ing)?\s+(?:a\s+|the\s+)?(?:newer|newest|latest|updated)\s+"
-                                  r"linux-firmware\b"),
-    ("linux-firmware", "older"): (r"\b(?:downgrad|revert)(?:e|ed|es|ing)\s+(?:the\s+|my\s+)?(?:linux-firmware|amdgpu\s+firmware"
+                                  rf"{_FIRMWARE}\b"),
+    ("linux-firmware", "older"): (rf"\b(?:downgrad|revert)(?:e|ed|es|ing)\s+(?:the\s+|my\s+)?(?:{_FIRMWARE}|amdgpu\s+firmware"
                                   r"|firmware\s+package)\b"
                                   r"|\b(?:install|pull)(?:ed|ing)?\s+(?:a\s+|an\s+|the\s+)?(?:older|previous)\s+linux-firmware\b"),
 }
