@@ -332,24 +332,29 @@ _KERNEL = (r"(?:linux\s+)?kernel\b(?!\s*(?:-|\s)(?:headers?|modules?|param\w*|co
            r"|config\w*|drivers?|firmware|devel|source|log|panic|oops)\b)")
 # the package's names: linux-firmware (Debian, Ubuntu, Fedora, Arch), kernel-firmware / kernel-firmware-amdgpu (openSUSE)
 _FIRMWARE = r"(?:linux-firmware|kernel-firmware(?:-amdgpu)?)"
-_MOVES: dict[tuple[str, str], str] = {
-    ("kernel", "newer"): (rf"\b(?:upgrad|updat)(?:e|ed|es|ing)\s+(?:the\s+|my\s+|our\s+)?{_KERNEL}"
-                          rf"|\bupgrad(?:e|ed|ing)\s+(?:\w+\s+){{0,2}}?to\s+(?:the\s+|a\s+)?{_KERNEL}"
-                          rf"|\b(?:install|boot)(?:ed|ing)?\s+(?:a\s+|the\s+)?(?:newer|newest|latest|mainline|hwe|oem)\s+"
-                          rf"{_KERNEL}"),
-    ("kernel", "older"): (rf"\b(?:downgrad|revert)(?:e|ed|es|ing)\s+(?:the\s+|my\s+|our\s+)?{_KERNEL}"
-                          r"|\b(?:downgrad(?:e|ed|ing)|roll(?:ed|ing)?\s+back|revert(?:ed|ing)?|went\s+back)\s+"
-                          rf"(?:\w+\s+){{0,2}}?to\s+(?:the\s+|a\s+|an\s+)?(?:older\s+|previous\s+)?{_KERNEL}"
-                          rf"|\b(?:install|boot)(?:ed|ing)?\s+(?:a\s+|an\s+|the\s+)?(?:older|previous|lts)\s+{_KERNEL}"),
-    ("linux-firmware", "newer"): (rf"\b(?:upgrad|updat)(?:e|ed|es|ing)\s+(?:the\s+|my\s+)?(?:{_FIRMWARE}|amdgpu\s+firmware"
-                                  rf"|firmware\s+package)\b|\b{_FIRMWARE}\s+(?:was\s+|got\s+)?(?:updated|upgraded)\b"
-                                  r"|\b(?:install|pull)(?:ed|ing)?\s+(?:a\s+|the\s+)?(?:newer|newest|latest|updated)\s+"
-                                  rf"{_FIRMWARE}\b"),
-    ("linux-firmware", "older"): (rf"\b(?:downgrad|revert)(?:e|ed|es|ing)\s+(?:the\s+|my\s+)?(?:{_FIRMWARE}|amdgpu\s+firmware"
-                                  r"|firmware\s+package)\b"
-                                  r"|\b(?:install|pull)(?:ed|ing)?\s+(?:a\s+|an\s+|the\s+)?(?:older|previous)\s+linux-firmware\b"),
+_MOVED_THING = {"kernel": _KERNEL, "linux-firmware": rf"(?:{_FIRMWARE}|amdgpu\s+firmware|firmware\s+package)\b"}
+# (verbs that move it, those that move it "to" another, words that say which one) in each direction
+_MOVE_WORDS = {
+    "newer": (r"upgrad|updat", r"upgrad(?:e|ed|ing)", r"newer|newest|latest|updated|mainline|hwe|oem"),
+    "older": (r"downgrad|revert", r"downgrad(?:e|ed|ing)|roll(?:ed|ing)?\s+back|revert(?:ed|ing)?|went\s+back",
+              r"older|previous|lts"),
 }
-_MOVE_PATTERNS = {key: lazy_re.compile(rx, _F) for key, rx in _MOVES.items()}
+
+
+def _moved_rx(thing: str, direction: str) -> str:
+    """'<verb>d the <thing>', '<verb>d ... to the (<which>) <thing>', 'installed / booted a <which> <thing>'; for
+    linux-firmware also '<it> was updated'."""
+    verbs, to_verbs, which = _MOVE_WORDS[direction]
+    what = _MOVED_THING[thing]
+    rx = (rf"\b(?:{verbs})(?:e|ed|es|ing)\s+(?:the\s+|my\s+|our\s+)?{what}"
+          rf"|\b(?:{to_verbs})\s+(?:\w+\s+){{0,2}}?to\s+(?:the\s+|a\s+|an\s+)?(?:(?:{which})\s+)?{what}"
+          rf"|\b(?:install|boot|pull)(?:ed|ing)?\s+(?:a\s+|an\s+|the\s+)?(?:{which})\s+{what}")
+    if thing == "linux-firmware" and direction == "newer":
+        rx += rf"|\b{_FIRMWARE}\s+(?:was\s+|got\s+)?(?:updated|upgraded)\b"
+    return rx
+
+
+_MOVE_PATTERNS = {(thing, d): lazy_re.compile(_moved_rx(thing, d), _F) for thing in _MOVED_THING for d in _MOVE_WORDS}
 # what a kernel moved changes: the facts read of the one running before
 _KERNEL_READERS = ("kernel_version", "kernel_newer_than_release", "dkms_not_for_running_kernel", "kernel_gc_ip_in")
 
