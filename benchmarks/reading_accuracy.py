@@ -161,10 +161,10 @@ def render(scores: list[FixtureScore], summ: dict[str, Any], verbose: bool, seco
         f"reading accuracy over {summ['fixtures']} recorded machines ({seconds:.1f} s)",
         "",
         f"facts read right: {f['right']}/{f['scorable']} = {f['share_right']:.1%} (target {FACT_TARGET:.0%}: "
-        f"{'met' if f['share_right'] >= FACT_TARGET else 'NOT met'}); missing {f['missing']}, wrong {f['wrong']}"
+        f"{'met' if f['right'] >= FACT_TARGET * f['scorable'] else 'NOT met'}); missing {f['missing']}, wrong {f['wrong']}"
         f" (wrong gfx: {len(f['wrong_gfx'])})",
         f"causes named in the top {3}: {d['named_in_top3']}/{d['with_cause']} = {d['share_named']:.1%} (target "
-        f"{DIAGNOSIS_TARGET:.0%}: {'met' if d['share_named'] >= DIAGNOSIS_TARGET else 'NOT met'}); silent "
+        f"{DIAGNOSIS_TARGET:.0%}: {'met' if d['named_in_top3'] >= DIAGNOSIS_TARGET * d['with_cause'] else 'NOT met'}); silent "
         f"{d['silent']}, contradicted {d['contradicted']}; machines whose thread found no cause with any finding "
         f"(a cause or to check): {d['no_cause_but_findings']}",
         "",
