@@ -267,3 +267,14 @@ def test_the_image_named_as_the_one_the_writer_uses(tmp_path: Path, text: str, i
     from reading_helpers import detect_paste
 
     assert detect_paste(tmp_path, text).in_container is inside
+
+
+@pytest.mark.parametrize(("text", "torch"), [
+    ("| PyTorch |\n2.11.0+rocm7.2 (torch.version.hip = 7.2.26015) |", "2.11.0+rocm7.2"),
+    # near misses: torchvision's +rocm version beside nothing of torch's, a version and a hip value not together
+    ("torchvision 0.26.0+rocm7.2", None),
+    ("2.11.0+rocm7.2 was the wheel; torch.version.hip = 7.2.26015 printed later", None),
+])
+def test_a_rocm_torch_version_with_its_own_hip_beside_it(text: str, torch: str | None) -> None:
+    found = [m.value for m in read_mentions(text) if m.kind == "torch"]
+    assert found == ([torch] if torch else []), found

@@ -714,6 +714,10 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                r"(?:Py)?[Tt]orch ROCm version|hip_compiled_version\"|"
                                r"torch\.version\.hip\W*)\s*[:=]?\s*['\"]?"
                                r"(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"), _one("hip")),
+    # a ROCm torch's version with its own torch.version.hip beside it ("2.11.0+rocm7.2 (torch.version.hip = 7.2.26015)"):
+    # the version is torch's (torchvision's or triton's +rocm versions have no torch.version.hip to show)
+    ("torch with its hip", lazy_re.compile(r"(?<![\w.+-])(\d+\.\d+\.\d+(?:[a-z]+\d*)?\+rocm\d+(?:\.\d+)*)\s*\(\s*"
+                                           r"torch\.version\.hip\b"), _one("torch")),
     # SD.Next's (and kohya_ss's) torch backend line: "Torch backend: AMD ROCm HIP 6.0.32830-d62f6a171" (older,
     # vladmandic/sdnext@d62ee69:installer.py), "Torch backend: {'type': 'rocm', 'hip': '6.2.41133-dd7f95766'}" (@058a7f0)
     ("sdnext hip", lazy_re.compile(r"\bTorch backend: (?:AMD ROCm HIP |\{'type': 'rocm', 'hip': ')(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"),
@@ -1158,7 +1162,7 @@ _NEEDLES: dict[str, tuple[str, ...]] = {
     "compiler banner": ("roc-",), "build path": ("rocm-rel-",), "source tree": ("/usr/src/debug/",), "rocm version kv": ("rocm",),
     "rocm version file": (".info/version",), "rocm build code": (".",), "amdgpu module": ("amdgpu",), "ramalama accelerator hip": ("accelerator",), "vllm platform rocm": ("detected platform rocm",), "moe config device": ("device_name=amd_",), "gpustack header": ("runtime version:",), "gpustack row": ("mib |",), "gpustack json cc": ("compute_capability",), "nvtop device": ("device",), "radeontop family": ("radeontop",), "lemonade family": ('"family"',), "gpu list name": ("radeon", "instinct"), "mlc found device": ("device: rocm:",), "cupy device": ("device ",), "rocm_bandwidth_test device": ("device: ", "device  bdf:"), "ghw pci device": ("-> driver:",), "boinc opencl gpu": ("amd/ati gpu",), "tinygrad amd device": ("amddevice: opening",), "rccl-tests rank": ("rank",), "blender hip device": ("added device",), "hashcat device": ("name...", "device #", "pci.addr.bdf..."), "therock index": (".amd.com/v2",), "rocm stated": ("rocm",), "torch banner": ("torch",), "torch pip": ("torch",),
     "torch site": ("torch-",), "torch repl": ("'",), "torch requirement": ("torch",), "python": ("python",),
-    "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
+    "torch wheel": ("torch-",), "torch you have": ("you",), "hip version": ("hip", "used to build", "torch rocm version"), "torch with its hip": ("torch.version.hip",), "kms init": ("modesetting",), "hsa device": ("hsa device",), "smi card series": ("card series", "card"), "torch paren": ("torch",), "torch build": ("torch",), "gfx overridden": ("gfx",),
     "env": ("hsa_", "_visible_devices", "gpu_device_ordinal", "pytorch_", "torch_blas", "miopen_", "rocm_path",
             "ld_library_path", "ld_preload"),
     "kernel platform": ("platform", "os"), "kernel modprobe": ("/lib/modules/",), "ubuntu hwe kernel": ("-ubuntu",), "kernel version": ("linux version", "linuxversion"), "kernel stack dump": ("comm:",), "kernel uname": ("linux ",),
