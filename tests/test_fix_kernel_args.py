@@ -208,3 +208,38 @@ def test_an_ostree_system_gets_rpm_ostree_kargs_not_grubby(tmp_path: Path) -> No
     bare = tmp_path / "bare"
     bare.mkdir()
     assert detect_paste(bare, IOMMU).os.ostree is None
+
+
+KFD_IOMMU = ("kfd kfd: amdgpu: error getting iommu info. is the iommu enabled?\n"
+             "[    0.000000] Command line: BOOT_IMAGE=/vmlinuz root=/dev/sda2 amd_iommu=off\n")
+
+
+def test_an_ostree_removal_does_not_fail_on_a_parameter_the_machine_lacks() -> None:
+    """kfd-iommu-v2-unavailable removes amd_iommu=off and iommu=off where the text shows either. rpm-ostree applies
+    each --delete with ostree_kernel_args_delete, which fails ("No key '%s' found") on a key the deployment lacks, and
+    the whole transaction with it (coreos/rpm-ostree@d5ef5f0:src/daemon/rpmostreed-transaction-types.cxx,
+    kernel_arg_apply_patching; ostreedev/ostree src/libostree/ostree-kernel-args.c): with only amd_iommu=off booted,
+    `--delete=amd_iommu=off --delete=iommu=off` removed nothing. `--delete-if-present` ("Like --delete, but does nothing
+    if the key is already missing", src/app/rpmostree-builtin-kargs.cxx) removes the one there."""
+    found = _findings(KFD_IOMMU, OsInfo(id="fedora", version="41", ostree=True))["kfd-iommu-v2-unavailable"]
+    assert found.fix_kernel_args.remove == ("amd_iommu=off", "iommu=off")
+    kargs = [c for c in found.fix_commands if "rpm-ostree" in c]
+    assert kargs == ["sudo rpm-ostree kargs --delete-if-present=amd_iommu=off --delete-if-present=iommu=off"], kargs
+    # near miss: grubby's --remove-args leaves alone what is not there; a plain Fedora keeps it
+    plain = _findings(KFD_IOMMU, OsInfo(id="fedora", version="41"))["kfd-iommu-v2-unavailable"]
+    assert 'sudo grubby --update-kernel=ALL --remove-args="amd_iommu=off iommu=off"' in plain.fix_commands
+
+
+@pytest.mark.parametrize(("os", "rpm_ostree"), [
+    (OsInfo(id="fedora", version="41", ostree=True), True),
+    (OsInfo(id="rhcos", like=("rhel", "fedora"), ostree=True), True),
+    # an ostree system that rpm-ostree does not manage: Endless OS is a Debian-based ostree system without any
+    # package layering (https://github.com/castrojo/eos-ubuntu: "There's no such thing as deb-ostree"); ostree marks
+    # every booted deployment with /run/ostree-booted, whatever tool made it
+    (OsInfo(id="debian", ostree=True), False),
+    (OsInfo(ostree=True), False),  # the distribution not known
+])
+def test_rpm_ostree_kargs_only_where_rpm_ostree_manages_the_system(os: OsInfo, rpm_ostree: bool) -> None:
+    found = _findings(IOMMU, os)["iommu-io-page-fault"]
+    assert ("sudo rpm-ostree kargs --append=iommu=pt" in found.fix_commands) == rpm_ostree, found.fix_commands
+    assert not any("grubby" in c for c in found.fix_commands)  # grubby's edits do not carry over either

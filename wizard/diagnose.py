@@ -1178,14 +1178,18 @@ def _kernel_arg_commands(args: KernelArgs, facts: Facts | None) -> list[str]:
     elsewhere none: GRUB's GRUB_CMDLINE_LINUX_DEFAULT, systemd-boot's entries differ, the rendering says so. Nor
     inside a container (the kernel is the host's, whatever the image's distribution) or under WSL (its kernel's
     command line is WSL's own setting). On an ostree system (Silverblue, Kinoite, CoreOS and their derivatives)
-    grubby's edits do not carry over to the next deployment: rpm-ostree kargs --append / --delete."""
+    grubby's edits do not carry over to the next deployment: rpm-ostree kargs --append / --delete-if-present (a plain
+    --delete of a parameter the deployment lacks fails the whole change, and a removal lists each parameter that
+    turns the thing off, of which the machine may have one); an ostree system of another family (Endless OS is
+    Debian's) has no rpm-ostree: none."""
     if not args or facts is None or facts.in_container is True or facts.os.wsl is True:
+        return []
+    if not ({facts.os.id, *facts.os.like} & set(_GRUBBY_DISTROS)):
         return []
     if facts.os.ostree:  # an ostree system: its deployments' arguments are rpm-ostree's (Fedora CoreOS docs, kargs)
         return ([f"sudo rpm-ostree kargs {' '.join(f'--append={a}' for a in args.add)}"] if args.add else []) + (
-            [f"sudo rpm-ostree kargs {' '.join(f'--delete={a}' for a in args.remove)}"] if args.remove else [])
-    if not ({facts.os.id, *facts.os.like} & set(_GRUBBY_DISTROS)):
-        return []
+            [f"sudo rpm-ostree kargs {' '.join(f'--delete-if-present={a}' for a in args.remove)}"] if args.remove
+            else [])
     out = [f'sudo grubby --update-kernel=ALL --args="{" ".join(args.add)}"'] if args.add else []
     return out + ([f'sudo grubby --update-kernel=ALL --remove-args="{" ".join(args.remove)}"'] if args.remove else [])
 
