@@ -232,6 +232,14 @@ def test_title_under_a_labels_line_names_the_gpu() -> None:
     ("I installed it without amdgpu-dkms: rocminfo still fails", None),
     ("I removed amdgpu-dkms, now on the in-kernel (inbox) amdgpu driver", "in-tree"),
     ("After purging amdgpu-dkms rocminfo still fails", None),
+    # the package removed by its package manager, or said removed with its article: no DKMS install either
+    ("sudo apt remove amdgpu-dkms\nrocminfo still fails", None),
+    ("sudo apt-get remove --purge amdgpu-dkms\nrocminfo still fails", None),
+    ("sudo dnf remove -y rocm-hip amdgpu-dkms\nrocminfo still fails", None),
+    ("I removed the amdgpu-dkms package, rocminfo still fails", None),
+    # near misses: removed in one command, installed in the next; another package removed before its install
+    ("sudo apt purge rocm-hip && sudo apt install amdgpu-dkms\nrocminfo still fails", "dkms"),
+    ("I removed rocm and installed amdgpu-dkms, rocminfo still fails", "dkms"),
     # near misses: the package named as installed is the DKMS build
     ("sudo apt install amdgpu-dkms\nrocminfo still fails", "dkms"),
     ("amdgpu/6.10.5-2084815.24.04, 6.8.0-48-generic, x86_64: installed", "dkms"),

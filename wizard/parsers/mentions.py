@@ -337,6 +337,23 @@ def _override_statement(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
 _IGPU_MODEL = lazy_re.compile(rf"(?:Radeon\s+)?{_IGPU_BARE}(?![\w.])", re.I)
 
 
+# a package removed in its own command before it ("sudo apt-get remove --purge amdgpu-dkms", "dnf remove -y rocm-hip
+# amdgpu-dkms": the last package manager of the command, then a removing verb) or "removed the amdgpu-dkms": the package
+# is gone, not the driver in use
+_PACKAGE_MANAGERS = frozenset({"apt", "apt-get", "dnf", "yum", "zypper"})
+_REMOVING = frozenset({"remove", "purge", "autoremove", "erase", "rm"})
+_REMOVED_THE = lazy_re.compile(r"\b(?:remov|uninstall|purg)(?:ed|ing)\s+the\s+$", re.I)
+
+
+def _package_removed(line: str, pos: int) -> bool:
+    command = re.split(r"&&|\|\||[;|]", line[:pos])[-1]
+    if _REMOVED_THE.search(command):
+        return True
+    words = command.split()
+    heads = [i for i, w in enumerate(words) if w in _PACKAGE_MANAGERS]
+    return bool(heads) and any(w in _REMOVING for w in words[heads[-1] + 1:])
+
+
 def _named_gpu(line: str, pos: int) -> str | None:
     """The product or bare iGPU model that starts at ``pos``."""
     m = PRODUCT.match(line, pos) or _IGPU_MODEL.match(line, pos)
@@ -1014,7 +1031,8 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                              r"|(?<!\bnot )(?<!\bno )(?<!without )(?<!instead of )(?<!removed )(?<!uninstalled )(?<!purged )"
                              r"(?<!removing )(?<!uninstalling )(?<!purging )\b((?:amdgpu|rock)-dkms)\b"
                              r"|/updates/dkms/(amdgpu)\.ko\b"),
-     lambda m: [("dkms", m.group(1) or m.group(2) or m.group(3), None)]),
+     lambda m: [] if m.group(2) and _package_removed(m.string, m.start(2)) else [
+         ("dkms", m.group(1) or m.group(2) or m.group(3), None)]),
     # the kernel's own amdgpu said in words: "in-kernel (inbox) amdgpu driver", "the in-tree amdgpu module"
     ("in-tree said", lazy_re.compile(r"\b(?:in-kernel|inbox|in-tree)\s+(?:\((?:inbox|in-tree|upstream)\)\s+)?amdgpu"
                                      r"(?:\s+kernel)?\s+(?:driver|module)\b", re.I),
