@@ -64,6 +64,8 @@ def test_the_move_is_advice_in_json_and_in_the_panel() -> None:
     (KFD_REFUSES + "I installed the HWE kernel and now it works.", "kernel-too-old-for-gpu"),
     (MES_OLD + "After I updated linux-firmware the warning is gone and it works now.", "mes-firmware-too-old"),
     (MES_OLD + "On openSUSE I upgraded kernel-firmware-amdgpu and now it works.", "mes-firmware-too-old"),
+    (MES_OLD + "I upgraded the system to the latest linux-firmware and now it works.", "mes-firmware-too-old"),
+    (KFD_REFUSES + "I upgraded Ubuntu to the HWE kernel and now it works.", "kernel-too-old-for-gpu"),
 ])
 def test_a_move_the_thread_says_worked_names_the_fix(text: str, issue: str) -> None:
     assert _applied(_findings(text, kernel="6.8.0-48-generic").get(issue)), text
@@ -75,6 +77,10 @@ def test_a_move_the_thread_says_worked_names_the_fix(text: str, issue: str) -> N
     KFD_REFUSES + "I switched to kernel 6.6 and now it works.",  # no direction said
     KFD_REFUSES + "I updated the kernel headers and now it works.",  # not the kernel
     MES_OLD + "I updated the firmware and now it works.",  # the board's firmware or linux-firmware: not said
+    # the board's firmware moved "to" a firmware package: the 'to' form that ab5a4d0 gave linux-firmware too reads
+    # the thing before "to" as the one moved, and a BIOS is no linux-firmware
+    MES_OLD + "I upgraded my VBIOS to the latest firmware package and now it works.",
+    MES_OLD + "I upgraded the BIOS to the newest amdgpu firmware and now it works.",
 ])
 def test_near_misses_name_no_move(text: str) -> None:
     found = _findings(text, kernel="6.8.0-48-generic")

@@ -341,13 +341,18 @@ _MOVE_WORDS = {
 }
 
 
+# "upgraded my VBIOS to the latest firmware package": what is moved "to" it is the board's firmware, no kernel or
+# linux-firmware
+_NOT_BOARD = r"(?!(?:v?bios|uefi|motherboard)\b)"
+
+
 def _moved_rx(thing: str, direction: str) -> str:
     """'<verb>d the <thing>', '<verb>d ... to the (<which>) <thing>', 'installed / booted a <which> <thing>'; for
     linux-firmware also '<it> was updated'."""
     verbs, to_verbs, which = _MOVE_WORDS[direction]
     what = _MOVED_THING[thing]
     rx = (rf"\b(?:{verbs})(?:e|ed|es|ing)\s+(?:the\s+|my\s+|our\s+)?{what}"
-          rf"|\b(?:{to_verbs})\s+(?:\w+\s+){{0,2}}?to\s+(?:the\s+|a\s+|an\s+)?(?:(?:{which})\s+)?{what}"
+          rf"|\b(?:{to_verbs})\s+(?:{_NOT_BOARD}\w+\s+){{0,2}}?to\s+(?:the\s+|a\s+|an\s+)?(?:(?:{which})\s+)?{what}"
           rf"|\b(?:install|boot|pull)(?:ed|ing)?\s+(?:a\s+|an\s+|the\s+)?(?:{which})\s+{what}")
     if thing == "linux-firmware" and direction == "newer":
         rx += rf"|\b{_FIRMWARE}\s+(?:was\s+|got\s+)?(?:updated|upgraded)\b"
