@@ -196,7 +196,7 @@ def test_an_ostree_system_gets_rpm_ostree_kargs_not_grubby(tmp_path: Path) -> No
     facts = detect(open_recorded(str(tmp_path)))
     assert facts.os.id == "fedora" and facts.os.ostree is True
     found = {f.id: f for f in diagnose(facts)}["iommu-io-page-fault"]
-    assert "sudo rpm-ostree kargs --append=iommu=pt" in found.fix_commands
+    assert "sudo rpm-ostree kargs --append-if-missing=iommu=pt" in found.fix_commands
     assert not any("grubby" in c for c in found.fix_commands)
     # near miss: the same Fedora without OSTREE_VERSION is a grubby system
     (tmp_path / "os-release.txt").write_text('NAME="Fedora Linux"\nID=fedora\nVERSION_ID=41\n', encoding="utf-8")
@@ -241,5 +241,5 @@ def test_an_ostree_removal_does_not_fail_on_a_parameter_the_machine_lacks() -> N
 ])
 def test_rpm_ostree_kargs_only_where_rpm_ostree_manages_the_system(os: OsInfo, rpm_ostree: bool) -> None:
     found = _findings(IOMMU, os)["iommu-io-page-fault"]
-    assert ("sudo rpm-ostree kargs --append=iommu=pt" in found.fix_commands) == rpm_ostree, found.fix_commands
+    assert ("sudo rpm-ostree kargs --append-if-missing=iommu=pt" in found.fix_commands) == rpm_ostree, found.fix_commands
     assert not any("grubby" in c for c in found.fix_commands)  # grubby's edits do not carry over either

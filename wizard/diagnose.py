@@ -1187,7 +1187,7 @@ def _kernel_arg_commands(args: KernelArgs, facts: Facts | None) -> list[str]:
     if not ({facts.os.id, *facts.os.like} & set(_GRUBBY_DISTROS)):
         return []
     if facts.os.ostree:  # an ostree system: its deployments' arguments are rpm-ostree's (Fedora CoreOS docs, kargs)
-        return ([f"sudo rpm-ostree kargs {' '.join(f'--append={a}' for a in args.add)}"] if args.add else []) + (
+        return ([f"sudo rpm-ostree kargs {' '.join(f'--append-if-missing={a}' for a in args.add)}"] if args.add else []) + (
             [f"sudo rpm-ostree kargs {' '.join(f'--delete-if-present={a}' for a in args.remove)}"] if args.remove
             else [])
     out = [f'sudo grubby --update-kernel=ALL --args="{" ".join(args.add)}"'] if args.add else []
