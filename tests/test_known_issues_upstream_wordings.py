@@ -331,8 +331,33 @@ BITSANDBYTES: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = 
 ]
 
 
+HIPIFY_CUDA = "hipify-clang-needs-cuda-installation"
+# llvm/llvm-project@0008bd0:clang/include/clang/Basic/DiagnosticDriverKinds.td err_drv_no_cuda_installation, raised by
+# CudaInstallationDetector::AddCudaIncludeArgs (llvm/llvm-project@011616b:clang/lib/Driver/ToolChains/Cuda.cpp) for a
+# CUDA compile with no CUDA installation found; hipify-clang runs clang with -x cuda --cuda-host-only
+# (ROCm/HIPIFY@014177b:src/main.cpp) and prints nothing of its own after it, so its command names it.
+NO_CUDA = ("error: cannot find CUDA installation; provide its path via '--cuda-path', or pass '-nocudainc' to build "
+           "without CUDA includes")
+# The wording from llvm-mirror/clang@9e96c96 (2016, the error's first version) still at llvm-mirror/clang@aa231e4
+# (April 2020), as hipify-clang built against such a clang prints it.
+NO_CUDA_OLD = ("error: cannot find CUDA installation.  Provide its path via --cuda-path, or pass -nocudainc to build "
+               "without CUDA includes.")
+HIPIFY = [
+    # The near miss is the next diagnostic of the same file, err_drv_no_cuda_libdevice: a CUDA installation was found
+    # and lacks libdevice for the GPU architecture (another matter).
+    ("hipify-clang-no-cuda", HIPIFY_CUDA, "$ hipify-clang square.cu -o square.hip\n" + NO_CUDA, {},
+     "$ hipify-clang square.cu -o square.hip\nerror: cannot find libdevice for sm_35; provide path to different CUDA "
+     "installation via '--cuda-path', or pass '-nocudalib' to build without linking with libdevice", {}),
+    # The same for the older wording; its near miss is the older libdevice line (llvm-mirror/clang@aa231e4).
+    ("hipify-clang-no-cuda-old-clang", HIPIFY_CUDA, "$ ./hipify-clang intro.cu\n" + NO_CUDA_OLD, {},
+     "$ ./hipify-clang intro.cu\nerror: cannot find libdevice for sm_35. Provide path to different CUDA installation "
+     "via --cuda-path, or pass -nocudalib to build without linking with libdevice.", {}),
+]
+
+
 @pytest.mark.parametrize(("name", "issue_id", "text", "facts", "near", "near_facts"),
-                         CASES + ROUND_2 + BITSANDBYTES, ids=[c[0] for c in CASES + ROUND_2 + BITSANDBYTES])
+                         CASES + ROUND_2 + BITSANDBYTES + HIPIFY,
+                         ids=[c[0] for c in CASES + ROUND_2 + BITSANDBYTES + HIPIFY])
 def test_each_upstream_wording_fires_and_its_neighbour_does_not(name: str, issue_id: str, text: str,
                                                                 facts: dict[str, Any], near: str,
                                                                 near_facts: dict[str, Any]) -> None:
@@ -643,3 +668,38 @@ def test_migraphx_hiprtc_workarounds_shown_working_make_it_the_cause() -> None:
     worked = NO_CONFIGS_175 + "\n$ export MIGRAPHX_ENABLE_HIPRTC_WORKAROUNDS=1\nThat fixed it, the model compiles now."
     found = {f.id: f for f in diagnose(_facts({"gpus": MI210, "rocm_version": "5.5.0"}, worked))}
     assert found[MIGRAPHX_ROCM55].to_check is None
+
+
+def test_hipify_clang_without_cuda_is_the_cause_only_where_hipify_clang_ran() -> None:
+    """clang prints "cannot find CUDA installation" for any CUDA compile that finds no CUDA (clang++ -x cuda, clangd,
+    an OpenMP offload to NVPTX: llvm/llvm-project@011616b clang/lib/Driver/ToolChains/Cuda.cpp); that hipify-clang is
+    what needs CUDA, and that hipify-perl does not, is HIPIFY's (ROCm/HIPIFY@014177b docs/hipify-clang.rst,
+    docs/hipify-perl.rst; the maintainer in HIPIFY#1604). So the message is this cause where the machine's text names
+    hipify-clang, with the fix's hipify-perl in prose and no command (the docs' forms carry placeholder files)."""
+    found = {f.id: f for f in diagnose(_facts({"gpus": MI210}, "$ hipify-clang kernel.cu\n" + NO_CUDA))}
+    finding = found[HIPIFY_CUDA]
+    assert finding.to_check is None and finding.shows_failure
+    assert "hipify-perl" in finding.fix and "--cuda-path" in finding.fix
+    assert finding.fix_commands == ()
+    # the reporter's prose names the tool the error came from (HIPIFY#1604's form)
+    prose = "rocm-pytorch image has provided `hipify-clang` by default, but it always complains:\n" + NO_CUDA
+    assert HIPIFY_CUDA in _ids({}, prose)
+    # the same clang message from a plain CUDA compile is not hipify-clang's
+    for other in ("$ clang++ -x cuda --cuda-gpu-arch=sm_70 axpy.cu -o axpy\n" + NO_CUDA,
+                  "$ /opt/rocm/llvm/bin/clang++ -x cuda -c kernel.cu\n" + NO_CUDA_OLD):
+        assert HIPIFY_CUDA not in _ids({}, other), other
+
+
+def test_hipify_clang_given_a_cuda_path_is_another_problem() -> None:
+    """With --cuda-path given, clang looks only there (llvm/llvm-project@011616b Cuda.cpp: the one candidate) and
+    stops with the same message when that directory is not a CUDA installation it accepts: a CUDA present but not
+    accepted (HIPIFY#92's Fedora 42 comment, --cuda-path=./cuda-12.5), which no answer explains; no finding. The
+    message's own '--cuda-path' and the option's help line name no directory and silence nothing."""
+    for given in ("$ hipify-clang softmax-gpucpu.cu --clang-resource-directory=/usr/lib/clang/19 "
+                  "--cuda-path=./cuda-12.5 -v\n" + NO_CUDA,
+                  "$ hipify-clang square.cu --cuda-path /usr/local/cuda-12.6 -- -std=c++17\n" + NO_CUDA,
+                  "> hipify-clang intro.cu -cuda-path=\"C:/Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.6\"\n"
+                  + NO_CUDA):
+        assert HIPIFY_CUDA not in _ids({}, given), given
+    help_line = "$ hipify-clang --help | grep cuda\n  --cuda-path=<directory>         - CUDA installation path\n"
+    assert HIPIFY_CUDA in _ids({}, help_line + "$ hipify-clang square.cu\n" + NO_CUDA)
