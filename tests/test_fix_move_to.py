@@ -130,3 +130,16 @@ def test_a_move_with_its_failure_shown_names_the_cause() -> None:
     # near miss of the above: the failure shown decides
     found = _findings(KFD_REFUSES + "I upgraded the kernel and now it works.", "gfx1100", "6.14.0-15-generic")
     assert found["kernel-too-old-for-gpu"].to_check is None and _applied(found["kernel-too-old-for-gpu"])
+
+
+def test_the_kernels_own_driver_is_no_kernel_moved() -> None:
+    """Left by helper V3: "went back to the kernel's own amdgpu driver" is the in-tree driver, not an older kernel."""
+    shown = "expected size 0x8000 not equal to mapping\n"
+    for said in ("I went back to the kernel's own amdgpu driver and now it works.",
+                 "I went back to the kernel’s driver and now it works."):
+        found = _findings(shown + said, "gfx1010", "6.12.1-arch1-1")
+        assert not _applied(found.get("hsakmt-cwsr-size-rejected-navi1x")), said
+    # near miss: the kernel itself moved back still reads
+    moved = _findings("expected size 0x8000 not equal to mapping\nI went back to the previous kernel and now it works.",
+                      "gfx1010", "6.12.1-arch1-1")
+    assert _applied(moved.get("hsakmt-cwsr-size-rejected-navi1x"))

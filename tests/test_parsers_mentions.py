@@ -286,3 +286,14 @@ def test_the_image_named_as_the_one_the_writer_uses(tmp_path: Path, text: str, i
 def test_a_rocm_torch_version_with_its_own_hip_beside_it(text: str, torch: str | None) -> None:
     found = [m.value for m in read_mentions(text) if m.kind == "torch"]
     assert found == ([torch] if torch else []), found
+
+
+def test_a_torch_companion_pinned_beside_torch_version_hip_is_not_torch() -> None:
+    """Left by helper V3: only torch's own version takes 'torch with its hip'; a pin of torchvision, torchaudio or
+    triton before the same parenthesis is theirs."""
+    for other in ("torchvision==0.26.0+rocm7.2", "torchaudio==2.11.0+rocm7.2", "pytorch-triton-rocm==3.5.0+rocm7.2"):
+        text = f"{other} (torch.version.hip = 7.2.26015)"
+        assert [m.value for m in read_mentions(text) if m.kind == "torch"] == [], other
+    # near miss: torch's own pin keeps it
+    assert [m.value for m in read_mentions("torch==2.11.0+rocm7.2 (torch.version.hip = 7.2.26015)")
+            if m.kind == "torch"] == ["2.11.0+rocm7.2"]

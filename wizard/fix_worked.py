@@ -327,8 +327,8 @@ def _kernel_arg_actions(issue: str, args: KernelArgs, in_branch: bool) -> list[F
 # a kernel or linux-firmware moved to a newer or an older one, in words ("upgraded the kernel", "booting the HWE kernel",
 # "rolled back to the previous kernel", "updated linux-firmware"); "switched to kernel 6.6" says no direction and is
 # neither; "updated the firmware" alone may be the board's, and is not linux-firmware; "the kernel driver", "its boot
-# parameters", "kernel-firmware" (openSUSE's linux-firmware) are other things than the kernel
-_KERNEL = (r"(?:linux\s+)?kernel\b(?!\s*(?:-|\s)(?:headers?|modules?|param\w*|command|cmdline|boot|args?|arguments?|options?"
+# parameters", "kernel-firmware" (openSUSE's linux-firmware), "the kernel's own driver" are other things than the kernel
+_KERNEL = (r"(?:linux\s+)?kernel\b(?![’']s\b)(?!\s*(?:-|\s)(?:headers?|modules?|param\w*|command|cmdline|boot|args?|arguments?|options?"
            r"|config\w*|drivers?|firmware|devel|source|log|panic|oops)\b)")
 # the package's names: linux-firmware (Debian, Ubuntu, Fedora, Arch), kernel-firmware / kernel-firmware-amdgpu (openSUSE)
 _FIRMWARE = r"(?:linux-firmware|kernel-firmware(?:-amdgpu)?)"

@@ -733,7 +733,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
                                r"(\d+\.\d+\.\d{5}(?:-[0-9a-f]+)?)"), _one("hip")),
     # a ROCm torch's version with its own torch.version.hip beside it ("2.11.0+rocm7.2 (torch.version.hip = 7.2.26015)"):
     # the version is torch's (torchvision's or triton's +rocm versions have no torch.version.hip to show)
-    ("torch with its hip", lazy_re.compile(r"(?<![\w.+-])(\d+\.\d+\.\d+(?:[a-z]+\d*)?\+rocm\d+(?:\.\d+)*)\s*\(\s*"
+    ("torch with its hip", lazy_re.compile(r"(?<![\w.+-])(?<!vision==)(?<!audio==)(?<!triton==)(?<!rocm==)(\d+\.\d+\.\d+(?:[a-z]+\d*)?\+rocm\d+(?:\.\d+)*)\s*\(\s*"
                                            r"torch\.version\.hip\b"), _one("torch")),
     # SD.Next's (and kohya_ss's) torch backend line: "Torch backend: AMD ROCm HIP 6.0.32830-d62f6a171" (older,
     # vladmandic/sdnext@d62ee69:installer.py), "Torch backend: {'type': 'rocm', 'hip': '6.2.41133-dd7f95766'}" (@058a7f0)
