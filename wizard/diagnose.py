@@ -18,7 +18,7 @@ from wizard import lazy_re
 from wizard.fix_worked import FixAction, fix_actions, worked_fixes
 from wizard.kb import KernelArgs, KnownIssue, MoveTo, load_kb
 from wizard.kb.families import one_generic_target
-from wizard.model import Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
+from wizard.model import REDHAT_FAMILY, Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
 from wizard.parsers.match_text import evidence_line, line_breaks, match_text
 from wizard.parsers.uname import kernel_series
 from wizard.parsers.writers import joined_words
@@ -631,14 +631,17 @@ def _p_therock_family_lacks_gpu(f: Facts, arg: object) -> list[str] | None:
     return [f"TheRock packages for {named}; the GPU is {', '.join(gfxs)}"]
 
 
-def _p_text_matches(f: Facts, arg: object) -> list[str] | None:
-    rx = lazy_re.compile(str(arg), re.IGNORECASE)
+def _first_own_match(f: Facts, rx: lazy_re.Pattern) -> tuple[EvidenceText, re.Match[str]] | None:
+    """The first of the machine's own texts the pattern matches, and where."""
     for t in f.texts:
-        if t.own:
-            m = rx.search(t.text)
-            if m:
-                return [f"{t.source}: {m.group(0)[:120]}"]
+        if t.own and (m := rx.search(t.text)):
+            return t, m
     return None
+
+
+def _p_text_matches(f: Facts, arg: object) -> list[str] | None:
+    found = _first_own_match(f, lazy_re.compile(str(arg), re.IGNORECASE))
+    return [f"{found[0].source}: {found[1].group(0)[:120]}"] if found else None
 
 
 # A program built from source, as its build line reads (llama.cpp's cmake -DGGML_HIP=ON -DGPU_TARGETS=..., koboldcpp's
@@ -653,18 +656,16 @@ _BUILT = lazy_re.compile(r"(?<![\w-])(?:-D)?(?:AMD)?GPU_TARGETS[ \t]*=|(?<![\w-]
 def _p_built_from_source(f: Facts, arg: object) -> list[str] | None:
     """The machine's own text shows a GPU program built from source (which targets it carries is its build's choice;
     this says which software this is, not that its targets are wrong)."""
-    for t in f.texts:
-        if t.own:
-            m = _BUILT.search(t.text)
-            if m:
-                return [f"{t.source}: built from source: {evidence_line(t.text, m.start(), m.end())[1][:120]}"]
-    return None
+    found = _first_own_match(f, _BUILT)
+    if found is None:
+        return None
+    t, m = found
+    return [f"{t.source}: built from source: {evidence_line(t.text, m.start(), m.end())[1][:120]}"]
 
 
 def _p_text_not_matches(f: Facts, arg: object) -> list[str] | None:
     """No text of this machine's own matches (e.g. the fix was already tried and failed)."""
-    rx = lazy_re.compile(str(arg), re.IGNORECASE)
-    if any(rx.search(t.text) for t in f.texts if t.own):
+    if _first_own_match(f, lazy_re.compile(str(arg), re.IGNORECASE)):
         return None
     return ["no line of the machine's own text shows it was already tried"]
 
@@ -1169,7 +1170,6 @@ class _Advice:
     move_to: MoveTo = field(default_factory=MoveTo)
 
 
-_GRUBBY_DISTROS = ("fedora", "rhel", "centos", "rocky", "almalinux", "ol")  # grubby edits their boot entries
 
 
 def _kernel_arg_commands(args: KernelArgs, facts: Facts | None) -> list[str]:
@@ -1178,13 +1178,13 @@ def _kernel_arg_commands(args: KernelArgs, facts: Facts | None) -> list[str]:
     elsewhere none: GRUB's GRUB_CMDLINE_LINUX_DEFAULT, systemd-boot's entries differ, the rendering says so. Nor
     inside a container (the kernel is the host's, whatever the image's distribution) or under WSL (its kernel's
     command line is WSL's own setting). On an ostree system (Silverblue, Kinoite, CoreOS and their derivatives)
-    grubby's edits do not carry over to the next deployment: rpm-ostree kargs --append / --delete-if-present (a plain
+    grubby's edits do not carry over to the next deployment: rpm-ostree kargs --append-if-missing / --delete-if-present (a plain
     --delete of a parameter the deployment lacks fails the whole change, and a removal lists each parameter that
     turns the thing off, of which the machine may have one); an ostree system of another family (Endless OS is
     Debian's) has no rpm-ostree: none."""
     if not args or facts is None or facts.in_container is True or facts.os.wsl is True:
         return []
-    if not ({facts.os.id, *facts.os.like} & set(_GRUBBY_DISTROS)):
+    if not ({facts.os.id, *facts.os.like} & REDHAT_FAMILY):  # grubby's and rpm-ostree's systems
         return []
     if facts.os.ostree:  # an ostree system: its deployments' arguments are rpm-ostree's (Fedora CoreOS docs, kargs)
         return ([f"sudo rpm-ostree kargs {' '.join(f'--append-if-missing={a}' for a in args.add)}"] if args.add else []) + (

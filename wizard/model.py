@@ -61,6 +61,10 @@ class ProbeError:
 # --------------------------------------------------------------------------- facts
 
 
+# Fedora, RHEL and its rebuilds, by os-release ID or ID_LIKE: dnf's systems, whose boot entries grubby edits
+REDHAT_FAMILY = frozenset({"fedora", "rhel", "centos", "rocky", "almalinux", "ol"})
+
+
 @record
 class OsInfo:
     id: str | None = None  # "ubuntu", "debian", "rhel", "fedora", "opensuse-leap", "arch" ...

@@ -6,7 +6,7 @@ import os
 
 from wizard import lazy_re
 from wizard.host import Host
-from wizard.model import Evidence, OsInfo
+from wizard.model import REDHAT_FAMILY, Evidence, OsInfo
 from wizard.parsers.os_release import parse_os_release
 from wizard.parsers.uname import parse_uname
 
@@ -65,7 +65,7 @@ def _package_manager(host: Host, os_id: str | None, like: tuple[str, ...]) -> st
     # SUSE's rpm -qa is zypper's system: the family (or a zypper listing) is asked before an rpm list
     if host.captured("zypper.txt") or family & {"suse", "sles", "opensuse", "opensuse-leap", "opensuse-tumbleweed"}:
         return "zypper"
-    if host.captured("rpm.txt") or family & {"rhel", "fedora", "centos", "rocky", "almalinux", "ol"}:
+    if host.captured("rpm.txt") or family & REDHAT_FAMILY:
         return "dnf"
     if host.captured("pacman.txt") or family & {"arch"}:
         return "pacman"
