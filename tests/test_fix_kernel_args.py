@@ -16,7 +16,7 @@ from rich.console import Console
 from wizard.diagnose import SHARED_FIX, Finding, diagnose
 from wizard.kb.parse import Problems, parse_issues
 from wizard.model import EvidenceText, Facts, Gpu, OsInfo
-from wizard.render import findings_renderables
+from wizard.render import findings_renderables, kernel_args_line
 
 pytestmark = pytest.mark.unit
 
@@ -58,6 +58,9 @@ def test_the_advice_names_the_parameters_in_json_and_in_the_panel() -> None:
     for item in findings_renderables([found]):
         Console(file=out, width=200, color_system=None).print(item)
     assert "kernel command line: add iommu=pt (GRUB: GRUB_CMDLINE_LINUX_DEFAULT" in out.getvalue()
+    # rpm-ostree is the Fedora family's ostree tool: the hint names that family (Endless OS, an ostree system of
+    # Debian's family, has none)
+    assert "their ostree variants (Silverblue, Kinoite, CoreOS): rpm-ostree kargs" in str(kernel_args_line(found.fix_kernel_args))
 
 
 @pytest.mark.parametrize(("os", "grubby"), [

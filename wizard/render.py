@@ -258,7 +258,8 @@ def kernel_args_line(args: Any) -> str | None:
     said = ([f"add {' '.join(args.add)}"] if args.add else []) + (
         [f"remove {' '.join(args.remove)}"] if args.remove else [])
     return (f"kernel command line: {'; '.join(said)} (GRUB: GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub, then "
-            "update-grub or grub-mkconfig; Fedora/RHEL: grubby; an ostree system: rpm-ostree kargs), then reboot")
+            "update-grub or grub-mkconfig; Fedora/RHEL: grubby; their ostree variants (Silverblue, Kinoite, CoreOS): "
+            "rpm-ostree kargs), then reboot")
 
 
 def move_to_line(move: Any) -> str | None:
