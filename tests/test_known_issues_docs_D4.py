@@ -1,0 +1,74 @@
+"""Known issues from runtime messages in library and driver source (helper D4, session 14).
+
+Each text quotes the message as the source prints it (MIOpen's user database and kernel cache, the ROCm runtime's
+HW exception and memory fault reasons, amdgpu's thermal shutdown), with a near miss that must not fire: the same
+words about another directory, another reason, a system database, the GPU cooling down again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from test_known_issues_texts import _facts, _ids
+
+from wizard.diagnose import Finding, diagnose
+from wizard.kb import load_kb
+
+pytestmark = pytest.mark.unit
+
+RX6800: dict[str, Any] = {"gpus": [{"gfx": "gfx1030", "integrated": False}]}
+MI210: dict[str, Any] = {"gpus": [{"gfx": "gfx90a", "integrated": False}]}
+
+
+def _found(spec: dict[str, Any], text: str) -> dict[str, Finding]:
+    return {f.id: f for f in diagnose(_facts(spec, text))}
+
+
+# ROCm/MIOpen@2d1fd99:src/include/miopen/sqlite_db.hpp SQLiteBase(): MIOPEN_THROW(miopenStatusInternalError,
+# "Cannot open database file:" + filename_) for a user database; errors.hpp try_() prints "MIOpen Error: " + what(),
+# what() being "<file>:<line>: <message>". src/sqlite_db.cpp ErrorMessage(): "Internal error while accessing SQLite
+# database: " + sqlite3_errmsg. src/binary_cache.cpp ComputeUserCachePath(): fs::create_directories(p), whose
+# libstdc++ exception reads "filesystem error: cannot create directories: <reason> [<path>]".
+MIOPEN_FIRES = {
+    "user perf db": ("MIOpen Error: /long_pathname_so_that_rpms_can_package_the_debug_info/src/extlibs/MLOpen/src/"
+                     "include/miopen/sqlite_db.hpp:252: Cannot open database file:/home/user/.config/miopen/"
+                     "gfx1030_36_1.1.0.udb\n"
+                     "RuntimeError: miopenStatusInternalError"),
+    "kernel cache dir": ("MIOpen Error: filesystem error: cannot create directories: Permission denied "
+                         "[/home/user/.cache/miopen/3.2.0.a6f2d6b2b]\n"
+                         "RuntimeError: miopenStatusUnknownError"),
+    "read-only fs": ("MIOpen Error: filesystem error: cannot create directories: Read-only file system "
+                     "[/workspace/.cache/miopen/3.2.0.a6f2d6b2b]"),
+    "readonly db": ("MIOpen Error: /MIOpen/src/sqlite_db.cpp:226: Internal error while accessing SQLite database: "
+                    "attempt to write a readonly database"),
+    "dir warning": "MIOpen(HIP): Warning [SQLiteBase] Unable to create a directory: \"/home/user/.config/miopen\"",
+}
+MIOPEN_NEAR = {
+    "another program's directory": ("filesystem error: cannot create directories: Permission denied "
+                                    "[/home/user/.cache/huggingface/hub]"),
+    "system database": ("MIOpen(HIP): Warning [SQLiteBase] Unable to read system database file:/opt/rocm/share/miopen/"
+                        "db/gfx1030_36.db Performance may degrade"),
+    "missing kernels package": ("MIOpen(HIP): Warning [SQLiteBase] Missing system database file: gfx1030_36.kdb "
+                                "Performance may degrade. Please follow instructions to install: "
+                                "https://github.com/ROCm/MIOpen#installing-miopen-kernels-package"),
+    "another sqlite user": "sqlite3.OperationalError: attempt to write a readonly database",
+}
+
+
+@pytest.mark.parametrize("name", sorted(MIOPEN_FIRES))
+def test_miopen_user_db_unwritable_is_the_cause_in_miopens_words(name: str) -> None:
+    found = _found(RX6800, MIOPEN_FIRES[name])
+    assert "miopen-user-db-unwritable" in found
+    assert found["miopen-user-db-unwritable"].to_check is None
+
+
+@pytest.mark.parametrize("name", sorted(MIOPEN_NEAR))
+def test_miopen_user_db_unwritable_near_misses(name: str) -> None:
+    assert "miopen-user-db-unwritable" not in _ids(RX6800, MIOPEN_NEAR[name])
+
+
+def test_miopen_user_db_fix_points_at_writable_directories() -> None:
+    issue = load_kb().known_issue("miopen-user-db-unwritable")
+    assert issue is not None
+    assert set(issue.fix.env) == {"MIOPEN_USER_DB_PATH", "MIOPEN_CUSTOM_CACHE_DIR"}
