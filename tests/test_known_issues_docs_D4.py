@@ -72,3 +72,54 @@ def test_miopen_user_db_fix_points_at_writable_directories() -> None:
     issue = load_kb().known_issue("miopen-user-db-unwritable")
     assert issue is not None
     assert set(issue.fix.env) == {"MIOPEN_USER_DB_PATH", "MIOPEN_CUSTOM_CACHE_DIR"}
+
+
+# ROCm/ROCR-Runtime@c7785a6:runtime/hsa-runtime/core/runtime/runtime.cpp HwExceptionHandler(): "HW Exception by GPU
+# node-%u (Agent handle: %p) reason :%s" with "ECC" or "GPU Hang"; VMFaultHandler(): "Memory access fault by GPU
+# node-%u (Agent handle: %p) on address %p%s. Reason: %s." with "DRAM ECC failure", "SRAM ECC failure",
+# "Generic hang recovery" among the reasons.
+ECC_FIRES = {
+    "hw exception": "HW Exception by GPU node-2 (Agent handle: 0x55d4a1c0f2a0) reason :ECC\nAborted (core dumped)",
+    "dram": ("Memory access fault by GPU node-4 (Agent handle: 0x5612f0a2c4b0) on address 0x7f3c2a000000(may not be "
+             "exact address). Reason: DRAM ECC failure.\nAborted (core dumped)"),
+    "sram": ("Memory access fault by GPU node-4 (Agent handle: 0x5612f0a2c4b0) on address 0x7f3c2a000000(may not be "
+             "exact address). Reason: SRAM ECC failure."),
+}
+ECC_NEAR = {
+    "page fault": ("Memory access fault by GPU node-1 (Agent handle: 0x5591d0a3f6c0) on address 0x7f1a3c200000. "
+                   "Reason: Page not present or supervisor privilege."),
+    "hang": "HW Exception by GPU node-1 (Agent handle: 0x5591d0a3f6c0) reason :GPU Hang",
+    "no error": "rocm-smi --showrasinfo all shows no ECC failure: every uncorrectable count is 0",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ECC_FIRES))
+def test_uncorrectable_ecc_is_the_cause_in_the_runtimes_words(name: str) -> None:
+    found = _found(MI210, ECC_FIRES[name])
+    assert "gpu-uncorrectable-ecc-error" in found
+    assert found["gpu-uncorrectable-ecc-error"].to_check is None
+
+
+@pytest.mark.parametrize("name", sorted(ECC_NEAR))
+def test_uncorrectable_ecc_near_misses(name: str) -> None:
+    assert "gpu-uncorrectable-ecc-error" not in _ids(MI210, ECC_NEAR[name])
+
+
+def test_an_ecc_memory_fault_ranks_above_the_plain_memory_fault() -> None:
+    ids = _ids(MI210, ECC_FIRES["dram"])
+    assert "memory-access-fault" in ids
+    assert ids.index("gpu-uncorrectable-ecc-error") < ids.index("memory-access-fault")
+
+
+@pytest.mark.parametrize("text", [ECC_NEAR["hang"],
+                                  "Memory access fault by GPU node-1 (Agent handle: 0x5591d0a3f6c0) on address "
+                                  "0x7f1a3c200000(may not be exact address). Reason: Generic hang recovery."])
+def test_the_runtimes_gpu_hang_words_are_a_gpu_reset_to_check(text: str) -> None:
+    found = _found(RX6800, text)
+    assert "gpu-ring-timeout" in found
+    assert found["gpu-ring-timeout"].to_check is not None
+    assert "gpu-uncorrectable-ecc-error" not in found
+
+
+def test_a_plain_page_fault_is_no_gpu_reset() -> None:
+    assert "gpu-ring-timeout" not in _ids(RX6800, ECC_NEAR["page fault"])
