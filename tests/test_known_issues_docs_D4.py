@@ -123,3 +123,30 @@ def test_the_runtimes_gpu_hang_words_are_a_gpu_reset_to_check(text: str) -> None
 
 def test_a_plain_page_fault_is_no_gpu_reset() -> None:
     assert "gpu-ring-timeout" not in _ids(RX6800, ECC_NEAR["page fault"])
+
+
+# torvalds/linux@6867849:drivers/gpu/drm/amd/pm/powerplay/amd_powerplay.c pp_swctf_delayed_work_handler() and
+# @7e11e01:drivers/gpu/drm/amd/pm/powerplay/hwmgr/smu_helper.c phm_irq_process(): dev_emerg lines before
+# orderly_poweroff(true).
+THERMAL_FIRES = {
+    "sw ctf": ("kernel: amdgpu 0000:03:00.0: amdgpu: ERROR: GPU over temperature range(SW CTF) detected!\n"
+               "kernel: amdgpu 0000:03:00.0: amdgpu: ERROR: System is going to shutdown due to GPU SW CTF!"),
+    "hw ctf": ("amdgpu 0000:0c:00.0: amdgpu: ERROR: GPU HW Critical Temperature Fault(aka CTF) detected!\n"
+               "amdgpu 0000:0c:00.0: amdgpu: ERROR: System is going to shutdown due to GPU HW CTF!"),
+}
+THERMAL_NEAR = {
+    "cooled down": "amdgpu 0000:03:00.0: amdgpu: ERROR: GPU under temperature range detected!",
+    "thermal limit words": "The junction temperature reached 95 C and the GPU throttled its clocks.",
+}
+
+
+@pytest.mark.parametrize("name", sorted(THERMAL_FIRES))
+def test_thermal_shutdown_is_the_cause_in_amdgpus_words(name: str) -> None:
+    found = _found(RX6800, THERMAL_FIRES[name])
+    assert "gpu-thermal-shutdown" in found
+    assert found["gpu-thermal-shutdown"].to_check is None
+
+
+@pytest.mark.parametrize("name", sorted(THERMAL_NEAR))
+def test_thermal_shutdown_near_misses(name: str) -> None:
+    assert "gpu-thermal-shutdown" not in _ids(RX6800, THERMAL_NEAR[name])
