@@ -1,6 +1,7 @@
 """Known issues from application documentation and the messages the applications print (helper D3).
 
-Each case quotes the upstream message (Ollama's troubleshooting guide and its discovery code) in a self-written log, and pairs it with a
+Each case quotes the upstream message (Ollama's troubleshooting guide and discovery code, PyTorch's SDPA
+checks that ComfyUI's README points at) in a self-written log, and pairs it with a
 near miss that must not fire: the same words in another context, another library, or another message.
 """
 
@@ -74,3 +75,30 @@ def test_ollama_030_dropping_a_rocm_device_without_rocblas_kernels_is_the_cause(
 def test_ollama_dropping_another_device_kind_does_not_fire() -> None:
     near = 'level=INFO source=runner.go:405 msg="dropping integrated GPU; to enable, set OLLAMA_IGPU_ENABLE=1"'
     assert "ollama-gpu-type-not-in-runtime" not in _found(RX6700, near)
+
+
+# pytorch/pytorch@21c3369:aten/src/ATen/native/transformers/cuda/sdp_utils.cpp (PyTorch 2.5, gfx1100 only) and
+# pytorch/pytorch@001f694 (the later check that asks AOTriton); ComfyUI's README names the variable.
+@pytest.mark.parametrize("message", [
+    "Flash attention support on Navi31 GPU is still experimental. Enable it with "
+    "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1.",
+    "Memory Efficient attention on Navi31 GPU is still experimental. Enable it with "
+    "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1.",
+    "Flash Efficient attention on Current AMD GPU is still experimental. Enable it with "
+    "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1.",
+    "Mem Efficient attention on Current AMD GPU is still experimental. Enable it with "
+    "TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL=1.",
+])
+def test_aotriton_experimental_attention_is_an_info_note(message: str) -> None:
+    text = ("/home/user/ComfyUI/comfy/ldm/modules/attention.py:456: UserWarning: " + message +
+            " (Triggered internally at /pytorch/aten/src/ATen/native/transformers/hip/sdp_utils.cpp:207.)\n"
+            "  out = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)")
+    f = _found(RX7900, text)["torch-aotriton-experimental-attention-off"]
+    assert f.severity == "info" and f.to_check is not None
+    assert ("TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL", "1") in f.fix_env
+
+
+def test_attention_not_compiled_for_the_arch_is_not_the_experimental_note() -> None:
+    near = ("UserWarning: Flash attention was not compiled for current AMD GPU architecture. Attempting to run on "
+            "architecture gfx1031")
+    assert "torch-aotriton-experimental-attention-off" not in _found(RX6700, near)
