@@ -1,9 +1,10 @@
 """Known issues for causes that recur across users' threads (helper R1, session 14).
 
 Each issue rests on at least two threads whose cause a maintainer or the reporter's fix confirmed: ROCm's
-versioned and non-versioned packages mixed (dpkg 'trying to overwrite /opt/rocm-X.Y.Z/...'), and rock-dkms against the
-graphics driver's amdgpu-dkms. Texts are modelled on those threads, not copied; each issue has a near miss that must
-not fire.
+versioned and non-versioned packages mixed (dpkg 'trying to overwrite /opt/rocm-X.Y.Z/...'), rock-dkms against the
+graphics driver's amdgpu-dkms, torchvision built for another torch ('operator torchvision::nms does not exist'), and
+pip finding no torch on a ROCm index for this Python. Texts are modelled on those threads, not copied; each issue has
+a near miss that must not fire.
 """
 
 from __future__ import annotations
@@ -24,6 +25,36 @@ MI210: dict[str, Any] = {"gpus": [{"gfx": "gfx90a", "integrated": False}]}
 
 def _found(spec: dict[str, Any], text: str) -> dict[str, Finding]:
     return {f.id: f for f in diagnose(_facts(spec, text))}
+
+
+# torchvision/_meta_registrations.py registers @torch.library.register_fake("torchvision::nms"); torch's library.py
+# raises "operator torchvision::nms does not exist" when torchvision's compiled library did not register it
+# (huggingface/diffusers#9109, ComfyUI-Impact-Pack#958, pytorch/torchtitan#3022, vllm-ascend#479).
+TV = "torchvision-ops-not-registered-torch-mismatch"
+TV_FIRES = {
+    "import": ("  File \"/home/user/ComfyUI/venv/lib/python3.12/site-packages/torchvision/_meta_registrations.py\", "
+               "line 163, in <module>\n    @torch.library.register_fake(\"torchvision::nms\")\n"
+               "RuntimeError: operator torchvision::nms does not exist"),
+    "cpu-only op": ("NotImplementedError: Could not run 'torchvision::nms' with arguments from the 'CUDA' backend. "
+                    "This could be because the operator doesn't exist for this backend"),
+}
+TV_NEAR = {
+    "works": "torchvision.ops.nms returned 12 boxes on cuda:0",
+    "other op": "RuntimeError: operator aten::_flash_attention_forward does not exist",
+}
+
+
+@pytest.mark.parametrize("name", sorted(TV_FIRES))
+def test_torchvision_mismatch_is_to_check(name: str) -> None:
+    found = _found(RX9070, TV_FIRES[name])
+    assert TV in found
+    # the line does not show which torchvision is installed; a broken torchvision build gives the same words
+    assert found[TV].to_check is not None
+
+
+@pytest.mark.parametrize("name", sorted(TV_NEAR))
+def test_torchvision_mismatch_near_misses(name: str) -> None:
+    assert TV not in _ids(RX9070, TV_NEAR[name])
 
 
 # AMD's multi-version install guide: single-version and multi-version ROCm packages cannot be installed together;
@@ -93,3 +124,28 @@ def test_rock_dkms_fix_removes_the_graphics_drivers_module() -> None:
     issue = load_kb().known_issue(RD)
     assert issue is not None
     assert "sudo dpkg --purge amdgpu-dkms" in issue.fix.commands
+
+
+# amd/playbooks#315 and aqarooni02/Comfyui-AMD-Windows-Install-Script#1: Python 3.14 against AMD's ROCm index.
+PY = "rocm-torch-index-no-wheel-for-python"
+PY_FIRES = ("Looking in indexes: https://repo.amd.com/rocm/whl/gfx1151/\n"
+            "ERROR: Could not find a version that satisfies the requirement torch (from versions: none)\n"
+            "ERROR: No matching distribution found for torch")
+
+
+def test_no_torch_on_a_rocm_index_is_to_check() -> None:
+    found = _found({"gpus": [{"gfx": "gfx1151", "integrated": True}]}, PY_FIRES)
+    assert PY in found
+    assert found[PY].to_check is not None  # several causes: Python version, index URL, platform
+
+
+@pytest.mark.parametrize("text", [
+    # PyPI, not a ROCm index
+    "Looking in indexes: https://pypi.org/simple\nERROR: Could not find a version that satisfies the requirement "
+    "torch (from versions: none)",
+    # a version pin the ROCm index lacks: the index did offer torch
+    "Looking in indexes: https://download.pytorch.org/whl/rocm6.2\nERROR: Could not find a version that satisfies "
+    "the requirement torch==2.4.1 (from versions: 2.5.0+rocm6.2, 2.5.1+rocm6.2)",
+])
+def test_no_torch_near_misses(text: str) -> None:
+    assert PY not in _ids({"gpus": [{"gfx": "gfx1151", "integrated": True}]}, text)
