@@ -63,18 +63,18 @@ AOTRITON_NEAR = {
 def test_aotriton_experimental_note_on_pytorchs_words(name: str) -> None:
     spec, text = AOTRITON_FIRES[name]
     found = _found(spec, text)
-    assert "torch-sdpa-aotriton-experimental-gpu" in found
-    assert found["torch-sdpa-aotriton-experimental-gpu"].severity == "info"
+    assert "torch-aotriton-experimental-attention-off" in found
+    assert found["torch-aotriton-experimental-attention-off"].severity == "info"
 
 
 @pytest.mark.parametrize("name", sorted(AOTRITON_NEAR))
 def test_aotriton_experimental_near_misses(name: str) -> None:
     spec, text = AOTRITON_NEAR[name]
-    assert "torch-sdpa-aotriton-experimental-gpu" not in _ids(spec, text)
+    assert "torch-aotriton-experimental-attention-off" not in _ids(spec, text)
 
 
 def test_aotriton_experimental_fix_sets_the_variable_to_1() -> None:
-    issue = load_kb().known_issue("torch-sdpa-aotriton-experimental-gpu")
+    issue = load_kb().known_issue("torch-aotriton-experimental-attention-off")
     assert issue is not None
     assert issue.fix.env == {"TORCH_ROCM_AOTRITON_ENABLE_EXPERIMENTAL": "1"}
 
