@@ -57,3 +57,35 @@ def test_vmm_words_without_the_abort_do_not_fire() -> None:
     cuda = "ggml-cuda.cu:476: CUDA error: out of memory\n  cuMemAddressReserve(&pool_addr, CUDA_POOL_VMM_MAX_SIZE, 0, 0, 0)"
     assert "ggml-hip-vmm-pool-failure" not in _found(R9700, cuda)
 
+
+# ROCm/Tensile@e0417a4:Tensile/Source/lib/source/ContractionSolution.cpp throws
+# "Alpha value <x> doesn't match that set in problem: <y>"; rocBLAS prints it after its own line.
+ALPHA = (
+    "Processing Prompt (24 / 24 tokens)\n"
+    "rocBLAS error: Tensile solution found, but exception thrown for { a_type: \"f16_r\", b_type: \"f16_r\", "
+    "c_type: \"f16_r\", d_type: \"f16_r\", compute_type: \"f16_r\", transA: 'T', transB: 'N', M: 4096, N: 24, "
+    "K: 4096, alpha: 1, beta: 0, batch_count: 1 }\n"
+    "Alpha value 7.21875 doesn't match that set in problem: 1\n"
+    "This message will be only be displayed once, unless the ROCBLAS_VERBOSE_TENSILE_ERROR environment "
+    "variable is set.\n"
+    "ROCm error: CUBLAS_STATUS_INTERNAL_ERROR\n"
+    "  current device: 0, in function ggml_cuda_op_mul_mat_cublas at ggml/src/ggml-cuda/ggml-cuda.cu:1287")
+
+
+def test_fp16_alpha_mismatch_is_to_check() -> None:
+    f = _found(RX6800, ALPHA)["rocblas-fp16-alpha-mismatch-source-build"]
+    assert f.to_check is not None  # the line does not show how the installed rocBLAS was built
+    assert f.shows_failure
+    assert "Docker" in f.fix
+
+
+def test_other_tensile_exceptions_and_a_bare_internal_error_do_not_fire() -> None:
+    beta = ALPHA.replace("Alpha value 7.21875 doesn't match that set in problem: 1",
+                         "Beta value 2 doesn't match that set in problem: 0")
+    assert "rocblas-fp16-alpha-mismatch-source-build" not in _found(RX6800, beta)
+    bare = ("ROCm error: CUBLAS_STATUS_INTERNAL_ERROR\n"
+            "  current device: 0, in function ggml_cuda_op_mul_mat_cublas at ggml/src/ggml-cuda/ggml-cuda.cu:1287")
+    assert "rocblas-fp16-alpha-mismatch-source-build" not in _found(RX6800, bare)
+    no_solution = ("rocBLAS error: No Tensile solution found for { a_type: \"f16_r\", b_type: \"f16_r\", "
+                   "alpha: 1 }")
+    assert "rocblas-fp16-alpha-mismatch-source-build" not in _found(RX6800, no_solution)
