@@ -6,21 +6,15 @@ library found, another soname, a negation) that must not fire. Sources are in ea
 
 from __future__ import annotations
 
-from typing import Any
 
 import pytest
-from test_known_issues_texts import _facts, _ids
+from test_known_issues_texts import _found, _ids
 
-from wizard.diagnose import diagnose
 
 pytestmark = pytest.mark.unit
 
 RX7900 = {"gpus": [{"gfx": "gfx1100", "integrated": False}]}
 R9700 = {"gpus": [{"gfx": "gfx1201", "integrated": False}]}
-
-
-def _found(facts: dict[str, Any], text: str) -> dict[str, Any]:
-    return {f.id: f for f in diagnose(_facts(facts, text))}
 
 
 # --- hipify-clang with CUDA 12.x: 'must pass in an explicit nvptx64 gpu architecture' (7.11 known, 7.12 resolved)

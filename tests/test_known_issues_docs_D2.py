@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_known_issues_texts import _facts, _ids
+from test_known_issues_texts import _found, _ids
 
-from wizard.diagnose import diagnose
+from wizard.diagnose import Finding
 
 pytestmark = pytest.mark.unit
 
@@ -20,8 +20,8 @@ RX7900: dict[str, Any] = {"gpus": [{"gfx": "gfx1100", "integrated": False}]}
 MI300: dict[str, Any] = {"gpus": [{"gfx": "gfx942", "integrated": False}]}
 
 
-def _finding(facts: dict[str, Any], text: str, issue_id: str) -> Any:
-    return next((f for f in diagnose(_facts(facts, text)) if f.id == issue_id), None)
+def _finding(facts: dict[str, Any], text: str, issue_id: str) -> Finding | None:
+    return _found(facts, text).get(issue_id)
 
 
 # rocm_sdk/__init__.py initialize_process(): the warning TheRock's torch wheels raise through _rocm_init.py

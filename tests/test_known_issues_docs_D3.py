@@ -7,21 +7,15 @@ near miss that must not fire: the same words in another context, another library
 
 from __future__ import annotations
 
-from typing import Any
 
 import pytest
-from test_known_issues_texts import _facts
+from test_known_issues_texts import _found
 
-from wizard.diagnose import Finding, diagnose
 
 pytestmark = pytest.mark.unit
 
 RX7900 = {"gpus": [{"gfx": "gfx1100", "integrated": False}]}
 RX6700 = {"gpus": [{"gfx": "gfx1031", "integrated": False}]}
-
-
-def _found(spec: dict[str, Any], text: str) -> dict[str, Finding]:
-    return {f.id: f for f in diagnose(_facts(spec, text))}
 
 
 # ollama/ollama@2f9a68f:docs/troubleshooting.mdx "AMD Driver Version Mismatch"; the line as

@@ -10,19 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_known_issues_texts import _facts, _ids
+from test_known_issues_texts import _found, _ids
 
-from wizard.diagnose import Finding, diagnose
 from wizard.kb import load_kb
 
 pytestmark = pytest.mark.unit
 
 RX6800: dict[str, Any] = {"gpus": [{"gfx": "gfx1030", "integrated": False}]}
 MI210: dict[str, Any] = {"gpus": [{"gfx": "gfx90a", "integrated": False}]}
-
-
-def _found(spec: dict[str, Any], text: str) -> dict[str, Finding]:
-    return {f.id: f for f in diagnose(_facts(spec, text))}
 
 
 # ROCm/MIOpen@2d1fd99:src/include/miopen/sqlite_db.hpp SQLiteBase(): MIOPEN_THROW(miopenStatusInternalError,

@@ -11,19 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_known_issues_texts import _facts, _ids
+from test_known_issues_texts import _found, _ids
 
-from wizard.diagnose import Finding, diagnose
 
 pytestmark = pytest.mark.unit
 
 HAWAII: dict[str, Any] = {"gpus": [{"gfx": "gfx701", "integrated": False, "codename": "Hawaii"}]}
 RX6800: dict[str, Any] = {"gpus": [{"gfx": "gfx1030", "integrated": False}]}
 MI210: dict[str, Any] = {"gpus": [{"gfx": "gfx90a", "integrated": False}]}
-
-
-def _found(spec: dict[str, Any], text: str) -> dict[str, Finding]:
-    return {f.id: f for f in diagnose(_facts(spec, text))}
 
 
 # freebsd/drm-kmod@129bf0f (Linux drm):drivers/gpu/drm/amd/amdgpu/amdgpu_drv.c amdgpu_pci_probe(): dev_info

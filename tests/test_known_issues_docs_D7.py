@@ -11,19 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_known_issues_texts import _facts, _ids
+from test_known_issues_texts import _found, _ids
 
-from wizard.diagnose import Finding, diagnose
 from wizard.kb import load_kb
 
 pytestmark = pytest.mark.unit
 
 RX7900: dict[str, Any] = {"gpus": [{"gfx": "gfx1100", "integrated": False}]}
 MI300: dict[str, Any] = {"gpus": [{"gfx": "gfx942", "integrated": False}]}
-
-
-def _found(spec: dict[str, Any], text: str) -> dict[str, Finding]:
-    return {f.id: f for f in diagnose(_facts(spec, text))}
 
 
 # moby/moby@b985e23:daemon/errors.go incompatibleDeviceRequest.Error(): "could not select device driver %q with

@@ -12,22 +12,16 @@ must not fire.
 
 from __future__ import annotations
 
-from typing import Any
 
 import pytest
-from test_known_issues_texts import _facts, _ids
+from test_known_issues_texts import _found, _ids
 
-from wizard.diagnose import Finding, diagnose
 
 pytestmark = pytest.mark.unit
 
 RX7900 = {"gpus": [{"gfx": "gfx1100", "integrated": False}]}
 CMAKE_ID = "cmake-hip-lang-package-not-found"
 NIX_ID = "nixos-stub-ld-generic-binary"
-
-
-def _found(facts: dict[str, Any], text: str) -> dict[str, Finding]:
-    return {f.id: f for f in diagnose(_facts(facts, text))}
 
 
 # --- CMake's HIP language: 'does not contain the HIP runtime CMake package'

@@ -12,19 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_known_issues_texts import _facts, _ids
+from test_known_issues_texts import _found, _ids
 
-from wizard.diagnose import Finding, diagnose
 from wizard.kb import load_kb
 
 pytestmark = pytest.mark.unit
 
 RX9070: dict[str, Any] = {"gpus": [{"gfx": "gfx1201", "integrated": False}]}
 MI210: dict[str, Any] = {"gpus": [{"gfx": "gfx90a", "integrated": False}]}
-
-
-def _found(spec: dict[str, Any], text: str) -> dict[str, Finding]:
-    return {f.id: f for f in diagnose(_facts(spec, text))}
 
 
 # torchvision/_meta_registrations.py registers @torch.library.register_fake("torchvision::nms"); torch's library.py

@@ -6,21 +6,15 @@ after those threads, not copied from them, and each issue has a near miss that m
 
 from __future__ import annotations
 
-from typing import Any
 
 import pytest
-from test_known_issues_texts import _facts
+from test_known_issues_texts import _found
 
-from wizard.diagnose import Finding, diagnose
 
 pytestmark = pytest.mark.unit
 
 RX6800 = {"gpus": [{"gfx": "gfx1030", "integrated": False}]}
 R9700 = {"gpus": [{"gfx": "gfx1201", "integrated": False}]}
-
-
-def _found(spec: dict[str, Any], text: str) -> dict[str, Finding]:
-    return {f.id: f for f in diagnose(_facts(spec, text))}
 
 
 # ggml's CU_CHECK for HIP (ggml-org/llama.cpp@026f95b:ggml/src/ggml-cuda/vendors/hip.h):

@@ -9,17 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_known_issues_texts import _facts
+from test_known_issues_texts import _found
 
-from wizard.diagnose import Finding, diagnose
 
 pytestmark = pytest.mark.unit
 
 RX6800: dict[str, Any] = {"gpus": [{"gfx": "gfx1030", "integrated": False}]}
-
-
-def _found(spec: dict[str, Any], text: str) -> dict[str, Finding]:
-    return {f.id: f for f in diagnose(_facts(spec, text))}
 
 
 # ROCm/MIOpen@2d1fd99:src/include/miopen/sqlite_db.hpp (and src/db.cpp, the same in rocm-5.0.0 .. rocm-6.2.0 with

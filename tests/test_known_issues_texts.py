@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from wizard.diagnose import diagnose
+from wizard.diagnose import Finding, diagnose
 from wizard.kb import load_kb
 from wizard.kb.families import family_of_gfx
 from wizard.model import Driver, EnvSetting, EvidenceText, Facts, Gpu, OsInfo, PythonEnv, Rocm, TorchShadow
@@ -62,6 +62,11 @@ def _facts(spec: dict[str, Any], text: str) -> Facts:
 
 def _ids(spec: dict[str, Any], text: str) -> list[str]:
     return [f.id for f in diagnose(_facts(spec, text))]
+
+
+def _found(spec: dict[str, Any], text: str) -> dict[str, Finding]:
+    """The findings of a case's facts and text, by id (what the per-area known-issue tests read)."""
+    return {f.id: f for f in diagnose(_facts(spec, text))}
 
 
 @pytest.mark.parametrize("issue_id", sorted(CASES))
