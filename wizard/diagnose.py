@@ -1236,6 +1236,8 @@ def _branch_established(when: tuple[tuple[str, object], ...], facts: Facts | Non
 
 
 SYMPTOM = "this failure shows, but it has several possible causes: see which one holds"
+# conditions that hold by something's absence (a line the text does not show, a variable not set)
+_ABSENCE_ONLY = frozenset({"text_not_matches", "env_not"})
 SHARED_FIX = "a fix that worked here is this issue's, but also another's, and nothing else says which one it was"
 UNDECIDED_BRANCH = "this failure shows, but which of its causes holds is not known from the evidence: see the fix"
 
@@ -1441,7 +1443,9 @@ def _worked(facts: Facts | None, texts: list[_Text]) -> dict[str, _Match]:
                 continue
             # what the facts say for it: every condition of its own holds, or the fix changed one (joining render
             # is what its "not in render" was about); its failure shown is checked below
-            fully = bool(issue.when) and got.held == len(issue.when)
+            # (a condition that holds by an absence, a line not shown or a variable not set, shows nothing of this
+            # machine: an issue with no other condition is not shown holding by it)
+            fully = any(name not in _ABSENCE_ONLY for name, _ in issue.when) and got.held == len(issue.when)
             fits.append((issue, waives, fully, any(FIX_CHANGED in e for e in got.evidence)))
         # an action other issues' fixes share, or one that fixes failures no known issue describes (a newer kernel)
         shared = len(ids) > 1 or any(a.generic for a in hit.actions)
