@@ -90,3 +90,38 @@ def test_ctranslate2_cuda_build_is_a_cause(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(CT2_NEAR))
 def test_ctranslate2_cuda_build_near_misses(name: str) -> None:
     assert CT2 not in _ids(RX6800, CT2_NEAR[name])
+
+
+# Windows HIP 7 runtimes do not enumerate gfx1030 where HIP 6.4 does (ROCm/hip#3899, 'fix submitted'; ROCm/TheRock#2157;
+# LM Studio's ROCm 7 engine: lmstudio-ai/lms#625, lmstudio-bug-tracker#2050, #2277 fixed with TheRock 7.14 gfx103X DLLs).
+W7 = "windows-hip7-gfx1030-not-enumerated"
+W7_FIRES = {
+    "hipinfo": ('PS C:\\> & "C:\\Program Files\\AMD\\ROCm\\7.1\\bin\\hipInfo.exe"\ncheckHipErrors() HIP API error = 0100 '
+                '"no ROCm-capable device is detected"'),
+    "lm studio": ("Backend 'llama.cpp-win-x86_64-amd-rocm-avx2' requires gpu acceleration, but GPU survey on hardware "
+                  "was unsuccessful with message 'Error trying to query ROCm gpus: No hip devices found!'"),
+}
+W7_NEAR = {
+    # HIP 6 on Windows, or a Linux HIP: not this regression
+    "hip 6.4": ('PS C:\\> & "C:\\Program Files\\AMD\\ROCm\\6.4\\bin\\hipInfo.exe"\ncheckHipErrors() HIP API error = 0100 '
+                '"no ROCm-capable device is detected"'),
+    "linux": "ggml_cuda_init: failed to initialize ROCm: no ROCm-capable device is detected",
+}
+
+
+@pytest.mark.parametrize("name", sorted(W7_FIRES))
+def test_windows_hip7_gfx1030_is_a_cause(name: str) -> None:
+    found = _found(RX6800, W7_FIRES[name])
+    assert W7 in found
+    assert found[W7].to_check is None
+    assert "TheRock" in found[W7].fix
+
+
+def test_windows_hip7_needs_gfx1030() -> None:
+    # the same words on a gfx1100 are HIP's general no-device failure, not this regression
+    assert W7 not in _ids({"gpus": [{"gfx": "gfx1100", "integrated": False}]}, W7_FIRES["hipinfo"])
+
+
+@pytest.mark.parametrize("name", sorted(W7_NEAR))
+def test_windows_hip7_gfx1030_near_misses(name: str) -> None:
+    assert W7 not in _ids(RX6800, W7_NEAR[name])
