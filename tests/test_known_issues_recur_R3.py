@@ -13,19 +13,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_known_issues_texts import _facts, _ids
+from test_known_issues_texts import _found, _ids
 
-from wizard.diagnose import Finding, diagnose
 
 pytestmark = pytest.mark.unit
 
 RX7800: dict[str, Any] = {"gpus": [{"gfx": "gfx1101", "integrated": False}]}
 RX9070_UBUNTU: dict[str, Any] = {"gpus": [{"gfx": "gfx1201", "integrated": False}], "os_id": "ubuntu"}
 RX6700_POP: dict[str, Any] = {"gpus": [{"gfx": "gfx1031", "integrated": False}], "os_id": "pop"}
-
-
-def _found(spec: dict[str, Any], text: str) -> dict[str, Finding]:
-    return {f.id: f for f in diagnose(_facts(spec, text))}
 
 
 IDS = "libdrm-amdgpu-ids-missing"

@@ -9,19 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_known_issues_texts import _facts, _ids
+from test_known_issues_texts import _found, _ids
 
-from wizard.diagnose import Finding, diagnose
 
 pytestmark = pytest.mark.unit
 
 RX6800: dict[str, Any] = {"gpus": [{"gfx": "gfx1030", "integrated": False}]}
 HX370: dict[str, Any] = {"gpus": [{"gfx": "gfx1150", "integrated": True}]}
 MI50: dict[str, Any] = {"gpus": [{"gfx": "gfx906", "integrated": False}]}
-
-
-def _found(spec: dict[str, Any], text: str) -> dict[str, Finding]:
-    return {f.id: f for f in diagnose(_facts(spec, text))}
 
 
 # LM Studio's ROCm llama.cpp engine carries a fixed target list and its survey says so (lmstudio-ai/lms#228, LM
