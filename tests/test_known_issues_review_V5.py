@@ -37,9 +37,10 @@ def test_rccl_gfx12_ll_still_to_check_without_nccl_proto() -> None:
 RX7900: dict[str, Any] = {"gpus": [{"gfx": "gfx1100", "integrated": False}]}
 
 
-# The radeon driver prints the same words (torvalds/linux drivers/gpu/drm/radeon/radeon_bios.c, radeon_get_bios:
-# DRM_ERROR("Unable to locate a BIOS ROM\n")), and so does the vendor-reset module on a vfio-bound GPU
-# ("vendor-reset-drm: Unable to locate a BIOS ROM"): neither is amdgpu failing to bring a GPU up for ROCm.
+# The radeon driver prints the same words (freebsd/drm-kmod@ef1bbd5:drivers/gpu/drm/radeon/radeon_bios.c,
+# radeon_get_bios: DRM_ERROR("Unable to locate a BIOS ROM\n")), and so does the vendor-reset module on a vfio-bound
+# GPU (gnif/vendor-reset@68ca481:src/amd/amdgpu/amdgpu_bios.c, its own amdgpu_get_bios: "vendor-reset-drm: Unable to
+# locate a BIOS ROM"): neither is amdgpu failing to bring a GPU up for ROCm.
 @pytest.mark.parametrize("line", [
     "[drm:radeon_get_bios [radeon]] *ERROR* Unable to locate a BIOS ROM",
     "[  602.952000] vendor-reset-drm: Unable to locate a BIOS ROM",
