@@ -663,6 +663,22 @@ def _p_built_from_source(f: Facts, arg: object) -> list[str] | None:
     return [f"{t.source}: built from source: {evidence_line(t.text, m.start(), m.end())[1][:120]}"]
 
 
+_GFX_NAMED = lazy_re.compile(r"\bgfx[0-9a-f]{3,4}\b", re.IGNORECASE)
+
+
+def _p_text_names_gpu_gfx(f: Facts, arg: object) -> list[str] | None:
+    """The line of the machine's own text the pattern first matches names, as gfxNNNN, the target some GPU runs as
+    (e.g. a program's list of the targets it carries, which then cannot be what it lacks for this GPU)."""
+    found = _first_own_match(f, lazy_re.compile(str(arg), re.IGNORECASE))
+    if found is None:
+        return None
+    t, m = found
+    line = evidence_line(t.text, m.start(), m.end())[1]
+    named = {g.lower() for g in _GFX_NAMED.findall(line)}
+    runs_as = sorted({eff for g in f.gpus if (eff := effective_gfx(g, f)) and eff.lower() in named})
+    return [f"{t.source}: the line names {', '.join(runs_as)}, the target the GPU runs as"] if runs_as else None
+
+
 def _p_text_not_matches(f: Facts, arg: object) -> list[str] | None:
     """No text of this machine's own matches (e.g. the fix was already tried and failed)."""
     if _first_own_match(f, lazy_re.compile(str(arg), re.IGNORECASE)):
@@ -855,6 +871,7 @@ PREDICATES: dict[str, Pred] = {
     "text_matches": _p_text_matches,
     "built_from_source": _p_built_from_source,
     "text_not_matches": _p_text_not_matches,
+    "text_names_gpu_gfx": _p_text_names_gpu_gfx,
     "tensile_gfx_unshipped": _p_tensile_gfx_unshipped,
     "tensile_gfx_not_installed": _p_tensile_gfx_not_installed,
     "tensile_gfx_shipped": _p_tensile_gfx_shipped,

@@ -89,6 +89,7 @@ PREDICATES: dict[str, str] = {
     "therock_family_lacks_gpu": "true",
     "text_matches": "regex",
     "text_not_matches": "regex",
+    "text_names_gpu_gfx": "regex",
     "built_from_source": "true",
     "kernel_gc_ip_in": "str-list",
     "tensile_gfx_unshipped": "true",
