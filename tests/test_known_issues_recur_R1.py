@@ -118,7 +118,9 @@ def test_rock_dkms_near_misses(name: str) -> None:
 def test_rock_dkms_fix_removes_the_graphics_drivers_module() -> None:
     issue = load_kb().known_issue(RD)
     assert issue is not None
-    assert "sudo dpkg --purge amdgpu-dkms" in issue.fix.commands
+    # its firmware package too: amdgpu-dkms-firmware holds the files rock-dkms-firmware installs (ROCm/ROCm#1543),
+    # and purging amdgpu-dkms alone leaves it behind
+    assert "sudo dpkg --purge amdgpu-dkms amdgpu-dkms-firmware" in issue.fix.commands
 
 
 # amd/playbooks#315 and aqarooni02/Comfyui-AMD-Windows-Install-Script#1: Python 3.14 against AMD's ROCm index.
