@@ -63,6 +63,20 @@ def test_cmake_hip_lang_missing_with_amd_packages_is_a_cause_with_the_dev_packag
     assert "cmake-rocm-prefix-path-missing" not in found
 
 
+# The ROCm Core SDK 7.14 layout: the root is /opt/rocm/core-7.14, and HIP's CMake configuration comes with the
+# release's development metapackage (TheRock@89553ce build_tools/packaging/linux/package.json: amdrocm-core-devel
+# depends on amdrocm-runtime-devel, "C++ header files, CMake configuration")
+CMAKE_CORE_SDK = CMAKE_OPT_ROCM.replace("/opt/rocm", "/opt/rocm/core-7.14")
+
+
+def test_cmake_hip_lang_missing_on_the_core_sdk_names_its_dev_metapackage_not_hip_dev() -> None:
+    finding = _found(RX7900, CMAKE_CORE_SDK)[CMAKE_ID]
+    assert finding.to_check is None
+    assert "amdrocm-core-dev<release>" in finding.fix and "amdrocm-core-dev7.14*" in finding.fix
+    assert "hip-dev (apt) or hip-devel" not in finding.fix  # the pre-7.14 packages' branch is not this layout's
+    assert "hip-dev (apt) or hip-devel" in _found(RX7900, CMAKE_OPT_ROCM)[CMAKE_ID].fix
+
+
 def test_cmake_hip_lang_old_cmake_on_fedora_names_lib64_and_rocm_hip_devel() -> None:
     finding = _found({**RX7900, "os_id": "fedora"}, CMAKE_OLD_FEDORA)[CMAKE_ID]
     assert finding.to_check is None
