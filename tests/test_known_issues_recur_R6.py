@@ -45,3 +45,34 @@ def test_triton_lld_not_found_is_a_cause(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(LLD_NEAR))
 def test_triton_lld_not_found_near_misses(name: str) -> None:
     assert LLD not in _ids(STRIX_HALO, LLD_NEAR[name])
+
+
+# vllm/platforms/__init__.py: rocm_platform_plugin() imports amdsmi; an exception leaves only this debug line
+# (ROCm/TheRock#3054, ROCm/rocm-cli#254, vllm-project/vllm#24576).
+SMI = "vllm-rocm-platform-amdsmi-module-missing"
+SMI_FIRES = {
+    "debug log": ("DEBUG 09-10 18:43:10 [__init__.py:106] Checking if ROCm platform is available.\n"
+                  "DEBUG 09-10 18:43:10 [__init__.py:120] ROCm platform is not available because: No module named "
+                  "'amdsmi'\nINFO 09-10 18:43:10 [__init__.py:220] No platform detected, vLLM is running on "
+                  "UnspecifiedPlatform\nRuntimeError: Failed to infer device type"),
+}
+SMI_NEAR = {
+    "nvidia host": ("DEBUG [__init__.py:78] Confirmed CUDA platform is available.\n"
+                    "DEBUG [__init__.py:120] ROCm platform is not available because: No module named 'amdsmi'"),
+    "no gpu found": "DEBUG [__init__.py:118] ROCm platform is not available because no GPU is found.",
+    "not init": ("DEBUG ROCm platform is not available because: Error code:\n\t32 | AMDSMI_STATUS_NOT_INIT - "
+                 "Device not initialized"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SMI_FIRES))
+def test_vllm_amdsmi_missing_is_a_cause(name: str) -> None:
+    found = _found(RX7900, SMI_FIRES[name])
+    assert SMI in found
+    assert found[SMI].to_check is None
+    assert any("amd_smi" in c for c in found[SMI].fix_commands)
+
+
+@pytest.mark.parametrize("name", sorted(SMI_NEAR))
+def test_vllm_amdsmi_missing_near_misses(name: str) -> None:
+    assert SMI not in _ids(RX7900, SMI_NEAR[name])
