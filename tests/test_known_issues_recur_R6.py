@@ -76,3 +76,33 @@ def test_vllm_amdsmi_missing_is_a_cause(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(SMI_NEAR))
 def test_vllm_amdsmi_missing_near_misses(name: str) -> None:
     assert SMI not in _ids(RX7900, SMI_NEAR[name])
+
+
+# flash-attention's ROCm Triton backend is selected by FLASH_ATTENTION_TRITON_AMD_ENABLE at build and run time; the
+# CK extension flash_attn_2_cuda is MI200/MI300 only (ROCm/ROCm#4578, Dao-AILab/flash-attention#1538, #1499, #2343).
+FA = "flash-attn-amd-triton-backend-not-selected"
+FA_TEXT = ("  File \"/home/u/YuE/venv/lib/python3.12/site-packages/flash_attn/flash_attn_interface.py\", line 15, in "
+           "<module>\n    import flash_attn_2_cuda as flash_attn_gpu\nModuleNotFoundError: No module named "
+           "'flash_attn_2_cuda'")
+RX7800: dict[str, Any] = {"gpus": [{"gfx": "gfx1101", "integrated": False}]}
+
+
+def test_flash_attn_triton_backend_is_a_cause_on_radeon() -> None:
+    found = _found(RX7800, FA_TEXT)
+    assert FA in found
+    assert found[FA].to_check is None
+    assert ("FLASH_ATTENTION_TRITON_AMD_ENABLE", "TRUE") in tuple(found[FA].fix_env)
+
+
+@pytest.mark.parametrize("spec", [
+    {"gpus": [{"gfx": "gfx942", "integrated": False}]},  # MI300: the CK backend is the one for it
+    {"gpus": [{"gfx": "gfx1101", "integrated": False}], "env": {"FLASH_ATTENTION_TRITON_AMD_ENABLE": "TRUE"}},
+], ids=["mi300", "already-set"])
+def test_flash_attn_triton_backend_near_miss_facts(spec: dict[str, Any]) -> None:
+    assert FA not in _ids(spec, FA_TEXT)
+
+
+def test_flash_attn_triton_backend_near_miss_abi() -> None:
+    text = ("    import flash_attn_2_cuda as flash_attn_gpu\nImportError: /venv/lib/python3.12/site-packages/"
+            "flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so: undefined symbol: _ZN3c105ErrorC2ENS_14SourceLocationE")
+    assert FA not in _ids(RX7800, text)
