@@ -55,6 +55,11 @@ def test_k8s_plugin_without_kfd_on_wsl_fires() -> None:
     assert K8S in _ids(RX7800_WSL, K8S_LOG)
 
 
+def test_k8s_plugin_without_kfd_is_to_check() -> None:
+    # what shows it is a line missing from the log, which a log cut short also misses: never stated as the cause
+    assert _found(NO_GPU, K8S_LOG)[K8S].to_check is not None
+
+
 @pytest.mark.parametrize("name", sorted(K8S_NEAR))
 def test_k8s_plugin_without_kfd_near_misses(name: str) -> None:
     assert K8S not in _ids(NO_GPU, K8S_NEAR[name])
