@@ -15,10 +15,10 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from wizard import lazy_re
-from wizard.fix_worked import FixAction, fix_actions, worked_fixes
+from wizard.fix_worked import TARGET_VARS, FixAction, fix_actions, worked_fixes
 from wizard.kb import KernelArgs, KnownIssue, MoveTo, load_kb
 from wizard.kb.families import one_generic_target
-from wizard.model import REDHAT_FAMILY, Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
+from wizard.model import GFX_TARGET, REDHAT_FAMILY, Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
 from wizard.parsers.match_text import evidence_line, line_breaks, match_text
 from wizard.parsers.uname import kernel_series
 from wizard.parsers.writers import joined_words
@@ -524,8 +524,8 @@ def _installed_support_known(f: Facts, gfx: str) -> bool:
 
 # rocBLAS naming the target whose Tensile kernels it looked for: "TensileLibrary_lazy_gfx1031.dat", "for GPU arch :
 # gfx1031", "No paths matched .../*gfx1031*co"
-_TENSILE_GFX = lazy_re.compile(r"TensileLibrary\S*?(gfx[0-9a-f]{3,4})\b|\bGPU arch\s*:\s*(gfx[0-9a-f]{3,4})\b"
-                               r"|No paths matched \S*\*(gfx[0-9a-f]{3,4})\*co\b", re.IGNORECASE)
+_TENSILE_GFX = lazy_re.compile(rf"TensileLibrary\S*?({GFX_TARGET})\b|\bGPU arch\s*:\s*({GFX_TARGET})\b"
+                               rf"|No paths matched \S*\*({GFX_TARGET})\*co\b", re.IGNORECASE)
 
 
 def _tensile_targets(f: Facts) -> list[str]:
@@ -647,7 +647,7 @@ def _p_text_matches(f: Facts, arg: object) -> list[str] | None:
 # A program built from source, as its build line reads (llama.cpp's cmake -DGGML_HIP=ON -DGPU_TARGETS=..., koboldcpp's
 # make LLAMA_HIPBLAS=1, hipcc --offload-arch=...): not the words "CMake version" in torch's collect_env, nor a hipcc
 # asked only its version or help (`hipcc --version`, which bug templates ask for)
-_BUILT = lazy_re.compile(r"(?<![\w-])(?:-D)?(?:AMD)?GPU_TARGETS[ \t]*=|(?<![\w-])-DGGML_HIP(?:BLAS)?=|\bLLAMA_HIPBLAS=|"
+_BUILT = lazy_re.compile(rf"(?<![\w-])(?:-D)?{TARGET_VARS}[ \t]*=|(?<![\w-])-DGGML_HIP(?:BLAS)?=|\bLLAMA_HIPBLAS=|"
                          r"--offload-arch[= ]gfx|\bCMAKE_HIP_ARCHITECTURES\b|^[ \t]*(?:\$[ \t]*)?cmake[ \t]+(?:-S|-B|\.\.)"
                          r"|^[ \t]*(?:\$[ \t]*)?hipcc[ \t]+(?!(?:--version|--help|-v|-h)[ \t]*$)",
                          re.IGNORECASE | re.MULTILINE)
@@ -663,7 +663,7 @@ def _p_built_from_source(f: Facts, arg: object) -> list[str] | None:
     return [f"{t.source}: built from source: {evidence_line(t.text, m.start(), m.end())[1][:120]}"]
 
 
-_GFX_NAMED = lazy_re.compile(r"\bgfx[0-9a-f]{3,4}\b", re.IGNORECASE)
+_GFX_NAMED = lazy_re.compile(rf"\b{GFX_TARGET}\b", re.IGNORECASE)
 
 
 def _p_text_names_gpu_gfx(f: Facts, arg: object) -> list[str] | None:

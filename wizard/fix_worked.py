@@ -32,7 +32,7 @@ import shlex
 from wizard import lazy_re
 from wizard.fix_plans import plan_does
 from wizard.kb import KernelArgs, KnowledgeBase, KnownIssue, MoveTo
-from wizard.model import Evidence, EvidenceText
+from wizard.model import GFX_TARGET, Evidence, EvidenceText
 from wizard.parsers.writers import Words, joined_words
 from wizard.record import record, replace
 
@@ -179,13 +179,13 @@ def _head_rx(head: str, sub: str | None) -> str:
 # A build that names the GPU targets it carries code for (llama.cpp's -DGPU_TARGETS=gfx1030, CMake's AMDGPU_TARGETS or
 # CMAKE_HIP_ARCHITECTURES, make's GPU_TARGETS=..., hipcc's --offload-arch=...): whichever target the text names, one
 # action, "built for a target"; "switched it to AMDGPU_TARGETS", "rebuilt it for gfx1030" read the same
-_TARGET_VARS = r"(?:AMDGPU_TARGETS|GPU_TARGETS|CMAKE_HIP_ARCHITECTURES)"
-_TARGET_IN_COMMAND = lazy_re.compile(rf"(?<![\w-])(?:-D)?{_TARGET_VARS}=|--offload-arch=")
-_GFX_NAMED = r"gfx[0-9a-f]{3,4}(?![\w-])"
+TARGET_VARS = r"(?:AMDGPU_TARGETS|GPU_TARGETS|CMAKE_HIP_ARCHITECTURES)"
+_TARGET_IN_COMMAND = lazy_re.compile(rf"(?<![\w-])(?:-D)?{TARGET_VARS}=|--offload-arch=")
+_GFX_NAMED = rf"{GFX_TARGET}(?![\w-])"
 _BUILT_FOR_TARGET = lazy_re.compile(
-    rf"(?<![\w-])(?:-D[ \t]?)?{_TARGET_VARS}[ \t]?[=:][ \t]?[\"'`]?{_GFX_NAMED}"
+    rf"(?<![\w-])(?:-D[ \t]?)?{TARGET_VARS}[ \t]?[=:][ \t]?[\"'`]?{_GFX_NAMED}"
     rf"|(?<![\w-])--offload-arch[= ]{_GFX_NAMED}"
-    rf"|\b(?:switch(?:ed|ing)?|chang(?:ed|ing))\s+(?:it\s+)?to\s+[`'\"]?(?:-D)?{_TARGET_VARS}\b"
+    rf"|\b(?:switch(?:ed|ing)?|chang(?:ed|ing))\s+(?:it\s+)?to\s+[`'\"]?(?:-D)?{TARGET_VARS}\b"
     rf"|\b(?:(?:re-?)?(?:built|compiled)|re-?build(?:ing)?|re-?compil(?:e|ing))\s+(?:it\s+)?(?:for|with)\s+(?:the\s+)?(?:target\s+)?"
     rf"{_GFX_NAMED}", _F)
 

@@ -61,6 +61,10 @@ class ProbeError:
 # --------------------------------------------------------------------------- facts
 
 
+# A GPU target's name as tools write it (gfx803, gfx90a, gfx942, gfx1100, gfx1250): the one pattern every reader of
+# a text uses for it, without the boundaries each reader puts around it
+GFX_TARGET = r"gfx(?:[6-9][0-9][0-9a-f]|1[0-3][0-9][0-9a-f])"
+
 # Fedora, RHEL and its rebuilds, by os-release ID or ID_LIKE: dnf's systems, whose boot entries grubby edits
 REDHAT_FAMILY = frozenset({"fedora", "rhel", "centos", "rocky", "almalinux", "ol"})
 

@@ -23,6 +23,8 @@ _SECTION_RE = lazy_re.compile(r"^\s*([A-Z][A-Z0-9_ ]*):\s*$")
 _KV_RE = lazy_re.compile(r"^\s*([A-Z][A-Z0-9_]*)\s*:\s*(.*?)\s*$")
 _VERSION_PART_RE = lazy_re.compile(r"^\s*([A-Za-z][A-Za-z \t]*):(.*)$")  # key and value stripped by _version_key
 _SIZE_RE = lazy_re.compile(r"^\s*(\d+)\s*(MB|MiB|GB|KB)?\s*$", re.IGNORECASE)
+# not model.GFX_TARGET: the SMI tools' "GFX Version" is the runtime's version in digits, which is not always a target's
+# name (rocm-smi prints gfx9010 for an MI200's gfx90a)
 _GFX_RE = lazy_re.compile(r"\bgfx[0-9a-f]{3,4}\b")
 # bare `amd-smi`: the boxed header with the tool's, the driver's and ROCm's versions; a GPU's two rows
 _BOX_HEADER_RE = lazy_re.compile(r"^\|\s*AMD-SMI\s+(?P<tool>\d\S*)\s+amdgpu version:\s*(?P<amdgpu>\S+)"

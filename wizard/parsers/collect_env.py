@@ -8,12 +8,13 @@ either after the key on one line or on the following lines.
 from __future__ import annotations
 
 from wizard import lazy_re
+from wizard.model import GFX_TARGET
 from wizard.parsers._text import canonical_name, lines, never_raises, none_if_na
 from wizard.record import record
 
 _KV_RE = lazy_re.compile(r"^\s*([A-Za-z][A-Za-z0-9 _./()-]*?)\s*:\s*(.*?)\s*$")
 _GPU_LINE_RE = lazy_re.compile(r"^\s*GPU\s+(\d+)\s*:\s*(.*?)\s*$")
-_GFX_RE = lazy_re.compile(r"\((gfx[0-9a-f]+)((?::[\w+-]+)*)\)\s*$")
+_GFX_RE = lazy_re.compile(rf"\(({GFX_TARGET})((?::[\w+-]+)*)\)\s*$")
 _LIB_RE = lazy_re.compile(r"^\s*\[(pip3?|conda)\]\s+(.*?)\s*$")
 _PIP_SPEC_RE = lazy_re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(?:===?|@)\s*(\S+)")
 _CONDA_RE = lazy_re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s+(\S+)")

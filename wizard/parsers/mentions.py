@@ -25,12 +25,12 @@ import re
 from typing import Callable
 
 from wizard import lazy_re
+from wizard.model import GFX_TARGET
 from wizard.parsers._text import LABELS_LINE, heading_title, lines, never_raises
 from wizard.parsers.rocminfo import ROCK_LINE
 from wizard.record import record
 
-GFX = r"gfx(?:[6-9][0-9][0-9a-f]|1[0-3][0-9][0-9a-f])"
-_GFX_RE = lazy_re.compile(rf"\b({GFX})\b")
+_GFX_RE = lazy_re.compile(rf"\b({GFX_TARGET})\b")
 
 
 @record
@@ -393,7 +393,7 @@ def _jax_environment_devices(m: re.Match[str]) -> list[tuple[str, str, str | Non
 def _ollama_versions(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
     """ollama's "detected amdgpu versions [gfx1030 gfx1031]" (ollama/ollama@6c5ccb1:gpu/amd_linux.go): one target a GPU.
     The reader groups a line's claims as one GPU, so the targets are read only where they are all one; the count always."""
-    gfxs = [g.lower() for g in re.findall(rf"\b({GFX})\b", m.group(1))]
+    gfxs = [g.lower() for g in re.findall(rf"\b({GFX_TARGET})\b", m.group(1))]
     if not gfxs:
         return []
     out: list[tuple[str, str, str | None]] = [("gfx_rt", gfxs[0], None)] if len(set(gfxs)) == 1 else []
@@ -411,7 +411,7 @@ def _llama_using_device(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
 
 
 def _sdnext_agents(m: re.Match[str]) -> list[tuple[str, str, str | None]]:
-    agents = re.findall(rf"'({GFX})(?::[\w+:-]*)?'", m.group(1))
+    agents = re.findall(rf"'({GFX_TARGET})(?::[\w+:-]*)?'", m.group(1))
     if not agents or len(set(agents)) != 1 or len(agents) != m.group(1).count("'") // 2:
         return []
     return [("gfx_rt", agents[0], None), ("gpu_count", str(len(agents)), None)]
@@ -462,15 +462,15 @@ def _bdf_domain0(m: "re.Match[str]") -> list[tuple[str, str, str | None]]:
 _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[str, str, str | None]]]], ...] = (
     # ---- GPU: hardware gfx
     ("gfx_target_version", lazy_re.compile(r"gfx_target_version\W{0,3}(\d{5,6})\b"), _gfx_from_packed),
-    ("gfx version", lazy_re.compile(rf"(?:GFX Version|TARGET_GRAPHICS_VERSION)\s*:\s*({GFX})\b", re.I), _one("gfx_hw")),
+    ("gfx version", lazy_re.compile(rf"(?:GFX Version|TARGET_GRAPHICS_VERSION)\s*:\s*({GFX_TARGET})\b", re.I), _one("gfx_hw")),
     # ---- GPU: runtime gfx in device contexts
-    ("gcnarchname", lazy_re.compile(rf"gcnArchName\W{{0,4}}\s*({GFX})", re.I), _one("gfx_rt")),
-    ("gpu_type", lazy_re.compile(rf"\b(?:gpu_type|gfx|compute|arch|gfx_version)\s*[=:]\s*\"?({GFX})\b"), _one("gfx_rt")),
+    ("gcnarchname", lazy_re.compile(rf"gcnArchName\W{{0,4}}\s*({GFX_TARGET})", re.I), _one("gfx_rt")),
+    ("gpu_type", lazy_re.compile(rf"\b(?:gpu_type|gfx|compute|arch|gfx_version)\s*[=:]\s*\"?({GFX_TARGET})\b"), _one("gfx_rt")),
     # ollama's ROCm device filter names the dropped device's target, on a line that also lists the supported ones:
     # msg="dropping ROCm device — no rocblas support for gfx target" device="AMD Radeon RX 6700 XT" gfx_target=gfx1031
     # supported="map[gfx1030:true ...]" hint="set HSA_OVERRIDE_GFX_VERSION to map to a supported target"
     # (ollama/ollama@fb30760:discover/amd.go); the key names the device's own target, so the list does not hide it
-    ("ollama gfx_target", lazy_re.compile(rf"\bgfx_target=\"?({GFX})\b"), _one("gfx_rt")),
+    ("ollama gfx_target", lazy_re.compile(rf"\bgfx_target=\"?({GFX_TARGET})\b"), _one("gfx_rt")),
     # SD.Next's start-up: the agents rocm_agent_enumerator lists (one per GPU, gfx000 left out), "ROCm: agents=['gfx1100']"
     # (vladmandic/sdnext@058a7f0:installer.py, modules/rocm.py): each agent a GPU, read where they are all one target (the
     # reader groups a line's claims as one GPU: different targets on one line would make one GPU of them)
@@ -482,7 +482,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # Triton's compile target, a dataclass whose repr its errors and logs print: "GPUTarget(backend='hip', arch='gfx1100',
     # warp_size=32)", the current device's target on ROCm (triton-lang/triton@0009f6b:python/triton/backends/compiler.py);
     # one a line (several are a list of targets)
-    ("triton target", lazy_re.compile(rf"\bGPUTarget\(backend='hip', arch='({GFX})(?::[\w+:-]*)?'"),
+    ("triton target", lazy_re.compile(rf"\bGPUTarget\(backend='hip', arch='({GFX_TARGET})(?::[\w+:-]*)?'"),
      lambda m: [("gfx_rt", m.group(1), None)] if m.string.count("GPUTarget(") == 1 else []),
     # InvokeAI's start-up names the torch device it uses: logger.info(f"Using torch device: {torch_device_name}")
     # (invoke-ai/InvokeAI@59a8c0d:invokeai/app/run_app.py; the name is torch.cuda.get_device_name's)
@@ -491,13 +491,13 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # uv's --torch-backend=auto detection, in its debug log: "Detected AMD GPU architecture from `rocm_agent_enumerator`:
     # gfx1100" (the lowest target uv knows among the agents; astral-sh/uv@11f49f2:crates/uv-torch/src/accelerator.rs);
     # not the one read from UV_AMD_GPU_ARCHITECTURE, a setting
-    ("uv amd architecture", lazy_re.compile(rf"\bDetected AMD GPU architecture from `rocm_agent_enumerator`: ({GFX})\b"),
+    ("uv amd architecture", lazy_re.compile(rf"\bDetected AMD GPU architecture from `rocm_agent_enumerator`: ({GFX_TARGET})\b"),
      _one("gfx_rt")),
     # Frigate's ROCm detector reads the GPU's target with HSA_OVERRIDE_GFX_VERSION unset, then sets (or keeps) the
     # override: "AMD/ROCm: detected gfx1031, overriding HSA_OVERRIDE_GFX_VERSION=10.3.0", "AMD/ROCm: detected gfx1103
     # but HSA_OVERRIDE_GFX_VERSION already present (11.0.0), not overriding!"
     # (blakeblackshear/frigate@087493b:frigate/detectors/plugins/rocm.py)
-    ("frigate rocm", lazy_re.compile(rf"\bAMD/ROCm: detected ({GFX})(?:, overriding HSA_OVERRIDE_GFX_VERSION=(\d+\.\d+\.\d+)"
+    ("frigate rocm", lazy_re.compile(rf"\bAMD/ROCm: detected ({GFX_TARGET})(?:, overriding HSA_OVERRIDE_GFX_VERSION=(\d+\.\d+\.\d+)"
                                      r"| but HSA_OVERRIDE_GFX_VERSION already present \((\d+\.\d+\.\d+)\))"),
      lambda m: [("gfx_hw", m.group(1), None),
                 ("env", f"HSA_OVERRIDE_GFX_VERSION={m.group(2) or m.group(3)}", "log")]),
@@ -509,13 +509,13 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # targets it supports: "Ignoring visible gpu device (device: 0, name: AMD Radeon RX 7600, pci bus id: 0000:0d:00.0)
     # with AMDGPU version : gfx1102. The supported AMDGPU versions are gfx1030, gfx900, ..."
     # (tensorflow/tensorflow@637eae5:tensorflow/core/common_runtime/gpu/gpu_device.cc)
-    ("tf amdgpu version", lazy_re.compile(rf"\bwith AMDGPU version\s*:\s*({GFX})\b"), _one("gfx_rt")),
+    ("tf amdgpu version", lazy_re.compile(rf"\bwith AMDGPU version\s*:\s*({GFX_TARGET})\b"), _one("gfx_rt")),
     # ollama's (0.1.x-0.11) reason for skipping a GPU older than it supports, the target read from the KFD node:
     # slog.Warn(fmt.Sprintf("amdgpu too old gfx%d%x%x", ...), "gpu", id) (ollama/ollama@bc8909f^:discover/amd_linux.go);
     # the first ROCm releases of ollama (0.1.2x) numbered the GPU and said whether its target was supported:
     # "amdgpu [%d] too old %s", "amdgpu [%d] %s is supported", "amdgpu [%d] %s is not supported by %s %v" (the last
     # followed by the runtime's supported targets; ollama/ollama@6c5ccb1:gpu/amd_linux.go)
-    ("ollama too old", lazy_re.compile(rf"\bamdgpu (?:too old ({GFX})\b|\[(\d{{1,2}})\] (?:too old ({GFX})\b|({GFX}) is (?:not )?supported\b))"),
+    ("ollama too old", lazy_re.compile(rf"\bamdgpu (?:too old ({GFX_TARGET})\b|\[(\d{{1,2}})\] (?:too old ({GFX_TARGET})\b|({GFX_TARGET}) is (?:not )?supported\b))"),
      _ollama_amdgpu),
     # ... and the driver version it logged from /sys/module/amdgpu/version, which only a loaded amdgpu-dkms module has:
     # slog.Info("AMD Driver: " + ver) (same file)
@@ -524,31 +524,31 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # ollama's early discovery line: the targets KFD reports, one per GPU ("detected amdgpu versions [gfx1030 gfx906]")
     ("ollama amdgpu versions", lazy_re.compile(r"\bdetected amdgpu versions \[([^\]\n]*)\]"),
      _ollama_versions),
-    ("llama", lazy_re.compile(rf"Device (\d+): [^,\n]*, ({GFX}) \(0x[0-9a-f]+\)", re.I), _gfx_hex_id),
+    ("llama", lazy_re.compile(rf"Device (\d+): [^,\n]*, ({GFX_TARGET}) \(0x[0-9a-f]+\)", re.I), _gfx_hex_id),
     # darktable's OpenCL device key (its "canonical name": the platform's and the device's names, lower-cased, letters
     # and digits only; darktable-org/darktable src/common/opencl.c, "UNIFIED MEM SIZE: ... reserved for '%s'", the
     # darktablerc keys cldevice_v5_<cname> and cldevice_v6_<cname>): ROCm's OpenCL platform "AMD Accelerated Parallel
     # Processing" names the device by the runtime's target ("amdacceleratedparallelprocessinggfx1103"; the letters of
     # "gfx90a:sramecc+:xnack-" stay: "...gfx90asrameccxnack")
-    ("darktable cname", lazy_re.compile(rf"(?<![a-z0-9])amdacceleratedparallelprocessing({GFX})(?=sramecc|xnack|_id\d|['\"=\s]|$)"),
+    ("darktable cname", lazy_re.compile(rf"(?<![a-z0-9])amdacceleratedparallelprocessing({GFX_TARGET})(?=sramecc|xnack|_id\d|['\"=\s]|$)"),
      _one("gfx_rt")),
     # clinfo --list: "Platform #0: AMD Accelerated Parallel Processing" then " `-- Device #0: gfx1033"
-    ("clinfo list", lazy_re.compile(rf"^\s*[`|\\+-]*\s*Device\s+#\d+:\s*({GFX})(?::[\w+:-]*)?\s*$"), _one("gfx_rt")),
-    ("nobinary device", lazy_re.compile(rf"amdgcn-amd-amdhsa--({GFX})\S*\s*-\s*\[(?:Not )?Found\]"), _one("gfx_rt")),
-    ("rocminfo name", lazy_re.compile(rf"^\s*Name:\s+(?:amdgcn-amd-amdhsa--)?({GFX})(?::\S*)?\s*$"), _one("gfx_rt")),
-    ("miopen db", lazy_re.compile(rf"\b({GFX})_\d+\.(?:u?kdb|db|fdb\.txt|udb|HIP\.fdb\.txt)\b"), _one("gfx_rt")),
+    ("clinfo list", lazy_re.compile(rf"^\s*[`|\\+-]*\s*Device\s+#\d+:\s*({GFX_TARGET})(?::[\w+:-]*)?\s*$"), _one("gfx_rt")),
+    ("nobinary device", lazy_re.compile(rf"amdgcn-amd-amdhsa--({GFX_TARGET})\S*\s*-\s*\[(?:Not )?Found\]"), _one("gfx_rt")),
+    ("rocminfo name", lazy_re.compile(rf"^\s*Name:\s+(?:amdgcn-amd-amdhsa--)?({GFX_TARGET})(?::\S*)?\s*$"), _one("gfx_rt")),
+    ("miopen db", lazy_re.compile(rf"\b({GFX_TARGET})_\d+\.(?:u?kdb|db|fdb\.txt|udb|HIP\.fdb\.txt)\b"), _one("gfx_rt")),
     ("tensile missing", lazy_re.compile(rf"(?:Cannot read|cannot open|No such file|not found|missing|Could not load|failed to load)"
-                                   rf"[^\n]*TensileLibrary\w*?_({GFX})\b|TensileLibrary\w*?_({GFX})\S*:?\s*No such file", re.I),
+                                   rf"[^\n]*TensileLibrary\w*?_({GFX_TARGET})\b|TensileLibrary\w*?_({GFX_TARGET})\S*:?\s*No such file", re.I),
      lambda m: [("gfx_rt", m.group(1) or m.group(2), None)]),
     # rocBLAS looking for the running device's code objects ("rocBLAS warning: No paths matched .../library/*gfx1031*co")
-    ("tensile glob", lazy_re.compile(rf"\bNo paths matched \S*\*({GFX})\*co\b"), _one("gfx_rt")),
+    ("tensile glob", lazy_re.compile(rf"\bNo paths matched \S*\*({GFX_TARGET})\*co\b"), _one("gfx_rt")),
     # AMDGPU.jl's device list ("HIP Devices [1]" then "1. HIPDevice(name=\"gfx1100\", id=1)")
-    ("julia hip device", lazy_re.compile(rf"\bHIPDevice\(name=\"({GFX})\""), _one("gfx_rt")),
-    ("rocblas arch", lazy_re.compile(rf"(?:GPU arch|GPU architecture|arch(?:itecture)?)\s*:\s*({GFX})\b", re.I), _one("gfx_rt")),
+    ("julia hip device", lazy_re.compile(rf"\bHIPDevice\(name=\"({GFX_TARGET})\""), _one("gfx_rt")),
+    ("rocblas arch", lazy_re.compile(rf"(?:GPU arch|GPU architecture|arch(?:itecture)?)\s*:\s*({GFX_TARGET})\b", re.I), _one("gfx_rt")),
     ("mms", lazy_re.compile(r"Gfx Major/Minor/Stepping:\s*(\d+)/(\d+)/(\d+)"), _gfx_from_mms),
-    ("isa paren", lazy_re.compile(rf"(?:Radeon|Instinct|AMD|RX\s?\d{{3,4}}\w*|GPU)[^()\n]{{0,60}}\(({GFX})(?::[\w+-]+)*\)", re.I), _one("gfx_rt")),
-    ("enumerator", lazy_re.compile(rf"^\s*({GFX})\s*$"), _one("gfx_rt")),
-    ("hip arch", lazy_re.compile(rf"(?:agent|device|GPU)\s+(?:name|arch)\W{{0,3}}\s*({GFX})\b", re.I), _one("gfx_rt")),
+    ("isa paren", lazy_re.compile(rf"(?:Radeon|Instinct|AMD|RX\s?\d{{3,4}}\w*|GPU)[^()\n]{{0,60}}\(({GFX_TARGET})(?::[\w+-]+)*\)", re.I), _one("gfx_rt")),
+    ("enumerator", lazy_re.compile(rf"^\s*({GFX_TARGET})\s*$"), _one("gfx_rt")),
+    ("hip arch", lazy_re.compile(rf"(?:agent|device|GPU)\s+(?:name|arch)\W{{0,3}}\s*({GFX_TARGET})\b", re.I), _one("gfx_rt")),
     # ---- GPU: ids, names, places, counts
     ("pci [1002:xxxx]", lazy_re.compile(r"\[1002:([0-9a-fA-F]{4})\]|\b1002:([0-9a-fA-F]{4})\b"),
      lambda m: [("pci_id", f"1002:{(m.group(1) or m.group(2)).lower()}", None)]),
@@ -606,7 +606,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # "* Device #%u: %s, %u/%u MB, %uMCU" (or "..., skipped") give ROCm's OpenCL device by its target ("gfx1030"); -I's OpenCL block prints
     # "PCI.Addr.BDF...: %02x:%02x.%u" only for an AMD device on AMD's platform (the CUDA and HIP blocks' "PCI.Addr.BDFe..",
     # with the domain, are NVIDIA's too)
-    ("hashcat device", lazy_re.compile(rf"^\s*(?:Name\.{{3,}}:\s*|\*\s*Device #\d+:\s*)(?:({GFX})(?::[\w+:-]*)?"
+    ("hashcat device", lazy_re.compile(rf"^\s*(?:Name\.{{3,}}:\s*|\*\s*Device #\d+:\s*)(?:({GFX_TARGET})(?::[\w+:-]*)?"
                                        rf"|({_AMD_NAME}[^,\n]*?))(?:\s*$|, \d+/\d+ MB|, skipped\b)"
                                        r"|^\s*PCI\.Addr\.BDF\.\.\.:\s*([0-9a-f]{2}:[0-9a-f]{2}\.[0-7])\s*$"),
      _hashcat_device),
@@ -615,13 +615,13 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # CL_DEVICE_NAME, the target with its features ("gfx90c:xnack-"), where no board name was read
     # (BOINC/boinc@c5c6cb7:lib/opencl_boinc.cpp OPENCL_DEVICE_PROP::description, client/gpu_opencl.cpp); a board name is
     # read by "device N: name"
-    ("boinc opencl gpu", lazy_re.compile(rf"\bOpenCL: AMD/ATI GPU \d{{1,2}}(?: \((?:ignored by config|not used)\))?: ({GFX})"
+    ("boinc opencl gpu", lazy_re.compile(rf"\bOpenCL: AMD/ATI GPU \d{{1,2}}(?: \((?:ignored by config|not used)\))?: ({GFX_TARGET})"
                                          r"(?::[\w+:-]*)? \(driver version "),
      _one("gfx_rt")),
     # tinygrad's AMD backend at DEBUG>=1: "AMDDevice: opening {device_id} with target {target} arch {arch}", the target
     # KFD's node reports (gfx_target_version, which HSA_OVERRIDE_GFX_VERSION does not change; tinygrad/tinygrad@a9069c1:
     # tinygrad/runtime/ops_amd.py)
-    ("tinygrad amd device", lazy_re.compile(rf"\bAMDDevice: opening (\d{{1,2}}) with target \(\d+, \d+, \d+\) arch ({GFX})\b"),
+    ("tinygrad amd device", lazy_re.compile(rf"\bAMDDevice: opening (\d{{1,2}}) with target \(\d+, \d+, \d+\) arch ({GFX_TARGET})\b"),
      lambda m: [("gfx_hw", m.group(2), None), ("gpu_index", m.group(1), None)]),
     # ghw's PCI device string, which LocalAI logs for each graphics card at start-up (xlog.Debug("GPU", "gpu", gpu.String()):
     # "card #0 @0000:03:00.0 -> driver: 'amdgpu' class: 'Display controller' vendor: 'Advanced Micro Devices, Inc.
@@ -642,7 +642,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # CuPy's show_config, a row a device property keyed by the device's index: "Device {} Name", "Device {} Arch" (the
     # gcnArchName, on ROCm only; "Compute Capability" on CUDA), "Device {} PCI Bus ID" (cupy/cupy@0f4daa4:cupyx/_runtime.py)
     ("cupy device", lazy_re.compile(rf"^\s*Device (\d{{1,2}}) (?:Name\s*: ({_AMD_NAME}[^\n]*?)"
-                                    rf"|Arch\s*: ({GFX})(?::[\w+:-]*)?|PCI Bus ID\s*: ([0-9a-f]{{4}}:[0-9a-f]{{2}}:[0-9a-f]{{2}}\.[0-7]))\s*$"),
+                                    rf"|Arch\s*: ({GFX_TARGET})(?::[\w+:-]*)?|PCI Bus ID\s*: ([0-9a-f]{{4}}:[0-9a-f]{{2}}:[0-9a-f]{{2}}\.[0-7]))\s*$"),
      _cupy_device),
     # MLC-LLM's device detection: logger.info("%s device: %s:%s", FOUND, device_type, i) for each index its check_device
     # subprocess lists, the indexes TVM finds existing from 0 on ("Found device: rocm:1"; "Not found device: rocm:0" when
@@ -777,7 +777,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("torch", m.group(1) or m.group(2), None)]),
     ("torch paren", lazy_re.compile(r"\b(?:py)?torch\s*\(\s*v?(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\w*)?(?:\+[\w.]+)?)\s*\)", re.I),
      _one("torch")),
-    ("gfx overridden", lazy_re.compile(rf"\b({GFX})\s*,?\s*(?:overrid\w*|spoof\w*|reported as|running as)\s+(?:to\s+|as\s+)?({GFX})\b", re.I),
+    ("gfx overridden", lazy_re.compile(rf"\b({GFX_TARGET})\s*,?\s*(?:overrid\w*|spoof\w*|reported as|running as)\s+(?:to\s+|as\s+)?({GFX_TARGET})\b", re.I),
      lambda m: [("gfx_hw", m.group(1).lower(), "stated"), ("gfx_rt", m.group(2).lower(), "stated")]),
     ("torch wheel", lazy_re.compile(r"torch-(\d+\.\d+\.\d+(?:(?:a|b|rc|\.dev|\.post)\w*)?)(?:%2B|\+)((?:rocm|cu|cpu)[\w.]*?)-cp\d+", re.I),
      lambda m: [("torch", f"{m.group(1)}+{m.group(2)}", None)]),
@@ -955,9 +955,9 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     ("gpustack header", lazy_re.compile(r"^\|\s*AMD Driver Version: \S+\s+Runtime Version: (\d+\.\d+)\s*\|\s*$"),
      lambda m: [("rocm", m.group(1), "tool")]),
     ("gpustack row", lazy_re.compile(rf"^\|\s*(\d{{1,2}})\s*\|[^|\n]{{1,90}}\|\s*(?:N/A|\d+MiB) / \d+MiB\s*\|[^|\n]{{0,12}}\|"
-                                     rf"[^|\n]{{0,12}}\|\s*({GFX})\s*\|\s*(?:OK|ERR)\s*\|\s*$"),
+                                     rf"[^|\n]{{0,12}}\|\s*({GFX_TARGET})\s*\|\s*(?:OK|ERR)\s*\|\s*$"),
      lambda m: [("gfx_rt", m.group(2), None), ("gpu_index", m.group(1), None)]),
-    ("gpustack json cc", lazy_re.compile(rf'^\s*"compute_capability"\s*:\s*"({GFX})"\s*,?\s*$'), _one("gfx_rt")),
+    ("gpustack json cc", lazy_re.compile(rf'^\s*"compute_capability"\s*:\s*"({GFX_TARGET})"\s*,?\s*$'), _one("gfx_rt")),
     # SGLang's and vLLM's fused-MoE kernel config, a file named after the running GPU: get_config_file_name's
     # f"E={E},N={N},device_name={device_name}..." with the device's name, spaces made "_" (sgl-project/sglang@083d601:
     # python/sglang/srt/layers/moe/fused_moe_triton/fused_moe_triton_config.py), logged as "Using MoE kernel config from
@@ -971,7 +971,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # KFD's gfx_target_version on Linux or from the name on Windows (lemonade-sdk/lemonade@e385039:
     # src/cpp/server/system_info.cpp, get_device_dict, LinuxSystemInfo::detect_amd_gpus, identify_rocm_arch_from_name;
     # a family such as "gfx110X" is not one target); one device's object on the line
-    ("lemonade family", lazy_re.compile(rf'"family"\s*:\s*"({GFX})"\s*(?:,|\}}|$)'),
+    ("lemonade family", lazy_re.compile(rf'"family"\s*:\s*"({GFX_TARGET})"\s*(?:,|\}}|$)'),
      lambda m: [("gfx_hw", m.group(1), None)] if m.string.count('"family"') == 1 else []),
     # RamaLama's `ramalama info` (JSON): "Accelerator": "hip" only where KFD's topology (/sys/devices/virtual/kfd/kfd/
     # topology/nodes, there while amdgpu's KFD is up) lists an AMD GPU of gfx900 or later with VRAM
@@ -1056,7 +1056,7 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
      lambda m: [("gpu_name", p.group(0), "label") for p in PRODUCT.finditer(m.group(1))]
      # an iGPU's model alone in the field ("GPU: 780M aka gfx1103"): AMD names it "Radeon 780M"
      or [("gpu_name", f"Radeon {g.upper()}", "label") for g in re.findall(rf"^(?:AMD\s+)?({_IGPU_BARE}|80[56]0S)\b", m.group(1).strip(), re.I)]
-     or [("gfx_rt", g.lower(), "label") for g in re.findall(rf"^`?({GFX})(?::[\w+:-]*)?`?\s*$", m.group(1).strip())]
+     or [("gfx_rt", g.lower(), "label") for g in re.findall(rf"^`?({GFX_TARGET})(?::[\w+:-]*)?`?\s*$", m.group(1).strip())]
      # (not a numbered agent list's CPU row: rocm_bandwidth_test's "Device: 0,  AMD Ryzen 9 7950X 16-Core Processor")
      or (_cpu_as_gpu(m.group(1)) if not re.search(r"\b(?:NVIDIA|GeForce|RTX|GTX|Intel|Arc)\b", m.group(1), re.I)
          and not re.match(r"\d{1,2},\s", m.group(1)) else [])),
@@ -1074,23 +1074,23 @@ _RULES: tuple[tuple[str, lazy_re.Pattern, Callable[[re.Match[str]], list[tuple[s
     # the target whose support a thread says is missing or coming ("Until gfx1151 support is enabled"): the weakest claim,
     # taken only where nothing names the GPU
     ("gfx support", lazy_re.compile(rf"\b(?:until|no|without|missing|lacks?|lacking|enabl(?:e|es|ed|ing)|add(?:s|ed|ing)?)\s+"
-                                    rf"(?:the\s+)?({GFX})\s+support\b|\b({GFX})\s+support\s+(?:is|was|isn't|wasn't)\s+(?:not\s+)?"
+                                    rf"(?:the\s+)?({GFX_TARGET})\s+support\b|\b({GFX_TARGET})\s+support\s+(?:is|was|isn't|wasn't)\s+(?:not\s+)?"
                                     r"(?:yet\s+)?(?:enabled|added|missing|available|there)\b", re.I),
      lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "support")]),
-    ("prose gfx", lazy_re.compile(rf"\b(?:an?|my|the|is|it's)\s+({GFX})\s+(?:GPU|card|device|iGPU|APU)\b"
-                             rf"|\b(?:device|machine|system|GPU|card|laptop)\s+(?:with|having)\s+(?:only\s+|an?\s+)?({GFX})\b", re.I),
+    ("prose gfx", lazy_re.compile(rf"\b(?:an?|my|the|is|it's)\s+({GFX_TARGET})\s+(?:GPU|card|device|iGPU|APU)\b"
+                             rf"|\b(?:device|machine|system|GPU|card|laptop)\s+(?:with|having)\s+(?:only\s+|an?\s+)?({GFX_TARGET})\b", re.I),
      lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "prose")]),
     # a thread's title saying where the problem happens, by target ("... model load on gfx1151 with TheRock dev tarball",
     # "Crash on Strix Halo (gfx1151)"): as weak as prose; not a target's support asked for, added or missing
-    ("title gfx", lazy_re.compile(rf"^#\s(?!.*\?)(?!.*\b(?:support|request|feature|add|provide|publish|please|want|need)\b)(?:[^\n(]*?\bon\s+(?:an?\s+|my\s+)?({GFX})\b(?![\w.-])|[^\n]*?\(({GFX})\))", re.I),
+    ("title gfx", lazy_re.compile(rf"^#\s(?!.*\?)(?!.*\b(?:support|request|feature|add|provide|publish|please|want|need)\b)(?:[^\n(]*?\bon\s+(?:an?\s+|my\s+)?({GFX_TARGET})\b(?![\w.-])|[^\n]*?\(({GFX_TARGET})\))", re.I),
      lambda m: [("gfx_rt", (m.group(1) or m.group(2)).lower(), "prose")]),
     # a full target id with both feature settings ("gfx90a:sramecc+:xnack-") is how the runtime names a device's ISA
-    ("full isa", lazy_re.compile(rf"(?<![\w./-])({GFX}):sramecc[+-]:xnack[+-](?![\w.:-])"),
+    ("full isa", lazy_re.compile(rf"(?<![\w./-])({GFX_TARGET}):sramecc[+-]:xnack[+-](?![\w.:-])"),
      lambda m: [("gfx_rt", m.group(1).lower(), "prose")]),
     # the TheRock index a torch was installed from names one target ("rocm.nightlies.amd.com/v2-staging/gfx1151")
-    ("therock index", lazy_re.compile(rf"\brocm\.(?:nightlies|prereleases)\.amd\.com/v2(?:-staging)?/({GFX})(?![\w-])"),
+    ("therock index", lazy_re.compile(rf"\brocm\.(?:nightlies|prereleases)\.amd\.com/v2(?:-staging)?/({GFX_TARGET})(?![\w-])"),
      lambda m: [("gfx_rt", m.group(1), "prose")]),
-    ("hsa device", lazy_re.compile(rf"\bHSA device ({GFX})\S*\s*\(PCI ID ([0-9a-fA-F]{{4}})\)"),
+    ("hsa device", lazy_re.compile(rf"\bHSA device ({GFX_TARGET})\S*\s*\(PCI ID ([0-9a-fA-F]{{4}})\)"),
      lambda m: [("gfx_rt", m.group(1).lower(), None), ("pci_id", f"1002:{m.group(2).lower()}", None)]),
     ("kms init", lazy_re.compile(r"initializing kernel modesetting \((?:IP DISCOVERY|([A-Z][A-Z0-9_]+)) 0x1002:0x([0-9A-Fa-f]{4})\b"),
      lambda m: [("pci_id", f"1002:{m.group(2).lower()}", None)]
@@ -1265,7 +1265,7 @@ def _template_field(heading: str, line: str) -> list[tuple[str, str, str | None]
         out: list[tuple[str, str, str | None]] = [("gpu_name", p.group(0), "label") for p in PRODUCT.finditer(line)]
         if not out:
             out = _cpu_as_gpu(line)
-        out += [("gfx_rt", g.lower(), "label") for g in re.findall(rf"(?i)^\s*({GFX})\s*$", line)]
+        out += [("gfx_rt", g.lower(), "label") for g in re.findall(rf"(?i)^\s*({GFX_TARGET})\s*$", line)]
         return out
     if heading in ("cpu", "processor"):  # the machine's processor (an integrated GPU it carries is resolved later)
         return [("cpu", line.strip(), "label")] if re.search(r"\b(?:Ryzen|Athlon|EPYC|Threadripper)\b", line, re.I) else []
@@ -1326,7 +1326,7 @@ _ASKED: tuple[tuple[lazy_re.Pattern, str, lazy_re.Pattern], ...] = (
     (lazy_re.compile(_REPL + r"torch\.version\.hip\)?\s*$"), "hip",
      lazy_re.compile(_ECHO + r"(\d+\.\d+\.\d{5}-[0-9a-f]+)['\"]?\s*$")),
     (lazy_re.compile(_REPL + r"torch\.cuda\.get_device_properties\([^)\n]*\)\.gcnArchName\)?\s*$"), "gfx_rt",
-     lazy_re.compile(_ECHO + rf"({GFX})(?::[\w+:-]*)?['\"]?\s*$")),
+     lazy_re.compile(_ECHO + rf"({GFX_TARGET})(?::[\w+:-]*)?['\"]?\s*$")),
     # a device's PCI vendor id line, then its device id on the next (read as 1002:<id>):
     # vulkaninfo's "vendorID = 0x1002" / "deviceID = 0x744c", in --summary and in VkPhysicalDeviceProperties
     # (KhronosGroup/Vulkan-Tools 697e22d5d256b29e4d6cdd75b3cd42f1aa634113 vulkaninfo/vulkaninfo.cpp DumpSummaryGPU,
@@ -1390,7 +1390,7 @@ class _HipInfoBlock:
 # " GPU %02d |", a link cell per GPU ("    -   |" for itself, "%s-%d" of HT/QPI/PCIE/INFB/XGMI and the hop count), then
 # " %11s | %4d | %-12d |" of hipDeviceGetPCIBusId, the CUs and the closest NUMA node. A row after the header names that
 # GPU's index, address and target
-_TRANSFERBENCH_ARCHS = lazy_re.compile(rf"^\s+\|(?: +{GFX} \|)+\s*$")
+_TRANSFERBENCH_ARCHS = lazy_re.compile(rf"^\s+\|(?: +{GFX_TARGET} \|)+\s*$")
 _TRANSFERBENCH_ROW = lazy_re.compile(r"^\s*GPU (\d{2}) \|(?:\s*(?:-|(?:  HT| QPI|PCIE|INFB|XGMI|\?\?\?\?)-\d+)\s*\|)+"
                                      r"\s*([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]) \|\s*\d+ \|")
 
@@ -1553,4 +1553,4 @@ def read_mentions(text: object, command: str | None = None) -> tuple[Mention, ..
     return tuple(out)
 
 
-__all__ = ["GFX", "KINDS", "Mention", "read_mentions"]
+__all__ = ["KINDS", "Mention", "read_mentions"]

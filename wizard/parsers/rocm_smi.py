@@ -19,6 +19,8 @@ _LIBRARY_STATUS_RE = lazy_re.compile(r"^\s*GPU\[\d+\]\s*:\s*(?:[\w ]+,\s*)?Not s
 _SECTION_RE = lazy_re.compile(r"^=+\s*(\S.*?)\s*=+$")
 _ROW_RE = lazy_re.compile(r"^\s*(\d+)\s+(\S.*)$")
 _DEVICE_ID_RE = lazy_re.compile(r"\b0x([0-9a-fA-F]{4})\b")
+# not model.GFX_TARGET: the SMI tools' "GFX Version" is the runtime's version in digits, which is not always a target's
+# name (rocm-smi prints gfx9010 for an MI200's gfx90a)
 _GFX_RE = lazy_re.compile(r"\bgfx[0-9a-f]{3,4}\b")
 _BUS_RE = lazy_re.compile(r"^(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})\.([0-7])$")
 # rocm-smi 6.x concise rows, recognised even when the header was cut: "0  [0x0518 : 0xc0]  ..."

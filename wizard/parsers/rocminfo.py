@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from wizard import lazy_re
+from wizard.model import GFX_TARGET
 from wizard.parsers._text import bdf_from_location, leading_int, lines, never_raises
 from wizard.record import record
 
@@ -22,7 +23,7 @@ _ISA_RE = lazy_re.compile(r"^\s*ISA\s+(\d+)\s*$")
 # module failed or is still initialising): both mean the driver is not working. Also read in pastes (mentions.py).
 ROCK_LINE = r"ROCk module(?: version (?P<ver>\S+))? is (?P<not>NOT )?(?:loaded|(?<=NOT )live\b)"
 _ROCK_RE = lazy_re.compile(ROCK_LINE, re.IGNORECASE)
-_GFX_RE = lazy_re.compile(r"\b(gfx[0-9]{1,2}[0-9a-f]{2,3})\b")
+_GFX_RE = lazy_re.compile(rf"\b({GFX_TARGET})\b")
 _ERROR_RE = lazy_re.compile(
     r"HSA_STATUS_ERROR\w*|hsa api call failure|Unable to open /dev/kfd|Permission denied"
     r"|Failed to get user name|is not member of|not loaded|Unable to find",
