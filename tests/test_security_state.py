@@ -24,7 +24,9 @@ from wizard.sandbox import open_sandbox
 
 pytestmark = pytest.mark.integration
 
-MARK = "41.37"  # the sleep of the slow action: a mark to find its process by
+# the sleep of the slow action: a mark to find its process by, this test process's own (pytest-xdist runs this file's
+# tests in two workers at once: with one shared mark a test signalled, or waited for, the other worker's action)
+MARK = f"41.{os.getpid()}"
 
 
 def one_line(r: subprocess.CompletedProcess[str]) -> str:
