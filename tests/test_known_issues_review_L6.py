@@ -6,8 +6,13 @@ near miss that must still fire.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from test_known_issues_texts import _found
+from test_known_issues_texts import _facts, _found
+
+from wizard.diagnose import Finding, diagnose
+from wizard.record import replace
 
 pytestmark = pytest.mark.unit
 
@@ -61,6 +66,35 @@ def test_mixed_kinds_advice_does_not_remove_every_release() -> None:
     assert "sudo apt autoremove rocm-core" in _found({}, VERSIONED_OVER_PLAIN)[MIXED].fix_commands
     # the single-version package was being installed: removing the single-version install is not what it wants
     assert "sudo apt autoremove rocm-core" not in _found({}, PLAIN_OVER_VERSIONED)[MIXED].fix_commands
+
+
+RX7900: dict[str, Any] = {"gpus": [{"gfx": "gfx1100", "integrated": False}]}
+NO_HIP = "No ROCm runtime is found, using ROCM_HOME='/opt/rocm'\n"
+NO_HIP_ID = "torch-no-hip-runtime-rocm-home"
+CT2 = "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version\n"
+CT2_ID = "ctranslate2-cuda-build-on-amd-gpu"
+NVIDIA_SMI = ("+-----------------------------------------------------------------------------+\n"
+              "| NVIDIA-SMI 470.223.02   Driver Version: 470.223.02   CUDA Version: 11.4     |\n")
+
+
+def _nvidia_only(text: str) -> dict[str, Finding]:
+    """A machine whose GPUs detection enumerated: an NVIDIA card, no AMD GPU (a CUDA torch, a leftover /opt/rocm)."""
+    facts = replace(_facts({}, text), origin="live", other_gpus=("10de:2684 NVIDIA Corporation AD102",))
+    return {f.id: f for f in diagnose(facts)}
+
+
+@pytest.mark.parametrize("issue_id, text", [(NO_HIP_ID, NO_HIP), (CT2_ID, CT2)])
+def test_cuda_lines_are_no_cause_on_an_nvidia_only_machine(issue_id: str, text: str) -> None:
+    found = _nvidia_only(text)
+    assert issue_id not in found or found[issue_id].to_check is not None
+    assert issue_id not in _found({}, NVIDIA_SMI + text)  # its text shows the NVIDIA driver
+
+
+@pytest.mark.parametrize("issue_id, text", [(NO_HIP_ID, NO_HIP), (CT2_ID, CT2)])
+def test_cuda_lines_are_a_cause_where_an_amd_gpu_is_detected(issue_id: str, text: str) -> None:
+    found = _found(RX7900, text)
+    assert issue_id in found and found[issue_id].to_check is None
+    assert any("gfx1100" in e for e in found[issue_id].evidence)  # the AMD GPU is what makes it this machine's
 
 
 def test_an_archive_apt_numbered_in_its_temporary_folder_is_read_by_its_name() -> None:

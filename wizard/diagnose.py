@@ -802,6 +802,16 @@ def _p_has_dgpu(f: Facts, arg: object) -> list[str] | None:
     return ["no discrete AMD GPU"] if known and not d else None
 
 
+def _p_amd_gpu(f: Facts, arg: object) -> list[str] | None:
+    """Some AMD GPU is known on this machine (true), or the machine's GPUs were enumerated and none is AMD's (false:
+    an NVIDIA-only machine, whose CUDA lines are about its own GPU)."""
+    if bool(arg):
+        return [f"AMD GPU: {_gpu_label(f.gpus[0])}"] if f.gpus else None
+    if f.gpus or not _gpus_enumerated(f):
+        return None
+    return ["no AMD GPU among the GPUs listed" + (f" (found: {', '.join(f.other_gpus)})" if f.other_gpus else "")]
+
+
 def _p_kfd_open_not_permissions(f: Facts, arg: object) -> list[str] | None:
     """/dev/kfd exists and root (or a member of render) cannot open it, with an error other than "Permission
     denied": groups and permissions are not what fails."""
@@ -884,6 +894,7 @@ PREDICATES: dict[str, Pred] = {
     "dkms_not_for_running_kernel": _p_dkms_not_for_running_kernel,
     "wheel_carries_gfx": _p_wheel_carries_gfx,
     "has_dgpu": _p_has_dgpu,
+    "amd_gpu": _p_amd_gpu,
     "rocm_stream_in": _p_rocm_stream_in,
     "kfd_open_not_permissions": _p_kfd_open_not_permissions,
     "torch_not_wsl_build": _p_torch_not_wsl_build,
@@ -1026,6 +1037,8 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "gpu_family_in": lambda f: any(g.family for g in f.gpus),
     "gpu_codename_in": lambda f: any(g.codename for g in f.gpus),
     "has_dgpu": lambda f: any(g.integrated is not None for g in f.gpus),
+    # an AMD GPU named, or every GPU of the machine listed (detection, lspci, rocminfo ...)
+    "amd_gpu": lambda f: bool(f.gpus) or _gpus_enumerated(f),
     "visible_devices_hide_all": _visibility_decided,
     "override_set": _override_known,
     "override_spoofs_gpu": lambda f: _override_known(f) and any(g.gfx for g in f.gpus),
@@ -1047,7 +1060,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
 }
 _NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_inaccessible", "not_in_render_group",
                       "in_render_group", "override_set", "override_spoofs_gpu", "secure_boot_dkms",
-                      "torch_not_wsl_build", "visible_devices_hide_all"})
+                      "torch_not_wsl_build", "visible_devices_hide_all", "amd_gpu"})
 # Conditions that are the cause itself, not a fact that could only rule it out: the failure line shows a symptom
 # (a memory fault), the condition says why. Where the evidence does not decide one, a finding whose signature
 # matched this machine's own text is listed as "to check", not as a cause.
@@ -1064,7 +1077,7 @@ NOT_KNOWN = "not known from the evidence"
 # unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed
 # software or the settings (the wheel lacks the GPU's target, the override names another family) is a cause.
 _IDENTITY_ONLY = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gpu_codename_in", "has_dgpu",
-                            "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "wsl", "in_container",
+                            "amd_gpu", "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "wsl", "in_container",
                             "tensile_gfx_unshipped", "built_from_source", "kernel_gc_ip_in"})
 
 

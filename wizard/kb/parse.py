@@ -107,6 +107,7 @@ PREDICATES: dict[str, str] = {
     "rocm_stream_in": "str-list",
     "kfd_open_not_permissions": "true",
     "torch_not_wsl_build": "true",
+    "amd_gpu": "bool",
 }
 
 
