@@ -104,3 +104,34 @@ def test_an_archive_apt_numbered_in_its_temporary_folder_is_read_by_its_name() -
             "also in package rocblas-dev6.0.0 4.0.0.60000-91~22.04\n")
     assert MIXED in _found({}, text)
     assert MIXED not in _found({}, text.replace("rocblas-dev_", "rocblas-dev6.1.0_"))
+
+
+STALL_ID = "gfx1201-rocm70-stall"
+R9070: dict[str, Any] = {"gpus": [{"gfx": "gfx1201", "integrated": False}]}
+STALL = "ComfyUI: KSampler stuck, the GPU stays at 100% busy with no progress\n"
+IMAGE70 = "docker run -it --device=/dev/kfd --device=/dev/dri rocm/pytorch:rocm7.0_ubuntu24.04_py3.12_pytorch_release_2.8.0\n"
+
+
+@pytest.mark.parametrize("spec, text", [
+    ({**R9070, "rocm_version": "7.0.2"}, STALL),
+    ({**R9070, "rocm_version": "7.1.1"}, STALL),
+    (R9070, IMAGE70 + STALL),
+    ({**R9070, "python_envs": [{"torch": "2.8.0+rocm7.0.0.git64359f59"}]}, STALL),
+])
+def test_gfx1201_stall_is_a_cause_where_rocm_70_or_71_shows(spec: dict[str, Any], text: str) -> None:
+    found = _found(spec, text)
+    assert STALL_ID in found and found[STALL_ID].to_check is None
+
+
+@pytest.mark.parametrize("spec", [
+    {**R9070, "rocm_version": "6.4.4"},
+    {**R9070, "rocm_version": "7.2.0"},
+    {**R9070, "python_envs": [{"torch": "2.10.0+rocm7.10.0"}]},  # 7.10 is no 7.1
+])
+def test_gfx1201_stall_is_no_cause_on_another_rocm(spec: dict[str, Any]) -> None:
+    assert STALL_ID not in _found(spec, STALL)
+
+
+def test_gfx1201_stall_is_only_to_check_where_no_rocm_version_shows() -> None:
+    found = _found(R9070, STALL)
+    assert STALL_ID in found and found[STALL_ID].to_check is not None

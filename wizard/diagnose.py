@@ -812,6 +812,40 @@ def _p_amd_gpu(f: Facts, arg: object) -> list[str] | None:
     return ["no AMD GPU among the GPUs listed" + (f" (found: {', '.join(f.other_gpus)})" if f.other_gpus else "")]
 
 
+# the ROCm line a part of the stack shows: a torch wheel's local version (+rocm7.0.0, +rocm7.10.0a2025...), its
+# torch.version.hip (7.0.51831-...), TheRock's rocm package, a rocm/pytorch image tag (rocm7.0_ubuntu24.04_...,
+# rocm7.0.2_...) in the machine's own text
+_IMAGE_ROCM = lazy_re.compile(r"\brocm/pytorch(?:-[\w-]+)?:rocm(\d+)\.(\d+)(?![\d])", re.IGNORECASE)
+_LINE = lazy_re.compile(r"(\d+)\.(\d+)")
+
+
+def _rocm_lines_shown(f: Facts) -> list[tuple[str, str]]:
+    """(major.minor, where) of every ROCm release this machine's facts and own text show in use."""
+    out: list[tuple[str, str]] = []
+    if f.rocm.version and (m := _LINE.match(f.rocm.version)):
+        out.append((f"{int(m.group(1))}.{int(m.group(2))}", f"system ROCm {f.rocm.version}"))
+    for e in f.python_envs:
+        if e.torch and (m := _WHEEL_ROCM.search(e.torch)):
+            out.append((f"{int(m.group(1))}.{int(m.group(2))}", f"torch {e.torch}"))
+        elif e.hip and (m := _LINE.match(e.hip)):
+            out.append((f"{int(m.group(1))}.{int(m.group(2))}", f"torch.version.hip {e.hip}"))
+        if e.rocm_sdk and (m := _LINE.match(e.rocm_sdk)):
+            out.append((f"{int(m.group(1))}.{int(m.group(2))}", f"rocm (pip) {e.rocm_sdk}"))
+    for t in f.texts:
+        if t.own:
+            for m in _IMAGE_ROCM.finditer(t.text):
+                out.append((f"{int(m.group(1))}.{int(m.group(2))}", f"{t.source}: {m.group(0)}"))
+    return out
+
+
+def _p_rocm_line_in(f: Facts, arg: object) -> list[str] | None:
+    """Some ROCm release this machine shows in use (the system's, a ROCm torch's, TheRock's, a rocm/pytorch image's
+    tag) is of one of these major.minor lines; compared as numbers, so 7.10 is no 7.1."""
+    wanted = set(arg if isinstance(arg, (list, tuple)) else [arg])
+    hits = [where for line, where in _rocm_lines_shown(f) if line in wanted]
+    return list(dict.fromkeys(hits)) or None
+
+
 def _p_kfd_open_not_permissions(f: Facts, arg: object) -> list[str] | None:
     """/dev/kfd exists and root (or a member of render) cannot open it, with an error other than "Permission
     denied": groups and permissions are not what fails."""
@@ -895,6 +929,7 @@ PREDICATES: dict[str, Pred] = {
     "wheel_carries_gfx": _p_wheel_carries_gfx,
     "has_dgpu": _p_has_dgpu,
     "amd_gpu": _p_amd_gpu,
+    "rocm_line_in": _p_rocm_line_in,
     "rocm_stream_in": _p_rocm_stream_in,
     "kfd_open_not_permissions": _p_kfd_open_not_permissions,
     "torch_not_wsl_build": _p_torch_not_wsl_build,
@@ -1039,6 +1074,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "has_dgpu": lambda f: any(g.integrated is not None for g in f.gpus),
     # an AMD GPU named, or every GPU of the machine listed (detection, lspci, rocminfo ...)
     "amd_gpu": lambda f: bool(f.gpus) or _gpus_enumerated(f),
+    "rocm_line_in": lambda f: bool(_rocm_lines_shown(f)),
     "visible_devices_hide_all": _visibility_decided,
     "override_set": _override_known,
     "override_spoofs_gpu": lambda f: _override_known(f) and any(g.gfx for g in f.gpus),
@@ -1071,7 +1107,8 @@ _CAUSE_CONDITIONS = {"override_on_supported": "the installed ROCm or torch suppo
                      "override_spoofs_gpu": "HSA_OVERRIDE_GFX_VERSION makes the GPU run another instruction set",
                      "kernel_version": "the running kernel is in the range this needs",
                      "distro_rocm_packages": "the distribution's ROCm packages are installed beside AMD's",
-                     "visible_devices_hide_all": "the *_VISIBLE_DEVICES index names no GPU the machine has"}
+                     "visible_devices_hide_all": "the *_VISIBLE_DEVICES index names no GPU the machine has",
+                     "rocm_line_in": "the ROCm release in use is one this issue is about"}
 NOT_KNOWN = "not known from the evidence"
 # Conditions that only say which GPU or system this is: a predicted issue resting on them alone (this GPU is
 # unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed

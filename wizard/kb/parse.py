@@ -108,6 +108,7 @@ PREDICATES: dict[str, str] = {
     "kfd_open_not_permissions": "true",
     "torch_not_wsl_build": "true",
     "amd_gpu": "bool",
+    "rocm_line_in": "str-list",
 }
 
 
