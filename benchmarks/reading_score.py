@@ -213,6 +213,8 @@ _RENDER_ADVICE = re.compile(r"add the user to (?:the )?render|usermod\b[^\n]*\br
 _LOAD_DRIVER = re.compile(r"load the amdgpu driver|/dev/kfd is missing", re.IGNORECASE)
 _DXG_ADVICE = re.compile(r"HSA_ENABLE_DXG_DETECTION=1")
 _KERNEL_DRIVER_ADVICE = re.compile(r"modprobe amdgpu|load the amdgpu (?:kernel )?driver|loads? amdgpu\b", re.IGNORECASE)
+_WSL_USECASE = re.compile(r"--usecase=\S*\bwsl\b")
+_VIDEO_ONLY_ADVICE = re.compile(r"add the user to (?:the )?video\b|usermod\b[^\n]*-G\s*video\b", re.IGNORECASE)
 
 
 def contradicting_advice(detected: Mapping[str, Any], advice: str) -> list[str]:
@@ -234,6 +236,132 @@ def contradicting_advice(detected: Mapping[str, Any], advice: str) -> list[str]:
         out.append("advises WSL's DXG detection, but this is not WSL")
     if (detected.get("os") or {}).get("wsl") is True and _KERNEL_DRIVER_ADVICE.search(advice):
         out.append("advises loading the amdgpu kernel driver, but this is WSL, whose GPU is reached through /dev/dxg")
+    if (detected.get("os") or {}).get("wsl") is False and _WSL_USECASE.search(advice):
+        out.append("advises amdgpu-install's WSL use case, but this is not WSL")
+    if driver.get("in_video_group") is True and _VIDEO_ONLY_ADVICE.search(advice) and not _RENDER_ADVICE.search(advice):
+        out.append("advises joining the video group, but the user is in it")
+    out += _package_manager_against_os(detected.get("os") or {}, advice)
+    out += _env_already_set(detected.get("env") or {}, advice)
+    out += _rocm_release_already_installed((detected.get("rocm") or {}).get("version"), advice)
+    out += _index_lacks_gpus(detected, advice)
+    return out
+
+
+# A command line (optionally through sudo) of a distribution family's package tool. A line of prose that names
+# several ("apt install libgfortran5, dnf install libgfortran") offers each family its own and is not one of these.
+_PM_COMMAND = re.compile(r"^\s*(?:sudo\s+(?:-\S+\s+)*)?(apt-get|apt|dpkg|dnf|yum|rpm-ostree|grubby|zypper|pacman)\b",
+                         re.MULTILINE)
+_DEBIAN = frozenset({"debian", "ubuntu"})
+# Fedora, RHEL and its rebuilds (wizard.model.REDHAT_FAMILY: dnf's systems, grubby's boot entries; rpm-ostree on the
+# ostree ones), SUSE, Arch: os-release's ID or one of its ID_LIKE words
+_REDHAT = frozenset({"fedora", "rhel", "centos", "rocky", "almalinux", "ol"})
+_SUSE = frozenset({"suse", "sles", "opensuse", "opensuse-leap", "opensuse-tumbleweed"})
+_ARCH = frozenset({"arch"})
+_PM_FAMILY = {"apt-get": _DEBIAN, "apt": _DEBIAN, "dpkg": _DEBIAN, "dnf": _REDHAT, "yum": _REDHAT,
+              "rpm-ostree": _REDHAT, "grubby": _REDHAT, "zypper": _SUSE, "pacman": _ARCH}
+# AMD's install pages offer amdgpu-install for Ubuntu, RHEL, SLES and Oracle Linux (wizard/kb/derived_install_pages.json,
+# from ROCm/rocm-install-on-linux docs/conf.py), as a .deb or an .rpm: on a distribution of none of the dpkg or rpm
+# families it cannot even be installed
+_AMDGPU_INSTALL_FAMILIES = _DEBIAN | _REDHAT | _SUSE
+_AMDGPU_INSTALL = re.compile(r"(?<![/\w-])amdgpu-install\b(?!-)")
+
+
+def _package_manager_against_os(os_: Mapping[str, Any], advice: str) -> list[str]:
+    """A package tool's command for another distribution family than os-release's ID and ID_LIKE say."""
+    os_id = os_.get("id")
+    if not os_id:
+        return []
+    family = {str(os_id).lower(), *(str(x).lower() for x in os_.get("like") or [])}
+    out = [f"advises {tool} ({'/'.join(sorted(_PM_FAMILY[tool]))}'s tool), but this is {os_id}"
+           for tool in dict.fromkeys(m.group(1) for m in _PM_COMMAND.finditer(advice)) if not family & _PM_FAMILY[tool]]
+    if not family & _AMDGPU_INSTALL_FAMILIES and _AMDGPU_INSTALL.search(advice):
+        out.append(f"advises amdgpu-install, but AMD ships it for no distribution of {os_id}'s family")
+    return out
+
+
+# NAME=VALUE as advice sets it: a fix's environment line, `export NAME=VALUE`, a command's prefix. Not a comparison
+# (`NAME==`), not part of a longer word.
+_ENV_SETTING = re.compile(r"(?<![A-Za-z0-9_$-])([A-Z][A-Z0-9_]*)=(?!=)(\"[^\"\n]*\"|'[^'\n]*'|[^\s\"';,)]+)")
+
+
+def _env_already_set(env: Mapping[str, Any], advice: str) -> list[str]:
+    """Advice that sets a variable to the value detection found in force already: that is no change."""
+    out = []
+    for m in _ENV_SETTING.finditer(advice):
+        name, value = m.group(1), m.group(2).strip("\"'")
+        have = env.get(name)
+        if have is not None and str(have) == value and value:
+            why = f"advises setting {name}={value}, but it is set to that already"
+            if why not in out:
+                out.append(why)
+    return out
+
+
+_MOVE_TO_RELEASE = re.compile(r"\b(?:move|upgrade|update|switch|go|install|downgrade)\w*(?: back)? to (?:a |the )?ROCm "
+                              r"(\d+\.\d+(?:\.\d+)?)\b(?! or (?:newer|later|older|earlier))", re.IGNORECASE)
+_AT_LEAST_RELEASE = re.compile(r"\b(?:use|install|upgrade to|move to|update to) (?:a )?ROCm (\d+\.\d+(?:\.\d+)?) or "
+                               r"(?:newer|later)\b", re.IGNORECASE)
+
+
+def _release(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+
+def _rocm_release_already_installed(version: Any, advice: str) -> list[str]:
+    """Advice whose change is a move to the ROCm release detection found installed (or to one at least as new)."""
+    if not isinstance(version, str) or not _release(version):
+        return []
+    have = _release(version)
+    out = [f"advises moving to ROCm {m.group(1)}, but ROCm {version} is installed"
+           for m in _MOVE_TO_RELEASE.finditer(advice) if have[:len(_release(m.group(1)))] == _release(m.group(1))]
+    out += [f"advises ROCm {m.group(1)} or newer, but ROCm {version} is installed"
+            for m in _AT_LEAST_RELEASE.finditer(advice) if have >= _release(m.group(1))]
+    return out
+
+
+_PIP_INDEX = re.compile(r"^[^\n]*\bpip3? install\b[^\n]*--index-url[ =]https://download\.pytorch\.org/whl/(rocm[\d.]+)\b[^\n]*$",
+                        re.MULTILINE)
+_TORCH_PIN = re.compile(r"\btorch==([\w.+]+)")
+
+
+def _wheel_rows() -> list[Mapping[str, Any]]:
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "wizard" / "kb" / "torch_wheels.json"
+    return list(json.loads(path.read_text(encoding="utf-8")).get("wheels") or [])
+
+
+def _override_target(value: Any) -> str | None:
+    m = re.fullmatch(r"(\d+)\.(\d+)\.(\d+)", str(value or "").strip())
+    if not m or int(m.group(1)) < 9:
+        return None
+    major, minor, step = (int(x) for x in m.groups())
+    return f"gfx{major}{minor}{step:x}" if major >= 10 else f"gfx9{minor}{step:x}"
+
+
+def _index_lacks_gpus(detected: Mapping[str, Any], advice: str, rows: Iterable[Mapping[str, Any]] | None = None) -> list[str]:
+    """A torch pip install from a download.pytorch.org ROCm index whose wheels (the pinned torch's, else every one
+    the index holds), by the wizard's matrix (wizard/kb/torch_wheels.json), carry no target any GPU runs as: its own,
+    the one the runtime reports, the one the override in force names. Undecided where a GPU's target is unknown, or
+    a row has no fixed list or an uncertain one."""
+    gpus = [g for g in detected.get("gpus") or [] if isinstance(g, dict)]
+    matches = list(_PIP_INDEX.finditer(advice))
+    if not matches or not gpus or not all(g.get("gfx") for g in gpus):
+        return []
+    runs_as = {str(g.get(k)) for g in gpus for k in ("gfx", "gfx_reported") if g.get(k)}
+    if (over := _override_target((detected.get("env") or {}).get("HSA_OVERRIDE_GFX_VERSION"))) is not None:
+        runs_as.add(over)
+    table = list(_wheel_rows() if rows is None else rows)
+    out = []
+    for m in matches:
+        index, pin = m.group(1), _TORCH_PIN.search(m.group(0))
+        hits = [r for r in table if r.get("index") == index and (pin is None or r.get("torch") == pin.group(1))]
+        if not hits or any(r.get("gfx") is None or r.get("uncertain") for r in hits):
+            continue
+        if not runs_as & {str(x) for r in hits for x in r["gfx"]}:
+            what = f"torch {pin.group(1)} from {index}" if pin else f"the {index} index"
+            out.append(f"advises {what}, whose wheels carry none of {', '.join(sorted(runs_as))}")
     return out
 
 

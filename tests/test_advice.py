@@ -207,3 +207,52 @@ def test_a_failure_that_shows_without_its_cause_is_not_headed_no_known_problem()
     # a machine that only might meet something keeps the calm heading
     calm = diagnose(Facts(gpus=(_gpu("gfx1036", "RDNA2", integrated=True), _gpu("gfx1100", "RDNA3")), origin="test"))
     assert not any(f.shows_failure for f in calm) and "No known problem" in findings_summary(list(calm)).plain
+
+
+def test_a_branch_whose_setting_is_in_force_already_is_not_advised() -> None:
+    """A branch that only sets an environment is no change where every setting is the value in force already
+    (benchmarks/reading_score.contradicting_advice: "advises setting NAME=VALUE, but it is set to that already")."""
+    from wizard.model import EnvSetting
+
+    text = "RuntimeError: HIP error: hipErrorNoBinaryForGpu"
+    gpu = _gpu("gfx1032", "RDNA2")
+    already = Facts(gpus=(gpu,), origin="test", texts=(EvidenceText("error.txt", text, 1, "text", True),),
+                    env=(EnvSetting("HSA_OVERRIDE_GFX_VERSION", "10.3.0", "environment"),))
+    f = {x.id: x for x in diagnose(already)}["no-binary-for-gpu"]
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" not in _advice(f) and ("HSA_OVERRIDE_GFX_VERSION", "10.3.0") not in f.fix_env
+    # near misses: another value in force, or none, is a change to make: the branch is shown
+    for env in ((EnvSetting("HSA_OVERRIDE_GFX_VERSION", "10.3.1", "environment"),), ()):
+        other = Facts(gpus=(gpu,), origin="test", texts=already.texts, env=env)
+        g = {x.id: x for x in diagnose(other)}["no-binary-for-gpu"]
+        assert ("HSA_OVERRIDE_GFX_VERSION", "10.3.0") in g.fix_env and "HSA_OVERRIDE_GFX_VERSION=10.3.0" in g.fix
+
+
+def test_a_package_command_of_another_distribution_family_is_not_advised() -> None:
+    """benchmarks/reading_score.contradicting_advice: "advises apt (debian/ubuntu's tool), but this is fedora"; the
+    family is os-release's ID or one of its ID_LIKE words, an unknown distribution withholds nothing."""
+    from wizard.model import OsInfo
+
+    text = "error while loading shared libraries: libtinfo.so.5: cannot open shared object file"
+
+    def advice(os_: OsInfo) -> object:
+        facts = Facts(os=os_, origin="test", texts=(EvidenceText("error.txt", text, 1, "text", True),))
+        return {x.id: x for x in diagnose(facts)}["libtinfo5-missing"]
+
+    fedora = advice(OsInfo(id="fedora", version="41"))
+    assert not [c for c in fedora.fix_commands if "apt" in c.split()] and "ncurses-compat-libs on Fedora" in fedora.fix
+    assert not [c for c in advice(OsInfo(id="arch")).fix_commands if "apt" in c.split()]
+    # near misses: Debian's family by ID or ID_LIKE, and a distribution not known, keep the command
+    for os_ in (OsInfo(id="debian"), OsInfo(id="linuxmint", like=("ubuntu", "debian")), OsInfo()):
+        assert "sudo apt install libtinfo5" in advice(os_).fix_commands
+
+
+def test_amdgpu_install_is_not_advised_where_amd_ships_it_for_no_distribution_of_the_family() -> None:
+    from wizard.model import OsInfo
+
+    text = "E: Unable to locate package rocm-hip-sdk"
+    for os_id, like, kept in (("arch", (), False), ("gentoo", (), False), ("ubuntu", ("debian",), True),
+                              ("rocky", ("rhel", "centos", "fedora"), True), (None, (), True)):
+        facts = Facts(os=OsInfo(id=os_id, like=like), origin="test",
+                      texts=(EvidenceText("error.txt", text, 1, "text", True),))
+        runs = [c for f in diagnose(facts) for c in f.fix_commands if "amdgpu-install" in c.split()]
+        assert bool(runs) is kept, (os_id, runs)

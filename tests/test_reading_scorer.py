@@ -240,3 +240,88 @@ def test_holdout_rule_is_fixed_and_covers_about_a_quarter() -> None:
 def test_a_to_check_lead_is_not_a_contradiction() -> None:
     lead = rs.score_diagnosis(_diag(["x"]), [("symptom", "to-check"), ("y", "warning")])
     assert not lead.contradicted and not lead.named and not lead.silent
+
+
+def test_a_package_tool_of_another_distribution_family() -> None:
+    fedora = {"os": {"id": "fedora", "like": []}}
+    assert rs.contradicting_advice(fedora, "Install the library.\nsudo apt install libtinfo5") == [
+        "advises apt (debian/ubuntu's tool), but this is fedora"]
+    assert rs.contradicting_advice({"os": {"id": "ubuntu", "like": ["debian"]}}, "x\nsudo dnf install numactl-devel") == [
+        "advises dnf (almalinux/centos/fedora/ol/rhel/rocky's tool), but this is ubuntu"]
+    assert rs.contradicting_advice({"os": {"id": "arch", "like": []}}, "x\nzypper in rocm-hip") != []
+    # near misses: the family by ID_LIKE; a prose line offering each family its own command; the OS not known
+    assert rs.contradicting_advice({"os": {"id": "linuxmint", "like": ["ubuntu", "debian"]}}, "x\nsudo apt install a") == []
+    assert rs.contradicting_advice({"os": {"id": "rocky", "like": ["rhel", "centos", "fedora"]}},
+                                   "x\nsudo dnf install a\nsudo grubby --update-kernel=ALL --args=\"iommu=pt\"") == []
+    assert rs.contradicting_advice(fedora, "Install it (apt install libgfortran5, dnf install libgfortran)") == []
+    assert rs.contradicting_advice({"os": {"id": None, "like": []}}, "x\nsudo apt install libtinfo5") == []
+
+
+def test_amdgpu_install_where_amd_ships_it_for_no_distribution_of_the_family() -> None:
+    why = rs.contradicting_advice({"os": {"id": "arch", "like": []}}, "x\nsudo amdgpu-install --usecase=rocm")
+    assert why == ["advises amdgpu-install, but AMD ships it for no distribution of arch's family"]
+    assert rs.contradicting_advice({"os": {"id": "nixos"}}, "run amdgpu-install --no-dkms") != []
+    # near misses: a distribution of a family AMD ships it for (by ID_LIKE too); its path named, not run
+    assert rs.contradicting_advice({"os": {"id": "pop", "like": ["ubuntu", "debian"]}}, "sudo amdgpu-install -y") == []
+    assert rs.contradicting_advice({"os": {"id": "opensuse-leap", "like": ["suse", "opensuse"]}},
+                                   "x\nsudo zypper install amdgpu-install") == []
+    assert rs.contradicting_advice({"os": {"id": "arch"}}, "x\ngrep -n 'linuxmint' /usr/bin/amdgpu-install") == []
+
+
+def test_the_wsl_use_case_and_the_video_group() -> None:
+    assert rs.contradicting_advice({"os": {"wsl": False}}, "x\namdgpu-install -y --usecase=wsl,rocm --no-dkms") == [
+        "advises amdgpu-install's WSL use case, but this is not WSL"]
+    assert rs.contradicting_advice({"os": {"wsl": True}}, "x\namdgpu-install -y --usecase=wsl,rocm --no-dkms") == []
+    assert rs.contradicting_advice({"os": {"wsl": None}}, "x\namdgpu-install -y --usecase=wsl,rocm") == []
+    member = {"driver": {"in_video_group": True, "in_render_group": False}}
+    assert rs.contradicting_advice(member, "x\nsudo usermod -a -G video $USER") == [
+        "advises joining the video group, but the user is in it"]
+    # near misses: advice that joins render too (the change it makes is render); not a member of video
+    assert rs.contradicting_advice(member, "x\nsudo usermod -a -G render,video $LOGNAME") == []
+    assert rs.contradicting_advice({"driver": {"in_video_group": False}}, "add the user to the video group") == []
+
+
+def test_a_setting_that_is_in_force_already() -> None:
+    env = {"env": {"HSA_OVERRIDE_GFX_VERSION": "10.3.0", "HIP_VISIBLE_DEVICES": "0"}}
+    assert rs.contradicting_advice(env, "The override runs the gfx1030 code.\nHSA_OVERRIDE_GFX_VERSION=10.3.0") == [
+        "advises setting HSA_OVERRIDE_GFX_VERSION=10.3.0, but it is set to that already"]
+    assert rs.contradicting_advice(env, "export HIP_VISIBLE_DEVICES=0") != []
+    # near misses: another value (a change), a variable not set, a comparison, a longer name
+    assert rs.contradicting_advice(env, "x\nHSA_OVERRIDE_GFX_VERSION=11.0.0\nROCR_VISIBLE_DEVICES=0") == []
+    assert rs.contradicting_advice(env, "if HIP_VISIBLE_DEVICES==0 then ...; MY_HIP_VISIBLE_DEVICES=0") == []
+    assert rs.contradicting_advice({"env": {}}, "HSA_OVERRIDE_GFX_VERSION=10.3.0") == []
+
+
+def test_a_move_to_the_rocm_release_installed() -> None:
+    have = {"rocm": {"version": "7.2.1"}}
+    assert rs.contradicting_advice(have, "Move to a ROCm 7.2 stack or pin the earlier one") == [
+        "advises moving to ROCm 7.2, but ROCm 7.2.1 is installed"]
+    assert rs.contradicting_advice(have, "Use ROCm 6.4 or newer") == [
+        "advises ROCm 6.4 or newer, but ROCm 7.2.1 is installed"]
+    # near misses: another release, a newer floor, a patch release not the one installed, the version unknown
+    assert rs.contradicting_advice(have, "Move to a ROCm 7.1 stack; use ROCm 7.3 or newer") == []
+    assert rs.contradicting_advice(have, "upgrade to ROCm 7.2.2") == []
+    assert rs.contradicting_advice({"rocm": {"version": None}}, "Move to a ROCm 7.2 stack") == []
+
+
+def test_a_torch_index_that_carries_none_of_the_gpus_targets() -> None:
+    rows = [{"torch": "2.5.1", "index": "rocm6.2", "gfx": ["gfx900", "gfx1030", "gfx1100"], "uncertain": None},
+            {"torch": "2.4.1", "index": "rocm6.2", "gfx": ["gfx1100"], "uncertain": None},
+            {"torch": "2.4.1", "index": "rocm6.1", "gfx": ["gfx1100"], "uncertain": "inferred"}]
+    cmd = "pip install torch==2.4.1 --index-url https://download.pytorch.org/whl/{}"
+    rdna2 = {"gpus": [{"gfx": "gfx1031"}]}
+    assert rs._index_lacks_gpus(rdna2, cmd.format("rocm6.2"), rows) == [
+        "advises torch 2.4.1 from rocm6.2, whose wheels carry none of gfx1031"]
+    assert rs._index_lacks_gpus({"gpus": [{"gfx": "gfx1201"}]}, "pip install torch --index-url "
+                                "https://download.pytorch.org/whl/rocm6.2", rows) != []
+    # near misses: the override in force runs a target the wheel carries; a row of another torch does not count;
+    # an uncertain list decides nothing; a GPU whose target is not known
+    over = {"gpus": [{"gfx": "gfx1031"}], "env": {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}}
+    assert rs._index_lacks_gpus(over, cmd.format("rocm6.2"), rows) == []
+    assert rs._index_lacks_gpus({"gpus": [{"gfx": "gfx1030"}]}, cmd.format("rocm6.2"), rows) != []
+    assert rs._index_lacks_gpus({"gpus": [{"gfx": "gfx1030"}]}, cmd.format("rocm6.2").replace("2.4.1", "2.5.1"),
+                                rows) == []
+    assert rs._index_lacks_gpus(rdna2, cmd.format("rocm6.1"), rows) == []
+    assert rs._index_lacks_gpus({"gpus": [{"gfx": None}]}, cmd.format("rocm6.2"), rows) == []
+    # the wizard's own matrix is what the benchmark reads
+    assert rs._wheel_rows() and all("index" in r for r in rs._wheel_rows())

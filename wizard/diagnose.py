@@ -16,9 +16,10 @@ from packaging.version import InvalidVersion, Version
 
 from wizard import lazy_re
 from wizard.fix_worked import TARGET_VARS, FixAction, fix_actions, worked_fixes
-from wizard.kb import KernelArgs, KnownIssue, MoveTo, load_kb
+from wizard.kb import FixBranch, KernelArgs, KnownIssue, MoveTo, load_kb
 from wizard.kb.families import one_generic_target
-from wizard.model import GFX_TARGET, REDHAT_FAMILY, Evidence, EvidenceText, Facts, Gpu, PythonEnv, system_torch
+from wizard.model import (ARCH_FAMILY, DEBIAN_FAMILY, GFX_TARGET, REDHAT_FAMILY, SUSE_FAMILY, Evidence, EvidenceText, Facts,
+                          Gpu, PythonEnv, system_torch)
 from wizard.parsers.match_text import evidence_line, line_breaks, match_text
 from wizard.parsers.uname import kernel_series
 from wizard.parsers.writers import joined_words
@@ -1261,6 +1262,35 @@ def _kernel_arg_commands(args: KernelArgs, facts: Facts | None) -> list[str]:
     return out + ([f'sudo grubby --update-kernel=ALL --remove-args="{" ".join(args.remove)}"'] if args.remove else [])
 
 
+# The distribution family a command's tool belongs to (os-release's ID or an ID_LIKE word must be one of it): the
+# package tools, grubby and rpm-ostree (kernel arguments on Fedora, RHEL and its rebuilds), and amdgpu-install, which
+# AMD's install pages offer for Ubuntu, RHEL, SLES and Oracle Linux only, as a .deb or an .rpm
+# (wizard/kb/derived_install_pages.json, from ROCm/rocm-install-on-linux docs/conf.py)
+_TOOL_FAMILY = {"apt": DEBIAN_FAMILY, "apt-get": DEBIAN_FAMILY, "dpkg": DEBIAN_FAMILY, "dnf": REDHAT_FAMILY,
+                "yum": REDHAT_FAMILY, "rpm-ostree": REDHAT_FAMILY, "grubby": REDHAT_FAMILY, "zypper": SUSE_FAMILY,
+                "pacman": ARCH_FAMILY, "amdgpu-install": DEBIAN_FAMILY | REDHAT_FAMILY | SUSE_FAMILY}
+_COMMAND_TOOL = lazy_re.compile(r"^\s*(?:sudo\s+(?:-\S+\s+)*)?([\w.-]+)")
+
+
+def _fits_os(command: str, facts: Facts | None) -> bool:
+    """A fix command is for this distribution unless its tool belongs to a family the detected one is not of (an
+    unknown distribution withholds nothing)."""
+    if facts is None or not facts.os.id:
+        return True
+    m = _COMMAND_TOOL.match(command)
+    family = _TOOL_FAMILY.get(m.group(1)) if m else None
+    return family is None or bool({facts.os.id, *facts.os.like} & family)
+
+
+def _branch_in_force(branch: FixBranch, facts: Facts | None) -> bool:
+    """A branch whose whole change is an environment (no command, plan, kernel parameter or move) in which every
+    setting is the value in force already: it is done, advising it again is no change."""
+    if facts is None or not branch.env or branch.commands or branch.plan or branch.kernel_args or branch.move_to:
+        return False
+    have = facts.env_values
+    return all(have.get(name) == value for name, value in branch.env.items())
+
+
 def _advice(issue: KnownIssue, facts: Facts | None) -> _Advice:
     """The fix, with only the branches this machine's facts allow."""
     fix = issue.fix
@@ -1268,7 +1298,7 @@ def _advice(issue: KnownIssue, facts: Facts | None) -> _Advice:
     add, remove = list(fix.kernel_args.add), list(fix.kernel_args.remove)
     kernel, firmware = fix.move_to.kernel, fix.move_to.firmware
     for b in fix.branches:
-        if not _branch_fits(b.when, facts):
+        if not _branch_fits(b.when, facts) or _branch_in_force(b, facts):
             continue
         parts.append(b.summary)
         commands += [c for c in b.commands if c not in commands]
@@ -1281,7 +1311,7 @@ def _advice(issue: KnownIssue, facts: Facts | None) -> _Advice:
     commands += _kernel_arg_commands(args, facts)
     advised = env.get("HSA_OVERRIDE_GFX_VERSION")  # the runtime loads the code of the override the advice sets
     return _Advice(" ".join(p for p in parts if p),
-                   tuple(dict.fromkeys(_for_machine(c, facts, advised) for c in commands)),
+                   tuple(dict.fromkeys(_for_machine(c, facts, advised) for c in commands if _fits_os(c, facts))),
                    tuple(env.items()), plan, args, MoveTo(kernel=kernel, firmware=firmware))
 
 

@@ -67,6 +67,10 @@ GFX_TARGET = r"gfx(?:[6-9][0-9][0-9a-f]|1[0-3][0-9][0-9a-f])"
 
 # Fedora, RHEL and its rebuilds, by os-release ID or ID_LIKE: dnf's systems, whose boot entries grubby edits
 REDHAT_FAMILY = frozenset({"fedora", "rhel", "centos", "rocky", "almalinux", "ol"})
+# apt's and dpkg's systems, zypper's, pacman's: by os-release ID or ID_LIKE (openSUSE says "suse opensuse")
+DEBIAN_FAMILY = frozenset({"debian", "ubuntu"})
+SUSE_FAMILY = frozenset({"suse", "sles", "opensuse", "opensuse-leap", "opensuse-tumbleweed"})
+ARCH_FAMILY = frozenset({"arch"})
 
 
 @record
