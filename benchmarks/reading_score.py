@@ -214,6 +214,9 @@ _LOAD_DRIVER = re.compile(r"load the amdgpu driver|/dev/kfd is missing", re.IGNO
 _DXG_ADVICE = re.compile(r"HSA_ENABLE_DXG_DETECTION=1")
 _KERNEL_DRIVER_ADVICE = re.compile(r"modprobe amdgpu|load the amdgpu (?:kernel )?driver|loads? amdgpu\b", re.IGNORECASE)
 _WSL_USECASE = re.compile(r"--usecase=\S*\bwsl\b")
+_SECURE_BOOT_ADVICE = re.compile(r"disable Secure Boot|enrol+ the (?:DKMS |MOK )?(?:signing )?key|mokutil --import",
+                                 re.IGNORECASE)
+_OVERRIDE_SET = re.compile(r"HSA_OVERRIDE_GFX_VERSION=(\d+\.\d+\.\d+)\b")
 _VIDEO_ONLY_ADVICE = re.compile(r"add the user to (?:the )?video\b|usermod\b[^\n]*-G\s*video\b", re.IGNORECASE)
 
 
@@ -240,11 +243,34 @@ def contradicting_advice(detected: Mapping[str, Any], advice: str) -> list[str]:
         out.append("advises amdgpu-install's WSL use case, but this is not WSL")
     if driver.get("in_video_group") is True and _VIDEO_ONLY_ADVICE.search(advice) and not _RENDER_ADVICE.search(advice):
         out.append("advises joining the video group, but the user is in it")
+    if (detected.get("os") or {}).get("secure_boot") is False and _SECURE_BOOT_ADVICE.search(advice):
+        out.append("advises about Secure Boot's signing of the driver, but Secure Boot is off")
+    out += _override_is_own_target(detected, gfxs, advice)
     out += _package_manager_against_os(detected.get("os") or {}, advice)
     out += _env_already_set(detected.get("env") or {}, advice)
     out += _rocm_release_already_installed((detected.get("rocm") or {}).get("version"), advice)
     out += _index_lacks_gpus(detected, advice)
     return out
+
+
+def _env_read(detected: Mapping[str, Any]) -> bool:
+    """The environment itself was read (a live machine, a rehearsal, a bundle's env.txt): a variable it lacks is unset."""
+    origin = str(detected.get("origin") or "")
+    return origin == "live" or origin.startswith("sandbox") or any(
+        isinstance(t, dict) and t.get("kind") == "env.txt" for t in detected.get("texts") or [])
+
+
+def _override_is_own_target(detected: Mapping[str, Any], gfxs: list[Any], advice: str) -> list[str]:
+    """An override advised that names the target every GPU is already, where no other override is in force (the
+    environment read shows none): it changes nothing. Setting the GPU's own target in place of another override in
+    force is a change."""
+    if not gfxs or not all(gfxs) or not _env_read(detected):
+        return []
+    if (detected.get("env") or {}).get("HSA_OVERRIDE_GFX_VERSION") is not None:
+        return []
+    return [f"advises HSA_OVERRIDE_GFX_VERSION={v}, but the GPUs are {target} already"
+            for v in dict.fromkeys(m.group(1) for m in _OVERRIDE_SET.finditer(advice))
+            if (target := _override_target(v)) is not None and all(str(g) == target for g in gfxs)]
 
 
 # A command line (optionally through sudo) of a distribution family's package tool. A line of prose that names

@@ -256,3 +256,25 @@ def test_amdgpu_install_is_not_advised_where_amd_ships_it_for_no_distribution_of
                       texts=(EvidenceText("error.txt", text, 1, "text", True),))
         runs = [c for f in diagnose(facts) for c in f.fix_commands if "amdgpu-install" in c.split()]
         assert bool(runs) is kept, (os_id, runs)
+
+
+def test_an_override_branch_naming_the_gpus_own_target_is_not_advised_where_none_is_in_force() -> None:
+    """benchmarks/reading_score.contradicting_advice: "advises HSA_OVERRIDE_GFX_VERSION=10.3.0, but the GPUs are gfx1030
+    already" (the environment read shows no override): the branch changes nothing."""
+    from wizard.model import EnvSetting
+
+    text = 'msg="amdgpu is not supported (supported types:[gfx1100])" gpu_type=gfx1030'
+    read = EvidenceText("env.txt", "PATH=/usr/bin\n", 1, "env.txt", True)
+    err = EvidenceText("error.txt", text, 1, "text", True)
+
+    def fix(gfx: str, texts: tuple[EvidenceText, ...], env: tuple[EnvSetting, ...] = ()) -> object:
+        facts = Facts(gpus=(_gpu(gfx, "RDNA2"),), origin="recorded", texts=texts, env=env)
+        return {x.id: x for x in diagnose(facts)}["ollama-gpu-type-not-in-runtime"]
+
+    assert "10.3.0" not in _advice(fix("gfx1030", (err, read)))
+    # near misses: another override in force (its own target in its place is a change); the environment not read;
+    # a variant the override does change
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in _advice(
+        fix("gfx1030", (err, read), (EnvSetting("HSA_OVERRIDE_GFX_VERSION", "11.0.0", "environment"),)))
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in _advice(fix("gfx1030", (err,)))
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in _advice(fix("gfx1031", (err, read)))

@@ -325,3 +325,26 @@ def test_a_torch_index_that_carries_none_of_the_gpus_targets() -> None:
     assert rs._index_lacks_gpus({"gpus": [{"gfx": None}]}, cmd.format("rocm6.2"), rows) == []
     # the wizard's own matrix is what the benchmark reads
     assert rs._wheel_rows() and all("index" in r for r in rs._wheel_rows())
+
+
+def test_secure_boot_advice_while_it_is_off_and_an_override_that_is_the_gpus_own_target() -> None:
+    off, on = {"os": {"secure_boot": False}}, {"os": {"secure_boot": True}}
+    sb = "Enroll the DKMS signing key (MOK prompt at reboot), disable Secure Boot, or remove amdgpu-dkms"
+    assert rs.contradicting_advice(off, sb) == ["advises about Secure Boot's signing of the driver, but Secure Boot is off"]
+    assert rs.contradicting_advice(on, sb) == [] and rs.contradicting_advice({"os": {"secure_boot": None}}, sb) == []
+    assert rs.contradicting_advice(off, "mokutil --sb-state") == []  # a check, not a change
+    read = {"origin": "recorded", "texts": [{"source": "env.txt", "kind": "env.txt"}], "env": {}}
+    rdna2 = {**read, "gpus": [{"gfx": "gfx1030"}]}
+    assert rs.contradicting_advice(rdna2, "x\nHSA_OVERRIDE_GFX_VERSION=10.3.0") == [
+        "advises HSA_OVERRIDE_GFX_VERSION=10.3.0, but the GPUs are gfx1030 already"]
+    assert rs.contradicting_advice({"origin": "live", "gpus": [{"gfx": "gfx90a"}]}, "HSA_OVERRIDE_GFX_VERSION=9.0.10") != []
+    # near misses: another override in force (its own target in place of it is a change); the environment not read;
+    # a GPU of another target; one GPU not known; a variant that the override does change
+    over = {**rdna2, "env": {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}}
+    assert rs.contradicting_advice(over, "x\nHSA_OVERRIDE_GFX_VERSION=10.3.0") == []
+    assert rs.contradicting_advice({"gpus": [{"gfx": "gfx1030"}]}, "x\nHSA_OVERRIDE_GFX_VERSION=10.3.0") == []
+    assert rs.contradicting_advice({**read, "gpus": [{"gfx": "gfx1030"}, {"gfx": "gfx1031"}]},
+                                   "HSA_OVERRIDE_GFX_VERSION=10.3.0") == []
+    assert rs.contradicting_advice({**read, "gpus": [{"gfx": "gfx1030"}, {"gfx": None}]},
+                                   "HSA_OVERRIDE_GFX_VERSION=10.3.0") == []
+    assert rs.contradicting_advice({**read, "gpus": [{"gfx": "gfx1032"}]}, "HSA_OVERRIDE_GFX_VERSION=10.3.0") == []

@@ -1282,13 +1282,23 @@ def _fits_os(command: str, facts: Facts | None) -> bool:
     return family is None or bool({facts.os.id, *facts.os.like} & family)
 
 
+def _in_force(name: str, value: str, facts: Facts) -> bool:
+    """The setting is what the machine runs with already: the value in force, or an override that names the target
+    every GPU is, where the environment read shows no override in force (the GPUs run as their own target then)."""
+    have = facts.env_values.get(name)
+    if have is not None or name != "HSA_OVERRIDE_GFX_VERSION":
+        return have == value
+    target = _override_gfx(value)
+    return (target is not None and _override_known(facts) and bool(facts.gpus)
+            and all(g.gfx == target for g in facts.gpus))
+
+
 def _branch_in_force(branch: FixBranch, facts: Facts | None) -> bool:
     """A branch whose whole change is an environment (no command, plan, kernel parameter or move) in which every
-    setting is the value in force already: it is done, advising it again is no change."""
+    setting is in force already (`_in_force`): it is done, advising it again is no change."""
     if facts is None or not branch.env or branch.commands or branch.plan or branch.kernel_args or branch.move_to:
         return False
-    have = facts.env_values
-    return all(have.get(name) == value for name, value in branch.env.items())
+    return all(_in_force(name, value, facts) for name, value in branch.env.items())
 
 
 def _advice(issue: KnownIssue, facts: Facts | None) -> _Advice:
