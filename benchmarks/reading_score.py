@@ -214,6 +214,9 @@ _LOAD_DRIVER = re.compile(r"load the amdgpu driver|/dev/kfd is missing", re.IGNO
 _DXG_ADVICE = re.compile(r"HSA_ENABLE_DXG_DETECTION=1")
 _KERNEL_DRIVER_ADVICE = re.compile(r"modprobe amdgpu|load the amdgpu (?:kernel )?driver|loads? amdgpu\b", re.IGNORECASE)
 _WSL_USECASE = re.compile(r"--usecase=\S*\bwsl\b")
+_LOAD_AMDGPU = re.compile(r"load the amdgpu (?:kernel )?driver|\bload it with `?(?:sudo )?modprobe amdgpu|"
+                          r"^\s*(?:sudo\s+)?modprobe amdgpu\s*$", re.IGNORECASE | re.MULTILINE)
+_RELOAD_AMDGPU = re.compile(r"modprobe -r amdgpu|rmmod amdgpu|\breload", re.IGNORECASE)
 _SECURE_BOOT_ADVICE = re.compile(r"disable Secure Boot|enrol+ the (?:DKMS |MOK )?(?:signing )?key|mokutil --import",
                                  re.IGNORECASE)
 _OVERRIDE_SET = re.compile(r"HSA_OVERRIDE_GFX_VERSION=(\d+\.\d+\.\d+)\b")
@@ -243,6 +246,9 @@ def contradicting_advice(detected: Mapping[str, Any], advice: str) -> list[str]:
         out.append("advises amdgpu-install's WSL use case, but this is not WSL")
     if driver.get("in_video_group") is True and _VIDEO_ONLY_ADVICE.search(advice) and not _RENDER_ADVICE.search(advice):
         out.append("advises joining the video group, but the user is in it")
+    if (driver.get("loaded") is True and _LOAD_AMDGPU.search(advice) and not _RELOAD_AMDGPU.search(advice)
+            and (detected.get("os") or {}).get("wsl") is not True):
+        out.append("advises loading the amdgpu driver, but it is loaded")
     if (detected.get("os") or {}).get("secure_boot") is False and _SECURE_BOOT_ADVICE.search(advice):
         out.append("advises about Secure Boot's signing of the driver, but Secure Boot is off")
     out += _override_is_own_target(detected, gfxs, advice)

@@ -278,3 +278,22 @@ def test_an_override_branch_naming_the_gpus_own_target_is_not_advised_where_none
         fix("gfx1030", (err, read), (EnvSetting("HSA_OVERRIDE_GFX_VERSION", "11.0.0", "environment"),)))
     assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in _advice(fix("gfx1030", (err,)))
     assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in _advice(fix("gfx1031", (err, read)))
+
+
+def test_a_loaded_amdgpu_is_not_told_to_load() -> None:
+    """benchmarks/reading_score.contradicting_advice: "advises loading the amdgpu driver, but it is loaded": rocminfo's
+    'ROCk module is NOT live' where the module is there but did not finish starting."""
+    from wizard.model import OsInfo
+
+    text = "rocminfo\nROCk module is NOT live, possibly no GPU devices\n"
+
+    def fix(loaded: bool | None) -> object:
+        facts = Facts(os=OsInfo(wsl=False), driver=Driver(loaded=loaded, kfd_present=False), origin="test",
+                      texts=(EvidenceText("rocminfo.txt", text, 1, "text", True),))
+        return {x.id: x for x in diagnose(facts)}["rock-module-not-loaded"]
+
+    loaded = fix(True)
+    assert "modprobe amdgpu" not in _advice(loaded) and "dmesg" in _advice(loaded)
+    # near misses: not loaded, or not known: loading it is the advice
+    for state in (False, None):
+        assert "sudo modprobe amdgpu" in fix(state).fix_commands and "Load it with" in fix(state).fix

@@ -348,3 +348,14 @@ def test_secure_boot_advice_while_it_is_off_and_an_override_that_is_the_gpus_own
     assert rs.contradicting_advice({**read, "gpus": [{"gfx": "gfx1030"}, {"gfx": None}]},
                                    "HSA_OVERRIDE_GFX_VERSION=10.3.0") == []
     assert rs.contradicting_advice({**read, "gpus": [{"gfx": "gfx1032"}]}, "HSA_OVERRIDE_GFX_VERSION=10.3.0") == []
+
+
+def test_loading_the_driver_while_it_is_loaded() -> None:
+    loaded = {"driver": {"loaded": True}, "os": {"wsl": False}}
+    assert rs.contradicting_advice(loaded, "Check lsmod; load it with `sudo modprobe amdgpu` and read dmesg\n"
+                                           "sudo modprobe amdgpu") == ["advises loading the amdgpu driver, but it is loaded"]
+    # near misses: a reload (options need it); the driver not loaded or not known; modprobe.d options
+    assert rs.contradicting_advice(loaded, "sudo modprobe -r amdgpu && sudo modprobe amdgpu") == []
+    assert rs.contradicting_advice({"driver": {"loaded": False}}, "x\nsudo modprobe amdgpu") == []
+    assert rs.contradicting_advice({"driver": {"loaded": None}}, "load the amdgpu driver") == []
+    assert rs.contradicting_advice(loaded, "`options ttm pages_limit=N` in /etc/modprobe.d/ttm.conf") == []

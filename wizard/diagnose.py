@@ -442,6 +442,12 @@ def _p_in_container(f: Facts, arg: object) -> list[str] | None:
     return ["not in a container"] if f.in_container is not True else None
 
 
+def _p_amdgpu_loaded(f: Facts, arg: object) -> list[str] | None:
+    if f.driver.loaded is None or f.driver.loaded is not bool(arg):
+        return None
+    return ["the amdgpu module is loaded" if arg else "the amdgpu module is not loaded"]
+
+
 def _p_kfd_present(f: Facts, arg: object) -> list[str] | None:
     if f.driver.kfd_present is None or f.driver.kfd_present is not bool(arg):
         return None
@@ -905,6 +911,7 @@ PREDICATES: dict[str, Pred] = {
     "wsl": _p_wsl,
     "in_container": _p_in_container,
     "kfd_present": _p_kfd_present,
+    "amdgpu_loaded": _p_amdgpu_loaded,
     "kfd_error": _p_kfd_error,
     "env_matches": _p_env_matches,
     "env_not": _p_env_not,
@@ -1083,6 +1090,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "wsl": lambda f: f.os.wsl is not None,
     "in_container": lambda f: f.in_container is not None,
     "kfd_present": lambda f: f.driver.kfd_present is not None,
+    "amdgpu_loaded": lambda f: f.driver.loaded is not None,
     "rocm_stream_in": _installs_read,
     "distro_rocm_packages": _installs_read,
     "rocm_version": lambda f: f.rocm.version is not None,

@@ -79,6 +79,7 @@ PREDICATES: dict[str, str] = {
     "wsl": "bool",
     "in_container": "bool",
     "kfd_present": "bool",
+    "amdgpu_loaded": "bool",
     "kfd_error": "regex",
     "env_matches": "env-pair",
     "env_not": "env-pair",
