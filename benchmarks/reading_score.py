@@ -213,6 +213,7 @@ _RENDER_ADVICE = re.compile(r"add the user to (?:the )?render|usermod\b[^\n]*\br
 _LOAD_DRIVER = re.compile(r"load the amdgpu driver|/dev/kfd is missing", re.IGNORECASE)
 _DXG_ADVICE = re.compile(r"HSA_ENABLE_DXG_DETECTION=1")
 _KERNEL_DRIVER_ADVICE = re.compile(r"modprobe amdgpu|load the amdgpu (?:kernel )?driver|loads? amdgpu\b", re.IGNORECASE)
+_KFD_DEVICE_FLAG = re.compile(r"--device[= ]/dev/kfd\b")
 _WSL_USECASE = re.compile(r"--usecase=\S*\bwsl\b")
 _LOAD_AMDGPU = re.compile(r"load the amdgpu (?:kernel )?driver|\bload it with `?(?:sudo )?modprobe amdgpu|"
                           r"^\s*(?:sudo\s+)?modprobe amdgpu\s*$", re.IGNORECASE | re.MULTILINE)
@@ -242,6 +243,11 @@ def contradicting_advice(detected: Mapping[str, Any], advice: str) -> list[str]:
         out.append("advises WSL's DXG detection, but this is not WSL")
     if (detected.get("os") or {}).get("wsl") is True and _KERNEL_DRIVER_ADVICE.search(advice):
         out.append("advises loading the amdgpu kernel driver, but this is WSL, whose GPU is reached through /dev/dxg")
+    # "On WSL2 the GPU is exposed through the DirectX paravirt driver (/dev/dxg) ... rather than the native KFD driver
+    # (/dev/kfd). Because /dev/kfd is not present ..." (https://rocm.docs.amd.com/projects/rocprofiler-sdk/en/develop/
+    # how-to/using-rocprofv3-on-wsl.html)
+    if (detected.get("os") or {}).get("wsl") is True and _KFD_DEVICE_FLAG.search(advice):
+        out.append("advises passing /dev/kfd into a container, but this is WSL, which has no /dev/kfd (its GPU is /dev/dxg)")
     if (detected.get("os") or {}).get("wsl") is False and _WSL_USECASE.search(advice):
         out.append("advises amdgpu-install's WSL use case, but this is not WSL")
     if driver.get("in_video_group") is True and _VIDEO_ONLY_ADVICE.search(advice) and not _RENDER_ADVICE.search(advice):

@@ -297,3 +297,19 @@ def test_a_loaded_amdgpu_is_not_told_to_load() -> None:
     # near misses: not loaded, or not known: loading it is the advice
     for state in (False, None):
         assert "sudo modprobe amdgpu" in fix(state).fix_commands and "Load it with" in fix(state).fix
+
+
+def test_wsl_is_not_told_to_pass_dev_kfd_into_a_container() -> None:
+    """benchmarks/reading_score.contradicting_advice: "advises passing /dev/kfd into a container, but this is WSL, which
+    has no /dev/kfd (its GPU is /dev/dxg)"."""
+    from wizard.model import OsInfo
+
+    text = "rocBLAS error: Could not initialize Tensile host: No devices found"
+
+    def fix(wsl: bool | None) -> object:
+        facts = Facts(os=OsInfo(wsl=wsl), origin="test", texts=(EvidenceText("error.txt", text, 1, "text", True),))
+        return {x.id: x for x in diagnose(facts)}["rocblas-no-devices"]
+
+    assert "/dev/kfd" not in _advice(fix(True)) and "rocminfo" in _advice(fix(True))
+    for wsl in (False, None):  # near misses: a native Linux, or not known
+        assert "--device=/dev/kfd --device=/dev/dri" in fix(wsl).fix

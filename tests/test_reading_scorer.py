@@ -359,3 +359,13 @@ def test_loading_the_driver_while_it_is_loaded() -> None:
     assert rs.contradicting_advice({"driver": {"loaded": False}}, "x\nsudo modprobe amdgpu") == []
     assert rs.contradicting_advice({"driver": {"loaded": None}}, "load the amdgpu driver") == []
     assert rs.contradicting_advice(loaded, "`options ttm pages_limit=N` in /etc/modprobe.d/ttm.conf") == []
+
+
+def test_passing_dev_kfd_into_a_container_on_wsl() -> None:
+    cmd = "x\ndocker run --device=/dev/kfd --device=/dev/dri --group-add video ..."
+    assert rs.contradicting_advice({"os": {"wsl": True}}, cmd) == [
+        "advises passing /dev/kfd into a container, but this is WSL, which has no /dev/kfd (its GPU is /dev/dxg)"]
+    # near misses: not WSL, or not known; WSL's own device
+    assert rs.contradicting_advice({"os": {"wsl": False}}, cmd) == []
+    assert rs.contradicting_advice({"os": {"wsl": None}}, cmd) == []
+    assert rs.contradicting_advice({"os": {"wsl": True}}, "docker run --device=/dev/dxg -v /usr/lib/wsl:/usr/lib/wsl") == []
