@@ -18,8 +18,8 @@ from wizard import lazy_re
 from wizard.fix_worked import TARGET_VARS, FixAction, fix_actions, worked_fixes
 from wizard.kb import FixBranch, KernelArgs, KnownIssue, MoveTo, load_kb
 from wizard.kb.families import one_generic_target
-from wizard.model import (ARCH_FAMILY, DEBIAN_FAMILY, GFX_TARGET, REDHAT_FAMILY, SUSE_FAMILY, Evidence, EvidenceText, Facts,
-                          Gpu, PythonEnv, system_torch)
+from wizard.model import (ARCH_FAMILY, DEBIAN_FAMILY, GFX_TARGET, REDHAT_FAMILY, SUSE_FAMILY, Evidence, EvidenceText,
+                          Facts, Gpu, PythonEnv, system_torch)
 from wizard.parsers.match_text import evidence_line, line_breaks, match_text
 from wizard.parsers.uname import kernel_series
 from wizard.parsers.writers import joined_words
