@@ -313,3 +313,30 @@ def test_wsl_is_not_told_to_pass_dev_kfd_into_a_container() -> None:
     assert "/dev/kfd" not in _advice(fix(True)) and "rocminfo" in _advice(fix(True))
     for wsl in (False, None):  # near misses: a native Linux, or not known
         assert "--device=/dev/kfd --device=/dev/dri" in fix(wsl).fix
+
+
+def test_a_family_branch_reaches_the_distributions_derived_from_it() -> None:
+    """`os_like_in`: a branch about a family's package names is for os-release's ID or an ID_LIKE word (Linux Mint,
+    Pop!_OS are ubuntu-like; Rocky says rhel centos fedora); `os_id_in` stays the ID alone (Fedora's own ROCm names
+    are not Rocky's)."""
+    from wizard.model import OsInfo
+
+    def findings(os_: OsInfo, text: str) -> dict[str, object]:
+        facts = Facts(os=os_, origin="test", texts=(EvidenceText("error.txt", text, 1, "text", True),))
+        return {x.id: x for x in diagnose(facts)}
+
+    numa = "rocSHMEM Could not open libnuma"
+    for os_, command in ((OsInfo(id="linuxmint", like=("ubuntu", "debian")), "sudo apt install libnuma-dev"),
+                         (OsInfo(id="pop", like=("ubuntu", "debian")), "sudo apt install libnuma-dev"),
+                         (OsInfo(id="rocky", like=("rhel", "centos", "fedora")), "sudo dnf install numactl-devel")):
+        f = findings(os_, numa)["rocshmem-libnuma-not-found"]
+        assert command in f.fix_commands, (os_.id, f.fix_commands)  # type: ignore[attr-defined]
+    # near misses: a distribution of neither family gets neither branch; an unknown one withholds nothing
+    arch = findings(OsInfo(id="arch"), numa)["rocshmem-libnuma-not-found"]
+    assert not [c for c in arch.fix_commands if "install" in c]  # type: ignore[attr-defined]
+    unknown = findings(OsInfo(), numa)["rocshmem-libnuma-not-found"]
+    assert {"sudo apt install libnuma-dev", "sudo dnf install numactl-devel"} <= set(unknown.fix_commands)  # type: ignore[attr-defined]
+    # os_id_in is the ID alone: Fedora's own package names are no finding on Rocky, whose ID_LIKE names fedora
+    rpm = "No match for argument: rocm-hip-runtime"
+    assert "fedora-rocm-package-names" in findings(OsInfo(id="fedora", version="41"), rpm)
+    assert "fedora-rocm-package-names" not in findings(OsInfo(id="rocky", like=("rhel", "centos", "fedora")), rpm)

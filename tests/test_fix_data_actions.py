@@ -95,7 +95,7 @@ def test_an_action_another_issue_shares_names_the_one_whose_failure_shows() -> N
 def test_a_distribution_specific_install_is_a_branch_of_that_distribution() -> None:
     issue = load_kb().known_issue("rocshmem-libnuma-not-found")
     assert issue is not None
-    by_os = {tuple(arg): b.commands for b in issue.fix.branches for name, arg in b.when if name == "os_id_in"}
+    by_os = {tuple(arg): b.commands for b in issue.fix.branches for name, arg in b.when if name in ("os_id_in", "os_like_in")}
     assert by_os[("ubuntu", "debian")] == ("sudo apt install libnuma-dev",)
     assert next(v for k, v in by_os.items() if "fedora" in k) == ("sudo dnf install numactl-devel",)
     assert not issue.fix.commands or all("install" not in c for c in issue.fix.commands)

@@ -430,6 +430,16 @@ def _p_os_id_in(f: Facts, arg: object) -> list[str] | None:
     return [f"OS {f.os.id} {f.os.version or ''}".strip()] if f.os.id in wanted else None
 
 
+def _p_os_like_in(f: Facts, arg: object) -> list[str] | None:
+    """os-release's ID or one of its ID_LIKE words is in the list: a derivative that takes its packages from the
+    one listed (Linux Mint and Pop!_OS say "ubuntu debian") is of its family."""
+    wanted = set(arg if isinstance(arg, (list, tuple)) else [arg])
+    if f.os.id is None or not ({f.os.id, *f.os.like} & wanted):
+        return None
+    like = "" if f.os.id in wanted else f" (like {', '.join(x for x in f.os.like if x in wanted)})"
+    return [f"OS {f.os.id} {f.os.version or ''}".strip() + like]
+
+
 def _p_wsl(f: Facts, arg: object) -> list[str] | None:
     if bool(arg):
         return [f"WSL ({f.os.kernel or 'Windows Subsystem for Linux'})"] if f.os.wsl is True else None
@@ -908,6 +918,7 @@ PREDICATES: dict[str, Pred] = {
     "numpy_major": _p_numpy_major,
     "multi_gpu": _p_multi_gpu,
     "os_id_in": _p_os_id_in,
+    "os_like_in": _p_os_like_in,
     "wsl": _p_wsl,
     "in_container": _p_in_container,
     "kfd_present": _p_kfd_present,
@@ -1087,6 +1098,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "override_set": _override_known,
     "override_spoofs_gpu": lambda f: _override_known(f) and any(g.gfx for g in f.gpus),
     "os_id_in": lambda f: f.os.id is not None,
+    "os_like_in": lambda f: f.os.id is not None,
     "wsl": lambda f: f.os.wsl is not None,
     "in_container": lambda f: f.in_container is not None,
     "kfd_present": lambda f: f.driver.kfd_present is not None,
@@ -1123,7 +1135,7 @@ NOT_KNOWN = "not known from the evidence"
 # unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed
 # software or the settings (the wheel lacks the GPU's target, the override names another family) is a cause.
 _IDENTITY_ONLY = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gpu_codename_in", "has_dgpu",
-                            "amd_gpu", "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "wsl", "in_container",
+                            "amd_gpu", "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "os_like_in", "wsl", "in_container",
                             "tensile_gfx_unshipped", "built_from_source", "kernel_gc_ip_in"})
 
 

@@ -76,6 +76,7 @@ PREDICATES: dict[str, str] = {
     "numpy_major": "specifier",
     "multi_gpu": "true",
     "os_id_in": "str-list",
+    "os_like_in": "str-list",
     "wsl": "bool",
     "in_container": "bool",
     "kfd_present": "bool",
