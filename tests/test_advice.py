@@ -57,7 +57,7 @@ def test_a_member_of_render_is_not_told_to_join_it() -> None:
     # /dev/kfd missing: joining a group cannot help, loading the driver can
     missing = Driver(user="bob", kfd_present=False, in_render_group=False, in_video_group=False)
     h = {x.id: x for x in diagnose(_facts(_gpu("gfx1100", "RDNA3"), text="", driver=missing))}["kfd-inaccessible"]
-    assert "load the amdgpu driver" in h.fix and "usermod" not in _advice(h)
+    assert "/dev/kfd is missing" in h.fix and "usermod" not in _advice(h)
 
 
 def test_family_branches_of_an_ollama_override() -> None:
@@ -340,3 +340,18 @@ def test_a_family_branch_reaches_the_distributions_derived_from_it() -> None:
     rpm = "No match for argument: rocm-hip-runtime"
     assert "fedora-rocm-package-names" in findings(OsInfo(id="fedora", version="41"), rpm)
     assert "fedora-rocm-package-names" not in findings(OsInfo(id="rocky", like=("rhel", "centos", "fedora")), rpm)
+
+
+def test_a_missing_kfd_beside_a_loaded_amdgpu_is_not_told_to_load_it() -> None:
+    """kfd-inaccessible's branch for a missing /dev/kfd: loading amdgpu is advised only where lsmod shows it is not
+    loaded; where it is loaded the kernel log says why it made no /dev/kfd (benchmarks/reading_score.py, "advises
+    loading the amdgpu driver, but it is loaded")."""
+    from wizard.model import OsInfo
+
+    text = "hsa api call failure at: /src/rocminfo.cc:1306\nFailed to open /dev/kfd: No such file or directory\n"
+    for loaded in (True, False, None):
+        facts = Facts(os=OsInfo(wsl=False), driver=Driver(loaded=loaded, kfd_present=False), in_container=False,
+                      origin="test", texts=(EvidenceText("rocminfo.txt", text, 1, "text", True),))
+        fix = _advice({x.id: x for x in diagnose(facts)}["kfd-inaccessible"])
+        assert "/dev/kfd is missing" in fix and "dmesg" in fix, (loaded, fix)
+        assert "load the amdgpu driver" not in fix.lower(), (loaded, fix)
