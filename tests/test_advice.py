@@ -355,3 +355,19 @@ def test_a_missing_kfd_beside_a_loaded_amdgpu_is_not_told_to_load_it() -> None:
         fix = _advice({x.id: x for x in diagnose(facts)}["kfd-inaccessible"])
         assert "/dev/kfd is missing" in fix and "dmesg" in fix, (loaded, fix)
         assert "load the amdgpu driver" not in fix.lower(), (loaded, fix)
+
+
+def test_a_fix_summary_names_no_package_tool_of_another_family() -> None:
+    """rocm63-profiler-packages-renamed fires on dnf's "No match for argument: omniperf" too: its apt commands are in
+    the Debian-family branch, not in the summary every distribution reads."""
+    from wizard.model import OsInfo, Rocm
+
+    def fix(os_: OsInfo, text: str) -> str:
+        facts = Facts(os=os_, rocm=Rocm(version="6.3.0"), origin="test",
+                      texts=(EvidenceText("error.txt", text, 1, "text", True),))
+        return _advice({x.id: x for x in diagnose(facts)}["rocm63-profiler-packages-renamed"])
+
+    rhel = fix(OsInfo(id="rhel", version="9.4", like=("fedora",)), "Error: No match for argument: omniperf")
+    assert "apt " not in rhel and "rocprofiler-compute" in rhel
+    ubuntu = fix(OsInfo(id="ubuntu", version="24.04", like=("debian",)), "E: Unable to locate package omniperf")
+    assert "apt remove omniperf" in ubuntu and "sudo apt install rocprofiler-compute rocprofiler-systems" in ubuntu
