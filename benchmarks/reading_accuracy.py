@@ -108,11 +108,11 @@ def headline(scores: list[FixtureScore]) -> dict[str, Any]:
                  and set(s.diagnosis.expected_ids) & set(s.confident_ids[:3]))
     return {
         "fixtures": len(scores),
-        "facts": {"right": facts.right, "scorable": facts.total, "share": round(facts.ratio, 4)},
-        "causes_top3": {"named": diag.right, "with_cause": diag.total, "share": round(diag.ratio, 4),
+        "facts": {"right": facts.right, "scorable": facts.total, "share": round(facts.ratio, 6)},
+        "causes_top3": {"named": diag.right, "with_cause": diag.total, "share": round(diag.ratio, 6),
                         "named_among_stated_causes": strict},
         "false_alarms": {"machines": len(alarms), "no_cause": len(no_cause),
-                         "share": round(len(alarms) / len(no_cause), 4) if no_cause else 0.0, "names": alarms},
+                         "share": round(len(alarms) / len(no_cause), 6) if no_cause else 0.0, "names": alarms},
         "contradicting_advice": [f"{s.name}: {b}" for s in scores for b in s.bad_advice],
     }
 
@@ -128,20 +128,20 @@ def summary(scores: list[FixtureScore]) -> dict[str, Any]:
             "scorable": facts.total, "right": facts.right,
             "missing": sum(1 for j in judged if j.outcome is Outcome.MISSING),
             "wrong": sum(1 for j in judged if j.outcome is Outcome.WRONG),
-            "share_right": round(facts.ratio, 4), "target": FACT_TARGET,
+            "share_right": round(facts.ratio, 6), "target": FACT_TARGET,
             "wrong_gfx": [{"fixture": n, "path": j.fact.path, "expected": j.fact.expected, "got": j.actual}
                           for n, j in wrong_gfx(scores)],
-            "per_category": {c: {"right": s.right, "total": s.total, "share": round(s.ratio, 4)}
+            "per_category": {c: {"right": s.right, "total": s.total, "share": round(s.ratio, 6)}
                              for c, s in share_by_category(scores).items()},
-            "per_key": {k: {"right": s.right, "total": s.total, "share": round(s.ratio, 4)}
+            "per_key": {k: {"right": s.right, "total": s.total, "share": round(s.ratio, 6)}
                         for k, s in share_by_key(scores).items()},
         },
         "diagnosis": {
-            "with_cause": diag.total, "named_in_top3": diag.right, "share_named": round(diag.ratio, 4),
+            "with_cause": diag.total, "named_in_top3": diag.right, "share_named": round(diag.ratio, 6),
             "target": DIAGNOSIS_TARGET,
             "silent": sum(1 for d in diags if d.silent),
             "contradicted": sum(1 for d in diags if d.contradicted),
-            "per_category": {c: {"named": s.right, "total": s.total, "share": round(s.ratio, 4)}
+            "per_category": {c: {"named": s.right, "total": s.total, "share": round(s.ratio, 6)}
                              for c in CATEGORIES
                              if (s := diagnosis_share(x for x in scores if x.category == c)).total},
             "no_cause_but_findings": sum(1 for s in scores if s.diagnosis is None and s.spoke),

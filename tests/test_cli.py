@@ -117,3 +117,11 @@ def test_detect_on_the_live_machine_opens_no_runner() -> None:
             "print(sorted(m for m in sys.modules if m.startswith('wizard.runner') or m == 'sh'), file=sys.stderr)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stderr.strip().splitlines()[-1] == "[]", out.stderr[-2000:]
+
+
+def test_help_lists_no_hidden_subcommand(capsys: pytest.CaptureFixture[str]) -> None:
+    """fleet's internal actions (facts, engine) are not listed: argparse printed them as '==SUPPRESS=='."""
+    with pytest.raises(SystemExit) as exc:
+        main(["fleet", "--help"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0 and "SUPPRESS" not in out and "collection" in out

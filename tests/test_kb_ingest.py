@@ -291,3 +291,13 @@ def test_page_release_refuses_what_it_cannot_read() -> None:
         page_release(good.replace("'6.2'\namdgpu_version", "'latest'\namdgpu_version"), "t")
     with pytest.raises(IngestError, match="ubuntu_version_numbers"):
         page_release(good.replace("[('24.04', 'noble')]", "['24.04']"), "t")
+
+
+def test_the_kb_tool_answers_help_and_bad_usage_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """`python -m wizard.kb ingest --help` is help, not a directory named --help; bad usage is one line, exit 2."""
+    assert main(["ingest", "--help"]) == 0
+    assert "regenerate the derived tables" in capsys.readouterr().out
+    for bad in ([], ["bogus"], ["check", "a", "b"]):
+        assert main(bad) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "error:" in err, (bad, err)

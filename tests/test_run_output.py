@@ -95,7 +95,7 @@ def test_a_run_another_wizard_holds_is_running_not_interrupted(rebooted: tuple[P
         main(["status", "--json", "--sandbox", str(sb)])
         status = json.loads(capsys.readouterr().out)
         assert status["state"] == "running" and "another rocm-wizard" in status["next"]
-        assert main(["--sandbox", str(sb), "--plan", "pip-only", "--yes"]) != 0
+        assert main(["--sandbox", str(sb), "--plan", "pip-only", "--yes"]) == 4  # exit_codes.LOCKED, as resume's
         assert "is running in another rocm-wizard" in capsys.readouterr().err
     finally:
         holder.kill()

@@ -88,7 +88,9 @@ def _machine_options(p: argparse.ArgumentParser, *, suppress: bool) -> None:
     p.add_argument("--mirror-key", dest="mirror_keys", metavar="ORIGIN=FINGERPRINT", action="append",
                    default=argparse.SUPPRESS if suppress else [],
                    help="trust this signing key (full fingerprint) for ORIGIN's mirror")
-    p.add_argument("--state-dir", metavar="DIR", default=d, help=argparse.SUPPRESS)
+    p.add_argument("--state-dir", metavar="DIR", default=d,
+                   help="keep the state (journal, lock, backups) and logs in DIR instead of the default (tests, CI; "
+                        "also ROCM_WIZARD_STATE_DIR)")
     p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS if suppress else False,
                    help="a run, resume or rollback prints each command and its output (else they go to the step log)")
 

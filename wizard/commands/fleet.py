@@ -80,8 +80,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                           "into DIR with ansible-galaxy")
     c.add_argument("dir", metavar="DIR", help="where the tarball goes (made if missing)")
     c.add_argument("--repository", metavar="URL", help="the repository URL galaxy.yml names (Galaxy wants one to publish)")
-    sub.add_parser("facts", help=argparse.SUPPRESS)
-    e = sub.add_parser("engine", help=argparse.SUPPRESS)  # the host side of fleet run --engine
+    sub.add_parser("facts")  # internal (no help: argparse lists only subcommands given one)
+    e = sub.add_parser("engine")  # the host side of fleet run --engine; internal: no help, so not listed
     e.add_argument("plan_file", metavar="PLAN.json")
     e.add_argument("--decide", action="store_true",
                    help="only say what the run would do ({\"move\": \"start\"|\"resume\"|\"none\"}): changes nothing")

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
         service.check_skips(plan, skips)
         blocked = service.blocked()
         if blocked:
-            raise CommandError(blocked, exit_codes.FAILURE)
+            raise CommandError(blocked, exit_codes.LOCKED if service.running_elsewhere() else exit_codes.FAILURE)
         if not args.yes:
             print(f"{plan.title}: {plan.size} (see them with --dry-run).")
             from wizard.planner import venv_roles

@@ -3,20 +3,37 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import NoReturn
 
 from . import KB_DIR, KnowledgeBase
 
-USAGE = "usage: python -m wizard.kb check|ingest [DIRECTORY]"
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, never the usage block
+        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m wizard.kb", description="the knowledge base's own tools")
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    for name, what in (("check", "validate every knowledge file (one line per problem; exit 1 if any)"),
+                       ("ingest", "regenerate the derived tables from the upstream snapshots (upstream/)")):
+        a = sub.add_parser(name, help=what, description=what)
+        a.add_argument("directory", nargs="?", default=str(KB_DIR), metavar="DIRECTORY",
+                       help="a knowledge-base directory (default: the wizard's own)")
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] not in ("check", "ingest") or len(args) > 2:
-        print(USAGE, file=sys.stderr)
-        return 2
-    kb = KnowledgeBase(args[1] if len(args) == 2 else KB_DIR)
-    if args[0] == "ingest":
+    try:
+        args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    except SystemExit as exc:  # --help (0) or bad usage (2, argparse's one line on stderr)
+        return int(exc.code or 0)
+    kb = KnowledgeBase(args.directory)
+    if args.action == "ingest":
         from .ingest import IngestError, ingest
 
         try:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from wizard import exit_codes
 from wizard.host import Host
 from wizard.mirror.config import MirrorConfig
 from wizard.mirror.credentials import Credential
@@ -155,6 +156,16 @@ class RunService:
         return PendingRun(run.id, view.plan, view.state, view.next_step, view.total_steps,
                           tuple(view.step_titles), rebooted, str(run.journal.path))
 
+    def running_elsewhere(self) -> bool:
+        """The current run is running in another rocm-wizard (its lock held): a new plan waits for it (exit 4)."""
+        run = self.current()
+        if run is None:
+            return False
+        try:
+            return self._now(run.view()).state is RunState.RUNNING
+        except JournalError:
+            return False
+
     def blocked(self, *, locked: bool = False) -> str | None:
         """Why a new plan cannot start now (None: it can). ``locked``: this process holds the lock."""
         run = self.current()
@@ -202,7 +213,7 @@ class RunService:
         try:
             return Lock(self.machine.state_root / LOCK_NAME).acquire()
         except LockHeld as exc:
-            raise RunError(str(exc), 4) from None
+            raise RunError(str(exc), exit_codes.LOCKED) from None
 
     @contextmanager
     def _held(self) -> Iterator[Lock]:
