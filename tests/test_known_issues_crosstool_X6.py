@@ -33,8 +33,25 @@ def _apt_no_candidate(pkg: str) -> str:
             f"E: Package '{pkg}' has no installation candidate")
 
 
+def _ld_needed(lib: str, by: str) -> str:
+    """GNU ld, bminor/binutils-gdb@97da0e2677c4a38df2406576428ec27d1da26e7c:ld/ldelf.c ldelf_after_open:
+    "%P: warning: %s, needed by %pB, not found (try using -rpath or -rpath-link)" (a DT_NEEDED entry of a shared
+    library on the link line that the linker finds on none of the loader's paths)."""
+    return f"/usr/bin/ld: warning: {lib}, needed by {by}, not found (try using -rpath or -rpath-link)"
+
+
 # (case name, issue id, text that must fire it, its facts, near miss, the near miss's facts)
 CASES: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
+    # zsh, zsh-users/zsh@2564174dd6f9289b4e4da2a8122b0f8edd8a62b4:Src/exec.c execute(): zerr("command not found: %s")
+    # (zerr prefixes the shell's name). bash says "rocminfo: command not found", already a signature.
+    ("zsh-rocminfo", "rocm-bin-not-on-path",
+     "user@host ~ % rocminfo\nzsh: command not found: rocminfo", {},
+     "user@host ~ % nvidia-smi\nzsh: command not found: nvidia-smi", {}),
+    # Ubuntu's command-not-found handler, ottok/command-not-found@9c2ccb031e382767da007d5c41296f840db8163b:
+    # CommandNotFound/CommandNotFound.py: "Command '%(command)s' not found, but can be installed with:".
+    ("ubuntu-command-not-found-rocm-smi", "rocm-bin-not-on-path",
+     "$ rocm-smi\nCommand 'rocm-smi' not found, but can be installed with:\n\nsudo apt install rocm-smi\n", {},
+     "$ nvtop\nCommand 'nvtop' not found, but can be installed with:\n\nsudo apt install nvtop\n", {}),
     # apt, the WSL runtime package referred to but not in this Ubuntu release's ROCm repository.
     ("apt-no-candidate-rocr4wsl", "wsl-rocm-release-unsupported",
      _apt_no_candidate("hsa-runtime-rocr4wsl-amdgpu"), WSL,
@@ -114,6 +131,29 @@ CASES: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
      "  x No solution found when resolving dependencies:\n"
      "  `-> Because torchaudio was not found in the package registry and you require torchaudio, we can conclude "
      "that your requirements are unsatisfiable.", {}),
+    # GNU ld at link time: the same missing library as the loader's "cannot open shared object file".
+    ("ld-needed-libtinfo5", "libtinfo5-missing",
+     _ld_needed("libtinfo.so.5", "/opt/rocm/llvm/lib/libexample.so"), {},
+     _ld_needed("libtinfo.so.6", "/usr/lib/libexample.so"), {}),
+    ("ld-needed-libgfortran5", "therock-libgfortran-missing",
+     _ld_needed("libgfortran.so.5", "/home/user/venv/lib/python3.12/site-packages/_rocm_sdk_libraries/lib/"
+                                    "libexample.so"), {},
+     _ld_needed("libgomp.so.1", "/home/user/venv/lib/python3.12/site-packages/_rocm_sdk_libraries/lib/"
+                                "libexample.so"), {}),
+    ("ld-needed-libquadmath0", "therock-libquadmath-missing",
+     _ld_needed("libquadmath.so.0", "/home/user/venv/lib/python3.12/site-packages/_rocm_sdk_devel/lib/"
+                                    "libexample.so"), {},
+     _ld_needed("libgcc_s.so.1", "/home/user/venv/lib/python3.12/site-packages/_rocm_sdk_devel/lib/"
+                                 "libexample.so"), {}),
+    ("ld-needed-libamdhip64", "rocm-libraries-not-found",
+     _ld_needed("libamdhip64.so.6", "/home/user/venv/lib/python3.12/site-packages/torch/lib/libtorch_hip.so"), {},
+     _ld_needed("libcudart.so.12", "/home/user/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so"), {}),
+    ("ld-needed-libamdhip64-major", "libamdhip64-other-major",
+     _ld_needed("libamdhip64.so.6", "/home/user/venv/lib/python3.12/site-packages/torch/lib/libtorch_hip.so"), {},
+     _ld_needed("libhipblas.so.2", "/home/user/venv/lib/python3.12/site-packages/torch/lib/libtorch_hip.so"), {}),
+    ("ld-needed-rocm-sysdeps", "rocm-sysdeps-lib-not-on-loader-path",
+     _ld_needed("librocm_sysdeps_dw.so.1", "/opt/rocm/core/lib/libexample.so"), {},
+     _ld_needed("libdw.so.1", "/usr/lib/libexample.so"), {}),
 ]
 
 
@@ -127,6 +167,15 @@ def test_another_tools_wording_of_the_same_condition_fires(name: str, issue_id: 
 def test_the_wsl_runtime_line_needs_wsl() -> None:
     """apt's no-candidate line for the WSL runtime is this issue only on WSL (its `when`)."""
     assert "wsl-rocm-release-unsupported" not in _ids({"wsl": False}, _apt_no_candidate("hsa-runtime-rocr4wsl-amdgpu"))
+
+
+def test_a_quoted_question_about_the_ld_warning_names_no_library_of_the_issue() -> None:
+    """The ld template without a library name (a question about the warning in general) is no finding."""
+    text = "What does 'warning: <lib>, needed by <lib>, not found (try using -rpath or -rpath-link)' mean?"
+    found = _found({}, text)
+    for iid in ("libtinfo5-missing", "therock-libgfortran-missing", "rocm-libraries-not-found",
+                "libamdhip64-other-major", "rocm-sysdeps-lib-not-on-loader-path"):
+        assert iid not in found
 
 
 def test_uv_without_a_rocm_index_is_silent() -> None:
