@@ -52,6 +52,19 @@ CASES: list[tuple[str, str, str, dict[str, Any], str, dict[str, Any]]] = [
     ("ubuntu-command-not-found-rocm-smi", "rocm-bin-not-on-path",
      "$ rocm-smi\nCommand 'rocm-smi' not found, but can be installed with:\n\nsudo apt install rocm-smi\n", {},
      "$ nvtop\nCommand 'nvtop' not found, but can be installed with:\n\nsudo apt install nvtop\n", {}),
+    # fish, fish-shell/fish-shell@f13979bfbbcacb7240f2d00e507df0e12280a341:share/functions/fish_command_not_found.fish
+    # __fish_default_command_not_found_handler: "fish: Unknown command: %s".
+    ("fish-amd-smi", "rocm-bin-not-on-path",
+     "user@host ~> amd-smi\nfish: Unknown command: amd-smi", {},
+     "user@host ~> nvidia-smi\nfish: Unknown command: nvidia-smi", {}),
+    # RCCL's own dlopen of its optional network plugin, ROCm/rccl@63e87b4d907da5b05dca019b35eeab77ff1bbab2:
+    # src/plugin/plugin_open.cc openPluginLib: "%s/Plugin: Could not find:%s. %s" with " librccl-net.so" and
+    # "Using internal net plugin." (the older "Plugin load returned %d : <dlerror>" is already a signature). The near
+    # miss is a plugin the user named in NCCL_NET_PLUGIN that is missing: not the harmless default probe.
+    ("rccl-could-not-find-net-plugin", "rccl-net-plugin-absent",
+     "node01:4211:4290 [0] NCCL INFO NET/Plugin: Could not find: librccl-net.so. Using internal net plugin.", {},
+     "node01:4211:4290 [0] NCCL INFO NET/Plugin: Could not find: ainic librccl-net-ainic.so. Using internal net "
+     "plugin.", {}),
     # apt, the WSL runtime package referred to but not in this Ubuntu release's ROCm repository.
     ("apt-no-candidate-rocr4wsl", "wsl-rocm-release-unsupported",
      _apt_no_candidate("hsa-runtime-rocr4wsl-amdgpu"), WSL,
