@@ -24,8 +24,9 @@ from wizard.sandbox import open_sandbox
 
 pytestmark = pytest.mark.integration
 
-# the sleep of the slow action: a mark to find its process by, this test process's own (pytest-xdist runs this file's
-# tests in two workers at once: with one shared mark a test signalled, or waited for, the other worker's action)
+# the sleep of the slow action: a mark to find its process by, this test process's own. The tests look for it in all
+# of /proc: with one fixed mark, a second pytest run on the same machine at the same time (another checkout's suite)
+# had its sleeping action taken for this one's (signalled, waited for, or "left over")
 MARK = f"41.{os.getpid()}"
 
 
