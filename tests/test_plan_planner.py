@@ -56,7 +56,7 @@ def test_seed_5600xt_every_upstream_wheel_plan_refused_and_therock_pip_warns() -
         with pytest.raises(PlanRefused) as exc:
             resolve(plan, facts)
         text = "\n".join(exc.value.reasons)
-        assert "gfx1010" in text and "nightly" in text, (plan, text)
+        assert "gfx1010" in text and "therock-pip" in text and "nightly" not in text, (plan, text)  # the way forward
     rp = resolve("therock-pip", facts)
     assert dict(rp.target)["index"] == "amd-whl-next"
     notes = [n for s in rp.steps for n in s.notes]

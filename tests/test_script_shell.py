@@ -81,7 +81,7 @@ def test_dry_run_refused_exit_5_one_reason_per_line() -> None:
     assert res.returncode == exit_codes.REFUSED and res.stdout == ""
     lines = res.stderr.strip().splitlines()
     assert lines and all(line.startswith("rocm-wizard: refused: ") for line in lines)
-    assert "nightly" in res.stderr  # gfx1010's only TheRock device extra is on the nightly index (issue 13)
+    assert "therock-pip" in res.stderr  # the way forward: gfx1010's device packages are on stable whl-next (audit T2)
 
 
 def test_dry_run_unknown_plan_and_malformed_file_exit_2(tmp_path: Path) -> None:
