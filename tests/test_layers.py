@@ -172,3 +172,16 @@ def test_patterns_are_compiled_on_first_use() -> None:
             if tok.type == tokenize.STRING and "lazy_re" in tok.string and "lazy_re.Pattern" not in tok.string:
                 bad.append(f"{rel}:{tok.start[0]} (code run elsewhere has no lazy_re)")
     assert not bad, "use lazy_re.compile: " + ", ".join(bad)
+
+
+def test_detect_does_not_import_packaging_version() -> None:
+    """packaging.version compiles its version pattern on import (~25 ms on this VM, a third of `detect --json`);
+    detect reaches it only where a kernel series is compared (benchmarks/detect_speed.py)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, io, contextlib\nfrom wizard.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n    main(['detect', '--json', '--from', 'seed-5600xt'])\n"
+            "print('packaging.version' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip().splitlines()[-1] == "False", out.stdout + out.stderr

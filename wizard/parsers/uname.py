@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING
 
 from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises, prompt_command
 from wizard.record import record
+
+if TYPE_CHECKING:  # packaging.version costs ~25 ms to import (its pattern); detect reaches it only for a series
+    from packaging.version import Version
 
 _RELEASE_RE = lazy_re.compile(r"^\d+\.\d+(?:\.\d+)?[\w.+~-]*$")
 _ARCHES = frozenset(
@@ -80,8 +83,12 @@ _SERIES = lazy_re.compile(r"^(\d+\.\d+)")
 def kernel_series(release: str | None) -> Version | None:
     """The series of a kernel release ("6.12.101+deb13-amd64" -> 6.12), None where it names none."""
     m = _SERIES.match(release or "")
+    if m is None:
+        return None
+    from packaging.version import InvalidVersion, Version
+
     try:
-        return Version(m.group(1)) if m else None
+        return Version(m.group(1))
     except InvalidVersion:
         return None
 
@@ -96,5 +103,15 @@ def kernel_of_another_distribution(os_id: str | None, kernel: str | None, os_ver
     if any(pattern.search(kernel) and os_id not in runs_it for pattern, runs_it in _KERNEL_BUILDERS):
         return True
     ga = _UBUNTU_GA_KERNEL.get(os_version or "") if os_id == "ubuntu" else None
-    series = kernel_series(kernel) if _UBUNTU_ARCHIVE_KERNEL.match(kernel) else None
-    return ga is not None and series is not None and series < Version(ga)
+    series = _series_numbers(kernel) if ga is not None and _UBUNTU_ARCHIVE_KERNEL.match(kernel) else None
+    ga_series = _series_numbers(ga) if series is not None else None
+    return series is not None and ga_series is not None and series < ga_series
+
+
+def _series_numbers(release: str | None) -> tuple[int, int] | None:
+    """kernel_series as numbers, for detect's own comparison (without importing packaging.version)."""
+    m = _SERIES.match(release or "")
+    if m is None:
+        return None
+    major, minor = m.group(1).split(".")
+    return int(major), int(minor)
