@@ -77,19 +77,17 @@ class _Stamped(deque):  # type: ignore[type-arg]
 
 
 async def tui_run(sb: Path, n: int) -> tuple[float, list[float], list[float], int, float, float]:
-    from wizard import machines
-    from wizard.runner.service import RunService
-    from wizard.sandbox import open_sandbox
+    from wizard.machine_session import MachineSession, MachineSpec
     from wizard.session import RunProgress, Stage
     from wizard.tui.messages import RunConfirmed
     from wizard.tui.app import make_app
     from wizard.tui.services import Services
     from wizard.tui.widgets.log_pane import LogPane
 
-    plan = ResolvedPlan("flood", "Flood", "benchmark", (), (StepPlan("pip_pin", "Flood", (Action((FLOOD_PROGRAM,), "flood"),)),))
-    host = open_sandbox(str(sb), "seed-7900xt")
-    machine = machines.sandbox(host, sb)
-    svc = Services(host=host, read_only=False, runs=RunService(machine), state_dir=machine.machine_state,
+    # a kind of step that needs no backup before it (the engine refuses a destructive one before any backup step)
+    plan = ResolvedPlan("flood", "Flood", "benchmark", (), (StepPlan("groups", "Flood", (Action((FLOOD_PROGRAM,), "flood"),)),))
+    # the sandbox main() opened, as both front ends open a machine: through the one machine session
+    svc = Services(MachineSession(MachineSpec(sandbox=str(sb), profile="seed-7900xt")),
                    authenticator=lambda app, reason: True)
     s = svc.new_session()
     s.resolved, s.chosen, s.run, s.stage = plan, "flood", RunProgress.for_plan(plan), Stage.CONFIRM
