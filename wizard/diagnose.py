@@ -1135,8 +1135,8 @@ NOT_KNOWN = "not known from the evidence"
 # unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed
 # software or the settings (the wheel lacks the GPU's target, the override names another family) is a cause.
 _IDENTITY_ONLY = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gpu_codename_in", "has_dgpu",
-                            "amd_gpu", "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "os_like_in", "wsl", "in_container",
-                            "tensile_gfx_unshipped", "built_from_source", "kernel_gc_ip_in"})
+                            "amd_gpu", "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "os_like_in", "wsl",
+                            "in_container", "tensile_gfx_unshipped", "built_from_source", "kernel_gc_ip_in"})
 
 
 # Conditions that only name GPUs: a stated signature (the software's own words about this machine) does without them
