@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
+from wizard.model import TOOL_FAMILY
 from wizard.record import field, record
 
 
@@ -289,18 +290,11 @@ def _override_is_own_target(detected: Mapping[str, Any], gfxs: list[Any], advice
 # several ("apt install libgfortran5, dnf install libgfortran") offers each family its own and is not one of these.
 _PM_COMMAND = re.compile(r"^\s*(?:sudo\s+(?:-\S+\s+)*)?(apt-get|apt|dpkg|dnf|yum|rpm-ostree|grubby|zypper|pacman)\b",
                          re.MULTILINE)
-_DEBIAN = frozenset({"debian", "ubuntu"})
-# Fedora, RHEL and its rebuilds (wizard.model.REDHAT_FAMILY: dnf's systems, grubby's boot entries; rpm-ostree on the
-# ostree ones), SUSE, Arch: os-release's ID or one of its ID_LIKE words
-_REDHAT = frozenset({"fedora", "rhel", "centos", "rocky", "almalinux", "ol"})
-_SUSE = frozenset({"suse", "sles", "opensuse", "opensuse-leap", "opensuse-tumbleweed"})
-_ARCH = frozenset({"arch"})
-_PM_FAMILY = {"apt-get": _DEBIAN, "apt": _DEBIAN, "dpkg": _DEBIAN, "dnf": _REDHAT, "yum": _REDHAT,
-              "rpm-ostree": _REDHAT, "grubby": _REDHAT, "zypper": _SUSE, "pacman": _ARCH}
-# AMD's install pages offer amdgpu-install for Ubuntu, RHEL, SLES and Oracle Linux (wizard/kb/derived_install_pages.json,
-# from ROCm/rocm-install-on-linux docs/conf.py), as a .deb or an .rpm: on a distribution of none of the dpkg or rpm
-# families it cannot even be installed
-_AMDGPU_INSTALL_FAMILIES = _DEBIAN | _REDHAT | _SUSE
+# which distribution family (os-release's ID or one of its ID_LIKE words) each tool belongs to is the model's: a fact,
+# not a condition of the wizard's, so the yardstick reads the same one (wizard.model.TOOL_FAMILY)
+_PM_FAMILY = {tool: family for tool, family in TOOL_FAMILY.items() if tool != "amdgpu-install"}
+# amdgpu-install: on a distribution of none of the dpkg or rpm families AMD ships it for it cannot even be installed
+_AMDGPU_INSTALL_FAMILIES = TOOL_FAMILY["amdgpu-install"]
 _AMDGPU_INSTALL = re.compile(r"(?<![/\w-])amdgpu-install\b(?!-)")
 
 
@@ -363,11 +357,11 @@ _TORCH_PIN = re.compile(r"\btorch==([\w.+]+)")
 
 
 def _wheel_rows() -> list[Mapping[str, Any]]:
-    import json
-    from pathlib import Path
+    """The wizard's wheel matrix (wizard/kb/torch_wheels.json, through the knowledge base's one reader) as rows."""
+    from wizard.kb import load_kb
 
-    path = Path(__file__).resolve().parent.parent / "wizard" / "kb" / "torch_wheels.json"
-    return list(json.loads(path.read_text(encoding="utf-8")).get("wheels") or [])
+    return [{"index": w.index, "torch": w.torch, "gfx": None if w.gfx is None else list(w.gfx),
+             "uncertain": w.uncertain} for w in load_kb().wheels()]
 
 
 def _override_target(value: Any) -> str | None:

@@ -18,8 +18,8 @@ from wizard import lazy_re
 from wizard.fix_worked import TARGET_VARS, FixAction, fix_actions, worked_fixes
 from wizard.kb import FixBranch, KernelArgs, KnownIssue, MoveTo, load_kb
 from wizard.kb.families import one_generic_target
-from wizard.model import (ARCH_FAMILY, DEBIAN_FAMILY, GFX_TARGET, REDHAT_FAMILY, SUSE_FAMILY, Evidence, EvidenceText,
-                          Facts, Gpu, PythonEnv, system_torch)
+from wizard.model import (GFX_TARGET, REDHAT_FAMILY, TOOL_FAMILY, Evidence, EvidenceText, Facts, Gpu, PythonEnv,
+                          system_torch)
 from wizard.parsers.match_text import evidence_line, line_breaks, match_text
 from wizard.parsers.uname import kernel_series
 from wizard.parsers.writers import joined_words
@@ -1282,13 +1282,6 @@ def _kernel_arg_commands(args: KernelArgs, facts: Facts | None) -> list[str]:
     return out + ([f'sudo grubby --update-kernel=ALL --remove-args="{" ".join(args.remove)}"'] if args.remove else [])
 
 
-# The distribution family a command's tool belongs to (os-release's ID or an ID_LIKE word must be one of it): the
-# package tools, grubby and rpm-ostree (kernel arguments on Fedora, RHEL and its rebuilds), and amdgpu-install, which
-# AMD's install pages offer for Ubuntu, RHEL, SLES and Oracle Linux only, as a .deb or an .rpm
-# (wizard/kb/derived_install_pages.json, from ROCm/rocm-install-on-linux docs/conf.py)
-_TOOL_FAMILY = {"apt": DEBIAN_FAMILY, "apt-get": DEBIAN_FAMILY, "dpkg": DEBIAN_FAMILY, "dnf": REDHAT_FAMILY,
-                "yum": REDHAT_FAMILY, "rpm-ostree": REDHAT_FAMILY, "grubby": REDHAT_FAMILY, "zypper": SUSE_FAMILY,
-                "pacman": ARCH_FAMILY, "amdgpu-install": DEBIAN_FAMILY | REDHAT_FAMILY | SUSE_FAMILY}
 _COMMAND_TOOL = lazy_re.compile(r"^\s*(?:sudo\s+(?:-\S+\s+)*)?([\w.-]+)")
 
 
@@ -1298,7 +1291,7 @@ def _fits_os(command: str, facts: Facts | None) -> bool:
     if facts is None or not facts.os.id:
         return True
     m = _COMMAND_TOOL.match(command)
-    family = _TOOL_FAMILY.get(m.group(1)) if m else None
+    family = TOOL_FAMILY.get(m.group(1)) if m else None
     return family is None or bool({facts.os.id, *facts.os.like} & family)
 
 

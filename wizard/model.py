@@ -71,6 +71,14 @@ REDHAT_FAMILY = frozenset({"fedora", "rhel", "centos", "rocky", "almalinux", "ol
 DEBIAN_FAMILY = frozenset({"debian", "ubuntu"})
 SUSE_FAMILY = frozenset({"suse", "sles", "opensuse", "opensuse-leap", "opensuse-tumbleweed"})
 ARCH_FAMILY = frozenset({"arch"})
+# The distribution family a command's tool belongs to (os-release's ID or an ID_LIKE word must be one of it): the
+# package tools, grubby and rpm-ostree (kernel arguments on Fedora, RHEL and its rebuilds), and amdgpu-install, which
+# AMD's install pages offer for Ubuntu, RHEL, SLES and Oracle Linux only, as a .deb or an .rpm
+# (wizard/kb/derived_install_pages.json, from ROCm/rocm-install-on-linux docs/conf.py)
+TOOL_FAMILY: dict[str, frozenset[str]] = {
+    "apt": DEBIAN_FAMILY, "apt-get": DEBIAN_FAMILY, "dpkg": DEBIAN_FAMILY, "dnf": REDHAT_FAMILY, "yum": REDHAT_FAMILY,
+    "rpm-ostree": REDHAT_FAMILY, "grubby": REDHAT_FAMILY, "zypper": SUSE_FAMILY, "pacman": ARCH_FAMILY,
+    "amdgpu-install": DEBIAN_FAMILY | REDHAT_FAMILY | SUSE_FAMILY}
 
 
 @record

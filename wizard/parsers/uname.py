@@ -82,15 +82,12 @@ _SERIES = lazy_re.compile(r"^(\d+\.\d+)")
 
 def kernel_series(release: str | None) -> Version | None:
     """The series of a kernel release ("6.12.101+deb13-amd64" -> 6.12), None where it names none."""
-    m = _SERIES.match(release or "")
-    if m is None:
+    numbers = _series_numbers(release)
+    if numbers is None:
         return None
-    from packaging.version import InvalidVersion, Version
+    from packaging.version import Version
 
-    try:
-        return Version(m.group(1))
-    except InvalidVersion:
-        return None
+    return Version("%d.%d" % numbers)
 
 
 def kernel_of_another_distribution(os_id: str | None, kernel: str | None, os_version: str | None = None) -> bool:
@@ -109,7 +106,8 @@ def kernel_of_another_distribution(os_id: str | None, kernel: str | None, os_ver
 
 
 def _series_numbers(release: str | None) -> tuple[int, int] | None:
-    """kernel_series as numbers, for detect's own comparison (without importing packaging.version)."""
+    """A kernel release's series as numbers ("6.12.101+deb13-amd64" -> (6, 12)): detect compares these without
+    importing packaging.version; kernel_series gives diagnose the same as a Version."""
     m = _SERIES.match(release or "")
     if m is None:
         return None
