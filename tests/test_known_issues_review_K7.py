@@ -50,3 +50,42 @@ def test_docker_gpus_fix_off_wsl_still_passes_kfd_and_no_dxg() -> None:
     assert "/dev/dxg" not in _advice(f) and "HSA_ENABLE_DXG_DETECTION" not in _advice(f)
     assert f.to_check is None
 
+
+# --------------------------------------------------------------------------- 2. a lone dpkg clash line
+MIXED = "rocm-single-and-multi-version-packages-mixed"
+
+
+# dpkg's words (dpkg src/main/archives.c: "trying to overwrite '%.250s', which is also in package %.250s %.250s"),
+# pasted without the "dpkg: error processing archive ... (--unpack):" line that names the archive being unpacked: which
+# kind was being installed is not shown, so a clash under /opt/rocm-X.Y.Z is one of several causes (the mix of kinds,
+# or two packages of one kind shipping one file).
+@pytest.mark.parametrize("line", [
+    " trying to overwrite '/opt/rocm-6.0.0/lib/librocblas.so.4', which is also in package rocblas6.0.0 "
+    "4.0.0.60000-91~22.04",
+    "trying to overwrite '/opt/rocm-5.4.1/.info/version-lrt', which is also in package rocm-language-runtime "
+    "5.4.1.50401-84~20.04",
+])
+def test_a_lone_clash_line_under_opt_rocm_is_to_check(line: str) -> None:
+    found = _found({}, "Errors were encountered while processing:\n" + line + "\n")
+    assert MIXED in found and found[MIXED].to_check is not None
+    assert found[MIXED].shows_failure
+
+
+@pytest.mark.parametrize("line", [
+    " trying to overwrite '/usr/share/doc/libfoo/copyright', which is also in package libfoo1 1.2-3",
+    " trying to overwrite '/opt/rocm/lib/libfoo.so', which is also in package libfoo 1.2-3",  # no release in the path
+])
+def test_a_lone_clash_line_elsewhere_is_not_shown(line: str) -> None:
+    assert MIXED not in _ids({}, line + "\n")
+
+
+def test_the_clash_with_its_unpack_line_stays_decided_both_ways() -> None:
+    """The near misses: with the archive line, a mix of kinds is a cause and two packages of one kind are nothing."""
+    def clash(deb: str, other: str) -> str:
+        return (f"dpkg: error processing archive /var/cache/apt/archives/{deb} (--unpack):\n"
+                f" trying to overwrite '/opt/rocm-6.0.0/lib/librocblas.so.4', which is also in package {other} "
+                "4.0.0.60000-91~22.04\n")
+    mixed = _found({}, clash("rocblas6.0.0_4.0.0.60000-91~22.04_amd64.deb", "rocblas"))
+    assert MIXED in mixed and mixed[MIXED].to_check is None
+    assert MIXED not in _ids({}, clash("hipblaslt_0.6.0.60000-91~22.04_amd64.deb", "rocblas"))
+
