@@ -89,3 +89,37 @@ def test_the_clash_with_its_unpack_line_stays_decided_both_ways() -> None:
     assert MIXED in mixed and mixed[MIXED].to_check is None
     assert MIXED not in _ids({}, clash("hipblaslt_0.6.0.60000-91~22.04_amd64.deb", "rocblas"))
 
+
+# --------------------------------------------------------------------------- 3. CUDA lines on an AMD + NVIDIA machine
+NO_HIP_ID = "torch-no-hip-runtime-rocm-home"
+NO_HIP = "No ROCm runtime is found, using ROCM_HOME='/opt/rocm'\n"
+CT2_ID = "ctranslate2-cuda-build-on-amd-gpu"
+CT2 = "RuntimeError: CUDA failed with error CUDA driver version is insufficient for CUDA runtime version\n"
+LSPCI_NVIDIA = "01:00.0 VGA compatible controller: NVIDIA Corporation AD102 [GeForce RTX 4090] (rev a1)\n"
+NVIDIA_SMI = "| NVIDIA-SMI 550.54.14    Driver Version: 550.54.14    CUDA Version: 12.4     |\n"
+
+
+def _mixed(text: str) -> dict[str, Finding]:
+    """Detection found both vendors: an AMD GPU (gfx1100) and an NVIDIA card, whose lines the text shows too."""
+    facts = replace(_facts(RX7900, text), origin="live", other_gpus=("10de:2684 NVIDIA Corporation AD102",))
+    return {f.id: f for f in diagnose(facts)}
+
+
+@pytest.mark.parametrize("issue_id, line", [(NO_HIP_ID, NO_HIP), (CT2_ID, CT2)])
+@pytest.mark.parametrize("nvidia", [LSPCI_NVIDIA, NVIDIA_SMI])
+def test_cuda_lines_on_an_amd_and_nvidia_machine_are_to_check(issue_id: str, line: str, nvidia: str) -> None:
+    found = _mixed(nvidia + line)
+    assert issue_id in found and found[issue_id].to_check is not None
+    found = _found(RX7900, nvidia + line)  # an AMD GPU named, an NVIDIA one in the text
+    assert issue_id in found and found[issue_id].to_check is not None
+
+
+@pytest.mark.parametrize("issue_id, line", [(NO_HIP_ID, NO_HIP), (CT2_ID, CT2)])
+def test_cuda_lines_keep_their_reading_on_one_vendor_machines(issue_id: str, line: str) -> None:
+    """The near misses: AMD only, a cause; NVIDIA only (detected, or only its driver in the text), absent."""
+    amd = _found(RX7900, line)
+    assert issue_id in amd and amd[issue_id].to_check is None
+    nvidia = replace(_facts({}, LSPCI_NVIDIA + line), origin="live", other_gpus=("10de:2684 NVIDIA Corporation AD102",))
+    assert issue_id not in {f.id for f in diagnose(nvidia)}
+    assert issue_id not in _ids({}, NVIDIA_SMI + line)
+
