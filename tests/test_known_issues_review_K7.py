@@ -123,3 +123,63 @@ def test_cuda_lines_keep_their_reading_on_one_vendor_machines(issue_id: str, lin
     assert issue_id not in {f.id for f in diagnose(nvidia)}
     assert issue_id not in _ids({}, NVIDIA_SMI + line)
 
+
+# --------------------------------------------------------------------------- 4. the repository, per distribution family
+REPO = "rocm-repository-missing"
+APT = "E: Unable to locate package rocm-hip-sdk\n"
+# dnf: rpm-software-management/dnf@5350a4145e799e5d84ffe1b1c31981bea2339eba:dnf/cli/commands/install.py
+# _('No match for argument: %s'); zypper: openSUSE/zypper@613c74d:src/RequestFeedback.cc "No provider of '%s' found."
+DNF = "Error: No match for argument: rocm\n"
+ZYPPER = "'rocm' not found in package names. Trying capabilities.\nNo provider of 'rocm' found.\n"
+UBUNTU = OsInfo(id="ubuntu", version="24.04", like=("debian",))
+ROCKY = OsInfo(id="rocky", version="9.4", like=("rhel", "centos", "fedora"))
+SLES = OsInfo(id="sles", version="15.6", like=("suse",))
+
+
+def _repo(os_: OsInfo, text: str) -> Finding:
+    facts = replace(_facts({}, text), os=os_)
+    return {f.id: f for f in diagnose(facts)}[REPO]
+
+
+def test_repository_fix_on_the_rhel_family_is_a_yum_repo_file() -> None:
+    f = _repo(ROCKY, DNF)
+    advice = _advice(f)
+    assert "/etc/yum.repos.d" in advice and "apt" not in advice.replace("amdgpu", "")
+    assert "sources.list" not in advice and "zypper" not in advice
+
+
+def test_repository_fix_on_suse_is_zypper() -> None:
+    f = _repo(SLES, ZYPPER)
+    advice = _advice(f)
+    assert "zypper" in advice and "/etc/zypp/repos.d" in advice
+    assert "apt " not in advice and "sources.list" not in advice and "yum.repos.d" not in advice
+
+
+def test_repository_fix_on_ubuntu_stays_an_apt_source() -> None:
+    """The near miss: the Debian family keeps its apt source under /etc/apt/sources.list.d and apt update."""
+    f = _repo(UBUNTU, APT)
+    advice = _advice(f)
+    assert "/etc/apt/sources.list.d" in advice and "sudo apt update" in f.fix_commands
+    assert "yum.repos.d" not in advice and "zypper" not in advice
+
+
+@pytest.mark.parametrize("text", [DNF, ZYPPER, APT])
+def test_repository_missing_reads_each_tools_words(text: str) -> None:
+    assert REPO in _ids({}, text)
+
+
+@pytest.mark.parametrize("text", [
+    "Error: No match for argument: rocm-smi-lib\n",  # a package AMD's repository is not needed to explain
+    "No provider of 'rocminfo-extra' found.\n",
+    "Error: No match for argument: rocm-hip-sdk-docs\n",
+])
+def test_repository_missing_near_misses(text: str) -> None:
+    assert REPO not in _ids({}, text)
+
+
+def test_repository_missing_is_not_amds_repository_on_fedora() -> None:
+    """Fedora's own names are what dnf has there (fedora-rocm-package-names): AMD's repository is no cause."""
+    facts = replace(_facts({}, "Error: No match for argument: rocm-hip-sdk\n"), os=OsInfo(id="fedora", version="41"))
+    found = {f.id: f for f in diagnose(facts)}
+    assert "fedora-rocm-package-names" in found
+    assert REPO not in found or found[REPO].to_check is not None or found[REPO].contradicted is not None
