@@ -127,8 +127,9 @@ def test_cuda_lines_keep_their_reading_on_one_vendor_machines(issue_id: str, lin
 # --------------------------------------------------------------------------- 4. the repository, per distribution family
 REPO = "rocm-repository-missing"
 APT = "E: Unable to locate package rocm-hip-sdk\n"
-# dnf: rpm-software-management/dnf@5350a4145e799e5d84ffe1b1c31981bea2339eba:dnf/cli/commands/install.py
-# _('No match for argument: %s'); zypper: openSUSE/zypper@613c74d:src/RequestFeedback.cc "No provider of '%s' found."
+# dnf: rpm-software-management/dnf@5ad76abc97a6b82a70ddc828d2286a47567eff7f: dnf/base.py _raise_package_not_found_error
+# raises PackageNotFoundError(_('No match for argument'), pkg_spec), printed by dnf/cli/commands/install.py as
+# '{}: {}'.format(e.value, pkg_spec); zypper: openSUSE/zypper@613c74d:src/RequestFeedback.cc "No provider of '%s' found."
 DNF = "Error: No match for argument: rocm\n"
 ZYPPER = "'rocm' not found in package names. Trying capabilities.\nNo provider of 'rocm' found.\n"
 UBUNTU = OsInfo(id="ubuntu", version="24.04", like=("debian",))
