@@ -1592,6 +1592,14 @@ def _worked(facts: Facts | None, texts: list[_Text]) -> dict[str, _Match]:
     return out
 
 
+def _amd_gpu_unshown(issue: KnownIssue, facts: Facts | None) -> bool:
+    """The issue needs an AMD GPU (`amd_gpu: true`) and none is known on the facts. With its `unless` line in the
+    machine's own text (another vendor's GPU, nvidia-smi), nothing shows an AMD GPU and a line shows another's: the
+    failure is that GPU's, not listed. Where an AMD GPU is known, the same line leaves it "to check" (either GPU's)."""
+    return (facts is not None and any(name == "amd_gpu" and arg is True for name, arg in issue.when)
+            and _p_amd_gpu(facts, True) is None)
+
+
 def _findings(facts: Facts | None, texts: list[_Text], predicted: bool) -> list[Finding]:
     scored: list[tuple[int, KnownIssue, Finding]] = []
     worked = _worked(facts, texts)
@@ -1608,6 +1616,8 @@ def _findings(facts: Facts | None, texts: list[_Text], predicted: bool) -> list[
         against = _facts_against(issue, facts)
         if against is None and issue.unless:
             against = _search(issue.unless, [t for t in texts if t.text.own])
+            if against is not None and _amd_gpu_unshown(issue, facts):
+                continue  # an issue of AMD machines, no AMD GPU known, and its text names another vendor's GPU
         scored.append((_rank(issue, match, got.held, against), issue, _finding(issue, got, match, against, facts)))
     return _ranked(scored)
 
