@@ -184,3 +184,19 @@ def test_repository_missing_is_not_amds_repository_on_fedora() -> None:
     found = {f.id: f for f in diagnose(facts)}
     assert "fedora-rocm-package-names" in found
     assert REPO not in found or found[REPO].to_check is not None or found[REPO].contradicted is not None
+
+
+def test_fedora_metapackage_finding_is_not_raised_on_rhel() -> None:
+    """dnf prints "No match for argument: rocm" on RHEL without AMD's repository too; the Fedora-packaging issue is
+    Fedora's own (AMD's repositories do not target Fedora): on RHEL and its rebuilds it is contradicted, and
+    rocm-repository-missing is the finding that advises."""
+    text = "Error: Unable to find a match: rocm\nNo match for argument: rocm\n"
+
+    def found(os_: OsInfo) -> dict[str, Finding]:
+        return {f.id: f for f in diagnose(replace(_facts({}, text), os=os_))}
+
+    rhel = found(OsInfo(id="rocky", version="9.4", like=("rhel", "centos", "fedora")))
+    assert "rocm-repository-missing" in rhel
+    assert "fedora-rocm-metapackage-missing" not in rhel or rhel["fedora-rocm-metapackage-missing"].contradicted
+    fedora = found(OsInfo(id="fedora", version="42"))
+    assert "fedora-rocm-metapackage-missing" in fedora and not fedora["fedora-rocm-metapackage-missing"].contradicted
