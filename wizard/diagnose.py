@@ -70,9 +70,9 @@ class Finding:
 
 
 def _override(facts: Facts) -> tuple[str | None, str | None]:
-    """(value, where) of HSA_OVERRIDE_GFX_VERSION in force, if set at all."""
+    """(value, where) of HSA_OVERRIDE_GFX_VERSION in force (a service's own setting is not), if set at all."""
     for s in facts.env:
-        if s.name == "HSA_OVERRIDE_GFX_VERSION":
+        if s.name == "HSA_OVERRIDE_GFX_VERSION" and s.service is None:
             return s.value, s.where
     return None, None
 
@@ -480,7 +480,7 @@ def _p_env_matches(f: Facts, arg: object) -> list[str] | None:
     name, rx = _env_pair(arg)
     value = f.env_values.get(name)
     if value is not None and re.fullmatch(rx, value):
-        where = next((s.where for s in f.env if s.name == name), "")
+        where = next((s.where for s in f.env if s.name == name and s.service is None), "")
         return [f"{name}={value} ({where})"]
     return None
 
