@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from wizard.diagnose import diagnose
 from wizard.facts_json import facts_to_json
 from wizard.host import BundleHost, LiveHost
-from wizard.model import EnvSetting
+from wizard.model import EnvSetting, EvidenceText, Facts, Gpu
 from wizard.parsers.systemd_unit import unit_environment
 from wizard.probes import detect
 from wizard.probes.env_settings import probe_env
@@ -170,3 +171,41 @@ def test_a_bundle_carrying_the_units_is_read_the_same_way(tmp_path: Path) -> Non
     assert [(s.name, s.value, s.where, s.service) for s in facts.env] == [
         ("HSA_OVERRIDE_GFX_VERSION", "10.3.0", f"{ETC}/ollama.service.d/override.conf:2", "ollama.service")]
     assert facts.env_values == {}
+
+
+_OLLAMA = 'msg="amdgpu is not supported (supported types:[gfx1030 gfx1100])" gpu_type=gfx1031'
+
+
+def _ollama_advice(env: tuple[EnvSetting, ...], issue: str = "ollama-gpu-type-not-in-runtime",
+                   text: str = _OLLAMA) -> str:
+    gpu = Gpu(name="AMD gfx1031", gfx="gfx1031", gfx_reported="gfx1031", family="RDNA2", hip_index=0)
+    facts = Facts(gpus=(gpu,), origin="live", env=env, texts=(EvidenceText("error.txt", text, 1, "text", True),))
+    f = {x.id: x for x in diagnose(facts)}[issue]
+    return " ".join([f.fix, *f.fix_commands, *(f"{k}={v}" for k, v in f.fix_env)])
+
+
+def test_an_override_the_ollama_service_sets_already_is_not_advised_again() -> None:
+    where = f"{ETC}/ollama.service.d/override.conf:3"
+    done = (EnvSetting("HSA_OVERRIDE_GFX_VERSION", "10.3.0", where, "ollama.service"),)
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" not in _ollama_advice(done)
+    # near misses: the service sets another value, another service sets it, nothing sets it: the advice stands
+    for env in ((EnvSetting("HSA_OVERRIDE_GFX_VERSION", "11.0.0", where, "ollama.service"),),
+                (EnvSetting("HSA_OVERRIDE_GFX_VERSION", "10.3.0", f"{ETC}/comfyui.service:4", "comfyui.service"),),
+                ()):
+        assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in _ollama_advice(env), env
+    # the service's value decides over the shell's: 10.3.0 in ~/.bashrc does not reach a service set to 11.0.0
+    mixed = (EnvSetting("HSA_OVERRIDE_GFX_VERSION", "10.3.0", "~/.bashrc:1"),
+             EnvSetting("HSA_OVERRIDE_GFX_VERSION", "11.0.0", where, "ollama.service"))
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in _ollama_advice(mixed)
+
+
+def test_a_services_override_does_not_make_a_shell_run_torch_see_it() -> None:
+    """no-binary-for-gpu's RDNA2 branch is advice for torch started by hand (no `service` in its fix): an override
+    only ollama's unit sets is not in force for it."""
+    text = "RuntimeError: HIP error: hipErrorNoBinaryForGpu"
+    service = (EnvSetting("HSA_OVERRIDE_GFX_VERSION", "10.3.0", f"{ETC}/ollama.service.d/override.conf:3",
+                          "ollama.service"),)
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in _ollama_advice(service, "no-binary-for-gpu", text)
+    # near miss: the same override in the shell is in force for it
+    shell = (EnvSetting("HSA_OVERRIDE_GFX_VERSION", "10.3.0", "~/.bashrc:1"),)
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" not in _ollama_advice(shell, "no-binary-for-gpu", text)
