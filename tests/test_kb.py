@@ -93,6 +93,8 @@ def test_check_command_lists_every_problem_and_exits_1(kb_copy: Path) -> None:
         ("known_issues.json", lambda d: d["issues"][0].update({"stated_signatures": ["(unclosed"]}),
          "'stated_signatures': bad regex"),
         ("known_issues.json", lambda d: d["issues"][0]["fix"].update({"plan": "yolo"}), "unknown plan 'yolo'"),
+        ("known_issues.json", lambda d: d["issues"][0]["fix"].update({"service": "ollama; rm"}),
+         "expected a systemd service's name"),
         ("known_issues.json", lambda d: d["issues"][0].update({"when": [{"torch_version": "about 2.5"}]}),
          "bad argument for 'torch_version'"),
         ("known_issues.json", lambda d: d["issues"][0].update({"sources": []}), "needs at least one source"),

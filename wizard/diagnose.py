@@ -70,9 +70,9 @@ class Finding:
 
 
 def _override(facts: Facts) -> tuple[str | None, str | None]:
-    """(value, where) of HSA_OVERRIDE_GFX_VERSION in force, if set at all."""
+    """(value, where) of HSA_OVERRIDE_GFX_VERSION in force (a service's own setting is not), if set at all."""
     for s in facts.env:
-        if s.name == "HSA_OVERRIDE_GFX_VERSION":
+        if s.name == "HSA_OVERRIDE_GFX_VERSION" and s.service is None:
             return s.value, s.where
     return None, None
 
@@ -480,7 +480,7 @@ def _p_env_matches(f: Facts, arg: object) -> list[str] | None:
     name, rx = _env_pair(arg)
     value = f.env_values.get(name)
     if value is not None and re.fullmatch(rx, value):
-        where = next((s.where for s in f.env if s.name == name), "")
+        where = next((s.where for s in f.env if s.name == name and s.service is None), "")
         return [f"{name}={value} ({where})"]
     return None
 
@@ -1295,9 +1295,14 @@ def _fits_os(command: str, facts: Facts | None) -> bool:
     return family is None or bool({facts.os.id, *facts.os.like} & family)
 
 
-def _in_force(name: str, value: str, facts: Facts) -> bool:
+def _in_force(name: str, value: str, facts: Facts, service: str | None = None) -> bool:
     """The setting is what the machine runs with already: the value in force, or an override that names the target
-    every GPU is, where the environment read shows no override in force (the GPUs run as their own target then)."""
+    every GPU is, where the environment read shows no override in force (the GPUs run as their own target then).
+    For advice set in a service's environment (``Fix.service``): the value that service's unit sets, where it sets
+    one (the shell's is not what the service runs with); where it sets none, as for the shell."""
+    own = facts.service_env(service).get(name) if service else None
+    if own is not None:
+        return own == value
     have = facts.env_values.get(name)
     if have is not None or name != "HSA_OVERRIDE_GFX_VERSION":
         return have == value
@@ -1306,12 +1311,13 @@ def _in_force(name: str, value: str, facts: Facts) -> bool:
             and all(g.gfx == target for g in facts.gpus))
 
 
-def _branch_in_force(branch: FixBranch, facts: Facts | None) -> bool:
+def _branch_in_force(branch: FixBranch, facts: Facts | None, service: str | None = None) -> bool:
     """A branch whose whole change is an environment (no command, plan, kernel parameter or move) in which every
-    setting is in force already (`_in_force`): it is done, advising it again is no change."""
+    setting is in force already (`_in_force`, in ``service``'s environment where the fix names one): it is done,
+    advising it again is no change."""
     if facts is None or not branch.env or branch.commands or branch.plan or branch.kernel_args or branch.move_to:
         return False
-    return all(_in_force(name, value, facts) for name, value in branch.env.items())
+    return all(_in_force(name, value, facts, service) for name, value in branch.env.items())
 
 
 def _advice(issue: KnownIssue, facts: Facts | None) -> _Advice:
@@ -1321,7 +1327,7 @@ def _advice(issue: KnownIssue, facts: Facts | None) -> _Advice:
     add, remove = list(fix.kernel_args.add), list(fix.kernel_args.remove)
     kernel, firmware = fix.move_to.kernel, fix.move_to.firmware
     for b in fix.branches:
-        if not _branch_fits(b.when, facts) or _branch_in_force(b, facts):
+        if not _branch_fits(b.when, facts) or _branch_in_force(b, facts, fix.service):
             continue
         parts.append(b.summary)
         commands += [c for c in b.commands if c not in commands]

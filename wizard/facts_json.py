@@ -47,8 +47,11 @@ def system_torch_json(facts: Facts) -> dict[str, Any] | None:
 def facts_to_json(facts: Facts) -> dict[str, Any]:
     os_ = facts.os
     env_sources: dict[str, list[str]] = {}
+    service_env: dict[str, dict[str, str]] = {}
     for s in facts.env:
         env_sources.setdefault(s.name, []).append(f"{s.where}={s.value}")
+        if s.service is not None:
+            service_env.setdefault(s.service, {}).setdefault(s.name, s.value)
     return {
         "schema": SCHEMA,
         "origin": facts.origin,
@@ -99,6 +102,7 @@ def facts_to_json(facts: Facts) -> dict[str, Any]:
         "system_torch": system_torch_json(facts),
         "env": facts.env_values,
         "env_sources": env_sources,
+        "service_env": service_env,
         "docker": {"docker": facts.docker.docker, "podman": facts.docker.podman,
                    "in_docker_group": facts.docker.in_docker_group},
         "disk_free_bytes": facts.disk_free_bytes,

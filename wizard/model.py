@@ -246,6 +246,9 @@ class EnvSetting:
     name: str
     value: str
     where: str  # "environment", "/etc/environment:3", "~/.bashrc:12", "<venv>/bin/activate:40", "env.txt"
+    # the systemd unit whose processes get it ("ollama.service": its Environment= or EnvironmentFile=, where names
+    # the file and line); None: the shell's and the process environment's, what a program started by hand sees
+    service: str | None = None
 
 
 @record
@@ -291,10 +294,22 @@ class Facts:
     # -- derived views -------------------------------------------------------------
     @property
     def env_values(self) -> dict[str, str]:
-        """The value in force for each variable: the first assignment wins (precedence order)."""
+        """The value in force for each variable where a program is started by hand: the first assignment wins
+        (precedence order); a service's own settings (``EnvSetting.service``) are not the shell's."""
         out: dict[str, str] = {}
         for s in self.env:
-            out.setdefault(s.name, s.value)
+            if s.service is None:
+                out.setdefault(s.name, s.value)
+        return out
+
+    def service_env(self, service: str) -> dict[str, str]:
+        """The relevant variables a systemd service sets for its processes (``service``: "ollama" or
+        "ollama.service"), each the value in force there (a system unit's before a user unit's of the same name)."""
+        unit = service if service.endswith(".service") else f"{service}.service"
+        out: dict[str, str] = {}
+        for s in self.env:
+            if s.service == unit:
+                out.setdefault(s.name, s.value)
         return out
 
 # --------------------------------------------------------------------------- actions

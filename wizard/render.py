@@ -195,7 +195,8 @@ def facts_renderables(facts: Facts, evidence: bool = False) -> Iterable[Renderab
         env.add_column("value")
         env.add_column("set in")
         for s in facts.env:
-            _row(env, s.name, s.value if s.value else '"" (empty!)', s.where)
+            _row(env, s.name, s.value if s.value else '"" (empty!)',
+                 s.where if s.service is None else f"{s.where} (service {s.service} only)")
         yield env
     for c in facts.conflicts:
         yield Text(f"! {c.message}", style="bold yellow")

@@ -53,8 +53,9 @@ def stack(facts: Facts, *, partial: bool = False) -> dict[str, str]:
     gfx = Counter(g.gfx or UNKNOWN for g in facts.gpus)
     with_torch = [e for e in facts.python_envs if e.torch]
     in_force: dict[str, str] = {}
-    for s in facts.env:  # precedence order: the first assignment of a name wins
-        in_force.setdefault(s.name, s.value)
+    for s in facts.env:  # precedence order: the first assignment of a name wins; a service's own is not the shell's
+        if s.service is None:
+            in_force.setdefault(s.name, s.value)
     return {
         "os": " ".join(x for x in (facts.os.id, facts.os.version) if x) or UNKNOWN,
         "kernel": facts.os.kernel or UNKNOWN,

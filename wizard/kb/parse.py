@@ -902,7 +902,7 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
         if not sigs and not symptom_sigs and not stated_sigs and not predict:
             e.fail("signatures", "an issue with no signatures must be predictable (predict: true)")
         fe = Entry(problems, f"{where}: fix", e.get("fix", True),
-                   {"summary", "commands", "env", "plan", "kernel_args", "move_to", "branches"})
+                   {"summary", "commands", "env", "plan", "kernel_args", "move_to", "branches", "service"})
         raw_branches = fe.get("branches", False)
         if raw_branches is _MISSING:
             raw_branches = []
@@ -921,9 +921,12 @@ def parse_issues(doc: Any, problems: Problems) -> tuple[KnownIssue, ...]:
                                       move_to=_move_to(be)))
         if e.flag("cause_in_branches", default=False) and not branches:
             e.fail("cause_in_branches", "true needs fix branches: each branch is one of the causes")
+        service = fe.opt_text("service", required=False)
+        if service is not None and not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9@._-]*", service):
+            fe.fail("service", f"expected a systemd service's name (ollama, ollama.service), got {service!r}")
         fix = Fix(summary=fe.text("summary"), commands=fe.strs("commands", required=False),
                   env=_fix_env(fe), plan=_fix_plan(fe), kernel_args=_kernel_args(fe),
-                  move_to=_move_to(fe), branches=tuple(branches))
+                  move_to=_move_to(fe), branches=tuple(branches), service=service)
         return KnownIssue(id=iid, severity=sev, title=e.text("title"), signatures=tuple(sigs), when=when,
                           predict=bool(predict), cause=e.text("cause"), fix=fix, sources=e.sources(),
                           uncertain=e.opt_text("uncertain", required=False), unless=tuple(unless),

@@ -299,6 +299,9 @@ class Fix:
     kernel_args: KernelArgs = field(default_factory=KernelArgs)
     move_to: MoveTo = field(default_factory=MoveTo)
     branches: tuple[FixBranch, ...] = ()  # advice for some machines only, after the summary that fits all
+    # the program whose systemd service the fix's env (its branches' too) is set in ("ollama": ollama.service's
+    # Environment=): a setting that service makes is in force for this advice, whatever the shell has
+    service: str | None = None
 
 
 @record

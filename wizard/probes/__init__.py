@@ -111,11 +111,12 @@ def _conflicts(facts: Facts) -> list[Conflict]:
                                 f"{g.name or g.pci_id}: hardware is {g.gfx}, the runtime reports {g.gfx_reported} "
                                 "(an HSA_OVERRIDE_GFX_VERSION is in force)", g.sources[:2]))
     values: dict[str, set[str]] = {}
-    for s in facts.env:
+    shell = [s for s in facts.env if s.service is None]  # a service may run with its own value: no conflict
+    for s in shell:
         values.setdefault(s.name, set()).add(s.value)
     for name, vals in values.items():
         if len(vals) > 1:
-            where = ", ".join(f"{s.where}={s.value!r}" for s in facts.env if s.name == name)
+            where = ", ".join(f"{s.where}={s.value!r}" for s in shell if s.name == name)
             out.append(Conflict("env-set-differently", f"{name} is set to different values: {where}"))
     versions = {i.version for i in facts.rocm.installs if i.version and i.stream in ("legacy", "core-sdk")}
     if len(versions) > 1:
@@ -282,7 +283,8 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     env: list[EnvSetting] = _guard(errors, "env", lambda: probe_env(host, venv_prefixes), [])
     in_force: dict[str, str] = {}
     for s in env:
-        in_force.setdefault(s.name, s.value)
+        if s.service is None:  # a service's own setting is not what this process, nor a shell, runs with
+            in_force.setdefault(s.name, s.value)
     from wizard.probes.shadows import probe_shadows
 
     none: tuple[TorchShadow, ...] = ()

@@ -34,6 +34,7 @@ import shlex
 from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Found, FoundBy
+from wizard.parsers.systemd_unit import logical_lines
 from wizard.record import record
 
 MAX_FOLDERS = 400  # folders of one home (or of /opt) looked into
@@ -311,27 +312,6 @@ def _processes(host: Host, c: _Collected, homes: tuple[str, ...]) -> None:
 # --------------------------------------------------------------------------- systemd units
 
 
-def _logical_lines(text: str) -> list[tuple[int, str]]:
-    """(first line number, line) with backslash continuations joined, as systemd reads a unit."""
-    out: list[tuple[int, str]] = []
-    pending: tuple[int, str] | None = None
-    for i, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if pending is not None:
-            start, head = pending
-            line = f"{head} {line}"
-        else:
-            start = i
-        if line.endswith("\\"):
-            pending = (start, line[:-1].rstrip())
-            continue
-        pending = None
-        out.append((start, line))
-    if pending is not None:
-        out.append(pending)
-    return out
-
-
 def _tokens(command: str, home: str | None) -> list[str]:
     command = command.lstrip("@-:+!|")
     if home:
@@ -369,7 +349,7 @@ def _unit(host: Host, path: str, home: str | None, c: _Collected, homes: tuple[s
     if "\\\n" not in text and not any(_may_name_an_env(ln.strip()) for ln in text.splitlines()
                                        if ln.lstrip().startswith("ExecStart=")):
         return  # every ExecStart runs a system program (no continuation line hides another word)
-    lines = _logical_lines(text)
+    lines = logical_lines(text)
     workdir = next((ln.split("=", 1)[1].strip().lstrip("-") for _, ln in lines
                     if ln.startswith("WorkingDirectory=")), None)
     if workdir and home:
@@ -399,12 +379,19 @@ def _unit(host: Host, path: str, home: str | None, c: _Collected, homes: tuple[s
                 break
 
 
+def unit_dirs(homes: tuple[str, ...] | list[str]) -> list[tuple[str, str | None, bool]]:
+    """The unit directories read, highest priority first, each with what ``%h`` stands for in its units and whether
+    they are the system manager's: the system manager's (/root), each home's user units, the administrator's user
+    units (/etc/systemd/user: every user's, so no one home). The one list both readers of units walk (the
+    environments services run here; the variables they set, wizard.probes.env_settings)."""
+    dirs: list[tuple[str, str | None, bool]] = [(d, "/root", True) for d in SYSTEM_UNITS]
+    return dirs + [(f"{h}/.config/systemd/user", h, False) for h in homes] + [("/etc/systemd/user", None, False)]
+
+
 def _services(host: Host, homes: tuple[str, ...], c: _Collected) -> None:
-    dirs: list[tuple[str, str | None]] = [(d, "/root") for d in SYSTEM_UNITS]
-    dirs += [(f"{h}/.config/systemd/user", h) for h in homes] + [("/etc/systemd/user", None)]
     seen: set[str] = set()
     budget = MAX_UNITS
-    for d, home in dirs:
+    for d, home, _system in unit_dirs(homes):
         names = host.listdir(d)
         real = host.realpath(d)
         if not names or real in seen:

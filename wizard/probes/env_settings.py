@@ -1,13 +1,19 @@
 """Variables that change what the ROCm runtime and torch do, and every place each one is set.
 
 Precedence (first wins): the process environment (a bundle's env.txt), the active venv's activate
-script, the user's shell rc files, /etc/profile.d, /etc/environment.
+script, the user's shell rc files, /etc/profile.d, /etc/environment. After them, each systemd service's
+own settings (``EnvSetting.service``): what its ``Environment=`` / ``EnvironmentFile=`` lines give its
+processes, which a program started from the shell does not see (``_service_settings``).
 """
 
 from __future__ import annotations
 
+import re
+
+from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import EnvSetting
+from wizard.probes.env_discovery import MAX_UNITS, unit_dirs
 from wizard.probes.python_envs import home_dirs
 
 RELEVANT = (
@@ -77,4 +83,107 @@ def probe_env(host: Host, venv_prefixes: list[str]) -> list[EnvSetting]:
         if name.endswith(".sh"):
             out.extend(_from_file(host, f"/etc/profile.d/{name}", f"/etc/profile.d/{name}", "rc"))
     out.extend(_from_file(host, "/etc/environment", "/etc/environment", "env"))
+    out.extend(_service_settings(host, home_dirs(host)))
+    return out
+
+
+# --------------------------------------------------------------------------- systemd services
+
+
+# an empty Environment= / EnvironmentFile= (it resets the list): a unit naming no relevant variable and no file
+# matters only through one
+_RESET = lazy_re.compile(r"^[ \t]*Environment(?:File)?[ \t]*=[ \t]*$", re.MULTILINE)
+
+
+def _may_set(text: str) -> bool:
+    """Cheaply: whether a unit's text can change a relevant variable (most set none: no parse)."""
+    if "Environment" not in text:
+        return False
+    return "EnvironmentFile" in text or any(n in text for n in RELEVANT) or _RESET.search(text) is not None
+
+
+def _scopes(homes: list[str]) -> list[list[tuple[str, str | None]]]:
+    """The unit directories of each service manager, highest priority first: the system's; each home's user manager
+    (its own units, then the administrator's /etc/systemd/user)."""
+    dirs = unit_dirs(homes)
+    system: list[tuple[str, str | None]] = [(d, h) for d, h, is_system in dirs if is_system]
+    admin: list[tuple[str, str | None]] = [(d, h) for d, h, is_system in dirs if not is_system and h is None]
+    users: list[list[tuple[str, str | None]]] = [[(d, h), *((a, h) for a, _ in admin)]
+                                                 for d, h, is_system in dirs if not is_system and h is not None]
+    return [system, *(users or [admin])]
+
+
+def _unit_files(host: Host, scope: list[tuple[str, str | None]]) -> dict[str, list[tuple[str, str | None]]]:
+    """Service -> its files in the order systemd applies them (systemd.unit(5),
+    systemd/systemd@00d0abd8bbaaef4a734f684e658cd3e8f25bff98:man/systemd.unit.xml): the unit file of the
+    highest-priority directory holding one, then the ``.conf`` drop-ins of every directory "in lexicographic order,
+    regardless of which of the directories they reside in", a drop-in's name in a higher-priority directory hiding
+    the same name lower down."""
+    units: dict[str, tuple[str, str | None]] = {}
+    dropins: dict[str, dict[str, tuple[str, str | None]]] = {}
+    seen: set[str] = set()
+    for d, home in scope:
+        names = host.listdir(d)
+        real = host.realpath(d)
+        if not names or real in seen:
+            continue
+        seen.add(real)
+        for name in names:
+            if name.endswith(".service"):
+                units.setdefault(name, (f"{d}/{name}", home))
+            elif name.endswith(".service.d"):
+                confs = dropins.setdefault(name[:-2], {})
+                for x in host.listdir(f"{d}/{name}"):
+                    if x.endswith(".conf"):
+                        confs.setdefault(x, (f"{d}/{name}/{x}", home))
+    out: dict[str, list[tuple[str, str | None]]] = {}
+    for service in sorted(set(units) | set(dropins)):
+        files = [units[service]] if service in units else []
+        out[service] = files + [f for _, f in sorted(dropins.get(service, {}).items())]
+    return out
+
+
+def _service_settings(host: Host, homes: list[str]) -> list[EnvSetting]:
+    """The relevant variables each service's Environment= and EnvironmentFile= lines set, as systemd.exec(5) combines
+    them (wizard.parsers.systemd_unit): in file order, a later assignment over an earlier one, an empty
+    ``Environment=`` dropping all before it, the files' settings over ``Environment=``'s. A file a unit names that
+    is not there (or a wildcard) sets nothing. Each setting says the file and line that made it."""
+    from wizard.parsers.env_file import parse_env_file
+    from wizard.parsers.systemd_unit import unit_environment
+
+    out: list[EnvSetting] = []
+    shown: set[tuple[str, str, str]] = set()
+    budget = MAX_UNITS
+    for scope in _scopes(homes):
+        for service, files in _unit_files(host, scope).items():
+            env: dict[str, tuple[str, str]] = {}
+            env_files: list[str] = []
+            for path, home in files:
+                budget -= 1
+                if budget < 0:
+                    return out
+                text = host.read_text(path, limit=1 << 16)
+                if not text or not _may_set(text):
+                    continue
+                for ln in unit_environment(text, home):
+                    if ln.kind == "env":
+                        if ln.reset:
+                            env.clear()
+                        for name, value in ln.pairs:
+                            if name in _RELEVANT:
+                                env[name] = (value, f"{path}:{ln.line}")
+                    elif ln.reset:
+                        env_files.clear()
+                    elif ln.path:
+                        env_files.append(ln.path)
+            for path in env_files:
+                if not path.startswith("/") or any(c in path for c in "*?["):
+                    continue
+                for a in parse_env_file(host.read_text(path, limit=1 << 16) or ""):
+                    if a.name in _RELEVANT and a.value is not None:
+                        env[a.name] = (a.value, f"{path}:{a.line}")
+            for name, (value, where) in env.items():
+                if (service, name, where) not in shown:
+                    shown.add((service, name, where))
+                    out.append(EnvSetting(name, value, where, service))
     return out

@@ -691,7 +691,7 @@ def _torch_env(facts: Facts, said: list[Said]) -> tuple[PythonEnv, ...]:
 
 
 def _env_settings(facts: Facts, said: list[Said]) -> tuple[EnvSetting, ...]:
-    have = {s.name for s in facts.env}
+    have = {s.name for s in facts.env if s.service is None}
     out = list(facts.env)
     added: set[str] = set()
     for s in said:
