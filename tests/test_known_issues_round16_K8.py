@@ -45,3 +45,57 @@ def test_libhip_hcc_not_found_is_a_cause(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(LIBS_NEAR))
 def test_libhip_hcc_near_misses(name: str) -> None:
     assert LIBS not in _ids(POLARIS, LIBS_NEAR[name])
+
+
+# AUTOMATIC1111/stable-diffusion-webui@80adb69 webui.sh: gpu_info=$(lspci | grep VGA); an "AMD" match with
+# TORCH_COMMAND unset sets TORCH_COMMAND to the ROCm torch (AUTOMATIC1111/stable-diffusion-webui#9970).
+IGPU = "launcher-picks-rocm-torch-for-amd-igpu"
+INSTALL_LOG = ("Installing torch and torchvision\nLooking in indexes: https://download.pytorch.org/whl/rocm5.4.2\n"
+               "Collecting torch==2.0.1+rocm5.4.2\n")
+IGPU_FIRES = {
+    "statement": ("webui.sh saw the Radeon iGPU of my Ryzen laptop and installed the ROCm build of torch, but the "
+                  "laptop renders on its GeForce RTX 3060.\n" + INSTALL_LOG
+                  + "RuntimeError: Torch is not able to use GPU; add --skip-torch-cuda-test to COMMANDLINE_ARGS"),
+    "because": ("It installs ROCm torch because lspci lists the integrated AMD graphics, while my dGPU is an "
+                "NVIDIA card.\n" + INSTALL_LOG),
+}
+IGPU_NEAR = {
+    # a desktop whose only GPU is a discrete AMD one: the ROCm torch is the right one
+    "discrete amd": ({"gpus": [{"gfx": "gfx1101", "integrated": False}]},
+                     INSTALL_LOG + "Launching Web UI with arguments:\nSegmentation fault (core dumped)"),
+    # the same words, on a machine detection shows has a discrete AMD GPU
+    "statement on a discrete amd machine": ({"gpus": [{"gfx": "gfx1030", "integrated": False}]},
+                                            IGPU_FIRES["statement"]),
+    # an APU-only laptop: the iGPU is the GPU it computes on, nothing else is named
+    "apu only": (NO_FACTS, "The launcher detected my iGPU and installed the ROCm torch, then HIP error: invalid "
+                           "device function\n" + INSTALL_LOG),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IGPU_FIRES))
+def test_launcher_rocm_torch_for_igpu_is_a_cause(name: str) -> None:
+    found = _found(NO_FACTS, IGPU_FIRES[name])
+    assert IGPU in found
+    assert found[IGPU].to_check is None
+
+
+@pytest.mark.parametrize("name", sorted(IGPU_NEAR))
+def test_launcher_rocm_torch_for_igpu_near_misses(name: str) -> None:
+    facts, text = IGPU_NEAR[name]
+    assert IGPU not in _ids(facts, text)
+
+
+def test_launcher_rocm_torch_for_igpu_from_detected_facts_is_to_check() -> None:
+    """Detection alone (an AMD iGPU beside an NVIDIA GPU, a ROCm torch in a venv): a risk, listed to check."""
+    facts = {"gpus": [{"gfx": "gfx1103", "integrated": True}], "other_gpus": ["10de:28e0 NVIDIA AD107M"],
+             "origin": "live", "python_envs": [{"torch": "2.0.1+rocm5.4.2", "build": "rocm"}]}
+    found = _found(facts, "")
+    assert IGPU in found
+    assert found[IGPU].to_check is not None
+
+
+def test_launcher_rocm_torch_for_igpu_needs_the_other_gpu() -> None:
+    """The same iGPU and ROCm torch, detected on a machine with no other vendor's GPU: not this issue."""
+    facts = {"gpus": [{"gfx": "gfx1103", "integrated": True}], "origin": "live",
+             "python_envs": [{"torch": "2.0.1+rocm5.4.2", "build": "rocm"}]}
+    assert IGPU not in _ids(facts, "")
