@@ -99,3 +99,36 @@ def test_launcher_rocm_torch_for_igpu_needs_the_other_gpu() -> None:
     facts = {"gpus": [{"gfx": "gfx1103", "integrated": True}], "origin": "live",
              "python_envs": [{"torch": "2.0.1+rocm5.4.2", "build": "rocm"}]}
     assert IGPU not in _ids(facts, "")
+
+
+# ROCm/clr@f9f995c rocclr/device/rocm/rocvirtual.cpp: a kernel asking for a hidden hostcall buffer without PCIe
+# atomics gets LogError("Pcie atomics not enabled, hostcall not supported"); pytorch/pytorch#94891, #103973, #113098.
+HOST = "torch-hostcall-needs-pcie-atomics"
+VEGA: dict[str, Any] = {"gpus": [{"gfx": "gfx906", "integrated": False}]}
+HOST_FIRES = {
+    "runtime log": (":3:rocvirtual.cpp           :2897: 0304631222 us: [pid:16    tid:0x7f54] ShaderName : "
+                    "_ZN2at6native13reduce_kernel\n:1:rocvirtual.cpp           :3009: 0304631230 us: [pid:16    "
+                    "tid:0x7f54] Pcie atomics not enabled, hostcall not supported\n:1:rocvirtual.cpp           :3344: "
+                    "0304631232 us: [pid:16    tid:0x7f54] AQL dispatch failed!"),
+    "stated": ("Closing: it was the missing PCIe atomics problem of my old FX board, fixed in the PyTorch nightly "
+               "(https://github.com/pytorch/pytorch/pull/113098)."),
+}
+HOST_NEAR = {
+    # KFD drops the GPU itself: pcie-atomics-rejected, not this
+    "kfd skipped": ("[    3.481022] kfd kfd: amdgpu: skipped device 1002:699f, PCI rejects atomics 730<0 (or 0<0)\n"
+                    "I think it is the missing PCIe atomics problem."),
+    "atomics supported": "My board is fine: PCIe atomics supported, AtomicOpsCap: 32bit+ 64bit+ 128bitCAS-",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOST_FIRES))
+def test_hostcall_needs_pcie_atomics_is_a_cause(name: str) -> None:
+    found = _found(VEGA, HOST_FIRES[name])
+    assert HOST in found
+    assert found[HOST].to_check is None
+    assert "pcie-atomics-rejected" not in found
+
+
+@pytest.mark.parametrize("name", sorted(HOST_NEAR))
+def test_hostcall_needs_pcie_atomics_near_misses(name: str) -> None:
+    assert HOST not in _ids(VEGA, HOST_NEAR[name])
