@@ -132,3 +132,34 @@ def test_hostcall_needs_pcie_atomics_is_a_cause(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(HOST_NEAR))
 def test_hostcall_needs_pcie_atomics_near_misses(name: str) -> None:
     assert HOST not in _ids(VEGA, HOST_NEAR[name])
+
+
+# PaddlePaddle/Paddle#52732: the paddlepaddle-rocm develop wheel fails its first operator on a Hygon Z100 DCU with
+# Hygon's DTK; a whl Hygon built for DTK runs. Paddle's ROCm code (paddle/phi/backends/gpu/rocm/rocm_info.cc) names
+# Hygon DTK 21.04 and 22.04 as what it is built for.
+PADDLE = "paddle-rocm-wheel-not-built-for-hygon-dtk"
+PADDLE_FIRES = {
+    "run_check": ("DCU: Hygon Z100, DTK 23.04\n$ python -c 'import paddle; paddle.utils.run_check()'\nRunning verify "
+                  "PaddlePaddle program ...\nExternalError: Hip error(1), invalid argument. (at "
+                  "/paddle/paddle/phi/backends/gpu/rocm/rocm_info.cc:137)\n  [operator < fill_constant > error]"),
+}
+PADDLE_NEAR = {
+    # the same failure on an AMD Radeon with AMD's ROCm: nothing says DTK or a Hygon DCU
+    "amd radeon": ("ROCm 5.4.3 on an RX 6800\nExternalError: Hip error(1), invalid argument. (at "
+                   "/paddle/paddle/phi/backends/gpu/rocm/rocm_info.cc:137)\n  [operator < fill_constant > error]"),
+    # a Hygon DCU in DTK's container whose Paddle sees no GPU: another failure
+    "no gpu found": ("DCU: Hygon Z100, DTK 24.04\nUserWarning: You are using GPU version Paddle, but your CUDA device "
+                     "is not set properly. CPU device will be used by default."),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PADDLE_FIRES))
+def test_paddle_rocm_wheel_on_hygon_dtk_is_a_cause(name: str) -> None:
+    found = _found(NO_FACTS, PADDLE_FIRES[name])
+    assert PADDLE in found
+    assert found[PADDLE].to_check is None
+
+
+@pytest.mark.parametrize("name", sorted(PADDLE_NEAR))
+def test_paddle_rocm_wheel_on_hygon_dtk_near_misses(name: str) -> None:
+    assert PADDLE not in _ids(NO_FACTS, PADDLE_NEAR[name])
