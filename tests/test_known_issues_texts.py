@@ -53,11 +53,13 @@ def _facts(spec: dict[str, Any], text: str) -> Facts:
     rocm = Rocm(version=spec.get("rocm_version"), amdgpu_pro=spec.get("amdgpu_pro"))
     texts = (EvidenceText("case.txt", text, 1, "text", True),) if text else ()
     envs = tuple(PythonEnv(path=e.get("path", "/home/user/venv"), kind=e.get("kind", "venv"), torch=e.get("torch"),
+                           build=e.get("build"),
                            rocm_sdk=e.get("rocm_sdk"), placeholders=tuple(e.get("placeholders", ())))
                  for e in spec.get("python_envs", []))
     shadows = tuple(TorchShadow(s["how"], s["where"], s["detail"]) for s in spec.get("torch_shadows", []))
     return Facts(os=os_, gpus=gpus, env=env, driver=driver, rocm=rocm, texts=texts, python_envs=envs,
-                 torch_shadows=shadows, in_container=spec.get("in_container"), origin="test")
+                 torch_shadows=shadows, in_container=spec.get("in_container"),
+                 other_gpus=tuple(spec.get("other_gpus", ())), origin=spec.get("origin", "test"))
 
 
 def _ids(spec: dict[str, Any], text: str) -> list[str]:

@@ -819,6 +819,31 @@ def _p_has_dgpu(f: Facts, arg: object) -> list[str] | None:
     return ["no discrete AMD GPU"] if known and not d else None
 
 
+# the machine's own words naming an AMD integrated GPU, and naming a GPU of another kind beside it (a laptop's NVIDIA
+# GPU, "the primary GPU"): what a paste says where no GPU was detected
+_IGPU_SAID = lazy_re.compile(r"\b(?:i-?GPU|integrated\s+(?:AMD\s+|Radeon\s+)?(?:GPU|graphics))\b", re.IGNORECASE)
+_OTHER_GPU_SAID = lazy_re.compile(r"\b(?:NVIDIA|GeForce|Quadro|Intel\s+Arc|(?:RTX|GTX)\s?\d{3,4}|dGPU|(?:primary|main|"
+                                  r"dedicated|discrete)\s+(?:NVIDIA\s+)?GPU)\b", re.IGNORECASE)
+
+
+def _p_amd_igpu_beside_other_gpu(f: Facts, arg: object) -> list[str] | None:
+    """The machine's AMD GPU is an integrated one beside another vendor's GPU: detection found only integrated AMD
+    GPUs and a non-AMD display controller, or (no AMD GPU detected) its own text names an iGPU and another GPU.
+    A discrete AMD GPU rules it out."""
+    if any(g.integrated is False for g in f.gpus):
+        return None
+    igpus = [g for g in f.gpus if g.integrated is True]
+    if igpus and f.other_gpus:
+        return [f"integrated: {_gpu_label(g)}" for g in igpus] + [f"other GPU: {o}" for o in f.other_gpus]
+    if f.gpus and (f.origin == "live" or f.origin.startswith("sandbox")):
+        return None  # the machine's own GPUs were probed: no other vendor's GPU beside them
+    igpu_said = _first_own_match(f, _IGPU_SAID)
+    other_said = _first_own_match(f, _OTHER_GPU_SAID)
+    if igpu_said is None or other_said is None:
+        return None
+    return [f"{t.source}: {m.group(0)}" for t, m in (igpu_said, other_said)]
+
+
 def _p_amd_gpu(f: Facts, arg: object) -> list[str] | None:
     """Some AMD GPU is known on this machine (true), or the machine's GPUs were enumerated and none is AMD's (false:
     an NVIDIA-only machine, whose CUDA lines are about its own GPU)."""
@@ -948,6 +973,7 @@ PREDICATES: dict[str, Pred] = {
     "wheel_carries_gfx": _p_wheel_carries_gfx,
     "has_dgpu": _p_has_dgpu,
     "amd_gpu": _p_amd_gpu,
+    "amd_igpu_beside_other_gpu": _p_amd_igpu_beside_other_gpu,
     "rocm_line_in": _p_rocm_line_in,
     "rocm_stream_in": _p_rocm_stream_in,
     "kfd_open_not_permissions": _p_kfd_open_not_permissions,
@@ -1091,6 +1117,9 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "gpu_family_in": lambda f: any(g.family for g in f.gpus),
     "gpu_codename_in": lambda f: any(g.codename for g in f.gpus),
     "has_dgpu": lambda f: any(g.integrated is not None for g in f.gpus),
+    # a discrete AMD GPU, or the machine's own GPUs probed (its other vendors' display controllers read with them)
+    "amd_igpu_beside_other_gpu": lambda f: any(g.integrated is False for g in f.gpus)
+    or (bool(f.gpus) and (f.origin == "live" or f.origin.startswith("sandbox"))),
     # an AMD GPU named, or every GPU of the machine listed (detection, lspci, rocminfo ...)
     "amd_gpu": lambda f: bool(f.gpus) or _gpus_enumerated(f),
     "rocm_line_in": lambda f: bool(_rocm_lines_shown(f)),
@@ -1135,7 +1164,8 @@ NOT_KNOWN = "not known from the evidence"
 # unsupported, this is WSL) is a risk until a failure shows it; one that also rests on the installed
 # software or the settings (the wheel lacks the GPU's target, the override names another family) is a cause.
 _IDENTITY_ONLY = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gpu_codename_in", "has_dgpu",
-                            "amd_gpu", "igpu_and_dgpu", "multi_gpu", "gpus_differ", "os_id_in", "os_like_in", "wsl",
+                            "amd_gpu", "amd_igpu_beside_other_gpu", "igpu_and_dgpu", "multi_gpu", "gpus_differ",
+                            "os_id_in", "os_like_in", "wsl",
                             "in_container", "tensile_gfx_unshipped", "built_from_source", "kernel_gc_ip_in"})
 
 

@@ -106,6 +106,7 @@ PREDICATES: dict[str, str] = {
     "dkms_not_for_running_kernel": "true",
     "wheel_carries_gfx": "true",
     "has_dgpu": "bool",
+    "amd_igpu_beside_other_gpu": "true",
     "rocm_stream_in": "str-list",
     "kfd_open_not_permissions": "true",
     "torch_not_wsl_build": "true",
