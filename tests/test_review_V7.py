@@ -1,0 +1,113 @@
+"""Review V7 (session sixteen): hostile and edge inputs for the systemd reader (wizard.parsers.systemd_unit,
+wizard.probes.env_settings._service_settings) and the knowledge this session changed.
+
+What systemd does, as read:
+- systemd.unit(5) (systemd/systemd@00d0abd8bbaaef4a734f684e658cd3e8f25bff98:man/systemd.unit.xml): "If a unit file is
+  empty (i.e. has the file size 0) or is symlinked to /dev/null, its configuration will not be loaded and it appears
+  with a load state of "masked", and cannot be activated."
+- systemd.unit(5), specifiers: "%%" is a single percent sign; "%h" the user's home. A literal "%%h" is "%h".
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import pytest
+
+from wizard.host import LiveHost
+from wizard.model import EnvSetting
+from wizard.parsers.systemd_unit import expand_specifiers, unit_environment
+from wizard.probes.env_settings import probe_env
+
+pytestmark = pytest.mark.unit
+
+HOME = "/home/alice"
+ETC = "/etc/systemd/system"
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    p = root / rel.lstrip("/")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+
+
+def host_for(root: Path) -> LiveHost:
+    (root / HOME.lstrip("/")).mkdir(parents=True, exist_ok=True)
+    return LiveHost(root, environ={"HOME": HOME, "USER": "alice", "PATH": "/nonexistent"})
+
+
+def services(settings: list[EnvSetting]) -> dict[tuple[str | None, str], tuple[str, str]]:
+    return {(s.service, s.name): (s.value, s.where) for s in settings if s.service}
+
+
+def _probe_within(root: Path, seconds: float, unblock: list[Path]) -> list[EnvSetting] | None:
+    """probe_env on a thread; None where it has not returned within ``seconds`` (then each FIFO in ``unblock`` is
+    opened for writing, so the blocked reader ends and the thread does not outlive the test)."""
+    got: list[list[EnvSetting]] = []
+    t = threading.Thread(target=lambda: got.append(probe_env(host_for(root), [])), daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        for fifo in unblock:
+            try:
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+                os.close(fd)
+            except OSError:
+                pass
+        t.join(5)
+        return None
+    return got[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_an_environment_file_that_is_a_fifo_never_blocks(tmp_path: Path) -> None:
+    """EnvironmentFile= may name anything (a FIFO, /dev/stdin, /proc/kmsg): reading it must not wait for a writer."""
+    write(tmp_path, f"{ETC}/ollama.service",
+          "[Service]\nEnvironmentFile=-/etc/ollama.env\nEnvironment=HSA_OVERRIDE_GFX_VERSION=10.3.0\n")
+    fifo = tmp_path / "etc/ollama.env"
+    os.mkfifo(fifo)
+    got = _probe_within(tmp_path, 5, [fifo])
+    assert got is not None, "probe_env blocked on a FIFO named by EnvironmentFile="
+    assert services(got) == {("ollama.service", "HSA_OVERRIDE_GFX_VERSION"): ("10.3.0", f"{ETC}/ollama.service:3")}
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_unit_file_or_drop_in_that_is_a_fifo_never_blocks(tmp_path: Path) -> None:
+    (tmp_path / ETC.lstrip("/") / "ollama.service.d").mkdir(parents=True)
+    fifos = [tmp_path / ETC.lstrip("/") / "comfy.service", tmp_path / ETC.lstrip("/") / "ollama.service.d/x.conf"]
+    for f in fifos:
+        os.mkfifo(f)
+    write(tmp_path, f"{ETC}/ollama.service.d/y.conf", "[Service]\nEnvironment=HIP_VISIBLE_DEVICES=0\n")
+    got = _probe_within(tmp_path, 5, fifos)
+    assert got is not None, "probe_env blocked on a FIFO among the unit files"
+    assert services(got) == {("ollama.service", "HIP_VISIBLE_DEVICES"): ("0", f"{ETC}/ollama.service.d/y.conf:2")}
+
+
+def test_a_masked_service_sets_nothing(tmp_path: Path) -> None:
+    """`systemctl mask ollama` links /etc/systemd/system/ollama.service to /dev/null: the service cannot run, so its
+    drop-ins give no process anything (and the ollama advice must not count their override as in force)."""
+    write(tmp_path, "/usr/lib/systemd/system/ollama.service", "[Service]\nExecStart=/usr/bin/ollama serve\n")
+    write(tmp_path, f"{ETC}/ollama.service.d/override.conf", "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=10.3.0\n")
+    (tmp_path / ETC.lstrip("/") / "ollama.service").symlink_to("/dev/null")
+    assert services(probe_env(host_for(tmp_path), [])) == {}
+    # an empty unit file masks it too (systemd.unit(5): "has the file size 0")
+    (tmp_path / ETC.lstrip("/") / "ollama.service").unlink()
+    write(tmp_path, f"{ETC}/ollama.service", "")
+    assert services(probe_env(host_for(tmp_path), [])) == {}
+    # near miss: the unit in /etc is a link to the real unit file (not masked): the drop-in sets the override
+    (tmp_path / ETC.lstrip("/") / "ollama.service").unlink()
+    (tmp_path / ETC.lstrip("/") / "ollama.service").symlink_to("/usr/lib/systemd/system/ollama.service")
+    assert services(probe_env(host_for(tmp_path), [])) == {
+        ("ollama.service", "HSA_OVERRIDE_GFX_VERSION"): ("10.3.0", f"{ETC}/ollama.service.d/override.conf:2")}
+
+
+def test_a_doubled_percent_before_h_is_a_literal_percent_h() -> None:
+    assert expand_specifiers("%%h/x", "/root") == "%h/x"
+    assert expand_specifiers("100%%", "/root") == "100%"
+    assert expand_specifiers("%%%h", "/home/a") == "%/home/a"
+    # near miss: a lone %h is the home, other specifiers stay as written
+    assert expand_specifiers("%h/.cache %i", "/home/a") == "/home/a/.cache %i"
+    assert unit_environment("[Service]\nEnvironment=MIOPEN_USER_DB_PATH=/srv/%%h\n", "/root")[0].pairs == (
+        ("MIOPEN_USER_DB_PATH", "/srv/%h"),)
