@@ -111,3 +111,24 @@ def test_a_doubled_percent_before_h_is_a_literal_percent_h() -> None:
     assert expand_specifiers("%h/.cache %i", "/home/a") == "/home/a/.cache %i"
     assert unit_environment("[Service]\nEnvironment=MIOPEN_USER_DB_PATH=/srv/%%h\n", "/root")[0].pairs == (
         ("MIOPEN_USER_DB_PATH", "/srv/%h"),)
+
+
+def test_hostile_unit_files_give_no_traceback_and_a_bounded_read(tmp_path: Path) -> None:
+    """A symlink loop, a huge unit, binary and non-UTF-8 bytes, an EnvironmentFile= under /proc or naming a
+    directory: probe_env returns, reads only the first 64 KiB of a file, and keeps the well-formed setting."""
+    etc = tmp_path / ETC.lstrip("/")
+    etc.mkdir(parents=True)
+    (etc / "loop.service").symlink_to(etc / "loop.service")
+    (etc / "a.service.d").mkdir()
+    (etc / "a.service.d" / "self.conf").symlink_to(etc / "a.service.d" / "other.conf")
+    (etc / "a.service.d" / "other.conf").symlink_to(etc / "a.service.d" / "self.conf")
+    huge = "[Service]\n" + "# padding\n" * 20000 + "Environment=HIP_VISIBLE_DEVICES=7\n"  # past the first 64 KiB
+    write(tmp_path, f"{ETC}/huge.service", huge)
+    (etc / "bin.service").write_bytes(b"[Service]\n\x00\xff\xfe\x80Environment=ROCM_PATH=/x\xff\n"
+                                      b"Environment=\"HIP_PATH=/opt/\xc3\x28rocm\" \x00\n"
+                                      b"EnvironmentFile=/proc/self/status\nEnvironmentFile=/etc\n"
+                                      b"Environment=HSA_OVERRIDE_GFX_VERSION=10.3.0\n")
+    got = services(probe_env(host_for(tmp_path), []))
+    assert ("huge.service", "HIP_VISIBLE_DEVICES") not in got
+    assert got[("bin.service", "HSA_OVERRIDE_GFX_VERSION")] == ("10.3.0", f"{ETC}/bin.service:6")
+    assert all(service in ("bin.service",) for service, _ in got)
