@@ -16,10 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from test_known_issues_texts import _facts
+
+from wizard.diagnose import Finding, diagnose
 from wizard.host import LiveHost
-from wizard.model import EnvSetting
+from wizard.model import EnvSetting, OsInfo
 from wizard.parsers.systemd_unit import expand_specifiers, unit_environment
 from wizard.probes.env_settings import probe_env
+from wizard.record import replace
 
 pytestmark = pytest.mark.unit
 
@@ -132,3 +136,33 @@ def test_hostile_unit_files_give_no_traceback_and_a_bounded_read(tmp_path: Path)
     assert ("huge.service", "HIP_VISIBLE_DEVICES") not in got
     assert got[("bin.service", "HSA_OVERRIDE_GFX_VERSION")] == ("10.3.0", f"{ETC}/bin.service:6")
     assert all(service in ("bin.service",) for service, _ in got)
+
+
+# ----------------------------------------------------------------------------------------------- knowledge
+
+# Nobara is Fedora rebuilt (PLATFORM_ID "platform:f<N>", Fedora's repositories) yet its os-release says
+# ID=nobara, ID_LIKE="rhel centos fedora", the same ID_LIKE as Rocky's:
+# Nobara-Project/rpm-sources@fecae91b6fb75a229333a6dc193c7f1be113bab1:baseos/nobara-release/43/nobara-release.spec
+NOBARA = OsInfo(id="nobara", version="43", like=("rhel", "centos", "fedora"))
+ROCKY = OsInfo(id="rocky", version="9.4", like=("rhel", "centos", "fedora"))
+_NO_ROCM = "Error: Unable to find a match: rocm\nNo match for argument: rocm\n"
+
+
+def _found(os_: OsInfo, text: str = _NO_ROCM) -> dict[str, Finding]:
+    return {f.id: f for f in diagnose(replace(_facts({}, text), os=os_))}
+
+
+def test_nobara_is_fedora_for_the_rocm_metapackage_and_gets_no_amd_rhel_repository() -> None:
+    """On Nobara dnf has Fedora's ROCm packages: the Fedora-packaging cause stands, and AMD's RHEL .repo with
+    `dnf install rocm` (the RHEL branch, chosen by ID_LIKE's "rhel") is not advised there."""
+    nobara = _found(NOBARA)
+    meta = nobara["fedora-rocm-metapackage-missing"]
+    assert not meta.contradicted, meta.contradicted
+    repo = nobara.get("rocm-repository-missing")
+    assert repo is None or repo.contradicted is not None
+    assert repo is None or "yum.repos.d" not in repo.fix
+    # near miss: Rocky (the same ID_LIKE) is RHEL: the Fedora cause is contradicted, AMD's RHEL repository advised
+    rocky = _found(ROCKY)
+    assert rocky["fedora-rocm-metapackage-missing"].contradicted
+    assert "yum.repos.d" in rocky["rocm-repository-missing"].fix
+    assert "sudo dnf install rocm" in rocky["rocm-repository-missing"].fix_commands
