@@ -166,3 +166,31 @@ def test_nobara_is_fedora_for_the_rocm_metapackage_and_gets_no_amd_rhel_reposito
     assert rocky["fedora-rocm-metapackage-missing"].contradicted
     assert "yum.repos.d" in rocky["rocm-repository-missing"].fix
     assert "sudo dnf install rocm" in rocky["rocm-repository-missing"].fix_commands
+
+
+# dnf prints the same words for a package it cannot remove or upgrade (rpm-software-management/dnf@
+# 5ad76abc97a6b82a70ddc828d2286a47567eff7f): dnf/base.py remove() -> _raise_package_not_installed_error
+# ('No match for argument'), printed by dnf/cli/commands/remove.py as '<error>: <spec>' and followed by 'No packages
+# marked for removal.'; upgrade() of a package the repositories have: 'Package %s available, but not installed.' then
+# 'No match for argument: %s'. Neither says that the repository is missing.
+_DNF_REMOVE = ("$ sudo dnf remove rocm-hip-sdk\nNo match for argument: rocm-hip-sdk\nNo packages marked for removal.\n"
+               "Dependencies resolved.\nNothing to do.\nComplete!\n")
+_DNF_UPGRADE = ("$ sudo dnf upgrade rocm\nPackage rocm available, but not installed.\nNo match for argument: rocm\n"
+                "Error: No packages marked for upgrade.\n")
+
+
+@pytest.mark.parametrize("text", [_DNF_REMOVE, _DNF_UPGRADE])
+def test_dnf_remove_or_upgrade_of_a_package_is_not_a_missing_repository(text: str) -> None:
+    for os_ in (ROCKY, OsInfo(id="fedora", version="42")):
+        found = _found(os_, text)
+        for iid in ("rocm-repository-missing", "fedora-rocm-metapackage-missing"):
+            f = found.get(iid)
+            assert f is None or f.contradicted is not None, (os_.id, iid, f)
+
+
+def test_dnf_install_of_an_unknown_rocm_package_is_still_a_missing_repository() -> None:
+    """Near miss: `dnf install` (dnf/cli/commands/install.py: 'No match for argument: %s', then 'Unable to find a
+    match') on Rocky is AMD's repository missing."""
+    text = "$ sudo dnf install rocm-hip-sdk\nNo match for argument: rocm-hip-sdk\nError: Unable to find a match: rocm-hip-sdk\n"
+    f = _found(ROCKY, text)["rocm-repository-missing"]
+    assert f.contradicted is None and "yum.repos.d" in f.fix
