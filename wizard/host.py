@@ -61,6 +61,10 @@ class Host(Protocol):
     def session_groups(self) -> tuple[str, ...] | None: ...
 
 
+# open for reading without waiting (a FIFO with no writer), without taking a terminal as controlling one
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
 def _norm(path: str) -> str:
     """Absolute POSIX path -> path relative to a root ('/etc/x' -> 'etc/x')."""
     return path.lstrip("/")
@@ -81,12 +85,29 @@ class _RootedFiles:
         return f"{self._base}/{rel}" if rel != "." else self._base or "/"
 
     def read_text(self, path: str, limit: int = 4 << 20) -> str | None:
+        """Up to ``limit`` bytes of a regular file, as text; None for anything missing and for anything else: a FIFO,
+        a device or a socket a path names (an EnvironmentFile=, a unit file) is opened without waiting and never
+        read, as no writer may ever come (/dev/stdin, a named pipe)."""
         try:
-            with open(self._p(path), "rb") as fh:
-                data = fh.read(limit)
+            fd = os.open(self._p(path), _READ_FLAGS)
         except (OSError, ValueError):
             return None
-        return data.decode("utf-8", errors="replace")
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            chunks: list[bytes] = []
+            left = limit
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return b"".join(chunks).decode("utf-8", errors="replace")
 
     def exists(self, path: str) -> bool:
         try:

@@ -18,6 +18,7 @@ A unit's lines are joined at a trailing backslash (systemd.unit(5)); ``#`` and `
 
 from __future__ import annotations
 
+import re
 import shlex
 
 from wizard import lazy_re
@@ -60,11 +61,22 @@ def logical_lines(text: str) -> list[tuple[int, str]]:
     return out
 
 
+_SPECIFIER_RE = lazy_re.compile(r"%(.)", re.DOTALL)
+
+
 def expand_specifiers(value: str, home: str | None) -> str:
-    """``%h`` as the home of the manager's user (where known) and ``%%`` as ``%``; other specifiers as written."""
-    if home:
-        value = value.replace("%h", home)
-    return value.replace("%%", "%")
+    """``%h`` as the home of the manager's user (where known) and ``%%`` as ``%``; other specifiers as written. One
+    pass from the left, as systemd reads them: ``%%h`` is a literal ``%h``, not ``%`` and the home."""
+    if "%" not in value:
+        return value
+
+    def one(m: re.Match[str]) -> str:
+        c = m.group(1)
+        if c == "%":
+            return "%"
+        return home if c == "h" and home else m.group(0)
+
+    return _SPECIFIER_RE.sub(one, value)
 
 
 def _pairs(value: str, home: str | None) -> tuple[tuple[str, str], ...] | None:

@@ -113,12 +113,21 @@ def _scopes(homes: list[str]) -> list[list[tuple[str, str | None]]]:
     return [system, *(users or [admin])]
 
 
+def _masked(host: Host, path: str) -> bool:
+    """The unit file masks its service (systemd.unit(5), systemd/systemd@00d0abd8bbaaef4a734f684e658cd3e8f25bff98:
+    man/systemd.unit.xml: "If a unit file is empty (i.e. has the file size 0) or is symlinked to /dev/null, its
+    configuration will not be loaded and it appears with a load state of "masked", and cannot be activated")."""
+    if host.readlink(path) == "/dev/null" or host.realpath(path) == "/dev/null":
+        return True
+    return host.read_text(path, limit=1) == ""
+
+
 def _unit_files(host: Host, scope: list[tuple[str, str | None]]) -> dict[str, list[tuple[str, str | None]]]:
     """Service -> its files in the order systemd applies them (systemd.unit(5),
     systemd/systemd@00d0abd8bbaaef4a734f684e658cd3e8f25bff98:man/systemd.unit.xml): the unit file of the
     highest-priority directory holding one, then the ``.conf`` drop-ins of every directory "in lexicographic order,
     regardless of which of the directories they reside in", a drop-in's name in a higher-priority directory hiding
-    the same name lower down."""
+    the same name lower down. A masked service (``_masked``) has none."""
     units: dict[str, tuple[str, str | None]] = {}
     dropins: dict[str, dict[str, tuple[str, str | None]]] = {}
     seen: set[str] = set()
@@ -138,6 +147,8 @@ def _unit_files(host: Host, scope: list[tuple[str, str | None]]) -> dict[str, li
                         confs.setdefault(x, (f"{d}/{name}/{x}", home))
     out: dict[str, list[tuple[str, str | None]]] = {}
     for service in sorted(set(units) | set(dropins)):
+        if service in units and _masked(host, units[service][0]):
+            continue  # the service cannot run: its drop-ins give no process anything
         files = [units[service]] if service in units else []
         out[service] = files + [f for _, f in sorted(dropins.get(service, {}).items())]
     return out
