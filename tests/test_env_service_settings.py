@@ -209,3 +209,34 @@ def test_a_services_override_does_not_make_a_shell_run_torch_see_it() -> None:
     # near miss: the same override in the shell is in force for it
     shell = (EnvSetting("HSA_OVERRIDE_GFX_VERSION", "10.3.0", "~/.bashrc:1"),)
     assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" not in _ollama_advice(shell, "no-binary-for-gpu", text)
+
+
+def test_the_service_units_found_are_a_fact(tmp_path: Path) -> None:
+    """A service with a unit file is listed (system or user); a drop-in alone, a masked unit and a socket are not."""
+    write(tmp_path, f"{ETC}/ollama.service", "[Service]\nExecStart=/usr/local/bin/ollama serve\n")
+    write(tmp_path, f"{ETC}/comfyui.service.d/override.conf", "[Service]\nEnvironment=HIP_VISIBLE_DEVICES=0\n")
+    write(tmp_path, f"{HOME}/.config/systemd/user/llama-server.service", "[Service]\nExecStart=/opt/llama/server\n")
+    write(tmp_path, f"{ETC}/ollama.socket", "[Socket]\n")
+    (tmp_path / ETC.lstrip("/") / "masked.service").symlink_to("/dev/null")
+    facts = detect(host_for(tmp_path))
+    assert facts.services == ("llama-server.service", "ollama.service")
+    assert facts.has_service("ollama") and not facts.has_service("comfyui") and not facts.has_service("masked")
+    assert facts_to_json(facts)["service_units"] == ["llama-server.service", "ollama.service"]
+
+
+def test_a_shell_override_does_not_reach_the_ollama_service() -> None:
+    """ollama's unit exists and sets no override: an export in ~/.bashrc is not what the service runs with (the
+    mistake the fix's summary warns of), so the advice to set it in the unit stands (helper V7's finding)."""
+    shell = EnvSetting("HSA_OVERRIDE_GFX_VERSION", "10.3.0", "~/.bashrc:1")
+    gpu = Gpu(name="AMD gfx1031", gfx="gfx1031", gfx_reported="gfx1031", family="RDNA2", hip_index=0)
+
+    def advice(services: tuple[str, ...]) -> str:
+        facts = Facts(gpus=(gpu,), origin="live", env=(shell,), services=services,
+                      texts=(EvidenceText("error.txt", _OLLAMA, 1, "text", True),))
+        f = {x.id: x for x in diagnose(facts)}["ollama-gpu-type-not-in-runtime"]
+        return " ".join([f.fix, *f.fix_commands, *(f"{k}={v}" for k, v in f.fix_env)])
+
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" in advice(("ollama.service",))
+    # near miss: no unit of ollama was read (started by hand, or a recorded machine): the shell's value decides
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" not in advice(())
+    assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" not in advice(("comfyui.service",))

@@ -1328,10 +1328,12 @@ def _fits_os(command: str, facts: Facts | None) -> bool:
 def _in_force(name: str, value: str, facts: Facts, service: str | None = None) -> bool:
     """The setting is what the machine runs with already: the value in force, or an override that names the target
     every GPU is, where the environment read shows no override in force (the GPUs run as their own target then).
-    For advice set in a service's environment (``Fix.service``): the value that service's unit sets, where it sets
-    one (the shell's is not what the service runs with); where it sets none, as for the shell."""
+    For advice set in a service's environment (``Fix.service``): where the service's unit was found, only what its
+    unit sets (the shell's is never what the service runs with: ~/.bashrc does not reach a systemd service); where no
+    unit was read (the program may be started by hand, or the units were not read), the unit's value if it sets one,
+    else as for the shell."""
     own = facts.service_env(service).get(name) if service else None
-    if own is not None:
+    if own is not None or (service and facts.has_service(service)):
         return own == value
     have = facts.env_values.get(name)
     if have is not None or name != "HSA_OVERRIDE_GFX_VERSION":

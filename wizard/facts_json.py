@@ -103,6 +103,7 @@ def facts_to_json(facts: Facts) -> dict[str, Any]:
         "env": facts.env_values,
         "env_sources": env_sources,
         "service_env": service_env,
+        "service_units": list(facts.services),
         "docker": {"docker": facts.docker.docker, "podman": facts.docker.podman,
                    "in_docker_group": facts.docker.in_docker_group},
         "disk_free_bytes": facts.disk_free_bytes,

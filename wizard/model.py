@@ -284,6 +284,7 @@ class Facts:
     ssh_session: bool | None = None
     in_container: bool | None = None
     other_gpus: tuple[str, ...] = ()  # non-AMD display controllers ("10de:2684 NVIDIA ...")
+    services: tuple[str, ...] = ()  # systemd service units with a unit file, not masked ("ollama.service"), where read
     dmesg: tuple[str, ...] = ()  # amdgpu/kfd lines, when recorded
     error_text: str | None = None  # traceback.txt of a bundle
     texts: tuple[EvidenceText, ...] = ()  # every text read (bundle files, paste segments, kernel log)
@@ -301,6 +302,11 @@ class Facts:
             if s.service is None:
                 out.setdefault(s.name, s.value)
         return out
+
+    def has_service(self, service: str) -> bool:
+        """A unit file of ``service`` ("ollama" or "ollama.service") was found, not masked: the service runs with its
+        unit's environment, not with a shell's."""
+        return (service if service.endswith(".service") else f"{service}.service") in self.services
 
     def service_env(self, service: str) -> dict[str, str]:
         """The relevant variables a systemd service sets for its processes (``service``: "ollama" or

@@ -280,7 +280,8 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     envs = [_wheel_gfx_from_kb(e) for e in envs]
 
     venv_prefixes = [e.path for e in envs if e.path and e.kind in ("venv", "conda")]
-    env: list[EnvSetting] = _guard(errors, "env", lambda: probe_env(host, venv_prefixes), [])
+    services: list[str] = []
+    env: list[EnvSetting] = _guard(errors, "env", lambda: probe_env(host, venv_prefixes, services), [])
     in_force: dict[str, str] = {}
     for s in env:
         if s.service is None:  # a service's own setting is not what this process, nor a shell, runs with
@@ -329,7 +330,7 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
         os=os_info, gpus=tuple(gpus), driver=driver, rocm=rocm, python_envs=tuple(envs), env=tuple(env),
         torch_shadows=shadows,
         docker=docker, disk_free_bytes=disk, home_free_bytes=home_free, is_root=is_root, ssh_session=ssh,
-        in_container=container, other_gpus=tuple(others), dmesg=dmesg,
+        in_container=container, other_gpus=tuple(others), services=tuple(sorted(services)), dmesg=dmesg,
         error_text=host.captured("traceback.txt"), origin=host.name, errors=tuple(errors),
     )
     conflicts = _conflicts(facts) + [Conflict("sources-disagree", n) for n in notes]

@@ -62,7 +62,9 @@ def _from_file(host: Host, path: str, label: str, kind: str) -> list[EnvSetting]
     return list(last.values())
 
 
-def probe_env(host: Host, venv_prefixes: list[str]) -> list[EnvSetting]:
+def probe_env(host: Host, venv_prefixes: list[str], services: list[str] | None = None) -> list[EnvSetting]:
+    """Every relevant assignment, in precedence order; ``services`` (where given) receives the names of the systemd
+    service units found on the way (a unit file, not masked)."""
     out: list[EnvSetting] = []
     if host.is_live:
         env = host.environ
@@ -83,7 +85,7 @@ def probe_env(host: Host, venv_prefixes: list[str]) -> list[EnvSetting]:
         if name.endswith(".sh"):
             out.extend(_from_file(host, f"/etc/profile.d/{name}", f"/etc/profile.d/{name}", "rc"))
     out.extend(_from_file(host, "/etc/environment", "/etc/environment", "env"))
-    out.extend(_service_settings(host, home_dirs(host)))
+    out.extend(_service_settings(host, home_dirs(host), services))
     return out
 
 
@@ -154,11 +156,12 @@ def _unit_files(host: Host, scope: list[tuple[str, str | None]]) -> dict[str, li
     return out
 
 
-def _service_settings(host: Host, homes: list[str]) -> list[EnvSetting]:
+def _service_settings(host: Host, homes: list[str], units: list[str] | None = None) -> list[EnvSetting]:
     """The relevant variables each service's Environment= and EnvironmentFile= lines set, as systemd.exec(5) combines
     them (wizard.parsers.systemd_unit): in file order, a later assignment over an earlier one, an empty
     ``Environment=`` dropping all before it, the files' settings over ``Environment=``'s. A file a unit names that
-    is not there (or a wildcard) sets nothing. Each setting says the file and line that made it."""
+    is not there (or a wildcard) sets nothing. Each setting says the file and line that made it. ``units`` receives
+    each service that has a unit file (a drop-in alone makes no service)."""
     from wizard.parsers.env_file import parse_env_file
     from wizard.parsers.systemd_unit import unit_environment
 
@@ -167,6 +170,8 @@ def _service_settings(host: Host, homes: list[str]) -> list[EnvSetting]:
     budget = MAX_UNITS
     for scope in _scopes(homes):
         for service, files in _unit_files(host, scope).items():
+            if units is not None and files and files[0][0].endswith(f"/{service}") and service not in units:
+                units.append(service)
             env: dict[str, tuple[str, str]] = {}
             env_files: list[str] = []
             for path, home in files:
