@@ -95,3 +95,25 @@ def test_vgpr_count_ranks_above_the_bare_symptom() -> None:
 def test_vgpr_count_fix_names_both_halves() -> None:
     fix = _found(*CAUSE["rocm 6.4 fault"])[VGPR].fix
     assert "7.2" in fix and "cwsr_size" in fix
+
+
+# MIOpen's run-time compile of naive_conv.cpp on ROCm 5.4 / Ubuntu 22.04 (ROCm/MIOpen#2096, #2049: libstdc++-12-dev
+# fixed it for the reporters); the log lines as MIOpen prints them
+_MIOPEN_LIMITS = (
+    "MIOpen(HIP): Error [Compile] 'hiprtcCompileProgram(prog.get(), c_options.size(), c_options.data())' naive_conv.cpp: "
+    "HIPRTC_ERROR_COMPILATION (6)\n"
+    "MIOpen(HIP): Warning [BuildHip] /tmp/comgr-e64065/input/naive_conv.cpp:39:10: fatal error: 'limits' file not found\n"
+    "#include <limits> // std::numeric_limits\n"
+    "terminate called after throwing an instance of 'miopen::Exception'\n"
+    "  what():  /long_pathname_so_that_rpms_can_package_the_debug_info/data/driver/MLOpen/src/hipoc/hipoc_program.cpp:304: "
+    "Code object build failed. Source: naive_conv.cpp\n")
+
+
+def test_miopen_runtime_compile_missing_cxx_header_is_the_stdlib_issue() -> None:
+    found = _found({}, _MIOPEN_LIMITS)
+    assert "hip-cxx-stdlib-missing" in found and found["hip-cxx-stdlib-missing"].to_check is None
+    # near miss: a miopen::Exception with no missing header (another cause) does not name it
+    other = "terminate called after throwing an instance of 'miopen::Exception'\n  what():  Code object build failed.\n"
+    assert "hip-cxx-stdlib-missing" not in _found({}, other)
+    # near miss: the program's own header missing is no C++ standard library
+    assert "hip-cxx-stdlib-missing" not in _found({}, "kernel.hip:3:10: fatal error: 'limits_config.h' file not found")
