@@ -196,6 +196,17 @@ def test_systemd_units_system_and_user(tmp_path: Path) -> None:
     assert FoundBy.SERVICE in [f.how for f in invoke.found] and invoke.in_use
 
 
+def test_a_unit_reads_percent_percent_h_as_a_literal(tmp_path: Path) -> None:
+    """systemd.unit(5): "%%" is a single "%", so "%%h" is the two characters "%h", never the home (V7's finding on
+    the env reader; the ExecStart and WorkingDirectory reader took "%h" first and then "%%")."""
+    r = tmp_path
+    make_env(r, "/srv/%h/venv", "2.5.1+rocm6.2")  # a directory literally named "%h"
+    write(r, "etc/systemd/system/odd.service", "[Service]\nExecStart=/srv/%%h/venv/bin/python serve.py\n")
+    envs = {e.path: e for e in detect(host_for(r)).python_envs if e.path}
+    assert FoundBy.SERVICE in [f.how for f in envs["/srv/%h/venv"].found]
+    assert not any(p.startswith("/srv/%/") or p.startswith("/srv/root") for p in envs)
+
+
 def test_a_bundle_root_is_searched_the_same_way(tmp_path: Path) -> None:
     bundle = tmp_path / "bundle"
     lay_out_home(bundle / "root")

@@ -34,7 +34,7 @@ import shlex
 from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Found, FoundBy
-from wizard.parsers.systemd_unit import logical_lines
+from wizard.parsers.systemd_unit import expand_specifiers, logical_lines
 from wizard.record import record
 
 MAX_FOLDERS = 400  # folders of one home (or of /opt) looked into
@@ -313,10 +313,7 @@ def _processes(host: Host, c: _Collected, homes: tuple[str, ...]) -> None:
 
 
 def _tokens(command: str, home: str | None) -> list[str]:
-    command = command.lstrip("@-:+!|")
-    if home:
-        command = command.replace("%h", home)
-    command = command.replace("%%", "%")
+    command = expand_specifiers(command.lstrip("@-:+!|"), home)
     try:
         words = shlex.split(command)
     except ValueError:
@@ -352,8 +349,8 @@ def _unit(host: Host, path: str, home: str | None, c: _Collected, homes: tuple[s
     lines = logical_lines(text)
     workdir = next((ln.split("=", 1)[1].strip().lstrip("-") for _, ln in lines
                     if ln.startswith("WorkingDirectory=")), None)
-    if workdir and home:
-        workdir = workdir.replace("%h", home)
+    if workdir:
+        workdir = expand_specifiers(workdir, home)
     for number, line in lines:
         if not line.startswith("ExecStart=") or not _may_name_an_env(line):
             continue
