@@ -16,35 +16,16 @@ from pathlib import Path
 
 import pytest
 
+from test_env_service_settings import ETC, HOME, host_for, services, write
 from test_known_issues_texts import _facts
 
 from wizard.diagnose import Finding, diagnose
-from wizard.host import LiveHost
 from wizard.model import EnvSetting, OsInfo
 from wizard.parsers.systemd_unit import expand_specifiers, unit_environment
 from wizard.probes.env_settings import probe_env
 from wizard.record import replace
 
 pytestmark = pytest.mark.unit
-
-HOME = "/home/alice"
-ETC = "/etc/systemd/system"
-
-
-def write(root: Path, rel: str, text: str) -> None:
-    p = root / rel.lstrip("/")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text)
-
-
-def host_for(root: Path) -> LiveHost:
-    (root / HOME.lstrip("/")).mkdir(parents=True, exist_ok=True)
-    return LiveHost(root, environ={"HOME": HOME, "USER": "alice", "PATH": "/nonexistent"})
-
-
-def services(settings: list[EnvSetting]) -> dict[tuple[str | None, str], tuple[str, str]]:
-    return {(s.service, s.name): (s.value, s.where) for s in settings if s.service}
-
 
 def _probe_within(root: Path, seconds: float, unblock: list[Path]) -> list[EnvSetting] | None:
     """probe_env on a thread; None where it has not returned within ``seconds`` (then each FIFO in ``unblock`` is

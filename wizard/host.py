@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 from typing import Mapping, Protocol
 
+from wizard.inputs.confined import read_regular
 from wizard.record import record
 
 
@@ -92,22 +93,8 @@ class _RootedFiles:
             fd = os.open(self._p(path), _READ_FLAGS)
         except (OSError, ValueError):
             return None
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            chunks: list[bytes] = []
-            left = limit
-            while left > 0:
-                chunk = os.read(fd, min(left, 1 << 20))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                left -= len(chunk)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-        return b"".join(chunks).decode("utf-8", errors="replace")
+        data = read_regular(fd, limit)
+        return None if data is None else data.decode("utf-8", errors="replace")
 
     def exists(self, path: str) -> bool:
         try:

@@ -22,6 +22,27 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
+
+def read_regular(fd: int, limit: int) -> bytes | None:
+    """Up to ``limit`` bytes of the open ``fd`` if it is a regular file (None for a FIFO, a device, a socket, a
+    directory, or a read error); closes ``fd``. Opened non-blocking, a FIFO with no writer never stalls the reader."""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        chunks: list[bytes] = []
+        left = limit
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
 class ConfinedDir:
     """Read-only access to the tree under ``top``; paths are absolute as seen from ``top`` (``/etc/x``)."""
 
@@ -91,24 +112,7 @@ class ConfinedDir:
     def read(self, path: str, limit: int) -> bytes | None:
         """Up to ``limit`` bytes of a regular file; None for anything else or anything missing."""
         fd = self._open(path, _FILE_FLAGS)
-        if fd is None:
-            return None
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            chunks: list[bytes] = []
-            left = limit
-            while left > 0:
-                chunk = os.read(fd, min(left, 1 << 20))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                left -= len(chunk)
-            return b"".join(chunks)
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
+        return None if fd is None else read_regular(fd, limit)
 
     def lstat(self, path: str) -> os.stat_result | None:
         """The entry itself (a link is not followed at the last component)."""

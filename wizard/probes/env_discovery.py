@@ -385,10 +385,36 @@ def unit_dirs(homes: tuple[str, ...] | list[str]) -> list[tuple[str, str | None,
     return dirs + [(f"{h}/.config/systemd/user", h, False) for h in homes] + [("/etc/systemd/user", None, False)]
 
 
-def _services(host: Host, homes: tuple[str, ...], c: _Collected) -> None:
+def _scopes(homes: list[str]) -> list[list[tuple[str, str | None]]]:
+    """The unit directories of each service manager, highest priority first: the system's; each home's user manager
+    (its own units, then the administrator's /etc/systemd/user)."""
+    dirs = unit_dirs(homes)
+    system: list[tuple[str, str | None]] = [(d, h) for d, h, is_system in dirs if is_system]
+    admin: list[tuple[str, str | None]] = [(d, h) for d, h, is_system in dirs if not is_system and h is None]
+    users: list[list[tuple[str, str | None]]] = [[(d, h), *((a, h) for a, _ in admin)]
+                                                 for d, h, is_system in dirs if not is_system and h is not None]
+    return [system, *(users or [admin])]
+
+
+def _masked(host: Host, path: str) -> bool:
+    """The unit file masks its service (systemd.unit(5), systemd/systemd@00d0abd8bbaaef4a734f684e658cd3e8f25bff98:
+    man/systemd.unit.xml: "If a unit file is empty (i.e. has the file size 0) or is symlinked to /dev/null, its
+    configuration will not be loaded and it appears with a load state of "masked", and cannot be activated")."""
+    if host.readlink(path) == "/dev/null" or host.realpath(path) == "/dev/null":
+        return True
+    return host.read_text(path, limit=1) == ""
+
+
+def _unit_files(host: Host, scope: list[tuple[str, str | None]]) -> dict[str, list[tuple[str, str | None]]]:
+    """Service -> its files in the order systemd applies them (systemd.unit(5),
+    systemd/systemd@00d0abd8bbaaef4a734f684e658cd3e8f25bff98:man/systemd.unit.xml): the unit file of the
+    highest-priority directory holding one, then the ``.conf`` drop-ins of every directory "in lexicographic order,
+    regardless of which of the directories they reside in", a drop-in's name in a higher-priority directory hiding
+    the same name lower down. A masked service (``_masked``) has none."""
+    units: dict[str, tuple[str, str | None]] = {}
+    dropins: dict[str, dict[str, tuple[str, str | None]]] = {}
     seen: set[str] = set()
-    budget = MAX_UNITS
-    for d, home, _system in unit_dirs(homes):
+    for d, home in scope:
         names = host.listdir(d)
         real = host.realpath(d)
         if not names or real in seen:
@@ -396,16 +422,35 @@ def _services(host: Host, homes: tuple[str, ...], c: _Collected) -> None:
         seen.add(real)
         for name in names:
             if name.endswith(".service"):
-                files = [f"{d}/{name}"]
+                units.setdefault(name, (f"{d}/{name}", home))
             elif name.endswith(".service.d"):
-                files = [f"{d}/{name}/{x}" for x in host.listdir(f"{d}/{name}") if x.endswith(".conf")]
-            else:
-                continue
-            for f in files:
-                budget -= 1
-                if budget < 0:
-                    return
-                _unit(host, f, home, c, homes)
+                confs = dropins.setdefault(name[:-2], {})
+                for x in host.listdir(f"{d}/{name}"):
+                    if x.endswith(".conf"):
+                        confs.setdefault(x, (f"{d}/{name}/{x}", home))
+    out: dict[str, list[tuple[str, str | None]]] = {}
+    for service in sorted(set(units) | set(dropins)):
+        if service in units and _masked(host, units[service][0]):
+            continue  # the service cannot run: its drop-ins give no process anything
+        files = [units[service]] if service in units else []
+        out[service] = files + [f for _, f in sorted(dropins.get(service, {}).items())]
+    return out
+
+def service_units(host: Host, homes: list[str]) -> list[tuple[str, list[tuple[str, str | None]]]]:
+    """Every service of each service manager (``_scopes``) with its files in the order systemd applies them
+    (``_unit_files``): the one walk of the unit directories, for the environments services run (``_services``) and
+    for the variables they set (wizard.probes.env_settings)."""
+    return [item for scope in _scopes(homes) for item in _unit_files(host, scope).items()]
+
+
+def _services(host: Host, homes: tuple[str, ...], c: _Collected) -> None:
+    budget = MAX_UNITS
+    for _service, files in service_units(host, list(homes)):
+        for path, home in files:
+            budget -= 1
+            if budget < 0:
+                return
+            _unit(host, path, home, c, homes)
 
 
 # --------------------------------------------------------------------------- all of it

@@ -13,7 +13,7 @@ import re
 from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import EnvSetting
-from wizard.probes.env_discovery import MAX_UNITS, unit_dirs
+from wizard.probes.env_discovery import MAX_UNITS, service_units
 from wizard.probes.python_envs import home_dirs
 
 RELEVANT = (
@@ -104,58 +104,6 @@ def _may_set(text: str) -> bool:
     return "EnvironmentFile" in text or any(n in text for n in RELEVANT) or _RESET.search(text) is not None
 
 
-def _scopes(homes: list[str]) -> list[list[tuple[str, str | None]]]:
-    """The unit directories of each service manager, highest priority first: the system's; each home's user manager
-    (its own units, then the administrator's /etc/systemd/user)."""
-    dirs = unit_dirs(homes)
-    system: list[tuple[str, str | None]] = [(d, h) for d, h, is_system in dirs if is_system]
-    admin: list[tuple[str, str | None]] = [(d, h) for d, h, is_system in dirs if not is_system and h is None]
-    users: list[list[tuple[str, str | None]]] = [[(d, h), *((a, h) for a, _ in admin)]
-                                                 for d, h, is_system in dirs if not is_system and h is not None]
-    return [system, *(users or [admin])]
-
-
-def _masked(host: Host, path: str) -> bool:
-    """The unit file masks its service (systemd.unit(5), systemd/systemd@00d0abd8bbaaef4a734f684e658cd3e8f25bff98:
-    man/systemd.unit.xml: "If a unit file is empty (i.e. has the file size 0) or is symlinked to /dev/null, its
-    configuration will not be loaded and it appears with a load state of "masked", and cannot be activated")."""
-    if host.readlink(path) == "/dev/null" or host.realpath(path) == "/dev/null":
-        return True
-    return host.read_text(path, limit=1) == ""
-
-
-def _unit_files(host: Host, scope: list[tuple[str, str | None]]) -> dict[str, list[tuple[str, str | None]]]:
-    """Service -> its files in the order systemd applies them (systemd.unit(5),
-    systemd/systemd@00d0abd8bbaaef4a734f684e658cd3e8f25bff98:man/systemd.unit.xml): the unit file of the
-    highest-priority directory holding one, then the ``.conf`` drop-ins of every directory "in lexicographic order,
-    regardless of which of the directories they reside in", a drop-in's name in a higher-priority directory hiding
-    the same name lower down. A masked service (``_masked``) has none."""
-    units: dict[str, tuple[str, str | None]] = {}
-    dropins: dict[str, dict[str, tuple[str, str | None]]] = {}
-    seen: set[str] = set()
-    for d, home in scope:
-        names = host.listdir(d)
-        real = host.realpath(d)
-        if not names or real in seen:
-            continue
-        seen.add(real)
-        for name in names:
-            if name.endswith(".service"):
-                units.setdefault(name, (f"{d}/{name}", home))
-            elif name.endswith(".service.d"):
-                confs = dropins.setdefault(name[:-2], {})
-                for x in host.listdir(f"{d}/{name}"):
-                    if x.endswith(".conf"):
-                        confs.setdefault(x, (f"{d}/{name}/{x}", home))
-    out: dict[str, list[tuple[str, str | None]]] = {}
-    for service in sorted(set(units) | set(dropins)):
-        if service in units and _masked(host, units[service][0]):
-            continue  # the service cannot run: its drop-ins give no process anything
-        files = [units[service]] if service in units else []
-        out[service] = files + [f for _, f in sorted(dropins.get(service, {}).items())]
-    return out
-
-
 def _service_settings(host: Host, homes: list[str], units: list[str] | None = None) -> list[EnvSetting]:
     """The relevant variables each service's Environment= and EnvironmentFile= lines set, as systemd.exec(5) combines
     them (wizard.parsers.systemd_unit): in file order, a later assignment over an earlier one, an empty
@@ -168,38 +116,37 @@ def _service_settings(host: Host, homes: list[str], units: list[str] | None = No
     out: list[EnvSetting] = []
     shown: set[tuple[str, str, str]] = set()
     budget = MAX_UNITS
-    for scope in _scopes(homes):
-        for service, files in _unit_files(host, scope).items():
-            if units is not None and files and files[0][0].endswith(f"/{service}") and service not in units:
-                units.append(service)
-            env: dict[str, tuple[str, str]] = {}
-            env_files: list[str] = []
-            for path, home in files:
-                budget -= 1
-                if budget < 0:
-                    return out
-                text = host.read_text(path, limit=1 << 16)
-                if not text or not _may_set(text):
-                    continue
-                for ln in unit_environment(text, home):
-                    if ln.kind == "env":
-                        if ln.reset:
-                            env.clear()
-                        for name, value in ln.pairs:
-                            if name in _RELEVANT:
-                                env[name] = (value, f"{path}:{ln.line}")
-                    elif ln.reset:
-                        env_files.clear()
-                    elif ln.path:
-                        env_files.append(ln.path)
-            for path in env_files:
-                if not path.startswith("/") or any(c in path for c in "*?["):
-                    continue
-                for a in parse_env_file(host.read_text(path, limit=1 << 16) or ""):
-                    if a.name in _RELEVANT and a.value is not None:
-                        env[a.name] = (a.value, f"{path}:{a.line}")
-            for name, (value, where) in env.items():
-                if (service, name, where) not in shown:
-                    shown.add((service, name, where))
-                    out.append(EnvSetting(name, value, where, service))
+    for service, files in service_units(host, homes):
+        if units is not None and files and files[0][0].endswith(f"/{service}") and service not in units:
+            units.append(service)
+        env: dict[str, tuple[str, str]] = {}
+        env_files: list[str] = []
+        for path, home in files:
+            budget -= 1
+            if budget < 0:
+                return out
+            text = host.read_text(path, limit=1 << 16)
+            if not text or not _may_set(text):
+                continue
+            for ln in unit_environment(text, home):
+                if ln.kind == "env":
+                    if ln.reset:
+                        env.clear()
+                    for name, value in ln.pairs:
+                        if name in _RELEVANT:
+                            env[name] = (value, f"{path}:{ln.line}")
+                elif ln.reset:
+                    env_files.clear()
+                elif ln.path:
+                    env_files.append(ln.path)
+        for path in env_files:
+            if not path.startswith("/") or any(c in path for c in "*?["):
+                continue
+            for a in parse_env_file(host.read_text(path, limit=1 << 16) or ""):
+                if a.name in _RELEVANT and a.value is not None:
+                    env[a.name] = (a.value, f"{path}:{a.line}")
+        for name, (value, where) in env.items():
+            if (service, name, where) not in shown:
+                shown.add((service, name, where))
+                out.append(EnvSetting(name, value, where, service))
     return out
