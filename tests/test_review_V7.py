@@ -146,7 +146,8 @@ def test_nobara_is_fedora_for_the_rocm_metapackage_and_gets_no_amd_rhel_reposito
     rocky = _found(ROCKY)
     assert rocky["fedora-rocm-metapackage-missing"].contradicted
     assert "yum.repos.d" in rocky["rocm-repository-missing"].fix
-    assert "sudo dnf install rocm" in rocky["rocm-repository-missing"].fix_commands
+    assert "sudo dnf clean all" in rocky["rocm-repository-missing"].fix_commands
+    assert "sudo dnf install rocm" in rocky["rocm-repository-missing"].fix  # in words: a generic install is no fix action
 
 
 # dnf prints the same words for a package it cannot remove or upgrade (rpm-software-management/dnf@
