@@ -123,6 +123,8 @@ async def tui_run(sb: Path, n: int) -> tuple[float, list[float], list[float], in
                 latencies.append((sent, handled[-1] - sent))
             await asyncio.sleep(0.01)
         total = time.perf_counter() - t0
+        if not shown:  # the run ended before a drain tick folded its last lines in (a loaded machine): fold them now
+            timed_drain()
         pane_lines = sum(p.total for p in app.query(LogPane)) if app.session.stage == Stage.RUN else app.session.run.lines
         assert app.session.run.state == "done", (app.session.run.state, app.session.run.error, app.session.run.failure)
         step_seconds = [r.duration or 0.0 for r in app.session.run.steps]
