@@ -218,9 +218,12 @@ def test_the_service_units_found_are_a_fact(tmp_path: Path) -> None:
     write(tmp_path, f"{HOME}/.config/systemd/user/llama-server.service", "[Service]\nExecStart=/opt/llama/server\n")
     write(tmp_path, f"{ETC}/ollama.socket", "[Socket]\n")
     (tmp_path / ETC.lstrip("/") / "masked.service").symlink_to("/dev/null")
+    write(tmp_path, f"{ETC}/empty.service", "")  # an empty unit file masks too
+    write(tmp_path, f"{ETC}/empty.service.d/override.conf", "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=10.3.0\n")
     facts = detect(host_for(tmp_path))
     assert facts.services == ("llama-server.service", "ollama.service")
     assert facts.has_service("ollama") and not facts.has_service("comfyui") and not facts.has_service("masked")
+    assert not facts.has_service("empty") and facts.service_env("empty") == {}
     assert facts_to_json(facts)["service_units"] == ["llama-server.service", "ollama.service"]
 
 

@@ -13,7 +13,7 @@ import re
 from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import EnvSetting
-from wizard.probes.env_discovery import MAX_UNITS, service_units
+from wizard.probes.env_discovery import MAX_UNITS, service_units, unit_masked_by_text
 from wizard.probes.python_envs import home_dirs
 
 RELEVANT = (
@@ -117,15 +117,17 @@ def _service_settings(host: Host, homes: list[str], units: list[str] | None = No
     shown: set[tuple[str, str, str]] = set()
     budget = MAX_UNITS
     for service, files in service_units(host, homes):
-        if units is not None and files and files[0][0].endswith(f"/{service}") and service not in units:
-            units.append(service)
         env: dict[str, tuple[str, str]] = {}
         env_files: list[str] = []
+        masked = False
         for path, home in files:
             budget -= 1
             if budget < 0:
                 return out
             text = host.read_text(path, limit=1 << 16)
+            if unit_masked_by_text(service, path, text):
+                masked = True  # an empty unit file: its drop-ins give no process anything
+                break
             if not text or not _may_set(text):
                 continue
             for ln in unit_environment(text, home):
@@ -139,6 +141,10 @@ def _service_settings(host: Host, homes: list[str], units: list[str] | None = No
                     env_files.clear()
                 elif ln.path:
                     env_files.append(ln.path)
+        if masked:
+            continue
+        if units is not None and files and files[0][0].endswith(f"/{service}") and service not in units:
+            units.append(service)
         for path in env_files:
             if not path.startswith("/") or any(c in path for c in "*?["):
                 continue
