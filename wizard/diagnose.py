@@ -731,9 +731,14 @@ _ENUMERATING = frozenset({"rocminfo.txt", "rocm-smi.txt", "amd-smi.txt", "lspci.
                           "rocm_agent_enumerator.txt", "clinfo.txt"})
 
 
+def _probed(f: Facts) -> bool:
+    """The facts were read on the machine itself (live, or a sandbox rehearsal), not from a recording."""
+    return f.origin == "live" or f.origin.startswith("sandbox")
+
+
 def _gpus_enumerated(f: Facts) -> bool:
     """Whether the GPUs the facts hold are all the machine's: probed on it, or listed by a tool that lists all."""
-    return f.origin == "live" or f.origin.startswith("sandbox") or any(t.kind in _ENUMERATING for t in f.texts)
+    return _probed(f) or any(t.kind in _ENUMERATING for t in f.texts)
 
 
 def _visibility(f: Facts) -> list[tuple[str, str, list[str]]]:
@@ -835,7 +840,7 @@ def _p_amd_igpu_beside_other_gpu(f: Facts, arg: object) -> list[str] | None:
     igpus = [g for g in f.gpus if g.integrated is True]
     if igpus and f.other_gpus:
         return [f"integrated: {_gpu_label(g)}" for g in igpus] + [f"other GPU: {o}" for o in f.other_gpus]
-    if f.gpus and (f.origin == "live" or f.origin.startswith("sandbox")):
+    if f.gpus and _probed(f):
         return None  # the machine's own GPUs were probed: no other vendor's GPU beside them
     igpu_said = _first_own_match(f, _IGPU_SAID)
     other_said = _first_own_match(f, _OTHER_GPU_SAID)
@@ -1087,8 +1092,7 @@ def _any_gfx(f: Facts) -> bool:
 def _override_known(f: Facts) -> bool:
     """Whether HSA_OVERRIDE_GFX_VERSION's absence is a fact: it is set, or the environment itself was read (a live
     machine, a rehearsal, a bundle's env.txt)."""
-    return (_override(f)[0] is not None or f.origin == "live" or f.origin.startswith("sandbox")
-            or any(t.kind == "env.txt" for t in f.texts))
+    return _override(f)[0] is not None or _probed(f) or any(t.kind == "env.txt" for t in f.texts)
 
 
 def _installs_read(f: Facts) -> bool:
@@ -1119,7 +1123,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "has_dgpu": lambda f: any(g.integrated is not None for g in f.gpus),
     # a discrete AMD GPU, or the machine's own GPUs probed (its other vendors' display controllers read with them)
     "amd_igpu_beside_other_gpu": lambda f: any(g.integrated is False for g in f.gpus)
-    or (bool(f.gpus) and (f.origin == "live" or f.origin.startswith("sandbox"))),
+    or (bool(f.gpus) and _probed(f)),
     # an AMD GPU named, or every GPU of the machine listed (detection, lspci, rocminfo ...)
     "amd_gpu": lambda f: bool(f.gpus) or _gpus_enumerated(f),
     "rocm_line_in": lambda f: bool(_rocm_lines_shown(f)),
@@ -1515,7 +1519,7 @@ def _finding(issue: KnownIssue, got: _Held, match: _Match | None, against: _Matc
 def _machine_findings(facts: Facts) -> list[Finding]:
     """Plain statements about the machine that need no knowledge-base source."""
     out = []
-    if not facts.gpus and (facts.origin == "live" or facts.origin.startswith("sandbox")):
+    if not facts.gpus and _probed(facts):
         others = f" (found: {', '.join(facts.other_gpus)})" if facts.other_gpus else ""
         out.append(Finding(
             "no-amd-gpu", "critical", "No AMD GPU on this machine" + others,

@@ -8,7 +8,7 @@ exchange them freely. Unknown is ``None``, never a guess.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Sequence
+from typing import Any, Iterable, Sequence
 
 from wizard import lazy_re
 from wizard.record import asdict, field, is_record, record
@@ -251,6 +251,21 @@ class EnvSetting:
     service: str | None = None
 
 
+def values_in_force(settings: Iterable[EnvSetting]) -> dict[str, str]:
+    """Each variable's value where a program is started by hand: the first assignment wins (``settings`` in
+    precedence order); a service's own settings (``EnvSetting.service``) are not the shell's."""
+    out: dict[str, str] = {}
+    for s in settings:
+        if s.service is None:
+            out.setdefault(s.name, s.value)
+    return out
+
+
+def unit_name(service: str) -> str:
+    """"ollama" or "ollama.service" -> "ollama.service"."""
+    return service if service.endswith(".service") else f"{service}.service"
+
+
 @record
 class Docker:
     docker: str | None = None  # path of the docker client, or None
@@ -297,21 +312,17 @@ class Facts:
     def env_values(self) -> dict[str, str]:
         """The value in force for each variable where a program is started by hand: the first assignment wins
         (precedence order); a service's own settings (``EnvSetting.service``) are not the shell's."""
-        out: dict[str, str] = {}
-        for s in self.env:
-            if s.service is None:
-                out.setdefault(s.name, s.value)
-        return out
+        return values_in_force(self.env)
 
     def has_service(self, service: str) -> bool:
         """A unit file of ``service`` ("ollama" or "ollama.service") was found, not masked: the service runs with its
         unit's environment, not with a shell's."""
-        return (service if service.endswith(".service") else f"{service}.service") in self.services
+        return unit_name(service) in self.services
 
     def service_env(self, service: str) -> dict[str, str]:
         """The relevant variables a systemd service sets for its processes (``service``: "ollama" or
         "ollama.service"), each the value in force there (a system unit's before a user unit's of the same name)."""
-        unit = service if service.endswith(".service") else f"{service}.service"
+        unit = unit_name(service)
         out: dict[str, str] = {}
         for s in self.env:
             if s.service == unit:

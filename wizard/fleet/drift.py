@@ -52,10 +52,7 @@ def stack(facts: Facts, *, partial: bool = False) -> dict[str, str]:
     so Python environments and environment variables were not read (``unknown``)."""
     gfx = Counter(g.gfx or UNKNOWN for g in facts.gpus)
     with_torch = [e for e in facts.python_envs if e.torch]
-    in_force: dict[str, str] = {}
-    for s in facts.env:  # precedence order: the first assignment of a name wins; a service's own is not the shell's
-        if s.service is None:
-            in_force.setdefault(s.name, s.value)
+    in_force = facts.env_values  # the first assignment of a name wins; a service's own is not the shell's
     return {
         "os": " ".join(x for x in (facts.os.id, facts.os.version) if x) or UNKNOWN,
         "kernel": facts.os.kernel or UNKNOWN,

@@ -26,6 +26,7 @@ from wizard.model import (
     Rocm,
     RocmInstall,
     TorchShadow,
+    values_in_force,
 )
 from wizard.parsers.uname import kernel_of_another_distribution
 from wizard.record import replace
@@ -282,10 +283,7 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     venv_prefixes = [e.path for e in envs if e.path and e.kind in ("venv", "conda")]
     services: list[str] = []
     env: list[EnvSetting] = _guard(errors, "env", lambda: probe_env(host, venv_prefixes, services), [])
-    in_force: dict[str, str] = {}
-    for s in env:
-        if s.service is None:  # a service's own setting is not what this process, nor a shell, runs with
-            in_force.setdefault(s.name, s.value)
+    in_force = values_in_force(env)  # a service's own setting is not what this process, nor a shell, runs with
     from wizard.probes.shadows import probe_shadows
 
     none: tuple[TorchShadow, ...] = ()
