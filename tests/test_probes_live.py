@@ -272,3 +272,16 @@ def test_pyenv_shim_is_followed_without_running_it(tmp_path: Path) -> None:
     f = detect(_RootedWhich(tmp_path, environ={"HOME": "/root", "PATH": "/root/.pyenv/shims"}))
     env = next(e for e in f.python_envs if e.path == "/root/.pyenv/versions/3.11.7")
     assert (env.kind, env.python_version) == ("system", "3.11")
+
+
+def test_dpkg_status_keeps_the_whole_name_packages_mid_file(tmp_path: Path) -> None:
+    """rdc, rvs and half are ROCm packages matched by their whole name: a stanza in the middle of the status file
+    is one of them (the quick scan of the file once missed every one not at its very end), rdc-foo is not."""
+    from wizard.probes.rocm import read_packages
+
+    stanzas = [("rdc", "1.0.0.60401-83~24.04"), ("rdc-foo", "1"), ("rvs", "1.1.0.60401-83~24.04"),
+               ("half", "1.12.0.60401-83~24.04"), ("bash", "5.2"), ("rocm-core", "6.4.1.60401-83~24.04")]
+    write(tmp_path, "var/lib/dpkg/status", "".join(
+        f"Package: {n}\nStatus: install ok installed\nVersion: {v}\nArchitecture: amd64\n\n" for n, v in stanzas))
+    names = [p.name for p in read_packages(LiveHost(tmp_path, environ={}))]
+    assert sorted(names) == ["half", "rdc", "rocm-core", "rvs"]

@@ -194,3 +194,24 @@ def test_post_init_validates_and_normalises_as_a_dataclass() -> None:
     assert replace(Normalised(), names=("x", "x")).names == ("x",)
     with pytest.raises(ValueError):
         Normalised(())
+
+
+def test_every_record_field_type_resolves() -> None:
+    """field_types evaluates every record's annotations, those naming typing's types (Any, Sequence ...) in modules
+    that import typing for the type checker only (wizard/record.py) included: the facts a fleet host sends back, the
+    journal's step records and a plan file's params are rebuilt from them."""
+    import gc
+
+    from wizard.model import StepPlan
+    from wizard.record import field_types
+
+    _all_lazy_patterns()  # imports every module of the wizard
+    # a step's contexts and the TUI's session hold live objects (the knowledge base, a pending run): never rebuilt
+    # from text, their annotations name what their modules import for the type checker alone
+    live = ("wizard.steps._common", "wizard.session")
+    classes = {o for o in gc.get_objects()
+               if isinstance(o, type) and is_record(o) and o.__module__.startswith("wizard") and o.__module__ not in live}
+    assert len(classes) > 150
+    for cls in classes:
+        assert set(field_types(cls)) >= {f.name for f in fields(cls)}, cls
+    assert field_types(StepPlan)["params"] == tuple[tuple[str, Any], ...]  # wizard.model names Any for mypy only

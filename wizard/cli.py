@@ -11,9 +11,12 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Any, NoReturn, Sequence
 
 from wizard import __version__, exit_codes
+
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn, Sequence
 
 PROG = "rocm-wizard"
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from wizard.model import Evidence, Facts, Found, FoundBy, system_torch, to_jsonable
+
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEMA = 1
 

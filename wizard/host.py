@@ -14,11 +14,15 @@ import fnmatch
 import os
 import stat
 from pathlib import Path
-from typing import Mapping, Protocol
 
 from wizard.inputs.confined import read_regular
 from wizard.record import record
 
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
+if TYPE_CHECKING:
+    from typing import Mapping, Protocol
+else:
+    Protocol = object  # Host is a structural type for the checker; at run time a plain base
 
 
 class HostError(Exception):

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, Callable, Iterator
+
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator
 
 _METHODS = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split")
 

@@ -18,11 +18,11 @@ import os
 from contextlib import ExitStack
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from wizard import exit_codes
 from wizard.record import record, replace
 
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
 if TYPE_CHECKING:
     from wizard.host import Host
     from wizard.mirror.config import MirrorConfig

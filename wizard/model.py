@@ -8,10 +8,13 @@ exchange them freely. Unknown is ``None``, never a guess.
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, Iterable, Sequence
 
 from wizard import lazy_re
 from wizard.record import asdict, field, is_record, record
+
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
+if TYPE_CHECKING:
+    from typing import Any, Iterable, Sequence
 
 
 

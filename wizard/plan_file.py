@@ -40,7 +40,7 @@ from typing import Any
 
 from wizard import lazy_re
 from wizard.fix_plans import PLANS_DIR, normalize_kind
-from wizard.record import fields, record
+from wizard.record import field_types, fields, record
 
 
 STREAMS = ("legacy", "core-sdk", "pip", "docker", "driver")
@@ -211,7 +211,7 @@ def parse_plan(data: Any, *, name: str, path: str, builtin: bool = False) -> Pla
 
 def _param_fields(cls: type) -> dict[str, Any]:
     """A Params record's fields and their types (str, bool, int or tuple[str, ...])."""
-    hints = typing.get_type_hints(cls)
+    hints = field_types(cls)
     return {f.name: hints[f.name] for f in fields(cls)}
 
 

@@ -24,9 +24,22 @@ and read-only attributes are checked as for ``@dataclass``.
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar, dataclass_transform, overload
+# typing is for the type checker only in the modules on the way to ``detect``: importing it is ~12% of a whole
+# ``detect --json`` (callgrind: ~12 M of ~210 M instructions; ``python benchmarks/detect_speed.py``). Those modules
+# say ``TYPE_CHECKING = False`` and import typing's names under ``if TYPE_CHECKING:`` (mypy reads that block as
+# taken); their annotations are never evaluated (``from __future__ import annotations``), except by
+# ``field_types`` below, which supplies typing's names (tests/test_cli.py::test_detect_imports_no_typing).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, TypeVar, dataclass_transform, overload
 
-T = TypeVar("T")
+    T = TypeVar("T")
+else:
+    def overload(fn: object) -> object:  # typing.overload: the type checker's alone
+        return fn
+
+    def dataclass_transform(**_: object) -> object:  # typing.dataclass_transform (PEP 681): the same
+        return lambda cls: cls
 
 
 class _Missing:
@@ -229,6 +242,22 @@ def fields(obj: Any) -> tuple[Field, ...]:
     if table is None:
         raise TypeError(f"not a record: {obj!r}")
     return table  # type: ignore[no-any-return]
+
+
+def field_types(cls: type) -> dict[str, Any]:
+    """A record class's field types, its annotations evaluated (``typing.get_type_hints``). A module may name
+    typing's types for the type checker only (see ``TYPE_CHECKING`` above): those names come from typing here,
+    unless a module of the class's hierarchy defines the same name itself."""
+    import sys
+    import typing
+
+    own: set[str] = set()
+    for base in cls.__mro__:
+        module = sys.modules.get(base.__module__)
+        if module is not None:
+            own.update(vars(module))
+    names = {n: getattr(typing, n) for n in typing.__all__ if n not in own}
+    return typing.get_type_hints(cls, localns=names)
 
 
 def replace(obj: T, /, **changes: Any) -> T:

@@ -7,11 +7,11 @@ command works on is ``ctx``: the machine session (``wizard.machine_session``) th
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
 
 from wizard import exit_codes
 from wizard.machine_session import MachineSession, MachineSpec, SessionError, usage_error
 
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
 if TYPE_CHECKING:
     from wizard.model import ResolvedPlan
 

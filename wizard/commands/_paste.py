@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
 if TYPE_CHECKING:
     from wizard.model import Facts
 

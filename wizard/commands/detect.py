@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
 
 from wizard import exit_codes
 
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
 if TYPE_CHECKING:
     from rich.table import Table
 

@@ -4,9 +4,12 @@ parsers: defined here, below both, so no command imports the CLI module."""
 from __future__ import annotations
 
 import argparse
-from typing import Callable
 
 from wizard import lazy_re
+
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
+if TYPE_CHECKING:
+    from typing import Callable
 
 
 def whole_number(noun: str, low: int, high: int | None = None, unit: str = "") -> Callable[[str], int]:

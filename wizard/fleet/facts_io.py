@@ -8,7 +8,7 @@ import json
 import types
 import typing
 from enum import Enum
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, Union, get_args, get_origin
 
 from wizard import record
 from wizard.model import Facts, to_jsonable
@@ -49,7 +49,7 @@ def _build(tp: Any, data: Any) -> Any:
     if record.is_record(tp) and isinstance(tp, type):
         if not isinstance(data, dict):
             raise TypeError(f"{tp.__name__}: expected an object")
-        hints = get_type_hints(tp)
+        hints = record.field_types(tp)
         known = {f.name for f in record.fields(tp)}
         return tp(**{k: _build(hints[k], v) for k, v in data.items() if k in known})
     if origin is tuple:

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
-from typing import BinaryIO
 
 from wizard import lazy_re
+
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 MAX_PATH = 4096  # PATH_MAX on Linux
 MAX_IMAGE = 512  # docker's name limit is 255; with a tag (128) and a digest the whole stays below this
@@ -143,6 +145,8 @@ def shell_export(name: str, value: str) -> str:
         raise InputError(f"{shown(name)}: not an environment variable name")
     if "\x00" in value:
         raise InputError(f"{name}: a value with a NUL character")
+    import shlex  # here: ~0.6 ms of every detect otherwise (its pattern)
+
     if value.startswith("~/"):  # a path in the home of whoever sources the file: only $HOME is expanded
         return f'export {name}="$HOME"/{shlex.quote(value[2:])}'
     return f"export {name}={shlex.quote(value)}"

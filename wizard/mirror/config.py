@@ -27,13 +27,15 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from wizard import lazy_re
 from wizard.record import record, replace
 
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
 if TYPE_CHECKING:
+    from typing import Mapping, Sequence
+
     from wizard.mirror.credentials import Credential
 
 

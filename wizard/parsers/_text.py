@@ -12,11 +12,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar, cast
 
 from wizard import lazy_re
 
-F = TypeVar("F", bound=Callable[..., Any])
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
+
+    F = TypeVar("F", bound=Callable[..., Any])
 
 # Longer lines are cut here before any pattern sees them: no command output the readers know has one, and every
 # pattern's cost grows with the line (a 1 MB line must not cost more than a 4 KB one)
@@ -231,7 +234,7 @@ def never_raises(default: Callable[[], object]) -> Callable[[F], F]:
             except Exception:  # noqa: BLE001 - parsers must never take detect() down
                 return default()
 
-        return cast(F, guarded)
+        return guarded  # type: ignore[return-value]  # functools.wraps keeps the signature F names
 
     return wrap
 

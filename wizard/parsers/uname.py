@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises, prompt_command
 from wizard.record import record
 
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
 if TYPE_CHECKING:  # packaging.version costs ~25 ms to import (its pattern); detect reaches it only for a series
     from packaging.version import Version
 

@@ -6,7 +6,6 @@ A probe that fails is recorded as a ProbeError on Facts; the others still report
 from __future__ import annotations
 
 import re
-from typing import Callable, TypeVar
 
 from wizard.host import Host
 from wizard.model import (
@@ -31,7 +30,11 @@ from wizard.model import (
 from wizard.parsers.uname import kernel_of_another_distribution
 from wizard.record import replace
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
+if TYPE_CHECKING:
+    from typing import Callable, TypeVar
+
+    T = TypeVar("T")
 
 
 def _guard(errors: list[ProbeError], probe: str, fn: Callable[[], T], default: T) -> T:
@@ -254,14 +257,18 @@ def _smi_versions(host: Host, rocm: Rocm, driver: Driver) -> tuple[Rocm, Driver]
 
 def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     from wizard.probes.driver import probe_driver
+    from wizard.probes.env_discovery import UnitFile, service_units
     from wizard.probes.env_settings import probe_env
     from wizard.probes.gpus import other_display_devices, probe_gpus
     from wizard.probes.os_info import probe_os
-    from wizard.probes.python_envs import probe_live_envs
+    from wizard.probes.python_envs import home_dirs, probe_live_envs
     from wizard.probes.rocm import Package, probe_rocm, read_packages
 
     errors: list[ProbeError] = []
     os_info = _guard(errors, "os", lambda: probe_os(host), OsInfo())
+    # the services' unit files, walked and read once: the environments they run and the variables they set
+    units: list[tuple[str, tuple[UnitFile, ...]]] = _guard(
+        errors, "env", lambda: service_units(host, home_dirs(host)), [])
 
     from wizard.probes.bundle_envs import read_listing
 
@@ -270,7 +277,7 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
         envs = listed
     elif host.is_live or pythons or any(host.listdir(d) for d in ("/home", "/opt", "/etc/systemd/system")):
         no_envs: tuple[list[PythonEnv], list[str]] = ([], [])
-        envs, problems = _guard(errors, "python", lambda: probe_live_envs(host, list(pythons)), no_envs)
+        envs, problems = _guard(errors, "python", lambda: probe_live_envs(host, list(pythons), units), no_envs)
         errors.extend(ProbeError("python", p) for p in problems)
     else:
         envs = []
@@ -282,7 +289,7 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
 
     venv_prefixes = [e.path for e in envs if e.path and e.kind in ("venv", "conda")]
     services: list[str] = []
-    env: list[EnvSetting] = _guard(errors, "env", lambda: probe_env(host, venv_prefixes, services), [])
+    env: list[EnvSetting] = _guard(errors, "env", lambda: probe_env(host, venv_prefixes, services, units), [])
     in_force = values_in_force(env)  # a service's own setting is not what this process, nor a shell, runs with
     from wizard.probes.shadows import probe_shadows
 

@@ -13,7 +13,6 @@ the machine itself gave. Each environment's ``pip freeze`` is kept beside the li
 from __future__ import annotations
 
 import json
-from typing import Sequence
 
 from wizard.host import Host
 from wizard.model import Found, FoundBy, PythonEnv
@@ -28,6 +27,10 @@ from wizard.probes.python_envs import (
     site_packages_dirs,
 )
 from wizard.record import replace
+
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
+if TYPE_CHECKING:
+    from typing import Sequence
 
 LISTING = "python/envs.jsonl"
 _LIBRARIES = ("lib/rocblas/library", "lib/hipblaslt/library")

@@ -29,8 +29,6 @@ Looked at, in this order:
 
 from __future__ import annotations
 
-import shlex
-
 from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Found, FoundBy
@@ -285,6 +283,8 @@ def command_head(words: list[str], start: int = 0) -> str:
         if not w.startswith("-"):
             break
     more = len(rest) - i
+    import shlex  # here: only a process or unit that runs an environment needs it (~0.6 ms)
+
     line = " ".join(shlex.quote(w) for w in shown)
     return line + (f" (+{more} argument{'s' if more != 1 else ''})" if more > 0 else "")
 
@@ -313,6 +313,8 @@ def _processes(host: Host, c: _Collected, homes: tuple[str, ...]) -> None:
 
 
 def _tokens(command: str, home: str | None) -> list[str]:
+    import shlex
+
     command = expand_specifiers(command.lstrip("@-:+!|"), home)
     try:
         words = shlex.split(command)
@@ -339,15 +341,14 @@ def _may_name_an_env(line: str) -> bool:
     return False
 
 
-def _unit(host: Host, service: str, path: str, home: str | None, c: _Collected, homes: tuple[str, ...]) -> bool:
-    """Collect the environments ``path``'s ExecStart lines run; True where it is ``service``'s empty unit file (the
-    service is masked: its drop-ins run nothing)."""
-    text = host.read_text(path, limit=1 << 16)
+def _unit(host: Host, unit: UnitFile, c: _Collected, homes: tuple[str, ...]) -> None:
+    """Collect the environments the unit file's ExecStart lines run."""
+    text, path, home = unit.text, unit.path, unit.home
     if not text or "ExecStart" not in text:
-        return unit_masked_by_text(service, path, text)
+        return
     if "\\\n" not in text and not any(_may_name_an_env(ln.strip()) for ln in text.splitlines()
                                        if ln.lstrip().startswith("ExecStart=")):
-        return False  # every ExecStart runs a system program (no continuation line hides another word)
+        return  # every ExecStart runs a system program (no continuation line hides another word)
     lines = logical_lines(text)
     workdir = next((ln.split("=", 1)[1].strip().lstrip("-") for _, ln in lines
                     if ln.startswith("WorkingDirectory=")), None)
@@ -376,7 +377,6 @@ def _unit(host: Host, service: str, path: str, home: str | None, c: _Collected, 
                 app = wd if wd and wd.startswith("/") and wd not in homes else app_of(prefix, homes)
                 c.add(prefix, kind, Found(FoundBy.SERVICE, f"{path}:{number}", command_head(tokens, i), app), path_)
                 break
-    return False
 
 
 def unit_dirs(homes: tuple[str, ...] | list[str]) -> list[tuple[str, str | None, bool]]:
@@ -404,12 +404,12 @@ def _masked(host: Host, path: str) -> bool:
     man/systemd.unit.xml: "If a unit file is empty (i.e. has the file size 0) or is symlinked to /dev/null, its
     configuration will not be loaded and it appears with a load state of "masked", and cannot be activated").
     Here: linked to /dev/null (only a link is resolved: resolving and opening every unit file cost ~8 ms of
-    detect); an empty unit file is seen by the readers, which read it anyway (``unit_masked_by_text``)."""
+    detect); an empty unit file is seen by ``service_units``, which reads it anyway (``_masked_by_text``)."""
     link = host.readlink(path)
     return link is not None and (link == "/dev/null" or host.realpath(path) == "/dev/null")
 
 
-def unit_masked_by_text(service: str, path: str, text: str | None) -> bool:
+def _masked_by_text(service: str, path: str, text: str | None) -> bool:
     """``path`` is ``service``'s own unit file (not a drop-in) and it is empty: the service is masked."""
     return text == "" and path.endswith(f"/{service}")
 
@@ -445,29 +445,53 @@ def _unit_files(host: Host, scope: list[tuple[str, str | None]]) -> dict[str, li
         out[service] = files + [f for _, f in sorted(dropins.get(service, {}).items())]
     return out
 
-def service_units(host: Host, homes: list[str]) -> list[tuple[str, list[tuple[str, str | None]]]]:
+@record
+class UnitFile:
+    """One file of a service (its unit file or a drop-in), read once for every reader of units."""
+
+    path: str
+    home: str | None  # what %h stands for in it
+    text: str | None  # None: not there, not a regular file, or unreadable
+
+
+def service_units(host: Host, homes: list[str]) -> list[tuple[str, tuple[UnitFile, ...]]]:
     """Every service of each service manager (``_scopes``) with its files in the order systemd applies them
-    (``_unit_files``): the one walk of the unit directories, for the environments services run (``_services``) and
-    for the variables they set (wizard.probes.env_settings)."""
-    return [item for scope in _scopes(homes) for item in _unit_files(host, scope).items()]
-
-
-def _services(host: Host, homes: tuple[str, ...], c: _Collected) -> None:
+    (``_unit_files``), each file read once: the one walk and the one read of the unit directories, for the
+    environments services run (``_services``) and for the variables they set (wizard.probes.env_settings); detect
+    makes it once and hands it to both. A service whose own unit file is empty is masked (``_masked_by_text``):
+    left out. At most ``MAX_UNITS`` files are read in all: the walk ends where the budget does."""
+    out: list[tuple[str, tuple[UnitFile, ...]]] = []
     budget = MAX_UNITS
-    for service, files in service_units(host, list(homes)):
-        for path, home in files:
-            budget -= 1
-            if budget < 0:
-                return
-            if _unit(host, service, path, home, c, homes):
-                break
+    for scope in _scopes(homes):
+        for service, files in _unit_files(host, scope).items():
+            read: list[UnitFile] = []
+            for path, home in files:
+                budget -= 1
+                if budget < 0:
+                    return out + [(service, tuple(read))] if read else out
+                text = host.read_text(path, limit=1 << 16)
+                if _masked_by_text(service, path, text):
+                    break  # an empty unit file: the service cannot run, its drop-ins give no process anything
+                read.append(UnitFile(path, home, text))
+            else:
+                out.append((service, tuple(read)))
+    return out
+
+
+def _services(host: Host, units: list[tuple[str, tuple[UnitFile, ...]]], homes: tuple[str, ...],
+              c: _Collected) -> None:
+    for _service, files in units:
+        for unit in files:
+            _unit(host, unit, c, homes)
 
 
 # --------------------------------------------------------------------------- all of it
 
 
-def discover(host: Host, homes: list[str]) -> list[Candidate]:
-    """Every environment worth reading on ``host``, most relevant first, each with how it was found."""
+def discover(host: Host, homes: list[str],
+             units: list[tuple[str, tuple[UnitFile, ...]]] | None = None) -> list[Candidate]:
+    """Every environment worth reading on ``host``, most relevant first, each with how it was found; ``units`` is
+    the machine's ``service_units`` where the caller has read them already."""
     env = host.environ
     c = _Collected()
     if env.get("VIRTUAL_ENV"):
@@ -476,7 +500,7 @@ def discover(host: Host, homes: list[str]) -> list[Candidate]:
         c.add(env["CONDA_PREFIX"], "conda", Found(FoundBy.ACTIVE, "CONDA_PREFIX"))
     home_set = tuple(homes)
     _processes(host, c, home_set)
-    _services(host, home_set, c)
+    _services(host, service_units(host, homes) if units is None else units, home_set, c)
     user_home = env.get("HOME")
     for home in homes:
         _home(host, home, c, user_home)

@@ -13,7 +13,7 @@ import re
 from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import EnvSetting
-from wizard.probes.env_discovery import MAX_UNITS, service_units, unit_masked_by_text
+from wizard.probes.env_discovery import UnitFile, service_units
 from wizard.probes.python_envs import home_dirs
 
 RELEVANT = (
@@ -62,9 +62,11 @@ def _from_file(host: Host, path: str, label: str, kind: str) -> list[EnvSetting]
     return list(last.values())
 
 
-def probe_env(host: Host, venv_prefixes: list[str], services: list[str] | None = None) -> list[EnvSetting]:
+def probe_env(host: Host, venv_prefixes: list[str], services: list[str] | None = None,
+              units: list[tuple[str, tuple[UnitFile, ...]]] | None = None) -> list[EnvSetting]:
     """Every relevant assignment, in precedence order; ``services`` (where given) receives the names of the systemd
-    service units found on the way (a unit file, not masked)."""
+    service units found on the way (a unit file, not masked); ``units`` is the machine's
+    ``env_discovery.service_units`` where the caller has read them already."""
     out: list[EnvSetting] = []
     if host.is_live:
         env = host.environ
@@ -85,7 +87,9 @@ def probe_env(host: Host, venv_prefixes: list[str], services: list[str] | None =
         if name.endswith(".sh"):
             out.extend(_from_file(host, f"/etc/profile.d/{name}", f"/etc/profile.d/{name}", "rc"))
     out.extend(_from_file(host, "/etc/environment", "/etc/environment", "env"))
-    out.extend(_service_settings(host, home_dirs(host), services))
+    if units is None:
+        units = service_units(host, home_dirs(host))
+    out.extend(_service_settings(host, units, services))
     return out
 
 
@@ -104,33 +108,26 @@ def _may_set(text: str) -> bool:
     return "EnvironmentFile" in text or any(n in text for n in RELEVANT) or _RESET.search(text) is not None
 
 
-def _service_settings(host: Host, homes: list[str], units: list[str] | None = None) -> list[EnvSetting]:
+def _service_settings(host: Host, units: list[tuple[str, tuple[UnitFile, ...]]],
+                      services: list[str] | None = None) -> list[EnvSetting]:
     """The relevant variables each service's Environment= and EnvironmentFile= lines set, as systemd.exec(5) combines
     them (wizard.parsers.systemd_unit): in file order, a later assignment over an earlier one, an empty
     ``Environment=`` dropping all before it, the files' settings over ``Environment=``'s. A file a unit names that
-    is not there (or a wildcard) sets nothing. Each setting says the file and line that made it. ``units`` receives
-    each service that has a unit file (a drop-in alone makes no service)."""
+    is not there (or a wildcard) sets nothing. Each setting says the file and line that made it. ``services``
+    receives each service that has a unit file (a drop-in alone makes no service; a masked one is not in ``units``)."""
     from wizard.parsers.env_file import parse_env_file
     from wizard.parsers.systemd_unit import unit_environment
 
     out: list[EnvSetting] = []
     shown: set[tuple[str, str, str]] = set()
-    budget = MAX_UNITS
-    for service, files in service_units(host, homes):
+    for service, files in units:
         env: dict[str, tuple[str, str]] = {}
         env_files: list[str] = []
-        masked = False
-        for path, home in files:
-            budget -= 1
-            if budget < 0:
-                return out
-            text = host.read_text(path, limit=1 << 16)
-            if unit_masked_by_text(service, path, text):
-                masked = True  # an empty unit file: its drop-ins give no process anything
-                break
+        for unit in files:
+            text, path = unit.text, unit.path
             if not text or not _may_set(text):
                 continue
-            for ln in unit_environment(text, home):
+            for ln in unit_environment(text, unit.home):
                 if ln.kind == "env":
                     if ln.reset:
                         env.clear()
@@ -141,10 +138,8 @@ def _service_settings(host: Host, homes: list[str], units: list[str] | None = No
                     env_files.clear()
                 elif ln.path:
                     env_files.append(ln.path)
-        if masked:
-            continue
-        if units is not None and files and files[0][0].endswith(f"/{service}") and service not in units:
-            units.append(service)
+        if services is not None and files and files[0].path.endswith(f"/{service}") and service not in services:
+            services.append(service)
         for path in env_files:
             if not path.startswith("/") or any(c in path for c in "*?["):
                 continue

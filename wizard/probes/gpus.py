@@ -8,7 +8,6 @@ the runtime says (rocminfo, collect_env; live: the override in force, else the h
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
 
 from wizard import lazy_re
 from wizard.host import Host
@@ -16,6 +15,7 @@ from wizard.model import Evidence, Gpu
 from wizard.parsers.kfd import gfx_from_target_version, parse_kfd_properties
 from wizard.record import field, record
 
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
 if TYPE_CHECKING:
     from wizard.kb import GpuInfo
 

@@ -16,6 +16,10 @@ from wizard.host import Host, acting_user
 from wizard.model import Evidence, Found, FoundBy, PythonEnv
 from wizard.record import replace
 
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
+if TYPE_CHECKING:
+    from wizard.probes.env_discovery import UnitFile
+
 _GFX = lazy_re.compile(r"gfx[0-9]{2,4}[0-9a-f]?(?![0-9a-z])")
 _GFX_IN_NAME = lazy_re.compile(r"gfx([0-9]{2,4}[0-9a-f]?)(?:[^0-9a-z]|$)")
 _DIST_INFO = lazy_re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+?)\.(?:dist|egg)-info$")
@@ -303,15 +307,17 @@ def _pyenv_interpreter(host: Host, shim: str) -> str | None:
     return None
 
 
-def probe_live_envs(host: Host, pythons: list[str]) -> tuple[list[PythonEnv], list[str]]:
+def probe_live_envs(host: Host, pythons: list[str],
+                    units: list[tuple[str, tuple[UnitFile, ...]]] | None = None) -> tuple[list[PythonEnv], list[str]]:
     """Environments named with --python first (all kept), then discovered ones that hold torch/ROCm; each
-    says how it was found (``PythonEnv.found``)."""
+    says how it was found (``PythonEnv.found``); ``units`` is the machine's ``env_discovery.service_units`` where
+    the caller has read them already."""
     from wizard.probes.env_discovery import Candidate, discover
 
     envs: list[PythonEnv] = []
     problems: list[str] = []
     seen: set[str] = set()
-    candidates = discover(host, home_dirs(host))
+    candidates = discover(host, home_dirs(host), units)
     by_prefix = {c.prefix: c for c in candidates}
 
     def also(prefix: str) -> tuple[Found, ...]:

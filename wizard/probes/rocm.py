@@ -22,7 +22,8 @@ _ROCM_PKG = lazy_re.compile(
     # Debian's and Ubuntu's own ROCm libraries (libamdhip64-5, libhsa-runtime64-1, librocblas0, libhipblas0 ...)
     r"libamdhip|libhsa-runtime|libhsakmt|libroc[a-z]|libhip[a-z]|libamd-comgr|librccl|libmiopen)",
 )
-_ROCM_STANZA = lazy_re.compile("\nPackage: " + _ROCM_PKG.pattern[1:])  # a literal start: re finds it fast
+# a literal start: re finds it fast; MULTILINE: a whole name (rdc$) ends at its line, not at the end of the file
+_ROCM_STANZA = lazy_re.compile("\nPackage: " + _ROCM_PKG.pattern[1:], re.MULTILINE)
 _AMD_BUILD = lazy_re.compile(r"\.[5-9]\d{4}(?:-|$)|~\d\d\.\d\d|\.el\d|\.sle\d")  # 6.2.0.60200-66~22.04
 _OPT_LEGACY = lazy_re.compile(r"^rocm-(\d+\.\d+(?:\.\d+)?)(?:-\d+)?$")
 _CORE_DIR = lazy_re.compile(r"^core(?:-(\d+(?:\.\d+)*))?$")
@@ -77,11 +78,10 @@ def read_packages(host: Host) -> list[Package]:
         from wizard.parsers.dpkg import parse_dpkg
     else:
         from wizard.parsers.rpm import parse_rpm
-    if status:
-        status = _relevant_stanzas(status)
-        pkgs = [Package(p.name, p.version or "", "/var/lib/dpkg/status", None)
-                for p in parse_dpkg(status) if p.installed]
-    elif (text := host.captured("dpkg.txt")):
+    if status:  # the stanzas kept are those _ROCM_PKG names already (one pattern compiled, not two)
+        return [Package(p.name, p.version or "", "/var/lib/dpkg/status", None)
+                for p in parse_dpkg(_relevant_stanzas(status)) if p.installed]
+    if (text := host.captured("dpkg.txt")):
         pkgs = [Package(p.name, p.version or "", "dpkg.txt", p.line) for p in parse_dpkg(text) if p.installed]
     elif (text := host.captured("rpm.txt")):
         pkgs = [Package(p.name, p.version_release, "rpm.txt", p.line) for p in parse_rpm(text)]

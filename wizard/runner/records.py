@@ -11,7 +11,7 @@ import typing
 from enum import Enum
 from typing import Any, ClassVar
 
-from wizard.record import MISSING, fields, record
+from wizard.record import MISSING, field_types, fields, record
 
 
 
@@ -296,7 +296,7 @@ def decode(obj: dict[str, Any]) -> Record | None:
         return None
     hints = _HINTS.get(cls)
     if hints is None:
-        hints = _HINTS[cls] = typing.get_type_hints(cls)
+        hints = _HINTS[cls] = field_types(cls)
     kw: dict[str, Any] = {}
     for f in fields(cls):
         if f.name == "phase":
