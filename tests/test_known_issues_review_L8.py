@@ -82,3 +82,111 @@ def test_dnf5_install_after_another_upgrade_is_still_a_missing_repository(before
     """Near miss: an upgrade of the whole system (or of another package) before the failing install does not hide it."""
     f = _on(ROCKY, before + DNF5_INSTALL)[REPO]
     assert f.contradicted is None and f.to_check is None
+
+
+# --------------------------------------------------------------------------- 2. Fedora's derivatives
+# Each rewrites Fedora's os-release to its own ID with ID_LIKE="fedora" and keeps Fedora's packages:
+# - Bazzite: ublue-os/bazzite@18a220517154c36d0e0aea42ddc221b3760f55d6:build_files/image-info (IMAGE_PRETTY_NAME
+#   "Bazzite", IMAGE_LIKE "fedora"; sed "s/^ID=fedora/ID=${IMAGE_PRETTY_NAME,}\nID_LIKE=\"${IMAGE_LIKE}\"/")
+# - Bluefin: ublue-os/bluefin@e038626d7db5975808405690613ec2ecba40a9be:build_files/base/00-image-info.sh (the same)
+# - Aurora: ublue-os/aurora@a15738e4615f6787c0cb320b0722f9cbb7b721b5:build_scripts/base/18-image-info.sh (the same)
+# - Ultramarine: Ultramarine-Linux/packages@04871fd13e6b8a79583912f1b54d9c9e66013ace:
+#   ultramarine/release/ultramarine-release.spec ("ID=ultramarine", "ID_LIKE=fedora")
+DERIVATIVES = {
+    "bazzite": OsInfo(id="bazzite", version="42", like=("fedora",)),
+    "bluefin": OsInfo(id="bluefin", version="42", like=("fedora",)),
+    "aurora": OsInfo(id="aurora", version="42", like=("fedora",)),
+    "ultramarine": OsInfo(id="ultramarine", version="42", like=("fedora",)),
+    # Nobara: ID_LIKE="rhel centos fedora", as Rocky's, yet Fedora rebuilt
+    # (Nobara-Project/rpm-sources@fecae91b6fb75a229333a6dc193c7f1be113bab1:baseos/nobara-release/43/nobara-release.spec)
+    "nobara": OsInfo(id="nobara", version="43", like=("rhel", "centos", "fedora")),
+    "fedora": FEDORA,
+}
+# Near misses, which say "fedora" in ID_LIKE but take another's packages: RHEL (ID_LIKE="fedora", as
+# tests/test_known_issues_family_P7.py has it), Rocky and AlmaLinux ("rhel centos fedora"), Oracle Linux (ID="ol",
+# ID_LIKE="fedora"), Amazon Linux 2023 (ID="amzn", ID_LIKE="fedora": Amazon's own repositories)
+NOT_FEDORA = {
+    "rhel": OsInfo(id="rhel", version="9.4", like=("fedora",)),
+    "rocky": ROCKY,
+    "almalinux": OsInfo(id="almalinux", version="9.4", like=("rhel", "centos", "fedora")),
+    "ol": OsInfo(id="ol", version="9.3", like=("fedora",)),
+    "amzn": OsInfo(id="amzn", version="2023", like=("fedora",)),
+}
+NO_ROCM = "$ sudo dnf install rocm\nNo match for argument: rocm\nError: Unable to find a match: rocm\n"
+RHEL_HEADERS = 'sudo dnf install "kernel-headers-$(uname -r)" "kernel-devel-$(uname -r)"'
+DKMS_NO_HEADERS = ("Error! Your kernel headers for kernel 6.14.5-300.fc42.x86_64 cannot be found at "
+                   "/lib/modules/6.14.5-300.fc42.x86_64/build")
+
+
+@pytest.mark.parametrize("name", sorted(DERIVATIVES))
+def test_a_fedora_derivative_is_fedora_for_the_missing_rocm_package(name: str) -> None:
+    found = _on(DERIVATIVES[name], NO_ROCM)
+    assert found[META].contradicted is None and found[META].to_check is None, found[META]
+    assert _silent(found.get(REPO)), found.get(REPO)
+    assert found.get(REPO) is None or not found[REPO].fix_commands
+
+
+@pytest.mark.parametrize("name", sorted(NOT_FEDORA))
+def test_rhel_and_other_fedora_likes_are_not_fedora_for_the_missing_rocm_package(name: str) -> None:
+    found = _on(NOT_FEDORA[name], NO_ROCM)
+    assert found[REPO].contradicted is None, found[REPO]
+    assert found[META].contradicted is not None, found[META]
+
+
+@pytest.mark.parametrize("name", sorted(DERIVATIVES))
+def test_a_fedora_derivative_gets_no_rhel_kernel_headers_command(name: str) -> None:
+    f = _on(DERIVATIVES[name], DKMS_NO_HEADERS)["dkms-kernel-headers-missing"]
+    assert RHEL_HEADERS not in f.fix_commands and "RHEL" not in f.fix
+
+
+def test_rhel_still_gets_its_kernel_headers_command() -> None:
+    assert RHEL_HEADERS in _on(NOT_FEDORA["rhel"], DKMS_NO_HEADERS)["dkms-kernel-headers-missing"].fix_commands
+
+
+@pytest.mark.parametrize("name", sorted(DERIVATIVES))
+def test_fedoras_package_names_hold_on_its_derivatives(name: str) -> None:
+    assert NAMES in _on(DERIVATIVES[name], "No match for argument: rocm-hip-runtime\n")
+
+
+@pytest.mark.parametrize("name", sorted(NOT_FEDORA))
+def test_fedoras_package_names_are_no_finding_on_rhel_or_other_fedora_likes(name: str) -> None:
+    assert NAMES not in _on(NOT_FEDORA[name], "No match for argument: rocm-hip-runtime\n")
+
+
+# the evidence case of tests/data/known_issue_texts.json (cmake-hip-lang-package-not-found)
+HIP_LANG = ("CMake Error at /usr/share/cmake/Modules/CMakeDetermineHIPCompiler.cmake:140 (message):\n"
+            "  The ROCm root directory:\n\n   /usr\n\n  does not contain the HIP runtime CMake package, expected at:\n\n"
+            "   /usr/lib/cmake/hip-lang/hip-lang-config.cmake\n\n-- Configuring incomplete, errors occurred!")
+
+
+@pytest.mark.parametrize("name", sorted(DERIVATIVES))
+def test_fedoras_hip_devel_package_is_advised_on_its_derivatives(name: str) -> None:
+    f = _on(DERIVATIVES[name], HIP_LANG)["cmake-hip-lang-package-not-found"]
+    assert "sudo dnf install rocm-hip-devel" in f.fix_commands, f.fix_commands
+
+
+@pytest.mark.parametrize("name", ["rhel", "rocky"])
+def test_fedoras_hip_devel_package_is_not_advised_on_rhel(name: str) -> None:
+    f = _on(NOT_FEDORA[name], HIP_LANG)["cmake-hip-lang-package-not-found"]
+    assert "sudo dnf install rocm-hip-devel" not in f.fix_commands
+
+
+IDS_MISSING = "/opt/amdgpu/share/libdrm/amdgpu.ids: No such file or directory\n"
+IDS_LINK = "sudo ln -s /usr/share/libdrm/amdgpu.ids /opt/amdgpu/share/libdrm/amdgpu.ids"
+
+
+@pytest.mark.parametrize("os_", [*DERIVATIVES.values(), OsInfo(id="arch")], ids=[*DERIVATIVES, "arch"])
+def test_the_libdrm_table_link_is_advised_on_fedora_derivatives_and_arch(os_: OsInfo) -> None:
+    f = _on(os_, IDS_MISSING)["libdrm-amdgpu-ids-missing"]
+    assert IDS_LINK in f.fix_commands and f.fix.count("This distribution keeps the table") == 1, f.fix
+
+
+@pytest.mark.parametrize("os_", [NOT_FEDORA["rhel"], OsInfo(id="ubuntu", version="24.04", like=("debian",))],
+                         ids=["rhel", "ubuntu"])
+def test_the_libdrm_table_link_is_not_advised_on_rhel_or_ubuntu(os_: OsInfo) -> None:
+    assert IDS_LINK not in _on(os_, IDS_MISSING)["libdrm-amdgpu-ids-missing"].fix_commands
+
+
+def test_an_unknown_distribution_reads_the_libdrm_link_advice_once() -> None:
+    f = _found({}, IDS_MISSING)["libdrm-amdgpu-ids-missing"]
+    assert IDS_LINK in f.fix_commands and f.fix.count("This distribution keeps the table") == 1, f.fix
