@@ -190,3 +190,49 @@ def test_the_libdrm_table_link_is_not_advised_on_rhel_or_ubuntu(os_: OsInfo) -> 
 def test_an_unknown_distribution_reads_the_libdrm_link_advice_once() -> None:
     f = _found({}, IDS_MISSING)["libdrm-amdgpu-ids-missing"]
     assert IDS_LINK in f.fix_commands and f.fix.count("This distribution keeps the table") == 1, f.fix
+
+
+# --------------------------------------------------------------------------- 3. an iGPU beside NVIDIA, from facts
+LAUNCHER = "launcher-picks-rocm-torch-for-amd-igpu"
+IGPU = Gpu(name="AMD Radeon 680M", gfx="gfx1035", gfx_reported="gfx1035", pci_id="1002:1681", integrated=True,
+           family=family_of_gfx("gfx1035"))
+DGPU = Gpu(name="AMD Radeon RX 7900 XTX", gfx="gfx1100", gfx_reported="gfx1100", pci_id="1002:744c",
+           integrated=False, family=family_of_gfx("gfx1100"))
+NVIDIA = "10de:2520 NVIDIA Corporation GA106M [GeForce RTX 3060 Mobile / Max-Q]"
+ROCM_TORCH = PythonEnv(path="/home/u/stable-diffusion-webui/venv", kind="venv", torch="2.3.1+rocm5.7", build="rocm")
+CUDA_TORCH = PythonEnv(path="/home/u/stable-diffusion-webui/venv", kind="venv", torch="2.3.1+cu121", build="cuda")
+
+
+def _detected(gpus: tuple[Gpu, ...], others: tuple[str, ...], env: PythonEnv, origin: str) -> Facts:
+    """What detection records on the machine: no text at all, only the GPUs, the other display controllers (lspci's
+    non-AMD ones) and the venv's torch."""
+    return Facts(os=OsInfo(id="ubuntu", version="22.04", like=("debian",)), gpus=gpus, other_gpus=others,
+                 python_envs=(env,), origin=origin)
+
+
+@pytest.mark.parametrize("origin", ["live", "bundle"])
+def test_the_launcher_issue_shows_from_detected_facts_alone(origin: str) -> None:
+    facts = _detected((IGPU,), (NVIDIA,), ROCM_TORCH, origin)
+    assert not facts.texts
+    f = {x.id: x for x in diagnose(facts)}[LAUNCHER]
+    # nothing failed on this machine: a risk the facts show (an iGPU, an NVIDIA GPU and a ROCm torch), to check
+    assert f.to_check is not None and f.contradicted is None
+    said = " ".join(f.evidence)
+    assert "680M" in said and "NVIDIA" in said and "+rocm5.7" in said, f.evidence
+
+
+@pytest.mark.parametrize("gpus, others, env", [
+    ((DGPU,), (NVIDIA,), ROCM_TORCH),  # a discrete AMD GPU beside the NVIDIA one: the ROCm torch is for it
+    ((IGPU,), (), ROCM_TORCH),  # the iGPU alone: the ROCm torch is the only GPU's
+    ((IGPU, DGPU), (NVIDIA,), ROCM_TORCH),  # an AMD dGPU besides the iGPU
+    ((IGPU,), (NVIDIA,), CUDA_TORCH),  # the launcher picked the CUDA torch
+], ids=["amd-dgpu-and-nvidia", "igpu-alone", "igpu-dgpu-and-nvidia", "cuda-torch"])
+@pytest.mark.parametrize("origin", ["live", "bundle"])
+def test_the_launcher_issue_is_silent_on_its_near_misses(gpus: tuple[Gpu, ...], others: tuple[str, ...],
+                                                         env: PythonEnv, origin: str) -> None:
+    assert LAUNCHER not in [x.id for x in diagnose(_detected(gpus, others, env, origin))]
+
+
+def test_the_shared_helper_machine_without_a_gpu_named_is_no_launcher_finding() -> None:
+    """Near miss through the shared helpers: a ROCm torch and no GPU known, no text: nothing says iGPU or NVIDIA."""
+    assert LAUNCHER not in _ids({"python_envs": [{"torch": "2.3.1+rocm5.7", "build": "rocm"}]}, "")
