@@ -18,8 +18,8 @@ from wizard import lazy_re
 from wizard.fix_worked import TARGET_VARS, FixAction, fix_actions, worked_fixes
 from wizard.kb import FixBranch, KernelArgs, KnownIssue, MoveTo, load_kb
 from wizard.kb.families import one_generic_target
-from wizard.model import (GFX_TARGET, REDHAT_FAMILY, TOOL_FAMILY, Evidence, EvidenceText, Facts, Gpu, PythonEnv,
-                          system_torch)
+from wizard.model import (GFX_TARGET, REDHAT_FAMILY, TOOL_FAMILY, Evidence, EvidenceText, Facts, Gpu, OsInfo,
+                          PythonEnv, system_torch)
 from wizard.parsers.match_text import evidence_line, line_breaks, match_text
 from wizard.parsers.uname import kernel_series
 from wizard.parsers.writers import joined_words
@@ -438,6 +438,38 @@ def _p_os_like_in(f: Facts, arg: object) -> list[str] | None:
         return None
     like = "" if f.os.id in wanted else f" (like {', '.join(x for x in f.os.like if x in wanted)})"
     return [f"OS {f.os.id} {f.os.version or ''}".strip() + like]
+
+
+# RHEL and its rebuilds, by os-release ID or an ID_LIKE word: they name "fedora" in ID_LIKE too (RHEL: ID_LIKE="fedora",
+# Rocky and AlmaLinux "rhel centos fedora", Oracle Linux ID="ol" ID_LIKE="fedora") but take RHEL's packages
+_RHEL_LINE = frozenset({"rhel", "centos", "rocky", "almalinux", "ol"})
+# Fedora rebuilt under an ID_LIKE that names RHEL: Nobara's os-release says ID_LIKE="rhel centos fedora", as Rocky's does,
+# yet its packages are Fedora's (Nobara-Project/rpm-sources@fecae91b6fb75a229333a6dc193c7f1be113bab1:
+# baseos/nobara-release/43/nobara-release.spec)
+_FEDORA_REBUILDS = frozenset({"nobara"})
+# Fedora-like by ID_LIKE with repositories of its own: Amazon Linux 2023 (ID="amzn", ID_LIKE="fedora")
+_OWN_REPOSITORIES = frozenset({"amzn"})
+
+
+def _fedora_line(os_: OsInfo) -> bool | None:
+    """Whether the distribution takes Fedora's packages (None: not known): Fedora itself, a distribution that rewrites
+    Fedora's os-release to its own ID with ID_LIKE="fedora" (Bazzite, Bluefin, Aurora: ublue-os/bazzite@18a2205
+    build_files/image-info; Ultramarine: Ultramarine-Linux/packages@04871fd ultramarine-release.spec), or Nobara; not
+    RHEL or a rebuild, whose ID_LIKE names fedora as well, nor Amazon Linux."""
+    if os_.id is None:
+        return None
+    if os_.id == "fedora" or os_.id in _FEDORA_REBUILDS:
+        return True
+    return "fedora" in os_.like and not ({os_.id, *os_.like} & (_RHEL_LINE | _OWN_REPOSITORIES))
+
+
+def _p_fedora_line(f: Facts, arg: object) -> list[str] | None:
+    """The distribution takes Fedora's packages (true: Fedora or a derivative of it), or is known not to (false)."""
+    line = _fedora_line(f.os)
+    if line is None or line is not bool(arg):
+        return None
+    os_ = f"OS {f.os.id} {f.os.version or ''}".strip()
+    return [f"{os_} (Fedora's packages)" if line else f"{os_} (not Fedora's packages)"]
 
 
 def _p_wsl(f: Facts, arg: object) -> list[str] | None:
@@ -949,6 +981,7 @@ PREDICATES: dict[str, Pred] = {
     "multi_gpu": _p_multi_gpu,
     "os_id_in": _p_os_id_in,
     "os_like_in": _p_os_like_in,
+    "fedora_line": _p_fedora_line,
     "wsl": _p_wsl,
     "in_container": _p_in_container,
     "kfd_present": _p_kfd_present,
@@ -1132,6 +1165,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
     "override_spoofs_gpu": lambda f: _override_known(f) and any(g.gfx for g in f.gpus),
     "os_id_in": lambda f: f.os.id is not None,
     "os_like_in": lambda f: f.os.id is not None,
+    "fedora_line": lambda f: f.os.id is not None,
     "wsl": lambda f: f.os.wsl is not None,
     "in_container": lambda f: f.in_container is not None,
     "kfd_present": lambda f: f.driver.kfd_present is not None,
@@ -1169,7 +1203,7 @@ NOT_KNOWN = "not known from the evidence"
 # software or the settings (the wheel lacks the GPU's target, the override names another family) is a cause.
 _IDENTITY_ONLY = frozenset({"gpu_gfx_in", "gpu_gfx_not_in", "gpu_family_in", "gpu_codename_in", "has_dgpu",
                             "amd_gpu", "amd_igpu_beside_other_gpu", "igpu_and_dgpu", "multi_gpu", "gpus_differ",
-                            "os_id_in", "os_like_in", "wsl",
+                            "os_id_in", "os_like_in", "fedora_line", "wsl",
                             "in_container", "tensile_gfx_unshipped", "built_from_source", "kernel_gc_ip_in"})
 
 
@@ -1365,7 +1399,8 @@ def _advice(issue: KnownIssue, facts: Facts | None) -> _Advice:
     for b in fix.branches:
         if not _branch_fits(b.when, facts) or _branch_in_force(b, facts, fix.service):
             continue
-        parts.append(b.summary)
+        if b.summary not in parts:  # two branches of one advice for two families both fit an unknown distribution
+            parts.append(b.summary)
         commands += [c for c in b.commands if c not in commands]
         env.update(b.env)
         plan = plan or b.plan

@@ -77,6 +77,7 @@ PREDICATES: dict[str, str] = {
     "multi_gpu": "true",
     "os_id_in": "str-list",
     "os_like_in": "str-list",
+    "fedora_line": "bool",
     "wsl": "bool",
     "in_container": "bool",
     "kfd_present": "bool",
