@@ -129,3 +129,23 @@ def test_fleet_report_lists_a_recorded_entry(tmp_path: Path, capsys: pytest.Capt
     out = capsys.readouterr()
     assert code == exit_codes.OK and "no fleet runs recorded" not in out.err
     assert [r.get("kind") for r in json.loads(out.out)["runs"]] == ["rollback"]
+
+
+# --------------------------------------------------------------------------- how an environment was found
+
+def _how_rows() -> set[str]:
+    i = README.index("| how | where |")
+    rows = README[i:README.index("\n\n", i)].splitlines()[2:]
+    return {h for row in rows for h in re.findall(r"`([a-z-]+)`", row.split("|")[1])}
+
+
+def test_every_found_by_value_is_in_the_readme_table() -> None:
+    from wizard.model import FoundBy
+
+    assert {f.value for f in FoundBy} - _how_rows() == set()
+
+
+def test_the_found_table_names_no_how_the_code_lacks() -> None:
+    from wizard.model import FoundBy
+
+    assert _how_rows() - {f.value for f in FoundBy} == set()
