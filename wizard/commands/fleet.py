@@ -378,8 +378,8 @@ def _report(args: argparse.Namespace, fleet_dir: Path) -> int:
     results = _results(args, fleet_dir)
     past = history.entries(results)
     if not past:
-        raise CommandError(f"error: no fleet runs recorded in {results / history.HISTORY} (fleet detect, run and "
-                           "verify add them)", exit_codes.FAILURE)
+        raise CommandError(f"error: no fleet runs recorded in {results / history.HISTORY} (fleet detect, run, "
+                           "verify and rollback add them)", exit_codes.FAILURE)
     runs, changed = history.runs(past), history.changes(past)
     doc = {"results": str(results), "runs": runs, "changed": changed}
     if args.json:

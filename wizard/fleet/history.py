@@ -1,4 +1,4 @@
-"""The history an operator keeps: every ``fleet detect``, ``run`` and ``verify`` adds one entry to
+"""The history an operator keeps: every ``fleet detect``, ``run``, ``verify`` and ``rollback`` adds one entry to
 ``RESULTS/history/`` (its rows, and each host's stack as the controller knew it then: wizard.fleet.drift's fields),
 and ``fleet report`` lists the runs and which hosts changed stack since the entry before."""
 
