@@ -75,7 +75,7 @@ def test_diagnose_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     (["detect", "--from", "/nonexistent/bundle"], "no such bundle"),
     (["detect", "--bogus"], "unrecognized arguments"),
     (["diagnose", "--from", SEED, "--error-file", "/nonexistent/err.txt"], "--error-file"),
-    (["--from", SEED, "--sandbox", "/tmp/x", "detect"], "two different machines"),
+    (["--from", SEED, "--sandbox", "/nonexistent/rocm-wizard-sandbox", "detect"], "two different machines"),
     (["--profile", "seed-7900xt", "detect"], "--profile goes with --sandbox"),
     (["--dry-run"], "--dry-run needs --plan"),
 ])
