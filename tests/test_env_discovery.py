@@ -19,6 +19,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wizard.facts_json import facts_to_json
 from wizard.host import BundleHost, LiveHost
@@ -363,3 +365,15 @@ def test_a_conda_root_is_found_once_with_its_envs(tmp_path: Path) -> None:
     assert [(f.how, f.where) for f in envs[f"{HOME}/miniforge3"].found] == [(FoundBy.CONDA, f"{HOME}/miniforge3")]
     assert envs[f"{HOME}/miniforge3/envs/sd"].torch == "2.6.0+rocm6.2.4"
     assert [f.how for f in envs["/opt/conda"].found] == [FoundBy.CONDA] and envs["/opt/conda"].kind == "conda"
+
+
+@given(st.lists(st.sampled_from(["ExecStart=/opt/app/venv/bin/python -m app", "  ExecStart=/usr/bin/true",
+                                 "#ExecStart=/opt/x/bin/python", "ExecStartPre=/bin/mkdir -p /run/x",
+                                 "Environment=A=ExecStart=/x", "ExecStart=", "\tExecStart=-/srv/e/bin/app\r",
+                                 "[Service]", "", "Description=ExecStart= here"]), max_size=12),
+       st.sampled_from(["\n", "\r\n"]))
+def test_exec_start_lines_are_every_line_that_begins_with_the_word(lines: list[str], sep: str) -> None:
+    from wizard.probes.env_discovery import _exec_start_lines
+
+    text = sep.join(lines)
+    assert _exec_start_lines(text) == [ln.strip() for ln in text.splitlines() if ln.lstrip().startswith("ExecStart=")]

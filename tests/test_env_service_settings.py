@@ -16,6 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wizard.diagnose import diagnose
 from wizard.facts_json import facts_to_json
@@ -243,3 +245,12 @@ def test_a_shell_override_does_not_reach_the_ollama_service() -> None:
     # near miss: no unit of ollama was read (started by hand, or a recorded machine): the shell's value decides
     assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" not in advice(())
     assert "HSA_OVERRIDE_GFX_VERSION=10.3.0" not in advice(("comfyui.service",))
+
+
+@given(st.text(alphabet=" \tEnvironmFl=x\r", max_size=24))
+def test_an_empty_environment_line_is_read_as_the_pattern_it_replaced_read_it(line: str) -> None:
+    import re
+
+    from wizard.probes.env_settings import _is_reset
+
+    assert _is_reset(line) == bool(re.fullmatch(r"[ \t]*Environment(?:File)?[ \t]*=[ \t]*", line))

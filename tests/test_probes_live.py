@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wizard.host import LiveHost
 from wizard.probes import detect
@@ -285,3 +287,35 @@ def test_dpkg_status_keeps_the_whole_name_packages_mid_file(tmp_path: Path) -> N
         f"Package: {n}\nStatus: install ok installed\nVersion: {v}\nArchitecture: amd64\n\n" for n, v in stanzas))
     names = [p.name for p in read_packages(LiveHost(tmp_path, environ={}))]
     assert sorted(names) == ["half", "rdc", "rocm-core", "rvs"]
+
+
+def test_site_packages_reads_every_name_it_wants_and_passes_over_the_rest(tmp_path: Path) -> None:
+    """A site-packages is passed over by the first letters of each entry (python_envs._READ_PREFIXES): every
+    distribution the reader reports, every PyPI placeholder and every device package starts so."""
+    from wizard.probes import python_envs as pe
+
+    names = [*pe._WANTED, *pe._PLACEHOLDER_SDK, "rocm_sdk_device_gfx1100", "amd_torch_device_gfx1100",
+             "_rocm_sdk_device_gfx1100", "PyTorch_Triton_ROCm"]
+    assert all(n.lower().startswith(pe._READ_PREFIXES) for n in names)
+    site = tmp_path / "lib/python3.12/site-packages"
+    for entry in ("numpy-2.1.0.dist-info", "Torch-2.7.1+rocm6.3.dist-info", "pytorch_triton_rocm-3.3.1.dist-info",
+                  "rocm_sdk_device_gfx1100", "requests-2.32.0.dist-info", "typing_extensions-4.12.dist-info"):
+        (site / entry).mkdir(parents=True)
+    info = pe.read_site_packages(LiveHost(tmp_path, environ={}), "/lib/python3.12/site-packages")
+    assert info is not None
+    assert (info["torch"], info["triton"], info["numpy"]) == ("2.7.1+rocm6.3", "3.3.1", "2.1.0")
+    assert info["device_targets"] == ("gfx1100",)
+
+
+@given(st.text(alphabet="python0123456789.t/x", max_size=14))
+def test_python_name_version_reads_what_the_patterns_it_replaced_read(name: str) -> None:
+    import re
+
+    from wizard.probes.python_envs import _dotted_version, python_name_version
+
+    any_version = re.match(r"^python(?:\d+(?:\.\d+)?)?t?\Z", name)
+    assert (python_name_version(name) is not None) == bool(any_version)
+    some = re.match(r"^python(\d+(?:\.\d+)?)t?\Z", name)
+    assert (python_name_version(name) or None) == (some.group(1) if some else None)
+    dotted = re.match(r"^python(\d+\.\d+)t?\Z", name)
+    assert _dotted_version(name) == (dotted.group(1) if dotted else None)

@@ -87,7 +87,6 @@ _ANSI_RE = lazy_re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\
 _BARE_SGR_RE = lazy_re.compile(r"\[(?:\d{1,3}(?:;\d{1,3}){0,4})?m")
 # Control characters other than tab; CR and LF are handled before this runs.
 _CTRL_RE = lazy_re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_FENCE_RE = lazy_re.compile(r"^\s*(?:```|~~~)")
 # A shell prompt followed by a command: "$ rocminfo", "user@host:~/x$ lspci -nn",
 # "(venv) user@host:~$ pip freeze", "root@box:/# cat ...", "❯ rocminfo", "➜  ~ lspci"; bash's user is
 # "I have no name!" for a uid without a passwd entry (a container run with -u 1000).
@@ -115,7 +114,9 @@ def clean_line(line: str) -> str:
         line = _ANSI_RE.sub("", line)
     if "[0m" in line:
         line = _BARE_SGR_RE.sub("", line)
-    return _CTRL_RE.sub("", line)
+    # most lines hold no control character at all: isprintable says so in C, and a reader whose lines all pass
+    # never compiles the pattern (detect reads os-release this way)
+    return line if line.isprintable() else _CTRL_RE.sub("", line)
 
 
 def lines(data: object) -> list[tuple[int, str]]:
@@ -131,7 +132,7 @@ def lines(data: object) -> list[tuple[int, str]]:
         line = clean_line(raw[:MAX_LINE]).rstrip()
         while line.startswith("> ") or line == ">":  # markdown block quote
             line = line[2:]
-        if _FENCE_RE.match(line):
+        if line.lstrip().startswith(("```", "~~~")):
             line = ""
         out.append((no, line))
     return out

@@ -270,9 +270,11 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     units: list[tuple[str, tuple[UnitFile, ...]]] = _guard(
         errors, "env", lambda: service_units(host, home_dirs(host)), [])
 
-    from wizard.probes.bundle_envs import read_listing
+    listed = None
+    if not host.is_live:  # a recording's listing of its environments (wizard.probes.bundle_envs)
+        from wizard.probes.bundle_envs import read_listing
 
-    listed = None if host.is_live else _guard(errors, "python", lambda: read_listing(host), None)
+        listed = _guard(errors, "python", lambda: read_listing(host), None)
     if listed is not None:  # a bundle that lists the machine's environments: read those, as the machine did
         envs = listed
     elif host.is_live or pythons or any(host.listdir(d) for d in ("/home", "/opt", "/etc/systemd/system")):

@@ -33,6 +33,7 @@ from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Found, FoundBy
 from wizard.parsers.systemd_unit import expand_specifiers, logical_lines
+from wizard.probes.python_envs import python_name_version
 from wizard.record import record
 
 MAX_FOLDERS = 400  # folders of one home (or of /opt) looked into
@@ -50,7 +51,6 @@ SKIP_BELOW = frozenset({
 COLLECTIONS = ("venvs", ".venvs", ".virtualenvs")
 CONDA_ROOTS = ("anaconda3", "miniconda3", "miniforge3", "mambaforge", ".conda", "micromamba", ".micromamba")
 SYSTEM_UNITS = ("/etc/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system")
-_PYTHON = lazy_re.compile(r"^python(?:\d+(?:\.\d+)?)?t?$")
 _SYSTEM_BIN = ("/usr/", "/bin/", "/sbin/", "/lib/")
 
 
@@ -143,18 +143,21 @@ class _FolderScan:
             return False
         self.listings -= 1
         host, c = self.host, self.c
-        sub = host.subdirs(d)
-        if "conda-meta" in sub:  # a conda root (~/miniforge3, /opt/conda) or env: as the conda roots below say
+        # a folder looked into below: its folders; else its names alone (a folder of thousands of files, a
+        # download folder or a package mirror, then costs no look at each entry; ~2 ms of a detect here)
+        sub = host.subdirs(d) if below else host.listdir(d)
+        if "conda-meta" in sub and host.is_dir(f"{d}/conda-meta"):  # a conda root (~/miniforge3, /opt/conda) or env
             c.add(d, "conda", Found(FoundBy.CONDA, d, "conda-meta"))
             if "envs" in sub:
                 for n in host.subdirs(f"{d}/envs"):
                     c.add(f"{d}/envs/{n}", "conda", Found(FoundBy.CONDA, f"{d}/envs"))
             return True
-        if ("bin" in sub or "lib" in sub) and host.exists(f"{d}/pyvenv.cfg"):
+        if ("bin" in sub or "lib" in sub) and host.exists(f"{d}/pyvenv.cfg") and (
+                host.is_dir(f"{d}/bin") or host.is_dir(f"{d}/lib")):
             c.add(d, "venv", Found(FoundBy.FOLDER, d, "pyvenv.cfg"))
             return True
         found = False
-        for n in sub:
+        for n in sub:  # a name that is no folder is no environment (env_kind)
             if "env" in n.lower() and n != "envs":  # venv, .venv, env, fooocus_env, sd-venv ...
                 e = f"{d}/{n}"
                 kind = env_kind(host, e)
@@ -298,7 +301,7 @@ def _processes(host: Host, c: _Collected, homes: tuple[str, ...]) -> None:
         if not exe:
             continue
         exe = exe.removesuffix(" (deleted)")
-        if not _PYTHON.match(exe.rsplit("/", 1)[-1]):
+        if python_name_version(exe.rsplit("/", 1)[-1]) is None:
             continue
         argv = (host.read_text(f"/proc/{pid}/cmdline", limit=1 << 14) or "").split("\0")
         while argv and not argv[-1]:
@@ -341,13 +344,26 @@ def _may_name_an_env(line: str) -> bool:
     return False
 
 
+def _exec_start_lines(text: str) -> list[str]:
+    """The ``ExecStart=`` lines of a unit's text, stripped: found by the word, not by walking every line (a unit
+    is mostly other lines; ~100 units are read by every detect)."""
+    out: list[str] = []
+    i = text.find("ExecStart=")
+    while i >= 0:
+        start = text.rfind("\n", 0, i) + 1
+        end = text.find("\n", i)
+        if not text[start:i].strip():  # the word begins its line
+            out.append(text[start:end if end >= 0 else len(text)].strip())
+        i = text.find("ExecStart=", i + 10)
+    return out
+
+
 def _unit(host: Host, unit: UnitFile, c: _Collected, homes: tuple[str, ...]) -> None:
     """Collect the environments the unit file's ExecStart lines run."""
     text, path, home = unit.text, unit.path, unit.home
     if not text or "ExecStart" not in text:
         return
-    if "\\\n" not in text and not any(_may_name_an_env(ln.strip()) for ln in text.splitlines()
-                                       if ln.lstrip().startswith("ExecStart=")):
+    if "\\\n" not in text and not any(_may_name_an_env(ln) for ln in _exec_start_lines(text)):
         return  # every ExecStart runs a system program (no continuation line hides another word)
     lines = logical_lines(text)
     workdir = next((ln.split("=", 1)[1].strip().lstrip("-") for _, ln in lines
@@ -370,7 +386,7 @@ def _unit(host: Host, unit: UnitFile, c: _Collected, homes: tuple[str, ...]) -> 
             name = path_.rsplit("/", 1)[-1]
             prefix = path_.rsplit("/bin/", 1)[0] or "/"
             if path_.startswith(_SYSTEM_BIN):
-                kind = "system" if _PYTHON.match(name) and prefix in ("/usr", "/usr/local") else None
+                kind = "system" if python_name_version(name) is not None and prefix in ("/usr", "/usr/local") else None
             else:
                 kind = env_kind(host, prefix)
             if kind:
@@ -424,9 +440,11 @@ def _unit_files(host: Host, scope: list[tuple[str, str | None]]) -> dict[str, li
     dropins: dict[str, dict[str, tuple[str, str | None]]] = {}
     seen: set[str] = set()
     for d, home in scope:
+        real = host.realpath(d)  # /lib is /usr/lib on a merged /usr: one listing of the two
+        if real in seen:
+            continue
         names = host.listdir(d)
-        real = host.realpath(d)
-        if not names or real in seen:
+        if not names:
             continue
         seen.add(real)
         for name in names:

@@ -8,9 +8,6 @@ processes, which a program started from the shell does not see (``_service_setti
 
 from __future__ import annotations
 
-import re
-
-from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import EnvSetting
 from wizard.probes.env_discovery import UnitFile, service_units
@@ -51,9 +48,15 @@ def _assignments(text: str, kind: str = "env") -> list[tuple[str, str, int]]:
     return [(a.name, a.value, a.line) for a in found if a.value is not None]
 
 
+def _may_name(text: str) -> bool:
+    """Whether a file's text can assign a relevant variable: it names one, or has a continued line that could split
+    a name. Most files name none: they are not parsed."""
+    return "\\\n" in text or any(n in text for n in RELEVANT)
+
+
 def _from_file(host: Host, path: str, label: str, kind: str) -> list[EnvSetting]:
     text = host.read_text(path, limit=1 << 20)
-    if not text:
+    if not text or not _may_name(text):
         return []
     last: dict[str, EnvSetting] = {}
     for name, value, line in _assignments(text, kind):
@@ -96,16 +99,19 @@ def probe_env(host: Host, venv_prefixes: list[str], services: list[str] | None =
 # --------------------------------------------------------------------------- systemd services
 
 
-# an empty Environment= / EnvironmentFile= (it resets the list): a unit naming no relevant variable and no file
-# matters only through one
-_RESET = lazy_re.compile(r"^[ \t]*Environment(?:File)?[ \t]*=[ \t]*$", re.MULTILINE)
-
-
 def _may_set(text: str) -> bool:
-    """Cheaply: whether a unit's text can change a relevant variable (most set none: no parse)."""
+    """Cheaply: whether a unit's text can change a relevant variable (most set none: no parse): it names one or an
+    EnvironmentFile=, or it has an empty ``Environment=`` line (that resets the list)."""
     if "Environment" not in text:
         return False
-    return "EnvironmentFile" in text or any(n in text for n in RELEVANT) or _RESET.search(text) is not None
+    return "EnvironmentFile" in text or _may_name(text) or any(
+        _is_reset(ln) for ln in text.split("\n") if "Environment" in ln)
+
+
+def _is_reset(line: str) -> bool:
+    """``Environment=`` with nothing after it, blanks and tabs allowed around the name and the sign."""
+    s = line.strip(" \t")
+    return s.endswith("=") and s[:-1].rstrip(" \t") in ("Environment", "EnvironmentFile")
 
 
 def _service_settings(host: Host, units: list[tuple[str, tuple[UnitFile, ...]]],
@@ -143,7 +149,10 @@ def _service_settings(host: Host, units: list[tuple[str, tuple[UnitFile, ...]]],
         for path in env_files:
             if not path.startswith("/") or any(c in path for c in "*?["):
                 continue
-            for a in parse_env_file(host.read_text(path, limit=1 << 16) or ""):
+            text = host.read_text(path, limit=1 << 16) or ""
+            if not _may_name(text):
+                continue
+            for a in parse_env_file(text):
                 if a.name in _RELEVANT and a.value is not None:
                     env[a.name] = (a.value, f"{path}:{a.line}")
         for name, (value, where) in env.items():
