@@ -3,6 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from wizard.parsers.os_release import parse_os_release, unquote
 
@@ -40,3 +42,14 @@ def test_unquote() -> None:
     assert unquote('"unterminated') == "unterminated"
     assert unquote("bare # comment") == "bare"
     assert unquote("") == ""
+
+
+@given(st.text(alphabet="export \tAB_1=x\"'#", max_size=20))
+def test_an_assignment_is_read_as_the_pattern_it_replaced_read_it(line: str) -> None:
+    import re
+
+    from wizard.parsers.os_release import assignment
+
+    s = line.strip()
+    m = re.match(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)\Z", s)
+    assert assignment(s) == ((m.group(1), m.group(2)) if m else None)

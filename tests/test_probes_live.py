@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from wizard.host import LiveHost
@@ -319,3 +319,34 @@ def test_python_name_version_reads_what_the_patterns_it_replaced_read(name: str)
     assert (python_name_version(name) or None) == (some.group(1) if some else None)
     dotted = re.match(r"^python(\d+\.\d+)t?\Z", name)
     assert _dotted_version(name) == (dotted.group(1) if dotted else None)
+
+
+@given(st.text(alphabet="ab1._-+distegnfo", max_size=24))
+@example("torch-2.7.1+rocm6.3.dist-info")
+@example("a-1.dist.dist-info")
+@example("a-1.0-py3.8.egg-info")
+@example("-1.dist-info")
+@example("a-.dist-info")
+@example("a.b_c-1.egg-info")
+def test_dist_info_reads_what_the_pattern_it_replaced_read(entry: str) -> None:
+    import re
+
+    from wizard.probes.python_envs import dist_info
+
+    m = re.match(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+?)\.(?:dist|egg)-info\Z", entry)
+    assert dist_info(entry) == ((m.group("name"), m.group("version")) if m else None)
+
+
+@given(st.text(alphabet="rocm-0123.a", max_size=16))
+@example("rocm-6.2.4")
+@example("rocm-6.2.4-123")
+@example("rocm-5.7")
+@example("rocm-6.2.4-")
+@example("rocm-6.2.4.1")
+def test_legacy_dir_version_reads_what_the_pattern_it_replaced_read(name: str) -> None:
+    import re
+
+    from wizard.probes.rocm import legacy_dir_version
+
+    m = re.match(r"^rocm-(\d+\.\d+(?:\.\d+)?)(?:-\d+)?\Z", name)
+    assert legacy_dir_version(name) == (m.group(1) if m else None)

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises
 from wizard.record import record
 
-_ASSIGN_RE = lazy_re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=(.*)$")
+
+def assignment(line: str) -> tuple[str, str] | None:
+    """``NAME=value`` (after an optional ``export``) in a stripped line: (NAME, value as written), else None. String
+    tests, not a pattern: every detect reads /etc/os-release, and compiling one cost more than the reading."""
+    rest = line
+    if line.startswith("export") and line[6:7].isspace():
+        rest = line[6:].lstrip()
+    name, eq, value = rest.partition("=")
+    return (name, value) if eq and name.isascii() and name.isidentifier() else None
 
 
 def unquote(value: str) -> str:
@@ -70,9 +77,9 @@ def parse_os_release(text: object) -> OsRelease:
         s = line.strip()
         if not s or s.startswith("#"):
             continue
-        m = _ASSIGN_RE.match(s)
-        if m:
-            fields.append((m.group(1), unquote(m.group(2))))
+        found = assignment(s)
+        if found:
+            fields.append((found[0], unquote(found[1])))
     d: dict[str, str] = {}
     for k, v in fields:
         d[k] = v

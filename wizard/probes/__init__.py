@@ -296,7 +296,7 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     from wizard.probes.shadows import probe_shadows
 
     none: tuple[TorchShadow, ...] = ()
-    shadows = _guard(errors, "python", lambda: probe_shadows(host, envs, env), none)
+    shadows = _guard(errors, "python", lambda: probe_shadows(host, envs, env, units), none)
 
     no_gpus: tuple[list[Gpu], list[str]] = ([], [])
     gpus, notes = _guard(errors, "gpus", lambda: probe_gpus(host, in_force.get("HSA_OVERRIDE_GFX_VERSION")), no_gpus)

@@ -18,10 +18,10 @@ from wizard.host import Host
 from wizard.model import Found, FoundBy, PythonEnv
 from wizard.probes.python_envs import (
     _DEVICE_PKG,
-    _DIST_INFO,
     _GFX_IN_NAME,
     _WANTED,
     _norm_name,
+    dist_info,
     env_from_prefix,
     read_site_packages,
     site_packages_dirs,
@@ -46,9 +46,9 @@ def _metadata_head(host: Host, path: str) -> str:
 def _site_files(host: Host, site: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for entry in host.listdir(site):
-        m = _DIST_INFO.match(entry) if entry.endswith("-info") else None
-        if m:
-            name = _norm_name(m.group("name"))
+        dist = dist_info(entry)
+        if dist:
+            name = _norm_name(dist[0])
             if name in _WANTED or _DEVICE_PKG.match(name):
                 out[f"{site}/{entry}/METADATA"] = _metadata_head(host, f"{site}/{entry}/METADATA")
         elif "device" in entry.lower() and _DEVICE_PKG.match(_norm_name(entry)) and host.is_dir(f"{site}/{entry}"):

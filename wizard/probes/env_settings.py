@@ -121,7 +121,6 @@ def _service_settings(host: Host, units: list[tuple[str, tuple[UnitFile, ...]]],
     ``Environment=`` dropping all before it, the files' settings over ``Environment=``'s. A file a unit names that
     is not there (or a wildcard) sets nothing. Each setting says the file and line that made it. ``services``
     receives each service that has a unit file (a drop-in alone makes no service; a masked one is not in ``units``)."""
-    from wizard.parsers.env_file import parse_env_file
     from wizard.parsers.systemd_unit import unit_environment
 
     out: list[EnvSetting] = []
@@ -152,6 +151,8 @@ def _service_settings(host: Host, units: list[tuple[str, tuple[UnitFile, ...]]],
             text = host.read_text(path, limit=1 << 16) or ""
             if not _may_name(text):
                 continue
+            from wizard.parsers.env_file import parse_env_file
+
             for a in parse_env_file(text):
                 if a.name in _RELEVANT and a.value is not None:
                     env[a.name] = (a.value, f"{path}:{a.line}")

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 _GFX = lazy_re.compile(r"gfx[0-9]{2,4}[0-9a-f]?(?![0-9a-z])")
 _GFX_IN_NAME = lazy_re.compile(r"gfx([0-9]{2,4}[0-9a-f]?)(?:[^0-9a-z]|$)")
-_DIST_INFO = lazy_re.compile(r"^(?P<name>[A-Za-z0-9_.]+?)-(?P<version>[^-]+?)\.(?:dist|egg)-info$")
 _VERSION_PY_FIELD = lazy_re.compile(r"^(?P<key>__version__|hip|cuda|git_version)\s*(?::\s*[^=]+)?=\s*(?P<val>.+?)\s*$", re.M)
 # matched against _norm_name's lower-case names only
 _DEVICE_PKG = lazy_re.compile(r"^(?:rocm_sdk_device|amd_torch_device|_rocm_sdk_device)_(gfx[0-9a-f]+)$")
@@ -51,6 +50,20 @@ _PLACEHOLDER_SDK = ("rocm", "rocm_sdk", "rocm_sdk_core", "rocm_sdk_libraries")
 _PLACEHOLDER_SDK_VERSION = "0.1.0"
 _PLACEHOLDER_DEVICE = lazy_re.compile(r"^(?:rocm_sdk_device|amd_torch_device)_gfx[0-9a-z]+$")
 _PLACEHOLDER_DEVICE_VERSION = "0.0.1.dev0"
+
+
+_DIST_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
+
+
+def dist_info(entry: str) -> tuple[str, str] | None:
+    """(name, version) of a site-packages entry ``NAME-VERSION.dist-info`` (or ``.egg-info``), else None: a name of
+    letters, digits, '_' and '.', a version without '-' (an egg's ``-py3.8`` tag makes it none)."""
+    for suffix in (".dist-info", ".egg-info"):
+        if entry.endswith(suffix):
+            name, dash, version = entry[: -len(suffix)].partition("-")
+            if dash and name and version and "-" not in version and _DIST_NAME_CHARS.issuperset(name):
+                return name, version
+    return None
 
 
 def pypi_placeholder(name: str, version: str | None) -> bool:
@@ -163,15 +176,15 @@ def read_site_packages(host: Host, site: str) -> dict[str, object] | None:
     for entry in host.listdir(site):
         if not entry.lower().startswith(_READ_PREFIXES):
             continue
-        m = _DIST_INFO.match(entry) if entry.endswith("-info") else None
-        if m:
-            name = _norm_name(m.group("name"))
-            if pypi_placeholder(name, m.group("version")):
-                placeholders.add(f"{name.replace('_', '-')} {m.group('version')}")
+        dist = dist_info(entry)
+        if dist:
+            name, version = _norm_name(dist[0]), dist[1]
+            if pypi_placeholder(name, version):
+                placeholders.add(f"{name.replace('_', '-')} {version}")
             key = _WANTED.get(name)
             if key and key not in versions:
-                versions[key] = m.group("version")
-            dm = _DEVICE_PKG.match(name)
+                versions[key] = version
+            dm = _DEVICE_PKG.match(name) if "device" in name else None
             if dm:
                 device_targets.add(dm.group(1).lower())
         elif "device" in entry.lower():  # a device package's own directory (rocm_sdk_device_gfx1100)

@@ -25,7 +25,6 @@ _ROCM_PKG = lazy_re.compile(
 # a literal start: re finds it fast; MULTILINE: a whole name (rdc$) ends at its line, not at the end of the file
 _ROCM_STANZA = lazy_re.compile("\nPackage: " + _ROCM_PKG.pattern[1:], re.MULTILINE)
 _AMD_BUILD = lazy_re.compile(r"\.[5-9]\d{4}(?:-|$)|~\d\d\.\d\d|\.el\d|\.sle\d")  # 6.2.0.60200-66~22.04
-_OPT_LEGACY = lazy_re.compile(r"^rocm-(\d+\.\d+(?:\.\d+)?)(?:-\d+)?$")
 _CORE_DIR = lazy_re.compile(r"^core(?:-(\d+(?:\.\d+)*))?$")
 _VERSION = lazy_re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 _PKG_CODE = lazy_re.compile(r"\.(\d)(\d{2})(\d{2})-")  # 6.2.0.60200-66 -> 6, 02, 00
@@ -123,18 +122,34 @@ def _pins(host: Host) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _number(text: str) -> bool:
+    return text.isascii() and text.isdecimal()
+
+
+def legacy_dir_version(name: str) -> str | None:
+    """The release a legacy /opt folder is named for: "rocm-6.2.4" or "rocm-6.2.4-123" -> "6.2.4", "rocm-5.7" ->
+    "5.7"; None for any other name (string tests: /opt is listed by every detect)."""
+    if not name.startswith("rocm-"):
+        return None
+    version, dash, build = name[5:].partition("-")
+    parts = version.split(".")
+    if (dash and not _number(build)) or len(parts) not in (2, 3) or not all(_number(p) for p in parts):
+        return None
+    return version
+
+
 def probe_rocm(host: Host, packages: list[Package]) -> Rocm:
     installs: list[RocmInstall] = []
     primary: str | None = None
 
     # legacy /opt/rocm-X.Y.Z
     for name in host.listdir("/opt"):
-        m = _OPT_LEGACY.match(name)
-        if not m:
+        named = legacy_dir_version(name)
+        if not named:
             continue
         path = f"/opt/{name}"
         text = host.read_text(f"{path}/.info/version", 256)
-        version = _short_version(text) or m.group(1)
+        version = _short_version(text) or named
         ev = Evidence(f"{path}/.info/version", 1, text.strip()) if text else Evidence(path)
         code = "".join(f"{int(x):02d}" for x in version.split(".")[1:3])
         owned = tuple(p.name for p in packages
@@ -183,10 +198,10 @@ def probe_rocm(host: Host, packages: list[Package]) -> Rocm:
         core = next((p for p in pkgs if p.name in ("rocm-core", "amdrocm-core") or p.name.startswith("rocm-core")), None)
         anchor = core or next((p for p in pkgs if p.name in ("rocminfo", "hip-runtime-amd", "rocm-hip-runtime")), None) \
             or next((p for p in pkgs if p.name.startswith("libhsa-runtime64")), None)  # Debian's, under AMD's rocminfo
-        version = _short_version(anchor.version) if anchor else None
-        if stream == "legacy" and version is None:
+        anchored = _short_version(anchor.version) if anchor else None
+        if stream == "legacy" and anchored is None:
             continue  # only amdgpu-install / dkms: no ROCm user space yet
-        installs.append(RocmInstall(version, stream, None, "package", tuple(p.name for p in pkgs),
+        installs.append(RocmInstall(anchored, stream, None, "package", tuple(p.name for p in pkgs),
                                     tuple(Evidence(p.source, p.line, f"{p.name} {p.version}") for p in pkgs[:3])))
     if primary is None:
         versions = [i for i in installs if i.version and i.stream != "distro"] or [i for i in installs if i.version]

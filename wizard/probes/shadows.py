@@ -18,6 +18,10 @@ from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import EnvSetting, PythonEnv, TorchShadow, system_torch
 
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
+if TYPE_CHECKING:
+    from wizard.probes.env_discovery import UnitFile
+
 _CFG_LINE = lazy_re.compile(r"^\s*([A-Za-z_-]+)\s*=\s*(.*?)\s*$")
 SYSTEM_BINDIRS = ("/usr/bin", "/bin", "/usr/local/bin")
 
@@ -56,8 +60,10 @@ def _pythonpath_shadow(s: EnvSetting, site_dirs: tuple[str, ...], torch: str) ->
                                               f"site-packages: `import torch` loads the system's {torch} there")
 
 
-def probe_shadows(host: Host, envs: list[PythonEnv], settings: list[EnvSetting]) -> tuple[TorchShadow, ...]:
-    """Every way the system's torch shadows another (empty when the system interpreter has no torch)."""
+def probe_shadows(host: Host, envs: list[PythonEnv], settings: list[EnvSetting],
+                  units: list[tuple[str, tuple[UnitFile, ...]]] | None = None) -> tuple[TorchShadow, ...]:
+    """Every way the system's torch shadows another (empty when the system interpreter has no torch); ``units`` is
+    the machine's ``env_discovery.service_units`` where the caller has read them already."""
     system = system_torch(envs)
     if system is None or system.torch is None:
         return ()
@@ -68,7 +74,7 @@ def probe_shadows(host: Host, envs: list[PythonEnv], settings: list[EnvSetting])
     out: list[TorchShadow] = []
     own = {e.path: e for e in envs if e.path}
     venvs = [e.path for e in envs if e.kind == "venv" and e.path]
-    venvs += [c.prefix for c in discover(host, home_dirs(host)) if c.kind == "venv"]
+    venvs += [c.prefix for c in discover(host, home_dirs(host), units) if c.kind == "venv"]
     for prefix in dict.fromkeys(venvs):
         shadow = _venv_shadow(host, prefix, own.get(prefix), torch)
         if shadow is not None:
