@@ -1,4 +1,4 @@
-"""The environment a systemd unit file (or one of its drop-ins) gives its service's processes.
+r"""The environment a systemd unit file (or one of its drop-ins) gives its service's processes.
 
 ``unit_environment(text, home)`` -> the ``[Service]`` section's ``Environment=`` and ``EnvironmentFile=`` lines, in
 order, as :class:`UnitEnvLine` records; how they combine across the unit and its drop-ins is the caller's
@@ -14,12 +14,26 @@ order, as :class:`UnitEnvLine` records; how they combine across the unit and its
   these files override settings made with Environment=".
 
 A unit's lines are joined at a trailing backslash (systemd.unit(5)); ``#`` and ``;`` start a comment line.
+
+How one ``Environment=`` value becomes assignments is systemd's own code, read in systemd/systemd (stored copies of
+src/core/load-fragment.c ``config_parse_environ``, src/basic/extract-word.c ``extract_first_word``,
+src/basic/escape.c ``cunescape_one``, src/basic/env-util.c ``env_assignment_is_valid``, src/shared/conf-parser.c;
+the index that served them named no commit) and systemd.syntax(7) "Quoting"
+(https://www.freedesktop.org/software/systemd/man/latest/systemd.syntax.html#Quoting): the value is split into
+words at blanks with ``EXTRACT_CUNESCAPE|EXTRACT_UNQUOTE``: a quote (``"`` or ``'``) anywhere in a word opens a
+quoted part that blanks do not split, and a backslash starts a C-style escape inside and outside quotes alike (single
+quotes included): ``\a \b \f \n \r \t \v \\ \" \' \s`` (a space), ``\xHH``, ``\nnn`` (octal, at most 255),
+``\uHHHH``, ``\UHHHHHHHH``; a NUL is refused. "Only escape patterns which match the syntax in the table are
+allowed". A word that cannot be read (an unknown escape such as ``\q``, a quote left open, a trailing backslash) ends
+the line: ``config_parse_environ`` logs "Invalid syntax, ignoring: %s" and returns, so the words before it stay set
+and the rest set nothing. Each word's specifiers are then expanded, and a word that is no valid assignment ("Invalid
+environment assignment, ignoring: %s": a name of letters, digits and ``_`` not starting with a digit, a value that is
+valid UTF-8) is skipped while the words after it are still read.
 """
 
 from __future__ import annotations
 
 import re
-import shlex
 
 from wizard import lazy_re
 from wizard.parsers._text import never_raises
@@ -41,23 +55,31 @@ class UnitEnvLine:
 
 
 def logical_lines(text: str) -> list[tuple[int, str]]:
-    """(first line number, line) with backslash continuations joined, as systemd reads a unit."""
+    """(first line number, line) with backslash continuations joined, as systemd reads a unit
+    (src/shared/conf-parser.c, systemd.syntax(7)): a line continues where it ends in a backslash that is not itself
+    escaped (a doubled backslash at the end is one backslash of the value, not a continuation), the backslash "is
+    replaced by a space character" and the next line is appended as it is; "When a comment line or lines follow a line
+    ending with a backslash, the comment block is ignored, so the continued line is concatenated with whatever follows
+    the comment block"."""
     out: list[tuple[int, str]] = []
     pending: tuple[int, str] | None = None
     for i, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
+        head = raw.lstrip(" \t")
+        if head[:1] in ("#", ";"):
+            if pending is None:
+                out.append((i, head))
+            continue  # inside a continuation: skipped, the line goes on after it
         if pending is not None:
-            start, head = pending
-            line = f"{head} {line}"
+            start, line = pending[0], pending[1] + raw
         else:
-            start = i
-        if line.endswith("\\"):
-            pending = (start, line[:-1].rstrip())
+            start, line = i, raw
+        if line.endswith("\\") and (len(line) - len(line.rstrip("\\"))) % 2 == 1:
+            pending = (start, line[:-1] + " ")
             continue
         pending = None
-        out.append((start, line))
+        out.append((start, line.strip()))
     if pending is not None:
-        out.append(pending)
+        out.append((pending[0], pending[1].strip()))
     return out
 
 
@@ -79,17 +101,97 @@ def expand_specifiers(value: str, home: str | None) -> str:
     return _SPECIFIER_RE.sub(one, value)
 
 
-def _pairs(value: str, home: str | None) -> tuple[tuple[str, str], ...] | None:
-    """The assignments of one Environment= value; None where its quoting is broken (systemd ignores the line)."""
-    try:
-        words = shlex.split(value, posix=True)
-    except ValueError:
+_BLANKS = " \t\n\r"  # systemd's WHITESPACE: the separators of Environment='s words
+_SIMPLE_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, '"': 34, "'": 39, "s": 32}
+_HEX = "0123456789abcdefABCDEF"
+
+
+def _escape(value: str, i: int) -> tuple[bytes, int] | None:
+    """The bytes of the escape whose letter is at ``value[i]`` (after the backslash) and the index after it; None
+    where systemd's ``cunescape_one`` refuses it (an unknown letter, too few digits, a NUL, octal above 255, a code
+    point that is no character)."""
+    c = value[i:i + 1]
+    if c in _SIMPLE_ESCAPES:
+        return bytes((_SIMPLE_ESCAPES[c],)), i + 1
+    if c == "x":
+        digits = value[i + 1:i + 3]
+        if len(digits) == 2 and all(d in _HEX for d in digits) and digits != "00":
+            return bytes((int(digits, 16),)), i + 3  # one byte as written, not a character
         return None
+    if c in ("u", "U"):
+        n = 4 if c == "u" else 8
+        digits = value[i + 1:i + 1 + n]
+        if len(digits) != n or not all(d in _HEX for d in digits):
+            return None
+        code = int(digits, 16)
+        if code == 0 or code > 0x10FFFF or 0xD800 <= code <= 0xDFFF:
+            return None
+        return chr(code).encode(), i + 1 + n
+    if c and c in "01234567":
+        digits = value[i:i + 3]
+        if len(digits) != 3 or not all(d in "01234567" for d in digits):
+            return None
+        code = int(digits, 8)
+        if code == 0 or code > 255:
+            return None
+        return bytes((code,)), i + 3
+    return None
+
+
+def environment_words(value: str) -> tuple[list[bytes], bool]:
+    """The words of an ``Environment=`` value as systemd's
+    ``extract_first_word(..., EXTRACT_CUNESCAPE|EXTRACT_UNQUOTE)`` gives them (bytes: ``\\xHH`` is one byte as
+    written), and whether the value was read to its end (False: a word could not be read, and it and the rest of the
+    value set nothing)."""
+    words: list[bytes] = []
+    i, n = 0, len(value)
+    while True:
+        while i < n and value[i] in _BLANKS:
+            i += 1
+        if i >= n:
+            return words, True
+        word = bytearray()
+        quote = ""
+        while i < n:
+            c = value[i]
+            if c == "\\":
+                got = _escape(value, i + 1)
+                if got is None:
+                    return words, False  # "Invalid syntax, ignoring": an unknown escape, or a trailing backslash
+                word += got[0]
+                i = got[1]
+                continue
+            if quote:
+                if c == quote:
+                    quote = ""
+                else:
+                    word += c.encode()
+            elif c in ("'", '"'):
+                quote = c
+            elif c in _BLANKS:
+                break
+            else:
+                word += c.encode()
+            i += 1
+        if quote:
+            return words, False  # a quote left open
+        words.append(bytes(word))
+
+
+def _pairs(value: str, home: str | None) -> tuple[tuple[str, str], ...]:
+    """The assignments of one Environment= value in order: its words read as systemd reads them (``environment_words``;
+    a word it cannot read ends the line, the words before it stay), each with its specifiers expanded, a word that is
+    no valid assignment skipped."""
+    words, _whole = environment_words(value)
     out: list[tuple[str, str]] = []
-    for word in words:
-        name, sep, val = word.partition("=")
+    for raw in words:
+        try:
+            word = raw.decode()  # env_value_is_valid: "if (!utf8_is_valid(e)) return false"
+        except UnicodeDecodeError:
+            continue
+        name, sep, val = expand_specifiers(word, home).partition("=")
         if sep and _NAME_RE.match(name):
-            out.append((name, expand_specifiers(val, home)))
+            out.append((name, val))
     return tuple(out)
 
 

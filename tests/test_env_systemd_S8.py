@@ -1,0 +1,145 @@
+r"""Helper S8 (session seventeen): what systemd really gives a service, read the way systemd reads it.
+
+Sources (read in systemd/systemd and its manual; quoted, not copied):
+- src/core/load-fragment.c ``config_parse_environ``: each word comes from
+  ``extract_first_word(&p, &word, NULL, EXTRACT_CUNESCAPE|EXTRACT_UNQUOTE)``; on an error it logs "Invalid syntax,
+  ignoring: %s" and returns (the words before stay set); a word that is no assignment: "Invalid environment
+  assignment, ignoring: %s" and the next word is read. src/basic/escape.c ``cunescape_one``: the escapes
+  a b f n r t v \\ \" \' s, xHH, octal nnn ("Don't allow bytes above 255", no NUL), uHHHH, UHHHHHHHH; anything else
+  -EINVAL. src/basic/env-util.c ``env_value_is_valid``: "if (!utf8_is_valid(e)) return false".
+- systemd.syntax(7) "Quoting" (https://www.freedesktop.org/software/systemd/man/latest/systemd.syntax.html#Quoting):
+  "C-style escapes are supported ... Only escape patterns which match the syntax in the table are allowed"; lines
+  "ending in a backslash are concatenated with the following line while reading and the backslash is replaced by a
+  space character"; "When a comment line or lines follow a line ending with a backslash, the comment block is
+  ignored". src/shared/conf-parser.c: only a backslash that is not itself escaped continues a line.
+- systemd.unit(5) "Unit File Load Path"
+  (https://www.freedesktop.org/software/systemd/man/latest/systemd.unit.html#Unit%20File%20Load%20Path): "Unit files
+  found in directories listed earlier override files with the same name in directories lower in the list";
+  /etc/systemd/system.control, /run/systemd/system.control, /run/systemd/transient, ..., /etc/systemd/system,
+  /run/systemd/system ("Runtime units"), ..., /usr/local/lib/systemd/system ("System units installed by the
+  administrator"), /usr/lib/systemd/system.
+- systemd.unit(5) (systemd/systemd@00d0abd8bbaaef4a734f684e658cd3e8f25bff98:man/systemd.unit.xml): "For instantiated
+  units, this logic will first look for the instance .d/ subdirectory (e.g. foo@bar.service.d/) and read its .conf
+  files, followed by the template .d/ subdirectory (e.g. foo@.service.d/)"; "for a unit name foo-bar-baz.service not
+  only the regular drop-in directory foo-bar-baz.service.d/ is searched but also both foo-bar-.service.d/ and
+  foo-.service.d/"; "if a service getty@tty3.service is requested and no file by that name is found, systemd will look
+  for getty@.service". NEWS (systemd/systemd@03a46b5ecabce700c198fda5e849336dc61910a5:NEWS, "CHANGES WITH 239"): "for a
+  unit file name "foo-bar-baz.service" ... Now, it will also look in "foo-bar-.service.d/*.conf" and
+  "foo-.service.d/"". src/shared/dropin.c ``unit_file_find_dropin_paths``: the drop-in directories are gathered for
+  each unit directory in turn (instance, template, then the dash prefixes: "the more specific drop-ins may override
+  the more generic drop-ins"), and the first file of a name wins.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wizard.host import LiveHost
+from wizard.model import EnvSetting
+from wizard.parsers.systemd_unit import environment_words, logical_lines, unit_environment
+from wizard.probes import detect
+from wizard.probes.env_settings import probe_env
+
+pytestmark = pytest.mark.unit
+
+HOME = "/home/alice"
+ETC = "/etc/systemd/system"
+USR = "/usr/lib/systemd/system"
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    p = root / rel.lstrip("/")
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+
+
+def host_for(root: Path) -> LiveHost:
+    (root / HOME.lstrip("/")).mkdir(parents=True, exist_ok=True)
+    return LiveHost(root, environ={"HOME": HOME, "USER": "alice", "PATH": "/nonexistent"})
+
+
+def services(settings: list[EnvSetting]) -> dict[tuple[str | None, str], tuple[str, str]]:
+    return {(s.service, s.name): (s.value, s.where) for s in settings if s.service}
+
+
+def pairs(value: str) -> tuple[tuple[str, str], ...]:
+    got = unit_environment(f"[Service]\nEnvironment={value}\n", "/root")
+    return got[0].pairs if got else ()
+
+
+# --------------------------------------------------------------------------- 1. escapes
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (r"A=x\ty", "x\ty"),  # \t outside quotes too
+    (r'"A=x\ny"', "x\ny"),
+    (r"A=\x41\x42", "AB"),
+    (r"A=\101", "A"),  # octal, three digits
+    (r"A=C:\\rocm", "C:\\rocm"),
+    (r'"A=say \"hi\""', 'say "hi"'),
+    (r"'A=it\'s'", "it's"),
+    (r"A=a\sb", "a b"),  # \s: a space, systemd's own
+    (r"A=\u00e9\U0001F600", "\u00e9\U0001F600"),
+    (r"A=\xc3\xa9", "\u00e9"),  # \x is a byte: two of them make one UTF-8 character
+    (r"'A=\x41'", "A"),  # single quotes do not stop escapes in systemd (they do in a shell)
+    ('A=a"b c"d', "ab cd"),  # a quote inside a word
+    (r"A=\a\b\f\v\r", "\a\b\f\v\r"),
+])
+def test_each_escape_gives_the_character_systemd_gives(value: str, expected: str) -> None:
+    assert pairs(value) == (("A", expected),)
+
+
+def test_the_specifier_of_an_escape_is_expanded_after_it_is_decoded() -> None:
+    # config_parse_environ: unit_env_printf(u, word, ...) runs on the word extract_first_word returned
+    assert pairs(r"MIOPEN_USER_DB_PATH=\x25h/db") == (("MIOPEN_USER_DB_PATH", "/root/db"),)
+    assert pairs(r"MIOPEN_USER_DB_PATH=%%h/db") == (("MIOPEN_USER_DB_PATH", "%h/db"),)
+
+
+@pytest.mark.parametrize("bad", [r"\q", r"\x4", r"\xZZ", r"\x00", r"\000", r"\400", r"\u12", r"\UFFFFFFFF", "\\"])
+def test_an_escape_systemd_refuses_ends_the_line_there(bad: str) -> None:
+    """Near miss: shlex would keep the letter (``\\q`` -> ``q``); systemd logs "Invalid syntax, ignoring" and sets
+    nothing from that word on, while the words before it stay set."""
+    assert pairs(f"HIP_VISIBLE_DEVICES=0 HSA_OVERRIDE_GFX_VERSION=1{bad}z ROCR_VISIBLE_DEVICES=1") == (
+        ("HIP_VISIBLE_DEVICES", "0"),)
+    assert environment_words(f"A=1{bad}")[1] is False
+    assert environment_words("A=1\\\\")[1] is True  # a doubled backslash is one backslash, read to the end
+
+
+def test_a_value_that_is_no_utf8_is_no_assignment_but_the_next_word_is_read() -> None:
+    assert pairs(r"A=\xff B=2") == (("B", "2"),)  # env_value_is_valid: utf8_is_valid
+    assert pairs(r"1A=x _B=2 C-D=3 =4 E") == (("_B", "2"),)
+
+
+def test_a_doubled_backslash_at_the_end_is_part_of_the_value_not_a_continuation() -> None:
+    text = "[Service]\nEnvironment=ROCM_PATH=C:\\\\\nEnvironment=HIP_PATH=/opt/hip\n"
+    assert [(ln.line, ln.pairs) for ln in unit_environment(text)] == [
+        (2, (("ROCM_PATH", "C:\\"),)), (3, (("HIP_PATH", "/opt/hip"),))]
+    # near miss: one backslash continues the line, and is a blank there
+    text = "[Service]\nEnvironment=ROCM_PATH=/opt/rocm \\\n  HIP_PATH=/opt/hip\n"
+    assert [(ln.line, ln.pairs) for ln in unit_environment(text)] == [
+        (2, (("ROCM_PATH", "/opt/rocm"), ("HIP_PATH", "/opt/hip")))]
+
+
+def test_a_comment_inside_a_continued_line_is_skipped_and_the_line_goes_on() -> None:
+    text = ("[Service]\nEnvironment=HIP_VISIBLE_DEVICES=0 \\\n# HSA_OVERRIDE_GFX_VERSION=10.3.0\n"
+            "; another\n    ROCR_VISIBLE_DEVICES=1\n")
+    assert [(ln.line, ln.pairs) for ln in unit_environment(text)] == [
+        (2, (("HIP_VISIBLE_DEVICES", "0"), ("ROCR_VISIBLE_DEVICES", "1")))]
+    assert logical_lines("a=1\n# c \\\nb=2\n") == [(1, "a=1"), (2, "# c \\"), (3, "b=2")]  # a comment never continues
+
+
+# --------------------------------------------------------------------------- 2. a quote left open
+
+
+def test_a_quote_left_open_keeps_the_words_before_it() -> None:
+    """config_parse_environ returns at the word extract_first_word cannot read ("Invalid syntax, ignoring: %s"): the
+    assignments already made stay. The old reader (shlex) dropped the whole line."""
+    assert pairs('HIP_VISIBLE_DEVICES=0 "HSA_OVERRIDE_GFX_VERSION=10.3.0 ROCR_VISIBLE_DEVICES=1') == (
+        ("HIP_VISIBLE_DEVICES", "0"),)
+    assert pairs("HIP_VISIBLE_DEVICES=0 HSA_OVERRIDE_GFX_VERSION='10.3.0") == (("HIP_VISIBLE_DEVICES", "0"),)
+    # near miss: the quote closes, every word is set
+    assert pairs('HIP_VISIBLE_DEVICES=0 "HSA_OVERRIDE_GFX_VERSION=10.3.0" ROCR_VISIBLE_DEVICES=1') == (
+        ("HIP_VISIBLE_DEVICES", "0"), ("HSA_OVERRIDE_GFX_VERSION", "10.3.0"), ("ROCR_VISIBLE_DEVICES", "1"))
+    assert unit_environment('[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=10.3.0\n') == []
