@@ -143,3 +143,144 @@ def test_a_quote_left_open_keeps_the_words_before_it() -> None:
     assert pairs('HIP_VISIBLE_DEVICES=0 "HSA_OVERRIDE_GFX_VERSION=10.3.0" ROCR_VISIBLE_DEVICES=1') == (
         ("HIP_VISIBLE_DEVICES", "0"), ("HSA_OVERRIDE_GFX_VERSION", "10.3.0"), ("ROCR_VISIBLE_DEVICES", "1"))
     assert unit_environment('[Service]\nEnvironment="HSA_OVERRIDE_GFX_VERSION=10.3.0\n') == []
+
+
+# --------------------------------------------------------------------------- 3. unit directories
+
+
+@pytest.mark.parametrize("directory", ["/run/systemd/system", "/usr/local/lib/systemd/system",
+                                       "/run/systemd/transient", "/etc/systemd/system.control"])
+def test_a_unit_in_each_directory_is_read(tmp_path: Path, directory: str) -> None:
+    write(tmp_path, f"{directory}/ollama.service", "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=10.3.0\n")
+    assert services(probe_env(host_for(tmp_path), [])) == {
+        ("ollama.service", "HSA_OVERRIDE_GFX_VERSION"): ("10.3.0", f"{directory}/ollama.service:2")}
+    assert detect(host_for(tmp_path)).services == ("ollama.service",)
+
+
+@pytest.mark.parametrize(("higher", "lower"), [
+    (ETC, "/run/systemd/system"),
+    ("/run/systemd/system", "/usr/local/lib/systemd/system"),
+    ("/usr/local/lib/systemd/system", USR),
+    ("/run/systemd/transient", ETC),
+])
+def test_a_higher_priority_directory_hides_the_same_unit(tmp_path: Path, higher: str, lower: str) -> None:
+    write(tmp_path, f"{lower}/ollama.service", "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=9.0.0\n")
+    write(tmp_path, f"{higher}/ollama.service", "[Service]\nEnvironment=HIP_VISIBLE_DEVICES=0\n")
+    assert services(probe_env(host_for(tmp_path), [])) == {
+        ("ollama.service", "HIP_VISIBLE_DEVICES"): ("0", f"{higher}/ollama.service:2")}
+    # near miss: a drop-in in the lower directory is still applied on top of the higher one's unit
+    write(tmp_path, f"{lower}/ollama.service.d/gpu.conf", "[Service]\nEnvironment=ROCR_VISIBLE_DEVICES=1\n")
+    assert set(services(probe_env(host_for(tmp_path), []))) == {
+        ("ollama.service", "HIP_VISIBLE_DEVICES"), ("ollama.service", "ROCR_VISIBLE_DEVICES")}
+
+
+def test_a_runtime_drop_in_of_the_same_name_hides_the_vendors_and_yields_to_etcs(tmp_path: Path) -> None:
+    write(tmp_path, f"{USR}/ollama.service", "[Service]\nExecStart=/usr/bin/ollama serve\n")
+    write(tmp_path, f"{USR}/ollama.service.d/gpu.conf", "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=9.0.0\n")
+    write(tmp_path, "/run/systemd/system/ollama.service.d/gpu.conf",
+          "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=10.3.0\n")
+    got = services(probe_env(host_for(tmp_path), []))
+    assert got == {("ollama.service", "HSA_OVERRIDE_GFX_VERSION"): (
+        "10.3.0", "/run/systemd/system/ollama.service.d/gpu.conf:2")}
+    write(tmp_path, f"{ETC}/ollama.service.d/gpu.conf", "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=11.0.0\n")
+    assert services(probe_env(host_for(tmp_path), []))[("ollama.service", "HSA_OVERRIDE_GFX_VERSION")] == (
+        "11.0.0", f"{ETC}/ollama.service.d/gpu.conf:2")
+
+
+# --------------------------------------------------------------------------- 4. templates and prefixes
+
+
+def _template(root: Path) -> None:
+    write(root, f"{USR}/llama@.service",
+          "[Service]\nEnvironment=HIP_VISIBLE_DEVICES=%i\nExecStart=/opt/llama/server\n")
+
+
+def test_an_enabled_instance_gets_its_template_and_both_drop_in_directories(tmp_path: Path) -> None:
+    _template(tmp_path)
+    write(tmp_path, f"{USR}/llama@.service.d/10-arch.conf", "[Service]\nEnvironment=PYTORCH_ROCM_ARCH=gfx1030\n")
+    write(tmp_path, f"{ETC}/llama@gpu1.service.d/override.conf",
+          "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=10.3.0\n")
+    (tmp_path / ETC.lstrip("/") / "multi-user.target.wants").mkdir(parents=True)
+    (tmp_path / ETC.lstrip("/") / "multi-user.target.wants" / "llama@gpu0.service").symlink_to(
+        f"{USR}/llama@.service")
+    got = services(probe_env(host_for(tmp_path), []))
+    assert got[("llama@gpu0.service", "PYTORCH_ROCM_ARCH")] == ("gfx1030", f"{USR}/llama@.service.d/10-arch.conf:2")
+    assert got[("llama@gpu1.service", "HSA_OVERRIDE_GFX_VERSION")] == (
+        "10.3.0", f"{ETC}/llama@gpu1.service.d/override.conf:2")
+    assert got[("llama@gpu1.service", "PYTORCH_ROCM_ARCH")] == ("gfx1030", f"{USR}/llama@.service.d/10-arch.conf:2")
+    assert ("llama@gpu0.service", "HSA_OVERRIDE_GFX_VERSION") not in got  # gpu1's drop-in is gpu1's alone
+    assert got[("llama@.service", "PYTORCH_ROCM_ARCH")] == ("gfx1030", f"{USR}/llama@.service.d/10-arch.conf:2")
+    facts = detect(host_for(tmp_path))
+    assert facts.services == ("llama@.service", "llama@gpu0.service", "llama@gpu1.service")
+
+
+def test_an_instances_own_drop_in_wins_over_the_templates_of_the_same_name(tmp_path: Path) -> None:
+    _template(tmp_path)
+    write(tmp_path, f"{ETC}/llama@.service.d/gpu.conf", "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=9.0.0\n")
+    write(tmp_path, f"{ETC}/llama@gpu1.service.d/gpu.conf", "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=10.3.0\n")
+    got = services(probe_env(host_for(tmp_path), []))
+    assert got[("llama@gpu1.service", "HSA_OVERRIDE_GFX_VERSION")] == (
+        "10.3.0", f"{ETC}/llama@gpu1.service.d/gpu.conf:2")
+    assert got[("llama@.service", "HSA_OVERRIDE_GFX_VERSION")] == ("9.0.0", f"{ETC}/llama@.service.d/gpu.conf:2")
+
+
+def test_no_instance_is_invented_and_a_drop_in_without_unit_or_template_is_no_service(tmp_path: Path) -> None:
+    _template(tmp_path)
+    write(tmp_path, f"{ETC}/other@gpu0.service.d/override.conf",
+          "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=10.3.0\n")
+    (tmp_path / USR.lstrip("/") / "multi-user.target.wants").mkdir(parents=True)
+    (tmp_path / USR.lstrip("/") / "multi-user.target.wants" / "llama@vendor.service").symlink_to("../llama@.service")
+    facts = detect(host_for(tmp_path))
+    assert facts.services == ("llama@.service",)  # a vendor's *.wants enables no administrator's instance
+    assert not facts.has_service("other@gpu0")  # neither a unit nor a template: its drop-in makes no service
+    assert facts.service_env("other@gpu0.service") == {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}  # read as before
+
+
+def test_prefix_drop_ins_apply_and_the_more_specific_one_wins(tmp_path: Path) -> None:
+    write(tmp_path, f"{USR}/comfyui-gpu-worker.service", "[Service]\nExecStart=/srv/c/venv/bin/python main.py\n")
+    write(tmp_path, f"{ETC}/comfyui-.service.d/10-gpu.conf", "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=9.0.0\n")
+    write(tmp_path, f"{ETC}/comfyui-gpu-.service.d/10-gpu.conf",
+          "[Service]\nEnvironment=HSA_OVERRIDE_GFX_VERSION=10.3.0\n")
+    write(tmp_path, f"{ETC}/comfyui-.service.d/20-dev.conf", "[Service]\nEnvironment=HIP_VISIBLE_DEVICES=0\n")
+    got = services(probe_env(host_for(tmp_path), []))
+    assert got == {
+        ("comfyui-gpu-worker.service", "HSA_OVERRIDE_GFX_VERSION"): (
+            "10.3.0", f"{ETC}/comfyui-gpu-.service.d/10-gpu.conf:2"),
+        ("comfyui-gpu-worker.service", "HIP_VISIBLE_DEVICES"): ("0", f"{ETC}/comfyui-.service.d/20-dev.conf:2"),
+    }  # and no service named comfyui-.service: a prefix directory is no unit
+    # near miss: a name that does not begin with the prefix gets nothing from it
+    write(tmp_path, f"{USR}/comfy.service", "[Service]\nExecStart=/srv/c/venv/bin/python main.py\n")
+    assert not [k for k in services(probe_env(host_for(tmp_path), [])) if k[0] == "comfy.service"]
+
+
+def test_drop_in_names_follow_systemds_order() -> None:
+    from wizard.probes.env_discovery import dropin_names
+
+    assert dropin_names("foo-bar-baz.service") == ["foo-bar-baz.service", "foo-bar-.service", "foo-.service"]
+    assert dropin_names("foo-bar@baz.service") == [
+        "foo-bar@baz.service", "foo-bar@.service", "foo-.service", "foo-@baz.service", "foo-@.service"]
+    assert dropin_names("ollama.service") == ["ollama.service"]
+    assert dropin_names("-foo.service") == ["-foo.service"]  # a leading dash: no prefix
+
+
+def test_a_template_file_is_read_once_for_all_its_instances(tmp_path: Path) -> None:
+    from wizard.probes.env_discovery import service_units
+
+    _template(tmp_path)
+    wants = tmp_path / ETC.lstrip("/") / "multi-user.target.wants"
+    wants.mkdir(parents=True)
+    for i in range(3):
+        (wants / f"llama@gpu{i}.service").symlink_to(f"{USR}/llama@.service")
+    host = host_for(tmp_path)
+    reads: list[str] = []
+    real = host.read_text
+
+    def counting(path: str, limit: int = 1 << 20) -> str | None:
+        reads.append(path)
+        return real(path, limit=limit)
+
+    host.read_text = counting  # type: ignore[method-assign]
+    units = dict(service_units(host, [HOME]))
+    assert set(units) == {"llama@.service", "llama@gpu0.service", "llama@gpu1.service", "llama@gpu2.service"}
+    assert reads.count(f"{USR}/llama@.service") == 1
+    assert all(files[0].main and files[0].path == f"{USR}/llama@.service" for files in units.values())

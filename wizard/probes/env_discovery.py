@@ -14,8 +14,10 @@ Looked at, in this order:
    environment through the command line (the interpreter path as typed, relative ones from the
    process's cwd), its ``VIRTUAL_ENV`` / ``CONDA_PREFIX`` / ``PATH``, or the binary's own prefix (a conda
    env's python is a real file in it);
-3. systemd units' ``ExecStart`` (system: /etc/systemd/system, /lib/systemd/system, /usr/lib/systemd/system;
-   user: each home's ~/.config/systemd/user, /etc/systemd/user; ``*.service.d/*.conf`` drop-ins too): an
+3. systemd units' ``ExecStart`` (system: the dbus API's and transient units' /etc and /run/systemd/system.control,
+   /run/systemd/transient, /etc/systemd/system, /run/systemd/system, /usr/local/lib/systemd/system,
+   /lib/systemd/system, /usr/lib/systemd/system; user: each home's ~/.config/systemd/user, /etc/systemd/user;
+   ``*.service.d/*.conf`` drop-ins too, a template's for its instances): an
    executable under ``<env>/bin/`` (the interpreter or a console script), ``bash -c`` strings included,
    relative paths from ``WorkingDirectory=``, ``%h`` expanded;
 4. per home: its folders (a folder that is an environment; an environment inside an application folder,
@@ -50,7 +52,12 @@ SKIP_BELOW = frozenset({
 })
 COLLECTIONS = ("venvs", ".venvs", ".virtualenvs")
 CONDA_ROOTS = ("anaconda3", "miniconda3", "miniforge3", "mambaforge", ".conda", "micromamba", ".micromamba")
-SYSTEM_UNITS = ("/etc/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system")
+# the system manager's unit directories an administrator, a package or the dbus API put units and drop-ins in, highest
+# priority first (systemd.unit(5) "Unit File Load Path"; its generator directories and *.attached are left out)
+SYSTEM_UNITS = ("/etc/systemd/system.control", "/run/systemd/system.control", "/run/systemd/transient",
+                "/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system", "/lib/systemd/system",
+                "/usr/lib/systemd/system")
+_VENDOR_UNITS = ("/usr/lib/", "/lib/")  # a distribution's: its *.wants/ enable no administrator's instance
 _SYSTEM_BIN = ("/usr/", "/bin/", "/sbin/", "/lib/")
 
 
@@ -425,22 +432,66 @@ def _masked(host: Host, path: str) -> bool:
     return link is not None and (link == "/dev/null" or host.realpath(path) == "/dev/null")
 
 
-def _masked_by_text(service: str, path: str, text: str | None) -> bool:
-    """``path`` is ``service``'s own unit file (not a drop-in) and it is empty: the service is masked."""
-    return text == "" and path.endswith(f"/{service}")
+def _masked_by_text(text: str | None) -> bool:
+    """The service's own unit file (or its template's) is empty: the service is masked."""
+    return text == ""
 
 
-def _unit_files(host: Host, scope: list[tuple[str, str | None]]) -> dict[str, list[tuple[str, str | None]]]:
-    """Service -> its files in the order systemd applies them (systemd.unit(5),
+def template_of(service: str) -> str | None:
+    """``foo@.service`` for an instance ``foo@bar.service``; None for a name that is no instance."""
+    stem, at, instance = service.partition("@")
+    return f"{stem}@.service" if at and instance != ".service" and instance.endswith(".service") else None
+
+
+def dropin_names(service: str) -> list[str]:
+    """The names whose ``.d/`` directories hold drop-ins for ``service``, most specific first, as systemd's
+    src/shared/dropin.c ``unit_file_find_dirs`` goes: the name, its template's names (an instance), then the name cut
+    after its last inner dash ("given "foo-bar-waldo.service" we'll also search "foo-bar-.service" and "foo-.service"",
+    since systemd 239), each in turn the same way."""
+    out: list[str] = []
+
+    def walk(name: str) -> None:
+        if name in out or len(out) > 32:
+            return
+        out.append(name)
+        template = template_of(name)
+        if template:
+            walk(template)
+        stem, at, instance = name[:-len(".service")].partition("@")
+        chopped = False
+        while True:
+            dash = stem.rfind("-")
+            if dash <= 0:
+                return
+            if dash + 1 < len(stem) or chopped:
+                stem = stem[:dash + 1]
+                break
+            stem, chopped = stem[:dash], True  # a trailing dash: cut once more
+        walk(f"{stem}@{instance}.service" if at and instance else f"{stem}.service")
+
+    walk(service)
+    return out
+
+
+def _unit_files(host: Host,
+                scope: list[tuple[str, str | None]]) -> dict[str, tuple[bool, list[tuple[str, str | None]]]]:
+    """Service -> (whether it has a unit file, its files in the order systemd applies them) (systemd.unit(5),
     systemd/systemd@00d0abd8bbaaef4a734f684e658cd3e8f25bff98:man/systemd.unit.xml): the unit file of the
-    highest-priority directory holding one, then the ``.conf`` drop-ins of every directory "in lexicographic order,
-    regardless of which of the directories they reside in", a drop-in's name in a higher-priority directory hiding
-    the same name lower down. A masked service (``_masked``) has none."""
+    highest-priority directory holding one (an instance without its own: its template's, "systemd will look for
+    getty@.service"), then the ``.conf`` drop-ins of its drop-in directories (``dropin_names``) in every directory "in
+    lexicographic order, regardless of which of the directories they reside in", a drop-in's name in a higher-priority
+    directory (and, within one directory, in a more specific drop-in directory) hiding the same name elsewhere. A
+    masked service (``_masked``) has none. An instance is a service where it is known to run: a unit file or drop-in
+    directory of its own, or enabled (a ``*.wants/`` or ``*.requires/`` entry of an administrator's directory), and its
+    template is there; a template is read as a service of its own too."""
     units: dict[str, tuple[str, str | None]] = {}
-    dropins: dict[str, dict[str, tuple[str, str | None]]] = {}
+    dropins: dict[str, dict[str, tuple[int, tuple[str, str | None]]]] = {}
+    enabled: set[str] = set()
     seen: set[str] = set()
-    for d, home in scope:
-        real = host.realpath(d)  # /lib is /usr/lib on a merged /usr: one listing of the two
+    for rank, (d, home) in enumerate(scope):
+        # /lib is /usr/lib on a merged /usr: one listing of the two (the one link resolved: a directory that is not
+        # there costs a failed listing, not a resolving too)
+        real = host.realpath(d) if d.startswith("/lib/") else d
         if real in seen:
             continue
         names = host.listdir(d)
@@ -454,14 +505,28 @@ def _unit_files(host: Host, scope: list[tuple[str, str | None]]) -> dict[str, li
                 confs = dropins.setdefault(name[:-2], {})
                 for x in host.listdir(f"{d}/{name}"):
                     if x.endswith(".conf"):
-                        confs.setdefault(x, (f"{d}/{name}/{x}", home))
-    out: dict[str, list[tuple[str, str | None]]] = {}
-    for service in sorted(set(units) | set(dropins)):
-        if service in units and _masked(host, units[service][0]):
+                        confs.setdefault(x, (rank, (f"{d}/{name}/{x}", home)))
+            elif name.endswith((".wants", ".requires")) and not d.startswith(_VENDOR_UNITS):
+                enabled.update(x for x in host.listdir(f"{d}/{name}") if "@" in x and template_of(x))
+    out: dict[str, tuple[bool, list[tuple[str, str | None]]]] = {}
+    instances = {n for n in enabled | set(dropins) if template_of(n) in units}
+    # the stems of templates' and prefixes' drop-in directories ("foo-", "foo"): a service whose name begins with none
+    # has no drop-in directory but its own (no name is walked for most of the few hundred services)
+    shared = tuple({n[:-len(".service")].rstrip("@") for n in dropins if n.endswith(("-.service", "@.service"))})
+    for service in sorted(set(units) | instances | {n for n in dropins if not n.endswith("-.service")}):
+        template = template_of(service)
+        main = units.get(service) or (units.get(template) if template else None)
+        if main is not None and _masked(host, main[0]):
             continue  # the service cannot run: its drop-ins give no process anything
-        files = [units[service]] if service in units else []
-        out[service] = files + [f for _, f in sorted(dropins.get(service, {}).items())]
+        chosen: dict[str, tuple[tuple[int, int], tuple[str, str | None]]] = {}
+        for spec, name in enumerate(dropin_names(service) if shared and service.startswith(shared) else (service,)):
+            for conf, (rank, file) in dropins.get(name, {}).items():
+                if conf not in chosen or (rank, spec) < chosen[conf][0]:
+                    chosen[conf] = ((rank, spec), file)
+        files = [f for _, (_, f) in sorted(chosen.items())]
+        out[service] = (main is not None, [main, *files] if main else files)
     return out
+
 
 @record
 class UnitFile:
@@ -470,27 +535,33 @@ class UnitFile:
     path: str
     home: str | None  # what %h stands for in it
     text: str | None  # None: not there, not a regular file, or unreadable
+    main: bool = False  # the service's unit file (an instance's: its template's), not a drop-in
 
 
 def service_units(host: Host, homes: list[str]) -> list[tuple[str, tuple[UnitFile, ...]]]:
     """Every service of each service manager (``_scopes``) with its files in the order systemd applies them
-    (``_unit_files``), each file read once: the one walk and the one read of the unit directories, for the
-    environments services run (``_services``) and for the variables they set (wizard.probes.env_settings); detect
-    makes it once and hands it to both. A service whose own unit file is empty is masked (``_masked_by_text``):
-    left out. At most ``MAX_UNITS`` files are read in all: the walk ends where the budget does."""
+    (``_unit_files``), each file read once (a template's file serves its instances from the same read): the one walk
+    and the one read of the unit directories, for the environments services run (``_services``) and for the variables
+    they set (wizard.probes.env_settings); detect makes it once and hands it to both. A service whose unit file is
+    empty is masked (``_masked_by_text``): left out. At most ``MAX_UNITS`` files are read in all: the walk ends where
+    the budget does."""
     out: list[tuple[str, tuple[UnitFile, ...]]] = []
     budget = MAX_UNITS
+    texts: dict[str, str | None] = {}
     for scope in _scopes(homes):
-        for service, files in _unit_files(host, scope).items():
+        for service, (has_unit, files) in _unit_files(host, scope).items():
             read: list[UnitFile] = []
-            for path, home in files:
-                budget -= 1
-                if budget < 0:
-                    return out + [(service, tuple(read))] if read else out
-                text = host.read_text(path, limit=1 << 16)
-                if _masked_by_text(service, path, text):
+            for i, (path, home) in enumerate(files):
+                if path not in texts:
+                    budget -= 1
+                    if budget < 0:
+                        return out + [(service, tuple(read))] if read else out
+                    texts[path] = host.read_text(path, limit=1 << 16)
+                text = texts[path]
+                main = has_unit and i == 0
+                if main and _masked_by_text(text):
                     break  # an empty unit file: the service cannot run, its drop-ins give no process anything
-                read.append(UnitFile(path, home, text))
+                read.append(UnitFile(path, home, text, main))
             else:
                 out.append((service, tuple(read)))
     return out

@@ -120,7 +120,8 @@ def _service_settings(host: Host, units: list[tuple[str, tuple[UnitFile, ...]]],
     them (wizard.parsers.systemd_unit): in file order, a later assignment over an earlier one, an empty
     ``Environment=`` dropping all before it, the files' settings over ``Environment=``'s. A file a unit names that
     is not there (or a wildcard) sets nothing. Each setting says the file and line that made it. ``services``
-    receives each service that has a unit file (a drop-in alone makes no service; a masked one is not in ``units``)."""
+    receives each service that has a unit file, its own or, for an instance, its template's (a drop-in alone makes no
+    service; a masked one is not in ``units``)."""
     from wizard.parsers.systemd_unit import unit_environment
 
     out: list[EnvSetting] = []
@@ -143,7 +144,7 @@ def _service_settings(host: Host, units: list[tuple[str, tuple[UnitFile, ...]]],
                     env_files.clear()
                 elif ln.path:
                     env_files.append(ln.path)
-        if services is not None and files and files[0].path.endswith(f"/{service}") and service not in services:
+        if services is not None and files and files[0].main and service not in services:
             services.append(service)
         for path in env_files:
             if not path.startswith("/") or any(c in path for c in "*?["):
