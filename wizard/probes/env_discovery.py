@@ -352,9 +352,10 @@ def _exec_start_lines(text: str) -> list[str]:
     while i >= 0:
         start = text.rfind("\n", 0, i) + 1
         end = text.find("\n", i)
-        if not text[start:i].strip():  # the word begins its line
-            out.append(text[start:end if end >= 0 else len(text)].strip())
-        i = text.find("ExecStart=", i + 10)
+        end = len(text) if end < 0 else end
+        # the lines the unit's reader sees (logical_lines: str.splitlines, so "\r" and the other line ends too)
+        out.extend(ln.strip() for ln in text[start:end].splitlines() if ln.lstrip().startswith("ExecStart="))
+        i = text.find("ExecStart=", end)
     return out
 
 
