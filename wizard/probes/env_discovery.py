@@ -478,7 +478,8 @@ def service_units(host: Host, homes: list[str]) -> list[tuple[str, tuple[UnitFil
     (``_unit_files``), each file read once: the one walk and the one read of the unit directories, for the
     environments services run (``_services``) and for the variables they set (wizard.probes.env_settings); detect
     makes it once and hands it to both. A service whose own unit file is empty is masked (``_masked_by_text``):
-    left out. At most ``MAX_UNITS`` files are read in all: the walk ends where the budget does."""
+    left out. At most ``MAX_UNITS`` files are read in all: the walk ends where the budget does, and the service whose
+    files it cuts is left out whole (its settings were before the one walk: an unread drop-in may reset them)."""
     out: list[tuple[str, tuple[UnitFile, ...]]] = []
     budget = MAX_UNITS
     for scope in _scopes(homes):
@@ -486,8 +487,8 @@ def service_units(host: Host, homes: list[str]) -> list[tuple[str, tuple[UnitFil
             read: list[UnitFile] = []
             for path, home in files:
                 budget -= 1
-                if budget < 0:
-                    return out + [(service, tuple(read))] if read else out
+                if budget < 0:  # a service cut here is left out: a drop-in unread may reset what the rest set
+                    return out
                 text = host.read_text(path, limit=1 << 16)
                 if _masked_by_text(service, path, text):
                     break  # an empty unit file: the service cannot run, its drop-ins give no process anything
