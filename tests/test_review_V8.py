@@ -244,3 +244,17 @@ def test_a_crlf_drop_in_that_only_adds_keeps_the_unit_files_setting(tmp_path: Pa
     _budget_machine(tmp_path, "[Service]\r\nEnvironment=OLLAMA_HOST=0.0.0.0\r\n")
     assert _service_values(tmp_path) == {("a.service", "HIP_VISIBLE_DEVICES"): "0",
                                          ("ollama.service", "HSA_OVERRIDE_GFX_VERSION"): "10.3.0"}
+
+
+@given(st.text(alphabet=" \tEnvironmFl=x\r\n\\\xa0#", max_size=40))
+@example("Environment=\r\n")
+@example("Environment=\\\r\n\r\n")
+@example("Environment= \\")
+def test_a_unit_text_in_which_the_reader_finds_a_reset_is_always_read(text: str) -> None:
+    """The quick test (_may_set) passes over a unit text only where the unit's reader finds nothing in it: a reset
+    included, whatever its line ends and blanks."""
+    from wizard.parsers.systemd_unit import unit_environment
+    from wizard.probes.env_settings import _may_set
+
+    if any(ln.reset for ln in unit_environment("[Service]\n" + text)):
+        assert _may_set(text)

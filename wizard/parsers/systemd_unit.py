@@ -40,6 +40,12 @@ class UnitEnvLine:
     reset: bool = False  # the empty assignment: every earlier line of this kind has no effect
 
 
+def continues_a_line(text: str) -> bool:
+    """Whether ``logical_lines`` joins lines of ``text`` (a line, stripped, ends in a backslash): cheap where the
+    text holds no backslash (most units). Its line ends are str.splitlines's, "\\r\\n" and "\\r" among them."""
+    return "\\" in text and any(ln.rstrip().endswith("\\") for ln in text.splitlines())
+
+
 def logical_lines(text: str) -> list[tuple[int, str]]:
     """(first line number, line) with backslash continuations joined, as systemd reads a unit."""
     out: list[tuple[int, str]] = []

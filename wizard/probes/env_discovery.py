@@ -32,7 +32,7 @@ from __future__ import annotations
 from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Found, FoundBy
-from wizard.parsers.systemd_unit import expand_specifiers, logical_lines
+from wizard.parsers.systemd_unit import continues_a_line, expand_specifiers, logical_lines
 from wizard.probes.python_envs import python_name_version
 from wizard.record import record
 
@@ -364,7 +364,7 @@ def _unit(host: Host, unit: UnitFile, c: _Collected, homes: tuple[str, ...]) -> 
     text, path, home = unit.text, unit.path, unit.home
     if not text or "ExecStart" not in text:
         return
-    if "\\\n" not in text and not any(_may_name_an_env(ln) for ln in _exec_start_lines(text)):
+    if not continues_a_line(text) and not any(_may_name_an_env(ln) for ln in _exec_start_lines(text)):
         return  # every ExecStart runs a system program (no continuation line hides another word)
     lines = logical_lines(text)
     workdir = next((ln.split("=", 1)[1].strip().lstrip("-") for _, ln in lines
