@@ -54,6 +54,13 @@ class UnitEnvLine:
     reset: bool = False  # the empty assignment: every earlier line of this kind has no effect
 
 
+def continues_a_line(text: str) -> bool:
+    """Whether ``logical_lines`` may join lines of ``text`` (a line, stripped, ends in a backslash; a doubled one,
+    which does not continue, counts too: a quick check that may say yes for nothing, never no for a join): cheap where
+    the text holds no backslash (most units). Its line ends are str.splitlines's, "\\r\\n" and "\\r" among them."""
+    return "\\" in text and any(ln.rstrip().endswith("\\") for ln in text.splitlines())
+
+
 def logical_lines(text: str) -> list[tuple[int, str]]:
     """(first line number, line) with backslash continuations joined, as systemd reads a unit
     (src/shared/conf-parser.c, systemd.syntax(7)): a line continues where it ends in a backslash that is not itself

@@ -34,7 +34,7 @@ from __future__ import annotations
 from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Found, FoundBy
-from wizard.parsers.systemd_unit import expand_specifiers, logical_lines
+from wizard.parsers.systemd_unit import continues_a_line, expand_specifiers, logical_lines
 from wizard.probes.python_envs import python_name_version
 from wizard.record import record
 
@@ -359,9 +359,10 @@ def _exec_start_lines(text: str) -> list[str]:
     while i >= 0:
         start = text.rfind("\n", 0, i) + 1
         end = text.find("\n", i)
-        if not text[start:i].strip():  # the word begins its line
-            out.append(text[start:end if end >= 0 else len(text)].strip())
-        i = text.find("ExecStart=", i + 10)
+        end = len(text) if end < 0 else end
+        # the lines the unit's reader sees (logical_lines: str.splitlines, so "\r" and the other line ends too)
+        out.extend(ln.strip() for ln in text[start:end].splitlines() if ln.lstrip().startswith("ExecStart="))
+        i = text.find("ExecStart=", end)
     return out
 
 
@@ -370,7 +371,7 @@ def _unit(host: Host, unit: UnitFile, c: _Collected, homes: tuple[str, ...]) -> 
     text, path, home = unit.text, unit.path, unit.home
     if not text or "ExecStart" not in text:
         return
-    if "\\\n" not in text and not any(_may_name_an_env(ln) for ln in _exec_start_lines(text)):
+    if not continues_a_line(text) and not any(_may_name_an_env(ln) for ln in _exec_start_lines(text)):
         return  # every ExecStart runs a system program (no continuation line hides another word)
     lines = logical_lines(text)
     workdir = next((ln.split("=", 1)[1].strip().lstrip("-") for _, ln in lines
@@ -544,7 +545,8 @@ def service_units(host: Host, homes: list[str]) -> list[tuple[str, tuple[UnitFil
     and the one read of the unit directories, for the environments services run (``_services``) and for the variables
     they set (wizard.probes.env_settings); detect makes it once and hands it to both. A service whose unit file is
     empty is masked (``_masked_by_text``): left out. At most ``MAX_UNITS`` files are read in all: the walk ends where
-    the budget does."""
+    the budget does, and the service whose files it cuts is left out whole (an unread drop-in may reset what the
+    rest set)."""
     out: list[tuple[str, tuple[UnitFile, ...]]] = []
     budget = MAX_UNITS
     texts: dict[str, str | None] = {}
@@ -554,8 +556,8 @@ def service_units(host: Host, homes: list[str]) -> list[tuple[str, tuple[UnitFil
             for i, (path, home) in enumerate(files):
                 if path not in texts:
                     budget -= 1
-                    if budget < 0:
-                        return out + [(service, tuple(read))] if read else out
+                    if budget < 0:  # a service cut here is left out: a drop-in unread may reset what the rest set
+                        return out
                     texts[path] = host.read_text(path, limit=1 << 16)
                 text = texts[path]
                 main = has_unit and i == 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from wizard.host import Host
 from wizard.model import EnvSetting
+from wizard.parsers.systemd_unit import continues_a_line
 from wizard.probes.env_discovery import UnitFile, service_units
 from wizard.probes.python_envs import home_dirs
 
@@ -101,17 +102,19 @@ def probe_env(host: Host, venv_prefixes: list[str], services: list[str] | None =
 
 def _may_set(text: str) -> bool:
     """Cheaply: whether a unit's text can change a relevant variable (most set none: no parse): it names one or an
-    EnvironmentFile=, or it has an empty ``Environment=`` line (that resets the list)."""
+    EnvironmentFile=, or it has an empty ``Environment=`` line (that resets the list), in the lines the unit's
+    reader sees (wizard.parsers.systemd_unit.logical_lines: CRLF ends, continued lines)."""
     if "Environment" not in text:
         return False
-    return "EnvironmentFile" in text or _may_name(text) or any(
-        _is_reset(ln) for ln in text.split("\n") if "Environment" in ln)
+    return "EnvironmentFile" in text or _may_name(text) or continues_a_line(text) or any(
+        _is_reset(ln) for ln in text.splitlines() if "Environment" in ln)
 
 
 def _is_reset(line: str) -> bool:
-    """``Environment=`` with nothing after it, blanks and tabs allowed around the name and the sign."""
-    s = line.strip(" \t")
-    return s.endswith("=") and s[:-1].rstrip(" \t") in ("Environment", "EnvironmentFile")
+    """``Environment=`` with nothing after it (blanks around the name and the sign), as unit_environment reads a
+    line: stripped, the name and the value stripped again."""
+    key, sep, value = line.strip().partition("=")
+    return bool(sep) and not value.strip() and key.rstrip() in ("Environment", "EnvironmentFile")
 
 
 def _service_settings(host: Host, units: list[tuple[str, tuple[UnitFile, ...]]],

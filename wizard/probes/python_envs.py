@@ -38,9 +38,10 @@ _WANTED = {
     "rocm_sdk_core": "rocm_sdk",
 }
 
-# How every name read from a site-packages starts (lower case): _WANTED's, the placeholders' and the device
-# packages'. An entry that starts otherwise (nearly all of a site-packages) is passed over unparsed.
-_READ_PREFIXES = ("torch", "pytorch", "triton", "numpy", "rocm", "amd", "_rocm")
+# How every name read from a site-packages starts (lower case, after any leading '_', '.' or '-': _norm_name folds
+# "__rocm_sdk_device_gfx1100" to the device package "_rocm_sdk_device_gfx1100"): _WANTED's, the placeholders' and
+# the device packages'. An entry that starts otherwise (nearly all of a site-packages) is passed over unparsed.
+_READ_PREFIXES = ("torch", "pytorch", "triton", "numpy", "rocm", "amd")
 
 # PyPI's projects under ROCm's names hold one empty placeholder release each (recorded copies of their JSON
 # in tests/fixtures/pypi): https://pypi.org/project/rocm/ (and rocm-sdk, rocm-sdk-core, rocm-sdk-libraries)
@@ -174,7 +175,7 @@ def read_site_packages(host: Host, site: str) -> dict[str, object] | None:
     device_targets: set[str] = set()
     placeholders: set[str] = set()
     for entry in host.listdir(site):
-        if not entry.lower().startswith(_READ_PREFIXES):
+        if not entry.lower().lstrip("_.-").startswith(_READ_PREFIXES):
             continue
         dist = dist_info(entry)
         if dist:

@@ -58,10 +58,14 @@ def _relevant_stanzas(status: str) -> str:
     """Only the dpkg status stanzas of ROCm/amdgpu packages: a desktop's file has thousands."""
     keep = []
     status = "\n" + status
+    kept_to = 0  # a stanza inside the text kept already (stanzas not parted by "\n\n") is not kept twice
     for m in _ROCM_STANZA.finditer(status):
         start = m.start() + 1
+        if start < kept_to:
+            continue
         end = status.find("\n\n", start)
-        keep.append(status[start:] if end < 0 else status[start:end])
+        kept_to = len(status) if end < 0 else end
+        keep.append(status[start:kept_to])
     return "\n\n".join(keep) + "\n"
 
 
@@ -77,9 +81,12 @@ def read_packages(host: Host) -> list[Package]:
         from wizard.parsers.dpkg import parse_dpkg
     else:
         from wizard.parsers.rpm import parse_rpm
-    if status:  # the stanzas kept are those _ROCM_PKG names already (one pattern compiled, not two)
+    if status:
+        # the text kept runs from a ROCm stanza to the next "\n\n": where stanzas part otherwise (CRLF ends, a blank
+        # line holding a space) it holds others too, so each name is tested again, by the same pattern (one compiled)
         return [Package(p.name, p.version or "", "/var/lib/dpkg/status", None)
-                for p in parse_dpkg(_relevant_stanzas(status)) if p.installed]
+                for p in parse_dpkg(_relevant_stanzas(status))
+                if p.installed and _ROCM_STANZA.match(f"\nPackage: {p.name}")]
     if (text := host.captured("dpkg.txt")):
         pkgs = [Package(p.name, p.version or "", "dpkg.txt", p.line) for p in parse_dpkg(text) if p.installed]
     elif (text := host.captured("rpm.txt")):
