@@ -36,28 +36,16 @@ from pathlib import Path
 
 import pytest
 
-from wizard.host import LiveHost
 from wizard.model import EnvSetting
 from wizard.parsers.systemd_unit import environment_words, logical_lines, unit_environment
 from wizard.probes import detect
 from wizard.probes.env_settings import probe_env
 
+from test_env_service_settings import ETC, HOME, host_for, write
+
 pytestmark = pytest.mark.unit
 
-HOME = "/home/alice"
-ETC = "/etc/systemd/system"
 USR = "/usr/lib/systemd/system"
-
-
-def write(root: Path, rel: str, text: str) -> None:
-    p = root / rel.lstrip("/")
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(text)
-
-
-def host_for(root: Path) -> LiveHost:
-    (root / HOME.lstrip("/")).mkdir(parents=True, exist_ok=True)
-    return LiveHost(root, environ={"HOME": HOME, "USER": "alice", "PATH": "/nonexistent"})
 
 
 def services(settings: list[EnvSetting]) -> dict[tuple[str | None, str], tuple[str, str]]:
