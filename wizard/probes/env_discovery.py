@@ -31,7 +31,6 @@ Looked at, in this order:
 
 from __future__ import annotations
 
-from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Found, FoundBy
 from wizard.parsers.systemd_unit import continues_a_line, expand_specifiers, logical_lines
