@@ -123,3 +123,20 @@ def test_a_system_torch_that_shadows_nothing_is_reported_without_a_finding(tmp_p
     doc = facts_to_json(facts)["system_torch"]
     assert doc["torch"] == "2.6.0+debian" and doc["shadows"] == []
     assert not [f for f in diagnose(facts) if f.id == "system-torch-shadows"]
+
+
+def test_detect_looks_for_environments_once_where_the_system_has_a_torch(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environments read and the torch shadows start from one discovery (the shadows had walked the processes,
+    the units and every home folder a second time): a shadowed venv is still found."""
+    from wizard.probes import detect
+    from wizard.probes import env_discovery
+
+    host = _machine(tmp_path)
+    _venv(tmp_path, f"{HOME}/shared-venv", system_site="true")
+    calls: list[str] = []
+    real = env_discovery.discover
+    monkeypatch.setattr(env_discovery, "discover", lambda *a, **k: calls.append("discover") or real(*a, **k))
+    facts = detect(host)
+    assert calls == ["discover"]
+    assert any("shared-venv" in s.where for s in facts.torch_shadows)

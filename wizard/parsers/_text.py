@@ -97,6 +97,12 @@ _PROMPT_RE = lazy_re.compile(
 )
 
 
+def ascii_number(text: str) -> bool:
+    """``text`` is a whole number in ASCII digits (what a pattern's ``[0-9]+`` matches; ``str.isdecimal`` alone takes
+    any script's digits)."""
+    return text.isascii() and text.isdecimal()
+
+
 def to_text(data: object) -> str:
     """Best-effort text from str, bytes or None; anything else is empty."""
     if data is None:

@@ -257,7 +257,7 @@ def _smi_versions(host: Host, rocm: Rocm, driver: Driver) -> tuple[Rocm, Driver]
 
 def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     from wizard.probes.driver import probe_driver
-    from wizard.probes.env_discovery import UnitFile, service_units
+    from wizard.probes.env_discovery import Candidate, ServiceUnits, discover, service_units
     from wizard.probes.env_settings import probe_env
     from wizard.probes.gpus import other_display_devices, probe_gpus
     from wizard.probes.os_info import probe_os
@@ -267,8 +267,15 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     errors: list[ProbeError] = []
     os_info = _guard(errors, "os", lambda: probe_os(host), OsInfo())
     # the services' unit files, walked and read once: the environments they run and the variables they set
-    units: list[tuple[str, tuple[UnitFile, ...]]] = _guard(
-        errors, "env", lambda: service_units(host, home_dirs(host)), [])
+    units: ServiceUnits = _guard(errors, "env", lambda: service_units(host, home_dirs(host)), [])
+    found: list[list[Candidate]] = []
+
+    def discovered() -> list[Candidate]:
+        """The environments found on the machine (env_discovery.discover), looked for once: the environments read
+        and the torch shadows both start from them."""
+        if not found:
+            found.append(discover(host, home_dirs(host), units))
+        return found[0]
 
     listed = None
     if not host.is_live:  # a recording's listing of its environments (wizard.probes.bundle_envs)
@@ -279,7 +286,7 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
         envs = listed
     elif host.is_live or pythons or any(host.listdir(d) for d in ("/home", "/opt", "/etc/systemd/system")):
         no_envs: tuple[list[PythonEnv], list[str]] = ([], [])
-        envs, problems = _guard(errors, "python", lambda: probe_live_envs(host, list(pythons), units), no_envs)
+        envs, problems = _guard(errors, "python", lambda: probe_live_envs(host, list(pythons), discovered()), no_envs)
         errors.extend(ProbeError("python", p) for p in problems)
     else:
         envs = []
@@ -296,7 +303,7 @@ def _detect(host: Host, pythons: list[str] | tuple[str, ...]) -> Facts:
     from wizard.probes.shadows import probe_shadows
 
     none: tuple[TorchShadow, ...] = ()
-    shadows = _guard(errors, "python", lambda: probe_shadows(host, envs, env, units), none)
+    shadows = _guard(errors, "python", lambda: probe_shadows(host, envs, env, discovered), none)
 
     no_gpus: tuple[list[Gpu], list[str]] = ([], [])
     gpus, notes = _guard(errors, "gpus", lambda: probe_gpus(host, in_force.get("HSA_OVERRIDE_GFX_VERSION")), no_gpus)

@@ -538,7 +538,11 @@ class UnitFile:
     main: bool = False  # the service's unit file (an instance's: its template's), not a drop-in
 
 
-def service_units(host: Host, homes: list[str]) -> list[tuple[str, tuple[UnitFile, ...]]]:
+# every service with its files, in the order systemd applies them (``service_units``)
+ServiceUnits = list[tuple[str, tuple[UnitFile, ...]]]
+
+
+def service_units(host: Host, homes: list[str]) -> ServiceUnits:
     """Every service of each service manager (``_scopes``) with its files in the order systemd applies them
     (``_unit_files``), each file read once (a template's file serves its instances from the same read): the one walk
     and the one read of the unit directories, for the environments services run (``_services``) and for the variables
@@ -546,7 +550,7 @@ def service_units(host: Host, homes: list[str]) -> list[tuple[str, tuple[UnitFil
     empty is masked (``_masked_by_text``): left out. At most ``MAX_UNITS`` files are read in all: the walk ends where
     the budget does, and the service whose files it cuts is left out whole (an unread drop-in may reset what the
     rest set)."""
-    out: list[tuple[str, tuple[UnitFile, ...]]] = []
+    out: ServiceUnits = []
     budget = MAX_UNITS
     texts: dict[str, str | None] = {}
     for scope in _scopes(homes):
@@ -568,8 +572,7 @@ def service_units(host: Host, homes: list[str]) -> list[tuple[str, tuple[UnitFil
     return out
 
 
-def _services(host: Host, units: list[tuple[str, tuple[UnitFile, ...]]], homes: tuple[str, ...],
-              c: _Collected) -> None:
+def _services(host: Host, units: ServiceUnits, homes: tuple[str, ...], c: _Collected) -> None:
     for _service, files in units:
         for unit in files:
             _unit(host, unit, c, homes)
@@ -578,8 +581,7 @@ def _services(host: Host, units: list[tuple[str, tuple[UnitFile, ...]]], homes: 
 # --------------------------------------------------------------------------- all of it
 
 
-def discover(host: Host, homes: list[str],
-             units: list[tuple[str, tuple[UnitFile, ...]]] | None = None) -> list[Candidate]:
+def discover(host: Host, homes: list[str], units: ServiceUnits | None = None) -> list[Candidate]:
     """Every environment worth reading on ``host``, most relevant first, each with how it was found; ``units`` is
     the machine's ``service_units`` where the caller has read them already."""
     env = host.environ

@@ -11,7 +11,7 @@ from __future__ import annotations
 from wizard.host import Host
 from wizard.model import EnvSetting
 from wizard.parsers.systemd_unit import continues_a_line
-from wizard.probes.env_discovery import UnitFile, service_units
+from wizard.probes.env_discovery import ServiceUnits, service_units
 from wizard.probes.python_envs import home_dirs
 
 RELEVANT = (
@@ -67,7 +67,7 @@ def _from_file(host: Host, path: str, label: str, kind: str) -> list[EnvSetting]
 
 
 def probe_env(host: Host, venv_prefixes: list[str], services: list[str] | None = None,
-              units: list[tuple[str, tuple[UnitFile, ...]]] | None = None) -> list[EnvSetting]:
+              units: ServiceUnits | None = None) -> list[EnvSetting]:
     """Every relevant assignment, in precedence order; ``services`` (where given) receives the names of the systemd
     service units found on the way (a unit file, not masked); ``units`` is the machine's
     ``env_discovery.service_units`` where the caller has read them already."""
@@ -117,8 +117,7 @@ def _is_reset(line: str) -> bool:
     return bool(sep) and not value.strip() and key.rstrip() in ("Environment", "EnvironmentFile")
 
 
-def _service_settings(host: Host, units: list[tuple[str, tuple[UnitFile, ...]]],
-                      services: list[str] | None = None) -> list[EnvSetting]:
+def _service_settings(host: Host, units: ServiceUnits, services: list[str] | None = None) -> list[EnvSetting]:
     """The relevant variables each service's Environment= and EnvironmentFile= lines set, as systemd.exec(5) combines
     them (wizard.parsers.systemd_unit): in file order, a later assignment over an earlier one, an empty
     ``Environment=`` dropping all before it, the files' settings over ``Environment=``'s. A file a unit names that

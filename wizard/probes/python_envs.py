@@ -14,11 +14,12 @@ import re
 from wizard import lazy_re
 from wizard.host import Host, acting_user
 from wizard.model import Evidence, Found, FoundBy, PythonEnv
+from wizard.parsers._text import ascii_number
 from wizard.record import replace
 
 TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
 if TYPE_CHECKING:
-    from wizard.probes.env_discovery import UnitFile
+    from wizard.probes.env_discovery import Candidate
 
 _GFX = lazy_re.compile(r"gfx[0-9]{2,4}[0-9a-f]?(?![0-9a-z])")
 _GFX_IN_NAME = lazy_re.compile(r"gfx([0-9]{2,4}[0-9a-f]?)(?:[^0-9a-z]|$)")
@@ -94,13 +95,9 @@ def python_name_version(name: str) -> str | None:
         return None
     version = name[6:].removesuffix("t")
     major, dot, minor = version.partition(".")
-    if not version or (_digits(major) and (not dot or _digits(minor))):
+    if not version or (ascii_number(major) and (not dot or ascii_number(minor))):
         return version
     return None
-
-
-def _digits(text: str) -> bool:
-    return text.isascii() and text.isdecimal()
 
 
 def _dotted_version(name: str) -> str | None:
@@ -348,16 +345,16 @@ def _pyenv_interpreter(host: Host, shim: str) -> str | None:
 
 
 def probe_live_envs(host: Host, pythons: list[str],
-                    units: list[tuple[str, tuple[UnitFile, ...]]] | None = None) -> tuple[list[PythonEnv], list[str]]:
+                    discovered: list[Candidate] | None = None) -> tuple[list[PythonEnv], list[str]]:
     """Environments named with --python first (all kept), then discovered ones that hold torch/ROCm; each
-    says how it was found (``PythonEnv.found``); ``units`` is the machine's ``env_discovery.service_units`` where
-    the caller has read them already."""
+    says how it was found (``PythonEnv.found``); ``discovered`` is ``env_discovery.discover``'s answer where the
+    caller has it already."""
     from wizard.probes.env_discovery import Candidate, discover
 
     envs: list[PythonEnv] = []
     problems: list[str] = []
     seen: set[str] = set()
-    candidates = discover(host, home_dirs(host), units)
+    candidates = list(discover(host, home_dirs(host)) if discovered is None else discovered)
     by_prefix = {c.prefix: c for c in candidates}
 
     def also(prefix: str) -> tuple[Found, ...]:

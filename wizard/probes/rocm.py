@@ -13,6 +13,7 @@ import re
 from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Evidence, Rocm, RocmInstall
+from wizard.parsers._text import ascii_number
 from wizard.record import record
 
 _ROCM_PKG = lazy_re.compile(
@@ -129,10 +130,6 @@ def _pins(host: Host) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _number(text: str) -> bool:
-    return text.isascii() and text.isdecimal()
-
-
 def legacy_dir_version(name: str) -> str | None:
     """The release a legacy /opt folder is named for: "rocm-6.2.4" or "rocm-6.2.4-123" -> "6.2.4", "rocm-5.7" ->
     "5.7"; None for any other name (string tests: /opt is listed by every detect)."""
@@ -140,7 +137,7 @@ def legacy_dir_version(name: str) -> str | None:
         return None
     version, dash, build = name[5:].partition("-")
     parts = version.split(".")
-    if (dash and not _number(build)) or len(parts) not in (2, 3) or not all(_number(p) for p in parts):
+    if (dash and not ascii_number(build)) or len(parts) not in (2, 3) or not all(ascii_number(p) for p in parts):
         return None
     return version
 

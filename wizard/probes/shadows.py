@@ -20,7 +20,9 @@ from wizard.model import EnvSetting, PythonEnv, TorchShadow, system_torch
 
 TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
 if TYPE_CHECKING:
-    from wizard.probes.env_discovery import UnitFile
+    from typing import Callable
+
+    from wizard.probes.env_discovery import Candidate
 
 _CFG_LINE = lazy_re.compile(r"^\s*([A-Za-z_-]+)\s*=\s*(.*?)\s*$")
 SYSTEM_BINDIRS = ("/usr/bin", "/bin", "/usr/local/bin")
@@ -61,9 +63,10 @@ def _pythonpath_shadow(s: EnvSetting, site_dirs: tuple[str, ...], torch: str) ->
 
 
 def probe_shadows(host: Host, envs: list[PythonEnv], settings: list[EnvSetting],
-                  units: list[tuple[str, tuple[UnitFile, ...]]] | None = None) -> tuple[TorchShadow, ...]:
-    """Every way the system's torch shadows another (empty when the system interpreter has no torch); ``units`` is
-    the machine's ``env_discovery.service_units`` where the caller has read them already."""
+                  discovered: Callable[[], list[Candidate]] | None = None) -> tuple[TorchShadow, ...]:
+    """Every way the system's torch shadows another (empty when the system interpreter has no torch);
+    ``discovered`` gives ``env_discovery.discover``'s answer where the caller has it (called only when the
+    system interpreter has a torch)."""
     system = system_torch(envs)
     if system is None or system.torch is None:
         return ()
@@ -74,7 +77,8 @@ def probe_shadows(host: Host, envs: list[PythonEnv], settings: list[EnvSetting],
     out: list[TorchShadow] = []
     own = {e.path: e for e in envs if e.path}
     venvs = [e.path for e in envs if e.kind == "venv" and e.path]
-    venvs += [c.prefix for c in discover(host, home_dirs(host), units) if c.kind == "venv"]
+    candidates = discovered() if discovered is not None else discover(host, home_dirs(host))
+    venvs += [c.prefix for c in candidates if c.kind == "venv"]
     for prefix in dict.fromkeys(venvs):
         shadow = _venv_shadow(host, prefix, own.get(prefix), torch)
         if shadow is not None:
