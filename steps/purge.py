@@ -96,8 +96,12 @@ def packages_to_remove(ctx: StepContext) -> list[str]:
         if inst.stream in streams:
             names.extend(inst.packages)
             distro = distro or (inst.stream == "distro" and bool(inst.packages))
-    for entry in ctx.facts.driver.dkms_packages:  # "amdgpu-dkms 1:6.8.5.60204-..." -> "amdgpu-dkms"
-        if "legacy" in streams and entry.split():
+    # the DKMS driver goes with an installed legacy line ("amdgpu-dkms 1:6.8.5.60204-..." -> "amdgpu-dkms"), and
+    # before a legacy install (which brings its own); otherwise, with no legacy ROCm installed, it is a driver of its
+    # own (the driver plan's, from AMD's driver repository) that a Core SDK plan, which installs none, keeps
+    legacy = ctx.target.stream == "legacy" or any(i.stream == "legacy" for i in ctx.facts.rocm.installs)
+    for entry in ctx.facts.driver.dkms_packages:
+        if "legacy" in streams and legacy and entry.split():
             names.append(entry.split()[0])
     if distro and ctx.pm == "apt":
         names.extend(ctx.allow_remove)

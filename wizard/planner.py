@@ -551,7 +551,8 @@ def _resolve_plan(spec: str, facts: Facts, *, venv: str | None, state_dir: str |
         effects.update(sp.effects)
         steps.append(sp)
         checks.extend(k.preflight(ctx, sp))
-    if facts.driver.kfd_present is False and KERNEL_DRIVER not in effects:
+    if facts.driver.kfd_present is False and KERNEL_DRIVER not in effects and not (pf.name == DRIVER_PLAN and reasons):
+        # (the driver plan is the one that installs it: where it is refused, its own reasons say why it installs none)
         reasons.append("/dev/kfd is missing (no amdgpu kernel driver serves the GPU), and this plan does not "
                        "install one" + _driver_way(pf, facts, kb, state_dir))
     if reasons:

@@ -98,6 +98,8 @@ class ConsoleView:
             c.print(f"[dim]$ {escape(e.shown)}[/]")
         elif isinstance(e, ev.ActionStarted):
             c.print(f"[dim]  - {escape(e.description or first_line(e.shown))}[/]")
+            if e.note:  # (with -v it arrives among the action's output lines)
+                c.print(f"    {escape(e.note)}")
         elif isinstance(e, ev.ActionSkipped):
             what = e.shown if self.verbose else first_line(e.shown, 70)
             c.print(f"[dim]  skip: {escape(what)} ({escape(e.reason)})[/]")

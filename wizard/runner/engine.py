@@ -239,8 +239,8 @@ class Engine:
             log.flush()
             absent, existed = self._claimed(action) if phase is Phase.RUN and a not in interrupted else ((), ())
             self.journal.append(ActionStart(step, a, shown, log_path, self.boot_id(), phase, absent, existed))
-            self.emit(ev.ActionStarted(step, a, shown, hide_passwords(action.description), phase))
             note = progress_note(action)
+            self.emit(ev.ActionStarted(step, a, shown, hide_passwords(action.description), phase, note))
             if note is not None:
                 log.write(f"{note}\n".encode())
                 self.emit(ev.OutputLines(step, a, (note,)))

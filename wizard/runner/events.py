@@ -74,6 +74,7 @@ class ActionStarted:
     shown: str  # the command as shown (redacted), exactly as it runs
     description: str
     phase: Phase = Phase.RUN
+    note: str | None = None  # a line to show as it starts, with or without -v (pip on AMD's indexes: not a hang)
 
 
 @record
