@@ -135,7 +135,7 @@ def _service_settings(host: Host, units: ServiceUnits, services: list[str] | Non
             text, path = unit.text, unit.path
             if not text or not _may_set(text):
                 continue
-            for ln in unit_environment(text, unit.home):
+            for ln in unit_environment(text, unit.home, service):
                 if ln.kind == "env":
                     if ln.reset:
                         env.clear()
