@@ -339,11 +339,19 @@ def _tokens(command: str, home: str | None) -> list[str]:
     return out
 
 
+def _setting(line: str) -> tuple[str, str]:
+    """(key, value) of a unit's line as systemd's parser reads it: cut at the first "=", each side stripped
+    (systemd/systemd@2557246cc8e616977cc233f92b4e7fbc45d0946f:src/shared/conf-parser.c ``parse_line`` hands
+    ``strstrip(l)`` and ``strstrip(e)`` on): ``ExecStart = ...`` is ``ExecStart=...``."""
+    key, _, value = line.partition("=")
+    return key.strip(), value.strip()
+
+
 def _may_name_an_env(line: str) -> bool:
     """Cheaply: whether an ExecStart line can name an environment (most run a system program: no parse)."""
     if "python" in line or " cd " in line or "%h" in line:
         return True
-    for word in line[len("ExecStart="):].split():
+    for word in line.partition("=")[2].split():
         word = word.lstrip("'\"@-:+!|")
         if "/bin/" in word and not word.startswith(_SYSTEM_BIN):
             return True
@@ -351,17 +359,17 @@ def _may_name_an_env(line: str) -> bool:
 
 
 def _exec_start_lines(text: str) -> list[str]:
-    """The ``ExecStart=`` lines of a unit's text, stripped: found by the word, not by walking every line (a unit
-    is mostly other lines; ~100 units are read by every detect)."""
+    """The ``ExecStart`` lines of a unit's text (``ExecStart=``, blanks around the sign or not), stripped: found by
+    the word, not by walking every line (a unit is mostly other lines; ~100 units are read by every detect)."""
     out: list[str] = []
-    i = text.find("ExecStart=")
+    i = text.find("ExecStart")
     while i >= 0:
         start = text.rfind("\n", 0, i) + 1
         end = text.find("\n", i)
         end = len(text) if end < 0 else end
         # the lines the unit's reader sees (logical_lines: str.splitlines, so "\r" and the other line ends too)
-        out.extend(ln.strip() for ln in text[start:end].splitlines() if ln.lstrip().startswith("ExecStart="))
-        i = text.find("ExecStart=", end)
+        out.extend(ln.strip() for ln in text[start:end].splitlines() if "=" in ln and _setting(ln)[0] == "ExecStart")
+        i = text.find("ExecStart", end)
     return out
 
 
@@ -372,15 +380,14 @@ def _unit(host: Host, unit: UnitFile, c: _Collected, homes: tuple[str, ...]) -> 
         return
     if not continues_a_line(text) and not any(_may_name_an_env(ln) for ln in _exec_start_lines(text)):
         return  # every ExecStart runs a system program (no continuation line hides another word)
-    lines = logical_lines(text)
-    workdir = next((ln.split("=", 1)[1].strip().lstrip("-") for _, ln in lines
-                    if ln.startswith("WorkingDirectory=")), None)
+    settings = [(number, *_setting(ln)) for number, ln in logical_lines(text) if "=" in ln]
+    workdir = next((value.lstrip("-") for _, key, value in settings if key == "WorkingDirectory"), None)
     if workdir:
         workdir = expand_specifiers(workdir, home)
-    for number, line in lines:
-        if not line.startswith("ExecStart=") or not _may_name_an_env(line):
+    for number, key, value in settings:
+        if key != "ExecStart" or not _may_name_an_env(f"={value}"):
             continue
-        tokens = _tokens(line.split("=", 1)[1], home)
+        tokens = _tokens(value, home)
         wd = workdir
         for i, t in enumerate(tokens):
             if t == "cd" and i + 1 < len(tokens) and tokens[i + 1].startswith("/"):  # bash -c 'cd DIR && ...'
