@@ -138,6 +138,15 @@ def test_an_instance_that_does_not_unescape_drops_only_the_words_that_need_it(tm
     assert {k[1]: v[0] for k, v in got.items() if k[0] == "gpu@a\\qb.service"} == {"ROCR_VISIBLE_DEVICES": "a\\qb"}
 
 
+def test_an_environment_file_named_by_the_instance_is_the_instances(tmp_path: Path) -> None:
+    write(tmp_path, f"{USR}/llama@.service", "[Service]\nEnvironmentFile=-/etc/llama/%i.env\nEnvironmentFile=/etc/%Z.env\n")
+    write(tmp_path, "/etc/llama/gpu1.env", "HIP_VISIBLE_DEVICES=1\n")
+    write(tmp_path, "/etc/%Z.env", "HSA_OVERRIDE_GFX_VERSION=10.3.0\n")  # a file literally so named is never read
+    _enable(tmp_path, "llama@gpu1.service", "llama@.service")
+    assert services(probe_env(host_for(tmp_path), [])) == {
+        ("llama@gpu1.service", "HIP_VISIBLE_DEVICES"): ("1", "/etc/llama/gpu1.env:1")}
+
+
 # --------------------------------------------------------------------------- 2. blanks around "="
 
 
