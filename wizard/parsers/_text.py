@@ -125,8 +125,9 @@ def clean_line(line: str) -> str:
     return line if line.isprintable() else _CTRL_RE.sub("", line)
 
 
-def lines(data: object) -> list[tuple[int, str]]:
-    """(1-based line number, cleaned line) pairs; markdown fence lines become empty."""
+def lines(data: object, *, rstrip: bool = True) -> list[tuple[int, str]]:
+    """(1-based line number, cleaned line) pairs; markdown fence lines become empty. ``rstrip=False`` keeps each line's
+    trailing blanks (a reader whose program gives them a meaning: a shell's ``\\ `` at a line's end is a space)."""
     text = to_text(data)
     if not text:
         return []
@@ -135,7 +136,9 @@ def lines(data: object) -> list[tuple[int, str]]:
     for no, raw in enumerate(text.split("\n"), start=1):
         if not no & 1023:
             check_budget()
-        line = clean_line(raw[:MAX_LINE]).rstrip()
+        line = clean_line(raw[:MAX_LINE])
+        if rstrip:
+            line = line.rstrip()
         while line.startswith("> ") or line == ">":  # markdown block quote
             line = line[2:]
         if line.lstrip().startswith(("```", "~~~")):

@@ -8,6 +8,16 @@
   ``if``/``case``/loops or after ``&&``/``||`` are kept but marked ``conditional``.
 - ``parse_activate``: a venv's ``bin/activate``: its VIRTUAL_ENV and the exports a person added
   beyond the standard template.
+- ``parse_pam_environment``: /etc/environment as pam_env reads it: ``parse_env_file``'s lines, joined and cut as
+  pam_env's line reader does (``_pam_lines``).
+
+A shell file's lines are its logical lines (``_shell_lines``), as bash reads them: Bash manual "Escape Character"
+(https://www.gnu.org/software/bash/manual/bash.html#Escape-Character): "If a \\newline pair appears, and the backslash
+itself is not quoted, the \\newline is treated as a line continuation (that is, it is removed from the input stream and
+effectively ignored)"; inside single quotes a backslash is a character ("Single Quotes": "preserves the literal value
+of each character within the quotes") and the quote goes on over the line's end; inside double quotes a backslash
+still escapes a newline ("Double Quotes": it keeps its meaning before "$", "`", "\"", "\\" or newline); a comment's
+backslash continues nothing; a here-document's body is passed on line by line as it is.
 """
 
 from __future__ import annotations
@@ -15,7 +25,7 @@ from __future__ import annotations
 import shlex
 
 from wizard import lazy_re
-from wizard.parsers._text import lines, never_raises
+from wizard.parsers._text import MAX_LINE, lines, never_raises
 from wizard.record import record
 
 _NAME_RE = lazy_re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -64,6 +74,131 @@ def parse_env_file(text: object) -> tuple[EnvAssignment, ...]:
     return tuple(out)
 
 
+_COMMENT_AFTER = " \t;&|()<>"  # a "#" after one of these (or first on the line) starts a comment
+_MAX_JOINED = 256  # physical lines one logical line may take; past it, the lines are read one by one
+
+
+def _scan(part: str, state: str) -> tuple[str, bool]:
+    """The quoting ``state`` ("" none, "'" single, '"' double, "$'" ANSI-C) after the shell reads ``part`` (a physical
+    line, ``state`` the one its previous line ended in) and whether it ends in a backslash that continues the line
+    (unquoted or in double quotes, not itself escaped)."""
+    i, n = 0, len(part)
+    while i < n:
+        c = part[i]
+        if state == "'":
+            j = part.find("'", i)
+            if j < 0:
+                return state, False
+            state, i = "", j + 1
+            continue
+        if c == "\\":
+            if i + 1 == n:
+                return state, state in ("", '"')
+            i += 2
+            continue
+        if state == '"':
+            if c == '"':
+                state = ""
+        elif state == "$'":
+            if c == "'":
+                state = ""
+        elif c == "'":
+            state = "$'" if i and part[i - 1] == "$" else "'"
+        elif c == '"':
+            state = '"'
+        elif c == "#" and (i == 0 or part[i - 1] in _COMMENT_AFTER):
+            return "", False  # the rest of the line is a comment
+        i += 1
+    return state, False
+
+
+def _shell_lines(data: object) -> list[tuple[int, str]]:
+    """The logical lines of a shell file as bash reads them (the module's docstring): (first line number, line), a
+    backslash-newline outside single quotes removed, a quote left open at a line's end going on over the newline. A
+    quote never closed leaves its lines as they are (bash would read none of them: nothing is made up from them); a
+    here-document's body passes line by line."""
+    physical = lines(data, rstrip=False)
+    out: list[tuple[int, str]] = []
+    i, n = 0, len(physical)
+    heredoc: str | None = None
+    while i < n:
+        no, line = physical[i]
+        if heredoc is not None:
+            heredoc = None if line.strip() == heredoc else heredoc
+            out.append((no, line))
+            i += 1
+            continue
+        if "\\" not in line and "'" not in line and '"' not in line:  # nothing in it quotes or continues
+            parts, j = [line], i
+        else:
+            parts, j, state = [], i, ""
+            while True:
+                part = physical[j][1]
+                state, continued = _scan(part, state)
+                if continued:
+                    parts.append(part[:-1])
+                elif state:
+                    parts.append(part + "\n")
+                else:
+                    parts.append(part)
+                    break
+                if j + 1 >= n or j - i >= _MAX_JOINED:
+                    break
+                j += 1
+            if state and not continued:  # a quote never closed: its lines as they are
+                out.extend(physical[i:j + 1])
+                i = j + 1
+                continue
+        joined = "".join(parts)
+        if "<<" in joined:
+            m = _HEREDOC_RE.search(joined)
+            if m:
+                heredoc = m.group(2)
+        out.append((no, joined[:MAX_LINE]))
+        i = j + 1
+    return out
+
+
+def _pam_lines(data: object) -> list[tuple[int, str]]:
+    """The lines pam_env reads from /etc/environment (linux-pam/linux-pam@ddab692c8409c9a3b5613bd21638dea404ba4edf:
+    libpam_internal/pam_line.c ``_pam_line_assemble``, which modules/pam_env/pam_env.c calls with a NUL for the
+    backslash): "Configuration lines may span across multiple lines in a file by ending a line with a backslash (\\)":
+    the line's last character, blanks skipped, is looked at alone (no quoting, no escaping: a doubled backslash or one
+    in quotes continues too) and cut off; each line's leading blanks are skipped and a "#" ends it ("we are only
+    interested in characters before the first '#' character"), and a line holding one never continues; a line still
+    continued at the end of the file is an "Incomplete read" and gives nothing. (first line number, line)."""
+    out: list[tuple[int, str]] = []
+    pending: tuple[int, str] | None = None
+    physical = lines(data, rstrip=False)
+    if physical and not physical[-1][1]:
+        physical.pop()  # what follows the file's last newline is no line (getline reads none: the file has ended)
+    for no, raw in physical:
+        body = raw.lstrip(" \t")
+        end = body.rstrip(" \t")
+        continued = "#" not in body and end.endswith("\\")
+        piece = end[:-1] if continued else body.split("#", 1)[0]
+        start, text = (pending[0], pending[1] + piece) if pending else (no, piece)
+        if continued:
+            pending = (start, text[:MAX_LINE])
+            continue
+        pending = None
+        if text.strip():
+            out.append((start, text))
+    return out
+
+
+@never_raises(tuple)
+def parse_pam_environment(text: object) -> tuple[EnvAssignment, ...]:
+    """/etc/environment's assignments as pam_env reads them: its lines joined and cut as ``_pam_lines`` says, each
+    read as ``parse_env_file`` reads a line."""
+    out: list[EnvAssignment] = []
+    for no, line in _pam_lines(text):
+        m = _ENV_LINE_RE.match(line)
+        if m:
+            out.append(EnvAssignment(m.group(1), _strip_quotes(m.group(2)), no))
+    return tuple(out)
+
+
 def _tokens(line: str) -> list[str]:
     lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
@@ -105,7 +240,7 @@ def parse_shell_rc(text: object) -> tuple[EnvAssignment, ...]:
     func_pending = False
     block_depth = 0
     heredoc: str | None = None
-    for no, line in lines(text):
+    for no, line in _shell_lines(text):
         s = line.strip()
         if heredoc is not None:
             if s == heredoc:

@@ -29,6 +29,14 @@ the line: ``config_parse_environ`` logs "Invalid syntax, ignoring: %s" and retur
 and the rest set nothing. Each word's specifiers are then expanded, and a word that is no valid assignment ("Invalid
 environment assignment, ignoring: %s": a name of letters, digits and ``_`` not starting with a digit, a value that is
 valid UTF-8) is skipped while the words after it are still read.
+
+Specifiers (``resolve_specifiers``) are resolved for the service being read: an instance's ``%i %I %n %N %p %P %f``
+are its own, though its template's file is read once for all of them. systemd.unit(5) "Specifiers": "Specifiers must
+be known and resolvable for the setting to be valid"; src/core/load-fragment.c ``config_parse_environ``
+(systemd/systemd@2557246cc8e616977cc233f92b4e7fbc45d0946f) skips a word whose specifiers fail, "Failed to resolve
+specifiers in %s, ignoring: %m", and reads the next (seen on systemd 252: ``B=%Z%i`` is "ignoring: Invalid slot"). The
+unescaping of ``%I %P %f`` is src/basic/unit-name.c's (systemd/systemd@8e542fcdc41db44895bbb7124909eea5fe2dea4d:
+``unit_name_unescape``, ``unit_name_path_unescape``).
 """
 
 from __future__ import annotations
@@ -108,6 +116,94 @@ def expand_specifiers(value: str, home: str | None) -> str:
     return _SPECIFIER_RE.sub(one, value)
 
 
+# the specifiers systemd.unit(5) "Specifiers" lists (systemd 252): a word with any other one cannot be resolved
+_KNOWN_SPECIFIERS = frozenset("aAbBCdEfgGhHiIjJlLmMnNopPqsStTuUvVwWyY%")
+
+
+def _unescape(text: str) -> bytes | None:
+    """A unit name's part with its escaping undone as systemd's ``unit_name_unescape`` does (src/basic/unit-name.c):
+    "-" is "/", ``\\xHH`` one byte; any other backslash: None (-EINVAL)."""
+    out = bytearray()
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "-":
+            out += b"/"
+        elif c == "\\":
+            digits = text[i + 2:i + 4]
+            if text[i + 1:i + 2] != "x" or len(digits) != 2 or not all(d in _HEX for d in digits):
+                return None
+            out.append(int(digits, 16))
+            i += 4
+            continue
+        else:
+            out += c.encode()
+        i += 1
+    return bytes(out)
+
+
+def _path_unescape(text: str) -> bytes | None:
+    """``unit_name_path_unescape``: "-" alone is "/"; else the unescaped text with "/" in front, None where it is empty,
+    begins or ends with "/" ("Don't accept trailing or leading slashes") or is no normalized path (an empty, "." or
+    ".." part: systemd 252's ``systemd-escape --unescape --path a--b`` fails)."""
+    if text == "-":
+        return b"/"
+    raw = _unescape(text) if text else None
+    if not raw or raw.startswith(b"/") or raw.endswith(b"/") or any(
+            part in (b"", b".", b"..") for part in raw.split(b"/")):
+        return None
+    return b"/" + raw
+
+
+def _one_specifier(c: str, home: str | None, unit: str | None, name: str, prefix: str, instance: str,
+                   at: str) -> str | None:
+    """What ``%c`` stands for in ``unit``'s words (``resolve_specifiers``): its text, ``%c`` itself where it stays as
+    written, or None (systemd cannot resolve it: the word is skipped)."""
+    if c == "%":
+        return "%"
+    if c not in _KNOWN_SPECIFIERS:
+        return None
+    if c == "h":
+        return home or f"%{c}"
+    if not name or c not in "nNpPiIf" or (at and not instance and c in "iInNf"):  # a template has no instance
+        return f"%{c}"
+    if c in "nNpi":
+        return {"n": unit or "", "N": name, "p": prefix, "i": instance}[c]
+    raw = _unescape(instance) if c == "I" else _unescape(prefix) if c == "P" else _path_unescape(
+        instance if at else prefix)
+    try:
+        return raw.decode() if raw is not None else None
+    except UnicodeDecodeError:  # env_value_is_valid: "if (!utf8_is_valid(e)) return false"
+        return None
+
+
+def resolve_specifiers(value: str, home: str | None, unit: str | None = None) -> str | None:
+    """``value`` with its specifiers resolved as systemd resolves them for the unit ``unit`` (a service's name, an
+    instance's own: ``foo@bar.service``), or None where systemd cannot (it then skips the word, "Failed to resolve
+    specifiers in %s, ignoring"): a letter systemd.unit(5) does not list, an instance or prefix that does not unescape.
+    ``%h`` is ``home`` (as written where it is not known), ``%%`` a ``%``; the unit's own (``unit`` given): ``%n`` the
+    name, ``%N`` without the type suffix, ``%p`` before the "@" (``%N`` for a name without one), ``%i`` the instance
+    (empty for a name without one), ``%I`` / ``%P`` unescaped, ``%f`` the instance (else the prefix) unescaped as a path.
+    A template read as a service of its own (``foo@.service``) has no instance: ``%i %I %n %N %f`` stay as written, as
+    does every specifier of the machine systemd runs on (``%H``, ``%m``, ...)."""
+    if "%" not in value:
+        return value
+    name = unit[:-len(".service")] if unit and unit.endswith(".service") else (unit or "")
+    prefix, at, instance = name.partition("@")
+    failed = False
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal failed
+        got = _one_specifier(m.group(1), home, unit, name, prefix, instance, at)
+        if got is None:
+            failed = True
+            return ""
+        return got
+
+    out = _SPECIFIER_RE.sub(one, value)
+    return None if failed else out
+
+
 _BLANKS = " \t\n\r"  # systemd's WHITESPACE: the separators of Environment='s words
 _SIMPLE_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92, '"': 34, "'": 39, "s": 32}
 _HEX = "0123456789abcdefABCDEF"
@@ -185,10 +281,10 @@ def environment_words(value: str) -> tuple[list[bytes], bool]:
         words.append(bytes(word))
 
 
-def _pairs(value: str, home: str | None) -> tuple[tuple[str, str], ...]:
+def _pairs(value: str, home: str | None, unit: str | None = None) -> tuple[tuple[str, str], ...]:
     """The assignments of one Environment= value in order: its words read as systemd reads them (``environment_words``;
-    a word it cannot read ends the line, the words before it stay), each with its specifiers expanded, a word that is
-    no valid assignment skipped."""
+    a word it cannot read ends the line, the words before it stay), each with its specifiers resolved for ``unit``
+    (``resolve_specifiers``), a word whose specifiers do not resolve or that is no valid assignment skipped."""
     words, _whole = environment_words(value)
     out: list[tuple[str, str]] = []
     for raw in words:
@@ -196,16 +292,20 @@ def _pairs(value: str, home: str | None) -> tuple[tuple[str, str], ...]:
             word = raw.decode()  # env_value_is_valid: "if (!utf8_is_valid(e)) return false"
         except UnicodeDecodeError:
             continue
-        name, sep, val = expand_specifiers(word, home).partition("=")
+        resolved = resolve_specifiers(word, home, unit)
+        if resolved is None:  # "Failed to resolve specifiers in %s, ignoring": the next word is read
+            continue
+        name, sep, val = resolved.partition("=")
         if sep and _NAME_RE.match(name):
             out.append((name, val))
     return tuple(out)
 
 
 @never_raises(list)
-def unit_environment(text: object, home: str | None = None) -> list[UnitEnvLine]:
+def unit_environment(text: object, home: str | None = None, unit: str | None = None) -> list[UnitEnvLine]:
     """The Environment= / EnvironmentFile= lines of the unit text's [Service] section, in order (``home``: what
-    ``%h`` stands for)."""
+    ``%h`` stands for; ``unit``: the service the text is read for, an instance's own name for its template's file:
+    what ``%i``, ``%n``, ``%p``... stand for)."""
     if not isinstance(text, str) or "Environment" not in text:
         return []
     out: list[UnitEnvLine] = []
@@ -226,7 +326,7 @@ def unit_environment(text: object, home: str | None = None) -> list[UnitEnvLine]
             if not value:
                 out.append(UnitEnvLine(number, "env", reset=True))
                 continue
-            pairs = _pairs(value, home)
+            pairs = _pairs(value, home, unit)
             if pairs:
                 out.append(UnitEnvLine(number, "env", pairs=pairs))
         elif key == "EnvironmentFile":
@@ -234,7 +334,8 @@ def unit_environment(text: object, home: str | None = None) -> list[UnitEnvLine]
                 out.append(UnitEnvLine(number, "file", reset=True))
                 continue
             optional = value.startswith("-")
-            path = expand_specifiers(value[1:] if optional else value, home).strip()
+            # config_parse_unit_env_file: "Failed to resolve unit specifiers in %s, ignoring": the line sets nothing
+            path = (resolve_specifiers(value[1:] if optional else value, home, unit) or "").strip()
             if path:
                 out.append(UnitEnvLine(number, "file", path=path, optional=optional))
     return out

@@ -14,10 +14,10 @@ Looked at, in this order:
    environment through the command line (the interpreter path as typed, relative ones from the
    process's cwd), its ``VIRTUAL_ENV`` / ``CONDA_PREFIX`` / ``PATH``, or the binary's own prefix (a conda
    env's python is a real file in it);
-3. systemd units' ``ExecStart`` (system: the dbus API's and transient units' /etc and /run/systemd/system.control,
-   /run/systemd/transient, /etc/systemd/system, /run/systemd/system, /usr/local/lib/systemd/system,
-   /lib/systemd/system, /usr/lib/systemd/system; user: each home's ~/.config/systemd/user, /etc/systemd/user;
-   ``*.service.d/*.conf`` drop-ins too, a template's for its instances): an
+3. systemd units' ``ExecStart`` (system: ``SYSTEM_UNITS``, the dbus API's, transient, generated, runtime, the
+   administrator's and the distribution's; user: ``user_unit_dirs``, each home's ~/.config/systemd/user and its
+   runtime directory's, /etc/systemd/user, /run/systemd/user; ``*.service.d/*.conf`` drop-ins too, a template's for its
+   instances, ``service.d/*.conf`` for every service): an
    executable under ``<env>/bin/`` (the interpreter or a console script), ``bash -c`` strings included,
    relative paths from ``WorkingDirectory=``, ``%h`` expanded;
 4. per home: its folders (a folder that is an environment; an environment inside an application folder,
@@ -51,11 +51,13 @@ SKIP_BELOW = frozenset({
 })
 COLLECTIONS = ("venvs", ".venvs", ".virtualenvs")
 CONDA_ROOTS = ("anaconda3", "miniconda3", "miniforge3", "mambaforge", ".conda", "micromamba", ".micromamba")
-# the system manager's unit directories an administrator, a package or the dbus API put units and drop-ins in, highest
-# priority first (systemd.unit(5) "Unit File Load Path"; its generator directories and *.attached are left out)
+# the system manager's unit directories, highest priority first (systemd.unit(5) "Unit File Load Path": the dbus API's,
+# transient units, generators' early, the administrator's, runtime units, generators', the local administrator's
+# installs, the distribution's, generators' late; *.attached, portable services', left out)
 SYSTEM_UNITS = ("/etc/systemd/system.control", "/run/systemd/system.control", "/run/systemd/transient",
-                "/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system", "/lib/systemd/system",
-                "/usr/lib/systemd/system")
+                "/run/systemd/generator.early", "/etc/systemd/system", "/run/systemd/system", "/run/systemd/generator",
+                "/usr/local/lib/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system",
+                "/run/systemd/generator.late")
 _VENDOR_UNITS = ("/usr/lib/", "/lib/")  # a distribution's: its *.wants/ enable no administrator's instance
 _SYSTEM_BIN = ("/usr/", "/bin/", "/sbin/", "/lib/")
 
@@ -339,11 +341,19 @@ def _tokens(command: str, home: str | None) -> list[str]:
     return out
 
 
+def _setting(line: str) -> tuple[str, str]:
+    """(key, value) of a unit's line as systemd's parser reads it: cut at the first "=", each side stripped
+    (systemd/systemd@2557246cc8e616977cc233f92b4e7fbc45d0946f:src/shared/conf-parser.c ``parse_line`` hands
+    ``strstrip(l)`` and ``strstrip(e)`` on): ``ExecStart = ...`` is ``ExecStart=...``."""
+    key, _, value = line.partition("=")
+    return key.strip(), value.strip()
+
+
 def _may_name_an_env(line: str) -> bool:
     """Cheaply: whether an ExecStart line can name an environment (most run a system program: no parse)."""
     if "python" in line or " cd " in line or "%h" in line:
         return True
-    for word in line[len("ExecStart="):].split():
+    for word in line.partition("=")[2].split():
         word = word.lstrip("'\"@-:+!|")
         if "/bin/" in word and not word.startswith(_SYSTEM_BIN):
             return True
@@ -351,17 +361,17 @@ def _may_name_an_env(line: str) -> bool:
 
 
 def _exec_start_lines(text: str) -> list[str]:
-    """The ``ExecStart=`` lines of a unit's text, stripped: found by the word, not by walking every line (a unit
-    is mostly other lines; ~100 units are read by every detect)."""
+    """The ``ExecStart`` lines of a unit's text (``ExecStart=``, blanks around the sign or not), stripped: found by
+    the word, not by walking every line (a unit is mostly other lines; ~100 units are read by every detect)."""
     out: list[str] = []
-    i = text.find("ExecStart=")
+    i = text.find("ExecStart")
     while i >= 0:
         start = text.rfind("\n", 0, i) + 1
         end = text.find("\n", i)
         end = len(text) if end < 0 else end
         # the lines the unit's reader sees (logical_lines: str.splitlines, so "\r" and the other line ends too)
-        out.extend(ln.strip() for ln in text[start:end].splitlines() if ln.lstrip().startswith("ExecStart="))
-        i = text.find("ExecStart=", end)
+        out.extend(ln.strip() for ln in text[start:end].splitlines() if "=" in ln and _setting(ln)[0] == "ExecStart")
+        i = text.find("ExecStart", end)
     return out
 
 
@@ -372,15 +382,14 @@ def _unit(host: Host, unit: UnitFile, c: _Collected, homes: tuple[str, ...]) -> 
         return
     if not continues_a_line(text) and not any(_may_name_an_env(ln) for ln in _exec_start_lines(text)):
         return  # every ExecStart runs a system program (no continuation line hides another word)
-    lines = logical_lines(text)
-    workdir = next((ln.split("=", 1)[1].strip().lstrip("-") for _, ln in lines
-                    if ln.startswith("WorkingDirectory=")), None)
+    settings = [(number, *_setting(ln)) for number, ln in logical_lines(text) if "=" in ln]
+    workdir = next((value.lstrip("-") for _, key, value in settings if key == "WorkingDirectory"), None)
     if workdir:
         workdir = expand_specifiers(workdir, home)
-    for number, line in lines:
-        if not line.startswith("ExecStart=") or not _may_name_an_env(line):
+    for number, key, value in settings:
+        if key != "ExecStart" or not _may_name_an_env(f"={value}"):
             continue
-        tokens = _tokens(line.split("=", 1)[1], home)
+        tokens = _tokens(value, home)
         wd = workdir
         for i, t in enumerate(tokens):
             if t == "cd" and i + 1 < len(tokens) and tokens[i + 1].startswith("/"):  # bash -c 'cd DIR && ...'
@@ -402,24 +411,39 @@ def _unit(host: Host, unit: UnitFile, c: _Collected, homes: tuple[str, ...]) -> 
                 break
 
 
-def unit_dirs(homes: tuple[str, ...] | list[str]) -> list[tuple[str, str | None, bool]]:
-    """The unit directories read, highest priority first, each with what ``%h`` stands for in its units and whether
-    they are the system manager's: the system manager's (/root), each home's user units, the administrator's user
-    units (/etc/systemd/user: every user's, so no one home). The one list both readers of units walk (the
-    environments services run here; the variables they set, wizard.probes.env_settings)."""
-    dirs: list[tuple[str, str | None, bool]] = [(d, "/root", True) for d in SYSTEM_UNITS]
-    return dirs + [(f"{h}/.config/systemd/user", h, False) for h in homes] + [("/etc/systemd/user", None, False)]
+def user_unit_dirs(home: str | None, runtime: str | None) -> list[str]:
+    """A user manager's unit directories, highest priority first (systemd.unit(5) "Unit File Load Path", user mode):
+    its dbus API's and transient units, generators' early, the user's own, the administrator's (/etc/systemd/user: every
+    user's), runtime units ($XDG_RUNTIME_DIR's, then /run/systemd/user: every user's), generators', generators' late.
+    ``home`` None: the directories every user shares; ``runtime`` None (not known: a recording's other homes): the
+    directories under $XDG_RUNTIME_DIR left out. The vendors' user units (/usr/lib/systemd/user) are not read."""
+    run = [f"{runtime}/systemd/{d}" for d in ("user.control", "transient", "generator.early", "user", "generator",
+                                              "generator.late")] if runtime else []
+    mine = [f"{home}/.config/systemd/user.control", *run[:3], f"{home}/.config/systemd/user"] if home else []
+    return [*mine, "/etc/systemd/user", *run[3:4], "/run/systemd/user", *run[4:]]
 
 
-def _scopes(homes: list[str]) -> list[list[tuple[str, str | None]]]:
-    """The unit directories of each service manager, highest priority first: the system's; each home's user manager
-    (its own units, then the administrator's /etc/systemd/user)."""
-    dirs = unit_dirs(homes)
-    system: list[tuple[str, str | None]] = [(d, h) for d, h, is_system in dirs if is_system]
-    admin: list[tuple[str, str | None]] = [(d, h) for d, h, is_system in dirs if not is_system and h is None]
-    users: list[list[tuple[str, str | None]]] = [[(d, h), *((a, h) for a, _ in admin)]
-                                                 for d, h, is_system in dirs if not is_system and h is not None]
-    return [system, *(users or [admin])]
+def runtime_dirs(host: Host, homes: list[str]) -> dict[str, str]:
+    """Home -> its user's runtime directory ($XDG_RUNTIME_DIR, where its user manager keeps runtime and generated
+    units), known for the user detect runs as: its $XDG_RUNTIME_DIR, else /run/user/UID (pam_systemd's)."""
+    env = host.environ
+    home = env.get("HOME")
+    if home not in homes:
+        return {}
+    uid = host.uid()
+    run = env.get("XDG_RUNTIME_DIR") or (f"/run/user/{uid}" if uid is not None else None)
+    return {home: run.rstrip("/")} if run and run.startswith("/") else {}
+
+
+def _scopes(homes: list[str], runtime: dict[str, str]) -> list[list[tuple[str, str | None]]]:
+    """The unit directories of each service manager, highest priority first, each with what ``%h`` stands for in its
+    units: the system's (/root); each home's user manager (``user_unit_dirs``); with no home, the ones every user
+    shares. The one list both readers of units walk (the environments services run here; the variables they set,
+    wizard.probes.env_settings)."""
+    system: list[tuple[str, str | None]] = [(d, "/root") for d in SYSTEM_UNITS]
+    users: list[list[tuple[str, str | None]]] = [[(d, h) for d in user_unit_dirs(h, runtime.get(h))] for h in homes]
+    shared: list[tuple[str, str | None]] = [(d, None) for d in user_unit_dirs(None, None)]
+    return [system, *(users or [shared])]
 
 
 def _masked(host: Host, path: str) -> bool:
@@ -480,12 +504,18 @@ def _unit_files(host: Host,
     highest-priority directory holding one (an instance without its own: its template's, "systemd will look for
     getty@.service"), then the ``.conf`` drop-ins of its drop-in directories (``dropin_names``) in every directory "in
     lexicographic order, regardless of which of the directories they reside in", a drop-in's name in a higher-priority
-    directory (and, within one directory, in a more specific drop-in directory) hiding the same name elsewhere. A
-    masked service (``_masked``) has none. An instance is a service where it is known to run: a unit file or drop-in
+    directory (and, within one directory, in a more specific drop-in directory) hiding the same name elsewhere. The
+    top-level ``service.d/`` drop-ins (systemd 244, systemd/systemd@03a46b5ecabce700c198fda5e849336dc61910a5:NEWS:
+    "Unit files now support top level dropin directories of the form <unit_type>.d/ (e.g. service.d/)") are every
+    service's, after every name's: src/shared/dropin.c (systemd/systemd@8b1aa3a942b5527f5bbe9db4e2eca64f9f376c3b)
+    adds the type's directories "last as it's the most generic and should be able to be overridden by more specific
+    drop-ins", so a name's drop-in of the same name hides it from any directory. A masked service (``_masked``) has
+    none. An instance is a service where it is known to run: a unit file or drop-in
     directory of its own, or enabled (a ``*.wants/`` or ``*.requires/`` entry of an administrator's directory), and its
     template is there; a template is read as a service of its own too."""
     units: dict[str, tuple[str, str | None]] = {}
     dropins: dict[str, dict[str, tuple[int, tuple[str, str | None]]]] = {}
+    typed: dict[str, tuple[str, str | None]] = {}  # service.d/'s drop-ins: every service's
     enabled: set[str] = set()
     seen: set[str] = set()
     for rank, (d, home) in enumerate(scope):
@@ -506,6 +536,10 @@ def _unit_files(host: Host,
                 for x in host.listdir(f"{d}/{name}"):
                     if x.endswith(".conf"):
                         confs.setdefault(x, (rank, (f"{d}/{name}/{x}", home)))
+            elif name == "service.d":
+                for x in host.listdir(f"{d}/{name}"):
+                    if x.endswith(".conf"):
+                        typed.setdefault(x, (f"{d}/{name}/{x}", home))
             elif name.endswith((".wants", ".requires")) and not d.startswith(_VENDOR_UNITS):
                 enabled.update(x for x in host.listdir(f"{d}/{name}") if "@" in x and template_of(x))
     out: dict[str, tuple[bool, list[tuple[str, str | None]]]] = {}
@@ -523,6 +557,8 @@ def _unit_files(host: Host,
             for conf, (rank, file) in dropins.get(name, {}).items():
                 if conf not in chosen or (rank, spec) < chosen[conf][0]:
                     chosen[conf] = ((rank, spec), file)
+        for conf, file in typed.items():  # the type's drop-ins come after every name's: a name's own hides them
+            chosen.setdefault(conf, ((len(scope), 0), file))
         files = [f for _, (_, f) in sorted(chosen.items())]
         out[service] = (main is not None, [main, *files] if main else files)
     return out
@@ -553,7 +589,7 @@ def service_units(host: Host, homes: list[str]) -> ServiceUnits:
     out: ServiceUnits = []
     budget = MAX_UNITS
     texts: dict[str, str | None] = {}
-    for scope in _scopes(homes):
+    for scope in _scopes(homes, runtime_dirs(host, homes)):
         for service, (has_unit, files) in _unit_files(host, scope).items():
             read: list[UnitFile] = []
             for i, (path, home) in enumerate(files):

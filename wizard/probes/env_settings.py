@@ -37,13 +37,16 @@ _RC_FILES = (".bashrc", ".zshrc", ".bash_profile", ".profile", ".zprofile", ".co
 
 
 def _assignments(text: str, kind: str = "env") -> list[tuple[str, str, int]]:
-    """(name, value, line) from NAME=value files ("env"), shell rc files ("rc") or venv activate scripts."""
-    from wizard.parsers.env_file import parse_activate, parse_env_file, parse_shell_rc
+    """(name, value, line) from NAME=value files ("env"), /etc/environment as pam_env reads it ("pam"), shell rc files
+    ("rc") or venv activate scripts."""
+    from wizard.parsers.env_file import parse_activate, parse_env_file, parse_pam_environment, parse_shell_rc
 
     if kind == "activate":
         found = parse_activate(text).added
     elif kind == "rc":
         found = parse_shell_rc(text)
+    elif kind == "pam":
+        found = parse_pam_environment(text)
     else:
         found = parse_env_file(text)
     return [(a.name, a.value, a.line) for a in found if a.value is not None]
@@ -90,7 +93,7 @@ def probe_env(host: Host, venv_prefixes: list[str], services: list[str] | None =
     for name in host.listdir("/etc/profile.d"):
         if name.endswith(".sh"):
             out.extend(_from_file(host, f"/etc/profile.d/{name}", f"/etc/profile.d/{name}", "rc"))
-    out.extend(_from_file(host, "/etc/environment", "/etc/environment", "env"))
+    out.extend(_from_file(host, "/etc/environment", "/etc/environment", "pam"))
     if units is None:
         units = service_units(host, home_dirs(host))
     out.extend(_service_settings(host, units, services))
@@ -135,7 +138,7 @@ def _service_settings(host: Host, units: ServiceUnits, services: list[str] | Non
             text, path = unit.text, unit.path
             if not text or not _may_set(text):
                 continue
-            for ln in unit_environment(text, unit.home):
+            for ln in unit_environment(text, unit.home, service):
                 if ln.kind == "env":
                     if ln.reset:
                         env.clear()
