@@ -1,0 +1,130 @@
+"""What helper A9's walk of issue 21 left (helper K10): each gap shown failing first, with a near miss that must not
+change.
+
+* A Core SDK 10.x read from its packages alone (a pasted ``dpkg -l``, a bundle's dpkg status) showed its version as
+  "?": the probe anchored on the exact names ``amdrocm-core`` / ``rocm-core``, while TheRock names a versioned
+  package ``<name><major.minor>`` (``amdrocm-core10.1``, ``amdrocm10.1-gfx1151``; ROCm/TheRock@430a8a89
+  build_tools/packaging/linux/packaging_utils.py update_package_name, as the knowledge base's 10.1.0 record says).
+* ``memory-aperture-violation`` told a machine with an override set "If no override is set, disable the compiled
+  path ...": that advice is now a fix branch on ``override_set: false``.
+* A fix whose plan is refused on a bare error paste (no GPU read at all) said "(the pip-only plan does not fit this
+  machine: no AMD GPU was detected)", which reads as a finding about the machine.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reading_helpers import detect_paste
+from wizard.diagnose import diagnose
+from wizard.host import open_recorded
+from wizard.kb import load_kb
+from wizard.model import Driver, EnvSetting, EvidenceText, Facts, Gpu
+from wizard.planner import fitting_fix_plans
+from wizard.probes import detect
+from wizard.probes.rocm import Package, probe_rocm
+
+pytestmark = pytest.mark.unit
+
+
+# -- 1. the Core SDK release from its package names -------------------------------------------------------------
+
+DPKG_L = ("$ dpkg -l | grep amdrocm\n"
+          "ii  amdrocm-core10.1          10.1.0-12    amd64   ROCm core\n"
+          "ii  amdrocm10.1-gfx1151       10.1.0-12    amd64   ROCm gfx1151\n"
+          "ii  amdrocm-runtime10.1       10.1.0-12    amd64   ROCm runtime\n")
+
+
+def test_a_pasted_dpkg_list_of_10_1_packages_gives_the_release(tmp_path: Path) -> None:
+    rocm = detect_paste(tmp_path, DPKG_L).rocm
+    assert rocm.version == "10.1.0" and rocm.stream == "core-sdk"
+    rel = load_kb().release(rocm.version)
+    assert rel is not None and rel.version == "10.1.0"
+
+
+def test_a_bundles_dpkg_status_of_10_1_packages_gives_the_release(tmp_path: Path) -> None:
+    status = tmp_path / "root" / "var" / "lib" / "dpkg"
+    status.mkdir(parents=True)
+    (status / "status").write_text(
+        "Package: amdrocm10.1-gfx1100\nStatus: install ok installed\nVersion: 10.1.0-12\nArchitecture: amd64\n\n"
+        "Package: amdrocm-runtime10.1\nStatus: install ok installed\nVersion: 10.1.0-12\nArchitecture: amd64\n\n"
+        "Package: bash\nStatus: install ok installed\nVersion: 5.2.21-2ubuntu4\nArchitecture: amd64\n\n",
+        encoding="utf-8")
+    (tmp_path / "lspci.txt").write_text("", encoding="utf-8")
+    facts = detect(open_recorded(str(tmp_path)))
+    assert facts.rocm.version == "10.1.0" and facts.rocm.stream == "core-sdk", facts.rocm
+
+
+def test_a_10_x_package_without_a_full_version_gives_the_series_as_the_core_folder_does() -> None:
+    """Near miss: a version column that is not of the series the name carries says only the series, "10.1", the
+    version an /opt/rocm/core-10.1 folder without its .info/version reads as."""
+    class Folder:
+        is_live = False
+
+        def listdir(self, p: str) -> list[str]:
+            return {"/opt": ["rocm"], "/opt/rocm": ["core-10.1"]}.get(p, [])
+
+        def exists(self, p: str) -> bool:
+            return p in ("/opt/rocm", "/opt/rocm/core-10.1")
+
+        def is_dir(self, p: str) -> bool:
+            return self.exists(p)
+
+        def realpath(self, p: str) -> str:
+            return p
+
+        def read_text(self, p: str, limit: int = 0) -> str | None:
+            return None
+
+        def captured(self, name: str) -> str | None:
+            return None
+
+    class Nothing(Folder):
+        def listdir(self, p: str) -> list[str]:
+            return []
+
+        def exists(self, p: str) -> bool:
+            return False
+
+    folder = probe_rocm(Folder(), [])  # type: ignore[arg-type]
+    assert folder.version == "10.1"
+    for version in ("", "1.2.3-1", "10.10.0-1"):
+        pkgs = [Package("amdrocm10.1-foo", version, "dpkg.txt", 1)]
+        assert probe_rocm(Nothing(), pkgs).version == folder.version, version  # type: ignore[arg-type]
+
+
+def test_newest_series_wins_and_legacy_rocm_core_is_read_as_before() -> None:
+    class Nothing:
+        is_live = False
+
+        def listdir(self, p: str) -> list[str]:
+            return []
+
+        def exists(self, p: str) -> bool:
+            return False
+
+        def is_dir(self, p: str) -> bool:
+            return False
+
+        def realpath(self, p: str) -> str:
+            return p
+
+        def read_text(self, p: str, limit: int = 0) -> str | None:
+            return None
+
+        def captured(self, name: str) -> str | None:
+            return None
+
+    both = [Package("amdrocm10.0-gfx1100", "10.0.0-3", "dpkg.txt", 1),
+            Package("amdrocm-core10.1", "10.1.0-12", "dpkg.txt", 2)]
+    assert probe_rocm(Nothing(), both).version == "10.1.0"  # type: ignore[arg-type]
+    # near miss: a 7.x legacy install keeps its rocm-core anchor and its build-coded version
+    legacy = [Package("rocm-core", "7.2.0.70200-43~24.04", "dpkg.txt", 1),
+              Package("rocminfo", "1.0.0.70200-43~24.04", "dpkg.txt", 2)]
+    rocm = probe_rocm(Nothing(), legacy)  # type: ignore[arg-type]
+    assert rocm.version == "7.2.0" and rocm.stream == "legacy"
+    # near miss: the unversioned amdrocm-core meta package still anchors as before
+    meta = [Package("amdrocm-core", "7.14.0-2", "dpkg.txt", 1)]
+    assert probe_rocm(Nothing(), meta).version == "7.14.0"  # type: ignore[arg-type]
