@@ -128,3 +128,52 @@ def test_newest_series_wins_and_legacy_rocm_core_is_read_as_before() -> None:
     # near miss: the unversioned amdrocm-core meta package still anchors as before
     meta = [Package("amdrocm-core", "7.14.0-2", "dpkg.txt", 1)]
     assert probe_rocm(Nothing(), meta).version == "7.14.0"  # type: ignore[arg-type]
+
+
+# -- 2. memory-aperture-violation's advice by whether an override is set -----------------------------------------
+
+APERTURE = ("HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest "
+            "legal address. code: 0x29")
+NO_OVERRIDE_ADVICE = "If no override is set, disable the compiled path"
+
+
+def _aperture_facts(gfx: str | None, env: dict[str, str], env_read: bool = True) -> Facts:
+    texts = [EvidenceText("error.txt", APERTURE, 1, "text", True)]
+    if env_read:
+        texts.append(EvidenceText("env.txt", "PATH=/usr/bin\n", 1, "env.txt", True))
+    gpus = (Gpu(name="AMD GPU", gfx=gfx, gfx_reported=gfx, integrated=False, hip_index=0),) if gfx else ()
+    return Facts(gpus=gpus, env=tuple(EnvSetting(k, v, "env.txt:1") for k, v in env.items()), origin="test",
+                 texts=tuple(texts))
+
+
+def _aperture_fix(facts: Facts) -> str:
+    return {f.id: f for f in diagnose(facts)}["memory-aperture-violation"].fix
+
+
+def test_a_machine_with_an_override_set_is_not_told_what_to_do_without_one() -> None:
+    for gfx, value in (("gfx1100", "11.0.0"), ("gfx1031", "10.3.0"), ("gfx1010", "10.3.0")):
+        fix = _aperture_fix(_aperture_facts(gfx, {"HSA_OVERRIDE_GFX_VERSION": value}))
+        assert NO_OVERRIDE_ADVICE not in fix, (gfx, fix)
+    # RDNA1 spoofed: the RDNA1 branch, not the general one
+    rdna1 = _aperture_fix(_aperture_facts("gfx1010", {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"}))
+    assert "Do not spoof RDNA1" in rdna1 and "run once without the override" not in rdna1
+    assert "run once without the override" in _aperture_fix(_aperture_facts("gfx1100",
+                                                                            {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}))
+
+
+def test_a_machine_without_an_override_or_not_known_still_gets_the_compiled_path_advice() -> None:
+    """Near miss: no override (the environment read), or the environment not read at all (a bare paste)."""
+    none_set = _aperture_fix(_aperture_facts("gfx1100", {}))
+    assert NO_OVERRIDE_ADVICE in none_set and "run once without the override" not in none_set
+    assert NO_OVERRIDE_ADVICE in _aperture_fix(_aperture_facts(None, {}, env_read=False))
+
+
+def test_the_benchmarks_advice_checker_finds_nothing_against_either_branch() -> None:
+    from benchmarks.reading_score import contradicting_advice
+
+    for gfx, env in (("gfx1100", {}), ("gfx1100", {"HSA_OVERRIDE_GFX_VERSION": "11.0.0"}),
+                     ("gfx1010", {"HSA_OVERRIDE_GFX_VERSION": "10.3.0"})):
+        f = {x.id: x for x in diagnose(_aperture_facts(gfx, env))}["memory-aperture-violation"]
+        advice = " ".join([f.fix, *f.fix_commands, *(f"{k}={v}" for k, v in f.fix_env)])
+        detected = {"gpus": [{"gfx": gfx}], "env": env, "origin": "test", "texts": [{"kind": "env.txt"}]}
+        assert contradicting_advice(detected, advice) == [], (gfx, env)
