@@ -177,3 +177,31 @@ def test_the_benchmarks_advice_checker_finds_nothing_against_either_branch() -> 
         advice = " ".join([f.fix, *f.fix_commands, *(f"{k}={v}" for k, v in f.fix_env)])
         detected = {"gpus": [{"gfx": gfx}], "env": env, "origin": "test", "texts": [{"kind": "env.txt"}]}
         assert contradicting_advice(detected, advice) == [], (gfx, env)
+
+
+# -- 4. a plan's fit where no GPU was read ----------------------------------------------------------------------
+
+LIBS = "ImportError: libamdhip64.so.6: cannot open shared object file: No such file or directory\n"
+
+
+def _fitted(facts: Facts) -> str:
+    found = diagnose(facts)
+    assert {f.id: f.fix_plan for f in found}["rocm-libraries-not-found"] == "pip-only"
+    return {f.id: f for f in fitting_fix_plans(found, facts)}["rocm-libraries-not-found"].fix
+
+
+def test_a_bare_error_paste_says_nothing_about_the_machine_when_a_plan_cannot_be_checked(tmp_path: Path) -> None:
+    fix = _fitted(detect_paste(tmp_path, LIBS))
+    assert "does not fit this machine" not in fix and "no AMD GPU was detected" not in fix
+    assert "whether the pip-only plan fits this machine is not known" in fix
+
+
+def test_gpus_read_and_none_amd_still_says_the_plan_does_not_fit(tmp_path: Path) -> None:
+    """Near miss: lspci read, an NVIDIA card only: that no AMD GPU was found is a finding about the machine."""
+    text = ("$ lspci -nn | grep -i vga\n01:00.0 VGA compatible controller [0300]: NVIDIA Corporation AD102 "
+            "[GeForce RTX 4090] [10de:2684] (rev a1)\n$ python train.py\n" + LIBS)
+    fix = _fitted(detect_paste(tmp_path, text))
+    assert "(the pip-only plan does not fit this machine: no AMD GPU was detected)" in fix
+    # and probed facts with no GPU (a live machine) are read GPUs too
+    live = Facts(origin="live", driver=Driver(), texts=(EvidenceText("error.txt", LIBS, 1, "text", True),))
+    assert "does not fit this machine: no AMD GPU was detected" in _fitted(live)

@@ -773,6 +773,12 @@ def _gpus_enumerated(f: Facts) -> bool:
     return _probed(f) or any(t.kind in _ENUMERATING for t in f.texts)
 
 
+def gpus_read(f: Facts) -> bool:
+    """Whether the facts hold any reading of the machine's GPUs (a GPU of any vendor, or a tool that lists them all,
+    or the machine probed): a bare error text reads none, and then no AMD GPU found says nothing of the machine."""
+    return bool(f.gpus or f.other_gpus) or _gpus_enumerated(f)
+
+
 def _visibility(f: Facts) -> list[tuple[str, str, list[str]]]:
     """Each *_VISIBLE_DEVICES variable set: (name, value, the indexes it lists)."""
     return [(name, value, [v.strip() for v in value.split(",") if v.strip()])
