@@ -7,6 +7,10 @@ change.
   build_tools/packaging/linux/packaging_utils.py update_package_name, as the knowledge base's 10.1.0 record says).
 * ``memory-aperture-violation`` told a machine with an override set "If no override is set, disable the compiled
   path ...": that advice is now a fix branch on ``override_set: false``.
+* A Strix Halo whose only evidence of its memory is values (mem_info_gtt_total and /proc/meminfo's MemTotal)
+  found nothing: ``strix-halo-gtt-limit`` fired only on dmesg lines or "only seeing X GB" wording. The kernel's
+  default GTT limit is half the system memory (amdgpu's gttsize docs; TTM's ttm_global_init), so a GTT total at
+  half of MemTotal lists it "to check".
 * A fix whose plan is refused on a bare error paste (no GPU read at all) said "(the pip-only plan does not fit this
   machine: no AMD GPU was detected)", which reads as a finding about the machine.
 """
@@ -18,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from reading_helpers import detect_paste
-from wizard.diagnose import diagnose
+from wizard.diagnose import Finding, diagnose
 from wizard.host import open_recorded
 from wizard.kb import load_kb
 from wizard.model import Driver, EnvSetting, EvidenceText, Facts, Gpu
@@ -177,6 +181,58 @@ def test_the_benchmarks_advice_checker_finds_nothing_against_either_branch() -> 
         advice = " ".join([f.fix, *f.fix_commands, *(f"{k}={v}" for k, v in f.fix_env)])
         detected = {"gpus": [{"gfx": gfx}], "env": env, "origin": "test", "texts": [{"kind": "env.txt"}]}
         assert contradicting_advice(detected, advice) == [], (gfx, env)
+
+
+# -- 3. a Strix Halo's default GTT limit from its values ---------------------------------------------------------
+
+GIB = 1 << 30
+ROCMINFO_8060S = ('$ rocminfo | grep -E "Name|Marketing"\n  Name:                    gfx1151\n'
+                  "  Marketing Name:          AMD Radeon 8060S Graphics\n")
+DEFAULT_VALUES = ("$ grep . /sys/class/drm/card1/device/mem_info_gtt_total "
+                  "/sys/class/drm/card1/device/mem_info_vram_total\n"
+                  "/sys/class/drm/card1/device/mem_info_gtt_total:66571993088\n"
+                  "/sys/class/drm/card1/device/mem_info_vram_total:536870912\n"
+                  "$ grep MemTotal /proc/meminfo\nMemTotal:       130023568 kB\n")
+
+
+def test_parse_gpu_memory_reads_the_sysfs_files_rocm_smi_and_meminfo() -> None:
+    from wizard.parsers.gpu_memory import parse_gpu_memory
+
+    read = parse_gpu_memory.__wrapped__  # type: ignore[attr-defined]
+    got = read(DEFAULT_VALUES)
+    assert got.gtt == (66571993088,) and got.vram == (536870912,) and got.mem_total == 130023568 * 1024
+    cat = ("$ cat /sys/class/drm/card*/device/mem_info_gtt_total /sys/class/drm/card*/device/mem_info_vram_total\n"
+           "66571993088\n536870912\n")
+    got = read(cat)
+    assert got.gtt == (66571993088,) and got.vram == (536870912,)
+    smi = "GPU[0]\t\t: GTT Total Memory (B): 66571993088\nGPU[0]\t\t: GTT Total Used Memory (B): 123\n"
+    assert read(smi).gtt == (66571993088,)
+    # near miss: two files named, one number printed: which file it is of is not known
+    assert read(cat.replace("536870912\n", "")).gtt == ()
+
+
+def _halo(tmp_path: Path, text: str) -> dict[str, Finding]:
+    return {f.id: f for f in diagnose(detect_paste(tmp_path, text))}
+
+
+def test_a_strix_halo_at_the_default_gtt_limit_lists_it_to_check(tmp_path: Path) -> None:
+    f = _halo(tmp_path, ROCMINFO_8060S + DEFAULT_VALUES).get("strix-halo-gtt-limit")
+    assert f is not None and f.to_check is not None  # a risk to check, not a cause
+    assert any("62.0 GiB" in e and "MemTotal 124.0 GiB" in e for e in f.evidence), f.evidence
+
+
+def test_a_raised_gtt_or_a_discrete_card_or_no_memtotal_lists_nothing(tmp_path: Path) -> None:
+    raised = DEFAULT_VALUES.replace("66571993088", str(96 * GIB))
+    assert "strix-halo-gtt-limit" not in _halo(tmp_path, ROCMINFO_8060S + raised)
+    no_total = DEFAULT_VALUES.split("$ grep MemTotal")[0]
+    assert "strix-halo-gtt-limit" not in _halo(tmp_path, ROCMINFO_8060S + no_total)
+    # a discrete card with the same values (its GTT default is the same half of the system memory)
+    gpu = Gpu(name="AMD Radeon RX 7900 XTX", gfx="gfx1100", gfx_reported="gfx1100", integrated=False, hip_index=0)
+    dgpu = Facts(gpus=(gpu,), origin="test", texts=(EvidenceText("paste.txt", DEFAULT_VALUES, 1, "text", True),))
+    assert "strix-halo-gtt-limit" not in {f.id for f in diagnose(dgpu)}
+    # the words that fired it before still do, with no values shown
+    said = ROCMINFO_8060S + "I'm only seeing 62 GB instead of the allocated 96 GB\n"
+    assert "strix-halo-gtt-limit" in _halo(tmp_path, said)
 
 
 # -- 4. a plan's fit where no GPU was read ----------------------------------------------------------------------
