@@ -712,6 +712,51 @@ def _p_built_from_source(f: Facts, arg: object) -> list[str] | None:
     return [f"{t.source}: built from source: {evidence_line(t.text, m.start(), m.end())[1][:120]}"]
 
 
+# The GTT limit an APU's GPU gets unless it is raised: half of the system memory the kernel manages (MemTotal),
+# at least 3 GiB: amdgpu's gttsize "The default is -1 (Use 1/2 RAM, minimum value is 3GB)"
+# (https://docs.kernel.org/6.13/gpu/amdgpu/module-parameters.html); from 6.17 "Use value specified by TTM", whose
+# pages_limit defaults to "about 50% of the total system memory" (torvalds/linux@198b8c8e
+# drivers/gpu/drm/ttm/ttm_device.c ttm_global_init: totalram / 2). The tolerance covers a MemTotal or GTT rounded
+# by a text; a raised limit (ttm.pages_limit for 96 or 120 GiB on 128 GB) is far outside it.
+_DEFAULT_GTT_MIN = 3 << 30
+_DEFAULT_GTT_TOLERANCE = 0.03
+_GPU_MEMORY_WORDS = ("mem_info_", "Total Memory (B)")
+
+
+def _gtt_read(f: Facts) -> tuple[tuple[int, ...], int | None]:
+    """(the GTT totals, MemTotal in bytes) the machine's own texts show, where every AMD GPU is an APU (a discrete
+    card has a GTT pool of its own: whose value a text shows is not known)."""
+    if not f.gpus or not all(g.integrated for g in f.gpus):
+        return (), None
+    from wizard.parsers.gpu_memory import parse_gpu_memory
+
+    gtt: list[int] = []
+    total: int | None = None
+    for t in f.texts:
+        if not t.own or not ("MemTotal:" in t.text or any(w in t.text for w in _GPU_MEMORY_WORDS)):
+            continue
+        read = parse_gpu_memory(t.text)
+        gtt += read.gtt
+        total = read.mem_total or total
+    return tuple(gtt), total
+
+
+def _p_gtt_default_limit(f: Facts, arg: object) -> list[str] | None:
+    """Every GTT total the text shows is the kernel's default limit for the system memory it shows (true), or
+    every one is above it (false)."""
+    gtt, total = _gtt_read(f)
+    if not gtt or total is None:
+        return None
+    default = max(_DEFAULT_GTT_MIN, total // 2)
+    at_default = [abs(v - default) <= default * _DEFAULT_GTT_TOLERANCE for v in gtt]
+    if (all(at_default) if arg else not any(at_default) and all(v > default for v in gtt)):
+        gib = 1 << 30
+        shown = ", ".join(f"{v / gib:.1f} GiB" for v in gtt)
+        what = "the kernel's default GTT limit" if arg else "above the kernel's default GTT limit"
+        return [f"mem_info_gtt_total {shown} with MemTotal {total / gib:.1f} GiB: {what} (half the system memory)"]
+    return None
+
+
 _GFX_NAMED = lazy_re.compile(rf"\b{GFX_TARGET}\b", re.IGNORECASE)
 
 
@@ -771,6 +816,12 @@ def _probed(f: Facts) -> bool:
 def _gpus_enumerated(f: Facts) -> bool:
     """Whether the GPUs the facts hold are all the machine's: probed on it, or listed by a tool that lists all."""
     return _probed(f) or any(t.kind in _ENUMERATING for t in f.texts)
+
+
+def gpus_read(f: Facts) -> bool:
+    """Whether the facts hold any reading of the machine's GPUs (a GPU of any vendor, or a tool that lists them all,
+    or the machine probed): a bare error text reads none, and then no AMD GPU found says nothing of the machine."""
+    return bool(f.gpus or f.other_gpus) or _gpus_enumerated(f)
 
 
 def _visibility(f: Facts) -> list[tuple[str, str, list[str]]]:
@@ -996,6 +1047,7 @@ PREDICATES: dict[str, Pred] = {
     "therock_family_lacks_gpu": _p_therock_family_lacks_gpu,
     "text_matches": _p_text_matches,
     "built_from_source": _p_built_from_source,
+    "gtt_default_limit": _p_gtt_default_limit,
     "text_not_matches": _p_text_not_matches,
     "text_names_gpu_gfx": _p_text_names_gpu_gfx,
     "tensile_gfx_unshipped": _p_tensile_gfx_unshipped,
@@ -1137,6 +1189,8 @@ def _installs_read(f: Facts) -> bool:
 # only where the facts decide against it, and (for the software facts in _NO_VETO) a finding whose signature
 # matched this machine's own text is not vetoed by an unknown fact, only marked "to check".
 _DECIDED: dict[str, Callable[[Facts], bool]] = {
+    # the GTT totals and the system memory both shown, on a machine whose AMD GPUs are all APUs
+    "gtt_default_limit": lambda f: all(x for x in _gtt_read(f)),
     # a torch version without its build tag ("2.4.1" from a log) does not say which build it is
     "torch_build": lambda f: any(e.torch and e.build for e in f.python_envs),
     "torch_version": lambda f: any(e.torch for e in f.python_envs),
@@ -1184,7 +1238,7 @@ _DECIDED: dict[str, Callable[[Facts], bool]] = {
 }
 _NO_VETO = frozenset({"torch_build", "torch_version", "wheel_lacks_gfx", "kfd_inaccessible", "not_in_render_group",
                       "in_render_group", "override_set", "override_spoofs_gpu", "secure_boot_dkms",
-                      "torch_not_wsl_build", "visible_devices_hide_all", "amd_gpu"})
+                      "torch_not_wsl_build", "visible_devices_hide_all", "amd_gpu", "gtt_default_limit"})
 # Conditions that are the cause itself, not a fact that could only rule it out: the failure line shows a symptom
 # (a memory fault), the condition says why. Where the evidence does not decide one, a finding whose signature
 # matched this machine's own text is listed as "to check", not as a cause.

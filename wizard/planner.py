@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 from packaging.version import InvalidVersion, Version
 
 from wizard import binding, paths, preflight
-from wizard.diagnose import Finding
+from wizard.diagnose import Finding, gpus_read
 from wizard.kb import DockerImage, KnowledgeBase, Release, VendorWheel, Wheel, WheelIndex
 from wizard.mirror.apply import apply as mirror_apply
 from wizard.mirror.config import MirrorConfig
@@ -685,14 +685,22 @@ def _declared_target(pf: PlanFile) -> dict[str, Any]:
 def fitting_fix_plans(findings: list[Finding], facts: Facts, *, kb: KnowledgeBase | None = None) -> list[Finding]:
     """The findings with each fix's plan kept only where that plan fits this machine; where it does not, the
     fix says why (the refusal's first reason, which points at the driver plan when /dev/kfd is missing).
+    Where no GPU was read at all (a bare error text), whether a plan fits is not known, and the fix says that
+    rather than a refusal's "no AMD GPU was detected", which would read as a finding about the machine.
     The venv is not what is asked here: an unknown home does not hide a plan."""
     verdict: dict[str, str | None] = {}
     home = _home(facts) or "/home/user"
     out: list[Finding] = []
+    unread = not gpus_read(facts)
     for f in findings:
         plan = f.fix_plan
         if plan is None:
             out.append(f)
+            continue
+        if unread:
+            out.append(replace(f, fix_plan=None, fix=f"{f.fix} (whether the {plan} plan fits this machine is not "
+                                                      "known: no GPU was read; `rocm-wizard plans` on the machine "
+                                                      "lists the plans that fit)"))
             continue
         if plan not in verdict:
             try:

@@ -94,6 +94,7 @@ PREDICATES: dict[str, str] = {
     "text_not_matches": "regex",
     "text_names_gpu_gfx": "regex",
     "built_from_source": "true",
+    "gtt_default_limit": "bool",
     "kernel_gc_ip_in": "str-list",
     "tensile_gfx_unshipped": "true",
     "tensile_gfx_not_installed": "true",

@@ -29,6 +29,10 @@ _AMD_BUILD = lazy_re.compile(r"\.[5-9]\d{4}(?:-|$)|~\d\d\.\d\d|\.el\d|\.sle\d") 
 _CORE_DIR = lazy_re.compile(r"^core(?:-(\d+(?:\.\d+)*))?$")
 _VERSION = lazy_re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
 _PKG_CODE = lazy_re.compile(r"\.(\d)(\d{2})(\d{2})-")  # 6.2.0.60200-66 -> 6, 02, 00
+# The Core SDK names a versioned package <name><major.minor>, a device package adding -<gfx> ("amdrocm-core10.1",
+# "amdrocm10.1-gfx1100", "amdrocm-core-sdk10.1"): ROCm/TheRock@430a8a89 build_tools/packaging/linux/
+# packaging_utils.py update_package_name, as the knowledge base's 10.1.0 record (rocm_releases.json) says
+_SERIES_NAME = lazy_re.compile(r"^amdrocm[a-z-]*(\d+)\.(\d+)(?:-|$)")
 
 
 @record
@@ -53,6 +57,25 @@ def _short_version(text: str | None) -> str | None:
     if not m:
         return None
     return ".".join(g for g in m.groups() if g is not None)
+
+
+def _core_sdk_version(pkgs: list[Package]) -> str | None:
+    """The Core SDK release its versioned packages name: the version column ("10.1.0-12" -> "10.1.0") where it is
+    of the series the name carries, else the series alone ("10.1", as an /opt/rocm/core-10.1 folder without its
+    .info/version reads); the newest series where several are installed. None where no name carries one."""
+    best: tuple[tuple[int, int], bool, str] | None = None
+    for p in pkgs:
+        m = _SERIES_NAME.match(p.name)
+        if not m:
+            continue
+        series = (int(m.group(1)), int(m.group(2)))
+        named = f"{series[0]}.{series[1]}"
+        full = _short_version(p.version)
+        version = full if full and full.startswith(named + ".") else named
+        key = (series, version != named, version)
+        if best is None or key[:2] > best[:2]:
+            best = key
+    return best[2] if best else None
 
 
 def _relevant_stanzas(status: str) -> str:
@@ -203,6 +226,8 @@ def probe_rocm(host: Host, packages: list[Package]) -> Rocm:
         anchor = core or next((p for p in pkgs if p.name in ("rocminfo", "hip-runtime-amd", "rocm-hip-runtime")), None) \
             or next((p for p in pkgs if p.name.startswith("libhsa-runtime64")), None)  # Debian's, under AMD's rocminfo
         anchored = _short_version(anchor.version) if anchor else None
+        if stream == "core-sdk" and anchored is None:
+            anchored = _core_sdk_version(pkgs)  # amdrocm-core10.1 10.1.0-12: the names carry the series
         if stream == "legacy" and anchored is None:
             continue  # only amdgpu-install / dkms: no ROCm user space yet
         installs.append(RocmInstall(anchored, stream, None, "package", tuple(p.name for p in pkgs),
