@@ -197,7 +197,7 @@ fi
 # note: backup directory: /var/lib/rocm-wizard/backup/therock-pip
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/therock-pip; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/therock-pip; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/therock-pip
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -235,7 +235,7 @@ with os.fdopen(fd, "w") as fh:
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/therock-pip/kfd-properties.txt
   # the manifest rollback reads
-  if ! python3 -c 'import sys
+  if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
@@ -439,7 +439,7 @@ if step_done 3 && ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" |
 if ! step_done 3; then
   # add user to render and video
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
     sudo -- usermod -a -G render,video user
   fi
   mark_done 3
@@ -674,7 +674,7 @@ export PIP_CONSTRAINT=/home/user/venv-therock-pip/rocm-wizard-constraints.txt
   fi
   # comment out HSA_OVERRIDE_GFX_VERSION=10.3.0 in /etc/environment:2, where it is set (a copy stays
   # as /etc/environment.rocm-wizard-bak)
-  if ! python3 -I -c 'import sys; p, n = sys.argv[1], int(sys.argv[2]); ls = open(p).read().split(chr(10)); sys.exit(0 if 0 < n <= len(ls) and ls[n - 1].startswith('"'"'# rocm-wizard: '"'"') else 1)' /etc/environment 2 >/dev/null 2>&1; then
+  if ! sudo -- python3 -I -c 'import sys; p, n = sys.argv[1], int(sys.argv[2]); ls = open(p).read().split(chr(10)); sys.exit(0 if 0 < n <= len(ls) and ls[n - 1].startswith('"'"'# rocm-wizard: '"'"') else 1)' /etc/environment 2 >/dev/null 2>&1; then
     sudo -- python3 -I -c 'import os, re, shutil, sys
 path, n, name = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 lines = open(path).read().split("\n")

@@ -124,7 +124,7 @@ fi
 # note: no Python environment with torch to back up
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/docker; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/docker; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/docker
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -139,7 +139,7 @@ if ! step_done 2; then
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/docker/kfd-properties.txt
   # the manifest rollback reads
-  if ! python3 -c 'import sys
+  if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/docker/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/docker",
@@ -247,7 +247,7 @@ if step_done 3 && ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" |
 if ! step_done 3; then
   # add user to render and video
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
     sudo -- usermod -a -G render,video user
   fi
   mark_done 3

@@ -248,7 +248,7 @@ fi
 # note: no Python environment with torch to back up
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/core-sdk; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/core-sdk; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/core-sdk
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -266,7 +266,7 @@ if ! step_done 2; then
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/core-sdk/kfd-properties.txt
   # the manifest rollback reads
-  if ! python3 -c 'import sys
+  if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/core-sdk/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/core-sdk",
@@ -445,7 +445,7 @@ while True:
     time.sleep(0.5)' 120 /var/lib/rpm/.rpm.lock
   # amdgpu-install removes every ROCm release it installed
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0' sh rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0' sh rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
     sudo -- amdgpu-install -y --uninstall --rocmrelease=all
   fi
   # simulation: what the removal would do (dnf answers no and exits 1)
@@ -455,14 +455,14 @@ while True:
   fi
   # remove exactly these packages
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0' sh amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0' sh amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
     sudo -- dnf -y remove amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms
   fi
   # leftover repo lists, pin and key
   sudo -- rm -f -- /etc/yum.repos.d/rocm.repo /etc/yum.repos.d/amdgpu.repo /etc/yum.repos.d/amdgpu-proprietary.repo /etc/pki/rpm-gpg/RPM-GPG-KEY-rocm
   # leftover directories of the removed releases (exact paths)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! ls -d -- "$@" >/dev/null 2>&1' sh /opt/rocm-6.1.2 >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! ls -d -- "$@" >/dev/null 2>&1' sh /opt/rocm-6.1.2 >/dev/null 2>&1; then
     sudo -- rm -rf -- /opt/rocm-6.1.2
   fi
   # leftover audit (read-only)
@@ -532,11 +532,11 @@ while True:
         said = waited
     time.sleep(0.5)' 120 /var/lib/rpm/.rpm.lock
   # download directory
-  if ! test -d /var/lib/rocm-wizard/downloads; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/downloads; then
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
   fi
   # AMD's ROCm Core SDK 10.0.0 repository for rhel9
-  if ! python3 -c 'import sys
+  if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /etc/yum.repos.d/amdrocm.repo '[amdrocm]
 name=ROCm Core SDK 10.0.0
@@ -562,7 +562,7 @@ gpgkey=https://stable.repo.amd.com/rocm/gpg/packages.gpg
   fi
   # install ROCm Core SDK 10.0.0 for gfx942
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do rpm -q "$p" >/dev/null 2>&1 || exit 1; done; exit 0' sh amdrocm10.0-gfx942 >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do rpm -q "$p" >/dev/null 2>&1 || exit 1; done; exit 0' sh amdrocm10.0-gfx942 >/dev/null 2>&1; then
     sudo -- dnf -y install amdrocm10.0-gfx942
   fi
   mark_done 4

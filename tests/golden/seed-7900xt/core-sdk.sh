@@ -245,7 +245,7 @@ fi
 # note: backup directory: /var/lib/rocm-wizard/backup/core-sdk
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/core-sdk; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/core-sdk; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/core-sdk
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -283,7 +283,7 @@ with os.fdopen(fd, "w") as fh:
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/core-sdk/kfd-properties.txt
   # the manifest rollback reads
-  if ! python3 -c 'import sys
+  if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/core-sdk/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/core-sdk",
@@ -517,17 +517,17 @@ while True:
     time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock
   # repair an interrupted dpkg (dpkg --configure -a)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
     sudo -- dpkg --configure -a
   fi
   # repair broken dependencies and reinstall half-installed packages (apt-get -f install)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
     sudo -- apt-get -f install -y
   fi
   # reinstall the packages a kill mid-unpack left half-installed (apt-get install --reinstall)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
     sudo -- sh -c 'pkgs=$(dpkg-query -W -f '"'"'${Package} ${Status}\n'"'"' 2>/dev/null | awk '"'"'$3 == "reinstreq" {print $1}'"'"'); [ -z "$pkgs" ] || { apt-get install --reinstall -y $pkgs && dpkg --configure -a; }'
   fi
   # no package the step changes is held
@@ -535,12 +535,12 @@ while True:
   sh -c 'held=$(apt-mark showhold "$@" 2>/dev/null | tr "\n" " " | sed "s/ *$//"); if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin'"'"'s decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
   # finish a removal a crash cut off (the packages it left)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in [pr]n*|[!pr]*|"") ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in [pr]n*|[!pr]*|"") ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
     sudo -- sh -c 'set -- $(for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) printf "%s\n" "$p" ;; esac; done); [ "$#" -eq 0 ] || apt-get -y purge "$@"' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
   fi
   # amdgpu-install removes every ROCm release it installed
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
     sudo -- amdgpu-install -y --uninstall --rocmrelease=all
   fi
   # simulation: what the removal would do (read it before the real removal)
@@ -550,14 +550,14 @@ while True:
   fi
   # remove exactly these packages
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
     sudo -- apt-get -y purge amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
   fi
   # leftover repo lists, pin and key
   sudo -- rm -f -- /etc/apt/sources.list.d/rocm.list /etc/apt/sources.list.d/amdgpu.list /etc/apt/sources.list.d/amdgpu-proprietary.list /etc/apt/preferences.d/rocm-pin-600 /etc/apt/keyrings/rocm.gpg
   # leftover directories of the removed releases (exact paths)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! ls -d -- "$@" >/dev/null 2>&1' sh /opt/rocm-6.2.0 >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! ls -d -- "$@" >/dev/null 2>&1' sh /opt/rocm-6.2.0 >/dev/null 2>&1; then
     sudo -- rm -rf -- /opt/rocm-6.2.0
   fi
   # leftover audit (read-only)
@@ -629,37 +629,37 @@ while True:
     time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock
   # repair an interrupted dpkg (dpkg --configure -a)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
     sudo -- dpkg --configure -a
   fi
   # repair broken dependencies and reinstall half-installed packages (apt-get -f install)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
     sudo -- apt-get -f install -y
   fi
   # reinstall the packages a kill mid-unpack left half-installed (apt-get install --reinstall)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
     sudo -- sh -c 'pkgs=$(dpkg-query -W -f '"'"'${Package} ${Status}\n'"'"' 2>/dev/null | awk '"'"'$3 == "reinstreq" {print $1}'"'"'); [ -z "$pkgs" ] || { apt-get install --reinstall -y $pkgs && dpkg --configure -a; }'
   fi
   # no package the step changes is held
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sh -c 'held=$(apt-mark showhold "$@" 2>/dev/null | tr "\n" " " | sed "s/ *$//"); if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin'"'"'s decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi' sh amdrocm10.0-gfx1100
   # download directory
-  if ! test -d /var/lib/rocm-wizard/downloads; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/downloads; then
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
   fi
   # download AMD's repository key
-  if ! test -s /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key; then
+  if ! sudo -- test -s /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key; then
     sudo -- wget -q -O /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key https://stable.repo.amd.com/rocm/gpg/packages.gpg
   fi
   # AMD's key into /etc/apt/keyrings/amdrocm.gpg (its fingerprint is printed)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! test -s /etc/apt/keyrings/amdrocm.gpg; then
+  if ! sudo -- test -s /etc/apt/keyrings/amdrocm.gpg; then
     sudo -- sh -c 'mkdir -p "$(dirname "$2")" && if grep -q "BEGIN PGP PUBLIC KEY BLOCK" "$1"; then gpg --dearmor --yes -o "$2" "$1"; else cp "$1" "$2"; fi && chmod 644 "$2" && { gpg --show-keys --with-colons "$2" 2>/dev/null | grep "^fpr" || true; }' sh /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key /etc/apt/keyrings/amdrocm.gpg
   fi
   # AMD's ROCm Core SDK 10.0.0 repository for ubuntu2204
-  if ! python3 -c 'import sys
+  if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /etc/apt/sources.list.d/amdrocm.sources 'Types: deb
 URIs: https://stable.repo.amd.com/rocm/core/packages/ubuntu2204/
@@ -685,7 +685,7 @@ Signed-By: /etc/apt/keyrings/amdrocm.gpg
   sudo -- apt-get update
   # install ROCm Core SDK 10.0.0 for gfx1100
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii" || exit 1; done; exit 0' sh amdrocm10.0-gfx1100 >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii" || exit 1; done; exit 0' sh amdrocm10.0-gfx1100 >/dev/null 2>&1; then
     sudo -- apt-get install -y amdrocm10.0-gfx1100
   fi
   mark_done 4

@@ -247,7 +247,7 @@ fi
 # note: backup directory: /var/lib/rocm-wizard/backup/downgrade-6.2
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/downgrade-6.2; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/downgrade-6.2; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/downgrade-6.2
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -285,7 +285,7 @@ with os.fdopen(fd, "w") as fh:
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/downgrade-6.2/kfd-properties.txt
   # the manifest rollback reads
-  if ! python3 -c 'import sys
+  if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/downgrade-6.2",
@@ -519,17 +519,17 @@ while True:
     time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock
   # repair an interrupted dpkg (dpkg --configure -a)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
     sudo -- dpkg --configure -a
   fi
   # repair broken dependencies and reinstall half-installed packages (apt-get -f install)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
     sudo -- apt-get -f install -y
   fi
   # reinstall the packages a kill mid-unpack left half-installed (apt-get install --reinstall)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
     sudo -- sh -c 'pkgs=$(dpkg-query -W -f '"'"'${Package} ${Status}\n'"'"' 2>/dev/null | awk '"'"'$3 == "reinstreq" {print $1}'"'"'); [ -z "$pkgs" ] || { apt-get install --reinstall -y $pkgs && dpkg --configure -a; }'
   fi
   # no package the step changes is held
@@ -537,12 +537,12 @@ while True:
   sh -c 'held=$(apt-mark showhold "$@" 2>/dev/null | tr "\n" " " | sed "s/ *$//"); if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin'"'"'s decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
   # finish a removal a crash cut off (the packages it left)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in [pr]n*|[!pr]*|"") ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in [pr]n*|[!pr]*|"") ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
     sudo -- sh -c 'set -- $(for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) printf "%s\n" "$p" ;; esac; done); [ "$#" -eq 0 ] || apt-get -y purge "$@"' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
   fi
   # amdgpu-install removes every ROCm release it installed
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
     sudo -- amdgpu-install -y --uninstall --rocmrelease=all
   fi
   # simulation: what the removal would do (read it before the real removal)
@@ -552,14 +552,14 @@ while True:
   fi
   # remove exactly these packages
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
     sudo -- apt-get -y purge amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
   fi
   # leftover repo lists, pin and key
   sudo -- rm -f -- /etc/apt/sources.list.d/rocm.list /etc/apt/sources.list.d/amdgpu.list /etc/apt/sources.list.d/amdgpu-proprietary.list /etc/apt/preferences.d/rocm-pin-600 /etc/apt/keyrings/rocm.gpg
   # leftover directories of the removed releases (exact paths)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! ls -d -- "$@" >/dev/null 2>&1' sh /opt/rocm-6.2.0 >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! ls -d -- "$@" >/dev/null 2>&1' sh /opt/rocm-6.2.0 >/dev/null 2>&1; then
     sudo -- rm -rf -- /opt/rocm-6.2.0
   fi
   # leftover audit (read-only)
@@ -626,29 +626,29 @@ while True:
     time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock
   # repair an interrupted dpkg (dpkg --configure -a)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
     sudo -- dpkg --configure -a
   fi
   # repair broken dependencies and reinstall half-installed packages (apt-get -f install)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
     sudo -- apt-get -f install -y
   fi
   # reinstall the packages a kill mid-unpack left half-installed (apt-get install --reinstall)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
     sudo -- sh -c 'pkgs=$(dpkg-query -W -f '"'"'${Package} ${Status}\n'"'"' 2>/dev/null | awk '"'"'$3 == "reinstreq" {print $1}'"'"'); [ -z "$pkgs" ] || { apt-get install --reinstall -y $pkgs && dpkg --configure -a; }'
   fi
   # no package the step changes is held
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sh -c 'held=$(apt-mark showhold "$@" 2>/dev/null | tr "\n" " " | sed "s/ *$//"); if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin'"'"'s decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi' sh amdgpu-install rocm amdgpu-dkms
   # download directory
-  if ! test -d /var/lib/rocm-wizard/downloads; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/downloads; then
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
   fi
   # download amdgpu-install for ROCm 6.2.4
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb; then
+  if ! sudo -- test -s /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb; then
     sudo -- sh -c 'wget -q -c -O "$1.part" "$2" && mv -f -- "$1.part" "$1"' sh /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb https://repo.radeon.com/amdgpu-install/6.2.4/ubuntu/jammy/amdgpu-install_6.2.60204-1_all.deb
   fi
   # install the amdgpu-install package (adds AMD's repo lists and key)
@@ -657,7 +657,7 @@ while True:
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sh -c 'got=$(gpg --show-keys --with-colons "$1" 2>/dev/null | awk -F: '"'"'$1=="pub"{p=1;next} p&&$1=="fpr"{print $10;p=0}'"'"'); [ "$got" = "$2" ] || { echo "$1 holds key(s) ${got:-none}, not only the AMD ROCm key $2" >&2; exit 1; }' sh /etc/apt/keyrings/rocm.gpg CA8BB4727A47B4D09B4EE8969386B48A1A693C5C
   # pin AMD's repository at 600 above distro rocm packages
-  if ! python3 -c 'import sys
+  if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /etc/apt/preferences.d/rocm-pin-600 'Package: *
 Pin: release o=repo.radeon.com
@@ -678,7 +678,7 @@ Pin-Priority: 600
   # read the new repository lists
   sudo -- apt-get update
   # install ROCm 6.2.4 (usecase rocm, in-tree kernel driver kept)
-  if ! test -e /opt/rocm-6.2.4/.info/version; then
+  if ! sudo -- test -e /opt/rocm-6.2.4/.info/version; then
     sudo -- amdgpu-install -y --usecase=rocm --no-dkms
   fi
   mark_done 4

@@ -201,7 +201,7 @@ fi
 # note: backup directory: /var/lib/rocm-wizard/backup/pip-only
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/pip-only; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/pip-only; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/pip-only
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -239,7 +239,7 @@ with os.fdopen(fd, "w") as fh:
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/pip-only/kfd-properties.txt
   # the manifest rollback reads
-  if ! python3 -c 'import sys
+  if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json '{
  "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
