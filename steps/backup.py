@@ -4,7 +4,8 @@ Captured (read-only on the system): ``pip freeze --all`` of every affected Pytho
 the index each ROCm wheel came from, the venv files the plan may rewrite (activate, pip.conf), the
 package selections of the whole system (both ROCm streams included), apt/yum repo lists, keys and
 pins, global env files, and rocminfo / KFD topology evidence. ``manifest.json`` is the index that
-``rocm-wizard rollback`` reads (format 1; keys documented in ``manifest()``).
+``rocm-wizard rollback`` reads (format 1; keys documented in ``manifest()``). A finished backup (its manifest
+written) is kept: every file of it is written only where the plan's backup directory holds no manifest yet.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 
 from wizard import lazy_re
 from wizard.model import Action, PythonEnv, StepPlan
+from wizard.record import replace
 
 from ._common import NoParams, StepContext, StepKind, capture, no_undo, system_path, write_file
 
@@ -100,6 +102,10 @@ def plan(ctx: StepContext) -> StepPlan:
     root = needs_root(ctx)
     user_side = not root
     d = ctx.backup_dir
+    # a finished backup of this plan (its manifest is there) is the machine before the plan: kept, never written
+    # again over the changed machine, whichever executor ran it and whether or not that run finished (the same
+    # plan asked again, the script after the engine, the engine after a script cut off)
+    kept = ("test", "-e", f"{d}/manifest.json")
     actions: list[Action] = [
         Action(argv=("mkdir", "-p", "-m", "0700", "--", d), description="create the backup directory", root=root,
                as_user=user_side, check=("test", "-d", d), changes=(d,)),
@@ -114,14 +120,14 @@ def plan(ctx: StepContext) -> StepPlan:
         actions.append(Action(
             argv=("python3", "-I", "-c", FREEZE, env.path, f"{d}/{freeze}"),
             description=f"the distributions installed in {env.path} (read from their metadata files; the "
-                        "venv's own python never runs here)", root=root, as_user=user_side,
+                        "venv's own python never runs here)", root=root, as_user=user_side, check=kept,
             changes=(f"{d}/{freeze}",)))
         rel = [f"{env.path.lstrip('/')}/bin/activate", f"{env.path.lstrip('/')}/pip.conf",
                f"{env.path.lstrip('/')}/rocm-wizard-constraints.txt"]
         actions.append(Action(
             argv=(*TAR_CREATE, f"{d}/{files}", "-C", "/", *rel),
             description=f"save {env.path}'s activate script, pip.conf and constraints", root=root,
-            as_user=user_side,
+            as_user=user_side, check=kept,
             changes=(f"{d}/{files}",)))
         envs_manifest.append({
             "path": env.path, "python": env.python, "python_version": env.python_version,
@@ -134,15 +140,17 @@ def plan(ctx: StepContext) -> StepPlan:
     packages: dict[str, object] = {"manager": pm, "file": None}
     if pm == "apt":
         packages["file"] = "dpkg-selections.txt"
-        actions.append(capture(f"{d}/dpkg-selections.txt",
+        actions.append(replace(capture(f"{d}/dpkg-selections.txt",
                                ["dpkg-query", "-W", "-f", "${Package}\\t${Version}\\t${db:Status-Abbrev}\\n"],
-                               "installed packages (both ROCm streams included)", root=root, as_user=user_side))
+                               "installed packages (both ROCm streams included)", root=root, as_user=user_side),
+                               check=kept))
         etc: tuple[str, ...] = APT_PATHS
     elif pm in ("dnf", "yum", "zypper"):
         packages["file"] = "rpm-packages.txt"
-        actions.append(capture(f"{d}/rpm-packages.txt",
+        actions.append(replace(capture(f"{d}/rpm-packages.txt",
                                ["rpm", "-qa", "--qf", "%{NAME}\\t%{VERSION}-%{RELEASE}\\t%{ARCH}\\n"],
-                               "installed packages (both ROCm streams included)", root=root, as_user=user_side))
+                               "installed packages (both ROCm streams included)", root=root, as_user=user_side),
+                               check=kept))
         etc = DNF_PATHS if pm != "zypper" else ZYPPER_PATHS
     else:
         etc = ()
@@ -154,12 +162,12 @@ def plan(ctx: StepContext) -> StepPlan:
     paths = [*etc, *GLOBAL_ENV_PATHS]
     actions.append(Action(
         argv=(*TAR_CREATE, f"{d}/etc-files.tar.gz", "-C", "/", *paths),
-        description="repo lists, keys, pins and global env files", root=root, as_user=user_side,
+        description="repo lists, keys, pins and global env files", root=root, as_user=user_side, check=kept,
         changes=(f"{d}/etc-files.tar.gz",)))
-    actions.append(capture(f"{d}/rocminfo.txt", ["rocminfo"], "rocminfo evidence", optional=True,
-                           root=root, as_user=user_side))
+    actions.append(replace(capture(f"{d}/rocminfo.txt", ["rocminfo"], "rocminfo evidence", optional=True,
+                                   root=root, as_user=user_side), check=kept))
     actions.append(Action(argv=("sh", "-c", KFD_DUMP, "sh", f"{d}/kfd-properties.txt"),
-                          description="KFD topology evidence", root=root, as_user=user_side,
+                          description="KFD topology evidence", root=root, as_user=user_side, check=kept,
                           changes=(f"{d}/kfd-properties.txt",)))
     manifest = {
         "format": MANIFEST_FORMAT,
@@ -179,8 +187,8 @@ def plan(ctx: StepContext) -> StepPlan:
         "evidence": ["rocminfo.txt", "kfd-properties.txt"],
     }
     text = json.dumps(manifest, indent=1, sort_keys=True) + "\n"
-    actions.append(write_file(f"{d}/manifest.json", text, "the manifest rollback reads", root=root,
-                              as_user=user_side))
+    actions.append(replace(write_file(f"{d}/manifest.json", text, "the manifest rollback reads", root=root,
+                                      as_user=user_side), check=kept))
     actions.append(Action(argv=("chmod", "-R", "go-rwx", "--", d), description="the backup is readable by its "
                           "owner only", root=root, as_user=user_side))
     notes = [f"backup directory: {d}"]

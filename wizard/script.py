@@ -3,7 +3,8 @@
 Layout: a header (machine, target, why), ``set -euo pipefail``, the progress file, then one commented
 section per step; step 1 of a planned run is its preflight (checks that stop the script). Every
 command is the action's argv (with its environment), shlex-quoted; root actions are prefixed with
-``sudo --``; an action with a done-check runs only when the check fails.
+``sudo --``; an action with a done-check runs only when the check, read with the action's
+privilege, fails.
 
 The script is resumable the way the wizard's own runs are: each finished step is recorded in a
 progress file in the plan's state directory, so running the script again (after the reboot, or after
@@ -200,7 +201,9 @@ def _actions(step: StepPlan) -> list[str]:
             out.append(SC2016)
         if a.check:
             quiet = "" if a.check[0] in ("test", "[") else " >/dev/null 2>&1"
-            out.append(f"if ! {command(Action(argv=a.check, env=a.env))}{quiet}; then")
+            # read with the action's privilege, as the engine probes it and the role's task becomes: a root-only
+            # path (the backup, the downloads in a 0700 state dir) is never "not done" for want of sudo
+            out.append(f"if ! {command(Action(argv=a.check, env=a.env, root=a.root))}{quiet}; then")
             out += ["  " + line for line in body]
             out.append("fi")
         else:

@@ -246,7 +246,7 @@ fi
 # note: backup directory: /var/lib/rocm-wizard/backup/downgrade-6.2
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/downgrade-6.2; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/downgrade-6.2; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/downgrade-6.2
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -254,7 +254,8 @@ if ! step_done 2; then
   sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/downgrade-6.2
   # the distributions installed in /home/user/therock (read from their metadata files; the venv's
   # own python never runs here)
-  sudo -- python3 -I -c 'import glob, os, re, sys
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json; then
+    sudo -- python3 -I -c 'import glob, os, re, sys
 venv, out = sys.argv[1], sys.argv[2]
 pins = {}
 for meta in glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages", "*.dist-info", "METADATA")):
@@ -270,103 +271,32 @@ fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
 with os.fdopen(fd, "w") as fh:
     fh.write("".join(f"{n}=={v}\n" for n, v in sorted(pins.items(), key=lambda kv: kv[0].lower())))
 ' /home/user/therock /var/lib/rocm-wizard/backup/downgrade-6.2/pip-freeze-1-home-user-therock.txt
+  fi
   # save /home/user/therock's activate script, pip.conf and constraints
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/downgrade-6.2/venv-files-1-home-user-therock.tar.gz -C / home/user/therock/bin/activate home/user/therock/pip.conf home/user/therock/rocm-wizard-constraints.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/downgrade-6.2/venv-files-1-home-user-therock.tar.gz -C / home/user/therock/bin/activate home/user/therock/pip.conf home/user/therock/rocm-wizard-constraints.txt
+  fi
   # installed packages (both ROCm streams included)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/downgrade-6.2/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/downgrade-6.2/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  fi
   # repo lists, keys, pins and global env files
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/downgrade-6.2/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/downgrade-6.2/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  fi
   # rocminfo evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/downgrade-6.2/rocminfo.txt rocminfo
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/downgrade-6.2/rocminfo.txt rocminfo
+  fi
   # KFD topology evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/downgrade-6.2/kfd-properties.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json; then
+    sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/downgrade-6.2/kfd-properties.txt
+  fi
   # the manifest rollback reads
-  if ! python3 -c 'import sys
-try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
-except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json '{
- "backup_dir": "/var/lib/rocm-wizard/backup/downgrade-6.2",
- "driver": {
-  "kind": "in-tree",
-  "version": null
- },
- "env_settings": [],
- "envs": [
-  {
-   "files": "venv-files-1-home-user-therock.tar.gz",
-   "files_paths": [
-    "/home/user/therock/bin/activate",
-    "/home/user/therock/pip.conf",
-    "/home/user/therock/rocm-wizard-constraints.txt"
-   ],
-   "freeze": "pip-freeze-1-home-user-therock.txt",
-   "indexes": {
-    "rocm": "https://repo.amd.com/rocm/whl-multi-arch/",
-    "torch": "https://repo.amd.com/rocm/whl-multi-arch/"
-   },
-   "path": "/home/user/therock",
-   "python": "/home/user/therock/bin/python",
-   "python_version": "3.12",
-   "rocm_sdk": "10.0.0",
-   "torch": "2.14.1",
-   "torchaudio": null,
-   "torchvision": null,
-   "triton": null
-  }
- ],
- "evidence": [
-  "rocminfo.txt",
-  "kfd-properties.txt"
- ],
- "files": {
-  "archive": "etc-files.tar.gz",
-  "paths": [
-   "/etc/apt/sources.list",
-   "/etc/apt/sources.list.d",
-   "/etc/apt/preferences.d",
-   "/etc/apt/keyrings",
-   "/etc/apt/trusted.gpg.d",
-   "/etc/environment",
-   "/etc/profile.d",
-   "/etc/ld.so.conf.d"
-  ]
- },
- "format": 1,
- "machine": {
-  "codename": "noble",
-  "kernel": "6.8.0-48-generic",
-  "os": "ubuntu",
-  "version": "24.04"
- },
- "packages": {
-  "dkms": [],
-  "file": "dpkg-selections.txt",
-  "manager": "apt",
-  "rocm_streams": {
-   "core-sdk": [
-    "amdrocm-core",
-    "amdrocm-hip"
-   ]
-  }
- },
- "plan": "downgrade-6.2",
- "rocm": {
-  "apt_sources": [],
-  "installs": [
-   {
-    "path": "/opt/rocm/core-10.0",
-    "stream": "core-sdk",
-    "version": "10.0.0"
-   }
-  ],
-  "pins": [],
-  "stream": "core-sdk",
-  "version": "10.0.0"
- }
-}
-' >/dev/null 2>&1; then
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/downgrade-6.2/manifest.json; then
     sudo -- python3 -c 'import os,sys
 p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
 d=os.path.dirname(p) or '"'"'.'"'"'
@@ -501,17 +431,17 @@ while True:
     time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock
   # repair an interrupted dpkg (dpkg --configure -a)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
     sudo -- dpkg --configure -a
   fi
   # repair broken dependencies and reinstall half-installed packages (apt-get -f install)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
     sudo -- apt-get -f install -y
   fi
   # reinstall the packages a kill mid-unpack left half-installed (apt-get install --reinstall)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
     sudo -- sh -c 'pkgs=$(dpkg-query -W -f '"'"'${Package} ${Status}\n'"'"' 2>/dev/null | awk '"'"'$3 == "reinstreq" {print $1}'"'"'); [ -z "$pkgs" ] || { apt-get install --reinstall -y $pkgs && dpkg --configure -a; }'
   fi
   # no package the step changes is held
@@ -519,7 +449,7 @@ while True:
   sh -c 'held=$(apt-mark showhold "$@" 2>/dev/null | tr "\n" " " | sed "s/ *$//"); if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin'"'"'s decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi' sh amdrocm-core amdrocm-hip
   # finish a removal a crash cut off (the packages it left)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in [pr]n*|[!pr]*|"") ;; *) exit 1 ;; esac; done; exit 0' sh amdrocm-core amdrocm-hip >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in [pr]n*|[!pr]*|"") ;; *) exit 1 ;; esac; done; exit 0' sh amdrocm-core amdrocm-hip >/dev/null 2>&1; then
     sudo -- sh -c 'set -- $(for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) printf "%s\n" "$p" ;; esac; done); [ "$#" -eq 0 ] || apt-get -y purge "$@"' sh amdrocm-core amdrocm-hip
   fi
   # simulation: what the removal would do (read it before the real removal)
@@ -529,7 +459,7 @@ while True:
   fi
   # remove exactly these packages
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh amdrocm-core amdrocm-hip >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh amdrocm-core amdrocm-hip >/dev/null 2>&1; then
     sudo -- apt-get -y purge amdrocm-core amdrocm-hip
   fi
   # leftover repo lists, pin and key
@@ -598,29 +528,29 @@ while True:
     time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock
   # repair an interrupted dpkg (dpkg --configure -a)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
     sudo -- dpkg --configure -a
   fi
   # repair broken dependencies and reinstall half-installed packages (apt-get -f install)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
     sudo -- apt-get -f install -y
   fi
   # reinstall the packages a kill mid-unpack left half-installed (apt-get install --reinstall)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
     sudo -- sh -c 'pkgs=$(dpkg-query -W -f '"'"'${Package} ${Status}\n'"'"' 2>/dev/null | awk '"'"'$3 == "reinstreq" {print $1}'"'"'); [ -z "$pkgs" ] || { apt-get install --reinstall -y $pkgs && dpkg --configure -a; }'
   fi
   # no package the step changes is held
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sh -c 'held=$(apt-mark showhold "$@" 2>/dev/null | tr "\n" " " | sed "s/ *$//"); if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin'"'"'s decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi' sh amdgpu-install rocm amdgpu-dkms
   # download directory
-  if ! test -d /var/lib/rocm-wizard/downloads; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/downloads; then
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
   fi
   # download amdgpu-install for ROCm 6.2.4
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! test -s /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb; then
+  if ! sudo -- test -s /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb; then
     sudo -- sh -c 'wget -q -c -O "$1.part" "$2" && mv -f -- "$1.part" "$1"' sh /var/lib/rocm-wizard/downloads/amdgpu-install_6.2.60204-1_all.deb https://repo.radeon.com/amdgpu-install/6.2.4/ubuntu/noble/amdgpu-install_6.2.60204-1_all.deb
   fi
   # install the amdgpu-install package (adds AMD's repo lists and key)
@@ -629,7 +559,7 @@ while True:
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sh -c 'got=$(gpg --show-keys --with-colons "$1" 2>/dev/null | awk -F: '"'"'$1=="pub"{p=1;next} p&&$1=="fpr"{print $10;p=0}'"'"'); [ "$got" = "$2" ] || { echo "$1 holds key(s) ${got:-none}, not only the AMD ROCm key $2" >&2; exit 1; }' sh /etc/apt/keyrings/rocm.gpg CA8BB4727A47B4D09B4EE8969386B48A1A693C5C
   # pin AMD's repository at 600 above distro rocm packages
-  if ! python3 -c 'import sys
+  if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /etc/apt/preferences.d/rocm-pin-600 'Package: *
 Pin: release o=repo.radeon.com
@@ -650,7 +580,7 @@ Pin-Priority: 600
   # read the new repository lists
   sudo -- apt-get update
   # install ROCm 6.2.4 (usecase rocm, in-tree kernel driver kept)
-  if ! test -e /opt/rocm-6.2.4/.info/version; then
+  if ! sudo -- test -e /opt/rocm-6.2.4/.info/version; then
     sudo -- amdgpu-install -y --usecase=rocm --no-dkms
   fi
   mark_done 4

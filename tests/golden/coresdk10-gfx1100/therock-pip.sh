@@ -196,7 +196,7 @@ fi
 # note: backup directory: /var/lib/rocm-wizard/backup/therock-pip
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/therock-pip; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/therock-pip; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/therock-pip
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -204,7 +204,8 @@ if ! step_done 2; then
   sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/therock-pip
   # the distributions installed in /home/user/therock (read from their metadata files; the venv's
   # own python never runs here)
-  sudo -- python3 -I -c 'import glob, os, re, sys
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/therock-pip/manifest.json; then
+    sudo -- python3 -I -c 'import glob, os, re, sys
 venv, out = sys.argv[1], sys.argv[2]
 pins = {}
 for meta in glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages", "*.dist-info", "METADATA")):
@@ -220,103 +221,32 @@ fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
 with os.fdopen(fd, "w") as fh:
     fh.write("".join(f"{n}=={v}\n" for n, v in sorted(pins.items(), key=lambda kv: kv[0].lower())))
 ' /home/user/therock /var/lib/rocm-wizard/backup/therock-pip/pip-freeze-1-home-user-therock.txt
+  fi
   # save /home/user/therock's activate script, pip.conf and constraints
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/venv-files-1-home-user-therock.tar.gz -C / home/user/therock/bin/activate home/user/therock/pip.conf home/user/therock/rocm-wizard-constraints.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/therock-pip/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/venv-files-1-home-user-therock.tar.gz -C / home/user/therock/bin/activate home/user/therock/pip.conf home/user/therock/rocm-wizard-constraints.txt
+  fi
   # installed packages (both ROCm streams included)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/therock-pip/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/therock-pip/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/therock-pip/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  fi
   # repo lists, keys, pins and global env files
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/therock-pip/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/therock-pip/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  fi
   # rocminfo evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/therock-pip/rocminfo.txt rocminfo
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/therock-pip/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/therock-pip/rocminfo.txt rocminfo
+  fi
   # KFD topology evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/therock-pip/kfd-properties.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/therock-pip/manifest.json; then
+    sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/therock-pip/kfd-properties.txt
+  fi
   # the manifest rollback reads
-  if ! python3 -c 'import sys
-try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
-except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/therock-pip/manifest.json '{
- "backup_dir": "/var/lib/rocm-wizard/backup/therock-pip",
- "driver": {
-  "kind": "in-tree",
-  "version": null
- },
- "env_settings": [],
- "envs": [
-  {
-   "files": "venv-files-1-home-user-therock.tar.gz",
-   "files_paths": [
-    "/home/user/therock/bin/activate",
-    "/home/user/therock/pip.conf",
-    "/home/user/therock/rocm-wizard-constraints.txt"
-   ],
-   "freeze": "pip-freeze-1-home-user-therock.txt",
-   "indexes": {
-    "rocm": "https://repo.amd.com/rocm/whl-multi-arch/",
-    "torch": "https://repo.amd.com/rocm/whl-multi-arch/"
-   },
-   "path": "/home/user/therock",
-   "python": "/home/user/therock/bin/python",
-   "python_version": "3.12",
-   "rocm_sdk": "10.0.0",
-   "torch": "2.14.1",
-   "torchaudio": null,
-   "torchvision": null,
-   "triton": null
-  }
- ],
- "evidence": [
-  "rocminfo.txt",
-  "kfd-properties.txt"
- ],
- "files": {
-  "archive": "etc-files.tar.gz",
-  "paths": [
-   "/etc/apt/sources.list",
-   "/etc/apt/sources.list.d",
-   "/etc/apt/preferences.d",
-   "/etc/apt/keyrings",
-   "/etc/apt/trusted.gpg.d",
-   "/etc/environment",
-   "/etc/profile.d",
-   "/etc/ld.so.conf.d"
-  ]
- },
- "format": 1,
- "machine": {
-  "codename": "noble",
-  "kernel": "6.8.0-48-generic",
-  "os": "ubuntu",
-  "version": "24.04"
- },
- "packages": {
-  "dkms": [],
-  "file": "dpkg-selections.txt",
-  "manager": "apt",
-  "rocm_streams": {
-   "core-sdk": [
-    "amdrocm-core",
-    "amdrocm-hip"
-   ]
-  }
- },
- "plan": "therock-pip",
- "rocm": {
-  "apt_sources": [],
-  "installs": [
-   {
-    "path": "/opt/rocm/core-10.0",
-    "stream": "core-sdk",
-    "version": "10.0.0"
-   }
-  ],
-  "pins": [],
-  "stream": "core-sdk",
-  "version": "10.0.0"
- }
-}
-' >/dev/null 2>&1; then
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/therock-pip/manifest.json; then
     sudo -- python3 -c 'import os,sys
 p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
 d=os.path.dirname(p) or '"'"'.'"'"'

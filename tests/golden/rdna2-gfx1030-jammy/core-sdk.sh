@@ -243,7 +243,7 @@ fi
 # note: no Python environment with torch to back up
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/core-sdk; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/core-sdk; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/core-sdk
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -251,66 +251,25 @@ if ! step_done 2; then
   sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/core-sdk
   # installed packages (both ROCm streams included)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/core-sdk/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/core-sdk/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  fi
   # repo lists, keys, pins and global env files
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/core-sdk/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/core-sdk/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  fi
   # rocminfo evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/core-sdk/rocminfo.txt rocminfo
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/core-sdk/rocminfo.txt rocminfo
+  fi
   # KFD topology evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/core-sdk/kfd-properties.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/core-sdk/kfd-properties.txt
+  fi
   # the manifest rollback reads
-  if ! python3 -c 'import sys
-try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
-except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/core-sdk/manifest.json '{
- "backup_dir": "/var/lib/rocm-wizard/backup/core-sdk",
- "driver": {
-  "kind": null,
-  "version": null
- },
- "env_settings": [],
- "envs": [],
- "evidence": [
-  "rocminfo.txt",
-  "kfd-properties.txt"
- ],
- "files": {
-  "archive": "etc-files.tar.gz",
-  "paths": [
-   "/etc/apt/sources.list",
-   "/etc/apt/sources.list.d",
-   "/etc/apt/preferences.d",
-   "/etc/apt/keyrings",
-   "/etc/apt/trusted.gpg.d",
-   "/etc/environment",
-   "/etc/profile.d",
-   "/etc/ld.so.conf.d"
-  ]
- },
- "format": 1,
- "machine": {
-  "codename": null,
-  "kernel": "6.5.0-35-generic",
-  "os": "ubuntu",
-  "version": "22.04"
- },
- "packages": {
-  "dkms": [],
-  "file": "dpkg-selections.txt",
-  "manager": "apt",
-  "rocm_streams": {}
- },
- "plan": "core-sdk",
- "rocm": {
-  "apt_sources": [],
-  "installs": [],
-  "pins": [],
-  "stream": null,
-  "version": null
- }
-}
-' >/dev/null 2>&1; then
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
     sudo -- python3 -c 'import os,sys
 p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
 d=os.path.dirname(p) or '"'"'.'"'"'
@@ -426,37 +385,37 @@ while True:
     time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock
   # repair an interrupted dpkg (dpkg --configure -a)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
     sudo -- dpkg --configure -a
   fi
   # repair broken dependencies and reinstall half-installed packages (apt-get -f install)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
     sudo -- apt-get -f install -y
   fi
   # reinstall the packages a kill mid-unpack left half-installed (apt-get install --reinstall)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
     sudo -- sh -c 'pkgs=$(dpkg-query -W -f '"'"'${Package} ${Status}\n'"'"' 2>/dev/null | awk '"'"'$3 == "reinstreq" {print $1}'"'"'); [ -z "$pkgs" ] || { apt-get install --reinstall -y $pkgs && dpkg --configure -a; }'
   fi
   # no package the step changes is held
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sh -c 'held=$(apt-mark showhold "$@" 2>/dev/null | tr "\n" " " | sed "s/ *$//"); if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin'"'"'s decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi' sh amdrocm10.0-gfx1030
   # download directory
-  if ! test -d /var/lib/rocm-wizard/downloads; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/downloads; then
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
   fi
   # download AMD's repository key
-  if ! test -s /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key; then
+  if ! sudo -- test -s /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key; then
     sudo -- wget -q -O /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key https://stable.repo.amd.com/rocm/gpg/packages.gpg
   fi
   # AMD's key into /etc/apt/keyrings/amdrocm.gpg (its fingerprint is printed)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! test -s /etc/apt/keyrings/amdrocm.gpg; then
+  if ! sudo -- test -s /etc/apt/keyrings/amdrocm.gpg; then
     sudo -- sh -c 'mkdir -p "$(dirname "$2")" && if grep -q "BEGIN PGP PUBLIC KEY BLOCK" "$1"; then gpg --dearmor --yes -o "$2" "$1"; else cp "$1" "$2"; fi && chmod 644 "$2" && { gpg --show-keys --with-colons "$2" 2>/dev/null | grep "^fpr" || true; }' sh /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key /etc/apt/keyrings/amdrocm.gpg
   fi
   # AMD's ROCm Core SDK 10.0.0 repository for ubuntu2204
-  if ! python3 -c 'import sys
+  if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /etc/apt/sources.list.d/amdrocm.sources 'Types: deb
 URIs: https://stable.repo.amd.com/rocm/core/packages/ubuntu2204/
@@ -482,7 +441,7 @@ Signed-By: /etc/apt/keyrings/amdrocm.gpg
   sudo -- apt-get update
   # install ROCm Core SDK 10.0.0 for gfx1030
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii" || exit 1; done; exit 0' sh amdrocm10.0-gfx1030 >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii" || exit 1; done; exit 0' sh amdrocm10.0-gfx1030 >/dev/null 2>&1; then
     sudo -- apt-get install -y amdrocm10.0-gfx1030
   fi
   mark_done 4
@@ -495,7 +454,7 @@ if step_done 5 && ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" |
 if ! step_done 5; then
   # add user to render and video
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
     sudo -- usermod -a -G render,video user
   fi
   mark_done 5

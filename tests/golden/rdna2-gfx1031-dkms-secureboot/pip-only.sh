@@ -202,7 +202,7 @@ fi
 # note: backup directory: /var/lib/rocm-wizard/backup/pip-only
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/pip-only; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/pip-only; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/pip-only
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -210,7 +210,8 @@ if ! step_done 2; then
   sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/pip-only
   # the distributions installed in /home/user/venv (read from their metadata files; the venv's own
   # python never runs here)
-  sudo -- python3 -I -c 'import glob, os, re, sys
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- python3 -I -c 'import glob, os, re, sys
 venv, out = sys.argv[1], sys.argv[2]
 pins = {}
 for meta in glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages", "*.dist-info", "METADATA")):
@@ -226,113 +227,32 @@ fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
 with os.fdopen(fd, "w") as fh:
     fh.write("".join(f"{n}=={v}\n" for n, v in sorted(pins.items(), key=lambda kv: kv[0].lower())))
 ' /home/user/venv /var/lib/rocm-wizard/backup/pip-only/pip-freeze-1-home-user-venv.txt
+  fi
   # save /home/user/venv's activate script, pip.conf and constraints
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/venv-files-1-home-user-venv.tar.gz -C / home/user/venv/bin/activate home/user/venv/pip.conf home/user/venv/rocm-wizard-constraints.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/venv-files-1-home-user-venv.tar.gz -C / home/user/venv/bin/activate home/user/venv/pip.conf home/user/venv/rocm-wizard-constraints.txt
+  fi
   # installed packages (both ROCm streams included)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/pip-only/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/pip-only/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  fi
   # repo lists, keys, pins and global env files
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  fi
   # rocminfo evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/pip-only/rocminfo.txt rocminfo
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/pip-only/rocminfo.txt rocminfo
+  fi
   # KFD topology evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/pip-only/kfd-properties.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/pip-only/kfd-properties.txt
+  fi
   # the manifest rollback reads
-  if ! python3 -c 'import sys
-try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
-except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json '{
- "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
- "driver": {
-  "kind": "dkms",
-  "version": "6.8.5"
- },
- "env_settings": [
-  {
-   "name": "HSA_OVERRIDE_GFX_VERSION",
-   "value": "10.3.0",
-   "where": "/etc/environment:2"
-  }
- ],
- "envs": [
-  {
-   "files": "venv-files-1-home-user-venv.tar.gz",
-   "files_paths": [
-    "/home/user/venv/bin/activate",
-    "/home/user/venv/pip.conf",
-    "/home/user/venv/rocm-wizard-constraints.txt"
-   ],
-   "freeze": "pip-freeze-1-home-user-venv.txt",
-   "indexes": {
-    "torch": "https://download.pytorch.org/whl/rocm6.2"
-   },
-   "path": "/home/user/venv",
-   "python": "/home/user/venv/bin/python",
-   "python_version": "3.10",
-   "rocm_sdk": null,
-   "torch": "2.5.1+rocm6.2",
-   "torchaudio": null,
-   "torchvision": null,
-   "triton": null
-  }
- ],
- "evidence": [
-  "rocminfo.txt",
-  "kfd-properties.txt"
- ],
- "files": {
-  "archive": "etc-files.tar.gz",
-  "paths": [
-   "/etc/apt/sources.list",
-   "/etc/apt/sources.list.d",
-   "/etc/apt/preferences.d",
-   "/etc/apt/keyrings",
-   "/etc/apt/trusted.gpg.d",
-   "/etc/environment",
-   "/etc/profile.d",
-   "/etc/ld.so.conf.d"
-  ]
- },
- "format": 1,
- "machine": {
-  "codename": "jammy",
-  "kernel": "6.8.0-40-generic",
-  "os": "ubuntu",
-  "version": "22.04"
- },
- "packages": {
-  "dkms": [
-   "amdgpu-dkms 1:6.8.5.60204"
-  ],
-  "file": "dpkg-selections.txt",
-  "manager": "apt",
-  "rocm_streams": {
-   "legacy": [
-    "amdgpu-install",
-    "rocm-core",
-    "rocm-hip-runtime",
-    "rocminfo",
-    "amdgpu-dkms"
-   ]
-  }
- },
- "plan": "pip-only",
- "rocm": {
-  "apt_sources": [],
-  "installs": [
-   {
-    "path": "/opt/rocm-6.2.4",
-    "stream": "legacy",
-    "version": "6.2.4"
-   }
-  ],
-  "pins": [],
-  "stream": "legacy",
-  "version": "6.2.4"
- }
-}
-' >/dev/null 2>&1; then
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
     sudo -- python3 -c 'import os,sys
 p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
 d=os.path.dirname(p) or '"'"'.'"'"'
@@ -444,7 +364,7 @@ if step_done 3 && ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" |
 if ! step_done 3; then
   # add user to render and video
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
     sudo -- usermod -a -G render,video user
   fi
   mark_done 3

@@ -248,7 +248,7 @@ fi
 # note: no Python environment with torch to back up
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/core-sdk; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/core-sdk; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/core-sdk
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -256,79 +256,25 @@ if ! step_done 2; then
   sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/core-sdk
   # installed packages (both ROCm streams included)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/core-sdk/rpm-packages.txt rpm -qa --qf '%{NAME}\t%{VERSION}-%{RELEASE}\t%{ARCH}\n'
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/core-sdk/rpm-packages.txt rpm -qa --qf '%{NAME}\t%{VERSION}-%{RELEASE}\t%{ARCH}\n'
+  fi
   # repo lists, keys, pins and global env files
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/core-sdk/etc-files.tar.gz -C / etc/yum.repos.d etc/pki/rpm-gpg etc/environment etc/profile.d etc/ld.so.conf.d
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/core-sdk/etc-files.tar.gz -C / etc/yum.repos.d etc/pki/rpm-gpg etc/environment etc/profile.d etc/ld.so.conf.d
+  fi
   # rocminfo evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/core-sdk/rocminfo.txt rocminfo
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/core-sdk/rocminfo.txt rocminfo
+  fi
   # KFD topology evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/core-sdk/kfd-properties.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/core-sdk/kfd-properties.txt
+  fi
   # the manifest rollback reads
-  if ! python3 -c 'import sys
-try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
-except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/core-sdk/manifest.json '{
- "backup_dir": "/var/lib/rocm-wizard/backup/core-sdk",
- "driver": {
-  "kind": "dkms",
-  "version": "6.7.0"
- },
- "env_settings": [],
- "envs": [],
- "evidence": [
-  "rocminfo.txt",
-  "kfd-properties.txt"
- ],
- "files": {
-  "archive": "etc-files.tar.gz",
-  "paths": [
-   "/etc/yum.repos.d",
-   "/etc/pki/rpm-gpg",
-   "/etc/environment",
-   "/etc/profile.d",
-   "/etc/ld.so.conf.d"
-  ]
- },
- "format": 1,
- "machine": {
-  "codename": null,
-  "kernel": "5.14.0-427.13.1.el9_4.x86_64",
-  "os": "rhel",
-  "version": "9.4"
- },
- "packages": {
-  "dkms": [
-   "amdgpu-dkms 6.7.0-1781449.el9"
-  ],
-  "file": "rpm-packages.txt",
-  "manager": "dnf",
-  "rocm_streams": {
-   "legacy": [
-    "amdgpu-install",
-    "rocm-core",
-    "rocm-hip-runtime",
-    "rocminfo",
-    "amdgpu-dkms"
-   ]
-  }
- },
- "plan": "core-sdk",
- "rocm": {
-  "apt_sources": [],
-  "installs": [
-   {
-    "path": "/opt/rocm-6.1.2",
-    "stream": "legacy",
-    "version": "6.1.2"
-   }
-  ],
-  "pins": [],
-  "stream": "legacy",
-  "version": "6.1.2"
- }
-}
-' >/dev/null 2>&1; then
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
     sudo -- python3 -c 'import os,sys
 p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
 d=os.path.dirname(p) or '"'"'.'"'"'
@@ -445,7 +391,7 @@ while True:
     time.sleep(0.5)' 120 /var/lib/rpm/.rpm.lock
   # amdgpu-install removes every ROCm release it installed
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0' sh rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0' sh rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
     sudo -- amdgpu-install -y --uninstall --rocmrelease=all
   fi
   # simulation: what the removal would do (dnf answers no and exits 1)
@@ -455,14 +401,14 @@ while True:
   fi
   # remove exactly these packages
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0' sh amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do if rpm -q "$p" >/dev/null 2>&1; then exit 1; fi; done; exit 0' sh amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms >/dev/null 2>&1; then
     sudo -- dnf -y remove amdgpu-install rocm-core rocm-hip-runtime rocminfo amdgpu-dkms
   fi
   # leftover repo lists, pin and key
   sudo -- rm -f -- /etc/yum.repos.d/rocm.repo /etc/yum.repos.d/amdgpu.repo /etc/yum.repos.d/amdgpu-proprietary.repo /etc/pki/rpm-gpg/RPM-GPG-KEY-rocm
   # leftover directories of the removed releases (exact paths)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! ls -d -- "$@" >/dev/null 2>&1' sh /opt/rocm-6.1.2 >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! ls -d -- "$@" >/dev/null 2>&1' sh /opt/rocm-6.1.2 >/dev/null 2>&1; then
     sudo -- rm -rf -- /opt/rocm-6.1.2
   fi
   # leftover audit (read-only)
@@ -532,11 +478,11 @@ while True:
         said = waited
     time.sleep(0.5)' 120 /var/lib/rpm/.rpm.lock
   # download directory
-  if ! test -d /var/lib/rocm-wizard/downloads; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/downloads; then
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
   fi
   # AMD's ROCm Core SDK 10.0.0 repository for rhel9
-  if ! python3 -c 'import sys
+  if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /etc/yum.repos.d/amdrocm.repo '[amdrocm]
 name=ROCm Core SDK 10.0.0
@@ -562,7 +508,7 @@ gpgkey=https://stable.repo.amd.com/rocm/gpg/packages.gpg
   fi
   # install ROCm Core SDK 10.0.0 for gfx942
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do rpm -q "$p" >/dev/null 2>&1 || exit 1; done; exit 0' sh amdrocm10.0-gfx942 >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do rpm -q "$p" >/dev/null 2>&1 || exit 1; done; exit 0' sh amdrocm10.0-gfx942 >/dev/null 2>&1; then
     sudo -- dnf -y install amdrocm10.0-gfx942
   fi
   mark_done 4

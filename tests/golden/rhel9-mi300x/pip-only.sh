@@ -202,7 +202,7 @@ fi
 # note: no Python environment with torch to back up
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/pip-only; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/pip-only; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/pip-only
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -210,79 +210,25 @@ if ! step_done 2; then
   sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/pip-only
   # installed packages (both ROCm streams included)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/pip-only/rpm-packages.txt rpm -qa --qf '%{NAME}\t%{VERSION}-%{RELEASE}\t%{ARCH}\n'
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/pip-only/rpm-packages.txt rpm -qa --qf '%{NAME}\t%{VERSION}-%{RELEASE}\t%{ARCH}\n'
+  fi
   # repo lists, keys, pins and global env files
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/etc-files.tar.gz -C / etc/yum.repos.d etc/pki/rpm-gpg etc/environment etc/profile.d etc/ld.so.conf.d
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/etc-files.tar.gz -C / etc/yum.repos.d etc/pki/rpm-gpg etc/environment etc/profile.d etc/ld.so.conf.d
+  fi
   # rocminfo evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/pip-only/rocminfo.txt rocminfo
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/pip-only/rocminfo.txt rocminfo
+  fi
   # KFD topology evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/pip-only/kfd-properties.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/pip-only/kfd-properties.txt
+  fi
   # the manifest rollback reads
-  if ! python3 -c 'import sys
-try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
-except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json '{
- "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
- "driver": {
-  "kind": "dkms",
-  "version": "6.7.0"
- },
- "env_settings": [],
- "envs": [],
- "evidence": [
-  "rocminfo.txt",
-  "kfd-properties.txt"
- ],
- "files": {
-  "archive": "etc-files.tar.gz",
-  "paths": [
-   "/etc/yum.repos.d",
-   "/etc/pki/rpm-gpg",
-   "/etc/environment",
-   "/etc/profile.d",
-   "/etc/ld.so.conf.d"
-  ]
- },
- "format": 1,
- "machine": {
-  "codename": null,
-  "kernel": "5.14.0-427.13.1.el9_4.x86_64",
-  "os": "rhel",
-  "version": "9.4"
- },
- "packages": {
-  "dkms": [
-   "amdgpu-dkms 6.7.0-1781449.el9"
-  ],
-  "file": "rpm-packages.txt",
-  "manager": "dnf",
-  "rocm_streams": {
-   "legacy": [
-    "amdgpu-install",
-    "rocm-core",
-    "rocm-hip-runtime",
-    "rocminfo",
-    "amdgpu-dkms"
-   ]
-  }
- },
- "plan": "pip-only",
- "rocm": {
-  "apt_sources": [],
-  "installs": [
-   {
-    "path": "/opt/rocm-6.1.2",
-    "stream": "legacy",
-    "version": "6.1.2"
-   }
-  ],
-  "pins": [],
-  "stream": "legacy",
-  "version": "6.1.2"
- }
-}
-' >/dev/null 2>&1; then
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
     sudo -- python3 -c 'import os,sys
 p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
 d=os.path.dirname(p) or '"'"'.'"'"'

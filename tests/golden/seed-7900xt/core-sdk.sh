@@ -245,7 +245,7 @@ fi
 # note: backup directory: /var/lib/rocm-wizard/backup/core-sdk
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/core-sdk; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/core-sdk; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/core-sdk
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -253,7 +253,8 @@ if ! step_done 2; then
   sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/core-sdk
   # the distributions installed in /home/user/pytorch_venv (read from their metadata files; the
   # venv's own python never runs here)
-  sudo -- python3 -I -c 'import glob, os, re, sys
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- python3 -I -c 'import glob, os, re, sys
 venv, out = sys.argv[1], sys.argv[2]
 pins = {}
 for meta in glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages", "*.dist-info", "METADATA")):
@@ -269,110 +270,32 @@ fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
 with os.fdopen(fd, "w") as fh:
     fh.write("".join(f"{n}=={v}\n" for n, v in sorted(pins.items(), key=lambda kv: kv[0].lower())))
 ' /home/user/pytorch_venv /var/lib/rocm-wizard/backup/core-sdk/pip-freeze-1-home-user-pytorch-venv.txt
+  fi
   # save /home/user/pytorch_venv's activate script, pip.conf and constraints
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/core-sdk/venv-files-1-home-user-pytorch-venv.tar.gz -C / home/user/pytorch_venv/bin/activate home/user/pytorch_venv/pip.conf home/user/pytorch_venv/rocm-wizard-constraints.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/core-sdk/venv-files-1-home-user-pytorch-venv.tar.gz -C / home/user/pytorch_venv/bin/activate home/user/pytorch_venv/pip.conf home/user/pytorch_venv/rocm-wizard-constraints.txt
+  fi
   # installed packages (both ROCm streams included)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/core-sdk/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/core-sdk/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  fi
   # repo lists, keys, pins and global env files
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/core-sdk/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/core-sdk/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  fi
   # rocminfo evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/core-sdk/rocminfo.txt rocminfo
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/core-sdk/rocminfo.txt rocminfo
+  fi
   # KFD topology evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/core-sdk/kfd-properties.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
+    sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/core-sdk/kfd-properties.txt
+  fi
   # the manifest rollback reads
-  if ! python3 -c 'import sys
-try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
-except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/core-sdk/manifest.json '{
- "backup_dir": "/var/lib/rocm-wizard/backup/core-sdk",
- "driver": {
-  "kind": null,
-  "version": null
- },
- "env_settings": [],
- "envs": [
-  {
-   "files": "venv-files-1-home-user-pytorch-venv.tar.gz",
-   "files_paths": [
-    "/home/user/pytorch_venv/bin/activate",
-    "/home/user/pytorch_venv/pip.conf",
-    "/home/user/pytorch_venv/rocm-wizard-constraints.txt"
-   ],
-   "freeze": "pip-freeze-1-home-user-pytorch-venv.txt",
-   "indexes": {
-    "pytorch-triton-rocm": "https://pypi.org/simple",
-    "torch": "https://download.pytorch.org/whl/rocm6.2",
-    "torchaudio": "https://download.pytorch.org/whl/rocm6.2",
-    "torchvision": "https://download.pytorch.org/whl/rocm6.2"
-   },
-   "path": "/home/user/pytorch_venv",
-   "python": "/home/user/pytorch_venv/bin/python",
-   "python_version": "3.10",
-   "rocm_sdk": null,
-   "torch": "2.5.1+rocm6.2",
-   "torchaudio": "2.5.1+rocm6.2",
-   "torchvision": "0.20.1+rocm6.2",
-   "triton": "3.1.0"
-  }
- ],
- "evidence": [
-  "rocminfo.txt",
-  "kfd-properties.txt"
- ],
- "files": {
-  "archive": "etc-files.tar.gz",
-  "paths": [
-   "/etc/apt/sources.list",
-   "/etc/apt/sources.list.d",
-   "/etc/apt/preferences.d",
-   "/etc/apt/keyrings",
-   "/etc/apt/trusted.gpg.d",
-   "/etc/environment",
-   "/etc/profile.d",
-   "/etc/ld.so.conf.d"
-  ]
- },
- "format": 1,
- "machine": {
-  "codename": "jammy",
-  "kernel": "5.15.0-105-generic",
-  "os": "ubuntu",
-  "version": "22.04"
- },
- "packages": {
-  "dkms": [],
-  "file": "dpkg-selections.txt",
-  "manager": "apt",
-  "rocm_streams": {
-   "legacy": [
-    "amdgpu-install",
-    "hip-runtime-amd",
-    "hsa-rocr",
-    "rocm-core",
-    "rocm-hip-runtime",
-    "rocm-smi-lib",
-    "rocminfo"
-   ]
-  }
- },
- "plan": "core-sdk",
- "rocm": {
-  "apt_sources": [],
-  "installs": [
-   {
-    "path": "/opt/rocm-6.2.0",
-    "stream": "legacy",
-    "version": "6.2.0"
-   }
-  ],
-  "pins": [],
-  "stream": "legacy",
-  "version": "6.2.0"
- }
-}
-' >/dev/null 2>&1; then
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/core-sdk/manifest.json; then
     sudo -- python3 -c 'import os,sys
 p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
 d=os.path.dirname(p) or '"'"'.'"'"'
@@ -517,17 +440,17 @@ while True:
     time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock
   # repair an interrupted dpkg (dpkg --configure -a)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
     sudo -- dpkg --configure -a
   fi
   # repair broken dependencies and reinstall half-installed packages (apt-get -f install)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
     sudo -- apt-get -f install -y
   fi
   # reinstall the packages a kill mid-unpack left half-installed (apt-get install --reinstall)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
     sudo -- sh -c 'pkgs=$(dpkg-query -W -f '"'"'${Package} ${Status}\n'"'"' 2>/dev/null | awk '"'"'$3 == "reinstreq" {print $1}'"'"'); [ -z "$pkgs" ] || { apt-get install --reinstall -y $pkgs && dpkg --configure -a; }'
   fi
   # no package the step changes is held
@@ -535,12 +458,12 @@ while True:
   sh -c 'held=$(apt-mark showhold "$@" 2>/dev/null | tr "\n" " " | sed "s/ *$//"); if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin'"'"'s decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
   # finish a removal a crash cut off (the packages it left)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in [pr]n*|[!pr]*|"") ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in [pr]n*|[!pr]*|"") ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
     sudo -- sh -c 'set -- $(for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) printf "%s\n" "$p" ;; esac; done); [ "$#" -eq 0 ] || apt-get -y purge "$@"' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
   fi
   # amdgpu-install removes every ROCm release it installed
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
     sudo -- amdgpu-install -y --uninstall --rocmrelease=all
   fi
   # simulation: what the removal would do (read it before the real removal)
@@ -550,14 +473,14 @@ while True:
   fi
   # remove exactly these packages
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do s=$(dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null) || continue; case "$s" in ""|?n*) ;; *) exit 1 ;; esac; done; exit 0' sh amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo >/dev/null 2>&1; then
     sudo -- apt-get -y purge amdgpu-install hip-runtime-amd hsa-rocr rocm-core rocm-hip-runtime rocm-smi-lib rocminfo
   fi
   # leftover repo lists, pin and key
   sudo -- rm -f -- /etc/apt/sources.list.d/rocm.list /etc/apt/sources.list.d/amdgpu.list /etc/apt/sources.list.d/amdgpu-proprietary.list /etc/apt/preferences.d/rocm-pin-600 /etc/apt/keyrings/rocm.gpg
   # leftover directories of the removed releases (exact paths)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! ls -d -- "$@" >/dev/null 2>&1' sh /opt/rocm-6.2.0 >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! ls -d -- "$@" >/dev/null 2>&1' sh /opt/rocm-6.2.0 >/dev/null 2>&1; then
     sudo -- rm -rf -- /opt/rocm-6.2.0
   fi
   # leftover audit (read-only)
@@ -629,37 +552,37 @@ while True:
     time.sleep(0.5)' 120 /var/lib/dpkg/lock-frontend /var/lib/dpkg/lock
   # repair an interrupted dpkg (dpkg --configure -a)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'test -z "$(ls -A /var/lib/dpkg/updates 2>/dev/null)" && { test -z "$(dpkg --audit 2>/dev/null)" || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'; }' >/dev/null 2>&1; then
     sudo -- dpkg --configure -a
   fi
   # repair broken dependencies and reinstall half-installed packages (apt-get -f install)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '{ apt-get check >/dev/null 2>&1 && test -z "$(dpkg --audit 2>/dev/null)"; } || dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -Eq '"'"' reinstreq (unpacked|half-configured)$'"'"'' >/dev/null 2>&1; then
     sudo -- apt-get -f install -y
   fi
   # reinstall the packages a kill mid-unpack left half-installed (apt-get install --reinstall)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
+  if ! sudo -- sh -c '! dpkg-query -W -f '"'"'${Status}\n'"'"' 2>/dev/null | grep -q '"'"' reinstreq '"'"'' >/dev/null 2>&1; then
     sudo -- sh -c 'pkgs=$(dpkg-query -W -f '"'"'${Package} ${Status}\n'"'"' 2>/dev/null | awk '"'"'$3 == "reinstreq" {print $1}'"'"'); [ -z "$pkgs" ] || { apt-get install --reinstall -y $pkgs && dpkg --configure -a; }'
   fi
   # no package the step changes is held
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sh -c 'held=$(apt-mark showhold "$@" 2>/dev/null | tr "\n" " " | sed "s/ *$//"); if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin'"'"'s decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi' sh amdrocm10.0-gfx1100
   # download directory
-  if ! test -d /var/lib/rocm-wizard/downloads; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/downloads; then
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
   fi
   # download AMD's repository key
-  if ! test -s /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key; then
+  if ! sudo -- test -s /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key; then
     sudo -- wget -q -O /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key https://stable.repo.amd.com/rocm/gpg/packages.gpg
   fi
   # AMD's key into /etc/apt/keyrings/amdrocm.gpg (its fingerprint is printed)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! test -s /etc/apt/keyrings/amdrocm.gpg; then
+  if ! sudo -- test -s /etc/apt/keyrings/amdrocm.gpg; then
     sudo -- sh -c 'mkdir -p "$(dirname "$2")" && if grep -q "BEGIN PGP PUBLIC KEY BLOCK" "$1"; then gpg --dearmor --yes -o "$2" "$1"; else cp "$1" "$2"; fi && chmod 644 "$2" && { gpg --show-keys --with-colons "$2" 2>/dev/null | grep "^fpr" || true; }' sh /var/lib/rocm-wizard/downloads/amdrocm-10.0.0.key /etc/apt/keyrings/amdrocm.gpg
   fi
   # AMD's ROCm Core SDK 10.0.0 repository for ubuntu2204
-  if ! python3 -c 'import sys
+  if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
 except OSError: sys.exit(1)' /etc/apt/sources.list.d/amdrocm.sources 'Types: deb
 URIs: https://stable.repo.amd.com/rocm/core/packages/ubuntu2204/
@@ -685,7 +608,7 @@ Signed-By: /etc/apt/keyrings/amdrocm.gpg
   sudo -- apt-get update
   # install ROCm Core SDK 10.0.0 for gfx1100
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for p; do dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii" || exit 1; done; exit 0' sh amdrocm10.0-gfx1100 >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for p; do dpkg-query -W -f '"'"'${db:Status-Abbrev}'"'"' "$p" 2>/dev/null | grep -q "^ii" || exit 1; done; exit 0' sh amdrocm10.0-gfx1100 >/dev/null 2>&1; then
     sudo -- apt-get install -y amdrocm10.0-gfx1100
   fi
   mark_done 4

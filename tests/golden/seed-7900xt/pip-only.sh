@@ -201,7 +201,7 @@ fi
 # note: backup directory: /var/lib/rocm-wizard/backup/pip-only
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/pip-only; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/pip-only; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/pip-only
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
@@ -209,7 +209,8 @@ if ! step_done 2; then
   sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/pip-only
   # the distributions installed in /home/user/pytorch_venv (read from their metadata files; the
   # venv's own python never runs here)
-  sudo -- python3 -I -c 'import glob, os, re, sys
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- python3 -I -c 'import glob, os, re, sys
 venv, out = sys.argv[1], sys.argv[2]
 pins = {}
 for meta in glob.glob(os.path.join(glob.escape(venv), "lib*", "python*", "site-packages", "*.dist-info", "METADATA")):
@@ -225,110 +226,32 @@ fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
 with os.fdopen(fd, "w") as fh:
     fh.write("".join(f"{n}=={v}\n" for n, v in sorted(pins.items(), key=lambda kv: kv[0].lower())))
 ' /home/user/pytorch_venv /var/lib/rocm-wizard/backup/pip-only/pip-freeze-1-home-user-pytorch-venv.txt
+  fi
   # save /home/user/pytorch_venv's activate script, pip.conf and constraints
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/venv-files-1-home-user-pytorch-venv.tar.gz -C / home/user/pytorch_venv/bin/activate home/user/pytorch_venv/pip.conf home/user/pytorch_venv/rocm-wizard-constraints.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/venv-files-1-home-user-pytorch-venv.tar.gz -C / home/user/pytorch_venv/bin/activate home/user/pytorch_venv/pip.conf home/user/pytorch_venv/rocm-wizard-constraints.txt
+  fi
   # installed packages (both ROCm streams included)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/pip-only/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; "$@" >"$out" 2>&1' sh /var/lib/rocm-wizard/backup/pip-only/dpkg-selections.txt dpkg-query -W -f '${Package}\t${Version}\t${db:Status-Abbrev}\n'
+  fi
   # repo lists, keys, pins and global env files
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/pip-only/etc-files.tar.gz -C / etc/apt/sources.list etc/apt/sources.list.d etc/apt/preferences.d etc/apt/keyrings etc/apt/trusted.gpg.d etc/environment etc/profile.d etc/ld.so.conf.d
+  fi
   # rocminfo evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/pip-only/rocminfo.txt rocminfo
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/pip-only/rocminfo.txt rocminfo
+  fi
   # KFD topology evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/pip-only/kfd-properties.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
+    sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/pip-only/kfd-properties.txt
+  fi
   # the manifest rollback reads
-  if ! python3 -c 'import sys
-try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
-except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/pip-only/manifest.json '{
- "backup_dir": "/var/lib/rocm-wizard/backup/pip-only",
- "driver": {
-  "kind": null,
-  "version": null
- },
- "env_settings": [],
- "envs": [
-  {
-   "files": "venv-files-1-home-user-pytorch-venv.tar.gz",
-   "files_paths": [
-    "/home/user/pytorch_venv/bin/activate",
-    "/home/user/pytorch_venv/pip.conf",
-    "/home/user/pytorch_venv/rocm-wizard-constraints.txt"
-   ],
-   "freeze": "pip-freeze-1-home-user-pytorch-venv.txt",
-   "indexes": {
-    "pytorch-triton-rocm": "https://pypi.org/simple",
-    "torch": "https://download.pytorch.org/whl/rocm6.2",
-    "torchaudio": "https://download.pytorch.org/whl/rocm6.2",
-    "torchvision": "https://download.pytorch.org/whl/rocm6.2"
-   },
-   "path": "/home/user/pytorch_venv",
-   "python": "/home/user/pytorch_venv/bin/python",
-   "python_version": "3.10",
-   "rocm_sdk": null,
-   "torch": "2.5.1+rocm6.2",
-   "torchaudio": "2.5.1+rocm6.2",
-   "torchvision": "0.20.1+rocm6.2",
-   "triton": "3.1.0"
-  }
- ],
- "evidence": [
-  "rocminfo.txt",
-  "kfd-properties.txt"
- ],
- "files": {
-  "archive": "etc-files.tar.gz",
-  "paths": [
-   "/etc/apt/sources.list",
-   "/etc/apt/sources.list.d",
-   "/etc/apt/preferences.d",
-   "/etc/apt/keyrings",
-   "/etc/apt/trusted.gpg.d",
-   "/etc/environment",
-   "/etc/profile.d",
-   "/etc/ld.so.conf.d"
-  ]
- },
- "format": 1,
- "machine": {
-  "codename": "jammy",
-  "kernel": "5.15.0-105-generic",
-  "os": "ubuntu",
-  "version": "22.04"
- },
- "packages": {
-  "dkms": [],
-  "file": "dpkg-selections.txt",
-  "manager": "apt",
-  "rocm_streams": {
-   "legacy": [
-    "amdgpu-install",
-    "hip-runtime-amd",
-    "hsa-rocr",
-    "rocm-core",
-    "rocm-hip-runtime",
-    "rocm-smi-lib",
-    "rocminfo"
-   ]
-  }
- },
- "plan": "pip-only",
- "rocm": {
-  "apt_sources": [],
-  "installs": [
-   {
-    "path": "/opt/rocm-6.2.0",
-    "stream": "legacy",
-    "version": "6.2.0"
-   }
-  ],
-  "pins": [],
-  "stream": "legacy",
-  "version": "6.2.0"
- }
-}
-' >/dev/null 2>&1; then
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/pip-only/manifest.json; then
     sudo -- python3 -c 'import os,sys
 p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
 d=os.path.dirname(p) or '"'"'.'"'"'

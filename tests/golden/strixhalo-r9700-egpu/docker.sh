@@ -125,66 +125,28 @@ fi
 # note: no Python environment with torch to back up
 if ! step_done 2; then
   # create the backup directory
-  if ! test -d /var/lib/rocm-wizard/backup/docker; then
+  if ! sudo -- test -d /var/lib/rocm-wizard/backup/docker; then
     sudo -- mkdir -p -m 0700 -- /var/lib/rocm-wizard/backup/docker
   fi
   # the backup directory is its owner's alone (it holds pip.conf files, which may carry index
   # passwords)
   sudo -- chmod 0700 -- /var/lib/rocm-wizard/backup/docker
   # repo lists, keys, pins and global env files
-  sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/docker/etc-files.tar.gz -C / etc/environment etc/profile.d etc/ld.so.conf.d
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/docker/manifest.json; then
+    sudo -- tar --ignore-failed-read --warning=no-failed-read -czf /var/lib/rocm-wizard/backup/docker/etc-files.tar.gz -C / etc/environment etc/profile.d etc/ld.so.conf.d
+  fi
   # rocminfo evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/docker/rocminfo.txt rocminfo
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/docker/manifest.json; then
+    sudo -- sh -c 'out=$1; shift; if command -v "$1" >/dev/null 2>&1; then "$@" >"$out" 2>&1 || true; else echo "not installed: $1" >"$out"; fi' sh /var/lib/rocm-wizard/backup/docker/rocminfo.txt rocminfo
+  fi
   # KFD topology evidence
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/docker/kfd-properties.txt
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/docker/manifest.json; then
+    sudo -- sh -c 'for f in /sys/class/kfd/kfd/topology/nodes/*/properties; do echo "== $f"; cat "$f"; done >"$1" 2>&1 || true' sh /var/lib/rocm-wizard/backup/docker/kfd-properties.txt
+  fi
   # the manifest rollback reads
-  if ! python3 -c 'import sys
-try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
-except OSError: sys.exit(1)' /var/lib/rocm-wizard/backup/docker/manifest.json '{
- "backup_dir": "/var/lib/rocm-wizard/backup/docker",
- "driver": {
-  "kind": null,
-  "version": null
- },
- "env_settings": [],
- "envs": [],
- "evidence": [
-  "rocminfo.txt",
-  "kfd-properties.txt"
- ],
- "files": {
-  "archive": "etc-files.tar.gz",
-  "paths": [
-   "/etc/environment",
-   "/etc/profile.d",
-   "/etc/ld.so.conf.d"
-  ]
- },
- "format": 1,
- "machine": {
-  "codename": null,
-  "kernel": null,
-  "os": null,
-  "version": null
- },
- "packages": {
-  "dkms": [],
-  "file": null,
-  "manager": null,
-  "rocm_streams": {}
- },
- "plan": "docker",
- "rocm": {
-  "apt_sources": [],
-  "installs": [],
-  "pins": [],
-  "stream": null,
-  "version": null
- }
-}
-' >/dev/null 2>&1; then
+  if ! sudo -- test -e /var/lib/rocm-wizard/backup/docker/manifest.json; then
     sudo -- python3 -c 'import os,sys
 p,mode,text=sys.argv[1],int(sys.argv[2],8),sys.argv[3]
 d=os.path.dirname(p) or '"'"'.'"'"'
@@ -248,7 +210,7 @@ if step_done 3 && ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" |
 if ! step_done 3; then
   # add user to render and video
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
+  if ! sudo -- sh -c 'for g in render video; do id -nG "$1" | tr " " "\n" | grep -qx "$g" || exit 1; done' sh user >/dev/null 2>&1; then
     sudo -- usermod -a -G render,video user
   fi
   mark_done 3
