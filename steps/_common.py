@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Generic, Sequence, TypeVar
 
-from wizard.model import KERNEL_DRIVER, Action, Facts, Gpu, StepPlan
+from wizard.model import KERNEL_DRIVER, Action, Facts, Gpu, RocmInstall, StepPlan
 from wizard.record import field, record, replace
 
 if TYPE_CHECKING:
@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from wizard.plan_file import StepSpec, Target
 
 MOK = "mok"  # StepPlan.effects: a machine-owner key is queued and enrolled at the next boot
+# StepPlan.params key: the machine already has what the step makes, as its facts show (the value says what): asked
+# again, each of its changes is skipped by its check. Set to "" where the step knows the machine lacks it; absent
+# where the facts cannot tell (the planner's end-state note: wizard.planner.end_state)
+AT_END = "at_end"
 
 
 class StepRefused(Exception):
@@ -101,6 +105,27 @@ class StepContext:
 
     def title(self, default: str) -> str:
         return self.spec.title or default
+
+
+def installed_target(ctx: StepContext) -> RocmInstall | None:
+    """The install of the target release when the machine's facts show it is already the installed one: its stream
+    and version, found by its version file at the release's own path, the only install of that stream, and the
+    release's core and meta packages (the knowledge base's ``packages``, its names without a wildcard: rocm-core,
+    which owns that version file, and rocm) among the installed ones. dpkg's packages are read in state ``ii`` only
+    (one half-installed or half-configured is left out by the probe), so a broken core package is not taken for an
+    installed target: that install is purged and installed again."""
+    rel = ctx.release
+    if rel is None or not rel.version:
+        return None
+    same = [i for i in ctx.facts.rocm.installs if i.stream == rel.stream]
+    if len(same) != 1:
+        return None
+    inst = same[0]
+    if (inst.version != rel.version or inst.how != "version-file" or not inst.packages
+            or (rel.install_path is not None and inst.path != rel.install_path)):
+        return None
+    core = [p for p in rel.packages if not any(c in p for c in "*?[")]
+    return inst if all(p in inst.packages for p in core) else None
 
 
 # --- guards: the package manager's half-states, repaired on every entry to a step that uses it ---------

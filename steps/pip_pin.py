@@ -16,7 +16,7 @@ from wizard import lazy_re
 from wizard import preflight
 from wizard.model import Action, StepPlan
 
-from ._common import NoParams, StepContext, StepKind, StepRefused, Undo, UndoContext
+from ._common import AT_END, NoParams, StepContext, StepKind, StepRefused, Undo, UndoContext
 
 GIB = 1 << 30
 # what a rollback restores in a venv: the torch stack and TheRock's ROCm packages
@@ -43,6 +43,21 @@ if not any(p.lower().startswith("torch==") for p in pins):
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv's ROCm torch build\\n" + "\\n".join(pins) + "\\n")
 print("\\n".join(pins))"""
+
+# python -c SAME_CONSTRAINTS OUT: exit 0 when OUT holds exactly what WRITE_CONSTRAINTS would write now (the installed
+# torch stack's pins): the constraints file of the stack that is there is not written again
+SAME_CONSTRAINTS = """\
+import re, sys
+from importlib import metadata as md
+keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
+pins = sorted({f"{d.metadata['Name']}=={d.version}" for d in md.distributions()
+               if d.metadata['Name'] and keep.match(d.metadata['Name'].lower().replace('_', '-'))})
+text = "# written by rocm-wizard: keeps this venv's ROCm torch build\\n" + "\\n".join(pins) + "\\n"
+try:
+    with open(sys.argv[1]) as f:
+        sys.exit(0 if any(p.lower().startswith("torch==") for p in pins) and f.read() == text else 1)
+except OSError:
+    sys.exit(1)"""
 
 # python -c ASSERT_ROCM WANT GFX...: torch installed is WANT (or "any"), a ROCm build, carrying every GFX
 ASSERT_ROCM = """\
@@ -144,6 +159,29 @@ def requirements(ctx: StepContext) -> tuple[str, list[str], list[str]]:
     return w.index_url, reqs, notes
 
 
+def _base(version: str | None) -> str:
+    return (version or "").split("+")[0]
+
+
+def stack_there(ctx: StepContext, want: str, targets: list[str]) -> str:
+    """What the facts show of the pinned stack already in the plan's venv ("torch 2.9.1+rocm6.4 in VENV"), or ""
+    where they do not show all of it: the exact torch (and the wheel's torchvision and torchaudio), a ROCm build, and
+    every target gfx the assert asks for (a TheRock stack: its device packages)."""
+    env = next((e for e in ctx.facts.python_envs if ctx.venv_exists and e.path == ctx.venv), None)
+    if env is None or want == "any" or _base(env.torch) != want or env.build != "rocm" or not targets:
+        return ""
+    if ctx.therock_index:
+        if env.rocm_sdk is None or not set(targets) <= set(env.rocm_sdk_targets):
+            return ""
+    elif "+rocm" not in (env.torch or "") or not set(targets) <= set(env.gfx_targets):
+        return ""
+    w = ctx.wheel if not ctx.therock_index else None
+    if w is not None and any(v and _base(have) != v for v, have in ((w.torchvision, env.torchvision),
+                                                                     (w.torchaudio, env.torchaudio))):
+        return ""
+    return f"torch {env.torch} in {ctx.venv}"
+
+
 def plan(ctx: StepContext) -> StepPlan:
     if ctx.venv is None or (ctx.wheel is None and ctx.therock_index is None):
         raise StepRefused([])  # the planner has said why the target cannot be resolved
@@ -184,14 +222,18 @@ def plan(ctx: StepContext) -> StepPlan:
                changes=(f"venv:{venv}",), timeout=7200, env=ISOLATED_ENV),
         Action(argv=(py, "-c", WRITE_CONSTRAINTS, f"{venv}/{CONSTRAINTS}"),
                description="constraints file pinning the installed build", as_user=True,
-               changes=(f"{venv}/{CONSTRAINTS}",)),
+               check=(py, "-c", SAME_CONSTRAINTS, f"{venv}/{CONSTRAINTS}"), changes=(f"{venv}/{CONSTRAINTS}",)),
         Action(argv=assert_argv, description="assert: a ROCm build carrying " + (", ".join(targets) or "the GPU"),
                as_user=True),
     ]
     want_py = ctx.wheel.python if ctx.wheel is not None else ()
+    there = stack_there(ctx, want, targets)
+    if there:
+        notes.insert(0, f"the pinned stack is already there ({there}): each action is skipped by its check")
     return StepPlan(kind="pip_pin", title=ctx.title(f"Pin the torch stack in {venv}"), actions=tuple(actions),
                     params=(("venv", venv), ("index_url", index_url), ("requirements", tuple(reqs)),
-                            ("torch", want), ("python", tuple(want_py)), ("new_venv", not ctx.venv_exists)),
+                            ("torch", want), ("python", tuple(want_py)), ("new_venv", not ctx.venv_exists),
+                            (AT_END, there)),
                     destructive=True, notes=tuple(notes),
                     check=Action(assert_argv, f"the venv {venv} has the pinned torch", as_user=True))
 
@@ -199,6 +241,8 @@ def plan(ctx: StepContext) -> StepPlan:
 def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
     """The venv path is usable, the interpreter that fills it is a Python the wheel exists for, the
     wheel is on its index for that Python, and the venv's disk has room."""
+    if step.param(AT_END):  # the pinned stack is there: nothing is installed, nothing to find on the index
+        return ()
     venv = str(step.param("venv"))
     python = "python3" if step.param("new_venv") else f"{venv}/bin/python"
     out: list[Action] = []

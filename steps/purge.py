@@ -16,10 +16,10 @@ from typing import Any, Sequence
 
 from wizard import lazy_re
 from wizard import preflight
-from wizard.model import KERNEL_DRIVER, Action, StepPlan
+from wizard.model import KERNEL_DRIVER, Action, RocmInstall, StepPlan
 from wizard.record import record, replace
 
-from ._common import StepContext, StepKind, Undo, UndoContext, package_guards, skipped
+from ._common import AT_END, StepContext, StepKind, Undo, UndoContext, installed_target, package_guards, skipped
 
 STREAMS = ("legacy", "core-sdk", "distro")
 
@@ -86,20 +86,37 @@ NO_DEPENDENTS = ('out=$(apt-get -s purge "$@" 2>&1) || { printf "%s\\n" "$out" >
 _PKG_NAME = lazy_re.compile(r"^[a-z0-9][a-z0-9+.\-]*(:[a-z0-9]+)?$")
 
 
+def kept(ctx: StepContext) -> RocmInstall | None:
+    """The install the purge keeps: the plan's target release, already the installed one of its stream (the facts
+    say so: ``installed_target``); its stream's other installs, and the other streams, go as before."""
+    inst = installed_target(ctx)
+    if inst is None or ctx.target.stream != inst.stream or inst.stream not in ctx.params.streams:
+        return None
+    return inst
+
+
+def kept_note(inst: RocmInstall) -> str:
+    return f"ROCm {inst.version}, the target, is already installed: kept"
+
+
 def packages_to_remove(ctx: StepContext) -> list[str]:
-    """The detected packages of the streams to remove; where the distribution's stream is among them, then the
-    dependents the user allowed to go with it (``--allow-remove``)."""
+    """The detected packages of the streams to remove (never those of the target release where it is already the
+    installed one: ``kept``); where the distribution's stream is among them, then the dependents the user allowed to
+    go with it (``--allow-remove``)."""
     streams = ctx.params.streams
+    keep = kept(ctx)
     names: list[str] = []
     distro = False
     for inst in ctx.facts.rocm.installs:
-        if inst.stream in streams:
+        if inst.stream in streams and inst != keep:
             names.extend(inst.packages)
             distro = distro or (inst.stream == "distro" and bool(inst.packages))
     # the DKMS driver goes with an installed legacy line ("amdgpu-dkms 1:6.8.5.60204-..." -> "amdgpu-dkms"), and
     # before a legacy install (which brings its own); otherwise, with no legacy ROCm installed, it is a driver of its
-    # own (the driver plan's, from AMD's driver repository) that a Core SDK plan, which installs none, keeps
-    legacy = ctx.target.stream == "legacy" or any(i.stream == "legacy" for i in ctx.facts.rocm.installs)
+    # own (the driver plan's, from AMD's driver repository) that a Core SDK plan, which installs none, keeps. A kept
+    # legacy target keeps its driver.
+    legacy = (keep is None or keep.stream != "legacy") and (
+        ctx.target.stream == "legacy" or any(i.stream == "legacy" for i in ctx.facts.rocm.installs))
     for entry in ctx.facts.driver.dkms_packages:
         if "legacy" in streams and legacy and entry.split():
             names.append(entry.split()[0])
@@ -134,12 +151,16 @@ def plan(ctx: StepContext) -> StepPlan:
         if why:
             return skipped("purge", title, why, ("nothing to purge",))
     pkgs = packages_to_remove(ctx)
-    installs = [i for i in ctx.facts.rocm.installs if i.stream in ("legacy", "core-sdk", "distro")]
+    keep = kept(ctx)
+    installs = [i for i in ctx.facts.rocm.installs if i.stream in ("legacy", "core-sdk", "distro") and i != keep]
     notes: list[str] = []
     if not pkgs:
         if installs:
             notes.append("a ROCm install was found but no package list for it (recorded without dpkg/rpm "
                          "output?): only the leftover audit runs; remove it by hand if it is not packaged")
+        elif keep is not None:
+            return skipped("purge", title, f"{kept_note(keep)} (nothing to purge)",
+                           ("nothing to purge", kept_note(keep)))
         else:
             return skipped("purge", title, "no ROCm packages installed", ("nothing to purge",))
     actions: list[Action] = package_guards(pm, ctx.lock_wait, pkgs) if pkgs else []
@@ -171,6 +192,15 @@ def plan(ctx: StepContext) -> StepPlan:
             actions.append(Action(
                 argv=("apt-get", "-y", "purge", *pkgs), description="remove exactly these packages", root=True,
                 check=none_installed, changes=("dpkg", *pkgs), destructive=True, timeout=3600))
+        for inst in half_installed(ctx, installs, pkgs):
+            # its version file is there and dpkg lists its rocm-core in no installed state: whatever state dpkg holds
+            # it in (half-configured, unpacked, half-installed), it goes too, so the install step finds no version
+            # file and installs the release again
+            actions.append(Action(
+                argv=("sh", "-c", FINISH_REMOVAL, "sh", "rocm-core"), root=True,
+                description=f"remove the rocm-core of {inst.path} that dpkg does not list as installed",
+                check=("sh", "-c", NONE_INSTALLED_DPKG, "sh", "rocm-core"), changes=("dpkg", "rocm-core"),
+                destructive=True, timeout=3600))
         leftovers: tuple[str, ...] = LEFTOVER_FILES_APT
     elif pm in ("dnf", "yum"):
         none_installed = ("sh", "-c", NONE_INSTALLED_RPM, "sh", *pkgs)
@@ -192,16 +222,19 @@ def plan(ctx: StepContext) -> StepPlan:
     else:
         return skipped("purge", title, f"package manager {pm or 'unknown'}: purge is supported for apt and dnf only",
                        ("remove the ROCm packages with your package manager before continuing",))
-    rm_paths = list(leftovers)
-    if any("amdgpu-install" == p for p in pkgs) or ctx.facts.rocm.apt_sources:
-        rm_paths.append("/etc/apt/keyrings/rocm.gpg" if pm == "apt" else "/etc/pki/rpm-gpg/RPM-GPG-KEY-rocm")
+    # a kept legacy target keeps its repo lists, pin and key (amdgpu-install's own files)
+    rm_paths = list(leftovers) if keep is None or keep.stream != "legacy" else []
+    if keep is None or keep.stream != "legacy":
+        if any("amdgpu-install" == p for p in pkgs) or ctx.facts.rocm.apt_sources:
+            rm_paths.append("/etc/apt/keyrings/rocm.gpg" if pm == "apt" else "/etc/pki/rpm-gpg/RPM-GPG-KEY-rocm")
     for inst in installs:
         if inst.path and re.match(r"^/opt/rocm-\d+(\.\d+){1,2}$", inst.path) and inst.stream == "legacy":
             rm_paths.append(inst.path)
     files = [p for p in rm_paths if not p.startswith("/opt/")]
     dirs = [p for p in rm_paths if p.startswith("/opt/")]
-    actions.append(Action(argv=("rm", "-f", "--", *files), description="leftover repo lists, pin and key",
-                          root=True, changes=tuple(files), destructive=True))
+    if files:
+        actions.append(Action(argv=("rm", "-f", "--", *files), description="leftover repo lists, pin and key",
+                              root=True, changes=tuple(files), destructive=True))
     if dirs:
         actions.append(Action(argv=("rm", "-rf", "--", *dirs),
                               description="leftover directories of the removed releases (exact paths)",
@@ -212,6 +245,8 @@ def plan(ctx: StepContext) -> StepPlan:
         if s.name in ("HSA_OVERRIDE_GFX_VERSION", "ROCM_PATH", "HIP_PATH") and s.where not in ("environment",):
             notes.append(f"stale export? {s.name}={s.value} at {s.where}: not changed by the wizard")
     notes.insert(0, f"packages: {' '.join(pkgs) if pkgs else '(none recorded)'}")
+    if keep is not None:
+        notes.insert(1, kept_note(keep))
     allowed = [p for p in ctx.allow_remove if p in pkgs]
     if allowed:
         notes.insert(1, f"removed with the distribution's ROCm because you allowed it (--allow-remove): "
@@ -224,8 +259,17 @@ def plan(ctx: StepContext) -> StepPlan:
     new_path = ctx.release.install_path if ctx.release is not None else None
     gone = (Action(("sh", "-c", '! ls -d -- "$@" >/dev/null 2>&1', "sh", *dirs),
                    "the removed releases' directories are gone") if dirs and new_path not in dirs else None)
-    return StepPlan(kind="purge", title=title, actions=tuple(actions), params=(("packages", tuple(pkgs)),),
+    return StepPlan(kind="purge", title=title, actions=tuple(actions), params=(("packages", tuple(pkgs)), (AT_END, "")),
                     destructive=True, notes=tuple(notes), effects=effects, check=gone)
+
+
+def half_installed(ctx: StepContext, installs: list[RocmInstall], pkgs: list[str]) -> list[RocmInstall]:
+    """The legacy installs the purge removes whose version file is there while dpkg lists their rocm-core (the
+    package that owns it) in no installed state: the probe reads dpkg's installed packages only."""
+    if "legacy" not in ctx.params.streams or "rocm-core" in pkgs:
+        return []
+    return [i for i in installs if i.stream == "legacy" and i.how == "version-file" and i.path and i.packages
+            and "rocm-core" not in i.packages][:1]
 
 
 def _with_change(a: Action, change: str) -> Action:

@@ -14,9 +14,10 @@ from typing import Sequence
 from wizard import lazy_re
 from wizard import preflight
 from wizard.model import KERNEL_DRIVER, Action, Facts, StepPlan
-from wizard.record import record
+from wizard.record import record, replace
 
-from ._common import StepContext, StepKind, StepRefused, Undo, UndoContext, package_guards, system_path, write_file
+from ._common import (AT_END, StepContext, StepKind, StepRefused, Undo, UndoContext, installed_target, package_guards,
+                      system_path, write_file)
 
 _USECASE_RE = lazy_re.compile(r"^[a-z][a-z0-9]*(,[a-z][a-z0-9]*)*$")
 GIB = 1 << 30
@@ -49,6 +50,16 @@ UBUNTU_CODENAMES = {"20.04": "focal", "22.04": "jammy", "24.04": "noble"}
 KEY_CHECK = ('got=$(gpg --show-keys --with-colons "$1" 2>/dev/null | '
              'awk -F: \'$1=="pub"{p=1;next} p&&$1=="fpr"{print $10;p=0}\'); '
              '[ "$got" = "$2" ] || { echo "$1 holds key(s) ${got:-none}, not only the AMD ROCm key $2" >&2; exit 1; }')
+
+
+# sh -c UNLESS_INSTALLED sh FILE [CHECK...]: exit 0 when FILE (the release's version file) is there, else the
+# action's own check decides (none: not done)
+UNLESS_INSTALLED = 'test -e "$1" && exit 0; shift; [ "$#" -gt 0 ] && exec "$@"; exit 1'
+
+
+def unless_installed(a: Action, version_file: str) -> Action:
+    """``a`` skipped by its check where the release is installed: nothing before the install is needed then."""
+    return replace(a, check=("sh", "-c", UNLESS_INSTALLED, "sh", version_file, *(a.check or ())))
 
 
 # sh -c FETCH_DEB sh DEB URL: into DEB.part, continued (-c) after a kill or a dropped link; only a whole download
@@ -140,13 +151,18 @@ def plan(ctx: StepContext) -> StepPlan:
     args = ["amdgpu-install", "-y", f"--usecase={usecase(ctx)}"]
     if not with_dkms:
         args.append("--no-dkms")
+    there = installed_target(ctx)
     notes = [f"amdgpu-install package: {url} (the knowledge base records no sha256 for it: it is installed "
              "without a hash check; the packages it then installs are checked by the package manager against "
              "AMD's signed repository)"]
+    if there is not None:
+        notes.insert(0, f"ROCm {rel.version}, the target, is already installed ({there.path}): each action is "
+                        "skipped by its check; nothing here changes the kernel driver")
+    done_check = ("test", "-e", f"/opt/rocm-{rel.version}/.info/version")
     # first on every entry to the step: a crash inside one of its dpkg runs (an unpack of amdgpu-install or of
     # the stack) leaves an interrupted dpkg that every apt command of a resume would stop at
+    guards = package_guards(ctx.pm, ctx.lock_wait, ("amdgpu-install", "rocm", "amdgpu-dkms"))
     actions: list[Action] = [
-        *package_guards(ctx.pm, ctx.lock_wait, ("amdgpu-install", "rocm", "amdgpu-dkms")),
         Action(argv=("mkdir", "-p", "--", f"{ctx.state_dir}/downloads"), description="download directory",
                root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir),
                check=("test", "-d", f"{ctx.state_dir}/downloads"),
@@ -156,7 +172,6 @@ def plan(ctx: StepContext) -> StepPlan:
                root=system_path(ctx.state_dir), as_user=not system_path(ctx.state_dir), check=("test", "-s", deb),
                changes=(deb,), timeout=600),
     ]
-    done_check = ("test", "-e", f"/opt/rocm-{rel.version}/.info/version")
     if ctx.pm == "apt":
         actions += [
             Action(argv=("apt-get", "install", "-y", deb), description="install the amdgpu-install package "
@@ -176,19 +191,24 @@ def plan(ctx: StepContext) -> StepPlan:
         ]
         notes.append("dnf checks AMD's key through the repo files' gpgkey; the fingerprint pin is applied on "
                      "apt systems only")
+    # where the release is installed (its version file), nothing before its install is needed: the downloads, the
+    # package, the key and the lists are skipped with it (the pin keeps its own check: a removed pin is written again)
+    actions = [a if APT_PIN_PATH in a.changes else unless_installed(a, done_check[2]) for a in actions]
+    actions = [*guards, *actions]
     changes = ("dpkg" if ctx.pm == "apt" else "rpm", f"/opt/rocm-{rel.version}")
     actions.append(Action(argv=tuple(args), description=f"install ROCm {rel.version} (usecase {usecase(ctx)}"
                           f"{', kernel driver via DKMS' if with_dkms else ', in-tree kernel driver kept'})",
                           root=True, check=done_check, changes=(*changes, KERNEL_DRIVER) if with_dkms else changes,
                           destructive=True, timeout=7200))
-    if with_dkms:
-        notes.append("installs the amdgpu-dkms kernel module: a reboot is needed")
-    else:
-        notes.append("--no-dkms: the running kernel's amdgpu driver stays; no reboot needed for the driver")
+    if there is None:  # (where it is installed, the note at the top says why nothing changes the driver)
+        notes.append("installs the amdgpu-dkms kernel module: a reboot is needed" if with_dkms else
+                     "--no-dkms: the running kernel's amdgpu driver stays; no reboot needed for the driver")
+    at_end = f"ROCm {rel.version} is installed" if there is not None else ""
     return StepPlan(kind="rocm_install", title=ctx.title(f"Install ROCm {rel.version} with amdgpu-install"),
-                    actions=tuple(actions), params=(("url", url), ("usecase", usecase(ctx)), ("dkms", with_dkms)),
+                    actions=tuple(actions), params=(("url", url), ("usecase", usecase(ctx)), ("dkms", with_dkms),
+                                                    (AT_END, at_end)),
                     reboot=False, destructive=True, notes=tuple(notes),
-                    effects=(KERNEL_DRIVER,) if with_dkms else (),
+                    effects=(KERNEL_DRIVER,) if with_dkms and there is None else (),
                     check=Action(done_check, f"ROCm {rel.version} is installed (its rocm-core version file)"))
 
 
@@ -197,6 +217,8 @@ def checks(ctx: StepContext, step: StepPlan) -> Sequence[Action]:
     lock = preflight.package_lock_free(ctx.pm, ctx.lock_wait)
     if lock:
         out.append(lock)
+    if step.param(AT_END):  # the release is installed: nothing to download, no room to find, no module to load
+        return out
     url = step.param("url")
     if url:
         out.append(preflight.url_reachable(str(url), "the amdgpu-install package for this distro"))

@@ -103,7 +103,8 @@ def test_plans_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     rows = doc["plans"]
     assert {r["name"] for r in rows} >= {"downgrade-6.2", "pip-only", "docker", "therock-pip"}
     for r in rows:
-        assert set(r) == {"name", "title", "applicable", "reasons", "target", "recommended"}
+        assert set(r) == {"name", "title", "applicable", "reasons", "target", "recommended", "notes"}
+        assert r["notes"] == []  # nothing is installed the way any plan would leave it
     assert sum(r["recommended"] for r in rows) == 1
 
 

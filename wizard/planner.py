@@ -54,6 +54,7 @@ class PlanChoice(NamedTuple):
     target: dict[str, Any]
     recommended: bool
     resolved: ResolvedPlan | None = None
+    notes: tuple[str, ...] = ()  # said of an applicable plan that is no reason for or against it (its end state)
 
 
 def default_state_dir() -> str:
@@ -647,8 +648,11 @@ def recommend(facts: Facts, *, venv: str | None = None, state_dir: str | None = 
         idle = [sp.skipped_reason for sp in rp.steps[1:] if not sp.actions and sp.skipped_reason
                 and sp.skipped_reason != NOTHING_TO_PROTECT]
         nothing = not any(sp.actions for sp in rp.steps[1:])
+        ends = end_state(rp) if not nothing else None
+        note = (f"the machine is already at this plan's end state ({'; '.join(ends)}): run again, each change is "
+                "skipped by its check" if ends else None)
         out.append(PlanChoice(pf, True, [f"nothing to do: {idle[0]}"] if nothing and idle else [], dict(rp.target),
-                              False, rp))
+                              False, rp, (note,) if note else ()))
     fits = {c.plan.name: i for i, c in enumerate(out) if c.applicable and not c.reasons}
     if facts.driver.kfd_present is False and DRIVER_PLAN in fits:
         i = fits[DRIVER_PLAN]
@@ -665,6 +669,28 @@ def recommend(facts: Facts, *, venv: str | None = None, state_dir: str | None = 
             out[i] = c._replace(recommended=True, reasons=[f"recommended: {_recommend_reason(name, c.resolved)}"])
             break
     return out
+
+
+def end_state(rp: ResolvedPlan) -> list[str] | None:
+    """What the facts show the plan would make that the machine already has ("ROCm 6.4.4 is installed", ...), where
+    they show all of it: every step that runs says so (``AT_END``), or changes nothing but behind a check that reads
+    the machine (an activate block, a group); None where a step installs, removes or reboots, or knows the machine
+    lacks what it makes."""
+    from wizard.steps import kind as step_kind
+    from wizard.steps._common import AT_END
+
+    ends: list[str] = []
+    for sp in rp.steps[1:]:
+        if sp.skipped_reason or step_kind(sp.kind).protects:
+            continue
+        if sp.reboot:
+            return None
+        there = sp.param(AT_END)
+        if there:
+            ends.append(str(there))
+        elif there is not None or any((a.changes or a.destructive) and a.check is None for a in sp.actions):
+            return None
+    return ends or None
 
 
 def _after_driver(facts: Facts, **kw: Any) -> str:

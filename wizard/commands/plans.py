@@ -1,6 +1,7 @@
 """`rocm-wizard plans [--json]`: every shipped plan, whether it fits this machine, and which one to take.
 
-JSON: ``{"plans": [{"name", "title", "applicable", "reasons", "target", "recommended"}]}``.
+JSON: ``{"plans": [{"name", "title", "applicable", "reasons", "target", "recommended", "notes"}]}``: ``notes`` says
+what is neither a reason for nor against the plan (an applicable plan the machine is already at the end of).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
     except PlanError as exc:
         raise CommandError(exc.message, exit_codes.USAGE) from None
     rows: list[dict[str, Any]] = [{"name": c.plan.name, "title": c.plan.title, "applicable": c.applicable, "reasons": list(c.reasons),
-             "target": {k: v for k, v in c.target.items()}, "recommended": c.recommended} for c in choices]
+             "target": {k: v for k, v in c.target.items()}, "recommended": c.recommended, "notes": list(c.notes)}
+            for c in choices]
     if args.json:
         json.dump({"plans": rows}, sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -48,7 +50,8 @@ def run(args: argparse.Namespace, ctx: Context) -> int:
                 Text("yes") if r["applicable"] else Text("no", "red"))
         target = ", ".join(f"{k} {v}" for k, v in r["target"].items() if k not in ("index_url",))
         # literal text: a path or a plan file's title is never rich markup
-        table.add_row(Text(f"{r['name']}\n{r['title']}"), fits, Text(target), Text("\n".join(r["reasons"]) or "fits"))
+        why = "\n".join([*r["reasons"], *r["notes"]]) or "fits"
+        table.add_row(Text(f"{r['name']}\n{r['title']}"), fits, Text(target), Text(why))
     from wizard.render import console
 
     console().print(table)

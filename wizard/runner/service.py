@@ -25,7 +25,7 @@ from wizard.runner import events as ev
 from wizard.runner import plan_checks, runs, state
 from wizard.runner.engine import BOOT_ID, Engine, Mode, Outcome
 from wizard.runner.executor import Executor
-from wizard.runner.journal import JournalError, RunView
+from wizard.runner.journal import JournalError, RunView, atomic_write
 from wizard.runner.lock import Lock, LockHeld, held
 from wizard.runner.planfile import PlanFileError
 from wizard.runner.privilege import PrivilegeError
@@ -282,13 +282,34 @@ class RunService:
                 raise RunBlocked(why)
             actions = [a for s in plan.steps for a in s.actions]
             self._rights(actions, yes=yes, authenticate=authenticate)
+            before = self.current()
             run = runs.create(self.machine.state_root, self.machine.log_root, plan)
             from wizard.mirror import credentials
 
             credentials.save(run.dir, credentials.needed_by(plan, self.credentials))
             with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
-                return self._engine(plan, run, on_event, yes=yes, ask_reboot=ask_reboot, cancel=stop,
-                                    skip_preflight=skip_preflight).execute(mode=Mode.START)
+                out = self._engine(plan, run, on_event, yes=yes, ask_reboot=ask_reboot, cancel=stop,
+                                   skip_preflight=skip_preflight).execute(mode=Mode.START)
+            self._keep_current(before, run, plan, out)
+            return out
+
+    def _keep_current(self, before: runs.Run | None, run: runs.Run, plan: ResolvedPlan, out: Outcome) -> None:
+        """A run that finished having changed nothing (a finished plan asked again: every change skipped by its check)
+        does not take the place of the finished run whose result the machine shows: ``status``, ``resume`` and
+        ``rollback`` go on acting on that one (its rollback restores the machine from before it). Its journal and
+        logs stay under runs/."""
+        if before is None or out.state is not RunState.DONE:
+            return
+        try:
+            if self._view(before).state is not RunState.DONE:
+                return
+        except RunError:
+            return
+        ran = run.view().ran_actions
+        if any(a.changes or a.destructive for s, i in ran if s < len(plan.steps) and i < len(plan.steps[s].actions)
+               for a in (plan.steps[s].actions[i],)):
+            return
+        atomic_write(self.machine.state_root / "current", before.id + "\n")
 
     def resume(self, *, run_id: str | None = None, on_event: EventSink | None = None, yes: bool = False,
                authenticate: Authenticate | None = None, ask_reboot: Callable[[], bool] | None = None,

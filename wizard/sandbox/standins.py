@@ -737,9 +737,10 @@ def apt_get(root: Path, args: list[str]) -> int:
             print("Do you want to continue? [Y/n] Abort.")
             return 1
         _dpkg_locked(root)
+        known = {n: f.get("Version", "") for n, f in m.dpkg_status(root).items()}  # a half-configured one too
         for n in names:
             if m.remove_package(root, n):
-                print(f"Removing {n} ({have[n]}) ...")
+                print(f"Removing {n} ({known.get(n, '')}) ...")
             else:
                 print(f"Package '{n}' is not installed, so not removed")
         return 0

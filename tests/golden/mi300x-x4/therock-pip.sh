@@ -424,7 +424,18 @@ print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the r
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  /home/user/rocm-wizard-venv/bin/python -c 'import re, sys
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import re, sys
+from importlib import metadata as md
+keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
+pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
+               if d.metadata['"'"'Name'"'"'] and keep.match(d.metadata['"'"'Name'"'"'].lower().replace('"'"'_'"'"', '"'"'-'"'"'))})
+text = "# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n"
+try:
+    with open(sys.argv[1]) as f:
+        sys.exit(0 if any(p.lower().startswith("torch==") for p in pins) and f.read() == text else 1)
+except OSError:
+    sys.exit(1)' /home/user/rocm-wizard-venv/rocm-wizard-constraints.txt >/dev/null 2>&1; then
+    /home/user/rocm-wizard-venv/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
@@ -434,6 +445,7 @@ if not any(p.lower().startswith("torch==") for p in pins):
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
 print("\n".join(pins))' /home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+  fi
   # assert: a ROCm build carrying gfx942
   /home/user/rocm-wizard-venv/bin/python -c 'import sys
 from importlib import metadata as md

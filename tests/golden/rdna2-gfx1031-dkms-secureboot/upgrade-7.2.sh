@@ -571,19 +571,25 @@ while True:
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   sh -c 'held=$(apt-mark showhold "$@" 2>/dev/null | tr "\n" " " | sed "s/ *$//"); if [ -n "$held" ]; then echo "held packages the plan changes: $held. A hold is the admin'"'"'s decision: if you decide so, run: sudo apt-mark unhold $held (then rocm-wizard resume)" >&2; exit 1; fi' sh amdgpu-install rocm amdgpu-dkms
   # download directory
-  if ! sudo -- test -d /var/lib/rocm-wizard/downloads; then
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sudo -- sh -c 'test -e "$1" && exit 0; shift; [ "$#" -gt 0 ] && exec "$@"; exit 1' sh /opt/rocm-7.2.4/.info/version test -d /var/lib/rocm-wizard/downloads >/dev/null 2>&1; then
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
   fi
   # download amdgpu-install for ROCm 7.2.4
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sudo -- test -s /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb; then
+  if ! sudo -- sh -c 'test -e "$1" && exit 0; shift; [ "$#" -gt 0 ] && exec "$@"; exit 1' sh /opt/rocm-7.2.4/.info/version test -s /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb >/dev/null 2>&1; then
     sudo -- sh -c 'wget -q -c -O "$1.part" "$2" && mv -f -- "$1.part" "$1"' sh /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb https://repo.radeon.com/amdgpu-install/7.2.4/ubuntu/jammy/amdgpu-install_7.2.4.70204-1_all.deb
   fi
   # install the amdgpu-install package (adds AMD's repo lists and key)
-  sudo -- apt-get install -y /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sudo -- sh -c 'test -e "$1" && exit 0; shift; [ "$#" -gt 0 ] && exec "$@"; exit 1' sh /opt/rocm-7.2.4/.info/version >/dev/null 2>&1; then
+    sudo -- apt-get install -y /var/lib/rocm-wizard/downloads/amdgpu-install_7.2.4.70204-1_all.deb
+  fi
   # AMD's repository key has the pinned fingerprint
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  sh -c 'got=$(gpg --show-keys --with-colons "$1" 2>/dev/null | awk -F: '"'"'$1=="pub"{p=1;next} p&&$1=="fpr"{print $10;p=0}'"'"'); [ "$got" = "$2" ] || { echo "$1 holds key(s) ${got:-none}, not only the AMD ROCm key $2" >&2; exit 1; }' sh /etc/apt/keyrings/rocm.gpg CA8BB4727A47B4D09B4EE8969386B48A1A693C5C
+  if ! sh -c 'test -e "$1" && exit 0; shift; [ "$#" -gt 0 ] && exec "$@"; exit 1' sh /opt/rocm-7.2.4/.info/version >/dev/null 2>&1; then
+    sh -c 'got=$(gpg --show-keys --with-colons "$1" 2>/dev/null | awk -F: '"'"'$1=="pub"{p=1;next} p&&$1=="fpr"{print $10;p=0}'"'"'); [ "$got" = "$2" ] || { echo "$1 holds key(s) ${got:-none}, not only the AMD ROCm key $2" >&2; exit 1; }' sh /etc/apt/keyrings/rocm.gpg CA8BB4727A47B4D09B4EE8969386B48A1A693C5C
+  fi
   # pin AMD's repository at 600 above distro rocm packages
   if ! sudo -- python3 -c 'import sys
 try: sys.exit(0 if open(sys.argv[1]).read()==sys.argv[2] else 1)
@@ -604,7 +610,10 @@ Pin-Priority: 600
 '
   fi
   # read the new repository lists
-  sudo -- apt-get update
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sudo -- sh -c 'test -e "$1" && exit 0; shift; [ "$#" -gt 0 ] && exec "$@"; exit 1' sh /opt/rocm-7.2.4/.info/version >/dev/null 2>&1; then
+    sudo -- apt-get update
+  fi
   # install ROCm 7.2.4 (usecase rocm, kernel driver via DKMS)
   if ! sudo -- test -e /opt/rocm-7.2.4/.info/version; then
     sudo -- amdgpu-install -y --usecase=rocm
@@ -767,7 +776,18 @@ print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the r
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  /home/user/venv-upgrade-7.2/bin/python -c 'import re, sys
+  if ! /home/user/venv-upgrade-7.2/bin/python -c 'import re, sys
+from importlib import metadata as md
+keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
+pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
+               if d.metadata['"'"'Name'"'"'] and keep.match(d.metadata['"'"'Name'"'"'].lower().replace('"'"'_'"'"', '"'"'-'"'"'))})
+text = "# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n"
+try:
+    with open(sys.argv[1]) as f:
+        sys.exit(0 if any(p.lower().startswith("torch==") for p in pins) and f.read() == text else 1)
+except OSError:
+    sys.exit(1)' /home/user/venv-upgrade-7.2/rocm-wizard-constraints.txt >/dev/null 2>&1; then
+    /home/user/venv-upgrade-7.2/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
@@ -777,6 +797,7 @@ if not any(p.lower().startswith("torch==") for p in pins):
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
 print("\n".join(pins))' /home/user/venv-upgrade-7.2/rocm-wizard-constraints.txt
+  fi
   # assert: a ROCm build carrying gfx1030
   /home/user/venv-upgrade-7.2/bin/python -c 'import os, re, sys
 from importlib import metadata as md

@@ -479,16 +479,20 @@ while True:
         said = waited
     time.sleep(0.5)' 120 /var/lib/rpm/.rpm.lock
   # download directory
-  if ! sudo -- test -d /var/lib/rocm-wizard/downloads; then
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sudo -- sh -c 'test -e "$1" && exit 0; shift; [ "$#" -gt 0 ] && exec "$@"; exit 1' sh /opt/rocm-6.2.4/.info/version test -d /var/lib/rocm-wizard/downloads >/dev/null 2>&1; then
     sudo -- mkdir -p -- /var/lib/rocm-wizard/downloads
   fi
   # download amdgpu-install for ROCm 6.2.4
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! sudo -- test -s /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm; then
+  if ! sudo -- sh -c 'test -e "$1" && exit 0; shift; [ "$#" -gt 0 ] && exec "$@"; exit 1' sh /opt/rocm-6.2.4/.info/version test -s /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm >/dev/null 2>&1; then
     sudo -- sh -c 'wget -q -c -O "$1.part" "$2" && mv -f -- "$1.part" "$1"' sh /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm https://repo.radeon.com/amdgpu-install/6.2.4/el/9.4/amdgpu-install-6.2.60204-1.el9.noarch.rpm
   fi
   # install the amdgpu-install package
-  sudo -- dnf -y install /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  if ! sudo -- sh -c 'test -e "$1" && exit 0; shift; [ "$#" -gt 0 ] && exec "$@"; exit 1' sh /opt/rocm-6.2.4/.info/version >/dev/null 2>&1; then
+    sudo -- dnf -y install /var/lib/rocm-wizard/downloads/amdgpu-install-6.2.60204-1.el9.noarch.rpm
+  fi
   # install ROCm 6.2.4 (usecase rocm, kernel driver via DKMS)
   if ! sudo -- test -e /opt/rocm-6.2.4/.info/version; then
     sudo -- amdgpu-install -y --usecase=rocm
@@ -621,7 +625,18 @@ print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the r
   fi
   # constraints file pinning the installed build
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  /home/user/rocm-wizard-venv/bin/python -c 'import re, sys
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import re, sys
+from importlib import metadata as md
+keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
+pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
+               if d.metadata['"'"'Name'"'"'] and keep.match(d.metadata['"'"'Name'"'"'].lower().replace('"'"'_'"'"', '"'"'-'"'"'))})
+text = "# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n"
+try:
+    with open(sys.argv[1]) as f:
+        sys.exit(0 if any(p.lower().startswith("torch==") for p in pins) and f.read() == text else 1)
+except OSError:
+    sys.exit(1)' /home/user/rocm-wizard-venv/rocm-wizard-constraints.txt >/dev/null 2>&1; then
+    /home/user/rocm-wizard-venv/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
@@ -631,6 +646,7 @@ if not any(p.lower().startswith("torch==") for p in pins):
 with open(sys.argv[1], "w") as f:
     f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
 print("\n".join(pins))' /home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
+  fi
   # assert: a ROCm build carrying gfx942
   /home/user/rocm-wizard-venv/bin/python -c 'import os, re, sys
 from importlib import metadata as md
