@@ -290,3 +290,17 @@ def test_near_miss_a_half_installed_target_in_the_sandbox_is_purged_and_installe
     _run("--sandbox", str(root), "resume", "--yes", rc=(0,))
     assert end_state(root)["dpkg"].get("rocm-core", "").startswith("6.4.60404")
     assert calls(root, "systemctl")
+
+
+@pytest.mark.unit
+def test_the_tuis_choose_detail_shows_the_end_state_note() -> None:
+    """Both front ends say it: the TUI's Choose detail carries the planner's note as `plans` does (PlanOption had
+    no notes: the TUI showed the finished plan as a plain fit)."""
+    from wizard.session import PlanOption
+    from wizard.tui.screens.plans import option_detail
+
+    row = next(c for c in recommend(finished(), state_dir=STATE_DIR) if c.plan.name == "upgrade-6.4")
+    shown = option_detail(PlanOption.of(row)).plain
+    assert "already at this plan's end state" in shown
+    fresh = recommend(_seed(), state_dir=STATE_DIR)  # the machine before the upgrade
+    assert "end state" not in option_detail(PlanOption.of(next(c for c in fresh if c.plan.name == "upgrade-6.4"))).plain

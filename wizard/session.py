@@ -140,15 +140,17 @@ class PlanOption:
     recommended: bool = False
     recommended_why: str | None = None
     target: tuple[tuple[str, Any], ...] = ()
+    notes: tuple[str, ...] = ()  # the planner's notes: neither for nor against it (the machine is at its end state)
 
     @classmethod
     def of(cls, c: PlanChoice) -> PlanOption:
         """A planner's choice as Choose shows it: a recommended plan says why instead of its reasons."""
         if c.recommended:
             why = "; ".join(r.removeprefix("recommended: ") for r in c.reasons)
-            return cls(c.plan.name, c.plan.title, c.plan.why, c.applicable, (), True, why, tuple(c.target.items()))
+            return cls(c.plan.name, c.plan.title, c.plan.why, c.applicable, (), True, why, tuple(c.target.items()),
+                       tuple(c.notes))
         return cls(c.plan.name, c.plan.title, c.plan.why, c.applicable, tuple(c.reasons), False, None,
-                   tuple(c.target.items()))
+                   tuple(c.target.items()), tuple(c.notes))
 
 
 def order_options(options: list[PlanOption]) -> list[PlanOption]:

@@ -37,6 +37,9 @@ def option_detail(o: PlanOption) -> Text:
         t.append("✘ Refused for this machine:\n", style="bold red")
         for r in o.reasons:
             t.append(f"  - {r}\n")
+    for n in o.notes:
+        t.append("ℹ ", style="bold")
+        t.append(n + "\n")
     if o.target:
         t.append("Target: ", style="bold")
         t.append(", ".join(f"{k} {v}" for k, v in o.target if k != "index_url") + "\n")
