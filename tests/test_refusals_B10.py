@@ -18,14 +18,21 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
-from runner_helpers import calls, end_state, wizard
+from runner_helpers import calls, end_state, plan_of, wizard
 
 from wizard import exit_codes
 from wizard.machine_session import MachineSession, MachineSpec
-from wizard.runner.records import RunState
+from wizard.model import Action, ResolvedPlan, StepPlan
+from wizard.record import replace
+from wizard.runner.journal import Journal
+from wizard.runner.lock import Lock, LockHeld
+from wizard.runner.records import RunEnd, RunStart, RunState
+from wizard.script import render
 
 pytestmark = pytest.mark.integration
 
@@ -223,3 +230,157 @@ def test_the_tui_run_of_a_foreign_plan_is_refused_and_offers_no_rollback_or_resu
     assert after is not None and after.id == done.id
     assert [r["event"] for r in after.journal.records()].count("resume") == 0
     assert runs.status().state is RunState.DONE
+
+
+# --------------------------------------------------------------------------- 2. the script and the lock
+
+
+def _script_plan(tmp_path: Path, *steps: StepPlan) -> tuple[ResolvedPlan, Path]:
+    state = tmp_path / "state"
+    plan = replace(plan_of(*steps, name="scripted"), state_dir=str(state))
+    return plan, state
+
+
+def _bash(text: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "plan.sh"
+    path.write_text(text)
+    return subprocess.run(["bash", str(path)], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def _facts():  # type: ignore[no-untyped-def]
+    from test_plan_golden import machines
+
+    return machines()["seed-7900xt"]
+
+
+def _counting(tmp_path: Path) -> tuple[StepPlan, StepPlan, Path, Path]:
+    count, flag = tmp_path / "count", tmp_path / "flag"
+    one = StepPlan("backup", "count", (Action(("sh", "-c", f"echo x >> {count}"), "count"),))
+    two = StepPlan("pip_pin", "needs the flag", (Action(("test", "-e", str(flag)), "the flag"),))
+    return one, two, count, flag
+
+
+def test_the_script_refuses_while_the_wizard_holds_its_lock(tmp_path: Path) -> None:
+    one, two, count, flag = _counting(tmp_path)
+    flag.write_text("")
+    plan, state = _script_plan(tmp_path, one, two)
+    text = render(plan, _facts())
+    state.mkdir(mode=0o700)
+    lock = Lock(state / "lock", command="rocm-wizard --plan other --yes").acquire()
+    try:
+        r = _bash(text, tmp_path)
+    finally:
+        lock.release()
+    assert r.returncode == exit_codes.LOCKED, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "holds the lock" in lines[0] and str(state / "lock") in lines[0]
+    assert "rocm-wizard --plan other --yes" in lines[0]  # the holder, as the engine's lock names it
+    assert not count.exists() and not (state / "script").exists()  # nothing ran, no progress
+    # near miss: the lock free, the same script runs to its end, and again at once (the lock was let go)
+    for _ in range(2):
+        r = _bash(text, tmp_path)
+        assert r.returncode == 0, r.stdout + r.stderr
+    assert count.read_text() == "x\n"
+
+
+def test_the_wizard_names_the_script_while_the_script_holds_the_lock(tmp_path: Path) -> None:
+    mark = tmp_path / "started"
+    step = StepPlan("pip_pin", "wait", (Action(("sh", "-c", f"touch {mark}; sleep 5"), "wait"),))
+    plan, state = _script_plan(tmp_path, step)
+    (tmp_path / "plan.sh").write_text(render(plan, _facts()))
+    proc = subprocess.Popen(["bash", str(tmp_path / "plan.sh")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True)
+    try:
+        t0 = time.monotonic()
+        while not mark.exists() and time.monotonic() - t0 < 30:
+            time.sleep(0.05)
+        assert mark.exists(), proc.communicate()
+        with pytest.raises(LockHeld) as held:
+            Lock(state / "lock").acquire()
+        assert f"pid {proc.pid}" in str(held.value) and "dry-run script of plan scripted" in str(held.value)
+        assert "that wizard is gone" not in str(held.value)
+    finally:
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out + err
+    Lock(state / "lock").acquire().release()  # let go when the script ended
+    mode = (state / "lock").stat().st_mode & 0o777
+    assert mode & 0o022 == 0, oct(mode)  # a lock file the engine's state check accepts
+
+
+def test_the_script_names_the_run_services_lock_file() -> None:
+    from wizard.runner.service import LOCK_NAME
+    from wizard.script import LOCK_FILE
+
+    assert LOCK_FILE == LOCK_NAME
+
+
+def _record_run(state: Path, end: RunState | None) -> str:
+    rid = "20261130-120000-other-1"
+    d = state / "runs" / rid
+    d.mkdir(parents=True)
+    j = Journal(d / "journal.jsonl")
+    j.append(RunStart(rid, "other", str(d / "plan.json"), 3))
+    if end is not None:
+        j.append(RunEnd(end, step=2, message="the message says \"state\": \"done\" in its text"))
+    (state / "current").write_text(rid + "\n")
+    return rid
+
+
+@pytest.mark.parametrize("end", [RunState.FAILED, RunState.STOPPED, RunState.REBOOT_PENDING, None])
+def test_the_script_refuses_over_an_unfinished_run_of_the_wizard(tmp_path: Path, end: RunState | None) -> None:
+    one, two, count, flag = _counting(tmp_path)
+    flag.write_text("")
+    plan, state = _script_plan(tmp_path, one, two)
+    rid = _record_run(state, end)
+    r = _bash(render(plan, _facts()), tmp_path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and rid in lines[0], lines
+    assert "resume" in lines[0] and "rollback" in lines[0] and "abandon" in lines[0]
+    assert not count.exists()
+
+
+@pytest.mark.parametrize("end", [RunState.DONE, RunState.ROLLED_BACK, RunState.ABANDONED])
+def test_near_miss_a_finished_run_of_the_wizard_does_not_stop_the_script(tmp_path: Path, end: RunState) -> None:
+    one, two, count, flag = _counting(tmp_path)
+    flag.write_text("")
+    plan, state = _script_plan(tmp_path, one, two)
+    _record_run(state, end)
+    r = _bash(render(plan, _facts()), tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert count.read_text() == "x\n"
+
+
+def test_near_miss_the_scripts_own_stopped_run_resumes(tmp_path: Path) -> None:
+    """The script's progress is its own record, never a run of the wizard: stopped at step 2, it goes on there."""
+    one, two, count, flag = _counting(tmp_path)
+    plan, state = _script_plan(tmp_path, one, two)
+    text = render(plan, _facts())
+    r = _bash(text, tmp_path)
+    assert r.returncode == 1 and count.read_text() == "x\n"  # step 2 failed: no flag
+    flag.write_text("")
+    r = _bash(text, tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert count.read_text() == "x\n"  # step 1 was not run again
+    assert (state / "script/scripted.progress").read_text().split() == ["1", "2"]
+
+
+def test_a_script_run_in_a_sandbox_takes_the_sandbox_machines_lock(tmp_path: Path) -> None:
+    """flock is one of the sandbox's mapped tools: the script run there (its paths mapped under the root, as the
+    sandbox's own sh maps them) takes the sandbox machine's lock, the one that machine's wizard takes."""
+    import sys
+
+    from test_script_resume import run_script
+
+    root = tmp_path / "sb"
+    r = wizard(["--sandbox", str(root), "--profile", "rx9070xt-noble", "--plan", "pip-only", "--dry-run"])
+    assert r.returncode == 0, r.stderr
+    (root / STATE).mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock = Lock(root / STATE / "lock", command="rocm-wizard --sandbox x resume").acquire()
+    try:
+        r = run_script(root, r.stdout, sys.executable)
+    finally:
+        lock.release()
+    assert r.returncode == exit_codes.LOCKED, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "holds the lock" in r.stderr and "rocm-wizard --sandbox x resume" in r.stderr
+    assert not calls(root, "pip") and not (root / STATE / "script").exists()
