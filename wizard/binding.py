@@ -19,6 +19,7 @@ import json
 from wizard import lazy_re
 from wizard.model import Action, Facts
 
+REFUSAL = "this is not the machine the plan was made for"  # how the check's refusal starts (its one line)
 NAME = "machine"  # the preflight check's name (what --skip-preflight names)
 SAYS = "this is the machine the plan was made for"  # how the check's description starts (the role's assert task)
 # the files the program reads, in its argument order (after the JSON of the bound facts)

@@ -14,10 +14,18 @@ records the boot id and reboots; running the script again after the boot continu
 the progress records as done whose own check (``StepPlan.check``) fails on the machine now is drift:
 reported and run again. The progress is read as the owner of the state dir; one that exists but cannot be
 read or does not parse stops the script before any change.
+
+One wizard at a time, the script included: before it reads its progress it takes the wizard's own lock (the
+run service's flock on ``STATE/lock``, through flock(1) from util-linux, held by a helper as the state dir's
+owner until the script ends, its holder written in the engine's format so a wizard refused meanwhile names
+the script), and it stops, changing nothing, while a run of the wizard recorded in the state dir is not
+finished (failed, stopped, reboot-pending, interrupted ...): that run is resumed, rolled back or abandoned
+first, as a new plan of the wizard's own waits for it. The script's own progress is never such a run.
 """
 
 from __future__ import annotations
 
+import json
 import shlex
 import textwrap
 from pathlib import Path
@@ -38,6 +46,25 @@ READ_RECORD = ('if out=$(LC_ALL=C cat -- "$1" 2>&1); then '
 STEP_LINE = "[0-9]+"  # a progress line: the number of a finished step
 BOOT_LINE = "[0-9a-f-]+"  # the reboot file: the boot id before the reboot
 SC2016 = "# shellcheck disable=SC2016  # literal $ inside single quotes is intended"
+LOCK_FILE = "lock"  # the run service's lock in the state dir (wizard.runner.service.LOCK_NAME)
+# sh -c HOLD_LOCK sh LOCK HOLDER, its stdin a pipe from the script: takes the wizard's flock on LOCK (the dir made
+# 0700, the file 0600 under the caller's umask 077), writes HOLDER (the engine's JSON) into it and says "locked",
+# or says "held <holder>" or why it cannot; then waits for the script to end (end of its stdin) and lets go
+HOLD_LOCK = ('command -v flock >/dev/null || { echo "flock (util-linux) is not installed"; read -r _ || :; exit 1; }; '
+             'mkdir -p -- "$(dirname -- "$1")" 2>/dev/null; '
+             'if ! true 2>/dev/null >>"$1"; then echo "cannot open it"; read -r _ || :; exit 1; fi; '
+             'exec 9>>"$1"; '
+             'if flock -n 9; then printf "%s\\n" "$2" >"$1"; echo locked; read -r _ || :; : >"$1"; exit 0; fi; '
+             'echo "held $(sed -n \'s|^{"pid": \\([0-9]*\\), "start_time": "\\([^"]*\\)", "command": "\\(.*\\)", '
+             '"proc_start".*|pid \\1, started \\2: \\3|p\' -- "$1" 2>/dev/null)"; read -r _ || :')
+# sh -c UNFINISHED_RUN sh STATE: the id of the wizard's current run (STATE/current) when its journal does not end
+# in a run-end that finished it (done, rolled back, abandoned): what blocks a new plan of the wizard (a journal's
+# torn last line left out, as the wizard's replay leaves it out); nothing when there is none
+UNFINISHED_RUN = ('cur=$(cat -- "$1/current" 2>/dev/null) || exit 0; case $cur in ""|*/*) exit 0;; esac; '
+                  '[ -d "$1/runs/$cur" ] || exit 0; '
+                  'last=$(grep -E -- \'^[{].*[}]$\' "$1/runs/$cur/journal.jsonl" 2>/dev/null | tail -n 1); '
+                  'case $last in *\'"event": "run-end", "state": "done"\'*|*\'"event": "run-end", "state": "rolled-back"\'*'
+                  '|*\'"event": "run-end", "state": "abandoned"\'*) ;; *) echo "$cur";; esac')
 
 
 def _comment(text: str, width: int = 96) -> list[str]:
@@ -103,11 +130,15 @@ def machine_summary(facts: Facts) -> list[str]:
     return lines
 
 
+def state_path(plan: ResolvedPlan) -> str:
+    """The plan's state dir (its backup, the wizard's lock and runs); a plan built without one uses the user's XDG
+    state dir, expanded by the shell."""
+    return (plan.state_dir or "${XDG_STATE_HOME:-$HOME/.local/state}/rocm-wizard").rstrip("/")
+
+
 def progress_path(plan: ResolvedPlan) -> str:
-    """Where the script records its progress: the plan's state dir (beside its backup); a plan built
-    without one uses the user's XDG state dir, expanded by the shell."""
-    base = (plan.state_dir or "${XDG_STATE_HOME:-$HOME/.local/state}/rocm-wizard").rstrip("/")
-    return f"{base}/script/{plan.name}.progress"
+    """Where the script records its progress: the plan's state dir (beside its backup)."""
+    return f"{state_path(plan)}/script/{plan.name}.progress"
 
 
 def render(plan: ResolvedPlan, facts: Facts) -> str:
@@ -134,7 +165,7 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
                     "progress file that exists but cannot be read stops the script before any change.")
     out.append(f"progress={shlex.quote(progress) if plan.state_dir else chr(34) + progress + chr(34)}")
     sudo = "sudo -- " if plan.state_dir and _system_path(plan.state_dir) else ""  # root's state dir, like the backup
-    out += [f"read_record() {{ {sudo}sh -c {shlex.quote(READ_RECORD)} sh \"$@\"; }}",
+    out += [f"read_record() {{ {sudo}sh -c {shlex.quote(READ_RECORD)} sh \"$@\"; }}", *_one_wizard(plan, sudo),
             f'done_steps=$(read_record "$progress" {shlex.quote(STEP_LINE)}) || exit 1',
             *([f'booted_from=$(read_record "$progress.reboot" {shlex.quote(BOOT_LINE)}) || exit 1']
               if any(s.reboot and not s.skipped_reason for s in plan.steps) else []),
@@ -171,6 +202,40 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
         out.append("fi")
     out += ["", f"echo {shlex.quote(f'rocm-wizard plan {plan.name}: done')}", ""]
     return "\n".join(out)
+
+
+def _one_wizard(plan: ResolvedPlan, sudo: str) -> list[str]:
+    """The wizard's lock, held until the script ends, and the refusal over an unfinished run of the wizard."""
+    state = state_path(plan)
+    holder = json.dumps(f"dry-run script of plan {plan.name}")
+    again = "then run this script again"
+    out = _comment("One wizard at a time: the wizard's own lock (an flock on the state dir's lock file) is held until "
+                   "this script ends, and a run of the wizard that is not finished is resumed, rolled back or "
+                   "abandoned first.")
+    return [*out,
+            f"wizard_state={shlex.quote(state) if plan.state_dir else chr(34) + state + chr(34)}",
+            f'lock="$wizard_state/{LOCK_FILE}"',
+            "holder=$(printf '{\"pid\": %s, \"start_time\": \"%s\", \"command\": %s, \"proc_start\": null}' \"$$\" "
+            f'"$(date +%Y-%m-%dT%H:%M:%S%z)" {shlex.quote(holder)})',
+            SC2016,
+            f'coproc wizard_lock {{ umask 077; exec {sudo}sh -c {shlex.quote(HOLD_LOCK)} sh "$lock" "$holder"; }}',
+            "lock_pid=$!",
+            'if ! read -r took <&"${wizard_lock[0]:-}"; then took=""; fi',
+            'let_go() { exec {lock_out}>&-; wait "$lock_pid" || true; }  # the helper sees its input end and lets go',
+            "case $took in",
+            "  locked) lock_out=${wizard_lock[1]}; trap let_go EXIT ;;",
+            f'  held*) echo "rocm-wizard: another rocm-wizard run holds the lock (${{took#held }}); lock file: $lock: '
+            f'wait for it to end, {again}" >&2; exit 4 ;;',
+            '  *) echo "rocm-wizard: cannot take the wizard\'s lock $lock${took:+: $took}" >&2; exit 1 ;;',
+            "esac",
+            SC2016,
+            f'unfinished=$({sudo}sh -c {shlex.quote(UNFINISHED_RUN)} sh "$wizard_state")',
+            'if [ -n "$unfinished" ]; then',
+            f"  echo \"rocm-wizard: run $unfinished of the wizard is not finished (rocm-wizard status shows where it "
+            f"stands): 'rocm-wizard resume' continues it, 'rocm-wizard rollback' undoes it, 'rocm-wizard abandon' "
+            f"forgets it; {again}\" >&2",
+            "  exit 1",
+            "fi"]
 
 
 def _system_path(path: str) -> bool:

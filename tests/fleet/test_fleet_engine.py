@@ -143,10 +143,10 @@ def test_a_plan_resolved_for_one_host_is_refused_on_another(fleet: dict[str, Pat
     assert wizard("--sandbox", str(other), "--profile", "rx9070xt-noble", "detect", cwd=tmp_path).returncode == 0
     state = end_state(other)
     res = wizard("--sandbox", str(other), "fleet", "engine", str(plans / "seed-7900xt.json"), cwd=tmp_path)
-    assert res.returncode == 1, res.stdout + res.stderr[-3000:]
+    assert res.returncode == 5, res.stdout + res.stderr[-3000:]  # refused before a run is recorded
     doc = json.loads(res.stdout)
-    assert doc["state"] == "failed" and doc["steps_done"] == 0
-    assert "not the machine the plan was made for" in res.stderr
+    assert doc["state"] == "none" and doc["steps_done"] == 0 and not doc["changed"]
+    assert "not the machine the plan was made for" in doc["message"]
     assert end_state(other) == state  # the preflight stopped it before any change
 
 

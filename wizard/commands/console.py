@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from wizard import exit_codes
+from wizard import binding, exit_codes
 from wizard.runner import events as ev
 from wizard.runner.records import RunState
 
@@ -124,7 +124,11 @@ class ConsoleView:
                 c.print(f"  known issue [bold]{escape(f.id)}[/]: {escape(f.title)}\n    fix: {escape(f.fix)}")
                 for s in f.sources:
                     c.print(f"    source: {escape(s)}")
-            if e.kind == "preflight":
+            if e.kind == "preflight" and e.check == binding.NAME:  # no resume of this run can pass on this machine
+                c.print(f"  nothing was changed. The plan was made for another machine: `{escape(self.cli)} abandon` "
+                        f"forgets this run, then `{escape(self.cli)} --plan FILE --replan` resolves the plan again "
+                        "for this one")
+            elif e.kind == "preflight":
                 skip = f"--skip-preflight {e.check}" if e.check else "--skip-preflight NAME"
                 c.print(f"  nothing was changed. Fix the cause and run `{escape(self.cli)} resume`, or skip this check "
                         f"if you know it is wrong: `{escape(self.cli)} resume {skip}`")

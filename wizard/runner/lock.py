@@ -41,7 +41,8 @@ def held_fds() -> frozenset[int]:
 class LockHeld(Exception):
     def __init__(self, holder: Holder | None, path: Path) -> None:
         who = holder.describe() if holder else "unknown holder"
-        if holder is not None and _proc_start(holder.pid) != holder.proc_start:
+        # a holder that names no start time (the dry-run script's) is not told apart from a reused pid: never "gone"
+        if holder is not None and holder.proc_start is not None and _proc_start(holder.pid) != holder.proc_start:
             super().__init__(f"the lock is still held by a process a rocm-wizard run started ({who}; that wizard is "
                              "gone, an action it ran is not): wait for it to end, or stop it; lock file: " + str(path))
         else:

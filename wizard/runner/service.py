@@ -280,6 +280,7 @@ class RunService:
             why = self.blocked(locked=True)
             if why:
                 raise RunBlocked(why)
+            self._check_binding(plan, skip_preflight, cancel)
             actions = [a for s in plan.steps for a in s.actions]
             self._rights(actions, yes=yes, authenticate=authenticate)
             before = self.current()
@@ -310,6 +311,31 @@ class RunService:
                for a in (plan.steps[s].actions[i],)):
             return
         atomic_write(self.machine.state_root / "current", before.id + "\n")
+
+    def _check_binding(self, plan: ResolvedPlan, skip_preflight: Sequence[str],
+                       cancel: threading.Event | None) -> None:
+        """The plan's machine binding (``wizard.binding``, the first check of its preflight) run before a run is
+        recorded: a plan made for another machine is refused like ``plan_checks``' refusals (exit 5), with the
+        machine's runs left as they were. Recorded as a failed run, it blocked every new plan, the ``--replan``
+        its own message names included, and no ``resume`` of it could ever pass. The engine runs the check again
+        as the run's step 1; a check that cannot run here (no python3) is left to it, as before."""
+        from wizard import binding
+
+        check = next((a for a in plan.preflight if a.name == binding.NAME), None)
+        if check is None or binding.NAME in skip_preflight:
+            return
+        out: list[bytes] = []
+        res = self.machine.executor.run(check, on_output=out.append, cancel=cancel)
+        said = [line.strip() for line in b"".join(out).decode("utf-8", "replace").splitlines()]
+        why = next((line for line in said if line.startswith(binding.REFUSAL)), None)
+        if res.ok or why is None:
+            return
+        m = self.machine
+        why = why.split("; resolve the plan again", 1)[0]  # what resolves it again, said for this machine below
+        raise RunError(f"refused: {why}; nothing was changed and no run was recorded: "  # one line (a fleet row's)
+                       f"`{m.command('--plan', 'FILE', '--replan')}` resolves that plan file again for this machine, "
+                       f"`{m.command('--plan', plan.name)}` plans {plan.name} for it (a fleet: fleet run --replan)",
+                       exit_codes.REFUSED)
 
     def resume(self, *, run_id: str | None = None, on_event: EventSink | None = None, yes: bool = False,
                authenticate: Authenticate | None = None, ask_reboot: Callable[[], bool] | None = None,

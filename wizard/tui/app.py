@@ -88,6 +88,7 @@ class WizardApp(App[int]):
         self.quitting = False
         self.reboot_now = False
         self._last_outcome: Any = None
+        self.last_job: Job | None = None  # what the last run job was (a retry repeats a start that never began)
         self.verified: str | None = None  # the Report's "verify again" summary line
         self.theme = theme or os.environ.get("ROCM_WIZARD_THEME") or "textual-dark"
 
@@ -184,10 +185,19 @@ class WizardApp(App[int]):
         if self.authenticate() and self.fire(Move.YES):
             self.start_job(Job.START)
 
+    @property
+    def start_refused(self) -> bool:
+        """The last job was a new run the run service refused before it recorded one (a plan made for another
+        machine, the lock held): no run exists to retry, resume or roll back; the machine's runs are as they were."""
+        return self.last_job is Job.START and self.session.run.run_id is None and self.session.run.failure is None
+
     @on(RetryRequested)
     def _retry(self, msg: RetryRequested) -> None:
         if self.session.can(Move.RETRY) and self.authenticate() and self.fire(Move.RETRY):
-            self.start_job(Job.RESUME, msg.run_id)
+            if self.start_refused:  # starting it again, never resuming the machine's last run instead
+                self.start_job(Job.START)
+            else:
+                self.start_job(Job.RESUME, msg.run_id)
 
     @on(ResumeRequested)
     def _resume(self, msg: ResumeRequested) -> None:
@@ -282,6 +292,7 @@ class WizardApp(App[int]):
                 self.session.run = RunProgress.for_plan(plan)
         self.cancel = StopRequest()
         self.running = True
+        self.last_job = job
         self.session.run.error = None
         if job is Job.ROLLBACK:
             self.session.run.failure = None

@@ -29,6 +29,28 @@ set -euo pipefail
 # that exists but cannot be read stops the script before any change.
 progress=/var/lib/rocm-wizard/script/driver.progress
 read_record() { sudo -- sh -c 'if out=$(LC_ALL=C cat -- "$1" 2>&1); then if printf "%s\n" "$out" | grep -qvxE -- "$2|"; then echo "rocm-wizard: the record $1 does not parse (each line must match $2): fix or remove it" >&2; exit 1; fi; printf "%s\n" "$out"; exit 0; fi; case $out in *"No such file or directory"*) exit 0;; esac; echo "rocm-wizard: cannot read the record $1: $out" >&2; exit 1' sh "$@"; }
+# One wizard at a time: the wizard's own lock (an flock on the state dir's lock file) is held
+# until this script ends, and a run of the wizard that is not finished is resumed, rolled back or
+# abandoned first.
+wizard_state=/var/lib/rocm-wizard
+lock="$wizard_state/lock"
+holder=$(printf '{"pid": %s, "start_time": "%s", "command": %s, "proc_start": null}' "$$" "$(date +%Y-%m-%dT%H:%M:%S%z)" '"dry-run script of plan driver"')
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+coproc wizard_lock { umask 077; exec sudo -- sh -c 'command -v flock >/dev/null || { echo "flock (util-linux) is not installed"; read -r _ || :; exit 1; }; mkdir -p -- "$(dirname -- "$1")" 2>/dev/null; if ! true 2>/dev/null >>"$1"; then echo "cannot open it"; read -r _ || :; exit 1; fi; exec 9>>"$1"; if flock -n 9; then printf "%s\n" "$2" >"$1"; echo locked; read -r _ || :; : >"$1"; exit 0; fi; echo "held $(sed -n '"'"'s|^{"pid": \([0-9]*\), "start_time": "\([^"]*\)", "command": "\(.*\)", "proc_start".*|pid \1, started \2: \3|p'"'"' -- "$1" 2>/dev/null)"; read -r _ || :' sh "$lock" "$holder"; }
+lock_pid=$!
+if ! read -r took <&"${wizard_lock[0]:-}"; then took=""; fi
+let_go() { exec {lock_out}>&-; wait "$lock_pid" || true; }  # the helper sees its input end and lets go
+case $took in
+  locked) lock_out=${wizard_lock[1]}; trap let_go EXIT ;;
+  held*) echo "rocm-wizard: another rocm-wizard run holds the lock (${took#held }); lock file: $lock: wait for it to end, then run this script again" >&2; exit 4 ;;
+  *) echo "rocm-wizard: cannot take the wizard's lock $lock${took:+: $took}" >&2; exit 1 ;;
+esac
+# shellcheck disable=SC2016  # literal $ inside single quotes is intended
+unfinished=$(sudo -- sh -c 'cur=$(cat -- "$1/current" 2>/dev/null) || exit 0; case $cur in ""|*/*) exit 0;; esac; [ -d "$1/runs/$cur" ] || exit 0; last=$(grep -E -- '"'"'^[{].*[}]$'"'"' "$1/runs/$cur/journal.jsonl" 2>/dev/null | tail -n 1); case $last in *'"'"'"event": "run-end", "state": "done"'"'"'*|*'"'"'"event": "run-end", "state": "rolled-back"'"'"'*|*'"'"'"event": "run-end", "state": "abandoned"'"'"'*) ;; *) echo "$cur";; esac' sh "$wizard_state")
+if [ -n "$unfinished" ]; then
+  echo "rocm-wizard: run $unfinished of the wizard is not finished (rocm-wizard status shows where it stands): 'rocm-wizard resume' continues it, 'rocm-wizard rollback' undoes it, 'rocm-wizard abandon' forgets it; then run this script again" >&2
+  exit 1
+fi
 done_steps=$(read_record "$progress" '[0-9]+') || exit 1
 step_done() { [[ $'\n'"$done_steps"$'\n' == *$'\n'"$1"$'\n'* ]]; }
 drift() { echo "drift: step $1 is recorded as done, but the machine says otherwise (checked: $2: no): running it again" >&2; done_steps=$(printf '%s\n' "$done_steps" | grep -vx "$1" || true); }

@@ -109,8 +109,12 @@ class FailedScreen(_LiveRun):
         """What failed, why, its known issue and the choices (the run's failure as it is folded now)."""
         f = self.session.run.failure
         t = Text()
+        refused = self.wizard.start_refused
         if f is None:
             t.append(f"✘ The run could not go on: {self.session.run.error or 'unknown error'}\n", style="bold red")
+            if refused:
+                t.append("  Nothing was changed: no run was started, and the machine's runs are as they were.\n",
+                         style="bold")
         else:
             what = "A preflight check" if f.kind == "preflight" else f"Step {f.step + 1} ({f.kind})"
             t.append(f"✘ {what} FAILED: {f.message}\n", style="bold red")
@@ -126,8 +130,11 @@ class FailedScreen(_LiveRun):
                     t.append(f"  {s}\n", style="dim")
             if not f.findings:
                 t.append("\nNo known issue matches this output.\n", style="italic")
-        t.append("\nr retries the step · u rolls back what the run did (asks first, listing it) · s stops here "
-                 f"(the state is kept; `{self.wizard.services.relaunch_hint} resume` continues later)\n")
+        if refused:
+            t.append("\nr tries to start the plan again · s stops here\n")
+        else:
+            t.append("\nr retries the step · u rolls back what the run did (asks first, listing it) · s stops here "
+                     f"(the state is kept; `{self.wizard.services.relaunch_hint} resume` continues later)\n")
         return t
 
     def body(self) -> ComposeResult:
@@ -138,7 +145,7 @@ class FailedScreen(_LiveRun):
             yield Log(id="tail", max_lines=200)
             with Horizontal(classes="buttons"):
                 yield Button("Retry (r)", id="retry", variant="primary")
-                yield Button("Roll back (u)", id="rollback", variant="warning")
+                yield Button("Roll back (u)", id="rollback", variant="warning", disabled=self.wizard.start_refused)
                 yield Button("Stop (s)", id="stop")
 
     def on_mount(self) -> None:
@@ -167,6 +174,8 @@ class FailedScreen(_LiveRun):
             mv = moves[action] or (Move(str(parameters[0])) if parameters else None)
             if mv is not None and not self.session.can(mv):
                 return None
+            if action == "rollback" and self.wizard.start_refused:  # no run was started: nothing to undo
+                return None
         return True
 
     def action_retry(self) -> None:
@@ -174,7 +183,7 @@ class FailedScreen(_LiveRun):
             self.wizard.post_message(RetryRequested(self.session.run.run_id))
 
     def action_rollback(self) -> None:
-        if self.session.can(Move.ROLLBACK):
+        if self.session.can(Move.ROLLBACK) and not self.wizard.start_refused:
             self.wizard.post_message(RollbackRequested(self.session.run.run_id))
 
     @on(Button.Pressed)
