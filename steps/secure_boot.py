@@ -27,7 +27,7 @@ def plan(ctx: StepContext) -> StepPlan:
     title = ctx.title("Enrol the DKMS signing key for Secure Boot (MOK)")
     if not needed(ctx):
         why = ("Secure Boot is off" if ctx.facts.os.secure_boot is False else
-               "no DKMS kernel module is installed" if not ctx.kernel_driver_before else
+               "no earlier step of this plan installs or removes a DKMS kernel module" if not ctx.kernel_driver_before else
                "Secure Boot state unknown; check `mokutil --sb-state`" if ctx.facts.os.secure_boot is None else
                "nothing to enrol")
         return skipped("secure_boot", title, why)

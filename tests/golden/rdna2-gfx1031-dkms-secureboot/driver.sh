@@ -307,7 +307,7 @@ fi
 # skipped: the amdgpu DKMS driver is installed and /dev/kfd is present
 
 # ---- step 5/7: secure_boot: Enrol the DKMS signing key for Secure Boot (MOK)
-# skipped: no DKMS kernel module is installed
+# skipped: no earlier step of this plan installs or removes a DKMS kernel module
 
 # ---- step 6/7: groups: Add the user to the render and video groups
 # note: log out and back in (or run `newgrp render`) for the groups to apply; no reboot needed

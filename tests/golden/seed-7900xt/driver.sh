@@ -78,7 +78,7 @@ fi
 # skipped: the in-tree amdgpu driver of kernel 5.15.0-105-generic is enough: /dev/kfd is present
 
 # ---- step 5/7: secure_boot: Enrol the DKMS signing key for Secure Boot (MOK)
-# skipped: no DKMS kernel module is installed
+# skipped: no earlier step of this plan installs or removes a DKMS kernel module
 
 # ---- step 6/7: groups: Add the user to the render and video groups
 # skipped: user is already in render and video
