@@ -15,11 +15,14 @@ from wizard import lazy_re
 from wizard.parsers._text import lines, never_raises
 from wizard.record import record
 
-_NAMED = lazy_re.compile(r"mem_info_(gtt|vram)_total[\s:=]+(\d+)\s*$")
-_SMI = lazy_re.compile(r"\b(GTT|VRAM) Total Memory \(B\):\s*(\d+)\s*$")
-_MEM_TOTAL = lazy_re.compile(r"^\s*MemTotal:\s+(\d+)\s*kB\b")
+# A value is at most 20 digits: the pool files are u64 and MemTotal an unsigned long (of kB); a longer run of digits
+# (a hostile or damaged paste) is no such value and is not read (its size would overflow the float arithmetic of the
+# predicates that compare the values)
+_NAMED = lazy_re.compile(r"mem_info_(gtt|vram)_total[\s:=]+(\d{1,20})\s*$")
+_SMI = lazy_re.compile(r"\b(GTT|VRAM) Total Memory \(B\):\s*(\d{1,20})\s*$")
+_MEM_TOTAL = lazy_re.compile(r"^\s*MemTotal:\s+(\d{1,20})\s*kB\b")
 _CAT_FILE = lazy_re.compile(r"mem_info_(gtt|vram)_total\b")
-_NUMBER = lazy_re.compile(r"^\s*(\d+)\s*$")
+_NUMBER = lazy_re.compile(r"^\s*(\d{1,20})\s*$")
 
 
 @record
