@@ -49,9 +49,21 @@ SC2016 = "# shellcheck disable=SC2016  # literal $ inside single quotes is inten
 LOCK_FILE = "lock"  # the run service's lock in the state dir (wizard.runner.service.LOCK_NAME)
 # sh -c HOLD_LOCK sh LOCK HOLDER, its stdin a pipe from the script: takes the wizard's flock on LOCK (the dir made
 # 0700, the file 0600 under the caller's umask 077), writes HOLDER (the engine's JSON) into it and says "locked",
-# or says "held <holder>" or why it cannot; then waits for the script to end (end of its stdin) and lets go
+# or says "held <holder>" or why it cannot; then waits for the script to end (end of its stdin) and lets go. Like
+# the engine's state check (wizard.runner.state), it refuses a lock that is a symlink or no file, and a state dir
+# that is a symlink, writable by group or others, or owned by neither root nor its user: one planted link would
+# have it (root, for a system state dir) write the holder into the file the link names and empty that file when
+# the script ends
 HOLD_LOCK = ('command -v flock >/dev/null || { echo "flock (util-linux) is not installed"; read -r _ || :; exit 1; }; '
-             'mkdir -p -- "$(dirname -- "$1")" 2>/dev/null; '
+             'd=$(dirname -- "$1"); mkdir -p -- "$d" 2>/dev/null; why=; '
+             '[ -O "$d" ] || [ -n "$(find "$d" -maxdepth 0 -user 0 2>/dev/null)" ] || '
+             'why="$d is owned by neither root nor the user running it"; '
+             '[ -z "$(find "$d" -maxdepth 0 \\( -perm -020 -o -perm -002 \\) 2>/dev/null)" ] || '
+             'why="$d is writable by group or others"; '
+             '[ -L "$d" ] && why="$d is a symlink"; '
+             '[ -e "$1" ] && [ ! -f "$1" ] && why="$1 is not a file"; '
+             '[ -L "$1" ] && why="$1 is a symlink"; '
+             'if [ -n "$why" ]; then echo "refusing it: $why"; read -r _ || :; exit 1; fi; '
              'if ! true 2>/dev/null >>"$1"; then echo "cannot open it"; read -r _ || :; exit 1; fi; '
              'exec 9>>"$1"; '
              'if flock -n 9; then printf "%s\\n" "$2" >"$1"; echo locked; read -r _ || :; : >"$1"; exit 0; fi; '
