@@ -61,77 +61,55 @@ def test_a_bundles_dpkg_status_of_10_1_packages_gives_the_release(tmp_path: Path
     assert facts.rocm.version == "10.1.0" and facts.rocm.stream == "core-sdk", facts.rocm
 
 
+class _Folders:
+    """A recorded host whose only folders are ``dirs`` (no file reads, no captures): what probe_rocm looks at."""
+
+    is_live = False
+
+    def __init__(self, *dirs: str) -> None:
+        self.dirs = dirs
+
+    def listdir(self, p: str) -> list[str]:
+        return sorted(d.rsplit("/", 1)[1] for d in self.dirs if d.rsplit("/", 1)[0] == p)
+
+    def exists(self, p: str) -> bool:
+        return p in self.dirs
+
+    def is_dir(self, p: str) -> bool:
+        return self.exists(p)
+
+    def realpath(self, p: str) -> str:
+        return p
+
+    def read_text(self, p: str, limit: int = 0) -> str | None:
+        return None
+
+    def captured(self, name: str) -> str | None:
+        return None
+
+
 def test_a_10_x_package_without_a_full_version_gives_the_series_as_the_core_folder_does() -> None:
     """Near miss: a version column that is not of the series the name carries says only the series, "10.1", the
     version an /opt/rocm/core-10.1 folder without its .info/version reads as."""
-    class Folder:
-        is_live = False
-
-        def listdir(self, p: str) -> list[str]:
-            return {"/opt": ["rocm"], "/opt/rocm": ["core-10.1"]}.get(p, [])
-
-        def exists(self, p: str) -> bool:
-            return p in ("/opt/rocm", "/opt/rocm/core-10.1")
-
-        def is_dir(self, p: str) -> bool:
-            return self.exists(p)
-
-        def realpath(self, p: str) -> str:
-            return p
-
-        def read_text(self, p: str, limit: int = 0) -> str | None:
-            return None
-
-        def captured(self, name: str) -> str | None:
-            return None
-
-    class Nothing(Folder):
-        def listdir(self, p: str) -> list[str]:
-            return []
-
-        def exists(self, p: str) -> bool:
-            return False
-
-    folder = probe_rocm(Folder(), [])  # type: ignore[arg-type]
+    folder = probe_rocm(_Folders("/opt", "/opt/rocm", "/opt/rocm/core-10.1"), [])  # type: ignore[arg-type]
     assert folder.version == "10.1"
     for version in ("", "1.2.3-1", "10.10.0-1"):
         pkgs = [Package("amdrocm10.1-foo", version, "dpkg.txt", 1)]
-        assert probe_rocm(Nothing(), pkgs).version == folder.version, version  # type: ignore[arg-type]
+        assert probe_rocm(_Folders(), pkgs).version == folder.version, version  # type: ignore[arg-type]
 
 
 def test_newest_series_wins_and_legacy_rocm_core_is_read_as_before() -> None:
-    class Nothing:
-        is_live = False
-
-        def listdir(self, p: str) -> list[str]:
-            return []
-
-        def exists(self, p: str) -> bool:
-            return False
-
-        def is_dir(self, p: str) -> bool:
-            return False
-
-        def realpath(self, p: str) -> str:
-            return p
-
-        def read_text(self, p: str, limit: int = 0) -> str | None:
-            return None
-
-        def captured(self, name: str) -> str | None:
-            return None
-
     both = [Package("amdrocm10.0-gfx1100", "10.0.0-3", "dpkg.txt", 1),
             Package("amdrocm-core10.1", "10.1.0-12", "dpkg.txt", 2)]
-    assert probe_rocm(Nothing(), both).version == "10.1.0"  # type: ignore[arg-type]
+    assert probe_rocm(_Folders(), both).version == "10.1.0"  # type: ignore[arg-type]
     # near miss: a 7.x legacy install keeps its rocm-core anchor and its build-coded version
     legacy = [Package("rocm-core", "7.2.0.70200-43~24.04", "dpkg.txt", 1),
               Package("rocminfo", "1.0.0.70200-43~24.04", "dpkg.txt", 2)]
-    rocm = probe_rocm(Nothing(), legacy)  # type: ignore[arg-type]
+    rocm = probe_rocm(_Folders(), legacy)  # type: ignore[arg-type]
     assert rocm.version == "7.2.0" and rocm.stream == "legacy"
     # near miss: the unversioned amdrocm-core meta package still anchors as before
     meta = [Package("amdrocm-core", "7.14.0-2", "dpkg.txt", 1)]
-    assert probe_rocm(Nothing(), meta).version == "7.14.0"  # type: ignore[arg-type]
+    assert probe_rocm(_Folders(), meta).version == "7.14.0"  # type: ignore[arg-type]
 
 
 # -- 2. memory-aperture-violation's advice by whether an override is set -----------------------------------------
