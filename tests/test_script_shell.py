@@ -134,3 +134,24 @@ def test_fuzzed_command_lines_never_traceback(argv: list[str], capsys: pytest.Ca
     out = capsys.readouterr()
     assert "Traceback" not in out.err
     assert rc in (0, 2, 5)
+
+
+def test_the_scripts_progress_is_made_under_umask_077(tmp_path: Path) -> None:
+    """A user's umask 002 (Debian's and Ubuntu's default for user-private groups) left STATE/script 0775 and its
+    progress 0664, which the engine's state check then refuses ("writable by group or others"): the script's own
+    records are made as the wizard makes its state files. Its near miss: the step actions keep the caller's umask
+    (nothing else of the script runs in the subshell)."""
+    facts = machines()["seed-7900xt"]
+    state = tmp_path / "state"  # a user's state dir: no sudo
+    text = render(resolve_plan("pip-only", facts, state_dir=str(state), wizard_python="python3"), facts)
+    fn = next(line for line in text.splitlines() if line.startswith("mark_done()"))
+    assert "sudo" not in fn
+    progress = state / "script" / "pip-only.progress"
+    res = subprocess.run(["bash", "-c", f"umask 002; progress={progress}; {fn}; mark_done 2; umask"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    from wizard.runner.state import check_tree
+    assert progress.read_text() == "2\n" and (progress.stat().st_mode & 0o777) == 0o600
+    assert (progress.parent.stat().st_mode & 0o777) == 0o700
+    check_tree(state)  # the engine trusts it
+    assert res.stdout.strip() == "0002"  # the caller's umask is left as it was

@@ -184,10 +184,12 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
             'step_done() { [[ $\'\\n\'"$done_steps"$\'\\n\' == *$\'\\n\'"$1"$\'\\n\'* ]]; }',
             'drift() { echo "drift: step $1 is recorded as done, but the machine says otherwise (checked: $2: no): '
             'running it again" >&2; done_steps=$(printf \'%s\\n\' "$done_steps" | grep -vx "$1" || true); }',
-            f'mark_done() {{ {sudo}mkdir -p "$(dirname "$progress")" && '
-            f'echo "$1" | {sudo}tee -a "$progress" >/dev/null; }}',
-            f'mark_boot() {{ {sudo}mkdir -p "$(dirname "$progress")" && '
-            f'echo "$1" | {sudo}tee "$progress.reboot" >/dev/null; }}']
+            # the progress under umask 077, as the wizard's own state files (a user's 002 would leave them group-writable,
+            # which the engine's state check refuses: wizard.runner.state)
+            f'mark_done() {{ (umask 077; {sudo}mkdir -p "$(dirname "$progress")" && '
+            f'echo "$1" | {sudo}tee -a "$progress" >/dev/null); }}',
+            f'mark_boot() {{ (umask 077; {sudo}mkdir -p "$(dirname "$progress")" && '
+            f'echo "$1" | {sudo}tee "$progress.reboot" >/dev/null); }}']
     n = len(plan.steps)
     for i, step in enumerate(plan.steps, 1):
         out += ["", f"# ---- step {i}/{n}: {step.kind}: {' '.join(step.title.split())}"]
