@@ -31,33 +31,27 @@ ISOLATED = ("--isolated", "--no-input")
 ISOLATED_ENV = (("PIP_CONFIG_FILE", "/dev/null"),)
 THEROCK_STACK = ("rocm", "rocm-sdk-core", "rocm-sdk-libraries")
 
-# python -c WRITE_CONSTRAINTS OUT: pin every installed torch-stack / ROCm-SDK distribution exactly
+# python -c WRITE_CONSTRAINTS OUT: pin every installed torch-stack / ROCm-SDK distribution exactly;
+# python -c WRITE_CONSTRAINTS OUT --same: exit 0 when OUT already holds exactly what it would write (the check)
 WRITE_CONSTRAINTS = """\
 import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['Name']}=={d.version}" for d in md.distributions()
                if d.metadata['Name'] and keep.match(d.metadata['Name'].lower().replace('_', '-'))})
-if not any(p.lower().startswith("torch==") for p in pins):
+torch = any(p.lower().startswith("torch==") for p in pins)
+text = "# written by rocm-wizard: keeps this venv's ROCm torch build\\n" + "\\n".join(pins) + "\\n"
+if sys.argv[2:] == ["--same"]:
+    try:
+        with open(sys.argv[1]) as f:
+            sys.exit(0 if torch and f.read() == text else 1)
+    except OSError:
+        sys.exit(1)
+if not torch:
     sys.exit("torch is not installed: no constraints written")
 with open(sys.argv[1], "w") as f:
-    f.write("# written by rocm-wizard: keeps this venv's ROCm torch build\\n" + "\\n".join(pins) + "\\n")
+    f.write(text)
 print("\\n".join(pins))"""
-
-# python -c SAME_CONSTRAINTS OUT: exit 0 when OUT holds exactly what WRITE_CONSTRAINTS would write now (the installed
-# torch stack's pins): the constraints file of the stack that is there is not written again
-SAME_CONSTRAINTS = """\
-import re, sys
-from importlib import metadata as md
-keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
-pins = sorted({f"{d.metadata['Name']}=={d.version}" for d in md.distributions()
-               if d.metadata['Name'] and keep.match(d.metadata['Name'].lower().replace('_', '-'))})
-text = "# written by rocm-wizard: keeps this venv's ROCm torch build\\n" + "\\n".join(pins) + "\\n"
-try:
-    with open(sys.argv[1]) as f:
-        sys.exit(0 if any(p.lower().startswith("torch==") for p in pins) and f.read() == text else 1)
-except OSError:
-    sys.exit(1)"""
 
 # python -c ASSERT_ROCM WANT GFX...: torch installed is WANT (or "any"), a ROCm build, carrying every GFX
 ASSERT_ROCM = """\
@@ -222,7 +216,7 @@ def plan(ctx: StepContext) -> StepPlan:
                changes=(f"venv:{venv}",), timeout=7200, env=ISOLATED_ENV),
         Action(argv=(py, "-c", WRITE_CONSTRAINTS, f"{venv}/{CONSTRAINTS}"),
                description="constraints file pinning the installed build", as_user=True,
-               check=(py, "-c", SAME_CONSTRAINTS, f"{venv}/{CONSTRAINTS}"), changes=(f"{venv}/{CONSTRAINTS}",)),
+               check=(py, "-c", WRITE_CONSTRAINTS, f"{venv}/{CONSTRAINTS}", "--same"), changes=(f"{venv}/{CONSTRAINTS}",)),
         Action(argv=assert_argv, description="assert: a ROCm build carrying " + (", ".join(targets) or "the GPU"),
                as_user=True),
     ]

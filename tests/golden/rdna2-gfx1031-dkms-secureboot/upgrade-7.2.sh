@@ -803,21 +803,36 @@ from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
                if d.metadata['"'"'Name'"'"'] and keep.match(d.metadata['"'"'Name'"'"'].lower().replace('"'"'_'"'"', '"'"'-'"'"'))})
+torch = any(p.lower().startswith("torch==") for p in pins)
 text = "# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n"
-try:
-    with open(sys.argv[1]) as f:
-        sys.exit(0 if any(p.lower().startswith("torch==") for p in pins) and f.read() == text else 1)
-except OSError:
-    sys.exit(1)' /home/user/venv-upgrade-7.2/rocm-wizard-constraints.txt >/dev/null 2>&1; then
+if sys.argv[2:] == ["--same"]:
+    try:
+        with open(sys.argv[1]) as f:
+            sys.exit(0 if torch and f.read() == text else 1)
+    except OSError:
+        sys.exit(1)
+if not torch:
+    sys.exit("torch is not installed: no constraints written")
+with open(sys.argv[1], "w") as f:
+    f.write(text)
+print("\n".join(pins))' /home/user/venv-upgrade-7.2/rocm-wizard-constraints.txt --same >/dev/null 2>&1; then
     /home/user/venv-upgrade-7.2/bin/python -c 'import re, sys
 from importlib import metadata as md
 keep = re.compile(r"^(torch|torchvision|torchaudio|pytorch-triton-rocm|triton|rocm|rocm-sdk-.*|amd-torch-device-.*)$")
 pins = sorted({f"{d.metadata['"'"'Name'"'"']}=={d.version}" for d in md.distributions()
                if d.metadata['"'"'Name'"'"'] and keep.match(d.metadata['"'"'Name'"'"'].lower().replace('"'"'_'"'"', '"'"'-'"'"'))})
-if not any(p.lower().startswith("torch==") for p in pins):
+torch = any(p.lower().startswith("torch==") for p in pins)
+text = "# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n"
+if sys.argv[2:] == ["--same"]:
+    try:
+        with open(sys.argv[1]) as f:
+            sys.exit(0 if torch and f.read() == text else 1)
+    except OSError:
+        sys.exit(1)
+if not torch:
     sys.exit("torch is not installed: no constraints written")
 with open(sys.argv[1], "w") as f:
-    f.write("# written by rocm-wizard: keeps this venv'"'"'s ROCm torch build\n" + "\n".join(pins) + "\n")
+    f.write(text)
 print("\n".join(pins))' /home/user/venv-upgrade-7.2/rocm-wizard-constraints.txt
   fi
   # assert: a ROCm build carrying gfx1030
