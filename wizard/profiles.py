@@ -14,6 +14,10 @@ from __future__ import annotations
 
 from wizard.record import field, record
 
+TYPE_CHECKING = False  # typing's, not imported at run time (wizard/record.py says why)
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 
 
@@ -57,6 +61,19 @@ class MachineTree:
     files: tuple[tuple[str, bytes], ...]
     dirs: tuple[str, ...]
     nodes: tuple[str, ...]  # device nodes, laid as empty plain files
+
+    def lay(self, root: Path) -> list[Path]:
+        """Write the tree under ``root`` (parents made as needed); returns the device nodes' paths."""
+        for d in self.dirs:
+            (root / d).mkdir(parents=True, exist_ok=True)
+        for rel, data in self.files:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+        nodes = [root / rel for rel in self.nodes]
+        for p in nodes:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text("")
+        return nodes
 
 
 SECURE_BOOT_VAR = "sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"

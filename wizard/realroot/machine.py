@@ -153,18 +153,10 @@ def lay_profile(root: RealRoot, prof: Profile) -> None:
     (d / "etc/apt/sources.list").write_text(DEBIAN_SOURCES)
     offline(d)
     standins.install(d)
-    tree = machine_tree(prof)
-    for sub in tree.dirs:
-        (d / sub).mkdir(parents=True, exist_ok=True)
-    for rel, data in tree.files:
-        (d / rel).parent.mkdir(parents=True, exist_ok=True)
-        (d / rel).write_bytes(data)
+    nodes = machine_tree(prof).lay(d)
     root.run(["groupadd", "--system", "-f", "render"], check=True)
     render_gid = _gid(d, "render")
-    for rel in tree.nodes:
-        p = d / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text("")
+    for p in nodes:
         os.chown(p, 0, render_gid)
         os.chmod(p, 0o660)
     if not prof.driver:

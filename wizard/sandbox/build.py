@@ -79,15 +79,7 @@ def _system_python(root: Path, prof: Profile) -> None:
 
 def _gpus(root: Path, prof: Profile) -> None:
     """The GPUs' sysfs/KFD tree, /dev nodes and the Secure Boot variable (profiles.machine_tree)."""
-    tree = machine_tree(prof)
-    for d in tree.dirs:
-        (root / d).mkdir(parents=True, exist_ok=True)
-    for rel, data in tree.files:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(data)
-    for rel in tree.nodes:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text("")
+    machine_tree(prof).lay(root)
 
 
 def _users(root: Path, prof: Profile) -> None:

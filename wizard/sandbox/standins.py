@@ -1401,15 +1401,7 @@ def _load_installed_driver(root: Path) -> None:
     prof = PROFILES.get(str(m.config(root).get("profile", "")))
     if prof is None:
         return
-    tree = machine_tree(prof, driver=True)
-    for d in tree.dirs:
-        (root / d).mkdir(parents=True, exist_ok=True)
-    for rel, data in tree.files:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(data)
-    for rel in tree.nodes:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text("")
+    machine_tree(prof, driver=True).lay(root)
 
 
 def _core_sdk_urls(rels: tuple[object, ...]) -> set[str]:
