@@ -84,3 +84,39 @@ def test_readme_benchmark_figure_is_in_its_results_file(name: str, cell: str) ->
     assert text, f"benchmarks/results/ holds nothing written by {name}"
     missing = [f for f in current_figures(cell) if not found(f, text)]
     assert missing == [], f"README quotes {missing} for {name}, which its results files do not hold"
+
+
+PROSE_FIGURE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?:x\b| ms\b)|(?<![\w.])(\d+\.\d+)(?![\w.]*\d)")
+RESULTS_NAME = re.compile(r"`(?:benchmarks/results/)?([a-z_]+\.txt)`")
+
+
+def prose_claims(readme: str) -> list[tuple[list[str], list[str]]]:
+    """(results files, figures) of each README sentence outside the Benchmarks table that names a results file:
+    its decimal figures and its whole-number `N ms` / `Nx` figures, history clauses left out."""
+    before, after = readme.split("\n## Benchmarks", 1)
+    text = before + "\n## " + after.split("\n## ", 1)[1] if "\n## " in after else before
+    claims = []
+    for sentence in re.split(r"(?<=[.:])\s+(?=[A-Z`(])|\n\n|\n[-*|] ", text):
+        names = [n for n in RESULTS_NAME.findall(sentence) if (RESULTS / n).is_file()]
+        if not names:
+            continue
+        figures = [a or b for clause in re.split(r"[;()]", sentence) if not HISTORY.search(clause)
+                   for a, b in PROSE_FIGURE.findall(clause)]
+        claims.append((names, figures))
+    return claims
+
+
+def test_prose_claims_read_figures_of_a_sentence_naming_a_results_file() -> None:
+    text = ("x\n\n- `msgspec` took a median 21.7 ms (`library_choices.txt`), against 67 ms for `detect` "
+            "(`detect_speed.txt`); it was 80 ms before. Version 0.22.0 is not a figure.\n\n## Benchmarks\n\n| a |")
+    assert prose_claims(text) == [(["library_choices.txt", "detect_speed.txt"], ["21.7", "67"])]
+
+
+PROSE = prose_claims((REPO / "README.md").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("names", "figures"), PROSE, ids=[f"{'+'.join(n)}-{i}" for i, (n, _) in enumerate(PROSE)])
+def test_readme_prose_figure_is_in_the_results_file_it_names(names: list[str], figures: list[str]) -> None:
+    text = "\n".join((RESULTS / n).read_text(encoding="utf-8") for n in names)
+    missing = [f for f in figures if not found(f, text) and not re.search(rf"(?<![\w.]){re.escape(f)}(?![\d])", text)]
+    assert missing == [], f"README quotes {missing} citing {names}, which they do not hold"
