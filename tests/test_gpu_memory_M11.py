@@ -121,6 +121,18 @@ def test_diagnose_of_the_machine_near_misses(tmp_path: Path, capsys: pytest.Capt
 
 
 @pytest.mark.integration
+def test_the_tuis_diagnosis_reads_them_too(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.tui.helpers import sandbox_services
+    from wizard.tui.app import make_app
+
+    sb = _sandbox(tmp_path, capsys, "strix-halo", HALO_BDF, gtt=GTT_DEFAULT_128, meminfo=MEMTOTAL_128)
+    app = make_app(sandbox_services(Path(sb), "strix-halo"))
+    assert ISSUE in {f.id for f in app.findings()}
+    raised = _sandbox(tmp_path / "r", capsys, "strix-halo", HALO_BDF, gtt=96 * GIB, meminfo=MEMTOTAL_128)
+    assert ISSUE not in {f.id for f in make_app(sandbox_services(Path(raised), "strix-halo")).findings()}
+
+
+@pytest.mark.integration
 def test_a_paste_alone_never_reads_this_machines_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     """``diagnose --paste`` describes the pasted machine: the session's host is never asked for its pools."""

@@ -11,8 +11,7 @@ in the format ``grep . FILES`` prints (which :mod:`wizard.parsers.gpu_memory` re
 
 from __future__ import annotations
 
-import re
-
+from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import EvidenceText, Facts
 from wizard.record import replace
@@ -21,9 +20,9 @@ SOURCE = "gpu-memory"  # the text's source: the lines name their own files
 POOL_FILES = ("mem_info_gtt_total", "mem_info_vram_total", "mem_info_gtt_used", "mem_info_vram_used")
 PCI_DEVICES = "/sys/bus/pci/devices"
 MEMINFO = "/proc/meminfo"
-_BDF = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
-_VALUE = re.compile(r"\d{1,20}")
-_MEM_TOTAL = re.compile(r"MemTotal:[ \t]+\d{1,20} kB")
+_BDF = lazy_re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
+_VALUE = lazy_re.compile(r"\d{1,20}")
+_MEM_TOTAL = lazy_re.compile(r"MemTotal:[ \t]+\d{1,20} kB")
 
 
 def pool_values(host: Host, bdf: str) -> list[tuple[str, str]]:
