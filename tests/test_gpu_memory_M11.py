@@ -172,11 +172,17 @@ def test_with_gpu_memory_reads_only_the_hosts_files_and_adds_one_text(tmp_path: 
 
 # -- 3. the kernel's default GTT limit, for 64, 96 and 128 GB machines ---------------------------------------------
 #
-# amdgpu_ttm_init (drivers/gpu/drm/amd/amdgpu/amdgpu_ttm.c): gtt_size = ttm_tt_pages_limit() << PAGE_SHIFT where
-# gttsize is -1 (the default); ttm_global_init (drivers/gpu/drm/ttm/ttm_device.c) gives TTM num_pages =
-# (totalram * mem_unit) >> PAGE_SHIFT, halved, and ttm_tt_mgr_init (ttm_tt.c) keeps it as the pages limit unless
-# ttm.pages_limit is set. /proc/meminfo's MemTotal is that totalram (in kB). So the default is half of MemTotal's
-# pages, in bytes: exact, for every machine size (the sources: docs/knowledge or the issue's `sources`).
+# The kernel's rule, as read (no release tag could be pinned from the stored sources: the stored torvalds/linux
+# files are untagged commits and the repository is too large to fetch whole):
+# * TTM's pages limit: torvalds/linux@198b8c8ede36d2135df73fee19506276059a0f8e drivers/gpu/drm/ttm/ttm_device.c
+#   ttm_global_init: num_pages = (si.totalram * si.mem_unit) >> PAGE_SHIFT, then num_pages /= 2 ("about 50% of the
+#   total system memory"), handed to ttm_tt_mgr_init (the limit unless ttm.pages_limit is given).
+# * amdgpu's GTT: "[PATCHv2 2/3] drm/amdgpu: Set GTT size equal to TTM mem limit" (Mukul Joshi, dri-devel, 2023-04-26)
+#   replaced max(AMDGPU_DEFAULT_GTT_SIZE_MB << 20, totalram * mem_unit / 2) by ttm_tt_pages_limit() << PAGE_SHIFT in
+#   drivers/gpu/drm/amd/amdgpu/amdgpu_ttm.c amdgpu_ttm_init, where gttsize is -1; the 2025 deprecation of gttsize kept
+#   that default. docs.kernel.org 6.6-6.13 still say "Use 1/2 RAM, minimum value is 3GB", 6.17 "Use value specified
+#   by TTM". Either way the default is half of MemTotal (/proc/meminfo's MemTotal is si.totalram), the 3 GiB floor of
+#   the older rule mattering only below 6 GiB.
 
 def _kernel_default_gtt(mem_total_kb: int) -> int:
     pages = mem_total_kb * 1024 >> 12  # PAGE_SHIFT 12 (x86-64)
