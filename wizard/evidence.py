@@ -20,6 +20,7 @@ from wizard import lazy_re
 from wizard.host import Host
 from wizard.model import Facts, PythonEnv
 from wizard.probes.env_settings import RELEVANT
+from wizard.probes.gpu_memory import MEMINFO, mem_total_line, pool_values
 from wizard.record import record
 
 # Secret-looking values, replaced wherever they appear (token formats as their issuers document them).
@@ -169,10 +170,15 @@ def collect(host: Host, pythons: list[str] | None = None, facts: Facts | None = 
         cls = (host.read_text(f"{base}/class", 64) or "").strip()
         if not cls.startswith("0x03"):
             continue
-        for leaf in ("vendor", "device", "class", "revision", "mem_info_vram_total"):
+        for leaf in ("vendor", "device", "class", "revision"):
             v = host.read_text(f"{base}/{leaf}", 256)
             if v is not None:
                 files[f"root{base}/{leaf}"] = v
+        for path, value in pool_values(host, bdf):  # the GPU's memory pools: numbers only (diagnosis reads them)
+            files[f"root{path}"] = value + "\n"
+    total = mem_total_line(host)
+    if total is not None:  # the system memory beside the GPU's pools: MemTotal's line alone
+        files[f"root{MEMINFO}"] = total + "\n"
     for name in host.listdir("/opt"):
         if name.startswith("rocm"):
             v = host.read_text(f"/opt/{name}/.info/version", 256)

@@ -238,6 +238,14 @@ class MachineSession:
 
         return detect(self.host, pythons=self.pythons)
 
+    def for_diagnosis(self, facts: Facts | None = None) -> Facts:
+        """``facts`` (the session's, by default) with what diagnosis reads of this machine and ``detect`` leaves
+        out for its speed: the GPUs' memory pools and MemTotal (``wizard.probes.gpu_memory``), from this session's
+        host (a sandbox's root, a bundle's ``root/``, the live machine's ``/``)."""
+        from wizard.probes.gpu_memory import with_gpu_memory
+
+        return with_gpu_memory(self.facts if facts is None else facts, self.host)
+
     @property
     def name(self) -> str:
         return self.host.name

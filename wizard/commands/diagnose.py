@@ -55,6 +55,8 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
     from wizard.planner import fitting_fix_plans
 
     facts = facts_for(args, ctx)
+    if not args.paste or ctx.from_:  # a paste alone describes another machine: nothing of this one is read
+        facts = ctx.for_diagnosis(facts)
     findings = fitting_fix_plans(diagnose(facts, error_text), facts)  # a fix points only at a plan that fits
     if args.json:
         from wizard.diagnose import causes_and_checks

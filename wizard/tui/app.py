@@ -488,7 +488,7 @@ class WizardApp(App[int]):
         if s.findings is None:
             from wizard.diagnose import diagnose
 
-            s.findings = list(diagnose(s.facts, error_text=s.facts.error_text))
+            s.findings = list(diagnose(self.services.for_diagnosis(s.facts), error_text=s.facts.error_text))
         return s.findings
 
     def diagnose_text(self, text: str) -> None:
@@ -500,7 +500,7 @@ class WizardApp(App[int]):
             self.notify("more than 8 MiB: paste the relevant part", severity="error")
             return
         s.error_text = "\n".join(t for t in (s.facts.error_text, text) if t)
-        s.findings = list(diagnose(s.facts, error_text=s.error_text))
+        s.findings = list(diagnose(self.services.for_diagnosis(s.facts), error_text=s.error_text))
         self.show_stage()
         self.notify(f"diagnosed with the pasted text ({len(text.splitlines())} lines)")
 

@@ -125,6 +125,10 @@ class Services:
     def detect(self) -> Facts:
         return self.session.facts
 
+    def for_diagnosis(self, facts: Facts) -> Facts:
+        """``facts`` with what diagnosis alone reads of the machine (its GPUs' memory pools, MemTotal)."""
+        return self.session.for_diagnosis(facts)
+
     def new_session(self) -> Session:
         facts = self.detect()
         s = Session(machine=self.host.name, read_only=self.read_only, facts=facts)
