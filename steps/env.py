@@ -37,7 +37,21 @@ if block:
 open(path + ".rocm-wizard.tmp", "w").write(text)
 import os
 os.replace(path + ".rocm-wizard.tmp", path)"""
-HAS = "import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)"
+# python -c HAS FILE BLOCK: exit 0 when FILE's marked block is BLOCK. An ``unset`` of a variable BLOCK neither sets
+# nor unsets changes nothing, so it is no difference: the variable this step unset where it was set elsewhere, and
+# whose line there it commented out, is set nowhere when the plan is asked again; the block wanted then lacks the
+# unset, and rewriting the block for it made the plan's second run the one a rollback undoes.
+HAS = f"""\
+import sys
+text, want = open(sys.argv[1]).read(), sys.argv[2]
+begin, end = {BEGIN!r}, {END!r}
+def inner(t):
+    return t.split(begin, 1)[1].split(end, 1)[0].splitlines() if begin in t and end in t else None
+got, wanted = inner(text), inner(want) or []
+named = {{w.split("=", 1)[0].split()[-1] for w in wanted if w.strip()}}
+if got is not None:
+    got = [g for g in got if not (g.startswith("unset ") and g.split()[-1] not in named)]
+sys.exit(0 if got == wanted else 1)"""
 
 
 # python -c COMMENT FILE LINE NAME: comment out LINE of FILE when it still sets NAME (a copy kept first)

@@ -93,7 +93,7 @@ for key, value in want.items():
         diff.append(f"{key}: the plan was made for {value}, this machine has {got}")
 if diff:
     sys.exit("this is not the machine the plan was made for (" + "; ".join(diff) + "); resolve the plan "
-             "again on this machine (rocm-wizard --plan NAME --replan, fleet run --replan)")
+             "again on this machine (rocm-wizard --plan FILE --replan, or --plan NAME; fleet run --replan)")
 print("the machine is the one the plan was made for")"""
 
 

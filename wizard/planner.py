@@ -570,7 +570,9 @@ def _resolve_plan(spec: str, facts: Facts, *, venv: str | None, state_dir: str |
     if any(a.root for a in acts):
         checks.insert(1, preflight.root_available())
     machine = binding.bound_facts(facts, tg.venv, tg.venv_exists, tg.python_version)
-    bind = binding.check(machine) if checks else None  # a plan with nothing to do checks nothing
+    # a plan with nothing to do checks nothing; one whose every change is skipped by its check here (asked again
+    # where it finished) is still bound: its file, run elsewhere, would run those changes there
+    bind = binding.check(machine) if checks or any(sp.actions for sp in steps) else None
     if bind is not None:
         checks.insert(0, bind)  # before every other check: on another machine nothing else means anything
     target: list[tuple[str, Any]] = [("stream", pf.target.stream)]

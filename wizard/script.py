@@ -30,6 +30,7 @@ import shlex
 import textwrap
 from pathlib import Path
 
+from wizard import binding, exit_codes
 from wizard.model import PREFLIGHT, Action, Facts, ResolvedPlan, StepPlan
 
 SUDO = ("sudo", "--")
@@ -263,6 +264,13 @@ def _preflight(step: StepPlan) -> list[str]:
         out += _comment(f"{a.name}: {a.description}" if a.name else a.description)
         if _needs_sc2016(a.argv):
             out.append(SC2016)
+        if a.name == binding.NAME:
+            # the machine binding's refusal is its own one line (what the engine says), exit 5 as the engine's
+            # (README: a plan file made for another machine); a check that could not run at all is a failed one
+            out += [f"bound=0; {command(a)} || bound=$?",
+                    f'if [ "$bound" = 1 ]; then exit {exit_codes.REFUSED}; '
+                    f'elif [ "$bound" != 0 ]; then echo {msg} >&2; exit 1; fi']
+            continue
         out.append(f"if ! {command(a)}; then echo {msg} >&2; exit 1; fi")
     return out
 

@@ -59,7 +59,7 @@ if ! step_done 1; then
   # machine: this is the machine the plan was made for (os ubuntu 24.04, kernel 6.8.0-48-generic,
   # pci 1002:7480, gfx gfx1102, rocm none)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! python3 -c 'import json, os, re, sys
+  bound=0; python3 -c 'import json, os, re, sys
 want = json.loads(sys.argv[1])
 osr, krel, pci, kfd, opt = sys.argv[2:7]
 venv = sys.argv[7] if len(sys.argv) > 7 else None
@@ -122,8 +122,9 @@ for key, value in want.items():
         diff.append(f"{key}: the plan was made for {value}, this machine has {got}")
 if diff:
     sys.exit("this is not the machine the plan was made for (" + "; ".join(diff) + "); resolve the plan "
-             "again on this machine (rocm-wizard --plan NAME --replan, fleet run --replan)")
-print("the machine is the one the plan was made for")' '{"gfx": "gfx1102", "kernel": "6.8.0-48-generic", "os": "ubuntu 24.04", "pci": "1002:7480", "rocm": "none"}' /etc/os-release /proc/sys/kernel/osrelease /sys/bus/pci/devices /sys/class/kfd/kfd/topology/nodes /opt; then echo 'preflight failed: machine: this is the machine the plan was made for (os ubuntu 24.04, kernel 6.8.0-48-generic, pci 1002:7480, gfx gfx1102, rocm none)' >&2; exit 1; fi
+             "again on this machine (rocm-wizard --plan FILE --replan, or --plan NAME; fleet run --replan)")
+print("the machine is the one the plan was made for")' '{"gfx": "gfx1102", "kernel": "6.8.0-48-generic", "os": "ubuntu 24.04", "pci": "1002:7480", "rocm": "none"}' /etc/os-release /proc/sys/kernel/osrelease /sys/bus/pci/devices /sys/class/kfd/kfd/topology/nodes /opt || bound=$?
+  if [ "$bound" = 1 ]; then exit 5; elif [ "$bound" != 0 ]; then echo 'preflight failed: machine: this is the machine the plan was made for (os ubuntu 24.04, kernel 6.8.0-48-generic, pci 1002:7480, gfx gfx1102, rocm none)' >&2; exit 1; fi
   # ssh: ssh session: advise tmux/screen
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi

@@ -58,7 +58,7 @@ if ! step_done 1; then
   # machine: this is the machine the plan was made for (os ubuntu 24.04, kernel 6.8.0-48-generic,
   # pci 1002:7550, gfx gfx1201, rocm none, venv /home/user/rocm-wizard-venv, venv_python absent)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! python3 -c 'import json, os, re, sys
+  bound=0; python3 -c 'import json, os, re, sys
 want = json.loads(sys.argv[1])
 osr, krel, pci, kfd, opt = sys.argv[2:7]
 venv = sys.argv[7] if len(sys.argv) > 7 else None
@@ -121,8 +121,9 @@ for key, value in want.items():
         diff.append(f"{key}: the plan was made for {value}, this machine has {got}")
 if diff:
     sys.exit("this is not the machine the plan was made for (" + "; ".join(diff) + "); resolve the plan "
-             "again on this machine (rocm-wizard --plan NAME --replan, fleet run --replan)")
-print("the machine is the one the plan was made for")' '{"gfx": "gfx1201", "kernel": "6.8.0-48-generic", "os": "ubuntu 24.04", "pci": "1002:7550", "rocm": "none", "venv_python": "absent"}' /etc/os-release /proc/sys/kernel/osrelease /sys/bus/pci/devices /sys/class/kfd/kfd/topology/nodes /opt /home/user/rocm-wizard-venv; then echo 'preflight failed: machine: this is the machine the plan was made for (os ubuntu 24.04, kernel 6.8.0-48-generic, pci 1002:7550, gfx gfx1201, rocm none, venv /home/user/rocm-wizard-venv, venv_python absent)' >&2; exit 1; fi
+             "again on this machine (rocm-wizard --plan FILE --replan, or --plan NAME; fleet run --replan)")
+print("the machine is the one the plan was made for")' '{"gfx": "gfx1201", "kernel": "6.8.0-48-generic", "os": "ubuntu 24.04", "pci": "1002:7550", "rocm": "none", "venv_python": "absent"}' /etc/os-release /proc/sys/kernel/osrelease /sys/bus/pci/devices /sys/class/kfd/kfd/topology/nodes /opt /home/user/rocm-wizard-venv || bound=$?
+  if [ "$bound" = 1 ]; then exit 5; elif [ "$bound" != 0 ]; then echo 'preflight failed: machine: this is the machine the plan was made for (os ubuntu 24.04, kernel 6.8.0-48-generic, pci 1002:7550, gfx gfx1201, rocm none, venv /home/user/rocm-wizard-venv, venv_python absent)' >&2; exit 1; fi
   # ssh: ssh session: advise tmux/screen
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
@@ -685,13 +686,31 @@ print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the r
 fi
 
 # ---- step 8/10: env: Set the venv's environment (activate script)
-if step_done 8 && ! /home/user/rocm-wizard-venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
+if step_done 8 && ! /home/user/rocm-wizard-venv/bin/python -c 'import sys
+text, want = open(sys.argv[1]).read(), sys.argv[2]
+begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
+def inner(t):
+    return t.split(begin, 1)[1].split(end, 1)[0].splitlines() if begin in t and end in t else None
+got, wanted = inner(text), inner(want) or []
+named = {w.split("=", 1)[0].split()[-1] for w in wanted if w.strip()}
+if got is not None:
+    got = [g for g in got if not (g.startswith("unset ") and g.split()[-1] not in named)]
+sys.exit(0 if got == wanted else 1)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
 export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then drift 8 'the rocm-wizard block is in /home/user/rocm-wizard-venv/bin/activate'; fi
 if ! step_done 8; then
   # write the rocm-wizard block into /home/user/rocm-wizard-venv/bin/activate
-  if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
+  if ! /home/user/rocm-wizard-venv/bin/python -c 'import sys
+text, want = open(sys.argv[1]).read(), sys.argv[2]
+begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
+def inner(t):
+    return t.split(begin, 1)[1].split(end, 1)[0].splitlines() if begin in t and end in t else None
+got, wanted = inner(text), inner(want) or []
+named = {w.split("=", 1)[0].split()[-1] for w in wanted if w.strip()}
+if got is not None:
+    got = [g for g in got if not (g.startswith("unset ") and g.split()[-1] not in named)]
+sys.exit(0 if got == wanted else 1)' /home/user/rocm-wizard-venv/bin/activate '# >>> rocm-wizard >>>
 export PIP_CONSTRAINT=/home/user/rocm-wizard-venv/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then

@@ -61,7 +61,7 @@ if ! step_done 1; then
   # pci 1002:744c,1002:744c, gfx gfx1100,gfx1100, rocm 6.2.0, venv /home/user/pytorch_venv-
   # upgrade-6.4, venv_python absent)
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-  if ! python3 -c 'import json, os, re, sys
+  bound=0; python3 -c 'import json, os, re, sys
 want = json.loads(sys.argv[1])
 osr, krel, pci, kfd, opt = sys.argv[2:7]
 venv = sys.argv[7] if len(sys.argv) > 7 else None
@@ -124,8 +124,9 @@ for key, value in want.items():
         diff.append(f"{key}: the plan was made for {value}, this machine has {got}")
 if diff:
     sys.exit("this is not the machine the plan was made for (" + "; ".join(diff) + "); resolve the plan "
-             "again on this machine (rocm-wizard --plan NAME --replan, fleet run --replan)")
-print("the machine is the one the plan was made for")' '{"gfx": "gfx1100,gfx1100", "kernel": "5.15.0-105-generic", "os": "ubuntu 22.04", "pci": "1002:744c,1002:744c", "rocm": "6.2.0", "venv_python": "absent"}' /etc/os-release /proc/sys/kernel/osrelease /sys/bus/pci/devices /sys/class/kfd/kfd/topology/nodes /opt /home/user/pytorch_venv-upgrade-6.4; then echo 'preflight failed: machine: this is the machine the plan was made for (os ubuntu 22.04, kernel 5.15.0-105-generic, pci 1002:744c,1002:744c, gfx gfx1100,gfx1100, rocm 6.2.0, venv /home/user/pytorch_venv-upgrade-6.4, venv_python absent)' >&2; exit 1; fi
+             "again on this machine (rocm-wizard --plan FILE --replan, or --plan NAME; fleet run --replan)")
+print("the machine is the one the plan was made for")' '{"gfx": "gfx1100,gfx1100", "kernel": "5.15.0-105-generic", "os": "ubuntu 22.04", "pci": "1002:744c,1002:744c", "rocm": "6.2.0", "venv_python": "absent"}' /etc/os-release /proc/sys/kernel/osrelease /sys/bus/pci/devices /sys/class/kfd/kfd/topology/nodes /opt /home/user/pytorch_venv-upgrade-6.4 || bound=$?
+  if [ "$bound" = 1 ]; then exit 5; elif [ "$bound" != 0 ]; then echo 'preflight failed: machine: this is the machine the plan was made for (os ubuntu 22.04, kernel 5.15.0-105-generic, pci 1002:744c,1002:744c, gfx gfx1100,gfx1100, rocm 6.2.0, venv /home/user/pytorch_venv-upgrade-6.4, venv_python absent)' >&2; exit 1; fi
   # ssh: ssh session: advise tmux/screen
   # shellcheck disable=SC2016  # literal $ inside single quotes is intended
   if ! sh -c 'if [ -n "${SSH_CONNECTION:-}" ] && [ -z "${TMUX:-}${STY:-}" ]; then echo "warning: over ssh without tmux/screen: a dropped connection stops the run; start tmux or screen first" >&2; fi'; then echo 'preflight failed: ssh: ssh session: advise tmux/screen' >&2; exit 1; fi
@@ -842,13 +843,31 @@ print(f"torch {v}: ROCm build carrying {'"'"', '"'"'.join(targets) or '"'"'the r
 fi
 
 # ---- step 8/10: env: Set the venv's environment (activate script)
-if step_done 8 && ! /home/user/pytorch_venv-upgrade-6.4/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/pytorch_venv-upgrade-6.4/bin/activate '# >>> rocm-wizard >>>
+if step_done 8 && ! /home/user/pytorch_venv-upgrade-6.4/bin/python -c 'import sys
+text, want = open(sys.argv[1]).read(), sys.argv[2]
+begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
+def inner(t):
+    return t.split(begin, 1)[1].split(end, 1)[0].splitlines() if begin in t and end in t else None
+got, wanted = inner(text), inner(want) or []
+named = {w.split("=", 1)[0].split()[-1] for w in wanted if w.strip()}
+if got is not None:
+    got = [g for g in got if not (g.startswith("unset ") and g.split()[-1] not in named)]
+sys.exit(0 if got == wanted else 1)' /home/user/pytorch_venv-upgrade-6.4/bin/activate '# >>> rocm-wizard >>>
 export PIP_CONSTRAINT=/home/user/pytorch_venv-upgrade-6.4/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then drift 8 'the rocm-wizard block is in /home/user/pytorch_venv-upgrade-6.4/bin/activate'; fi
 if ! step_done 8; then
   # write the rocm-wizard block into /home/user/pytorch_venv-upgrade-6.4/bin/activate
-  if ! /home/user/pytorch_venv-upgrade-6.4/bin/python -c 'import sys; sys.exit(0 if sys.argv[2] in open(sys.argv[1]).read() else 1)' /home/user/pytorch_venv-upgrade-6.4/bin/activate '# >>> rocm-wizard >>>
+  if ! /home/user/pytorch_venv-upgrade-6.4/bin/python -c 'import sys
+text, want = open(sys.argv[1]).read(), sys.argv[2]
+begin, end = '"'"'# >>> rocm-wizard >>>'"'"', '"'"'# <<< rocm-wizard <<<'"'"'
+def inner(t):
+    return t.split(begin, 1)[1].split(end, 1)[0].splitlines() if begin in t and end in t else None
+got, wanted = inner(text), inner(want) or []
+named = {w.split("=", 1)[0].split()[-1] for w in wanted if w.strip()}
+if got is not None:
+    got = [g for g in got if not (g.startswith("unset ") and g.split()[-1] not in named)]
+sys.exit(0 if got == wanted else 1)' /home/user/pytorch_venv-upgrade-6.4/bin/activate '# >>> rocm-wizard >>>
 export PIP_CONSTRAINT=/home/user/pytorch_venv-upgrade-6.4/rocm-wizard-constraints.txt
 # <<< rocm-wizard <<<
 ' >/dev/null 2>&1; then
