@@ -30,7 +30,10 @@ class Holder:
 
 # The fds of the locks this process holds: every action inherits them (shell.run), so a wizard killed with
 # SIGKILL leaves its lock held until the last process it started is gone, and a resume cannot start an action
-# that is still running.
+# that is still running. A process an action leaves behind (a daemon it starts, ``cmd &``) inherits them too: the
+# wizard lets go explicitly at its end (LOCK_UN drops the lock of every copy), so that process holds nothing after
+# the run. One rule, the dry-run script's too (wizard.script): held while the run or an action it started lives;
+# let go at the run's end, whatever its actions left behind.
 _HELD: set[int] = set()
 
 
@@ -122,6 +125,10 @@ class Lock:
             return
         try:
             os.ftruncate(self._fd, 0)
+        except OSError:
+            pass
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)  # closing alone leaves it held by the copies a daemon inherited
         except OSError:
             pass
         _HELD.discard(self._fd)
