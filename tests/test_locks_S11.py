@@ -167,3 +167,90 @@ def test_near_miss_a_process_an_action_left_behind_neither_holds_the_script_nor_
         assert r.returncode == 0, r.stdout + r.stderr
     finally:
         _kill(pidfile)
+# --------------------------------------------------------------------------- 2. which locks a run takes
+
+
+
+
+def _sandbox(tmp_path: Path) -> Path:
+    sb = tmp_path / "sb"
+    assert wizard(["--sandbox", str(sb), "--profile", "seed-7900xt", "detect"]).returncode == 0
+    return sb
+
+
+def test_a_run_of_a_user_only_plan_takes_the_users_lock_too(tmp_path: Path) -> None:
+    """pip-only changes nothing system-wide: its backup and its script's progress are in the user's state dir, while
+    the machine's wizard keeps its journal in root's (the sandbox's /var/lib/rocm-wizard, as `sudo rocm-wizard`
+    does on a live machine). The user's own run of it (their script, their wizard) holds the user's lock."""
+    sb = _sandbox(tmp_path)
+    user_state = sb / USER_STATE
+    user_state.mkdir(parents=True, mode=0o700)
+    lock = Lock(user_state / "lock", command="dry-run script of plan pip-only").acquire()
+    try:
+        r = wizard(["--sandbox", str(sb), "--plan", "pip-only", "--yes"])
+    finally:
+        lock.release()
+    assert r.returncode == exit_codes.LOCKED, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "dry-run script of plan pip-only" in r.stderr and str(user_state / "lock") in r.stderr
+    assert not (sb / "var/lib/rocm-wizard/current").exists()  # no run was recorded
+    assert not (user_state / "backup").exists()
+
+
+def test_near_miss_another_users_lock_and_a_finished_run_do_not_stop_a_user_only_run(tmp_path: Path) -> None:
+    sb = _sandbox(tmp_path)
+    other = sb / "home/other/.local/state/rocm-wizard"
+    other.mkdir(parents=True, mode=0o700)
+    lock = Lock(other / "lock", command="rocm-wizard --plan pip-only --yes").acquire()  # another user's run
+    try:
+        r = wizard(["--sandbox", str(sb), "--plan", "pip-only", "--yes"])
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        # a run after the finished one: both locks were let go
+        r = wizard(["--sandbox", str(sb), "--plan", "pip-only", "--yes"])
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    finally:
+        lock.release()
+    assert held(sb / USER_STATE / "lock") is None and held(sb / "var/lib/rocm-wizard/lock") is None
+
+
+
+def test_a_wizard_run_as_root_takes_the_users_lock_as_that_user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Live, `sudo rocm-wizard`: root never opens a file in the user's state dir; the lock is held by the script's
+    helper run through `sudo -n -u USER -H --` (a stand-in sudo here, which records its options and runs the rest)."""
+    from wizard.host import LiveHost
+    from wizard.runner.executor import LiveExecutor
+    from wizard.runner.privilege import Privilege
+    from wizard.runner.service import Machine, RunError, RunService
+
+    bin_dir, log = tmp_path / "bin", tmp_path / "sudo.log"
+    bin_dir.mkdir()
+    (bin_dir / "sudo").write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {log}\n'
+                                  'while [ "$1" != "--" ]; do shift; done; shift; exec "$@"\n')
+    (bin_dir / "sudo").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    root_state, user_state = tmp_path / "root-state", tmp_path / "user-state"
+    user_state.mkdir(mode=0o700)
+    host = LiveHost()
+    m = Machine(host, LiveExecutor(host.environ, Privilege(is_root=True, sudo_user="alice")), root_state,
+                tmp_path / "logs", str(root_state), [], user_state=str(user_state), user_state_root=user_state,
+                user_state_owner="alice")
+    svc = RunService(m)
+    plan = replace(plan_of(name="pip-only"), state_dir=str(user_state))
+    with svc._held() as locks:
+        svc._lock_plan_state(locks, plan)
+        assert len(locks) == 2 and held(user_state / "lock") is not None
+        assert log.read_text().split()[:5] == ["-n", "-u", "alice", "-H", "--"]
+        with pytest.raises(LockHeld):
+            Lock(user_state / "lock").acquire()
+    assert held(user_state / "lock") is None and held(root_state / "lock") is None
+    # the user's own run holds it: the root run is refused, naming it
+    lock = Lock(user_state / "lock", command="rocm-wizard --plan pip-only --yes").acquire()
+    try:
+        with svc._held() as locks, pytest.raises(RunError) as exc:
+            svc._lock_plan_state(locks, plan)
+    finally:
+        lock.release()
+    assert exc.value.code == exit_codes.LOCKED and "rocm-wizard --plan pip-only --yes" in exc.value.message
+    # near miss: a plan that keeps its state in root's state dir takes no user's lock
+    with svc._held() as locks:
+        svc._lock_plan_state(locks, replace(plan, state_dir=str(root_state)))
+        assert len(locks) == 1
