@@ -39,8 +39,11 @@ def live(host: Host, *, state_dir: str | None = None) -> Machine:
         cli += ["--state-dir", sd]
         resume += ["--state-dir", sd]
         env = ((paths.ENV_VAR, sd),)
-    return Machine(host, LiveExecutor(host.environ, Privilege.detect(host.environ)), state, logs, str(state), resume,
-                   cli, resume_env=env, user_state=None if sd else _live_user_state(host))
+    user = None if sd else _live_user_state(host)
+    privilege = Privilege.detect(host.environ)
+    return Machine(host, LiveExecutor(host.environ, privilege), state, logs, str(state), resume,
+                   cli, resume_env=env, user_state=user, user_state_root=Path(user) if user else None,
+                   user_state_owner=privilege.sudo_user if privilege.is_root else None)
 
 
 def _live_user_state(host: Host) -> str | None:
@@ -82,9 +85,10 @@ def sandbox(host: LiveHost, root: str | Path, *, verify_python: str | None = Non
         env = ((paths.ENV_VAR, sd),)
     # the wizard on the sandbox machine is `python3 -m wizard` (its stand-in runs this wizard on the sandbox)
     home = host.environ.get("HOME")
+    user = None if state_dir or not home else paths.user_state_dir(home)
     return Machine(host, SandboxExecutor(r, host.environ, verify_python), state, logs,
                    str(state) if state_dir else paths.ROOT_STATE, resume, cli, wizard_python="python3",
-                   resume_env=env, user_state=None if state_dir or not home else paths.user_state_dir(home))
+                   resume_env=env, user_state=user, user_state_root=_under(r, user))
 
 
 def realroot(host: Host, root: RealRoot) -> Machine:
@@ -100,7 +104,12 @@ def realroot(host: Host, root: RealRoot) -> Machine:
     return Machine(host, RealRootExecutor(r), paths.state_dir(machine_root=r, environ={}),
                    paths.log_dir(machine_root=r, environ={}),
                    paths.ROOT_STATE, resume, cli, wizard_python="python3", mirrors=mirrors(root),
-                   user_state=paths.user_state_dir(USER.home))
+                   user_state=paths.user_state_dir(USER.home), user_state_root=_under(r, paths.user_state_dir(USER.home)))
+
+
+def _under(root: Path, path: str | None) -> Path | None:
+    """A path of a rehearsal machine, here (under its root)."""
+    return None if path is None else Path(root) / path.lstrip("/")
 
 
 def service(machine: Machine) -> RunService:

@@ -17,10 +17,14 @@ read or does not parse stops the script before any change.
 
 One wizard at a time, the script included: before it reads its progress it takes the wizard's own lock (the
 run service's flock on ``STATE/lock``, through flock(1) from util-linux, held by a helper as the state dir's
-owner until the script ends, its holder written in the engine's format so a wizard refused meanwhile names
-the script), and it stops, changing nothing, while a run of the wizard recorded in the state dir is not
-finished (failed, stopped, reboot-pending, interrupted ...): that run is resumed, rolled back or abandoned
-first, as a new plan of the wizard's own waits for it. The script's own progress is never such a run.
+owner, its holder written in the engine's format so a wizard refused meanwhile names the script, and a killed
+script as the engine names a killed wizard). The lock follows the engine's rule (wizard.runner.lock): held while
+the script or a command it started lives (each command inherits the helper's input, as the engine's actions
+inherit its lock: a script killed mid-step keeps the machine locked until that step's command ends), let go at
+the script's end whatever its commands left behind (a daemon holds nothing then). And it stops, changing
+nothing, while a run of the wizard recorded in the state dir is not finished (failed, stopped, reboot-pending,
+interrupted ...): that run is resumed, rolled back or abandoned first, as a new plan of the wizard's own waits
+for it. The script's own progress is never such a run.
 """
 
 from __future__ import annotations
@@ -230,15 +234,25 @@ def _one_wizard(plan: ResolvedPlan, sudo: str) -> list[str]:
     return [*out,
             f"wizard_state={shlex.quote(state) if plan.state_dir else chr(34) + state + chr(34)}",
             f'lock="$wizard_state/{LOCK_FILE}"',
-            "holder=$(printf '{\"pid\": %s, \"start_time\": \"%s\", \"command\": %s, \"proc_start\": null}' \"$$\" "
-            f'"$(date +%Y-%m-%dT%H:%M:%S%z)" {shlex.quote(holder)})',
+            # the engine's holder record; its start time (/proc/PID/stat field 22) tells a killed script apart
+            'stat=$(cat "/proc/$$/stat" 2>/dev/null) || stat=""',
+            'read -r -a stat_fields <<<"${stat##*) }"',
+            'proc_start=null',
+            'if [ -n "${stat_fields[19]:-}" ]; then proc_start="\\"${stat_fields[19]}\\""; fi',
+            "holder=$(printf '{\"pid\": %s, \"start_time\": \"%s\", \"command\": %s, \"proc_start\": %s}' \"$$\" "
+            f'"$(date +%Y-%m-%dT%H:%M:%S%z)" {shlex.quote(holder)} "$proc_start")',
             SC2016,
             f'coproc wizard_lock {{ umask 077; exec {sudo}sh -c {shlex.quote(HOLD_LOCK)} sh "$lock" "$holder"; }}',
             "lock_pid=$!",
             'if ! read -r took <&"${wizard_lock[0]:-}"; then took=""; fi',
-            'let_go() { exec {lock_out}>&-; wait "$lock_pid" || true; }  # the helper sees its input end and lets go',
+            *_comment("The helper holds the lock until it reads a line (this script's end) or its input ends: every "
+                      "command below inherits that input (lock_out, opened anew: bash keeps a coprocess's own "
+                      "descriptors from the commands it runs), as the engine's actions inherit its lock, so a script "
+                      "killed mid-step (kill -9) leaves the lock held until that step's command ends; a process a "
+                      "step leaves behind (a daemon) holds nothing once the script has ended."),
+            "let_go() { (echo let-go >&\"$lock_out\") 2>/dev/null || :; exec {lock_out}>&-; wait \"$lock_pid\" || true; }",
             "case $took in",
-            "  locked) lock_out=${wizard_lock[1]}; trap let_go EXIT ;;",
+            '  locked) exec {lock_out}>"/proc/self/fd/${wizard_lock[1]}"; trap let_go EXIT ;;',
             f'  held*) echo "rocm-wizard: another rocm-wizard run holds the lock (${{took#held }}); lock file: $lock: '
             f'wait for it to end, {again}" >&2; exit 4 ;;',
             '  *) echo "rocm-wizard: cannot take the wizard\'s lock $lock${took:+: $took}" >&2; exit 1 ;;',

@@ -7,8 +7,10 @@ can be taken is stale by definition; its old content still says who left it.
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -30,7 +32,10 @@ class Holder:
 
 # The fds of the locks this process holds: every action inherits them (shell.run), so a wizard killed with
 # SIGKILL leaves its lock held until the last process it started is gone, and a resume cannot start an action
-# that is still running.
+# that is still running. A process an action leaves behind (a daemon it starts, ``cmd &``) inherits them too: the
+# wizard lets go explicitly at its end (LOCK_UN drops the lock of every copy), so that process holds nothing after
+# the run. One rule, the dry-run script's too (wizard.script): held while the run or an action it started lives;
+# let go at the run's end, whatever its actions left behind.
 _HELD: set[int] = set()
 
 
@@ -124,6 +129,10 @@ class Lock:
             os.ftruncate(self._fd, 0)
         except OSError:
             pass
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)  # closing alone leaves it held by the copies a daemon inherited
+        except OSError:
+            pass
         _HELD.discard(self._fd)
         os.close(self._fd)
         self._fd = None
@@ -133,3 +142,79 @@ class Lock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+class HelperLock:
+    """The same flock on ``path``, held by a helper process (``wizard.script.HOLD_LOCK``, the dry-run script's) that
+    runs as another user (``prefix``: ``sudo -n -u USER -H --``): root never opens a file in a user's own state dir.
+    The helper holds the lock until it reads a line (:meth:`release`) or its input ends; that input's write end is
+    one of :func:`held_fds`, so every action inherits it as it inherits the wizard's own lock (the rule above)."""
+
+    def __init__(self, path: Path, prefix: tuple[str, ...] = (), command: str | None = None,
+                 environ: dict[str, str] | None = None) -> None:
+        self.path = Path(path)
+        self.prefix = prefix
+        self.command = command or " ".join(["rocm-wizard", *sys.argv[1:]])
+        self.environ = environ
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def acquire(self) -> "HelperLock":
+        from wizard.script import HOLD_LOCK
+
+        pid = os.getpid()
+        info = json.dumps({"pid": pid, "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": self.command,
+                           "proc_start": _proc_start(pid)})
+        try:
+            proc = subprocess.Popen([*self.prefix, "sh", "-c", HOLD_LOCK, "sh", str(self.path), info],
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    env=self.environ, preexec_fn=functools.partial(os.umask, 0o077))
+        except OSError as exc:
+            raise LockUnavailable(f"cannot take the lock {self.path}: {exc.strerror or exc}") from None
+        assert proc.stdin is not None and proc.stdout is not None
+        took = proc.stdout.readline().decode("utf-8", "replace").strip()
+        proc.stdout.close()
+        if took == "locked":
+            self._proc = proc
+            _HELD.add(proc.stdin.fileno())
+            return self
+        proc.stdin.close()
+        proc.wait()
+        if took.startswith("held"):
+            raise LockHeld(read_holder_line(took[len("held"):].strip()), self.path)
+        raise LockUnavailable(f"cannot take the lock {self.path}" + (f": {took}" if took else ""))
+
+    def release(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None or proc.stdin is None:
+            return
+        _HELD.discard(proc.stdin.fileno())
+        try:
+            proc.stdin.write(b"let-go\n")
+            proc.stdin.flush()
+        except OSError:
+            pass
+        try:
+            proc.stdin.close()
+        except OSError:
+            pass
+        proc.wait()
+
+    def __enter__(self) -> "HelperLock":
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class LockUnavailable(Exception):
+    """The lock could not be taken for another reason than another run holding it (one line)."""
+
+
+def read_holder_line(text: str) -> Holder | None:
+    """The helper's "pid N, started T: COMMAND" as a holder (no start time: never told "gone")."""
+    try:
+        head, command = text.split(": ", 1)
+        pid, started = head.split(", started ", 1)
+        return Holder(int(pid.removeprefix("pid ")), started, command)
+    except ValueError:
+        return None

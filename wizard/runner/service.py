@@ -26,7 +26,7 @@ from wizard.runner import plan_checks, runs, state
 from wizard.runner.engine import BOOT_ID, Engine, Mode, Outcome
 from wizard.runner.executor import Executor
 from wizard.runner.journal import JournalError, RunView, atomic_write
-from wizard.runner.lock import Lock, LockHeld, held
+from wizard.runner.lock import HelperLock, Lock, LockHeld, LockUnavailable, held
 from wizard.runner.planfile import PlanFileError
 from wizard.runner.privilege import PrivilegeError
 from wizard.runner.records import RunEnd, RunState
@@ -114,6 +114,8 @@ class Machine:
     mirrors: MirrorConfig | None = None  # the machine's own mirrors (a rehearsal root's local one)
     resume_env: tuple[tuple[str, str], ...] = ()  # the environment the boot-time resume keeps
     user_state: str | None = None  # the user's state dir as the machine sees it (a user-only plan's; None: none)
+    user_state_root: Path | None = None  # that dir here (a sandbox's under its root; None: none)
+    user_state_owner: str | None = None  # who takes its lock: that user, for a wizard run as root (None: this process)
 
     def command(self, *words: str) -> str:
         return " ".join([*self.cli, *words])
@@ -216,15 +218,42 @@ class RunService:
             raise RunError(str(exc), exit_codes.LOCKED) from None
 
     @contextmanager
-    def _held(self) -> Iterator[Lock]:
-        """umask 077, the state checked, the lock held, errors as one line; the lock is released last."""
+    def _held(self) -> Iterator[list[Lock | HelperLock]]:
+        """umask 077, the state checked, the lock held, errors as one line; the locks (this one, and those
+        :meth:`_lock_plan_state` adds) are released last, in reverse."""
         with state.private():
-            lock = self._lock()
+            held_now: list[Lock | HelperLock] = [self._lock()]
             try:
                 with one_line_errors():
-                    yield lock
+                    yield held_now
             finally:
-                lock.release()
+                for lock in reversed(held_now):
+                    lock.release()
+
+    def _lock_plan_state(self, held_now: list[Lock | HelperLock], plan: ResolvedPlan) -> None:
+        """The one rule for which locks a run takes: the lock of the state dir its journal is in (``_lock``) and
+        the lock of the state dir its plan keeps its state in (its backup, the dry-run script's progress) where
+        that is another. A plan that changes nothing system-wide keeps its state in its user's state dir whoever
+        runs it (the planner's ``user_state_dir``), so a run of it as root (journal in root's state dir) and the
+        user's own run or script of it exclude each other, while two users' own runs never meet and a user's run
+        needs no root. The user's lock is taken as that user (``HelperLock``) by a wizard run as root."""
+        m = self.machine
+        if (not plan.state_dir or m.user_state is None or m.user_state_root is None
+                or plan.state_dir.rstrip("/") != m.user_state.rstrip("/")):
+            return
+        path = m.user_state_root / LOCK_NAME
+        if path.parent.absolute() == m.state_root.absolute():
+            return
+        try:
+            if m.user_state_owner is None:
+                held_now.append(Lock(path).acquire())
+            else:
+                prefix = ("sudo", "-n", "-u", m.user_state_owner, "-H", "--")
+                held_now.append(HelperLock(path, prefix).acquire())
+        except LockHeld as exc:
+            raise RunError(str(exc), exit_codes.LOCKED) from None
+        except LockUnavailable as exc:
+            raise RunError(str(exc)) from None
 
     def ensure_unlocked(self) -> None:
         """RunError (exit 4) naming the holder when another wizard holds the lock now."""
@@ -276,7 +305,8 @@ class RunService:
         refused = plan_checks.refusals(self.machine.host, plan)
         if refused:
             raise RunError("\n".join(f"refused: {r}" for r in refused), 5)
-        with self._held():
+        with self._held() as locks:
+            self._lock_plan_state(locks, plan)
             why = self.blocked(locked=True)
             if why:
                 raise RunBlocked(why)
@@ -342,7 +372,7 @@ class RunService:
                cancel: threading.Event | None = None, skip_preflight: Sequence[str] = ()) -> Outcome:
         """Continue the current run: after a reboot, a crash or a stop, or (a failed run) retry it.
         ``run_id``: the run the caller means; refused when the current run is another one."""
-        with self._held():
+        with self._held() as locks:
             run = self._bound(run_id, "resume")
             view = self._view(run)
             if view.finished and view.state is not RunState.DONE:  # a finished run resumes only to repair drift
@@ -353,6 +383,7 @@ class RunService:
                                f"`{self.machine.command('rollback')}` continues the rollback")
             plan = self._plan(run)
             self._check_digest(run, view)
+            self._lock_plan_state(locks, plan)
             self.check_skips(plan, skip_preflight)
             actions = [a for s in plan.steps for a in s.actions]
             self._rights(actions, yes=yes, authenticate=authenticate)
@@ -402,7 +433,7 @@ class RunService:
 
     def rollback(self, *, run_id: str | None = None, on_event: EventSink | None = None, yes: bool = False,
                  authenticate: Authenticate | None = None, cancel: threading.Event | None = None) -> Outcome:
-        with self._held():
+        with self._held() as locks:
             run = self._bound(run_id, "roll back")
             view = self._view(run)
             if view.state is RunState.ROLLED_BACK:
@@ -412,6 +443,7 @@ class RunService:
             self._check_digest(run, view)
             _, rb = self.rollback_plan(run.id)
             plan = self._plan(run)
+            self._lock_plan_state(locks, plan)
             actions = [a for _, a in rb.actions]
             self._rights(actions, yes=yes, authenticate=authenticate)
             with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:

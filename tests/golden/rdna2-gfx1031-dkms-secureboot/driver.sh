@@ -36,14 +36,23 @@ read_record() { sudo -- sh -c 'if out=$(LC_ALL=C cat -- "$1" 2>&1); then if prin
 # abandoned first.
 wizard_state=/var/lib/rocm-wizard
 lock="$wizard_state/lock"
-holder=$(printf '{"pid": %s, "start_time": "%s", "command": %s, "proc_start": null}' "$$" "$(date +%Y-%m-%dT%H:%M:%S%z)" '"dry-run script of plan driver"')
+stat=$(cat "/proc/$$/stat" 2>/dev/null) || stat=""
+read -r -a stat_fields <<<"${stat##*) }"
+proc_start=null
+if [ -n "${stat_fields[19]:-}" ]; then proc_start="\"${stat_fields[19]}\""; fi
+holder=$(printf '{"pid": %s, "start_time": "%s", "command": %s, "proc_start": %s}' "$$" "$(date +%Y-%m-%dT%H:%M:%S%z)" '"dry-run script of plan driver"' "$proc_start")
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
 coproc wizard_lock { umask 077; exec sudo -- sh -c 'command -v flock >/dev/null || { echo "flock (util-linux) is not installed"; read -r _ || :; exit 1; }; d=$(dirname -- "$1"); mkdir -p -- "$d" 2>/dev/null; why=; [ -O "$d" ] || [ -n "$(find "$d" -maxdepth 0 -user 0 2>/dev/null)" ] || why="$d is owned by neither root nor the user running it"; [ -z "$(find "$d" -maxdepth 0 \( -perm -020 -o -perm -002 \) 2>/dev/null)" ] || why="$d is writable by group or others"; [ -L "$d" ] && why="$d is a symlink"; [ -e "$1" ] && [ ! -f "$1" ] && why="$1 is not a file"; [ -L "$1" ] && why="$1 is a symlink"; if [ -n "$why" ]; then echo "refusing it: $why"; read -r _ || :; exit 1; fi; if ! true 2>/dev/null >>"$1"; then echo "cannot open it"; read -r _ || :; exit 1; fi; exec 9>>"$1"; if flock -n 9; then printf "%s\n" "$2" >"$1"; echo locked; read -r _ || :; : >"$1"; exit 0; fi; echo "held $(sed -n '"'"'s|^{"pid": \([0-9]*\), "start_time": "\([^"]*\)", "command": "\(.*\)", "proc_start".*|pid \1, started \2: \3|p'"'"' -- "$1" 2>/dev/null)"; read -r _ || :' sh "$lock" "$holder"; }
 lock_pid=$!
 if ! read -r took <&"${wizard_lock[0]:-}"; then took=""; fi
-let_go() { exec {lock_out}>&-; wait "$lock_pid" || true; }  # the helper sees its input end and lets go
+# The helper holds the lock until it reads a line (this script's end) or its input ends: every
+# command below inherits that input (lock_out, opened anew: bash keeps a coprocess's own
+# descriptors from the commands it runs), as the engine's actions inherit its lock, so a script
+# killed mid-step (kill -9) leaves the lock held until that step's command ends; a process a step
+# leaves behind (a daemon) holds nothing once the script has ended.
+let_go() { (echo let-go >&"$lock_out") 2>/dev/null || :; exec {lock_out}>&-; wait "$lock_pid" || true; }
 case $took in
-  locked) lock_out=${wizard_lock[1]}; trap let_go EXIT ;;
+  locked) exec {lock_out}>"/proc/self/fd/${wizard_lock[1]}"; trap let_go EXIT ;;
   held*) echo "rocm-wizard: another rocm-wizard run holds the lock (${took#held }); lock file: $lock: wait for it to end, then run this script again" >&2; exit 4 ;;
   *) echo "rocm-wizard: cannot take the wizard's lock $lock${took:+: $took}" >&2; exit 1 ;;
 esac
