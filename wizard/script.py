@@ -252,7 +252,7 @@ def _one_wizard(plan: ResolvedPlan, sudo: str) -> list[str]:
                       "step leaves behind (a daemon) holds nothing once the script has ended."),
             "let_go() { (echo let-go >&\"$lock_out\") 2>/dev/null || :; exec {lock_out}>&-; wait \"$lock_pid\" || true; }",
             "case $took in",
-            '  locked) exec {lock_out}>"/proc/self/fd/${wizard_lock[1]}"; trap let_go EXIT ;;',
+            '  locked) exec {lock_out}>"/dev/fd/${wizard_lock[1]}"; trap let_go EXIT ;;',
             f'  held*) echo "rocm-wizard: another rocm-wizard run holds the lock (${{took#held }}); lock file: $lock: '
             f'wait for it to end, {again}" >&2; exit 4 ;;',
             '  *) echo "rocm-wizard: cannot take the wizard\'s lock $lock${took:+: $took}" >&2; exit 1 ;;',

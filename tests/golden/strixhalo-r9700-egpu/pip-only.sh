@@ -45,7 +45,7 @@ if ! read -r took <&"${wizard_lock[0]:-}"; then took=""; fi
 # leaves behind (a daemon) holds nothing once the script has ended.
 let_go() { (echo let-go >&"$lock_out") 2>/dev/null || :; exec {lock_out}>&-; wait "$lock_pid" || true; }
 case $took in
-  locked) exec {lock_out}>"/proc/self/fd/${wizard_lock[1]}"; trap let_go EXIT ;;
+  locked) exec {lock_out}>"/dev/fd/${wizard_lock[1]}"; trap let_go EXIT ;;
   held*) echo "rocm-wizard: another rocm-wizard run holds the lock (${took#held }); lock file: $lock: wait for it to end, then run this script again" >&2; exit 4 ;;
   *) echo "rocm-wizard: cannot take the wizard's lock $lock${took:+: $took}" >&2; exit 1 ;;
 esac
