@@ -287,8 +287,10 @@ def test_a_doubled_backslash_or_a_comments_backslash_continues_nothing(tmp_path:
 
 
 def test_a_heredoc_body_and_an_unclosed_quote_are_left_as_they_were(tmp_path: Path) -> None:
+    # L11: a quote open to the end of the file is bash's syntax error ("unexpected EOF while looking for matching"):
+    # nothing from its command on runs, ROCR_VISIBLE_DEVICES is not set (bash 5.2; it was read here before)
     text = "cat <<EOF\ndon't\nEOF\nexport HIP_VISIBLE_DEVICES=0\necho 'never closed\nexport ROCR_VISIBLE_DEVICES=1\n"
-    assert _rc(tmp_path, text) == {"HIP_VISIBLE_DEVICES": ("0", "~/.bashrc:4"), "ROCR_VISIBLE_DEVICES": ("1", "~/.bashrc:6")}
+    assert _rc(tmp_path, text) == {"HIP_VISIBLE_DEVICES": ("0", "~/.bashrc:4")}
     assert [(a.name, a.value, a.line) for a in parse_shell_rc("A=1 \\\n  B=2\n")] == [("A", "1", 1), ("B", "2", 1)]
 
 
@@ -306,9 +308,10 @@ def test_etc_environment_continues_a_line_as_pam_env_does(tmp_path: Path) -> Non
 
 
 def test_etc_environment_near_misses_a_comment_and_the_last_line(tmp_path: Path) -> None:
-    # a line holding "#" ends there and never continues; a line continued at the end of the file sets nothing
+    # a line holding "#" ends there and never continues; a line continued at the end of the file sets nothing; the blank
+    # before the "#" stays in the value (L11: pam_env strips no value, libpam 1.5.2 set HIP_VISIBLE_DEVICES="0 ")
     assert _etc(tmp_path, "HIP_VISIBLE_DEVICES=0 # gpu \\\nHSA_OVERRIDE_GFX_VERSION=10.3.0\nROCR_VISIBLE_DEVICES=1\\\n") == {
-        "HIP_VISIBLE_DEVICES": ("0", "/etc/environment:1"), "HSA_OVERRIDE_GFX_VERSION": ("10.3.0", "/etc/environment:2")}
+        "HIP_VISIBLE_DEVICES": ("0 ", "/etc/environment:1"), "HSA_OVERRIDE_GFX_VERSION": ("10.3.0", "/etc/environment:2")}
     from wizard.parsers.env_file import parse_pam_environment
 
     assert [(a.name, a.value, a.line) for a in parse_pam_environment("A=1\nB=2\\\n")] == [("A", "1", 1)]

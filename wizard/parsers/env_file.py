@@ -17,7 +17,12 @@ itself is not quoted, the \\newline is treated as a line continuation (that is, 
 effectively ignored)"; inside single quotes a backslash is a character ("Single Quotes": "preserves the literal value
 of each character within the quotes") and the quote goes on over the line's end; inside double quotes a backslash
 still escapes a newline ("Double Quotes": it keeps its meaning before "$", "`", "\"", "\\" or newline); a comment's
-backslash continues nothing; a here-document's body is passed on line by line as it is.
+backslash continues nothing; a here-document's body is passed on line by line as it is. Only a newline ends a line for
+bash: a backslash before a CRLF end quotes the carriage return and continues nothing (bash 5.2: ``export A=\\<CR><LF>``
+sets A to $'\\r' and runs the next line as a command; the reader drops the CR, as it drops every CRLF line's); a
+backslash that ends the file, no newline after it, is a character (``export A=1\\`` at the end sets A to 1\\); a
+quote left open to the end of the file is a syntax error, "unexpected EOF while looking for matching", and bash runs
+nothing from the command it opens in (the commands before it ran).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from __future__ import annotations
 import shlex
 
 from wizard import lazy_re
-from wizard.parsers._text import MAX_LINE, lines, never_raises
+from wizard.parsers._text import MAX_LINE, lines, never_raises, to_text
 from wizard.record import record
 
 _NAME_RE = lazy_re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -112,12 +117,31 @@ def _scan(part: str, state: str) -> tuple[str, bool]:
     return state, False
 
 
+def _crlf_lines(text: str) -> frozenset[int]:
+    """The numbers (as ``lines`` numbers them) of the lines that end in CR LF: for bash and pam_env a carriage return
+    is a character, so the line's last character before its newline is no backslash."""
+    if "\r\n" not in text:
+        return frozenset()
+    out: set[int] = set()
+    no = 1
+    for seg in text.split("\n"):
+        crlf = seg.endswith("\r")
+        no += (seg[:-1] if crlf else seg).count("\r")  # a lone CR ends a line for ``lines``
+        if crlf:
+            out.add(no)
+        no += 1
+    return frozenset(out)
+
+
 def _shell_lines(data: object) -> list[tuple[int, str]]:
     """The logical lines of a shell file as bash reads them (the module's docstring): (first line number, line), a
-    backslash-newline outside single quotes removed, a quote left open at a line's end going on over the newline. A
-    quote never closed leaves its lines as they are (bash would read none of them: nothing is made up from them); a
-    here-document's body passes line by line."""
-    physical = lines(data, rstrip=False)
+    backslash-newline outside single quotes removed (not a backslash before CR LF, nor one that ends the file), a quote
+    left open at a line's end going on over the newline. A quote left open to the end of the file ends the lines: bash
+    runs nothing from there (one open past ``_MAX_JOINED`` lines leaves its lines as they are); a here-document's body
+    passes line by line."""
+    text = to_text(data)
+    physical = lines(text, rstrip=False)
+    crlf = _crlf_lines(text)
     out: list[tuple[int, str]] = []
     i, n = 0, len(physical)
     heredoc: str | None = None
@@ -135,6 +159,12 @@ def _shell_lines(data: object) -> list[tuple[int, str]]:
             while True:
                 part = physical[j][1]
                 state, continued = _scan(part, state)
+                if continued and (physical[j][0] in crlf or j + 1 >= n):
+                    # bash: before a CR the backslash quotes it (a character, dropped as every CRLF line's CR; in
+                    # double quotes both are characters); at the file's very end it quotes nothing and stays
+                    continued = False
+                    if not state:
+                        part = part[:-1] if physical[j][0] in crlf else part + "\\"  # shlex: one literal backslash
                 if continued:
                     parts.append(part[:-1])
                 elif state:
@@ -145,8 +175,10 @@ def _shell_lines(data: object) -> list[tuple[int, str]]:
                 if j + 1 >= n or j - i >= _MAX_JOINED:
                     break
                 j += 1
-            if state and not continued:  # a quote never closed: its lines as they are
-                out.extend(physical[i:j + 1])
+            if state and not continued:  # a quote never closed
+                if j + 1 >= n:
+                    return out  # open to the end of the file: bash's syntax error, nothing of it runs
+                out.extend(physical[i:j + 1])  # open past _MAX_JOINED lines: its lines as they are
                 i = j + 1
                 continue
         joined = "".join(parts)
@@ -166,16 +198,20 @@ def _pam_lines(data: object) -> list[tuple[int, str]]:
     the line's last character, blanks skipped, is looked at alone (no quoting, no escaping: a doubled backslash or one
     in quotes continues too) and cut off; each line's leading blanks are skipped and a "#" ends it ("we are only
     interested in characters before the first '#' character"), and a line holding one never continues; a line still
-    continued at the end of the file is an "Incomplete read" and gives nothing. (first line number, line)."""
+    continued at the end of the file is an "Incomplete read" and gives nothing. ``_pam_str_unescnl`` skips " ", "\\t"
+    and "\\n" only: a line ending in CR LF ends in a carriage return, not a backslash, and never continues (libpam
+    1.5.2's pam_env read "A=1\\<CR><LF>B=2<CR><LF>" as A=1\\<CR> and B=2<CR>). (first line number, line)."""
     out: list[tuple[int, str]] = []
     pending: tuple[int, str] | None = None
-    physical = lines(data, rstrip=False)
+    text = to_text(data)
+    physical = lines(text, rstrip=False)
+    crlf = _crlf_lines(text)
     if physical and not physical[-1][1]:
         physical.pop()  # what follows the file's last newline is no line (getline reads none: the file has ended)
     for no, raw in physical:
         body = raw.lstrip(" \t")
         end = body.rstrip(" \t")
-        continued = "#" not in body and end.endswith("\\")
+        continued = "#" not in body and end.endswith("\\") and no not in crlf
         piece = end[:-1] if continued else body.split("#", 1)[0]
         start, text = (pending[0], pending[1] + piece) if pending else (no, piece)
         if continued:
@@ -187,15 +223,36 @@ def _pam_lines(data: object) -> list[tuple[int, str]]:
     return out
 
 
+_QUOTES = ("'", '"')
+
+
+def _pam_assignment(line: str) -> tuple[str, str] | None:
+    """(name, value) of one of /etc/environment's lines as pam_env's ``_parse_env_file`` reads it
+    (linux-pam/linux-pam@0588831303c27c32d6be8ae6cdf62daa40933745:modules/pam_env/pam_env.c; libpam 1.5.2 behaves so):
+    an "export " prefix (one blank) skipped, a name of ASCII letters, digits and "_" up to the "=" (else "ignoring"),
+    and a value whose first character is a quote losing it and, where the last character is a quote of either kind,
+    that one too ("we try to be smart about quotes around the value, but not too smart"): ``A="1`` is 1, ``A="a"b"``
+    a"b, ``A=  "x"`` keeps its blanks and quotes. None: no assignment (a bare name asks to unset: nothing is set)."""
+    key = line.lstrip(" \n\t")
+    if key.startswith("export "):
+        key = key[7:]
+    name, eq, value = key.partition("=")
+    if not eq or not name or not all(c.isascii() and (c.isalnum() or c == "_") for c in name):
+        return None
+    if value[:1] in _QUOTES:
+        value = value[1:-1] if value[-1:] in _QUOTES and len(value) > 1 else value[1:]
+    return name, value
+
+
 @never_raises(tuple)
 def parse_pam_environment(text: object) -> tuple[EnvAssignment, ...]:
     """/etc/environment's assignments as pam_env reads them: its lines joined and cut as ``_pam_lines`` says, each
-    read as ``parse_env_file`` reads a line."""
+    read as ``_pam_assignment`` says."""
     out: list[EnvAssignment] = []
     for no, line in _pam_lines(text):
-        m = _ENV_LINE_RE.match(line)
-        if m:
-            out.append(EnvAssignment(m.group(1), _strip_quotes(m.group(2)), no))
+        pair = _pam_assignment(line)
+        if pair:
+            out.append(EnvAssignment(pair[0], pair[1], no))
     return tuple(out)
 
 

@@ -15,9 +15,10 @@ Looked at, in this order:
    process's cwd), its ``VIRTUAL_ENV`` / ``CONDA_PREFIX`` / ``PATH``, or the binary's own prefix (a conda
    env's python is a real file in it);
 3. systemd units' ``ExecStart`` (system: ``SYSTEM_UNITS``, the dbus API's, transient, generated, runtime, the
-   administrator's and the distribution's; user: ``user_unit_dirs``, each home's ~/.config/systemd/user and its
-   runtime directory's, /etc/systemd/user, /run/systemd/user; ``*.service.d/*.conf`` drop-ins too, a template's for its
-   instances, ``service.d/*.conf`` for every service): an
+   administrator's, portable services' attached ones and the distribution's; user: ``user_unit_dirs``, each home's
+   ~/.config/systemd/user, ~/.local/share/systemd/user and its runtime directory's, the XDG ones, /etc/systemd/user,
+   /run/systemd/user, the packages' (/usr/lib/systemd/user ...); ``*.service.d/*.conf`` drop-ins too, a template's for
+   its instances, ``service.d/*.conf`` for every service): an
    executable under ``<env>/bin/`` (the interpreter or a console script), ``bash -c`` strings included,
    relative paths from ``WorkingDirectory=``, ``%h`` expanded;
 4. per home: its folders (a folder that is an environment; an environment inside an application folder,
@@ -30,6 +31,8 @@ Looked at, in this order:
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from wizard.host import Host
 from wizard.model import Found, FoundBy
@@ -53,12 +56,22 @@ COLLECTIONS = ("venvs", ".venvs", ".virtualenvs")
 CONDA_ROOTS = ("anaconda3", "miniconda3", "miniforge3", "mambaforge", ".conda", "micromamba", ".micromamba")
 # the system manager's unit directories, highest priority first (systemd.unit(5) "Unit File Load Path": the dbus API's,
 # transient units, generators' early, the administrator's, runtime units, generators', the local administrator's
-# installs, the distribution's, generators' late; *.attached, portable services', left out)
+# installs, the distribution's, generators' late), with portable services' attached units (systemd-portabled's) after
+# the administrator's and after the runtime units: systemd/systemd@0130cfdee0458d3a88ac7268b0f97dbd64167589:
+# src/basic/path-lookup.c ``lookup_paths_init`` (``acquire_attached_dirs``: system scope only), as
+# ``systemd-analyze unit-paths`` of systemd 252 lists them
 SYSTEM_UNITS = ("/etc/systemd/system.control", "/run/systemd/system.control", "/run/systemd/transient",
-                "/run/systemd/generator.early", "/etc/systemd/system", "/run/systemd/system", "/run/systemd/generator",
+                "/run/systemd/generator.early", "/etc/systemd/system", "/etc/systemd/system.attached",
+                "/run/systemd/system", "/run/systemd/system.attached", "/run/systemd/generator",
                 "/usr/local/lib/systemd/system", "/lib/systemd/system", "/usr/lib/systemd/system",
                 "/run/systemd/generator.late")
-_VENDOR_UNITS = ("/usr/lib/", "/lib/")  # a distribution's: its *.wants/ enable no administrator's instance
+# a user manager's built-in package directories (path-lookup.c ``user_data_unit_paths``, Debian's USER_DATA_UNIT_DIR
+# being /usr/lib/systemd/user)
+USER_PACKAGE_UNITS = ("/usr/local/lib/systemd/user", "/usr/local/share/systemd/user", "/usr/lib/systemd/user",
+                      "/usr/share/systemd/user")
+_VENDOR_UNITS = ("/usr/lib/", "/lib/", "/usr/share/")  # a distribution's: its *.wants/ enable no administrator's instance
+# a directory that is a link on most systems: /lib on a merged /usr; Debian's /etc/xdg/systemd/user -> /etc/systemd/user
+_LINKED_UNITS = ("/lib/", "/etc/xdg/")
 _SYSTEM_BIN = ("/usr/", "/bin/", "/sbin/", "/lib/")
 
 
@@ -411,16 +424,42 @@ def _unit(host: Host, unit: UnitFile, c: _Collected, homes: tuple[str, ...]) -> 
                 break
 
 
-def user_unit_dirs(home: str | None, runtime: str | None) -> list[str]:
-    """A user manager's unit directories, highest priority first (systemd.unit(5) "Unit File Load Path", user mode):
-    its dbus API's and transient units, generators' early, the user's own, the administrator's (/etc/systemd/user: every
-    user's), runtime units ($XDG_RUNTIME_DIR's, then /run/systemd/user: every user's), generators', generators' late.
-    ``home`` None: the directories every user shares; ``runtime`` None (not known: a recording's other homes): the
-    directories under $XDG_RUNTIME_DIR left out. The vendors' user units (/usr/lib/systemd/user) are not read."""
+def _xdg_dir(env: Mapping[str, str], name: str) -> str | None:
+    """An XDG base directory variable's value where it is an absolute path (the specification: a relative one is
+    invalid and ignored; systemd would take it from the manager's working directory, which is not known here)."""
+    value = env.get(name, "")
+    return value.rstrip("/") or "/" if value.startswith("/") else None
+
+
+def _xdg_dirs(env: Mapping[str, str], name: str, default: tuple[str, ...]) -> list[str]:
+    """An XDG list variable's absolute entries (``xdg_user_dirs``: split at ":"), its default where it is not set."""
+    value = env.get(name)
+    return [d.rstrip("/") or "/" for d in value.split(":") if d.startswith("/")] if value else list(default)
+
+
+def user_unit_dirs(home: str | None, runtime: str | None, env: Mapping[str, str] | None = None) -> list[str]:
+    """A user manager's unit directories, highest priority first, as systemd's src/basic/path-lookup.c ``user_dirs``
+    lists them (systemd/systemd@0130cfdee0458d3a88ac7268b0f97dbd64167589; systemd.unit(5) "Unit File Load Path", user
+    mode; ``systemd-analyze --user unit-paths`` of systemd 252): its dbus API's, transient units and generators' early,
+    the user's own ($XDG_CONFIG_HOME/systemd/user, else ~/.config's), each $XDG_CONFIG_DIRS entry's (/etc/xdg's where
+    it is not set), the administrator's (/etc/systemd/user: every user's), runtime units ($XDG_RUNTIME_DIR's, then
+    /run/systemd/user: every user's), generators', the user's installed units ($XDG_DATA_HOME/systemd/user, else
+    ~/.local/share's), each $XDG_DATA_DIRS entry's (/usr/local/share's and /usr/share's where it is not set), the
+    built-in package directories (/usr/local/lib, /usr/local/share, /usr/lib, /usr/share: ``user_data_unit_paths``),
+    generators' late; a directory named twice keeps its first place (``strv_uniq``). ``home`` None: the directories
+    every user shares; ``runtime`` None (not known: a recording's other homes): the directories under $XDG_RUNTIME_DIR
+    left out; ``env``: the user manager's XDG variables where known (the user detect runs as), else the defaults."""
+    env = env or {}
     run = [f"{runtime}/systemd/{d}" for d in ("user.control", "transient", "generator.early", "user", "generator",
                                               "generator.late")] if runtime else []
-    mine = [f"{home}/.config/systemd/user.control", *run[:3], f"{home}/.config/systemd/user"] if home else []
-    return [*mine, "/etc/systemd/user", *run[3:4], "/run/systemd/user", *run[4:]]
+    config = _xdg_dir(env, "XDG_CONFIG_HOME") or f"{home}/.config"
+    data = _xdg_dir(env, "XDG_DATA_HOME") or f"{home}/.local/share"
+    mine = [f"{config}/systemd/user.control", *run[:3], f"{config}/systemd/user"] if home else []
+    dirs = [*mine, *(f"{d}/systemd/user" for d in _xdg_dirs(env, "XDG_CONFIG_DIRS", ("/etc/xdg",))),
+            "/etc/systemd/user", *run[3:4], "/run/systemd/user", *run[4:5], *([f"{data}/systemd/user"] if home else []),
+            *(f"{d}/systemd/user" for d in _xdg_dirs(env, "XDG_DATA_DIRS", ("/usr/local/share", "/usr/share"))),
+            *USER_PACKAGE_UNITS, *run[5:]]
+    return list(dict.fromkeys(dirs))
 
 
 def runtime_dirs(host: Host, homes: list[str]) -> dict[str, str]:
@@ -435,13 +474,14 @@ def runtime_dirs(host: Host, homes: list[str]) -> dict[str, str]:
     return {home: run.rstrip("/")} if run and run.startswith("/") else {}
 
 
-def _scopes(homes: list[str], runtime: dict[str, str]) -> list[list[tuple[str, str | None]]]:
+def _scopes(homes: list[str], runtime: dict[str, str], env: Mapping[str, str]) -> list[list[tuple[str, str | None]]]:
     """The unit directories of each service manager, highest priority first, each with what ``%h`` stands for in its
-    units: the system's (/root); each home's user manager (``user_unit_dirs``); with no home, the ones every user
-    shares. The one list both readers of units walk (the environments services run here; the variables they set,
-    wizard.probes.env_settings)."""
+    units: the system's (/root); each home's user manager (``user_unit_dirs``; ``env``, detect's environment, is the
+    manager's of the home detect runs as); with no home, the ones every user shares. The one list both readers of units
+    walk (the environments services run here; the variables they set, wizard.probes.env_settings)."""
     system: list[tuple[str, str | None]] = [(d, "/root") for d in SYSTEM_UNITS]
-    users: list[list[tuple[str, str | None]]] = [[(d, h) for d in user_unit_dirs(h, runtime.get(h))] for h in homes]
+    users: list[list[tuple[str, str | None]]] = [
+        [(d, h) for d in user_unit_dirs(h, runtime.get(h), env if h == env.get("HOME") else None)] for h in homes]
     shared: list[tuple[str, str | None]] = [(d, None) for d in user_unit_dirs(None, None)]
     return [system, *(users or [shared])]
 
@@ -520,10 +560,13 @@ def _unit_files(host: Host,
     seen: set[str] = set()
     for rank, (d, home) in enumerate(scope):
         # /lib is /usr/lib on a merged /usr: one listing of the two (the one link resolved: a directory that is not
-        # there costs a failed listing, not a resolving too)
-        real = host.realpath(d) if d.startswith("/lib/") else d
+        # there costs a failed listing, not a resolving too); /etc/xdg/systemd/user, Debian's link to /etc/systemd/user,
+        # is read under that name (the administrator's directory, as every other reader of it names it)
+        real = host.realpath(d) if d.startswith(_LINKED_UNITS) else d
         if real in seen:
             continue
+        if d.startswith("/etc/xdg/"):
+            d = real
         names = host.listdir(d)
         if not names:
             continue
@@ -589,7 +632,7 @@ def service_units(host: Host, homes: list[str]) -> ServiceUnits:
     out: ServiceUnits = []
     budget = MAX_UNITS
     texts: dict[str, str | None] = {}
-    for scope in _scopes(homes, runtime_dirs(host, homes)):
+    for scope in _scopes(homes, runtime_dirs(host, homes), host.environ):
         for service, (has_unit, files) in _unit_files(host, scope).items():
             read: list[UnitFile] = []
             for i, (path, home) in enumerate(files):
