@@ -165,3 +165,19 @@ def test_the_status_row_names_no_option_status_lacks() -> None:
     """Near miss: a row whose usage was already complete stays equal to its parser."""
     usage = re.match(r"\| `([^`]*)`", _row("| `rocm-wizard status")).group(1)  # type: ignore[union-attr]
     assert set(re.findall(r"--[a-z-]+", usage)) == _own_options("status") == {"--json"}
+
+
+# --------------------------------------------------------------------------- plans --json
+
+def test_the_plans_row_names_the_json_keys_plans_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    row = _row("| `rocm-wizard plans")
+    m = re.search(r'`(\{"plans": \[\{[^`]*\}\]\})`', row)
+    assert m is not None, "the plans row shows its JSON's shape"
+    documented = re.findall(r'"([a-z_]+)"', m.group(1))
+    assert cli.main(["--state-dir", str(tmp_path), "--from", "seed-7900xt", "plans", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert list(doc) == documented[:1]
+    assert all(list(p) == documented[1:] for p in doc["plans"])
+    assert sum(p["recommended"] for p in doc["plans"]) == 1  # "true for the one plan it recommends"
