@@ -119,3 +119,65 @@ def test_near_miss_the_helpers_own_reason_stays_the_one_given(tmp_path: Path) ->
         HelperLock(tmp_path / "link" / "lock", ()).acquire()
     assert str(exc.value).endswith("is a symlink") and "\n" not in str(exc.value)
     assert not (real / "lock").exists()
+
+
+# --------------------------------------------------------------------------- the user's lock taken by this process
+# A rehearsal machine (a sandbox, a real root) has no sudo between the wizard and the user's state dir: the wizard
+# takes the user's lock itself (``Lock``), where the state dir it checks (wizard.runner.state) is root's. A lock file
+# planted as a symlink was followed: the wizard truncated the file it named and wrote its holder record there (a
+# real root's wizard runs as root, and an absolute link in the root names a file of the host). A state dir that is
+# a symlink had the lock made in the directory it names. Both are refused now, as the helper refuses them.
+
+
+def _sandbox(tmp_path: Path) -> Path:
+    from runner_helpers import wizard
+
+    sb = tmp_path / "sb"
+    assert wizard(["--sandbox", str(sb), "--profile", "seed-7900xt", "detect"]).returncode == 0
+    return sb
+
+
+USER_STATE = "home/user/.local/state/rocm-wizard"
+
+
+def test_a_planted_symlink_as_the_users_lock_is_not_followed(tmp_path: Path) -> None:
+    from runner_helpers import wizard
+
+    sb = _sandbox(tmp_path)
+    user_state = sb / USER_STATE
+    user_state.mkdir(parents=True, mode=0o700)
+    victim = tmp_path / "victim"
+    victim.write_text("keep me\n")
+    (user_state / "lock").symlink_to(victim)
+    r = wizard(["--sandbox", str(sb), "--plan", "pip-only", "--yes"])
+    assert victim.read_text() == "keep me\n"
+    assert r.returncode == 1, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "symlink" in r.stderr and str(user_state / "lock") in r.stderr
+    assert not (sb / "var/lib/rocm-wizard/current").exists()  # no run was recorded
+
+
+def test_a_users_state_dir_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
+    from runner_helpers import wizard
+
+    sb = _sandbox(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    (sb / USER_STATE).parent.mkdir(parents=True)
+    (sb / USER_STATE).symlink_to(elsewhere)
+    r = wizard(["--sandbox", str(sb), "--plan", "pip-only", "--yes"])
+    assert not (elsewhere / "lock").exists()
+    assert r.returncode == 1 and "symlink" in r.stderr, r.stdout[-2000:] + r.stderr[-2000:]
+    assert not (sb / "var/lib/rocm-wizard/current").exists()
+
+
+def test_near_miss_a_users_plain_state_dir_and_lock_file_are_used(tmp_path: Path) -> None:
+    """A lock file a finished run left (emptied) in a plain 0700 dir: the run takes it and lets it go."""
+    from runner_helpers import wizard
+
+    sb = _sandbox(tmp_path)
+    user_state = sb / USER_STATE
+    user_state.mkdir(parents=True, mode=0o700)
+    (user_state / "lock").write_text("")
+    r = wizard(["--sandbox", str(sb), "--plan", "pip-only", "--yes"])
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    assert not (user_state / "lock").is_symlink() and held(user_state / "lock") is None
