@@ -7,11 +7,11 @@ can be taken is stale by definition; its old content still says who left it.
 from __future__ import annotations
 
 import fcntl
-import functools
 import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -101,7 +101,7 @@ class Lock:
 
     def acquire(self) -> "Lock":
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)  # a planted link is never followed
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -144,6 +144,14 @@ class Lock:
         self.release()
 
 
+def _helper_child() -> None:
+    """The lock helper's start: umask 077 (the lock file it makes), and a process group of its own, as the engine's
+    actions have (wizard.runner.shell): a Ctrl+C on the terminal reaches the wizard's foreground group, whose handler
+    only asks the run to stop, and must not end the helper, and with it the lock, while the run's action still lives."""
+    os.umask(0o077)
+    os.setpgid(0, 0)
+
+
 class HelperLock:
     """The same flock on ``path``, held by a helper process (``wizard.script.HOLD_LOCK``, the dry-run script's) that
     runs as another user (``prefix``: ``sudo -n -u USER -H --``): root never opens a file in a user's own state dir.
@@ -164,23 +172,30 @@ class HelperLock:
         pid = os.getpid()
         info = json.dumps({"pid": pid, "start_time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "command": self.command,
                            "proc_start": _proc_start(pid)})
-        try:
-            proc = subprocess.Popen([*self.prefix, "sh", "-c", HOLD_LOCK, "sh", str(self.path), info],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                    env=self.environ, preexec_fn=functools.partial(os.umask, 0o077))
-        except OSError as exc:
-            raise LockUnavailable(f"cannot take the lock {self.path}: {exc.strerror or exc}") from None
-        assert proc.stdin is not None and proc.stdout is not None
-        took = proc.stdout.readline().decode("utf-8", "replace").strip()
-        proc.stdout.close()
-        if took == "locked":
-            self._proc = proc
-            _HELD.add(proc.stdin.fileno())
-            return self
-        proc.stdin.close()
-        proc.wait()
-        if took.startswith("held"):
-            raise LockHeld(read_holder_line(took[len("held"):].strip()), self.path)
+        # its stderr: sudo's reason where it refuses (a password required, a user not allowed), kept for that line
+        with tempfile.TemporaryFile() as err:
+            try:
+                proc = subprocess.Popen([*self.prefix, "sh", "-c", HOLD_LOCK, "sh", str(self.path), info],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                        env=self.environ, preexec_fn=_helper_child)
+            except OSError as exc:
+                what = f"{exc.filename}: " if exc.filename else ""  # the program that could not start (no sudo)
+                raise LockUnavailable(f"cannot take the lock {self.path}: {what}{exc.strerror or exc}") from None
+            assert proc.stdin is not None and proc.stdout is not None
+            took = proc.stdout.readline().decode("utf-8", "replace").strip()
+            proc.stdout.close()
+            if took == "locked":
+                self._proc = proc
+                _HELD.add(proc.stdin.fileno())
+                return self
+            proc.stdin.close()
+            proc.wait()
+            if took.startswith("held"):
+                raise LockHeld(read_holder_line(took[len("held"):].strip()), self.path)
+            if not took:
+                err.seek(max(0, os.fstat(err.fileno()).st_size - 4096))
+                said = [ln.strip() for ln in err.read().decode("utf-8", "replace").splitlines() if ln.strip()]
+                took = "".join(c for c in said[-1] if c.isprintable()) if said else ""
         raise LockUnavailable(f"cannot take the lock {self.path}" + (f": {took}" if took else ""))
 
     def release(self) -> None:

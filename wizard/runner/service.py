@@ -246,6 +246,9 @@ class RunService:
             return
         try:
             if m.user_state_owner is None:
+                why = state.not_linked(path)
+                if why:
+                    raise RunError(f"refusing to use the state dir: {why}")
                 held_now.append(Lock(path).acquire())
             else:
                 prefix = ("sudo", "-n", "-u", m.user_state_owner, "-H", "--")

@@ -55,6 +55,23 @@ def untrusted(path: Path) -> str | None:
         return None
 
 
+def not_linked(lock: Path) -> str | None:
+    """Why the lock file ``lock`` in a state dir the wizard does not check as a whole (a rehearsal machine's user
+    state dir, taken by the wizard itself) may not be opened: its dir or itself a symlink (one planted there has the
+    lock's truncation and holder record land in the file it names), or the lock no file. Its owner is not asked: a
+    real root's user dir is its user's while the wizard runs as root."""
+    for path in (lock.parent, lock):
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            return f"{path} is a symlink"
+        if path == lock and not stat.S_ISREG(st.st_mode):
+            return f"{path} is not a file"
+    return None
+
+
 def check_tree(top: Path, skip: frozenset[str] = frozenset()) -> None:
     """Every directory and file under ``top`` (``top`` included) may be trusted, or StateError. ``skip``: names
     of ``top``'s entries that are not the wizard's state (the rehearsal machines: their roots hold symlinks and
