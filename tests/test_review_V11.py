@@ -181,3 +181,16 @@ def test_near_miss_a_users_plain_state_dir_and_lock_file_are_used(tmp_path: Path
     r = wizard(["--sandbox", str(sb), "--plan", "pip-only", "--yes"])
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert not (user_state / "lock").is_symlink() and held(user_state / "lock") is None
+
+
+def test_a_holder_line_from_a_users_lock_file_reaches_the_terminal_printable() -> None:
+    """V11's leftover 6: the holder a user's lock file names is printed to root's terminal without its escapes."""
+    from wizard.runner.lock import Holder, read_holder_line
+
+    planted = read_holder_line("pid 7, started 2026-12-01T02:00:00+0000: rocm-wizard \x1b]0;owned\x07\x1b[2J x")
+    assert planted is not None
+    said = planted.describe()
+    assert "\x1b" not in said and "\x07" not in said and said.isprintable()
+    # near miss: an ordinary holder reads as it was written
+    ok = Holder(7, "2026-12-01T02:00:00+0000", "rocm-wizard --plan pip-only --yes")
+    assert ok.describe() == "pid 7, started 2026-12-01T02:00:00+0000: rocm-wizard --plan pip-only --yes"

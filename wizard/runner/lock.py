@@ -27,7 +27,10 @@ class Holder:
     proc_start: str | None = None  # /proc/<pid>/stat field 22, to tell a reused pid apart
 
     def describe(self) -> str:
-        return f"pid {self.pid}, started {self.start_time}: {self.command}"
+        """One printable line: a user's own lock file (a user-only plan's, read by a wizard run as root) is that
+        user's to write, so what it says reaches root's terminal without its control characters."""
+        text = f"pid {self.pid}, started {self.start_time}: {self.command}"
+        return "".join(c if c.isprintable() else "?" for c in text)
 
 
 # The fds of the locks this process holds: every action inherits them (shell.run), so a wizard killed with
