@@ -56,8 +56,10 @@ def _tasks(plan: ResolvedPlan) -> list[dict[str, Any]]:
 
 
 def _argv(task: dict[str, Any]) -> list[str] | None:
+    """The task's command, without the wizard's lock around it (``sh -c {{ ROLE_lock }} rocm-wizard-lock MODE``)."""
     cmd = task.get("ansible.builtin.command")
-    return [str(a) for a in cmd["argv"]] if cmd else None
+    argv = [str(a) for a in cmd["argv"]] if cmd else None
+    return argv[5:] if argv and argv[3:4] == ["rocm-wizard-lock"] else argv
 
 
 def test_every_kind_states_its_check_or_why_the_record_is_the_answer() -> None:
@@ -81,7 +83,7 @@ def test_the_engine_script_and_role_run_the_same_check() -> None:
             assert f"if step_done {k} && ! {command(step.check)}" in script
             # the role: the same argv, checked by the progress read when the progress says done (a system state dir:
             # one root task, a user check as the GPU user), the step run again when it fails
-            read = tasks[0]["ansible.builtin.command"]["argv"]
+            read = _argv(tasks[0]) or []
             assert read[:4] == ["python3", "-c", CHECKED, READ_RECORD]
             assert [k, "root" if step.check.root else "user", list(step.check.command())] in json.loads(read[-1])
             assert tasks[0]["become"] is True
@@ -126,7 +128,8 @@ def test_a_bundle_binds_only_what_it_knows() -> None:
 def test_the_role_reads_its_progress_as_root_and_fails_the_host_when_it_cannot() -> None:
     plan = next(p for p in plans() if p.name == "downgrade-6.2")
     read = role_tasks(plan, "r")[0]
-    assert read["ansible.builtin.command"]["argv"][:4] == ["python3", "-c", CHECKED, READ_RECORD]
+    assert read["ansible.builtin.command"]["argv"][3:5] == ["rocm-wizard-lock", "read"]  # under the wizard's lock
+    assert (_argv(read) or [])[:4] == ["python3", "-c", CHECKED, READ_RECORD]
     assert read["become"] is True and "failed_when" not in read and read["check_mode"] is False
 
 

@@ -59,21 +59,25 @@ LOCK_FILE = "lock"  # the run service's lock in the state dir (wizard.runner.ser
 # that is a symlink, writable by group or others, or owned by neither root nor its user: one planted link would
 # have it (root, for a system state dir) write the holder into the file the link names and empty that file when
 # the script ends
+# the state dir's checks HOLD_LOCK and LOCKED make before they open LOCK ($1), each setting ``why``
+_LOCK_CHECKS = ('d=$(dirname -- "$1"); mkdir -p -- "$d" 2>/dev/null; why=; '
+                '[ -O "$d" ] || [ -n "$(find "$d" -maxdepth 0 -user 0 2>/dev/null)" ] || '
+                'why="$d is owned by neither root nor the user running it"; '
+                '[ -z "$(find "$d" -maxdepth 0 \\( -perm -020 -o -perm -002 \\) 2>/dev/null)" ] || '
+                'why="$d is writable by group or others"; '
+                '[ -L "$d" ] && why="$d is a symlink"; '
+                '[ -e "$1" ] && [ ! -f "$1" ] && why="$1 is not a file"; '
+                '[ -L "$1" ] && why="$1 is a symlink"; ')
+# the holder record in LOCK ($1) as "pid N, started T: COMMAND" (what the engine's LockHeld says of it)
+_HOLDER_OF = ('$(sed -n \'s|^{"pid": \\([0-9]*\\), "start_time": "\\([^"]*\\)", "command": "\\(.*\\)", '
+              '"proc_start".*|pid \\1, started \\2: \\3|p\' -- "$1" 2>/dev/null)')
 HOLD_LOCK = ('command -v flock >/dev/null || { echo "flock (util-linux) is not installed"; read -r _ || :; exit 1; }; '
-             'd=$(dirname -- "$1"); mkdir -p -- "$d" 2>/dev/null; why=; '
-             '[ -O "$d" ] || [ -n "$(find "$d" -maxdepth 0 -user 0 2>/dev/null)" ] || '
-             'why="$d is owned by neither root nor the user running it"; '
-             '[ -z "$(find "$d" -maxdepth 0 \\( -perm -020 -o -perm -002 \\) 2>/dev/null)" ] || '
-             'why="$d is writable by group or others"; '
-             '[ -L "$d" ] && why="$d is a symlink"; '
-             '[ -e "$1" ] && [ ! -f "$1" ] && why="$1 is not a file"; '
-             '[ -L "$1" ] && why="$1 is a symlink"; '
+             + _LOCK_CHECKS +
              'if [ -n "$why" ]; then echo "refusing it: $why"; read -r _ || :; exit 1; fi; '
              'if ! true 2>/dev/null >>"$1"; then echo "cannot open it"; read -r _ || :; exit 1; fi; '
              'exec 9>>"$1"; '
              'if flock -n 9; then printf "%s\\n" "$2" >"$1"; echo locked; read -r _ || :; : >"$1"; exit 0; fi; '
-             'echo "held $(sed -n \'s|^{"pid": \\([0-9]*\\), "start_time": "\\([^"]*\\)", "command": "\\(.*\\)", '
-             '"proc_start".*|pid \\1, started \\2: \\3|p\' -- "$1" 2>/dev/null)"; read -r _ || :')
+             'echo "held ' + _HOLDER_OF + '"; read -r _ || :')
 # sh -c UNFINISHED_RUN sh STATE: the id of the wizard's current run (STATE/current) when its journal does not end
 # in a run-end that finished it (done, rolled back, abandoned): what blocks a new plan of the wizard (a journal's
 # torn last line left out, as the wizard's replay leaves it out); nothing when there is none
@@ -253,18 +257,27 @@ def _one_wizard(plan: ResolvedPlan, sudo: str) -> list[str]:
             "let_go() { (echo let-go >&\"$lock_out\") 2>/dev/null || :; exec {lock_out}>&-; wait \"$lock_pid\" || true; }",
             "case $took in",
             '  locked) exec {lock_out}>"/dev/fd/${wizard_lock[1]}"; trap let_go EXIT ;;',
-            f'  held*) echo "rocm-wizard: another rocm-wizard run holds the lock (${{took#held }}); lock file: $lock: '
-            f'wait for it to end, {again}" >&2; exit 4 ;;',
+            f'  held*) echo "{held_line("${took#held }", "$lock", again)}" >&2; exit 4 ;;',
             '  *) echo "rocm-wizard: cannot take the wizard\'s lock $lock${took:+: $took}" >&2; exit 1 ;;',
             "esac",
             SC2016,
             f'unfinished=$({sudo}sh -c {shlex.quote(UNFINISHED_RUN)} sh "$wizard_state")',
             'if [ -n "$unfinished" ]; then',
-            f"  echo \"rocm-wizard: run $unfinished of the wizard is not finished (rocm-wizard status shows where it "
-            f"stands): 'rocm-wizard resume' continues it, 'rocm-wizard rollback' undoes it, 'rocm-wizard abandon' "
-            f"forgets it; {again}\" >&2",
+            f'  echo "{unfinished_line("$unfinished", again)}" >&2',
             "  exit 1",
             "fi"]
+
+
+def held_line(holder: str, lock: str, again: str) -> str:
+    """The refusal while another run holds the wizard's lock (the engine's LockHeld line, and what to do)."""
+    return f"rocm-wizard: another rocm-wizard run holds the lock ({holder}); lock file: {lock}: wait for it to end, {again}"
+
+
+def unfinished_line(run: str, again: str) -> str:
+    """The refusal over a run of the wizard that is not finished (UNFINISHED_RUN said ``run``)."""
+    return (f"rocm-wizard: run {run} of the wizard is not finished (rocm-wizard status shows where it stands): "
+            f"'rocm-wizard resume' continues it, 'rocm-wizard rollback' undoes it, 'rocm-wizard abandon' forgets it; "
+            f"{again}")
 
 
 def _system_path(path: str) -> bool:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -44,7 +45,8 @@ from wizard.downloads.shell import is_fetch
 from wizard.model import PREFLIGHT, Action, ResolvedPlan, StepPlan
 from wizard.record import record
 from wizard.verify.launch import AMD_DOCKER_FLAGS, CONTAINER_SUITE, SUITE_PATH, SuiteOptions
-from wizard.script import READ_RECORD, STEP_LINE, _system_path, progress_path
+from wizard.script import (LOCK_FILE, READ_RECORD, STEP_LINE, UNFINISHED_RUN, _HOLDER_OF, _LOCK_CHECKS, _system_path,
+                           held_line, progress_path, state_path, unfinished_line)
 
 from wizard.fleet.downloads import fetch_tasks
 from wizard.fleet.modules import module_task
@@ -62,6 +64,39 @@ VERIFY_KIND = "verify"
 # records a finished step in the host's progress file, as the dry-run script's mark_done does (the
 # same file and format: the script and the playbook continue each other's runs)
 MARK_DONE = ("sh", "-c", 'mkdir -p "$(dirname "$1")" && { grep -qx "$2" "$1" 2>/dev/null || echo "$2" >>"$1"; }', "sh")
+
+AGAIN = "then run the play again"
+# sh -c LOCKED LABEL LOCK HOLDER MODE COMMAND [ARG...] (the role's ``<role>_lock`` puts LOCK and HOLDER in front): the
+# wizard's lock for one task, as the dry-run script's helper (wizard.script.HOLD_LOCK) takes it: the same checks of the
+# state dir, the dir 0700 and the file 0600, the engine's holder record (HOLDER: its command, JSON), so a wizard refused
+# meanwhile names the role; then, under it, the script's refusal over an unfinished run of the wizard. COMMAND runs with
+# the lock's descriptor (it and what it starts hold the lock, wizard.runner.lock's rule), which is let go when COMMAND
+# ends, whatever it left behind; exit: COMMAND's, 4 while another run holds the lock, 1 for any other refusal.
+# MODE read: a state dir that does not exist is not made (no wizard has run there; --check changes nothing), the
+# command runs as it is.
+LOCKED = "\n".join([
+    'no="rocm-wizard: cannot take the wizard\'s lock $1:"',
+    'command -v flock >/dev/null || { echo "$no flock (util-linux) is not installed" >&2; exit 1; }',
+    'if [ "$3" = read ] && [ ! -d "$(dirname -- "$1")" ]; then shift 3; exec "$@"; fi',
+    '(umask 077; mkdir -p -- "$(dirname -- "$1")") 2>/dev/null',
+    _LOCK_CHECKS.rstrip(" "),
+    'if [ -n "$why" ]; then echo "$no refusing it: $why" >&2; exit 1; fi',
+    'if ! (umask 077; true >>"$1") 2>/dev/null; then echo "$no cannot open it" >&2; exit 1; fi',
+    'exec 9>>"$1"',
+    f'if ! flock -n 9; then echo "{held_line(_HOLDER_OF, "$1", AGAIN)}" >&2; exit 4; fi',
+    'ps=$(sed \'s/.*) //\' "/proc/$$/stat" 2>/dev/null | cut -d " " -f 20)',
+    'if [ -n "$ps" ]; then ps="\\"$ps\\""; else ps=null; fi',
+    'printf \'{"pid": %s, "start_time": "%s", "command": %s, "proc_start": %s}\\n\' "$$" '
+    '"$(date +%Y-%m-%dT%H:%M:%S%z)" "$2" "$ps" >"$1"',
+    'lock=$1',
+    'unfinished=$(set -- "$(dirname -- "$1")"; ' + UNFINISHED_RUN + ')',
+    'shift 3',
+    f'if [ -n "$unfinished" ]; then : >"$lock"; flock -u 9; echo "{unfinished_line("$unfinished", AGAIN)}" >&2; exit 1; fi',
+    '"$@"',
+    'rc=$?',
+    ': >"$lock"',
+    'flock -u 9',
+    'exit "$rc"'])
 
 
 class ExportError(Exception):
@@ -119,6 +154,9 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
             files[Path("roles", role, "tasks", name)] = document(body, header[:1])
         if modules and any(s.kind == VERIFY_KIND and not s.skipped_reason for s in g.plan.steps):
             files[Path("roles", role, "files", SUITE_FILE)] = SUITE_PATH.read_text(encoding="utf-8")
+        files[Path("roles", role, "vars", "main.yml")] = document(lock_vars(g.plan, role), [
+            header[0], "the wizard's lock (its flock on the state dir's lock file), taken by each task that changes the host: "
+            "sh -c LOCK rocm-wizard-lock change|read COMMAND [ARG...] (wizard/fleet/export.py: LOCKED)"])
         files[Path("roles", role, "tasks", DRAIN)] = document(drain_tasks(role, any(a.root for st in g.plan.steps for a in st.actions)), header[:1])
         files[Path("plan_vars", f"{role}.yml")] = document(plan_vars(g.plan), [
             *header, "this plan as data, for the role rocm_wizard.fleet.rocm_wizard (rocm-wizard fleet collection)"])
@@ -286,7 +324,7 @@ def role_tasks(plan: ResolvedPlan, role: str, *, modules: bool = True) -> list[d
         # progress" and a finished host would be migrated again; a progress that exists but cannot be read or
         # does not parse fails the host here, before any change
         "name": "Read this host's progress (the steps rocm-wizard finished)",
-        "ansible.builtin.command": {"argv": ["sh", "-c", READ_RECORD, "sh", progress, STEP_LINE]},
+        "ansible.builtin.command": {"argv": locked(role, "read", ["sh", "-c", READ_RECORD, "sh", progress, STEP_LINE])},
         **({"become": True} if root_progress else {}),
         "register": f"{role}_progress",
         "changed_when": False,
@@ -294,7 +332,7 @@ def role_tasks(plan: ResolvedPlan, role: str, *, modules: bool = True) -> list[d
         "tags": ["always"],
     }]
     if folded:
-        tasks = [_read_and_check(tasks[0], progress, checks), {
+        tasks = [_read_and_check(tasks[0], role, progress, checks), {
             "name": "Drift: steps recorded as done that the machine says are not: they run again",
             "ansible.builtin.debug": {"msg": T("{{ %s_progress.stderr_lines | select('match', '^drift: ') | list }}" % role)},
             "changed_when": True,
@@ -324,7 +362,7 @@ def role_tasks(plan: ResolvedPlan, role: str, *, modules: bool = True) -> list[d
         if not verify:
             body.append({
                 "name": f"{title}: done",
-                "ansible.builtin.command": {"argv": [*MARK_DONE, progress, str(k)]},
+                "ansible.builtin.command": {"argv": locked(role, "change", [*MARK_DONE, progress, str(k)])},
                 "register": f"{role}_s{k}_done",
                 "changed_when": True,
                 **({"become": True} if root_progress else {}),
@@ -399,10 +437,11 @@ CHECKED = "\n".join([
 ])
 
 
-def _read_and_check(read: dict[str, Any], progress: str, checks: Sequence[tuple[int, Action]]) -> dict[str, Any]:
+def _read_and_check(read: dict[str, Any], role: str, progress: str, checks: Sequence[tuple[int, Action]]) -> dict[str, Any]:
     spec = json.dumps([[k, "root" if c.root else "user", list(c.command())] for k, c in checks])
     return {**read, "name": "Read this host's progress (the steps rocm-wizard finished) and check them on the machine",
-            "ansible.builtin.command": {"argv": _literal(["python3", "-c", CHECKED, READ_RECORD, progress, STEP_LINE, spec])},
+            "ansible.builtin.command": {"argv": locked(role, "read", ["python3", "-c", CHECKED, READ_RECORD, progress,
+                                                                      STEP_LINE, spec])},
             "environment": {"ROCM_WIZARD_GPU_USER": T("{{ rocm_wizard_gpu_user | default('') }}")}}
 
 
@@ -500,6 +539,9 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
             when.append("not ansible_check_mode")
         if mt is not None and mt.parent:  # its program makes the file's directory when missing: so does the task
             out += _parent_tasks(title, label, a, mt.parent, f"{reg}_dir", when)
+        if mt is None and "ansible.builtin.command" in task and step.kind not in (PREFLIGHT, VERIFY_KIND) and (
+                a.root or not _system_path(plan.state_dir or "")):  # with the state dir's owner's rights (see locked)
+            task["ansible.builtin.command"]["argv"] = locked(role, "change", task["ansible.builtin.command"]["argv"])
         task.update(_env(a))
         task.update(_become(a))
         if a.timeout:
@@ -630,6 +672,23 @@ def unavailable(requirement: str) -> str:
 
 def available(requirement: str) -> str:
     return f"{unavailable(requirement)} | length == 0"
+
+
+def lock_vars(plan: ResolvedPlan, role: str) -> dict[str, Any]:
+    """The role's ``<role>_lock``: LOCKED with the plan's lock file (the dry-run script's: ``STATE/lock``, the user's
+    XDG state dir expanded on the host when the plan names none) and the role as holder."""
+    state = state_path(plan)
+    lock = shlex.quote(f"{state}/{LOCK_FILE}") if plan.state_dir else f'"{state}/{LOCK_FILE}"'
+    holder = shlex.quote(json.dumps(f"Ansible role {role} (plan {plan.name})"))
+    return {f"{role}_lock": Literal(f'set -- {lock} {holder} "$@"\n{LOCKED}')}
+
+
+def locked(role: str, mode: str, argv: Sequence[str]) -> list[str]:
+    """``argv`` run under the wizard's lock (LOCKED; ``mode`` change or read). Only a command run with the rights of
+    the state dir's owner can take it (root for a system state dir): a user's action of a plan that keeps its state
+    under /var runs as it did, without it (a module task too: Ansible runs a module, not a command)."""
+    return [Literal("sh"), Literal("-c"), T("{{ %s_lock }}" % role), Literal("rocm-wizard-lock"), Literal(mode),
+            *(x if isinstance(x, (Literal, T)) else Literal(x) for x in argv)]
 
 
 def _literal(argv: Sequence[str]) -> list[Literal]:
