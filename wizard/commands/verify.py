@@ -9,7 +9,8 @@ an interpreter, a recorded machine).
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Mapping
 import json
 import sys
 from pathlib import Path
@@ -83,11 +84,20 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
             raise usage_error(str(exc)) from None
     device = args.device
     pythons = list(getattr(args, "pythons", None) or [])
+    verify_env: dict[str, str] | None = None  # the docker client's environment (None: this process's)
+    if ctx.sandbox and args.image:
+        # the sandbox machine's docker (its stand-in, never the host's) has no image to run: the CPU torch given
+        # with --verify-python plays the image's torch (the stand-in runs the suite with it), on the CPU
+        from wizard.sandbox.executor import SANDBOX_VERIFY_PYTHON
+
+        stand_in = ctx.verify_python or os.environ.get(SANDBOX_VERIFY_PYTHON)
+        if not stand_in:
+            raise usage_error("in a sandbox, verify --image needs --verify-python PATH (a CPU torch that plays the "
+                              "image's torch); nothing was verified")
+        verify_env, device = {**ctx.host.environ, SANDBOX_VERIFY_PYTHON: stand_in}, "cpu"
     if ctx.sandbox and not args.image:
         # a rehearsal machine has no GPU and its venvs hold stand-ins: the CPU torch given with
         # --verify-python plays the venv's torch, on the CPU
-        import os
-
         from wizard.sandbox.executor import SANDBOX_VERIFY_PYTHON
 
         stand_in = ctx.verify_python or os.environ.get(SANDBOX_VERIFY_PYTHON)
@@ -102,14 +112,18 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
     if len(pythons) > 1:
         raise usage_error("verify takes one --python PATH")
     python = pythons[0] if pythons else None
+    docker = "docker"
     try:
         if args.image:
             import shutil
 
-            if shutil.which("docker") is None:
+            found = shutil.which("docker", path=(verify_env or os.environ).get("PATH"))
+            if found is None:
                 raise CommandError("--image needs the docker client, and `docker` is not on PATH",
                                    exit_codes.FAILURE)
-            why = docker_down()
+            if verify_env is not None:
+                docker = found  # the sandbox machine's docker (its stand-in), whatever this process's PATH holds
+            why = docker_down(docker, verify_env)
             if why:
                 raise CommandError(f"--image: docker cannot run containers: {why}", exit_codes.FAILURE)
             # with --image, --python names the interpreter inside the image (default python3)
@@ -148,7 +162,8 @@ def run(args: argparse.Namespace, ctx) -> int:  # type: ignore[no-untyped-def]
             console.print(f"[dim]  {escape(c.status):7} {escape(c.name)} {escape(c.device)} {c.seconds:.1f}s[/]")
 
     report = run_verify(python=python if not args.image else (pythons[0] if pythons else None),
-                        image=args.image, options=options, facts=_facts(ctx), kb=_kb(), on_check=on_check)
+                        image=args.image, options=options, facts=_facts(ctx), kb=_kb(), on_check=on_check,
+                        env=verify_env, docker=docker)
     if args.json:
         json.dump(report.to_json(), sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -176,13 +191,13 @@ def has_torch(python: str) -> bool:
     return out.returncode != 3
 
 
-def docker_down() -> str | None:
+def docker_down(docker: str = "docker", env: Mapping[str, str] | None = None) -> str | None:
     """docker's own words when it cannot reach its daemon (``docker info``), else None."""
     import subprocess
 
     try:
-        out = subprocess.run(["docker", "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True,
-                             timeout=30, stdin=subprocess.DEVNULL)
+        out = subprocess.run([docker, "info", "--format", "{{.ServerVersion}}"], capture_output=True, text=True,
+                             timeout=30, stdin=subprocess.DEVNULL, env=env)
     except subprocess.TimeoutExpired:
         return "`docker info` did not answer within 30 s"
     except OSError as exc:

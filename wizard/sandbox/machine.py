@@ -23,6 +23,30 @@ BASE_PACKAGES = ("python3-venv", "python3-pip", "wget", "curl", "gnupg", "ca-cer
                  "docker.io", "mokutil", "dkms")
 
 
+# The GPU's device nodes, as profiles.machine_tree lays them in the root (dev/kfd, dev/dri/renderD*): these are the
+# sandbox machine's (mapped under ROOT, absent there when its driver is not loaded), the rest of /dev is the host's
+# (/dev/null, /dev/fd/N, /dev/tty: what a script needs to run at all).
+GPU_DEVICES = ("/dev/kfd", "/dev/dri")
+
+
+def machine_path(path: str) -> str:
+    """A path of the sandbox machine normalised as the machine reads it: ``..`` never climbs above its ``/``, and
+    ``//x`` is ``/x``."""
+    return "/" + os.path.normpath("/" + path.lstrip("/")).lstrip("/")
+
+
+def gpu_device(path: str) -> bool:
+    """``path`` (absolute) names one of the GPU's device nodes (:data:`GPU_DEVICES`) or something below them."""
+    p = machine_path(path)
+    return any(p == d or p.startswith(d + "/") for d in GPU_DEVICES)
+
+
+def host_device(path: str) -> bool:
+    """``path`` (absolute) is the host's /dev or below it, and not one of the GPU's nodes: it is left as it is."""
+    p = machine_path(path)
+    return (p == "/dev" or p.startswith("/dev/")) and not gpu_device(p)
+
+
 class Escape(ValueError):
     """A path of the sandbox machine that would leave ROOT (``..`` past its top, or a link out of it)."""
 
@@ -36,8 +60,7 @@ def inside(root: Path, path: str) -> Path:
         raise Escape(f"sandbox: a path with a NUL byte: {path!r}")
     if path == r or path.startswith(r + "/"):
         path = "/" + path[len(r):].lstrip("/")
-    machine = os.path.normpath("/" + path.lstrip("/"))  # '..' cannot climb above the machine's /
-    machine = "/" + machine.lstrip("/")
+    machine = machine_path(path)  # '..' cannot climb above the machine's /
     real = root / machine.lstrip("/") if machine != "/" else root
     check_within(root, real)
     return real

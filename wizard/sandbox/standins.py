@@ -24,7 +24,8 @@ OWN_TOOLS = ("apt-get", "apt", "apt-mark", "dpkg", "dpkg-query", "rpm", "amdgpu-
              "pip", "pip3", "python3", "python", "docker", "systemctl", "reboot", "shutdown", "sudo", "sh", "wget",
              "curl", "id", "update-initramfs", "update-alternatives", "ldconfig", "update-secureboot-policy",
              "rocminfo", "gpg")
-SCRIPT_PATH = lazy_re.compile(r"(?<![\w./$\-])(/(?:etc|opt|var|home|sys|proc|usr|srv|root|boot|lib|run)(?=[/\s'\"]|$)[^\s'\";|&)<>]*)")
+SCRIPT_PATH = lazy_re.compile(r"(?<![\w./$\-])(/(?:etc|opt|var|home|sys|proc|usr|srv|root|boot|lib|run|dev/kfd|dev/dri)"
+                               r"(?=[/\s'\";|&)<>]|$)[^\s'\";|&)<>]*)")
 # any absolute path in a script (what is left after SCRIPT_PATH's mapping must be a device or a program)
 ANY_PATH = lazy_re.compile(r"(?<![\w./$\-:])(/+[\w.][^\s'\";|&)<>]*)(?=[\s'\";|&)<>]|$)")  # "//tmp" too
 # the file operands of awk and sed programs (the only parts of them that are paths)
@@ -59,7 +60,13 @@ def _root_of(script: str) -> Path:
 
 
 def map_arg(root: Path, arg: str) -> str:
-    if arg.startswith("/") and not arg.startswith("/dev/") and arg != "/dev":
+    """An argument that is an absolute path of the sandbox machine -> the real path under ROOT, except the host's
+    /dev (:func:`machine.host_device`: /dev/null, /dev/fd/N, /dev/tty), left as it is; the GPU's nodes (/dev/kfd,
+    /dev/dri/...) are the machine's. A /dev path with ``..`` is taken where it lands (``/dev/../etc`` is the
+    machine's /etc). ``--opt=/path`` maps its value."""
+    if arg.startswith("/"):
+        if m.host_device(arg):
+            return arg if ".." not in arg.split("/") else m.machine_path(arg)
         return str(m.inside(root, arg))
     if arg.startswith("--") and "=/" in arg:
         k, v = arg.split("=", 1)
@@ -229,7 +236,7 @@ def map_script(root: Path, script: str, *, shell: bool = False) -> str:
             continue
         parts = p.split("/")
         top = os.path.normpath(p).lstrip("/").split("/")[0]
-        if ".." in parts or top not in UNMAPPED_TOPS:
+        if ".." in parts or top not in UNMAPPED_TOPS or m.gpu_device(p):  # (a GPU node spelt //dev/kfd, /dev/./dri)
             raise m.Escape(f"sandbox: the script names {p}, a path outside the sandbox {root}; "
                            "nothing outside it is touched")
     if DOTDOT.search(mapped) or HIDDEN_CD.search(mapped):  # (the absolute paths are normalised by now)
@@ -1297,6 +1304,8 @@ def docker(root: Path, args: list[str]) -> int:
             m.atomic_write(store, json.dumps(images))
         print(f"Status: Downloaded newer image for {tag}")
         return 0
+    if args[:2] in (["image", "inspect"], ["image", "rm"]) or args[0] in ("rmi", "inspect"):
+        return _docker_image_op(root, store, images, args)
     if args[0] in ("images", "image"):
         for t in images:
             print(t)
@@ -1308,9 +1317,77 @@ def docker(root: Path, args: list[str]) -> int:
         img = next((a for a in args[1:] if a in images), None)
         if img is None:
             raise Fail("Unable to find image locally; sandbox docker has no network", 125)
+        at = args.index(img)
+        _docker_devices(root, args[1:at])
+        _play_verify_suite(args[1:at], args[at + 1:])
         print(f"sandbox: {img} is not really run")
         return 0
     raise Fail(f"docker: sandbox does not implement '{args[0]}'", 1)
+
+
+# The daemon's answer for an image it does not have (moby/moby@03885e1b00798819d7c6158b716892589307f4c9:
+# daemon/images/image.go ErrImageDoesNotExist, "No such image: %s"), as the client shows a daemon's error
+# (moby/moby@04472304f61784403033f6241a520bd41e5d723b:client/request.go, "Error response from daemon: %s").
+NO_SUCH_IMAGE = "Error response from daemon: No such image: {}"
+# A --device the host does not have (moby/moby@0ee5518e766d5f509d405d86fb9d71dec70e0ed6:oci/devices_linux.go,
+# "error gathering device information while adding custom device %q: %s"); `docker run` prints it after "docker: "
+# and exits 125 (the daemon refused the container).
+NO_DEVICE = 'docker: Error response from daemon: error gathering device information while adding custom device "{}": ' \
+            "no such file or directory."
+
+
+def _docker_image_op(root: Path, store: Path, images: list[str], args: list[str]) -> int:
+    """``docker image inspect``/``inspect`` (exit 1 naming each image not there) and ``rmi``/``image rm`` (the
+    image is gone after it; one not there is an error, as the daemon's)."""
+    remove = args[0] == "rmi" or args[1] == "rm"
+    names = [a for a in args[1 if args[0] in ("rmi", "inspect") else 2:] if not a.startswith("-")]
+    missing = [n for n in names if n not in images]
+    for n in names:
+        if n in images and remove:
+            images.remove(n)
+            print(f"Untagged: {n}")
+        elif n in images:
+            print(json.dumps([{"RepoTags": [n]}]))
+    if remove:
+        m.atomic_write(store, json.dumps(images))
+    if missing:
+        raise Fail("\n".join(NO_SUCH_IMAGE.format(n) for n in missing), 1)
+    return 0
+
+
+def _docker_devices(root: Path, opts: list[str]) -> None:
+    """``--device HOST[:CONTAINER[:PERMS]]``: the host's node must be there, on the sandbox machine for the GPU's
+    (/dev/kfd, /dev/dri), as ``map_arg`` reads every path."""
+    for i, a in enumerate(opts):
+        value = a.split("=", 1)[1] if a.startswith("--device=") else opts[i + 1] if a == "--device" and \
+            i + 1 < len(opts) else None
+        if value is None:
+            continue
+        host = value.split(":", 1)[0]
+        if not os.path.lexists(map_arg(root, host)):
+            raise Fail(NO_DEVICE.format(host), 125)
+
+
+def _play_verify_suite(opts: list[str], command: list[str]) -> None:
+    """``docker run ... IMAGE python3 SUITE ARGS`` where SUITE is the wizard's own verify suite mounted with ``-v``
+    (verify --image): with a CPU torch given for the rehearsal (SANDBOX_VERIFY_PYTHON), it plays the image's torch
+    and runs the suite (wizard.verify.launch.docker_argv); any other command is not run."""
+    from wizard.sandbox.executor import SANDBOX_VERIFY_PYTHON
+    from wizard.verify.launch import SUITE_PATH
+
+    python = os.environ.get(SANDBOX_VERIFY_PYTHON)
+    if not python or len(command) < 2 or command[0] not in ("python3", "python"):
+        return
+    mounts: dict[str, str] = {}
+    for i, a in enumerate(opts):
+        value = a.split("=", 1)[1] if a.startswith(("-v=", "--volume=")) else opts[i + 1] \
+            if a in ("-v", "--volume") and i + 1 < len(opts) else None
+        if value and ":" in value:
+            src, dst = value.split(":")[:2]
+            mounts[dst] = src
+    mounted = mounts.get(command[1])
+    if mounted and os.path.realpath(mounted) == str(SUITE_PATH):
+        _exec([python, str(SUITE_PATH), *command[2:]])
 
 
 def _known_tags() -> set[str] | None:
