@@ -1,9 +1,11 @@
 """Controller CPU per host of `fleet detect` and of a no-op `fleet run`, against Ansible's own cost for a
 one-task play (`ansible.builtin.command: true`) on the same inventory (target: at most 2x).
 
-The inventory is N sandbox hosts (the `rocm_wizard_sandbox` connection) sharing one `seed-7900xt` root:
-every host is a real Ansible host with its own connection, module runs and results. `fleet plan` reuses the facts `fleet detect` saved. The no-op run is
-`fleet run upgrade-6.4` once the root's progress file says every step is done: each host reads its
+The inventory is N sandbox hosts (the `rocm_wizard_sandbox` connection), each on its own copy of one
+`seed-7900xt` root (a machine each: the wizard's lock, which the role takes task by task, would make hosts
+sharing one root wait on each other): every host is a real Ansible host with its own connection, module runs and
+results. `fleet plan` reuses the facts `fleet detect` saved. The no-op run is
+`fleet run upgrade-6.4` once each root's progress file says every step is done: each host reads its
 progress and skips every step (the run is prepared once beforehand, so the measured run reuses its export,
 as a second `fleet run` does). CPU is the user+system time of the command and every process it waited for
 (`RUSAGE_CHILDREN`). In a sandbox the "host" runs on the controller too, so the host's own part of
@@ -46,12 +48,23 @@ def wizard(*args: str) -> list[str]:
     return [sys.executable, "-m", "wizard", *args]
 
 
-def inventory(base: Path, root: Path, n: int) -> Path:
-    """N hosts on one root; no GPU to verify with (the verify step is skipped, as on a real root)."""
+def host_roots(base: Path, seed: Path, n: int) -> list[Path]:
+    """N copies of the seeded root, one machine per host."""
+    import shutil
+
+    roots = [base / f"roots-{n}" / f"h{i:03d}" for i in range(1, n + 1)]
+    for r in roots:
+        shutil.copytree(seed, r, symlinks=True)
+    return roots
+
+
+def inventory(base: Path, roots: list[Path]) -> Path:
+    """A host on each root; no GPU to verify with (the verify step is skipped, as on a real root)."""
     hosts = {f"h{i:03d}": {"ansible_connection": "rocm_wizard_sandbox", "rocm_wizard_sandbox_root": str(root),
                            "ansible_python_interpreter": sys.executable,
                            "rocm_wizard_unavailable": {f"h{i:03d}": {"gpu": "benchmark: the verify suite is not measured"}}}
-             for i in range(1, n + 1)}
+             for i, root in enumerate(roots, 1)}
+    n = len(roots)
     inv = base / f"inventory-{n}.yml"
     inv.write_text(json.dumps({"all": {"children": {"gpus": {"hosts": hosts}}}}, indent=1) + "\n")
     return inv
@@ -75,15 +88,21 @@ def check_play(base: Path, fleet: Path) -> Path:
             if isinstance(task, dict) and str(task.get("name", "")).startswith("Read this host's progress"):
                 keep = {k: v for k, v in task.items() if k in ("name", "ansible.builtin.command", "become",
                                                                   "environment", "changed_when", "check_mode")}
+                # the role's own vars (its lock wrapper, ROLE_lock, under which the task's command runs)
+                role_vars = next((p / "vars" / "main.yml" for p in path.parents if (p / "vars" / "main.yml").is_file()),
+                                 None)
+                play: dict[str, object] = {"name": "the no-op run's host-side command", "hosts": "all",
+                                           "gather_facts": False, "tasks": [keep]}
+                if role_vars is not None:
+                    play["vars_files"] = [str(role_vars)]
                 book = base / "check-task.yml"
-                book.write_text(yaml.safe_dump([{"name": "the no-op run's host-side command", "hosts": "all",
-                                                 "gather_facts": False, "tasks": [keep]}], sort_keys=False))
+                book.write_text(yaml.safe_dump([play], sort_keys=False))
                 return book
     raise SystemExit(f"no progress task in the export under {fleet / 'runs'}")
 
 
 def mark_done(root: Path) -> None:
-    """Every step of the plan finished on the shared root (the progress file lists step numbers): the no-op run."""
+    """Every step of the plan finished on a host's root (the progress file lists step numbers): the no-op run."""
     progress = root / "var" / "lib" / "rocm-wizard" / "script" / f"{PLAN}.progress"
     progress.parent.mkdir(parents=True, exist_ok=True)
     progress.write_text("".join(f"{k}\n" for k in range(1, 65)))
@@ -125,7 +144,8 @@ def main() -> int:
     print("\n".join(lines), flush=True)
     book = one_task_play(tmp)
     for n in sizes:
-        inv = inventory(tmp, root, n)
+        roots = host_roots(tmp, root, n)
+        inv = inventory(tmp, roots)
         fleet = tmp / f"fleet-{n}"
         base_cpu, base_wall, res = timed([ansible_program(), "-i", str(inv), str(book)], env, tmp)
         assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-2000:]
@@ -138,10 +158,12 @@ def main() -> int:
         c, w, res = timed(wizard("fleet", "plan", PLAN, "-i", str(inv), "--fleet-dir", str(fleet), "--json"), env, tmp)
         assert res.returncode == 0 and "reused the saved facts" in res.stderr, res.stderr[-3000:]
         rows.append(("fleet plan (reused)", c, w, c / n))
-        mark_done(root)
+        for r in roots:
+            mark_done(r)
         prep = subprocess.run(wizard("fleet", "run", PLAN, "-i", str(inv), "--fleet-dir", str(fleet), "--json"),
                               capture_output=True, text=True, env=env, cwd=tmp, timeout=3600)
-        assert prep.returncode == 0, prep.stdout[-3000:] + prep.stderr[-3000:]  # prepares the export, acts nowhere
+        # prepares the export; each host's finished steps whose check fails on the seeded root run again there
+        assert prep.returncode == 0, prep.stdout[-3000:] + prep.stderr[-3000:]
         c, w, res = timed(wizard("fleet", "run", PLAN, "-i", str(inv), "--fleet-dir", str(fleet), "--json"), env, tmp)
         assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
         assert all(r["steps_done"] == r["steps"] for r in json.loads(res.stdout)["hosts"]), res.stdout[-3000:]
