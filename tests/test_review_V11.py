@@ -194,3 +194,41 @@ def test_a_holder_line_from_a_users_lock_file_reaches_the_terminal_printable() -
     # near miss: an ordinary holder reads as it was written
     ok = Holder(7, "2026-12-01T02:00:00+0000", "rocm-wizard --plan pip-only --yes")
     assert ok.describe() == "pid 7, started 2026-12-01T02:00:00+0000: rocm-wizard --plan pip-only --yes"
+
+
+def _lock_free(path: Path) -> bool:
+    import fcntl
+
+    with open(path, "a") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False
+        fcntl.flock(fh, fcntl.LOCK_UN)
+        return True
+
+
+def test_the_scripts_lock_helper_outlives_a_ctrl_c_and_lets_go_when_its_input_ends(tmp_path: Path) -> None:
+    """V11's leftover 1: the dry-run script's lock helper sits in the terminal's foreground process group, so a
+    Ctrl+C killed it and freed the lock while a step that outlives SIGINT still ran. It ignores the keyboard's
+    signals now and lets go only when its input ends (the script and every command holding that input gone)."""
+    import signal
+    import subprocess
+
+    from wizard.script import HOLD_LOCK
+
+    state = tmp_path / "state"
+    state.mkdir(mode=0o700)
+    lock = state / "lock"
+    proc = subprocess.Popen(["sh", "-c", HOLD_LOCK, "sh", str(lock), '{"pid": 1, "command": "test"}'],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdin is not None
+    assert proc.stdout.readline().strip() == b"locked"
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
+        proc.send_signal(sig)
+    time.sleep(0.5)
+    assert proc.poll() is None and not _lock_free(lock)
+    # near miss: its input ending lets the lock go
+    proc.stdin.close()
+    assert proc.wait(timeout=10) == 0
+    assert _lock_free(lock)

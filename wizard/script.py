@@ -71,7 +71,11 @@ _LOCK_CHECKS = ('d=$(dirname -- "$1"); mkdir -p -- "$d" 2>/dev/null; why=; '
 # the holder record in LOCK ($1) as "pid N, started T: COMMAND" (what the engine's LockHeld says of it)
 _HOLDER_OF = ('$(sed -n \'s|^{"pid": \\([0-9]*\\), "start_time": "\\([^"]*\\)", "command": "\\(.*\\)", '
               '"proc_start".*|pid \\1, started \\2: \\3|p\' -- "$1" 2>/dev/null)')
-HOLD_LOCK = ('command -v flock >/dev/null || { echo "flock (util-linux) is not installed"; read -r _ || :; exit 1; }; '
+# The helper ignores the terminal's keyboard and hang-up signals (Ctrl+C, Ctrl+\, a closed terminal): it sits in
+# the script's foreground process group, and dying there would free the lock while a step that outlives the signal
+# still runs; it lets go when its input ends, i.e. once the script and every command holding that input are gone.
+HOLD_LOCK = ('trap "" INT QUIT HUP; '
+             'command -v flock >/dev/null || { echo "flock (util-linux) is not installed"; read -r _ || :; exit 1; }; '
              + _LOCK_CHECKS +
              'if [ -n "$why" ]; then echo "refusing it: $why"; read -r _ || :; exit 1; fi; '
              'if ! true 2>/dev/null >>"$1"; then echo "cannot open it"; read -r _ || :; exit 1; fi; '
