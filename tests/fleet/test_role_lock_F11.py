@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from wizard.fleet.export import AGAIN, PlanGroup, export
+from wizard.fleet.export import PlanGroup, export
+from wizard.fleet.lock import AGAIN
 from wizard.planner import resolve_plan
 from wizard.runner.lock import Lock, held
 from wizard.script import held_line, unfinished_line

@@ -11,6 +11,12 @@ done with each step's own check (drift runs the step again), refuses while a pro
 drain hook before the first change, every step not done (one skipped include per finished step), the verify
 suite, the undrain hook, and reports a summary per host through ``set_stats`` (AWX/AAP show it as the job's
 artifacts).
+
+It takes the wizard's lock as the exported role does (wizard.fleet.lock: LOCKED, held in ``vars/main.yml``): the
+progress read, each changing action run with the state dir owner's rights and each done mark run under the flock on
+the plan's ``STATE/lock`` (``rocm_wizard_plan.lock``), with the engine's holder record naming this role and the plan
+(``rocm_wizard_plan.holder``); a task refuses, with the dry-run script's line, while another run holds the lock (exit
+4) or a run of the wizard is not finished (exit 1).
 """
 
 from __future__ import annotations
@@ -24,12 +30,14 @@ from typing import Any
 from wizard import __version__
 from wizard.downloads.shell import is_fetch, script_lines
 from wizard.fleet import PLUGINS, FleetError, ansible_program
+from wizard.fleet.lock import LOCKED, holder
 from wizard.fleet.safety import DEFAULT_DELAY, DEFAULT_RETRIES, GPU_HOLDERS, retryable
 from wizard.fleet.yaml_text import Literal, Template as T, document
 from wizard.model import PREFLIGHT, ResolvedPlan
-from wizard.script import READ_RECORD, STEP_LINE, _system_path, progress_path
+from wizard.script import LOCK_FILE, READ_RECORD, STEP_LINE, _system_path, progress_path, state_path
 
 NAMESPACE, NAME, ROLE = "rocm_wizard", "fleet", "rocm_wizard"
+FQCN = f"{NAMESPACE}.{NAME}.{ROLE}"
 VERSION = __version__  # the wizard's own: the collection ships with it
 CALLBACKS = ("rocm_wizard_events.py", "rocm_wizard_progress.py")
 VERIFY_KIND = "verify"
@@ -37,7 +45,8 @@ VERIFY_KIND = "verify"
 
 def plan_vars(plan: ResolvedPlan) -> dict[str, Any]:
     """The plan as the role's ``rocm_wizard_plan``: each step to run with its actions as argv lists (the
-    wheelhouse fetch as the dry-run script's bash: the host needs no wizard)."""
+    wheelhouse fetch as the dry-run script's bash: the host needs no wizard), the wizard's lock file (the dry-run
+    script's ``STATE/lock``) and the holder record the role writes into it."""
     from wizard.fleet.export import MARK_DONE
 
     progress = progress_path(plan)
@@ -73,6 +82,7 @@ def plan_vars(plan: ResolvedPlan) -> dict[str, Any]:
     return {"rocm_wizard_plan": {
         "name": Literal(plan.name), "title": Literal(plan.title),
         "progress": Literal(progress), "root_progress": bool(plan.state_dir) and _system_path(plan.state_dir or ""),
+        "lock": Literal(f"{state_path(plan)}/{LOCK_FILE}"), "holder": Literal(holder(FQCN, plan.name)),
         "mark_done": [Literal(x) for x in MARK_DONE], "steps": steps}}
 
 
@@ -90,6 +100,20 @@ _AS = {  # root actions become root; user actions become the GPU user when one i
 
 def _as(var: str) -> dict[str, Any]:
     return {k: T(v % {"a": var}) for k, v in _AS.items()}
+
+
+# the role's vars/main.yml: the lock script (wizard.fleet.lock), and the argv that runs a command under it:
+# rocm_wizard_locked + [MODE] + COMMAND (MODE change, or read: a missing state dir is not made)
+LOCK_VARS: dict[str, Any] = {
+    "rocm_wizard_lock_script": Literal(LOCKED),
+    "rocm_wizard_locked": T("{{ ['sh', '-c', rocm_wizard_lock_script, 'rocm-wizard-lock', rocm_wizard_plan.lock, "
+                            "rocm_wizard_plan.holder] }}"),
+}
+# an action takes the lock when it changes the host with the rights of the state dir's owner (as the exported role's:
+# wizard.fleet.export.locked): root for a system state dir, else whoever connects (root actions too, as the export's);
+# an action that becomes the GPU user runs without it (the state dir is not that user's to lock)
+_LOCKS = ("{a}.changes and ({a}.root or not rocm_wizard_plan.root_progress) "
+          "and not (not {a}.root and {a}.user and rocm_wizard_gpu_user | length > 0)")
 
 
 DEFAULTS: dict[str, Any] = {
@@ -144,9 +168,18 @@ def main_tasks() -> list[dict[str, Any]]:
                                                "rocm-wizard export (vars_files)",
                                    "quiet": True},
     }, {
+        "name": "Check that the plan names the wizard's lock",
+        "ansible.builtin.assert": {"that": ["rocm_wizard_plan.lock is defined", "rocm_wizard_plan.holder is defined"],
+                                   "fail_msg": "rocm_wizard_plan names no lock file: it was exported by an older "
+                                               "rocm-wizard; export the plan again",
+                                   "quiet": True},
+    }, {
         "name": "Read this host's progress (the steps rocm-wizard finished)",
-        "ansible.builtin.command": {"argv": [Literal("sh"), "-c", Literal(READ_RECORD), Literal("sh"),
-                                             T("{{ rocm_wizard_plan.progress }}"), Literal(STEP_LINE)]},
+        "ansible.builtin.command": {"argv": [
+            Literal("sh"), "-c", T("{{ rocm_wizard_lock_script }}"), Literal("rocm-wizard-lock"),
+            T("{{ rocm_wizard_plan.lock }}"), T("{{ rocm_wizard_plan.holder }}"), Literal("read"),
+            Literal("sh"), "-c", Literal(READ_RECORD), Literal("sh"), T("{{ rocm_wizard_plan.progress }}"),
+            Literal(STEP_LINE)]},
         "become": T("{{ rocm_wizard_plan.root_progress }}"),
         "register": "rocm_wizard_progress",
         "changed_when": False,
@@ -230,8 +263,8 @@ def step_tasks() -> list[dict[str, Any]]:
         "loop_control": {"loop_var": "rocm_wizard_action", "label": T("{{ rocm_wizard_action.name }}")},
     }, {
         "name": "Record the step as done",
-        "ansible.builtin.command": {"argv": T("{{ rocm_wizard_plan.mark_done + [rocm_wizard_plan.progress, "
-                                              "rocm_wizard_step.number | string] }}")},
+        "ansible.builtin.command": {"argv": T("{{ rocm_wizard_locked + ['change'] + rocm_wizard_plan.mark_done + "
+                                              "[rocm_wizard_plan.progress, rocm_wizard_step.number | string] }}")},
         "become": T("{{ rocm_wizard_plan.root_progress }}"),
         "changed_when": True,
         "when": "not rocm_wizard_step.verify",
@@ -257,7 +290,8 @@ def action_tasks() -> list[dict[str, Any]]:
         "when": f"{a}.check | length > 0",
     }, {
         "name": "Run the action",
-        "ansible.builtin.command": {"argv": T("{{ %s.argv }}" % a)},
+        "ansible.builtin.command": {"argv": T("{{ (rocm_wizard_locked + ['change'] + %s.argv) if %s else %s.argv }}"
+                                              % (a, _LOCKS.format(a=a), a))},
         "environment": T("{{ %s.env }}" % a),
         **_as(a),
         "timeout": T("{{ %s.timeout }}" % a),
@@ -307,6 +341,8 @@ def argument_specs() -> dict[str, Any]:
         "short_description": "Run a plan resolved by rocm-wizard (ROCm + PyTorch on AMD GPUs) on each host",
         "description": ["Steps a host finished are skipped with one task each; a step whose check fails on the "
                         "machine runs again.",
+                        "Takes rocm-wizard's own lock (the flock on the plan's STATE/lock) for each task that "
+                        "changes the host; refuses while a wizard run holds it or is not finished.",
                         "Refuses while a process holds the GPU; drain and undrain hooks around the change."],
         "author": ["rocm-wizard"],
         "options": options}}}
@@ -355,6 +391,12 @@ Kubernetes nodes: drain from the controller:
     rocm_wizard_undrain: "kubectl uncordon {{{{ inventory_hostname }}}}"
 ```
 
+Each task that changes a host (and the first, which reads its progress) takes rocm-wizard's own lock, the flock
+on the plan's `STATE/lock` that `rocm-wizard` and its dry-run script take (`flock`, util-linux, on the hosts): while
+a run of the wizard holds it, or one is not finished on the host, the host fails with the wizard's line (exit 4, or
+1 naming `rocm-wizard resume`, `rollback` and `abandon`); run the play again afterwards. A plan_vars file written
+before the role took the lock names no lock file and is refused: export the plan again.
+
 Every variable, its type and default: `roles/{ROLE}/meta/argument_specs.yml`. Each host's result (plan, steps run,
 verify) is reported with `set_stats` under `rocm_wizard` (AWX/AAP: the job's artifacts); its `verify.json` goes
 to `rocm_wizard_results` on the controller.
@@ -376,6 +418,9 @@ def sources(repository: str | None = None) -> dict[Path, str]:
         Path("README.md"): README,
         Path("CHANGELOG.md"): f"# Changelog\n\n## {VERSION}\n\n- The role and the fleet callbacks of rocm-wizard {__version__}.\n",
         role / "defaults" / "main.yml": document(DEFAULTS, ["every variable: meta/argument_specs.yml"]),
+        role / "vars" / "main.yml": document(LOCK_VARS, [
+            "the wizard's lock (its flock on the plan's state dir's lock file), taken by each task that changes the "
+            "host: rocm_wizard_locked + [change|read] + COMMAND (wizard/fleet/lock.py: LOCKED)"]),
         role / "meta" / "main.yml": document({"galaxy_info": {
             "author": "rocm-wizard", "description": "Run a plan resolved by rocm-wizard on each host",
             "license": "MIT", "min_ansible_version": "2.16",

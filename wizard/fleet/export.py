@@ -45,10 +45,10 @@ from wizard.downloads.shell import is_fetch
 from wizard.model import PREFLIGHT, Action, ResolvedPlan, StepPlan
 from wizard.record import record
 from wizard.verify.launch import AMD_DOCKER_FLAGS, CONTAINER_SUITE, SUITE_PATH, SuiteOptions
-from wizard.script import (LOCK_FILE, READ_RECORD, STEP_LINE, UNFINISHED_RUN, _HOLDER_OF, _LOCK_CHECKS, _system_path,
-                           held_line, progress_path, state_path, unfinished_line)
+from wizard.script import LOCK_FILE, READ_RECORD, STEP_LINE, _system_path, progress_path, state_path
 
 from wizard.fleet.downloads import fetch_tasks
+from wizard.fleet.lock import LOCKED, holder
 from wizard.fleet.modules import module_task
 from wizard.fleet.collection import plan_vars
 from wizard.fleet.safety import GPU_HOLDERS, retry_keywords, retryable
@@ -64,40 +64,6 @@ VERIFY_KIND = "verify"
 # records a finished step in the host's progress file, as the dry-run script's mark_done does (the
 # same file and format: the script and the playbook continue each other's runs)
 MARK_DONE = ("sh", "-c", 'mkdir -p "$(dirname "$1")" && { grep -qx "$2" "$1" 2>/dev/null || echo "$2" >>"$1"; }', "sh")
-
-AGAIN = "then run the play again"
-# sh -c LOCKED LABEL LOCK HOLDER MODE COMMAND [ARG...] (the role's ``<role>_lock`` puts LOCK and HOLDER in front): the
-# wizard's lock for one task, as the dry-run script's helper (wizard.script.HOLD_LOCK) takes it: the same checks of the
-# state dir, the dir 0700 and the file 0600, the engine's holder record (HOLDER: its command, JSON), so a wizard refused
-# meanwhile names the role; then, under it, the script's refusal over an unfinished run of the wizard. COMMAND runs with
-# the lock's descriptor (it and what it starts hold the lock, wizard.runner.lock's rule), which is let go when COMMAND
-# ends, whatever it left behind; exit: COMMAND's, 4 while another run holds the lock, 1 for any other refusal.
-# MODE read: a state dir that does not exist is not made (no wizard has run there; --check changes nothing), the
-# command runs as it is.
-LOCKED = "\n".join([
-    'no="rocm-wizard: cannot take the wizard\'s lock $1:"',
-    'command -v flock >/dev/null || { echo "$no flock (util-linux) is not installed" >&2; exit 1; }',
-    'if [ "$3" = read ] && [ ! -d "$(dirname -- "$1")" ]; then shift 3; exec "$@"; fi',
-    '(umask 077; mkdir -p -- "$(dirname -- "$1")") 2>/dev/null',
-    _LOCK_CHECKS.rstrip(" "),
-    'if [ -n "$why" ]; then echo "$no refusing it: $why" >&2; exit 1; fi',
-    'if ! (umask 077; true >>"$1") 2>/dev/null; then echo "$no cannot open it" >&2; exit 1; fi',
-    'exec 9>>"$1"',
-    f'if ! flock -n 9; then echo "{held_line(_HOLDER_OF, "$1", AGAIN)}" >&2; exit 4; fi',
-    'ps=$(sed \'s/.*) //\' "/proc/$$/stat" 2>/dev/null | cut -d " " -f 20)',
-    'if [ -n "$ps" ]; then ps="\\"$ps\\""; else ps=null; fi',
-    'printf \'{"pid": %s, "start_time": "%s", "command": %s, "proc_start": %s}\\n\' "$$" '
-    '"$(date +%Y-%m-%dT%H:%M:%S%z)" "$2" "$ps" >"$1"',
-    'lock=$1',
-    'unfinished=$(set -- "$(dirname -- "$1")"; ' + UNFINISHED_RUN + ')',
-    'shift 3',
-    f'if [ -n "$unfinished" ]; then : >"$lock"; flock -u 9; echo "{unfinished_line("$unfinished", AGAIN)}" >&2; exit 1; fi',
-    '"$@"',
-    'rc=$?',
-    ': >"$lock"',
-    'flock -u 9',
-    'exit "$rc"'])
-
 
 class ExportError(Exception):
     """The export cannot be written (one line)."""
@@ -156,7 +122,7 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
             files[Path("roles", role, "files", SUITE_FILE)] = SUITE_PATH.read_text(encoding="utf-8")
         files[Path("roles", role, "vars", "main.yml")] = document(lock_vars(g.plan, role), [
             header[0], "the wizard's lock (its flock on the state dir's lock file), taken by each task that changes the host: "
-            "sh -c LOCK rocm-wizard-lock change|read COMMAND [ARG...] (wizard/fleet/export.py: LOCKED)"])
+            "sh -c LOCK rocm-wizard-lock change|read COMMAND [ARG...] (wizard/fleet/lock.py: LOCKED)"])
         files[Path("roles", role, "tasks", DRAIN)] = document(drain_tasks(role, any(a.root for st in g.plan.steps for a in st.actions)), header[:1])
         files[Path("plan_vars", f"{role}.yml")] = document(plan_vars(g.plan), [
             *header, "this plan as data, for the role rocm_wizard.fleet.rocm_wizard (rocm-wizard fleet collection)"])
@@ -679,8 +645,7 @@ def lock_vars(plan: ResolvedPlan, role: str) -> dict[str, Any]:
     XDG state dir expanded on the host when the plan names none) and the role as holder."""
     state = state_path(plan)
     lock = shlex.quote(f"{state}/{LOCK_FILE}") if plan.state_dir else f'"{state}/{LOCK_FILE}"'
-    holder = shlex.quote(json.dumps(f"Ansible role {role} (plan {plan.name})"))
-    return {f"{role}_lock": Literal(f'set -- {lock} {holder} "$@"\n{LOCKED}')}
+    return {f"{role}_lock": Literal(f'set -- {lock} {shlex.quote(holder(role, plan.name))} "$@"\n{LOCKED}')}
 
 
 def locked(role: str, mode: str, argv: Sequence[str]) -> list[str]:
