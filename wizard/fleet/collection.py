@@ -30,7 +30,7 @@ from typing import Any
 from wizard import __version__
 from wizard.downloads.shell import is_fetch, script_lines
 from wizard.fleet import PLUGINS, FleetError, ansible_program
-from wizard.fleet.lock import LOCKED, holder
+from wizard.fleet.lock import LOCKED, holder, refused
 from wizard.fleet.safety import DEFAULT_DELAY, DEFAULT_RETRIES, GPU_HOLDERS, retryable
 from wizard.fleet.yaml_text import Literal, Template as T, document
 from wizard.model import PREFLIGHT, ResolvedPlan
@@ -300,8 +300,8 @@ def action_tasks() -> list[dict[str, Any]]:
         "retries": T("{{ rocm_wizard_retries if %s.retry else 0 }}" % a),
         "delay": T("{{ rocm_wizard_retry_delay }}"),
         "until": f"rocm_wizard_result is skipped or rocm_wizard_result.rc in {a}.ok_codes",
-        "failed_when": f"rocm_wizard_result.rc is defined and rocm_wizard_result.rc not in {a}.ok_codes "
-                       "and not rocm_wizard_step.verify",
+        "failed_when": f"(rocm_wizard_result.rc is defined and rocm_wizard_result.rc not in {a}.ok_codes "
+                       f"or {refused('rocm_wizard_result')}) and not rocm_wizard_step.verify",
         "changed_when": f"{a}.changes",
         "when": [runs, f"{a}.check | length == 0 or rocm_wizard_done_check.rc != 0"],
     }, {

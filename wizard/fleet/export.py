@@ -48,7 +48,7 @@ from wizard.verify.launch import AMD_DOCKER_FLAGS, CONTAINER_SUITE, SUITE_PATH, 
 from wizard.script import LOCK_FILE, READ_RECORD, STEP_LINE, _system_path, progress_path, state_path
 
 from wizard.fleet.downloads import fetch_tasks
-from wizard.fleet.lock import LOCKED, holder
+from wizard.fleet.lock import LOCKED, holder, refused
 from wizard.fleet.modules import module_task
 from wizard.fleet.collection import plan_vars
 from wizard.fleet.safety import GPU_HOLDERS, retry_keywords, retryable
@@ -505,8 +505,9 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
             when.append("not ansible_check_mode")
         if mt is not None and mt.parent:  # its program makes the file's directory when missing: so does the task
             out += _parent_tasks(title, label, a, mt.parent, f"{reg}_dir", when)
-        if mt is None and "ansible.builtin.command" in task and step.kind not in (PREFLIGHT, VERIFY_KIND) and (
-                a.root or not _system_path(plan.state_dir or "")):  # with the state dir's owner's rights (see locked)
+        under_lock = mt is None and "ansible.builtin.command" in task and step.kind not in (PREFLIGHT, VERIFY_KIND) and (
+            a.root or not _system_path(plan.state_dir or ""))  # with the state dir's owner's rights (see locked)
+        if under_lock:
             task["ansible.builtin.command"]["argv"] = locked(role, "change", task["ansible.builtin.command"]["argv"])
         task.update(_env(a))
         task.update(_become(a))
@@ -518,7 +519,8 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
         if when:
             task["when"] = when[0] if len(when) == 1 else when
         if tuple(a.ok_codes) != (0,):
-            task["failed_when"] = f"{reg}.rc not in {list(a.ok_codes)}"
+            task["failed_when"] = f"{reg}.rc not in {list(a.ok_codes)}" + (
+                f" or {refused(reg)}" if under_lock and {1, 4} & set(a.ok_codes) else "")
         if mt is None:
             task["changed_when"] = step.kind not in (PREFLIGHT, VERIFY_KIND)
         if step.kind == PREFLIGHT:  # read-only: it runs in --check too, and refuses there as it would for real

@@ -44,9 +44,20 @@ LOCKED = "\n".join([
     'exit "$rc"'])
 
 
+# LOCKED's refusals as its first line on stderr (the command did not run): a task whose command may itself exit 1 or 4
+# (an accepted answer, e.g. `systemctl disable` of a unit that is gone) must not take a refusal for that answer.
+REFUSED = ("rocm-wizard: (another rocm-wizard run holds the lock|cannot take the wizard.s lock"
+           "|run [^ ]+ of the wizard is not finished)")
+
+
+def refused(reg: str) -> str:
+    """A task condition: ``reg`` (a registered command result) is LOCKED's refusal."""
+    return f"({reg}.stderr | default('')) is match('{REFUSED}')"
+
+
 def holder(role: str, plan: str) -> str:
     """LOCKED's HOLDER: the command the engine's holder record names while a role's task holds the lock (JSON)."""
     return json.dumps(f"Ansible role {role} (plan {plan})")
 
 
-__all__ = ["AGAIN", "LOCKED", "holder"]
+__all__ = ["AGAIN", "LOCKED", "REFUSED", "holder", "refused"]
