@@ -13,6 +13,7 @@ import pkgutil
 from functools import lru_cache
 from typing import Any
 
+from wizard.model import PREFLIGHT, ResolvedPlan
 from wizard.steps._common import StepKind
 
 # The order the kinds are listed in (help texts, errors); kinds not named here follow by name.
@@ -43,3 +44,17 @@ def kind_names() -> tuple[str, ...]:
 def kind(name: str) -> StepKind[Any]:
     """The kind called ``name`` (KeyError for an unknown one)."""
     return registry()[name]
+
+
+def changes_system(plan: ResolvedPlan) -> bool:
+    """A step but a backup needs root, or one reboots: the plan changes something system-wide (its run takes the
+    system state dir's lock; a plan that does not keeps its state in its user's state dir)."""
+    return any(sp.reboot or (not kind(sp.kind).protects and any(a.root for a in sp.actions))
+               for sp in plan.steps if sp.kind != PREFLIGHT)
+
+
+def changes_user(plan: ResolvedPlan) -> bool:
+    """An action run as the user changes something (a venv, its activate script, a file in the home such as
+    ~/.bashrc, a launcher): its run takes that user's state dir lock, as the user's own runs of it do."""
+    return any(a.as_user and (a.changes or a.destructive or a.undo is not None)
+               for sp in plan.steps if sp.kind != PREFLIGHT for a in sp.actions)

@@ -41,9 +41,24 @@ def live(host: Host, *, state_dir: str | None = None) -> Machine:
         env = ((paths.ENV_VAR, sd),)
     user = None if sd else _live_user_state(host)
     privilege = Privilege.detect(host.environ)
+    root = privilege.is_root
+    # a user's own run keeps its journal in their state dir: a system plan takes the system's lock too, as root
+    system = None if sd or root else Path(paths.ROOT_STATE)
     return Machine(host, LiveExecutor(host.environ, privilege), state, logs, str(state), resume,
                    cli, resume_env=env, user_state=user, user_state_root=Path(user) if user else None,
-                   user_state_owner=privilege.sudo_user if privilege.is_root else None)
+                   user_state_owner=privilege.sudo_user if root else None,
+                   user_state_for=_home_state if root and not sd else None,
+                   system_state_root=system, system_state_owner="root" if system else None)
+
+
+def _home_state(user: str) -> str | None:
+    """A user's state dir, from their home (the user a run's actions run as: the journal's, a venv's owner)."""
+    import pwd
+
+    try:
+        return paths.user_state_dir(pwd.getpwnam(user).pw_dir)
+    except KeyError:
+        return None
 
 
 def _live_user_state(host: Host) -> str | None:

@@ -489,10 +489,9 @@ def resolve_plan(spec: str, facts: Facts, *, venv: str | None = None, state_dir:
 
 def user_only(plan: ResolvedPlan) -> bool:
     """No step but a backup needs root or a reboot: the plan changes nothing system-wide."""
-    from wizard.steps import kind as step_kind
+    from wizard.steps import changes_system
 
-    return not any(sp.reboot or (not step_kind(sp.kind).protects and any(a.root for a in sp.actions))
-                   for sp in plan.steps if sp.kind != "preflight")
+    return not changes_system(plan)
 
 
 def _user_dir(user_state_dir: str | None, facts: Facts) -> str | None:

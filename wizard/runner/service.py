@@ -10,6 +10,7 @@ Textual app are two views of it: each passes an event callback and, where root i
 
 from __future__ import annotations
 
+import os
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,6 +36,8 @@ from wizard.runner.signals import stop_on_signals
 from wizard.runner.state import StateError
 
 LOCK_NAME = "lock"
+SYSTEM_LOCK_HELP = ("a plan that changes the system takes the system's lock as root: run `sudo -v` first, or run the "
+                    "wizard with sudo")
 EventSink = Callable[[ev.Event], None]
 Authenticate = Callable[[], None]  # asks for root once (raises PrivilegeError when not granted)
 
@@ -63,6 +66,21 @@ def one_line_errors() -> Iterator[None]:
 
 class RunBlocked(RunError):
     """Another run is unfinished: a new plan may not start."""
+
+
+@record
+class LockSpec:
+    """One lock a run takes: its file, who takes it, and where it stands in the one order locks are taken in."""
+
+    path: Path
+    prefix: tuple[str, ...] | None  # the helper runs behind it (HelperLock); None: this process takes it (Lock)
+    rank: tuple[int, str]  # (0, ""): the system's; (1, USER): a user's
+    journal: bool = False  # the journal's own: taken after its state dir is checked (RunService._lock)
+
+    @property
+    def key(self) -> str:
+        """The file, whatever the spelling (a dir named through a symlink, ``..``): a set naming it twice takes it once."""
+        return os.path.realpath(self.path)
 
 
 @record
@@ -116,6 +134,13 @@ class Machine:
     user_state: str | None = None  # the user's state dir as the machine sees it (a user-only plan's; None: none)
     user_state_root: Path | None = None  # that dir here (a sandbox's under its root; None: none)
     user_state_owner: str | None = None  # who takes its lock: that user, for a wizard run as root (None: this process)
+    # a wizard run as root on a live machine: the state dir of a user named by the run (the journal's, the owner of
+    # the venv the plan changes), as the machine sees it, its lock taken as that user (None: only user_state's)
+    user_state_for: Callable[[str], str | None] | None = None
+    # the system state dir (/var/lib/rocm-wizard) where the journal's is another (a user's own run): a plan that
+    # changes the system takes its lock too (None: the journal's state dir is the system's, or holds everything)
+    system_state_root: Path | None = None
+    system_state_owner: str | None = None  # "root": its lock taken through `sudo -n --` (None: this process)
 
     def command(self, *words: str) -> str:
         return " ".join([*self.cli, *words])
@@ -218,45 +243,106 @@ class RunService:
             raise RunError(str(exc), exit_codes.LOCKED) from None
 
     @contextmanager
-    def _held(self) -> Iterator[list[Lock | HelperLock]]:
-        """umask 077, the state checked, the lock held, errors as one line; the locks (this one, and those
-        :meth:`_lock_plan_state` adds) are released last, in reverse."""
+    def _held(self, plan: ResolvedPlan | None = None, user: str | None = None,
+              authorize: Callable[[], None] | None = None) -> Iterator[list[Lock | HelperLock]]:
+        """umask 077, the state checked, the locks held, errors as one line. With ``plan`` (what the run will run, as
+        far as it is known before its journal is read under the lock), every lock :meth:`_lock_plan_state` names,
+        in its one order; without one, the journal's. The locks are released last, in reverse."""
         with state.private():
-            held_now: list[Lock | HelperLock] = [self._lock()]
+            held_now: list[Lock | HelperLock] = []
             try:
+                self._lock_plan_state(held_now, plan, user, authorize)
                 with one_line_errors():
                     yield held_now
             finally:
                 for lock in reversed(held_now):
                     lock.release()
 
-    def _lock_plan_state(self, held_now: list[Lock | HelperLock], plan: ResolvedPlan) -> None:
-        """The one rule for which locks a run takes: the lock of the state dir its journal is in (``_lock``) and
-        the lock of the state dir its plan keeps its state in (its backup, the dry-run script's progress) where
-        that is another. A plan that changes nothing system-wide keeps its state in its user's state dir whoever
-        runs it (the planner's ``user_state_dir``), so a run of it as root (journal in root's state dir) and the
-        user's own run or script of it exclude each other, while two users' own runs never meet and a user's run
-        needs no root. The user's lock is taken as that user (``HelperLock``) by a wizard run as root."""
+    def _locks_for(self, plan: ResolvedPlan | None, user: str | None) -> list[LockSpec]:
+        """The one rule for which locks a run takes, in the one order they are taken in (the system's, then the
+        users' by name: two runs never each hold a lock the other waits for), each file once:
+
+        * the lock of the state dir its journal is in;
+        * the lock of the state dir its plan keeps its state in (its backup, the dry-run script's progress) where
+          that is another: a plan that changes nothing system-wide keeps its state in its user's state dir whoever
+          runs it (the planner's ``user_state_dir``);
+        * a user's lock where the plan changes something of that user's (an action run as the user changes a venv,
+          its activate script, ~/.bashrc: ``changes_user``): the user the run's actions run as (``user``: the
+          journal's, else the executor's: SUDO_USER, or the owner of the venv), so a system plan run by root and
+          the user's own pip-only run of that venv exclude each other;
+        * the system state dir's lock where the plan changes something system-wide and the journal is elsewhere (a
+          user's own run of a system plan), so two users with sudo never run system plans at once.
+
+        Two users' own user-only runs never meet, and a user's run of a user-only plan needs no root. A user's lock
+        is taken as that user (``HelperLock``) by a wizard run as root, the system's through ``sudo -n --`` by a
+        wizard that is not root."""
+        from wizard.steps import changes_system, changes_user
+
         m = self.machine
-        if (not plan.state_dir or m.user_state is None or m.user_state_root is None
-                or plan.state_dir.rstrip("/") != m.user_state.rstrip("/")):
-            return
-        path = m.user_state_root / LOCK_NAME
-        if path.parent.absolute() == m.state_root.absolute():
-            return
+        own = (1, "") if m.system_state_root is not None else (0, "")
+        specs = [LockSpec(m.state_root / LOCK_NAME, None, own, journal=True)]
+        if plan is not None:
+            if m.system_state_root is not None and changes_system(plan):
+                owner = m.system_state_owner
+                specs.append(LockSpec(m.system_state_root / LOCK_NAME, ("sudo", "-n", "--") if owner else None, (0, "")))
+            if (plan.state_dir and m.user_state is not None and m.user_state_root is not None
+                    and plan.state_dir.rstrip("/") == m.user_state.rstrip("/")):
+                specs.append(self._user_spec(m.user_state_root, m.user_state_owner))
+            if changes_user(plan):
+                specs += self._users_spec(user)
+        out: list[LockSpec] = []
+        for spec in sorted(specs, key=lambda sp: (sp.rank, not sp.journal, sp.key)):
+            if all(sp.key != spec.key for sp in out):
+                out.append(spec)
+        return out
+
+    @staticmethod
+    def _user_spec(root: Path, owner: str | None) -> LockSpec:
+        prefix = ("sudo", "-n", "-u", owner, "-H", "--") if owner else None
+        return LockSpec(root / LOCK_NAME, prefix, (1, owner or ""))
+
+    def _users_spec(self, user: str | None) -> list[LockSpec]:
+        """The lock of the user whose things the run's actions change (``user``; None: the machine's user)."""
+        m = self.machine
+        if user and user != "root" and user != m.user_state_owner and m.user_state_for is not None:
+            there = m.user_state_for(user)
+            return [self._user_spec(Path(there), user)] if there else []
+        if user == "root" and m.user_state_for is not None:
+            return []  # root's own things: its state dir is the journal's
+        return [self._user_spec(m.user_state_root, m.user_state_owner)] if m.user_state_root is not None else []
+
+    def _lock_plan_state(self, held_now: list[Lock | HelperLock], plan: ResolvedPlan | None,
+                         user: str | None = None, authorize: Callable[[], None] | None = None) -> None:
+        """Take every lock :meth:`_locks_for` names for ``plan`` that ``held_now`` lacks, in its order (``user``:
+        whose things the run changes, None: the executor says; ``authorize``: asks for root before the system's lock
+        is taken through sudo). Start, resume and rollback all go through here."""
+        if plan is not None and user is None:
+            user = self.machine.executor.user_for(plan)
+        have = {os.path.realpath(lock.path) for lock in held_now}
+        for spec in self._locks_for(plan, user):
+            if spec.key in have:
+                continue
+            if spec.journal:
+                held_now.append(self._lock())
+            else:
+                held_now.append(self._take(spec, authorize))
+            have.add(spec.key)
+
+    def _take(self, spec: LockSpec, authorize: Callable[[], None] | None) -> Lock | HelperLock:
+        system = spec.rank[0] == 0
         try:
-            if m.user_state_owner is None:
-                why = state.not_linked(path)
+            if spec.prefix is None:
+                why = state.not_linked(spec.path)
                 if why:
                     raise RunError(f"refusing to use the state dir: {why}")
-                held_now.append(Lock(path).acquire())
-            else:
-                prefix = ("sudo", "-n", "-u", m.user_state_owner, "-H", "--")
-                held_now.append(HelperLock(path, prefix).acquire())
+                return Lock(spec.path).acquire()
+            if system and authorize is not None:
+                authorize()
+            return HelperLock(spec.path, spec.prefix).acquire()
         except LockHeld as exc:
             raise RunError(str(exc), exit_codes.LOCKED) from None
         except LockUnavailable as exc:
-            raise RunError(str(exc)) from None
+            raise RunError(f"{exc}; {SYSTEM_LOCK_HELP}" if system else str(exc)) from None
 
     def ensure_unlocked(self) -> None:
         """RunError (exit 4) naming the holder when another wizard holds the lock now."""
@@ -277,6 +363,34 @@ class RunService:
                 ex.authenticate(yes=yes)
         except PrivilegeError as exc:
             raise RunError(str(exc)) from None
+
+    def _asker(self, *, yes: bool, authenticate: Authenticate | None) -> Callable[[Sequence[Action]], None]:
+        """Asks for root once per run (:meth:`_rights`): before the system's lock where a wizard that is not root
+        takes it through sudo, and before the first change."""
+        granted: list[bool] = []
+
+        def ask(actions: Sequence[Action]) -> None:
+            if granted or not self.machine.executor.needs_authentication(actions):
+                return
+            self._rights(actions, yes=yes, authenticate=authenticate)
+            granted.append(True)
+
+        return ask
+
+    @staticmethod
+    def _actions(plan: ResolvedPlan | None) -> list[Action]:
+        return [a for s in plan.steps for a in s.actions] if plan is not None else []
+
+    def _peek(self) -> tuple[ResolvedPlan | None, str | None]:
+        """The current run's plan and user read before its lock is held, for the locks taken in their order (read
+        again under them; a run that changed meanwhile has the locks its own plan names taken after)."""
+        run = self.current()
+        if run is None:
+            return None, None
+        try:
+            return run.plan(), run.view().user
+        except (JournalError, PlanFileError, OSError):
+            return None, None
 
     def _engine(self, plan: ResolvedPlan, run: runs.Run, on_event: EventSink | None, *, yes: bool,
                 ask_reboot: Callable[[], bool] | None, cancel: threading.Event | None,
@@ -308,14 +422,14 @@ class RunService:
         refused = plan_checks.refusals(self.machine.host, plan)
         if refused:
             raise RunError("\n".join(f"refused: {r}" for r in refused), 5)
-        with self._held() as locks:
-            self._lock_plan_state(locks, plan)
+        actions = [a for s in plan.steps for a in s.actions]
+        rights = self._asker(yes=yes, authenticate=authenticate)
+        with self._held(plan, authorize=lambda: rights(actions)):
             why = self.blocked(locked=True)
             if why:
                 raise RunBlocked(why)
             self._check_binding(plan, skip_preflight, cancel)
-            actions = [a for s in plan.steps for a in s.actions]
-            self._rights(actions, yes=yes, authenticate=authenticate)
+            rights(actions)
             before = self.current()
             run = runs.create(self.machine.state_root, self.machine.log_root, plan)
             from wizard.mirror import credentials
@@ -375,7 +489,9 @@ class RunService:
                cancel: threading.Event | None = None, skip_preflight: Sequence[str] = ()) -> Outcome:
         """Continue the current run: after a reboot, a crash or a stop, or (a failed run) retry it.
         ``run_id``: the run the caller means; refused when the current run is another one."""
-        with self._held() as locks:
+        rights = self._asker(yes=yes, authenticate=authenticate)
+        was, was_user = self._peek()
+        with self._held(was, was_user, authorize=lambda: rights(self._actions(was))) as locks:
             run = self._bound(run_id, "resume")
             view = self._view(run)
             if view.finished and view.state is not RunState.DONE:  # a finished run resumes only to repair drift
@@ -386,10 +502,10 @@ class RunService:
                                f"`{self.machine.command('rollback')}` continues the rollback")
             plan = self._plan(run)
             self._check_digest(run, view)
-            self._lock_plan_state(locks, plan)
+            actions = self._actions(plan)
+            self._lock_plan_state(locks, plan, view.user, authorize=lambda: rights(actions))
             self.check_skips(plan, skip_preflight)
-            actions = [a for s in plan.steps for a in s.actions]
-            self._rights(actions, yes=yes, authenticate=authenticate)
+            rights(actions)
             mode = Mode.RETRY if view.state is RunState.FAILED else Mode.RESUME
             with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
                 return self._engine(plan, run, on_event, yes=yes or view.yes, ask_reboot=ask_reboot, cancel=stop,
@@ -436,7 +552,9 @@ class RunService:
 
     def rollback(self, *, run_id: str | None = None, on_event: EventSink | None = None, yes: bool = False,
                  authenticate: Authenticate | None = None, cancel: threading.Event | None = None) -> Outcome:
-        with self._held() as locks:
+        rights = self._asker(yes=yes, authenticate=authenticate)
+        was, was_user = self._peek()
+        with self._held(was, was_user, authorize=lambda: rights(self._actions(was))) as locks:
             run = self._bound(run_id, "roll back")
             view = self._view(run)
             if view.state is RunState.ROLLED_BACK:
@@ -446,9 +564,9 @@ class RunService:
             self._check_digest(run, view)
             _, rb = self.rollback_plan(run.id)
             plan = self._plan(run)
-            self._lock_plan_state(locks, plan)
+            self._lock_plan_state(locks, plan, view.user, authorize=lambda: rights(self._actions(plan)))
             actions = [a for _, a in rb.actions]
-            self._rights(actions, yes=yes, authenticate=authenticate)
+            rights(actions)
             with self.machine.executor.kept_alive(actions), stop_on_signals(cancel) as stop:
                 engine = self._engine(plan, run, on_event, yes=yes, ask_reboot=None, cancel=stop)
                 return engine.rollback(rb.actions, rb.cannot)
