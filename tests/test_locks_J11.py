@@ -302,3 +302,27 @@ def test_a_lock_named_twice_is_taken_once(tmp_path: Path) -> None:
     m.user_state = str(m.user_state_root)
     with RunService(m)._held(replace(plan, state_dir=m.user_state)) as locks:
         assert len(locks) == 2
+
+
+def test_a_users_lock_taken_by_root_in_a_root_leaves_the_users_home_the_users(tmp_path: Path) -> None:
+    """A wizard run as root that takes a user's lock with a plain Lock (a sandbox, a real root's /home/user) made
+    ~/.local, ~/.local/state and the state dir root's: the user's own programs then cannot write under ~/.local.
+    What it makes is owned as the folder it is made in is; near miss: a lock under root's own folder stays root's."""
+    from wizard.runner.lock import Lock
+
+    home = tmp_path / "home" / "user"
+    home.mkdir(parents=True)
+    os.chown(home, 1000, 1000)
+    lock = Lock(home / ".local" / "state" / "rocm-wizard" / "lock").acquire()
+    try:
+        for p in (home / ".local", home / ".local/state", home / ".local/state/rocm-wizard", lock.path):
+            st = p.stat()
+            assert (st.st_uid, st.st_gid) == (1000, 1000), p
+        assert (home / ".local/state/rocm-wizard").stat().st_mode & 0o777 == 0o700
+    finally:
+        lock.release()
+    system = Lock(tmp_path / "var" / "lib" / "rocm-wizard" / "lock").acquire()
+    try:
+        assert system.path.stat().st_uid == 0 and system.path.parent.stat().st_uid == 0
+    finally:
+        system.release()

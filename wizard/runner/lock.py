@@ -93,6 +93,31 @@ def held(path: Path) -> Holder | None:
     return None
 
 
+def _make_dirs(d: Path) -> os.stat_result:
+    """Make ``d`` and its missing parents, each owned as the nearest folder that existed is (the place they are
+    made in): a wizard run as root that takes a user's lock in a real root's /home/user makes
+    ~/.local/state/rocm-wizard the user's, as the user's own run would, never root's (a root-owned ~/.local breaks
+    the user's own programs). Returns that folder's stat."""
+    missing: list[Path] = []
+    p = d
+    while not p.exists() and p != p.parent:
+        missing.append(p)
+        p = p.parent
+    there = p.stat()
+    for q in reversed(missing):
+        try:
+            q.mkdir(mode=0o700 if q == d else 0o755)
+        except FileExistsError:
+            continue
+        _own_like(q, there)
+    return there
+
+
+def _own_like(path: Path, there: os.stat_result) -> None:
+    if os.geteuid() == 0 and (there.st_uid, there.st_gid) != (0, 0):
+        os.chown(path, there.st_uid, there.st_gid, follow_symlinks=False)
+
+
 class Lock:
     """``with Lock(path): ...``; raises :class:`LockHeld` when another live process holds it."""
 
@@ -103,8 +128,11 @@ class Lock:
         self.stale: Holder | None = None  # set when a dead holder's lock was taken over
 
     def acquire(self) -> "Lock":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        made = _make_dirs(self.path.parent)
+        existed = self.path.exists()
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)  # a planted link is never followed
+        if not existed:
+            _own_like(self.path, made)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
