@@ -178,6 +178,15 @@ def _stop_after_an_interrupt() -> Iterator[None]:
         raise KeyboardInterrupt("SIGINT during the test (caught by a handler of the code under test)")
 
 
+@pytest.fixture
+def isolated_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No state dir of this machine's: the wizard's state and XDG dirs under the test's tmp_path (a test file takes it
+    for all its tests: ``pytestmark = [..., pytest.mark.usefixtures("isolated_state")]``)."""
+    monkeypatch.delenv("ROCM_WIZARD_STATE_DIR", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+
+
 # ------------------------------------------------------------------------------------------- CPU torch
 
 @pytest.fixture(scope="session")

@@ -26,17 +26,10 @@ from wizard.sandbox import machine as m
 from wizard.runner import planfile
 from wizard.sandbox.standins import SCRIPT_PATH, map_arg, map_script
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("isolated_state")]
 
 LAUNCHER = "home/user/rocm-wizard-docker.sh"
 IMAGES = "var/lib/docker/sandbox-images.json"
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ROCM_WIZARD_STATE_DIR", raising=False)
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
 
 
 def _box(tmp_path: Path, profile: str = "seed-7900xt", name: str = "box") -> Path:

@@ -16,16 +16,9 @@ from wizard.sandbox import machine as m
 from wizard.sandbox.executor import SANDBOX_VERIFY_PYTHON
 from wizard.sandbox.standins import SCRIPT_PATH, map_arg
 
-pytestmark = pytest.mark.system  # the suite on a CPU torch, twice: over 20 s on 2 cores
+pytestmark = [pytest.mark.system, pytest.mark.usefixtures("isolated_state")]  # the suite on a CPU torch, twice: over 20 s on 2 cores
 
 LAUNCHER = "home/user/rocm-wizard-docker.sh"
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ROCM_WIZARD_STATE_DIR", raising=False)
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
 
 
 def _run_script(root: Path, script: str, torch_python: str) -> subprocess.CompletedProcess[str]:

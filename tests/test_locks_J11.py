@@ -30,17 +30,10 @@ from wizard.runner.lock import Lock, held
 from wizard.runner.privilege import Privilege
 from wizard.runner.service import Machine, RunError, RunService
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("isolated_state")]
 
 USER_STATE = "home/user/.local/state/rocm-wizard"  # the sandbox user's state dir, under the sandbox root
 SYSTEM_STATE = "var/lib/rocm-wizard"
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ROCM_WIZARD_STATE_DIR", raising=False)
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
 
 
 def _sudo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refuse: bool = False) -> Path:

@@ -35,16 +35,9 @@ from wizard.runner import shell
 from wizard.runner.lock import Lock, LockHeld, held
 from wizard.script import render
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("isolated_state")]
 
 USER_STATE = "home/user/.local/state/rocm-wizard"  # the sandbox user's state dir, under the sandbox root
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ROCM_WIZARD_STATE_DIR", raising=False)
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
 
 
 def _until(cond, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]

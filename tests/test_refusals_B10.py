@@ -34,16 +34,9 @@ from wizard.runner.lock import Lock, LockHeld
 from wizard.runner.records import RunEnd, RunStart, RunState
 from wizard.script import render
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("isolated_state")]
 
 STATE = "var/lib/rocm-wizard"
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ROCM_WIZARD_STATE_DIR", raising=False)
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
 
 
 def _seed_plan(tmp_path: Path) -> Path:

@@ -26,16 +26,9 @@ from wizard import binding, exit_codes
 from wizard.machine_session import MachineSession, MachineSpec
 from wizard.runner import planfile
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("isolated_state")]
 
 STATE = "var/lib/rocm-wizard"
-
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("ROCM_WIZARD_STATE_DIR", raising=False)
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg-state"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
 
 
 def _run(*args: str, rc: tuple[int, ...] = (0,)) -> str:
