@@ -30,6 +30,7 @@ import subprocess
 import sys
 from contextlib import contextmanager
 from types import FrameType
+from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
 
 import pytest
