@@ -58,3 +58,9 @@ def changes_user(plan: ResolvedPlan) -> bool:
     ~/.bashrc, a launcher): its run takes that user's state dir lock, as the user's own runs of it do."""
     return any(a.as_user and (a.changes or a.destructive or a.undo is not None)
                for sp in plan.steps if sp.kind != PREFLIGHT for a in sp.actions)
+
+
+from wizard.steps._locks import PlanLock, executor_locks, home_user_state, plan_locks  # noqa: E402  (the lock rule)
+
+__all__ = ["ORDER", "PlanLock", "changes_system", "changes_user", "executor_locks", "home_user_state", "kind",
+           "kind_names", "plan_locks", "registry"]

@@ -36,6 +36,8 @@ from pathlib import Path
 
 from wizard import binding, exit_codes
 from wizard.model import PREFLIGHT, Action, Facts, ResolvedPlan, StepPlan
+from wizard.record import replace
+from wizard.steps._locks import PlanLock, system_path
 
 SUDO = ("sudo", "--")
 # sh -c READ_RECORD sh FILE LINE_RE: a record (the progress file, its reboot file) as it is: nothing when it does
@@ -52,22 +54,35 @@ STEP_LINE = "[0-9]+"  # a progress line: the number of a finished step
 BOOT_LINE = "[0-9a-f-]+"  # the reboot file: the boot id before the reboot
 SC2016 = "# shellcheck disable=SC2016  # literal $ inside single quotes is intended"
 LOCK_FILE = "lock"  # the run service's lock in the state dir (wizard.runner.service.LOCK_NAME)
-# sh -c HOLD_LOCK sh LOCK HOLDER, its stdin a pipe from the script: takes the wizard's flock on LOCK (the dir made
-# 0700, the file 0600 under the caller's umask 077), writes HOLDER (the engine's JSON) into it and says "locked",
-# or says "held <holder>" or why it cannot; then waits for the script to end (end of its stdin) and lets go. Like
-# the engine's state check (wizard.runner.state), it refuses a lock that is a symlink or no file, and a state dir
-# that is a symlink, writable by group or others, or owned by neither root nor its user: one planted link would
-# have it (root, for a system state dir) write the holder into the file the link names and empty that file when
-# the script ends
+# sh -c HOLD_LOCK sh LOCK HOLDER [LOCK...], its stdin a pipe from the script: takes the wizard's flock on each LOCK,
+# in the order given (wizard.steps.plan_locks: the system's first, then the users'), all or nothing: a held one lets
+# go of those already taken. Each dir is made as wizard.runner.lock.Lock makes it (0700, its missing parents 0755,
+# each owned as the nearest folder that existed is: a user's ~/.local/state/rocm-wizard made by root stays the
+# user's) and the lock file 0600 under the caller's umask 077 (owned so too); HOLDER (the engine's JSON) is written
+# into each. It says "locked", or "held <holder>" or why it cannot, then on a line of its own the lock file that
+# answered so; then waits for the script to end (end of its stdin) and lets go. Like the engine's state check
+# (wizard.runner.state), it refuses a lock that is a symlink or no file, and a state dir that is a symlink, writable
+# by group or others, or owned by neither root, its user, nor the owner of the folder it is in (a user's state dir
+# whose lock root takes): one planted link would have it (root, for a system state dir) write the holder into the
+# file the link names and empty that file when the script ends. A dir named twice (two spellings) is taken once.
 # the state dir's checks HOLD_LOCK and LOCKED make before they open LOCK ($1), each setting ``why``
-_LOCK_CHECKS = ('d=$(dirname -- "$1"); mkdir -p -- "$d" 2>/dev/null; why=; '
+_LOCK_CHECKS = ('d=$(dirname -- "$1"); why=; '
+                '[ -L "$d" ] || [ -d "$d" ] || { p=$d; while [ ! -e "$p" ] && [ "$p" != / ]; do p=$(dirname -- "$p"); '
+                'done; own=$(stat -c %u:%g -- "$p" 2>/dev/null) || own=0:0; '
+                '(umask 022; mkdir -p -- "$(dirname -- "$d")") 2>/dev/null; mkdir -m 700 -- "$d" 2>/dev/null; '
+                'if [ "$(id -u)" = 0 ] && [ "$own" != 0:0 ]; then q=$d; while [ "$q" != "$p" ] && [ "$q" != / ]; do '
+                'chown -h -- "$own" "$q" 2>/dev/null; q=$(dirname -- "$q"); done; fi; }; '
                 '[ -O "$d" ] || [ -n "$(find "$d" -maxdepth 0 -user 0 2>/dev/null)" ] || '
+                '[ "$(stat -c %u -- "$d" 2>/dev/null)" = "$(stat -c %u -- "$(dirname -- "$d")" 2>/dev/null)" ] || '
                 'why="$d is owned by neither root nor the user running it"; '
                 '[ -z "$(find "$d" -maxdepth 0 \\( -perm -020 -o -perm -002 \\) 2>/dev/null)" ] || '
                 'why="$d is writable by group or others"; '
                 '[ -L "$d" ] && why="$d is a symlink"; '
                 '[ -e "$1" ] && [ ! -f "$1" ] && why="$1 is not a file"; '
                 '[ -L "$1" ] && why="$1 is a symlink"; ')
+# the lock file $1 made (never through a symlink: the checks above ran first), owned as its dir is when root made it
+_MAKE_LOCK = ('if [ ! -e "$1" ] && (true >>"$1") 2>/dev/null && [ "$(id -u)" = 0 ]; then '
+              'chown -h -- "$(stat -c %u:%g -- "$(dirname -- "$1")")" "$1" 2>/dev/null; fi; ')
 # the holder record in LOCK ($1) as "pid N, started T: COMMAND" (what the engine's LockHeld says of it)
 _HOLDER_OF = ('$(sed -n \'s|^{"pid": \\([0-9]*\\), "start_time": "\\([^"]*\\)", "command": "\\(.*\\)", '
               '"proc_start".*|pid \\1, started \\2: \\3|p\' -- "$1" 2>/dev/null)')
@@ -75,13 +90,26 @@ _HOLDER_OF = ('$(sed -n \'s|^{"pid": \\([0-9]*\\), "start_time": "\\([^"]*\\)", 
 # the script's foreground process group, and dying there would free the lock while a step that outlives the signal
 # still runs; it lets go when its input ends, i.e. once the script and every command holding that input are gone.
 HOLD_LOCK = ('trap "" INT QUIT HUP; '
-             'command -v flock >/dev/null || { echo "flock (util-linux) is not installed"; read -r _ || :; exit 1; }; '
-             + _LOCK_CHECKS +
-             'if [ -n "$why" ]; then echo "refusing it: $why"; read -r _ || :; exit 1; fi; '
-             'if ! true 2>/dev/null >>"$1"; then echo "cannot open it"; read -r _ || :; exit 1; fi; '
-             'exec 9>>"$1"; '
-             'if flock -n 9; then printf "%s\\n" "$2" >"$1"; echo locked; read -r _ || :; : >"$1"; exit 0; fi; '
-             'echo "held ' + _HOLDER_OF + '"; read -r _ || :')
+             'say() { printf "%s\\n%s\\n" "$1" "$2"; read -r _ || :; exit 1; }; '
+             'command -v flock >/dev/null || say "flock (util-linux) is not installed" "$1"; '
+             'check() { ' + _LOCK_CHECKS + '}; '
+             'make_lock() { ' + _MAKE_LOCK + '}; '
+             'holder_of() { printf "%s" "' + _HOLDER_OF + '"; }; '
+             'taken=; seen=; fd=9; nl=$(printf "\\n_"); nl=${nl%_}; '
+             'let_go() { printf "%s" "$taken" | while IFS= read -r t; do [ -n "$t" ] || continue; : >"${t#*:}"; '
+             'flock -u "${t%%:*}"; done; }; '
+             'first=$1; holder=$2; shift 2; set -- "$first" "$@"; '
+             'for l do check "$l"; '
+             'if [ -n "$why" ]; then let_go; say "refusing it: $why" "$l"; fi; '
+             'make_lock "$l"; '
+             'if ! true 2>/dev/null >>"$l"; then let_go; say "cannot open it" "$l"; fi; '
+             'c=$(cd -- "$(dirname -- "$l")" && pwd -P) || c=$l; '
+             'case "$nl$seen" in *"$nl$c$nl"*) continue;; esac; seen="$seen$c$nl"; '
+             'eval "exec $fd>>\\"\\$l\\""; '
+             'if ! flock -n "$fd"; then h=$(holder_of "$l"); let_go; printf "held %s\\n%s\\n" "$h" "$l"; '
+             'read -r _ || :; exit 0; fi; '
+             'printf "%s\\n" "$holder" >"$l"; taken="$taken$fd:$l$nl"; fd=$((fd - 1)); done; '
+             'echo locked; read -r _ || :; let_go; exit 0')
 # sh -c UNFINISHED_RUN sh STATE: the id of the wizard's current run (STATE/current) when its journal does not end
 # in a run-end that finished it (done, rolled back, abandoned): what blocks a new plan of the wizard (a journal's
 # torn last line left out, as the wizard's replay leaves it out); nothing when there is none
@@ -166,7 +194,9 @@ def progress_path(plan: ResolvedPlan) -> str:
     return f"{state_path(plan)}/script/{plan.name}.progress"
 
 
-def render(plan: ResolvedPlan, facts: Facts) -> str:
+def render(plan: ResolvedPlan, facts: Facts, user_state: str | None = None) -> str:
+    """``user_state``: the state dir, on the machine, of the user whose things the plan changes (None: found from the
+    home its venv is in: wizard.steps.home_user_state)."""
     out: list[str] = ["#!/usr/bin/env bash"]
     out += _comment(f"rocm-wizard dry run: plan {plan.name}: {plan.title}")
     out += _comment("Nothing has been run. Running this script by hand does what `rocm-wizard --plan "
@@ -190,7 +220,7 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
                     "progress file that exists but cannot be read stops the script before any change.")
     out.append(f"progress={shlex.quote(progress) if plan.state_dir else chr(34) + progress + chr(34)}")
     sudo = "sudo -- " if plan.state_dir and _system_path(plan.state_dir) else ""  # root's state dir, like the backup
-    out += [f"read_record() {{ {sudo}sh -c {shlex.quote(READ_RECORD)} sh \"$@\"; }}", *_one_wizard(plan, sudo),
+    out += [f"read_record() {{ {sudo}sh -c {shlex.quote(READ_RECORD)} sh \"$@\"; }}", *_one_wizard(plan, user_state),
             f'done_steps=$(read_record "$progress" {shlex.quote(STEP_LINE)}) || exit 1',
             *([f'booted_from=$(read_record "$progress.reboot" {shlex.quote(BOOT_LINE)}) || exit 1']
               if any(s.reboot and not s.skipped_reason for s in plan.steps) else []),
@@ -231,17 +261,33 @@ def render(plan: ResolvedPlan, facts: Facts) -> str:
     return "\n".join(out)
 
 
-def _one_wizard(plan: ResolvedPlan, sudo: str) -> list[str]:
-    """The wizard's lock, held until the script ends, and the refusal over an unfinished run of the wizard."""
-    state = state_path(plan)
+def _shell_path(path: str) -> str:
+    """A state dir or lock path in the script: quoted, except the user's XDG state dir the shell expands."""
+    return f'"{path}"' if "$" in path else _quote(path)
+
+
+def lock_paths(plan: ResolvedPlan, user_state: str | None = None) -> tuple[PlanLock, ...]:
+    """The state dirs whose locks the script takes (wizard.steps.executor_locks; the plan's own state dir, the user's
+    XDG one when the plan names none)."""
+    from wizard.steps import executor_locks
+
+    return executor_locks(plan if plan.state_dir else replace(plan, state_dir=state_path(plan)), user_state)
+
+
+def _one_wizard(plan: ResolvedPlan, user_state: str | None) -> list[str]:
+    """The wizard's locks, held until the script ends, and the refusal over an unfinished run of the wizard in each
+    state dir they are in."""
+    locks = lock_paths(plan, user_state)
+    sudo = "sudo -- " if any(system_path(lk.state_dir) for lk in locks) else ""  # root's state dir, like the backup
     holder = json.dumps(f"dry-run script of plan {plan.name}")
     again = "then run this script again"
-    out = _comment("One wizard at a time: the wizard's own lock (an flock on the state dir's lock file) is held until "
-                   "this script ends, and a run of the wizard that is not finished is resumed, rolled back or "
-                   "abandoned first.")
+    out = _comment("One wizard at a time: the wizard's own locks (an flock on the lock file of each state dir the plan "
+                   "changes things of: "
+                   + ", ".join(lk.path for lk in locks) + ") are held until this script ends, and a run of the wizard "
+                   "that is not finished there is resumed, rolled back or abandoned first.")
     return [*out,
-            f"wizard_state={shlex.quote(state) if plan.state_dir else chr(34) + state + chr(34)}",
-            f'lock="$wizard_state/{LOCK_FILE}"',
+            "wizard_states=(" + " ".join(_shell_path(lk.state_dir) for lk in locks) + ")",
+            "locks=(" + " ".join(_shell_path(lk.path) for lk in locks) + ")",
             # the engine's holder record; its start time (/proc/PID/stat field 22) tells a killed script apart
             'stat=$(cat "/proc/$$/stat" 2>/dev/null) || stat=""',
             'read -r -a stat_fields <<<"${stat##*) }"',
@@ -250,13 +296,17 @@ def _one_wizard(plan: ResolvedPlan, sudo: str) -> list[str]:
             "holder=$(printf '{\"pid\": %s, \"start_time\": \"%s\", \"command\": %s, \"proc_start\": %s}' \"$$\" "
             f'"$(date +%Y-%m-%dT%H:%M:%S%z)" {shlex.quote(holder)} "$proc_start")',
             SC2016,
-            f'coproc wizard_lock {{ umask 077; exec {sudo}sh -c {shlex.quote(HOLD_LOCK)} sh "$lock" "$holder"; }}',
+            f'coproc wizard_lock {{ umask 077; exec {sudo}sh -c {shlex.quote(HOLD_LOCK)} sh "${{locks[0]}}" "$holder" '
+            '"${locks[@]:1}"; }',
             "lock_pid=$!",
             'if ! read -r took <&"${wizard_lock[0]:-}"; then took=""; fi',
-            *_comment("The helper holds the lock until it reads a line (this script's end) or its input ends: every "
+            # the lock file that answered (its own line, after a refusal)
+            'lock=${locks[0]}',
+            'if [ "$took" != locked ] && ! read -r lock <&"${wizard_lock[0]:-}"; then lock=${locks[0]}; fi',
+            *_comment("The helper holds the locks until it reads a line (this script's end) or its input ends: every "
                       "command below inherits that input (lock_out, opened anew: bash keeps a coprocess's own "
                       "descriptors from the commands it runs), as the engine's actions inherit its lock, so a script "
-                      "killed mid-step (kill -9) leaves the lock held until that step's command ends; a process a "
+                      "killed mid-step (kill -9) leaves the locks held until that step's command ends; a process a "
                       "step leaves behind (a daemon) holds nothing once the script has ended."),
             "let_go() { (echo let-go >&\"$lock_out\") 2>/dev/null || :; exec {lock_out}>&-; wait \"$lock_pid\" || true; }",
             "case $took in",
@@ -264,12 +314,14 @@ def _one_wizard(plan: ResolvedPlan, sudo: str) -> list[str]:
             f'  held*) echo "{held_line("${took#held }", "$lock", again)}" >&2; exit 4 ;;',
             '  *) echo "rocm-wizard: cannot take the wizard\'s lock $lock${took:+: $took}" >&2; exit 1 ;;',
             "esac",
-            SC2016,
-            f'unfinished=$({sudo}sh -c {shlex.quote(UNFINISHED_RUN)} sh "$wizard_state")',
-            'if [ -n "$unfinished" ]; then',
-            f'  echo "{unfinished_line("$unfinished", again)}" >&2',
-            "  exit 1",
-            "fi"]
+            'for wizard_state in "${wizard_states[@]}"; do',
+            "  " + SC2016,
+            f'  unfinished=$({sudo}sh -c {shlex.quote(UNFINISHED_RUN)} sh "$wizard_state")',
+            '  if [ -n "$unfinished" ]; then',
+            f'    echo "{unfinished_line("$unfinished", again)}" >&2',
+            "    exit 1",
+            "  fi",
+            "done"]
 
 
 def held_line(holder: str, lock: str, again: str) -> str:

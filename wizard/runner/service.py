@@ -276,20 +276,27 @@ class RunService:
         Two users' own user-only runs never meet, and a user's run of a user-only plan needs no root. A user's lock
         is taken as that user (``HelperLock``) by a wizard run as root, the system's through ``sudo -n --`` by a
         wizard that is not root."""
-        from wizard.steps import changes_system, changes_user
+        from wizard.steps import plan_locks
 
         m = self.machine
         own = (1, "") if m.system_state_root is not None else (0, "")
         specs = [LockSpec(m.state_root / LOCK_NAME, None, own, journal=True)]
         if plan is not None:
-            if m.system_state_root is not None and changes_system(plan):
-                owner = m.system_state_owner
-                specs.append(LockSpec(m.system_state_root / LOCK_NAME, ("sudo", "-n", "--") if owner else None, (0, "")))
-            if (plan.state_dir and m.user_state is not None and m.user_state_root is not None
-                    and plan.state_dir.rstrip("/") == m.user_state.rstrip("/")):
-                specs.append(self._user_spec(m.user_state_root, m.user_state_owner))
-            if changes_user(plan):
-                specs += self._users_spec(user)
+            users = self._users_spec(user)
+            system = str(m.system_state_root) if m.system_state_root is not None else None
+            # the rule (wizard.steps.plan_locks) names each state dir as the machine does; here each is the file
+            # this wizard takes: the journal's own dir is taken above, a dir this machine does not know (a plan made
+            # with another state dir) is none of this run's
+            for lk in plan_locks(plan, system_state=system, user_state=users[0] if users else None):
+                if lk.state_dir == system and m.system_state_root is not None:
+                    owner = m.system_state_owner
+                    specs.append(LockSpec(m.system_state_root / LOCK_NAME, ("sudo", "-n", "--") if owner else None,
+                                          (0, "")))
+                elif (m.user_state is not None and m.user_state_root is not None
+                      and lk.state_dir == m.user_state.rstrip("/")):
+                    specs.append(self._user_spec(m.user_state_root, m.user_state_owner))
+                if users and lk.state_dir == users[0].rstrip("/"):
+                    specs.append(users[1])
         out: list[LockSpec] = []
         for spec in sorted(specs, key=lambda sp: (sp.rank, not sp.journal, sp.key)):
             if all(sp.key != spec.key for sp in out):
@@ -301,15 +308,18 @@ class RunService:
         prefix = ("sudo", "-n", "-u", owner, "-H", "--") if owner else None
         return LockSpec(root / LOCK_NAME, prefix, (1, owner or ""))
 
-    def _users_spec(self, user: str | None) -> list[LockSpec]:
-        """The lock of the user whose things the run's actions change (``user``; None: the machine's user)."""
+    def _users_spec(self, user: str | None) -> tuple[str, LockSpec] | None:
+        """The state dir (as the machine names it) and lock of the user whose things the run's actions change
+        (``user``; None: the machine's user); None: no user's (root's own things, or no user state dir known)."""
         m = self.machine
         if user and user != "root" and user != m.user_state_owner and m.user_state_for is not None:
             there = m.user_state_for(user)
-            return [self._user_spec(Path(there), user)] if there else []
+            return (there, self._user_spec(Path(there), user)) if there else None
         if user == "root" and m.user_state_for is not None:
-            return []  # root's own things: its state dir is the journal's
-        return [self._user_spec(m.user_state_root, m.user_state_owner)] if m.user_state_root is not None else []
+            return None  # root's own things: its state dir is the journal's
+        if m.user_state_root is None:
+            return None
+        return (m.user_state or str(m.user_state_root), self._user_spec(m.user_state_root, m.user_state_owner))
 
     def _lock_plan_state(self, held_now: list[Lock | HelperLock], plan: ResolvedPlan | None,
                          user: str | None = None, authorize: Callable[[], None] | None = None) -> None:

@@ -23,24 +23,27 @@ set -euo pipefail
 # that exists but cannot be read stops the script before any change.
 progress=/var/lib/rocm-wizard/script/upgrade-6.4.progress
 read_record() { sudo -- sh -c 'if out=$(LC_ALL=C cat -- "$1" 2>&1); then if printf "%s\n" "$out" | grep -qvxE -- "$2|"; then echo "rocm-wizard: the record $1 does not parse (each line must match $2): fix or remove it" >&2; exit 1; fi; printf "%s\n" "$out"; exit 0; fi; case $out in *"No such file or directory"*) exit 0;; esac; echo "rocm-wizard: cannot read the record $1: $out" >&2; exit 1' sh "$@"; }
-# One wizard at a time: the wizard's own lock (an flock on the state dir's lock file) is held
-# until this script ends, and a run of the wizard that is not finished is resumed, rolled back or
-# abandoned first.
-wizard_state=/var/lib/rocm-wizard
-lock="$wizard_state/lock"
+# One wizard at a time: the wizard's own locks (an flock on the lock file of each state dir the
+# plan changes things of: /var/lib/rocm-wizard/lock, /home/user/.local/state/rocm-wizard/lock) are
+# held until this script ends, and a run of the wizard that is not finished there is resumed,
+# rolled back or abandoned first.
+wizard_states=(/var/lib/rocm-wizard /home/user/.local/state/rocm-wizard)
+locks=(/var/lib/rocm-wizard/lock /home/user/.local/state/rocm-wizard/lock)
 stat=$(cat "/proc/$$/stat" 2>/dev/null) || stat=""
 read -r -a stat_fields <<<"${stat##*) }"
 proc_start=null
 if [ -n "${stat_fields[19]:-}" ]; then proc_start="\"${stat_fields[19]}\""; fi
 holder=$(printf '{"pid": %s, "start_time": "%s", "command": %s, "proc_start": %s}' "$$" "$(date +%Y-%m-%dT%H:%M:%S%z)" '"dry-run script of plan upgrade-6.4"' "$proc_start")
 # shellcheck disable=SC2016  # literal $ inside single quotes is intended
-coproc wizard_lock { umask 077; exec sudo -- sh -c 'trap "" INT QUIT HUP; command -v flock >/dev/null || { echo "flock (util-linux) is not installed"; read -r _ || :; exit 1; }; d=$(dirname -- "$1"); mkdir -p -- "$d" 2>/dev/null; why=; [ -O "$d" ] || [ -n "$(find "$d" -maxdepth 0 -user 0 2>/dev/null)" ] || why="$d is owned by neither root nor the user running it"; [ -z "$(find "$d" -maxdepth 0 \( -perm -020 -o -perm -002 \) 2>/dev/null)" ] || why="$d is writable by group or others"; [ -L "$d" ] && why="$d is a symlink"; [ -e "$1" ] && [ ! -f "$1" ] && why="$1 is not a file"; [ -L "$1" ] && why="$1 is a symlink"; if [ -n "$why" ]; then echo "refusing it: $why"; read -r _ || :; exit 1; fi; if ! true 2>/dev/null >>"$1"; then echo "cannot open it"; read -r _ || :; exit 1; fi; exec 9>>"$1"; if flock -n 9; then printf "%s\n" "$2" >"$1"; echo locked; read -r _ || :; : >"$1"; exit 0; fi; echo "held $(sed -n '"'"'s|^{"pid": \([0-9]*\), "start_time": "\([^"]*\)", "command": "\(.*\)", "proc_start".*|pid \1, started \2: \3|p'"'"' -- "$1" 2>/dev/null)"; read -r _ || :' sh "$lock" "$holder"; }
+coproc wizard_lock { umask 077; exec sudo -- sh -c 'trap "" INT QUIT HUP; say() { printf "%s\n%s\n" "$1" "$2"; read -r _ || :; exit 1; }; command -v flock >/dev/null || say "flock (util-linux) is not installed" "$1"; check() { d=$(dirname -- "$1"); why=; [ -L "$d" ] || [ -d "$d" ] || { p=$d; while [ ! -e "$p" ] && [ "$p" != / ]; do p=$(dirname -- "$p"); done; own=$(stat -c %u:%g -- "$p" 2>/dev/null) || own=0:0; (umask 022; mkdir -p -- "$(dirname -- "$d")") 2>/dev/null; mkdir -m 700 -- "$d" 2>/dev/null; if [ "$(id -u)" = 0 ] && [ "$own" != 0:0 ]; then q=$d; while [ "$q" != "$p" ] && [ "$q" != / ]; do chown -h -- "$own" "$q" 2>/dev/null; q=$(dirname -- "$q"); done; fi; }; [ -O "$d" ] || [ -n "$(find "$d" -maxdepth 0 -user 0 2>/dev/null)" ] || [ "$(stat -c %u -- "$d" 2>/dev/null)" = "$(stat -c %u -- "$(dirname -- "$d")" 2>/dev/null)" ] || why="$d is owned by neither root nor the user running it"; [ -z "$(find "$d" -maxdepth 0 \( -perm -020 -o -perm -002 \) 2>/dev/null)" ] || why="$d is writable by group or others"; [ -L "$d" ] && why="$d is a symlink"; [ -e "$1" ] && [ ! -f "$1" ] && why="$1 is not a file"; [ -L "$1" ] && why="$1 is a symlink"; }; make_lock() { if [ ! -e "$1" ] && (true >>"$1") 2>/dev/null && [ "$(id -u)" = 0 ]; then chown -h -- "$(stat -c %u:%g -- "$(dirname -- "$1")")" "$1" 2>/dev/null; fi; }; holder_of() { printf "%s" "$(sed -n '"'"'s|^{"pid": \([0-9]*\), "start_time": "\([^"]*\)", "command": "\(.*\)", "proc_start".*|pid \1, started \2: \3|p'"'"' -- "$1" 2>/dev/null)"; }; taken=; seen=; fd=9; nl=$(printf "\n_"); nl=${nl%_}; let_go() { printf "%s" "$taken" | while IFS= read -r t; do [ -n "$t" ] || continue; : >"${t#*:}"; flock -u "${t%%:*}"; done; }; first=$1; holder=$2; shift 2; set -- "$first" "$@"; for l do check "$l"; if [ -n "$why" ]; then let_go; say "refusing it: $why" "$l"; fi; make_lock "$l"; if ! true 2>/dev/null >>"$l"; then let_go; say "cannot open it" "$l"; fi; c=$(cd -- "$(dirname -- "$l")" && pwd -P) || c=$l; case "$nl$seen" in *"$nl$c$nl"*) continue;; esac; seen="$seen$c$nl"; eval "exec $fd>>\"\$l\""; if ! flock -n "$fd"; then h=$(holder_of "$l"); let_go; printf "held %s\n%s\n" "$h" "$l"; read -r _ || :; exit 0; fi; printf "%s\n" "$holder" >"$l"; taken="$taken$fd:$l$nl"; fd=$((fd - 1)); done; echo locked; read -r _ || :; let_go; exit 0' sh "${locks[0]}" "$holder" "${locks[@]:1}"; }
 lock_pid=$!
 if ! read -r took <&"${wizard_lock[0]:-}"; then took=""; fi
-# The helper holds the lock until it reads a line (this script's end) or its input ends: every
+lock=${locks[0]}
+if [ "$took" != locked ] && ! read -r lock <&"${wizard_lock[0]:-}"; then lock=${locks[0]}; fi
+# The helper holds the locks until it reads a line (this script's end) or its input ends: every
 # command below inherits that input (lock_out, opened anew: bash keeps a coprocess's own
 # descriptors from the commands it runs), as the engine's actions inherit its lock, so a script
-# killed mid-step (kill -9) leaves the lock held until that step's command ends; a process a step
+# killed mid-step (kill -9) leaves the locks held until that step's command ends; a process a step
 # leaves behind (a daemon) holds nothing once the script has ended.
 let_go() { (echo let-go >&"$lock_out") 2>/dev/null || :; exec {lock_out}>&-; wait "$lock_pid" || true; }
 case $took in
@@ -48,12 +51,14 @@ case $took in
   held*) echo "rocm-wizard: another rocm-wizard run holds the lock (${took#held }); lock file: $lock: wait for it to end, then run this script again" >&2; exit 4 ;;
   *) echo "rocm-wizard: cannot take the wizard's lock $lock${took:+: $took}" >&2; exit 1 ;;
 esac
-# shellcheck disable=SC2016  # literal $ inside single quotes is intended
-unfinished=$(sudo -- sh -c 'cur=$(cat -- "$1/current" 2>/dev/null) || exit 0; case $cur in ""|*/*) exit 0;; esac; [ -d "$1/runs/$cur" ] || exit 0; last=$(grep -E -- '"'"'^[{].*[}]$'"'"' "$1/runs/$cur/journal.jsonl" 2>/dev/null | tail -n 1); case $last in *'"'"'"event": "run-end", "state": "done"'"'"'*|*'"'"'"event": "run-end", "state": "rolled-back"'"'"'*|*'"'"'"event": "run-end", "state": "abandoned"'"'"'*) ;; *) echo "$cur";; esac' sh "$wizard_state")
-if [ -n "$unfinished" ]; then
-  echo "rocm-wizard: run $unfinished of the wizard is not finished (rocm-wizard status shows where it stands): 'rocm-wizard resume' continues it, 'rocm-wizard rollback' undoes it, 'rocm-wizard abandon' forgets it; then run this script again" >&2
-  exit 1
-fi
+for wizard_state in "${wizard_states[@]}"; do
+  # shellcheck disable=SC2016  # literal $ inside single quotes is intended
+  unfinished=$(sudo -- sh -c 'cur=$(cat -- "$1/current" 2>/dev/null) || exit 0; case $cur in ""|*/*) exit 0;; esac; [ -d "$1/runs/$cur" ] || exit 0; last=$(grep -E -- '"'"'^[{].*[}]$'"'"' "$1/runs/$cur/journal.jsonl" 2>/dev/null | tail -n 1); case $last in *'"'"'"event": "run-end", "state": "done"'"'"'*|*'"'"'"event": "run-end", "state": "rolled-back"'"'"'*|*'"'"'"event": "run-end", "state": "abandoned"'"'"'*) ;; *) echo "$cur";; esac' sh "$wizard_state")
+  if [ -n "$unfinished" ]; then
+    echo "rocm-wizard: run $unfinished of the wizard is not finished (rocm-wizard status shows where it stands): 'rocm-wizard resume' continues it, 'rocm-wizard rollback' undoes it, 'rocm-wizard abandon' forgets it; then run this script again" >&2
+    exit 1
+  fi
+done
 done_steps=$(read_record "$progress" '[0-9]+') || exit 1
 step_done() { [[ $'\n'"$done_steps"$'\n' == *$'\n'"$1"$'\n'* ]]; }
 drift() { echo "drift: step $1 is recorded as done, but the machine says otherwise (checked: $2: no): running it again" >&2; done_steps=$(printf '%s\n' "$done_steps" | grep -vx "$1" || true); }
