@@ -38,7 +38,9 @@ def test_a_plan_that_changes_the_system_keeps_roots_state_dir(tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     script = dry_run(capsys, "--sandbox", str(tmp_path / "sb"), "--profile", "seed-7900xt", "--plan", "downgrade-6.2")
     assert "sudo -- " in script and "progress=/var/lib/rocm-wizard/script/downgrade-6.2.progress" in script
-    assert USER_STATE not in script
+    assert f"{USER_STATE}/backup" not in script and f"{USER_STATE}/script" not in script
+    # its pip step changes the user's venv: the script takes the user's lock too, as the engine does (J12)
+    assert f"locks=(/var/lib/rocm-wizard/lock {USER_STATE}/lock)" in script
 
 
 def test_a_recording_plans_into_its_users_state_dir(capsys: pytest.CaptureFixture[str]) -> None:
@@ -50,6 +52,7 @@ def test_a_named_state_dir_holds_everything(tmp_path: Path, capsys: pytest.Captu
     state = tmp_path / "state"
     script = dry_run(capsys, "--from", "seed-7900xt", "--plan", "pip-only", "--state-dir", str(state))
     assert f"progress={state}/script/pip-only.progress" in script
+    assert f"locks=({state}/lock)" in script  # its lock alone, as the engine's run with --state-dir takes (J12)
 
 
 def test_user_state_dir_follows_xdg() -> None:

@@ -335,10 +335,12 @@ class MachineSession:
 
     # -- what a plan becomes without running -----------------------------------------------------
     def script(self, plan: ResolvedPlan) -> str:
-        """The dry-run script: the plan as a commented bash script."""
+        """The dry-run script: the plan as a commented bash script (a state dir named on the command line holds
+        everything: its lock alone, as the engine's run then takes)."""
         from wizard import script
 
-        return script.render(plan, self.facts)
+        named = bool(self.state_dir or os.environ.get("ROCM_WIZARD_STATE_DIR"))
+        return script.render(plan, self.facts, own_state_only=named)
 
     def write_script(self, plan: ResolvedPlan, path: Path) -> Path:
         """Write the script to ``path`` (a file, or a directory to put ``rocm-wizard-PLAN.sh`` in); its directory

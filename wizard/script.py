@@ -194,9 +194,10 @@ def progress_path(plan: ResolvedPlan) -> str:
     return f"{state_path(plan)}/script/{plan.name}.progress"
 
 
-def render(plan: ResolvedPlan, facts: Facts, user_state: str | None = None) -> str:
+def render(plan: ResolvedPlan, facts: Facts, user_state: str | None = None, *, own_state_only: bool = False) -> str:
     """``user_state``: the state dir, on the machine, of the user whose things the plan changes (None: found from the
-    home its venv is in: wizard.steps.home_user_state)."""
+    home its venv is in: wizard.steps.home_user_state). ``own_state_only``: a state dir named on the command line
+    holds everything: the script takes its lock alone (as the engine's run then does)."""
     out: list[str] = ["#!/usr/bin/env bash"]
     out += _comment(f"rocm-wizard dry run: plan {plan.name}: {plan.title}")
     out += _comment("Nothing has been run. Running this script by hand does what `rocm-wizard --plan "
@@ -220,7 +221,7 @@ def render(plan: ResolvedPlan, facts: Facts, user_state: str | None = None) -> s
                     "progress file that exists but cannot be read stops the script before any change.")
     out.append(f"progress={shlex.quote(progress) if plan.state_dir else chr(34) + progress + chr(34)}")
     sudo = "sudo -- " if plan.state_dir and _system_path(plan.state_dir) else ""  # root's state dir, like the backup
-    out += [f"read_record() {{ {sudo}sh -c {shlex.quote(READ_RECORD)} sh \"$@\"; }}", *_one_wizard(plan, user_state),
+    out += [f"read_record() {{ {sudo}sh -c {shlex.quote(READ_RECORD)} sh \"$@\"; }}", *_one_wizard(plan, user_state, own_state_only),
             f'done_steps=$(read_record "$progress" {shlex.quote(STEP_LINE)}) || exit 1',
             *([f'booted_from=$(read_record "$progress.reboot" {shlex.quote(BOOT_LINE)}) || exit 1']
               if any(s.reboot and not s.skipped_reason for s in plan.steps) else []),
@@ -266,18 +267,20 @@ def _shell_path(path: str) -> str:
     return f'"{path}"' if "$" in path else _quote(path)
 
 
-def lock_paths(plan: ResolvedPlan, user_state: str | None = None) -> tuple[PlanLock, ...]:
+def lock_paths(plan: ResolvedPlan, user_state: str | None = None, own_state_only: bool = False) -> tuple[PlanLock, ...]:
     """The state dirs whose locks the script takes (wizard.steps.executor_locks; the plan's own state dir, the user's
-    XDG one when the plan names none)."""
+    XDG one when the plan names none; ``own_state_only``: that one alone)."""
     from wizard.steps import executor_locks
 
+    if own_state_only:
+        return (PlanLock(state_path(plan), system_path(state_path(plan))),)
     return executor_locks(plan if plan.state_dir else replace(plan, state_dir=state_path(plan)), user_state)
 
 
-def _one_wizard(plan: ResolvedPlan, user_state: str | None) -> list[str]:
+def _one_wizard(plan: ResolvedPlan, user_state: str | None, own_state_only: bool) -> list[str]:
     """The wizard's locks, held until the script ends, and the refusal over an unfinished run of the wizard in each
     state dir they are in."""
-    locks = lock_paths(plan, user_state)
+    locks = lock_paths(plan, user_state, own_state_only)
     sudo = "sudo -- " if any(system_path(lk.state_dir) for lk in locks) else ""  # root's state dir, like the backup
     holder = json.dumps(f"dry-run script of plan {plan.name}")
     again = "then run this script again"
