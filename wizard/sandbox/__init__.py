@@ -14,7 +14,10 @@ import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing's names for the type checker only: every stand-in call imports this package
+if TYPE_CHECKING:
+    from typing import Any
 
 from wizard.host import HostError, LiveHost
 

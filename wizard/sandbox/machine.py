@@ -12,9 +12,11 @@ import json
 import os
 import re
 import time
-import uuid
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing's names for the type checker only: every stand-in call imports this module
+if TYPE_CHECKING:
+    from typing import Any
 
 SANDBOX_DIR = ".sandbox"
 ROCM_PACKAGES = ("rocm", "rocm-core", "rocm-hip-runtime", "hip-runtime-amd", "rocminfo", "rocm-smi-lib",
@@ -257,6 +259,8 @@ def package_files(name: str, version: str) -> tuple[dict[str, str], dict[str, st
 
 
 def new_boot_id(root: Path) -> str:
+    import uuid
+
     bid = str(uuid.uuid4())
     atomic_write(root / "proc/sys/kernel/random/boot_id", bid + "\n")
     return bid

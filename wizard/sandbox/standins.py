@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -363,6 +362,8 @@ def _dists(site: Path) -> dict[str, tuple[str, Path]]:
 
 
 def _uninstall(site: Path, name: str) -> bool:
+    import shutil  # here: every stand-in call imports this module, few remove files
+
     dists = _dists(site)
     if _norm(name) not in dists:
         return False
@@ -383,6 +384,8 @@ def _uninstall(site: Path, name: str) -> bool:
 
 
 def _install(site: Path, name: str, version: str) -> None:
+    import shutil
+
     _uninstall(site, name)
     pkg = name.replace("-", "_").lower()
     files = {f"{pkg}/__init__.py": f"__version__ = {version!r}\n"}
@@ -1159,7 +1162,12 @@ def sudo(root: Path, args: list[str]) -> int:
             prog = str(inside)
         else:
             prog = os.path.basename(prog)
-    exe = prog if "/" in prog else shutil.which(prog, path=os.environ.get("PATH", ""))
+    if "/" in prog:
+        exe: str | None = prog
+    else:
+        import shutil
+
+        exe = shutil.which(prog, path=os.environ.get("PATH", ""))
     if exe is None:
         raise Fail(f"sudo: {cmd[0]}: command not found", 1)
     _exec([exe, *cmd[1:]])
