@@ -11,6 +11,7 @@ Textual app are two views of it: each passes an event callback and, where root i
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 from contextlib import contextmanager
 from pathlib import Path
@@ -258,6 +259,33 @@ class RunService:
                 for lock in reversed(held_now):
                     lock.release()
 
+    def _unfinished_elsewhere(self, held_now: list[Lock | HelperLock]) -> str | None:
+        """Why a new plan cannot start for a run not finished in another state dir this run holds the lock of (the
+        system's, for a user's own run of a system plan; a user's, for root's run that changes that user's venv):
+        it changed what this plan changes. Read as each lock was taken (through the same ``sudo -n``: root's state
+        dir is 0700), with the dry-run script's reader (``wizard.script.UNFINISHED_RUN``); None: none is."""
+        from wizard.script import UNFINISHED_RUN
+
+        mine = os.path.realpath(self.machine.state_root)
+        for lock in held_now:
+            there = lock.path.parent
+            if os.path.realpath(there) == mine:
+                continue
+            prefix = lock.prefix if isinstance(lock, HelperLock) else ()
+            try:
+                r = subprocess.run([*prefix, "sh", "-c", UNFINISHED_RUN, "sh", str(there)], capture_output=True,
+                                   text=True, timeout=60, check=False)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                return f"cannot read whether a run in {there} is finished: {exc}"
+            run = r.stdout.strip()
+            if run:
+                who = "sudo " if prefix[:1] == ("sudo",) and "-u" not in prefix else ""
+                owner = f" as {prefix[prefix.index('-u') + 1]}" if "-u" in prefix else ""
+                return (f"run {run} in {there} is not finished (it changed what this plan changes): "
+                        f"`{who}rocm-wizard status`{owner} shows where it stands; `{who}rocm-wizard resume` continues "
+                        f"it, `{who}rocm-wizard rollback` undoes it, `{who}rocm-wizard abandon` forgets it")
+        return None
+
     def _locks_for(self, plan: ResolvedPlan | None, user: str | None) -> list[LockSpec]:
         """The one rule for which locks a run takes, in the one order they are taken in (the system's, then the
         users' by name: two runs never each hold a lock the other waits for), each file once:
@@ -434,8 +462,8 @@ class RunService:
             raise RunError("\n".join(f"refused: {r}" for r in refused), 5)
         actions = [a for s in plan.steps for a in s.actions]
         rights = self._asker(yes=yes, authenticate=authenticate)
-        with self._held(plan, authorize=lambda: rights(actions)):
-            why = self.blocked(locked=True)
+        with self._held(plan, authorize=lambda: rights(actions)) as held_now:
+            why = self.blocked(locked=True) or self._unfinished_elsewhere(held_now)
             if why:
                 raise RunBlocked(why)
             self._check_binding(plan, skip_preflight, cancel)
