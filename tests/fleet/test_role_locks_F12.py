@@ -328,3 +328,20 @@ def test_the_collections_lock_script_refuses_over_the_users_lock_and_the_engine_
     one = subprocess.run(["sh", "-c", script, "rocm-wizard-lock", str(user / "lock"), data["holder"], "change", "echo",
                           "one"], capture_output=True, text=True, timeout=60)
     assert (one.returncode, one.stdout, one.stderr) == (0, "one\n", "")
+
+
+def test_near_miss_a_users_lock_under_an_unnamed_home_is_none_a_role_names() -> None:
+    """A recording's venv (``~/venv``: whose home the plan does not say) gives the rule a ``~`` state dir; a root task
+    would expand it to root's home and the collection passes it as it is: the roles take the locks they can name."""
+    from wizard.fleet.lock import task_locks
+    from wizard.model import Action, ResolvedPlan, StepPlan
+    from wizard.steps import executor_locks
+
+    pip = StepPlan("pip_pin", "pin", (Action(("true",), "pip", as_user=True, changes=("venv:~/venv",)),),
+                   params=(("venv", "~/venv"),))
+    root = StepPlan("groups", "groups", (Action(("true",), "render group", root=True, changes=("/etc/group",)),))
+    plan = ResolvedPlan("upgrade-6.4", "t", "d", (), (root, pip), state_dir=SYSTEM)
+    assert [lk.path for lk in executor_locks(plan)] == [f"{SYSTEM}/lock", "~/.local/state/rocm-wizard/lock"]
+    assert task_locks(plan) == ((f"{SYSTEM}/lock",), ())
+    data = plan_vars(plan)["rocm_wizard_plan"]
+    assert (data["lock"], data["user_lock"]) == (f"{SYSTEM}/lock", "")

@@ -87,7 +87,9 @@ def task_locks(plan: ResolvedPlan) -> tuple[tuple[str, ...], tuple[str, ...]]:
     and the user's own run (a pip-only run of the venv: its state dir is the user's) take it, so a task run as the GPU
     user excludes both. None of them: the task runs without a lock (a system plan that changes nothing of a user's: only root
     changes anything there)."""
-    locks = lock_paths(plan)
+    # a user's lock under ``~`` (a recording's venv, whose home the plan does not name) is none a role can name: a
+    # task run as root would expand it to root's home, and the collection's role passes it unexpanded
+    locks = [lk for lk in lock_paths(plan) if not lk.path.startswith("~")]
     return tuple(lk.path for lk in locks), tuple(lk.path for lk in locks if not lk.system)
 
 
