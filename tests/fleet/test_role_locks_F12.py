@@ -345,3 +345,21 @@ def test_near_miss_a_users_lock_under_an_unnamed_home_is_none_a_role_names() -> 
     assert task_locks(plan) == ((f"{SYSTEM}/lock",), ())
     data = plan_vars(plan)["rocm_wizard_plan"]
     assert (data["lock"], data["user_lock"]) == (f"{SYSTEM}/lock", "")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a folder another user owns needs root")
+def test_a_root_task_makes_the_users_missing_state_dir_the_users(tmp_path: Path) -> None:
+    """Root's task of the system plan, the first to take the user's lock: the state dir it makes under the user's home
+    (and the lock file) are the user's, as the engine's and the dry-run script's helper make them, so the user's own
+    wizard can take that lock afterwards."""
+    role = role_of(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    os.chown(home, 65534, 65534)
+    user = home / ".local" / "state" / "rocm-wizard"
+    script = mapped(yaml_load(role / "vars" / "main.yml")[f"{ROLE}_lock"], {SYSTEM: tmp_path / "system", USER: user})
+    res = run(script, "change", "echo", "ran")
+    assert (res.returncode, res.stdout, res.stderr) == (0, "ran\n", "")
+    for p in (home / ".local", home / ".local" / "state", user, user / "lock"):
+        assert (p.stat().st_uid, p.stat().st_gid) == (65534, 65534), p
+    assert oct(user.stat().st_mode & 0o777) == "0o700" and (tmp_path / "system").stat().st_uid == 0
