@@ -88,15 +88,18 @@ def test_one_copy_of_the_lock_script_serves_both_roles() -> None:
 
 @pytest.mark.integration
 def test_the_progress_read_each_changing_command_and_each_done_mark_take_the_lock() -> None:
-    prefix = ["sh", "-c", "{{ rocm_wizard_lock_script }}", "rocm-wizard-lock", "{{ rocm_wizard_plan.lock }}",
-              "{{ rocm_wizard_plan.holder }}"]
+    # a system state dir's progress is root's: root's locks; else a user's (F12: tests/fleet/test_role_locks_F12.py)
+    prefix = ["sh", "-c", "{{ rocm_wizard_lock_script }}", "rocm-wizard-lock",
+              "{{ rocm_wizard_plan.lock if rocm_wizard_plan.root_progress else rocm_wizard_plan.user_lock "
+              "| default(rocm_wizard_plan.lock) }}", "{{ rocm_wizard_plan.holder }}"]
     assert role_file("vars", "main.yml")["rocm_wizard_locked"] == (
         "{{ ['sh', '-c', rocm_wizard_lock_script, 'rocm-wizard-lock', rocm_wizard_plan.lock, rocm_wizard_plan.holder] }}")
     main = role_file("tasks", "main.yml")
     read = next(t for t in main if t["name"].startswith("Read this host's progress"))
     assert read["ansible.builtin.command"]["argv"][:7] == [*prefix, "read"]
     mark = next(t for t in role_file("tasks", "step.yml") if t["name"] == "Record the step as done")
-    assert mark["ansible.builtin.command"]["argv"].startswith("{{ rocm_wizard_locked + ['change'] + ")
+    assert mark["ansible.builtin.command"]["argv"].startswith(
+        "{{ (rocm_wizard_locked if rocm_wizard_plan.root_progress else rocm_wizard_user_locked) + ['change'] + ")
     act = next(t for t in role_file("tasks", "action.yml") if t["name"] == "Run the action")
     assert act["ansible.builtin.command"]["argv"].startswith("{{ (rocm_wizard_locked + ['change'] + rocm_wizard_action.argv) if ")
     check = next(t for t in role_file("tasks", "action.yml") if t["name"].startswith("Check whether"))

@@ -12,11 +12,13 @@ drain hook before the first change, every step not done (one skipped include per
 suite, the undrain hook, and reports a summary per host through ``set_stats`` (AWX/AAP show it as the job's
 artifacts).
 
-It takes the wizard's lock as the exported role does (wizard.fleet.lock: LOCKED, held in ``vars/main.yml``): the
-progress read, each changing action run with the state dir owner's rights and each done mark run under the flock on
-the plan's ``STATE/lock`` (``rocm_wizard_plan.lock``), with the engine's holder record naming this role and the plan
-(``rocm_wizard_plan.holder``); a task refuses, with the dry-run script's line, while another run holds the lock (exit
-4) or a run of the wizard is not finished (exit 1).
+It takes the wizard's locks as the exported role does (wizard.fleet.lock: LOCKED, held in ``vars/main.yml``): the
+progress read, each changing action and each done mark run under the flocks the engine and the dry-run script take
+for the plan (wizard.fleet.lock.task_locks): a task run as root under all of them (``rocm_wizard_plan.lock``, one a
+line), one run as a user under the ones a user can take (``rocm_wizard_plan.user_lock``: the user's own), with the
+engine's holder record naming this role and the plan (``rocm_wizard_plan.holder``); a task refuses, with the dry-run
+script's line, while another run holds one of them (exit 4) or a run of the wizard is not finished in a state dir
+taken (exit 1).
 """
 
 from __future__ import annotations
@@ -30,11 +32,11 @@ from typing import Any
 from wizard import __version__
 from wizard.downloads.shell import is_fetch, script_lines
 from wizard.fleet import PLUGINS, FleetError, ansible_program
-from wizard.fleet.lock import LOCKED, holder, refused
+from wizard.fleet.lock import LOCKED, holder, refused, task_locks
 from wizard.fleet.safety import DEFAULT_DELAY, DEFAULT_RETRIES, GPU_HOLDERS, retryable
 from wizard.fleet.yaml_text import Literal, Template as T, document
 from wizard.model import PREFLIGHT, ResolvedPlan
-from wizard.script import LOCK_FILE, READ_RECORD, STEP_LINE, _system_path, progress_path, state_path
+from wizard.script import READ_RECORD, STEP_LINE, _system_path, progress_path
 
 NAMESPACE, NAME, ROLE = "rocm_wizard", "fleet", "rocm_wizard"
 FQCN = f"{NAMESPACE}.{NAME}.{ROLE}"
@@ -45,11 +47,14 @@ VERIFY_KIND = "verify"
 
 def plan_vars(plan: ResolvedPlan) -> dict[str, Any]:
     """The plan as the role's ``rocm_wizard_plan``: each step to run with its actions as argv lists (the
-    wheelhouse fetch as the dry-run script's bash: the host needs no wizard), the wizard's lock file (the dry-run
-    script's ``STATE/lock``) and the holder record the role writes into it."""
+    wheelhouse fetch as the dry-run script's bash: the host needs no wizard), the wizard's lock files a task run as
+    root takes (``lock``, one a line: the engine's and the dry-run script's, wizard.fleet.lock.task_locks), those a
+    task run as a user takes (``user_lock``: the non-system ones, none for a plan that changes nothing of a user's)
+    and the holder record the role writes into each."""
     from wizard.fleet.export import MARK_DONE
 
     progress = progress_path(plan)
+    locks, user = task_locks(plan)
     steps: list[dict[str, Any]] = []
     for k, step in enumerate(plan.steps, 1):
         if step.skipped_reason:
@@ -82,7 +87,8 @@ def plan_vars(plan: ResolvedPlan) -> dict[str, Any]:
     return {"rocm_wizard_plan": {
         "name": Literal(plan.name), "title": Literal(plan.title),
         "progress": Literal(progress), "root_progress": bool(plan.state_dir) and _system_path(plan.state_dir or ""),
-        "lock": Literal(f"{state_path(plan)}/{LOCK_FILE}"), "holder": Literal(holder(FQCN, plan.name)),
+        "lock": Literal("\n".join(locks)), "user_lock": Literal("\n".join(user)),
+        "holder": Literal(holder(FQCN, plan.name)),
         "mark_done": [Literal(x) for x in MARK_DONE], "steps": steps}}
 
 
@@ -103,17 +109,26 @@ def _as(var: str) -> dict[str, Any]:
 
 
 # the role's vars/main.yml: the lock script (wizard.fleet.lock), and the argv that runs a command under it:
-# rocm_wizard_locked + [MODE] + COMMAND (MODE change, or read: a missing state dir is not made)
+# rocm_wizard_locked + [MODE] + COMMAND (MODE change, or read: a missing state dir is not made), root's locks; and
+# rocm_wizard_user_locked, a user's (plan data exported before ``user_lock`` names the one lock it has)
 LOCK_VARS: dict[str, Any] = {
     "rocm_wizard_lock_script": Literal(LOCKED),
     "rocm_wizard_locked": T("{{ ['sh', '-c', rocm_wizard_lock_script, 'rocm-wizard-lock', rocm_wizard_plan.lock, "
                             "rocm_wizard_plan.holder] }}"),
+    "rocm_wizard_user_locked": T("{{ ['sh', '-c', rocm_wizard_lock_script, 'rocm-wizard-lock', "
+                                 "rocm_wizard_plan.user_lock | default(rocm_wizard_plan.lock), rocm_wizard_plan.holder] }}"),
 }
-# an action takes the lock when it changes the host with the rights of the state dir's owner (as the exported role's:
-# wizard.fleet.export.locked): root for a system state dir, else whoever connects (root actions too, as the export's);
-# an action that becomes the GPU user runs without it (the state dir is not that user's to lock)
-_LOCKS = ("{a}.changes and ({a}.root or not rocm_wizard_plan.root_progress) "
-          "and not (not {a}.root and {a}.user and rocm_wizard_gpu_user | length > 0)")
+# which locks an action takes when it changes the host (as the exported role's: wizard.fleet.export.lock_var): a root
+# action root's; one run as the GPU user a user's (its own lock: the root run of the plan and the user's own run both
+# take it); one run as whoever connects a user's where the plan's state dir is not a system one (there such an action
+# is a read-only look, and takes none). Plan data without ``user_lock`` keeps its rule: the one lock for a root action,
+# and for any other where the state dir is not a system one, except one that becomes the GPU user.
+_ROOT_LOCKS = "{a}.changes and {a}.root"
+_USER_LOCKS = ("{a}.changes and not {a}.root and ((({a}.user or not rocm_wizard_plan.root_progress) "
+               "and rocm_wizard_plan.user_lock | length > 0) if rocm_wizard_plan.user_lock is defined else "
+               "(not rocm_wizard_plan.root_progress and not ({a}.user and rocm_wizard_gpu_user | length > 0)))")
+# the progress read and each done mark run as the state dir's owner: root's locks for a system state dir, else a user's
+_PROGRESS_LOCKED = "(rocm_wizard_locked if rocm_wizard_plan.root_progress else rocm_wizard_user_locked)"
 
 
 DEFAULTS: dict[str, Any] = {
@@ -177,7 +192,8 @@ def main_tasks() -> list[dict[str, Any]]:
         "name": "Read this host's progress (the steps rocm-wizard finished)",
         "ansible.builtin.command": {"argv": [
             Literal("sh"), "-c", T("{{ rocm_wizard_lock_script }}"), Literal("rocm-wizard-lock"),
-            T("{{ rocm_wizard_plan.lock }}"), T("{{ rocm_wizard_plan.holder }}"), Literal("read"),
+            T("{{ rocm_wizard_plan.lock if rocm_wizard_plan.root_progress else rocm_wizard_plan.user_lock "
+              "| default(rocm_wizard_plan.lock) }}"), T("{{ rocm_wizard_plan.holder }}"), Literal("read"),
             Literal("sh"), "-c", Literal(READ_RECORD), Literal("sh"), T("{{ rocm_wizard_plan.progress }}"),
             Literal(STEP_LINE)]},
         "become": T("{{ rocm_wizard_plan.root_progress }}"),
@@ -263,8 +279,9 @@ def step_tasks() -> list[dict[str, Any]]:
         "loop_control": {"loop_var": "rocm_wizard_action", "label": T("{{ rocm_wizard_action.name }}")},
     }, {
         "name": "Record the step as done",
-        "ansible.builtin.command": {"argv": T("{{ rocm_wizard_locked + ['change'] + rocm_wizard_plan.mark_done + "
-                                              "[rocm_wizard_plan.progress, rocm_wizard_step.number | string] }}")},
+        "ansible.builtin.command": {"argv": T("{{ %s + ['change'] + rocm_wizard_plan.mark_done + "
+                                              "[rocm_wizard_plan.progress, rocm_wizard_step.number | string] }}"
+                                              % _PROGRESS_LOCKED)},
         "become": T("{{ rocm_wizard_plan.root_progress }}"),
         "changed_when": True,
         "when": "not rocm_wizard_step.verify",
@@ -290,8 +307,9 @@ def action_tasks() -> list[dict[str, Any]]:
         "when": f"{a}.check | length > 0",
     }, {
         "name": "Run the action",
-        "ansible.builtin.command": {"argv": T("{{ (rocm_wizard_locked + ['change'] + %s.argv) if %s else %s.argv }}"
-                                              % (a, _LOCKS.format(a=a), a))},
+        "ansible.builtin.command": {"argv": T("{{ (rocm_wizard_locked + ['change'] + %s.argv) if %s else "
+                                              "(rocm_wizard_user_locked + ['change'] + %s.argv) if %s else %s.argv }}"
+                                              % (a, _ROOT_LOCKS.format(a=a), a, _USER_LOCKS.format(a=a), a))},
         "environment": T("{{ %s.env }}" % a),
         **_as(a),
         "timeout": T("{{ %s.timeout }}" % a),
@@ -341,8 +359,9 @@ def argument_specs() -> dict[str, Any]:
         "short_description": "Run a plan resolved by rocm-wizard (ROCm + PyTorch on AMD GPUs) on each host",
         "description": ["Steps a host finished are skipped with one task each; a step whose check fails on the "
                         "machine runs again.",
-                        "Takes rocm-wizard's own lock (the flock on the plan's STATE/lock) for each task that "
-                        "changes the host; refuses while a wizard run holds it or is not finished.",
+                        "Takes rocm-wizard's own locks (the flocks the wizard takes for the plan: the system "
+                        "state dir's and the GPU user's STATE/lock) for each task that changes the host; refuses "
+                        "while a wizard run holds one or is not finished.",
                         "Refuses while a process holds the GPU; drain and undrain hooks around the change."],
         "author": ["rocm-wizard"],
         "options": options}}}
@@ -391,10 +410,13 @@ Kubernetes nodes: drain from the controller:
     rocm_wizard_undrain: "kubectl uncordon {{{{ inventory_hostname }}}}"
 ```
 
-Each task that changes a host (and the first, which reads its progress) takes rocm-wizard's own lock, the flock
-on the plan's `STATE/lock` that `rocm-wizard` and its dry-run script take (`flock`, util-linux, on the hosts): while
-a run of the wizard holds it, or one is not finished on the host, the host fails with the wizard's line (exit 4, or
-1 naming `rocm-wizard resume`, `rollback` and `abandon`); run the play again afterwards. A plan_vars file written
+Each task that changes a host (and the first, which reads its progress) takes rocm-wizard's own locks, the flocks
+on the `STATE/lock` files that `rocm-wizard` and its dry-run script take for the plan (`flock`, util-linux, on the
+hosts): a task run as root takes them all (`rocm_wizard_plan.lock`: the system state dir's, then the GPU user's where
+the plan changes that user's venv), a task run as the GPU user takes that user's own (`rocm_wizard_plan.user_lock`),
+which the user's own `rocm-wizard` run of the venv takes too. While a run of the wizard holds one, or one is not
+finished on the host, the host fails with the wizard's line (exit 4, naming the holder and the lock file, or 1
+naming `rocm-wizard resume`, `rollback` and `abandon`); run the play again afterwards. A plan_vars file written
 before the role took the lock names no lock file and is refused: export the plan again.
 
 Every variable, its type and default: `roles/{ROLE}/meta/argument_specs.yml`. Each host's result (plan, steps run,

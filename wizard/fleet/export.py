@@ -45,10 +45,10 @@ from wizard.downloads.shell import is_fetch
 from wizard.model import PREFLIGHT, Action, ResolvedPlan, StepPlan
 from wizard.record import record
 from wizard.verify.launch import AMD_DOCKER_FLAGS, CONTAINER_SUITE, SUITE_PATH, SuiteOptions
-from wizard.script import LOCK_FILE, READ_RECORD, STEP_LINE, _system_path, progress_path, state_path
+from wizard.script import READ_RECORD, STEP_LINE, _shell_path, _system_path, progress_path
 
 from wizard.fleet.downloads import fetch_tasks
-from wizard.fleet.lock import LOCKED, holder, refused
+from wizard.fleet.lock import LOCKED, holder, refused, task_locks
 from wizard.fleet.modules import module_task
 from wizard.fleet.collection import plan_vars
 from wizard.fleet.safety import GPU_HOLDERS, retry_keywords, retryable
@@ -120,8 +120,11 @@ def export(groups: Sequence[PlanGroup], out_dir: str | Path, *, serial: int | No
             files[Path("roles", role, "tasks", name)] = document(body, header[:1])
         if modules and any(s.kind == VERIFY_KIND and not s.skipped_reason for s in g.plan.steps):
             files[Path("roles", role, "files", SUITE_FILE)] = SUITE_PATH.read_text(encoding="utf-8")
-        files[Path("roles", role, "vars", "main.yml")] = document(lock_vars(g.plan, role), [
-            header[0], "the wizard's lock (its flock on the state dir's lock file), taken by each task that changes the host: "
+        used = "\n".join(files[Path("roles", role, "tasks", n)] for n in ("main.yml", *steps))
+        files[Path("roles", role, "vars", "main.yml")] = document({k: v for k, v in lock_vars(g.plan, role).items()
+                                                                    if "{{ %s }}" % k in used}, [
+            header[0], "the wizard's locks (its flocks on the lock files the wizard takes for this plan), taken by each task "
+            "that changes the host, all of them as root (_lock), a user's own as that user (_user_lock): "
             "sh -c LOCK rocm-wizard-lock change|read COMMAND [ARG...] (wizard/fleet/lock.py: LOCKED)"])
         files[Path("roles", role, "tasks", DRAIN)] = document(drain_tasks(role, any(a.root for st in g.plan.steps for a in st.actions)), header[:1])
         files[Path("plan_vars", f"{role}.yml")] = document(plan_vars(g.plan), [
@@ -285,12 +288,14 @@ def role_tasks(plan: ResolvedPlan, role: str, *, modules: bool = True) -> list[d
     checks = [(k, s.check) for k, s in enumerate(plan.steps, 1)
               if s.check is not None and not s.skipped_reason and not s.reboot and s.kind != VERIFY_KIND]
     folded = bool(root_progress and checks)  # a system state dir: one root task reads the progress and checks
+    # the progress read and each done mark run as the state dir's owner: root's locks for a system state dir
+    mark_lock = lock_var(plan, role, root=root_progress) or f"{role}_lock"
     tasks: list[dict[str, Any]] = [{
         # as the owner of the state dir (root for /var/lib): read as the user, a 0700 dir looks like "no
         # progress" and a finished host would be migrated again; a progress that exists but cannot be read or
         # does not parse fails the host here, before any change
         "name": "Read this host's progress (the steps rocm-wizard finished)",
-        "ansible.builtin.command": {"argv": locked(role, "read", ["sh", "-c", READ_RECORD, "sh", progress, STEP_LINE])},
+        "ansible.builtin.command": {"argv": locked(mark_lock, "read", ["sh", "-c", READ_RECORD, "sh", progress, STEP_LINE])},
         **({"become": True} if root_progress else {}),
         "register": f"{role}_progress",
         "changed_when": False,
@@ -298,7 +303,7 @@ def role_tasks(plan: ResolvedPlan, role: str, *, modules: bool = True) -> list[d
         "tags": ["always"],
     }]
     if folded:
-        tasks = [_read_and_check(tasks[0], role, progress, checks), {
+        tasks = [_read_and_check(tasks[0], mark_lock, progress, checks), {
             "name": "Drift: steps recorded as done that the machine says are not: they run again",
             "ansible.builtin.debug": {"msg": T("{{ %s_progress.stderr_lines | select('match', '^drift: ') | list }}" % role)},
             "changed_when": True,
@@ -328,7 +333,7 @@ def role_tasks(plan: ResolvedPlan, role: str, *, modules: bool = True) -> list[d
         if not verify:
             body.append({
                 "name": f"{title}: done",
-                "ansible.builtin.command": {"argv": locked(role, "change", [*MARK_DONE, progress, str(k)])},
+                "ansible.builtin.command": {"argv": locked(mark_lock, "change", [*MARK_DONE, progress, str(k)])},
                 "register": f"{role}_s{k}_done",
                 "changed_when": True,
                 **({"become": True} if root_progress else {}),
@@ -403,10 +408,10 @@ CHECKED = "\n".join([
 ])
 
 
-def _read_and_check(read: dict[str, Any], role: str, progress: str, checks: Sequence[tuple[int, Action]]) -> dict[str, Any]:
+def _read_and_check(read: dict[str, Any], var: str, progress: str, checks: Sequence[tuple[int, Action]]) -> dict[str, Any]:
     spec = json.dumps([[k, "root" if c.root else "user", list(c.command())] for k, c in checks])
     return {**read, "name": "Read this host's progress (the steps rocm-wizard finished) and check them on the machine",
-            "ansible.builtin.command": {"argv": locked(role, "read", ["python3", "-c", CHECKED, READ_RECORD, progress,
+            "ansible.builtin.command": {"argv": locked(var, "read", ["python3", "-c", CHECKED, READ_RECORD, progress,
                                                                       STEP_LINE, spec])},
             "environment": {"ROCM_WIZARD_GPU_USER": T("{{ rocm_wizard_gpu_user | default('') }}")}}
 
@@ -505,10 +510,11 @@ def _step_body(plan: ResolvedPlan, k: int, title: str, step: StepPlan, role: str
             when.append("not ansible_check_mode")
         if mt is not None and mt.parent:  # its program makes the file's directory when missing: so does the task
             out += _parent_tasks(title, label, a, mt.parent, f"{reg}_dir", when)
+        var = lock_var(plan, role, root=a.root, as_user=a.as_user)  # root's locks, or a user's (see lock_var)
         under_lock = mt is None and "ansible.builtin.command" in task and step.kind not in (PREFLIGHT, VERIFY_KIND) and (
-            a.root or not _system_path(plan.state_dir or ""))  # with the state dir's owner's rights (see locked)
-        if under_lock:
-            task["ansible.builtin.command"]["argv"] = locked(role, "change", task["ansible.builtin.command"]["argv"])
+            var is not None)
+        if under_lock and var is not None:
+            task["ansible.builtin.command"]["argv"] = locked(var, "change", task["ansible.builtin.command"]["argv"])
         task.update(_env(a))
         task.update(_become(a))
         if a.timeout:
@@ -643,18 +649,43 @@ def available(requirement: str) -> str:
 
 
 def lock_vars(plan: ResolvedPlan, role: str) -> dict[str, Any]:
-    """The role's ``<role>_lock``: LOCKED with the plan's lock file (the dry-run script's: ``STATE/lock``, the user's
-    XDG state dir expanded on the host when the plan names none) and the role as holder."""
-    state = state_path(plan)
-    lock = shlex.quote(f"{state}/{LOCK_FILE}") if plan.state_dir else f'"{state}/{LOCK_FILE}"'
-    return {f"{role}_lock": Literal(f'set -- {lock} {shlex.quote(holder(role, plan.name))} "$@"\n{LOCKED}')}
+    """The role's ``<role>_lock``: LOCKED with the lock files a task run as root takes (wizard.fleet.lock.task_locks:
+    the rule's, as the dry-run script takes them; the user's XDG state dir expanded on the host when the plan names
+    none) and the role as holder; ``<role>_user_lock``, where a task run as a user takes fewer: the ones a user can
+    take (the user's own lock, never the system's)."""
+    root, user = task_locks(plan)
+    out = {f"{role}_lock": Literal(_set_locks(root, holder(role, plan.name)))}
+    if user and user != root:
+        out[f"{role}_user_lock"] = Literal(_set_locks(user, holder(role, plan.name)))
+    return out
 
 
-def locked(role: str, mode: str, argv: Sequence[str]) -> list[str]:
-    """``argv`` run under the wizard's lock (LOCKED; ``mode`` change or read). Only a command run with the rights of
-    the state dir's owner can take it (root for a system state dir): a user's action of a plan that keeps its state
-    under /var runs as it did, without it (a module task too: Ansible runs a module, not a command)."""
-    return [Literal("sh"), Literal("-c"), T("{{ %s_lock }}" % role), Literal("rocm-wizard-lock"), Literal(mode),
+def _set_locks(paths: Sequence[str], who: str) -> str:
+    """LOCKED with its LOCKS (one a line) and HOLDER in front of the task's MODE and COMMAND."""
+    locks = _shell_path(paths[0]) if len(paths) == 1 else \
+        "\"$(printf '%s\\n' " + " ".join(_shell_path(p) for p in paths) + ")\""
+    return f'set -- {locks} {shlex.quote(who)} "$@"\n{LOCKED}'
+
+
+def lock_var(plan: ResolvedPlan, role: str, *, root: bool, as_user: bool = False) -> str | None:
+    """The role's lock variable a task takes, None: it takes none (lock_vars). ``root``: it runs as root, and takes
+    every lock of the plan; ``as_user``: it runs as the GPU user (their venv, their activate script), and takes the ones
+    a user can take; else it runs as whoever connects and takes them only where the plan keeps its state where a user
+    can lock it (not a system state dir: there only root changes anything, and such a task is a read-only check)."""
+    locks, user = task_locks(plan)
+    if root or user == locks:
+        return f"{role}_lock"
+    if not user or (not as_user and _system_path(plan.state_dir or "")):
+        return None
+    return f"{role}_user_lock"
+
+
+def locked(var: str, mode: str, argv: Sequence[str]) -> list[str]:
+    """``argv`` run under the wizard's locks (LOCKED; ``var``: the role's lock variable, see lock_var; ``mode`` change
+    or read). A task run as root takes every lock of the plan, one run as a user (the GPU user's venv and activate
+    script, or whoever connects) the ones a user can take; a module task takes none (Ansible runs a module, not a
+    command)."""
+    return [Literal("sh"), Literal("-c"), T("{{ %s }}" % var), Literal("rocm-wizard-lock"), Literal(mode),
             *(x if isinstance(x, (Literal, T)) else Literal(x) for x in argv)]
 
 
