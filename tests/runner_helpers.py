@@ -8,7 +8,9 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+from typing import Callable
 
 from wizard.model import Action, ResolvedPlan, StepPlan
 
@@ -73,3 +75,13 @@ def default_signals() -> None:
     exec: the wizard then rightly leaves it alone, and a test that sends it would wait for nothing)."""
     for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
         signal.signal(sig, signal.SIG_DFL)
+
+
+def until(cond: Callable[[], object], seconds: float = 30.0) -> bool:
+    """Poll ``cond`` every 50 ms until it is true or ``seconds`` have passed; its last answer."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return bool(cond())

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_helpers import plan_of, wizard
+from runner_helpers import plan_of, until, wizard
 
 from wizard import exit_codes
 from wizard.host import LiveHost
@@ -113,14 +113,6 @@ def _facts():  # type: ignore[no-untyped-def]
     return machines()["seed-7900xt"]
 
 
-def _until(cond, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return bool(cond())
-
 
 @pytest.fixture(autouse=True)
 def _sudo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -170,7 +162,7 @@ def test_the_engine_refuses_while_the_script_holds_the_users_lock(tmp_path: Path
                 tmp_path / "logs", str(root_state), [], user_state=str(alice), user_state_root=alice,
                 user_state_owner="alice")
     try:
-        assert _until(Path(f"{go}.started").exists), proc.stderr
+        assert until(Path(f"{go}.started").exists), proc.stderr
         with pytest.raises(RunError) as exc, RunService(m)._held(_user_only_plan("/home/alice/venv", str(alice))):
             pass
         assert exc.value.code == exit_codes.LOCKED and "dry-run script of plan upgrade-6.4" in exc.value.message
@@ -218,7 +210,7 @@ def test_near_miss_two_users_own_user_only_scripts_never_block_each_other(tmp_pa
     proc = subprocess.Popen(["bash", str(tmp_path / "bob.sh")], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        assert _until(Path(f"{go}.started").exists)
+        assert until(Path(f"{go}.started").exists)
         r = _run(tmp_path / "alice.sh")
         assert r.returncode == 0, r.stdout + r.stderr
     finally:

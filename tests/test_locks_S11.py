@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_helpers import plan_of, wizard
+from runner_helpers import plan_of, until, wizard
 
 from wizard import exit_codes
 from wizard.model import Action, ResolvedPlan, StepPlan
@@ -39,14 +39,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("isolated_state")
 
 USER_STATE = "home/user/.local/state/rocm-wizard"  # the sandbox user's state dir, under the sandbox root
 
-
-def _until(cond, seconds: float = 30.0) -> bool:  # type: ignore[no-untyped-def]
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return bool(cond())
 
 
 def _kill(pidfile: Path) -> None:
@@ -104,7 +96,7 @@ def test_near_miss_an_engine_killed_mid_action_keeps_the_lock_until_the_action_e
             " on_output=lambda b: None)\n")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1])
     try:
-        assert _until(mark.exists)
+        assert until(mark.exists)
         proc.kill()
         proc.wait(10)
         with pytest.raises(LockHeld) as exc:
@@ -112,7 +104,7 @@ def test_near_miss_an_engine_killed_mid_action_keeps_the_lock_until_the_action_e
         assert "that wizard is gone, an action it ran is not" in str(exc.value)
     finally:
         go.write_text("")
-    assert _until(lambda: held(lock_path) is None, 10)
+    assert until(lambda: held(lock_path) is None, 10)
 
 
 # --------------------------------------------------------------------------- 1. the script: kill -9 mid-action
@@ -126,7 +118,7 @@ def test_the_script_killed_mid_action_keeps_the_lock_until_the_action_ends(tmp_p
     proc = subprocess.Popen(["bash", str(path)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
-        assert _until(mark.exists)
+        assert until(mark.exists)
         proc.kill()  # kill -9: no trap runs
         proc.wait(10)
         time.sleep(0.3)  # the helper saw its input end before the mend, and let go
@@ -137,8 +129,8 @@ def test_the_script_killed_mid_action_keeps_the_lock_until_the_action_ends(tmp_p
         assert "that wizard is gone, an action it ran is not" in str(exc.value)  # the engine's own words
     finally:
         go.write_text("")
-    assert _until(ended.exists, 10)
-    assert _until(lambda: held(state / "lock") is None, 10)  # the action ended: the lock is free
+    assert until(ended.exists, 10)
+    assert until(lambda: held(state / "lock") is None, 10)  # the action ended: the lock is free
     Lock(state / "lock").acquire().release()
 
 

@@ -25,19 +25,12 @@ import time
 from pathlib import Path
 
 import pytest
+from runner_helpers import until
 
 from wizard.runner.lock import HelperLock, LockUnavailable, held
 
 pytestmark = pytest.mark.integration
 
-
-def _until(cond, seconds: float = 20.0) -> bool:  # type: ignore[no-untyped-def]
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return bool(cond())
 
 
 # A wizard stand-in: it handles SIGINT as stop_on_signals does (a stop request, the process goes on), takes the
@@ -75,7 +68,7 @@ def test_a_ctrl_c_on_the_terminal_does_not_free_the_users_lock_while_the_wizard_
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     # near miss: the wizard gone (kill -9, nothing it started alive), the helper sees its input end and lets go
-    assert _until(lambda: held(lock) is None)
+    assert until(lambda: held(lock) is None, 20.0)
 
 
 def test_near_miss_the_helper_lets_go_when_released(tmp_path: Path) -> None:

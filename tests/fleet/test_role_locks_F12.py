@@ -34,6 +34,7 @@ from typing import Any
 
 import pytest
 
+from tests.fleet.test_role_lock_F11 import facts, yaml_load
 from wizard.fleet.collection import LOCK_VARS, action_tasks, plan_vars, step_tasks
 from wizard.fleet.export import PlanGroup, export
 from wizard.fleet.lock import AGAIN
@@ -55,23 +56,6 @@ PROBE = ("import sys\nfrom wizard.runner.lock import Lock, LockHeld\n"
          "        print('free')\n"
          "    except LockHeld as exc:\n"
          "        print(exc)\n")
-
-
-def yaml_load(path: Path) -> Any:
-    yaml = pytest.importorskip("yaml")
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_constructor("!unsafe", lambda loader, node: loader.construct_scalar(node))
-    return yaml.load(path.read_text(), Loader=Loader)
-
-
-def facts() -> Any:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from test_plan_golden import machines
-
-    return machines()["seed-7900xt"]
 
 
 def role_of(tmp_path: Path, plan: str = "upgrade-6.4", state: str = SYSTEM) -> Path:
