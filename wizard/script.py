@@ -183,10 +183,13 @@ def machine_summary(facts: Facts) -> list[str]:
     return lines
 
 
+XDG_STATE = "${XDG_STATE_HOME:-$HOME/.local/state}/rocm-wizard"  # the user's state dir, as the shell names it
+
+
 def state_path(plan: ResolvedPlan) -> str:
     """The plan's state dir (its backup, the wizard's lock and runs); a plan built without one uses the user's XDG
     state dir, expanded by the shell."""
-    return (plan.state_dir or "${XDG_STATE_HOME:-$HOME/.local/state}/rocm-wizard").rstrip("/")
+    return (plan.state_dir or XDG_STATE).rstrip("/")
 
 
 def progress_path(plan: ResolvedPlan) -> str:
@@ -263,8 +266,9 @@ def render(plan: ResolvedPlan, facts: Facts, user_state: str | None = None, *, o
 
 
 def _shell_path(path: str) -> str:
-    """A state dir or lock path in the script: quoted, except the user's XDG state dir the shell expands."""
-    return f'"{path}"' if "$" in path else _quote(path)
+    """A state dir or lock path in the script: quoted, except the user's XDG state dir the shell expands (a state
+    dir named with a ``$`` in it is that path, never expanded)."""
+    return f'"{path}"' if path == XDG_STATE or path.startswith(XDG_STATE + "/") else _quote(path)
 
 
 def lock_paths(plan: ResolvedPlan, user_state: str | None = None, own_state_only: bool = False) -> tuple[PlanLock, ...]:
