@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -82,13 +82,25 @@ def _hold(lock: Path) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=60)
 
 
+def _locked(lock: Path) -> subprocess.CompletedProcess[str]:
+    """The roles' LOCKED as root (a root task of such a plan), its command saying "locked" once it runs."""
+    from wizard.fleet.lock import LOCKED
+
+    return subprocess.run(["sh", "-c", LOCKED, "rocm-wizard-lock", str(lock), '"role"', "change", "echo", "locked"],
+                          capture_output=True, text=True, timeout=60)
+
+
+TAKERS = [pytest.param(_hold, id="script"), pytest.param(_locked, id="role")]
+
+
 def _owned_by(top: Path, uid: int) -> list[Path]:
     return [p for p in [top, *top.rglob("*")] if p.lstat().st_uid == uid]
 
 
 @pytest.mark.integration
 @pytest.mark.skipif(os.geteuid() != 0, reason="a folder another user owns needs root")
-def test_root_never_gives_the_user_a_folder_it_made_through_the_users_symlink(base: Path) -> None:
+@pytest.mark.parametrize("take", TAKERS)
+def test_root_never_gives_the_user_a_folder_it_made_through_the_users_symlink(base: Path, take: Callable[[Path], subprocess.CompletedProcess[str]]) -> None:
     """The user links ~/.local to a folder of root's (/etc, /usr/lib/python3/dist-packages): root made
     ``state/rocm-wizard`` there and chowned both to the user (the chown loop named them through the link), so the
     user came to own a new folder inside root's."""
@@ -98,14 +110,15 @@ def test_root_never_gives_the_user_a_folder_it_made_through_the_users_symlink(ba
     os.chown(home, NOBODY, NOBODY)
     (home / ".local").symlink_to(etc)
     os.lchown(home / ".local", NOBODY, NOBODY)
-    res = _hold(home / ".local" / "state" / "rocm-wizard" / "lock")
+    res = take(home / ".local" / "state" / "rocm-wizard" / "lock")
     assert not res.stdout.startswith("locked"), res
     assert _owned_by(etc, NOBODY) == [] and list(etc.iterdir()) == []
 
 
 @pytest.mark.integration
 @pytest.mark.skipif(os.geteuid() != 0, reason="a folder another user owns needs root")
-def test_near_miss_root_makes_the_users_state_dir_through_the_users_own_symlink(base: Path) -> None:
+@pytest.mark.parametrize("take", TAKERS)
+def test_near_miss_root_makes_the_users_state_dir_through_the_users_own_symlink(base: Path, take: Callable[[Path], subprocess.CompletedProcess[str]]) -> None:
     """~/.local a link to a folder of the user's own (a dotfiles checkout): made there, the user's, and taken."""
     home, dots = base / "home", base / "dots"
     for d in (home, dots):
@@ -113,7 +126,7 @@ def test_near_miss_root_makes_the_users_state_dir_through_the_users_own_symlink(
         os.chown(d, NOBODY, NOBODY)
     (home / ".local").symlink_to(dots)
     os.lchown(home / ".local", NOBODY, NOBODY)
-    res = _hold(home / ".local" / "state" / "rocm-wizard" / "lock")
+    res = take(home / ".local" / "state" / "rocm-wizard" / "lock")
     assert res.stdout.startswith("locked"), res
     for p in (dots / "state", dots / "state" / "rocm-wizard", dots / "state" / "rocm-wizard" / "lock"):
         assert (p.stat().st_uid, p.stat().st_gid) == (NOBODY, NOBODY), p
