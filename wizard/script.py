@@ -57,8 +57,9 @@ LOCK_FILE = "lock"  # the run service's lock in the state dir (wizard.runner.ser
 # sh -c HOLD_LOCK sh LOCK HOLDER [LOCK...], its stdin a pipe from the script: takes the wizard's flock on each LOCK,
 # in the order given (wizard.steps.plan_locks: the system's first, then the users'), all or nothing: a held one lets
 # go of those already taken. Each dir is made as wizard.runner.lock.Lock makes it (0700, its missing parents 0755,
-# each owned as the nearest folder that existed is: a user's ~/.local/state/rocm-wizard made by root stays the
-# user's) and the lock file 0600 under the caller's umask 077 (owned so too); HOLDER (the engine's JSON) is written
+# each owned as the nearest folder that existed is: made by that folder's owner, so a user's
+# ~/.local/state/rocm-wizard made by root's helper is the user's) and the lock file 0600 under the caller's umask 077
+# (made by its dir's owner); HOLDER (the engine's JSON) is written
 # into each. It says "locked", or "held <holder>" or why it cannot, then on a line of its own the lock file that
 # answered so; then waits for the script to end (end of its stdin) and lets go. Like the engine's state check
 # (wizard.runner.state), it refuses a lock that is a symlink or no file, and a state dir that is a symlink, writable
@@ -66,23 +67,30 @@ LOCK_FILE = "lock"  # the run service's lock in the state dir (wizard.runner.ser
 # whose lock root takes): one planted link would have it (root, for a system state dir) write the holder into the
 # file the link names and empty that file when the script ends. A dir named twice (two spellings) is taken once.
 # the state dir's checks HOLD_LOCK and LOCKED make before they open LOCK ($1), each setting ``why``
+# (the missing dirs are made by the owner of the nearest folder that exists, as_owner: root never makes, nor chowns,
+# a folder through a path its user controls: a user's link ~/.local -> /etc would have root make state/ in /etc
+# and give it to the user; the user makes there what the user can. A dir owned by its folder's owner is accepted
+# by root alone: a user's helper never takes another user's dir)
 _LOCK_CHECKS = ('d=$(dirname -- "$1"); why=; '
                 '[ -L "$d" ] || [ -d "$d" ] || { p=$d; while [ ! -e "$p" ] && [ "$p" != / ]; do p=$(dirname -- "$p"); '
                 'done; own=$(stat -c %u:%g -- "$p" 2>/dev/null) || own=0:0; '
-                '(umask 022; mkdir -p -- "$(dirname -- "$d")") 2>/dev/null; mkdir -m 700 -- "$d" 2>/dev/null; '
-                'if [ "$(id -u)" = 0 ] && [ "$own" != 0:0 ]; then q=$d; while [ "$q" != "$p" ] && [ "$q" != / ]; do '
-                'chown -h -- "$own" "$q" 2>/dev/null; q=$(dirname -- "$q"); done; fi; }; '
-                '[ -O "$d" ] || [ -n "$(find "$d" -maxdepth 0 -user 0 2>/dev/null)" ] || '
-                '[ "$(stat -c %u -- "$d" 2>/dev/null)" = "$(stat -c %u -- "$(dirname -- "$d")" 2>/dev/null)" ] || '
+                '(umask 022; as_owner "$own" mkdir -p -- "$(dirname -- "$d")") 2>/dev/null; '
+                'as_owner "$own" mkdir -m 700 -- "$d" 2>/dev/null; }; '
+                '[ -O "$d" ] || [ -n "$(find "$d" -maxdepth 0 -user 0 2>/dev/null)" ] || { [ "$(id -u)" = 0 ] && '
+                '[ "$(stat -c %u -- "$d" 2>/dev/null)" = "$(stat -c %u -- "$(dirname -- "$d")" 2>/dev/null)" ]; } || '
                 'why="$d is owned by neither root nor the user running it"; '
                 '[ -z "$(find "$d" -maxdepth 0 \\( -perm -020 -o -perm -002 \\) 2>/dev/null)" ] || '
                 'why="$d is writable by group or others"; '
                 '[ -L "$d" ] && why="$d is a symlink"; '
                 '[ -e "$1" ] && [ ! -f "$1" ] && why="$1 is not a file"; '
                 '[ -L "$1" ] && why="$1 is a symlink"; ')
-# the lock file $1 made (never through a symlink: the checks above ran first), owned as its dir is when root made it
-_MAKE_LOCK = ('if [ ! -e "$1" ] && (true >>"$1") 2>/dev/null && [ "$(id -u)" = 0 ]; then '
-              'chown -h -- "$(stat -c %u:%g -- "$(dirname -- "$1")")" "$1" 2>/dev/null; fi; ')
+# as_owner U:G COMMAND...: COMMAND run as U:G (setpriv, util-linux as flock is) where root runs it and U:G is not
+# root's, else as it is
+_AS_OWNER = ('as_owner() { o=$1; shift; if [ "$(id -u)" = 0 ] && [ "$o" != 0:0 ]; then '
+             'setpriv --reuid="${o%%:*}" --regid="${o#*:}" --clear-groups -- "$@"; else "$@"; fi; }')
+# the lock file $1 made (never through a symlink: the checks above ran first) by its dir's owner (as_owner)
+_MAKE_LOCK = ('if [ ! -e "$1" ]; then o=$(stat -c %u:%g -- "$(dirname -- "$1")" 2>/dev/null) || o=0:0; '
+              'as_owner "$o" touch -- "$1" 2>/dev/null; fi; ')
 # the holder record in LOCK ($1) as "pid N, started T: COMMAND" (what the engine's LockHeld says of it)
 _HOLDER_OF = ('$(sed -n \'s|^{"pid": \\([0-9]*\\), "start_time": "\\([^"]*\\)", "command": "\\(.*\\)", '
               '"proc_start".*|pid \\1, started \\2: \\3|p\' -- "$1" 2>/dev/null)')
@@ -92,6 +100,7 @@ _HOLDER_OF = ('$(sed -n \'s|^{"pid": \\([0-9]*\\), "start_time": "\\([^"]*\\)", 
 HOLD_LOCK = ('trap "" INT QUIT HUP; '
              'say() { printf "%s\\n%s\\n" "$1" "$2"; read -r _ || :; exit 1; }; '
              'command -v flock >/dev/null || say "flock (util-linux) is not installed" "$1"; '
+             + _AS_OWNER + '; '
              'check() { ' + _LOCK_CHECKS + '}; '
              'make_lock() { ' + _MAKE_LOCK + '}; '
              'holder_of() { printf "%s" "' + _HOLDER_OF + '"; }; '
@@ -183,10 +192,13 @@ def machine_summary(facts: Facts) -> list[str]:
     return lines
 
 
+XDG_STATE = "${XDG_STATE_HOME:-$HOME/.local/state}/rocm-wizard"  # the user's state dir, as the shell names it
+
+
 def state_path(plan: ResolvedPlan) -> str:
     """The plan's state dir (its backup, the wizard's lock and runs); a plan built without one uses the user's XDG
     state dir, expanded by the shell."""
-    return (plan.state_dir or "${XDG_STATE_HOME:-$HOME/.local/state}/rocm-wizard").rstrip("/")
+    return (plan.state_dir or XDG_STATE).rstrip("/")
 
 
 def progress_path(plan: ResolvedPlan) -> str:
@@ -263,8 +275,9 @@ def render(plan: ResolvedPlan, facts: Facts, user_state: str | None = None, *, o
 
 
 def _shell_path(path: str) -> str:
-    """A state dir or lock path in the script: quoted, except the user's XDG state dir the shell expands."""
-    return f'"{path}"' if "$" in path else _quote(path)
+    """A state dir or lock path in the script: quoted, except the user's XDG state dir the shell expands (a state
+    dir named with a ``$`` in it is that path, never expanded)."""
+    return f'"{path}"' if path == XDG_STATE or path.startswith(XDG_STATE + "/") else _quote(path)
 
 
 def lock_paths(plan: ResolvedPlan, user_state: str | None = None, own_state_only: bool = False) -> tuple[PlanLock, ...]:

@@ -336,14 +336,23 @@ def test_a_root_task_makes_the_users_missing_state_dir_the_users(tmp_path: Path)
     """Root's task of the system plan, the first to take the user's lock: the state dir it makes under the user's home
     (and the lock file) are the user's, as the engine's and the dry-run script's helper make them, so the user's own
     wizard can take that lock afterwards."""
+    import shutil
+    import tempfile
+
     role = role_of(tmp_path)
-    home = tmp_path / "home"
+    # a home its user can reach, as a real one is (tmp_path's folders are root's 0700): the user makes the dirs there
+    reach = Path(tempfile.mkdtemp(prefix="f12-", dir="/tmp"))
+    reach.chmod(0o755)
+    home = reach / "home"
     home.mkdir()
     os.chown(home, 65534, 65534)
     user = home / ".local" / "state" / "rocm-wizard"
     script = mapped(yaml_load(role / "vars" / "main.yml")[f"{ROLE}_lock"], {SYSTEM: tmp_path / "system", USER: user})
-    res = run(script, "change", "echo", "ran")
-    assert (res.returncode, res.stdout, res.stderr) == (0, "ran\n", "")
-    for p in (home / ".local", home / ".local" / "state", user, user / "lock"):
-        assert (p.stat().st_uid, p.stat().st_gid) == (65534, 65534), p
-    assert oct(user.stat().st_mode & 0o777) == "0o700" and (tmp_path / "system").stat().st_uid == 0
+    try:
+        res = run(script, "change", "echo", "ran")
+        assert (res.returncode, res.stdout, res.stderr) == (0, "ran\n", "")
+        for p in (home / ".local", home / ".local" / "state", user, user / "lock"):
+            assert (p.stat().st_uid, p.stat().st_gid) == (65534, 65534), p
+        assert oct(user.stat().st_mode & 0o777) == "0o700" and (tmp_path / "system").stat().st_uid == 0
+    finally:
+        shutil.rmtree(reach)

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 
 from wizard.model import ResolvedPlan
-from wizard.script import UNFINISHED_RUN, lock_paths, _HOLDER_OF, _LOCK_CHECKS, _MAKE_LOCK, held_line, unfinished_line
+from wizard.script import (UNFINISHED_RUN, lock_paths, _AS_OWNER, _HOLDER_OF, _LOCK_CHECKS, _MAKE_LOCK, held_line,
+                           unfinished_line)
 
 AGAIN = "then run the play again"
 # sh -c LOCKED LABEL LOCKS HOLDER MODE COMMAND [ARG...] (the exported role's ``<role>_lock`` puts LOCKS and HOLDER in
@@ -31,6 +32,7 @@ LOCKED = "\n".join([
     'nl=$(printf "\\n_"); nl=${nl%_}; taken=; seen=; fd=9',
     'command -v flock >/dev/null || { echo "rocm-wizard: cannot take the wizard\'s lock ${locks%%"$nl"*}: flock '
     '(util-linux) is not installed" >&2; exit 1; }',
+    _AS_OWNER,
     'check() { ' + _LOCK_CHECKS + '}',
     'make_lock() { ' + _MAKE_LOCK + '}',
     'holder_of() { printf "%s" "' + _HOLDER_OF + '"; }',

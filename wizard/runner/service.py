@@ -277,6 +277,9 @@ class RunService:
                                    text=True, timeout=60, check=False)
             except (OSError, subprocess.TimeoutExpired) as exc:
                 return f"cannot read whether a run in {there} is finished: {exc}"
+            if r.returncode != 0:  # the reader itself always exits 0: sudo refused it (or it was killed)
+                why = " ".join(r.stderr.split()) or f"exit {r.returncode}"
+                return f"cannot read whether a run in {there} is finished: {why}"
             run = r.stdout.strip()
             if run:
                 who = "sudo " if prefix[:1] == ("sudo",) and "-u" not in prefix else ""
