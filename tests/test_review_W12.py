@@ -348,3 +348,24 @@ def test_near_miss_a_users_lock_held_by_their_own_run_is_named(base: Path) -> No
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)
+
+
+def test_a_root_task_refuses_with_exit_4_naming_the_user_run_that_holds_the_users_lock(base: Path) -> None:
+    """The child's "held" passes through LOCKED as the engine's line, exit 4, root's own lock let go."""
+    from wizard.script import held_line
+
+    state = _user_state(base)
+    proc = subprocess.Popen(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--", "sh", "-c",
+                             HOLD_LOCK, "sh", str(state / "lock"),
+                             f'{{"pid": 1, "start_time": "T", "command": "{ENGINE}", "proc_start": null}}'],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdin is not None
+    try:
+        assert proc.stdout.readline() == "locked\n"
+        res = _role(base, state, "touch", str(base / "ran"))
+        assert (res.returncode, res.stderr) == (4, held_line(f"pid 1, started T: {ENGINE}", str(state / "lock"),
+                                                             AGAIN) + "\n"), res
+        assert not (base / "ran").exists() and held(base / "system" / "lock") is None
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
