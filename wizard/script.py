@@ -63,21 +63,26 @@ LOCK_FILE = "lock"  # the run service's lock in the state dir (wizard.runner.ser
 # into each. It says "locked", or "held <holder>" or why it cannot, then on a line of its own the lock file that
 # answered so; then waits for the script to end (end of its stdin) and lets go. Like the engine's state check
 # (wizard.runner.state), it refuses a lock that is a symlink or no file, and a state dir that is a symlink, writable
-# by group or others, or owned by neither root, its user, nor the owner of the folder it is in (a user's state dir
-# whose lock root takes): one planted link would have it (root, for a system state dir) write the holder into the
-# file the link names and empty that file when the script ends. A dir named twice (two spellings) is taken once.
+# by group or others, or owned by neither root nor the user running it: one planted link would have it (root, for a
+# system state dir) write the holder into the file the link names and empty that file when the script ends. A dir
+# named twice (two spellings) is taken once.
+# Root never opens a path in a user's state dir (the engine's rule, wizard.runner.lock.HelperLock): run as root, it
+# takes a lock whose dir (or, where that is missing, the nearest folder above it) root owns itself, and each other
+# by a child run as that owner (take_as: setpriv, util-linux as flock is), the single-lock helper below, which makes,
+# checks, opens, writes and empties the user's file with the user's rights and holds the lock until root lets go: a
+# user who swaps their folder for a link between the checks and the open reaches only what the user may write. A
+# user's dir is accepted by root only where its folder's owner owns it too (a user's helper never takes another
+# user's dir).
 # the state dir's checks HOLD_LOCK and LOCKED make before they open LOCK ($1), each setting ``why``
 # (the missing dirs are made by the owner of the nearest folder that exists, as_owner: root never makes, nor chowns,
 # a folder through a path its user controls: a user's link ~/.local -> /etc would have root make state/ in /etc
-# and give it to the user; the user makes there what the user can. A dir owned by its folder's owner is accepted
-# by root alone: a user's helper never takes another user's dir)
+# and give it to the user; the user makes there what the user can)
 _LOCK_CHECKS = ('d=$(dirname -- "$1"); why=; '
                 '[ -L "$d" ] || [ -d "$d" ] || { p=$d; while [ ! -e "$p" ] && [ "$p" != / ]; do p=$(dirname -- "$p"); '
                 'done; own=$(stat -c %u:%g -- "$p" 2>/dev/null) || own=0:0; '
                 '(umask 022; as_owner "$own" mkdir -p -- "$(dirname -- "$d")") 2>/dev/null; '
                 'as_owner "$own" mkdir -m 700 -- "$d" 2>/dev/null; }; '
-                '[ -O "$d" ] || [ -n "$(find "$d" -maxdepth 0 -user 0 2>/dev/null)" ] || { [ "$(id -u)" = 0 ] && '
-                '[ "$(stat -c %u -- "$d" 2>/dev/null)" = "$(stat -c %u -- "$(dirname -- "$d")" 2>/dev/null)" ]; } || '
+                '[ -O "$d" ] || [ -n "$(find "$d" -maxdepth 0 -user 0 2>/dev/null)" ] || '
                 'why="$d is owned by neither root nor the user running it"; '
                 '[ -z "$(find "$d" -maxdepth 0 \\( -perm -020 -o -perm -002 \\) 2>/dev/null)" ] || '
                 'why="$d is writable by group or others"; '
@@ -88,6 +93,40 @@ _LOCK_CHECKS = ('d=$(dirname -- "$1"); why=; '
 # root's, else as it is
 _AS_OWNER = ('as_owner() { o=$1; shift; if [ "$(id -u)" = 0 ] && [ "$o" != 0:0 ]; then '
              'setpriv --reuid="${o%%:*}" --regid="${o#*:}" --clear-groups -- "$@"; else "$@"; fi; }')
+# owner_of PATH: "U:G" of PATH (a link is its own: not followed) or, where nothing is there, of the nearest folder
+# above it that is
+_OWNER_OF = ('owner_of() { p=$1; while [ ! -e "$p" ] && [ ! -L "$p" ] && [ "$p" != / ]; do p=$(dirname -- "$p"); '
+             'done; stat -c %u:%g -- "$p" 2>/dev/null || echo 0:0; }')
+# whose LOCK (root's helper): ``who``, the U:G that takes LOCK (its dir's owner, owner_of), and ``why`` where root
+# refuses it (a user's dir in a folder another user owns); looks, never opens
+_WHOSE = ('whose() { d=$(dirname -- "$1"); who=$(owner_of "$d"); why=; if [ "${who%%:*}" != 0 ] && '
+          '{ [ -e "$d" ] || [ -L "$d" ]; } && '
+          '[ "$(stat -c %u -- "$(dirname -- "$d")" 2>/dev/null)" != "${who%%:*}" ]; then '
+          'why="$d is owned by neither root nor the user running it"; fi; }')
+# canon LOCK U:G: ``c``, LOCK's dir with every link resolved, as U:G finds it (LOCK where it cannot be)
+_CANON = ('canon() { c=$(as_owner "$2" sh -c \'cd -- "$(dirname -- "$1")" && pwd -P\' sh "$1" 2>/dev/null) '
+          '|| c=$1; [ -n "$c" ] || c=$1; }')
+# take_as LOCK U:G HOLDER (root's helper, fd ``fd`` free): a child run as U:G (the single-lock helper, ``one``) takes
+# LOCK, its input and answer two pipes in a folder of root's own in /tmp (never $TMPDIR: a folder a user may write;
+# gone once both ends are open); ``ans``: its
+# answer's first line ("locked": the child and its input's write end, fd, join ``taken``, and it holds the lock until
+# let_go writes it a line or closes that end). The child gets none of the descriptors already taken, umask 077.
+_TAKE_AS = ('take_as() { ans=; command -v setpriv >/dev/null || { ans="setpriv (util-linux) is not installed"; '
+            'return 0; }; tmp=$(TMPDIR= mktemp -d -t rocm-wizard-lock.XXXXXXXX) || tmp=; '
+            'if [ -z "$tmp" ] || ! mkfifo -m 600 -- "$tmp/in" "$tmp/out"; then [ -z "$tmp" ] || rm -rf -- "$tmp"; '
+            'ans="cannot make the pipes to its owner\'s helper"; return 0; fi; '
+            '( IFS=$nl; set -f; for t in $taken; do eval "exec ${t%%:*}>&-"; done; umask 077; '
+            'exec setpriv --reuid="${2%%:*}" --regid="${2#*:}" --clear-groups -- sh -c "$one" sh "$1" "$3" '
+            '<"$tmp/in" >"$tmp/out" ) & pid=$!; '
+            'eval "exec $fd>\\"\\$tmp/in\\""; { read -r ans || :; [ "$ans" = locked ] || read -r _ || :; } <"$tmp/out"; '
+            'rm -rf -- "$tmp"; if [ "$ans" = locked ]; then taken="$taken$fd:$pid:$1$nl"; fd=$((fd - 1)); return 0; fi; '
+            'eval "exec $fd>&-"; wait "$pid"; '
+            '[ -n "$ans" ] || ans="its owner\'s helper (uid ${2%%:*}) did not answer"; }')
+# let_go: every lock taken, let go: root's own emptied and unlocked (LOCK_UN drops it in every copy a command
+# inherited), a child told to (a line: a command that inherited its input's write end may still hold it) and waited for
+_LET_GO = ('let_go() { IFS=$nl; set -f; for t in $taken; do IFS=$ifs; f=${t%%:*}; r=${t#*:}; k=${r%%:*}; r=${r#*:}; '
+           'if [ "$k" = - ]; then : >"$r"; flock -u "$f"; else (echo let-go >&"$f") 2>/dev/null; '
+           'eval "exec $f>&-"; wait "$k"; fi; done; IFS=$ifs; set +f; taken=; }')
 # the lock file $1 made (never through a symlink: the checks above ran first) by its dir's owner (as_owner)
 _MAKE_LOCK = ('if [ ! -e "$1" ]; then o=$(stat -c %u:%g -- "$(dirname -- "$1")" 2>/dev/null) || o=0:0; '
               'as_owner "$o" touch -- "$1" 2>/dev/null; fi; ')
@@ -97,28 +136,37 @@ _HOLDER_OF = ('$(sed -n \'s|^{"pid": \\([0-9]*\\), "start_time": "\\([^"]*\\)", 
 # The helper ignores the terminal's keyboard and hang-up signals (Ctrl+C, Ctrl+\, a closed terminal): it sits in
 # the script's foreground process group, and dying there would free the lock while a step that outlives the signal
 # still runs; it lets go when its input ends, i.e. once the script and every command holding that input are gone.
-HOLD_LOCK = ('trap "" INT QUIT HUP; '
-             'say() { printf "%s\\n%s\\n" "$1" "$2"; read -r _ || :; exit 1; }; '
-             'command -v flock >/dev/null || say "flock (util-linux) is not installed" "$1"; '
-             + _AS_OWNER + '; '
-             'check() { ' + _LOCK_CHECKS + '}; '
-             'make_lock() { ' + _MAKE_LOCK + '}; '
-             'holder_of() { printf "%s" "' + _HOLDER_OF + '"; }; '
-             'taken=; seen=; fd=9; nl=$(printf "\\n_"); nl=${nl%_}; '
-             'let_go() { printf "%s" "$taken" | while IFS= read -r t; do [ -n "$t" ] || continue; : >"${t#*:}"; '
-             'flock -u "${t%%:*}"; done; }; '
-             'first=$1; holder=$2; shift 2; set -- "$first" "$@"; '
-             'for l do check "$l"; '
-             'if [ -n "$why" ]; then let_go; say "refusing it: $why" "$l"; fi; '
-             'make_lock "$l"; '
-             'if ! true 2>/dev/null >>"$l"; then let_go; say "cannot open it" "$l"; fi; '
-             'c=$(cd -- "$(dirname -- "$l")" && pwd -P) || c=$l; '
-             'case "$nl$seen" in *"$nl$c$nl"*) continue;; esac; seen="$seen$c$nl"; '
-             'eval "exec $fd>>\\"\\$l\\""; '
-             'if ! flock -n "$fd"; then h=$(holder_of "$l"); let_go; printf "held %s\\n%s\\n" "$h" "$l"; '
-             'read -r _ || :; exit 0; fi; '
-             'printf "%s\\n" "$holder" >"$l"; taken="$taken$fd:$l$nl"; fd=$((fd - 1)); done; '
-             'echo locked; read -r _ || :; let_go; exit 0')
+# Its children (a user's lock) ignore them too, and their input is the helper's alone: they let go when it does.
+_HOLD = ('trap "" INT QUIT HUP; '
+         'say() { printf "%s\\n%s\\n" "$1" "$2"; read -r _ || :; exit 1; }; '
+         'command -v flock >/dev/null || say "flock (util-linux) is not installed" "$1"; '
+         + _AS_OWNER + '; ' + _OWNER_OF + '; ' + _WHOSE + '; ' + _CANON + '; '
+         'check() { ' + _LOCK_CHECKS + '}; '
+         'make_lock() { ' + _MAKE_LOCK + '}; '
+         'holder_of() { printf "%s" "' + _HOLDER_OF + '"; }; '
+         'taken=; seen=; fd=9; nl=$(printf "\\n_"); nl=${nl%_}; ifs=$IFS; me=$(id -u); '
+         + _LET_GO + '; ' + _TAKE_AS + '; '
+         'first=$1; holder=$2; shift 2; set -- "$first" "$@"; '
+         'for l do who=0:0; why=; [ "$me" != 0 ] || whose "$l"; '
+         'if [ -n "$why" ]; then let_go; say "refusing it: $why" "$l"; fi; '
+         'if [ "${who%%:*}" != 0 ]; then canon "$l" "$who"; case "$nl$seen" in *"$nl$c$nl"*) continue;; esac; '
+         'take_as "$l" "$who" "$holder"; case $ans in locked) ;; "held "*) let_go; printf "%s\\n%s\\n" "$ans" "$l"; '
+         'read -r _ || :; exit 0;; *) let_go; say "$ans" "$l";; esac; '
+         'canon "$l" "$who"; seen="$seen$c$nl"; continue; fi; '
+         'check "$l"; '
+         'if [ -n "$why" ]; then let_go; say "refusing it: $why" "$l"; fi; '
+         'make_lock "$l"; '
+         'if ! true 2>/dev/null >>"$l"; then let_go; say "cannot open it" "$l"; fi; '
+         'c=$(cd -- "$(dirname -- "$l")" && pwd -P) || c=$l; '
+         'case "$nl$seen" in *"$nl$c$nl"*) continue;; esac; seen="$seen$c$nl"; '
+         'eval "exec $fd>>\\"\\$l\\""; '
+         'if ! flock -n "$fd"; then h=$(holder_of "$l"); let_go; printf "held %s\\n%s\\n" "$h" "$l"; '
+         'read -r _ || :; exit 0; fi; '
+         'printf "%s\\n" "$holder" >"$l"; taken="$taken$fd:-:$l$nl"; fd=$((fd - 1)); done; '
+         'echo locked; read -r _ || :; let_go; exit 0')
+# HOLD_LOCK: the helper, with its own text (``one``) for the children it starts as a user's lock's owner (not root,
+# they never start one)
+HOLD_LOCK = 'one=' + shlex.quote(_HOLD) + '; ' + _HOLD
 # sh -c UNFINISHED_RUN sh STATE: the id of the wizard's current run (STATE/current) when its journal does not end
 # in a run-end that finished it (done, rolled back, abandoned): what blocks a new plan of the wizard (a journal's
 # torn last line left out, as the wizard's replay leaves it out); nothing when there is none
@@ -127,6 +175,21 @@ UNFINISHED_RUN = ('cur=$(cat -- "$1/current" 2>/dev/null) || exit 0; case $cur i
                   'last=$(grep -E -- \'^[{].*[}]$\' "$1/runs/$cur/journal.jsonl" 2>/dev/null | tail -n 1); '
                   'case $last in *\'"event": "run-end", "state": "done"\'*|*\'"event": "run-end", "state": "rolled-back"\'*'
                   '|*\'"event": "run-end", "state": "abandoned"\'*) ;; *) echo "$cur";; esac')
+READ_LIMIT = 60  # seconds the unfinished-run read of a state dir may take (a FIFO planted as its journal)
+# unfinished_in STATE: UNFINISHED_RUN (``reader``) run as STATE's owner (root reads only a state dir of its own: a
+# user's link to a root-only file is read with the user's rights), bounded by ``timeout`` (coreutils; ``limit``
+# seconds); ``unfinished``: its answer; fails with ``why`` where it could not answer
+_UNFINISHED_IN = ('unfinished_in() { unfinished=; why=; o=$(owner_of "$1"); set -- sh -c "$reader" sh "$1"; '
+                  'if [ "$me" = 0 ] && [ "${o%%:*}" != 0 ]; then command -v setpriv >/dev/null || '
+                  '{ why="setpriv (util-linux) is not installed"; return 1; }; '
+                  'set -- setpriv --reuid="${o%%:*}" --regid="${o#*:}" --clear-groups -- "$@"; fi; '
+                  'unfinished=$(timeout "$limit" "$@" </dev/null) && return 0; rc=$?; unfinished=; '
+                  'if [ "$rc" = 124 ]; then why="timed out after $limit s"; else why="exit $rc"; fi; return 1; }')
+_READER = f'limit={READ_LIMIT}; reader=' + shlex.quote(UNFINISHED_RUN) + '; ' + _OWNER_OF + '; ' + _UNFINISHED_IN
+# sh -c READ_UNFINISHED sh STATE (the script's): "unfinished RUN" (UNFINISHED_RUN's answer, read as unfinished_in
+# reads it), "unread WHY" where it could not be read, nothing where no run is unfinished
+READ_UNFINISHED = ('me=$(id -u); ' + _READER + '; if unfinished_in "$1"; then [ -z "$unfinished" ] || '
+                   'printf "unfinished %s\\n" "$unfinished"; else printf "unread %s\\n" "$why"; fi')
 
 
 def _comment(text: str, width: int = 96) -> list[str]:
@@ -332,11 +395,11 @@ def _one_wizard(plan: ResolvedPlan, user_state: str | None, own_state_only: bool
             "esac",
             'for wizard_state in "${wizard_states[@]}"; do',
             "  " + SC2016,
-            f'  unfinished=$({sudo}sh -c {shlex.quote(UNFINISHED_RUN)} sh "$wizard_state")',
-            '  if [ -n "$unfinished" ]; then',
-            f'    echo "{unfinished_line("$unfinished", again)}" >&2',
-            "    exit 1",
-            "  fi",
+            f'  run_state=$({sudo}sh -c {shlex.quote(READ_UNFINISHED)} sh "$wizard_state")',
+            "  case $run_state in",
+            f'    "unfinished "*) echo "{unfinished_line("${run_state#unfinished }", again)}" >&2; exit 1 ;;',
+            f'    "unread "*) echo "{unread_line("$wizard_state", "${run_state#unread }", again)}" >&2; exit 1 ;;',
+            "  esac",
             "done"]
 
 
@@ -350,6 +413,12 @@ def unfinished_line(run: str, again: str) -> str:
     return (f"rocm-wizard: run {run} of the wizard is not finished (rocm-wizard status shows where it stands): "
             f"'rocm-wizard resume' continues it, 'rocm-wizard rollback' undoes it, 'rocm-wizard abandon' forgets it; "
             f"{again}")
+
+
+def unread_line(state: str, why: str, again: str) -> str:
+    """The refusal where whether a run of the wizard in ``state`` is finished could not be read (a journal that never
+    answers: a FIFO; setpriv missing)."""
+    return f"rocm-wizard: cannot read whether a run of the wizard in {state} is finished ({why}): {again}"
 
 
 def _system_path(path: str) -> bool:

@@ -7,10 +7,11 @@ the one rule), so a wizard run (and the dry-run script) and a play never change 
 from __future__ import annotations
 
 import json
+import shlex
 
 from wizard.model import ResolvedPlan
-from wizard.script import (UNFINISHED_RUN, lock_paths, _AS_OWNER, _HOLDER_OF, _LOCK_CHECKS, _MAKE_LOCK, held_line,
-                           unfinished_line)
+from wizard.script import (lock_paths, _AS_OWNER, _CANON, _HOLD, _HOLDER_OF, _LET_GO, _LOCK_CHECKS, _MAKE_LOCK,
+                           _OWNER_OF, _READER, _TAKE_AS, _WHOSE, held_line, unfinished_line, unread_line)
 
 AGAIN = "then run the play again"
 # sh -c LOCKED LABEL LOCKS HOLDER MODE COMMAND [ARG...] (the exported role's ``<role>_lock`` puts LOCKS and HOLDER in
@@ -21,31 +22,52 @@ AGAIN = "then run the play again"
 # state dir and its making (0700, missing folders owned as the nearest one that existed: a user's state dir made by
 # root stays the user's; the file 0600), a dir named twice taken once, and the engine's holder record (HOLDER: its
 # command, JSON; see holder) written into each, so a wizard refused meanwhile names the role; then, under them, the
-# script's refusal over an unfinished run of the wizard in each state dir taken. COMMAND runs with the locks'
-# descriptors (it and what it starts hold them, wizard.runner.lock's rule), which are let go when COMMAND ends,
-# whatever it left behind; exit: COMMAND's, 4 while another run holds one of the locks (the line names its holder and
-# its file), 1 for any other refusal.
+# script's refusal over an unfinished run of the wizard in each state dir taken. Root (a become task) never opens a
+# path in a user's state dir, as the helper never does: a lock whose dir root does not own is taken by a child run as
+# its owner (take_as: the helper's single-lock part, held until the task lets go), and each state dir's unfinished run
+# is read as its owner, bounded (timeout ``limit`` s: a FIFO planted as a journal). COMMAND runs with the locks'
+# descriptors (root's own locks, and the write end of each child's input: it and what it starts hold them,
+# wizard.runner.lock's rule), which are let go when COMMAND ends, whatever it left behind; exit: COMMAND's, 4 while
+# another run holds one of the locks (the line names its holder and its file), 1 for any other refusal (setpriv
+# missing where a user's lock is to be taken: one line).
 # MODE read: a state dir that does not exist is not made (no wizard has run there; --check changes nothing) and its
 # lock is not taken; the command runs under the others.
 LOCKED = "\n".join([
     'locks=$1; holder=$2; mode=$3; shift 3',
-    'nl=$(printf "\\n_"); nl=${nl%_}; taken=; seen=; fd=9',
+    'nl=$(printf "\\n_"); nl=${nl%_}; taken=; seen=; fd=9; ifs=$IFS; me=$(id -u)',
     'command -v flock >/dev/null || { echo "rocm-wizard: cannot take the wizard\'s lock ${locks%%"$nl"*}: flock '
     '(util-linux) is not installed" >&2; exit 1; }',
+    'one=' + shlex.quote(_HOLD),
     _AS_OWNER,
+    _OWNER_OF,
+    _WHOSE,
+    _CANON,
     'check() { ' + _LOCK_CHECKS + '}',
     'make_lock() { ' + _MAKE_LOCK + '}',
     'holder_of() { printf "%s" "' + _HOLDER_OF + '"; }',
-    'let_go() { printf "%s" "$taken" | while IFS= read -r t; do [ -n "$t" ] || continue; : >"${t#*:}"; '
-    'flock -u "${t%%:*}"; done; }',
+    _LET_GO,
+    _TAKE_AS,
+    _READER,
     'ps=$(sed \'s/.*) //\' "/proc/$$/stat" 2>/dev/null | cut -d " " -f 20)',
     'if [ -n "$ps" ]; then ps="\\"$ps\\""; else ps=null; fi',
     'record=$(printf \'{"pid": %s, "start_time": "%s", "command": %s, "proc_start": %s}\' "$$" '
     '"$(date +%Y-%m-%dT%H:%M:%S%z)" "$holder" "$ps")',
-    'ifs=$IFS; IFS=$nl; set -f',
+    'IFS=$nl; set -f',
     'for l in $locks; do',
     '  IFS=$ifs; no="rocm-wizard: cannot take the wizard\'s lock $l:"',
     '  if [ "$mode" = read ] && [ ! -d "$(dirname -- "$l")" ]; then continue; fi',
+    '  who=0:0; why=; [ "$me" != 0 ] || whose "$l"',
+    '  if [ -n "$why" ]; then let_go; echo "$no refusing it: $why" >&2; exit 1; fi',
+    '  if [ "${who%%:*}" != 0 ]; then',
+    '    canon "$l" "$who"; case "$nl$seen" in *"$nl$c$nl"*) continue;; esac',
+    '    take_as "$l" "$who" "$record"',
+    '    case $ans in',
+    '      locked) ;;',
+    f'      "held "*) h=${{ans#held }}; let_go; echo "{held_line("$h", "$l", AGAIN)}" >&2; exit 4;;',
+    '      *) let_go; echo "$no $ans" >&2; exit 1;;',
+    '    esac',
+    '    canon "$l" "$who"; seen="$seen$c$nl"; continue',
+    '  fi',
     '  check "$l"',
     '  if [ -n "$why" ]; then let_go; echo "$no refusing it: $why" >&2; exit 1; fi',
     '  (umask 077; make_lock "$l")',
@@ -54,11 +76,12 @@ LOCKED = "\n".join([
     '  case "$nl$seen" in *"$nl$c$nl"*) continue;; esac; seen="$seen$c$nl"',
     '  eval "exec $fd>>\\"\\$l\\""',
     f'  if ! flock -n "$fd"; then h=$(holder_of "$l"); let_go; echo "{held_line("$h", "$l", AGAIN)}" >&2; exit 4; fi',
-    '  printf "%s\\n" "$record" >"$l"; taken="$taken$fd:$l$nl"; fd=$((fd - 1))',
+    '  printf "%s\\n" "$record" >"$l"; taken="$taken$fd:-:$l$nl"; fd=$((fd - 1))',
     'done',
     'IFS=$nl',
     'for t in $taken; do',
-    '  IFS=$ifs; unfinished=$(set -- "$(dirname -- "${t#*:}")"; ' + UNFINISHED_RUN + ')',
+    '  IFS=$ifs; d=${t#*:}; d=$(dirname -- "${d#*:}")',
+    f'  if ! unfinished_in "$d"; then let_go; echo "{unread_line("$d", "$why", AGAIN)}" >&2; exit 1; fi',
     f'  if [ -n "$unfinished" ]; then let_go; echo "{unfinished_line("$unfinished", AGAIN)}" >&2; exit 1; fi',
     'done',
     'IFS=$ifs; set +f',
@@ -71,7 +94,7 @@ LOCKED = "\n".join([
 # LOCKED's refusals as its first line on stderr (the command did not run): a task whose command may itself exit 1 or 4
 # (an accepted answer, e.g. `systemctl disable` of a unit that is gone) must not take a refusal for that answer.
 REFUSED = ("rocm-wizard: (another rocm-wizard run holds the lock|cannot take the wizard.s lock"
-           "|run [^ ]+ of the wizard is not finished)")
+           "|run [^ ]+ of the wizard is not finished|cannot read whether a run of the wizard)")
 
 
 def refused(reg: str) -> str:

@@ -18,7 +18,7 @@ from wizard.sandbox import machine as m
 MAPPED_TOOLS = ("cat", "cp", "mv", "rm", "mkdir", "rmdir", "ln", "install", "test", "[", "grep", "ls", "touch",
                 "chmod", "chown", "tee", "tar", "gzip", "find", "head", "tail", "sort", "uniq", "wc", "cut", "tr",
                 "sed", "awk", "env", "true", "false", "echo", "printf", "sha256sum", "stat", "readlink", "realpath",
-                "dirname", "basename", "xargs", "date", "sleep", "seq", "diff", "cmp", "bash", "flock")
+                "dirname", "basename", "xargs", "date", "sleep", "seq", "diff", "cmp", "bash", "flock", "timeout")
 OWN_TOOLS = ("apt-get", "apt", "apt-mark", "dpkg", "dpkg-query", "rpm", "amdgpu-install", "dkms", "modprobe", "mokutil", "usermod",
              "pip", "pip3", "python3", "python", "docker", "systemctl", "reboot", "shutdown", "sudo", "sh", "wget",
              "curl", "id", "update-initramfs", "update-alternatives", "ldconfig", "update-secureboot-policy",
