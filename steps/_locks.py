@@ -74,13 +74,6 @@ def plan_locks(plan: ResolvedPlan, *, system_state: str | None, user_state: str 
     return tuple(out)
 
 
-def in_user_home(path: str) -> bool:
-    """``path`` is under a user's home as the target names it (``/home/U/...``; not root's, not ``~``): a state dir
-    there is that user's to lock."""
-    m = _HOME.match(path)
-    return m is not None and m.group(1).startswith("/home/")
-
-
 def changed_home(plan: ResolvedPlan) -> str | None:
     """The home of the user whose things ``plan`` changes, as its paths name it (``/home/U``, ``/root``, or ``~`` for
     a recording's venv): the venv of a step whose actions run as the user change something, else the first such path

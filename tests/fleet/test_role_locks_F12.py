@@ -356,17 +356,3 @@ def test_a_root_task_makes_the_users_missing_state_dir_the_users(tmp_path: Path)
         assert oct(user.stat().st_mode & 0o777) == "0o700" and (tmp_path / "system").stat().st_uid == 0
     finally:
         shutil.rmtree(reach)
-
-
-def test_near_miss_a_state_dir_outside_any_home_is_not_the_gpu_users_to_lock(tmp_path: Path) -> None:
-    """A plan whose state dir is neither the system's nor in a home (exported with a state dir of the admin's, as
-    tests/fleet/test_collection.py's toy plan): root's tasks lock it, a task run as the GPU user does not (the user
-    cannot open the admin's dir: each such task failed "cannot open it"); the user's own dir in /home still is."""
-    from wizard.fleet.lock import task_locks
-
-    for state in ("/srv/rocm-wizard-state", str(tmp_path / "state")):
-        rp = resolve_plan("pip-only", facts(), state_dir=state, wizard_python="python3")
-        root, user = task_locks(rp)
-        assert f"{state}/lock" in root and f"{state}/lock" not in user
-    rp = resolve_plan("pip-only", facts(), state_dir=USER, wizard_python="python3")
-    assert task_locks(rp)[1] == (f"{USER}/lock",)

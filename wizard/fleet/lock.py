@@ -106,8 +106,8 @@ def task_locks(plan: ResolvedPlan) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(the lock files a task run as root takes, those a task run as a user takes), in the order taken.
 
     Root's: the rule's (wizard.steps.executor_locks, as the dry-run script takes them: wizard.script.lock_paths).
-    A user's: the ones of those a user can take, the ones in a user's home (never the system state dir's, which only
-    root opens, nor another dir a plan names, its owner's): the user's own state dir's lock is one of them wherever the plan changes that user's things, and both the
+    A user's: the ones of those a user can take, the non-system ones (never the system state dir's, which only root
+    opens): the user's own state dir's lock is one of them wherever the plan changes that user's things, and both the
     wizard run as root of such a plan (wizard.runner.service.RunService._locks_for takes the user's lock as that user)
     and the user's own run (a pip-only run of the venv: its state dir is the user's) take it, so a task run as the GPU
     user excludes both. None of them: the task runs without a lock (a system plan that changes nothing of a user's: only root
@@ -115,11 +115,7 @@ def task_locks(plan: ResolvedPlan) -> tuple[tuple[str, ...], tuple[str, ...]]:
     # a user's lock under ``~`` (a recording's venv, whose home the plan does not name) is none a role can name: a
     # task run as root would expand it to root's home, and the collection's role passes it unexpanded
     locks = [lk for lk in lock_paths(plan) if not lk.path.startswith("~")]
-    from wizard.steps import in_user_home
-
-    # a user's: a state dir in a user's home (the GPU user's own); another one a plan names (``--state-dir /srv/x``,
-    # a temporary dir) is the state dir owner's, root's, which the user cannot open: the user's task runs without it
-    return tuple(lk.path for lk in locks), tuple(lk.path for lk in locks if not lk.system and in_user_home(lk.path))
+    return tuple(lk.path for lk in locks), tuple(lk.path for lk in locks if not lk.system)
 
 
 def holder(role: str, plan: str) -> str:
