@@ -119,7 +119,7 @@ def _plan(tmp: Path, shared: Path) -> ResolvedPlan:
                                                 Action(("sh", "-c", f'n=$(cat "$1" 2>/dev/null || echo 0); echo $((n + 1)) > "$1"; '
                                                         '[ "$n" -ge 1 ]', "sh", str(shared / "tries")), "flaky"))),
         StepPlan("verify", "Verify", (Action(("false",), "the suite", requires=("gpu",)),)),
-    ), state_dir=str(tmp / "state"))
+    ), state_dir=str(shared / "home" / "state"))
 
 
 @pytest.fixture
@@ -139,6 +139,11 @@ def test_the_role_runs_a_plan_as_an_admin_would(installed: tuple[Path, Path], tm
     collections = installed[1]
     nobody = pwd.getpwnam("nobody").pw_name
     os.chmod(shared, 0o1777)
+    # the plan's state dir is in the GPU user's home (a user's state dir, as a plan with user actions keeps): its
+    # root tasks take that lock as the user, its user tasks as themselves (an admin's 0700 dir is none a user task
+    # can lock)
+    (shared / "home").mkdir(mode=0o755)
+    os.chown(shared / "home", pwd.getpwnam("nobody").pw_uid, pwd.getpwnam("nobody").pw_gid)
     (shared / "log").touch()
     os.chmod(shared / "log", 0o666)  # every action appends who ran it, root or the GPU user
     data = plan_vars(_plan(tmp_path, shared))
@@ -171,7 +176,7 @@ def test_the_role_runs_a_plan_as_an_admin_would(installed: tuple[Path, Path], tm
         "preflight root", "drain", "make root", f"user {nobody}", "undrain"]
     assert (shared / "tries").read_text().strip() == "2"  # failed once, retried
     assert json.loads((tmp_path / "results" / "h1" / "verify.json").read_text()) == {"skipped": "no GPU here"}
-    assert (tmp_path / "state" / "script" / "toy.progress").read_text().split() == ["1", "2", "3"]
+    assert (shared / "home" / "state" / "script" / "toy.progress").read_text().split() == ["1", "2", "3"]
     assert "CUSTOM STATS" in res.stdout and "'verify': 'skipped'" in res.stdout.replace('"', "'")
 
     again = play()  # nothing left: no hook, no action, nothing changed
