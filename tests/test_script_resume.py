@@ -13,7 +13,7 @@ import pytest
 from runner_helpers import calls, end_state, wizard
 
 from wizard.sandbox.executor import SANDBOX_VERIFY_PYTHON
-from wizard.script import HOLD_LOCK, READ_RECORD, UNFINISHED_RUN
+from wizard.script import HOLD_LOCK, READ_RECORD, READ_UNFINISHED
 from wizard.sandbox.standins import SCRIPT_PATH, map_arg
 
 pytestmark = pytest.mark.system  # a whole plan through the reboot, twice, with a CPU-torch verify
@@ -75,6 +75,6 @@ def test_script_by_hand_to_the_reboot_and_again_ends_like_the_wizard(tmp_path: P
     later = (b / ".sandbox/calls.log").read_text().splitlines()[n_calls:]
     # nothing as root any more but reading its records (root's state dir: read as root, never guessed empty) and the
     # wizard's lock and runs there (the lock held, the current run read, as the wizard's own run does)
-    reads = (READ_RECORD, HOLD_LOCK, UNFINISHED_RUN)
+    reads = (READ_RECORD, HOLD_LOCK, READ_UNFINISHED)  # the unfinished read as the state dir's owner (W12)
     as_root = [json.loads(line)["argv"] for line in later if '"tool": "sudo"' in line]
     assert as_root and all(a[:3] == ["--", "sh", "-c"] and a[3] in reads for a in as_root), as_root[:5]
