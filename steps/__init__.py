@@ -60,7 +60,7 @@ def changes_user(plan: ResolvedPlan) -> bool:
                for sp in plan.steps if sp.kind != PREFLIGHT for a in sp.actions)
 
 
-from wizard.steps._locks import PlanLock, executor_locks, home_user_state, plan_locks  # noqa: E402  (the lock rule)
+from wizard.steps._locks import PlanLock, executor_locks, home_user_state, plan_locks, system_path  # noqa: E402  (the lock rule)
 
 __all__ = ["ORDER", "PlanLock", "changes_system", "changes_user", "executor_locks", "home_user_state", "kind",
-           "kind_names", "plan_locks", "registry"]
+           "kind_names", "plan_locks", "registry", "system_path"]

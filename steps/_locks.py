@@ -17,13 +17,13 @@ it takes here; the script and the roles render the list as it is.
 
 from __future__ import annotations
 
-from wizard import lazy_re
+from wizard import lazy_re, paths
 
 from wizard.model import PREFLIGHT, ResolvedPlan
 from wizard.record import record
 
 LOCK_FILE = "lock"  # the run service's lock in a state dir (wizard.runner.service.LOCK_NAME)
-SYSTEM_STATE = "/var/lib/rocm-wizard"  # the target's system state dir (wizard.paths.ROOT_STATE)
+SYSTEM_STATE = paths.ROOT_STATE  # the target's system state dir
 USER_STATE = ".local/state/rocm-wizard"  # a user's state dir under their home (wizard.paths.user_state_dir)
 _SYSTEM_DIRS = ("/var/", "/etc/", "/opt/", "/usr/", "/srv/")
 _HOME = lazy_re.compile(r"^(/home/[^/]+|/root|~)(?:/|$)")

@@ -37,7 +37,7 @@ from pathlib import Path
 from wizard import binding, exit_codes
 from wizard.model import PREFLIGHT, Action, Facts, ResolvedPlan, StepPlan
 from wizard.record import replace
-from wizard.steps._locks import PlanLock, system_path
+from wizard.steps._locks import LOCK_FILE, PlanLock, system_path
 
 SUDO = ("sudo", "--")
 # sh -c READ_RECORD sh FILE LINE_RE: a record (the progress file, its reboot file) as it is: nothing when it does
@@ -53,7 +53,6 @@ READ_RECORD = ('if out=$(LC_ALL=C cat -- "$1" 2>&1); then '
 STEP_LINE = "[0-9]+"  # a progress line: the number of a finished step
 BOOT_LINE = "[0-9a-f-]+"  # the reboot file: the boot id before the reboot
 SC2016 = "# shellcheck disable=SC2016  # literal $ inside single quotes is intended"
-LOCK_FILE = "lock"  # the run service's lock in the state dir (wizard.runner.service.LOCK_NAME)
 # sh -c HOLD_LOCK sh LOCK HOLDER [LOCK...], its stdin a pipe from the script: takes the wizard's flock on each LOCK,
 # in the order given (wizard.steps.plan_locks: the system's first, then the users'), all or nothing: a held one lets
 # go of those already taken. Each dir is made as wizard.runner.lock.Lock makes it (0700, its missing parents 0755,
@@ -295,7 +294,7 @@ def render(plan: ResolvedPlan, facts: Facts, user_state: str | None = None, *, o
                     "records as done whose check on the machine fails now is drift: reported and run again. A "
                     "progress file that exists but cannot be read stops the script before any change.")
     out.append(f"progress={shlex.quote(progress) if plan.state_dir else chr(34) + progress + chr(34)}")
-    sudo = "sudo -- " if plan.state_dir and _system_path(plan.state_dir) else ""  # root's state dir, like the backup
+    sudo = "sudo -- " if plan.state_dir and system_path(plan.state_dir) else ""  # root's state dir, like the backup
     out += [f"read_record() {{ {sudo}sh -c {shlex.quote(READ_RECORD)} sh \"$@\"; }}", *_one_wizard(plan, user_state, own_state_only),
             f'done_steps=$(read_record "$progress" {shlex.quote(STEP_LINE)}) || exit 1',
             *([f'booted_from=$(read_record "$progress.reboot" {shlex.quote(BOOT_LINE)}) || exit 1']
@@ -419,10 +418,6 @@ def unread_line(state: str, why: str, again: str) -> str:
     """The refusal where whether a run of the wizard in ``state`` is finished could not be read (a journal that never
     answers: a FIFO; setpriv missing)."""
     return f"rocm-wizard: cannot read whether a run of the wizard in {state} is finished ({why}): {again}"
-
-
-def _system_path(path: str) -> bool:
-    return path.startswith(("/var/", "/etc/", "/opt/", "/usr/", "/srv/"))
 
 
 def _preflight(step: StepPlan) -> list[str]:

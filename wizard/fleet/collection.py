@@ -36,7 +36,8 @@ from wizard.fleet.lock import LOCKED, holder, refused, task_locks
 from wizard.fleet.safety import DEFAULT_DELAY, DEFAULT_RETRIES, GPU_HOLDERS, retryable
 from wizard.fleet.yaml_text import Literal, Template as T, document
 from wizard.model import PREFLIGHT, ResolvedPlan
-from wizard.script import READ_RECORD, STEP_LINE, _system_path, progress_path
+from wizard.script import READ_RECORD, STEP_LINE, progress_path
+from wizard.steps import system_path
 
 NAMESPACE, NAME, ROLE = "rocm_wizard", "fleet", "rocm_wizard"
 FQCN = f"{NAMESPACE}.{NAME}.{ROLE}"
@@ -86,7 +87,7 @@ def plan_vars(plan: ResolvedPlan) -> dict[str, Any]:
                       "reboot": step.reboot, "verify": step.kind == VERIFY_KIND, "check": check, "actions": actions})
     return {"rocm_wizard_plan": {
         "name": Literal(plan.name), "title": Literal(plan.title),
-        "progress": Literal(progress), "root_progress": bool(plan.state_dir) and _system_path(plan.state_dir or ""),
+        "progress": Literal(progress), "root_progress": bool(plan.state_dir) and system_path(plan.state_dir or ""),
         "lock": Literal("\n".join(locks)), "user_lock": Literal("\n".join(user)),
         "holder": Literal(holder(FQCN, plan.name)),
         "mark_done": [Literal(x) for x in MARK_DONE], "steps": steps}}

@@ -45,7 +45,8 @@ from wizard.downloads.shell import is_fetch
 from wizard.model import PREFLIGHT, Action, ResolvedPlan, StepPlan
 from wizard.record import record
 from wizard.verify.launch import AMD_DOCKER_FLAGS, CONTAINER_SUITE, SUITE_PATH, SuiteOptions
-from wizard.script import READ_RECORD, STEP_LINE, _shell_path, _system_path, progress_path
+from wizard.script import READ_RECORD, STEP_LINE, _shell_path, progress_path
+from wizard.steps import system_path
 
 from wizard.fleet.downloads import fetch_tasks
 from wizard.fleet.lock import LOCKED, holder, refused, task_locks
@@ -284,7 +285,7 @@ def role_tasks(plan: ResolvedPlan, role: str, *, modules: bool = True) -> list[d
     """The role's tasks; names start with a capital and registered variables with the role's name
     (ansible-lint's name and var-naming rules)."""
     progress = progress_path(plan)
-    root_progress = bool(plan.state_dir) and _system_path(plan.state_dir or "")
+    root_progress = bool(plan.state_dir) and system_path(plan.state_dir or "")
     checks = [(k, s.check) for k, s in enumerate(plan.steps, 1)
               if s.check is not None and not s.skipped_reason and not s.reboot and s.kind != VERIFY_KIND]
     folded = bool(root_progress and checks)  # a system state dir: one root task reads the progress and checks
@@ -675,7 +676,7 @@ def lock_var(plan: ResolvedPlan, role: str, *, root: bool, as_user: bool = False
     locks, user = task_locks(plan)
     if root or user == locks:
         return f"{role}_lock"
-    if not user or (not as_user and _system_path(plan.state_dir or "")):
+    if not user or (not as_user and system_path(plan.state_dir or "")):
         return None
     return f"{role}_user_lock"
 
